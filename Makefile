@@ -1,0 +1,32 @@
+# Thin wrapper over CMake presets. `make run` and `make test` work on a fresh Debian machine:
+# each first installs what is missing (scripts/install-deps.sh).
+SCENARIO ?= scenarios/megascale-175b-12288.json
+MEGASIM := build/release/sim/cli/megasim
+
+.PHONY: deps build run test test-release test-asan bench clean
+
+deps:
+	./scripts/install-deps.sh
+
+build: deps
+	cmake --preset release
+	cmake --build --preset release
+
+run: build
+	$(MEGASIM) simulate $(SCENARIO)
+
+test: build test-release test-asan
+
+test-release:
+	ctest --preset release
+
+test-asan: deps
+	cmake --preset asan
+	cmake --build --preset asan
+	ctest --preset asan
+
+bench: build
+	./bench/run.sh
+
+clean:
+	rm -rf build

@@ -1,0 +1,12 @@
+// The megasim subcommands. Each add_* function registers one subcommand on the application
+// with a callback that does its work; callbacks throw InputError for bad user input (exit 2)
+// and let anything else escape as an internal error (exit 1). See main.cpp.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace megasim::cli {
+
+void add_simulate_command(CLI::App& app);
+
+}  // namespace megasim::cli

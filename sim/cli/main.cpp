@@ -1,0 +1,36 @@
+// megasim: the command-line front end. Exit status: 0 success, 2 bad user input (one
+// paragraph on stderr), 1 internal error.
+#include <cstdio>
+#include <exception>
+
+#include <CLI/CLI.hpp>
+
+#include "cli/commands.h"
+#include "engine/error.h"
+
+#ifndef MEGASIM_VERSION
+#define MEGASIM_VERSION "unknown"
+#endif
+
+int main(int argc, char** argv) {
+  CLI::App app{"megasim: discrete-event simulator of GPU training clusters with real-kernel "
+               "calibration"};
+  app.set_version_flag("--version", "megasim " MEGASIM_VERSION);
+  app.require_subcommand(1);
+  megasim::cli::add_simulate_command(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::Success& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return 2;
+  } catch (const megasim::InputError& e) {
+    std::fprintf(stderr, "megasim: error: %s\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "megasim: internal error: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}

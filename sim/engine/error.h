@@ -1,0 +1,18 @@
+// The one typed error for bad user input (scenario, model, cluster or calibration files,
+// command-line values). Every module below the CLI reports a problem with what the user gave
+// by throwing InputError with a message that names the JSON path or option and the numbers
+// that clash; `megasim` catches it in main and exits with status 2. Internal invariants use
+// assert, never this type.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+namespace megasim {
+
+class InputError : public std::runtime_error {
+ public:
+  explicit InputError(const std::string& message) : std::runtime_error(message) {}
+};
+
+}  // namespace megasim

@@ -1,0 +1,34 @@
+#include "engine/time.h"
+
+#include <cmath>
+#include <cstdio>
+#include <stdexcept>
+
+namespace megasim {
+
+Time Time::from_seconds(double seconds) {
+  const double ns = std::round(seconds * 1e9);
+  // 2^63 is exactly representable; anything at or above it does not fit an int64.
+  constexpr double kLimit = 9.223372036854775808e18;
+  if (std::isnan(ns) || ns >= kLimit || ns < -kLimit) {
+    throw std::range_error("time value out of the simulator's range: " + std::to_string(seconds) +
+                           " s");
+  }
+  return Time(static_cast<std::int64_t>(ns));
+}
+
+std::string Time::to_string() const {
+  const double s = to_seconds();
+  const double a = std::fabs(s);
+  char buf[48];
+  if (a >= 1.0 || ns_ == 0) {
+    std::snprintf(buf, sizeof buf, "%.3f s", s);
+  } else if (a >= 1e-3) {
+    std::snprintf(buf, sizeof buf, "%.3f ms", s * 1e3);
+  } else {
+    std::snprintf(buf, sizeof buf, "%.3f us", s * 1e6);
+  }
+  return buf;
+}
+
+}  // namespace megasim

@@ -1,0 +1,358 @@
+#include "io/json_reader.h"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <sstream>
+#include <system_error>
+
+#include <fmt/format.h>
+
+#include "engine/error.h"
+
+namespace megasim::io {
+namespace {
+
+// Deepest bracket nesting outside strings; stops counting once past the limit.
+int nesting_depth(const std::string& text) {
+  int depth = 0, deepest = 0;
+  bool in_string = false, escaped = false;
+  for (char c : text) {
+    if (in_string) {
+      if (escaped) escaped = false;
+      else if (c == '\\') escaped = true;
+      else if (c == '"') in_string = false;
+      continue;
+    }
+    if (c == '"') in_string = true;
+    else if (c == '[' || c == '{') deepest = std::max(deepest, ++depth);
+    else if (c == ']' || c == '}') --depth;
+    if (deepest > kMaxJsonDepth) break;
+  }
+  return deepest;
+}
+
+// Byte offset of the first NUL or other control byte a JSON text cannot hold, or npos.
+std::size_t first_binary_byte(const std::string& text) {
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c < 0x20 && c != '\n' && c != '\r' && c != '\t') return i;
+  }
+  return std::string::npos;
+}
+
+std::string strip_nlohmann_prefix(const std::string& what) {
+  // "[json.exception.parse_error.101] parse error at line 1, column 2: ..." -> "line 1, ..."
+  std::string msg = what;
+  if (auto p = msg.find("] "); p != std::string::npos && msg.rfind("[json.exception", 0) == 0) {
+    msg = msg.substr(p + 2);
+  }
+  if (msg.rfind("parse error at ", 0) == 0) msg = msg.substr(15);
+  return msg;
+}
+
+std::string join(const std::vector<std::string>& items) {
+  std::string out;
+  for (const auto& s : items) {
+    if (!out.empty()) out += ", ";
+    out += "'" + s + "'";
+  }
+  return out;
+}
+
+std::string format_number(double v) { return fmt::format("{:g}", v); }
+
+}  // namespace
+
+std::string json_type_name(const Json& v) {
+  switch (v.type()) {
+    case Json::value_t::null: return "null";
+    case Json::value_t::object: return "an object";
+    case Json::value_t::array: return "an array";
+    case Json::value_t::string: return "a string";
+    case Json::value_t::boolean: return "a boolean";
+    case Json::value_t::number_integer:
+    case Json::value_t::number_unsigned: return "an integer";
+    case Json::value_t::number_float: return "a number";
+    default: return "an unsupported value";
+  }
+}
+
+Json parse_json_text(const std::string& text, const std::string& origin) {
+  if (text.find_first_not_of(" \t\r\n") == std::string::npos) {
+    throw InputError(origin + ": empty input; expected a JSON document");
+  }
+  if (const auto at = first_binary_byte(text); at != std::string::npos) {
+    throw InputError(fmt::format("{}: not a JSON text file (binary byte 0x{:02x} at offset {})",
+                                 origin, static_cast<unsigned char>(text[at]), at));
+  }
+  if (nesting_depth(text) > kMaxJsonDepth) {
+    throw InputError(fmt::format("{}: JSON nested deeper than {} levels", origin, kMaxJsonDepth));
+  }
+  try {
+    return Json::parse(text);
+  } catch (const Json::exception& e) {
+    throw InputError(origin + ": invalid JSON: " + strip_nlohmann_prefix(e.what()));
+  }
+}
+
+Json parse_json_file(const std::filesystem::path& file) {
+  std::error_code ec;
+  const std::string name = file.string();
+  const auto status = std::filesystem::status(file, ec);
+  if (ec || !std::filesystem::exists(status)) {
+    throw InputError(name + ": no such file");
+  }
+  if (std::filesystem::is_directory(status)) {
+    throw InputError(name + ": is a directory, not a JSON file");
+  }
+  const auto size = std::filesystem::file_size(file, ec);
+  if (!ec && size > kMaxJsonFileBytes) {
+    throw InputError(fmt::format("{}: file of {} bytes exceeds the {} byte limit for input files",
+                                 name, size, kMaxJsonFileBytes));
+  }
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw InputError(name + ": cannot be opened for reading");
+  std::ostringstream buf;
+  buf << in.rdbuf();
+  return parse_json_text(buf.str(), name);
+}
+
+std::size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diag = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+
+std::string closest_match(const std::string& word, const std::vector<std::string>& candidates) {
+  std::string best;
+  std::size_t best_d = std::string::npos;
+  for (const auto& c : candidates) {
+    const std::size_t d = edit_distance(word, c);
+    if (d < best_d) {
+      best_d = d;
+      best = c;
+    }
+  }
+  const std::size_t tolerance = std::max<std::size_t>(2, word.size() / 3);
+  return best_d <= tolerance ? best : std::string();
+}
+
+JsonReader::JsonReader(const Json& value, std::string path, std::string file, KeyLog* log)
+    : value_(value), path_(std::move(path)), file_(std::move(file)), log_(log), log_path_(path_) {
+  if (!value_.is_object()) {
+    const std::string where = path_.empty() ? "document" : path_;
+    throw InputError(fmt::format("{}: {}: expected an object, found {}", file_, where,
+                                 json_type_name(value_)));
+  }
+}
+
+std::string JsonReader::path_of(const std::string& key) const {
+  return path_.empty() ? key : path_ + "." + key;
+}
+
+void JsonReader::fail(const std::string& key, const std::string& message) const {
+  throw InputError(fmt::format("{}: {}: {}", file_, path_of(key), message));
+}
+
+const Json* JsonReader::find(const std::string& key) {
+  if (std::find(known_.begin(), known_.end(), key) == known_.end()) known_.push_back(key);
+  if (log_) log_->insert(log_path_.empty() ? key : log_path_ + "." + key);
+  const auto it = value_.find(key);
+  return it == value_.end() ? nullptr : &*it;
+}
+
+const Json& JsonReader::at(const std::string& key) {
+  const Json* v = find(key);
+  if (!v) fail(key, "missing required key");
+  return *v;
+}
+
+bool JsonReader::has(const std::string& key) const { return value_.contains(key); }
+
+void JsonReader::ignore(const std::string& key) { find(key); }
+
+std::optional<std::int64_t> JsonReader::optional_integer(const std::string& key, std::int64_t lo,
+                                                         std::int64_t hi) {
+  const Json* v = find(key);
+  if (!v) return std::nullopt;
+  double d;
+  if (v->is_number_integer() || v->is_number_unsigned()) {
+    if (v->is_number_unsigned() && v->get<std::uint64_t>() > static_cast<std::uint64_t>(hi)) {
+      fail(key, fmt::format("{} is out of range; expected an integer in [{}, {}]",
+                            v->get<std::uint64_t>(), lo, hi));
+    }
+    const auto i = v->get<std::int64_t>();
+    if (i < lo || i > hi) {
+      fail(key, fmt::format("{} is out of range; expected an integer in [{}, {}]", i, lo, hi));
+    }
+    return i;
+  }
+  if (!v->is_number_float()) {
+    fail(key, fmt::format("expected an integer, found {} ({})", json_type_name(*v), v->dump()));
+  }
+  d = v->get<double>();
+  if (d != std::floor(d)) fail(key, fmt::format("expected an integer, found {}", format_number(d)));
+  if (d < static_cast<double>(lo) || d > static_cast<double>(hi)) {
+    fail(key, fmt::format("{} is out of range; expected an integer in [{}, {}]", format_number(d),
+                          lo, hi));
+  }
+  return static_cast<std::int64_t>(d);
+}
+
+std::int64_t JsonReader::integer(const std::string& key, std::int64_t lo, std::int64_t hi) {
+  at(key);
+  return *optional_integer(key, lo, hi);
+}
+
+std::int64_t JsonReader::integer_or(const std::string& key, std::int64_t fallback,
+                                    std::int64_t lo, std::int64_t hi) {
+  return optional_integer(key, lo, hi).value_or(fallback);
+}
+
+std::optional<double> JsonReader::optional_number(const std::string& key, double lo, double hi) {
+  const Json* v = find(key);
+  if (!v) return std::nullopt;
+  if (!v->is_number()) {
+    fail(key, fmt::format("expected a number, found {} ({})", json_type_name(*v), v->dump()));
+  }
+  const double d = v->get<double>();
+  if (!std::isfinite(d) || d < lo || d > hi) {
+    fail(key, fmt::format("{} is out of range; expected a number in [{}, {}]", format_number(d),
+                          format_number(lo), format_number(hi)));
+  }
+  return d;
+}
+
+double JsonReader::number(const std::string& key, double lo, double hi) {
+  at(key);
+  return *optional_number(key, lo, hi);
+}
+
+double JsonReader::number_or(const std::string& key, double fallback, double lo, double hi) {
+  return optional_number(key, lo, hi).value_or(fallback);
+}
+
+std::optional<bool> JsonReader::optional_boolean(const std::string& key) {
+  const Json* v = find(key);
+  if (!v) return std::nullopt;
+  if (!v->is_boolean()) {
+    fail(key, fmt::format("expected true or false, found {} ({})", json_type_name(*v), v->dump()));
+  }
+  return v->get<bool>();
+}
+
+bool JsonReader::boolean_or(const std::string& key, bool fallback) {
+  return optional_boolean(key).value_or(fallback);
+}
+
+std::string JsonReader::string(const std::string& key) {
+  const Json& v = at(key);
+  if (!v.is_string()) {
+    fail(key, fmt::format("expected a string, found {} ({})", json_type_name(v), v.dump()));
+  }
+  auto s = v.get<std::string>();
+  if (s.empty()) fail(key, "expected a non-empty string");
+  return s;
+}
+
+std::string JsonReader::string_or(const std::string& key, const std::string& fallback) {
+  const Json* v = find(key);
+  return v ? string(key) : fallback;
+}
+
+std::string JsonReader::choice(const std::string& key, const std::vector<std::string>& allowed) {
+  const std::string s = string(key);
+  if (std::find(allowed.begin(), allowed.end(), s) == allowed.end()) {
+    const std::string near = closest_match(s, allowed);
+    fail(key, fmt::format("'{}' is not one of {}{}", s, join(allowed),
+                          near.empty() ? "" : "; did you mean '" + near + "'?"));
+  }
+  return s;
+}
+
+std::string JsonReader::choice_or(const std::string& key, const std::string& fallback,
+                                  const std::vector<std::string>& allowed) {
+  return find(key) ? choice(key, allowed) : fallback;
+}
+
+std::string JsonReader::text_or(const std::string& key, const std::string& fallback) {
+  const Json* v = find(key);
+  if (!v) return fallback;
+  if (v->is_string()) return v->get<std::string>();
+  if (v->is_array()) {
+    std::string out;
+    for (const auto& line : *v) {
+      if (!line.is_string()) fail(key, "expected a string or an array of strings");
+      if (!out.empty()) out += "\n";
+      out += line.get<std::string>();
+    }
+    return out;
+  }
+  fail(key, fmt::format("expected a string or an array of strings, found {}", json_type_name(*v)));
+}
+
+std::vector<std::int64_t> JsonReader::integer_array(const std::string& key, std::int64_t lo,
+                                                    std::int64_t hi) {
+  const Json& v = at(key);
+  if (!v.is_array()) fail(key, fmt::format("expected an array, found {}", json_type_name(v)));
+  std::vector<std::int64_t> out;
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    const Json& e = v[i];
+    const bool integral = e.is_number_integer() || e.is_number_unsigned() ||
+                          (e.is_number_float() && e.get<double>() == std::floor(e.get<double>()));
+    if (!integral) {
+      fail(key, fmt::format("element {}: expected an integer, found {}", i, json_type_name(e)));
+    }
+    const double d = e.get<double>();
+    if (d < static_cast<double>(lo) || d > static_cast<double>(hi)) {
+      fail(key, fmt::format("element {}: {} is out of range [{}, {}]", i, format_number(d), lo, hi));
+    }
+    out.push_back(static_cast<std::int64_t>(d));
+  }
+  return out;
+}
+
+JsonReader JsonReader::object(const std::string& key) {
+  JsonReader r(at(key), path_of(key), file_, log_);
+  r.log_path_ = log_path_.empty() ? key : log_path_ + "." + key;
+  return r;
+}
+
+std::optional<JsonReader> JsonReader::optional_object(const std::string& key) {
+  const Json* v = find(key);
+  if (!v) return std::nullopt;
+  return object(key);
+}
+
+std::vector<JsonReader> JsonReader::object_array(const std::string& key) {
+  const Json& v = at(key);
+  if (!v.is_array()) fail(key, fmt::format("expected an array, found {}", json_type_name(v)));
+  std::vector<JsonReader> out;
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    JsonReader& r = out.emplace_back(v[i], fmt::format("{}[{}]", path_of(key), i), file_, log_);
+    r.log_path_ = (log_path_.empty() ? key : log_path_ + "." + key) + "[]";
+  }
+  return out;
+}
+
+void JsonReader::finish() const {
+  for (const auto& [key, unused] : value_.items()) {
+    if (std::find(known_.begin(), known_.end(), key) != known_.end()) continue;
+    const std::string near = closest_match(key, known_);
+    std::string msg = near.empty() ? fmt::format("unknown key; valid keys here are {}", join(known_))
+                                   : fmt::format("unknown key; did you mean '{}'?", near);
+    fail(key, msg);
+  }
+}
+
+}  // namespace megasim::io

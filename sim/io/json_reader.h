@@ -1,0 +1,98 @@
+// Strict reading of JSON input files.
+//
+// parse_json_file() turns a path into a document or an InputError that says what is wrong
+// with the file (missing, a directory, empty, binary, nested too deeply, or the parser's line
+// and column). JsonReader then reads one JSON object the strict way: every accessor names the
+// key's full JSON path in its error, states what was expected and what was found, checks
+// ranges, and records the key as known; finish() rejects any key that no accessor asked for,
+// suggesting the closest known key ("plan.tpp: unknown key; did you mean 'tp'?").
+//
+// A KeyLog, when given, receives the path of every key the loader asks about (array elements
+// as "[]"), so a test can hold the loader's key set against scenarios/schema.json.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <initializer_list>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace megasim::io {
+
+using Json = nlohmann::json;
+using KeyLog = std::set<std::string>;
+
+// Deepest nesting of arrays/objects accepted in an input file.
+constexpr int kMaxJsonDepth = 64;
+// Largest input file accepted (a scenario is a few KiB; a calibration a few MiB).
+constexpr std::uintmax_t kMaxJsonFileBytes = 256ull << 20;
+
+Json parse_json_file(const std::filesystem::path& file);
+// `origin` names the text in errors (a file name, or "--set plan.tp").
+Json parse_json_text(const std::string& text, const std::string& origin);
+
+// Levenshtein distance, for "did you mean" suggestions.
+std::size_t edit_distance(const std::string& a, const std::string& b);
+// The closest candidate if it is close enough to be a plausible typo, else "".
+std::string closest_match(const std::string& word, const std::vector<std::string>& candidates);
+
+class JsonReader {
+ public:
+  // `path` is the JSON path of `value` ("" for the document root); `file` prefixes errors.
+  JsonReader(const Json& value, std::string path, std::string file, KeyLog* log = nullptr);
+
+  bool has(const std::string& key) const;
+  std::string path_of(const std::string& key) const;
+
+  std::int64_t integer(const std::string& key, std::int64_t lo, std::int64_t hi);
+  std::int64_t integer_or(const std::string& key, std::int64_t fallback, std::int64_t lo,
+                          std::int64_t hi);
+  std::optional<std::int64_t> optional_integer(const std::string& key, std::int64_t lo,
+                                               std::int64_t hi);
+  double number(const std::string& key, double lo, double hi);
+  double number_or(const std::string& key, double fallback, double lo, double hi);
+  std::optional<double> optional_number(const std::string& key, double lo, double hi);
+  bool boolean_or(const std::string& key, bool fallback);
+  std::optional<bool> optional_boolean(const std::string& key);
+  std::string string(const std::string& key);
+  std::string string_or(const std::string& key, const std::string& fallback);
+  std::string choice(const std::string& key, const std::vector<std::string>& allowed);
+  std::string choice_or(const std::string& key, const std::string& fallback,
+                        const std::vector<std::string>& allowed);
+  // A string, or an array of strings joined by newlines (free-text notes).
+  std::string text_or(const std::string& key, const std::string& fallback);
+  std::vector<std::int64_t> integer_array(const std::string& key, std::int64_t lo,
+                                          std::int64_t hi);
+  JsonReader object(const std::string& key);
+  std::optional<JsonReader> optional_object(const std::string& key);
+  // Each element of an array of objects.
+  std::vector<JsonReader> object_array(const std::string& key);
+  // Marks a key as known without reading it (e.g. "$schema").
+  void ignore(const std::string& key);
+
+  // Throws InputError for the first key no accessor asked about.
+  void finish() const;
+
+  // An InputError for `key` of this object: "<file>: <path>: <message>".
+  [[noreturn]] void fail(const std::string& key, const std::string& message) const;
+
+ private:
+  const Json& at(const std::string& key);
+  const Json* find(const std::string& key);
+
+  const Json& value_;
+  std::string path_;
+  std::string file_;
+  KeyLog* log_;
+  std::string log_path_;  // path_ with array indices written as []
+  std::vector<std::string> known_;
+};
+
+// Human name of a JSON value's type, for "expected X, found Y" messages.
+std::string json_type_name(const Json& v);
+
+}  // namespace megasim::io

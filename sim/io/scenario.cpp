@@ -1,0 +1,259 @@
+#include "io/scenario.h"
+
+#include <fmt/format.h>
+
+#include "engine/error.h"
+#include "io/resolve.h"
+
+namespace megasim::io {
+namespace {
+
+namespace fs = std::filesystem;
+using workload::Optimizer;
+using workload::Precision;
+using workload::Recompute;
+using workload::Schedule;
+
+constexpr std::int64_t kMaxDegree = 1 << 20;
+constexpr std::int64_t kMaxBatch = std::int64_t{1} << 31;
+
+workload::ParallelPlan read_plan(JsonReader r) {
+  workload::ParallelPlan p;
+  p.tp = static_cast<int>(r.integer("tp", 1, 4096));
+  p.pp = static_cast<int>(r.integer_or("pp", 1, 1, 65536));
+  p.vpp = static_cast<int>(r.integer_or("vpp", 1, 1, 1024));
+  p.dp = static_cast<int>(r.integer_or("dp", 1, 1, kMaxDegree));
+  p.micro_batch = static_cast<int>(r.integer_or("micro_batch", 1, 1, 1 << 16));
+  p.global_batch = r.integer("global_batch", 1, kMaxBatch);
+  p.sequence_parallel = r.boolean_or("sequence_parallel", false);
+  p.distributed_optimizer = r.boolean_or("distributed_optimizer", false);
+  p.zero3 = r.boolean_or("zero3", false);
+  const std::string rc = r.choice_or("recompute", "none", {"none", "selective", "full"});
+  p.recompute = rc == "full" ? Recompute::kFull : rc == "selective" ? Recompute::kSelective
+                                                                    : Recompute::kNone;
+  p.optimizer = r.choice_or("optimizer", "adam", {"adam", "lamb"}) == "lamb" ? Optimizer::kLamb
+                                                                             : Optimizer::kAdam;
+  p.precision = r.choice_or("precision", "bf16", {"bf16", "fp16"}) == "fp16" ? Precision::kFp16
+                                                                            : Precision::kBf16;
+  const std::string sched = r.choice_or("schedule", p.vpp > 1 ? "interleaved" : "1f1b",
+                                        {"gpipe", "1f1b", "interleaved", "zero-bubble"});
+  p.schedule = sched == "gpipe"         ? Schedule::kGpipe
+               : sched == "interleaved" ? Schedule::kInterleaved
+               : sched == "zero-bubble" ? Schedule::kZeroBubble
+                                        : Schedule::kOneFOneB;
+  if (r.has("layer_split")) {
+    for (auto n : r.integer_array("layer_split", 1, 1 << 16)) p.layer_split.push_back(static_cast<int>(n));
+  } else {
+    r.ignore("layer_split");
+  }
+  r.finish();
+
+  if (p.gpus() > kMaxGpus) {
+    r.fail("dp", fmt::format("tp × pp × dp = {} × {} × {} = {} GPUs exceeds the {} GPUs megasim "
+                             "can simulate",
+                             p.tp, p.pp, p.dp, p.gpus(), kMaxGpus));
+  }
+  if (p.schedule == Schedule::kInterleaved && p.vpp < 2) {
+    r.fail("schedule", fmt::format("the interleaved schedule needs vpp ≥ 2, but vpp = {}", p.vpp));
+  }
+  if (p.vpp > 1 && p.schedule != Schedule::kInterleaved) {
+    r.fail("vpp", fmt::format("vpp = {} needs schedule 'interleaved', not '{}'", p.vpp,
+                              workload::to_string(p.schedule)));
+  }
+  if (p.micro_batch > p.global_batch) {
+    r.fail("micro_batch", fmt::format("micro_batch {} is larger than global_batch {}",
+                                      p.micro_batch, p.global_batch));
+  }
+  if (p.global_batch % (static_cast<std::int64_t>(p.dp) * p.micro_batch) != 0) {
+    r.fail("global_batch",
+           fmt::format("global_batch {} is not divisible by dp × micro_batch = {} × {} = {}",
+                       p.global_batch, p.dp, p.micro_batch,
+                       static_cast<std::int64_t>(p.dp) * p.micro_batch));
+  }
+  if (!p.layer_split.empty() && static_cast<int>(p.layer_split.size()) != p.pp) {
+    r.fail("layer_split", fmt::format("has {} entries but pp = {}", p.layer_split.size(), p.pp));
+  }
+  return p;
+}
+
+OptimizationSpec read_optimizations(JsonReader r) {
+  OptimizationSpec o;
+  o.preset = r.choice_or("preset", "megatron-lm", {"megatron-lm", "megascale"});
+  o.parallel_block = r.optional_boolean("parallel_block");
+  o.sliding_window = r.optional_boolean("sliding_window");
+  o.tp_overlap = r.optional_boolean("tp_overlap");
+  o.pp_overlap = r.optional_boolean("pp_overlap");
+  o.dp_overlap = r.optional_boolean("dp_overlap");
+  o.efficient_operators = r.optional_boolean("efficient_operators");
+  o.misc = r.optional_boolean("misc");
+  o.lamb = r.optional_boolean("lamb");
+  r.finish();
+  return o;
+}
+
+RunSettings read_run(JsonReader r) {
+  RunSettings s;
+  s.tokens = r.optional_number("tokens", 1.0, 1e16);
+  s.seed = static_cast<std::uint64_t>(r.integer_or("seed", 1, 0, std::int64_t{1} << 53));
+  s.trials = static_cast<int>(r.integer_or("trials", 1, 1, 100000));
+  r.finish();
+  return s;
+}
+
+ReliabilitySettings read_reliability(JsonReader r) {
+  ReliabilitySettings s;
+  s.preset = r.choice_or("preset", "default", {"default", "megascale", "megatron-lm", "none"});
+  s.checkpoint_interval_min = r.optional_number("checkpoint_interval_min", 0.1, 1e6);
+  r.finish();
+  return s;
+}
+
+PowerSettings read_power(JsonReader r) {
+  PowerSettings s;
+  s.pue = r.number_or("pue", 1.2, 1.0, 3.0);
+  s.usd_per_gpu_hour = r.optional_number("usd_per_gpu_hour", 0.0, 1000.0);
+  s.usd_per_kwh = r.optional_number("usd_per_kwh", 0.0, 100.0);
+  s.grid_kg_co2_per_kwh = r.optional_number("grid_kg_co2_per_kwh", 0.0, 10.0);
+  r.finish();
+  return s;
+}
+
+fs::path resolve_and_check(const std::string& ref, DataKind kind, const fs::path& dir,
+                           const std::string& origin, const std::string& key) {
+  fs::path file = resolve_data_file(ref, kind, dir, origin, key);
+  const Json doc = parse_json_file(file);
+  if (!doc.is_object()) {
+    throw InputError(fmt::format("{}: expected a JSON object describing a {}, found {}",
+                                 file.string(), data_kind_name(kind), json_type_name(doc)));
+  }
+  return file;
+}
+
+}  // namespace
+
+void apply_override(Json& doc, const std::string& assignment) {
+  const auto eq = assignment.find('=');
+  if (eq == std::string::npos || eq == 0) {
+    throw InputError("--set " + assignment + ": expected PATH=VALUE, e.g. --set plan.tp=4");
+  }
+  const std::string path = assignment.substr(0, eq);
+  const std::string text = assignment.substr(eq + 1);
+  Json value;
+  const bool looks_json = !text.empty() && (text.find_first_of("{[\"") == 0 || text == "true" ||
+                                            text == "false" || text == "null" ||
+                                            text.find_first_of("-0123456789") == 0);
+  if (looks_json) {
+    try {
+      value = Json::parse(text);
+    } catch (const Json::exception&) {
+      value = text;  // e.g. "1f1b": a string that merely starts with a digit
+    }
+  } else {
+    value = text;
+  }
+  Json* node = &doc;
+  std::size_t start = 0;
+  for (;;) {
+    const auto dot = path.find('.', start);
+    const std::string key = path.substr(start, dot == std::string::npos ? dot : dot - start);
+    if (key.empty()) throw InputError("--set " + assignment + ": empty key in path '" + path + "'");
+    if (!node->is_object()) {
+      throw InputError("--set " + assignment + ": '" + path.substr(0, start - 1) +
+                       "' is not an object");
+    }
+    if (dot == std::string::npos) {
+      (*node)[key] = value;
+      return;
+    }
+    node = &(*node)[key];
+    if (node->is_null()) *node = Json::object();
+    start = dot + 1;
+  }
+}
+
+Scenario load_scenario(const fs::path& file, const std::vector<std::string>& overrides,
+                       KeyLog* log) {
+  Json doc = parse_json_file(file);
+  const std::string origin = file.string();
+  if (!doc.is_object()) {
+    throw InputError(fmt::format("{}: expected a scenario object, found {}", origin,
+                                 json_type_name(doc)));
+  }
+  for (const auto& o : overrides) apply_override(doc, o);
+
+  Scenario s;
+  s.file = file;
+  JsonReader r(doc, "", origin, log);
+  r.ignore("$schema");
+  s.name = r.string("name");
+  s.description = r.text_or("description", "");
+  s.assumptions = r.text_or("assumptions", "");
+  s.model_ref = r.string("model");
+  s.cluster_ref = r.string("cluster");
+  s.device_ref = r.string("device");
+  s.plan = read_plan(r.object("plan"));
+  if (auto o = r.optional_object("optimizations")) s.optimizations = read_optimizations(*o);
+  if (auto o = r.optional_object("run")) s.run = read_run(*o);
+  if (auto o = r.optional_object("reliability")) s.reliability = read_reliability(*o);
+  if (auto o = r.optional_object("power")) s.power = read_power(*o);
+  r.finish();
+
+  const fs::path dir = file.parent_path().empty() ? fs::path(".") : file.parent_path();
+  s.model_file = resolve_and_check(s.model_ref, DataKind::kModel, dir, origin, "model");
+  s.cluster_file = resolve_and_check(s.cluster_ref, DataKind::kCluster, dir, origin, "cluster");
+  s.device_file = resolve_and_check(s.device_ref, DataKind::kDevice, dir, origin, "device");
+  return s;
+}
+
+Json to_json(const Scenario& s) {
+  const auto& p = s.plan;
+  Json plan = {{"tp", p.tp},
+               {"pp", p.pp},
+               {"vpp", p.vpp},
+               {"dp", p.dp},
+               {"gpus", p.gpus()},
+               {"micro_batch", p.micro_batch},
+               {"global_batch", p.global_batch},
+               {"micro_batches_per_replica", p.micro_batches()},
+               {"sequence_parallel", p.sequence_parallel},
+               {"distributed_optimizer", p.distributed_optimizer},
+               {"zero3", p.zero3},
+               {"recompute", workload::to_string(p.recompute)},
+               {"optimizer", workload::to_string(p.optimizer)},
+               {"precision", workload::to_string(p.precision)},
+               {"schedule", workload::to_string(p.schedule)},
+               {"layer_split", p.layer_split}};
+  Json opt = {{"preset", s.optimizations.preset}};
+  const auto put = [&opt](const char* k, const std::optional<bool>& v) {
+    if (v) opt[k] = *v;
+  };
+  put("parallel_block", s.optimizations.parallel_block);
+  put("sliding_window", s.optimizations.sliding_window);
+  put("tp_overlap", s.optimizations.tp_overlap);
+  put("pp_overlap", s.optimizations.pp_overlap);
+  put("dp_overlap", s.optimizations.dp_overlap);
+  put("efficient_operators", s.optimizations.efficient_operators);
+  put("misc", s.optimizations.misc);
+  put("lamb", s.optimizations.lamb);
+  Json run = {{"seed", s.run.seed}, {"trials", s.run.trials}};
+  if (s.run.tokens) run["tokens"] = *s.run.tokens;
+  Json rel = {{"preset", s.reliability.preset}};
+  if (s.reliability.checkpoint_interval_min) {
+    rel["checkpoint_interval_min"] = *s.reliability.checkpoint_interval_min;
+  }
+  Json power = {{"pue", s.power.pue}};
+  if (s.power.usd_per_gpu_hour) power["usd_per_gpu_hour"] = *s.power.usd_per_gpu_hour;
+  if (s.power.usd_per_kwh) power["usd_per_kwh"] = *s.power.usd_per_kwh;
+  if (s.power.grid_kg_co2_per_kwh) power["grid_kg_co2_per_kwh"] = *s.power.grid_kg_co2_per_kwh;
+  return Json{{"name", s.name},
+              {"model", {{"ref", s.model_ref}, {"file", s.model_file.string()}}},
+              {"cluster", {{"ref", s.cluster_ref}, {"file", s.cluster_file.string()}}},
+              {"device", {{"ref", s.device_ref}, {"file", s.device_file.string()}}},
+              {"plan", plan},
+              {"optimizations", opt},
+              {"run", run},
+              {"reliability", rel},
+              {"power", power}};
+}
+
+}  // namespace megasim::io

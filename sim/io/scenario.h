@@ -1,0 +1,72 @@
+// A scenario as loaded: the references to model, cluster and device files (resolved to paths),
+// the parallel plan, the optimisation switches, and the run, reliability and power settings.
+// Produced only by load_scenario(), which validates every key (see scenarios/schema.json).
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "io/json_reader.h"
+#include "workload/parallel_plan.h"
+
+namespace megasim::io {
+
+// Largest job megasim accepts (tp × pp × dp): far past any cluster built, small enough that
+// per-rank bookkeeping cannot exhaust memory.
+constexpr std::int64_t kMaxGpus = 1 << 22;
+
+// MegaScale's Table 3 optimisations. Each unset toggle takes the preset's value.
+struct OptimizationSpec {
+  std::string preset = "megatron-lm";  // "megatron-lm" or "megascale"
+  std::optional<bool> parallel_block, sliding_window, tp_overlap, pp_overlap, dp_overlap,
+      efficient_operators, misc, lamb;
+};
+
+struct RunSettings {
+  std::optional<double> tokens;  // tokens to train; enables the run-level prediction
+  std::uint64_t seed = 1;
+  int trials = 1;
+};
+
+struct ReliabilitySettings {
+  std::string preset = "default";
+  std::optional<double> checkpoint_interval_min;
+};
+
+struct PowerSettings {
+  double pue = 1.2;
+  std::optional<double> usd_per_gpu_hour;
+  std::optional<double> usd_per_kwh;
+  std::optional<double> grid_kg_co2_per_kwh;
+};
+
+struct Scenario {
+  std::filesystem::path file;
+  std::string name;
+  std::string description;
+  std::string assumptions;
+  std::string model_ref, cluster_ref, device_ref;
+  std::filesystem::path model_file, cluster_file, device_file;
+  workload::ParallelPlan plan;
+  OptimizationSpec optimizations;
+  RunSettings run;
+  ReliabilitySettings reliability;
+  PowerSettings power;
+};
+
+// `overrides` are "path=value" strings from --set; each is applied to the document before it
+// is validated, so it is type-checked like the file's own keys.
+Scenario load_scenario(const std::filesystem::path& file,
+                       const std::vector<std::string>& overrides = {}, KeyLog* log = nullptr);
+
+// Applies one "a.b.c=value" override to a JSON document. The value is read as JSON when it
+// parses as JSON (numbers, true/false, quoted strings, arrays, objects), else as a string.
+void apply_override(Json& doc, const std::string& assignment);
+
+// The resolved scenario as JSON (for `simulate --json` until predictions exist, and tests).
+Json to_json(const Scenario& s);
+
+}  // namespace megasim::io

@@ -1,0 +1,53 @@
+// Runs the megasim binary as a user would, capturing exit status, stdout and stderr.
+#pragma once
+
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace megasim::test {
+
+struct CommandResult {
+  int exit_code = -1;
+  std::string out, err;
+};
+
+inline std::string read_all(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+inline std::string shell_quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+// `args` is appended to the binary's path as shell words (quote them with shell_quote).
+inline CommandResult run_megasim(const std::string& args) {
+  namespace fs = std::filesystem;
+  static int counter = 0;
+  const fs::path dir = fs::temp_directory_path() / ("megasim_test_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const fs::path out = dir / ("out" + std::to_string(counter) + ".txt");
+  const fs::path err = dir / ("err" + std::to_string(counter++) + ".txt");
+  const std::string cmd = std::string(MEGASIM_BINARY) + " " + args + " >" +
+                          shell_quote(out.string()) + " 2>" + shell_quote(err.string()) +
+                          " </dev/null";
+  const int status = std::system(cmd.c_str());
+  CommandResult r;
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  r.out = read_all(out);
+  r.err = read_all(err);
+  fs::remove(out);
+  fs::remove(err);
+  return r;
+}
+
+}  // namespace megasim::test

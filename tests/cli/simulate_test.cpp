@@ -1,0 +1,51 @@
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "run_command.h"
+
+using megasim::test::run_megasim;
+
+namespace {
+const std::string kDefault = std::string(MEGASIM_SOURCE_DIR) + "/scenarios/megascale-175b-12288.json";
+}
+
+TEST_CASE("cli: --help and --version exit 0 and usage errors exit 2") {
+  auto help = run_megasim("--help");
+  CHECK(help.exit_code == 0);
+  CHECK(help.out.find("simulate") != std::string::npos);
+  auto version = run_megasim("--version");
+  CHECK(version.exit_code == 0);
+  CHECK(version.out.find("megasim") != std::string::npos);
+  CHECK(run_megasim("").exit_code == 2);
+  CHECK(run_megasim("frobnicate").exit_code == 2);
+  CHECK(run_megasim("simulate --no-such-flag x.json").exit_code == 2);
+}
+
+TEST_CASE("cli: simulate --json prints exactly one JSON object and nothing else") {
+  auto r = run_megasim("simulate --json " + kDefault);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.err.empty());
+  const auto doc = nlohmann::json::parse(r.out);  // throws if anything else was printed
+  CHECK(doc.is_object());
+  CHECK(doc["scenario"]["plan"]["gpus"] == 12288);
+}
+
+TEST_CASE("cli: --set reaches the scenario") {
+  auto r = run_megasim("simulate --json " + kDefault +
+                       " --set plan.dp=4 --set plan.global_batch=768");
+  REQUIRE(r.exit_code == 0);
+  const auto doc = nlohmann::json::parse(r.out);
+  CHECK(doc["scenario"]["plan"]["gpus"] == 256);
+}
+
+TEST_CASE("cli: same scenario gives byte-identical output") {
+  auto a = run_megasim("simulate --json " + kDefault);
+  auto b = run_megasim("simulate --json " + kDefault);
+  CHECK(a.out == b.out);
+  auto c = run_megasim("simulate " + kDefault);
+  auto d = run_megasim("simulate " + kDefault);
+  CHECK(c.out == d.out);
+}

@@ -1,0 +1,81 @@
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "engine/error.h"
+#include "io/json_reader.h"
+
+using megasim::InputError;
+using megasim::io::closest_match;
+using megasim::io::edit_distance;
+using megasim::io::Json;
+using megasim::io::JsonReader;
+using megasim::io::parse_json_text;
+
+namespace {
+// The message of the InputError that `f` throws ("" if none).
+template <typename F>
+std::string error_of(F&& f) {
+  try {
+    f();
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+}  // namespace
+
+TEST_CASE("json reader: edit distance and suggestions") {
+  CHECK(edit_distance("tpp", "tp") == 1);
+  CHECK(edit_distance("kitten", "sitting") == 3);
+  CHECK(closest_match("tpp", {"tp", "pp", "dp", "vpp"}) == "tp");
+  CHECK(closest_match("optimisations", {"optimizations", "plan"}) == "optimizations");
+  CHECK(closest_match("zzzzzz", {"tp", "pp"}).empty());
+}
+
+TEST_CASE("json reader: unknown key names its path and the closest valid key") {
+  const Json doc = Json::parse(R"({"plan": {"tp": 8, "tpp": 2}})");
+  JsonReader root(doc, "", "s.json");
+  JsonReader plan = root.object("plan");
+  plan.integer("tp", 1, 64);
+  plan.integer_or("pp", 1, 1, 64);
+  const std::string msg = error_of([&] { plan.finish(); });
+  CHECK(msg == "s.json: plan.tpp: unknown key; did you mean 'tp'?");
+}
+
+TEST_CASE("json reader: types and ranges are checked with the path in the message") {
+  const Json doc = Json::parse(R"({"a": "8", "b": -1, "c": 1.5, "d": 3e3, "e": "x", "f": 2})");
+  JsonReader r(doc, "plan", "s.json");
+  CHECK(error_of([&] { r.integer("a", 1, 10); }) ==
+        "s.json: plan.a: expected an integer, found a string (\"8\")");
+  CHECK(error_of([&] { r.integer("b", 1, 10); }) ==
+        "s.json: plan.b: -1 is out of range; expected an integer in [1, 10]");
+  CHECK(error_of([&] { r.integer("c", 1, 10); }) == "s.json: plan.c: expected an integer, found 1.5");
+  CHECK(r.integer("d", 1, 10000) == 3000);  // an integral float is an integer
+  CHECK(error_of([&] { r.choice("e", {"none", "full"}); }).find("'x' is not one of 'none', 'full'") !=
+        std::string::npos);
+  CHECK(error_of([&] { r.integer("missing", 1, 2); }) == "s.json: plan.missing: missing required key");
+  CHECK(error_of([&] { r.string("f"); }) == "s.json: plan.f: expected a string, found an integer (2)");
+}
+
+TEST_CASE("json reader: malformed text is reported with the parser's position") {
+  CHECK(error_of([] { parse_json_text("{\"a\": ", "x.json"); }).find("x.json: invalid JSON: line 1") == 0);
+  CHECK(error_of([] { parse_json_text("  \n", "x.json"); }) ==
+        "x.json: empty input; expected a JSON document");
+  CHECK(error_of([] { parse_json_text(std::string("{\0}", 3), "x.json"); })
+            .find("not a JSON text file (binary byte 0x00 at offset 1)") != std::string::npos);
+  CHECK(error_of([] { parse_json_text(std::string(200, '[') + std::string(200, ']'), "x.json"); }) ==
+        "x.json: JSON nested deeper than 64 levels");
+  // Brackets inside strings do not count as nesting.
+  CHECK(parse_json_text("{\"a\": \"" + std::string(200, '[') + "\"}", "x.json").is_object());
+}
+
+TEST_CASE("json reader: the key log records every key asked with arrays as brackets") {
+  const Json doc = Json::parse(R"({"x": {"y": 1}, "list": [{"k": 1}, {"k": 2}]})");
+  megasim::io::KeyLog log;
+  JsonReader r(doc, "", "f", &log);
+  r.object("x").integer("y", 0, 9);
+  for (auto& e : r.object_array("list")) e.integer("k", 0, 9);
+  r.optional_number("absent", 0, 1);
+  CHECK(log == megasim::io::KeyLog{"x", "x.y", "list", "list[].k", "absent"});
+}

@@ -1,5 +1,8 @@
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <memory>
+#include <string>
 #include <vector>
 
 #include "engine/event_queue.h"
@@ -61,10 +64,13 @@ TEST_CASE("event queue: a stale id does not cancel the event that reused its slo
   EventQueue q;
   int ran = 0;
   EventId a = q.schedule(Time::from_ns(1), [] {});
-  q.cancel(a);
+  Callback cb;
+  q.pop(cb);  // a ran; its slot is free again
   EventId b = q.schedule(Time::from_ns(2), [&ran] { ++ran; });
   CHECK(b.slot == a.slot);  // slot reused
   CHECK_FALSE(q.cancel(a));
+  CHECK_FALSE(q.pending(a));
+  CHECK(q.pending(b));
   drain(q);
   CHECK(ran == 1);
 }
@@ -111,4 +117,25 @@ TEST_CASE("event queue: random schedule/cancel agrees with a sorted reference") 
   drain(q);
   REQUIRE(seen.size() == live.size());
   for (std::size_t i = 0; i < live.size(); ++i) CHECK(seen[i] == live[i].seq);
+}
+
+TEST_CASE("callback: large or non-trivial callables run and are destroyed exactly once") {
+  auto counter = std::make_shared<int>(0);
+  {
+    EventQueue q;
+    std::string text(100, 'x');  // forces the heap path
+    q.schedule(Time::from_ns(1), [counter, text] { *counter += static_cast<int>(text.size()); });
+    EventId cancelled = q.schedule(Time::from_ns(2), [counter] { *counter += 1000; });
+    CHECK(counter.use_count() == 3);
+    q.cancel(cancelled);
+    CHECK(counter.use_count() == 2);  // the cancelled callable is gone at once
+    Callback cb;
+    q.pop(cb);
+    cb();
+    cb.reset();
+    CHECK(*counter == 100);
+    CHECK(counter.use_count() == 1);
+    q.schedule(Time::from_ns(3), [counter] {});  // destroyed with the queue, never run
+  }
+  CHECK(counter.use_count() == 1);
 }

@@ -1,0 +1,79 @@
+// Pipeline schedules as per-stage orders of passes with explicit dependencies.
+//
+// A schedule says, for each pipeline stage (one GPU of each pipeline), the order in which it
+// runs the forward (F), backward (B) and — for zero-bubble — weight-gradient (W) passes of
+// every (micro-batch, model chunk). Passes of one stage run one after another in that order;
+// across stages, a pass waits for its producer (dependencies()). Model chunk c of stage s is
+// virtual stage c·pp + s, so with vpp > 1 a micro-batch visits every stage vpp times.
+//
+//   GPipe        all forwards, then all backwards.
+//   1F1B         PipeDream-Flush/Megatron: pp − s − 1 warm-up forwards, then alternate.
+//   interleaved  Megatron-LM's interleaved 1F1B (Narayanan et al., SC'21): warm-up of
+//                (pp − s − 1)·2 + (vpp − 1)·pp chunk-forwards, micro-batches taken in groups of
+//                pp per chunk; needs micro_batches % pp == 0 (Megatron's rule).
+//   zero-bubble  ZB-H1 (Qi et al., ICLR'24): 1F1B whose backward is split into B (input
+//                gradient) and W (weight gradient); W passes are deferred to fill the bubbles,
+//                stage s deferring at most s of them (peak memory of 1F1B's first stage).
+//
+// simulate_ideal() runs a schedule with fixed pass durations and no communication cost: the
+// bubble fractions it yields are the textbook ones, (pp−1)/m for 1F1B and (pp−1)/(vpp·m)
+// interleaved, which the tests check.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "engine/time.h"
+#include "workload/parallel_plan.h"
+
+namespace megasim::step {
+
+enum class Pass { kForward, kBackward, kWeightGrad };
+const char* to_string(Pass p);
+
+struct PassId {
+  Pass pass = Pass::kForward;
+  int micro_batch = 0;
+  int chunk = 0;
+  bool operator==(const PassId&) const = default;
+};
+
+struct PipelineSchedule {
+  workload::Schedule kind = workload::Schedule::kOneFOneB;
+  int pp = 1, vpp = 1, micro_batches = 1;
+  std::vector<std::vector<PassId>> order;  // order[stage] = passes in execution order
+
+  int virtual_stage(int stage, int chunk) const { return chunk * pp + stage; }
+  int stage_of(int virtual_stage) const { return virtual_stage % pp; }
+  int chunk_of(int virtual_stage) const { return virtual_stage / pp; }
+  // Whether B is split from W (zero-bubble).
+  bool split_backward() const { return kind == workload::Schedule::kZeroBubble; }
+};
+
+// Throws InputError when the schedule cannot be built (e.g. interleaved with
+// micro_batches % pp != 0, or vpp > 1 without the interleaved schedule).
+PipelineSchedule build_schedule(workload::Schedule kind, int pp, int vpp, int micro_batches);
+
+// The pass on another stage (or the same one) that must finish before `pass` of `stage` can
+// start; `found` is false for passes with no producer (the first virtual stage's forwards).
+struct Dependency {
+  bool found = false;
+  int stage = 0;
+  PassId pass;
+  bool crosses_stages = false;  // true when it is an activation/gradient send between GPUs
+};
+Dependency dependency(const PipelineSchedule& s, int stage, const PassId& pass);
+
+struct IdealTimes {
+  Time forward, backward, weight_grad;  // weight_grad used only when B and W are split
+  Time p2p;                             // latency of one send between stages
+};
+struct IdealResult {
+  Time makespan;
+  Time busy_per_stage;  // F+B(+W) work of one stage
+  double bubble_fraction = 0.0;  // (makespan − busy) / busy
+};
+// Throws std::logic_error if the schedule deadlocks (a bug in a schedule generator).
+IdealResult simulate_ideal(const PipelineSchedule& s, const IdealTimes& t);
+
+}  // namespace megasim::step

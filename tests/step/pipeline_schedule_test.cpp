@@ -1,0 +1,104 @@
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <set>
+#include <string>
+#include <tuple>
+
+#include "engine/error.h"
+#include "step/pipeline_schedule.h"
+
+using megasim::Time;
+using megasim::step::build_schedule;
+using megasim::step::IdealTimes;
+using megasim::step::Pass;
+using megasim::step::PassId;
+using megasim::step::simulate_ideal;
+using megasim::workload::Schedule;
+
+namespace {
+// Every stage runs every (pass, micro-batch, chunk) exactly once.
+void check_complete(const megasim::step::PipelineSchedule& s) {
+  const int passes = s.split_backward() ? 3 : 2;
+  for (const auto& order : s.order) {
+    CHECK(order.size() == static_cast<std::size_t>(passes * s.vpp * s.micro_batches));
+    std::set<std::tuple<int, int, int>> seen;
+    for (const auto& p : order) {
+      CHECK(seen.insert({static_cast<int>(p.pass), p.micro_batch, p.chunk}).second);
+    }
+  }
+}
+}  // namespace
+
+TEST_CASE("schedule: 1F1B bubble is (p-1)/m with ideal costs") {
+  // Makespan (m + p − 1)(tf + tb); busy m(tf + tb); bubble (p − 1)/m.
+  for (auto [p, m] : {std::pair{4, 8}, std::pair{8, 32}, std::pair{8, 8}, std::pair{2, 3}}) {
+    auto s = build_schedule(Schedule::kOneFOneB, p, 1, m);
+    check_complete(s);
+    auto r = simulate_ideal(s, {Time::from_us(10), Time::from_us(20), {}, {}});
+    CHECK(r.bubble_fraction == doctest::Approx(double(p - 1) / m));
+    CHECK(r.makespan == Time::from_us(30.0 * (m + p - 1)));
+  }
+}
+
+TEST_CASE("schedule: GPipe has the same bubble as 1F1B") {
+  auto s = build_schedule(Schedule::kGpipe, 4, 1, 8);
+  check_complete(s);
+  auto r = simulate_ideal(s, {Time::from_us(10), Time::from_us(20), {}, {}});
+  CHECK(r.bubble_fraction == doctest::Approx(3.0 / 8));
+}
+
+TEST_CASE("schedule: interleaved bubble is (p-1)/(v m) with ideal costs") {
+  // Each chunk does 1/v of the stage's work: tf/v and tb/v per chunk-pass.
+  for (auto [p, v, m] : {std::tuple{4, 2, 8}, std::tuple{8, 6, 32}, std::tuple{4, 3, 4},
+                         std::tuple{8, 3, 16}}) {
+    auto s = build_schedule(Schedule::kInterleaved, p, v, m);
+    check_complete(s);
+    auto r = simulate_ideal(s, {Time::from_us(60.0 / v), Time::from_us(120.0 / v), {}, {}});
+    INFO("p=", p, " v=", v, " m=", m);
+    CHECK(r.bubble_fraction == doctest::Approx(double(p - 1) / (v * m)).epsilon(1e-6));
+  }
+}
+
+TEST_CASE("schedule: interleaved follows Megatron's ordering on a small case") {
+  // p = 2, v = 2, m = 4, stage 0: warm-up (2−0−1)·2 + (2−1)·2 = 4 chunk-forwards:
+  // k = 0..3 -> (mb 0, c0) (mb 1, c0) (mb 0, c1) (mb 1, c1); then F k=4 (mb 2, c0), B k=0 (mb 0,
+  // c1) ...
+  auto s = build_schedule(Schedule::kInterleaved, 2, 2, 4);
+  const auto& o = s.order[0];
+  CHECK(o[0] == PassId{Pass::kForward, 0, 0});
+  CHECK(o[1] == PassId{Pass::kForward, 1, 0});
+  CHECK(o[2] == PassId{Pass::kForward, 0, 1});
+  CHECK(o[3] == PassId{Pass::kForward, 1, 1});
+  CHECK(o[4] == PassId{Pass::kForward, 2, 0});
+  CHECK(o[5] == PassId{Pass::kBackward, 0, 1});
+}
+
+TEST_CASE("schedule: zero-bubble H1 cuts the 1F1B bubble to about a third when F B W are equal") {
+  // ZB-H1's bubble is (p − 1)(tF + tB − tW) against 1F1B's (p − 1)(tF + tB + tW) when B+W is
+  // 1F1B's backward (Qi et al.): with equal passes, a third.
+  const int p = 4, m = 16;
+  auto zb = build_schedule(Schedule::kZeroBubble, p, 1, m);
+  check_complete(zb);
+  const Time t = Time::from_us(10);
+  auto r = simulate_ideal(zb, {t, t, t, {}});
+  auto base = simulate_ideal(build_schedule(Schedule::kOneFOneB, p, 1, m), {t, t * 2, {}, {}});
+  const double zb_bubble = (r.makespan - r.busy_per_stage).to_us();
+  const double fb_bubble = (base.makespan - base.busy_per_stage).to_us();
+  CHECK(fb_bubble == doctest::Approx((p - 1) * 30.0));
+  CHECK(zb_bubble == doctest::Approx((p - 1) * 10.0));
+}
+
+TEST_CASE("schedule: point-to-point latency lengthens the pipeline fill") {
+  auto s = build_schedule(Schedule::kOneFOneB, 4, 1, 8);
+  auto a = simulate_ideal(s, {Time::from_us(10), Time::from_us(20), {}, {}});
+  auto b = simulate_ideal(s, {Time::from_us(10), Time::from_us(20), {}, Time::from_us(1)});
+  // Fill and drain each cross p − 1 = 3 stage boundaries: at least 6 us more.
+  CHECK((b.makespan - a.makespan) >= Time::from_us(6));
+}
+
+TEST_CASE("schedule: invalid combinations are input errors") {
+  CHECK_THROWS_AS(build_schedule(Schedule::kInterleaved, 4, 2, 6), megasim::InputError);
+  CHECK_THROWS_AS(build_schedule(Schedule::kOneFOneB, 4, 2, 8), megasim::InputError);
+  CHECK_THROWS_AS(build_schedule(Schedule::kOneFOneB, 0, 1, 8), megasim::InputError);
+}

@@ -1,0 +1,435 @@
+#include "step/executor.h"
+
+#include <algorithm>
+#include <cassert>
+#include <cmath>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "engine/simulator.h"
+
+namespace megasim::step {
+namespace {
+
+constexpr std::int64_t kUnknown = -1;
+
+enum class Wait { kNone, kProducer, kAllGather, kDp };
+
+struct DpOp {
+  bool all_gather = false;
+  int chunk = 0;
+};
+
+// One simulated unit: a TP group (all TP ranks of one (data-parallel index, stage)), lock-stepped
+// by the TP collectives inside every pass.
+struct Unit {
+  int d = 0, s = 0;
+  double slowdown = 1.0;
+
+  std::size_t next_pass = 0;
+  std::vector<std::int64_t> finished;  // [pass · V·m + chunk · m + mb]: own pass finish
+  std::vector<std::int64_t> arrived;   // same index: input from another stage arrived
+  std::vector<std::int64_t> produced;  // same index: producer finished (for attribution)
+
+  // Compute stream.
+  bool busy = false;
+  double remaining_ns = 0.0;  // standalone work left in the running pass
+  bool interferable = false;  // true for a compute pass (not a blocking send)
+  Time rate_since;
+  EventId done_event;
+  Wait waiting = Wait::kNone;
+  Time wait_since;
+  int phase = 0;  // 0 start, 1 passes, 2 wait RS, 3 optimizer, 4 all-gather, 5 done
+
+  // Communication streams.
+  int active_comm = 0;
+  bool pp_busy = false;
+  std::vector<std::pair<Time, int>> pp_queue;  // (duration, receiving unit), FIFO
+  std::vector<int> pp_dest_pass;               // index into `arrived` of the receiver
+  std::size_t pp_head = 0;
+  std::vector<std::int64_t> pp_producer_finish;
+  bool dp_busy = false;
+  std::vector<DpOp> dp_queue;
+  std::size_t dp_head = 0;
+  std::vector<bool> ag_done;
+  std::vector<int> backward_left;  // per chunk: B (or W) passes still to run
+  int rs_outstanding = 0;
+  int ag_outstanding = 0;
+
+  StageBreakdown stats;
+};
+
+class Executor {
+ public:
+  Executor(const PipelineSchedule& sched, const std::vector<StageCosts>& costs,
+           const ExecutorConfig& cfg)
+      : sched_(sched), costs_(costs), cfg_(cfg), sim_(1) {
+    const int dp = cfg.full ? cfg.dp : 1;
+    slots_ = sched.vpp * sched.micro_batches;
+    for (int d = 0; d < dp; ++d) {
+      for (int s = 0; s < sched.pp; ++s) {
+        Unit u;
+        u.d = d;
+        u.s = s;
+        u.slowdown = unit_slowdown(d, s);
+        u.finished.assign(3 * slots_, kUnknown);
+        u.arrived.assign(3 * slots_, kUnknown);
+        u.produced.assign(3 * slots_, kUnknown);
+        u.ag_done.assign(sched.vpp, !cfg.dp_overlap);
+        u.backward_left.assign(sched.vpp, sched.micro_batches);
+        units_.push_back(std::move(u));
+      }
+    }
+    dp_members_ready_.assign(static_cast<std::size_t>(sched.pp) * (4 * sched.vpp + 4), 0);
+  }
+
+  ExecutionResult run() {
+    for (std::size_t i = 0; i < units_.size(); ++i) {
+      sim_.at(Time::zero(), [this, i] { start_unit(static_cast<int>(i)); });
+    }
+    sim_.run();
+    ExecutionResult r;
+    r.stages.assign(sched_.pp, StageBreakdown{});
+    for (const Unit& u : units_) {
+      assert(u.phase == 5 && "a rank did not finish the step: dependency deadlock");
+      StageBreakdown& b = r.stages[u.s];
+      if (u.stats.end >= b.end) b = u.stats;
+      if (u.stats.end > r.step_time) {
+        r.step_time = u.stats.end;
+        r.critical_stage = u.s;
+      }
+    }
+    r.events = sim_.events_run();
+    r.ranks_simulated = static_cast<std::int64_t>(units_.size()) * (cfg_.full ? cfg_.tp : 1);
+    r.trace = std::move(trace_);
+    return r;
+  }
+
+ private:
+  int index(int d, int s) const { return d * sched_.pp + s; }
+  int slot(const PassId& p) const {
+    return static_cast<int>(p.pass) * slots_ + p.chunk * sched_.micro_batches + p.micro_batch;
+  }
+
+  double unit_slowdown(int d, int s) const {
+    if (cfg_.rank_slowdown.empty()) return 1.0;
+    double worst = 1.0;
+    for (int t = 0; t < cfg_.tp; ++t) {
+      worst = std::max(worst, cfg_.rank_slowdown[(static_cast<std::size_t>(d) * sched_.pp + s) *
+                                                     cfg_.tp + t]);
+    }
+    return worst;
+  }
+
+  bool traced(const Unit& u) const { return cfg_.record_trace && u.d == 0; }
+  void record(const Unit& u, const char* stream, std::string name, Time start, Time end,
+              int flow_to = -1) {
+    if (!traced(u)) return;
+    trace_.push_back({u.s * cfg_.tp, u.s, stream, std::move(name), start, end, flow_to});
+  }
+
+  // --- compute stream -------------------------------------------------------------------
+
+  void start_unit(int i) {
+    Unit& u = units_[i];
+    if (cfg_.dp_overlap) {
+      for (int c = 0; c < sched_.vpp; ++c) enqueue_dp(i, DpOp{true, c});
+    }
+    const Time start = costs_[u.s].step_start;
+    u.phase = 1;
+    if (start > Time::zero()) {
+      u.stats.other += start;
+      run_compute(i, start, false, "data loading");
+    } else {
+      try_compute(i);
+    }
+  }
+
+  void begin_wait(Unit& u, Wait why) {
+    if (u.waiting == Wait::kNone) {
+      u.waiting = why;
+      u.wait_since = sim_.now();
+    }
+  }
+
+  void end_wait(Unit& u, std::int64_t producer_finish) {
+    if (u.waiting == Wait::kNone) return;
+    const Time now = sim_.now();
+    if (u.waiting == Wait::kProducer) {
+      const Time split = std::clamp(Time::from_ns(producer_finish), u.wait_since, now);
+      u.stats.bubble += split - u.wait_since;
+      u.stats.pp_exposed += now - split;
+    } else {
+      u.stats.dp_exposed += now - u.wait_since;
+    }
+    u.waiting = Wait::kNone;
+  }
+
+  void try_compute(int i) {
+    Unit& u = units_[i];
+    if (u.busy || u.phase == 5) return;
+    const auto& order = sched_.order[u.s];
+    if (u.phase == 1 && u.next_pass < order.size()) {
+      const PassId& p = order[u.next_pass];
+      const Dependency dep = dependency(sched_, u.s, p);
+      std::int64_t producer_finish = 0;
+      if (dep.found) {
+        const int k = slot(dep.pass);
+        if (dep.crosses_stages) {
+          if (u.arrived[k] == kUnknown) return begin_wait(u, Wait::kProducer);
+          producer_finish = u.produced[k];
+        } else if (u.finished[k] == kUnknown) {
+          return begin_wait(u, Wait::kProducer);
+        }
+      }
+      if (p.pass == Pass::kForward && !u.ag_done[p.chunk]) return begin_wait(u, Wait::kAllGather);
+      end_wait(u, producer_finish);
+      const StageCosts& c = costs_[u.s];
+      const auto& t = p.pass == Pass::kForward    ? c.forward
+                      : p.pass == Pass::kBackward ? c.backward
+                                                  : c.weight_grad;
+      const auto& tp = p.pass == Pass::kForward    ? c.forward_tp
+                       : p.pass == Pass::kBackward ? c.backward_tp
+                                                   : c.weight_grad_tp;
+      const bool slowed = p.pass == Pass::kForward || cfg_.slow_all_passes;
+      const Time work = Time::from_seconds(t[p.chunk].to_seconds() * (slowed ? u.slowdown : 1.0));
+      u.stats.tp_exposed += tp[p.chunk];
+      u.stats.compute += work - tp[p.chunk];
+      run_compute(i, work, true,
+                  fmt::format("{}{} mb{} c{}", to_string(p.pass), "", p.micro_batch, p.chunk));
+      return;
+    }
+    if (u.phase == 1) {  // all passes done: gradients
+      if (!cfg_.dp_overlap) {
+        for (int c = 0; c < sched_.vpp; ++c) enqueue_dp(i, DpOp{false, c});
+      }
+      u.phase = 2;
+    }
+    if (u.phase == 2) {
+      if (u.rs_outstanding > 0) return begin_wait(u, Wait::kDp);
+      end_wait(u, 0);
+      u.phase = 3;
+      const Time opt = costs_[u.s].optimizer;
+      u.stats.optimizer += opt;
+      return run_compute(i, opt, true, "optimizer step");
+    }
+    if (u.phase == 3) {
+      u.phase = 4;
+      if (!cfg_.dp_overlap) {
+        for (int c = 0; c < sched_.vpp; ++c) enqueue_dp(i, DpOp{true, c});
+      }
+    }
+    if (u.phase == 4) {
+      if (u.ag_outstanding > 0) return begin_wait(u, Wait::kDp);
+      end_wait(u, 0);
+      u.phase = 5;
+      u.stats.end = sim_.now();
+    }
+  }
+
+  double rate(const Unit& u) const {
+    return u.interferable && u.active_comm > 0 ? 1.0 / (1.0 + cfg_.interference) : 1.0;
+  }
+
+  void run_compute(int i, Time work, bool interferable, std::string name) {
+    Unit& u = units_[i];
+    u.busy = true;
+    u.interferable = interferable;
+    u.remaining_ns = static_cast<double>(work.ns());
+    u.rate_since = sim_.now();
+    const Time start = sim_.now();
+    schedule_completion(i);
+    if (traced(u)) pending_names_[i] = {std::move(name), start};
+  }
+
+  void schedule_completion(int i) {
+    Unit& u = units_[i];
+    const Time left = Time::from_ns(std::llround(u.remaining_ns / rate(u)));
+    u.done_event = sim_.after(left, [this, i] { compute_done(i); });
+  }
+
+  // The set of communication tasks beside unit i's compute changed: re-rate its running pass.
+  void comm_changed(int i, int delta) {
+    Unit& u = units_[i];
+    const double old_rate = rate(u);
+    u.active_comm += delta;
+    if (!u.busy || !u.interferable || cfg_.interference == 0.0) return;
+    const double new_rate = rate(u);
+    if (new_rate == old_rate) return;
+    const double elapsed = static_cast<double>((sim_.now() - u.rate_since).ns());
+    u.remaining_ns = std::max(0.0, u.remaining_ns - elapsed * old_rate);
+    u.rate_since = sim_.now();
+    sim_.cancel(u.done_event);
+    schedule_completion(i);
+  }
+
+  void compute_done(int i) {
+    Unit& u = units_[i];
+    u.busy = false;
+    if (traced(u)) {
+      auto& [name, start] = pending_names_[i];
+      record(u, "compute", name, start, sim_.now());
+    }
+    if (u.phase == 1 && u.next_pass < sched_.order[u.s].size() && u.interferable) {
+      const PassId p = sched_.order[u.s][u.next_pass++];
+      pass_done(i, p);
+      if (!units_[i].busy) try_compute(i);
+      return;
+    }
+    try_compute(i);
+  }
+
+  void pass_done(int i, const PassId& p) {
+    Unit& u = units_[i];
+    u.finished[slot(p)] = sim_.now().ns();
+    const bool last_grad_pass = sched_.split_backward() ? p.pass == Pass::kWeightGrad
+                                                        : p.pass == Pass::kBackward;
+    if (last_grad_pass && --u.backward_left[p.chunk] == 0 && cfg_.dp_overlap) {
+      enqueue_dp(i, DpOp{false, p.chunk});
+    }
+    // Hand the output to the consumer pass on the next (forward) or previous (backward)
+    // virtual stage, if that lives on another stage.
+    if (p.pass == Pass::kWeightGrad) return;
+    const int vs = sched_.virtual_stage(u.s, p.chunk);
+    const int to_vs = p.pass == Pass::kForward ? vs + 1 : vs - 1;
+    if (to_vs < 0 || to_vs >= sched_.pp * sched_.vpp) return;
+    const int to_stage = sched_.stage_of(to_vs);
+    if (to_stage == u.s) return;  // same rank: the consumer reads `finished`
+    const PassId consumer{p.pass, p.micro_batch, sched_.chunk_of(to_vs)};
+    const Dependency dep = dependency(sched_, to_stage, consumer);
+    assert(dep.found && dep.stage == u.s && dep.pass == p);
+    (void)dep;
+    const StageCosts& c = costs_[u.s];
+    const Time transfer = p.pass == Pass::kForward ? c.pp_activation : c.pp_gradient;
+    const int to = index(u.d, to_stage);
+    const int key = slot(p);
+    if (cfg_.pp_overlap) {
+      u.pp_queue.emplace_back(transfer, to);
+      u.pp_dest_pass.push_back(key);
+      u.pp_producer_finish.push_back(sim_.now().ns());
+      start_pp(i);
+    } else {
+      // Megatron-LM: the send occupies the sender's compute stream until delivered.
+      u.stats.pp_exposed += transfer;
+      const std::int64_t produced = sim_.now().ns();
+      u.busy = true;
+      u.interferable = false;
+      const Time start = sim_.now();
+      sim_.after(transfer, [this, i, to, key, produced, start] {
+        Unit& sender = units_[i];
+        sender.busy = false;
+        record(sender, "compute", "pp send (blocking)", start, sim_.now(), to);
+        deliver(to, key, produced);
+        try_compute(i);
+      });
+    }
+  }
+
+  void deliver(int to, int key, std::int64_t produced) {
+    Unit& r = units_[to];
+    r.arrived[key] = sim_.now().ns();
+    r.produced[key] = produced;
+    try_compute(to);
+  }
+
+  // --- PP stream ------------------------------------------------------------------------
+
+  void start_pp(int i) {
+    Unit& u = units_[i];
+    if (u.pp_busy || u.pp_head == u.pp_queue.size()) return;
+    const auto [duration, to] = u.pp_queue[u.pp_head];
+    const int key = u.pp_dest_pass[u.pp_head];
+    const std::int64_t produced = u.pp_producer_finish[u.pp_head];
+    ++u.pp_head;
+    u.pp_busy = true;
+    comm_changed(i, +1);
+    const Time start = sim_.now();
+    sim_.after(duration, [this, i, to, key, produced, start] {
+      Unit& sender = units_[i];
+      sender.pp_busy = false;
+      record(sender, "pp", "send", start, sim_.now(), to);
+      comm_changed(i, -1);
+      deliver(to, key, produced);
+      start_pp(i);
+    });
+  }
+
+  // --- DP stream ------------------------------------------------------------------------
+
+  void enqueue_dp(int i, DpOp op) {
+    Unit& u = units_[i];
+    (op.all_gather ? u.ag_outstanding : u.rs_outstanding) += 1;
+    u.dp_queue.push_back(op);
+    start_dp(i);
+  }
+
+  // Which DP collective of stage s this is (its position in every member's DP queue).
+  std::size_t dp_key(int s, std::size_t position) const {
+    return static_cast<std::size_t>(s) * (4 * sched_.vpp + 4) + position;
+  }
+
+  void start_dp(int i) {
+    Unit& u = units_[i];
+    if (u.dp_busy || u.dp_head == u.dp_queue.size()) return;
+    u.dp_busy = true;  // reserved: waiting for the rest of the DP group
+    const std::size_t key = dp_key(u.s, u.dp_head);
+    if (++dp_members_ready_[key] < (cfg_.full ? cfg_.dp : 1)) return;
+    // Every member is at this collective: run it on all of them.
+    const DpOp op = u.dp_queue[u.dp_head];
+    const StageCosts& c = costs_[u.s];
+    const Time duration = op.all_gather ? c.dp_all_gather[op.chunk] : c.dp_reduce_scatter[op.chunk];
+    const int members = cfg_.full ? cfg_.dp : 1;
+    for (int d = 0; d < members; ++d) comm_changed(index(cfg_.full ? d : u.d, u.s), +1);
+    const Time start = sim_.now();
+    const int s = u.s, d0 = u.d;
+    sim_.after(duration, [this, s, d0, members, op, start] {
+      for (int d = 0; d < members; ++d) {
+        const int m = index(cfg_.full ? d : d0, s);
+        Unit& v = units_[m];
+        record(v, "dp", fmt::format("{} c{}", op.all_gather ? "all-gather" : "reduce-scatter",
+                                    op.chunk),
+               start, sim_.now());
+        ++v.dp_head;
+        v.dp_busy = false;
+        comm_changed(m, -1);
+        if (op.all_gather) {
+          --v.ag_outstanding;
+          v.ag_done[op.chunk] = true;
+        } else {
+          --v.rs_outstanding;
+        }
+      }
+      for (int d = 0; d < members; ++d) {
+        const int m = index(cfg_.full ? d : d0, s);
+        start_dp(m);
+        try_compute(m);
+      }
+    });
+  }
+
+  const PipelineSchedule& sched_;
+  const std::vector<StageCosts>& costs_;
+  const ExecutorConfig& cfg_;
+  Simulator sim_;
+  int slots_ = 0;
+  std::vector<Unit> units_;
+  std::vector<int> dp_members_ready_;
+  std::vector<TraceRecord> trace_;
+  std::vector<std::pair<std::string, Time>> pending_names_;
+
+ public:
+  void prepare_trace() { pending_names_.resize(units_.size()); }
+};
+
+}  // namespace
+
+ExecutionResult execute_step(const PipelineSchedule& schedule,
+                             const std::vector<StageCosts>& stages, const ExecutorConfig& config) {
+  assert(static_cast<int>(stages.size()) == schedule.pp);
+  Executor e(schedule, stages, config);
+  e.prepare_trace();
+  return e.run();
+}
+
+}  // namespace megasim::step

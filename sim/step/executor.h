@@ -1,0 +1,93 @@
+// The step executor: one training step of every rank (or of one representative rank per
+// pipeline stage), event by event on the engine.
+//
+// Each rank has a compute stream and PP and DP communication streams. The compute stream runs
+// the passes of its pipeline stage in the schedule's order; a pass starts when the stream is
+// free, its producer pass has finished and, if on another stage, the activation or gradient
+// has arrived over the PP stream, and its TP peers are ready too (every TP collective inside a
+// pass synchronises them). Pass durations are given already priced (StageCosts: compute with
+// the system's exposed TP communication inside). The placement of PP and DP communication is
+// the system's:
+//   Megatron-LM  a PP send blocks the sender's compute stream until delivered; gradients are
+//                reduce-scattered after the last backward pass and parameters all-gathered
+//                after the optimizer step, both blocking.
+//   MegaScale    PP sends run on their own stream beside compute; each model chunk's gradients
+//                are reduce-scattered as soon as its last backward pass ends, and each chunk's
+//                parameter all-gather is prefetched at the start of the step so that only the
+//                first forward of that chunk waits for it.
+// While PP or DP communication runs beside a compute pass, compute slows by the interference
+// factor (the rate changes mid-pass; the completion event is rescheduled).
+//
+// A DP collective starts when every member of its group has launched it, so a slow rank
+// delays its whole DP group, and through the pipeline every stage. Folded mode (full = false)
+// simulates one rank per stage, exact when ranks are symmetric.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "engine/time.h"
+#include "step/pipeline_schedule.h"
+
+namespace megasim::step {
+
+// The priced work of one pipeline stage (all of its ranks alike, before slowdowns).
+struct StageCosts {
+  // Per model chunk: compute-stream time of one pass of one micro-batch, and the part of it
+  // that is exposed TP communication (for the breakdown).
+  std::vector<Time> forward, backward, weight_grad;
+  std::vector<Time> forward_tp, backward_tp, weight_grad_tp;
+  Time pp_activation;  // forward send of one micro-batch's activations to the next stage
+  Time pp_gradient;    // backward send of the gradient to the previous stage
+  std::vector<Time> dp_reduce_scatter;  // per chunk: gradient reduce-scatter (or all-reduce)
+  std::vector<Time> dp_all_gather;      // per chunk: parameter all-gather (distributed optimizer)
+  Time optimizer;                       // the optimizer step on this rank
+  Time step_start;                      // blocking work before the first pass (data loading)
+};
+
+struct ExecutorConfig {
+  bool pp_overlap = false;
+  bool dp_overlap = false;
+  double interference = 0.0;  // fractional compute slowdown beside PP/DP communication
+  bool full = false;          // every rank, rather than one per stage
+  int tp = 1, dp = 1;
+  // Full mode only, optional: per rank (index (d·pp + s)·tp + t) compute slowdown factor ≥ 1,
+  // applied to forward passes, and to all passes when `slow_all_passes`.
+  std::vector<double> rank_slowdown;
+  bool slow_all_passes = false;
+  bool record_trace = false;  // keep per-task records of the ranks with d = 0 and t = 0
+};
+
+struct StageBreakdown {
+  Time compute;      // compute-stream busy time net of exposed TP communication
+  Time tp_exposed;   // exposed TP communication inside passes
+  Time pp_exposed;   // waiting for activations/gradients in flight, or blocked sending them
+  Time dp_exposed;   // waiting for DP collectives
+  Time bubble;       // waiting for a producer pass on another stage
+  Time optimizer;
+  Time other;        // step_start work
+  Time end;          // when this stage's rank finished the step
+};
+
+struct TraceRecord {
+  int rank = 0, stage = 0;
+  std::string stream;  // "compute", "pp", "dp"
+  std::string name;
+  Time start, end;
+  int flow_to_rank = -1;  // for PP sends: the receiving rank
+};
+
+struct ExecutionResult {
+  Time step_time;
+  std::vector<StageBreakdown> stages;  // of the slowest rank of each stage
+  int critical_stage = 0;
+  std::uint64_t events = 0;
+  std::int64_t ranks_simulated = 0;
+  std::vector<TraceRecord> trace;
+};
+
+ExecutionResult execute_step(const PipelineSchedule& schedule,
+                             const std::vector<StageCosts>& stages, const ExecutorConfig& config);
+
+}  // namespace megasim::step

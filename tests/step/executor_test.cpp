@@ -1,0 +1,135 @@
+#include <doctest/doctest.h>
+
+#include <tuple>
+#include <vector>
+
+#include "step/executor.h"
+#include "step/pipeline_schedule.h"
+
+using megasim::Time;
+using namespace megasim::step;
+using megasim::workload::Schedule;
+
+namespace {
+Time us(double v) { return Time::from_us(v); }
+
+// Every stage alike: F = 10 us, B = 20 us per chunk-pass (split by v), no TP, no comm.
+std::vector<StageCosts> uniform(int pp, int v, Time f = Time::from_us(10), Time b = Time::from_us(20)) {
+  StageCosts c;
+  c.forward.assign(v, Time::from_ns(f.ns() / v));
+  c.backward.assign(v, Time::from_ns(b.ns() / v));
+  c.weight_grad.assign(v, Time::zero());
+  c.forward_tp.assign(v, Time::zero());
+  c.backward_tp.assign(v, Time::zero());
+  c.weight_grad_tp.assign(v, Time::zero());
+  c.dp_reduce_scatter.assign(v, Time::zero());
+  c.dp_all_gather.assign(v, Time::zero());
+  return std::vector<StageCosts>(pp, c);
+}
+}  // namespace
+
+TEST_CASE("executor: with free communication it reproduces the ideal pipeline") {
+  for (auto [kind, p, v, m] : {std::tuple{Schedule::kOneFOneB, 4, 1, 8},
+                               std::tuple{Schedule::kInterleaved, 4, 2, 8},
+                               std::tuple{Schedule::kGpipe, 3, 1, 5}}) {
+    auto s = build_schedule(kind, p, v, m);
+    auto costs = uniform(p, v);
+    auto ideal = simulate_ideal(s, {costs[0].forward[0], costs[0].backward[0], {}, {}});
+    auto r = execute_step(s, costs, ExecutorConfig{});
+    CHECK(r.step_time == ideal.makespan);
+    // Stage 0's idle time is all bubble: makespan − busy.
+    CHECK(r.stages[0].bubble == ideal.makespan - ideal.busy_per_stage);
+  }
+}
+
+TEST_CASE("executor: Megatron-LM's blocking PP send costs the transfer at every boundary") {
+  // 1F1B, p = 2, m = 2, F = 10, B = 20, send = 1 us each way.
+  // Stage 0: F0 [0,10] send [10,11], F1 [11,21] send [21,22]; stage 1: F0 [11,21], B0 [21,41]
+  // send [41,42]; F1 [42,52] (F1 arrived at 22), B1 [52,72] send [72,73]; stage 0: B0 waits
+  // for 42, runs [42,62], B1 [73,93]. Step = 93 us.
+  auto s = build_schedule(Schedule::kOneFOneB, 2, 1, 2);
+  auto costs = uniform(2, 1);
+  for (auto& c : costs) c.pp_activation = c.pp_gradient = us(1);
+  ExecutorConfig cfg;
+  auto blocking = execute_step(s, costs, cfg);
+  CHECK(blocking.step_time == us(93));
+  // Async sends free the sender: stage 1's F1 can start at 21+... the step gets shorter.
+  cfg.pp_overlap = true;
+  auto async = execute_step(s, costs, cfg);
+  CHECK(async.step_time < blocking.step_time);
+}
+
+TEST_CASE("executor: DP overlap hides all but the last chunk's reduce-scatter and the first all-gather") {
+  const int p = 2, v = 2, m = 4;
+  auto s = build_schedule(Schedule::kInterleaved, p, v, m);
+  auto costs = uniform(p, v);
+  for (auto& c : costs) {
+    c.dp_reduce_scatter.assign(v, us(5));
+    c.dp_all_gather.assign(v, us(5));
+    c.optimizer = us(3);
+  }
+  ExecutorConfig cfg;
+  auto base = execute_step(s, costs, cfg);
+  auto ideal = simulate_ideal(s, {us(5), us(10), {}, {}});
+  // Megatron-LM: RS of both chunks (10) + optimizer (3) + AG of both chunks (10) after the
+  // pipeline.
+  CHECK(base.step_time == ideal.makespan + us(23));
+  CHECK(base.stages[0].dp_exposed == us(20));
+  cfg.dp_overlap = true;
+  auto overlap = execute_step(s, costs, cfg);
+  CHECK(overlap.step_time < base.step_time);
+  CHECK(overlap.stages[0].dp_exposed < us(20));
+}
+
+TEST_CASE("executor: interference slows compute only while communication runs beside it") {
+  // One stage, one chunk, m = 1: AG (prefetch) 10 us, then F 10, B 20; RS of 10 starts after
+  // B. With dp_overlap the F waits for the AG (nothing overlaps): no slowdown at all.
+  auto s = build_schedule(Schedule::kOneFOneB, 1, 1, 1);
+  auto costs = uniform(1, 1);
+  costs[0].dp_all_gather = {us(10)};
+  costs[0].dp_reduce_scatter = {us(10)};
+  ExecutorConfig cfg;
+  cfg.dp_overlap = true;
+  cfg.interference = 0.5;
+  CHECK(execute_step(s, costs, cfg).step_time == us(50));
+  // Two micro-batches, two chunks on one stage: chunk 1's backward ends first and its RS (10)
+  // overlaps chunk 0's backward, which then runs at 1/1.5 speed for that while.
+  auto s2 = build_schedule(Schedule::kInterleaved, 1, 2, 1);
+  auto c2 = uniform(1, 2);
+  c2[0].dp_reduce_scatter = {us(10), us(10)};
+  ExecutorConfig overlap;
+  overlap.dp_overlap = true;
+  auto no_interf = execute_step(s2, c2, overlap);
+  overlap.interference = 0.5;
+  auto with_interf = execute_step(s2, c2, overlap);
+  CHECK(with_interf.step_time > no_interf.step_time);
+}
+
+TEST_CASE("executor: full and folded agree on a symmetric plan and a straggler slows everyone") {
+  const int p = 4, v = 2, m = 8, dp = 6, tp = 2;
+  auto s = build_schedule(Schedule::kInterleaved, p, v, m);
+  auto costs = uniform(p, v);
+  for (auto& c : costs) {
+    c.pp_activation = c.pp_gradient = us(0.5);
+    c.dp_reduce_scatter.assign(v, us(7));
+    c.dp_all_gather.assign(v, us(4));
+    c.optimizer = us(2);
+  }
+  ExecutorConfig cfg;
+  cfg.pp_overlap = cfg.dp_overlap = true;
+  cfg.interference = 0.1;
+  cfg.tp = tp;
+  cfg.dp = dp;
+  auto folded = execute_step(s, costs, cfg);
+  cfg.full = true;
+  auto full = execute_step(s, costs, cfg);
+  CHECK(full.step_time == folded.step_time);
+  CHECK(full.ranks_simulated == p * dp * tp);
+  CHECK(folded.ranks_simulated == p);
+  // One rank of data-parallel replica 3, stage 1, is 10 % slower in forward passes: its DP
+  // group waits for it, and so the whole step is longer.
+  cfg.rank_slowdown.assign(p * dp * tp, 1.0);
+  cfg.rank_slowdown[(3 * p + 1) * tp + 1] = 1.1;
+  auto slow = execute_step(s, costs, cfg);
+  CHECK(slow.step_time > full.step_time);
+}

@@ -1,0 +1,38 @@
+#include <doctest/doctest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "reports/trace_writer.h"
+#include "step/executor.h"
+#include "step/pipeline_schedule.h"
+
+using namespace megasim;
+
+TEST_CASE("trace: a simulated step becomes Chrome trace events with PP flow arrows") {
+  auto s = step::build_schedule(workload::Schedule::kOneFOneB, 2, 1, 2);
+  step::StageCosts c;
+  c.forward = {Time::from_us(10)};
+  c.backward = {Time::from_us(20)};
+  c.weight_grad = c.forward_tp = c.backward_tp = c.weight_grad_tp = {Time::zero()};
+  c.dp_reduce_scatter = c.dp_all_gather = {Time::from_us(3)};
+  c.pp_activation = c.pp_gradient = Time::from_us(1);
+  step::ExecutorConfig cfg;
+  cfg.pp_overlap = true;
+  cfg.record_trace = true;
+  auto r = step::execute_step(s, {c, c}, cfg);
+  // Per stage: 4 passes on compute, one optimizer step; 2 PP sends per stage; RS + AG on dp.
+  const auto doc = nlohmann::json::parse(reports::chrome_trace_json(r.trace));
+  int complete = 0, flow_starts = 0, flow_ends = 0, names = 0;
+  for (const auto& e : doc["traceEvents"]) {
+    const std::string ph = e["ph"];
+    complete += ph == "X";
+    flow_starts += ph == "s";
+    flow_ends += ph == "f";
+    names += ph == "M" && e["name"] == "process_name";
+  }
+  CHECK(names == 2);
+  CHECK(complete == 2 * 5 + 4 + 2 * 2);
+  CHECK(flow_starts == 4);
+  CHECK(flow_ends == 4);
+  CHECK(doc["displayTimeUnit"] == "ms");
+}

@@ -2,27 +2,24 @@
 
 #include <algorithm>
 #include <cassert>
+#include <limits>
 #include <utility>
 
 namespace megasim {
 namespace {
-constexpr std::size_t kArity = 4;
-// Compaction is worth its O(n) pass only once the heap holds this many cancelled keys.
+// Compaction is worth its O(n) pass only once this many keys are cancelled.
 constexpr std::size_t kMinStaleToCompact = 1024;
+// A new row of buckets gets about this many keys per bucket, within these bounds.
+constexpr std::size_t kKeysPerBucket = 256;
+constexpr std::size_t kMinBuckets = 16;
+constexpr std::size_t kMaxBuckets = 4096;
+// How far ahead of the pop position the slots of upcoming keys are prefetched.
+constexpr std::size_t kPrefetchDistance = 8;
+
+int ceil_log2(std::uint64_t x) { return x <= 1 ? 0 : 64 - __builtin_clzll(x - 1); }
 }  // namespace
 
-EventQueue::EventQueue() { grow(); }
-
-void EventQueue::grow() {
-  const std::size_t new_capacity = capacity_ == 0 ? 1021 : capacity_ * 2 + kPad;
-  const std::size_t lines = (new_capacity + kPad + 3) / 4;
-  std::unique_ptr<Line[]> bigger(new Line[lines]);
-  Key* new_keys = &bigger[0].k[0];
-  if (size_) std::copy(keys_ + kPad, keys_ + kPad + size_, new_keys + kPad);
-  storage_ = std::move(bigger);
-  keys_ = new_keys;
-  capacity_ = lines * 4 - kPad;
-}
+EventQueue::EventQueue() : horizon_(std::numeric_limits<std::int64_t>::min()) {}
 
 std::uint32_t EventQueue::acquire_slot() {
   if (!free_slots_.empty()) {
@@ -36,8 +33,7 @@ std::uint32_t EventQueue::acquire_slot() {
 }
 
 void EventQueue::free_slot(std::uint32_t slot) {
-  Slot& s = slots_[slot];
-  s.seq = EventId::kNone;
+  slots_[slot].seq = EventId::kNone;
   free_slots_.push_back(slot);
 }
 
@@ -50,8 +46,24 @@ EventId EventQueue::schedule(Time at, Callback callback) {
   s.seq = seq;
   s.pending = true;
   ++live_;
-  push_key(Key{at.ns(), seq << kSlotBits | slot});
+  insert(Key{at.ns(), seq << kSlotBits | slot});
   return EventId{seq, slot};
+}
+
+void EventQueue::insert(const Key& k) {
+  ++keys_;
+  if (k.time < horizon_) {
+    // Usually at or near the back (the clock is close): a short move.
+    near_.insert(std::upper_bound(near_.begin(), near_.end(), k, std::greater<Key>()), k);
+    return;
+  }
+  const std::uint64_t offset = static_cast<std::uint64_t>(k.time - row_base_) >> shift_;
+  if (k.time >= row_base_ && offset < buckets_.size()) {
+    assert(offset >= next_bucket_ && "key scheduled before the last key popped");
+    buckets_[offset].push_back(k);
+  } else {
+    overflow_.push_back(k);
+  }
 }
 
 bool EventQueue::pending(EventId id) const {
@@ -65,8 +77,8 @@ bool EventQueue::cancel(EventId id) {
   s.pending = false;
   s.callback.reset();
   --live_;
-  // The key stays in the heap and frees the slot when it surfaces (or at compaction).
-  const std::size_t stale = size_ - live_;
+  // The key stays and frees the slot when it surfaces (or at compaction).
+  const std::size_t stale = keys_ - live_;
   if (stale >= kMinStaleToCompact && stale > live_) compact();
   return true;
 }
@@ -78,86 +90,98 @@ EventId EventQueue::reschedule(EventId id, Time at) {
   return schedule(at, std::move(cb));
 }
 
+bool EventQueue::settle() {
+  for (;;) {
+    while (!near_.empty() && !slots_[slot_of(near_.back())].pending) {
+      free_slot(slot_of(near_.back()));
+      near_.pop_back();
+      --keys_;
+    }
+    if (!near_.empty()) return true;
+    while (next_bucket_ < buckets_.size() && buckets_[next_bucket_].empty()) ++next_bucket_;
+    if (next_bucket_ < buckets_.size()) {
+      near_.swap(buckets_[next_bucket_]);  // near_ was empty: the bucket keeps its capacity
+      std::sort(near_.begin(), near_.end(), std::greater<Key>());
+      ++next_bucket_;
+      horizon_ = row_base_ + static_cast<std::int64_t>(next_bucket_ << shift_);
+      continue;
+    }
+    if (overflow_.empty()) return false;
+    rebuild_row();
+  }
+}
+
+void EventQueue::rebuild_row() {
+  std::int64_t lo = overflow_.front().time, hi = lo;
+  for (const Key& k : overflow_) {
+    lo = std::min(lo, k.time);
+    hi = std::max(hi, k.time);
+  }
+  const std::size_t count =
+      std::clamp<std::size_t>(overflow_.size() / kKeysPerBucket, kMinBuckets, kMaxBuckets);
+  const std::size_t buckets = std::size_t{1} << ceil_log2(count);
+  const auto span = static_cast<std::uint64_t>(hi - lo) + 1;
+  shift_ = ceil_log2((span + buckets - 1) / buckets);
+  row_base_ = lo;
+  horizon_ = lo;
+  next_bucket_ = 0;
+  for (auto& b : buckets_) b.clear();
+  buckets_.resize(buckets);
+  std::vector<Key> spill;
+  spill.swap(overflow_);
+  for (const Key& k : spill) {
+    buckets_[static_cast<std::uint64_t>(k.time - lo) >> shift_].push_back(k);
+  }
+  spill.clear();
+  overflow_.swap(spill);  // keep the capacity
+}
+
 Time EventQueue::next_time() {
-  drop_cancelled_top();
-  return size_ == 0 ? Time::max() : Time::from_ns(key(0).time);
+  return settle() ? Time::from_ns(near_.back().time) : Time::max();
 }
 
 Time EventQueue::pop(Callback& out) {
-  drop_cancelled_top();
-  assert(size_ > 0 && "pop on an empty event queue");
-  const Key top = key(0);
-  pop_key();
-  const auto slot = static_cast<std::uint32_t>(top.order & kSlotMask);
+  Time when;
+  const bool found = pop_until(Time::max(), when, out);
+  assert(found && "pop on an empty event queue");
+  (void)found;
+  return when;
+}
+
+bool EventQueue::pop_until(Time limit, Time& when, Callback& out) {
+  if (!settle() || near_.back().time > limit.ns()) return false;
+  const Key top = near_.back();
+  near_.pop_back();
+  --keys_;
+  if (near_.size() > kPrefetchDistance) {
+    __builtin_prefetch(&slots_[slot_of(near_[near_.size() - kPrefetchDistance])]);
+  }
+  const std::uint32_t slot = slot_of(top);
   Slot& s = slots_[slot];
   out = std::move(s.callback);
   s.pending = false;
   --live_;
   free_slot(slot);
-  return Time::from_ns(top.time);
-}
-
-void EventQueue::drop_cancelled_top() {
-  while (size_ > 0) {
-    const auto slot = static_cast<std::uint32_t>(key(0).order & kSlotMask);
-    if (slots_[slot].pending) return;
-    pop_key();
-    free_slot(slot);
-  }
-}
-
-void EventQueue::push_key(Key k) {
-  if (size_ == capacity_) grow();
-  std::size_t i = size_++;
-  while (i > 0) {
-    const std::size_t parent = (i - 1) / kArity;
-    if (!(k < key(parent))) break;
-    key(i) = key(parent);
-    i = parent;
-  }
-  key(i) = k;
-}
-
-void EventQueue::pop_key() {
-  const Key last = key(--size_);
-  const std::size_t n = size_;
-  if (n == 0) return;
-  std::size_t i = 0;
-  for (;;) {
-    const std::size_t first = i * kArity + 1;
-    if (first >= n) break;
-    std::size_t best = first;
-    if (first + kArity <= n) {
-      // Full group of four: one cache line.
-      if (key(first + 1) < key(best)) best = first + 1;
-      if (key(first + 2) < key(best)) best = first + 2;
-      if (key(first + 3) < key(best)) best = first + 3;
-    } else {
-      for (std::size_t c = first + 1; c < n; ++c) {
-        if (key(c) < key(best)) best = c;
-      }
-    }
-    if (!(key(best) < last)) break;
-    key(i) = key(best);
-    i = best;
-  }
-  key(i) = last;
+  when = Time::from_ns(top.time);
+  return true;
 }
 
 void EventQueue::compact() {
-  std::size_t kept = 0;
-  for (std::size_t i = 0; i < size_; ++i) {
-    const Key k = key(i);
-    const auto slot = static_cast<std::uint32_t>(k.order & kSlotMask);
-    if (slots_[slot].pending) {
-      key(kept++) = k;
-    } else {
-      free_slot(slot);
+  const auto keep = [this](std::vector<Key>& keys) {
+    std::size_t kept = 0;
+    for (const Key& k : keys) {
+      if (slots_[slot_of(k)].pending) {
+        keys[kept++] = k;
+      } else {
+        free_slot(slot_of(k));
+      }
     }
-  }
-  size_ = 0;
-  std::vector<Key> live(keys_ + kPad, keys_ + kPad + kept);
-  for (const Key& k : live) push_key(k);
+    keys.resize(kept);
+  };
+  keep(near_);  // filtering keeps the order
+  for (auto& b : buckets_) keep(b);
+  keep(overflow_);
+  keys_ = live_;
 }
 
 }  // namespace megasim

@@ -1,15 +1,22 @@
 // The pending-event set of the discrete-event engine.
 //
 // Events are ordered by (time, insertion sequence): two events at the same time run in the
-// order they were scheduled, so a run is reproducible bit for bit. Storage is a 4-ary heap of
-// 16-byte keys (time, sequence << 24 | slot) on one contiguous array, aligned so that the four
-// children of a node share one 64-byte cache line (LaMarca and Ladner, 1996). Callbacks live
-// in a slot pool and never move while pending. Cancel is O(1) and lazy (ns-3's m_cancel): the
-// callback is destroyed at once and its key is dropped when it surfaces; the heap is compacted
-// when cancelled keys outnumber live ones. schedule and pop are O(log n).
+// order they were scheduled, so a run is reproducible bit for bit. Keys are 16 bytes (time,
+// sequence << 24 | slot); callbacks live in a slot pool and never move while pending.
+//
+// The keys are kept in a calendar of buckets, in the manner of the ladder queue (Tang, Goh and
+// Thng, 2005): a short sorted run of the earliest keys (`near_`, popped from its back), a row of
+// unsorted buckets of equal power-of-two width after it, and an unsorted overflow beyond. A key
+// is appended to its bucket in O(1); a bucket is sorted only when the clock reaches it; when
+// the buckets run out, the overflow is spread over a new row sized to it. Every key is thus
+// moved a constant number of times, by sequential passes, which is what keeps a queue of a
+// million events fast. The slot of each upcoming key is prefetched while the sorted run is
+// popped. Cancel is O(1) and lazy (ns-3's m_cancel): the callback is destroyed at once and the
+// key is dropped when it surfaces; everything is compacted when cancelled keys outnumber live
+// ones.
 //
 // Limits (asserted): 2^24 events pending at once, 2^40 events scheduled over a queue's life.
-// Not thread-safe: one queue belongs to one Simulator.
+// Keys must not precede the last key popped (Simulator guarantees it). Not thread-safe.
 #pragma once
 
 #include <cstdint>
@@ -50,12 +57,16 @@ class EventQueue {
   Time next_time();
   // Removes the earliest event, returning its time and callback. Precondition: !empty().
   Time pop(Callback& out);
+  // Pops the earliest event into `out` if its time is <= limit; returns false (leaving the
+  // queue as it was) when the queue is empty or its earliest event is later.
+  bool pop_until(Time limit, Time& when, Callback& out);
 
  private:
   struct Key {
     std::int64_t time;
     std::uint64_t order;  // seq << kSlotBits | slot
     bool operator<(const Key& o) const { return time != o.time ? time < o.time : order < o.order; }
+    bool operator>(const Key& o) const { return o < *this; }
   };
   struct Slot {
     Callback callback;
@@ -64,26 +75,24 @@ class EventQueue {
   };
   static constexpr int kSlotBits = 24;
   static constexpr std::uint64_t kSlotMask = (std::uint64_t{1} << kSlotBits) - 1;
+  static std::uint32_t slot_of(const Key& k) { return static_cast<std::uint32_t>(k.order & kSlotMask); }
 
-  Key& key(std::size_t i) { return keys_[i + kPad]; }
   std::uint32_t acquire_slot();
   void free_slot(std::uint32_t slot);
-  void push_key(Key k);
-  void pop_key();
-  void drop_cancelled_top();
+  void insert(const Key& k);
+  // Brings the earliest live key to near_.back(); false when none is left.
+  bool settle();
+  void rebuild_row();
   void compact();
-  void grow();
 
-  // The heap lives at keys_[kPad ...]: with 3 padding keys, node i's children 4i+1..4i+4
-  // start at a 64-byte boundary.
-  static constexpr std::size_t kPad = 3;
-  struct alignas(64) Line {
-    Key k[4];
-  };
-  std::unique_ptr<Line[]> storage_;
-  Key* keys_ = nullptr;
-  std::size_t capacity_ = 0;  // keys the heap can hold
-  std::size_t size_ = 0;      // keys in the heap, cancelled ones included
+  std::vector<Key> near_;  // sorted descending: back() is the earliest key
+  std::int64_t horizon_;   // every key in buckets_/overflow_ has time >= horizon_
+  std::vector<std::vector<Key>> buckets_;
+  std::int64_t row_base_ = 0;  // bucket i holds times [row_base_ + i << shift_, ... + 1 << shift_)
+  int shift_ = 0;
+  std::size_t next_bucket_ = 0;  // buckets before it are empty
+  std::vector<Key> overflow_;    // times >= row_base_ + buckets_.size() << shift_
+  std::size_t keys_ = 0;         // keys held, cancelled ones included
 
   std::vector<Slot> slots_;
   std::vector<std::uint32_t> free_slots_;

@@ -18,12 +18,11 @@ EventId Simulator::reschedule(EventId id, Time when) {
 void Simulator::run_until(Time limit) {
   stopped_ = false;
   Callback callback;
-  while (!stopped_ && !queue_.empty()) {
-    if (queue_.next_time() > limit) {
-      if (limit != Time::max()) now_ = limit;
+  while (!stopped_) {
+    if (!queue_.pop_until(limit, now_, callback)) {
+      if (limit != Time::max() && !queue_.empty()) now_ = limit;
       return;
     }
-    now_ = queue_.pop(callback);
     ++events_run_;
     callback();
   }

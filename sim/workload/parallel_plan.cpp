@@ -1,6 +1,107 @@
 #include "workload/parallel_plan.h"
 
+#include <numeric>
+
+#include <fmt/format.h>
+
+#include "engine/error.h"
+
 namespace megasim::workload {
+
+namespace {
+
+[[noreturn]] void plan_error(const ModelSpec& m, const std::string& what) {
+  throw InputError(fmt::format("plan does not fit model '{}': {}", m.name, what));
+}
+
+}  // namespace
+
+void validate_plan(const ModelSpec& m, const ParallelPlan& p) {
+  if (p.tp < 1 || p.pp < 1 || p.vpp < 1 || p.dp < 1 || p.micro_batch < 1 || p.global_batch < 1) {
+    plan_error(m, fmt::format("tp {}, pp {}, vpp {}, dp {}, micro_batch {} and global_batch {} "
+                              "must all be at least 1",
+                              p.tp, p.pp, p.vpp, p.dp, p.micro_batch, p.global_batch));
+  }
+  if (m.heads % p.tp != 0) {
+    plan_error(m, fmt::format("heads {} is not divisible by tp {}", m.heads, p.tp));
+  }
+  // KV heads are split over TP ranks, or each KV head is replicated on tp/kv_heads ranks.
+  if (m.kv_heads % p.tp != 0 && p.tp % m.kv_heads != 0) {
+    plan_error(m, fmt::format("kv_heads {} and tp {}: one must divide the other (KV heads are "
+                              "split over TP ranks or replicated on them)",
+                              m.kv_heads, p.tp));
+  }
+  if (m.ffn_hidden % p.tp != 0) {
+    plan_error(m, fmt::format("ffn_hidden {} is not divisible by tp {}", m.ffn_hidden, p.tp));
+  }
+  if (p.sequence_parallel && m.seq % p.tp != 0) {
+    plan_error(m, fmt::format("sequence parallelism splits seq {} over tp {}, which does not "
+                              "divide it",
+                              m.seq, p.tp));
+  }
+  if (p.layer_split.empty()) {
+    if (m.layers % (p.pp * p.vpp) != 0) {
+      plan_error(m, fmt::format("layers {} do not divide into pp × vpp = {} × {} = {} equal "
+                                "chunks (give plan.layer_split for an uneven split)",
+                                m.layers, p.pp, p.vpp, p.pp * p.vpp));
+    }
+  } else {
+    if (static_cast<int>(p.layer_split.size()) != p.pp) {
+      plan_error(m, fmt::format("layer_split has {} entries but pp = {}", p.layer_split.size(),
+                                p.pp));
+    }
+    if (p.vpp != 1) {
+      plan_error(m, fmt::format("layer_split gives an uneven split of stages, which the "
+                                "interleaved schedule (vpp = {}) does not support; use vpp 1",
+                                p.vpp));
+    }
+    const int sum = std::accumulate(p.layer_split.begin(), p.layer_split.end(), 0);
+    if (sum != m.layers) {
+      plan_error(m, fmt::format("layer_split sums to {} layers but the model has {}", sum,
+                                m.layers));
+    }
+    for (std::size_t i = 0; i < p.layer_split.size(); ++i) {
+      if (p.layer_split[i] < 1) {
+        plan_error(m, fmt::format("layer_split[{}] = {}: every stage needs at least one layer", i,
+                                  p.layer_split[i]));
+      }
+    }
+  }
+  const std::int64_t per_step = static_cast<std::int64_t>(p.dp) * p.micro_batch;
+  if (p.global_batch % per_step != 0) {
+    plan_error(m, fmt::format("global_batch {} is not divisible by dp × micro_batch = {} × {} = {}",
+                              p.global_batch, p.dp, p.micro_batch, per_step));
+  }
+  if (p.vpp > 1 && p.micro_batches() % p.pp != 0) {
+    plan_error(m, fmt::format("the interleaved schedule needs the micro-batches per replica, "
+                              "global_batch / (dp × micro_batch) = {} / ({} × {}) = {}, to be a "
+                              "multiple of pp {}",
+                              p.global_batch, p.dp, p.micro_batch, p.micro_batches(), p.pp));
+  }
+}
+
+void check_gpu_count(const ParallelPlan& p, std::int64_t cluster_gpus) {
+  if (p.gpus() != cluster_gpus) {
+    throw InputError(fmt::format("plan uses tp × pp × dp = {} × {} × {} = {} GPUs but the cluster "
+                                 "has {}",
+                                 p.tp, p.pp, p.dp, p.gpus(), cluster_gpus));
+  }
+}
+
+LayerRange chunk_layers(const ModelSpec& m, const ParallelPlan& p, int stage, int chunk) {
+  if (!p.layer_split.empty()) {
+    const int first = std::accumulate(p.layer_split.begin(), p.layer_split.begin() + stage, 0);
+    return {first, p.layer_split[static_cast<std::size_t>(stage)]};
+  }
+  const int per_chunk = m.layers / (p.pp * p.vpp);
+  return {chunk * (m.layers / p.vpp) + stage * per_chunk, per_chunk};
+}
+
+int stage_layers(const ModelSpec& m, const ParallelPlan& p, int stage) {
+  int n = 0;
+  for (int c = 0; c < p.vpp; ++c) n += chunk_layers(m, p, stage, c).count;
+  return n;
+}
 
 const char* to_string(Recompute r) {
   switch (r) {

@@ -1,13 +1,16 @@
 // How a model is split over GPUs: Megatron-style tensor (TP, with optional sequence
 // parallelism), pipeline (PP, with VPP interleaved chunks per stage) and data (DP)
 // parallelism, micro/global batch, activation recomputation, optimizer sharding and
-// precision. A plain value type; checks against a model and a device live with the
-// workload generator.
+// precision. A plain value type; validate_plan() checks it against a model and throws
+// InputError naming the numbers that clash. Layer placement (which layers each pipeline
+// stage and model chunk holds) follows Megatron-LM's interleaved assignment.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
+
+#include "workload/model_spec.h"
 
 namespace megasim::workload {
 
@@ -35,6 +38,23 @@ struct ParallelPlan {
   std::int64_t gpus() const { return static_cast<std::int64_t>(tp) * pp * dp; }
   std::int64_t micro_batches() const { return global_batch / (static_cast<std::int64_t>(dp) * micro_batch); }
 };
+
+// Throws InputError when the plan cannot run the model: heads % tp, kv_heads vs tp, ffn and
+// sequence divisibility, layers into pp × vpp (or the explicit layer_split), global_batch %
+// (dp × micro_batch), micro-batches % pp for the interleaved schedule (Megatron's rule).
+void validate_plan(const ModelSpec& m, const ParallelPlan& p);
+// Throws InputError unless tp × pp × dp equals the GPUs the cluster offers.
+void check_gpu_count(const ParallelPlan& p, std::int64_t cluster_gpus);
+
+// The layers one model chunk of one pipeline stage holds: [first, first + count).
+struct LayerRange {
+  int first = 0;
+  int count = 0;
+};
+// Megatron-LM's assignment: chunk c of stage i holds layers starting at
+// c·(L/vpp) + i·(L/(pp·vpp)); with layer_split (vpp = 1) stage i holds layer_split[i] layers.
+LayerRange chunk_layers(const ModelSpec& m, const ParallelPlan& p, int stage, int chunk);
+int stage_layers(const ModelSpec& m, const ParallelPlan& p, int stage);
 
 const char* to_string(Recompute r);
 const char* to_string(Optimizer o);

@@ -1,0 +1,50 @@
+// FLOP accounting in closed form, per token, for one model: what the MFU and HFU figures of
+// papers count. Only matrix multiplications count (norms, activations and the optimizer are
+// left out, as in every published MFU convention); a multiply-add is 2 FLOPs.
+//
+// Four counts, because the published conventions disagree with exact accounting in two
+// places:
+//  * `model` is the MFU numerator as Megatron (Narayanan et al. SC'21) and MegaScale publish it:
+//    72·l·h²·(1 + s/6h + V/16lh) for GPT (1.0762e12 for MegaScale 175B). It charges attention
+//    the full non-causal s² (or s·window) and charges the logits GEMM 3/4 of its three passes:
+//    the formula is Narayanan's 4-pass 96·B·s·l·h²(1 + s/6h + V/16lh) (with full recompute)
+//    scaled by 3/4, and V/16lh there counts the logits only 3 times. Generalised here to GQA,
+//    SwiGLU and sliding windows per layer.
+//  * `exact_model` is the same with the logits counted in full (2·h·V forward, twice that
+//    backward): the sum of the model FLOPs of the ops the generator emits. model − exact_model
+//    = −1.5·h·V exactly.
+//  * `hardware` adds what recomputation runs again (HFU numerator): a full forward of every
+//    layer with full recompute, the attention core with selective recompute.
+//  * `useful` is what causal (and windowed) fused attention kernels actually compute: about
+//    half the attention FLOPs of the convention. It is the sum of the kernels' own FLOPs
+//    over a fused-attention program without recompute.
+#pragma once
+
+#include "engine/units.h"
+#include "workload/model_spec.h"
+#include "workload/parallel_plan.h"
+
+namespace megasim::workload {
+
+// Forward FLOPs per token of one transformer layer, MFU convention (non-causal attention).
+struct LayerFlops {
+  Flops qkv, attention_core, attention_out, mlp;
+  Flops total() const { return qkv + attention_core + attention_out + mlp; }
+};
+LayerFlops layer_forward_flops_per_token(const ModelSpec& m);
+// Forward FLOPs per token of the logits GEMM (2·h·V).
+Flops logits_forward_flops_per_token(const ModelSpec& m);
+
+struct FlopsPerToken {
+  Flops model;        // published MFU convention
+  Flops exact_model;  // sum over generated ops (fwd + bwd)
+  Flops hardware;     // exact_model + recomputation
+  Flops useful;       // causal/windowed kernels, no recompute
+};
+
+FlopsPerToken flops_per_token(const ModelSpec& m, Recompute recompute = Recompute::kNone);
+// The MFU numerator per token (FlopsPerToken::model).
+Flops model_flops_per_token(const ModelSpec& m);
+Flops hardware_flops_per_token(const ModelSpec& m, Recompute recompute);
+
+}  // namespace megasim::workload

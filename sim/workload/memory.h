@@ -1,0 +1,55 @@
+// Memory one GPU of a pipeline stage needs at its peak, by part: weights, gradients and
+// optimizer states (Megatron-LM's mixed-precision layout, with and without the distributed
+// optimizer or ZeRO-3), activations of the micro-batches the schedule holds in flight
+// (Korthikanti et al. 2022, "Reducing Activation Recomputation in Large Transformer Models",
+// arXiv 2205.05198, Table 2, generalised to GQA and SwiGLU), the embedding/logits buffers,
+// and a stated workspace overhead. Values in bytes; plain functions.
+#pragma once
+
+#include "engine/units.h"
+#include "workload/model_spec.h"
+#include "workload/parallel_plan.h"
+
+namespace megasim::workload {
+
+struct MemoryOptions {
+  // Flash-style attention stores no s² score matrices (Korthikanti's 5as/h term is then 0
+  // even without recomputation). Default: Megatron's unfused attention, as in the paper.
+  bool fused_attention = false;
+  // Assumption, not a measurement: CUDA context, cuBLAS workspaces and NCCL channel buffers
+  // take about 2 GiB per GPU in a Megatron-LM job; override per device when measured.
+  Bytes reserved = Bytes(2.0 * 1024 * 1024 * 1024);
+  // Assumption: PyTorch's caching allocator loses about 5% of the tensor bytes to
+  // fragmentation at the peak.
+  double fragmentation = 0.05;
+};
+
+struct MemoryEstimate {
+  int stage = 0;
+  Bytes weights, gradients, optimizer_states;
+  Bytes activations;                 // all micro-batches in flight, peak
+  Bytes activations_per_micro_batch; // one micro-batch through all the stage's layers
+  double micro_batches_in_flight = 0;  // in units of a whole stage's layers
+  Bytes embedding_logits;            // embedding dropout masks, logits and loss buffers
+  Bytes workspace;                   // MemoryOptions::reserved + fragmentation
+  Bytes total() const {
+    return weights + gradients + optimizer_states + activations + embedding_logits + workspace;
+  }
+};
+
+// Activation bytes one transformer layer stores for one micro-batch on one rank. Without
+// recomputation s·b·h·(34 + 5·a·s/h) for a GPT layer with no parallelism; the 10·s·b·h of
+// norms, their inputs and dropout masks split over TP only with sequence parallelism.
+Bytes activation_bytes_per_layer(const ModelSpec& m, const ParallelPlan& p,
+                                 const MemoryOptions& opts = {});
+// Micro-batches (in whole-stage units) the schedule holds at stage `stage`'s peak: 1F1B holds
+// pp − stage; interleaved holds ((pp − stage − 1)·2 + (vpp − 1)·pp + 1) chunks, Megatron-LM's
+// warm-up count plus one; GPipe holds them all. Never more than the micro-batches per step.
+double micro_batches_in_flight(const ParallelPlan& p, int stage);
+
+MemoryEstimate estimate_memory(const ModelSpec& m, const ParallelPlan& p, int stage,
+                               const MemoryOptions& opts = {});
+// Throws InputError naming the stage, every part and the capacity when total > capacity.
+void check_fits(const MemoryEstimate& e, Bytes capacity);
+
+}  // namespace megasim::workload

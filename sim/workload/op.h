@@ -1,0 +1,59 @@
+// One unit of work on one rank: a compute kernel with its exact per-rank shape
+// (hw::KernelShape) or a collective on a communicator (TP, PP or DP group), with the FLOPs the
+// MFU and HFU conventions charge it and the bytes it moves. Plain value types; any cost model
+// can price an op from its shape or its (kind, group, size).
+#pragma once
+
+#include <string>
+#include <variant>
+
+#include "engine/units.h"
+#include "hw/kernel.h"
+
+namespace megasim::workload {
+
+enum class Phase { kForward, kBackward, kRecompute, kOptimizer };
+enum class CollectiveKind { kAllReduce, kAllGather, kReduceScatter, kSendRecv, kBroadcast, kAllToAll };
+enum class Group { kTp, kPp, kDp };
+// Coarse class of an op, for tables ("bytes by kind").
+enum class OpKind { kGemm, kAttention, kMemory, kComm };
+
+struct CommOp {
+  CollectiveKind kind = CollectiveKind::kAllReduce;
+  Group group = Group::kTp;
+  // nccl-tests' "size": the buffer of an all-reduce, the gathered output of an all-gather,
+  // the input of a reduce-scatter, the message of a send/recv, per rank.
+  Bytes size{0.0};
+};
+
+struct Op {
+  std::string name;  // "layer 3 attention qkv fwd"
+  Phase phase = Phase::kForward;
+  std::variant<hw::KernelShape, CommOp> work;
+  // MFU convention (matmuls only, attention non-causal, exact share of replicated work);
+  // zero for recompute, memory-bound kernels and communication.
+  Flops model_flops{0.0};
+  // HFU convention: model FLOPs plus recomputation.
+  Flops hardware_flops{0.0};
+  // A TP collective that MegaScale-style overlap can fuse into the adjacent GEMM (all-gather
+  // before a column-parallel GEMM, reduce-scatter after a row-parallel one, and the backward
+  // collectives Megatron already issues asynchronously next to dgrad/wgrad).
+  bool tp_overlappable = false;
+  int layer = -1;  // transformer layer index; -1 for embedding, logits and optimizer work
+
+  const hw::KernelShape* kernel() const { return std::get_if<hw::KernelShape>(&work); }
+  const CommOp* comm() const { return std::get_if<CommOp>(&work); }
+  OpKind kind() const;
+  // Bytes read and written by a kernel, or the collective's size.
+  Bytes bytes() const;
+  // FLOPs the kernel executes (causal attention counts only the pairs it computes); 0 for
+  // communication.
+  Flops kernel_flops() const;
+};
+
+const char* to_string(Phase p);
+const char* to_string(CollectiveKind k);
+const char* to_string(Group g);
+const char* to_string(OpKind k);
+
+}  // namespace megasim::workload

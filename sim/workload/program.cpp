@@ -1,0 +1,181 @@
+#include "workload/program.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "engine/error.h"
+#include "workload/layer_ops.h"
+
+namespace megasim::workload {
+namespace {
+
+double d(std::int64_t v) { return static_cast<double>(v); }
+
+// Bytes per gradient element as reduced over DP: fp32 with bf16 (Megatron-LM sets
+// accumulate_allreduce_grads_in_fp32 for bf16), the training dtype otherwise.
+double grad_bytes(const ParallelPlan& p) { return p.precision == Precision::kBf16 ? 4.0 : 2.0; }
+
+Op comm_op(const std::string& name, Phase phase, CollectiveKind kind, Group group, double bytes) {
+  Op op;
+  op.name = name;
+  op.phase = phase;
+  op.work = CommOp{kind, group, Bytes(bytes)};
+  return op;
+}
+
+Op memory_op(const std::string& name, hw::MemoryKernel kind, double read, double written,
+             double flops) {
+  Op op;
+  op.name = name;
+  op.phase = Phase::kOptimizer;
+  op.work = hw::KernelShape{hw::MemoryShape{kind, Bytes(read), Bytes(written), Flops(flops)}};
+  return op;
+}
+
+// Splits `elements` into DP buckets of Megatron-LM's size, each one collective.
+void add_buckets(std::vector<Op>& out, const std::string& what, CollectiveKind kind,
+                 std::int64_t elements, std::int64_t bucket, double bytes_per_element) {
+  int i = 0;
+  for (std::int64_t left = elements; left > 0; left -= bucket, ++i) {
+    const std::int64_t n = std::min(left, bucket);
+    out.push_back(comm_op(fmt::format("{} bucket {}", what, i), Phase::kOptimizer, kind, Group::kDp,
+                          d(n) * bytes_per_element));
+  }
+}
+
+void build_chunk(const detail::LayerContext& c, ChunkProgram& ch) {
+  const ParallelPlan& p = c.plan;
+  const int first = ch.layers.first, last = ch.layers.first + ch.layers.count;
+  if (ch.has_embedding) detail::append_embedding_forward(c, ch.forward);
+  for (int l = first; l < last; ++l) {
+    if (p.zero3) ch.forward.push_back(detail::zero3_param_gather(c, l, Phase::kForward));
+    detail::append_layer_forward(c, l, Phase::kForward, ch.forward);
+  }
+  if (ch.has_logits) detail::append_logits_forward(c, ch.forward);
+
+  // Recompute opens the backward of the chunk (the step simulator's contract).
+  for (int l = first; l < last; ++l) {
+    if (p.recompute == Recompute::kFull) {
+      if (p.zero3) ch.backward.push_back(detail::zero3_param_gather(c, l, Phase::kRecompute));
+      detail::append_layer_forward(c, l, Phase::kRecompute, ch.backward);
+    } else if (p.recompute == Recompute::kSelective) {
+      detail::append_attention_core(c, l, Phase::kRecompute, ch.backward);
+    }
+  }
+  if (ch.has_logits) detail::append_logits_backward(c, ch.backward);
+  for (int l = last - 1; l >= first; --l) {
+    // With full recompute the parameters gathered for the recompute are still held.
+    if (p.zero3 && p.recompute != Recompute::kFull) {
+      ch.backward.push_back(detail::zero3_param_gather(c, l, Phase::kBackward));
+    }
+    detail::append_layer_backward(c, l, ch.backward);
+    if (p.zero3) ch.backward.push_back(detail::zero3_grad_scatter(c, l));
+  }
+  if (ch.has_embedding) detail::append_embedding_backward(c, ch.backward);
+}
+
+}  // namespace
+
+std::int64_t rank_layer_parameters(const ModelSpec& m, int tp) {
+  const std::int64_t t = tp, h = m.hidden, d_head = m.head_dim();
+  const std::int64_t q_r = static_cast<std::int64_t>(m.heads / tp) * d_head;
+  const std::int64_t kv_r = std::max<std::int64_t>(1, m.kv_heads / tp) * d_head;
+  const std::int64_t f_r = m.ffn_hidden / t;
+  const bool swiglu = m.activation == Activation::kSwiglu;
+  std::int64_t p = h * (q_r + 2 * kv_r) + q_r * h + (swiglu ? 3 : 2) * h * f_r;
+  if (m.bias) p += (q_r + 2 * kv_r) + h + (swiglu ? 2 : 1) * f_r + h;
+  p += (m.parallel_block ? 1 : 2) * norm_parameters(m);
+  return p;
+}
+
+std::int64_t stage_parameters_per_rank(const ModelSpec& m, const ParallelPlan& p, int stage) {
+  const std::int64_t vocab_r = (m.vocab + p.tp - 1) / p.tp;
+  std::int64_t n = stage_layers(m, p, stage) * rank_layer_parameters(m, p.tp);
+  if (stage == 0) {
+    n += vocab_r * m.hidden + (m.position == Position::kLearned ? m.seq * m.hidden : 0);
+  }
+  if (stage == p.pp - 1) {
+    n += norm_parameters(m);
+    // Untied: the output projection. Tied on more than one stage: Megatron keeps a copy of
+    // the word embedding on the last stage and all-reduces its gradient with the first.
+    if (!m.tied_embeddings || p.pp > 1) n += vocab_r * m.hidden;
+  }
+  return n;
+}
+
+StageProgram build_stage(const ModelSpec& m, const ParallelPlan& p, int stage,
+                         const GeneratorOptions& opts) {
+  validate_plan(m, p);
+  if (stage < 0 || stage >= p.pp) {
+    throw InputError(fmt::format("stage {} does not exist: pp = {} has stages 0 to {}", stage, p.pp,
+                                 p.pp - 1));
+  }
+  const detail::LayerContext c(m, p, opts);
+  StageProgram sp;
+  sp.stage = stage;
+  sp.pp_send_bytes = Bytes(d(c.tokens) * d(m.hidden) * c.elem /
+                           (p.sequence_parallel ? d(p.tp) : 1.0));
+  sp.parameters_per_rank = stage_parameters_per_rank(m, p, stage);
+  for (int chunk = 0; chunk < p.vpp; ++chunk) {
+    ChunkProgram ch;
+    ch.chunk = chunk;
+    ch.layers = chunk_layers(m, p, stage, chunk);
+    ch.has_embedding = stage == 0 && chunk == 0;
+    ch.has_logits = stage == p.pp - 1 && chunk == p.vpp - 1;
+    build_chunk(c, ch);
+    sp.chunks.push_back(std::move(ch));
+  }
+
+  // DP gradient synchronisation, in buckets, once per step.
+  const std::int64_t bucket =
+      std::max(opts.dp_bucket_min_elements, opts.dp_bucket_elements_per_rank * p.dp);
+  const std::int64_t params = sp.parameters_per_rank;
+  const bool sharded = p.distributed_optimizer || p.zero3;
+  if (p.dp > 1 && !p.zero3) {
+    add_buckets(sp.dp_gradient_comm,
+                p.distributed_optimizer ? "gradient reduce-scatter" : "gradient all-reduce",
+                p.distributed_optimizer ? CollectiveKind::kReduceScatter : CollectiveKind::kAllReduce,
+                params, bucket, grad_bytes(p));
+  }
+  if (m.tied_embeddings && p.pp > 1 && (stage == 0 || stage == p.pp - 1)) {
+    sp.dp_gradient_comm.push_back(comm_op("tied embedding gradient all-reduce", Phase::kOptimizer,
+                                          CollectiveKind::kAllReduce, Group::kPp,
+                                          d(c.vocab_r * m.hidden) * grad_bytes(p)));
+  }
+
+  // Optimizer step over the parameters this rank updates. Bytes per parameter: Adam reads
+  // the fp32 gradient, master weight and two moments (16 B) and writes master, moments and
+  // the bf16 weight (14 B); LAMB adds a second pass for the layer-wise trust ratio that
+  // writes then rereads an fp32 update (+8 B read, +4 B written). Global-norm clipping first
+  // reads every gradient once. FLOPs per parameter are counted from the update equations
+  // (Adam: moment updates 7, bias-corrected step 5, weight decay and update 4).
+  const double owned = sharded ? d(params) / d(p.dp) : d(params);
+  const double gb = grad_bytes(p);
+  sp.optimizer.push_back(memory_op("gradient norm", hw::MemoryKernel::kCopy, owned * gb, 0.0,
+                                   2.0 * owned));
+  if (p.optimizer == Optimizer::kAdam) {
+    sp.optimizer.push_back(memory_op("adam", hw::MemoryKernel::kAdam, owned * (gb + 12.0),
+                                     owned * (12.0 + c.elem), 16.0 * owned));
+  } else {
+    sp.optimizer.push_back(memory_op("lamb update", hw::MemoryKernel::kLamb, owned * (gb + 12.0),
+                                     owned * 12.0, 16.0 * owned));
+    sp.optimizer.push_back(memory_op("lamb trust-ratio apply", hw::MemoryKernel::kLamb,
+                                     owned * 8.0, owned * (4.0 + c.elem), 6.0 * owned));
+  }
+  if (p.distributed_optimizer && !p.zero3 && p.dp > 1) {
+    add_buckets(sp.dp_param_comm, "parameter all-gather", CollectiveKind::kAllGather, params,
+                bucket, c.elem);
+  }
+  return sp;
+}
+
+std::vector<StageProgram> build_program(const ModelSpec& m, const ParallelPlan& p,
+                                        const GeneratorOptions& opts) {
+  std::vector<StageProgram> stages;
+  stages.reserve(static_cast<std::size_t>(p.pp));
+  for (int s = 0; s < p.pp; ++s) stages.push_back(build_stage(m, p, s, opts));
+  return stages;
+}
+
+}  // namespace megasim::workload

@@ -1,0 +1,70 @@
+// The exact work of one pipeline stage on one rank: for each model chunk (vpp) the ordered
+// forward and backward ops of ONE micro-batch, then per optimizer step the DP gradient
+// communication, the optimizer kernels and the distributed optimizer's parameter all-gather.
+// Every rank of a stage (all TP and DP ranks) runs the same program. The pipeline schedule
+// (which micro-batch and chunk runs when) and the PP send/recv placement belong to the step
+// simulator; the stage gives the bytes a send carries.
+//
+// Conventions (see sim/workload/README.md): GEMM C[m×n] = A[m×k]·B[k×n] with m = tokens;
+// backward of Y = X·W is dgrad dX = dY·Wᵀ then wgrad dW = Xᵀ·dY. Recompute ops (phase
+// kRecompute) open the backward of a chunk. Activations are bf16/fp16 (2 bytes); gradients are
+// reduced in fp32 with bf16 (Megatron-LM forces accumulate_allreduce_grads_in_fp32 for bf16).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "workload/model_spec.h"
+#include "workload/op.h"
+#include "workload/parallel_plan.h"
+
+namespace megasim::workload {
+
+struct GeneratorOptions {
+  // Flash-style single kernel (default), or Megatron's unfused QKᵀ / softmax / dropout / PV.
+  bool fused_attention = true;
+  // Gradient bucket of Megatron-LM's DistributedDataParallel: max(40,000,000, 1,000,000 × dp)
+  // parameters (megatron/core/distributed/distributed_data_parallel.py, bucket_size default).
+  std::int64_t dp_bucket_min_elements = 40'000'000;
+  std::int64_t dp_bucket_elements_per_rank = 1'000'000;
+};
+
+struct ChunkProgram {
+  int chunk = 0;
+  LayerRange layers;
+  bool has_embedding = false;  // first stage, first chunk
+  bool has_logits = false;     // last stage, last chunk
+  std::vector<Op> forward;
+  std::vector<Op> backward;  // recompute ops first, then backward in reverse layer order
+};
+
+struct StageProgram {
+  int stage = 0;
+  std::vector<ChunkProgram> chunks;
+  // Per optimizer step, in order: gradient buckets (reduce-scatter with the distributed
+  // optimizer or ZeRO-3, else all-reduce; the tied-embedding all-reduce between first and
+  // last stage on the PP group), the optimizer kernels, and the parameter all-gather of the
+  // distributed optimizer (empty otherwise; with ZeRO-3 the per-layer gathers are in the
+  // chunk programs).
+  std::vector<Op> dp_gradient_comm;
+  std::vector<Op> optimizer;
+  std::vector<Op> dp_param_comm;
+  // Activation (forward) or its gradient (backward) sent to the neighbouring stage per
+  // micro-batch per chunk: s·b·h elements, / tp with sequence parallelism.
+  Bytes pp_send_bytes{0.0};
+  std::int64_t parameters_per_rank = 0;  // weights this rank holds (before ZeRO sharding)
+};
+
+// Parameters one TP rank holds of one layer: column/row-parallel weights and their split
+// biases / tp; norms and the row-parallel output biases replicated; KV replicated when
+// kv_heads < tp.
+std::int64_t rank_layer_parameters(const ModelSpec& m, int tp);
+std::int64_t stage_parameters_per_rank(const ModelSpec& m, const ParallelPlan& p, int stage);
+
+// Validates the plan (validate_plan) and the stage index.
+StageProgram build_stage(const ModelSpec& m, const ParallelPlan& p, int stage,
+                         const GeneratorOptions& opts = {});
+std::vector<StageProgram> build_program(const ModelSpec& m, const ParallelPlan& p,
+                                        const GeneratorOptions& opts = {});
+
+}  // namespace megasim::workload

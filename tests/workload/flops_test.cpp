@@ -1,0 +1,109 @@
+#include <doctest/doctest.h>
+
+#include "test_models.h"
+#include "workload/flops.h"
+
+using namespace megasim;
+using namespace megasim::workload;
+
+TEST_CASE("flops: MegaScale 175B model FLOPs per token equal the published formula") {
+  const ModelSpec m = io::load_model(std::string(MEGASIM_SOURCE_DIR) + "/models/gpt-175b-megascale.json");
+  const double l = 96, h = 12288, s = 2048, v = 64000;
+  // 72·l·h²·(1 + s/6h + V/16lh) = 1.04367e12 · (1 + 0.027778 + 0.003391) = 1.07620e12
+  const double published = 72.0 * l * h * h * (1.0 + s / (6.0 * h) + v / (16.0 * l * h));
+  CHECK(model_flops_per_token(m).value() == doctest::Approx(published).epsilon(1e-12));
+  CHECK(model_flops_per_token(m).value() == doctest::Approx(1.0762e12).epsilon(1e-3));
+  // The exact count charges the logits 6·h·V instead of 4.5·h·V: 1.5 · 12288 · 64000 more.
+  const FlopsPerToken f = flops_per_token(m);
+  CHECK(f.exact_model.value() - f.model.value() == doctest::Approx(1.5 * h * v).epsilon(1e-9));
+}
+
+TEST_CASE("flops: SC21 hardware FLOPs with full recompute equal Narayanan's 4-pass formula") {
+  const ModelSpec m = io::load_model(std::string(MEGASIM_SOURCE_DIR) + "/models/sc21-1008b.json");
+  const double l = 128, h = 25600, s = 2048, v = 51200;
+  // Narayanan et al. SC'21 eq. (3) per token: 96·l·h²·(1 + s/6h + V/16lh).
+  const double narayanan = 96.0 * l * h * h * (1.0 + s / (6.0 * h) + v / (16.0 * l * h));
+  CHECK(hardware_flops_per_token(m, Recompute::kFull).value() ==
+        doctest::Approx(narayanan).epsilon(1e-12));
+}
+
+TEST_CASE("flops: GQA and SwiGLU closed forms on a tiny model solved by hand") {
+  const ModelSpec m = test::tiny_gqa();
+  // Per layer forward per token: qkv 2·64·(64 + 2·16) = 12288, core 4·16·64 = 4096,
+  // out 2·64·64 = 8192, SwiGLU MLP 6·64·128 = 49152; total 73728, two layers 147456.
+  // Logits 2·64·100 = 12800.
+  const LayerFlops lf = layer_forward_flops_per_token(m);
+  CHECK(lf.qkv.value() == 12288.0);
+  CHECK(lf.attention_core.value() == 4096.0);
+  CHECK(lf.mlp.value() == 49152.0);
+  const FlopsPerToken none = flops_per_token(m, Recompute::kNone);
+  CHECK(none.exact_model.value() == 3.0 * (147456.0 + 12800.0));    // 480768
+  CHECK(none.model.value() == 3.0 * 147456.0 + 2.25 * 12800.0);     // 471168
+  CHECK(none.hardware.value() == none.exact_model.value());
+  // Causal: each query sees (16 + 1)/2 = 8.5 keys on average: core 4·8.5·64 = 2176.
+  CHECK(none.useful.value() == 3.0 * (2.0 * (73728.0 - 4096.0 + 2176.0) + 12800.0));  // 469248
+  CHECK(flops_per_token(m, Recompute::kFull).hardware.value() == 480768.0 + 147456.0);
+  CHECK(flops_per_token(m, Recompute::kSelective).hardware.value() == 480768.0 + 2.0 * 4096.0);
+}
+
+TEST_CASE("flops: a sliding window caps the attention FLOPs") {
+  ModelSpec m = test::tiny_gqa();
+  m.attention_window = 4;
+  // Convention: 4 keys per query, core 4·4·64 = 1024. Causal window: 4·5/2 + 12·4 = 58 pairs
+  // over 16 queries, core 4·58·64/16 = 928.
+  CHECK(layer_forward_flops_per_token(m).attention_core.value() == 1024.0);
+  const FlopsPerToken f = flops_per_token(m);
+  CHECK(f.exact_model.value() - f.useful.value() == doctest::Approx(3.0 * 2.0 * (1024.0 - 928.0)));
+}
+
+TEST_CASE("flops: the generated ops sum to the closed forms for every shipped model") {
+  const auto models = test::shipped_models();
+  REQUIRE(models.size() >= 20);
+  for (const ModelSpec& m : models) {
+    CAPTURE(m.name);
+    ParallelPlan p = test::plan_for(m);
+    for (Recompute rc : {Recompute::kNone, Recompute::kSelective, Recompute::kFull}) {
+      p.recompute = rc;
+      const FlopsPerToken f = flops_per_token(m, rc);
+      const test::FlopSums s = test::sum_program(m, p);
+      CHECK(s.model == doctest::Approx(f.exact_model.value()).epsilon(1e-9));
+      CHECK(s.hardware == doctest::Approx(f.hardware.value()).epsilon(1e-9));
+    }
+    // Useful FLOPs are what the kernels execute: without TP nothing is padded or replicated.
+    ParallelPlan one = p;
+    one.tp = 1;
+    one.sequence_parallel = false;
+    one.recompute = Recompute::kNone;
+    CHECK(test::sum_program(m, one).kernel ==
+          doctest::Approx(flops_per_token(m).useful.value()).epsilon(1e-9));
+  }
+}
+
+TEST_CASE("flops: op sums match with GQA replication sliding windows and unfused attention") {
+  ModelSpec m = test::tiny_gqa();
+  m.attention_window = 4;
+  ParallelPlan p;
+  p.tp = 4;  // 2 KV heads on 4 ranks: each KV head replicated twice
+  p.sequence_parallel = true;
+  p.pp = 2;
+  p.global_batch = 4;
+  p.recompute = Recompute::kSelective;
+  for (bool fused : {true, false}) {
+    GeneratorOptions o;
+    o.fused_attention = fused;
+    const test::FlopSums s = test::sum_program(m, p, o);
+    CHECK(s.model == doctest::Approx(flops_per_token(m).exact_model.value()).epsilon(1e-12));
+    CHECK(s.hardware ==
+          doctest::Approx(flops_per_token(m, Recompute::kSelective).hardware.value()).epsilon(1e-12));
+  }
+  // Unfused attention computes every score: its kernels run the full s² the convention
+  // charges without a window (4·16·64 per token, not 4·4·64).
+  m.attention_window = 0;
+  p.tp = 1;
+  p.sequence_parallel = false;
+  p.recompute = Recompute::kNone;
+  GeneratorOptions unfused;
+  unfused.fused_attention = false;
+  CHECK(test::sum_program(m, p, unfused).kernel ==
+        doctest::Approx(flops_per_token(m).exact_model.value()).epsilon(1e-12));
+}

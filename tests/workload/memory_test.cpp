@@ -1,0 +1,173 @@
+// Activation memory against Korthikanti et al. 2022, "Reducing Activation Recomputation in
+// Large Transformer Models" (arXiv 2205.05198): Table 2 gives the bytes per transformer layer
+// for each technique, section 4.2.3 / eq. (5) the first pipeline stage's total with 1F1B
+// (p micro-batches of L/p layers: L layers' worth) and the interleaved factor
+// (1 + (p − 1)/(p·m)), and Table 3 the configurations of the 22B, 175B, 530B and 1T models.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "engine/error.h"
+#include "test_models.h"
+#include "workload/memory.h"
+
+using namespace megasim;
+using namespace megasim::workload;
+
+namespace {
+
+ModelSpec model(const std::string& name) {
+  return io::load_model(std::string(MEGASIM_SOURCE_DIR) + "/models/" + name + ".json");
+}
+
+// Table 3 of the paper: t = 8 for all four models; micro-batch 4 for 22B, 1 otherwise.
+ParallelPlan korthikanti_plan(const std::string& name) {
+  ParallelPlan p;
+  p.tp = 8;
+  if (name == "korthikanti-22b") {
+    p.micro_batch = 4;
+    p.global_batch = 4;
+  } else if (name == "korthikanti-175b") {
+    p.pp = 8;
+    p.vpp = 3;
+    p.schedule = Schedule::kInterleaved;
+    p.global_batch = 64;
+  } else if (name == "korthikanti-530b") {
+    p.pp = 35;
+    p.vpp = 3;
+    p.schedule = Schedule::kInterleaved;
+    p.global_batch = 280;
+  } else {
+    p.pp = 64;
+    p.global_batch = 512;
+  }
+  return p;
+}
+
+}  // namespace
+
+TEST_CASE("memory: per-layer activations match Korthikanti et al. Table 2 within 5 percent") {
+  for (const std::string name :
+       {"korthikanti-22b", "korthikanti-175b", "korthikanti-530b", "korthikanti-1t"}) {
+    CAPTURE(name);
+    const ModelSpec m = model(name);
+    ParallelPlan p = korthikanti_plan(name);
+    const double s = m.seq, b = p.micro_batch, h = m.hidden, a = m.heads, t = p.tp;
+    const double sbh = s * b * h;
+    // Table 2 rows, bytes per layer.
+    const double tensor_parallel = sbh * (10.0 + 24.0 / t + 5.0 * a * s / (h * t));
+    const double tp_sp = sbh / t * (34.0 + 5.0 * a * s / h);
+    const double tp_selective = sbh * (10.0 + 24.0 / t);
+    const double tp_sp_selective = sbh * 34.0 / t;
+    const double full = 2.0 * sbh;
+
+    CHECK(activation_bytes_per_layer(m, p).value() == doctest::Approx(tensor_parallel).epsilon(0.05));
+    p.sequence_parallel = true;
+    CHECK(activation_bytes_per_layer(m, p).value() == doctest::Approx(tp_sp).epsilon(0.05));
+    p.recompute = Recompute::kSelective;
+    CHECK(activation_bytes_per_layer(m, p).value() == doctest::Approx(tp_sp_selective).epsilon(0.05));
+    p.sequence_parallel = false;
+    CHECK(activation_bytes_per_layer(m, p).value() == doctest::Approx(tp_selective).epsilon(0.05));
+    p.recompute = Recompute::kFull;
+    CHECK(activation_bytes_per_layer(m, p).value() == doctest::Approx(full).epsilon(0.05));
+    // With no parallelism at all the first row, s·b·h·(34 + 5as/h).
+    ParallelPlan none;
+    none.micro_batch = p.micro_batch;
+    none.global_batch = p.micro_batch;
+    CHECK(activation_bytes_per_layer(m, none).value() ==
+          doctest::Approx(sbh * (34.0 + 5.0 * a * s / h)).epsilon(0.05));
+  }
+}
+
+TEST_CASE("memory: GPT-3 175B's attention scores outweigh the rest of the layer") {
+  // a = 96, s = 2048, h = 12288: 5as/h = 5·96·2048/12288 = 80 > 34, so selective recompute
+  // keeps 34/(34 + 80) = 29.8% of the layer's activations.
+  const ModelSpec m = model("gpt3-175b");
+  ParallelPlan p;
+  p.tp = 8;
+  p.sequence_parallel = true;
+  p.global_batch = 1;
+  const double all = activation_bytes_per_layer(m, p).value();
+  p.recompute = Recompute::kSelective;
+  CHECK(activation_bytes_per_layer(m, p).value() / all == doctest::Approx(34.0 / 114.0));
+}
+
+TEST_CASE("memory: the first stage holds L layers with 1F1B and (1 + (p-1)/(pm)) more interleaved") {
+  // 1T: L = 128, p = 64, SP + selective: first stage holds 64 micro-batches × 2 layers.
+  const ModelSpec t1 = model("korthikanti-1t");
+  ParallelPlan p = korthikanti_plan("korthikanti-1t");
+  p.sequence_parallel = true;
+  p.recompute = Recompute::kSelective;
+  const double sbh = 2048.0 * 25600.0;
+  MemoryEstimate e = estimate_memory(t1, p, 0);
+  CHECK(e.micro_batches_in_flight == 64.0);
+  CHECK(e.activations.value() == doctest::Approx(sbh * 128.0 * 34.0 / 8.0).epsilon(0.05));
+  // The last stage holds one micro-batch.
+  CHECK(estimate_memory(t1, p, 63).micro_batches_in_flight == 1.0);
+
+  // 175B: L = 96, p = 8, m = 3 chunks: factor 1 + 7/24.
+  const ModelSpec m175 = model("korthikanti-175b");
+  ParallelPlan q = korthikanti_plan("korthikanti-175b");
+  q.sequence_parallel = true;
+  q.recompute = Recompute::kSelective;
+  const double sbh175 = 2048.0 * 12288.0;
+  e = estimate_memory(m175, q, 0);
+  CHECK(e.activations.value() ==
+        doctest::Approx(sbh175 * 96.0 * 34.0 / 8.0 * (1.0 + 7.0 / 24.0)).epsilon(0.05));
+}
+
+TEST_CASE("memory: model states follow Megatron-LM's bytes per parameter") {
+  // bf16 weights with fp32 gradients: 18 bytes per parameter, 6 + 12/d with the distributed
+  // optimizer (Megatron-LM docs, distributed optimizer).
+  const ModelSpec m = model("gpt-175b-megascale");
+  ParallelPlan p;
+  p.tp = 8;
+  p.pp = 8;
+  p.dp = 16;
+  p.global_batch = 128;
+  const double params = static_cast<double>(stage_parameters_per_rank(m, p, 3));
+  MemoryEstimate e = estimate_memory(m, p, 3);
+  CHECK((e.weights + e.gradients + e.optimizer_states).value() == doctest::Approx(18.0 * params));
+  p.distributed_optimizer = true;
+  e = estimate_memory(m, p, 3);
+  CHECK((e.weights + e.gradients + e.optimizer_states).value() ==
+        doctest::Approx((6.0 + 12.0 / 16.0) * params));
+  p.zero3 = true;
+  e = estimate_memory(m, p, 3);
+  CHECK(e.optimizer_states.value() == doctest::Approx(12.0 * params / 16.0));
+  CHECK(e.weights.value() < 2.0 * params / 4.0);
+}
+
+TEST_CASE("memory: a plan that does not fit names the stage every part and the capacity") {
+  const ModelSpec m = model("gpt-175b-megascale");
+  ParallelPlan p;
+  p.tp = 8;
+  p.global_batch = 8;
+  const MemoryEstimate e = estimate_memory(m, p, 0);
+  // 175B parameters / 8 ranks × 18 B ≈ 366 GiB of model states alone.
+  CHECK(e.total().value() > 300.0 * kGiB.value());
+  try {
+    check_fits(e, kGiB * 80.0);
+    FAIL("expected an error");
+  } catch (const InputError& err) {
+    const std::string msg = err.what();
+    CHECK(msg.find("pipeline stage 0 needs") != std::string::npos);
+    CHECK(msg.find("the device has 80.0 GiB") != std::string::npos);
+    CHECK(msg.find("optimizer states") != std::string::npos);
+    CHECK(msg.find("activations") != std::string::npos);
+  }
+  // MegaScale's own plan fits an 80 GiB A100 on every stage.
+  ParallelPlan ms;
+  ms.tp = 8;
+  ms.sequence_parallel = true;
+  ms.pp = 8;
+  ms.vpp = 6;
+  ms.schedule = Schedule::kInterleaved;
+  ms.dp = 192;
+  ms.global_batch = 6144;
+  ms.distributed_optimizer = true;
+  ms.recompute = Recompute::kSelective;
+  for (int stage = 0; stage < 8; ++stage) {
+    CHECK_NOTHROW(check_fits(estimate_memory(m, ms, stage), kGiB * 80.0));
+  }
+}

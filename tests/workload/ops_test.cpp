@@ -1,0 +1,208 @@
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <string>
+
+#include "test_models.h"
+
+using namespace megasim;
+using namespace megasim::workload;
+
+namespace {
+
+ModelSpec gpt175() {
+  return io::load_model(std::string(MEGASIM_SOURCE_DIR) + "/models/gpt-175b-megascale.json");
+}
+
+// MegaScale's 175B plan (scenarios/megascale-175b-12288.json).
+ParallelPlan megascale_plan() {
+  ParallelPlan p;
+  p.tp = 8;
+  p.sequence_parallel = true;
+  p.pp = 8;
+  p.vpp = 6;
+  p.schedule = Schedule::kInterleaved;
+  p.dp = 192;
+  p.micro_batch = 1;
+  p.global_batch = 6144;
+  p.distributed_optimizer = true;
+  p.recompute = Recompute::kSelective;
+  return p;
+}
+
+std::vector<const Op*> layer_ops(const std::vector<Op>& ops, int layer, Phase phase) {
+  std::vector<const Op*> out;
+  for (const Op& op : ops) {
+    if (op.layer == layer && op.phase == phase) out.push_back(&op);
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("ops: interleaved layer placement follows Megatron-LM") {
+  const ModelSpec m = gpt175();
+  const ParallelPlan p = megascale_plan();
+  // 96 layers over 8 stages × 6 chunks: chunks of 2; chunk c of stage i starts at 16c + 2i.
+  CHECK(chunk_layers(m, p, 0, 0).first == 0);
+  CHECK(chunk_layers(m, p, 3, 0).first == 6);
+  CHECK(chunk_layers(m, p, 3, 2).first == 38);
+  CHECK(chunk_layers(m, p, 7, 5).first == 94);
+  CHECK(chunk_layers(m, p, 7, 5).count == 2);
+  const StageProgram last = build_stage(m, p, 7);
+  CHECK(last.chunks.size() == 6);
+  CHECK(last.chunks.back().has_logits);
+  CHECK_FALSE(last.chunks.front().has_logits);
+  CHECK(build_stage(m, p, 0).chunks.front().has_embedding);
+}
+
+TEST_CASE("ops: TP collectives of a sequence-parallel layer and their sizes") {
+  const ModelSpec m = gpt175();
+  const ParallelPlan p = megascale_plan();
+  const StageProgram st = build_stage(m, p, 1);
+  const ChunkProgram& ch = st.chunks[0];  // layers 2 and 3
+  const auto fwd = layer_ops(ch.forward, 2, Phase::kForward);
+  int gathers = 0, scatters = 0, reduces = 0;
+  for (const Op* op : fwd) {
+    if (const CommOp* c = op->comm()) {
+      // s·b·h bf16 elements: 2048 · 1 · 12288 · 2 B = 50,331,648 B.
+      CHECK(c->size.value() == 50331648.0);
+      CHECK(c->group == Group::kTp);
+      CHECK(op->tp_overlappable);
+      gathers += c->kind == CollectiveKind::kAllGather;
+      scatters += c->kind == CollectiveKind::kReduceScatter;
+      reduces += c->kind == CollectiveKind::kAllReduce;
+    }
+  }
+  CHECK(gathers == 2);
+  CHECK(scatters == 2);
+  CHECK(reduces == 0);
+  // The QKV GEMM of one rank: 2048 tokens × (3·12288/8 = 4608) × 12288.
+  const auto qkv = std::find_if(fwd.begin(), fwd.end(), [](const Op* o) {
+    return o->name == "layer 2 attention qkv fwd";
+  });
+  REQUIRE(qkv != fwd.end());
+  const auto& g = std::get<hw::GemmShape>(*(*qkv)->kernel());
+  CHECK(g.m == 2048);
+  CHECK(g.n == 4608);
+  CHECK(g.k == 12288);
+  // PP activation: s·b·h·2 / tp with SP = 6,291,456 B.
+  CHECK(st.pp_send_bytes.value() == 6291456.0);
+}
+
+TEST_CASE("ops: without SP each sublayer all-reduces once forward and once backward") {
+  const ModelSpec m = gpt175();
+  ParallelPlan p = megascale_plan();
+  p.sequence_parallel = false;
+  const ChunkProgram ch = build_stage(m, p, 1).chunks[0];
+  int fwd = 0, bwd = 0;
+  for (const Op* op : layer_ops(ch.forward, 2, Phase::kForward)) fwd += op->comm() != nullptr;
+  for (const Op* op : layer_ops(ch.backward, 2, Phase::kBackward)) bwd += op->comm() != nullptr;
+  CHECK(fwd == 2);
+  CHECK(bwd == 2);
+}
+
+TEST_CASE("ops: a parallel block gathers and reduces once per layer") {
+  ModelSpec m = gpt175();
+  m.parallel_block = true;
+  const ChunkProgram ch = build_stage(m, megascale_plan(), 1).chunks[0];
+  int comms = 0;
+  for (const Op* op : layer_ops(ch.forward, 2, Phase::kForward)) comms += op->comm() != nullptr;
+  CHECK(comms == 2);  // one all-gather in, one reduce-scatter out
+}
+
+TEST_CASE("ops: recompute ops open the backward of a chunk") {
+  const ModelSpec m = gpt175();
+  ParallelPlan p = megascale_plan();
+  for (Recompute rc : {Recompute::kSelective, Recompute::kFull}) {
+    p.recompute = rc;
+    const ChunkProgram ch = build_stage(m, p, 2).chunks[1];
+    REQUIRE_FALSE(ch.backward.empty());
+    CHECK(ch.backward.front().phase == Phase::kRecompute);
+    const auto first_bwd = std::find_if(ch.backward.begin(), ch.backward.end(),
+                                        [](const Op& o) { return o.phase == Phase::kBackward; });
+    const bool all_recompute_first = std::all_of(ch.backward.begin(), first_bwd, [](const Op& o) {
+      return o.phase == Phase::kRecompute;
+    });
+    CHECK(all_recompute_first);
+    CHECK(std::none_of(first_bwd, ch.backward.end(),
+                       [](const Op& o) { return o.phase == Phase::kRecompute; }));
+    for (auto it = ch.backward.begin(); it != first_bwd; ++it) CHECK(it->model_flops.value() == 0.0);
+  }
+  p.recompute = Recompute::kNone;
+  CHECK(build_stage(m, p, 2).chunks[1].backward.front().phase == Phase::kBackward);
+}
+
+TEST_CASE("ops: DP gradient buckets and the distributed optimizer all-gather cover every parameter") {
+  const ModelSpec m = gpt175();
+  const ParallelPlan p = megascale_plan();
+  const StageProgram st = build_stage(m, p, 3);
+  // Bucket = max(40e6, 1e6 · 192) = 192e6 parameters.
+  double rs = 0, ag = 0;
+  for (const Op& op : st.dp_gradient_comm) {
+    CHECK(op.comm()->kind == CollectiveKind::kReduceScatter);
+    CHECK(op.comm()->size.value() <= 192e6 * 4.0);
+    rs += op.comm()->size.value();
+  }
+  for (const Op& op : st.dp_param_comm) {
+    CHECK(op.comm()->kind == CollectiveKind::kAllGather);
+    ag += op.comm()->size.value();
+  }
+  const double params = static_cast<double>(st.parameters_per_rank);
+  CHECK(rs == params * 4.0);  // fp32 gradients
+  CHECK(ag == params * 2.0);  // bf16 parameters
+  // Stage 3 of 8 holds 12 layers. Per rank: weights 12·h²/8 = 1.5·h²; split QKV and fc1
+  // biases 3h/8 + 4h/8 = 0.875·h; replicated attention-out and fc2 biases 2h; two
+  // LayerNorms 4h.
+  const double h = 12288;
+  CHECK(params == 12.0 * (1.5 * h * h + 0.875 * h + 2.0 * h + 4.0 * h));
+  // Adam over this rank's 1/192 shard.
+  REQUIRE(st.optimizer.size() == 2);
+  CHECK(std::get<hw::MemoryShape>(*st.optimizer[1].kernel()).bytes_read.value() ==
+        doctest::Approx(params / 192.0 * 16.0));
+}
+
+TEST_CASE("ops: ZeRO-3 gathers each layer's parameters and scatters its gradients") {
+  const ModelSpec m = test::tiny_gqa();
+  ParallelPlan p;
+  p.dp = 4;
+  p.global_batch = 4;
+  p.zero3 = true;
+  const StageProgram st = build_stage(m, p, 0);
+  int gathers = 0, scatters = 0;
+  for (const auto* ops : {&st.chunks[0].forward, &st.chunks[0].backward}) {
+    for (const Op& op : *ops) {
+      if (const CommOp* c = op.comm(); c && c->group == Group::kDp) {
+        gathers += c->kind == CollectiveKind::kAllGather;
+        scatters += c->kind == CollectiveKind::kReduceScatter;
+      }
+    }
+  }
+  CHECK(gathers == 4);   // 2 layers × (forward + backward)
+  CHECK(scatters == 2);  // 2 layers
+  CHECK(st.dp_gradient_comm.empty());
+  CHECK(st.dp_param_comm.empty());
+}
+
+TEST_CASE("ops: GQA shapes on a TP rank") {
+  const ModelSpec m = io::load_model(std::string(MEGASIM_SOURCE_DIR) + "/models/llama3-405b-like.json");
+  ParallelPlan p;
+  p.tp = 8;
+  p.pp = 2;
+  p.global_batch = 2;
+  const ChunkProgram ch = build_stage(m, p, 0).chunks[0];
+  for (const Op& op : ch.forward) {
+    if (op.name == "layer 0 attention qkv fwd") {
+      // 16 query heads and 1 KV head of 128 per rank: 2048 + 2·128 = 2304 columns.
+      CHECK(std::get<hw::GemmShape>(*op.kernel()).n == 2304);
+    }
+    if (op.name == "layer 0 attention core fwd") {
+      const auto& a = std::get<hw::AttentionShape>(*op.kernel());
+      CHECK(a.heads == 16);
+      CHECK(a.kv_heads == 1);
+      CHECK(a.seq == 8192);
+      CHECK(a.causal);
+    }
+    if (op.name == "layer 0 mlp fc1 fwd") CHECK(std::get<hw::GemmShape>(*op.kernel()).n == 2 * 6656);
+  }
+}

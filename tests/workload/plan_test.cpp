@@ -1,0 +1,120 @@
+#include <doctest/doctest.h>
+
+#include <set>
+#include <string>
+
+#include "engine/error.h"
+#include "test_models.h"
+
+using namespace megasim;
+using namespace megasim::workload;
+
+namespace {
+
+struct BadPlan {
+  const char* what;
+  ModelSpec model;
+  ParallelPlan plan;
+  const char* message;  // the numbers the error must name
+};
+
+ModelSpec gpt(int layers, int heads, int kv_heads, std::int64_t ffn, std::int64_t seq) {
+  ModelSpec m;
+  m.name = "gpt-test";
+  m.layers = layers;
+  m.hidden = 96 * heads;
+  m.heads = heads;
+  m.kv_heads = kv_heads;
+  m.ffn_hidden = ffn;
+  m.seq = seq;
+  m.vocab = 1000;
+  return m;
+}
+
+ParallelPlan plan(int tp, int pp, int vpp, int dp, int mb, std::int64_t gb) {
+  ParallelPlan p;
+  p.tp = tp;
+  p.pp = pp;
+  p.vpp = vpp;
+  p.schedule = vpp > 1 ? Schedule::kInterleaved : Schedule::kOneFOneB;
+  p.dp = dp;
+  p.micro_batch = mb;
+  p.global_batch = gb;
+  return p;
+}
+
+std::string error_of(const ModelSpec& m, const ParallelPlan& p) {
+  try {
+    validate_plan(m, p);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("plan: every invalid plan in the table gets its own error naming the numbers") {
+  const ModelSpec base = gpt(96, 128, 128, 4 * 96 * 128, 2048);
+  ParallelPlan sp_plan = plan(4, 1, 1, 1, 1, 8);
+  sp_plan.sequence_parallel = true;
+  ParallelPlan split_sum = plan(1, 2, 1, 1, 1, 8);
+  split_sum.layer_split = {40, 50};
+  ParallelPlan split_len = plan(1, 2, 1, 1, 1, 8);
+  split_len.layer_split = {96};
+  ParallelPlan split_zero = plan(1, 3, 1, 1, 1, 8);
+  split_zero.layer_split = {48, 48, 0};
+  ParallelPlan split_vpp = plan(1, 2, 2, 1, 1, 8);
+  split_vpp.layer_split = {48, 48};
+
+  const BadPlan cases[] = {
+      {"heads % tp", base, plan(3, 1, 1, 1, 1, 8), "heads 128 is not divisible by tp 3"},
+      {"kv_heads vs tp", gpt(4, 12, 4, 1200, 2048), plan(3, 1, 1, 1, 1, 8),
+       "kv_heads 4 and tp 3"},
+      {"ffn % tp", gpt(4, 8, 8, 1001, 2048), plan(8, 1, 1, 1, 1, 8),
+       "ffn_hidden 1001 is not divisible by tp 8"},
+      {"seq % tp with SP", gpt(4, 8, 8, 1024, 2046), sp_plan, "seq 2046 over tp 4"},
+      {"layers into pp × vpp", base, plan(1, 8, 5, 1, 1, 64),
+       "layers 96 do not divide into pp × vpp = 8 × 5 = 40"},
+      {"layer_split sum", base, split_sum, "layer_split sums to 90 layers but the model has 96"},
+      {"layer_split length", base, split_len, "layer_split has 1 entries but pp = 2"},
+      {"layer_split empty stage", base, split_zero, "layer_split[2] = 0"},
+      {"layer_split with vpp", base, split_vpp, "interleaved schedule (vpp = 2)"},
+      {"global batch % (dp × micro_batch)", base, plan(1, 1, 1, 3, 2, 100),
+       "global_batch 100 is not divisible by dp × micro_batch = 3 × 2 = 6"},
+      {"micro-batches % pp interleaved", base, plan(1, 8, 2, 1, 1, 12),
+       "= 12, to be a multiple of pp 8"},
+      {"zero degree", base, plan(0, 1, 1, 1, 1, 8), "tp 0"},
+  };
+  std::set<std::string> seen;
+  for (const BadPlan& c : cases) {
+    CAPTURE(c.what);
+    const std::string err = error_of(c.model, c.plan);
+    CHECK(err.find(c.message) != std::string::npos);
+    CHECK(seen.insert(err).second);  // no two cases share a message
+  }
+}
+
+TEST_CASE("plan: the MegaScale plans and an uneven split validate") {
+  const ModelSpec m175 = io::load_model(std::string(MEGASIM_SOURCE_DIR) + "/models/gpt-175b-megascale.json");
+  CHECK_NOTHROW(validate_plan(m175, plan(8, 8, 6, 192, 1, 6144)));
+  const ModelSpec m530 = io::load_model(std::string(MEGASIM_SOURCE_DIR) + "/models/gpt-530b-megascale.json");
+  CHECK_NOTHROW(validate_plan(m530, plan(8, 35, 3, 1, 1, 280)));
+  ParallelPlan uneven = plan(8, 2, 1, 1, 1, 8);
+  uneven.layer_split = {46, 50};
+  CHECK_NOTHROW(validate_plan(m175, uneven));
+  CHECK(chunk_layers(m175, uneven, 1, 0).first == 46);
+  CHECK(stage_layers(m175, uneven, 1) == 50);
+}
+
+TEST_CASE("plan: the GPU count must match the cluster") {
+  const ParallelPlan p = plan(8, 8, 1, 16, 1, 128);
+  CHECK_NOTHROW(check_gpu_count(p, 1024));
+  try {
+    check_gpu_count(p, 1000);
+    FAIL("expected an error");
+  } catch (const InputError& e) {
+    CHECK(std::string(e.what()).find("8 × 8 × 16 = 1024 GPUs but the cluster has 1000") !=
+          std::string::npos);
+  }
+}

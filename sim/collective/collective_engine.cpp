@@ -64,8 +64,11 @@ void CollectiveEngine::tree_flows(const CollectiveCall& call, const CommShape& s
   const int channels = constants_.channels;
   const double bytes = call.bytes.value() / channels / factor;
   const int m = shape.nodes;
+  // Channels are spread over the rails first (rotation by c) and then alternate between the two
+  // trees, so every rail carries both trees and no NIC takes an interior node's load twice.
+  const int k = shape.max_per_node;
   for (int c = 0; c < channels; ++c) {
-    const int t = c % 2;
+    const int t = channels >= 2 * k ? (c / k) % 2 : c % 2;
     const std::uint64_t entropy = call.tag * 4099u + static_cast<std::uint64_t>(c);
     for (int node = 0; node < m; ++node) {
       const auto& members = shape.by_node[static_cast<std::size_t>(node)];
@@ -108,11 +111,10 @@ void CollectiveEngine::launch(const CollectiveCall& call, std::function<void()> 
   const ModelCost cost = model_.cost(call, shape, algorithm, protocol);
   std::vector<Flow> flows;
   if (shape.ranks > 1) {
-    const bool multi = shape.nodes > 1;
     if (algorithm == Algorithm::kDirect) {
       direct_flows(call, flows);
     } else {
-      const double factor = constants_.bandwidth_factor(to_hw(algorithm), to_hw(protocol), multi);
+      const double factor = 1.0 / model_.flow_scale(shape, algorithm, protocol);
       if (algorithm == Algorithm::kRing) ring_flows(call, shape, factor, flows);
       else tree_flows(call, shape, factor, flows);
     }

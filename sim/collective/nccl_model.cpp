@@ -57,18 +57,37 @@ CommShape comm_shape(const net::Topology& topology, const std::vector<int>& gpus
   return s;
 }
 
-BytesPerSec NcclModel::link_bus_bandwidth(const CommShape& shape) const {
+BytesPerSec NcclModel::uncapped_link_bandwidth(const CommShape& shape) const {
   const net::NodeSpec& n = topology_.spec().node;
-  const BytesPerSec nvlink = n.nvlink_per_gpu * n.nvlink_efficiency;
-  BytesPerSec bw = nvlink;
+  BytesPerSec bw = n.nvlink_per_gpu * n.nvlink_efficiency;
   if (shape.nodes > 1) {
-    // The ring's inter-node traffic of a node leaves through the NICs its ranks can reach.
+    // The inter-node traffic of a node leaves through the NICs its ranks own.
     const int nics_used = std::max(1, std::min(n.nics, shape.max_per_node * n.nics / n.gpus));
-    const BytesPerSec net = n.nic * n.nic_efficiency * static_cast<double>(nics_used);
-    bw = std::min(bw, net);
+    bw = std::min(bw, n.nic * n.nic_efficiency * static_cast<double>(nics_used));
   }
+  return bw;
+}
+
+BytesPerSec NcclModel::link_bus_bandwidth(const CommShape& shape) const {
+  BytesPerSec bw = uncapped_link_bandwidth(shape);
   if (constants_.busbw_cap_gbps > 0.0) bw = std::min(bw, gbyte_per_s(constants_.busbw_cap_gbps));
   return bw;
+}
+
+BytesPerSec NcclModel::bus_bandwidth(const CommShape& shape, Algorithm algorithm,
+                                     Protocol protocol) const {
+  const hw::CollAlgorithm a = to_hw(algorithm);
+  const hw::CollProtocol p = to_hw(protocol);
+  BytesPerSec bus = link_bus_bandwidth(shape) * constants_.bandwidth_factor(a, p, shape.nodes > 1);
+  if (algorithm == Algorithm::kTree) {
+    const double cap = constants_.tree_busbw_cap(p, shape.nodes);
+    if (cap > 0.0) bus = std::min(bus, gbyte_per_s(cap));
+  }
+  return bus;
+}
+
+double NcclModel::flow_scale(const CommShape& shape, Algorithm algorithm, Protocol protocol) const {
+  return std::max(1.0, uncapped_link_bandwidth(shape) / bus_bandwidth(shape, algorithm, protocol));
 }
 
 ModelCost NcclModel::cost(const CollectiveCall& call, const CommShape& shape, Algorithm algorithm,
@@ -103,7 +122,7 @@ ModelCost NcclModel::cost(const CollectiveCall& call, const CommShape& shape, Al
   if (algorithm == Algorithm::kTree && call.op != Op::kAllReduce) return c;
   const hw::CollAlgorithm a = to_hw(algorithm);
   const hw::CollProtocol p = to_hw(protocol);
-  const BytesPerSec bus = link_bw * constants_.bandwidth_factor(a, p, multi);
+  const BytesPerSec bus = bus_bandwidth(shape, algorithm, protocol);
 
   int nsteps = n, inter_steps = nn;
   if (call.op == Op::kAllReduce) {

@@ -48,6 +48,13 @@ class NcclModel {
   // Bus bandwidth of the links before protocol factors: NVLink per GPU on one node; on
   // several, the lesser of NVLink and the NICs' share per GPU.
   BytesPerSec link_bus_bandwidth(const CommShape& shape) const;
+  BytesPerSec uncapped_link_bandwidth(const CommShape& shape) const;
+  // The bus bandwidth NCCL's model gives an algorithm and protocol: the links' bandwidth under
+  // the per-architecture cap, times the protocol factor, and for trees under the tree cap.
+  BytesPerSec bus_bandwidth(const CommShape& shape, Algorithm algorithm, Protocol protocol) const;
+  // Wire bytes per payload byte for the flows of that algorithm and protocol: the links'
+  // bandwidth over bus_bandwidth (>= 1), so flows on idle links reproduce the model's rate.
+  double flow_scale(const CommShape& shape, Algorithm algorithm, Protocol protocol) const;
 
  private:
   const net::Topology& topology_;

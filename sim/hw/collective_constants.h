@@ -34,6 +34,10 @@ struct CollectiveConstants {
   AlgoProtoTable bandwidth_factor_intra{};
   AlgoProtoTable bandwidth_factor_inter{};
   double busbw_cap_gbps = 0.0;  // NCCL's per-arch cap on modelled bus bandwidth (0: none)
+  // Cap on a tree's bus bandwidth after protocol factors, [proto], for 2 nodes or fewer and
+  // for more (NCCL's maxTreeBw); 0: none.
+  ProtoTable tree_cap_two_nodes_gbps{};
+  ProtoTable tree_cap_more_nodes_gbps{};
   int channels = 1;             // channels (rings / tree pairs) NCCL opens
 
   double base_latency(CollAlgorithm a, CollProtocol p) const {
@@ -45,6 +49,9 @@ struct CollectiveConstants {
   double bandwidth_factor(CollAlgorithm a, CollProtocol p, bool multi_node) const {
     const auto& t = multi_node ? bandwidth_factor_inter : bandwidth_factor_intra;
     return t[static_cast<int>(a)][static_cast<int>(p)];
+  }
+  double tree_busbw_cap(CollProtocol p, int nodes) const {
+    return (nodes > 2 ? tree_cap_more_nodes_gbps : tree_cap_two_nodes_gbps)[static_cast<int>(p)];
   }
 };
 

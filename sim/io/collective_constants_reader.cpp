@@ -18,7 +18,7 @@ hw::ProtoTable read_protocols(JsonReader r, double hi) {
   return t;
 }
 
-hw::AlgoProtoTable read_algorithms(JsonReader r, double hi) {
+hw::AlgoProtoTable read_algorithms(JsonReader& r, double hi) {
   hw::AlgoProtoTable t{};
   t[static_cast<int>(hw::CollAlgorithm::kTree)] = read_protocols(r.object("tree"), hi);
   t[static_cast<int>(hw::CollAlgorithm::kRing)] = read_protocols(r.object("ring"), hi);
@@ -39,16 +39,23 @@ hw::CollectiveConstants read_collective_constants(JsonReader r) {
   {
     JsonReader h = r.object("hw_latency_us");
     h.string("source");
-    c.hw_latency_us[static_cast<int>(hw::CollLinkType::kNvlink)] = read_algorithms(h.object("nvlink"), kMaxLatencyUs);
-    c.hw_latency_us[static_cast<int>(hw::CollLinkType::kPcie)] = read_algorithms(h.object("pcie"), kMaxLatencyUs);
-    c.hw_latency_us[static_cast<int>(hw::CollLinkType::kNet)] = read_algorithms(h.object("net"), kMaxLatencyUs);
+    const char* names[hw::kCollLinkTypes] = {"nvlink", "pcie", "net"};  // CollLinkType order
+    for (int l = 0; l < hw::kCollLinkTypes; ++l) {
+      JsonReader link = h.object(names[l]);
+      c.hw_latency_us[static_cast<std::size_t>(l)] = read_algorithms(link, kMaxLatencyUs);
+      link.finish();
+    }
     h.finish();
   }
   {
     JsonReader f = r.object("bandwidth_factor");
     f.string("source");
-    c.bandwidth_factor_intra = read_algorithms(f.object("intra_node"), 1.0);
-    c.bandwidth_factor_inter = read_algorithms(f.object("inter_node"), 1.0);
+    JsonReader intra = f.object("intra_node");
+    c.bandwidth_factor_intra = read_algorithms(intra, 1.0);
+    intra.finish();
+    JsonReader inter = f.object("inter_node");
+    c.bandwidth_factor_inter = read_algorithms(inter, 1.0);
+    inter.finish();
     f.finish();
     for (const auto* t : {&c.bandwidth_factor_intra, &c.bandwidth_factor_inter})
       for (const auto& row : *t)
@@ -60,6 +67,13 @@ hw::CollectiveConstants read_collective_constants(JsonReader r) {
     c.busbw_cap_gbps = cap.number("value", 0.0, 1e5);
     cap.string("source");
     cap.finish();
+  }
+  {
+    JsonReader t = r.object("tree_busbw_cap_gbps");
+    t.string("source");
+    c.tree_cap_two_nodes_gbps = read_protocols(t.object("two_nodes"), 1e5);
+    c.tree_cap_more_nodes_gbps = read_protocols(t.object("more_nodes"), 1e5);
+    t.finish();
   }
   {
     JsonReader ch = r.object("channels");

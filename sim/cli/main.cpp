@@ -19,6 +19,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   megasim::cli::add_simulate_command(app);
   megasim::cli::add_inspect_command(app);
+  megasim::cli::add_collective_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {

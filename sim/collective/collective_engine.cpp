@@ -1,0 +1,164 @@
+#include "collective/collective_engine.h"
+
+#include <memory>
+#include <utility>
+
+#include "engine/error.h"
+
+namespace megasim::collective {
+namespace {
+
+// Ranks of one node in channel c's order: the node's ranks rotated by c.
+int rotated(const std::vector<int>& members, int c, std::size_t i) {
+  const std::size_t k = members.size();
+  return members[(i + static_cast<std::size_t>(c)) % k];
+}
+
+// Parent of node position i in NCCL-like double binary tree t over m nodes (-1: root). Tree 0
+// is a heap on positions; tree 1 the same heap on mirrored positions, so a node that is
+// interior in one tree is (mostly) a leaf in the other and the load on each node evens out.
+int tree_parent(int i, int m, int t) {
+  const int j = t == 0 ? i : m - 1 - i;
+  if (j == 0) return -1;
+  const int pj = (j - 1) / 2;
+  return t == 0 ? pj : m - 1 - pj;
+}
+
+}  // namespace
+
+CollectiveEngine::CollectiveEngine(Simulator& sim, const net::Topology& topology,
+                                   net::FlowSolver& solver, const hw::CollectiveConstants& constants)
+    : sim_(sim), topology_(topology), solver_(solver), constants_(constants),
+      model_(topology, constants) {}
+
+void CollectiveEngine::ring_flows(const CollectiveCall& call, const CommShape& shape, double factor,
+                                  std::vector<Flow>& out) const {
+  const int n = shape.ranks;
+  double per_rank = call.bytes.value();
+  switch (call.op) {
+    case Op::kAllReduce: per_rank *= 2.0 * (n - 1) / n; break;
+    case Op::kAllGather:
+    case Op::kReduceScatter: per_rank *= static_cast<double>(n - 1) / n; break;
+    default: break;
+  }
+  const int channels = constants_.channels;
+  const double bytes = per_rank / channels / factor;
+  const int root_gpu = call.gpus[static_cast<std::size_t>(call.root)];
+  std::vector<int> ring;
+  ring.reserve(static_cast<std::size_t>(n));
+  for (int c = 0; c < channels; ++c) {
+    ring.clear();
+    for (const auto& members : shape.by_node)
+      for (std::size_t i = 0; i < members.size(); ++i) ring.push_back(rotated(members, c, i));
+    for (std::size_t i = 0; i < ring.size(); ++i) {
+      const int dst = ring[(i + 1) % ring.size()];
+      // A broadcast is a chain from the root: no edge leads back into it.
+      if (call.op == Op::kBroadcast && dst == root_gpu) continue;
+      out.push_back(Flow{ring[i], dst, bytes, call.tag * 4099u + static_cast<std::uint64_t>(c)});
+    }
+  }
+}
+
+void CollectiveEngine::tree_flows(const CollectiveCall& call, const CommShape& shape, double factor,
+                                  std::vector<Flow>& out) const {
+  const int channels = constants_.channels;
+  const double bytes = call.bytes.value() / channels / factor;
+  const int m = shape.nodes;
+  // Channels are spread over the rails first (rotation by c) and then alternate between the two
+  // trees, so every rail carries both trees and no NIC takes an interior node's load twice.
+  const int k = shape.max_per_node;
+  for (int c = 0; c < channels; ++c) {
+    const int t = channels >= 2 * k ? (c / k) % 2 : c % 2;
+    const std::uint64_t entropy = call.tag * 4099u + static_cast<std::uint64_t>(c);
+    for (int node = 0; node < m; ++node) {
+      const auto& members = shape.by_node[static_cast<std::size_t>(node)];
+      for (std::size_t i = 0; i + 1 < members.size(); ++i) {
+        const int a = rotated(members, c, i), b = rotated(members, c, i + 1);
+        out.push_back(Flow{b, a, bytes, entropy});  // reduce towards the chain head
+        out.push_back(Flow{a, b, bytes, entropy});  // broadcast back down
+      }
+      const int parent = tree_parent(node, m, t);
+      if (parent < 0) continue;
+      const int head = rotated(members, c, 0);
+      const int parent_head = rotated(shape.by_node[static_cast<std::size_t>(parent)], c, 0);
+      out.push_back(Flow{head, parent_head, bytes, entropy});
+      out.push_back(Flow{parent_head, head, bytes, entropy});
+    }
+  }
+}
+
+void CollectiveEngine::direct_flows(const CollectiveCall& call, std::vector<Flow>& out) const {
+  const auto n = call.gpus.size();
+  if (call.op == Op::kSendRecv) {
+    // nccl-tests sendrecv: rank r sends the whole buffer to rank r+1 and receives from r-1.
+    for (std::size_t r = 0; r < n; ++r)
+      out.push_back(Flow{call.gpus[r], call.gpus[(r + 1) % n], call.bytes.value(), call.tag});
+    return;
+  }
+  const double chunk = call.bytes.value() / static_cast<double>(n);
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t j = 0; j < n; ++j)
+      if (i != j) out.push_back(Flow{call.gpus[i], call.gpus[j], chunk, call.tag});
+}
+
+void CollectiveEngine::launch(const CollectiveCall& call, std::function<void()> on_done) {
+  if (call.gpus.empty()) throw InputError("collective: empty communicator");
+  if (call.root < 0 || call.root >= static_cast<int>(call.gpus.size()))
+    throw InputError("collective: root rank " + std::to_string(call.root) + " outside a communicator of " +
+                     std::to_string(call.gpus.size()));
+  const CommShape shape = comm_shape(topology_, call.gpus);
+  const auto [algorithm, protocol] = model_.choose(call, shape);
+  const ModelCost cost = model_.cost(call, shape, algorithm, protocol);
+  std::vector<Flow> flows;
+  if (shape.ranks > 1) {
+    if (algorithm == Algorithm::kDirect) {
+      direct_flows(call, flows);
+    } else {
+      const double factor = 1.0 / model_.flow_scale(shape, algorithm, protocol);
+      if (algorithm == Algorithm::kRing) ring_flows(call, shape, factor, flows);
+      else tree_flows(call, shape, factor, flows);
+    }
+  }
+  last_flow_count_ = flows.size();
+  struct Pending {
+    std::size_t left;
+    Time latency;
+    std::function<void()> on_done;
+  };
+  auto pending = std::make_shared<Pending>(Pending{flows.size(), cost.latency, std::move(on_done)});
+  if (flows.empty()) {
+    sim_.after(cost.latency, std::move(pending->on_done));
+    return;
+  }
+  std::vector<net::Hop> path;
+  for (const Flow& f : flows) {
+    // The NCCL latency term covers per-hop latency, so flows carry none of their own.
+    topology_.route(f.src, f.dst, -1, solver_.routing(), f.entropy, path);
+    solver_.start_path_flow(path, Bytes(f.bytes), Time::zero(), [this, pending] {
+      if (--pending->left == 0) sim_.after(pending->latency, std::move(pending->on_done));
+    });
+  }
+}
+
+Prediction CollectiveEngine::predict(const CollectiveCall& call) const {
+  const CommShape shape = comm_shape(topology_, call.gpus);
+  const auto [algorithm, protocol] = model_.choose(call, shape);
+  Prediction p;
+  p.algorithm = algorithm;
+  p.protocol = protocol;
+  p.model_time = model_.cost(call, shape, algorithm, protocol).time;
+  Simulator sim;
+  net::FlowSolver solver(sim, topology_, solver_.routing());
+  CollectiveEngine alone(sim, topology_, solver, constants_);
+  CollectiveCall forced = call;
+  forced.algorithm = algorithm;
+  forced.protocol = protocol;
+  Time done = Time::zero();
+  alone.launch(forced, [&sim, &done] { done = sim.now(); });
+  sim.run();
+  p.time = done;
+  p.flows = alone.last_flow_count();
+  return p;
+}
+
+}  // namespace megasim::collective

@@ -1,0 +1,75 @@
+// Runs collectives on the flow-level network. launch() turns a call into the flows its NCCL
+// algorithm creates and, when the last byte has arrived, waits the NCCL latency term of that
+// algorithm and protocol (nccl_model.h) before calling on_done; so concurrent collectives, and
+// any other flows on the solver, contend for the same links.
+//
+//  ring (all-reduce, all-gather, reduce-scatter, broadcast): `channels` rings (constants
+//    table); ring c visits the nodes in communicator order and, inside a node, its ranks
+//    rotated by c, so the inter-node edges of different channels leave by different rails.
+//    Each edge is one flow carrying the bytes a rank sends in that channel (all-reduce
+//    2(n-1)/n x size / channels), divided by the protocol's bandwidth factor.
+//  tree (all-reduce): NCCL's double binary tree over nodes with a chain inside each node;
+//    channels alternate between the two trees; every tree edge carries size / channels up
+//    (reduce) and down (broadcast).
+//  direct (all-to-all, send/recv): one flow per pair that exchanges data.
+// Rings and trees are pipelined in NCCL, so their flows run concurrently here; a flow
+// slowed by contention ends later and the call ends with its slowest flow.
+//
+// predict() runs the call alone on a private simulator and solver over the same topology.
+#pragma once
+
+#include <functional>
+
+#include "collective/collective.h"
+#include "collective/nccl_model.h"
+#include "engine/simulator.h"
+#include "engine/time.h"
+#include "hw/collective_constants.h"
+#include "net/flow_solver.h"
+#include "net/topology.h"
+
+namespace megasim::collective {
+
+struct Prediction {
+  Algorithm algorithm = Algorithm::kRing;
+  Protocol protocol = Protocol::kSimple;
+  Time model_time;  // NCCL's analytic estimate
+  Time time;        // flow-level simulation of the call alone
+  std::size_t flows = 0;
+};
+
+class CollectiveEngine {
+ public:
+  // Keeps references to all four arguments; they must outlive the engine.
+  CollectiveEngine(Simulator& sim, const net::Topology& topology, net::FlowSolver& solver,
+                   const hw::CollectiveConstants& constants);
+
+  // Throws InputError for a bad call (empty communicator, GPU outside the cluster, an
+  // algorithm the operation lacks); nothing is started then.
+  void launch(const CollectiveCall& call, std::function<void()> on_done);
+  Prediction predict(const CollectiveCall& call) const;
+  const NcclModel& model() const { return model_; }
+  std::size_t last_flow_count() const { return last_flow_count_; }
+
+ private:
+  struct Flow {
+    int src;
+    int dst;
+    double bytes;
+    std::uint64_t entropy;
+  };
+  void ring_flows(const CollectiveCall& call, const CommShape& shape, double factor,
+                  std::vector<Flow>& out) const;
+  void tree_flows(const CollectiveCall& call, const CommShape& shape, double factor,
+                  std::vector<Flow>& out) const;
+  void direct_flows(const CollectiveCall& call, std::vector<Flow>& out) const;
+
+  Simulator& sim_;
+  const net::Topology& topology_;
+  net::FlowSolver& solver_;
+  const hw::CollectiveConstants& constants_;
+  NcclModel model_;
+  std::size_t last_flow_count_ = 0;
+};
+
+}  // namespace megasim::collective

@@ -1,0 +1,195 @@
+#include "collective/nccl_model.h"
+
+#include <algorithm>
+#include <limits>
+#include <unordered_map>
+
+#include "engine/error.h"
+
+namespace megasim::collective {
+namespace {
+
+int log2i(int n) {
+  int r = 0;
+  while (n > 1) {
+    n >>= 1;
+    ++r;
+  }
+  return r;
+}
+
+// NCCL's Simple ring all-reduce runs below its model on several nodes once the buffer passes
+// nRanks/16 x 64 KiB; tuning.cc multiplies the latency by 1.9 there ("plateau effect of ring").
+constexpr double kRingPlateauFactor = 1.9;
+constexpr double kRingPlateauBytesPerRank = 65536.0 / 16.0;
+// tuning.cc: "if (nNodes > 1 && p == LL) intraLat *= 1.8".
+constexpr double kLLIntraLatencyFactor = 1.8;
+
+}  // namespace
+
+hw::CollAlgorithm to_hw(Algorithm a) {
+  return a == Algorithm::kTree ? hw::CollAlgorithm::kTree : hw::CollAlgorithm::kRing;
+}
+
+hw::CollProtocol to_hw(Protocol p) {
+  switch (p) {
+    case Protocol::kLL: return hw::CollProtocol::kLL;
+    case Protocol::kLL128: return hw::CollProtocol::kLL128;
+    default: return hw::CollProtocol::kSimple;
+  }
+}
+
+CommShape comm_shape(const net::Topology& topology, const std::vector<int>& gpus) {
+  CommShape s;
+  s.ranks = static_cast<int>(gpus.size());
+  std::unordered_map<int, std::size_t> index;
+  for (int g : gpus) {
+    if (g < 0 || g >= topology.gpus())
+      throw InputError("communicator: GPU " + std::to_string(g) + " is outside the cluster's " +
+                       std::to_string(topology.gpus()) + " GPUs");
+    const int node = topology.node_of(g);
+    auto [it, fresh] = index.emplace(node, s.by_node.size());
+    if (fresh) s.by_node.emplace_back();
+    s.by_node[it->second].push_back(g);
+  }
+  s.nodes = static_cast<int>(s.by_node.size());
+  for (const auto& m : s.by_node) s.max_per_node = std::max(s.max_per_node, static_cast<int>(m.size()));
+  return s;
+}
+
+BytesPerSec NcclModel::uncapped_link_bandwidth(const CommShape& shape) const {
+  const net::NodeSpec& n = topology_.spec().node;
+  BytesPerSec bw = n.nvlink_per_gpu * n.nvlink_efficiency;
+  if (shape.nodes > 1) {
+    // The inter-node traffic of a node leaves through the NICs its ranks own.
+    const int nics_used = std::max(1, std::min(n.nics, shape.max_per_node * n.nics / n.gpus));
+    bw = std::min(bw, n.nic * n.nic_efficiency * static_cast<double>(nics_used));
+  }
+  return bw;
+}
+
+BytesPerSec NcclModel::link_bus_bandwidth(const CommShape& shape) const {
+  BytesPerSec bw = uncapped_link_bandwidth(shape);
+  if (constants_.busbw_cap_gbps > 0.0) bw = std::min(bw, gbyte_per_s(constants_.busbw_cap_gbps));
+  return bw;
+}
+
+BytesPerSec NcclModel::bus_bandwidth(const CommShape& shape, Algorithm algorithm,
+                                     Protocol protocol) const {
+  const hw::CollAlgorithm a = to_hw(algorithm);
+  const hw::CollProtocol p = to_hw(protocol);
+  BytesPerSec bus = link_bus_bandwidth(shape) * constants_.bandwidth_factor(a, p, shape.nodes > 1);
+  if (algorithm == Algorithm::kTree) {
+    const double cap = constants_.tree_busbw_cap(p, shape.nodes);
+    if (cap > 0.0) bus = std::min(bus, gbyte_per_s(cap));
+  }
+  return bus;
+}
+
+double NcclModel::flow_scale(const CommShape& shape, Algorithm algorithm, Protocol protocol) const {
+  return std::max(1.0, uncapped_link_bandwidth(shape) / bus_bandwidth(shape, algorithm, protocol));
+}
+
+ModelCost NcclModel::cost(const CollectiveCall& call, const CommShape& shape, Algorithm algorithm,
+                          Protocol protocol) const {
+  ModelCost c;
+  const int n = shape.ranks, nn = shape.nodes;
+  if (n <= 1) {
+    c.applicable = true;
+    return c;
+  }
+  const bool multi = nn > 1;
+  const hw::CollLinkType intra_hw = hw::CollLinkType::kNvlink;
+  const BytesPerSec link_bw = link_bus_bandwidth(shape);
+  const double size = call.bytes.value();
+
+  if (algorithm == Algorithm::kDirect) {
+    // Point-to-point (NCCL runs all-to-all and send/recv as grouped send/recv): one step at the
+    // Simple protocol's ring latency, the bytes each rank sends over its share of the links.
+    const hw::CollLinkType link = multi ? hw::CollLinkType::kNet : intra_hw;
+    const double lat_us = constants_.base_latency(hw::CollAlgorithm::kRing, hw::CollProtocol::kSimple) +
+                          constants_.hw_latency(link, hw::CollAlgorithm::kRing, hw::CollProtocol::kSimple);
+    const double sent = size * bus_bandwidth_factor(call.op, n);
+    BytesPerSec per_gpu = link_bw;
+    if (multi) per_gpu = std::min(per_gpu, link_bw * (static_cast<double>(topology_.spec().node.gpus) /
+                                                      static_cast<double>(shape.max_per_node)));
+    c.applicable = true;
+    c.latency = Time::from_us(lat_us);
+    c.bus_bandwidth = per_gpu;
+    c.time = c.latency + Time::from_seconds(sent / per_gpu.value());
+    return c;
+  }
+  if (algorithm == Algorithm::kTree && call.op != Op::kAllReduce) return c;
+  const hw::CollAlgorithm a = to_hw(algorithm);
+  const hw::CollProtocol p = to_hw(protocol);
+  const BytesPerSec bus = bus_bandwidth(shape, algorithm, protocol);
+
+  int nsteps = n, inter_steps = nn;
+  if (call.op == Op::kAllReduce) {
+    nsteps = 2 * (n - 1);
+    inter_steps = 2 * (nn - 1);
+  } else if (call.op == Op::kAllGather || call.op == Op::kReduceScatter) {
+    nsteps = n - 1;
+    inter_steps = nn - 1;
+  }
+  if (!multi) inter_steps = 0;
+  double intra_lat = constants_.hw_latency(intra_hw, a, p);
+  const double inter_lat = constants_.hw_latency(hw::CollLinkType::kNet, a, p);
+  if (multi && p == hw::CollProtocol::kLL) intra_lat *= kLLIntraLatencyFactor;
+  double lat_us = constants_.base_latency(a, p);
+  double algbw = 0.0;
+  if (algorithm == Algorithm::kRing) {
+    lat_us += (nsteps - inter_steps) * intra_lat + inter_steps * inter_lat;
+    if (p == hw::CollProtocol::kSimple && multi && call.op == Op::kAllReduce &&
+        size >= n * kRingPlateauBytesPerRank)
+      lat_us *= kRingPlateauFactor;
+    algbw = bus.value() * static_cast<double>(n) / static_cast<double>(nsteps);
+  } else {
+    const int chain = n / nn - 1;
+    lat_us += 2.0 * (chain * intra_lat + log2i(nn) * inter_lat);
+    algbw = bus.value() * 0.5;
+  }
+  c.applicable = true;
+  c.latency = Time::from_us(lat_us);
+  c.bus_bandwidth = bus;
+  c.time = c.latency + Time::from_seconds(size / algbw);
+  return c;
+}
+
+std::pair<Algorithm, Protocol> NcclModel::choose(const CollectiveCall& call,
+                                                 const CommShape& shape) const {
+  if (call.op == Op::kAllToAll || call.op == Op::kSendRecv) {
+    if (call.algorithm != Algorithm::kAuto && call.algorithm != Algorithm::kDirect)
+      throw InputError(std::string("--algo ") + to_string(call.algorithm) + ": " + to_string(call.op) +
+                       " runs as point-to-point sends, not as a ring or tree");
+    return {Algorithm::kDirect, Protocol::kSimple};
+  }
+  if (call.algorithm == Algorithm::kTree && call.op != Op::kAllReduce)
+    throw InputError(std::string("--algo tree: NCCL has a tree only for all_reduce, not ") + to_string(call.op));
+  std::vector<Algorithm> algos;
+  if (call.algorithm != Algorithm::kAuto) {
+    algos = {call.algorithm};
+  } else {
+    algos = {Algorithm::kRing};
+    if (call.op == Op::kAllReduce) algos.push_back(Algorithm::kTree);
+  }
+  std::vector<Protocol> protos;
+  if (call.protocol != Protocol::kAuto) {
+    protos = {call.protocol};
+  } else {
+    protos = {Protocol::kLL, Protocol::kLL128, Protocol::kSimple};
+  }
+  std::pair<Algorithm, Protocol> best{algos.front(), protos.front()};
+  Time best_time = Time::max();
+  for (Algorithm a : algos)
+    for (Protocol p : protos) {
+      const ModelCost c = cost(call, shape, a, p);
+      if (c.applicable && c.time < best_time) {
+        best_time = c.time;
+        best = {a, p};
+      }
+    }
+  return best;
+}
+
+}  // namespace megasim::collective

@@ -1,0 +1,67 @@
+// NCCL's analytic cost model (ncclTopoTuneModel + ncclTopoGetAlgoTime), fed by the device
+// profile's constants table and the cluster's link bandwidths: time = latency + size / algbw,
+// where latency = base[algo][proto] + per-step hardware latencies (ring: one per step, split
+// into intra- and inter-node steps; tree: 2 x (chain length x intra + log2(nodes) x inter)),
+// and algbw = bus bandwidth x protocol factor x (ring: n / steps, tree: 1/2). It chooses the
+// algorithm and protocol the way NCCL does (least predicted time) and gives the latency term
+// the flow-level engine adds to its flows. Immutable; safe to share.
+#pragma once
+
+#include <utility>
+#include <vector>
+
+#include "collective/collective.h"
+#include "engine/time.h"
+#include "engine/units.h"
+#include "hw/collective_constants.h"
+#include "net/topology.h"
+
+namespace megasim::collective {
+
+// How a communicator sits on the nodes: its ranks grouped by node, nodes in order of first
+// appearance and ranks within a node in communicator order.
+struct CommShape {
+  int ranks = 0;
+  int nodes = 0;
+  int max_per_node = 0;
+  std::vector<std::vector<int>> by_node;  // GPU ids
+};
+CommShape comm_shape(const net::Topology& topology, const std::vector<int>& gpus);
+
+struct ModelCost {
+  bool applicable = false;
+  Time latency;
+  BytesPerSec bus_bandwidth;  // after the protocol factor
+  Time time;
+};
+
+class NcclModel {
+ public:
+  NcclModel(const net::Topology& topology, const hw::CollectiveConstants& constants)
+      : topology_(topology), constants_(constants) {}
+
+  ModelCost cost(const CollectiveCall& call, const CommShape& shape, Algorithm algorithm,
+                 Protocol protocol) const;
+  // Resolves kAuto in the call's algorithm and protocol by least predicted time; a forced
+  // value is kept. Throws InputError for an algorithm the operation does not have.
+  std::pair<Algorithm, Protocol> choose(const CollectiveCall& call, const CommShape& shape) const;
+  // Bus bandwidth of the links before protocol factors: NVLink per GPU on one node; on
+  // several, the lesser of NVLink and the NICs' share per GPU.
+  BytesPerSec link_bus_bandwidth(const CommShape& shape) const;
+  BytesPerSec uncapped_link_bandwidth(const CommShape& shape) const;
+  // The bus bandwidth NCCL's model gives an algorithm and protocol: the links' bandwidth under
+  // the per-architecture cap, times the protocol factor, and for trees under the tree cap.
+  BytesPerSec bus_bandwidth(const CommShape& shape, Algorithm algorithm, Protocol protocol) const;
+  // Wire bytes per payload byte for the flows of that algorithm and protocol: the links'
+  // bandwidth over bus_bandwidth (>= 1), so flows on idle links reproduce the model's rate.
+  double flow_scale(const CommShape& shape, Algorithm algorithm, Protocol protocol) const;
+
+ private:
+  const net::Topology& topology_;
+  const hw::CollectiveConstants& constants_;
+};
+
+hw::CollAlgorithm to_hw(Algorithm a);
+hw::CollProtocol to_hw(Protocol p);
+
+}  // namespace megasim::collective

@@ -1,0 +1,99 @@
+#include "io/collective_constants_reader.h"
+
+#include <string>
+
+#include "engine/error.h"
+
+namespace megasim::io {
+namespace {
+
+constexpr double kMaxLatencyUs = 1e4;
+
+hw::ProtoTable read_protocols(JsonReader r, double hi) {
+  hw::ProtoTable t{};
+  t[0] = r.number("ll", 0.0, hi);
+  t[1] = r.number("ll128", 0.0, hi);
+  t[2] = r.number("simple", 0.0, hi);
+  r.finish();
+  return t;
+}
+
+hw::AlgoProtoTable read_algorithms(JsonReader& r, double hi) {
+  hw::AlgoProtoTable t{};
+  t[static_cast<int>(hw::CollAlgorithm::kTree)] = read_protocols(r.object("tree"), hi);
+  t[static_cast<int>(hw::CollAlgorithm::kRing)] = read_protocols(r.object("ring"), hi);
+  return t;
+}
+
+}  // namespace
+
+hw::CollectiveConstants read_collective_constants(JsonReader r) {
+  hw::CollectiveConstants c;
+  c.source = r.string("source");
+  {
+    JsonReader b = r.object("base_latency_us");
+    b.string("source");
+    c.base_latency_us = read_algorithms(b, kMaxLatencyUs);
+    b.finish();
+  }
+  {
+    JsonReader h = r.object("hw_latency_us");
+    h.string("source");
+    const char* names[hw::kCollLinkTypes] = {"nvlink", "pcie", "net"};  // CollLinkType order
+    for (int l = 0; l < hw::kCollLinkTypes; ++l) {
+      JsonReader link = h.object(names[l]);
+      c.hw_latency_us[static_cast<std::size_t>(l)] = read_algorithms(link, kMaxLatencyUs);
+      link.finish();
+    }
+    h.finish();
+  }
+  {
+    JsonReader f = r.object("bandwidth_factor");
+    f.string("source");
+    JsonReader intra = f.object("intra_node");
+    c.bandwidth_factor_intra = read_algorithms(intra, 1.0);
+    intra.finish();
+    JsonReader inter = f.object("inter_node");
+    c.bandwidth_factor_inter = read_algorithms(inter, 1.0);
+    inter.finish();
+    f.finish();
+    for (const auto* t : {&c.bandwidth_factor_intra, &c.bandwidth_factor_inter})
+      for (const auto& row : *t)
+        for (double v : row)
+          if (v <= 0.0) f.fail("intra_node", "every bandwidth factor must be above 0, found " + std::to_string(v));
+  }
+  {
+    JsonReader cap = r.object("busbw_cap_gbps");
+    c.busbw_cap_gbps = cap.number("value", 0.0, 1e5);
+    cap.string("source");
+    cap.finish();
+  }
+  {
+    JsonReader t = r.object("tree_busbw_cap_gbps");
+    t.string("source");
+    c.tree_cap_two_nodes_gbps = read_protocols(t.object("two_nodes"), 1e5);
+    c.tree_cap_more_nodes_gbps = read_protocols(t.object("more_nodes"), 1e5);
+    t.finish();
+  }
+  {
+    JsonReader ch = r.object("channels");
+    c.channels = static_cast<int>(ch.integer("value", 1, 64));
+    ch.string("source");
+    ch.finish();
+  }
+  r.finish();
+  return c;
+}
+
+hw::CollectiveConstants read_collective_constants(const std::filesystem::path& profile) {
+  const Json doc = parse_json_file(profile);
+  if (!doc.is_object())
+    throw InputError(profile.string() + ": expected a device profile object, found " + json_type_name(doc));
+  JsonReader root(doc, "", profile.string());
+  if (!root.has("collective"))
+    throw InputError(profile.string() + ": collective: missing; the device profile has no NCCL "
+                     "constants table, so collectives cannot be priced on it");
+  return read_collective_constants(root.object("collective"));
+}
+
+}  // namespace megasim::io

@@ -1,0 +1,321 @@
+#include "net/flow_solver.h"
+
+#include <algorithm>
+#include <cassert>
+#include <cmath>
+#include <limits>
+#include <tuple>
+#include <utility>
+
+namespace megasim::net {
+
+FlowSolver::FlowSolver(Simulator& sim, const Topology& topology, Routing routing)
+    : sim_(sim), topology_(&topology), routing_(routing) {
+  links_.resize(topology.links().size());
+  for (std::size_t i = 0; i < links_.size(); ++i) links_[i].capacity = topology.links()[i].capacity.value();
+}
+
+FlowSolver::FlowSolver(Simulator& sim, std::vector<BytesPerSec> capacities) : sim_(sim) {
+  links_.resize(capacities.size());
+  for (std::size_t i = 0; i < links_.size(); ++i) links_[i].capacity = capacities[i].value();
+}
+
+std::uint32_t FlowSolver::acquire() {
+  if (!free_.empty()) {
+    const std::uint32_t s = free_.back();
+    free_.pop_back();
+    return s;
+  }
+  flows_.emplace_back();
+  return static_cast<std::uint32_t>(flows_.size() - 1);
+}
+
+FlowId FlowSolver::start_flow(int src_gpu, int dst_gpu, Bytes bytes, std::function<void()> on_done,
+                              FlowOptions options) {
+  assert(topology_ != nullptr && "start_flow needs a solver built over a Topology");
+  std::vector<Hop> path;
+  topology_->route(src_gpu, dst_gpu, options.rail, routing_, options.entropy, path);
+  const Time latency = topology_->path_latency(path);
+  return start_path_flow(std::move(path), bytes, latency, std::move(on_done));
+}
+
+FlowId FlowSolver::start_path_flow(std::vector<Hop> path, Bytes bytes, Time latency,
+                                   std::function<void()> on_done) {
+  if (path.empty() || bytes.value() <= 0.0) {
+    sim_.after(latency, std::move(on_done));
+    return FlowId{};
+  }
+  const std::uint32_t s = acquire();
+  Flow& f = flows_[s];
+  f.uses.clear();
+  f.uses.reserve(path.size());
+  for (const Hop& h : path) {
+    assert(h.link < links_.size());
+    LinkState& l = links_[h.link];
+    f.uses.push_back(Use{h.link, h.weight, static_cast<std::uint32_t>(l.flows.size())});
+    l.flows.push_back(Entry{s, static_cast<std::uint32_t>(f.uses.size() - 1)});
+    mark_dirty(h.link);
+  }
+  f.on_done = std::move(on_done);
+  f.remaining = bytes.value();
+  f.rate = 0.0;
+  f.last_ns = sim_.now().ns();
+  f.finish_ns = std::numeric_limits<std::int64_t>::max();
+  f.latency = latency;
+  f.busy = true;
+  ++active_count_;
+  request_solve();
+  return FlowId{s, f.generation};
+}
+
+bool FlowSolver::active(FlowId id) const {
+  return id.valid() && id.slot < flows_.size() && flows_[id.slot].busy &&
+         flows_[id.slot].generation == id.generation;
+}
+
+bool FlowSolver::cancel_flow(FlowId id) {
+  if (!active(id)) return false;
+  heap_erase(id.slot);
+  detach(id.slot);
+  flows_[id.slot].on_done = nullptr;
+  request_solve();
+  reschedule_engine_event();
+  return true;
+}
+
+BytesPerSec FlowSolver::rate(FlowId id) const {
+  return active(id) ? BytesPerSec(flows_[id.slot].rate) : BytesPerSec(0.0);
+}
+
+Bytes FlowSolver::remaining(FlowId id) const {
+  if (!active(id)) return Bytes(0.0);
+  const Flow& f = flows_[id.slot];
+  const double elapsed = static_cast<double>(sim_.now().ns() - f.last_ns) * 1e-9;
+  return Bytes(std::max(0.0, f.remaining - f.rate * elapsed));
+}
+
+BytesPerSec FlowSolver::link_load(LinkId link) const {
+  double sum = 0.0;
+  for (const Entry& e : links_[link].flows)
+    sum += flows_[e.flow].uses[e.use].weight * flows_[e.flow].rate;
+  return BytesPerSec(sum);
+}
+
+void FlowSolver::detach(std::uint32_t s) {
+  Flow& f = flows_[s];
+  for (const Use& u : f.uses) {
+    LinkState& l = links_[u.link];
+    const Entry last = l.flows.back();
+    l.flows[u.pos] = last;
+    flows_[last.flow].uses[last.use].pos = u.pos;
+    l.flows.pop_back();
+    mark_dirty(u.link);
+  }
+  f.uses.clear();
+  f.busy = false;
+  ++f.generation;
+  --active_count_;
+  free_.push_back(s);
+}
+
+void FlowSolver::mark_dirty(LinkId l) {
+  if (!links_[l].dirty) {
+    links_[l].dirty = true;
+    dirty_links_.push_back(l);
+  }
+}
+
+void FlowSolver::request_solve() {
+  if (!sim_.pending(solve_event_)) solve_event_ = sim_.at(sim_.now(), [this] { solve(); });
+}
+
+void FlowSolver::update_remaining(Flow& f, std::int64_t now_ns) {
+  const double elapsed = static_cast<double>(now_ns - f.last_ns) * 1e-9;
+  f.remaining = std::max(0.0, f.remaining - f.rate * elapsed);
+  f.last_ns = now_ns;
+}
+
+void FlowSolver::solve() {
+  if (dirty_links_.empty()) return;
+  ++epoch_;
+  ++solves_;
+  const std::int64_t now = sim_.now().ns();
+  // The component the changes touched: links and flows reachable through shared links.
+  std::vector<LinkId> comp_links;
+  std::vector<std::uint32_t> comp_flows;
+  for (LinkId l : dirty_links_) {
+    links_[l].dirty = false;
+    if (links_[l].mark != epoch_) {
+      links_[l].mark = epoch_;
+      comp_links.push_back(l);
+    }
+  }
+  dirty_links_.clear();
+  for (std::size_t i = 0; i < comp_links.size(); ++i) {
+    for (const Entry& e : links_[comp_links[i]].flows) {
+      Flow& f = flows_[e.flow];
+      if (f.mark == epoch_) continue;
+      f.mark = epoch_;
+      comp_flows.push_back(e.flow);
+      for (const Use& u : f.uses) {
+        if (links_[u.link].mark != epoch_) {
+          links_[u.link].mark = epoch_;
+          comp_links.push_back(u.link);
+        }
+      }
+    }
+  }
+  flows_solved_ += comp_flows.size();
+  for (std::uint32_t s : comp_flows) {
+    update_remaining(flows_[s], now);
+    flows_[s].frozen = false;
+  }
+  // Progressive filling: all unfrozen flows grow at one rate; the link with the least
+  // remaining capacity per unit of unfrozen weight saturates first and freezes its flows.
+  using Candidate = std::tuple<double, LinkId, std::uint32_t>;  // share, link, version
+  std::vector<Candidate> heap;
+  heap.reserve(comp_links.size());
+  const auto push = [&heap](double share, LinkId l, std::uint32_t v) {
+    heap.emplace_back(share, l, v);
+    std::push_heap(heap.begin(), heap.end(), std::greater<>());
+  };
+  for (LinkId l : comp_links) {
+    LinkState& ls = links_[l];
+    ls.rem = ls.capacity;
+    ls.wsum = 0.0;
+    for (const Entry& e : ls.flows) ls.wsum += flows_[e.flow].uses[e.use].weight;
+    ++ls.version;
+    if (ls.wsum > 0.0) push(ls.rem / ls.wsum, l, ls.version);
+  }
+  double level = 0.0;
+  while (!heap.empty()) {
+    std::pop_heap(heap.begin(), heap.end(), std::greater<>());
+    const auto [share_in, l, version] = heap.back();
+    heap.pop_back();
+    if (links_[l].version != version) continue;
+    // Shares never fall as filling proceeds; rounding may make one look smaller.
+    level = std::max(level, share_in);
+    for (const Entry& e : links_[l].flows) {
+      Flow& f = flows_[e.flow];
+      if (f.frozen) continue;
+      f.frozen = true;
+      f.rate = level;
+      for (const Use& u : f.uses) {
+        LinkState& ul = links_[u.link];
+        ul.rem -= u.weight * level;
+        ul.wsum -= u.weight;
+        ++ul.version;
+        if (u.link != l && ul.wsum > kTolerance) push(std::max(0.0, ul.rem) / ul.wsum, u.link, ul.version);
+      }
+    }
+  }
+  for (std::uint32_t s : comp_flows) {
+    Flow& f = flows_[s];
+    assert(f.frozen && f.rate > 0.0 && "FlowSolver: a flow left the solve without a rate");
+    const double seconds = f.remaining / f.rate;
+    f.finish_ns = now + static_cast<std::int64_t>(std::ceil(seconds * 1e9 - kTolerance));
+    heap_set(s);
+  }
+  reschedule_engine_event();
+}
+
+void FlowSolver::on_finish_event() {
+  finish_event_ = EventId{};
+  finish_event_ns_ = -1;
+  const std::int64_t now = sim_.now().ns();
+  std::vector<std::pair<Time, std::function<void()>>> done;
+  while (!heap_.empty() && flows_[heap_.front()].finish_ns <= now) {
+    const std::uint32_t s = heap_.front();
+    heap_erase(s);
+    done.emplace_back(flows_[s].latency, std::move(flows_[s].on_done));
+    flows_[s].on_done = nullptr;
+    detach(s);
+  }
+  solve();
+  reschedule_engine_event();
+  for (auto& [latency, callback] : done) {
+    if (!callback) continue;
+    if (latency > Time::zero()) {
+      sim_.after(latency, std::move(callback));
+    } else {
+      callback();
+    }
+  }
+}
+
+void FlowSolver::reschedule_engine_event() {
+  if (heap_.empty()) {
+    if (finish_event_.valid()) sim_.cancel(finish_event_);
+    finish_event_ = EventId{};
+    finish_event_ns_ = -1;
+    return;
+  }
+  const std::int64_t top = std::max(flows_[heap_.front()].finish_ns, sim_.now().ns());
+  if (finish_event_.valid() && sim_.pending(finish_event_) && finish_event_ns_ == top) return;
+  if (finish_event_.valid()) sim_.cancel(finish_event_);
+  finish_event_ns_ = top;
+  finish_event_ = sim_.at(Time::from_ns(top), [this] { on_finish_event(); });
+}
+
+bool FlowSolver::heap_less(std::uint32_t a, std::uint32_t b) const {
+  const Flow& fa = flows_[a];
+  const Flow& fb = flows_[b];
+  return fa.finish_ns != fb.finish_ns ? fa.finish_ns < fb.finish_ns : a < b;
+}
+
+void FlowSolver::heap_swap(std::size_t i, std::size_t j) {
+  std::swap(heap_[i], heap_[j]);
+  flows_[heap_[i]].heap_pos = static_cast<std::uint32_t>(i);
+  flows_[heap_[j]].heap_pos = static_cast<std::uint32_t>(j);
+}
+
+void FlowSolver::heap_up(std::size_t i) {
+  while (i > 0) {
+    const std::size_t p = (i - 1) / 2;
+    if (!heap_less(heap_[i], heap_[p])) break;
+    heap_swap(i, p);
+    i = p;
+  }
+}
+
+void FlowSolver::heap_down(std::size_t i) {
+  for (;;) {
+    const std::size_t l = 2 * i + 1, r = l + 1;
+    std::size_t m = i;
+    if (l < heap_.size() && heap_less(heap_[l], heap_[m])) m = l;
+    if (r < heap_.size() && heap_less(heap_[r], heap_[m])) m = r;
+    if (m == i) return;
+    heap_swap(i, m);
+    i = m;
+  }
+}
+
+void FlowSolver::heap_set(std::uint32_t s) {
+  Flow& f = flows_[s];
+  if (f.heap_pos == kNotInHeap) {
+    f.heap_pos = static_cast<std::uint32_t>(heap_.size());
+    heap_.push_back(s);
+    heap_up(heap_.size() - 1);
+  } else {
+    heap_up(f.heap_pos);
+    heap_down(flows_[s].heap_pos);
+  }
+}
+
+void FlowSolver::heap_erase(std::uint32_t s) {
+  const std::uint32_t pos = flows_[s].heap_pos;
+  if (pos == kNotInHeap) return;
+  const std::size_t last = heap_.size() - 1;
+  if (pos != last) {
+    heap_swap(pos, last);
+    heap_.pop_back();
+    const std::uint32_t moved = heap_[pos];
+    heap_up(pos);
+    heap_down(flows_[moved].heap_pos);
+  } else {
+    heap_.pop_back();
+  }
+  flows_[s].heap_pos = kNotInHeap;
+}
+
+}  // namespace megasim::net

@@ -1,0 +1,141 @@
+// Flow-level network model: concurrent flows share link capacity max-min fairly (progressive
+// filling, SimGrid lmm's model), with weighted link usage so a sprayed flow loads each of k
+// parallel uplinks with 1/k of its rate.
+//
+// Incremental (STYLE.md 6): a flow's arrival or departure marks it dirty; at most one solve
+// event is pending per instant, and it re-solves only the connected component (flows linked by
+// shared links) that the changes touched, found by an epoch-marked BFS. Remaining bytes are
+// updated lazily (remaining -= rate x elapsed) when a flow's rate changes; finish times live in
+// an indexed binary heap with handles; the solver keeps one pending engine event, for the
+// earliest finish. Traffic that cannot meet the fabric (a node's NVLink flows) forms its own
+// small components, so it never pays for the global solve.
+//
+// on_done runs once the last byte has left plus the path latency. Not thread-safe; bound to one
+// Simulator, which must outlive the solver.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "engine/simulator.h"
+#include "engine/time.h"
+#include "engine/units.h"
+#include "net/topology.h"
+
+namespace megasim::net {
+
+struct FlowId {
+  std::uint32_t slot = 0xffffffffu;
+  std::uint32_t generation = 0;
+  bool valid() const { return slot != 0xffffffffu; }
+};
+
+struct FlowOptions {
+  int rail = -1;               // NIC rail to leave by; < 0: the destination GPU's rail
+  std::uint64_t entropy = 0;   // mixed into the ECMP hash (NCCL: one QP per channel)
+};
+
+class FlowSolver {
+ public:
+  // Relative tolerance of the solver: a link counts as saturated, a flow as finished, within
+  // this fraction of capacity or size.
+  static constexpr double kTolerance = 1e-9;
+
+  // A solver over a topology, routing inter-node flows by `routing`.
+  FlowSolver(Simulator& sim, const Topology& topology, Routing routing);
+  // A solver over bare links (for tests and custom graphs); only start_path_flow applies.
+  FlowSolver(Simulator& sim, std::vector<BytesPerSec> capacities);
+  FlowSolver(const FlowSolver&) = delete;
+  FlowSolver& operator=(const FlowSolver&) = delete;
+
+  FlowId start_flow(int src_gpu, int dst_gpu, Bytes bytes, std::function<void()> on_done,
+                    FlowOptions options = {});
+  FlowId start_path_flow(std::vector<Hop> path, Bytes bytes, Time latency,
+                         std::function<void()> on_done);
+  // Removes a flow that has not finished; its on_done never runs. False if already gone.
+  bool cancel_flow(FlowId id);
+
+  // Current max-min rate; valid after the solve event at the flow's start time has run.
+  BytesPerSec rate(FlowId id) const;
+  Bytes remaining(FlowId id) const;
+  bool active(FlowId id) const;
+  std::size_t active_flows() const { return active_count_; }
+  // Sum over active flows of weight x rate on a link.
+  BytesPerSec link_load(LinkId link) const;
+  BytesPerSec capacity(LinkId link) const { return BytesPerSec(links_[link].capacity); }
+  std::size_t link_count() const { return links_.size(); }
+  Routing routing() const { return routing_; }
+  std::uint64_t solves() const { return solves_; }
+  std::uint64_t flows_solved() const { return flows_solved_; }
+
+ private:
+  struct Use {
+    LinkId link;
+    float weight;
+    std::uint32_t pos;  // index of this flow's entry in the link's list
+  };
+  struct Flow {
+    std::vector<Use> uses;
+    std::function<void()> on_done;
+    double remaining = 0.0;  // bytes, as of last_ns
+    double rate = 0.0;       // bytes per second
+    std::int64_t last_ns = 0;
+    std::int64_t finish_ns = 0;
+    Time latency;
+    std::uint32_t generation = 0;
+    std::uint32_t heap_pos = kNotInHeap;
+    std::uint32_t mark = 0;
+    bool busy = false;
+    bool frozen = false;
+  };
+  struct Entry {
+    std::uint32_t flow;
+    std::uint32_t use;  // index into the flow's uses
+  };
+  struct LinkState {
+    double capacity = 0.0;
+    std::vector<Entry> flows;
+    double rem = 0.0;
+    double wsum = 0.0;
+    std::uint32_t mark = 0;
+    std::uint32_t version = 0;
+    bool dirty = false;
+  };
+  static constexpr std::uint32_t kNotInHeap = 0xffffffffu;
+
+  std::uint32_t acquire();
+  void detach(std::uint32_t f);
+  void mark_dirty(LinkId l);
+  void request_solve();
+  void solve();
+  void on_finish_event();
+  void update_remaining(Flow& f, std::int64_t now_ns);
+  void reschedule_engine_event();
+  // Indexed min-heap of flows by (finish_ns, slot).
+  bool heap_less(std::uint32_t a, std::uint32_t b) const;
+  void heap_set(std::uint32_t f);
+  void heap_erase(std::uint32_t f);
+  void heap_up(std::size_t i);
+  void heap_down(std::size_t i);
+  void heap_swap(std::size_t i, std::size_t j);
+
+  Simulator& sim_;
+  const Topology* topology_ = nullptr;
+  Routing routing_ = Routing::kEcmp;
+  std::vector<Flow> flows_;
+  std::vector<std::uint32_t> free_;
+  std::vector<LinkState> links_;
+  std::vector<LinkId> dirty_links_;
+  std::vector<std::uint32_t> heap_;
+  std::vector<Hop> scratch_path_;
+  EventId solve_event_;
+  EventId finish_event_;
+  std::int64_t finish_event_ns_ = -1;
+  std::uint32_t epoch_ = 0;
+  std::size_t active_count_ = 0;
+  std::uint64_t solves_ = 0;
+  std::uint64_t flows_solved_ = 0;
+};
+
+}  // namespace megasim::net

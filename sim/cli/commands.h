@@ -8,5 +8,6 @@
 namespace megasim::cli {
 
 void add_simulate_command(CLI::App& app);
+void add_calibrate_command(CLI::App& app);
 
 }  // namespace megasim::cli

@@ -18,6 +18,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", "megasim " MEGASIM_VERSION);
   app.require_subcommand(1);
   megasim::cli::add_simulate_command(app);
+  megasim::cli::add_calibrate_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {

@@ -129,7 +129,8 @@ struct CollectiveMeasurement {
   BytesPerSec algbw{0.0};
   BytesPerSec busbw{0.0};
   std::string algorithm, protocol;
-  std::string origin;  // the log or run it came from
+  std::string run;     // the run it belongs to ("log:line"); runs are fitted apart
+  std::string origin;  // the row's own place ("log:line")
 };
 
 // Fitted alpha-beta model of one collective on one communicator size: time = alpha + size /
@@ -139,6 +140,7 @@ struct CollectiveFit {
   int ranks = 0;
   int nodes = 0;
   std::string algorithm, protocol;
+  std::string run;
   Time alpha;
   BytesPerSec bus_bandwidth{0.0};
   double rms_relative_residual = 0.0;

@@ -57,9 +57,8 @@ Time KernelCostModel::model_memory_time(Bytes moved) const {
   return transfer_time(moved, bw);
 }
 
-Time KernelCostModel::model_gemm_time(const GemmShape& g) const {
+Time KernelCostModel::model_gemm_compute_time(const GemmShape& g, double efficiency) const {
   const FlopsPerSec peak = profile_.peak_for(g.dtype);
-  const double efficiency = profile_.gemm.efficiency_for(g.flops());
   const std::int64_t sms = std::max(profile_.sm_count, 1);
   // Each SM runs one tile at a time at its share of the peak; a partial last wave costs a
   // full wave. cuBLAS's heuristics pick among tile shapes; the cheapest candidate stands in.
@@ -71,8 +70,13 @@ Time KernelCostModel::model_gemm_time(const GemmShape& g) const {
     const double per_sm = peak.value() / static_cast<double>(sms) * efficiency;
     best = std::min(best, static_cast<double>(waves) * wave_flops / per_sm);
   }
-  const double memory = model_memory_time(g.bytes_moved()).to_seconds();
-  return Time::from_seconds(std::max(best, memory)) + profile_.gemm.launch_overhead;
+  return Time::from_seconds(best);
+}
+
+Time KernelCostModel::model_gemm_time(const GemmShape& g) const {
+  const Time compute = model_gemm_compute_time(g, profile_.gemm.efficiency_for(g.flops()));
+  const Time memory = model_memory_time(g.bytes_moved());
+  return std::max(compute, memory) + profile_.gemm.launch_overhead;
 }
 
 KernelCost KernelCostModel::gemm(const GemmShape& g) const {

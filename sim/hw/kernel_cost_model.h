@@ -39,6 +39,9 @@ class KernelCostModel {
 
   // The analytical GEMM time alone (no table): what `fitted`/`roofline` answers.
   Time model_gemm_time(const GemmShape& g) const;
+  // Its compute part at a given efficiency, without launch overhead or memory floor: the
+  // quantity the GEMM fit scales (time = overhead + compute_time(1) / efficiency).
+  Time model_gemm_compute_time(const GemmShape& g, double efficiency) const;
   Time model_memory_time(Bytes moved) const;
 
   // A compute kernel's time while NCCL kernels run beside it.

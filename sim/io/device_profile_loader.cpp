@@ -152,6 +152,7 @@ void read_tables(JsonReader& r, hw::DeviceProfile& p) {
       m.busbw = gbyte_per_s(row.number("busbw_gbps", 0.0, 1e6));
       m.algorithm = row.string_or("algorithm", "");
       m.protocol = row.string_or("protocol", "");
+      m.run = row.string_or("run", "");
       m.origin = row.string_or("origin", "");
       row.finish();
       p.collective_table.push_back(m);
@@ -165,6 +166,7 @@ void read_tables(JsonReader& r, hw::DeviceProfile& p) {
       f.nodes = static_cast<int>(row.integer("nodes", 1, 1 << 24));
       f.algorithm = row.string_or("algorithm", "");
       f.protocol = row.string_or("protocol", "");
+      f.run = row.string_or("run", "");
       f.alpha = read_us(row, "alpha_us", 0.0);
       f.bus_bandwidth = gbyte_per_s(row.number("bus_gbps", 1e-6, 1e6));
       f.rms_relative_residual = row.number("rms_relative_residual", 0.0, kInf);
@@ -173,6 +175,11 @@ void read_tables(JsonReader& r, hw::DeviceProfile& p) {
       p.collective_fits.push_back(f);
     }
   }
+}
+
+// The reader takes a missing optional string for "", but refuses an empty one.
+void put_nonempty(Json& j, const char* key, const std::string& v) {
+  if (!v.empty()) j[key] = v;
 }
 
 }  // namespace
@@ -321,9 +328,14 @@ Json device_profile_to_json(const hw::DeviceProfile& p) {
                        {"source", p.memory_model.source}};
   if (p.measurement) {
     const auto& m = *p.measurement;
-    j["measurement"] = {{"date", m.date},     {"tool", m.tool},     {"device_name", m.device_name},
-                        {"driver", m.driver}, {"cuda", m.cuda},     {"cublas", m.cublas},
-                        {"cudnn", m.cudnn},   {"nccl", m.nccl}};
+    Json info = {{"date", m.date}, {"tool", m.tool}};
+    put_nonempty(info, "device_name", m.device_name);
+    put_nonempty(info, "driver", m.driver);
+    put_nonempty(info, "cuda", m.cuda);
+    put_nonempty(info, "cublas", m.cublas);
+    put_nonempty(info, "cudnn", m.cudnn);
+    put_nonempty(info, "nccl", m.nccl);
+    j["measurement"] = info;
   }
   if (!p.gemm_table.empty()) {
     Json rows = Json::array();
@@ -358,10 +370,11 @@ Json device_profile_to_json(const hw::DeviceProfile& p) {
                       {"in_place", r.in_place},
                       {"time_us", r.time.to_us()},
                       {"algbw_gbps", r.algbw.value() / 1e9},
-                      {"busbw_gbps", r.busbw.value() / 1e9},
-                      {"algorithm", r.algorithm},
-                      {"protocol", r.protocol},
-                      {"origin", r.origin}});
+                      {"busbw_gbps", r.busbw.value() / 1e9}});
+      put_nonempty(rows.back(), "algorithm", r.algorithm);
+      put_nonempty(rows.back(), "protocol", r.protocol);
+      put_nonempty(rows.back(), "run", r.run);
+      put_nonempty(rows.back(), "origin", r.origin);
     }
     j["collective_table"] = rows;
   }
@@ -371,12 +384,13 @@ Json device_profile_to_json(const hw::DeviceProfile& p) {
       rows.push_back({{"op", hw::to_string(f.op)},
                       {"ranks", f.ranks},
                       {"nodes", f.nodes},
-                      {"algorithm", f.algorithm},
-                      {"protocol", f.protocol},
                       {"alpha_us", f.alpha.to_us()},
                       {"bus_gbps", f.bus_bandwidth.value() / 1e9},
                       {"rms_relative_residual", f.rms_relative_residual},
                       {"points", f.points}});
+      put_nonempty(rows.back(), "algorithm", f.algorithm);
+      put_nonempty(rows.back(), "protocol", f.protocol);
+      put_nonempty(rows.back(), "run", f.run);
     }
     j["collective_fits"] = rows;
   }

@@ -55,7 +55,9 @@ std::optional<Columns> parse_column_header(const std::vector<std::string>& t) {
     else if (name == "time") c.time.push_back(pos);
     else if (name == "algbw") c.algbw.push_back(pos);
     else if (name == "busbw") c.busbw.push_back(pos);
-    else if (name == "#wrong" || name == "error") c.wrong.push_back(pos);
+    // "#wrong" counts wrong elements; the older "error" column is the largest numerical
+    // error of a float reduction, non-zero in healthy runs, so it does not reject rows.
+    else if (name == "#wrong") c.wrong.push_back(pos);
   }
   c.count = t.size() - 1;
   if (!has_size || c.time.empty() || c.time.size() != c.algbw.size() ||

@@ -1,0 +1,221 @@
+#include "calibrate/fit.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+#include <tuple>
+
+#include <Eigen/Dense>
+#include <fmt/format.h>
+
+#include "engine/error.h"
+#include "hw/kernel_cost_model.h"
+
+namespace megasim::calibrate {
+namespace {
+
+// Solves min ‖A·x − 1‖ where each row of A is already divided by its measured time, so the
+// residuals are relative errors. Returns x and the RMS of the residuals.
+std::pair<Eigen::VectorXd, double> relative_least_squares(const Eigen::MatrixXd& a) {
+  const Eigen::VectorXd ones = Eigen::VectorXd::Ones(a.rows());
+  const Eigen::VectorXd x = a.colPivHouseholderQr().solve(ones);
+  const Eigen::VectorXd r = a * x - ones;
+  return {x, std::sqrt(r.squaredNorm() / static_cast<double>(a.rows()))};
+}
+
+// Fits t = c0 + Σ c_j·f_j with c0 ≥ 0: design columns are [1, f_1, …] / t. Drops the
+// intercept when it comes out negative.
+std::pair<Eigen::VectorXd, double> fit_with_intercept(Eigen::MatrixXd a) {
+  auto [x, rms] = relative_least_squares(a);
+  if (x(0) < 0.0) {
+    a.col(0).setZero();
+    const Eigen::MatrixXd rest = a.rightCols(a.cols() - 1);
+    auto [x2, rms2] = relative_least_squares(rest);
+    x(0) = 0.0;
+    x.tail(x.size() - 1) = x2;
+    rms = rms2;
+  }
+  return {x, rms};
+}
+
+}  // namespace
+
+std::vector<hw::CollectiveFit> fit_collectives(
+    const std::vector<hw::CollectiveMeasurement>& rows) {
+  using Key = std::tuple<hw::CollectiveOp, int, int, std::string, std::string, std::string>;
+  std::map<Key, std::vector<const hw::CollectiveMeasurement*>> groups;
+  for (const auto& r : rows) {
+    if (r.time <= Time::zero() || r.size.value() <= 0.0) continue;
+    groups[{r.op, r.ranks, r.nodes, r.algorithm, r.protocol, r.run}].push_back(&r);
+  }
+  std::vector<hw::CollectiveFit> fits;
+  for (const auto& [key, g] : groups) {
+    std::set<double> sizes;
+    for (const auto* r : g) sizes.insert(r->size.value());
+    if (sizes.size() < 2) continue;  // alpha and beta need two sizes at least
+    const auto& [op, ranks, nodes, algo, proto, run] = key;
+    const double factor = hw::bus_factor(op, ranks);
+    Eigen::MatrixXd a(static_cast<Eigen::Index>(g.size()), 2);
+    for (std::size_t i = 0; i < g.size(); ++i) {
+      const double t = g[i]->time.to_seconds();
+      a(static_cast<Eigen::Index>(i), 0) = 1.0 / t;
+      a(static_cast<Eigen::Index>(i), 1) = factor * g[i]->size.value() / t;
+    }
+    const auto [x, rms] = fit_with_intercept(a);
+    if (x(1) <= 0.0) continue;  // time does not grow with size: nothing to fit a rate to
+    hw::CollectiveFit f;
+    f.op = op;
+    f.ranks = ranks;
+    f.nodes = nodes;
+    f.algorithm = algo;
+    f.protocol = proto;
+    f.run = run;
+    f.alpha = Time::from_seconds(x(0));
+    f.bus_bandwidth = BytesPerSec(1.0 / x(1));
+    f.rms_relative_residual = rms;
+    f.points = static_cast<int>(g.size());
+    fits.push_back(f);
+  }
+  return fits;
+}
+
+GemmFit fit_gemm(const hw::DeviceProfile& profile, const std::vector<hw::GemmMeasurement>& rows) {
+  hw::DeviceProfile bare = profile;
+  bare.gemm_table.clear();
+  const hw::KernelCostModel model(bare);
+  const auto& classes = profile.gemm.classes;
+  const auto class_of = [&](Flops f) {
+    for (std::size_t c = 0; c < classes.size(); ++c) {
+      if (f <= classes[c].max_flops) return c;
+    }
+    return classes.size() - 1;
+  };
+  // Only compute-bound rows say anything about GEMM efficiency: drop those whose memory
+  // time (at the profile's memory efficiency) exceeds their compute time at full efficiency.
+  struct Row {
+    double t, compute;
+    std::size_t cls;
+  };
+  std::vector<Row> used;
+  for (const auto& r : rows) {
+    const double compute = model.model_gemm_compute_time(r.shape, 1.0).to_seconds();
+    const double memory = model.model_memory_time(r.shape.bytes_moved()).to_seconds();
+    if (r.time <= Time::zero() || memory > compute) continue;
+    used.push_back({r.time.to_seconds(), compute, class_of(r.shape.flops())});
+  }
+  GemmFit out;
+  out.params = profile.gemm;
+  out.points_per_class.assign(classes.size(), 0);
+  for (const auto& u : used) ++out.points_per_class[u.cls];
+  std::vector<std::size_t> active;  // classes with points, in column order
+  for (std::size_t c = 0; c < classes.size(); ++c) {
+    if (out.points_per_class[c] > 0) active.push_back(c);
+  }
+  if (used.size() < active.size() + 1) {
+    throw InputError(fmt::format("GEMM fit needs at least {} compute-bound rows for {} size "
+                                 "classes and the launch overhead; the table has {}",
+                                 active.size() + 1, active.size(), used.size()));
+  }
+  Eigen::MatrixXd a = Eigen::MatrixXd::Zero(static_cast<Eigen::Index>(used.size()),
+                                            static_cast<Eigen::Index>(active.size() + 1));
+  for (std::size_t i = 0; i < used.size(); ++i) {
+    const auto col = std::find(active.begin(), active.end(), used[i].cls) - active.begin();
+    a(static_cast<Eigen::Index>(i), 0) = 1.0 / used[i].t;
+    a(static_cast<Eigen::Index>(i), col + 1) = used[i].compute / used[i].t;
+  }
+  const auto [x, rms] = fit_with_intercept(a);
+  out.params.launch_overhead = Time::from_seconds(x(0));
+  for (std::size_t j = 0; j < active.size(); ++j) {
+    const double inv = x(static_cast<Eigen::Index>(j + 1));
+    // Above 100 % of peak is not physical: it means a wrong peak or SM count in the profile.
+    if (inv < 1.0) {
+      throw InputError(fmt::format(
+          "GEMM fit: size class {} comes out at {:.1f} % of the profile's peak; check "
+          "peak_tflops and sm_count of '{}'",
+          active[j], 100.0 / inv, profile.name));
+    }
+    out.params.classes[active[j]].efficiency = 1.0 / inv;
+  }
+  out.params.fitted = true;
+  out.quality = {static_cast<int>(used.size()), rms};
+  return out;
+}
+
+MemoryFit fit_memory(const hw::DeviceProfile& profile,
+                     const std::vector<hw::MemoryMeasurement>& rows) {
+  std::vector<const hw::MemoryMeasurement*> used;
+  for (const auto& r : rows) {
+    if (r.time > Time::zero() && r.bytes.value() > 0.0) used.push_back(&r);
+  }
+  std::set<double> sizes;
+  for (const auto* r : used) sizes.insert(r->bytes.value());
+  if (sizes.size() < 2) {
+    throw InputError(fmt::format("memory fit needs rows of at least two sizes; the table has {}",
+                                 sizes.size()));
+  }
+  Eigen::MatrixXd a(static_cast<Eigen::Index>(used.size()), 2);
+  for (std::size_t i = 0; i < used.size(); ++i) {
+    const double t = used[i]->time.to_seconds();
+    a(static_cast<Eigen::Index>(i), 0) = 1.0 / t;
+    a(static_cast<Eigen::Index>(i), 1) = used[i]->bytes.value() / t;
+  }
+  const auto [x, rms] = fit_with_intercept(a);
+  MemoryFit out;
+  out.params = profile.memory_model;
+  out.params.launch_overhead = Time::from_seconds(x(0));
+  const double efficiency = 1.0 / (x(1) * profile.hbm_bandwidth.value());
+  if (!(efficiency > 0.0) || efficiency > 1.0) {
+    throw InputError(fmt::format("memory fit: kernels reach {:.1f} % of the profile's HBM "
+                                 "bandwidth; check hbm_gbps of '{}'",
+                                 100.0 * efficiency, profile.name));
+  }
+  out.params.bandwidth_efficiency = efficiency;
+  out.params.fitted = true;
+  out.quality = {static_cast<int>(used.size()), rms};
+  return out;
+}
+
+std::vector<std::string> refit_profile(hw::DeviceProfile& p) {
+  std::vector<std::string> report;
+  if (!p.gemm_table.empty()) {
+    GemmFit g = fit_gemm(p, p.gemm_table);
+    g.params.source = fmt::format("fitted by megasim calibrate fit to {} measured GEMMs, RMS "
+                                  "relative residual {:.2f} %",
+                                  g.quality.points, 100.0 * g.quality.rms_relative_residual);
+    p.gemm = g.params;
+    std::string classes;
+    for (const auto& c : p.gemm.classes) {
+      classes += fmt::format(" {:.3f}", c.efficiency);
+    }
+    report.push_back(fmt::format("gemm: {} points, overhead {:.2f} us, efficiencies{}, rms {:.2f} %",
+                                 g.quality.points, p.gemm.launch_overhead.to_us(), classes,
+                                 100.0 * g.quality.rms_relative_residual));
+  }
+  if (!p.memory_table.empty()) {
+    MemoryFit m = fit_memory(p, p.memory_table);
+    m.params.source = fmt::format("fitted by megasim calibrate fit to {} measured memory-bound "
+                                  "kernels, RMS relative residual {:.2f} %",
+                                  m.quality.points, 100.0 * m.quality.rms_relative_residual);
+    p.memory_model = m.params;
+    report.push_back(fmt::format("memory: {} points, {:.1f} % of HBM bandwidth, overhead {:.2f} "
+                                 "us, rms {:.2f} %",
+                                 m.quality.points, 100.0 * p.memory_model.bandwidth_efficiency,
+                                 p.memory_model.launch_overhead.to_us(),
+                                 100.0 * m.quality.rms_relative_residual));
+  }
+  if (!p.collective_table.empty()) {
+    p.collective_fits = fit_collectives(p.collective_table);
+    for (const auto& f : p.collective_fits) {
+      report.push_back(fmt::format(
+          "{} {} ranks / {} nodes{}{}{}: alpha {:.2f} us, bus {:.2f} GB/s, {} points, rms {:.2f} %",
+          hw::to_string(f.op), f.ranks, f.nodes, f.algorithm.empty() ? "" : " " + f.algorithm,
+          f.protocol.empty() ? "" : " " + f.protocol, f.run.empty() ? "" : " (" + f.run + ")",
+          f.alpha.to_us(),
+          f.bus_bandwidth.value() / 1e9, f.points, 100.0 * f.rms_relative_residual));
+    }
+  }
+  return report;
+}
+
+}  // namespace megasim::calibrate

@@ -1,0 +1,53 @@
+// Parses the text output of nccl-tests (all_reduce_perf and its siblings) into collective
+// measurements: how users bring multi-node measurements from their own cluster.
+//
+// Handles what published logs show: several runs in one file (each opens with "# nccl-tests
+// version" or "# nThread"), the header with and without the version line and with and without
+// the "root" column (added in nccl-tests 2.10; older logs also say "error" for "#wrong"),
+// per-rank device lines in the long ("Rank 3 Group 0 Pid … on host device 3 [..] NAME"), old
+// ("Rank 0 Pid … on host …") and compressed ("Rank 0 .. Rank 7 on host NAME") forms, MPI and
+// NCCL noise between rows, "N/A" in the in-place #wrong column, and out-of-place plus in-place
+// columns. The rank count is taken from the device lines, else from the ratio busbw / algbw
+// (nccl-tests' bus factor), and the two are cross-checked where both exist.
+// Bad input (no rows, an unknown test, ranks that contradict the bandwidth ratio) is an
+// InputError naming the file and line.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "hw/device_profile.h"
+
+namespace megasim::calibrate {
+
+struct NcclTestsRun {
+  hw::CollectiveOp op = hw::CollectiveOp::kAllReduce;
+  std::string test;             // "all_reduce_perf" as the log names it ("" if it does not)
+  std::string version;          // "2.18.3" ("" for logs before the version line)
+  int ranks = 0;
+  int nodes = 0;
+  std::vector<std::string> devices;  // distinct device names in the rank lines
+  std::optional<double> avg_busbw_gbps;
+  int first_line = 0;            // 1-based line where the run's header starts
+  int skipped_rows = 0;          // rows with #wrong > 0 (failed validation), not imported
+  std::vector<hw::CollectiveMeasurement> rows;
+};
+
+struct ImportOptions {
+  std::optional<hw::CollectiveOp> op;  // for logs that do not say which test ran
+  std::string algorithm, protocol;     // labels when the run forced NCCL_ALGO / NCCL_PROTO
+  std::optional<int> nodes;            // when the log's rank lines do not name hosts
+};
+
+std::vector<NcclTestsRun> parse_nccl_tests_log(const std::string& text,
+                                               const std::string& origin,
+                                               const ImportOptions& options = {});
+std::vector<NcclTestsRun> import_nccl_tests_file(const std::filesystem::path& file,
+                                                 const ImportOptions& options = {});
+
+// "all_reduce_perf", "all_gather_perf_mpi" → the op; nullopt for tests megasim does not model.
+std::optional<hw::CollectiveOp> op_from_test_name(const std::string& test);
+
+}  // namespace megasim::calibrate

@@ -1,0 +1,213 @@
+// `megasim calibrate`: the calibration front end.
+//   megasim calibrate import-nccl-tests LOG... --device BASE -o FILE
+//       parses nccl-tests logs into an imported calibration: BASE's profile plus the rows and
+//       the alpha-beta fits per collective, usable as a scenario's `device`;
+//   megasim calibrate fit FILE -o OUT
+//       refits the GEMM, memory-bound and collective models of a calibration to its tables
+//       and prints the residuals.
+// Measuring the local GPUs needs the CUDA measuring tool, which this build does not contain:
+// `megasim calibrate` on its own says so and exits 2.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "calibrate/fit.h"
+#include "calibrate/nccl_tests_import.h"
+#include "cli/commands.h"
+#include "engine/error.h"
+#include "io/device_profile_loader.h"
+#include "io/output.h"
+#include "io/resolve.h"
+
+namespace megasim::cli {
+namespace {
+
+struct ImportOpts {
+  std::vector<std::string> logs;
+  std::string device;
+  std::string output;
+  std::string name;
+  std::string op, algorithm, protocol;
+  int nodes = 0;
+  bool json = false;
+};
+
+struct FitOpts {
+  std::string input;
+  std::string output;
+  bool json = false;
+};
+
+std::string today_utc() {
+  const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char buf[16];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d", &tm);
+  return buf;
+}
+
+io::LoadedDeviceProfile load_device_ref(const std::string& ref) {
+  const auto file = io::resolve_data_file(ref, io::DataKind::kDevice,
+                                          std::filesystem::current_path(), "--device", "device");
+  return io::load_device_profile(file);
+}
+
+void emit(const io::Json& result, const std::string& text, bool json) {
+  const std::string out = json ? result.dump(2) + "\n" : text;
+  std::fwrite(out.data(), 1, out.size(), stdout);
+}
+
+void run_import(const ImportOpts& o) {
+  calibrate::ImportOptions options;
+  if (!o.op.empty()) {
+    options.op = calibrate::op_from_test_name(o.op);
+    if (!options.op) throw InputError("--op: '" + o.op + "' is not a collective megasim models");
+  }
+  options.algorithm = o.algorithm;
+  options.protocol = o.protocol;
+  if (o.nodes > 0) options.nodes = o.nodes;
+
+  io::LoadedDeviceProfile base = load_device_ref(o.device);
+  hw::DeviceProfile p = base.profile;
+  std::vector<std::string> devices;
+  io::Json runs = io::Json::array();
+  std::string text;
+  for (const auto& log : o.logs) {
+    for (const auto& run : calibrate::import_nccl_tests_file(log, options)) {
+      p.collective_table.insert(p.collective_table.end(), run.rows.begin(), run.rows.end());
+      for (const auto& d : run.devices) {
+        if (std::find(devices.begin(), devices.end(), d) == devices.end()) devices.push_back(d);
+      }
+      runs.push_back({{"log", log},
+                      {"line", run.first_line},
+                      {"op", hw::to_string(run.op)},
+                      {"ranks", run.ranks},
+                      {"nodes", run.nodes},
+                      {"rows", run.rows.size()},
+                      {"skipped_rows", run.skipped_rows},
+                      {"nccl_tests_version", run.version}});
+      text += fmt::format("{}:{}: {} on {} ranks / {} nodes, {} rows{}\n", log, run.first_line,
+                          hw::to_string(run.op), run.ranks, run.nodes, run.rows.size(),
+                          run.skipped_rows ? fmt::format(" ({} failed validation, skipped)",
+                                                         run.skipped_rows)
+                                           : "");
+    }
+  }
+  p.kind = hw::ProfileKind::kImported;
+  p.name = o.name.empty() ? base.profile.name + "-nccl-tests" : o.name;
+  p.source = base.profile.source + " Collective measurements imported from nccl-tests logs: " +
+             [&] {
+               std::string s;
+               for (const auto& l : o.logs) s += (s.empty() ? "" : ", ") + l;
+               return s;
+             }() + ".";
+  hw::MeasurementInfo info;
+  info.date = today_utc();
+  info.tool = "megasim calibrate import-nccl-tests";
+  for (const auto& d : devices) info.device_name += (info.device_name.empty() ? "" : "; ") + d;
+  p.measurement = info;
+  p.collective_fits = calibrate::fit_collectives(p.collective_table);
+  io::Json fits = io::Json::array();
+  for (const auto& f : p.collective_fits) {
+    fits.push_back({{"op", hw::to_string(f.op)},
+                    {"run", f.run},
+                    {"ranks", f.ranks},
+                    {"nodes", f.nodes},
+                    {"alpha_us", f.alpha.to_us()},
+                    {"bus_gbps", f.bus_bandwidth.value() / 1e9},
+                    {"rms_relative_residual", f.rms_relative_residual},
+                    {"points", f.points}});
+    text += fmt::format("fit {} {} ranks / {} nodes ({}): alpha {:.2f} us, bus {:.2f} GB/s, rms "
+                        "residual {:.1f} % over {} rows\n",
+                        hw::to_string(f.op), f.ranks, f.nodes, f.run, f.alpha.to_us(),
+                        f.bus_bandwidth.value() / 1e9, 100.0 * f.rms_relative_residual,
+                        f.points);
+  }
+  io::Json doc = io::device_profile_to_json(p);
+  // The base profile's collective constants stay as they were, for the collective module.
+  if (!base.collective.is_null()) doc["collective"] = base.collective;
+  io::write_file_atomically(o.output, doc.dump(2) + "\n");
+  text += fmt::format("wrote {} (kind imported, {} collective rows)\n", o.output,
+                      p.collective_table.size());
+  emit({{"output", o.output}, {"runs", runs}, {"fits", fits}}, text, o.json);
+}
+
+void run_fit(const FitOpts& o) {
+  io::LoadedDeviceProfile in = load_device_ref(o.input);
+  hw::DeviceProfile p = in.profile;
+  if (p.gemm_table.empty() && p.memory_table.empty() && p.collective_table.empty()) {
+    throw InputError(o.input + ": has no measured tables (gemm_table, memory_table, "
+                               "collective_table) to fit");
+  }
+  const auto lines = calibrate::refit_profile(p);
+  io::Json doc = io::device_profile_to_json(p);
+  if (!in.collective.is_null()) doc["collective"] = in.collective;
+  io::write_file_atomically(o.output, doc.dump(2) + "\n");
+  std::string text;
+  for (const auto& l : lines) text += l + "\n";
+  text += "wrote " + o.output + "\n";
+  emit({{"output", o.output}, {"fits", lines}}, text, o.json);
+}
+
+}  // namespace
+
+void add_calibrate_command(CLI::App& app) {
+  CLI::App* cmd = app.add_subcommand(
+      "calibrate",
+      "Calibration: import nccl-tests logs, fit cost models to measured tables. Measuring the "
+      "local GPUs (GEMM, attention, memory-bound kernels, NCCL, NVML power) needs the CUDA "
+      "measuring tool, which this build does not contain");
+  cmd->callback([cmd] {
+    if (!cmd->get_subcommands().empty()) return;
+    throw InputError(
+        "the CUDA measuring tool (cuBLASLt GEMMs, cuDNN attention, NCCL collectives, NVML "
+        "power) is not part of this build of megasim. Until it is, bring measurements with "
+        "`megasim calibrate import-nccl-tests LOG... --device PROFILE -o FILE` (nccl-tests "
+        "from https://github.com/NVIDIA/nccl-tests, built against the CUDA toolkit and NCCL), "
+        "or use a datasheet profile from calibrate/profiles/");
+  });
+
+  auto io_opts = std::make_shared<ImportOpts>();
+  CLI::App* imp = cmd->add_subcommand(
+      "import-nccl-tests",
+      "Parse nccl-tests logs (all_reduce_perf and siblings; single- and multi-node) into an "
+      "imported calibration with alpha-beta fits per collective");
+  imp->add_option("logs", io_opts->logs, "nccl-tests output files")->required()->check(
+      CLI::ExistingFile);
+  imp->add_option("--device", io_opts->device,
+                  "Base device profile (name in calibrate/profiles/ or a path)")
+      ->required();
+  imp->add_option("-o,--output", io_opts->output, "Calibration JSON to write")->required();
+  imp->add_option("--name", io_opts->name, "Name of the new profile (default BASE-nccl-tests)");
+  imp->add_option("--op", io_opts->op,
+                  "Collective of logs that do not say (all_reduce, all_gather, reduce_scatter, "
+                  "alltoall, sendrecv, broadcast, reduce)");
+  imp->add_option("--algorithm", io_opts->algorithm,
+                  "Label rows with the NCCL_ALGO the run forced (e.g. Ring, Tree, NVLS)");
+  imp->add_option("--protocol", io_opts->protocol,
+                  "Label rows with the NCCL_PROTO the run forced (LL, LL128, Simple)");
+  imp->add_option("--nodes", io_opts->nodes, "Node count, when the log's rank lines omit hosts")
+      ->check(CLI::PositiveNumber);
+  imp->add_flag("--json", io_opts->json, "Print exactly one JSON object on stdout");
+  imp->callback([io_opts] { run_import(*io_opts); });
+
+  auto fit_opts = std::make_shared<FitOpts>();
+  CLI::App* fit = cmd->add_subcommand(
+      "fit", "Refit GEMM (tile/wave quantisation x efficiency per size class), memory-bound and "
+             "alpha-beta collective models to a calibration's tables; print residuals");
+  fit->add_option("calibration", fit_opts->input, "Calibration JSON with measured tables")
+      ->required();
+  fit->add_option("-o,--output", fit_opts->output, "Refitted calibration JSON to write")
+      ->required();
+  fit->add_flag("--json", fit_opts->json, "Print exactly one JSON object on stdout");
+  fit->callback([fit_opts] { run_fit(*fit_opts); });
+}
+
+}  // namespace megasim::cli

@@ -1,0 +1,187 @@
+// What the simulator knows about one GPU model: peak rates, memory, power by activity, the
+// compute/communication interference factor, the parameters of the kernel cost models, and,
+// for a measured or imported calibration, the measured tables themselves.
+//
+// A profile is plain data: it is built by io::load_device_profile() from a JSON file (a
+// datasheet profile in calibrate/profiles/ or the output of `megasim calibrate`), or by the
+// fitting code in calibrate/. It carries a `source` for every published figure so that a
+// report can say where a number came from. Node overhead power (CPUs, DRAM, fans, NICs) is a
+// property of the server and belongs in the cluster file; a profile may name a reference
+// system (e.g. DGX A100, 6.5 kW maximum) so that a power check has a published bound.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/time.h"
+#include "engine/units.h"
+#include "hw/kernel.h"
+
+namespace megasim::hw {
+
+// Where a profile's numbers come from: a datasheet plus cited public measurements, a run of
+// `megasim calibrate` on this GPU model, or measurements imported from logs (nccl-tests).
+enum class ProfileKind { kDatasheet, kMeasured, kImported };
+const char* to_string(ProfileKind k);
+
+// What a GPU is doing, for power: a GEMM-bound kernel, a memory-bound kernel, only NCCL
+// kernels, nothing.
+enum class Activity { kGemm, kMemory, kCommunication, kIdle };
+const char* to_string(Activity a);
+
+struct PowerProfile {
+  Watts tdp{0.0};
+  Watts idle{0.0};
+  Watts gemm{0.0};
+  Watts memory{0.0};
+  Watts communication{0.0};
+  std::string source;
+
+  Watts at(Activity a) const;
+};
+
+// A published whole-system bound, e.g. DGX A100: 8 GPUs, 6.5 kW maximum.
+struct ReferenceSystem {
+  std::string name;
+  int gpus = 0;
+  Watts max_power{0.0};
+  std::string source;
+};
+
+// GEMM efficiency by size class: a GEMM of `flops` uses the first class whose max_flops is at
+// least its FLOP count (the last class takes everything larger). The efficiency multiplies
+// the per-SM peak after tile and wave quantisation, so it is what cuBLAS reaches on a full
+// wave of tiles, not the end-to-end fraction of peak.
+struct GemmSizeClass {
+  Flops max_flops{0.0};
+  double efficiency = 1.0;
+};
+
+// A CTA tile cuBLAS may pick; the model takes the candidate that needs the least time.
+struct GemmTile {
+  std::int64_t m = 128, n = 128;
+};
+
+struct GemmModelParams {
+  std::vector<GemmTile> tiles;  // never empty once loaded
+  Time launch_overhead = Time::zero();
+  std::vector<GemmSizeClass> classes;  // ascending max_flops; never empty once loaded
+  bool fitted = false;  // efficiencies fitted to this device's measurements, not stated
+  std::string source;
+
+  double efficiency_for(Flops f) const;
+};
+
+// Fused (flash-style) attention reaches these fractions of the dense tensor peak; the
+// unfused path is priced as its two batched GEMMs and the softmax's memory passes.
+struct AttentionModelParams {
+  double fused_forward_efficiency = 1.0;
+  double fused_backward_efficiency = 1.0;
+  bool fitted = false;
+  std::string source;
+};
+
+// Memory-bound kernels reach this fraction of the HBM datasheet bandwidth.
+struct MemoryModelParams {
+  double bandwidth_efficiency = 1.0;
+  Time launch_overhead = Time::zero();
+  bool fitted = false;
+  std::string source;
+};
+
+// Compute kernels run `compute_slowdown` times longer while NCCL kernels run beside them.
+struct InterferenceParams {
+  double compute_slowdown = 1.0;
+  std::string source;
+};
+
+// One measured GEMM: the shape and the median time of its repeats.
+struct GemmMeasurement {
+  GemmShape shape;
+  Time time;
+};
+
+// One measured memory-bound kernel over `bytes` moved (read + written).
+struct MemoryMeasurement {
+  MemoryKernel kind = MemoryKernel::kCopy;
+  Bytes bytes{0.0};
+  Time time;
+};
+
+enum class CollectiveOp { kAllReduce, kAllGather, kReduceScatter, kAllToAll, kSendRecv,
+                          kBroadcast, kReduce };
+const char* to_string(CollectiveOp op);
+std::optional<CollectiveOp> collective_op_from_string(const std::string& s);
+
+// One row of a collective benchmark (nccl-tests or `megasim calibrate`), with algbw and busbw
+// as nccl-tests defines them (busbw = algbw × the op's bus factor, e.g. 2(n-1)/n for
+// all-reduce). `algorithm`/`protocol` are empty when NCCL chose.
+struct CollectiveMeasurement {
+  CollectiveOp op = CollectiveOp::kAllReduce;
+  int ranks = 0;
+  int nodes = 0;
+  Bytes size{0.0};
+  bool in_place = false;
+  Time time;
+  BytesPerSec algbw{0.0};
+  BytesPerSec busbw{0.0};
+  std::string algorithm, protocol;
+  std::string run;     // the run it belongs to ("log:line"); runs are fitted apart
+  std::string origin;  // the row's own place ("log:line")
+};
+
+// Fitted alpha-beta model of one collective on one communicator size: time = alpha + size /
+// beta_bus × bus_factor. Residual is the RMS relative error over the rows it was fitted on.
+struct CollectiveFit {
+  CollectiveOp op = CollectiveOp::kAllReduce;
+  int ranks = 0;
+  int nodes = 0;
+  std::string algorithm, protocol;
+  std::string run;
+  Time alpha;
+  BytesPerSec bus_bandwidth{0.0};
+  double rms_relative_residual = 0.0;
+  int points = 0;
+};
+
+// Versions and date of a measurement run.
+struct MeasurementInfo {
+  std::string date, tool, device_name, driver, cuda, cublas, cudnn, nccl;
+};
+
+struct DeviceProfile {
+  std::string name;
+  ProfileKind kind = ProfileKind::kDatasheet;
+  std::string source;
+
+  std::map<DType, FlopsPerSec> peak;  // dense tensor-core peak per dtype
+  BytesPerSec hbm_bandwidth{0.0};
+  Bytes memory{0.0};
+  int sm_count = 0;
+  std::optional<double> boost_clock_mhz;
+
+  PowerProfile power;
+  std::optional<ReferenceSystem> reference_system;
+  InterferenceParams interference;
+  GemmModelParams gemm;
+  AttentionModelParams attention;
+  MemoryModelParams memory_model;
+
+  // Measured or imported data (empty for a datasheet profile).
+  std::optional<MeasurementInfo> measurement;
+  std::vector<GemmMeasurement> gemm_table;
+  std::vector<MemoryMeasurement> memory_table;
+  std::vector<CollectiveMeasurement> collective_table;
+  std::vector<CollectiveFit> collective_fits;
+
+  // The peak for `t`; an fp8 GEMM on a GPU without fp8 is an InputError naming the profile.
+  FlopsPerSec peak_for(DType t) const;
+};
+
+// nccl-tests' bus factor: busbw = algbw × factor(op, ranks).
+double bus_factor(CollectiveOp op, int ranks);
+
+}  // namespace megasim::hw

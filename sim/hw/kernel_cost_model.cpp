@@ -1,0 +1,202 @@
+#include "hw/kernel_cost_model.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <limits>
+#include <utility>
+#include <vector>
+
+namespace megasim::hw {
+namespace {
+
+// Neighbours used for the log-space interpolation of the measured/model ratio.
+constexpr std::size_t kInterpolationNeighbours = 4;
+
+std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+
+double log2d(std::int64_t v) { return std::log2(static_cast<double>(std::max<std::int64_t>(v, 1))); }
+
+// The lower-ranked source of two: a result is only as measured as its weakest part.
+CostSource weakest(CostSource a, CostSource b) {
+  return static_cast<int>(a) > static_cast<int>(b) ? a : b;
+}
+
+bool same_shape(const GemmShape& a, const GemmShape& b) {
+  return a.m == b.m && a.n == b.n && a.k == b.k && a.batch == b.batch && a.dtype == b.dtype &&
+         a.transpose_a == b.transpose_a && a.transpose_b == b.transpose_b;
+}
+
+}  // namespace
+
+const char* to_string(CostSource s) {
+  switch (s) {
+    case CostSource::kMeasured: return "measured";
+    case CostSource::kFitted: return "fitted";
+    case CostSource::kRoofline: return "roofline";
+  }
+  return "?";
+}
+
+KernelCostModel::KernelCostModel(DeviceProfile profile) : profile_(std::move(profile)) {
+  if (profile_.gemm.tiles.empty()) profile_.gemm.tiles.push_back(GemmTile{});
+}
+
+CostSource KernelCostModel::model_source(bool fitted) const {
+  return fitted ? CostSource::kFitted : CostSource::kRoofline;
+}
+
+KernelCost KernelCostModel::cost(const KernelShape& shape) const {
+  if (const auto* g = std::get_if<GemmShape>(&shape)) return gemm(*g);
+  if (const auto* a = std::get_if<AttentionShape>(&shape)) return attention(*a);
+  return memory(std::get<MemoryShape>(shape));
+}
+
+Time KernelCostModel::model_memory_time(Bytes moved) const {
+  const BytesPerSec bw = profile_.hbm_bandwidth * profile_.memory_model.bandwidth_efficiency;
+  return transfer_time(moved, bw);
+}
+
+Time KernelCostModel::model_gemm_compute_time(const GemmShape& g, double efficiency) const {
+  const FlopsPerSec peak = profile_.peak_for(g.dtype);
+  const std::int64_t sms = std::max(profile_.sm_count, 1);
+  // Each SM runs one tile at a time at its share of the peak; a partial last wave costs a
+  // full wave. cuBLAS's heuristics pick among tile shapes; the cheapest candidate stands in.
+  double best = std::numeric_limits<double>::infinity();
+  for (const GemmTile& t : profile_.gemm.tiles) {
+    const std::int64_t tiles = ceil_div(g.m, t.m) * ceil_div(g.n, t.n) * g.batch;
+    const std::int64_t waves = ceil_div(tiles, sms);
+    const double wave_flops = 2.0 * static_cast<double>(t.m * t.n) * static_cast<double>(g.k);
+    const double per_sm = peak.value() / static_cast<double>(sms) * efficiency;
+    best = std::min(best, static_cast<double>(waves) * wave_flops / per_sm);
+  }
+  return Time::from_seconds(best);
+}
+
+Time KernelCostModel::model_gemm_time(const GemmShape& g) const {
+  const Time compute = model_gemm_compute_time(g, profile_.gemm.efficiency_for(g.flops()));
+  const Time memory = model_memory_time(g.bytes_moved());
+  return std::max(compute, memory) + profile_.gemm.launch_overhead;
+}
+
+KernelCost KernelCostModel::gemm(const GemmShape& g) const {
+  const Time model = model_gemm_time(g);
+  // Measured rows of the same dtype; an exact match answers directly.
+  std::vector<const GemmMeasurement*> rows;
+  for (const auto& r : profile_.gemm_table) {
+    if (r.shape.dtype != g.dtype) continue;
+    if (same_shape(r.shape, g)) return {r.time, CostSource::kMeasured};
+    rows.push_back(&r);
+  }
+  if (!rows.empty()) {
+    // Interpolate only inside the measured box: outside it the model is the better guess.
+    const std::array<double, 3> q = {log2d(g.m), log2d(g.n), log2d(g.k * g.batch)};
+    std::array<double, 3> lo{}, hi{};
+    lo.fill(std::numeric_limits<double>::infinity());
+    hi.fill(-std::numeric_limits<double>::infinity());
+    std::vector<std::pair<double, double>> near;  // (distance², log ratio)
+    for (const auto* r : rows) {
+      const std::array<double, 3> p = {log2d(r->shape.m), log2d(r->shape.n),
+                                       log2d(r->shape.k * r->shape.batch)};
+      double d2 = 0.0;
+      for (int i = 0; i < 3; ++i) {
+        lo[i] = std::min(lo[i], p[i]);
+        hi[i] = std::max(hi[i], p[i]);
+        d2 += (p[i] - q[i]) * (p[i] - q[i]);
+      }
+      const double ratio = r->time.to_seconds() / model_gemm_time(r->shape).to_seconds();
+      near.emplace_back(d2, std::log(ratio));
+    }
+    bool inside = true;
+    for (int i = 0; i < 3; ++i) inside = inside && q[i] >= lo[i] && q[i] <= hi[i];
+    if (inside) {
+      const std::size_t n = std::min(kInterpolationNeighbours, near.size());
+      std::partial_sort(near.begin(), near.begin() + static_cast<std::ptrdiff_t>(n), near.end());
+      double wsum = 0.0, acc = 0.0;
+      for (std::size_t i = 0; i < n; ++i) {
+        const double w = 1.0 / near[i].first;  // d² > 0: exact matches returned above
+        wsum += w;
+        acc += w * near[i].second;
+      }
+      return {Time::from_seconds(model.to_seconds() * std::exp(acc / wsum)),
+              CostSource::kMeasured};
+    }
+  }
+  return {model, model_source(profile_.gemm.fitted)};
+}
+
+KernelCost KernelCostModel::attention(const AttentionShape& a) const {
+  if (a.fused) {
+    const FlopsPerSec peak = profile_.peak_for(a.dtype);
+    // The fused backward recomputes Q·Kᵀ: 5 matrix products against the forward's 2, so its
+    // hardware work is 2.5× the forward's, while AttentionShape counts 2× (model FLOPs).
+    // Published fused-backward efficiencies are quoted against the 2.5× count.
+    const double hw_scale = a.backward ? 2.5 / 2.0 : 1.0;
+    const double eff = a.backward ? profile_.attention.fused_backward_efficiency
+                                  : profile_.attention.fused_forward_efficiency;
+    const double compute = a.flops().value() * hw_scale / (peak.value() * eff);
+    const double memory = model_memory_time(a.bytes_moved()).to_seconds();
+    return {Time::from_seconds(std::max(compute, memory)) + profile_.gemm.launch_overhead,
+            model_source(profile_.attention.fitted)};
+  }
+  // Unfused: batched GEMMs over the full s×s score matrix (the mask is applied afterwards, so
+  // causality saves nothing) around a softmax that reads and writes the scores.
+  const std::int64_t bh = a.batch * a.heads;
+  const GemmShape qk{a.seq, a.seq, a.head_dim, bh, a.dtype, false, true};
+  const GemmShape pv{a.seq, a.head_dim, a.seq, bh, a.dtype, false, false};
+  const double scores = static_cast<double>(bh) * static_cast<double>(a.seq) *
+                        static_cast<double>(a.seq) * static_cast<double>(dtype_bytes(a.dtype));
+  MemoryShape softmax{MemoryKernel::kSoftmax, Bytes(scores), Bytes(scores), Flops(0.0)};
+  std::vector<KernelCost> parts;
+  if (!a.backward) {
+    parts = {gemm(qk), memory(softmax), gemm(pv)};
+  } else {
+    // dV = Pᵀ·dO, dP = dO·Vᵀ, softmax backward (reads P and dP, writes dS), dQ = dS·K,
+    // dK = dSᵀ·Q.
+    const GemmShape dv{a.seq, a.head_dim, a.seq, bh, a.dtype, true, false};
+    const GemmShape dp{a.seq, a.seq, a.head_dim, bh, a.dtype, false, true};
+    const GemmShape dq{a.seq, a.head_dim, a.seq, bh, a.dtype, false, false};
+    const GemmShape dk{a.seq, a.head_dim, a.seq, bh, a.dtype, true, false};
+    MemoryShape softmax_bwd{MemoryKernel::kSoftmax, Bytes(2.0 * scores), Bytes(scores),
+                            Flops(0.0)};
+    parts = {gemm(dv), gemm(dp), memory(softmax_bwd), gemm(dq), gemm(dk)};
+  }
+  KernelCost total{Time::zero(), CostSource::kMeasured};
+  for (const auto& p : parts) {
+    total.time += p.time;
+    total.source = weakest(total.source, p.source);
+  }
+  return total;
+}
+
+KernelCost KernelCostModel::memory(const MemoryShape& m) const {
+  const Bytes moved = m.bytes_read + m.bytes_written;
+  // Rows of the same kernel sorted by size; interpolate time linearly in log-log space.
+  std::vector<std::pair<double, double>> pts;  // (log bytes, log seconds)
+  for (const auto& r : profile_.memory_table) {
+    if (r.kind != m.kind || r.bytes.value() <= 0.0 || r.time <= Time::zero()) continue;
+    pts.emplace_back(std::log(r.bytes.value()), std::log(r.time.to_seconds()));
+  }
+  if (!pts.empty() && moved.value() > 0.0) {
+    std::sort(pts.begin(), pts.end());
+    const double x = std::log(moved.value());
+    if (x >= pts.front().first && x <= pts.back().first) {
+      auto hi = std::lower_bound(pts.begin(), pts.end(), std::make_pair(x, -1e300));
+      if (hi->first == x || hi == pts.begin()) {
+        return {Time::from_seconds(std::exp(hi->second)), CostSource::kMeasured};
+      }
+      const auto lo = hi - 1;
+      const double f = (x - lo->first) / (hi->first - lo->first);
+      return {Time::from_seconds(std::exp(lo->second + f * (hi->second - lo->second))),
+              CostSource::kMeasured};
+    }
+  }
+  return {model_memory_time(moved) + profile_.memory_model.launch_overhead,
+          model_source(profile_.memory_model.fitted)};
+}
+
+Time KernelCostModel::with_interference(Time compute) const {
+  return Time::from_seconds(compute.to_seconds() * profile_.interference.compute_slowdown);
+}
+
+}  // namespace megasim::hw

@@ -1,0 +1,400 @@
+#include "io/device_profile_loader.h"
+
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "engine/error.h"
+
+namespace megasim::io {
+namespace {
+
+using hw::DType;
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr std::int64_t kMaxDim = std::int64_t{1} << 40;
+// A year in microseconds: no kernel or collective row takes longer.
+constexpr double kMaxTimeUs = 3.2e13;
+
+const std::vector<DType> kDTypes = {DType::kFp32, DType::kTf32, DType::kBf16, DType::kFp16,
+                                    DType::kFp8};
+const std::vector<hw::MemoryKernel> kMemoryKernels = {
+    hw::MemoryKernel::kCopy,         hw::MemoryKernel::kLayerNorm,
+    hw::MemoryKernel::kRmsNorm,      hw::MemoryKernel::kGelu,
+    hw::MemoryKernel::kSwiglu,       hw::MemoryKernel::kDropoutResidual,
+    hw::MemoryKernel::kBiasDropoutResidual, hw::MemoryKernel::kSoftmax,
+    hw::MemoryKernel::kRotary,       hw::MemoryKernel::kEmbedding,
+    hw::MemoryKernel::kCrossEntropy, hw::MemoryKernel::kAdam,
+    hw::MemoryKernel::kLamb};
+const std::vector<hw::CollectiveOp> kOps = {
+    hw::CollectiveOp::kAllReduce, hw::CollectiveOp::kAllGather, hw::CollectiveOp::kReduceScatter,
+    hw::CollectiveOp::kAllToAll,  hw::CollectiveOp::kSendRecv,  hw::CollectiveOp::kBroadcast,
+    hw::CollectiveOp::kReduce};
+
+template <typename E>
+std::vector<std::string> names(const std::vector<E>& all) {
+  std::vector<std::string> out;
+  for (E e : all) out.push_back(hw::to_string(e));
+  return out;
+}
+
+template <typename E>
+E pick(JsonReader& r, const std::string& key, const std::vector<E>& all) {
+  const std::string s = r.choice(key, names(all));
+  for (E e : all) {
+    if (s == hw::to_string(e)) return e;
+  }
+  r.fail(key, "unreachable choice");
+}
+
+Time read_us(JsonReader& r, const std::string& key, double lo) {
+  return Time::from_us(r.number(key, lo, kMaxTimeUs));
+}
+
+hw::PowerProfile read_power(JsonReader r) {
+  hw::PowerProfile p;
+  p.tdp = Watts(r.number("tdp_w", 1.0, 1e5));
+  p.idle = Watts(r.number("idle_w", 0.0, 1e5));
+  p.gemm = Watts(r.number("gemm_w", 0.0, 1e5));
+  p.memory = Watts(r.number("memory_w", 0.0, 1e5));
+  p.communication = Watts(r.number("communication_w", 0.0, 1e5));
+  p.source = r.text_or("source", "");
+  if (p.source.empty()) r.fail("source", "every power figure needs a source");
+  // Board power above the power limit cannot be sustained: a typo, not a measurement.
+  for (const auto& [key, w] : {std::pair{"idle_w", p.idle}, std::pair{"gemm_w", p.gemm},
+                               std::pair{"memory_w", p.memory},
+                               std::pair{"communication_w", p.communication}}) {
+    if (w > p.tdp) {
+      r.fail(key, fmt::format("{:g} W exceeds tdp_w {:g} W", w.value(), p.tdp.value()));
+    }
+  }
+  r.finish();
+  return p;
+}
+
+std::string required_source(JsonReader& r) {
+  const std::string s = r.text_or("source", "");
+  if (s.empty()) r.fail("source", "missing: every published figure needs a source");
+  return s;
+}
+
+hw::GemmModelParams read_gemm_model(JsonReader r) {
+  hw::GemmModelParams g;
+  for (JsonReader t : r.object_array("tiles")) {
+    g.tiles.push_back({t.integer("m", 1, 4096), t.integer("n", 1, 4096)});
+    t.finish();
+  }
+  if (g.tiles.empty()) r.fail("tiles", "needs at least one tile shape");
+  g.launch_overhead = read_us(r, "launch_overhead_us", 0.0);
+  double last = 0.0;
+  for (JsonReader c : r.object_array("size_classes")) {
+    const double max_gflop = c.number("max_gflop", 1e-9, kInf);
+    if (max_gflop <= last) {
+      c.fail("max_gflop", fmt::format("{:g} is not above the previous class's {:g}: classes "
+                                      "must ascend",
+                                      max_gflop, last));
+    }
+    last = max_gflop;
+    g.classes.push_back({Flops(max_gflop * 1e9), c.number("efficiency", 0.01, 1.0)});
+    c.finish();
+  }
+  if (g.classes.empty()) r.fail("size_classes", "needs at least one size class");
+  g.fitted = r.boolean_or("fitted", false);
+  g.source = required_source(r);
+  r.finish();
+  return g;
+}
+
+hw::GemmShape read_gemm_shape(JsonReader& r) {
+  hw::GemmShape s;
+  s.m = r.integer("m", 1, kMaxDim);
+  s.n = r.integer("n", 1, kMaxDim);
+  s.k = r.integer("k", 1, kMaxDim);
+  s.batch = r.integer_or("batch", 1, 1, kMaxDim);
+  s.dtype = pick(r, "dtype", kDTypes);
+  s.transpose_a = r.boolean_or("transpose_a", false);
+  s.transpose_b = r.boolean_or("transpose_b", false);
+  return s;
+}
+
+void read_tables(JsonReader& r, hw::DeviceProfile& p) {
+  if (r.has("gemm_table")) {
+    for (JsonReader row : r.object_array("gemm_table")) {
+      hw::GemmMeasurement m;
+      m.shape = read_gemm_shape(row);
+      m.time = read_us(row, "time_us", 1e-3);
+      row.finish();
+      p.gemm_table.push_back(m);
+    }
+  }
+  if (r.has("memory_table")) {
+    for (JsonReader row : r.object_array("memory_table")) {
+      hw::MemoryMeasurement m;
+      m.kind = pick(row, "kernel", kMemoryKernels);
+      m.bytes = Bytes(row.number("bytes", 1.0, 1e15));
+      m.time = read_us(row, "time_us", 1e-3);
+      row.finish();
+      p.memory_table.push_back(m);
+    }
+  }
+  if (r.has("collective_table")) {
+    for (JsonReader row : r.object_array("collective_table")) {
+      hw::CollectiveMeasurement m;
+      m.op = pick(row, "op", kOps);
+      m.ranks = static_cast<int>(row.integer("ranks", 1, 1 << 24));
+      m.nodes = static_cast<int>(row.integer("nodes", 1, 1 << 24));
+      m.size = Bytes(row.number("bytes", 0.0, 1e15));
+      m.in_place = row.boolean_or("in_place", false);
+      m.time = read_us(row, "time_us", 0.0);
+      m.algbw = gbyte_per_s(row.number("algbw_gbps", 0.0, 1e6));
+      m.busbw = gbyte_per_s(row.number("busbw_gbps", 0.0, 1e6));
+      m.algorithm = row.string_or("algorithm", "");
+      m.protocol = row.string_or("protocol", "");
+      m.run = row.string_or("run", "");
+      m.origin = row.string_or("origin", "");
+      row.finish();
+      p.collective_table.push_back(m);
+    }
+  }
+  if (r.has("collective_fits")) {
+    for (JsonReader row : r.object_array("collective_fits")) {
+      hw::CollectiveFit f;
+      f.op = pick(row, "op", kOps);
+      f.ranks = static_cast<int>(row.integer("ranks", 1, 1 << 24));
+      f.nodes = static_cast<int>(row.integer("nodes", 1, 1 << 24));
+      f.algorithm = row.string_or("algorithm", "");
+      f.protocol = row.string_or("protocol", "");
+      f.run = row.string_or("run", "");
+      f.alpha = read_us(row, "alpha_us", 0.0);
+      f.bus_bandwidth = gbyte_per_s(row.number("bus_gbps", 1e-6, 1e6));
+      f.rms_relative_residual = row.number("rms_relative_residual", 0.0, kInf);
+      f.points = static_cast<int>(row.integer("points", 2, 1 << 24));
+      row.finish();
+      p.collective_fits.push_back(f);
+    }
+  }
+}
+
+// The reader takes a missing optional string for "", but refuses an empty one.
+void put_nonempty(Json& j, const char* key, const std::string& v) {
+  if (!v.empty()) j[key] = v;
+}
+
+}  // namespace
+
+LoadedDeviceProfile parse_device_profile(const Json& doc, const std::string& origin) {
+  if (!doc.is_object()) {
+    throw InputError(origin + ": a device profile must be a JSON object, found " +
+                     json_type_name(doc));
+  }
+  JsonReader r(doc, "", origin);
+  LoadedDeviceProfile out;
+  hw::DeviceProfile& p = out.profile;
+  r.ignore("$schema");
+  const auto version = r.integer("schema_version", 1, 1000);
+  if (version != kDeviceProfileSchemaVersion) {
+    r.fail("schema_version", fmt::format("version {} is not the {} this build reads", version,
+                                         kDeviceProfileSchemaVersion));
+  }
+  p.name = r.string("name");
+  const std::string kind = r.choice("kind", {"datasheet", "measured", "imported"});
+  p.kind = kind == "measured"   ? hw::ProfileKind::kMeasured
+           : kind == "imported" ? hw::ProfileKind::kImported
+                                : hw::ProfileKind::kDatasheet;
+  p.source = required_source(r);
+
+  JsonReader peak = r.object("peak_tflops");
+  for (DType t : kDTypes) {
+    if (auto v = peak.optional_number(hw::to_string(t), 1e-3, 1e6)) p.peak[t] = tflop_per_s(*v);
+  }
+  peak.finish();
+  if (p.peak.empty()) r.fail("peak_tflops", "states no dtype's peak");
+  p.hbm_bandwidth = gbyte_per_s(r.number("hbm_gbps", 1.0, 1e6));
+  p.memory = kGiB * r.number("memory_gib", 0.01, 1e6);
+  p.sm_count = static_cast<int>(r.integer("sm_count", 1, 100000));
+  p.boost_clock_mhz = r.optional_number("boost_clock_mhz", 1.0, 1e5);
+
+  p.power = read_power(r.object("power"));
+  if (auto s = r.optional_object("reference_system")) {
+    hw::ReferenceSystem ref;
+    ref.name = s->string("name");
+    ref.gpus = static_cast<int>(s->integer("gpus", 1, 1 << 20));
+    ref.max_power = Watts(s->number("max_power_w", 1.0, 1e9));
+    ref.source = required_source(*s);
+    s->finish();
+    p.reference_system = ref;
+  }
+  {
+    JsonReader i = r.object("interference");
+    p.interference.compute_slowdown = i.number("compute_slowdown", 1.0, 10.0);
+    p.interference.source = required_source(i);
+    i.finish();
+  }
+  p.gemm = read_gemm_model(r.object("gemm_model"));
+  {
+    JsonReader a = r.object("attention_model");
+    p.attention.fused_forward_efficiency = a.number("fused_forward_efficiency", 0.01, 1.0);
+    p.attention.fused_backward_efficiency = a.number("fused_backward_efficiency", 0.01, 1.0);
+    p.attention.fitted = a.boolean_or("fitted", false);
+    p.attention.source = required_source(a);
+    a.finish();
+  }
+  {
+    JsonReader m = r.object("memory_model");
+    p.memory_model.bandwidth_efficiency = m.number("bandwidth_efficiency", 0.01, 1.0);
+    p.memory_model.launch_overhead = read_us(m, "launch_overhead_us", 0.0);
+    p.memory_model.fitted = m.boolean_or("fitted", false);
+    p.memory_model.source = required_source(m);
+    m.finish();
+  }
+  if (auto m = r.optional_object("measurement")) {
+    hw::MeasurementInfo info;
+    info.date = m->string("date");
+    info.tool = m->string("tool");
+    info.device_name = m->string_or("device_name", "");
+    info.driver = m->string_or("driver", "");
+    info.cuda = m->string_or("cuda", "");
+    info.cublas = m->string_or("cublas", "");
+    info.cudnn = m->string_or("cudnn", "");
+    info.nccl = m->string_or("nccl", "");
+    m->finish();
+    p.measurement = info;
+  }
+  read_tables(r, p);
+  if (p.kind != hw::ProfileKind::kDatasheet && !p.measurement) {
+    r.fail("measurement", "a " + kind + " profile must say when and with what it was measured");
+  }
+  // Owned by the collective module's reader: accepted here, handed back untouched.
+  r.ignore("collective");
+  if (doc.contains("collective")) out.collective = doc.at("collective");
+  r.finish();
+  return out;
+}
+
+LoadedDeviceProfile load_device_profile(const std::filesystem::path& file) {
+  const Json doc = parse_json_file(file);
+  LoadedDeviceProfile out = parse_device_profile(doc, file.string());
+  out.file = file;
+  return out;
+}
+
+Json device_profile_to_json(const hw::DeviceProfile& p) {
+  Json j;
+  j["schema_version"] = kDeviceProfileSchemaVersion;
+  j["name"] = p.name;
+  j["kind"] = hw::to_string(p.kind);
+  j["source"] = p.source;
+  Json peak = Json::object();
+  for (const auto& [t, v] : p.peak) peak[hw::to_string(t)] = v.value() / 1e12;
+  j["peak_tflops"] = peak;
+  j["hbm_gbps"] = p.hbm_bandwidth.value() / 1e9;
+  j["memory_gib"] = p.memory / kGiB;
+  j["sm_count"] = p.sm_count;
+  if (p.boost_clock_mhz) j["boost_clock_mhz"] = *p.boost_clock_mhz;
+  j["power"] = {{"tdp_w", p.power.tdp.value()},
+                {"idle_w", p.power.idle.value()},
+                {"gemm_w", p.power.gemm.value()},
+                {"memory_w", p.power.memory.value()},
+                {"communication_w", p.power.communication.value()},
+                {"source", p.power.source}};
+  if (p.reference_system) {
+    const auto& s = *p.reference_system;
+    j["reference_system"] = {{"name", s.name},
+                             {"gpus", s.gpus},
+                             {"max_power_w", s.max_power.value()},
+                             {"source", s.source}};
+  }
+  j["interference"] = {{"compute_slowdown", p.interference.compute_slowdown},
+                       {"source", p.interference.source}};
+  Json tiles = Json::array(), classes = Json::array();
+  for (const auto& t : p.gemm.tiles) tiles.push_back({{"m", t.m}, {"n", t.n}});
+  for (const auto& c : p.gemm.classes) {
+    classes.push_back({{"max_gflop", c.max_flops.value() / 1e9}, {"efficiency", c.efficiency}});
+  }
+  j["gemm_model"] = {{"tiles", tiles},
+                     {"launch_overhead_us", p.gemm.launch_overhead.to_us()},
+                     {"size_classes", classes},
+                     {"fitted", p.gemm.fitted},
+                     {"source", p.gemm.source}};
+  j["attention_model"] = {{"fused_forward_efficiency", p.attention.fused_forward_efficiency},
+                          {"fused_backward_efficiency", p.attention.fused_backward_efficiency},
+                          {"fitted", p.attention.fitted},
+                          {"source", p.attention.source}};
+  j["memory_model"] = {{"bandwidth_efficiency", p.memory_model.bandwidth_efficiency},
+                       {"launch_overhead_us", p.memory_model.launch_overhead.to_us()},
+                       {"fitted", p.memory_model.fitted},
+                       {"source", p.memory_model.source}};
+  if (p.measurement) {
+    const auto& m = *p.measurement;
+    Json info = {{"date", m.date}, {"tool", m.tool}};
+    put_nonempty(info, "device_name", m.device_name);
+    put_nonempty(info, "driver", m.driver);
+    put_nonempty(info, "cuda", m.cuda);
+    put_nonempty(info, "cublas", m.cublas);
+    put_nonempty(info, "cudnn", m.cudnn);
+    put_nonempty(info, "nccl", m.nccl);
+    j["measurement"] = info;
+  }
+  if (!p.gemm_table.empty()) {
+    Json rows = Json::array();
+    for (const auto& r : p.gemm_table) {
+      rows.push_back({{"m", r.shape.m},
+                      {"n", r.shape.n},
+                      {"k", r.shape.k},
+                      {"batch", r.shape.batch},
+                      {"dtype", hw::to_string(r.shape.dtype)},
+                      {"transpose_a", r.shape.transpose_a},
+                      {"transpose_b", r.shape.transpose_b},
+                      {"time_us", r.time.to_us()}});
+    }
+    j["gemm_table"] = rows;
+  }
+  if (!p.memory_table.empty()) {
+    Json rows = Json::array();
+    for (const auto& r : p.memory_table) {
+      rows.push_back({{"kernel", hw::to_string(r.kind)},
+                      {"bytes", r.bytes.value()},
+                      {"time_us", r.time.to_us()}});
+    }
+    j["memory_table"] = rows;
+  }
+  if (!p.collective_table.empty()) {
+    Json rows = Json::array();
+    for (const auto& r : p.collective_table) {
+      rows.push_back({{"op", hw::to_string(r.op)},
+                      {"ranks", r.ranks},
+                      {"nodes", r.nodes},
+                      {"bytes", r.size.value()},
+                      {"in_place", r.in_place},
+                      {"time_us", r.time.to_us()},
+                      {"algbw_gbps", r.algbw.value() / 1e9},
+                      {"busbw_gbps", r.busbw.value() / 1e9}});
+      put_nonempty(rows.back(), "algorithm", r.algorithm);
+      put_nonempty(rows.back(), "protocol", r.protocol);
+      put_nonempty(rows.back(), "run", r.run);
+      put_nonempty(rows.back(), "origin", r.origin);
+    }
+    j["collective_table"] = rows;
+  }
+  if (!p.collective_fits.empty()) {
+    Json rows = Json::array();
+    for (const auto& f : p.collective_fits) {
+      rows.push_back({{"op", hw::to_string(f.op)},
+                      {"ranks", f.ranks},
+                      {"nodes", f.nodes},
+                      {"alpha_us", f.alpha.to_us()},
+                      {"bus_gbps", f.bus_bandwidth.value() / 1e9},
+                      {"rms_relative_residual", f.rms_relative_residual},
+                      {"points", f.points}});
+      put_nonempty(rows.back(), "algorithm", f.algorithm);
+      put_nonempty(rows.back(), "protocol", f.protocol);
+      put_nonempty(rows.back(), "run", f.run);
+    }
+    j["collective_fits"] = rows;
+  }
+  return j;
+}
+
+}  // namespace megasim::io

@@ -1,0 +1,94 @@
+// `megasim calibrate` as a user runs it: import published logs into a calibration that loads
+// as a device profile of kind "imported", refit it, and the measuring tool's absence.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "cli/run_command.h"
+#include "io/device_profile_loader.h"
+
+using namespace megasim;
+using test::run_megasim;
+using test::shell_quote;
+namespace fs = std::filesystem;
+
+namespace {
+const std::string kLogs = std::string(MEGASIM_SOURCE_DIR) + "/tests/data/nccl-tests/";
+
+fs::path temp_file(const std::string& name) {
+  const fs::path dir = fs::temp_directory_path() / ("megasim_calib_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  return dir / name;
+}
+}  // namespace
+
+TEST_CASE("calibrate without the CUDA tool says how to get measurements and exits 2") {
+  const auto r = run_megasim("calibrate");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("import-nccl-tests") != std::string::npos);
+  CHECK(r.out.empty());
+}
+
+TEST_CASE("calibrate help lists import-nccl-tests and fit") {
+  const auto r = run_megasim("calibrate --help");
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("import-nccl-tests") != std::string::npos);
+  CHECK(r.out.find("fit") != std::string::npos);
+}
+
+TEST_CASE("import-nccl-tests writes an imported calibration usable as a device") {
+  const fs::path out = temp_file("imported.json");
+  const auto r = run_megasim("calibrate import-nccl-tests " +
+                             shell_quote(kLogs + "h100-2node-all_reduce.log") + " " +
+                             shell_quote(kLogs + "gb10-2node-all_gather.log") +
+                             " --device h100-sxm5-80gb --json -o " + shell_quote(out.string()));
+  REQUIRE(r.exit_code == 0);
+  const io::Json summary = io::parse_json_text(r.out, "stdout");
+  CHECK(summary["runs"].size() == 3);
+  CHECK(summary["fits"].size() == 3);
+
+  const auto loaded = io::load_device_profile(out);
+  const auto& p = loaded.profile;
+  CHECK(p.kind == hw::ProfileKind::kImported);
+  CHECK(p.name == "h100-sxm5-80gb-nccl-tests");
+  REQUIRE(p.measurement.has_value());
+  CHECK(p.measurement->device_name.find("H100") != std::string::npos);
+  CHECK(p.collective_table.size() == 24 + 12);
+  // The H100 run's fit: large messages reach 466 GB/s busbw; the relative fit over 8 MiB–16 GiB
+  // lands below that (latency-bound small sizes pull it), within 20 %.
+  bool found = false;
+  for (const auto& f : p.collective_fits) {
+    if (f.op != hw::CollectiveOp::kAllReduce) continue;
+    found = true;
+    CHECK(f.ranks == 16);
+    CHECK(f.nodes == 2);
+    CHECK(f.bus_bandwidth.value() / 1e9 > 380.0);
+    CHECK(f.bus_bandwidth.value() / 1e9 < 480.0);
+    CHECK(f.rms_relative_residual < 0.10);
+  }
+  CHECK(found);
+
+  // fit refits the same tables and writes a loadable file.
+  const fs::path refit = temp_file("refit.json");
+  const auto f = run_megasim("calibrate fit " + shell_quote(out.string()) + " -o " +
+                             shell_quote(refit.string()));
+  CHECK(f.exit_code == 0);
+  CHECK(f.out.find("all_reduce 16 ranks / 2 nodes") != std::string::npos);
+  CHECK(io::load_device_profile(refit).profile.collective_fits.size() == 3);
+}
+
+TEST_CASE("import-nccl-tests with a bad log or device exits 2") {
+  const fs::path out = temp_file("bad.json");
+  const fs::path bad = temp_file("not-a-log.txt");
+  std::ofstream(bad) << "no table here\n";
+  auto r = run_megasim("calibrate import-nccl-tests " + shell_quote(bad.string()) +
+                       " --device a100-sxm4-80gb -o " + shell_quote(out.string()));
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("no nccl-tests result rows") != std::string::npos);
+  CHECK_FALSE(fs::exists(out));
+  r = run_megasim("calibrate import-nccl-tests " + shell_quote(kLogs + "h100-2node-all_reduce.log") +
+                  " --device no-such-gpu -o " + shell_quote(out.string()));
+  CHECK(r.exit_code == 2);
+}

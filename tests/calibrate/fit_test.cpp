@@ -1,0 +1,161 @@
+// The fits recover parameters that generated synthetic data, exactly (noise-free data) and
+// within the noise (perturbed data).
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "calibrate/fit.h"
+#include "engine/error.h"
+#include "hw/kernel_cost_model.h"
+
+using namespace megasim;
+
+namespace {
+
+hw::DeviceProfile toy() {
+  hw::DeviceProfile p;
+  p.name = "toy";
+  p.peak[hw::DType::kBf16] = tflop_per_s(100.0);
+  p.hbm_bandwidth = gbyte_per_s(1000.0);
+  p.sm_count = 8;
+  p.gemm.tiles = {{128, 128}, {128, 256}};
+  // Three classes: up to 1 GFLOP, up to 30 GFLOP, larger.
+  p.gemm.classes = {{Flops(1e9), 0.5}, {Flops(30e9), 0.5}, {Flops(1e30), 0.5}};
+  p.memory_model.bandwidth_efficiency = 1.0;
+  return p;
+}
+
+// Deterministic ±amplitude perturbation, so the test needs no RNG.
+double wobble(std::size_t i, double amplitude) { return 1.0 + amplitude * std::sin(1.7 * i); }
+
+}  // namespace
+
+TEST_CASE("alpha-beta fit recovers latency and bus bandwidth") {
+  // all-reduce on 8 ranks: bus factor 2·7/8 = 1.75; alpha 10 us, bus 100 GB/s.
+  std::vector<hw::CollectiveMeasurement> rows;
+  for (int e = 10; e <= 30; ++e) {
+    hw::CollectiveMeasurement m;
+    m.op = hw::CollectiveOp::kAllReduce;
+    m.ranks = 8;
+    m.nodes = 1;
+    m.size = Bytes(std::ldexp(1.0, e));
+    m.time = Time::from_seconds(10e-6 + 1.75 * m.size.value() / 100e9);
+    rows.push_back(m);
+  }
+  const auto fits = calibrate::fit_collectives(rows);
+  REQUIRE(fits.size() == 1);
+  CHECK(fits[0].alpha.to_us() == doctest::Approx(10.0).epsilon(1e-3));
+  CHECK(fits[0].bus_bandwidth.value() == doctest::Approx(100e9).epsilon(1e-4));
+  CHECK(fits[0].rms_relative_residual < 1e-4);
+  CHECK(fits[0].points == 21);
+}
+
+TEST_CASE("alpha-beta fit keeps groups apart and needs two sizes") {
+  std::vector<hw::CollectiveMeasurement> rows;
+  for (int ranks : {4, 8}) {
+    for (double s : {1e6, 1e8}) {
+      hw::CollectiveMeasurement m;
+      m.op = hw::CollectiveOp::kAllGather;
+      m.ranks = ranks;
+      m.nodes = 1;
+      m.size = Bytes(s);
+      // (n-1)/n · S at 50 GB/s plus 5 us.
+      m.time = Time::from_seconds(5e-6 + (ranks - 1.0) / ranks * s / 50e9);
+      rows.push_back(m);
+    }
+  }
+  rows.push_back(rows[0]);
+  rows.back().op = hw::CollectiveOp::kSendRecv;  // one size only: no fit
+  const auto fits = calibrate::fit_collectives(rows);
+  REQUIRE(fits.size() == 2);
+  for (const auto& f : fits) {
+    CHECK(f.bus_bandwidth.value() == doctest::Approx(50e9).epsilon(1e-4));
+    CHECK(f.alpha.to_us() == doctest::Approx(5.0).epsilon(1e-3));
+  }
+}
+
+TEST_CASE("gemm fit recovers per-class efficiency and launch overhead") {
+  hw::DeviceProfile truth = toy();
+  truth.gemm.classes = {{Flops(1e9), 0.45}, {Flops(30e9), 0.7}, {Flops(1e30), 0.88}};
+  truth.gemm.launch_overhead = Time::from_us(3.0);
+  const hw::KernelCostModel model(truth);
+  std::vector<hw::GemmMeasurement> rows;
+  for (std::int64_t m : {256, 512, 1024, 2048, 4096}) {
+    for (std::int64_t n : {512, 1536, 4096}) {
+      for (std::int64_t k : {512, 2048, 8192}) {
+        const hw::GemmShape g{m, n, k, 1, hw::DType::kBf16};
+        rows.push_back({g, model.model_gemm_time(g)});
+      }
+    }
+  }
+  const auto fit = calibrate::fit_gemm(toy(), rows);
+  REQUIRE(fit.params.classes.size() == 3);
+  CHECK(fit.params.classes[0].efficiency == doctest::Approx(0.45).epsilon(1e-3));
+  CHECK(fit.params.classes[1].efficiency == doctest::Approx(0.70).epsilon(1e-3));
+  CHECK(fit.params.classes[2].efficiency == doctest::Approx(0.88).epsilon(1e-3));
+  CHECK(fit.params.launch_overhead.to_us() == doctest::Approx(3.0).epsilon(1e-2));
+  CHECK(fit.params.fitted);
+  CHECK(fit.quality.rms_relative_residual < 1e-3);
+
+  // ±3 % noise: the efficiencies stay within a few percent and the residual shows the noise.
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    rows[i].time = Time::from_seconds(rows[i].time.to_seconds() * wobble(i, 0.03));
+  }
+  const auto noisy = calibrate::fit_gemm(toy(), rows);
+  CHECK(noisy.params.classes[2].efficiency == doctest::Approx(0.88).epsilon(0.03));
+  CHECK(noisy.quality.rms_relative_residual > 0.005);
+  CHECK(noisy.quality.rms_relative_residual < 0.03);
+}
+
+TEST_CASE("gemm fit refuses a profile whose peak is too low for the data") {
+  hw::DeviceProfile truth = toy();
+  truth.gemm.classes = {{Flops(1e30), 0.9}};
+  const hw::KernelCostModel model(truth);
+  std::vector<hw::GemmMeasurement> rows;
+  for (std::int64_t m : {1024, 2048, 4096}) {
+    const hw::GemmShape g{m, 4096, 4096, 1, hw::DType::kBf16};
+    rows.push_back({g, model.model_gemm_time(g)});
+  }
+  hw::DeviceProfile slow = toy();
+  slow.gemm.classes = {{Flops(1e30), 0.5}};
+  slow.peak[hw::DType::kBf16] = tflop_per_s(50.0);  // data run at 90 TFLOP/s: 180 % of it
+  CHECK_THROWS_WITH_AS(calibrate::fit_gemm(slow, rows), doctest::Contains("peak_tflops"),
+                       InputError);
+}
+
+TEST_CASE("memory fit recovers bandwidth efficiency and overhead") {
+  const hw::DeviceProfile p = toy();
+  std::vector<hw::MemoryMeasurement> rows;
+  for (int e = 16; e <= 32; e += 2) {
+    const double bytes = std::ldexp(1.0, e);
+    // 2 us + bytes at 80 % of 1 TB/s.
+    rows.push_back({hw::MemoryKernel::kCopy, Bytes(bytes),
+                    Time::from_seconds(2e-6 + bytes / 0.8e12)});
+  }
+  const auto fit = calibrate::fit_memory(p, rows);
+  CHECK(fit.params.bandwidth_efficiency == doctest::Approx(0.8).epsilon(1e-4));
+  CHECK(fit.params.launch_overhead.to_us() == doctest::Approx(2.0).epsilon(1e-2));
+}
+
+TEST_CASE("refit marks models fitted so costs report fitted") {
+  hw::DeviceProfile truth = toy();
+  truth.gemm.classes = {{Flops(1e9), 0.5}, {Flops(30e9), 0.6}, {Flops(1e30), 0.8}};
+  const hw::KernelCostModel model(truth);
+  hw::DeviceProfile p = toy();
+  for (std::int64_t m : {128, 512, 2048, 8192}) {
+    for (std::int64_t k : {256, 4096}) {
+      const hw::GemmShape g{m, 2048, k, 1, hw::DType::kBf16};
+      p.gemm_table.push_back({g, model.model_gemm_time(g)});
+    }
+  }
+  const auto report = calibrate::refit_profile(p);
+  REQUIRE(report.size() == 1);
+  CHECK(report[0].find("gemm:") == 0);
+  p.gemm_table.clear();
+  const hw::KernelCostModel refit(p);
+  const hw::GemmShape q{3000, 3000, 3000, 1, hw::DType::kBf16};
+  CHECK(refit.gemm(q).source == hw::CostSource::kFitted);
+  CHECK(refit.gemm(q).time.to_seconds() ==
+        doctest::Approx(model.gemm(q).time.to_seconds()).epsilon(1e-3));
+}

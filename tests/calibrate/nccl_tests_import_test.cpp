@@ -1,0 +1,141 @@
+// The nccl-tests importer on three published logs (tests/data/nccl-tests/README.md says where
+// each came from) and on the older header layout.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "calibrate/nccl_tests_import.h"
+#include "engine/error.h"
+
+using namespace megasim;
+using calibrate::import_nccl_tests_file;
+using calibrate::parse_nccl_tests_log;
+
+namespace {
+const std::string kLogs = std::string(MEGASIM_SOURCE_DIR) + "/tests/data/nccl-tests/";
+}
+
+TEST_CASE("h100 two-node all_reduce with compressed rank lines") {
+  const auto runs = import_nccl_tests_file(kLogs + "h100-2node-all_reduce.log");
+  REQUIRE(runs.size() == 1);
+  const auto& r = runs[0];
+  CHECK(r.op == hw::CollectiveOp::kAllReduce);
+  CHECK(r.test == "all_reduce_perf");
+  CHECK(r.version == "2.18.3");
+  CHECK(r.ranks == 16);  // "Rank 0 .. Rank 7" and "Rank 8 .. Rank 15"
+  CHECK(r.nodes == 2);
+  REQUIRE(r.devices.size() == 1);
+  CHECK(r.devices[0] == "NVIDIA H100 80GB HBM3");
+  REQUIRE(r.avg_busbw_gbps.has_value());
+  CHECK(*r.avg_busbw_gbps == doctest::Approx(348.02));
+  REQUIRE(r.rows.size() == 24);  // 12 sizes, out-of-place and in-place
+  CHECK(r.rows[0].size.value() == 8388608.0);
+  CHECK(r.rows[0].time.ns() == 175'690);
+  CHECK_FALSE(r.rows[0].in_place);
+  CHECK(r.rows[1].in_place);
+  CHECK(r.rows[1].time.ns() == 150'320);
+  CHECK(r.rows.back().busbw.value() == doctest::Approx(466.97e9));
+  // busbw = algbw · 2(n-1)/n with n = 16: 249.05 · 1.875 = 466.97.
+  CHECK(r.rows.back().busbw.value() / r.rows.back().algbw.value() ==
+        doctest::Approx(1.875).epsilon(0.001));
+}
+
+TEST_CASE("gb10 log with two runs and noise between them") {
+  const auto runs = import_nccl_tests_file(kLogs + "gb10-2node-all_gather.log");
+  REQUIRE(runs.size() == 2);
+  for (const auto& r : runs) {
+    CHECK(r.op == hw::CollectiveOp::kAllGather);
+    CHECK(r.ranks == 2);
+    CHECK(r.nodes == 2);  // spark-fb97 and spark-4440
+    CHECK(r.rows.size() == 6);
+  }
+  CHECK(*runs[0].avg_busbw_gbps == doctest::Approx(21.4033));
+  CHECK(*runs[1].avg_busbw_gbps == doctest::Approx(2.82151));
+  CHECK(runs[1].rows[0].time.ns() == 191'408'000);
+  CHECK(runs[0].rows[0].run != runs[1].rows[0].run);
+}
+
+TEST_CASE("rtx 6000d alltoall with MPI noise and N/A in the in-place column") {
+  const auto runs = import_nccl_tests_file(kLogs + "rtx6000d-2node-alltoall.log");
+  REQUIRE(runs.size() == 1);
+  const auto& r = runs[0];
+  CHECK(r.op == hw::CollectiveOp::kAllToAll);
+  CHECK(r.ranks == 16);
+  CHECK(r.nodes == 2);
+  CHECK(r.rows.size() == 48);  // 24 sizes × 2; "N/A" is not a failed validation
+  CHECK(r.skipped_rows == 0);
+  CHECK(r.devices[0] == "NVIDIA RTX 6000D");
+}
+
+// The layout of nccl-tests before 2.10 (no version line, no "root" column, "error" instead of
+// "#wrong", each process repeating the nThread line, old rank lines). The numbers are made up
+// for the layout (8 ranks: busbw = algbw · 1.75).
+const char* kOldLayout = R"(# nThread 1 nGpus 1 minBytes 1048576 maxBytes 4194304 step: 2(factor) warmup iters: 5 iters: 20 validation: 1
+#
+# Using devices
+# nThread 1 nGpus 1 minBytes 1048576 maxBytes 4194304 step: 2(factor) warmup iters: 5 iters: 20 validation: 1
+#   Rank  0 Pid   1320 on node-a device  0 [0x00] Tesla V100-SXM2-16GB
+#   Rank  1 Pid   1321 on node-a device  1 [0x00] Tesla V100-SXM2-16GB
+#   Rank  2 Pid   1322 on node-a device  2 [0x00] Tesla V100-SXM2-16GB
+#   Rank  3 Pid   1323 on node-a device  3 [0x00] Tesla V100-SXM2-16GB
+#   Rank  0 Pid   2066 on node-b device  0 [0x00] Tesla V100-SXM2-16GB
+#   Rank  1 Pid   2067 on node-b device  1 [0x00] Tesla V100-SXM2-16GB
+#   Rank  2 Pid   2068 on node-b device  2 [0x00] Tesla V100-SXM2-16GB
+#   Rank  3 Pid   2069 on node-b device  3 [0x00] Tesla V100-SXM2-16GB
+#
+#                                                       out-of-place                       in-place
+#       size         count      type   redop     time   algbw   busbw  error     time   algbw   busbw  error
+#        (B)    (elements)                       (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)
+     1048576        262144     float     sum    100.0   10.49   18.35  2e-07    100.0   10.49   18.35  2e-07
+     2097152        524288     float     sum    150.0   13.98   24.47  2e-07    150.0   13.98   24.47  2e-07
+     4194304       1048576     float     sum    250.0   16.78   29.36  2e-07    250.0   16.78   29.36  2e-07
+# Out of bounds values : 0 OK
+# Avg bus bandwidth    : 24.06
+)";
+
+TEST_CASE("older layout without version line or root column") {
+  calibrate::ImportOptions o;
+  o.op = hw::CollectiveOp::kAllReduce;
+  o.algorithm = "Ring";
+  const auto runs = parse_nccl_tests_log(kOldLayout, "old.log", o);
+  REQUIRE(runs.size() == 1);
+  CHECK(runs[0].ranks == 8);  // 4 ranks on each of two hosts, counted once each
+  CHECK(runs[0].nodes == 2);
+  CHECK(runs[0].version.empty());
+  // The old "error" column is the largest numerical error of the float sum, not a count of
+  // wrong elements: 2e-07 is a healthy row, so all 3 sizes × 2 sides are kept.
+  CHECK(runs[0].rows.size() == 6);
+  CHECK(runs[0].skipped_rows == 0);
+  CHECK(runs[0].rows[0].algorithm == "Ring");
+}
+
+TEST_CASE("a log that does not name its test needs --op") {
+  CHECK_THROWS_WITH_AS(parse_nccl_tests_log(kOldLayout, "old.log"),
+                       doctest::Contains("pass --op"), InputError);
+}
+
+TEST_CASE("rank lines that contradict busbw over algbw are an error") {
+  std::string text = kOldLayout;
+  // Drop one host: 4 ranks give 2·3/4 = 1.5, but the rows say 1.75 (8 ranks).
+  for (const char* pid : {"2066", "2067", "2068", "2069"}) {
+    const auto at = text.find(std::string("Pid   ") + pid);
+    const auto start = text.rfind('\n', at) + 1;
+    text.erase(start, text.find('\n', at) - start + 1);
+  }
+  calibrate::ImportOptions o;
+  o.op = hw::CollectiveOp::kAllReduce;
+  CHECK_THROWS_WITH_AS(parse_nccl_tests_log(text, "bad.log", o), doctest::Contains("implies 8"),
+                       InputError);
+}
+
+TEST_CASE("a file with no result rows is an error") {
+  CHECK_THROWS_WITH_AS(parse_nccl_tests_log("hello\nworld\n", "empty.log"),
+                       doctest::Contains("no nccl-tests result rows"), InputError);
+}
+
+TEST_CASE("test names map to collectives") {
+  CHECK(calibrate::op_from_test_name("all_reduce_perf") == hw::CollectiveOp::kAllReduce);
+  CHECK(calibrate::op_from_test_name("all_gather_perf_mpi") == hw::CollectiveOp::kAllGather);
+  CHECK(calibrate::op_from_test_name("reduce_scatter_perf") == hw::CollectiveOp::kReduceScatter);
+  CHECK_FALSE(calibrate::op_from_test_name("hypercube_perf").has_value());
+}

@@ -1,0 +1,126 @@
+// The device-profile schema: shipped profiles load, strictness, the "collective" section is
+// left alone, and write → read is lossless.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "engine/error.h"
+#include "io/device_profile_loader.h"
+
+using namespace megasim;
+using io::Json;
+
+namespace {
+
+const std::string kProfiles = std::string(MEGASIM_SOURCE_DIR) + "/calibrate/profiles/";
+
+Json a100_doc() { return io::parse_json_file(kProfiles + "a100-sxm4-80gb.json"); }
+
+std::string error_of(const Json& doc) {
+  try {
+    io::parse_device_profile(doc, "test.json");
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("shipped datasheet profiles load") {
+  for (const char* name : {"a100-sxm4-80gb", "h100-sxm5-80gb", "h200-sxm-141gb"}) {
+    CAPTURE(name);
+    const auto p = io::load_device_profile(kProfiles + name + ".json").profile;
+    CHECK(p.name == name);
+    CHECK(p.kind == hw::ProfileKind::kDatasheet);
+    CHECK(p.sm_count > 0);
+    CHECK(!p.gemm.classes.empty());
+    CHECK(!p.power.source.empty());
+  }
+  const auto h200 = io::load_device_profile(kProfiles + "h200-sxm-141gb.json").profile;
+  const auto h100 = io::load_device_profile(kProfiles + "h100-sxm5-80gb.json").profile;
+  // Same die: same bf16 peak; H200 has more and faster HBM.
+  CHECK(h200.peak_for(hw::DType::kBf16) == h100.peak_for(hw::DType::kBf16));
+  CHECK(h200.hbm_bandwidth > h100.hbm_bandwidth);
+  CHECK(h200.memory > h100.memory);
+}
+
+TEST_CASE("unknown key is an error with a suggestion") {
+  Json doc = a100_doc();
+  doc["hbm_gbsp"] = 1;
+  const std::string e = error_of(doc);
+  CHECK(e.find("hbm_gbsp") != std::string::npos);
+  CHECK(e.find("did you mean") != std::string::npos);
+}
+
+TEST_CASE("power above TDP is rejected naming both numbers") {
+  Json doc = a100_doc();
+  doc["power"]["gemm_w"] = 450;
+  const std::string e = error_of(doc);
+  CHECK(e.find("power.gemm_w") != std::string::npos);
+  CHECK(e.find("450") != std::string::npos);
+  CHECK(e.find("400") != std::string::npos);
+}
+
+TEST_CASE("a figure without a source is rejected") {
+  Json doc = a100_doc();
+  doc["interference"].erase("source");
+  CHECK(error_of(doc).find("interference.source") != std::string::npos);
+}
+
+TEST_CASE("size classes must ascend") {
+  Json doc = a100_doc();
+  doc["gemm_model"]["size_classes"][1]["max_gflop"] = 0.5;
+  CHECK(error_of(doc).find("must ascend") != std::string::npos);
+}
+
+TEST_CASE("a measured profile must say when it was measured") {
+  Json doc = a100_doc();
+  doc["kind"] = "measured";
+  CHECK(error_of(doc).find("measurement") != std::string::npos);
+}
+
+TEST_CASE("the collective section is accepted, handed back and never written") {
+  Json doc = a100_doc();
+  doc["collective"] = {{"anything", {1, 2, 3}}};
+  const auto loaded = io::parse_device_profile(doc, "test.json");
+  CHECK(loaded.collective == doc["collective"]);
+  CHECK_FALSE(io::device_profile_to_json(loaded.profile).contains("collective"));
+}
+
+TEST_CASE("schema round trip keeps tables and fits") {
+  auto p = io::load_device_profile(kProfiles + "h100-sxm5-80gb.json").profile;
+  p.kind = hw::ProfileKind::kMeasured;
+  p.measurement = hw::MeasurementInfo{"2026-11-29", "test", "NVIDIA H100 80GB HBM3",
+                                      "570.1", "12.8", "12.8.3", "9.7.0", "2.26.2"};
+  p.gemm_table.push_back({hw::GemmShape{4096, 4096, 4096, 1, hw::DType::kBf16, false, true},
+                          Time::from_us(180.5)});
+  p.memory_table.push_back({hw::MemoryKernel::kAdam, Bytes(1e9), Time::from_us(400.25)});
+  hw::CollectiveMeasurement c;
+  c.op = hw::CollectiveOp::kReduceScatter;
+  c.ranks = 8;
+  c.nodes = 1;
+  c.size = Bytes(1 << 20);
+  c.time = Time::from_us(25.5);
+  c.algbw = gbyte_per_s(41.12);
+  c.busbw = gbyte_per_s(35.98);
+  c.protocol = "LL128";
+  p.collective_table.push_back(c);
+  hw::CollectiveFit f;
+  f.ranks = 8;
+  f.nodes = 1;
+  f.alpha = Time::from_us(12.0);
+  f.bus_bandwidth = gbyte_per_s(350.0);
+  f.points = 10;
+  p.collective_fits.push_back(f);
+
+  const Json once = io::device_profile_to_json(p);
+  const auto back = io::parse_device_profile(once, "round.json").profile;
+  CHECK(io::device_profile_to_json(back) == once);
+  CHECK(back.kind == hw::ProfileKind::kMeasured);
+  REQUIRE(back.gemm_table.size() == 1);
+  CHECK(back.gemm_table[0].shape.transpose_b);
+  CHECK(back.gemm_table[0].time == Time::from_us(180.5));
+  CHECK(back.collective_table[0].protocol == "LL128");
+  CHECK(back.measurement->cudnn == "9.7.0");
+}

@@ -1,0 +1,177 @@
+// KernelCostModel on a toy GPU whose numbers make the arithmetic easy, then the shipped A100
+// datasheet profile against published cuBLAS GEMM throughput.
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "engine/error.h"
+#include "hw/kernel_cost_model.h"
+#include "io/device_profile_loader.h"
+
+using namespace megasim;
+using hw::CostSource;
+
+namespace {
+
+// 100 TFLOP/s bf16 over 4 SMs, one 128x128 tile, 50 % efficiency, 1 TB/s HBM at 100 %,
+// no launch overhead: one tile-wave of k = 1024 takes 2·128·128·1024 / (25e12·0.5) s
+// = 33,554,432 / 12.5e12 s = 2684.35456 ns.
+hw::DeviceProfile toy() {
+  hw::DeviceProfile p;
+  p.name = "toy";
+  p.peak[hw::DType::kBf16] = tflop_per_s(100.0);
+  p.hbm_bandwidth = gbyte_per_s(1000.0);
+  p.sm_count = 4;
+  p.gemm.tiles = {{128, 128}};
+  p.gemm.classes = {{Flops(1e30), 0.5}};
+  p.attention.fused_forward_efficiency = 0.5;
+  p.attention.fused_backward_efficiency = 0.25;
+  p.memory_model.bandwidth_efficiency = 1.0;
+  return p;
+}
+
+hw::GemmShape gemm(std::int64_t m, std::int64_t n, std::int64_t k) {
+  return hw::GemmShape{m, n, k, 1, hw::DType::kBf16, false, false};
+}
+
+}  // namespace
+
+TEST_CASE("gemm roofline: one full wave of tiles") {
+  const hw::KernelCostModel model(toy());
+  // 256x256 → 2·2 = 4 tiles = one wave on 4 SMs: 2684.35456 ns → 2684 ns.
+  const auto c = model.gemm(gemm(256, 256, 1024));
+  CHECK(c.time.ns() == 2684);
+  CHECK(c.source == CostSource::kRoofline);
+}
+
+TEST_CASE("gemm wave quantisation: a partial wave costs a full one") {
+  const hw::KernelCostModel model(toy());
+  // 384x256 → 3·2 = 6 tiles → 2 waves: 2 × 2684.35456 = 5368.70912 → 5369 ns, although
+  // it has only 1.5× the FLOPs of the one-wave GEMM.
+  CHECK(model.gemm(gemm(384, 256, 1024)).time.ns() == 5369);
+}
+
+TEST_CASE("gemm with a memory floor: a skinny GEMM is priced by its bytes") {
+  hw::DeviceProfile p = toy();
+  p.hbm_bandwidth = gbyte_per_s(1.0);  // 1 GB/s: memory dominates
+  const hw::KernelCostModel model(p);
+  // 128x128x128 bf16: bytes = 2·(128·128·3) = 98,304 B at 1e9 B/s = 98,304 ns; compute is
+  // 2·128·128·128 / 12.5e12 = 0.34 us.
+  CHECK(model.gemm(gemm(128, 128, 128)).time.ns() == 98304);
+}
+
+TEST_CASE("gemm measured table: exact match, log-space interpolation, outside the box") {
+  hw::DeviceProfile p = toy();
+  // Measured at 1.5× the model everywhere: 256² → 4026.53184 ns, 1024² (16·4 = 64 tiles =
+  // 16 waves → 42949.67296 ns) → 64424.50944 ns.
+  p.gemm_table.push_back({gemm(256, 256, 1024), Time::from_ns(4027)});
+  p.gemm_table.push_back({gemm(1024, 1024, 1024), Time::from_ns(64425)});
+  const hw::KernelCostModel model(p);
+  const auto exact = model.gemm(gemm(256, 256, 1024));
+  CHECK(exact.time.ns() == 4027);
+  CHECK(exact.source == CostSource::kMeasured);
+  // 512² → 16 tiles = 4 waves = 10737.41824 ns model; × 1.5 = 16106.13 ns.
+  const auto mid = model.gemm(gemm(512, 512, 1024));
+  CHECK(mid.source == CostSource::kMeasured);
+  CHECK(std::abs(mid.time.ns() - 16106) <= 2);
+  // 4096 lies outside the measured m range: the model answers.
+  const auto out = model.gemm(gemm(4096, 512, 1024));
+  CHECK(out.source == CostSource::kRoofline);
+}
+
+TEST_CASE("gemm fitted parameters report fitted") {
+  hw::DeviceProfile p = toy();
+  p.gemm.fitted = true;
+  CHECK(hw::KernelCostModel(p).gemm(gemm(256, 256, 1024)).source == CostSource::kFitted);
+}
+
+TEST_CASE("fused attention forward and backward") {
+  const hw::KernelCostModel model(toy());
+  hw::AttentionShape a;
+  a.batch = 1;
+  a.heads = 1;
+  a.kv_heads = 1;
+  a.seq = 1024;
+  a.head_dim = 64;
+  a.causal = false;
+  // Forward: 4·1024²·64 = 268,435,456 FLOPs at 100e12·0.5 → 5368.70912 ns → 5369 ns (bytes:
+  // 2·(2·1024·64·2) = 524,288 B = 524 ns, below).
+  CHECK(model.attention(a).time.ns() == 5369);
+  // Backward: model FLOPs 2× forward, hardware 2.5×: 671,088,640 at 100e12·0.25 = 26843.5456 ns.
+  a.backward = true;
+  CHECK(model.attention(a).time.ns() == 26844);
+}
+
+TEST_CASE("unfused attention is its GEMMs plus the softmax passes") {
+  const hw::KernelCostModel model(toy());
+  hw::AttentionShape a;
+  a.seq = 256;
+  a.head_dim = 128;
+  a.causal = true;
+  a.fused = false;
+  // Q·Kᵀ 256x256x128: 4 tiles, one wave: 2·128·128·128 / 12.5e12 = 335.54 ns → 336 ns (its
+  // 262,144 B take 262 ns, below). Softmax reads and writes the 256² bf16 scores: 262,144 B at
+  // 1e12 B/s = 262 ns. P·V 256x128x256: 2 tiles, one wave: 2·128·128·256 / 12.5e12 = 671.09
+  // ns → 671 ns. Total 336 + 262 + 671 = 1269 ns.
+  const auto c = model.attention(a);
+  CHECK(c.time.ns() == 336 + 262 + 671);
+  CHECK(c.source == CostSource::kRoofline);
+}
+
+TEST_CASE("memory-bound kernel: roofline and measured interpolation") {
+  hw::DeviceProfile p = toy();
+  p.memory_model.bandwidth_efficiency = 0.8;
+  hw::MemoryShape copy{hw::MemoryKernel::kCopy, Bytes(1e9), Bytes(1e9), Flops(0.0)};
+  // 2e9 B at 0.8·1e12 B/s = 2.5 ms.
+  CHECK(hw::KernelCostModel(p).memory(copy).time.ns() == 2'500'000);
+  // Measured 1 ms at 1e9 B and 4 ms at 4e9 B: log-log interpolation at 2e9 B gives 2 ms.
+  p.memory_table.push_back({hw::MemoryKernel::kCopy, Bytes(1e9), Time::from_ms(1.0)});
+  p.memory_table.push_back({hw::MemoryKernel::kCopy, Bytes(4e9), Time::from_ms(4.0)});
+  const auto c = hw::KernelCostModel(p).memory(copy);
+  CHECK(c.source == CostSource::kMeasured);
+  CHECK(c.time.ns() == 2'000'000);
+  // Another kernel kind does not borrow the copy's table.
+  hw::MemoryShape ln{hw::MemoryKernel::kLayerNorm, Bytes(1e9), Bytes(1e9), Flops(0.0)};
+  CHECK(hw::KernelCostModel(p).memory(ln).source == CostSource::kRoofline);
+}
+
+TEST_CASE("interference slows compute by the profile's factor") {
+  hw::DeviceProfile p = toy();
+  p.interference.compute_slowdown = 1.25;
+  CHECK(hw::KernelCostModel(p).with_interference(Time::from_us(8.0)).ns() == 10'000);
+}
+
+TEST_CASE("a100 datasheet profile gives cuBLAS-like GEMM throughput") {
+  const auto a100 =
+      io::load_device_profile(std::string(MEGASIM_SOURCE_DIR) + "/calibrate/profiles/a100-sxm4-80gb.json");
+  const hw::KernelCostModel model(a100.profile);
+  const auto tflops = [&](const hw::GemmShape& g) {
+    return g.flops().value() / model.gemm(g).time.to_seconds() / 1e12;
+  };
+  // MegaScale 175B QKV on TP 8: 2048 tokens x 4608 x 12288. 288 tiles of 128x256 on 108 SMs →
+  // 3 waves (89 % full) × 0.86 × 312 = 238.6 TFLOP/s, less 2 us launch gap → about 236.
+  const double qkv = tflops(gemm(2048, 4608, 12288));
+  CHECK(qkv > 230.0);
+  CHECK(qkv < 270.0);
+  // 8192³ fills 19 waves almost exactly: near the 268 TFLOP/s best published.
+  const double big = tflops(gemm(8192, 8192, 8192));
+  CHECK(big > 255.0);
+  CHECK(big < 272.0);
+  // A small GEMM is far from peak.
+  CHECK(tflops(gemm(256, 256, 256)) < 60.0);
+  // No fp8 on A100.
+  CHECK_THROWS_AS(model.gemm(hw::GemmShape{128, 128, 128, 1, hw::DType::kFp8}), InputError);
+}
+
+TEST_CASE("a100 power figures respect TDP and the DGX A100 system maximum") {
+  const auto p =
+      io::load_device_profile(std::string(MEGASIM_SOURCE_DIR) + "/calibrate/profiles/a100-sxm4-80gb.json")
+          .profile;
+  CHECK(p.power.tdp.value() == 400.0);
+  REQUIRE(p.reference_system.has_value());
+  // 8 GPUs at GEMM power: 3.2 kW of the 6.5 kW system maximum, leaving 3.3 kW for the host.
+  CHECK(p.power.at(hw::Activity::kGemm).value() * 8 < p.reference_system->max_power.value());
+  CHECK(p.power.idle < p.power.communication);
+  CHECK(p.power.communication < p.power.memory);
+  CHECK(p.power.memory <= p.power.gemm);
+}

@@ -29,6 +29,11 @@ CommInitModel fit_comm_init(double n1, Time t1, double n2, Time t2) {
   return m;
 }
 
+std::int64_t ReliabilityModel::spares_for(const StepProfile& step) const {
+  if (spare_nodes) return *spare_nodes;
+  return static_cast<std::int64_t>(std::ceil(spare_fraction * static_cast<double>(step.nodes)));
+}
+
 double ReliabilityModel::cause_rate_per_hour(const FailureCause& c, const StepProfile& step) const {
   const double units = c.scope == FailureScope::kGpu ? static_cast<double>(step.gpus)
                                                      : static_cast<double>(step.nodes);
@@ -68,7 +73,7 @@ Time ReliabilityModel::mean_recovery_time(const StepProfile& step) const {
       if (c.needs_replacement) replace_share += cause_rate_per_hour(c, step) / rate;
     }
   }
-  const Time replace = spare_nodes > 0 ? replacement_time : repair_time;
+  const Time replace = spares_for(step) > 0 ? replacement_time : repair_time;
   return detection + Time::from_seconds(replace.to_seconds() * replace_share) + restart_time(step);
 }
 

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -58,7 +59,8 @@ struct ReliabilityModel {
   bool async_checkpoint = true;     // false: training also waits for the storage write
   Time checkpoint_interval;         // training time between checkpoints
 
-  std::int64_t spare_nodes = 0;
+  double spare_fraction = 0.0;              // spare pool as a share of the job's nodes
+  std::optional<std::int64_t> spare_nodes;  // an absolute pool size, when the user sets one
   Time replacement_time;  // swapping a spare node into the job
   Time repair_time;       // a failed node back in the spare pool (or back in the job, no spares)
 
@@ -66,6 +68,8 @@ struct ReliabilityModel {
   double straggler_slowdown = 0.0;       // step time penalty while one is in the job
   bool evict_stragglers = false;         // evicted at launch, using spares
 
+  // Spare nodes available to the job: spare_nodes, else ceil(spare_fraction × nodes).
+  std::int64_t spares_for(const StepProfile& step) const;
   // Interruptions per hour of the whole job.
   double failures_per_hour(const StepProfile& step) const;
   double cause_rate_per_hour(const FailureCause& c, const StepProfile& step) const;

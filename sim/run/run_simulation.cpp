@@ -34,7 +34,7 @@ class Trial {
         write_(model.async_write_time(step.checkpoint_size)),
         restart_(model.restart_time(step)), rate_(model.failures_per_hour(step)) {
     for (const auto& c : model_.causes) cause_rates_.push_back(model_.cause_rate_per_hour(c, step));
-    spare_free_at_.assign(static_cast<std::size_t>(std::max<std::int64_t>(model_.spare_nodes, 0)),
+    spare_free_at_.assign(static_cast<std::size_t>(std::max<std::int64_t>(model_.spares_for(step), 0)),
                           Time::zero());
     result_.by_cause.assign(model_.causes.size(), 0);
     result_.useful = work_;
@@ -196,12 +196,13 @@ struct StragglerEffect {
 
 StragglerEffect stragglers(const StepProfile& step, const ReliabilityModel& m) {
   const double f = m.straggler_node_fraction;
-  if (f <= 0.0) return {m.spare_nodes, 0.0};
+  const std::int64_t spares = m.spares_for(step);
+  if (f <= 0.0) return {spares, 0.0};
   if (m.evict_stragglers) {
     const auto evicted = static_cast<std::int64_t>(std::ceil(f * static_cast<double>(step.nodes)));
-    return {std::max<std::int64_t>(0, m.spare_nodes - evicted), 0.0};
+    return {std::max<std::int64_t>(0, spares - evicted), 0.0};
   }
-  return {m.spare_nodes, 1.0 - std::pow(1.0 - f, static_cast<double>(step.nodes))};
+  return {spares, 1.0 - std::pow(1.0 - f, static_cast<double>(step.nodes))};
 }
 
 std::int64_t interval_in_steps(Time interval, Time step_time) {

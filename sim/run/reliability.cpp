@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include <fmt/format.h>
 
@@ -82,8 +83,9 @@ ReliabilityModel no_failures_model() {
   m.name = "none";
   m.source = "no failures, no checkpoints, no stragglers: the failure-free bound";
   m.comm_init.at_reference = Time::zero();
-  m.checkpoint_read_bw = BytesPerSec(1.0);
-  m.checkpoint_write_bw = BytesPerSec(1.0);
+  // Free checkpoints: with "none" a checkpoint interval set by the user costs nothing.
+  m.checkpoint_read_bw = BytesPerSec(std::numeric_limits<double>::infinity());
+  m.checkpoint_write_bw = BytesPerSec(std::numeric_limits<double>::infinity());
   m.checkpoint_interval = Time::max();
   return m;
 }

@@ -176,3 +176,40 @@ TEST_CASE("run: percentiles interpolate linearly") {
   CHECK(d.p90 == doctest::Approx(10.0));
   CHECK(d.mean == doctest::Approx(6.0));
 }
+
+TEST_CASE("run: the none preset makes checkpoints free and a kept straggler slows every step") {
+  // 100 steps of 60 s, a 7.4 TB checkpoint every 10 min: with "none" the wall is the work.
+  StepProfile step = uniform_step(Time::from_seconds(60), 1.0, 64, 8, 0, Activity::kGemm);
+  step.checkpoint_size = Bytes(7.4e12);
+  ReliabilityModel m = no_failures_model();
+  CHECK(simulate_trial(step, 100.0, m, Time::from_minutes(10), 1).wall == Time::from_seconds(6000));
+  // Every node a straggler, kept, 2% slower: 100 × 61.2 s = 6120 s.
+  m.straggler_node_fraction = 1.0;
+  m.straggler_slowdown = 0.02;
+  const TrialResult r = simulate_trial(step, 100.0, m, Time::from_minutes(10), 1);
+  CHECK(r.straggler_slowed);
+  CHECK(r.wall == Time::from_seconds(6120));
+  // Evicted instead: no slowdown.
+  m.evict_stragglers = true;
+  CHECK(simulate_trial(step, 100.0, m, Time::from_minutes(10), 1).wall == Time::from_seconds(6000));
+}
+
+TEST_CASE("run: without spares a hardware failure waits for the node's repair") {
+  // MegaScale recovery on 12,288 GPUs; about 80% of Llama 3's interruptions need a new node.
+  // With no spares each of those waits a 24 h repair instead of a free spare: days at least
+  // double over a short run.
+  StepProfile step = testing::megascale_530b(12288);
+  RunSpec spec;
+  spec.tokens = 3000 * step.tokens_per_step;  // ≈ 19 h failure-free
+  spec.trials = 16;
+  spec.sweep_checkpoint_interval = false;
+  ReliabilityModel with = megasim::io::load_reliability_preset("megascale");
+  with.evict_stragglers = false;
+  ReliabilityModel without = with;
+  without.spare_nodes = 0;
+  const RunResult a = simulate_run(step, spec, with, flat_power());
+  const RunResult b = simulate_run(step, spec, without, flat_power());
+  INFO("with spares ", a.days.mean, " days, without ", b.days.mean);
+  CHECK(b.days.mean > 2.0 * a.days.mean);
+  CHECK(b.recovery > a.recovery + Time::from_hours(12));
+}

@@ -1,6 +1,8 @@
 // Run-level simulation speed on MegaScale's 530B production run (12,288 A100, 2e12 tokens,
 // checkpoint every 10 min: ~5,600 checkpoints and ~230 failures per trial), and its headline
 // figures as counters (days, goodput, restarts, MW) so `bench/run.sh` output records them.
+#include <string>
+
 #include <benchmark/benchmark.h>
 
 #include "io/reliability_loader.h"
@@ -22,10 +24,12 @@ run::StepProfile production_step() {
   return p;
 }
 
+// MegaScale checkpoints every 10 min (the scenario's choice); Megatron-LM's synchronous save
+// keeps its preset's 30 min, near its Daly optimum.
 void run_production(benchmark::State& state, const char* preset) {
   const run::StepProfile step = production_step();
   run::ReliabilityModel m = io::load_reliability_preset(preset);
-  m.checkpoint_interval = Time::from_minutes(10);
+  if (std::string(preset) == "megascale") m.checkpoint_interval = Time::from_minutes(10);
   const run::PowerInputs power = io::load_power_preset("a100-sxm4-80gb");
   run::RunSpec spec;
   spec.tokens = 2e12;
@@ -52,7 +56,7 @@ void BM_ProductionMegatronLM(benchmark::State& s) { run_production(s, "megatron-
 
 BENCHMARK(BM_ProductionMegaScale)->Args({1, 0})->Args({100, 0})->Args({20, 1})
     ->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_ProductionMegatronLM)->Args({100, 0})->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_ProductionMegatronLM)->Args({100, 0})->Args({20, 1})->Unit(benchmark::kMillisecond);
 
 }  // namespace
 

@@ -51,10 +51,17 @@ void run_production(benchmark::State& state, const char* preset) {
   state.counters["facility_mwh"] = r.energy.facility_mwh;
 }
 
-void BM_ProductionMegaScale(benchmark::State& s) { run_production(s, "megascale"); }
-void BM_ProductionMegatronLM(benchmark::State& s) { run_production(s, "megatron-lm"); }
+void BM_ProductionMegaScale(benchmark::State& s) {
+  run_production(s, "megascale");
+}
+void BM_ProductionMegatronLM(benchmark::State& s) {
+  run_production(s, "megatron-lm");
+}
 
-BENCHMARK(BM_ProductionMegaScale)->Args({1, 0})->Args({100, 0})->Args({20, 1})
+BENCHMARK(BM_ProductionMegaScale)
+    ->Args({1, 0})
+    ->Args({100, 0})
+    ->Args({20, 1})
     ->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_ProductionMegatronLM)->Args({100, 0})->Args({20, 1})->Unit(benchmark::kMillisecond);
 

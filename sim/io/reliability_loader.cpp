@@ -87,7 +87,7 @@ std::vector<run::FailureCause> load_failure_rates(const std::string& ref) {
     f.name = c.string("name");
     const auto count = c.integer("count", 0, 1 << 30);
     f.scope = c.choice("scope", {"gpu", "node"}) == "gpu" ? run::FailureScope::kGpu
-                                                           : run::FailureScope::kNode;
+                                                          : run::FailureScope::kNode;
     f.needs_replacement = c.boolean_or("replace", false);
     c.finish();
     const double units = f.scope == run::FailureScope::kGpu ? gpus : nodes;
@@ -152,7 +152,8 @@ run::ReliabilityModel load_reliability_file(const fs::path& file) {
   const double gain = sourced(r, "straggler_mfu_gain", 0.0, 1.0);
   const double mfu = sourced(r, "straggler_reference_mfu", 1e-3, 1.0);
   if (gain >= mfu) {
-    r.fail("straggler_mfu_gain", fmt::format("gain {} must be below the reference MFU {}", gain, mfu));
+    r.fail("straggler_mfu_gain",
+           fmt::format("gain {} must be below the reference MFU {}", gain, mfu));
   }
   m.straggler_slowdown = mfu / (mfu - gain) - 1.0;
   m.evict_stragglers = sourced_bool(r, "evict_stragglers");
@@ -216,7 +217,8 @@ run::PowerInputs power_for(const Scenario& s) {
 
 run::RunSpec run_spec_for(const Scenario& s, std::optional<int> trials) {
   if (!s.run.tokens) {
-    throw InputError(s.file.string() + ": run.tokens: not set; the run-level prediction needs the "
+    throw InputError(s.file.string() +
+                     ": run.tokens: not set; the run-level prediction needs the "
                      "number of tokens to train");
   }
   if (trials && *trials < 1) {

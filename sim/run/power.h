@@ -49,7 +49,7 @@ StepPower step_power(const StepProfile& step, const PowerInputs& in);
 struct RunEnergy {
   double it_mwh = 0.0;
   double facility_mwh = 0.0;
-  Watts facility_average;  // over the whole run, idle periods included
+  Watts facility_average;               // over the whole run, idle periods included
   std::optional<double> usd_gpu_hours;  // gpus × wall hours × $/GPU-hour
   std::optional<double> usd_energy;     // facility kWh × $/kWh
   double tonnes_co2 = 0.0;

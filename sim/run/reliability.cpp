@@ -10,7 +10,9 @@
 
 namespace megasim::run {
 
-const char* to_string(FailureScope s) { return s == FailureScope::kGpu ? "gpu" : "node"; }
+const char* to_string(FailureScope s) {
+  return s == FailureScope::kGpu ? "gpu" : "node";
+}
 
 Time CommInitModel::at(std::int64_t ranks) const {
   const double scale = std::pow(static_cast<double>(ranks) / reference_ranks, exponent);
@@ -19,9 +21,10 @@ Time CommInitModel::at(std::int64_t ranks) const {
 
 CommInitModel fit_comm_init(double n1, Time t1, double n2, Time t2) {
   if (!(n1 > 0.0) || !(n2 > 0.0) || n1 == n2 || t1 <= Time::zero() || t2 <= Time::zero()) {
-    throw InputError(fmt::format("communicator init: cannot fit a power law through ({} ranks, "
-                                 "{}) and ({} ranks, {})",
-                                 n1, t1.to_string(), n2, t2.to_string()));
+    throw InputError(
+        fmt::format("communicator init: cannot fit a power law through ({} ranks, "
+                    "{}) and ({} ranks, {})",
+                    n1, t1.to_string(), n2, t2.to_string()));
   }
   CommInitModel m;
   m.at_reference = t1;

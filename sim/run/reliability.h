@@ -61,8 +61,8 @@ struct ReliabilityModel {
 
   double spare_fraction = 0.0;              // spare pool as a share of the job's nodes
   std::optional<std::int64_t> spare_nodes;  // an absolute pool size, when the user sets one
-  Time replacement_time;  // swapping a spare node into the job
-  Time repair_time;       // a failed node back in the spare pool (or back in the job, no spares)
+  Time replacement_time;                    // swapping a spare node into the job
+  Time repair_time;  // a failed node back in the spare pool (or back in the job, no spares)
 
   double straggler_node_fraction = 0.0;  // share of nodes that run slow
   double straggler_slowdown = 0.0;       // step time penalty while one is in the job

@@ -26,16 +26,21 @@ std::int64_t steps_for(double tokens, const StepProfile& step) {
 // recovery), plus the pending failure while it runs and the pending end of an async write.
 class Trial {
  public:
-  Trial(const StepProfile& step, std::int64_t steps, Time step_time,
-        const ReliabilityModel& model, std::int64_t interval_steps, std::uint64_t seed)
-      : step_(step), model_(model), sim_(seed), step_time_(step_time),
-        work_(step_time * steps), interval_steps_(interval_steps),
+  Trial(const StepProfile& step, std::int64_t steps, Time step_time, const ReliabilityModel& model,
+        std::int64_t interval_steps, std::uint64_t seed)
+      : step_(step),
+        model_(model),
+        sim_(seed),
+        step_time_(step_time),
+        work_(step_time * steps),
+        interval_steps_(interval_steps),
         stall_(model.blocking_checkpoint_time(step.checkpoint_size)),
         write_(model.async_write_time(step.checkpoint_size)),
-        restart_(model.restart_time(step)), rate_(model.failures_per_hour(step)) {
+        restart_(model.restart_time(step)),
+        rate_(model.failures_per_hour(step)) {
     for (const auto& c : model_.causes) cause_rates_.push_back(model_.cause_rate_per_hour(c, step));
-    spare_free_at_.assign(static_cast<std::size_t>(std::max<std::int64_t>(model_.spares_for(step), 0)),
-                          Time::zero());
+    spare_free_at_.assign(
+        static_cast<std::size_t>(std::max<std::int64_t>(model_.spares_for(step), 0)), Time::zero());
     result_.by_cause.assign(model_.causes.size(), 0);
     result_.useful = work_;
   }
@@ -120,11 +125,16 @@ class Trial {
   void on_failure() {
     const Time now = sim_.now();
     switch (mode_) {
-      case Mode::kCompute: result_.trained += now - mode_since_; break;
+      case Mode::kCompute:
+        result_.trained += now - mode_since_;
+        break;
       case Mode::kStall:
-      case Mode::kWaitWrite: result_.checkpointing += now - mode_since_; break;
+      case Mode::kWaitWrite:
+        result_.checkpointing += now - mode_since_;
+        break;
       case Mode::kDown:
-      case Mode::kDone: break;
+      case Mode::kDone:
+        break;
     }
     sim_.cancel(next_);
     if (write_pending_) {
@@ -274,11 +284,12 @@ Time expected_wall_time_poisson(Time work, Time interval, Time cost, double rate
   return Time::from_seconds(full * segment(i + c) + segment(w - full * i));
 }
 
-RunResult simulate_run(const StepProfile& step, const RunSpec& spec,
-                       const ReliabilityModel& model, const PowerInputs& power) {
+RunResult simulate_run(const StepProfile& step, const RunSpec& spec, const ReliabilityModel& model,
+                       const PowerInputs& power) {
   step.validate();
   if (!(spec.tokens > 0.0)) throw InputError("run: tokens must be positive");
-  if (spec.trials < 1) throw InputError(fmt::format("run: trials must be ≥ 1, got {}", spec.trials));
+  if (spec.trials < 1)
+    throw InputError(fmt::format("run: trials must be ≥ 1, got {}", spec.trials));
 
   RunResult r;
   r.steps = steps_for(spec.tokens, step);
@@ -307,7 +318,8 @@ RunResult simulate_run(const StepProfile& step, const RunSpec& spec,
     goodput.push_back(tr.useful.to_seconds() / tr.wall.to_seconds());
     restarts.push_back(static_cast<double>(tr.restarts));
     lost.push_back((tr.wall - tr.useful).to_hours() * static_cast<double>(step.gpus));
-    for (std::size_t c = 0; c < causes.size(); ++c) causes[c] += static_cast<double>(tr.by_cause[c]);
+    for (std::size_t c = 0; c < causes.size(); ++c)
+      causes[c] += static_cast<double>(tr.by_cause[c]);
     rework += (tr.trained - tr.useful).to_hours();
     down += tr.down.to_hours();
     ckpt += tr.checkpointing.to_hours();

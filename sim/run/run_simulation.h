@@ -32,11 +32,11 @@ struct RunSpec {
 };
 
 struct TrialResult {
-  Time wall;             // launch to the last step
-  Time useful;           // steps × step time: MegaScale's "iterations × iteration time"
-  Time trained;          // all training time, redone work included
-  Time checkpointing;    // blocking checkpoint time and waits for a pending write
-  Time down;             // detection, replacement, restart, load
+  Time wall;           // launch to the last step
+  Time useful;         // steps × step time: MegaScale's "iterations × iteration time"
+  Time trained;        // all training time, redone work included
+  Time checkpointing;  // blocking checkpoint time and waits for a pending write
+  Time down;           // detection, replacement, restart, load
   std::int64_t restarts = 0;
   std::vector<std::int64_t> by_cause;  // interruptions per ReliabilityModel::causes entry
   bool straggler_slowed = false;
@@ -64,29 +64,29 @@ struct IntervalPoint {
 
 struct RunResult {
   std::int64_t steps = 0;
-  Time step_time;            // failure-free step, stragglers included when not evicted
-  Time failure_free;         // steps × step time
+  Time step_time;     // failure-free step, stragglers included when not evicted
+  Time failure_free;  // steps × step time
   int trials = 0;
-  Distribution days;         // wall-clock days
-  Distribution goodput;      // effective training time rate (MegaScale §6.3)
+  Distribution days;     // wall-clock days
+  Distribution goodput;  // effective training time rate (MegaScale §6.3)
   Distribution restarts;
   std::vector<CauseSummary> interruptions;  // mean per trial, by cause
   double lost_gpu_hours = 0.0;              // mean of gpus × (wall − useful)
   double rework_hours = 0.0, down_hours = 0.0, checkpoint_hours = 0.0;  // means, job hours
-  double failures_per_day = 0.0;            // expected, whole job
+  double failures_per_day = 0.0;                                        // expected, whole job
   Time mtbf;
-  Time recovery;                            // mean recovery per interruption (spare free)
-  Time checkpoint_interval;                 // the one simulated
-  Time checkpoint_cost;                     // blocking time per checkpoint
-  Time young, daly;                         // analytic optimum intervals
-  Time best_interval;                       // by simulation (zero when not swept)
+  Time recovery;             // mean recovery per interruption (spare free)
+  Time checkpoint_interval;  // the one simulated
+  Time checkpoint_cost;      // blocking time per checkpoint
+  Time young, daly;          // analytic optimum intervals
+  Time best_interval;        // by simulation (zero when not swept)
   std::vector<IntervalPoint> sweep;
   StepPower power;
   RunEnergy energy;  // mean over trials
 };
 
-RunResult simulate_run(const StepProfile& step, const RunSpec& spec,
-                       const ReliabilityModel& model, const PowerInputs& power);
+RunResult simulate_run(const StepProfile& step, const RunSpec& spec, const ReliabilityModel& model,
+                       const PowerInputs& power);
 
 // Expected wall time of `work` with checkpoints every `interval` of work costing `cost`, a
 // Poisson failure process of `rate_per_hour` while running and a fixed `recovery` after each

@@ -8,27 +8,32 @@ namespace megasim::run {
 
 const char* to_string(Activity a) {
   switch (a) {
-    case Activity::kGemm: return "gemm";
-    case Activity::kMemoryBound: return "memory_bound";
-    case Activity::kCommOnly: return "comm_only";
-    case Activity::kIdle: return "idle";
+    case Activity::kGemm:
+      return "gemm";
+    case Activity::kMemoryBound:
+      return "memory_bound";
+    case Activity::kCommOnly:
+      return "comm_only";
+    case Activity::kIdle:
+      return "idle";
   }
   return "?";
 }
 
 void StepProfile::validate() const {
   if (step_time <= Time::zero()) {
-    throw InputError(fmt::format("step profile: step time must be positive, got {}",
-                                 step_time.to_string()));
+    throw InputError(
+        fmt::format("step profile: step time must be positive, got {}", step_time.to_string()));
   }
   if (!(tokens_per_step > 0.0)) {
-    throw InputError(fmt::format("step profile: tokens per step must be positive, got {}",
-                                 tokens_per_step));
+    throw InputError(
+        fmt::format("step profile: tokens per step must be positive, got {}", tokens_per_step));
   }
   if (gpus <= 0 || gpus_per_node <= 0 || nodes <= 0 || switches < 0) {
-    throw InputError(fmt::format("step profile: gpus {}, gpus per node {}, nodes {}, switches {} "
-                                 "must be positive (switches ≥ 0)",
-                                 gpus, gpus_per_node, nodes, switches));
+    throw InputError(
+        fmt::format("step profile: gpus {}, gpus per node {}, nodes {}, switches {} "
+                    "must be positive (switches ≥ 0)",
+                    gpus, gpus_per_node, nodes, switches));
   }
   if (nodes * gpus_per_node < gpus) {
     throw InputError(fmt::format("step profile: {} nodes × {} GPUs per node cannot hold {} GPUs",

@@ -30,13 +30,13 @@ struct StepPhase {
 };
 
 struct StepProfile {
-  Time step_time;                 // one optimizer step, failure-free
-  double tokens_per_step = 0.0;   // global batch × sequence length
+  Time step_time;                // one optimizer step, failure-free
+  double tokens_per_step = 0.0;  // global batch × sequence length
   std::int64_t gpus = 0;
   int gpus_per_node = 8;
-  std::int64_t nodes = 0;         // gpus / gpus_per_node, rounded up
-  std::int64_t switches = 0;      // switches of the fabric the job occupies
-  Bytes checkpoint_size;          // model + optimizer states written per checkpoint (whole job)
+  std::int64_t nodes = 0;     // gpus / gpus_per_node, rounded up
+  std::int64_t switches = 0;  // switches of the fabric the job occupies
+  Bytes checkpoint_size;      // model + optimizer states written per checkpoint (whole job)
   // Time per GPU activity within one step; sums to step_time (a rank's timeline summarised).
   std::array<Time, kActivityCount> activity_time{};
   // Ordered phases of one step (optional). Empty: the activity times stand for the step, and

@@ -19,8 +19,8 @@ namespace {
 ReliabilityModel single_cause(double job_rate_per_hour, std::int64_t gpus) {
   ReliabilityModel m = no_failures_model();
   m.name = "test";
-  m.causes.push_back({"x", FailureScope::kGpu, job_rate_per_hour / static_cast<double>(gpus),
-                      false, "test"});
+  m.causes.push_back(
+      {"x", FailureScope::kGpu, job_rate_per_hour / static_cast<double>(gpus), false, "test"});
   m.detection = Time::from_minutes(20);
   m.restart_overhead = Time::from_minutes(10);
   m.checkpoint_stall = Time::from_minutes(3);
@@ -72,14 +72,14 @@ TEST_CASE("run: Monte Carlo mean agrees with the Poisson expectation within 2 pe
   spec.seed = 42;
   spec.sweep_checkpoint_interval = false;
   const RunResult r = simulate_run(step, spec, m, flat_power());
-  const Time expected = expected_wall_time_poisson(Time::from_hours(200), Time::from_hours(1),
-                                                   Time::from_minutes(3), 0.2,
-                                                   Time::from_minutes(30));
+  const Time expected =
+      expected_wall_time_poisson(Time::from_hours(200), Time::from_hours(1), Time::from_minutes(3),
+                                 0.2, Time::from_minutes(30));
   CHECK(expected.to_hours() == doctest::Approx(257.0).epsilon(0.005));
   CHECK(r.days.mean * 24.0 == doctest::Approx(expected.to_hours()).epsilon(0.02));
   // Restarts: about 0.2/h over the ~207 h the job runs (wall minus 0.5 h per restart).
-  CHECK(r.restarts.mean == doctest::Approx(0.2 * (r.days.mean * 24.0 - 0.5 * r.restarts.mean))
-                               .epsilon(0.05));
+  CHECK(r.restarts.mean ==
+        doctest::Approx(0.2 * (r.days.mean * 24.0 - 0.5 * r.restarts.mean)).epsilon(0.05));
 }
 
 TEST_CASE("run: trials are reproducible by seed") {
@@ -113,7 +113,8 @@ TEST_CASE("run: goodput falls as GPU count grows") {
   }
 }
 
-TEST_CASE("run: MegaScale recovery keeps over 90 percent at 12288 GPUs and Megatron-LM init shows") {
+TEST_CASE(
+    "run: MegaScale recovery keeps over 90 percent at 12288 GPUs and Megatron-LM init shows") {
   // 530B on 12,288 GPUs, 2e12 tokens (≈ 39 failure-free days at the assumed 50% MFU),
   // checkpoint every 10 min. Llama 3 rates give 419/54 d × 12,288/16,384 ≈ 5.8 failures/day,
   // so > 200 restarts. MegaScale's per-restart cost ≈ 10 min detection + 2 min relaunch

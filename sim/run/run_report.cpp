@@ -62,6 +62,8 @@ Json to_json(const RunResult& r, const StepProfile& step, const PowerInputs& pow
              {"facility_peak_mw", mw(r.power.it_peak) * power.pue},
              {"facility_average_run_mw", mw(r.energy.facility_average)},
              {"swing_mw", mw(r.power.swing())},
+             // A failure drops the whole job from its step average to idle at once.
+             {"failure_drop_mw", mw(r.power.it_average - r.power.it_idle)},
              {"pue", power.pue},
              {"it_mwh", r.energy.it_mwh},
              {"facility_mwh", r.energy.facility_mwh},
@@ -106,8 +108,11 @@ std::string to_text(const RunResult& r, const StepProfile& step, const PowerInpu
     o += "\n";
   }
   o += fmt::format("power (preset {}, PUE {:.2f})\n", power.name, power.pue);
-  o += fmt::format("  IT             average {:.2f} MW, peak {:.2f} MW, swing {:.2f} MW\n",
-                   mw(r.power.it_average), mw(r.power.it_peak), mw(r.power.swing()));
+  o += fmt::format(
+      "  IT             average {:.2f} MW, peak {:.2f} MW, swing {:.2f} MW in a step, "
+      "drop {:.2f} MW on a failure\n",
+      mw(r.power.it_average), mw(r.power.it_peak), mw(r.power.swing()),
+      mw(r.power.it_average - r.power.it_idle));
   o += fmt::format(
       "  facility       average {:.2f} MW in steps, {:.2f} MW over the run, "
       "peak {:.2f} MW\n",

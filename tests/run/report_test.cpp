@@ -27,6 +27,8 @@ TEST_CASE("report: run and power sections carry the result") {
   // 16 × 400 W = 6.4 kW for 1 h at PUE 1.2: 7.68 kWh; 16 GPU-hours × $2 = $32.
   CHECK(j.at("power").at("facility_mwh").get<double>() == doctest::Approx(0.00768));
   CHECK(j.at("power").at("usd_gpu_hours").get<double>() == doctest::Approx(32.0));
+  // Failure: 16 × (400 − 60) W = 5.44 kW drop.
+  CHECK(j.at("power").at("failure_drop_mw").get<double>() == doctest::Approx(0.00544));
   const std::string text = to_text(r, step, power, m);
   CHECK(text.find("goodput        100.0%") != std::string::npos);
   CHECK(text.find("power (preset p") != std::string::npos);

@@ -104,12 +104,15 @@ ReliabilitySettings read_reliability(JsonReader r) {
   ReliabilitySettings s;
   s.preset = r.choice_or("preset", "default", {"default", "megascale", "megatron-lm", "none"});
   s.checkpoint_interval_min = r.optional_number("checkpoint_interval_min", 0.1, 1e6);
+  s.spare_nodes = r.optional_integer("spare_nodes", 0, kMaxGpus);
+  s.evict_stragglers = r.optional_boolean("evict_stragglers");
   r.finish();
   return s;
 }
 
 PowerSettings read_power(JsonReader r) {
   PowerSettings s;
+  if (std::string preset = r.string_or("preset", ""); !preset.empty()) s.preset = std::move(preset);
   s.pue = r.number_or("pue", 1.2, 1.0, 3.0);
   s.usd_per_gpu_hour = r.optional_number("usd_per_gpu_hour", 0.0, 1000.0);
   s.usd_per_kwh = r.optional_number("usd_per_kwh", 0.0, 100.0);

@@ -31,12 +31,17 @@ struct RunSettings {
   int trials = 1;
 };
 
+// Which reliability preset (reliability/NAME.json) and what the scenario overrides in it.
 struct ReliabilitySettings {
   std::string preset = "default";
   std::optional<double> checkpoint_interval_min;
+  std::optional<std::int64_t> spare_nodes;
+  std::optional<bool> evict_stragglers;
 };
 
+// power.preset names power/NAME.json; unset, the device's name is used.
 struct PowerSettings {
+  std::optional<std::string> preset;
   double pue = 1.2;
   std::optional<double> usd_per_gpu_hour;
   std::optional<double> usd_per_kwh;

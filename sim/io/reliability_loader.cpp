@@ -1,0 +1,234 @@
+#include "io/reliability_loader.h"
+
+#include <cmath>
+#include <system_error>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "engine/error.h"
+
+namespace megasim::io {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Pounds to kilograms: the international avoirdupois pound is defined as 0.45359237 kg.
+constexpr double kKgPerLb = 0.45359237;
+constexpr double kHoursPerDay = 24.0;
+
+fs::path find_preset(const std::string& ref, const char* folder) {
+  std::vector<fs::path> names{fs::path(ref)};
+  if (fs::path(ref).extension() != ".json") names.emplace_back(ref + ".json");
+  const std::vector<fs::path> bases{fs::current_path(), fs::path(MEGASIM_SOURCE_DIR) / folder,
+                                    fs::path(MEGASIM_SHARE_DIR) / folder};
+  std::string tried;
+  for (const auto& base : bases) {
+    for (const auto& name : names) {
+      const fs::path candidate = name.is_absolute() ? name : base / name;
+      std::error_code ec;
+      if (fs::is_regular_file(candidate, ec)) return candidate.lexically_normal();
+      tried += "\n  " + candidate.lexically_normal().string();
+    }
+  }
+  throw InputError(fmt::format("{} preset '{}' not found; looked in:{}", folder, ref, tried));
+}
+
+// A {"value": x, "source": "..."} pair; the source is required so no figure goes unsourced.
+double sourced(JsonReader& r, const std::string& key, double lo, double hi) {
+  JsonReader o = r.object(key);
+  const double v = o.number("value", lo, hi);
+  (void)o.string("source");
+  o.finish();
+  return v;
+}
+
+bool sourced_bool(JsonReader& r, const std::string& key) {
+  JsonReader o = r.object(key);
+  const auto v = o.optional_boolean("value");
+  if (!v) o.fail("value", "missing: expected true or false");
+  (void)o.string("source");
+  o.finish();
+  return *v;
+}
+
+// Sum of {"item", "count", "watts", "source"} components.
+Watts sum_components(JsonReader& r, const std::string& key) {
+  Watts total;
+  for (JsonReader c : r.object_array(key)) {
+    (void)c.string("item");
+    const auto count = c.integer("count", 0, 1 << 20);
+    const double w = c.number("watts", 0.0, 1e6);
+    (void)c.string("source");
+    c.finish();
+    total += Watts(w * static_cast<double>(count));
+  }
+  return total;
+}
+
+std::vector<run::FailureCause> load_failure_rates(const std::string& ref) {
+  const fs::path file = find_preset(ref, "reliability");
+  const Json doc = parse_json_file(file);
+  JsonReader r(doc, "", file.string());
+  (void)r.string("name");
+  const std::string source = r.string("source");
+  (void)r.text_or("assumptions", "");
+  JsonReader obs = r.object("observed");
+  const double gpus = static_cast<double>(obs.integer("gpus", 1, std::int64_t{1} << 24));
+  const double per_node = static_cast<double>(obs.integer("gpus_per_node", 1, 1024));
+  const double days = obs.number("days", 1e-3, 1e5);
+  (void)obs.string("source");
+  obs.finish();
+  const double hours = days * kHoursPerDay;
+  const double nodes = std::ceil(gpus / per_node);
+  std::vector<run::FailureCause> causes;
+  for (JsonReader c : r.object_array("components")) {
+    run::FailureCause f;
+    f.name = c.string("name");
+    const auto count = c.integer("count", 0, 1 << 30);
+    f.scope = c.choice("scope", {"gpu", "node"}) == "gpu" ? run::FailureScope::kGpu
+                                                          : run::FailureScope::kNode;
+    f.needs_replacement = c.boolean_or("replace", false);
+    c.finish();
+    const double units = f.scope == run::FailureScope::kGpu ? gpus : nodes;
+    f.rate_per_unit_hour = static_cast<double>(count) / (units * hours);
+    f.source = fmt::format("{} interruptions in {} days on {} {}s; {}", count, days, units,
+                           run::to_string(f.scope), source);
+    causes.push_back(std::move(f));
+  }
+  r.finish();
+  return causes;
+}
+
+run::CommInitModel read_comm_init(JsonReader r) {
+  std::vector<std::pair<double, double>> pts;
+  for (JsonReader p : r.object_array("points")) {
+    const double n = static_cast<double>(p.integer("ranks", 1, std::int64_t{1} << 24));
+    const double t = p.number("seconds", 1e-6, 1e7);
+    p.finish();
+    pts.emplace_back(n, t);
+  }
+  const auto exponent = r.optional_number("exponent", 0.0, 4.0);
+  const std::string source = r.string("source");
+  run::CommInitModel m;
+  if (pts.size() == 2 && !exponent) {
+    m = run::fit_comm_init(pts[0].first, Time::from_seconds(pts[0].second), pts[1].first,
+                           Time::from_seconds(pts[1].second));
+  } else if (pts.size() == 1 && exponent) {
+    m.reference_ranks = pts[0].first;
+    m.at_reference = Time::from_seconds(pts[0].second);
+    m.exponent = *exponent;
+  } else {
+    r.fail("points", fmt::format("give two points, or one point and an exponent; found {} "
+                                 "point(s) and {} exponent",
+                                 pts.size(), exponent ? "an" : "no"));
+  }
+  m.source = source;
+  r.finish();
+  return m;
+}
+
+}  // namespace
+
+run::ReliabilityModel load_reliability_file(const fs::path& file) {
+  const Json doc = parse_json_file(file);
+  JsonReader r(doc, "", file.string());
+  run::ReliabilityModel m;
+  m.name = r.string("name");
+  m.source = r.string("source");
+  m.causes = load_failure_rates(r.string("failure_rates"));
+  m.detection = Time::from_minutes(sourced(r, "detection_min", 0.0, 1e5));
+  m.restart_overhead = Time::from_seconds(sourced(r, "restart_overhead_s", 0.0, 1e7));
+  m.comm_init = read_comm_init(r.object("comm_init"));
+  m.checkpoint_stall = Time::from_seconds(sourced(r, "checkpoint_stall_s", 0.0, 1e6));
+  m.async_checkpoint = sourced_bool(r, "async_checkpoint");
+  m.checkpoint_write_bw = gbyte_per_s(sourced(r, "checkpoint_write_gbps", 1e-6, 1e7));
+  m.checkpoint_read_bw = gbyte_per_s(sourced(r, "checkpoint_read_gbps", 1e-6, 1e7));
+  m.checkpoint_interval = Time::from_minutes(sourced(r, "checkpoint_interval_min", 0.01, 1e7));
+  m.spare_fraction = sourced(r, "spare_fraction", 0.0, 1.0);
+  m.replacement_time = Time::from_minutes(sourced(r, "replacement_min", 0.0, 1e6));
+  m.repair_time = Time::from_hours(sourced(r, "repair_hours", 0.0, 1e6));
+  m.straggler_node_fraction = sourced(r, "straggler_node_fraction", 0.0, 1.0);
+  const double gain = sourced(r, "straggler_mfu_gain", 0.0, 1.0);
+  const double mfu = sourced(r, "straggler_reference_mfu", 1e-3, 1.0);
+  if (gain >= mfu) {
+    r.fail("straggler_mfu_gain",
+           fmt::format("gain {} must be below the reference MFU {}", gain, mfu));
+  }
+  m.straggler_slowdown = mfu / (mfu - gain) - 1.0;
+  m.evict_stragglers = sourced_bool(r, "evict_stragglers");
+  r.finish();
+  return m;
+}
+
+run::ReliabilityModel load_reliability_preset(const std::string& ref) {
+  if (ref == "none") return run::no_failures_model();
+  return load_reliability_file(find_preset(ref, "reliability"));
+}
+
+run::PowerInputs load_power_file(const fs::path& file) {
+  const Json doc = parse_json_file(file);
+  JsonReader r(doc, "", file.string());
+  run::PowerInputs p;
+  p.name = r.string("name");
+  p.source = r.string("source");
+  JsonReader g = r.object("gpu_w");
+  const auto set = [&](run::Activity a, const char* key) {
+    p.gpu[static_cast<std::size_t>(a)] = Watts(sourced(g, key, 0.0, 1e5));
+  };
+  set(run::Activity::kGemm, "gemm");
+  set(run::Activity::kMemoryBound, "memory_bound");
+  set(run::Activity::kCommOnly, "comm_only");
+  set(run::Activity::kIdle, "idle");
+  g.finish();
+  p.node_overhead = sum_components(r, "node_overhead");
+  p.per_switch = sum_components(r, "switch");
+  p.grid_kg_co2_per_kwh = sourced(r, "grid_lb_co2_per_kwh", 0.0, 20.0) * kKgPerLb;
+  p.grid_source = file.string() + ": grid_lb_co2_per_kwh";
+  r.finish();
+  return p;
+}
+
+run::PowerInputs load_power_preset(const std::string& ref) {
+  return load_power_file(find_preset(ref, "power"));
+}
+
+run::ReliabilityModel reliability_for(const Scenario& s) {
+  run::ReliabilityModel m = load_reliability_preset(s.reliability.preset);
+  if (s.reliability.checkpoint_interval_min) {
+    m.checkpoint_interval = Time::from_minutes(*s.reliability.checkpoint_interval_min);
+  }
+  if (s.reliability.spare_nodes) m.spare_nodes = *s.reliability.spare_nodes;
+  if (s.reliability.evict_stragglers) m.evict_stragglers = *s.reliability.evict_stragglers;
+  return m;
+}
+
+run::PowerInputs power_for(const Scenario& s) {
+  run::PowerInputs p = load_power_preset(s.power.preset.value_or(s.device_ref));
+  p.pue = s.power.pue;
+  p.usd_per_gpu_hour = s.power.usd_per_gpu_hour;
+  p.usd_per_kwh = s.power.usd_per_kwh;
+  if (s.power.grid_kg_co2_per_kwh) {
+    p.grid_kg_co2_per_kwh = *s.power.grid_kg_co2_per_kwh;
+    p.grid_source = s.file.string() + ": power.grid_kg_co2_per_kwh";
+  }
+  return p;
+}
+
+run::RunSpec run_spec_for(const Scenario& s, std::optional<int> trials) {
+  if (!s.run.tokens) {
+    throw InputError(s.file.string() +
+                     ": run.tokens: not set; the run-level prediction needs the "
+                     "number of tokens to train");
+  }
+  if (trials && *trials < 1) {
+    throw InputError(fmt::format("--trials {}: expected at least 1", *trials));
+  }
+  run::RunSpec spec;
+  spec.tokens = *s.run.tokens;
+  spec.seed = s.run.seed;
+  spec.trials = trials.value_or(s.run.trials);
+  return spec;
+}
+
+}  // namespace megasim::io

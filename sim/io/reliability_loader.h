@@ -1,0 +1,40 @@
+// Loading the run-level presets and turning a scenario's run, reliability and power settings
+// into the inputs of run::simulate_run().
+//
+// A reliability preset (reliability/NAME.json) states recovery figures, each as
+// {"value", "source"}, and names a failure-rate file (reliability/failure-rates-*.json) whose
+// per-component interruption counts over an observed run are turned into rates per GPU or per
+// node per hour here. A power preset (power/NAME.json, named after the device) states GPU
+// power by activity and lists node and switch components that are summed here. References
+// are tried as a path, then in the source tree's and the installed share folder's
+// reliability/ or power/. Every key is read strictly (unknown keys are errors).
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+
+#include "io/scenario.h"
+#include "run/power.h"
+#include "run/reliability.h"
+#include "run/run_simulation.h"
+
+namespace megasim::io {
+
+// "none" gives run::no_failures_model() without reading a file.
+run::ReliabilityModel load_reliability_preset(const std::string& ref);
+run::ReliabilityModel load_reliability_file(const std::filesystem::path& file);
+run::PowerInputs load_power_preset(const std::string& ref);
+run::PowerInputs load_power_file(const std::filesystem::path& file);
+
+// The scenario's reliability preset with its overrides (checkpoint interval, spare nodes,
+// straggler eviction) applied.
+run::ReliabilityModel reliability_for(const Scenario& s);
+// The scenario's power preset (power.preset, else the device's name) with pue, prices and
+// grid intensity from the scenario where it sets them.
+run::PowerInputs power_for(const Scenario& s);
+// tokens, seed and trials; `trials` (from --trials) replaces the scenario's when given.
+// Throws InputError when run.tokens is not set.
+run::RunSpec run_spec_for(const Scenario& s, std::optional<int> trials = std::nullopt);
+
+}  // namespace megasim::io

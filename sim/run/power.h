@@ -1,0 +1,60 @@
+// Power, energy, cost and CO2 of a training cluster. Per-GPU power by activity (from the
+// calibration's NVML samples or the device profile's figures), node overhead (CPUs, DRAM,
+// fans, NICs, NVSwitches), switch power and the facility's PUE, combined over the step
+// timeline (StepProfile) and then over the run (training vs. stalled/recovering time).
+// Values come from power/*.json through io::load_power_preset(); plain value types.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "engine/time.h"
+#include "engine/units.h"
+#include "run/step_profile.h"
+
+namespace megasim::run {
+
+struct PowerInputs {
+  std::string name;
+  std::string source;
+  std::array<Watts, kActivityCount> gpu{};  // per GPU, indexed by Activity
+  Watts node_overhead;                      // per node, everything but the GPUs
+  Watts per_switch;                         // per fabric switch, optics included
+  double pue = 1.2;                         // facility power / IT power
+  std::optional<double> usd_per_gpu_hour;
+  std::optional<double> usd_per_kwh;
+  double grid_kg_co2_per_kwh = 0.0;
+  std::string grid_source;
+
+  Watts gpu_in(Activity a) const { return gpu[static_cast<std::size_t>(a)]; }
+};
+
+// IT power of one node with all its GPUs in one activity (GPUs + node overhead).
+Watts node_power(Activity a, int gpus_per_node, const PowerInputs& in);
+
+// Cluster power over one failure-free step.
+struct StepPower {
+  Watts it_average;  // time-weighted over the step
+  Watts it_peak;     // the most power-hungry phase
+  Watts it_trough;   // the least power-hungry phase that occurs in the step
+  Watts it_idle;     // everything idle (stalls, recovery)
+  Watts swing() const { return it_peak - it_trough; }
+};
+StepPower step_power(const StepProfile& step, const PowerInputs& in);
+
+// Energy, cost and CO2 of a run given how its wall-clock time splits between training and
+// everything else (checkpoint stalls, recovery, waiting), during which the GPUs idle.
+struct RunEnergy {
+  double it_mwh = 0.0;
+  double facility_mwh = 0.0;
+  Watts facility_average;               // over the whole run, idle periods included
+  std::optional<double> usd_gpu_hours;  // gpus × wall hours × $/GPU-hour
+  std::optional<double> usd_energy;     // facility kWh × $/kWh
+  double tonnes_co2 = 0.0;
+};
+RunEnergy run_energy(const StepPower& p, Time training, Time not_training, std::int64_t gpus,
+                     const PowerInputs& in);
+
+}  // namespace megasim::run

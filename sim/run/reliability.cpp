@@ -1,0 +1,107 @@
+#include "run/reliability.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "engine/error.h"
+
+namespace megasim::run {
+
+const char* to_string(FailureScope s) {
+  return s == FailureScope::kGpu ? "gpu" : "node";
+}
+
+Time CommInitModel::at(std::int64_t ranks) const {
+  const double scale = std::pow(static_cast<double>(ranks) / reference_ranks, exponent);
+  return Time::from_seconds(at_reference.to_seconds() * scale);
+}
+
+CommInitModel fit_comm_init(double n1, Time t1, double n2, Time t2) {
+  if (!(n1 > 0.0) || !(n2 > 0.0) || n1 == n2 || t1 <= Time::zero() || t2 <= Time::zero()) {
+    throw InputError(
+        fmt::format("communicator init: cannot fit a power law through ({} ranks, "
+                    "{}) and ({} ranks, {})",
+                    n1, t1.to_string(), n2, t2.to_string()));
+  }
+  CommInitModel m;
+  m.at_reference = t1;
+  m.reference_ranks = n1;
+  m.exponent = std::log(t2.to_seconds() / t1.to_seconds()) / std::log(n2 / n1);
+  return m;
+}
+
+std::int64_t ReliabilityModel::spares_for(const StepProfile& step) const {
+  if (spare_nodes) return *spare_nodes;
+  return static_cast<std::int64_t>(std::ceil(spare_fraction * static_cast<double>(step.nodes)));
+}
+
+double ReliabilityModel::cause_rate_per_hour(const FailureCause& c, const StepProfile& step) const {
+  const double units = c.scope == FailureScope::kGpu ? static_cast<double>(step.gpus)
+                                                     : static_cast<double>(step.nodes);
+  return c.rate_per_unit_hour * units;
+}
+
+double ReliabilityModel::failures_per_hour(const StepProfile& step) const {
+  double sum = 0.0;
+  for (const auto& c : causes) sum += cause_rate_per_hour(c, step);
+  return sum;
+}
+
+Time ReliabilityModel::blocking_checkpoint_time(Bytes checkpoint) const {
+  if (async_checkpoint || checkpoint.value() <= 0.0) return checkpoint_stall;
+  return checkpoint_stall + transfer_time(checkpoint, checkpoint_write_bw);
+}
+
+Time ReliabilityModel::async_write_time(Bytes checkpoint) const {
+  if (!async_checkpoint || checkpoint.value() <= 0.0) return Time::zero();
+  return transfer_time(checkpoint, checkpoint_write_bw);
+}
+
+Time ReliabilityModel::checkpoint_load_time(Bytes checkpoint) const {
+  if (checkpoint.value() <= 0.0) return Time::zero();
+  return transfer_time(checkpoint, checkpoint_read_bw);
+}
+
+Time ReliabilityModel::restart_time(const StepProfile& step) const {
+  return restart_overhead + comm_init.at(step.gpus) + checkpoint_load_time(step.checkpoint_size);
+}
+
+Time ReliabilityModel::mean_recovery_time(const StepProfile& step) const {
+  const double rate = failures_per_hour(step);
+  double replace_share = 0.0;
+  if (rate > 0.0) {
+    for (const auto& c : causes) {
+      if (c.needs_replacement) replace_share += cause_rate_per_hour(c, step) / rate;
+    }
+  }
+  const Time replace = spares_for(step) > 0 ? replacement_time : repair_time;
+  return detection + Time::from_seconds(replace.to_seconds() * replace_share) + restart_time(step);
+}
+
+ReliabilityModel no_failures_model() {
+  ReliabilityModel m;
+  m.name = "none";
+  m.source = "no failures, no checkpoints, no stragglers: the failure-free bound";
+  m.comm_init.at_reference = Time::zero();
+  // Free checkpoints: with "none" a checkpoint interval set by the user costs nothing.
+  m.checkpoint_read_bw = BytesPerSec(std::numeric_limits<double>::infinity());
+  m.checkpoint_write_bw = BytesPerSec(std::numeric_limits<double>::infinity());
+  m.checkpoint_interval = Time::max();
+  return m;
+}
+
+Time young_interval(Time checkpoint_cost, Time mtbf) {
+  return Time::from_seconds(std::sqrt(2.0 * checkpoint_cost.to_seconds() * mtbf.to_seconds()));
+}
+
+Time daly_interval(Time checkpoint_cost, Time mtbf, Time recovery) {
+  const double d = checkpoint_cost.to_seconds();
+  const double m = mtbf.to_seconds();
+  if (d >= 2.0 * m) return mtbf;  // Daly: beyond the model's range, checkpoint every MTBF
+  return Time::from_seconds(std::sqrt(2.0 * d * (m + recovery.to_seconds())) - d);
+}
+
+}  // namespace megasim::run

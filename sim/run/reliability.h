@@ -1,0 +1,96 @@
+// The reliability model of a training run: how often something interrupts the job (a rate per
+// component type, per GPU or per node, so the job's rate scales with its size), and what an
+// interruption costs (detection and diagnosis, getting a healthy node, relaunching, the
+// communicator initialisation that grows with rank count, loading the last checkpoint), plus
+// the checkpoint policy (two-stage: a blocking copy to host memory, then an asynchronous write
+// to storage) and stragglers. Values come from the presets in reliability/ (each with its
+// source) through io::load_reliability_preset(); this header only computes with them.
+// Plain value types.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/time.h"
+#include "engine/units.h"
+#include "run/step_profile.h"
+
+namespace megasim::run {
+
+// What a failure rate is counted per, and so what it scales with.
+enum class FailureScope { kGpu, kNode };
+const char* to_string(FailureScope s);
+
+struct FailureCause {
+  std::string name;
+  FailureScope scope = FailureScope::kGpu;
+  double rate_per_unit_hour = 0.0;  // interruptions per GPU (or node) per hour of running
+  bool needs_replacement = false;   // hardware: the node is swapped for a spare
+  std::string source;
+};
+
+// Communicator initialisation time as a power law in the rank count,
+// t(n) = t_ref · (n / n_ref)^exponent, fitted through two published points (or one point and
+// a stated exponent). See fit_comm_init().
+struct CommInitModel {
+  Time at_reference;
+  double reference_ranks = 1.0;
+  double exponent = 1.0;
+  std::string source;
+  Time at(std::int64_t ranks) const;
+};
+
+// The power law through (n1, t1) and (n2, t2); throws InputError unless n1 ≠ n2 and t1, t2 > 0.
+CommInitModel fit_comm_init(double n1, Time t1, double n2, Time t2);
+
+struct ReliabilityModel {
+  std::string name;
+  std::string source;
+  std::vector<FailureCause> causes;
+
+  Time detection;         // failure to decision: detection, diagnostics, eviction
+  Time restart_overhead;  // relaunching processes and building the model, without comm init
+  CommInitModel comm_init;
+  BytesPerSec checkpoint_read_bw;   // aggregate, loading the last checkpoint after a restart
+  BytesPerSec checkpoint_write_bw;  // aggregate, stage 2 (or the whole save when synchronous)
+  Time checkpoint_stall;            // stage 1: blocking copy of the states to host memory
+  bool async_checkpoint = true;     // false: training also waits for the storage write
+  Time checkpoint_interval;         // training time between checkpoints
+
+  double spare_fraction = 0.0;              // spare pool as a share of the job's nodes
+  std::optional<std::int64_t> spare_nodes;  // an absolute pool size, when the user sets one
+  Time replacement_time;                    // swapping a spare node into the job
+  Time repair_time;  // a failed node back in the spare pool (or back in the job, no spares)
+
+  double straggler_node_fraction = 0.0;  // share of nodes that run slow
+  double straggler_slowdown = 0.0;       // step time penalty while one is in the job
+  bool evict_stragglers = false;         // evicted at launch, using spares
+
+  // Spare nodes available to the job: spare_nodes, else ceil(spare_fraction × nodes).
+  std::int64_t spares_for(const StepProfile& step) const;
+  // Interruptions per hour of the whole job.
+  double failures_per_hour(const StepProfile& step) const;
+  double cause_rate_per_hour(const FailureCause& c, const StepProfile& step) const;
+  // Blocking time per checkpoint: the stage-1 stall, plus the storage write when synchronous.
+  Time blocking_checkpoint_time(Bytes checkpoint) const;
+  // Storage write time that runs beside training (zero when synchronous).
+  Time async_write_time(Bytes checkpoint) const;
+  Time checkpoint_load_time(Bytes checkpoint) const;
+  // Relaunch + communicator initialisation + checkpoint load, once a healthy node set exists.
+  Time restart_time(const StepProfile& step) const;
+  // detection + replacement + restart, assuming a spare is free when one is needed.
+  Time mean_recovery_time(const StepProfile& step) const;
+};
+
+// A model with no failures, no checkpoints and no stragglers (the "none" preset).
+ReliabilityModel no_failures_model();
+
+// Young's (1974) first-order optimum checkpoint interval sqrt(2·δ·M) and Daly's (2006)
+// refinement sqrt(2·δ·(M + R)) − δ (for δ < 2M), with δ the blocking checkpoint cost, M the
+// mean time between interruptions and R the recovery time.
+Time young_interval(Time checkpoint_cost, Time mtbf);
+Time daly_interval(Time checkpoint_cost, Time mtbf, Time recovery);
+
+}  // namespace megasim::run

@@ -1,0 +1,132 @@
+#include "run/run_report.h"
+
+#include <fmt/format.h>
+
+namespace megasim::run {
+namespace {
+
+using Json = nlohmann::json;
+
+Json dist(const Distribution& d) {
+  return Json{{"mean", d.mean}, {"p10", d.p10}, {"p50", d.p50}, {"p90", d.p90}};
+}
+
+double mw(Watts w) {
+  return w.value() * 1e-6;
+}
+double minutes(Time t) {
+  return t.to_seconds() / 60.0;
+}
+
+}  // namespace
+
+Json to_json(const RunResult& r, const StepProfile& step, const PowerInputs& power,
+             const ReliabilityModel& model) {
+  Json causes = Json::object();
+  for (const auto& c : r.interruptions) causes[c.name] = c.mean_count;
+  Json sweep = Json::array();
+  for (const auto& p : r.sweep) {
+    sweep.push_back({{"interval_min", minutes(p.interval)}, {"mean_days", p.mean_days}});
+  }
+  Json run = {
+      {"reliability_preset", model.name},
+      {"steps", r.steps},
+      {"step_time_s", r.step_time.to_seconds()},
+      {"failure_free_days", r.failure_free.to_days()},
+      {"trials", r.trials},
+      {"days", dist(r.days)},
+      {"goodput", dist(r.goodput)},
+      {"restarts", dist(r.restarts)},
+      {"interruptions_by_cause", causes},
+      {"lost_gpu_hours", r.lost_gpu_hours},
+      {"rework_hours", r.rework_hours},
+      {"down_hours", r.down_hours},
+      {"checkpoint_hours", r.checkpoint_hours},
+      {"failures_per_day", r.failures_per_day},
+      {"mtbf_hours", r.mtbf == Time::max() ? Json(nullptr) : Json(r.mtbf.to_hours())},
+      {"recovery_min", minutes(r.recovery)},
+      {"comm_init_s", model.comm_init.at(step.gpus).to_seconds()},
+      {"checkpoint_interval_min", model.checkpoint_interval == Time::max()
+                                      ? Json(nullptr)
+                                      : Json(minutes(r.checkpoint_interval))},
+      {"checkpoint_blocking_s", r.checkpoint_cost.to_seconds()},
+      {"young_interval_min", minutes(r.young)},
+      {"daly_interval_min", minutes(r.daly)},
+      {"best_interval_min", r.sweep.empty() ? Json(nullptr) : Json(minutes(r.best_interval))},
+      {"interval_sweep", sweep}};
+  Json pw = {{"preset", power.name},
+             {"it_average_mw", mw(r.power.it_average)},
+             {"it_peak_mw", mw(r.power.it_peak)},
+             {"it_idle_mw", mw(r.power.it_idle)},
+             {"facility_average_step_mw", mw(r.power.it_average) * power.pue},
+             {"facility_peak_mw", mw(r.power.it_peak) * power.pue},
+             {"facility_average_run_mw", mw(r.energy.facility_average)},
+             {"swing_mw", mw(r.power.swing())},
+             // A failure drops the whole job from its step average to idle at once.
+             {"failure_drop_mw", mw(r.power.it_average - r.power.it_idle)},
+             {"pue", power.pue},
+             {"it_mwh", r.energy.it_mwh},
+             {"facility_mwh", r.energy.facility_mwh},
+             {"tonnes_co2", r.energy.tonnes_co2},
+             {"grid_kg_co2_per_kwh", power.grid_kg_co2_per_kwh}};
+  if (r.energy.usd_gpu_hours) pw["usd_gpu_hours"] = *r.energy.usd_gpu_hours;
+  if (r.energy.usd_energy) pw["usd_energy"] = *r.energy.usd_energy;
+  return Json{{"run", run}, {"power", pw}};
+}
+
+std::string to_text(const RunResult& r, const StepProfile& step, const PowerInputs& power,
+                    const ReliabilityModel& model) {
+  std::string o;
+  o += fmt::format("run ({} trials, reliability preset {})\n", r.trials, model.name);
+  o += fmt::format("  steps          {} at {:.3f} s; failure-free {:.2f} days\n", r.steps,
+                   r.step_time.to_seconds(), r.failure_free.to_days());
+  o += fmt::format("  wall-clock     p10 {:.2f} / p50 {:.2f} / p90 {:.2f} days\n", r.days.p10,
+                   r.days.p50, r.days.p90);
+  o += fmt::format("  goodput        {:.1f}% (p10 {:.1f}%, p90 {:.1f}%) effective training time\n",
+                   100.0 * r.goodput.mean, 100.0 * r.goodput.p10, 100.0 * r.goodput.p90);
+  o += fmt::format(
+      "  restarts       {:.0f} (p10 {:.0f}, p90 {:.0f}); {:.2f} failures/day, "
+      "MTBF {:.2f} h\n",
+      r.restarts.mean, r.restarts.p10, r.restarts.p90, r.failures_per_day,
+      r.mtbf == Time::max() ? 0.0 : r.mtbf.to_hours());
+  o += fmt::format("  per restart    {:.1f} min (comm init {:.0f} s)\n", minutes(r.recovery),
+                   model.comm_init.at(step.gpus).to_seconds());
+  o += fmt::format(
+      "  lost           {:.0f} GPU-hours (rework {:.1f} h, down {:.1f} h, "
+      "checkpoints {:.1f} h)\n",
+      r.lost_gpu_hours, r.rework_hours, r.down_hours, r.checkpoint_hours);
+  for (const auto& c : r.interruptions) {
+    if (c.mean_count >= 0.05) o += fmt::format("    {:<28} {:.1f}\n", c.name, c.mean_count);
+  }
+  if (model.checkpoint_interval != Time::max()) {
+    o += fmt::format(
+        "  checkpoint     every {:.1f} min, {:.1f} s blocking; Young {:.1f} min, "
+        "Daly {:.1f} min",
+        minutes(r.checkpoint_interval), r.checkpoint_cost.to_seconds(), minutes(r.young),
+        minutes(r.daly));
+    if (!r.sweep.empty()) o += fmt::format(", best simulated {:.1f} min", minutes(r.best_interval));
+    o += "\n";
+  }
+  o += fmt::format("power (preset {}, PUE {:.2f})\n", power.name, power.pue);
+  o += fmt::format(
+      "  IT             average {:.2f} MW, peak {:.2f} MW, swing {:.2f} MW in a step, "
+      "drop {:.2f} MW on a failure\n",
+      mw(r.power.it_average), mw(r.power.it_peak), mw(r.power.swing()),
+      mw(r.power.it_average - r.power.it_idle));
+  o += fmt::format(
+      "  facility       average {:.2f} MW in steps, {:.2f} MW over the run, "
+      "peak {:.2f} MW\n",
+      mw(r.power.it_average) * power.pue, mw(r.energy.facility_average),
+      mw(r.power.it_peak) * power.pue);
+  o += fmt::format(
+      "  energy         {:.0f} MWh facility ({:.0f} MWh IT), {:.0f} t CO2 at "
+      "{:.3f} kg/kWh\n",
+      r.energy.facility_mwh, r.energy.it_mwh, r.energy.tonnes_co2, power.grid_kg_co2_per_kwh);
+  if (r.energy.usd_gpu_hours)
+    o += fmt::format("  cost           ${:.3g} in GPU-hours\n", *r.energy.usd_gpu_hours);
+  if (r.energy.usd_energy)
+    o += fmt::format("  cost           ${:.3g} in energy\n", *r.energy.usd_energy);
+  return o;
+}
+
+}  // namespace megasim::run

@@ -1,0 +1,365 @@
+#include "run/run_simulation.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "engine/error.h"
+#include "engine/simulator.h"
+
+namespace megasim::run {
+namespace {
+
+// A run that has not finished after this long will not finish: failures outpace checkpoints.
+constexpr double kMaxRunYears = 50.0;
+// Swept checkpoint intervals: Young/Daly × 2^(k/2) for k in [-kSweepHalfSteps, kSweepHalfSteps].
+constexpr int kSweepHalfSteps = 4;
+
+std::int64_t steps_for(double tokens, const StepProfile& step) {
+  return static_cast<std::int64_t>(std::ceil(tokens / step.tokens_per_step));
+}
+
+// One Monte Carlo trial as a small event simulation. The job is in one of four modes; every
+// mode has exactly one pending "next" event (end of compute chunk, end of stall, end of
+// recovery), plus the pending failure while it runs and the pending end of an async write.
+class Trial {
+ public:
+  Trial(const StepProfile& step, std::int64_t steps, Time step_time, const ReliabilityModel& model,
+        std::int64_t interval_steps, std::uint64_t seed)
+      : step_(step),
+        model_(model),
+        sim_(seed),
+        step_time_(step_time),
+        work_(step_time * steps),
+        interval_steps_(interval_steps),
+        stall_(model.blocking_checkpoint_time(step.checkpoint_size)),
+        write_(model.async_write_time(step.checkpoint_size)),
+        restart_(model.restart_time(step)),
+        rate_(model.failures_per_hour(step)) {
+    for (const auto& c : model_.causes) cause_rates_.push_back(model_.cause_rate_per_hour(c, step));
+    spare_free_at_.assign(
+        static_cast<std::size_t>(std::max<std::int64_t>(model_.spares_for(step), 0)), Time::zero());
+    result_.by_cause.assign(model_.causes.size(), 0);
+    result_.useful = work_;
+  }
+
+  TrialResult run() {
+    start_running();
+    sim_.run();
+    result_.wall = sim_.now();
+    return result_;
+  }
+
+ private:
+  enum class Mode { kCompute, kStall, kWaitWrite, kDown, kDone };
+
+  void start_running() {
+    if (rate_ > 0.0) {
+      const double hours = sim_.rng().exponential(1.0 / rate_);
+      failure_ = sim_.after(Time::from_hours(hours), [this] { on_failure(); });
+    }
+    compute();
+  }
+
+  // Computes up to the next checkpoint mark (a whole number of steps past the last snapshot)
+  // or the end of the run.
+  void compute() {
+    mode_ = Mode::kCompute;
+    mode_since_ = sim_.now();
+    const Time remaining = work_ - progress_;
+    Time chunk = remaining;
+    if (interval_steps_ > 0) {
+      const Time to_mark = base_ + step_time_ * interval_steps_ - progress_;
+      chunk = std::min(chunk, to_mark);
+    }
+    next_ = sim_.after(chunk, [this, chunk] { on_mark(chunk); });
+  }
+
+  void on_mark(Time chunk) {
+    progress_ += chunk;
+    result_.trained += chunk;
+    if (progress_ >= work_) {
+      mode_ = Mode::kDone;
+      sim_.cancel(failure_);
+      sim_.cancel(durable_);
+      return;
+    }
+    if (write_pending_) {
+      mode_ = Mode::kWaitWrite;  // the host copy of the previous checkpoint is still in use
+      mode_since_ = sim_.now();
+      return;
+    }
+    begin_stall();
+  }
+
+  void begin_stall() {
+    mode_ = Mode::kStall;
+    mode_since_ = sim_.now();
+    next_ = sim_.after(stall_, [this] { on_stall_end(); });
+  }
+
+  void on_stall_end() {
+    result_.checkpointing += stall_;
+    base_ = progress_;
+    if (write_ <= Time::zero()) {
+      durable_progress_ = progress_;
+    } else {
+      write_pending_ = true;
+      pending_progress_ = progress_;
+      durable_ = sim_.after(write_, [this] { on_durable(); });
+    }
+    compute();
+  }
+
+  void on_durable() {
+    write_pending_ = false;
+    durable_progress_ = pending_progress_;
+    if (mode_ == Mode::kWaitWrite) {
+      result_.checkpointing += sim_.now() - mode_since_;
+      begin_stall();
+    }
+  }
+
+  void on_failure() {
+    const Time now = sim_.now();
+    switch (mode_) {
+      case Mode::kCompute:
+        result_.trained += now - mode_since_;
+        break;
+      case Mode::kStall:
+      case Mode::kWaitWrite:
+        result_.checkpointing += now - mode_since_;
+        break;
+      case Mode::kDown:
+      case Mode::kDone:
+        break;
+    }
+    sim_.cancel(next_);
+    if (write_pending_) {
+      sim_.cancel(durable_);
+      write_pending_ = false;
+    }
+    progress_ = durable_progress_;
+    base_ = durable_progress_;
+    ++result_.restarts;
+    if (now.to_hours() > kMaxRunYears * 24.0 * 365.0) {
+      throw InputError(fmt::format(
+          "run simulation: after {} interruptions and {:.0f} years the run has not finished; "
+          "failures ({:.3g}/h) outpace checkpoints every {} steps",
+          result_.restarts, now.to_days() / 365.0, rate_, interval_steps_));
+    }
+
+    const std::size_t cause = pick_cause();
+    ++result_.by_cause[cause];
+    Time ready = now + model_.detection;
+    if (model_.causes[cause].needs_replacement) ready = replace_node(now, ready);
+    const Time back = ready + restart_;
+    result_.down += back - now;
+    mode_ = Mode::kDown;
+    next_ = sim_.at(back, [this] { start_running(); });
+  }
+
+  // A spare joins once one is free; the failed node returns to the pool after repair. With no
+  // spares the job waits for its own node's repair.
+  Time replace_node(Time now, Time ready) {
+    if (spare_free_at_.empty()) return std::max(ready, now + model_.repair_time);
+    auto it = std::min_element(spare_free_at_.begin(), spare_free_at_.end());
+    const Time joined = std::max(ready, *it) + model_.replacement_time;
+    *it = now + model_.repair_time;
+    return joined;
+  }
+
+  std::size_t pick_cause() {
+    double u = sim_.rng().uniform() * rate_;
+    for (std::size_t i = 0; i < cause_rates_.size(); ++i) {
+      if (u < cause_rates_[i]) return i;
+      u -= cause_rates_[i];
+    }
+    return cause_rates_.size() - 1;
+  }
+
+  const StepProfile& step_;
+  const ReliabilityModel& model_;
+  Simulator sim_;
+  Time step_time_, work_;
+  std::int64_t interval_steps_;  // 0: never checkpoint
+  Time stall_, write_, restart_;
+  double rate_;
+  std::vector<double> cause_rates_;
+  std::vector<Time> spare_free_at_;
+
+  Mode mode_ = Mode::kCompute;
+  Time mode_since_;
+  Time progress_, base_, durable_progress_, pending_progress_;
+  bool write_pending_ = false;
+  EventId next_, failure_, durable_;
+  TrialResult result_;
+};
+
+// Stragglers: evicted ones use spares for the whole run; kept ones slow every step.
+struct StragglerEffect {
+  std::int64_t spares_left;
+  double slow_probability;
+};
+
+StragglerEffect stragglers(const StepProfile& step, const ReliabilityModel& m) {
+  const double f = m.straggler_node_fraction;
+  const std::int64_t spares = m.spares_for(step);
+  if (f <= 0.0) return {spares, 0.0};
+  if (m.evict_stragglers) {
+    const auto evicted = static_cast<std::int64_t>(std::ceil(f * static_cast<double>(step.nodes)));
+    return {std::max<std::int64_t>(0, spares - evicted), 0.0};
+  }
+  return {spares, 1.0 - std::pow(1.0 - f, static_cast<double>(step.nodes))};
+}
+
+std::int64_t interval_in_steps(Time interval, Time step_time) {
+  if (interval == Time::max() || interval <= Time::zero()) return 0;
+  const double n = std::round(interval.to_seconds() / step_time.to_seconds());
+  return std::max<std::int64_t>(1, static_cast<std::int64_t>(n));
+}
+
+// Trial t's seed: the run seed offset by t golden-ratio increments (splitmix64's stream step),
+// then mixed through Rng's own seeding, so trial t can be rerun alone in O(1).
+std::uint64_t trial_seed(std::uint64_t seed, int trial) {
+  constexpr std::uint64_t kGoldenGamma = 0x9e3779b97f4a7c15ull;
+  Rng r(seed + kGoldenGamma * (static_cast<std::uint64_t>(trial) + 1));
+  return r.next_u64();
+}
+
+Time slowed(Time t, double slowdown) {
+  return Time::from_seconds(t.to_seconds() * (1.0 + slowdown));
+}
+
+}  // namespace
+
+TrialResult simulate_trial(const StepProfile& step, double tokens, const ReliabilityModel& model,
+                           Time interval, std::uint64_t seed) {
+  step.validate();
+  const StragglerEffect s = stragglers(step, model);
+  ReliabilityModel m = model;
+  m.spare_nodes = s.spares_left;
+  Rng draw(seed);
+  const bool slow = s.slow_probability > 0.0 && draw.bernoulli(s.slow_probability);
+  const Time step_time = slow ? slowed(step.step_time, model.straggler_slowdown) : step.step_time;
+  Trial t(step, steps_for(tokens, step), step_time, m, interval_in_steps(interval, step_time),
+          draw.next_u64());
+  TrialResult r = t.run();
+  r.straggler_slowed = slow;
+  return r;
+}
+
+Distribution distribution(std::vector<double> v) {
+  Distribution d;
+  if (v.empty()) return d;
+  std::sort(v.begin(), v.end());
+  double sum = 0.0;
+  for (double x : v) sum += x;
+  d.mean = sum / static_cast<double>(v.size());
+  const auto pct = [&v](double q) {
+    const double pos = q * static_cast<double>(v.size() - 1);
+    const auto lo = static_cast<std::size_t>(std::floor(pos));
+    const std::size_t hi = std::min(lo + 1, v.size() - 1);
+    return v[lo] + (v[hi] - v[lo]) * (pos - static_cast<double>(lo));
+  };
+  d.p10 = pct(0.10);
+  d.p50 = pct(0.50);
+  d.p90 = pct(0.90);
+  return d;
+}
+
+Time expected_wall_time_poisson(Time work, Time interval, Time cost, double rate_per_hour,
+                                Time recovery) {
+  const double lambda = rate_per_hour / 3600.0;  // per second
+  const auto segment = [&](double t) {
+    if (lambda <= 0.0) return t;
+    return std::expm1(lambda * t) * (1.0 / lambda + recovery.to_seconds());
+  };
+  const double w = work.to_seconds();
+  const double i = interval.to_seconds();
+  const double c = cost.to_seconds();
+  const double full = std::ceil(w / i) - 1.0;  // checkpoints taken
+  return Time::from_seconds(full * segment(i + c) + segment(w - full * i));
+}
+
+RunResult simulate_run(const StepProfile& step, const RunSpec& spec, const ReliabilityModel& model,
+                       const PowerInputs& power) {
+  step.validate();
+  if (!(spec.tokens > 0.0)) throw InputError("run: tokens must be positive");
+  if (spec.trials < 1)
+    throw InputError(fmt::format("run: trials must be ≥ 1, got {}", spec.trials));
+
+  RunResult r;
+  r.steps = steps_for(spec.tokens, step);
+  r.step_time = step.step_time;
+  r.failure_free = step.step_time * r.steps;
+  r.trials = spec.trials;
+  const double rate = model.failures_per_hour(step);
+  r.failures_per_day = rate * 24.0;
+  r.mtbf = rate > 0.0 ? Time::from_hours(1.0 / rate) : Time::max();
+  r.recovery = model.mean_recovery_time(step);
+  r.checkpoint_interval = model.checkpoint_interval;
+  r.checkpoint_cost = model.blocking_checkpoint_time(step.checkpoint_size);
+  if (rate > 0.0) {
+    r.young = young_interval(r.checkpoint_cost, r.mtbf);
+    r.daly = daly_interval(r.checkpoint_cost, r.mtbf, r.recovery);
+  }
+
+  std::vector<double> days, goodput, restarts, lost;
+  std::vector<double> causes(model.causes.size(), 0.0);
+  double rework = 0.0, down = 0.0, ckpt = 0.0, trained = 0.0, idle = 0.0;
+  r.power = step_power(step, power);
+  for (int t = 0; t < spec.trials; ++t) {
+    const TrialResult tr = simulate_trial(step, spec.tokens, model, model.checkpoint_interval,
+                                          trial_seed(spec.seed, t));
+    days.push_back(tr.wall.to_days());
+    goodput.push_back(tr.useful.to_seconds() / tr.wall.to_seconds());
+    restarts.push_back(static_cast<double>(tr.restarts));
+    lost.push_back((tr.wall - tr.useful).to_hours() * static_cast<double>(step.gpus));
+    for (std::size_t c = 0; c < causes.size(); ++c)
+      causes[c] += static_cast<double>(tr.by_cause[c]);
+    rework += (tr.trained - tr.useful).to_hours();
+    down += tr.down.to_hours();
+    ckpt += tr.checkpointing.to_hours();
+    trained += tr.trained.to_seconds();
+    idle += (tr.wall - tr.trained).to_seconds();
+  }
+  const double n = static_cast<double>(spec.trials);
+  r.days = distribution(days);
+  r.goodput = distribution(goodput);
+  r.restarts = distribution(restarts);
+  r.lost_gpu_hours = distribution(lost).mean;
+  for (std::size_t c = 0; c < causes.size(); ++c) {
+    r.interruptions.push_back({model.causes[c].name, causes[c] / n});
+  }
+  r.rework_hours = rework / n;
+  r.down_hours = down / n;
+  r.checkpoint_hours = ckpt / n;
+  r.energy = run_energy(r.power, Time::from_seconds(trained / n), Time::from_seconds(idle / n),
+                        step.gpus, power);
+
+  if (spec.sweep_checkpoint_interval && rate > 0.0 && r.checkpoint_cost > Time::zero()) {
+    const int sweep_trials = std::max(1, spec.sweep_trials);
+    double best = std::numeric_limits<double>::infinity();
+    for (int k = -kSweepHalfSteps; k <= kSweepHalfSteps; ++k) {
+      const Time interval =
+          Time::from_seconds(r.daly.to_seconds() * std::pow(2.0, 0.5 * static_cast<double>(k)));
+      double sum = 0.0;
+      for (int t = 0; t < sweep_trials; ++t) {
+        sum += simulate_trial(step, spec.tokens, model, interval, trial_seed(spec.seed, t))
+                   .wall.to_days();
+      }
+      const double mean = sum / static_cast<double>(sweep_trials);
+      r.sweep.push_back({interval, mean});
+      if (mean < best) {
+        best = mean;
+        r.best_interval = interval;
+      }
+    }
+  }
+  return r;
+}
+
+}  // namespace megasim::run

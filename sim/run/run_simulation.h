@@ -1,0 +1,98 @@
+// The run-level simulation: the tokens of a run become steps at the step time; failures are
+// drawn from the reliability model (a Poisson process per cause while the job runs); each
+// interruption rolls training back to the last durable checkpoint and costs detection,
+// replacement (spare pool with repair times) and restart. Seeded Monte Carlo trials, one
+// Simulator each, give distributions of wall-clock days, goodput and interruptions; a sweep of
+// checkpoint intervals finds the one that minimises expected wall time, beside Young/Daly.
+//
+// Model limits (stated, not hidden): failures arrive only while the job runs (training or
+// checkpointing), not while it is down; a checkpoint is durable once its storage write ends;
+// checkpoints fall on step boundaries; a straggler slows every step by a fixed fraction.
+// Pure functions; a result depends only on its inputs and the seed.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "engine/time.h"
+#include "run/power.h"
+#include "run/reliability.h"
+#include "run/step_profile.h"
+
+namespace megasim::run {
+
+struct RunSpec {
+  double tokens = 0.0;
+  std::uint64_t seed = 1;
+  int trials = 1;
+  // Sweep checkpoint intervals around Young/Daly to find the best one by simulation.
+  bool sweep_checkpoint_interval = true;
+  int sweep_trials = 32;  // trials per swept interval (common random numbers across intervals)
+};
+
+struct TrialResult {
+  Time wall;           // launch to the last step
+  Time useful;         // steps × step time: MegaScale's "iterations × iteration time"
+  Time trained;        // all training time, redone work included
+  Time checkpointing;  // blocking checkpoint time and waits for a pending write
+  Time down;           // detection, replacement, restart, load
+  std::int64_t restarts = 0;
+  std::vector<std::int64_t> by_cause;  // interruptions per ReliabilityModel::causes entry
+  bool straggler_slowed = false;
+};
+
+// One trial with its own Simulator seeded by `seed`; the checkpoint interval is `interval`.
+TrialResult simulate_trial(const StepProfile& step, double tokens, const ReliabilityModel& model,
+                           Time interval, std::uint64_t seed);
+
+struct Distribution {
+  double mean = 0.0, p10 = 0.0, p50 = 0.0, p90 = 0.0;
+};
+// Linear-interpolated percentiles of `values` (copied and sorted).
+Distribution distribution(std::vector<double> values);
+
+struct CauseSummary {
+  std::string name;
+  double mean_count = 0.0;
+};
+
+struct IntervalPoint {
+  Time interval;
+  double mean_days = 0.0;
+};
+
+struct RunResult {
+  std::int64_t steps = 0;
+  Time step_time;     // failure-free step, stragglers included when not evicted
+  Time failure_free;  // steps × step time
+  int trials = 0;
+  Distribution days;     // wall-clock days
+  Distribution goodput;  // effective training time rate (MegaScale §6.3)
+  Distribution restarts;
+  std::vector<CauseSummary> interruptions;  // mean per trial, by cause
+  double lost_gpu_hours = 0.0;              // mean of gpus × (wall − useful)
+  double rework_hours = 0.0, down_hours = 0.0, checkpoint_hours = 0.0;  // means, job hours
+  double failures_per_day = 0.0;                                        // expected, whole job
+  Time mtbf;
+  Time recovery;             // mean recovery per interruption (spare free)
+  Time checkpoint_interval;  // the one simulated
+  Time checkpoint_cost;      // blocking time per checkpoint
+  Time young, daly;          // analytic optimum intervals
+  Time best_interval;        // by simulation (zero when not swept)
+  std::vector<IntervalPoint> sweep;
+  StepPower power;
+  RunEnergy energy;  // mean over trials
+};
+
+RunResult simulate_run(const StepProfile& step, const RunSpec& spec, const ReliabilityModel& model,
+                       const PowerInputs& power);
+
+// Expected wall time of `work` with checkpoints every `interval` of work costing `cost`, a
+// Poisson failure process of `rate_per_hour` while running and a fixed `recovery` after each
+// failure, each failure rolling back to the last checkpoint: Σ over segments of length T of
+// (e^{λT} − 1)(1/λ + R) (the last segment carries no checkpoint).
+Time expected_wall_time_poisson(Time work, Time interval, Time cost, double rate_per_hour,
+                                Time recovery);
+
+}  // namespace megasim::run

@@ -1,0 +1,55 @@
+// What the run-level simulation needs to know about one training step, summarised from the
+// step simulator's StepResult and the cluster: the step time, how much training it does, how
+// many GPUs, nodes and switches run it, and how a GPU spends the step (time per activity,
+// and optionally the ordered phases of one step for peak power and the compute/communication
+// swing). A plain value type; `validate()` throws InputError naming the field that is wrong.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "engine/time.h"
+#include "engine/units.h"
+
+namespace megasim::run {
+
+// What a GPU is doing, for power: GEMM-bound compute, memory-bound compute (elementwise,
+// normalisation, unfused attention softmax), communication with no compute beside it, idle
+// (pipeline bubbles, waiting on a straggler, recovery after a failure).
+enum class Activity { kGemm = 0, kMemoryBound = 1, kCommOnly = 2, kIdle = 3 };
+constexpr std::size_t kActivityCount = 4;
+const char* to_string(Activity a);
+
+// One stretch of a step during which the GPUs (all ranks alike, as in a symmetric plan) do
+// the same kind of work.
+struct StepPhase {
+  Activity activity = Activity::kIdle;
+  Time duration;
+};
+
+struct StepProfile {
+  Time step_time;                // one optimizer step, failure-free
+  double tokens_per_step = 0.0;  // global batch × sequence length
+  std::int64_t gpus = 0;
+  int gpus_per_node = 8;
+  std::int64_t nodes = 0;     // gpus / gpus_per_node, rounded up
+  std::int64_t switches = 0;  // switches of the fabric the job occupies
+  Bytes checkpoint_size;      // model + optimizer states written per checkpoint (whole job)
+  // Time per GPU activity within one step; sums to step_time (a rank's timeline summarised).
+  std::array<Time, kActivityCount> activity_time{};
+  // Ordered phases of one step (optional). Empty: the activity times stand for the step, and
+  // peak power is that of the most power-hungry activity that occurs.
+  std::vector<StepPhase> phases;
+
+  // Throws InputError when a field is out of range or the activity times do not add up.
+  void validate() const;
+  Time time_in(Activity a) const { return activity_time[static_cast<std::size_t>(a)]; }
+};
+
+// A profile whose GPUs spend the whole step in one activity (for tests and quick estimates).
+StepProfile uniform_step(Time step_time, double tokens_per_step, std::int64_t gpus,
+                         int gpus_per_node, std::int64_t switches, Activity activity);
+
+}  // namespace megasim::run

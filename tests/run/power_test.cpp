@@ -1,0 +1,69 @@
+#include <doctest/doctest.h>
+
+#include "engine/error.h"
+
+#include "io/reliability_loader.h"
+#include "run/power.h"
+
+using megasim::Time;
+using megasim::Watts;
+using namespace megasim::run;
+
+TEST_CASE("power: a DGX A100 node under GEMM load stays within its 6.5 kW datasheet bound") {
+  // 8 × 400 W (A100 TDP) + node overhead summed from power/a100-sxm4-80gb.json's components
+  // (2×225 + 32×6 + 6×100 + 10×20 + 6×12 + 450 + 300 = 2264 W) = 5464 W ≤ 6500 W
+  // (DGX A100 user guide, system maximum).
+  const PowerInputs in = megasim::io::load_power_preset("a100-sxm4-80gb");
+  CHECK(in.node_overhead.value() == doctest::Approx(2264.0));
+  const Watts node = node_power(Activity::kGemm, 8, in);
+  CHECK(node.value() == doctest::Approx(5464.0));
+  CHECK(node.value() <= 6500.0);
+  // The bound must not hold for free: GPUs alone are half of it.
+  CHECK(node.value() > 8 * 400.0);
+}
+
+TEST_CASE("power: step average, peak and swing over phases are solved by hand") {
+  // 16 GPUs in 2 nodes, 1 switch. Per GPU: GEMM 400, memory 300, comm 150, idle 60 W;
+  // node overhead 1000 W; switch 500 W. Step of 10 s: 6 s GEMM, 1 s memory-bound, 3 s comm.
+  // GEMM phase: 16·400 + 2·1000 + 500 = 8900 W; memory: 16·300 + 2500 = 7300 W;
+  // comm: 16·150 + 2500 = 4900 W; idle 16·60 + 2500 = 3460 W.
+  // Average: 0.6·8900 + 0.1·7300 + 0.3·4900 = 5340 + 730 + 1470 = 7540 W; swing 8900 − 4900.
+  PowerInputs in;
+  in.gpu = {Watts(400), Watts(300), Watts(150), Watts(60)};
+  in.node_overhead = Watts(1000);
+  in.per_switch = Watts(500);
+  in.pue = 1.25;
+  in.usd_per_kwh = 0.1;
+  in.usd_per_gpu_hour = 2.0;
+  in.grid_kg_co2_per_kwh = 0.5;
+  StepProfile step = uniform_step(Time::from_seconds(10), 1.0, 16, 8, 1, Activity::kGemm);
+  step.activity_time = {Time::from_seconds(6), Time::from_seconds(1), Time::from_seconds(3),
+                        Time::zero()};
+  step.phases = {{Activity::kGemm, Time::from_seconds(3)},
+                 {Activity::kCommOnly, Time::from_seconds(3)},
+                 {Activity::kGemm, Time::from_seconds(3)},
+                 {Activity::kMemoryBound, Time::from_seconds(1)}};
+  step.validate();
+  const StepPower p = step_power(step, in);
+  CHECK(p.it_average.value() == doctest::Approx(7540.0));
+  CHECK(p.it_peak.value() == doctest::Approx(8900.0));
+  CHECK(p.it_trough.value() == doctest::Approx(4900.0));
+  CHECK(p.swing().value() == doctest::Approx(4000.0));
+  CHECK(p.it_idle.value() == doctest::Approx(3460.0));
+
+  // 100 h training + 10 h idle: IT 754 + 34.6 = 788.6 kWh; facility × 1.25 = 985.75 kWh.
+  // Cost: 0.1 $/kWh → $98.575; 16 GPUs × 110 h × 2 $ = $3520; CO2 0.5 kg/kWh → 0.4929 t.
+  const RunEnergy e = run_energy(p, Time::from_hours(100), Time::from_hours(10), 16, in);
+  CHECK(e.it_mwh == doctest::Approx(0.7886));
+  CHECK(e.facility_mwh == doctest::Approx(0.985750));
+  CHECK(*e.usd_energy == doctest::Approx(98.575));
+  CHECK(*e.usd_gpu_hours == doctest::Approx(3520.0));
+  CHECK(e.tonnes_co2 == doctest::Approx(0.492875));
+  CHECK(e.facility_average.value() == doctest::Approx(985750.0 / 110.0));
+}
+
+TEST_CASE("power: a step profile whose activities do not add up is rejected") {
+  StepProfile step = uniform_step(Time::from_seconds(10), 1.0, 16, 8, 1, Activity::kGemm);
+  step.activity_time[0] = Time::from_seconds(9);
+  CHECK_THROWS_AS(step.validate(), megasim::InputError);
+}

@@ -1,0 +1,74 @@
+#include <filesystem>
+#include <fstream>
+
+#include <doctest/doctest.h>
+
+#include "engine/error.h"
+#include "io/reliability_loader.h"
+#include "io/scenario.h"
+#include "test_profiles.h"
+
+namespace fs = std::filesystem;
+using megasim::Time;
+using namespace megasim::run;
+
+TEST_CASE("presets: Llama 3 rates reproduce 419 interruptions in 54 days on 16384 GPUs") {
+  // Rates per GPU and per node times 16,384 GPUs / 2,048 nodes give back 419 / (54 × 24 h).
+  for (const char* name : {"default", "megascale", "megatron-lm"}) {
+    INFO(name);
+    const ReliabilityModel m = megasim::io::load_reliability_preset(name);
+    CHECK(m.causes.size() == 18);
+    StepProfile step = uniform_step(Time::from_seconds(1), 1.0, 16384, 8, 0, Activity::kGemm);
+    CHECK(m.failures_per_hour(step) == doctest::Approx(419.0 / (54.0 * 24.0)));
+    CHECK(m.causes[0].name == "faulty_gpu");
+    CHECK(m.causes[0].rate_per_unit_hour == doctest::Approx(148.0 / (16384.0 * 54.0 * 24.0)));
+  }
+}
+
+TEST_CASE("presets: MegaScale and Megatron-LM communicator init at 2048 and 12288 ranks") {
+  const ReliabilityModel ms = megasim::io::load_reliability_preset("megascale");
+  const ReliabilityModel mt = megasim::io::load_reliability_preset("megatron-lm");
+  CHECK(ms.comm_init.at(2048).to_seconds() == doctest::Approx(5.0));
+  CHECK(ms.comm_init.at(10000).to_seconds() == doctest::Approx(30.0));
+  CHECK(mt.comm_init.at(2048).to_seconds() == doctest::Approx(1047.0));
+  CHECK(mt.comm_init.at(12288).to_seconds() == doctest::Approx(1047.0 * 6.0));
+  // Straggler penalty from 0.7 MFU points at 55.2%: 0.552 / 0.545 − 1 ≈ 1.28%.
+  CHECK(ms.straggler_slowdown == doctest::Approx(0.552 / 0.545 - 1.0));
+  CHECK(ms.async_checkpoint);
+  CHECK_FALSE(mt.async_checkpoint);
+  const ReliabilityModel none = megasim::io::load_reliability_preset("none");
+  CHECK(none.causes.empty());
+}
+
+TEST_CASE("presets: an unknown key in a reliability file is an error naming it") {
+  const fs::path dir = fs::temp_directory_path() / "megasim_run_presets_test";
+  fs::create_directories(dir);
+  std::ifstream in(fs::path(MEGASIM_SOURCE_DIR) / "reliability/megascale.json");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  text.insert(text.find("\"detection_min\""), "\"detecton_min\": 3, ");
+  const fs::path bad = dir / "bad.json";
+  std::ofstream(bad) << text;
+  try {
+    megasim::io::load_reliability_file(bad);
+    FAIL("expected an InputError");
+  } catch (const megasim::InputError& e) {
+    CHECK(std::string(e.what()).find("detecton_min") != std::string::npos);
+  }
+  CHECK_THROWS_AS(megasim::io::load_reliability_preset("no-such-preset"), megasim::InputError);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("presets: the 530B production scenario gives the run inputs") {
+  const auto s = megasim::io::load_scenario(fs::path(MEGASIM_SOURCE_DIR) /
+                                            "scenarios/megascale-production-530b.json");
+  CHECK(s.plan.gpus() == 12288);
+  const ReliabilityModel m = megasim::io::reliability_for(s);
+  CHECK(m.name == "megascale");
+  CHECK(m.checkpoint_interval == Time::from_minutes(10));
+  const PowerInputs p = megasim::io::power_for(s);
+  CHECK(p.name == "a100-sxm4-80gb");
+  CHECK(*p.usd_per_gpu_hour == doctest::Approx(1.5));
+  const RunSpec spec = megasim::io::run_spec_for(s, 3);
+  CHECK(spec.tokens == doctest::Approx(2e12));
+  CHECK(spec.trials == 3);
+}

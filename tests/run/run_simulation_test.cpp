@@ -1,0 +1,216 @@
+#include <cmath>
+
+#include <doctest/doctest.h>
+
+#include "engine/error.h"
+
+#include "io/reliability_loader.h"
+#include "run/run_simulation.h"
+#include "test_profiles.h"
+
+using megasim::Bytes;
+using megasim::Time;
+using namespace megasim::run;
+
+namespace {
+
+// One cause at a fixed job-wide rate, fixed recovery, no load/write time: the model of
+// expected_wall_time_poisson().
+ReliabilityModel single_cause(double job_rate_per_hour, std::int64_t gpus) {
+  ReliabilityModel m = no_failures_model();
+  m.name = "test";
+  m.causes.push_back(
+      {"x", FailureScope::kGpu, job_rate_per_hour / static_cast<double>(gpus), false, "test"});
+  m.detection = Time::from_minutes(20);
+  m.restart_overhead = Time::from_minutes(10);
+  m.checkpoint_stall = Time::from_minutes(3);
+  m.checkpoint_interval = Time::from_hours(1);
+  return m;
+}
+
+PowerInputs flat_power() {
+  PowerInputs p;
+  p.name = "flat";
+  p.gpu = {megasim::Watts(400), megasim::Watts(300), megasim::Watts(150), megasim::Watts(60)};
+  return p;
+}
+
+}  // namespace
+
+TEST_CASE("run: failure-free trial with async writes is solved by hand") {
+  // 10 steps of 1 h; checkpoint every 3 steps; 6-min stall; storage write 4 h (async).
+  // t=3.0 mark -> stall to 3.1, write until 7.1 | mark at 6.1 waits to 7.1, stall to 7.2,
+  // write until 11.2 | mark (work 9 h) at 10.2 waits to 11.2, stall to 11.3 | last step ends
+  // 12.3 h. Checkpointing: 3 stalls × 0.1 h + waits 1.0 + 1.0 = 2.3 h.
+  StepProfile step = uniform_step(Time::from_hours(1), 1000.0, 8, 8, 0, Activity::kGemm);
+  step.checkpoint_size = Bytes(4.0 * 3600.0);
+  ReliabilityModel m = no_failures_model();
+  m.checkpoint_stall = Time::from_minutes(6);
+  m.checkpoint_write_bw = megasim::BytesPerSec(1.0);  // 4·3600 bytes at 1 B/s = 4 h
+  m.async_checkpoint = true;
+  const TrialResult r = simulate_trial(step, 10 * 1000.0, m, Time::from_hours(3), 7);
+  CHECK(r.wall == Time::from_minutes(12 * 60 + 18));
+  CHECK(r.checkpointing == Time::from_minutes(2 * 60 + 18));
+  CHECK(r.trained == Time::from_hours(10));
+  CHECK(r.restarts == 0);
+
+  // Synchronous: each of the 3 checkpoints blocks 6 min + 4 h: 10 h + 3 × 4.1 h = 22.3 h.
+  m.async_checkpoint = false;
+  CHECK(simulate_trial(step, 10 * 1000.0, m, Time::from_hours(3), 7).wall ==
+        Time::from_minutes(22 * 60 + 18));
+}
+
+TEST_CASE("run: Monte Carlo mean agrees with the Poisson expectation within 2 percent") {
+  // 12,000 steps of 60 s = 200 h of work; failures 0.2/h; recovery 30 min; 3-min stall every
+  // hour. Expected: 199 × (e^{0.2·1.05} − 1)(5 h + 0.5 h) + (e^{0.2} − 1)(5.5 h) ≈ 257.0 h.
+  const std::int64_t gpus = 1000;
+  StepProfile step = uniform_step(Time::from_seconds(60), 1e6, gpus, 8, 0, Activity::kGemm);
+  const ReliabilityModel m = single_cause(0.2, gpus);
+  RunSpec spec;
+  spec.tokens = 12000 * 1e6;
+  spec.trials = 1000;
+  spec.seed = 42;
+  spec.sweep_checkpoint_interval = false;
+  const RunResult r = simulate_run(step, spec, m, flat_power());
+  const Time expected =
+      expected_wall_time_poisson(Time::from_hours(200), Time::from_hours(1), Time::from_minutes(3),
+                                 0.2, Time::from_minutes(30));
+  CHECK(expected.to_hours() == doctest::Approx(257.0).epsilon(0.005));
+  CHECK(r.days.mean * 24.0 == doctest::Approx(expected.to_hours()).epsilon(0.02));
+  // Restarts: about 0.2/h over the ~207 h the job runs (wall minus 0.5 h per restart).
+  CHECK(r.restarts.mean ==
+        doctest::Approx(0.2 * (r.days.mean * 24.0 - 0.5 * r.restarts.mean)).epsilon(0.05));
+}
+
+TEST_CASE("run: trials are reproducible by seed") {
+  StepProfile step = uniform_step(Time::from_seconds(60), 1e6, 1000, 8, 0, Activity::kGemm);
+  const ReliabilityModel m = single_cause(0.2, 1000);
+  const TrialResult a = simulate_trial(step, 3000 * 1e6, m, Time::from_hours(1), 5);
+  const TrialResult b = simulate_trial(step, 3000 * 1e6, m, Time::from_hours(1), 5);
+  const TrialResult c = simulate_trial(step, 3000 * 1e6, m, Time::from_hours(1), 6);
+  CHECK(a.wall == b.wall);
+  CHECK(a.restarts == b.restarts);
+  CHECK(a.wall != c.wall);
+}
+
+TEST_CASE("run: goodput falls as GPU count grows") {
+  // Same step time and step count at 1,024, 4,096 and 16,384 GPUs: failures scale with the
+  // GPU count (Llama 3 rates), communicator init with the rank count.
+  const ReliabilityModel m = megasim::io::load_reliability_preset("megascale");
+  double previous = 1.0;
+  for (std::int64_t gpus : {1024, 4096, 16384}) {
+    StepProfile step = testing::megascale_530b(12288);
+    step.gpus = gpus;
+    step.nodes = gpus / 8;
+    RunSpec spec;
+    spec.tokens = 40000 * step.tokens_per_step;
+    spec.trials = 16;
+    spec.sweep_checkpoint_interval = false;
+    const RunResult r = simulate_run(step, spec, m, flat_power());
+    INFO("gpus ", gpus, " goodput ", r.goodput.mean);
+    CHECK(r.goodput.mean < previous);
+    previous = r.goodput.mean;
+  }
+}
+
+TEST_CASE(
+    "run: MegaScale recovery keeps over 90 percent at 12288 GPUs and Megatron-LM init shows") {
+  // 530B on 12,288 GPUs, 2e12 tokens (≈ 39 failure-free days at the assumed 50% MFU),
+  // checkpoint every 10 min. Llama 3 rates give 419/54 d × 12,288/16,384 ≈ 5.8 failures/day,
+  // so > 200 restarts. MegaScale's per-restart cost ≈ 10 min detection + 2 min relaunch
+  // + 38 s init + 148 s load + ~5 min redone ≈ 20 min: ≈ 8% lost, goodput ≈ 91%.
+  // Megatron-LM's TCPStore init: 1047 s × 12288/2048 ≈ 105 min more per restart, ≈ 40% lost.
+  const StepProfile step = testing::megascale_530b(12288);
+  RunSpec spec;
+  spec.tokens = 2e12;
+  spec.trials = 8;
+  spec.sweep_checkpoint_interval = false;
+  ReliabilityModel ms = megasim::io::load_reliability_preset("megascale");
+  ms.checkpoint_interval = Time::from_minutes(10);
+  const RunResult a = simulate_run(step, spec, ms, flat_power());
+  CHECK(a.failure_free.to_days() == doctest::Approx(39.0).epsilon(0.03));
+  CHECK(a.goodput.mean > 0.90);
+  CHECK(a.restarts.mean > 100);
+  CHECK(a.restarts.mean < 400);
+
+  ReliabilityModel slow_init = ms;
+  slow_init.comm_init = megasim::io::load_reliability_preset("megatron-lm").comm_init;
+  const RunResult b = simulate_run(step, spec, slow_init, flat_power());
+  INFO("MegaScale ", a.goodput.mean, " with Megatron-LM init ", b.goodput.mean);
+  CHECK(b.goodput.mean < a.goodput.mean - 0.2);
+  CHECK(b.days.mean > a.days.mean * 1.3);
+}
+
+TEST_CASE("run: simulated best checkpoint interval lies near Young and Daly") {
+  // Single cause at 0.25/h, 30 s stall, 30 min recovery: Young sqrt(2·30·14400) ≈ 930 s,
+  // Daly sqrt(2·30·(14400+1800)) − 30 ≈ 956 s. The swept optimum is within a factor 2.
+  const std::int64_t gpus = 1000;
+  StepProfile step = uniform_step(Time::from_seconds(10), 1e6, gpus, 8, 0, Activity::kGemm);
+  ReliabilityModel m = single_cause(0.25, gpus);
+  m.checkpoint_stall = Time::from_seconds(30);
+  RunSpec spec;
+  spec.tokens = 60000 * 1e6;  // 166.7 h of work
+  spec.trials = 4;
+  spec.sweep_trials = 64;
+  const RunResult r = simulate_run(step, spec, m, flat_power());
+  CHECK(r.young.to_seconds() == doctest::Approx(929.5).epsilon(0.01));
+  CHECK(r.daly.to_seconds() == doctest::Approx(955.9).epsilon(0.01));
+  CHECK(r.sweep.size() == 9);
+  CHECK(r.best_interval.to_seconds() > r.daly.to_seconds() / 2.01);
+  CHECK(r.best_interval.to_seconds() < r.daly.to_seconds() * 2.01);
+}
+
+TEST_CASE("run: communicator init power law passes through both published points") {
+  const CommInitModel m = fit_comm_init(2048, Time::from_seconds(5), 10000, Time::from_seconds(30));
+  CHECK(m.exponent == doctest::Approx(std::log(6.0) / std::log(10000.0 / 2048.0)));
+  CHECK(m.at(2048).to_seconds() == doctest::Approx(5.0));
+  CHECK(m.at(10000).to_seconds() == doctest::Approx(30.0));
+  CHECK_THROWS_AS(fit_comm_init(2048, Time::from_seconds(5), 2048, Time::from_seconds(9)),
+                  megasim::InputError);
+}
+
+TEST_CASE("run: percentiles interpolate linearly") {
+  // 1..11: p10 at position 1 → 2, p50 at 5 → 6, p90 at 9 → 10, mean 6.
+  const Distribution d = distribution({11, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10});
+  CHECK(d.p10 == doctest::Approx(2.0));
+  CHECK(d.p50 == doctest::Approx(6.0));
+  CHECK(d.p90 == doctest::Approx(10.0));
+  CHECK(d.mean == doctest::Approx(6.0));
+}
+
+TEST_CASE("run: the none preset makes checkpoints free and a kept straggler slows every step") {
+  // 100 steps of 60 s, a 7.4 TB checkpoint every 10 min: with "none" the wall is the work.
+  StepProfile step = uniform_step(Time::from_seconds(60), 1.0, 64, 8, 0, Activity::kGemm);
+  step.checkpoint_size = Bytes(7.4e12);
+  ReliabilityModel m = no_failures_model();
+  CHECK(simulate_trial(step, 100.0, m, Time::from_minutes(10), 1).wall == Time::from_seconds(6000));
+  // Every node a straggler, kept, 2% slower: 100 × 61.2 s = 6120 s.
+  m.straggler_node_fraction = 1.0;
+  m.straggler_slowdown = 0.02;
+  const TrialResult r = simulate_trial(step, 100.0, m, Time::from_minutes(10), 1);
+  CHECK(r.straggler_slowed);
+  CHECK(r.wall == Time::from_seconds(6120));
+  // Evicted instead: no slowdown.
+  m.evict_stragglers = true;
+  CHECK(simulate_trial(step, 100.0, m, Time::from_minutes(10), 1).wall == Time::from_seconds(6000));
+}
+
+TEST_CASE("run: without spares a hardware failure waits for the node's repair") {
+  // MegaScale recovery on 12,288 GPUs; about 80% of Llama 3's interruptions need a new node.
+  // With no spares each of those waits a 24 h repair instead of a free spare: days at least
+  // double over a short run.
+  StepProfile step = testing::megascale_530b(12288);
+  RunSpec spec;
+  spec.tokens = 3000 * step.tokens_per_step;  // ≈ 19 h failure-free
+  spec.trials = 16;
+  spec.sweep_checkpoint_interval = false;
+  ReliabilityModel with = megasim::io::load_reliability_preset("megascale");
+  with.evict_stragglers = false;
+  ReliabilityModel without = with;
+  without.spare_nodes = 0;
+  const RunResult a = simulate_run(step, spec, with, flat_power());
+  const RunResult b = simulate_run(step, spec, without, flat_power());
+  INFO("with spares ", a.days.mean, " days, without ", b.days.mean);
+  CHECK(b.days.mean > 2.0 * a.days.mean);
+  CHECK(b.recovery > a.recovery + Time::from_hours(12));
+}

@@ -87,8 +87,29 @@ OptimizationSpec read_optimizations(JsonReader r) {
   o.efficient_operators = r.optional_boolean("efficient_operators");
   o.misc = r.optional_boolean("misc");
   o.lamb = r.optional_boolean("lamb");
+  o.attention_window = r.optional_integer("attention_window", 1, 1 << 24);
   r.finish();
   return o;
+}
+
+StragglerSettings read_stragglers(JsonReader r) {
+  StragglerSettings s;
+  s.host_fraction = r.number_or("host_fraction", 0.0, 0.0, 1.0);
+  s.slowdown = r.number_or("slowdown", 1.0, 1.0, 100.0);
+  s.all_passes = r.choice_or("passes", "forward", {"forward", "all"}) == "all";
+  s.seed = static_cast<std::uint64_t>(r.integer_or("seed", 1, 0, std::int64_t{1} << 53));
+  r.finish();
+  return s;
+}
+
+ValidationSettings read_validation(JsonReader r) {
+  ValidationSettings v;
+  v.run = r.string("run");
+  v.metric = r.string("metric");
+  if (auto step = r.optional_integer("step", 0, 1000)) v.step = static_cast<int>(*step);
+  v.role = r.choice_or("role", "check", {"check", "fit"});
+  r.finish();
+  return v;
 }
 
 RunSettings read_run(JsonReader r) {
@@ -199,6 +220,9 @@ Scenario load_scenario(const fs::path& file, const std::vector<std::string>& ove
   if (auto o = r.optional_object("run")) s.run = read_run(*o);
   if (auto o = r.optional_object("reliability")) s.reliability = read_reliability(*o);
   if (auto o = r.optional_object("power")) s.power = read_power(*o);
+  if (auto o = r.optional_object("stragglers")) s.stragglers = read_stragglers(*o);
+  s.placement = r.choice_or("placement", "pack", {"pack", "spread"});
+  if (auto o = r.optional_object("validation")) s.validation = read_validation(*o);
   r.finish();
 
   const fs::path dir = file.parent_path().empty() ? fs::path(".") : file.parent_path();

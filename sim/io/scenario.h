@@ -23,6 +23,24 @@ struct OptimizationSpec {
   std::string preset = "megatron-lm";  // "megatron-lm" or "megascale"
   std::optional<bool> parallel_block, sliding_window, tp_overlap, pp_overlap, dp_overlap,
       efficient_operators, misc, lamb;
+  std::optional<std::int64_t> attention_window;  // tokens, for sliding_window
+};
+
+// A share of hosts slower than the rest (simulated with every rank).
+struct StragglerSettings {
+  double host_fraction = 0.0;
+  double slowdown = 1.0;
+  bool all_passes = false;
+  std::uint64_t seed = 1;
+};
+
+// Which published measurement a validation scenario reproduces
+// (../shared/validation/published_runs.json).
+struct ValidationSettings {
+  std::string run;     // the run's id
+  std::string metric;  // a key of its "measured" object, or "mfu" of a step of "steps"
+  std::optional<int> step;
+  std::string role = "check";  // "check", or "fit" when a shared constant was fitted on it
 };
 
 struct RunSettings {
@@ -60,6 +78,9 @@ struct Scenario {
   RunSettings run;
   ReliabilitySettings reliability;
   PowerSettings power;
+  StragglerSettings stragglers;
+  std::string placement = "pack";
+  std::optional<ValidationSettings> validation;
 };
 
 // `overrides` are "path=value" strings from --set; each is applied to the document before it

@@ -1,0 +1,256 @@
+#include "step/pricing.h"
+
+#include <algorithm>
+#include <cassert>
+
+#include "engine/simulator.h"
+#include "net/flow_solver.h"
+
+namespace megasim::step {
+namespace {
+
+using workload::CollectiveKind;
+using workload::Group;
+using workload::Op;
+
+collective::Op to_collective(CollectiveKind k) {
+  switch (k) {
+    case CollectiveKind::kAllReduce: return collective::Op::kAllReduce;
+    case CollectiveKind::kAllGather: return collective::Op::kAllGather;
+    case CollectiveKind::kReduceScatter: return collective::Op::kReduceScatter;
+    case CollectiveKind::kSendRecv: return collective::Op::kSendRecv;
+    case CollectiveKind::kBroadcast: return collective::Op::kBroadcast;
+    case CollectiveKind::kAllToAll: return collective::Op::kAllToAll;
+  }
+  return collective::Op::kAllReduce;
+}
+
+bool is_gemm(const Op& op) {
+  const auto* k = op.kernel();
+  return k && std::holds_alternative<hw::GemmShape>(*k);
+}
+
+bool is_weight_grad(const Op& op) {
+  return is_gemm(op) && op.name.size() >= 5 && op.name.compare(op.name.size() - 5, 5, "wgrad") == 0;
+}
+
+}  // namespace
+
+SystemOptions preset_options(const std::string& preset) {
+  SystemOptions s;
+  s.preset = preset;
+  const bool on = preset == "megascale";
+  s.parallel_block = s.sliding_window = s.tp_overlap = s.pp_overlap = s.dp_overlap =
+      s.efficient_operators = s.misc = s.lamb = on;
+  return s;
+}
+
+Pricer::Pricer(const net::Topology& topology, std::vector<int> placement,
+               const hw::CollectiveConstants& constants, const hw::KernelCostModel& kernels,
+               const workload::ParallelPlan& plan, const SystemOptions& system)
+    : topology_(topology),
+      placement_(std::move(placement)),
+      constants_(constants),
+      kernels_(kernels),
+      plan_(plan),
+      system_(system),
+      interference_(kernels.profile().interference.compute_slowdown) {}
+
+int Pricer::gpu(int stage, int d, int t) const {
+  return placement_[(static_cast<std::size_t>(stage) * plan_.dp + d) * plan_.tp + t];
+}
+
+Time Pricer::concurrent(const std::vector<collective::CollectiveCall>& calls) {
+  Simulator sim;
+  net::FlowSolver solver(sim, topology_, net::Routing::kEcmp);
+  collective::CollectiveEngine engine(sim, topology_, solver, constants_);
+  Time last = Time::zero();
+  for (const auto& call : calls) {
+    engine.launch(call, [&sim, &last] { last = std::max(last, sim.now()); });
+  }
+  sim.run();
+  return last;
+}
+
+Time Pricer::tp_time(const workload::CommOp& c, int stage) {
+  const auto key = std::make_tuple(0, static_cast<int>(c.kind), -1, c.size.value());
+  if (auto it = cache_.find(key); it != cache_.end()) return it->second;
+  std::vector<collective::CollectiveCall> calls;
+  // TP groups inside one node never share a link with another group: one suffices. A TP group
+  // wider than a node crosses the fabric, where all of a stage's groups contend.
+  const int groups = plan_.tp <= topology_.gpus_per_node() ? 1 : plan_.dp;
+  for (int d = 0; d < groups; ++d) {
+    collective::CollectiveCall call;
+    call.op = to_collective(c.kind);
+    call.bytes = c.size;
+    call.tag = static_cast<std::uint64_t>(d);
+    for (int t = 0; t < plan_.tp; ++t) call.gpus.push_back(gpu(stage, d, t));
+    calls.push_back(std::move(call));
+  }
+  return cache_[key] = concurrent(calls);
+}
+
+Time Pricer::pp_time(Bytes bytes, int from, int to) {
+  const auto key = std::make_tuple(1, from, to, bytes.value());
+  if (auto it = cache_.find(key); it != cache_.end()) return it->second;
+  std::vector<collective::CollectiveCall> calls;
+  for (int d = 0; d < plan_.dp; ++d) {
+    for (int t = 0; t < plan_.tp; ++t) {
+      collective::CollectiveCall call;
+      call.op = collective::Op::kSendRecv;
+      call.bytes = bytes;
+      call.gpus = {gpu(from, d, t), gpu(to, d, t)};
+      call.tag = static_cast<std::uint64_t>(d * plan_.tp + t);
+      calls.push_back(std::move(call));
+    }
+  }
+  return cache_[key] = concurrent(calls);
+}
+
+Time Pricer::dp_time(const workload::CommOp& c, int stage) {
+  const bool pp_group = c.group == Group::kPp;
+  const auto key = std::make_tuple(pp_group ? 3 : 2, static_cast<int>(c.kind), 0, c.size.value());
+  if (auto it = cache_.find(key); it != cache_.end()) return it->second;
+  std::vector<collective::CollectiveCall> calls;
+  if (pp_group) {
+    // The tied-embedding all-reduce between the first and the last stage, for every (d, t).
+    for (int d = 0; d < plan_.dp; ++d) {
+      for (int t = 0; t < plan_.tp; ++t) {
+        collective::CollectiveCall call;
+        call.op = to_collective(c.kind);
+        call.bytes = c.size;
+        call.gpus = {gpu(0, d, t), gpu(plan_.pp - 1, d, t)};
+        call.tag = static_cast<std::uint64_t>(d * plan_.tp + t);
+        calls.push_back(std::move(call));
+      }
+    }
+  } else if (plan_.dp > 1) {
+    // Every DP group of every stage at once, as at the end of Megatron-LM's backward.
+    for (int s = 0; s < plan_.pp; ++s) {
+      for (int t = 0; t < plan_.tp; ++t) {
+        collective::CollectiveCall call;
+        call.op = to_collective(c.kind);
+        call.bytes = c.size;
+        call.tag = static_cast<std::uint64_t>(s * plan_.tp + t);
+        for (int d = 0; d < plan_.dp; ++d) call.gpus.push_back(gpu(s, d, t));
+        calls.push_back(std::move(call));
+      }
+    }
+  }
+  (void)stage;
+  return cache_[key] = calls.empty() ? Time::zero() : concurrent(calls);
+}
+
+Time Pricer::pass_time(const std::vector<Op>& ops, bool backward, PricingTally& tally,
+                       Time& tp_exposed) {
+  const std::size_t n = ops.size();
+  std::vector<Time> cost(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const Op& op = ops[i];
+    if (const auto* k = op.kernel()) {
+      const hw::KernelCost kc = kernels_.cost(*k);
+      cost[i] = kc.time;
+      tally.priced += kc.time;
+      if (kc.source == hw::CostSource::kMeasured) tally.measured += kc.time;
+      if (std::holds_alternative<hw::GemmShape>(*k)) tally.gemm += kc.time;
+      else if (std::holds_alternative<hw::AttentionShape>(*k)) tally.attention += kc.time;
+      else tally.memory_bound += kc.time;
+    } else {
+      const workload::CommOp& c = *op.comm();
+      cost[i] = c.group == Group::kTp ? tp_time(c, 0) : dp_time(c, 0);
+    }
+  }
+  // Pair each overlappable TP collective with its GEMM.
+  std::vector<int> partner(n, -1);
+  std::vector<bool> taken(n, false);
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto* c = ops[i].comm();
+    if (!c || c->group != Group::kTp || !ops[i].tp_overlappable) continue;
+    if (!backward && !system_.tp_overlap) continue;
+    const bool look_back = !backward && c->kind == CollectiveKind::kReduceScatter;
+    int j = -1;
+    if (!look_back) {
+      for (std::size_t k = i + 1; k < n && j < 0; ++k) {
+        if (ops[k].comm()) break;
+        if (is_gemm(ops[k]) && !taken[k]) j = static_cast<int>(k);
+      }
+    }
+    if (j < 0) {
+      for (std::size_t k = i; k-- > 0 && j < 0;) {
+        if (ops[k].comm()) break;
+        if (is_gemm(ops[k]) && !taken[k]) j = static_cast<int>(k);
+      }
+    }
+    if (j >= 0) {
+      partner[i] = j;
+      taken[static_cast<std::size_t>(j)] = true;
+    }
+  }
+  Time total;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (taken[i]) continue;  // counted with its collective
+    if (partner[i] < 0) {
+      total += cost[i];
+      if (ops[i].comm() && ops[i].comm()->group == Group::kTp) tp_exposed += cost[i];
+      continue;
+    }
+    const Time g = cost[static_cast<std::size_t>(partner[i])];
+    const Time slowed = Time::from_seconds(g.to_seconds() * interference_);
+    const Time c = cost[i];
+    const Time pair = std::max(slowed, c) + Time::from_ns(std::min(slowed, c).ns() / plan_.tp);
+    total += pair;
+    tp_exposed += pair - g;
+    tally.tp_hidden += c - (pair - g);
+  }
+  tally.tp_exposed += tp_exposed;
+  return total;
+}
+
+StageCosts Pricer::price(const workload::StageProgram& stage, PricingTally& tally) {
+  StageCosts c;
+  const int s = stage.stage;
+  const bool split = plan_.schedule == workload::Schedule::kZeroBubble;
+  int stage_layers = 0;
+  for (const auto& chunk : stage.chunks) stage_layers += chunk.layers.count;
+  for (const auto& chunk : stage.chunks) {
+    Time tp;
+    c.forward.push_back(pass_time(chunk.forward, false, tally, tp));
+    c.forward_tp.push_back(tp);
+    if (split) {
+      std::vector<Op> b, w;
+      for (const Op& op : chunk.backward) (is_weight_grad(op) ? w : b).push_back(op);
+      tp = Time::zero();
+      c.backward.push_back(pass_time(b, true, tally, tp));
+      c.backward_tp.push_back(tp);
+      tp = Time::zero();
+      c.weight_grad.push_back(pass_time(w, true, tally, tp));
+      c.weight_grad_tp.push_back(tp);
+    } else {
+      tp = Time::zero();
+      c.backward.push_back(pass_time(chunk.backward, true, tally, tp));
+      c.backward_tp.push_back(tp);
+      c.weight_grad.push_back(Time::zero());
+      c.weight_grad_tp.push_back(Time::zero());
+    }
+  }
+  if (plan_.pp > 1) {
+    c.pp_activation = pp_time(stage.pp_send_bytes, s, (s + 1) % plan_.pp);
+    c.pp_gradient = pp_time(stage.pp_send_bytes, s, (s + plan_.pp - 1) % plan_.pp);
+  }
+  Time grads, params;
+  for (const Op& op : stage.dp_gradient_comm) grads += dp_time(*op.comm(), s);
+  for (const Op& op : stage.dp_param_comm) params += dp_time(*op.comm(), s);
+  for (const auto& chunk : stage.chunks) {
+    const double share = stage_layers > 0 ? double(chunk.layers.count) / stage_layers
+                                          : 1.0 / static_cast<double>(stage.chunks.size());
+    c.dp_reduce_scatter.push_back(Time::from_seconds(grads.to_seconds() * share));
+    c.dp_all_gather.push_back(Time::from_seconds(params.to_seconds() * share));
+  }
+  for (const Op& op : stage.optimizer) {
+    const hw::KernelCost kc = kernels_.cost(*op.kernel());
+    c.optimizer += kc.time;
+  }
+  return c;
+}
+
+}  // namespace megasim::step

@@ -1,0 +1,68 @@
+// Pricing a stage's op program into the per-pass times the executor runs.
+//
+// Compute ops are priced by the device's KernelCostModel. Communication is priced on the
+// cluster topology by the collective engine, with every group of the same kind running at
+// once (all TP groups inside their nodes, all PP pairs between two stages, all DP groups of all
+// stages), so fabric contention and ECMP collisions between groups are in the figure; results
+// are cached by (kind, bytes, stage). A TP collective that the system overlaps with its
+// adjacent GEMM (Op::tp_overlappable: in the backward always, as Megatron-LM does; in the
+// forward only with MegaScale's tp_overlap) costs, with the GEMM, max(g', c) + min(g', c)/tp
+// — the GEMM slowed by interference (g'), the collective pipelined in tp chunks — instead of
+// g + c. DP gradient collectives of a stage are priced at the stage's whole gradient volume
+// and split over its model chunks by their share of parameters.
+#pragma once
+
+#include <map>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "collective/collective_engine.h"
+#include "hw/collective_constants.h"
+#include "hw/kernel_cost_model.h"
+#include "net/topology.h"
+#include "step/executor.h"
+#include "step/system_options.h"
+#include "workload/program.h"
+
+namespace megasim::step {
+
+// What a stage's compute time is made of, for the breakdown, power and the measured share.
+struct PricingTally {
+  Time gemm, attention, memory_bound, tp_exposed, tp_hidden;
+  Time measured;  // compute time priced from measured tables
+  Time priced;    // all compute time priced
+};
+
+class Pricer {
+ public:
+  // `placement[r]` is the GPU of job rank r, with Megatron-LM's rank order
+  // r = (stage · dp + d) · tp + t.
+  Pricer(const net::Topology& topology, std::vector<int> placement,
+         const hw::CollectiveConstants& constants, const hw::KernelCostModel& kernels,
+         const workload::ParallelPlan& plan, const SystemOptions& system);
+
+  StageCosts price(const workload::StageProgram& stage, PricingTally& tally);
+
+  int gpu(int stage, int d, int t) const;
+
+ private:
+  Time pass_time(const std::vector<workload::Op>& ops, bool backward, PricingTally& tally,
+                 Time& tp_exposed);
+  Time tp_time(const workload::CommOp& c, int stage);
+  Time pp_time(Bytes bytes, int from_stage, int to_stage);
+  Time dp_time(const workload::CommOp& c, int stage);
+  // Runs the calls together on a private simulator and returns when the last one ends.
+  Time concurrent(const std::vector<collective::CollectiveCall>& calls);
+
+  const net::Topology& topology_;
+  std::vector<int> placement_;
+  const hw::CollectiveConstants& constants_;
+  const hw::KernelCostModel& kernels_;
+  const workload::ParallelPlan& plan_;
+  SystemOptions system_;
+  double interference_;
+  std::map<std::tuple<int, int, int, double>, Time> cache_;
+};
+
+}  // namespace megasim::step

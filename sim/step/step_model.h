@@ -1,0 +1,72 @@
+// One training step of a plan on a cluster, predicted: the op programs of every pipeline
+// stage (workload), priced on the device and the network (pricing.h), executed event by event
+// (executor.h), summed up as a user reads it: step time, tokens/s, MFU and HFU, the time
+// breakdown, memory per stage, where the costs came from, and how a GPU spends the step.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "hw/collective_constants.h"
+#include "hw/kernel_cost_model.h"
+#include "net/topology.h"
+#include "step/executor.h"
+#include "step/system_options.h"
+#include "workload/memory.h"
+#include "workload/model_spec.h"
+#include "workload/parallel_plan.h"
+
+namespace megasim::step {
+
+// A share of hosts running slower, drawn by seed (MegaScale: about 0.5 % of hosts ~10 %
+// slower in the forward pass).
+struct StragglerSpec {
+  double host_fraction = 0.0;
+  double slowdown = 1.0;  // time factor, ≥ 1
+  bool all_passes = false;  // false: forward passes only
+  std::uint64_t seed = 1;
+};
+
+struct StepRequest {
+  workload::ModelSpec model;  // as the model file has it (the MFU convention's model)
+  workload::ParallelPlan plan;
+  SystemOptions system;
+  std::vector<int> placement;  // GPU of each job rank, Megatron-LM rank order
+  bool full = false;           // every rank rather than one per stage
+  bool trace = false;
+  StragglerSpec stragglers;
+};
+
+struct Breakdown {
+  Time compute, tp_exposed, pp_exposed, dp_exposed, bubble, optimizer, other;
+};
+
+struct StepPrediction {
+  Time step_time;
+  double tokens_per_step = 0.0;
+  double tokens_per_s = 0.0;
+  double mfu = 0.0, hfu = 0.0;
+  double tflops_per_gpu_model = 0.0, tflops_per_gpu_hw = 0.0;
+  double model_flops_per_token = 0.0, hardware_flops_per_token = 0.0;
+  Breakdown breakdown;  // of the stage that finishes last
+  int critical_stage = 0;
+  std::vector<workload::MemoryEstimate> memory;  // per stage
+  double measured_share = 0.0;  // of compute time priced from measured kernel tables
+  std::string cost_source;      // "measured", "fitted" or "roofline": the profile's main answer
+  // How a GPU of the critical stage spends the step (sums to step_time).
+  Time gemm_time, memory_bound_time, comm_only_time, idle_time;
+  std::int64_t gpus = 0;
+  std::int64_t ranks_simulated = 0;
+  std::uint64_t events = 0;
+  bool full = false;
+  std::vector<TraceRecord> trace;
+};
+
+// Throws InputError for a plan that cannot run (plan/model clash, memory over capacity, more
+// GPUs than the cluster, bad straggler settings).
+StepPrediction predict_step(const StepRequest& request, const net::Topology& topology,
+                            const hw::KernelCostModel& kernels,
+                            const hw::CollectiveConstants& constants);
+
+}  // namespace megasim::step

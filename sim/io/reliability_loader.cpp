@@ -204,7 +204,9 @@ run::ReliabilityModel reliability_for(const Scenario& s) {
 }
 
 run::PowerInputs power_for(const Scenario& s) {
-  run::PowerInputs p = load_power_preset(s.power.preset.value_or(s.device_ref));
+  // The device may be named by path ("../calibrate/profiles/x.json"): its stem names the preset.
+  run::PowerInputs p =
+      load_power_preset(s.power.preset.value_or(fs::path(s.device_ref).stem().string()));
   p.pue = s.power.pue;
   p.usd_per_gpu_hour = s.power.usd_per_gpu_hour;
   p.usd_per_kwh = s.power.usd_per_kwh;

@@ -1,3 +1,5 @@
+#include <string>
+
 #include <doctest/doctest.h>
 
 #include "run/run_report.h"
@@ -10,7 +12,8 @@ TEST_CASE("report: run and power sections carry the result") {
   // No failures: 100 steps of 36 s = 1 h = 1/24 day; goodput exactly 1.
   StepProfile step = uniform_step(Time::from_seconds(36), 10.0, 16, 8, 1, Activity::kGemm);
   PowerInputs power;
-  power.name = "p";
+  power.name =
+      std::string("p");  // not operator=(const char*): GCC 12 -Wrestrict false positive under ASan
   power.gpu = {Watts(400), Watts(300), Watts(150), Watts(60)};
   power.usd_per_gpu_hour = 2.0;
   const ReliabilityModel m = no_failures_model();

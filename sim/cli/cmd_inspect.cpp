@@ -164,6 +164,7 @@ void run_inspect(const InspectOptions& o) {
         {"model_flops_per_token", f.model.value()},
         {"exact_model_flops_per_token", f.exact_model.value()},
         {"hardware_flops_per_token", f.hardware.value()},
+        {"hardware_flops_per_token_published", f.hardware_published.value()},
         {"useful_flops_per_token", f.useful.value()},
         {"device_memory_bytes", capacity.value()},
         {"stages", stages}};

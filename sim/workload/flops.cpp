@@ -46,6 +46,9 @@ FlopsPerToken flops_per_token(const ModelSpec& m, Recompute recompute) {
     case Recompute::kSelective: r.hardware = r.exact_model + lf.attention_core * l; break;
     case Recompute::kFull: r.hardware = r.exact_model + layers_fwd; break;
   }
+  r.hardware_published = recompute == Recompute::kSelective
+                             ? r.exact_model + lf.attention_core * (3.0 * l)
+                             : r.hardware;
   const Flops causal_core(4.0 * causal_keys_per_query(m) * d(m.q_dim()));
   r.useful = (layers_fwd - lf.attention_core * l + causal_core * l) * 3.0 + logits_fwd * 3.0;
   return r;

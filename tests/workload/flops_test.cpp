@@ -107,3 +107,29 @@ TEST_CASE("flops: op sums match with GQA replication sliding windows and unfused
   CHECK(test::sum_program(m, p, unfused).kernel ==
         doctest::Approx(flops_per_token(m).exact_model.value()).epsilon(1e-12));
 }
+
+TEST_CASE("flops: Korthikanti et al. published MFU and HFU follow from the closed forms") {
+  // ../shared/validation/published_runs.json, rows korthikanti-*: iteration time with SP and
+  // selective recompute, MFU and HFU against 312 TFLOP/s per A100. MFU = exact model FLOPs
+  // per token × tokens per iteration / (time × GPUs × 312e12); e.g. 22B: 1.3959e11 × 8192 /
+  // (1.1 × 8 × 312e12) = 0.4165 (published 0.415).
+  struct Row {
+    const char* model;
+    double batch, gpus, seconds, mfu, hfu;
+  };
+  const Row rows[] = {{"korthikanti-22b", 4, 8, 1.10, 0.415, 0.437},
+                      {"korthikanti-175b", 64, 64, 13.75, 0.514, 0.528},
+                      {"korthikanti-530b", 280, 280, 37.83, 0.560, 0.570},
+                      {"korthikanti-1t", 512, 512, 71.49, 0.563, 0.570}};
+  for (const Row& r : rows) {
+    CAPTURE(r.model);
+    const ModelSpec m = io::load_model(std::string(MEGASIM_SOURCE_DIR) + "/models/" + r.model + ".json");
+    const FlopsPerToken f = flops_per_token(m, Recompute::kSelective);
+    const double tokens = r.batch * static_cast<double>(m.seq);
+    const double peak = r.seconds * r.gpus * 312e12;
+    // The published figures carry three digits: allow 0.5% for their rounding.
+    CHECK(f.exact_model.value() * tokens / peak == doctest::Approx(r.mfu).epsilon(0.005));
+    CHECK(f.hardware_published.value() / f.exact_model.value() ==
+          doctest::Approx(r.hfu / r.mfu).epsilon(0.005));
+  }
+}

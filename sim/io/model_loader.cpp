@@ -11,10 +11,10 @@ using workload::ModelSpec;
 using workload::Norm;
 using workload::Position;
 
-workload::ModelSpec load_model(const std::filesystem::path& file) {
+workload::ModelSpec load_model(const std::filesystem::path& file, KeyLog* log) {
   const Json doc = parse_json_file(file);
   const std::string origin = file.string();
-  JsonReader r(doc, "", origin);
+  JsonReader r(doc, "", origin, log);
   r.ignore("$schema");
   ModelSpec m;
   m.name = r.string("name");

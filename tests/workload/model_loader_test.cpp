@@ -4,9 +4,13 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "engine/error.h"
+#include "run_command.h"
 #include "test_models.h"
 
 using namespace megasim;
@@ -36,6 +40,7 @@ const char* kGood = R"({"name": "x", "source": "test", "layers": 2, "hidden": 64
 TEST_CASE("model loader: every shipped model loads with a source and its file's name") {
   int n = 0;
   for (const auto& e : std::filesystem::directory_iterator(std::string(MEGASIM_SOURCE_DIR) + "/models")) {
+    if (e.path().filename() == "schema.json") continue;
     CAPTURE(e.path().string());
     const workload::ModelSpec m = io::load_model(e.path());
     CHECK(m.name == e.path().stem().string());
@@ -74,4 +79,14 @@ TEST_CASE("model loader: strict keys and shape rules") {
   std::string act = kGood;
   act.replace(act.find("\"gelu\""), 6, "\"relu\"");
   CHECK(load_error(act).find("activation") != std::string::npos);
+}
+
+TEST_CASE("model loader: models/schema.json and the loader know the same keys") {
+  io::KeyLog log;
+  io::load_model(std::string(MEGASIM_SOURCE_DIR) + "/models/llama3-405b-like.json", &log);
+  const auto schema = nlohmann::json::parse(
+      test::read_all(std::string(MEGASIM_SOURCE_DIR) + "/models/schema.json"));
+  std::set<std::string> keys;
+  for (const auto& [k, v] : schema["properties"].items()) keys.insert(k);
+  CHECK(keys == std::set<std::string>(log.begin(), log.end()));
 }

@@ -28,10 +28,10 @@ workload::ModelSpec load_model(const std::filesystem::path& file, KeyLog* log) {
   m.ffn_hidden = r.integer("ffn_hidden", 1, std::int64_t{1} << 26);
   m.activation = r.choice("activation", {"gelu", "swiglu"}) == "swiglu" ? Activation::kSwiglu
                                                                         : Activation::kGelu;
-  m.norm = r.choice("norm", {"layernorm", "rmsnorm"}) == "rmsnorm" ? Norm::kRmsNorm
-                                                                    : Norm::kLayerNorm;
+  m.norm =
+      r.choice("norm", {"layernorm", "rmsnorm"}) == "rmsnorm" ? Norm::kRmsNorm : Norm::kLayerNorm;
   const std::string pos = r.choice("position", {"learned", "rotary", "alibi"});
-  m.position = pos == "rotary" ? Position::kRotary
+  m.position = pos == "rotary"  ? Position::kRotary
                : pos == "alibi" ? Position::kAlibi
                                 : Position::kLearned;
   m.parallel_block = r.boolean_or("parallel_block", false);

@@ -41,11 +41,11 @@ LayerFlops layer_forward_flops_per_token(const ModelSpec& m);
 Flops logits_forward_flops_per_token(const ModelSpec& m);
 
 struct FlopsPerToken {
-  Flops model;        // published MFU convention
-  Flops exact_model;  // sum over generated ops (fwd + bwd)
-  Flops hardware;     // exact_model + recomputation
+  Flops model;               // published MFU convention
+  Flops exact_model;         // sum over generated ops (fwd + bwd)
+  Flops hardware;            // exact_model + recomputation
   Flops hardware_published;  // Korthikanti et al.'s HFU convention
-  Flops useful;       // causal/windowed kernels, no recompute
+  Flops useful;              // causal/windowed kernels, no recompute
 };
 
 FlopsPerToken flops_per_token(const ModelSpec& m, Recompute recompute = Recompute::kNone);

@@ -7,7 +7,8 @@ using namespace megasim;
 using namespace megasim::workload;
 
 TEST_CASE("flops: MegaScale 175B model FLOPs per token equal the published formula") {
-  const ModelSpec m = io::load_model(std::string(MEGASIM_SOURCE_DIR) + "/models/gpt-175b-megascale.json");
+  const ModelSpec m =
+      io::load_model(std::string(MEGASIM_SOURCE_DIR) + "/models/gpt-175b-megascale.json");
   const double l = 96, h = 12288, s = 2048, v = 64000;
   // 72·l·h²·(1 + s/6h + V/16lh) = 1.04367e12 · (1 + 0.027778 + 0.003391) = 1.07620e12
   const double published = 72.0 * l * h * h * (1.0 + s / (6.0 * h) + v / (16.0 * l * h));
@@ -37,8 +38,8 @@ TEST_CASE("flops: GQA and SwiGLU closed forms on a tiny model solved by hand") {
   CHECK(lf.attention_core.value() == 4096.0);
   CHECK(lf.mlp.value() == 49152.0);
   const FlopsPerToken none = flops_per_token(m, Recompute::kNone);
-  CHECK(none.exact_model.value() == 3.0 * (147456.0 + 12800.0));    // 480768
-  CHECK(none.model.value() == 3.0 * 147456.0 + 2.25 * 12800.0);     // 471168
+  CHECK(none.exact_model.value() == 3.0 * (147456.0 + 12800.0));  // 480768
+  CHECK(none.model.value() == 3.0 * 147456.0 + 2.25 * 12800.0);   // 471168
   CHECK(none.hardware.value() == none.exact_model.value());
   // Causal: each query sees (16 + 1)/2 = 8.5 keys on average: core 4·8.5·64 = 2176.
   CHECK(none.useful.value() == 3.0 * (2.0 * (73728.0 - 4096.0 + 2176.0) + 12800.0));  // 469248
@@ -93,8 +94,9 @@ TEST_CASE("flops: op sums match with GQA replication sliding windows and unfused
     o.fused_attention = fused;
     const test::FlopSums s = test::sum_program(m, p, o);
     CHECK(s.model == doctest::Approx(flops_per_token(m).exact_model.value()).epsilon(1e-12));
-    CHECK(s.hardware ==
-          doctest::Approx(flops_per_token(m, Recompute::kSelective).hardware.value()).epsilon(1e-12));
+    CHECK(
+        s.hardware ==
+        doctest::Approx(flops_per_token(m, Recompute::kSelective).hardware.value()).epsilon(1e-12));
   }
   // Unfused attention computes every score: its kernels run the full s² the convention
   // charges without a window (4·16·64 per token, not 4·4·64).
@@ -123,7 +125,8 @@ TEST_CASE("flops: Korthikanti et al. published MFU and HFU follow from the close
                       {"korthikanti-1t", 512, 512, 71.49, 0.563, 0.570}};
   for (const Row& r : rows) {
     CAPTURE(r.model);
-    const ModelSpec m = io::load_model(std::string(MEGASIM_SOURCE_DIR) + "/models/" + r.model + ".json");
+    const ModelSpec m =
+        io::load_model(std::string(MEGASIM_SOURCE_DIR) + "/models/" + r.model + ".json");
     const FlopsPerToken f = flops_per_token(m, Recompute::kSelective);
     const double tokens = r.batch * static_cast<double>(m.seq);
     const double peak = r.seconds * r.gpus * 312e12;

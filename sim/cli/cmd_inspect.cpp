@@ -67,9 +67,10 @@ Bytes device_capacity(const std::filesystem::path& file) {
   const io::Json doc = io::parse_json_file(file);
   if (!doc.is_object() || !doc.contains("memory_gib") || !doc["memory_gib"].is_number() ||
       doc["memory_gib"].get<double>() <= 0.0) {
-    throw InputError(fmt::format("{}: memory_gib: the device profile needs a positive number of "
-                                 "GiB of device memory",
-                                 file.string()));
+    throw InputError(
+        fmt::format("{}: memory_gib: the device profile needs a positive number of "
+                    "GiB of device memory",
+                    file.string()));
   }
   return kGiB * doc["memory_gib"].get<double>();
 }
@@ -126,9 +127,10 @@ void run_inspect(const InspectOptions& o) {
     table += fmt::format("stage {:>3}  {:>3} layers  {:>7.3f} B params/rank\n", st.stage, layers,
                          static_cast<double>(st.parameters_per_rank) / 1e9);
     for (const auto& [kind, k] : micro) {
-      table += fmt::format("  micro-batch {:<9} {:>6} ops  {:>10.4g} model FLOP  {:>10.4g} hw "
-                           "FLOP  {:>10.4g} bytes\n",
-                           kind, k.count, k.model.value(), k.hardware.value(), k.bytes.value());
+      table += fmt::format(
+          "  micro-batch {:<9} {:>6} ops  {:>10.4g} model FLOP  {:>10.4g} hw "
+          "FLOP  {:>10.4g} bytes\n",
+          kind, k.count, k.model.value(), k.hardware.value(), k.bytes.value());
     }
     for (const auto& [kind, k] : step) {
       table += fmt::format("  per step    {:<9} {:>6} ops  {:>43.4g} bytes\n", kind, k.count,
@@ -138,55 +140,57 @@ void run_inspect(const InspectOptions& o) {
         "  memory GiB  weights {:.1f}  grads {:.1f}  optimizer {:.1f}  activations {:.1f} "
         "({:.2f} in flight)  emb/logits {:.1f}  workspace {:.1f}  total {:.1f} / {:.0f}\n",
         e.weights / kGiB, e.gradients / kGiB, e.optimizer_states / kGiB, e.activations / kGiB,
-        e.micro_batches_in_flight, e.embedding_logits / kGiB, e.workspace / kGiB,
-        e.total() / kGiB, capacity / kGiB);
+        e.micro_batches_in_flight, e.embedding_logits / kGiB, e.workspace / kGiB, e.total() / kGiB,
+        capacity / kGiB);
   }
   if (!o.allow_oom) {
     for (const auto& e : estimates) workload::check_fits(e, capacity);
   }
 
   if (o.json) {
-    io::Json out = {
-        {"scenario", s.name},
-        {"model",
-         {{"name", m.name},
-          {"file", s.model_file.string()},
-          {"parameters", workload::total_parameters(m)},
-          {"layers", m.layers},
-          {"hidden", m.hidden},
-          {"heads", m.heads},
-          {"kv_heads", m.kv_heads},
-          {"ffn_hidden", m.ffn_hidden},
-          {"vocab", m.vocab},
-          {"seq", m.seq}}},
-        {"plan", io::to_json(s)["plan"]},
-        {"fused_attention", gen.fused_attention},
-        {"model_flops_per_token", f.model.value()},
-        {"exact_model_flops_per_token", f.exact_model.value()},
-        {"hardware_flops_per_token", f.hardware.value()},
-        {"useful_flops_per_token", f.useful.value()},
-        {"device_memory_bytes", capacity.value()},
-        {"stages", stages}};
+    io::Json out = {{"scenario", s.name},
+                    {"model",
+                     {{"name", m.name},
+                      {"file", s.model_file.string()},
+                      {"parameters", workload::total_parameters(m)},
+                      {"layers", m.layers},
+                      {"hidden", m.hidden},
+                      {"heads", m.heads},
+                      {"kv_heads", m.kv_heads},
+                      {"ffn_hidden", m.ffn_hidden},
+                      {"vocab", m.vocab},
+                      {"seq", m.seq}}},
+                    {"plan", io::to_json(s)["plan"]},
+                    {"fused_attention", gen.fused_attention},
+                    {"model_flops_per_token", f.model.value()},
+                    {"exact_model_flops_per_token", f.exact_model.value()},
+                    {"hardware_flops_per_token", f.hardware.value()},
+                    {"hardware_flops_per_token_published", f.hardware_published.value()},
+                    {"useful_flops_per_token", f.useful.value()},
+                    {"device_memory_bytes", capacity.value()},
+                    {"stages", stages}};
     const std::string text = out.dump(2) + "\n";
     std::fwrite(text.data(), 1, text.size(), stdout);
     return;
   }
   std::string out;
   out += fmt::format("scenario     {}\n", s.name);
-  out += fmt::format("model        {}: {:.2f} B parameters, {} layers, hidden {}, heads {} (kv {}), "
-                     "ffn {}, {} {}, vocab {}, seq {}\n",
-                     m.name, static_cast<double>(workload::total_parameters(m)) / 1e9, m.layers,
-                     m.hidden, m.heads, m.kv_heads, m.ffn_hidden, workload::to_string(m.activation),
-                     workload::to_string(m.norm), m.vocab, m.seq);
-  out += fmt::format("plan         TP {} x PP {} (VPP {}) x DP {} = {} GPUs, micro-batch {}, "
-                     "{} micro-batches, recompute {}, SP {}\n",
-                     p.tp, p.pp, p.vpp, p.dp, p.gpus(), p.micro_batch, p.micro_batches(),
-                     workload::to_string(p.recompute), p.sequence_parallel ? "on" : "off");
-  out += fmt::format("FLOPs/token  model {:.5g} (MFU convention)  exact {:.5g}  hardware {:.5g} "
-                     "(recompute {})  useful {:.5g} ({} attention)\n\n",
-                     f.model.value(), f.exact_model.value(), f.hardware.value(),
-                     workload::to_string(p.recompute), f.useful.value(),
-                     gen.fused_attention ? "fused causal" : "unfused");
+  out += fmt::format(
+      "model        {}: {:.2f} B parameters, {} layers, hidden {}, heads {} (kv {}), "
+      "ffn {}, {} {}, vocab {}, seq {}\n",
+      m.name, static_cast<double>(workload::total_parameters(m)) / 1e9, m.layers, m.hidden, m.heads,
+      m.kv_heads, m.ffn_hidden, workload::to_string(m.activation), workload::to_string(m.norm),
+      m.vocab, m.seq);
+  out += fmt::format(
+      "plan         TP {} x PP {} (VPP {}) x DP {} = {} GPUs, micro-batch {}, "
+      "{} micro-batches, recompute {}, SP {}\n",
+      p.tp, p.pp, p.vpp, p.dp, p.gpus(), p.micro_batch, p.micro_batches(),
+      workload::to_string(p.recompute), p.sequence_parallel ? "on" : "off");
+  out += fmt::format(
+      "FLOPs/token  model {:.5g} (MFU convention)  exact {:.5g}  hardware {:.5g} "
+      "(recompute {})  useful {:.5g} ({} attention)\n\n",
+      f.model.value(), f.exact_model.value(), f.hardware.value(), workload::to_string(p.recompute),
+      f.useful.value(), gen.fused_attention ? "fused causal" : "unfused");
   out += table;
   std::fwrite(out.data(), 1, out.size(), stdout);
 }
@@ -201,8 +205,9 @@ void add_inspect_command(CLI::App& app) {
   cmd->add_option("--set", opts->overrides,
                   "Override a scenario key, PATH=VALUE (e.g. plan.tp=4); repeatable");
   cmd->add_flag("--json", opts->json, "Print exactly one JSON object on stdout");
-  cmd->add_flag("--unfused-attention", opts->unfused_attention,
-                "Generate Megatron's unfused attention (QK^T, softmax, PV) instead of a fused kernel");
+  cmd->add_flag(
+      "--unfused-attention", opts->unfused_attention,
+      "Generate Megatron's unfused attention (QK^T, softmax, PV) instead of a fused kernel");
   cmd->add_flag("--allow-oom", opts->allow_oom,
                 "Report a plan that does not fit device memory instead of failing");
   cmd->callback([opts] { run_inspect(*opts); });

@@ -11,10 +11,10 @@ using workload::ModelSpec;
 using workload::Norm;
 using workload::Position;
 
-workload::ModelSpec load_model(const std::filesystem::path& file) {
+workload::ModelSpec load_model(const std::filesystem::path& file, KeyLog* log) {
   const Json doc = parse_json_file(file);
   const std::string origin = file.string();
-  JsonReader r(doc, "", origin);
+  JsonReader r(doc, "", origin, log);
   r.ignore("$schema");
   ModelSpec m;
   m.name = r.string("name");
@@ -28,10 +28,10 @@ workload::ModelSpec load_model(const std::filesystem::path& file) {
   m.ffn_hidden = r.integer("ffn_hidden", 1, std::int64_t{1} << 26);
   m.activation = r.choice("activation", {"gelu", "swiglu"}) == "swiglu" ? Activation::kSwiglu
                                                                         : Activation::kGelu;
-  m.norm = r.choice("norm", {"layernorm", "rmsnorm"}) == "rmsnorm" ? Norm::kRmsNorm
-                                                                    : Norm::kLayerNorm;
+  m.norm =
+      r.choice("norm", {"layernorm", "rmsnorm"}) == "rmsnorm" ? Norm::kRmsNorm : Norm::kLayerNorm;
   const std::string pos = r.choice("position", {"learned", "rotary", "alibi"});
-  m.position = pos == "rotary" ? Position::kRotary
+  m.position = pos == "rotary"  ? Position::kRotary
                : pos == "alibi" ? Position::kAlibi
                                 : Position::kLearned;
   m.parallel_block = r.boolean_or("parallel_block", false);

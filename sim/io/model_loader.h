@@ -2,14 +2,17 @@
 // through a JsonReader accessor and an unknown key is an error with a did-you-mean. Shape
 // rules a model must satisfy on its own (heads divide hidden, kv_heads divide heads) are
 // InputErrors naming the numbers; rules that involve a plan live in workload::validate_plan.
+// models/schema.json documents the format.
 #pragma once
 
 #include <filesystem>
 
+#include "io/json_reader.h"
 #include "workload/model_spec.h"
 
 namespace megasim::io {
 
-workload::ModelSpec load_model(const std::filesystem::path& file);
+// `log`, when given, receives every key the loader asks about (for the schema test).
+workload::ModelSpec load_model(const std::filesystem::path& file, KeyLog* log = nullptr);
 
 }  // namespace megasim::io

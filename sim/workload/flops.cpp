@@ -3,7 +3,9 @@
 namespace megasim::workload {
 namespace {
 
-double d(std::int64_t v) { return static_cast<double>(v); }
+double d(std::int64_t v) {
+  return static_cast<double>(v);
+}
 
 // Query-key pairs per query of a causal kernel, averaged over the sequence (hw::AttentionShape
 // counts the same pairs).
@@ -42,16 +44,27 @@ FlopsPerToken flops_per_token(const ModelSpec& m, Recompute recompute) {
   r.exact_model = layers_fwd * 3.0 + logits_fwd * 3.0;
   r.model = layers_fwd * 3.0 + logits_fwd * 2.25;
   switch (recompute) {
-    case Recompute::kNone: r.hardware = r.exact_model; break;
-    case Recompute::kSelective: r.hardware = r.exact_model + lf.attention_core * l; break;
-    case Recompute::kFull: r.hardware = r.exact_model + layers_fwd; break;
+    case Recompute::kNone:
+      r.hardware = r.exact_model;
+      break;
+    case Recompute::kSelective:
+      r.hardware = r.exact_model + lf.attention_core * l;
+      break;
+    case Recompute::kFull:
+      r.hardware = r.exact_model + layers_fwd;
+      break;
   }
+  r.hardware_published = recompute == Recompute::kSelective
+                             ? r.exact_model + lf.attention_core * (3.0 * l)
+                             : r.hardware;
   const Flops causal_core(4.0 * causal_keys_per_query(m) * d(m.q_dim()));
   r.useful = (layers_fwd - lf.attention_core * l + causal_core * l) * 3.0 + logits_fwd * 3.0;
   return r;
 }
 
-Flops model_flops_per_token(const ModelSpec& m) { return flops_per_token(m).model; }
+Flops model_flops_per_token(const ModelSpec& m) {
+  return flops_per_token(m).model;
+}
 
 Flops hardware_flops_per_token(const ModelSpec& m, Recompute recompute) {
   return flops_per_token(m, recompute).hardware;

@@ -15,6 +15,11 @@
 //    = −1.5·h·V exactly.
 //  * `hardware` adds what recomputation runs again (HFU numerator): a full forward of every
 //    layer with full recompute, the attention core with selective recompute.
+//  * `hardware_published` is the HFU numerator as Korthikanti et al. 2022 publish it: their
+//    selective-recompute count 72·l·h²·(1 + s/3h + V/12lh) charges the recomputed attention
+//    core three times its forward (the published HFU/MFU ratios of their four models, 1.053,
+//    1.027, 1.018 and 1.012, follow from it); equal to `hardware` for the other modes. Their
+//    MFU numerator, 72·l·h²·(1 + s/6h + V/12lh), is `exact_model`.
 //  * `useful` is what causal (and windowed) fused attention kernels actually compute: about
 //    half the attention FLOPs of the convention. It is the sum of the kernels' own FLOPs
 //    over a fused-attention program without recompute.
@@ -36,10 +41,11 @@ LayerFlops layer_forward_flops_per_token(const ModelSpec& m);
 Flops logits_forward_flops_per_token(const ModelSpec& m);
 
 struct FlopsPerToken {
-  Flops model;        // published MFU convention
-  Flops exact_model;  // sum over generated ops (fwd + bwd)
-  Flops hardware;     // exact_model + recomputation
-  Flops useful;       // causal/windowed kernels, no recompute
+  Flops model;               // published MFU convention
+  Flops exact_model;         // sum over generated ops (fwd + bwd)
+  Flops hardware;            // exact_model + recomputation
+  Flops hardware_published;  // Korthikanti et al.'s HFU convention
+  Flops useful;              // causal/windowed kernels, no recompute
 };
 
 FlopsPerToken flops_per_token(const ModelSpec& m, Recompute recompute = Recompute::kNone);

@@ -8,14 +8,20 @@
 namespace megasim::workload::detail {
 namespace {
 
-double d(std::int64_t v) { return static_cast<double>(v); }
+double d(std::int64_t v) {
+  return static_cast<double>(v);
+}
 
 const char* suffix(Phase p) {
   switch (p) {
-    case Phase::kForward: return "fwd";
-    case Phase::kBackward: return "bwd";
-    case Phase::kRecompute: return "recompute";
-    case Phase::kOptimizer: return "step";
+    case Phase::kForward:
+      return "fwd";
+    case Phase::kBackward:
+      return "bwd";
+    case Phase::kRecompute:
+      return "recompute";
+    case Phase::kOptimizer:
+      return "step";
   }
   return "?";
 }
@@ -70,30 +76,18 @@ hw::GemmShape gemm(const LayerContext& c, std::int64_t m, std::int64_t n, std::i
 
 // A linear layer Y[tokens × n] = X[tokens × k]·W. `exact` is the exact share of the model's
 // FLOPs for this rank (differs from the shape's only when work is replicated or padded).
-void linear_forward(const LayerContext& c, std::vector<Op>& out, int layer,
-                    const std::string& what, Phase phase, std::int64_t n, std::int64_t k,
-                    double exact) {
+void linear_forward(const LayerContext& c, std::vector<Op>& out, int layer, const std::string& what,
+                    Phase phase, std::int64_t n, std::int64_t k, double exact) {
   add_kernel(out, layer, what, phase, gemm(c, c.tokens, n, k), Flops(exact));
 }
 
+// dgrad dX = dY·Wᵀ then wgrad dW = Xᵀ·dY, each as many FLOPs as the forward.
 void linear_backward(const LayerContext& c, std::vector<Op>& out, int layer,
-                     const std::string& what, std::int64_t n, std::int64_t k, double exact,
-                     bool wgrad_first = false) {
-  const auto dgrad = [&] {
-    add_kernel(out, layer, what + " dgrad", Phase::kBackward, gemm(c, c.tokens, k, n, false, true),
-               Flops(exact));
-  };
-  const auto wgrad = [&] {
-    add_kernel(out, layer, what + " wgrad", Phase::kBackward, gemm(c, k, n, c.tokens, true, false),
-               Flops(exact));
-  };
-  if (wgrad_first) {
-    wgrad();
-    dgrad();
-  } else {
-    dgrad();
-    wgrad();
-  }
+                     const std::string& what, std::int64_t n, std::int64_t k, double exact) {
+  add_kernel(out, layer, what + " dgrad", Phase::kBackward, gemm(c, c.tokens, k, n, false, true),
+             Flops(exact));
+  add_kernel(out, layer, what + " wgrad", Phase::kBackward, gemm(c, k, n, c.tokens, true, false),
+             Flops(exact));
 }
 
 double hidden_bytes(const LayerContext& c, std::int64_t tokens) {
@@ -124,7 +118,9 @@ void tp_exit_forward(const LayerContext& c, std::vector<Op>& out, int layer,
   }
 }
 
-double norm_bytes(const LayerContext& c) { return hidden_bytes(c, c.sp_tokens); }
+double norm_bytes(const LayerContext& c) {
+  return hidden_bytes(c, c.sp_tokens);
+}
 
 hw::MemoryKernel norm_kind(const LayerContext& c) {
   return c.model.norm == Norm::kLayerNorm ? hw::MemoryKernel::kLayerNorm
@@ -209,13 +205,13 @@ void append_attention_core(const LayerContext& c, int layer, Phase phase, std::v
   // (a window is applied as a mask), with the fused scale-mask-softmax and dropout between.
   const std::int64_t bh = c.b * c.heads_r;
   const double scores = d(bh) * d(c.s) * d(c.s) * c.elem;
-  add_kernel(out, layer, "attention scores qk", phase, gemm(c, c.s, c.s, c.head_dim, false, true, bh),
-             Flops(conv / 2.0));
+  add_kernel(out, layer, "attention scores qk", phase,
+             gemm(c, c.s, c.s, c.head_dim, false, true, bh), Flops(conv / 2.0));
   add_memory(out, layer, "attention softmax", phase, hw::MemoryKernel::kSoftmax, scores, scores);
   add_memory(out, layer, "attention dropout", phase, hw::MemoryKernel::kCopy, scores,
              scores + scores / c.elem);
-  add_kernel(out, layer, "attention context pv", phase, gemm(c, c.s, c.head_dim, c.s, false, false, bh),
-             Flops(conv / 2.0));
+  add_kernel(out, layer, "attention context pv", phase,
+             gemm(c, c.s, c.head_dim, c.s, false, false, bh), Flops(conv / 2.0));
 }
 
 void append_layer_forward(const LayerContext& c, int layer, Phase phase, std::vector<Op>& out) {
@@ -253,8 +249,7 @@ void residual_backward(const LayerContext& c, std::vector<Op>& out, int layer,
 
 void norm_backward(const LayerContext& c, std::vector<Op>& out, int layer,
                    const std::string& what) {
-  add_memory(out, layer, what, Phase::kBackward, norm_kind(c), 2.0 * norm_bytes(c),
-             norm_bytes(c));
+  add_memory(out, layer, what, Phase::kBackward, norm_kind(c), 2.0 * norm_bytes(c), norm_bytes(c));
 }
 
 // Backward of a row-parallel exit: with SP the output gradient is all-gathered again;
@@ -318,8 +313,8 @@ void attention_core_backward(const LayerContext& c, std::vector<Op>& out, int la
   add_memory(out, layer, "attention dropout", bw, hw::MemoryKernel::kCopy, scores + scores / c.elem,
              scores);
   add_memory(out, layer, "attention softmax", bw, hw::MemoryKernel::kSoftmax, 2.0 * scores, scores);
-  add_kernel(out, layer, "attention qk dgrad-q", bw, gemm(c, c.s, c.head_dim, c.s, false, false, bh),
-             Flops(conv / 2.0));
+  add_kernel(out, layer, "attention qk dgrad-q", bw,
+             gemm(c, c.s, c.head_dim, c.s, false, false, bh), Flops(conv / 2.0));
   add_kernel(out, layer, "attention qk dgrad-k", bw, gemm(c, c.s, c.head_dim, c.s, true, false, bh),
              Flops(conv / 2.0));
 }
@@ -406,10 +401,12 @@ void append_layer_backward(const LayerContext& c, int layer, std::vector<Op>& ou
 
 void append_embedding_forward(const LayerContext& c, std::vector<Op>& out) {
   const double full = hidden_bytes(c, c.tokens);
-  add_memory(out, -1, "embedding lookup", Phase::kForward, hw::MemoryKernel::kEmbedding, full, full);
+  add_memory(out, -1, "embedding lookup", Phase::kForward, hw::MemoryKernel::kEmbedding, full,
+             full);
   // Vocab-parallel embedding: each rank holds a vocabulary shard, partial rows are summed.
   if (c.t > 1) {
-    add_comm(out, -1, c.plan.sequence_parallel ? "embedding reduce-scatter" : "embedding all-reduce",
+    add_comm(out, -1,
+             c.plan.sequence_parallel ? "embedding reduce-scatter" : "embedding all-reduce",
              Phase::kForward,
              c.plan.sequence_parallel ? CollectiveKind::kReduceScatter : CollectiveKind::kAllReduce,
              Group::kTp, full, false);

@@ -10,8 +10,12 @@
 namespace megasim::workload {
 namespace {
 
-double d(std::int64_t v) { return static_cast<double>(v); }
-double gib(Bytes b) { return b / kGiB; }
+double d(std::int64_t v) {
+  return static_cast<double>(v);
+}
+double gib(Bytes b) {
+  return b / kGiB;
+}
 
 }  // namespace
 
@@ -27,8 +31,8 @@ Bytes activation_bytes_per_layer(const ModelSpec& m, const ParallelPlan& p,
                                           : 2.0 * (2.0 * h) + 2.0 * h + 2.0 * h + 1.0 * h + 1.0 * h;
   // Inside (split over TP): Q, K, V, the attention-output input, the activation input and
   // the fc2 input; 24·h for a GPT layer.
-  const double inside = 2.0 * d(m.q_dim()) + 4.0 * d(m.kv_dim()) + 2.0 * d(m.q_dim()) +
-                        2.0 * fc1 + 2.0 * f;
+  const double inside =
+      2.0 * d(m.q_dim()) + 4.0 * d(m.kv_dim()) + 2.0 * d(m.q_dim()) + 2.0 * fc1 + 2.0 * f;
   // Softmax output (2), its dropout mask (1) and dropout output (2) per head and key: the
   // 5·a·s/h term, gone with selective recompute and with fused attention.
   const double scores =
@@ -44,13 +48,15 @@ Bytes activation_bytes_per_layer(const ModelSpec& m, const ParallelPlan& p,
 double micro_batches_in_flight(const ParallelPlan& p, int stage) {
   const double m = d(p.micro_batches());
   switch (p.schedule) {
-    case Schedule::kGpipe: return m;
+    case Schedule::kGpipe:
+      return m;
     case Schedule::kInterleaved: {
       const double chunks = 2.0 * (p.pp - stage - 1) + d(p.vpp - 1) * p.pp + 1.0;
       return std::min(chunks, m * p.vpp) / p.vpp;
     }
     case Schedule::kOneFOneB:
-    case Schedule::kZeroBubble: return std::min(d(p.pp - stage), m);
+    case Schedule::kZeroBubble:
+      return std::min(d(p.pp - stage), m);
   }
   return m;
 }
@@ -59,8 +65,8 @@ MemoryEstimate estimate_memory(const ModelSpec& m, const ParallelPlan& p, int st
                                const MemoryOptions& opts) {
   validate_plan(m, p);
   if (stage < 0 || stage >= p.pp) {
-    throw InputError(fmt::format("stage {} does not exist: pp = {} has stages 0 to {}", stage, p.pp,
-                                 p.pp - 1));
+    throw InputError(
+        fmt::format("stage {} does not exist: pp = {} has stages 0 to {}", stage, p.pp, p.pp - 1));
   }
   MemoryEstimate e;
   e.stage = stage;

@@ -27,11 +27,11 @@ struct MemoryOptions {
 struct MemoryEstimate {
   int stage = 0;
   Bytes weights, gradients, optimizer_states;
-  Bytes activations;                 // all micro-batches in flight, peak
-  Bytes activations_per_micro_batch; // one micro-batch through all the stage's layers
+  Bytes activations;                   // all micro-batches in flight, peak
+  Bytes activations_per_micro_batch;   // one micro-batch through all the stage's layers
   double micro_batches_in_flight = 0;  // in units of a whole stage's layers
-  Bytes embedding_logits;            // embedding dropout masks, logits and loss buffers
-  Bytes workspace;                   // MemoryOptions::reserved + fragmentation
+  Bytes embedding_logits;              // embedding dropout masks, logits and loss buffers
+  Bytes workspace;                     // MemoryOptions::reserved + fragmentation
   Bytes total() const {
     return weights + gradients + optimizer_states + activations + embedding_logits + workspace;
   }

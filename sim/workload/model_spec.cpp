@@ -31,13 +31,20 @@ std::int64_t total_parameters(const ModelSpec& m) {
   return m.layers * layer_parameters(m) + embedding_parameters(m) + head_parameters(m);
 }
 
-const char* to_string(Activation a) { return a == Activation::kGelu ? "gelu" : "swiglu"; }
-const char* to_string(Norm n) { return n == Norm::kLayerNorm ? "layernorm" : "rmsnorm"; }
+const char* to_string(Activation a) {
+  return a == Activation::kGelu ? "gelu" : "swiglu";
+}
+const char* to_string(Norm n) {
+  return n == Norm::kLayerNorm ? "layernorm" : "rmsnorm";
+}
 const char* to_string(Position p) {
   switch (p) {
-    case Position::kLearned: return "learned";
-    case Position::kRotary: return "rotary";
-    case Position::kAlibi: return "alibi";
+    case Position::kLearned:
+      return "learned";
+    case Position::kRotary:
+      return "rotary";
+    case Position::kAlibi:
+      return "alibi";
   }
   return "?";
 }

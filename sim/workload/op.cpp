@@ -22,41 +22,58 @@ Flops Op::kernel_flops() const {
 
 const char* to_string(Phase p) {
   switch (p) {
-    case Phase::kForward: return "forward";
-    case Phase::kBackward: return "backward";
-    case Phase::kRecompute: return "recompute";
-    case Phase::kOptimizer: return "optimizer";
+    case Phase::kForward:
+      return "forward";
+    case Phase::kBackward:
+      return "backward";
+    case Phase::kRecompute:
+      return "recompute";
+    case Phase::kOptimizer:
+      return "optimizer";
   }
   return "?";
 }
 
 const char* to_string(CollectiveKind k) {
   switch (k) {
-    case CollectiveKind::kAllReduce: return "all_reduce";
-    case CollectiveKind::kAllGather: return "all_gather";
-    case CollectiveKind::kReduceScatter: return "reduce_scatter";
-    case CollectiveKind::kSendRecv: return "send_recv";
-    case CollectiveKind::kBroadcast: return "broadcast";
-    case CollectiveKind::kAllToAll: return "all_to_all";
+    case CollectiveKind::kAllReduce:
+      return "all_reduce";
+    case CollectiveKind::kAllGather:
+      return "all_gather";
+    case CollectiveKind::kReduceScatter:
+      return "reduce_scatter";
+    case CollectiveKind::kSendRecv:
+      return "send_recv";
+    case CollectiveKind::kBroadcast:
+      return "broadcast";
+    case CollectiveKind::kAllToAll:
+      return "all_to_all";
   }
   return "?";
 }
 
 const char* to_string(Group g) {
   switch (g) {
-    case Group::kTp: return "tp";
-    case Group::kPp: return "pp";
-    case Group::kDp: return "dp";
+    case Group::kTp:
+      return "tp";
+    case Group::kPp:
+      return "pp";
+    case Group::kDp:
+      return "dp";
   }
   return "?";
 }
 
 const char* to_string(OpKind k) {
   switch (k) {
-    case OpKind::kGemm: return "gemm";
-    case OpKind::kAttention: return "attention";
-    case OpKind::kMemory: return "memory";
-    case OpKind::kComm: return "comm";
+    case OpKind::kGemm:
+      return "gemm";
+    case OpKind::kAttention:
+      return "attention";
+    case OpKind::kMemory:
+      return "memory";
+    case OpKind::kComm:
+      return "comm";
   }
   return "?";
 }

@@ -13,7 +13,14 @@
 namespace megasim::workload {
 
 enum class Phase { kForward, kBackward, kRecompute, kOptimizer };
-enum class CollectiveKind { kAllReduce, kAllGather, kReduceScatter, kSendRecv, kBroadcast, kAllToAll };
+enum class CollectiveKind {
+  kAllReduce,
+  kAllGather,
+  kReduceScatter,
+  kSendRecv,
+  kBroadcast,
+  kAllToAll
+};
 enum class Group { kTp, kPp, kDp };
 // Coarse class of an op, for tables ("bytes by kind").
 enum class OpKind { kGemm, kAttention, kMemory, kComm };

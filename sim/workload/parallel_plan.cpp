@@ -47,8 +47,8 @@ void validate_plan(const ModelSpec& m, const ParallelPlan& p) {
     }
   } else {
     if (static_cast<int>(p.layer_split.size()) != p.pp) {
-      plan_error(m, fmt::format("layer_split has {} entries but pp = {}", p.layer_split.size(),
-                                p.pp));
+      plan_error(m,
+                 fmt::format("layer_split has {} entries but pp = {}", p.layer_split.size(), p.pp));
     }
     if (p.vpp != 1) {
       plan_error(m, fmt::format("layer_split gives an uneven split of stages, which the "
@@ -57,8 +57,8 @@ void validate_plan(const ModelSpec& m, const ParallelPlan& p) {
     }
     const int sum = std::accumulate(p.layer_split.begin(), p.layer_split.end(), 0);
     if (sum != m.layers) {
-      plan_error(m, fmt::format("layer_split sums to {} layers but the model has {}", sum,
-                                m.layers));
+      plan_error(m,
+                 fmt::format("layer_split sums to {} layers but the model has {}", sum, m.layers));
     }
     for (std::size_t i = 0; i < p.layer_split.size(); ++i) {
       if (p.layer_split[i] < 1) {
@@ -82,9 +82,10 @@ void validate_plan(const ModelSpec& m, const ParallelPlan& p) {
 
 void check_gpu_count(const ParallelPlan& p, std::int64_t cluster_gpus) {
   if (p.gpus() != cluster_gpus) {
-    throw InputError(fmt::format("plan uses tp × pp × dp = {} × {} × {} = {} GPUs but the cluster "
-                                 "has {}",
-                                 p.tp, p.pp, p.dp, p.gpus(), cluster_gpus));
+    throw InputError(
+        fmt::format("plan uses tp × pp × dp = {} × {} × {} = {} GPUs but the cluster "
+                    "has {}",
+                    p.tp, p.pp, p.dp, p.gpus(), cluster_gpus));
   }
 }
 
@@ -105,23 +106,34 @@ int stage_layers(const ModelSpec& m, const ParallelPlan& p, int stage) {
 
 const char* to_string(Recompute r) {
   switch (r) {
-    case Recompute::kNone: return "none";
-    case Recompute::kSelective: return "selective";
-    case Recompute::kFull: return "full";
+    case Recompute::kNone:
+      return "none";
+    case Recompute::kSelective:
+      return "selective";
+    case Recompute::kFull:
+      return "full";
   }
   return "?";
 }
 
-const char* to_string(Optimizer o) { return o == Optimizer::kAdam ? "adam" : "lamb"; }
+const char* to_string(Optimizer o) {
+  return o == Optimizer::kAdam ? "adam" : "lamb";
+}
 
-const char* to_string(Precision p) { return p == Precision::kBf16 ? "bf16" : "fp16"; }
+const char* to_string(Precision p) {
+  return p == Precision::kBf16 ? "bf16" : "fp16";
+}
 
 const char* to_string(Schedule s) {
   switch (s) {
-    case Schedule::kGpipe: return "gpipe";
-    case Schedule::kOneFOneB: return "1f1b";
-    case Schedule::kInterleaved: return "interleaved";
-    case Schedule::kZeroBubble: return "zero-bubble";
+    case Schedule::kGpipe:
+      return "gpipe";
+    case Schedule::kOneFOneB:
+      return "1f1b";
+    case Schedule::kInterleaved:
+      return "interleaved";
+    case Schedule::kZeroBubble:
+      return "zero-bubble";
   }
   return "?";
 }

@@ -36,7 +36,9 @@ struct ParallelPlan {
   std::vector<int> layer_split;  // layers per pipeline stage when uneven; empty = even
 
   std::int64_t gpus() const { return static_cast<std::int64_t>(tp) * pp * dp; }
-  std::int64_t micro_batches() const { return global_batch / (static_cast<std::int64_t>(dp) * micro_batch); }
+  std::int64_t micro_batches() const {
+    return global_batch / (static_cast<std::int64_t>(dp) * micro_batch);
+  }
 };
 
 // Throws InputError when the plan cannot run the model: heads % tp, kv_heads vs tp, ffn and

@@ -10,11 +10,15 @@
 namespace megasim::workload {
 namespace {
 
-double d(std::int64_t v) { return static_cast<double>(v); }
+double d(std::int64_t v) {
+  return static_cast<double>(v);
+}
 
 // Bytes per gradient element as reduced over DP: fp32 with bf16 (Megatron-LM sets
 // accumulate_allreduce_grads_in_fp32 for bf16), the training dtype otherwise.
-double grad_bytes(const ParallelPlan& p) { return p.precision == Precision::kBf16 ? 4.0 : 2.0; }
+double grad_bytes(const ParallelPlan& p) {
+  return p.precision == Precision::kBf16 ? 4.0 : 2.0;
+}
 
 Op comm_op(const std::string& name, Phase phase, CollectiveKind kind, Group group, double bytes) {
   Op op;
@@ -108,14 +112,14 @@ StageProgram build_stage(const ModelSpec& m, const ParallelPlan& p, int stage,
                          const GeneratorOptions& opts) {
   validate_plan(m, p);
   if (stage < 0 || stage >= p.pp) {
-    throw InputError(fmt::format("stage {} does not exist: pp = {} has stages 0 to {}", stage, p.pp,
-                                 p.pp - 1));
+    throw InputError(
+        fmt::format("stage {} does not exist: pp = {} has stages 0 to {}", stage, p.pp, p.pp - 1));
   }
   const detail::LayerContext c(m, p, opts);
   StageProgram sp;
   sp.stage = stage;
-  sp.pp_send_bytes = Bytes(d(c.tokens) * d(m.hidden) * c.elem /
-                           (p.sequence_parallel ? d(p.tp) : 1.0));
+  sp.pp_send_bytes =
+      Bytes(d(c.tokens) * d(m.hidden) * c.elem / (p.sequence_parallel ? d(p.tp) : 1.0));
   sp.parameters_per_rank = stage_parameters_per_rank(m, p, stage);
   for (int chunk = 0; chunk < p.vpp; ++chunk) {
     ChunkProgram ch;
@@ -133,10 +137,11 @@ StageProgram build_stage(const ModelSpec& m, const ParallelPlan& p, int stage,
   const std::int64_t params = sp.parameters_per_rank;
   const bool sharded = p.distributed_optimizer || p.zero3;
   if (p.dp > 1 && !p.zero3) {
-    add_buckets(sp.dp_gradient_comm,
-                p.distributed_optimizer ? "gradient reduce-scatter" : "gradient all-reduce",
-                p.distributed_optimizer ? CollectiveKind::kReduceScatter : CollectiveKind::kAllReduce,
-                params, bucket, grad_bytes(p));
+    add_buckets(
+        sp.dp_gradient_comm,
+        p.distributed_optimizer ? "gradient reduce-scatter" : "gradient all-reduce",
+        p.distributed_optimizer ? CollectiveKind::kReduceScatter : CollectiveKind::kAllReduce,
+        params, bucket, grad_bytes(p));
   }
   if (m.tied_embeddings && p.pp > 1 && (stage == 0 || stage == p.pp - 1)) {
     sp.dp_gradient_comm.push_back(comm_op("tied embedding gradient all-reduce", Phase::kOptimizer,
@@ -152,16 +157,16 @@ StageProgram build_stage(const ModelSpec& m, const ParallelPlan& p, int stage,
   // (Adam: moment updates 7, bias-corrected step 5, weight decay and update 4).
   const double owned = sharded ? d(params) / d(p.dp) : d(params);
   const double gb = grad_bytes(p);
-  sp.optimizer.push_back(memory_op("gradient norm", hw::MemoryKernel::kCopy, owned * gb, 0.0,
-                                   2.0 * owned));
+  sp.optimizer.push_back(
+      memory_op("gradient norm", hw::MemoryKernel::kCopy, owned * gb, 0.0, 2.0 * owned));
   if (p.optimizer == Optimizer::kAdam) {
     sp.optimizer.push_back(memory_op("adam", hw::MemoryKernel::kAdam, owned * (gb + 12.0),
                                      owned * (12.0 + c.elem), 16.0 * owned));
   } else {
     sp.optimizer.push_back(memory_op("lamb update", hw::MemoryKernel::kLamb, owned * (gb + 12.0),
                                      owned * 12.0, 16.0 * owned));
-    sp.optimizer.push_back(memory_op("lamb trust-ratio apply", hw::MemoryKernel::kLamb,
-                                     owned * 8.0, owned * (4.0 + c.elem), 6.0 * owned));
+    sp.optimizer.push_back(memory_op("lamb trust-ratio apply", hw::MemoryKernel::kLamb, owned * 8.0,
+                                     owned * (4.0 + c.elem), 6.0 * owned));
   }
   if (p.distributed_optimizer && !p.zero3 && p.dp > 1) {
     add_buckets(sp.dp_param_comm, "parameter all-gather", CollectiveKind::kAllGather, params,

@@ -7,7 +7,8 @@ using namespace megasim;
 using namespace megasim::workload;
 
 TEST_CASE("flops: MegaScale 175B model FLOPs per token equal the published formula") {
-  const ModelSpec m = io::load_model(std::string(MEGASIM_SOURCE_DIR) + "/models/gpt-175b-megascale.json");
+  const ModelSpec m =
+      io::load_model(std::string(MEGASIM_SOURCE_DIR) + "/models/gpt-175b-megascale.json");
   const double l = 96, h = 12288, s = 2048, v = 64000;
   // 72·l·h²·(1 + s/6h + V/16lh) = 1.04367e12 · (1 + 0.027778 + 0.003391) = 1.07620e12
   const double published = 72.0 * l * h * h * (1.0 + s / (6.0 * h) + v / (16.0 * l * h));
@@ -37,8 +38,8 @@ TEST_CASE("flops: GQA and SwiGLU closed forms on a tiny model solved by hand") {
   CHECK(lf.attention_core.value() == 4096.0);
   CHECK(lf.mlp.value() == 49152.0);
   const FlopsPerToken none = flops_per_token(m, Recompute::kNone);
-  CHECK(none.exact_model.value() == 3.0 * (147456.0 + 12800.0));    // 480768
-  CHECK(none.model.value() == 3.0 * 147456.0 + 2.25 * 12800.0);     // 471168
+  CHECK(none.exact_model.value() == 3.0 * (147456.0 + 12800.0));  // 480768
+  CHECK(none.model.value() == 3.0 * 147456.0 + 2.25 * 12800.0);   // 471168
   CHECK(none.hardware.value() == none.exact_model.value());
   // Causal: each query sees (16 + 1)/2 = 8.5 keys on average: core 4·8.5·64 = 2176.
   CHECK(none.useful.value() == 3.0 * (2.0 * (73728.0 - 4096.0 + 2176.0) + 12800.0));  // 469248
@@ -93,8 +94,9 @@ TEST_CASE("flops: op sums match with GQA replication sliding windows and unfused
     o.fused_attention = fused;
     const test::FlopSums s = test::sum_program(m, p, o);
     CHECK(s.model == doctest::Approx(flops_per_token(m).exact_model.value()).epsilon(1e-12));
-    CHECK(s.hardware ==
-          doctest::Approx(flops_per_token(m, Recompute::kSelective).hardware.value()).epsilon(1e-12));
+    CHECK(
+        s.hardware ==
+        doctest::Approx(flops_per_token(m, Recompute::kSelective).hardware.value()).epsilon(1e-12));
   }
   // Unfused attention computes every score: its kernels run the full s² the convention
   // charges without a window (4·16·64 per token, not 4·4·64).
@@ -106,4 +108,31 @@ TEST_CASE("flops: op sums match with GQA replication sliding windows and unfused
   unfused.fused_attention = false;
   CHECK(test::sum_program(m, p, unfused).kernel ==
         doctest::Approx(flops_per_token(m).exact_model.value()).epsilon(1e-12));
+}
+
+TEST_CASE("flops: Korthikanti et al. published MFU and HFU follow from the closed forms") {
+  // ../shared/validation/published_runs.json, rows korthikanti-*: iteration time with SP and
+  // selective recompute, MFU and HFU against 312 TFLOP/s per A100. MFU = exact model FLOPs
+  // per token × tokens per iteration / (time × GPUs × 312e12); e.g. 22B: 1.3959e11 × 8192 /
+  // (1.1 × 8 × 312e12) = 0.4165 (published 0.415).
+  struct Row {
+    const char* model;
+    double batch, gpus, seconds, mfu, hfu;
+  };
+  const Row rows[] = {{"korthikanti-22b", 4, 8, 1.10, 0.415, 0.437},
+                      {"korthikanti-175b", 64, 64, 13.75, 0.514, 0.528},
+                      {"korthikanti-530b", 280, 280, 37.83, 0.560, 0.570},
+                      {"korthikanti-1t", 512, 512, 71.49, 0.563, 0.570}};
+  for (const Row& r : rows) {
+    CAPTURE(r.model);
+    const ModelSpec m =
+        io::load_model(std::string(MEGASIM_SOURCE_DIR) + "/models/" + r.model + ".json");
+    const FlopsPerToken f = flops_per_token(m, Recompute::kSelective);
+    const double tokens = r.batch * static_cast<double>(m.seq);
+    const double peak = r.seconds * r.gpus * 312e12;
+    // The published figures carry three digits: allow 0.5% for their rounding.
+    CHECK(f.exact_model.value() * tokens / peak == doctest::Approx(r.mfu).epsilon(0.005));
+    CHECK(f.hardware_published.value() / f.exact_model.value() ==
+          doctest::Approx(r.hfu / r.mfu).epsilon(0.005));
+  }
 }

@@ -9,7 +9,8 @@
 using megasim::test::run_megasim;
 
 namespace {
-const std::string kScenario = std::string(MEGASIM_SOURCE_DIR) + "/scenarios/megascale-175b-12288.json";
+const std::string kScenario =
+    std::string(MEGASIM_SOURCE_DIR) + "/scenarios/megascale-175b-12288.json";
 }
 
 TEST_CASE("inspect: --json prints one object with the MFU FLOPs and every stage") {
@@ -32,12 +33,12 @@ TEST_CASE("inspect: a plan the model rejects exits 2 naming the numbers") {
 }
 
 TEST_CASE("inspect: a plan that does not fit the device exits 2 with the memory breakdown") {
-  const auto r = run_megasim("inspect " + kScenario +
-                             " --set plan.pp=1 --set plan.vpp=1 --set plan.dp=1536");
+  const auto r =
+      run_megasim("inspect " + kScenario + " --set plan.pp=1 --set plan.vpp=1 --set plan.dp=1536");
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("needs") != std::string::npos);
   CHECK(r.err.find("the device has 80.0 GiB") != std::string::npos);
-  const auto allowed = run_megasim("inspect " + kScenario +
-                                   " --set plan.pp=1 --set plan.vpp=1 --set plan.dp=1536 --allow-oom");
+  const auto allowed = run_megasim(
+      "inspect " + kScenario + " --set plan.pp=1 --set plan.vpp=1 --set plan.dp=1536 --allow-oom");
   CHECK(allowed.exit_code == 0);
 }

@@ -61,11 +61,13 @@ TEST_CASE("memory: per-layer activations match Korthikanti et al. Table 2 within
     const double tp_sp_selective = sbh * 34.0 / t;
     const double full = 2.0 * sbh;
 
-    CHECK(activation_bytes_per_layer(m, p).value() == doctest::Approx(tensor_parallel).epsilon(0.05));
+    CHECK(activation_bytes_per_layer(m, p).value() ==
+          doctest::Approx(tensor_parallel).epsilon(0.05));
     p.sequence_parallel = true;
     CHECK(activation_bytes_per_layer(m, p).value() == doctest::Approx(tp_sp).epsilon(0.05));
     p.recompute = Recompute::kSelective;
-    CHECK(activation_bytes_per_layer(m, p).value() == doctest::Approx(tp_sp_selective).epsilon(0.05));
+    CHECK(activation_bytes_per_layer(m, p).value() ==
+          doctest::Approx(tp_sp_selective).epsilon(0.05));
     p.sequence_parallel = false;
     CHECK(activation_bytes_per_layer(m, p).value() == doctest::Approx(tp_selective).epsilon(0.05));
     p.recompute = Recompute::kFull;
@@ -92,7 +94,8 @@ TEST_CASE("memory: GPT-3 175B's attention scores outweigh the rest of the layer"
   CHECK(activation_bytes_per_layer(m, p).value() / all == doctest::Approx(34.0 / 114.0));
 }
 
-TEST_CASE("memory: the first stage holds L layers with 1F1B and (1 + (p-1)/(pm)) more interleaved") {
+TEST_CASE(
+    "memory: the first stage holds L layers with 1F1B and (1 + (p-1)/(pm)) more interleaved") {
   // 1T: L = 128, p = 64, SP + selective: first stage holds 64 micro-batches × 2 layers.
   const ModelSpec t1 = model("korthikanti-1t");
   ParallelPlan p = korthikanti_plan("korthikanti-1t");

@@ -4,9 +4,13 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "engine/error.h"
+#include "run_command.h"
 #include "test_models.h"
 
 using namespace megasim;
@@ -35,7 +39,9 @@ const char* kGood = R"({"name": "x", "source": "test", "layers": 2, "hidden": 64
 
 TEST_CASE("model loader: every shipped model loads with a source and its file's name") {
   int n = 0;
-  for (const auto& e : std::filesystem::directory_iterator(std::string(MEGASIM_SOURCE_DIR) + "/models")) {
+  for (const auto& e :
+       std::filesystem::directory_iterator(std::string(MEGASIM_SOURCE_DIR) + "/models")) {
+    if (e.path().filename() == "schema.json") continue;
     CAPTURE(e.path().string());
     const workload::ModelSpec m = io::load_model(e.path());
     CHECK(m.name == e.path().stem().string());
@@ -48,13 +54,17 @@ TEST_CASE("model loader: every shipped model loads with a source and its file's 
 TEST_CASE("model loader: published parameter counts") {
   // GPT-3 175B: 12·l·h² + 13·l·h + (V + s)·h + 2h = 174.6e9 (Brown et al. report 175.0B).
   const auto gpt3 = io::load_model(std::string(MEGASIM_SOURCE_DIR) + "/models/gpt3-175b.json");
-  CHECK(static_cast<double>(workload::total_parameters(gpt3)) == doctest::Approx(174.6e9).epsilon(0.002));
+  CHECK(static_cast<double>(workload::total_parameters(gpt3)) ==
+        doctest::Approx(174.6e9).epsilon(0.002));
   // Llama 3 405B: 405.8e9 with untied embeddings of 128256 (Llama 3 paper: "405B").
-  const auto llama = io::load_model(std::string(MEGASIM_SOURCE_DIR) + "/models/llama3-405b-like.json");
-  CHECK(static_cast<double>(workload::total_parameters(llama)) == doctest::Approx(405.8e9).epsilon(0.002));
+  const auto llama =
+      io::load_model(std::string(MEGASIM_SOURCE_DIR) + "/models/llama3-405b-like.json");
+  CHECK(static_cast<double>(workload::total_parameters(llama)) ==
+        doctest::Approx(405.8e9).epsilon(0.002));
   // BLOOM: 176.2e9 (BigScience report: 176,247M).
   const auto bloom = io::load_model(std::string(MEGASIM_SOURCE_DIR) + "/models/bloom-176b.json");
-  CHECK(static_cast<double>(workload::total_parameters(bloom)) == doctest::Approx(176.25e9).epsilon(0.002));
+  CHECK(static_cast<double>(workload::total_parameters(bloom)) ==
+        doctest::Approx(176.25e9).epsilon(0.002));
 }
 
 TEST_CASE("model loader: strict keys and shape rules") {
@@ -74,4 +84,14 @@ TEST_CASE("model loader: strict keys and shape rules") {
   std::string act = kGood;
   act.replace(act.find("\"gelu\""), 6, "\"relu\"");
   CHECK(load_error(act).find("activation") != std::string::npos);
+}
+
+TEST_CASE("model loader: models/schema.json and the loader know the same keys") {
+  io::KeyLog log;
+  io::load_model(std::string(MEGASIM_SOURCE_DIR) + "/models/llama3-405b-like.json", &log);
+  const auto schema = nlohmann::json::parse(
+      test::read_all(std::string(MEGASIM_SOURCE_DIR) + "/models/schema.json"));
+  std::set<std::string> keys;
+  for (const auto& [k, v] : schema["properties"].items()) keys.insert(k);
+  CHECK(keys == std::set<std::string>(log.begin(), log.end()));
 }

@@ -78,9 +78,8 @@ TEST_CASE("ops: TP collectives of a sequence-parallel layer and their sizes") {
   CHECK(scatters == 2);
   CHECK(reduces == 0);
   // The QKV GEMM of one rank: 2048 tokens × (3·12288/8 = 4608) × 12288.
-  const auto qkv = std::find_if(fwd.begin(), fwd.end(), [](const Op* o) {
-    return o->name == "layer 2 attention qkv fwd";
-  });
+  const auto qkv = std::find_if(fwd.begin(), fwd.end(),
+                                [](const Op* o) { return o->name == "layer 2 attention qkv fwd"; });
   REQUIRE(qkv != fwd.end());
   const auto& g = std::get<hw::GemmShape>(*(*qkv)->kernel());
   CHECK(g.m == 2048);
@@ -121,19 +120,20 @@ TEST_CASE("ops: recompute ops open the backward of a chunk") {
     CHECK(ch.backward.front().phase == Phase::kRecompute);
     const auto first_bwd = std::find_if(ch.backward.begin(), ch.backward.end(),
                                         [](const Op& o) { return o.phase == Phase::kBackward; });
-    const bool all_recompute_first = std::all_of(ch.backward.begin(), first_bwd, [](const Op& o) {
-      return o.phase == Phase::kRecompute;
-    });
+    const bool all_recompute_first = std::all_of(
+        ch.backward.begin(), first_bwd, [](const Op& o) { return o.phase == Phase::kRecompute; });
     CHECK(all_recompute_first);
     CHECK(std::none_of(first_bwd, ch.backward.end(),
                        [](const Op& o) { return o.phase == Phase::kRecompute; }));
-    for (auto it = ch.backward.begin(); it != first_bwd; ++it) CHECK(it->model_flops.value() == 0.0);
+    for (auto it = ch.backward.begin(); it != first_bwd; ++it)
+      CHECK(it->model_flops.value() == 0.0);
   }
   p.recompute = Recompute::kNone;
   CHECK(build_stage(m, p, 2).chunks[1].backward.front().phase == Phase::kBackward);
 }
 
-TEST_CASE("ops: DP gradient buckets and the distributed optimizer all-gather cover every parameter") {
+TEST_CASE(
+    "ops: DP gradient buckets and the distributed optimizer all-gather cover every parameter") {
   const ModelSpec m = gpt175();
   const ParallelPlan p = megascale_plan();
   const StageProgram st = build_stage(m, p, 3);
@@ -185,7 +185,8 @@ TEST_CASE("ops: ZeRO-3 gathers each layer's parameters and scatters its gradient
 }
 
 TEST_CASE("ops: GQA shapes on a TP rank") {
-  const ModelSpec m = io::load_model(std::string(MEGASIM_SOURCE_DIR) + "/models/llama3-405b-like.json");
+  const ModelSpec m =
+      io::load_model(std::string(MEGASIM_SOURCE_DIR) + "/models/llama3-405b-like.json");
   ParallelPlan p;
   p.tp = 8;
   p.pp = 2;
@@ -203,6 +204,7 @@ TEST_CASE("ops: GQA shapes on a TP rank") {
       CHECK(a.seq == 8192);
       CHECK(a.causal);
     }
-    if (op.name == "layer 0 mlp fc1 fwd") CHECK(std::get<hw::GemmShape>(*op.kernel()).n == 2 * 6656);
+    if (op.name == "layer 0 mlp fc1 fwd")
+      CHECK(std::get<hw::GemmShape>(*op.kernel()).n == 2 * 6656);
   }
 }

@@ -69,8 +69,7 @@ TEST_CASE("plan: every invalid plan in the table gets its own error naming the n
 
   const BadPlan cases[] = {
       {"heads % tp", base, plan(3, 1, 1, 1, 1, 8), "heads 128 is not divisible by tp 3"},
-      {"kv_heads vs tp", gpt(4, 12, 4, 1200, 2048), plan(3, 1, 1, 1, 1, 8),
-       "kv_heads 4 and tp 3"},
+      {"kv_heads vs tp", gpt(4, 12, 4, 1200, 2048), plan(3, 1, 1, 1, 1, 8), "kv_heads 4 and tp 3"},
       {"ffn % tp", gpt(4, 8, 8, 1001, 2048), plan(8, 1, 1, 1, 1, 8),
        "ffn_hidden 1001 is not divisible by tp 8"},
       {"seq % tp with SP", gpt(4, 8, 8, 1024, 2046), sp_plan, "seq 2046 over tp 4"},
@@ -96,9 +95,11 @@ TEST_CASE("plan: every invalid plan in the table gets its own error naming the n
 }
 
 TEST_CASE("plan: the MegaScale plans and an uneven split validate") {
-  const ModelSpec m175 = io::load_model(std::string(MEGASIM_SOURCE_DIR) + "/models/gpt-175b-megascale.json");
+  const ModelSpec m175 =
+      io::load_model(std::string(MEGASIM_SOURCE_DIR) + "/models/gpt-175b-megascale.json");
   CHECK_NOTHROW(validate_plan(m175, plan(8, 8, 6, 192, 1, 6144)));
-  const ModelSpec m530 = io::load_model(std::string(MEGASIM_SOURCE_DIR) + "/models/gpt-530b-megascale.json");
+  const ModelSpec m530 =
+      io::load_model(std::string(MEGASIM_SOURCE_DIR) + "/models/gpt-530b-megascale.json");
   CHECK_NOTHROW(validate_plan(m530, plan(8, 35, 3, 1, 1, 280)));
   ParallelPlan uneven = plan(8, 2, 1, 1, 1, 8);
   uneven.layer_split = {46, 50};

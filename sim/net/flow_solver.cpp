@@ -4,7 +4,6 @@
 #include <cassert>
 #include <cmath>
 #include <limits>
-#include <tuple>
 #include <utility>
 
 namespace megasim::net {
@@ -169,33 +168,40 @@ void FlowSolver::solve() {
   for (std::uint32_t s : comp_flows) {
     update_remaining(flows_[s], now);
     flows_[s].frozen = false;
+    flows_[s].previous_rate = flows_[s].rate;
   }
   // Progressive filling: all unfrozen flows grow at one rate; the link with the least
   // remaining capacity per unit of unfrozen weight saturates first and freezes its flows.
-  using Candidate = std::tuple<double, LinkId, std::uint32_t>;  // share, link, version
+  // Freezing a flow at the current (lowest) level can only raise the share of the other links
+  // it crosses, so heap keys are lower bounds: a popped link whose share has grown since its
+  // key was pushed is pushed again with its current share (one entry per link, no decrease-key).
+  using Candidate = std::pair<double, LinkId>;  // share, link
   std::vector<Candidate> heap;
   heap.reserve(comp_links.size());
-  const auto push = [&heap](double share, LinkId l, std::uint32_t v) {
-    heap.emplace_back(share, l, v);
-    std::push_heap(heap.begin(), heap.end(), std::greater<>());
-  };
   for (LinkId l : comp_links) {
     LinkState& ls = links_[l];
     ls.rem = ls.capacity;
     ls.wsum = 0.0;
     for (const Entry& e : ls.flows) ls.wsum += flows_[e.flow].uses[e.use].weight;
-    ++ls.version;
-    if (ls.wsum > 0.0) push(ls.rem / ls.wsum, l, ls.version);
+    if (ls.wsum > 0.0) heap.emplace_back(ls.rem / ls.wsum, l);
   }
+  std::make_heap(heap.begin(), heap.end(), std::greater<>());
   double level = 0.0;
   while (!heap.empty()) {
     std::pop_heap(heap.begin(), heap.end(), std::greater<>());
-    const auto [share_in, l, version] = heap.back();
+    const auto [key, l] = heap.back();
     heap.pop_back();
-    if (links_[l].version != version) continue;
+    LinkState& ls = links_[l];
+    if (ls.wsum <= kTolerance) continue;  // every flow on it is frozen
+    const double share = std::max(0.0, ls.rem) / ls.wsum;
+    if (share > key * (1.0 + kTolerance) + kTolerance) {
+      heap.emplace_back(share, l);
+      std::push_heap(heap.begin(), heap.end(), std::greater<>());
+      continue;
+    }
     // Shares never fall as filling proceeds; rounding may make one look smaller.
-    level = std::max(level, share_in);
-    for (const Entry& e : links_[l].flows) {
+    level = std::max(level, share);
+    for (const Entry& e : ls.flows) {
       Flow& f = flows_[e.flow];
       if (f.frozen) continue;
       f.frozen = true;
@@ -204,14 +210,18 @@ void FlowSolver::solve() {
         LinkState& ul = links_[u.link];
         ul.rem -= u.weight * level;
         ul.wsum -= u.weight;
-        ++ul.version;
-        if (u.link != l && ul.wsum > kTolerance) push(std::max(0.0, ul.rem) / ul.wsum, u.link, ul.version);
       }
     }
   }
   for (std::uint32_t s : comp_flows) {
     Flow& f = flows_[s];
     assert(f.frozen && f.rate > 0.0 && "FlowSolver: a flow left the solve without a rate");
+    // A flow whose rate did not change (within kTolerance) keeps its finish time and heap slot:
+    // most flows of a large component are not affected by one arrival or departure.
+    if (f.heap_pos != kNotInHeap && std::abs(f.rate - f.previous_rate) <= kTolerance * f.previous_rate) {
+      f.rate = f.previous_rate;
+      continue;
+    }
     const double seconds = f.remaining / f.rate;
     f.finish_ns = now + static_cast<std::int64_t>(std::ceil(seconds * 1e9 - kTolerance));
     heap_set(s);

@@ -80,6 +80,7 @@ class FlowSolver {
     std::function<void()> on_done;
     double remaining = 0.0;  // bytes, as of last_ns
     double rate = 0.0;       // bytes per second
+    double previous_rate = 0.0;  // rate before the current solve
     std::int64_t last_ns = 0;
     std::int64_t finish_ns = 0;
     Time latency;
@@ -99,7 +100,6 @@ class FlowSolver {
     double rem = 0.0;
     double wsum = 0.0;
     std::uint32_t mark = 0;
-    std::uint32_t version = 0;
     bool dirty = false;
   };
   static constexpr std::uint32_t kNotInHeap = 0xffffffffu;

@@ -1,0 +1,181 @@
+// Collectives on the shipped clusters against the published bands and the scaling laws the
+// NCCL model implies; ECMP collisions against ideal spraying; contention between calls.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "collective/collective_engine.h"
+#include "engine/error.h"
+#include "io/cluster_loader.h"
+#include "io/collective_constants_reader.h"
+
+using namespace megasim;
+using collective::Algorithm;
+using collective::CollectiveCall;
+using collective::Op;
+using collective::Protocol;
+
+namespace {
+
+std::filesystem::path source(const std::string& rel) { return std::filesystem::path(MEGASIM_SOURCE_DIR) / rel; }
+
+struct Fixture {
+  explicit Fixture(const std::string& cluster, net::Routing routing = net::Routing::kEcmp)
+      : topology(io::load_cluster(source("topologies/" + cluster + ".json"))),
+        constants(io::read_collective_constants(source("calibrate/profiles/a100-sxm4-80gb.json"))),
+        solver(sim, topology, routing),
+        engine(sim, topology, solver, constants) {}
+  Simulator sim;
+  net::Topology topology;
+  hw::CollectiveConstants constants;
+  net::FlowSolver solver;
+  collective::CollectiveEngine engine;
+};
+
+CollectiveCall call(Op op, std::vector<int> gpus, double bytes, Algorithm a = Algorithm::kAuto,
+                    Protocol p = Protocol::kAuto) {
+  CollectiveCall c;
+  c.op = op;
+  c.gpus = std::move(gpus);
+  c.bytes = Bytes(bytes);
+  c.algorithm = a;
+  c.protocol = p;
+  return c;
+}
+
+double busbw_gbps(const CollectiveCall& c, Time t) {
+  return c.bytes.value() / t.to_seconds() * 1e-9 *
+         collective::bus_bandwidth_factor(c.op, static_cast<int>(c.gpus.size()));
+}
+
+}  // namespace
+
+TEST_CASE("nccl-tests bus bandwidth factors") {
+  CHECK(collective::bus_bandwidth_factor(Op::kAllReduce, 8) == doctest::Approx(1.75));
+  CHECK(collective::bus_bandwidth_factor(Op::kAllGather, 8) == doctest::Approx(0.875));
+  CHECK(collective::bus_bandwidth_factor(Op::kBroadcast, 8) == doctest::Approx(1.0));
+}
+
+TEST_CASE("one DGX A100: a 1 GiB all-reduce reaches the published 200-240 GB/s busbw") {
+  // NVLink 3: 300 GB/s per direction x 0.8 (NCCL's 20 of 25 GB/s per link) = 240 GB/s, capped
+  // at NCCL's 235 GB/s for SM80; the ring's latency (8.4 + 14 x 3.4 us) costs 0.7 % at 1 GiB.
+  Fixture f("dgx-a100-8");
+  const auto c = call(Op::kAllReduce, f.topology.pack_placement(8), 1073741824.0);
+  const auto p = f.engine.predict(c);
+  CHECK(p.algorithm == Algorithm::kRing);
+  CHECK(p.protocol == Protocol::kSimple);
+  const double bw = busbw_gbps(c, p.time);
+  CHECK(bw >= 200.0);
+  CHECK(bw <= 240.0);
+}
+
+TEST_CASE("across A100 nodes with 8 x 200G the large all-reduce approaches the NIC bound") {
+  // 16 MegaScale servers. NIC bound per node: 8 x 25 GB/s x 0.980 (RoCE payload at MTU 4096)
+  // = 196 GB/s of busbw; an 8 GiB ring pays ~2 x (15 x 9.6 + 112 x 3.4) x 1.9 us of latency
+  // (about 2 ms of 90 ms), so busbw lands within 5 % below the bound and never above it.
+  Fixture f("megascale-a100-12288");
+  const auto c = call(Op::kAllReduce, f.topology.pack_placement(128), 8589934592.0);
+  const auto p = f.engine.predict(c);
+  CHECK(p.algorithm == Algorithm::kRing);
+  const double bw = busbw_gbps(c, p.time);
+  CHECK(bw <= 196.0);
+  CHECK(bw >= 0.95 * 196.0 * 0.97);
+}
+
+TEST_CASE("small-message latency grows with log2 of nodes for tree and linearly for ring") {
+  Fixture f("megascale-a100-12288");
+  std::vector<double> tree, ring;
+  for (int nodes : {2, 4, 8, 16, 32}) {
+    const auto gpus = f.topology.pack_placement(nodes * 8);
+    tree.push_back(f.engine.predict(call(Op::kAllReduce, gpus, 8, Algorithm::kTree, Protocol::kLL)).time.to_us());
+    ring.push_back(f.engine.predict(call(Op::kAllReduce, gpus, 8, Algorithm::kRing, Protocol::kLL)).time.to_us());
+  }
+  // Tree: each doubling adds one level up and down, 2 x 5.0 us (NET LL hop): equal steps.
+  for (std::size_t i = 1; i + 1 < tree.size(); ++i)
+    CHECK(tree[i + 1] - tree[i] == doctest::Approx(tree[1] - tree[0]).epsilon(0.02));
+  CHECK(tree[1] - tree[0] == doctest::Approx(10.0).epsilon(0.02));
+  // Ring: 2(n-1) steps, so each doubling of nodes doubles the added latency.
+  for (std::size_t i = 1; i + 1 < ring.size(); ++i)
+    CHECK(ring[i + 1] - ring[i] == doctest::Approx(2.0 * (ring[i] - ring[i - 1])).epsilon(0.02));
+  CHECK(ring.back() > 2.0 * tree.back());
+}
+
+TEST_CASE("a cross-ToR ring is slower under ECMP hashing than under ideal spraying") {
+  // Servers alternate between two rail-switch groups (servers 0-31 and 64-95), so every ring
+  // edge between servers crosses the aggregation layer: per rail switch 32 servers x 2
+  // channels = 64 flows of 12.25 GB/s on 32 uplinks of 49 GB/s. Sprayed, every uplink is half
+  // full; hashed, some uplinks draw 5+ flows and slow their rings.
+  std::vector<int> gpus;
+  for (int s = 0; s < 32; ++s)
+    for (int group : {0, 64})
+      for (int l = 0; l < 8; ++l) gpus.push_back((group + s) * 8 + l);
+  double bw[2];
+  int i = 0;
+  for (auto routing : {net::Routing::kEcmp, net::Routing::kSpray}) {
+    Fixture f("megascale-a100-12288", routing);
+    const auto c = call(Op::kAllReduce, gpus, 1073741824.0, Algorithm::kRing, Protocol::kSimple);
+    bw[i++] = busbw_gbps(c, f.engine.predict(c).time);
+  }
+  MESSAGE("ECMP busbw " << bw[0] << " GB/s, spray " << bw[1] << " GB/s");
+  CHECK(bw[0] < 0.95 * bw[1]);
+}
+
+TEST_CASE("two all-reduces on the same GPUs contend for NVLink") {
+  // Alone, 1 GiB takes T; two at once share every NVLink port, so each takes about 2T less one
+  // latency term.
+  Fixture f("dgx-a100-8");
+  const auto c = call(Op::kAllReduce, f.topology.pack_placement(8), 1073741824.0, Algorithm::kRing,
+                      Protocol::kSimple);
+  const Time alone = f.engine.predict(c).time;
+  Time first, second;
+  f.engine.launch(c, [&] { first = f.sim.now(); });
+  f.engine.launch(c, [&] { second = f.sim.now(); });
+  f.sim.run();
+  CHECK(first.to_seconds() > 1.9 * alone.to_seconds());
+  CHECK(second.to_seconds() < 2.05 * alone.to_seconds());
+}
+
+TEST_CASE("NCCL-like choice: LL for tiny, Simple ring for huge, forced values kept") {
+  Fixture f("megascale-a100-12288");
+  const auto gpus = f.topology.pack_placement(64);
+  CHECK(f.engine.predict(call(Op::kAllReduce, gpus, 8)).protocol == Protocol::kLL);
+  const auto big = f.engine.predict(call(Op::kAllReduce, gpus, 8589934592.0));
+  CHECK(big.algorithm == Algorithm::kRing);
+  CHECK(big.protocol == Protocol::kSimple);
+  const auto forced = f.engine.predict(call(Op::kAllReduce, gpus, 8, Algorithm::kRing, Protocol::kSimple));
+  CHECK(forced.algorithm == Algorithm::kRing);
+  CHECK(forced.protocol == Protocol::kSimple);
+  CHECK_THROWS_AS(f.engine.predict(call(Op::kAllGather, gpus, 8, Algorithm::kTree)), InputError);
+}
+
+TEST_CASE("every operation completes and all-gather moves half an all-reduce") {
+  // Ring all-gather sends (n-1)/n x size per rank, all-reduce twice that: at 1 GiB on one node
+  // the all-gather takes about half as long.
+  Fixture f("dgx-a100-8");
+  const auto gpus = f.topology.pack_placement(8);
+  const double size = 1073741824.0;
+  const Time ar = f.engine.predict(call(Op::kAllReduce, gpus, size, Algorithm::kRing, Protocol::kSimple)).time;
+  const Time ag = f.engine.predict(call(Op::kAllGather, gpus, size, Algorithm::kRing, Protocol::kSimple)).time;
+  CHECK(ag.to_seconds() == doctest::Approx(ar.to_seconds() / 2).epsilon(0.02));
+  for (Op op : {Op::kReduceScatter, Op::kBroadcast, Op::kAllToAll, Op::kSendRecv}) {
+    CAPTURE(collective::to_string(op));
+    CHECK(f.engine.predict(call(op, gpus, 1 << 20)).time > Time::zero());
+  }
+}
+
+TEST_CASE("the constants reader is strict") {
+  const auto p = std::filesystem::temp_directory_path() / "megasim_bad_profile.json";
+  std::ifstream in(source("calibrate/profiles/a100-sxm4-80gb.json"));
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  text.replace(text.find("\"channels\""), 10, "\"chanels\"");
+  std::ofstream(p) << text;
+  try {
+    io::read_collective_constants(p);
+    FAIL("expected InputError");
+  } catch (const InputError& e) {
+    CHECK(std::string(e.what()).find("channels") != std::string::npos);
+  }
+}

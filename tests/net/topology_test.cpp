@@ -1,0 +1,159 @@
+// The shipped clusters load strictly and build; up-down routes are shortest paths in the graph;
+// ECMP is deterministic and spraying spreads a flow evenly.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <boost/graph/breadth_first_search.hpp>
+
+#include "engine/error.h"
+#include "io/cluster_loader.h"
+#include "net/topology.h"
+
+using namespace megasim;
+
+namespace {
+
+std::filesystem::path topo(const std::string& name) {
+  return std::filesystem::path(MEGASIM_SOURCE_DIR) / "topologies" / (name + ".json");
+}
+
+std::vector<int> bfs_distances(const net::Graph& g, int src) {
+  std::vector<int> d(boost::num_vertices(g), -1);
+  std::vector<std::size_t> queue{static_cast<std::size_t>(src)};
+  d[static_cast<std::size_t>(src)] = 0;
+  for (std::size_t i = 0; i < queue.size(); ++i) {
+    for (auto [e, end] = boost::out_edges(queue[i], g); e != end; ++e) {
+      const auto v = boost::target(*e, g);
+      if (d[v] < 0) {
+        d[v] = d[queue[i]] + 1;
+        queue.push_back(v);
+      }
+    }
+  }
+  return d;
+}
+
+std::string write_temp(const std::string& name, const std::string& text) {
+  const auto p = std::filesystem::temp_directory_path() / name;
+  std::ofstream(p) << text;
+  return p.string();
+}
+
+}  // namespace
+
+TEST_CASE("every shipped cluster loads and builds") {
+  for (const char* name : {"megascale-a100-12288", "selene-a100-4480", "llama3-h100-24576", "dgx-a100-8"}) {
+    CAPTURE(name);
+    const net::ClusterSpec spec = io::load_cluster(topo(name));
+    const net::Topology t(spec);
+    CHECK(t.gpus() == spec.gpus);
+    CHECK(boost::num_edges(t.graph()) == t.links().size());
+  }
+}
+
+TEST_CASE("MegaScale fabric has the switch counts its description implies") {
+  // 1536 servers; a rail switch takes 32 x 2 = 64 servers, so 24 groups x 8 rails = 192 ToRs;
+  // pods of 32 ToRs: 6 pods of 32 aggregation switches (64 - 32 uplinks each);
+  // each plane: 6 pods x 32 uplinks / 64 ports = 3 spines.
+  const net::Topology t(io::load_cluster(topo("megascale-a100-12288")));
+  CHECK(t.nodes() == 1536);
+  CHECK(t.tors() == 192);
+  CHECK(t.aggs_per_pod() == 32);
+  CHECK(t.spines_per_plane() == 3);
+  // GPUs + NVSwitches + NICs + ToRs + 6 x 32 aggregation + 32 x 3 spines.
+  CHECK(boost::num_vertices(t.graph()) == 12288u + 1536u + 12288u + 192u + 192u + 96u);
+  // 200G NIC at 98.0 % payload efficiency.
+  CHECK(t.link(0).capacity.value() == doctest::Approx(300e9 * 0.8));
+}
+
+TEST_CASE("up-down routes are shortest paths") {
+  const net::Topology t(io::load_cluster(topo("megascale-a100-12288")));
+  const std::vector<int> d = bfs_distances(t.graph(), 0);
+  std::vector<net::Hop> p;
+  // Same node: GPU -> NVSwitch -> GPU.
+  t.route(0, 5, -1, net::Routing::kEcmp, 0, p);
+  CHECK(p.size() == 2);
+  CHECK(d[5] == 2);
+  // Same rail ToR (servers 0 and 1): GPU -> NIC -> ToR -> NIC -> GPU.
+  t.route(0, 8, -1, net::Routing::kEcmp, 0, p);
+  CHECK(p.size() == 4);
+  CHECK(d[8] == 4);
+  // Same pod, other ToR group (server 64): + ToR -> agg -> ToR.
+  t.route(0, 64 * 8, -1, net::Routing::kEcmp, 0, p);
+  CHECK(p.size() == 6);
+  CHECK(d[64 * 8] == 6);
+  // Other pod (server 1535): + agg -> spine -> agg.
+  t.route(0, 12280, -1, net::Routing::kEcmp, 0, p);
+  CHECK(p.size() == 8);
+  CHECK(d[12280] == 8);
+}
+
+TEST_CASE("ECMP hashes deterministically and spraying spreads the flow evenly") {
+  const net::Topology t(io::load_cluster(topo("megascale-a100-12288")));
+  std::vector<net::Hop> a, b;
+  t.route(0, 12280, -1, net::Routing::kEcmp, 3, a);
+  t.route(0, 12280, -1, net::Routing::kEcmp, 3, b);
+  CHECK(a.size() == b.size());
+  for (std::size_t i = 0; i < a.size(); ++i) CHECK(a[i].link == b[i].link);
+  // Different entropy reaches more than one of the 32 uplinks.
+  std::map<net::LinkId, int> uplinks;
+  for (std::uint64_t e = 0; e < 64; ++e) {
+    t.route(0, 12280, -1, net::Routing::kEcmp, e, a);
+    ++uplinks[a[2].link];
+  }
+  CHECK(uplinks.size() > 8);
+  // Spray: 4 single links, 32 uplinks, 32 x 3 agg -> spine and back, 32 downlinks; the
+  // weights of the sprayed tiers sum to 4 (one per tier).
+  t.route(0, 12280, -1, net::Routing::kSpray, 0, a);
+  CHECK(a.size() == 4 + 32 + 2 * 96 + 32);
+  double w = 0.0;
+  for (const auto& h : a) w += h.weight;
+  CHECK(w == doctest::Approx(8.0).epsilon(1e-5));
+}
+
+TEST_CASE("PXN: a flow to another rail crosses NVLink to the rail's GPU first") {
+  // GPU 1 of server 0 to GPU 0 of server 1 leaves by rail 0: NVLink to GPU 0, then its NIC.
+  const net::Topology t(io::load_cluster(topo("megascale-a100-12288")));
+  std::vector<net::Hop> p;
+  t.route(1, 8, -1, net::Routing::kEcmp, 0, p);
+  REQUIRE(p.size() == 6);
+  CHECK(t.link(p[0].link).kind == net::LinkKind::kNvlink);
+  CHECK(t.link(p[1].link).kind == net::LinkKind::kNvlink);
+  CHECK(t.link(p[2].link).kind == net::LinkKind::kPcie);
+}
+
+TEST_CASE("placement packs consecutive servers or spreads whole servers") {
+  const net::Topology t(io::load_cluster(topo("megascale-a100-12288")));
+  const auto packed = t.pack_placement(16);
+  CHECK(packed.back() == 15);
+  const auto spread = t.spread_placement(16);
+  CHECK(spread[8] == 768 * 8);  // 2 servers over 1536: stride 768
+  CHECK_THROWS_AS(t.pack_placement(20000), InputError);
+  CHECK_THROWS_AS(t.spread_placement(12), InputError);
+}
+
+TEST_CASE("cluster loader rejects unknown keys and fabrics that cannot hold the cluster") {
+  std::string text = R"({"name":"x","source":"s","gpus":16,
+    "node":{"source":"s","gpus":8,"gpu":"a100-sxm4-80gb","nvlink_gbps_per_gpu":2400,"nvlink_efficiency":0.8,
+            "nvlink_latency_ns":100,"nics":8,"nic_gbps":200,"nic_efficiency":0.98,"pcie_gbps":252,"pcie_latency_ns":500},
+    "fabric":{"source":"s","tiers":2,"wiring":"rail","switch_radix":64,"port_gbps":400,"port_split":2,
+              "tor_down_ports":32,"pod_tors":32,"link_efficiency":0.98,"hop_latency_ns":600,"tiers_":1}})";
+  try {
+    io::load_cluster(write_temp("megasim_bad_cluster.json", text));
+    FAIL("expected InputError");
+  } catch (const InputError& e) {
+    CHECK(std::string(e.what()).find("fabric.tiers_") != std::string::npos);
+    CHECK(std::string(e.what()).find("tiers") != std::string::npos);
+  }
+  // A 400G NIC on a split 200G port.
+  std::string too_fast = text;
+  too_fast.replace(too_fast.find(",\"tiers_\":1"), 11, "");
+  too_fast.replace(too_fast.find("\"nic_gbps\":200"), 14, "\"nic_gbps\":400");
+  const auto spec = io::load_cluster(write_temp("megasim_fast_nic.json", too_fast));
+  CHECK_THROWS_AS(net::Topology{spec}, InputError);
+}

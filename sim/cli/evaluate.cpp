@@ -12,6 +12,7 @@
 #include "io/device_profile_loader.h"
 #include "io/model_loader.h"
 #include "io/reliability_loader.h"
+#include "io/system_loader.h"
 #include "net/topology.h"
 #include "run/run_report.h"
 
@@ -38,7 +39,12 @@ double seconds(Time t) { return t.to_seconds(); }
 
 step::SystemOptions system_options(const io::Scenario& s, std::int64_t model_window) {
   const auto& o = s.optimizations;
-  step::SystemOptions sys = step::preset_options(o.preset);
+  step::SystemOptions sys = io::load_system_preset(o.preset);
+  if (o.attention) {
+    sys.attention = *o.attention == "unfused"    ? step::AttentionKernel::kUnfused
+                    : *o.attention == "flash-v1" ? step::AttentionKernel::kFlashV1
+                                                 : step::AttentionKernel::kFlashV2;
+  }
   const auto set = [](bool& field, const std::optional<bool>& v) {
     if (v) field = *v;
   };
@@ -163,6 +169,9 @@ nlohmann::json to_json(const Evaluation& e) {
         {"bubble", seconds(b.bubble)}, {"optimizer", seconds(b.optimizer)},
         {"other", seconds(b.other)}}},
       {"critical_stage", p.critical_stage},
+      {"kernel_time_s",
+       {{"gemm", seconds(p.kernel_gemm)}, {"attention", seconds(p.kernel_attention)},
+        {"memory_bound", seconds(p.kernel_memory_bound)}}},
       {"memory_per_stage", memory},
       {"costs", {{"source", p.cost_source}, {"measured_share", p.measured_share}}},
       {"simulation",

@@ -69,6 +69,9 @@ struct GemmModelParams {
   std::vector<GemmTile> tiles;  // never empty once loaded
   Time launch_overhead = Time::zero();
   std::vector<GemmSizeClass> classes;  // ascending max_flops; never empty once loaded
+  // Short reduction dimensions run below the class efficiency: it is scaled by k / (k + k_half)
+  // (each tile's prologue and epilogue are amortised over a k-long main loop). 0 = no effect.
+  double k_half = 0.0;
   bool fitted = false;  // efficiencies fitted to this device's measurements, not stated
   std::string source;
 
@@ -78,8 +81,10 @@ struct GemmModelParams {
 // Fused (flash-style) attention reaches these fractions of the dense tensor peak; the
 // unfused path is priced as its two batched GEMMs and the softmax's memory passes.
 struct AttentionModelParams {
-  double fused_forward_efficiency = 1.0;
+  double fused_forward_efficiency = 1.0;   // FlashAttention-2
   double fused_backward_efficiency = 1.0;
+  // The first FlashAttention; unset, it is taken to run as fast as FlashAttention-2.
+  std::optional<double> flash_v1_forward_efficiency, flash_v1_backward_efficiency;
   bool fitted = false;
   std::string source;
 };

@@ -38,6 +38,8 @@ struct AttentionShape {
   std::int64_t window = 0;
   bool backward = false;
   bool fused = true;
+  // Generation of the fused kernel: 1 = FlashAttention (Dao et al. 2022), 2 = FlashAttention-2.
+  int flash_version = 2;
   DType dtype = DType::kBf16;
 
   // Query-key pairs actually computed (causal halves them; a window caps them).

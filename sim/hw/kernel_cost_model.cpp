@@ -74,7 +74,10 @@ Time KernelCostModel::model_gemm_compute_time(const GemmShape& g, double efficie
 }
 
 Time KernelCostModel::model_gemm_time(const GemmShape& g) const {
-  const Time compute = model_gemm_compute_time(g, profile_.gemm.efficiency_for(g.flops()));
+  const double k = static_cast<double>(g.k);
+  const double k_factor = k / (k + profile_.gemm.k_half);
+  const Time compute =
+      model_gemm_compute_time(g, profile_.gemm.efficiency_for(g.flops()) * k_factor);
   const Time memory = model_memory_time(g.bytes_moved());
   return std::max(compute, memory) + profile_.gemm.launch_overhead;
 }
@@ -132,8 +135,14 @@ KernelCost KernelCostModel::attention(const AttentionShape& a) const {
     // hardware work is 2.5× the forward's, while AttentionShape counts 2× (model FLOPs).
     // Published fused-backward efficiencies are quoted against the 2.5× count.
     const double hw_scale = a.backward ? 2.5 / 2.0 : 1.0;
-    const double eff = a.backward ? profile_.attention.fused_backward_efficiency
-                                  : profile_.attention.fused_forward_efficiency;
+    const auto& am = profile_.attention;
+    const bool v1 = a.flash_version == 1;
+    const double eff = a.backward ? (v1 ? am.flash_v1_backward_efficiency.value_or(
+                                              am.fused_backward_efficiency)
+                                        : am.fused_backward_efficiency)
+                                  : (v1 ? am.flash_v1_forward_efficiency.value_or(
+                                              am.fused_forward_efficiency)
+                                        : am.fused_forward_efficiency);
     const double compute = a.flops().value() * hw_scale / (peak.value() * eff);
     const double memory = model_memory_time(a.bytes_moved()).to_seconds();
     return {Time::from_seconds(std::max(compute, memory)) + profile_.gemm.launch_overhead,

@@ -101,6 +101,7 @@ hw::GemmModelParams read_gemm_model(JsonReader r) {
     c.finish();
   }
   if (g.classes.empty()) r.fail("size_classes", "needs at least one size class");
+  g.k_half = r.number_or("k_half", 0.0, 0.0, 1e6);
   g.fitted = r.boolean_or("fitted", false);
   g.source = required_source(r);
   r.finish();
@@ -237,6 +238,9 @@ LoadedDeviceProfile parse_device_profile(const Json& doc, const std::string& ori
     JsonReader a = r.object("attention_model");
     p.attention.fused_forward_efficiency = a.number("fused_forward_efficiency", 0.01, 1.0);
     p.attention.fused_backward_efficiency = a.number("fused_backward_efficiency", 0.01, 1.0);
+    p.attention.flash_v1_forward_efficiency = a.optional_number("flash_v1_forward_efficiency", 0.01, 1.0);
+    p.attention.flash_v1_backward_efficiency =
+        a.optional_number("flash_v1_backward_efficiency", 0.01, 1.0);
     p.attention.fitted = a.boolean_or("fitted", false);
     p.attention.source = required_source(a);
     a.finish();
@@ -316,12 +320,19 @@ Json device_profile_to_json(const hw::DeviceProfile& p) {
   j["gemm_model"] = {{"tiles", tiles},
                      {"launch_overhead_us", p.gemm.launch_overhead.to_us()},
                      {"size_classes", classes},
+                     {"k_half", p.gemm.k_half},
                      {"fitted", p.gemm.fitted},
                      {"source", p.gemm.source}};
   j["attention_model"] = {{"fused_forward_efficiency", p.attention.fused_forward_efficiency},
                           {"fused_backward_efficiency", p.attention.fused_backward_efficiency},
                           {"fitted", p.attention.fitted},
                           {"source", p.attention.source}};
+  if (p.attention.flash_v1_forward_efficiency) {
+    j["attention_model"]["flash_v1_forward_efficiency"] = *p.attention.flash_v1_forward_efficiency;
+  }
+  if (p.attention.flash_v1_backward_efficiency) {
+    j["attention_model"]["flash_v1_backward_efficiency"] = *p.attention.flash_v1_backward_efficiency;
+  }
   j["memory_model"] = {{"bandwidth_efficiency", p.memory_model.bandwidth_efficiency},
                        {"launch_overhead_us", p.memory_model.launch_overhead.to_us()},
                        {"fitted", p.memory_model.fitted},

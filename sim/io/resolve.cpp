@@ -12,6 +12,7 @@ const char* data_kind_name(DataKind kind) {
     case DataKind::kModel: return "model";
     case DataKind::kCluster: return "cluster";
     case DataKind::kDevice: return "device";
+    case DataKind::kSystem: return "system";
   }
   return "data";
 }
@@ -19,9 +20,11 @@ const char* data_kind_name(DataKind kind) {
 std::vector<fs::path> builtin_data_dirs(DataKind kind) {
   const char* sub = kind == DataKind::kModel     ? "models"
                     : kind == DataKind::kCluster ? "topologies"
+                    : kind == DataKind::kSystem  ? "systems"
                                                  : "profiles";
   const fs::path source = kind == DataKind::kModel     ? MEGASIM_SOURCE_DIR "/models"
                           : kind == DataKind::kCluster ? MEGASIM_SOURCE_DIR "/topologies"
+                          : kind == DataKind::kSystem  ? MEGASIM_SOURCE_DIR "/systems"
                                                        : MEGASIM_SOURCE_DIR "/calibrate/profiles";
   return {source, fs::path(MEGASIM_SHARE_DIR) / sub};
 }

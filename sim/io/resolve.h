@@ -13,7 +13,7 @@
 
 namespace megasim::io {
 
-enum class DataKind { kModel, kCluster, kDevice };
+enum class DataKind { kModel, kCluster, kDevice, kSystem };
 
 const char* data_kind_name(DataKind kind);
 // The built-in folders searched for `kind`, in order.

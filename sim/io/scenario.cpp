@@ -88,6 +88,11 @@ OptimizationSpec read_optimizations(JsonReader r) {
   o.misc = r.optional_boolean("misc");
   o.lamb = r.optional_boolean("lamb");
   o.attention_window = r.optional_integer("attention_window", 1, 1 << 24);
+  if (r.has("attention")) {
+    o.attention = r.choice("attention", {"unfused", "flash-v1", "flash-v2"});
+  } else {
+    r.ignore("attention");
+  }
   r.finish();
   return o;
 }

@@ -24,6 +24,7 @@ struct OptimizationSpec {
   std::optional<bool> parallel_block, sliding_window, tp_overlap, pp_overlap, dp_overlap,
       efficient_operators, misc, lamb;
   std::optional<std::int64_t> attention_window;  // tokens, for sliding_window
+  std::optional<std::string> attention;          // unfused | flash-v1 | flash-v2
 };
 
 // A share of hosts slower than the rest (simulated with every rank).

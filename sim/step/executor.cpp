@@ -39,6 +39,7 @@ struct Unit {
   Time rate_since;
   EventId done_event;
   Wait waiting = Wait::kNone;
+  bool recv_synced = false;  // the blocking receive of the next pass has been paid
   Time wait_since;
   int phase = 0;  // 0 start, 1 passes, 2 wait RS, 3 optimizer, 4 all-gather, 5 done
 
@@ -185,6 +186,14 @@ class Executor {
       }
       if (p.pass == Pass::kForward && !u.ag_done[p.chunk]) return begin_wait(u, Wait::kAllGather);
       end_wait(u, producer_finish);
+      if (dep.found && dep.crosses_stages && !cfg_.pp_overlap && !u.recv_synced &&
+          cfg_.blocking_p2p_overhead > Time::zero()) {
+        // Megatron-LM's blocking receive: the host synchronises before the pass is launched.
+        u.recv_synced = true;
+        u.stats.pp_exposed += cfg_.blocking_p2p_overhead;
+        return run_compute(i, cfg_.blocking_p2p_overhead, false, "pp recv (blocking)");
+      }
+      u.recv_synced = false;
       const StageCosts& c = costs_[u.s];
       const auto& t = p.pass == Pass::kForward    ? c.forward
                       : p.pass == Pass::kBackward ? c.backward
@@ -310,18 +319,27 @@ class Executor {
       u.pp_producer_finish.push_back(sim_.now().ns());
       start_pp(i);
     } else {
-      // Megatron-LM: the send occupies the sender's compute stream until delivered.
-      u.stats.pp_exposed += transfer;
+      // Megatron-LM: the send occupies the sender's compute stream until delivered, and then
+      // for the host's synchronisation.
+      const Time overhead = cfg_.blocking_p2p_overhead;
+      u.stats.pp_exposed += transfer + overhead;
       const std::int64_t produced = sim_.now().ns();
       u.busy = true;
       u.interferable = false;
       const Time start = sim_.now();
-      sim_.after(transfer, [this, i, to, key, produced, start] {
-        Unit& sender = units_[i];
-        sender.busy = false;
-        record(sender, "compute", "pp send (blocking)", start, sim_.now(), to);
+      sim_.after(transfer, [this, i, to, key, produced, start, overhead] {
         deliver(to, key, produced);
-        try_compute(i);
+        const auto release = [this, i, to, start] {
+          Unit& sender = units_[i];
+          sender.busy = false;
+          record(sender, "compute", "pp send (blocking)", start, sim_.now(), to);
+          try_compute(i);
+        };
+        if (overhead > Time::zero()) {
+          sim_.after(overhead, release);
+        } else {
+          release();
+        }
       });
     }
   }

@@ -49,6 +49,9 @@ struct StageCosts {
 struct ExecutorConfig {
   bool pp_overlap = false;
   bool dp_overlap = false;
+  // Without pp_overlap: host-side cost of each blocking exchange, paid by the sender after its
+  // transfer and by the receiver before the pass that consumes it.
+  Time blocking_p2p_overhead;
   double interference = 0.0;  // fractional compute slowdown beside PP/DP communication
   bool full = false;          // every rank, rather than one per stage
   int tp = 1, dp = 1;

@@ -36,13 +36,13 @@ bool is_weight_grad(const Op& op) {
 
 }  // namespace
 
-SystemOptions preset_options(const std::string& preset) {
-  SystemOptions s;
-  s.preset = preset;
-  const bool on = preset == "megascale";
-  s.parallel_block = s.sliding_window = s.tp_overlap = s.pp_overlap = s.dp_overlap =
-      s.efficient_operators = s.misc = s.lamb = on;
-  return s;
+const char* to_string(AttentionKernel k) {
+  switch (k) {
+    case AttentionKernel::kUnfused: return "unfused";
+    case AttentionKernel::kFlashV1: return "flash-v1";
+    case AttentionKernel::kFlashV2: return "flash-v2";
+  }
+  return "?";
 }
 
 Pricer::Pricer(const net::Topology& topology, std::vector<int> placement,
@@ -147,13 +147,17 @@ Time Pricer::pass_time(const std::vector<Op>& ops, bool backward, PricingTally& 
   std::vector<Time> cost(n);
   for (std::size_t i = 0; i < n; ++i) {
     const Op& op = ops[i];
-    if (const auto* k = op.kernel()) {
-      const hw::KernelCost kc = kernels_.cost(*k);
+    if (const auto* shape = op.kernel()) {
+      hw::KernelShape k = *shape;
+      if (auto* a = std::get_if<hw::AttentionShape>(&k)) {
+        a->flash_version = system_.attention_kernel() == AttentionKernel::kFlashV1 ? 1 : 2;
+      }
+      const hw::KernelCost kc = kernels_.cost(k);
       cost[i] = kc.time;
       tally.priced += kc.time;
       if (kc.source == hw::CostSource::kMeasured) tally.measured += kc.time;
-      if (std::holds_alternative<hw::GemmShape>(*k)) tally.gemm += kc.time;
-      else if (std::holds_alternative<hw::AttentionShape>(*k)) tally.attention += kc.time;
+      if (std::holds_alternative<hw::GemmShape>(k)) tally.gemm += kc.time;
+      else if (std::holds_alternative<hw::AttentionShape>(k)) tally.attention += kc.time;
       else tally.memory_bound += kc.time;
     } else {
       const workload::CommOp& c = *op.comm();

@@ -70,7 +70,7 @@ StepPrediction predict_step(const StepRequest& r, const net::Topology& topology,
   if (r.system.lamb) run_plan.optimizer = workload::Optimizer::kLamb;
 
   workload::GeneratorOptions gen;
-  gen.fused_attention = r.system.efficient_operators;
+  gen.fused_attention = r.system.attention_kernel() != AttentionKernel::kUnfused;
   const std::vector<workload::StageProgram> program = workload::build_program(model, run_plan, gen);
 
   StepPrediction out;
@@ -90,6 +90,7 @@ StepPrediction predict_step(const StepRequest& r, const net::Topology& topology,
   ExecutorConfig cfg;
   cfg.pp_overlap = r.system.pp_overlap;
   cfg.dp_overlap = r.system.dp_overlap;
+  cfg.blocking_p2p_overhead = r.system.blocking_p2p_overhead;
   cfg.interference = kernels.profile().interference.compute_slowdown - 1.0;
   cfg.tp = plan.tp;
   cfg.dp = plan.dp;
@@ -137,6 +138,10 @@ StepPrediction predict_step(const StepRequest& r, const net::Topology& topology,
   // A GPU of the critical stage: its compute time split by what the kernels were, its exposed
   // communication, and idle time.
   const PricingTally& t = tallies[ex.critical_stage];
+  const std::int64_t m = plan.micro_batches();
+  out.kernel_gemm = t.gemm * m;
+  out.kernel_attention = t.attention * m;
+  out.kernel_memory_bound = t.memory_bound * m;
   const double kernel_total = static_cast<double>((t.gemm + t.attention + t.memory_bound).ns());
   const double compute = static_cast<double>((b.compute + b.optimizer).ns());
   const double gemm_share =

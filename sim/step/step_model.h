@@ -54,6 +54,9 @@ struct StepPrediction {
   std::vector<workload::MemoryEstimate> memory;  // per stage
   double measured_share = 0.0;  // of compute time priced from measured kernel tables
   std::string cost_source;      // "measured", "fitted" or "roofline": the profile's main answer
+  // Kernel time of one step on a GPU of the critical stage, by kind (standalone prices,
+  // before interference; the optimizer step not included).
+  Time kernel_gemm, kernel_attention, kernel_memory_bound;
   // How a GPU of the critical stage spends the step (sums to step_time).
   Time gemm_time, memory_bound_time, comm_only_time, idle_time;
   std::int64_t gpus = 0;

@@ -1,13 +1,18 @@
 // How the training system runs a plan: Megatron-LM's placement of communication or
 // MegaScale's, and each optimisation of MegaScale's Table 3 (NSDI'24) as its own switch.
-// Resolved from a scenario's `optimizations` section: a preset gives every switch a value and
-// an explicit switch overrides it.
+// A preset (systems/NAME.json, loaded by io::load_system_preset) gives every switch and the
+// system's own constants; a scenario's `optimizations` section overrides switches.
 #pragma once
 
 #include <cstdint>
 #include <string>
 
+#include "engine/time.h"
+
 namespace megasim::step {
+
+enum class AttentionKernel { kUnfused, kFlashV1, kFlashV2 };
+const char* to_string(AttentionKernel k);
 
 struct SystemOptions {
   std::string preset = "megatron-lm";
@@ -17,12 +22,17 @@ struct SystemOptions {
   bool tp_overlap = false;           // forward TP collectives fused into adjacent GEMMs
   bool pp_overlap = false;           // PP send/recv on their own stream
   bool dp_overlap = false;           // per-chunk reduce-scatter, prefetched all-gather
-  bool efficient_operators = false;  // fused (flash) attention instead of unfused BMM+softmax
+  bool efficient_operators = false;  // FlashAttention-2 (whatever `attention` says)
   bool misc = false;                 // data pipeline: not modelled (no published cost)
   bool lamb = false;                 // LAMB optimizer step instead of Adam
-};
+  AttentionKernel attention = AttentionKernel::kFlashV1;  // without efficient_operators
+  // Host-side cost of each blocking point-to-point exchange (Megatron-LM synchronises the
+  // device after batch_isend_irecv), paid by the sender and the receiver when !pp_overlap.
+  Time blocking_p2p_overhead;
 
-// The switches of a preset ("megatron-lm": all off; "megascale": all on).
-SystemOptions preset_options(const std::string& preset);
+  AttentionKernel attention_kernel() const {
+    return efficient_operators ? AttentionKernel::kFlashV2 : attention;
+  }
+};
 
 }  // namespace megasim::step

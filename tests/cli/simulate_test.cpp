@@ -30,7 +30,10 @@ TEST_CASE("cli: simulate --json prints exactly one JSON object and nothing else"
   CHECK(r.err.empty());
   const auto doc = nlohmann::json::parse(r.out);  // throws if anything else was printed
   CHECK(doc.is_object());
-  CHECK(doc["scenario"]["plan"]["gpus"] == 12288);
+  CHECK(doc["plan"]["gpus"] == 12288);
+  CHECK(doc["step_time_s"].get<double>() > 0.0);
+  CHECK(doc["mfu"].get<double>() > 0.0);
+  CHECK(doc["mfu"].get<double>() < 1.0);
 }
 
 TEST_CASE("cli: --set reaches the scenario") {
@@ -38,7 +41,7 @@ TEST_CASE("cli: --set reaches the scenario") {
                        " --set plan.dp=4 --set plan.global_batch=768");
   REQUIRE(r.exit_code == 0);
   const auto doc = nlohmann::json::parse(r.out);
-  CHECK(doc["scenario"]["plan"]["gpus"] == 256);
+  CHECK(doc["plan"]["gpus"] == 256);
 }
 
 TEST_CASE("cli: same scenario gives byte-identical output") {

@@ -149,13 +149,15 @@ TEST_CASE("a100 datasheet profile gives cuBLAS-like GEMM throughput") {
     return g.flops().value() / model.gemm(g).time.to_seconds() / 1e12;
   };
   // MegaScale 175B QKV on TP 8: 2048 tokens x 4608 x 12288. 288 tiles of 128x256 on 108 SMs →
-  // 3 waves (89 % full) × 0.86 × 312 = 238.6 TFLOP/s, less 2 us launch gap → about 236.
+  // 3 waves (89 % full) × 0.86 × 312 = 238.6 TFLOP/s, times the k factor 12288 / (12288 +
+  // k_half) (k_half about 600: 0.95), less a 2 us launch gap → about 225.
   const double qkv = tflops(gemm(2048, 4608, 12288));
-  CHECK(qkv > 230.0);
+  CHECK(qkv > 215.0);
   CHECK(qkv < 270.0);
-  // 8192³ fills 19 waves almost exactly: near the 268 TFLOP/s best published.
+  // 8192³ fills 19 waves almost exactly: within 10 % of the 268 TFLOP/s best published (the
+  // k factor 8192 / (8192 + k_half) takes about 7 % off the full-wave efficiency).
   const double big = tflops(gemm(8192, 8192, 8192));
-  CHECK(big > 255.0);
+  CHECK(big > 241.0);
   CHECK(big < 272.0);
   // A small GEMM is far from peak.
   CHECK(tflops(gemm(256, 256, 256)) < 60.0);

@@ -1,0 +1,52 @@
+#include "io/system_loader.h"
+
+#include "engine/error.h"
+#include "io/json_reader.h"
+#include "io/resolve.h"
+
+namespace megasim::io {
+
+step::SystemOptions load_system_file(const std::filesystem::path& file) {
+  const Json doc = parse_json_file(file);
+  JsonReader r(doc, "", file.string());
+  step::SystemOptions s;
+  r.ignore("$schema");
+  s.preset = r.string("name");
+  r.string("source");
+  {
+    JsonReader w = r.object("switches");
+    s.parallel_block = w.boolean_or("parallel_block", false);
+    s.sliding_window = w.boolean_or("sliding_window", false);
+    s.tp_overlap = w.boolean_or("tp_overlap", false);
+    s.pp_overlap = w.boolean_or("pp_overlap", false);
+    s.dp_overlap = w.boolean_or("dp_overlap", false);
+    s.efficient_operators = w.boolean_or("efficient_operators", false);
+    s.misc = w.boolean_or("misc", false);
+    s.lamb = w.boolean_or("lamb", false);
+    w.finish();
+  }
+  {
+    JsonReader a = r.object("attention");
+    const std::string k = a.choice("kernel", {"unfused", "flash-v1", "flash-v2"});
+    s.attention = k == "unfused"    ? step::AttentionKernel::kUnfused
+                  : k == "flash-v1" ? step::AttentionKernel::kFlashV1
+                                    : step::AttentionKernel::kFlashV2;
+    a.string("source");
+    a.finish();
+  }
+  {
+    JsonReader p = r.object("blocking_p2p_overhead");
+    s.blocking_p2p_overhead = Time::from_us(p.number("us", 0.0, 1e6));
+    p.string("source");
+    p.finish();
+  }
+  r.finish();
+  return s;
+}
+
+step::SystemOptions load_system_preset(const std::string& name) {
+  return load_system_file(resolve_data_file(name, DataKind::kSystem, MEGASIM_SOURCE_DIR "/systems",
+                                            "optimizations.preset", "preset"));
+}
+
+}  // namespace megasim::io

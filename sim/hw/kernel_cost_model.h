@@ -14,6 +14,10 @@
 // The model copies the profile it is built from; it is immutable and thread-safe.
 #pragma once
 
+#include <array>
+#include <map>
+#include <vector>
+
 #include "engine/time.h"
 #include "hw/device_profile.h"
 #include "hw/kernel.h"
@@ -52,7 +56,20 @@ class KernelCostModel {
  private:
   CostSource model_source(bool fitted) const;
 
+  // The measured GEMMs of one dtype, prepared once: log2 of (m, n, k·batch), the log of the
+  // measured/model ratio, and the box they span.
+  struct GemmRow {
+    std::array<double, 3> at;
+    double log_ratio;
+    std::size_t index;  // into profile_.gemm_table (an index, so copies stay valid)
+  };
+  struct GemmTable {
+    std::vector<GemmRow> rows;
+    std::array<double, 3> lo, hi;
+  };
+
   DeviceProfile profile_;
+  std::map<DType, GemmTable> gemm_tables_;
 };
 
 }  // namespace megasim::hw

@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <optional>
 
 #include "engine/error.h"
 #include "hw/kernel_cost_model.h"
@@ -174,4 +175,13 @@ TEST_CASE("a100 power figures respect TDP and the DGX A100 system maximum") {
   CHECK(p.power.idle < p.power.communication);
   CHECK(p.power.communication < p.power.memory);
   CHECK(p.power.memory <= p.power.gemm);
+}
+
+TEST_CASE("a copied model keeps its measured table") {
+  hw::DeviceProfile p = toy();
+  p.gemm_table.push_back({gemm(256, 256, 1024), Time::from_ns(4027)});
+  std::optional<hw::KernelCostModel> original(std::in_place, p);
+  const hw::KernelCostModel copy = *original;
+  original.reset();
+  CHECK(copy.gemm(gemm(256, 256, 1024)).time.ns() == 4027);
 }

@@ -78,33 +78,53 @@ void measure_memory(hw::DeviceProfile& p, const Budget& b, bool quick,
   cudaStream_t stream = nullptr;
   MEGASIM_CUDA_CHECK(cudaStreamCreate(&stream));
   for (std::size_t bytes : sizes) {
-    void *a = nullptr, *c = nullptr, *m = nullptr, *v = nullptr;
+    void *a = nullptr, *c = nullptr, *m = nullptr, *v = nullptr, *u = nullptr, *w = nullptr;
     try {
-      // Four buffers of `bytes`: enough for the Adam step over bytes/4 floats.
-      MEGASIM_CUDA_CHECK(cudaMalloc(&a, bytes));
-      MEGASIM_CUDA_CHECK(cudaMalloc(&c, bytes));
-      MEGASIM_CUDA_CHECK(cudaMalloc(&m, bytes));
-      MEGASIM_CUDA_CHECK(cudaMalloc(&v, bytes));
-      for (void* buf : {a, c, m, v}) MEGASIM_CUDA_CHECK(cudaMemset(buf, 0, bytes));
-      const double copy = median_seconds(stream, b, [&] {
-        MEGASIM_CUDA_CHECK(cudaMemcpyAsync(c, a, bytes, cudaMemcpyDeviceToDevice, stream));
-      });
-      p.memory_table.push_back({hw::MemoryKernel::kCopy, Bytes(2.0 * bytes), Time::from_seconds(copy)});
-      const double gelu = median_seconds(stream, b, [&] { launch_gelu(a, c, bytes / 2, stream); });
-      p.memory_table.push_back({hw::MemoryKernel::kGelu, Bytes(2.0 * bytes), Time::from_seconds(gelu)});
-      const std::size_t n = bytes / sizeof(float);
-      const double adam = median_seconds(stream, b, [&] {
-        launch_adam(static_cast<float*>(a), static_cast<float*>(c), static_cast<float*>(m),
-                    static_cast<float*>(v), n, stream);
-      });
-      p.memory_table.push_back({hw::MemoryKernel::kAdam, Bytes(28.0 * n), Time::from_seconds(adam)});
+      // Five buffers of `bytes` (enough for LAMB over bytes/4 floats) and a norm weight.
+      for (void** buf : {&a, &c, &m, &v, &u}) {
+        MEGASIM_CUDA_CHECK(cudaMalloc(buf, bytes));
+        MEGASIM_CUDA_CHECK(cudaMemset(*buf, 0, bytes));
+      }
+      constexpr int kHidden = 8192;  // GPT-3 13B-class width; rows fill the buffer
+      MEGASIM_CUDA_CHECK(cudaMalloc(&w, kHidden * 2));
+      MEGASIM_CUDA_CHECK(cudaMemset(w, 0, kHidden * 2));
+      const std::size_t halfs = bytes / 2, floats = bytes / sizeof(float);
+      const auto add = [&](hw::MemoryKernel k, double moved, double seconds) {
+        p.memory_table.push_back({k, Bytes(moved), Time::from_seconds(seconds)});
+      };
+      add(hw::MemoryKernel::kCopy, 2.0 * bytes, median_seconds(stream, b, [&] {
+            MEGASIM_CUDA_CHECK(cudaMemcpyAsync(c, a, bytes, cudaMemcpyDeviceToDevice, stream));
+          }));
+      add(hw::MemoryKernel::kGelu, 2.0 * bytes,
+          median_seconds(stream, b, [&] { launch_gelu(a, c, halfs, stream); }));
+      add(hw::MemoryKernel::kSwiglu, 3.0 * bytes,
+          median_seconds(stream, b, [&] { launch_swiglu(a, m, c, halfs, stream); }));
+      add(hw::MemoryKernel::kDropoutResidual, 3.0 * bytes,
+          median_seconds(stream, b, [&] { launch_dropout_residual(a, m, c, halfs, stream); }));
+      const std::size_t rows = halfs / kHidden;
+      if (rows > 0) {
+        const double moved = 4.0 * static_cast<double>(rows) * kHidden;
+        add(hw::MemoryKernel::kLayerNorm, moved, median_seconds(stream, b, [&] {
+              launch_norm(a, w, c, rows, kHidden, true, stream);
+            }));
+        add(hw::MemoryKernel::kRmsNorm, moved, median_seconds(stream, b, [&] {
+              launch_norm(a, w, c, rows, kHidden, false, stream);
+            }));
+      }
+      const auto f = [](void* x) { return static_cast<float*>(x); };
+      add(hw::MemoryKernel::kAdam, 28.0 * floats, median_seconds(stream, b, [&] {
+            launch_adam(f(a), f(c), f(m), f(v), floats, stream);
+          }));
+      add(hw::MemoryKernel::kLamb, 40.0 * floats, median_seconds(stream, b, [&] {
+            launch_lamb(f(a), f(c), f(m), f(v), f(u), f(w), floats, stream);
+          }));
       MEGASIM_CUDA_CHECK(cudaGetLastError());
       save();
     } catch (const GpuError& e) {
       std::fprintf(stderr, "megasim-calibrate-gpu: memory %zu B: %s (skipped)\n", bytes, e.what());
       cudaGetLastError();
     }
-    for (void* buf : {a, c, m, v}) cudaFree(buf);
+    for (void* buf : {a, c, m, v, u, w}) cudaFree(buf);
   }
   cudaStreamDestroy(stream);
 }

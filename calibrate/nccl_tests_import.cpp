@@ -111,6 +111,10 @@ std::vector<NcclTestsRun> parse_nccl_tests_log(const std::string& text,
   static const std::regex kRankLine(
       R"(Rank\s+(\d+)\s+(?:Group\s+\d+\s+)?Pid\s+(\d+)\s+on\s+(\S+)\s+device\s+\d+\s+\[[^\]]*\]\s+(.*\S))");
   static const std::regex kAvg(R"(Avg bus bandwidth\s*:\s*([0-9.eE+-]+))");
+  // Launchers tag each line with the rank that printed it: `mpirun --tag-output` writes
+  // "[1,0]<stdout>:" (Open MPI) or "[0]" (also inside the line), `srun -l` writes "0: ".
+  static const std::regex kMpiTag(R"(\[\d+(?:,\d+)*\](?:<std(?:out|err)>:)?)");
+  static const std::regex kSrunTag(R"(^\s*\d+:\s)");
 
   std::vector<NcclTestsRun> runs;
   RunBuilder b;
@@ -186,6 +190,8 @@ std::vector<NcclTestsRun> parse_nccl_tests_log(const std::string& text,
   for (std::string line; std::getline(in, line);) {
     ++line_no;
     if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.find('[') != std::string::npos) line = std::regex_replace(line, kMpiTag, " ");
+    line = std::regex_replace(line, kSrunTag, "");
     std::smatch m;
     if (std::regex_search(line, m, kVersion)) {
       finish_run();

@@ -38,6 +38,37 @@ const char* to_string(CostSource s) {
   return "?";
 }
 
+void CostShare::add(const KernelCost& c) {
+  switch (c.source) {
+    case CostSource::kMeasured: measured += c.time; break;
+    case CostSource::kFitted: fitted += c.time; break;
+    case CostSource::kRoofline: roofline += c.time; break;
+  }
+}
+
+double CostShare::measured_fraction() const {
+  const Time t = total();
+  return t > Time::zero() ? measured.to_seconds() / t.to_seconds() : 0.0;
+}
+
+std::string provenance(const DeviceProfile& p) {
+  std::string s = std::string(to_string(p.kind)) + " profile " + p.name;
+  if (p.kind == ProfileKind::kDatasheet) {
+    return s + ": no measured calibration; kernel costs from datasheet peaks and the cited "
+               "efficiencies in the profile";
+  }
+  if (p.measurement) {
+    const auto& m = *p.measurement;
+    s += ": " + m.tool + ", " + m.date;
+    if (!m.device_name.empty()) s += ", " + m.device_name;
+    if (!m.cuda.empty()) s += ", CUDA " + m.cuda;
+    if (!m.nccl.empty()) s += ", NCCL " + m.nccl;
+  }
+  return s + "; " + std::to_string(p.gemm_table.size()) + " GEMM, " +
+         std::to_string(p.memory_table.size()) + " memory-bound, " +
+         std::to_string(p.collective_table.size()) + " collective measurements";
+}
+
 KernelCostModel::KernelCostModel(DeviceProfile profile) : profile_(std::move(profile)) {
   if (profile_.gemm.tiles.empty()) profile_.gemm.tiles.push_back(GemmTile{});
   for (std::size_t idx = 0; idx < profile_.gemm_table.size(); ++idx) {

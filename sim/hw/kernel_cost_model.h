@@ -16,6 +16,7 @@
 
 #include <array>
 #include <map>
+#include <string>
 #include <vector>
 
 #include "engine/time.h"
@@ -31,6 +32,20 @@ struct KernelCost {
   Time time;
   CostSource source = CostSource::kRoofline;
 };
+
+// Time priced by each source over many kernels: what a report states as "x % of the step's
+// kernel time rested on measurements".
+struct CostShare {
+  Time measured = Time::zero(), fitted = Time::zero(), roofline = Time::zero();
+
+  void add(const KernelCost& c);
+  Time total() const { return measured + fitted + roofline; }
+  double measured_fraction() const;  // 0 when nothing was added
+};
+
+// One line on where a profile's numbers come from, for a report's header:
+// "datasheet profile a100-sxm4-80gb: no measured calibration; ...".
+std::string provenance(const DeviceProfile& p);
 
 class KernelCostModel {
  public:

@@ -185,3 +185,26 @@ TEST_CASE("a copied model keeps its measured table") {
   original.reset();
   CHECK(copy.gemm(gemm(256, 256, 1024)).time.ns() == 4027);
 }
+
+TEST_CASE("cost share adds time per source") {
+  hw::CostShare share;
+  CHECK(share.measured_fraction() == 0.0);
+  share.add({Time::from_us(30.0), CostSource::kMeasured});
+  share.add({Time::from_us(50.0), CostSource::kFitted});
+  share.add({Time::from_us(20.0), CostSource::kRoofline});
+  // 30 of 100 us.
+  CHECK(share.total() == Time::from_us(100.0));
+  CHECK(share.measured_fraction() == doctest::Approx(0.3));
+}
+
+TEST_CASE("provenance says whether a calibration was used") {
+  hw::DeviceProfile p = toy();
+  CHECK(hw::provenance(p).find("no measured calibration") != std::string::npos);
+  p.kind = hw::ProfileKind::kImported;
+  p.measurement = hw::MeasurementInfo{"2026-11-29", "megasim calibrate import-nccl-tests",
+                                      "NVIDIA H100 80GB HBM3", "", "", "", "", ""};
+  const std::string s = hw::provenance(p);
+  CHECK(s.find("imported profile toy") == 0);
+  CHECK(s.find("NVIDIA H100 80GB HBM3") != std::string::npos);
+  CHECK(s.find("no measured calibration") == std::string::npos);
+}

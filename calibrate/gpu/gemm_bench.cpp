@@ -40,12 +40,13 @@ class LtGemm {
     const std::size_t eout = g.dtype == hw::DType::kFp8 ? 2 : ein;
     const auto m = static_cast<std::uint64_t>(g.m), n = static_cast<std::uint64_t>(g.n),
                k = static_cast<std::uint64_t>(g.k);
-    MEGASIM_CUDA_CHECK(cudaMalloc(&a_, m * k * ein));
-    MEGASIM_CUDA_CHECK(cudaMalloc(&b_, k * n * ein));
-    MEGASIM_CUDA_CHECK(cudaMalloc(&c_, m * n * eout));
+    const auto batch = static_cast<std::uint64_t>(g.batch);
+    MEGASIM_CUDA_CHECK(cudaMalloc(&a_, batch * m * k * ein));
+    MEGASIM_CUDA_CHECK(cudaMalloc(&b_, batch * k * n * ein));
+    MEGASIM_CUDA_CHECK(cudaMalloc(&c_, batch * m * n * eout));
     MEGASIM_CUDA_CHECK(cudaMalloc(&workspace_, kWorkspaceBytes));
-    MEGASIM_CUDA_CHECK(cudaMemset(a_, 0, m * k * ein));
-    MEGASIM_CUDA_CHECK(cudaMemset(b_, 0, k * n * ein));
+    MEGASIM_CUDA_CHECK(cudaMemset(a_, 0, batch * m * k * ein));
+    MEGASIM_CUDA_CHECK(cudaMemset(b_, 0, batch * k * n * ein));
     const cublasComputeType_t compute =
         g.dtype == hw::DType::kTf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
     check_lt(cublasLtMatmulDescCreate(&desc_, compute, CUDA_R_32F), "cublasLtMatmulDescCreate");
@@ -64,6 +65,23 @@ class LtGemm {
              "layout B");
     check_lt(cublasLtMatrixLayoutCreate(&lc_, out, m, n, static_cast<std::int64_t>(m)),
              "layout C");
+    if (g.batch > 1) {
+      // Strided batches, as attention's per-head products are laid out.
+      const std::int32_t count = static_cast<std::int32_t>(g.batch);
+      const std::int64_t strides[3] = {static_cast<std::int64_t>(m * k),
+                                       static_cast<std::int64_t>(k * n),
+                                       static_cast<std::int64_t>(m * n)};
+      const cublasLtMatrixLayout_t layouts[3] = {la_, lb_, lc_};
+      for (int i = 0; i < 3; ++i) {
+        check_lt(cublasLtMatrixLayoutSetAttribute(layouts[i], CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT,
+                                                  &count, sizeof count),
+                 "batch count");
+        check_lt(cublasLtMatrixLayoutSetAttribute(layouts[i],
+                                                  CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET,
+                                                  &strides[i], sizeof strides[i]),
+                 "batch stride");
+      }
+    }
     check_lt(cublasLtMatmulPreferenceCreate(&pref_), "preference");
     const std::size_t ws = kWorkspaceBytes;
     check_lt(cublasLtMatmulPreferenceSetAttribute(pref_, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
@@ -135,6 +153,19 @@ std::vector<hw::GemmShape> default_gemm_grid(bool quick, bool fp8) {
       for (const auto& [n, k] : layers) {
         out.push_back({tokens, n, k, 1, t, true, false});
       }
+    }
+  }
+  // The batched products of unfused attention, in the shapes and layouts
+  // hw::KernelCostModel prices them with (so a measured row matches exactly): head dim 128,
+  // 16 or 32 heads per rank, forward Q·Kᵀ and P·V, backward dV, dP, dQ, dK.
+  for (std::int64_t seq : quick ? std::vector<std::int64_t>{2048}
+                                : std::vector<std::int64_t>{1024, 2048, 4096}) {
+    for (std::int64_t bh : {16, 32}) {
+      const std::int64_t d = 128;
+      const hw::DType t = hw::DType::kBf16;
+      out.push_back({seq, seq, d, bh, t, false, true});   // Q·Kᵀ, dP = dO·Vᵀ
+      out.push_back({seq, d, seq, bh, t, false, false});  // P·V, dQ = dS·K
+      out.push_back({seq, d, seq, bh, t, true, false});   // dV = Pᵀ·dO, dK = dSᵀ·Q
     }
   }
   return out;

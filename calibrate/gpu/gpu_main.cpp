@@ -111,6 +111,13 @@ void measure_memory(hw::DeviceProfile& p, const Budget& b, bool quick,
               launch_norm(a, w, c, rows, kHidden, false, stream);
             }));
       }
+      // Attention scores of 2048-token rows (the unfused path's softmax).
+      constexpr int kScoreCols = 2048;
+      if (halfs >= static_cast<std::size_t>(kScoreCols)) {
+        const std::size_t score_rows = halfs / kScoreCols;
+        add(hw::MemoryKernel::kSoftmax, 4.0 * static_cast<double>(score_rows) * kScoreCols,
+            median_seconds(stream, b, [&] { launch_softmax(a, c, score_rows, kScoreCols, stream); }));
+      }
       const auto f = [](void* x) { return static_cast<float*>(x); };
       add(hw::MemoryKernel::kAdam, 28.0 * floats, median_seconds(stream, b, [&] {
             launch_adam(f(a), f(c), f(m), f(v), floats, stream);

@@ -134,6 +134,28 @@ __global__ void lamb_apply_kernel(float* p, const float* u, std::size_t n, float
   }
 }
 
+// Row softmax of bf16 attention scores (one block per row of `cols`), as the unfused path
+// runs between Q·Kᵀ and P·V.
+__global__ void softmax_kernel(const __nv_bfloat16* in, __nv_bfloat16* out, int cols) {
+  const __nv_bfloat16* row = in + static_cast<std::size_t>(blockIdx.x) * cols;
+  __nv_bfloat16* dst = out + static_cast<std::size_t>(blockIdx.x) * cols;
+  float mx = -INFINITY;
+  for (int i = threadIdx.x; i < cols; i += blockDim.x) mx = fmaxf(mx, __bfloat162float(row[i]));
+  // Block-wide max: warp shuffles, then across warps through shared memory.
+  __shared__ float shared_max[32];
+  for (int o = 16; o > 0; o >>= 1) mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, o));
+  if (threadIdx.x % 32 == 0) shared_max[threadIdx.x / 32] = mx;
+  __syncthreads();
+  mx = -INFINITY;
+  for (int w = 0; w < static_cast<int>(blockDim.x / 32); ++w) mx = fmaxf(mx, shared_max[w]);
+  float sum = 0.0f;
+  for (int i = threadIdx.x; i < cols; i += blockDim.x) sum += __expf(__bfloat162float(row[i]) - mx);
+  const float inv = 1.0f / block_sum(sum);
+  for (int i = threadIdx.x; i < cols; i += blockDim.x) {
+    dst[i] = __float2bfloat16(__expf(__bfloat162float(row[i]) - mx) * inv);
+  }
+}
+
 constexpr int kThreads = 256;
 
 int blocks_for(std::size_t n) {
@@ -154,6 +176,11 @@ void launch_gelu(const void* in, void* out, std::size_t n, cudaStream_t s) {
 
 void launch_adam(float* p, const float* g, float* m, float* v, std::size_t n, cudaStream_t s) {
   adam_kernel<<<blocks_for(n), kThreads, 0, s>>>(p, g, m, v, n, 1e-4f, 0.9f, 0.95f, 1e-8f);
+}
+
+void launch_softmax(const void* in, void* out, std::size_t rows, int cols, cudaStream_t s) {
+  softmax_kernel<<<static_cast<unsigned int>(rows), kThreads, 0, s>>>(
+      static_cast<const __nv_bfloat16*>(in), static_cast<__nv_bfloat16*>(out), cols);
 }
 
 void launch_swiglu(const void* gate, const void* up, void* out, std::size_t n, cudaStream_t s) {

@@ -12,6 +12,8 @@ void launch_gelu(const void* in, void* out, std::size_t n, cudaStream_t s);
 // Adam step over n fp32 parameters: reads p, g, m, v (16n bytes), writes p, m, v (12n).
 void launch_adam(float* p, const float* g, float* m, float* v, std::size_t n, cudaStream_t s);
 
+// bf16 row softmax over rows × cols scores: reads and writes 2·rows·cols bytes each.
+void launch_softmax(const void* in, void* out, std::size_t rows, int cols, cudaStream_t s);
 // bf16 SwiGLU silu(gate)·up over n elements: reads 4n bytes, writes 2n.
 void launch_swiglu(const void* gate, const void* up, void* out, std::size_t n, cudaStream_t s);
 // bf16 residual + dropout(x, p = 0.1): reads 4n bytes, writes 2n.

@@ -208,3 +208,21 @@ TEST_CASE("provenance says whether a calibration was used") {
   CHECK(s.find("NVIDIA H100 80GB HBM3") != std::string::npos);
   CHECK(s.find("no measured calibration") == std::string::npos);
 }
+
+TEST_CASE("unfused attention is measured when its GEMMs and softmax are in the tables") {
+  hw::DeviceProfile p = toy();
+  hw::AttentionShape a;
+  a.seq = 256;
+  a.head_dim = 128;
+  a.fused = false;
+  // The forward's pieces, as the model builds them: Q·Kᵀ (256x256x128, B transposed) 1 us,
+  // P·V (256x128x256) 2 us, softmax over 256² bf16 scores read and written (262,144 B) 0.5 us.
+  p.gemm_table.push_back({hw::GemmShape{256, 256, 128, 1, hw::DType::kBf16, false, true},
+                          Time::from_us(1.0)});
+  p.gemm_table.push_back({hw::GemmShape{256, 128, 256, 1, hw::DType::kBf16, false, false},
+                          Time::from_us(2.0)});
+  p.memory_table.push_back({hw::MemoryKernel::kSoftmax, Bytes(262144.0), Time::from_us(0.5)});
+  const auto c = hw::KernelCostModel(p).attention(a);
+  CHECK(c.source == CostSource::kMeasured);
+  CHECK(c.time == Time::from_us(3.5));
+}

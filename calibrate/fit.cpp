@@ -178,11 +178,21 @@ MemoryFit fit_memory(const hw::DeviceProfile& profile,
 
 std::vector<std::string> refit_profile(hw::DeviceProfile& p) {
   std::vector<std::string> report;
-  if (!p.gemm_table.empty()) {
-    GemmFit g = fit_gemm(p, p.gemm_table);
-    g.params.source = fmt::format("fitted by megasim calibrate fit to {} measured GEMMs, RMS "
+  // The size-class efficiencies are shared by every dtype, so they are fitted to the dtype
+  // training runs in (bf16) when the table has it; the table itself still prices other
+  // dtypes' measured shapes exactly.
+  std::vector<hw::GemmMeasurement> gemm_rows;
+  for (const auto& r : p.gemm_table) {
+    if (r.shape.dtype == hw::DType::kBf16) gemm_rows.push_back(r);
+  }
+  const bool bf16_only = !gemm_rows.empty();
+  if (!bf16_only) gemm_rows = p.gemm_table;
+  if (!gemm_rows.empty()) {
+    GemmFit g = fit_gemm(p, gemm_rows);
+    g.params.source = fmt::format("fitted by megasim calibrate fit to {} measured {}GEMMs, RMS "
                                   "relative residual {:.2f} %",
-                                  g.quality.points, 100.0 * g.quality.rms_relative_residual);
+                                  g.quality.points, bf16_only ? "bf16 " : "",
+                                  100.0 * g.quality.rms_relative_residual);
     p.gemm = g.params;
     std::string classes;
     for (const auto& c : p.gemm.classes) {

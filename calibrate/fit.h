@@ -42,7 +42,8 @@ struct MemoryFit {
 MemoryFit fit_memory(const hw::DeviceProfile& profile,
                      const std::vector<hw::MemoryMeasurement>& rows);
 
-// Refits every model of `p` that its tables cover, marks those models fitted, and returns a
+// Refits every model of `p` that its tables cover (GEMM classes on the bf16 rows when there
+// are any), marks those models fitted, and returns a
 // line per fit for the report ("gemm: 42 points, rms 3.1 %").
 std::vector<std::string> refit_profile(hw::DeviceProfile& p);
 

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
-#include <regex>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -76,6 +76,88 @@ struct RunBuilder {
   bool started = false;
 };
 
+// Hand-written matching rather than <regex>: GCC 12's <regex> trips -Wmaybe-uninitialized
+// under the sanitizer build, and these patterns are simple.
+
+// The token after `key` in `line`, or "".
+std::string word_after(const std::string& line, const std::string& key) {
+  const auto at = line.find(key);
+  if (at == std::string::npos) return "";
+  const auto t = tokens(line.substr(at + key.size()));
+  return t.empty() ? "" : t[0];
+}
+
+// Removes launcher tags: "[1,0]<stdout>:" and "[0]" anywhere (mpirun --tag-output), a leading
+// "0: " (srun -l). Bracketed bus ids such as "[0000:06:00]" are not tags (they hold colons).
+std::string strip_tags(const std::string& in) {
+  std::string out;
+  std::size_t i = 0;
+  while (i < in.size()) {
+    if (in[i] == '[') {
+      std::size_t j = i + 1;
+      while (j < in.size() && ((in[j] >= '0' && in[j] <= '9') || in[j] == ',')) ++j;
+      if (j > i + 1 && j < in.size() && in[j] == ']') {
+        j += 1;
+        for (const char* tail : {"<stdout>:", "<stderr>:"}) {
+          if (in.compare(j, std::char_traits<char>::length(tail), tail) == 0) {
+            j += std::char_traits<char>::length(tail);
+          }
+        }
+        out += ' ';
+        i = j;
+        continue;
+      }
+    }
+    out += in[i++];
+  }
+  std::size_t k = out.find_first_not_of(" \t");
+  if (k != std::string::npos && out[k] >= '0' && out[k] <= '9') {
+    std::size_t d = k;
+    while (d < out.size() && out[d] >= '0' && out[d] <= '9') ++d;
+    if (d + 1 < out.size() && out[d] == ':' && (out[d + 1] == ' ' || out[d + 1] == '\t')) {
+      out.erase(0, d + 2);
+    }
+  }
+  return out;
+}
+
+std::string join_from(const std::vector<std::string>& t, std::size_t from) {
+  std::string s;
+  for (std::size_t i = from; i < t.size(); ++i) s += (s.empty() ? "" : " ") + t[i];
+  return s;
+}
+
+// A rank line, in any of its forms; the tokens exclude the leading "#".
+struct RankLine {
+  std::vector<std::string> keys;  // one per rank it names
+  std::string host, device;
+};
+
+std::optional<RankLine> parse_rank_line(const std::vector<std::string>& t) {
+  if (t.size() < 6 || t[0] != "Rank" || !is_integer(t[1])) return std::nullopt;
+  RankLine r;
+  // Compressed: "Rank 0 .. Rank 7 on HOST NAME".
+  if (t[2] == ".." && t.size() >= 7 && t[3] == "Rank" && is_integer(t[4]) && t[5] == "on") {
+    r.host = t[6];
+    r.device = join_from(t, 7);
+    for (int i = std::stoi(t[1]); i <= std::stoi(t[4]); ++i) {
+      r.keys.push_back(r.host + "/" + std::to_string(i));
+    }
+    return r;
+  }
+  // "Rank N [Group G] Pid P on HOST device D [BUS] NAME".
+  std::size_t i = 2;
+  if (t[i] == "Group" && i + 1 < t.size()) i += 2;
+  if (i + 6 > t.size() || t[i] != "Pid" || t[i + 2] != "on" || t[i + 4] != "device") {
+    return std::nullopt;
+  }
+  r.host = t[i + 3];
+  const std::size_t name_at = i + 6 < t.size() && t[i + 6].front() == '[' ? i + 7 : i + 6;
+  r.device = join_from(t, name_at);
+  r.keys.push_back(r.host + "/" + t[i + 1] + "/" + t[1]);
+  return r;
+}
+
 int ranks_from_ratio(hw::CollectiveOp op, double ratio) {
   // Invert nccl-tests' bus factor: all-reduce 2(n-1)/n, all-gather and friends (n-1)/n.
   switch (op) {
@@ -104,14 +186,6 @@ std::optional<hw::CollectiveOp> op_from_test_name(const std::string& test) {
 std::vector<NcclTestsRun> parse_nccl_tests_log(const std::string& text,
                                                const std::string& origin,
                                                const ImportOptions& options) {
-  static const std::regex kVersion(R"(nccl-tests version\s+(\S+))");
-  static const std::regex kStarting(R"(Collective test starting:\s+(\S+))");
-  static const std::regex kThread(R"(#\s*nThread\s+(\d+)\s+nGpus\s+(\d+))");
-  static const std::regex kRankRange(R"(Rank\s+(\d+)\s+\.\.\s+Rank\s+(\d+)\s+on\s+(\S+)\s+(.*\S))");
-  static const std::regex kRankLine(
-      R"(Rank\s+(\d+)\s+(?:Group\s+\d+\s+)?Pid\s+(\d+)\s+on\s+(\S+)\s+device\s+\d+\s+\[[^\]]*\]\s+(.*\S))");
-  static const std::regex kAvg(R"(Avg bus bandwidth\s*:\s*([0-9.eE+-]+))");
-
   std::vector<NcclTestsRun> runs;
   RunBuilder b;
   int line_no = 0;
@@ -186,54 +260,46 @@ std::vector<NcclTestsRun> parse_nccl_tests_log(const std::string& text,
   for (std::string line; std::getline(in, line);) {
     ++line_no;
     if (!line.empty() && line.back() == '\r') line.pop_back();
-    std::smatch m;
-    if (std::regex_search(line, m, kVersion)) {
+    line = strip_tags(line);
+    if (line.find("nccl-tests version") != std::string::npos) {
       finish_run();
       start();
-      b.run.version = m[1];
+      b.run.version = word_after(line, "nccl-tests version");
       continue;
     }
-    if (std::regex_search(line, m, kStarting)) {
+    if (line.find("Collective test starting:") != std::string::npos) {
       if (!b.run.rows.empty() || !b.run.test.empty()) finish_run();
       start();
-      b.run.test = m[1];
+      b.run.test = word_after(line, "Collective test starting:");
       continue;
     }
-    if (std::regex_search(line, m, kThread)) {
+    if (line.find("Avg bus bandwidth") != std::string::npos) {
+      b.run.avg_busbw_gbps = to_number(word_after(line, ":"));
+      continue;
+    }
+    auto t = tokens(line);
+    if (t.empty()) continue;
+    // Header lines start with "#" (some pasted logs lost it); look at what follows.
+    const std::vector<std::string> body(t.begin() + (t[0] == "#" ? 1 : 0), t.end());
+    if (body.size() >= 4 && body[0] == "nThread" && body[2] == "nGpus" && is_integer(body[1]) &&
+        is_integer(body[3])) {
       // Each MPI process of an old log repeats this line: a new run only after rows.
       if (!b.run.rows.empty()) finish_run();
       start();
-      b.n_thread = std::stoi(m[1]);
-      b.n_gpus = std::stoi(m[2]);
+      b.n_thread = std::stoi(body[1]);
+      b.n_gpus = std::stoi(body[3]);
       continue;
     }
-    if (std::regex_search(line, m, kRankRange)) {
+    if (const auto rank = parse_rank_line(body)) {
       start();
-      const int lo = std::stoi(m[1]), hi = std::stoi(m[2]);
-      for (int i = lo; i <= hi; ++i) b.rank_keys.insert(m[3].str() + "/" + std::to_string(i));
-      b.hosts.insert(m[3]);
-      const std::string dev = m[4];
-      if (std::find(b.run.devices.begin(), b.run.devices.end(), dev) == b.run.devices.end()) {
-        b.run.devices.push_back(dev);
+      b.rank_keys.insert(rank->keys.begin(), rank->keys.end());
+      b.hosts.insert(rank->host);
+      if (std::find(b.run.devices.begin(), b.run.devices.end(), rank->device) ==
+          b.run.devices.end()) {
+        b.run.devices.push_back(rank->device);
       }
       continue;
     }
-    if (std::regex_search(line, m, kRankLine)) {
-      start();
-      b.rank_keys.insert(m[3].str() + "/" + m[2].str() + "/" + m[1].str());
-      b.hosts.insert(m[3]);
-      const std::string dev = m[4];
-      if (std::find(b.run.devices.begin(), b.run.devices.end(), dev) == b.run.devices.end()) {
-        b.run.devices.push_back(dev);
-      }
-      continue;
-    }
-    if (std::regex_search(line, m, kAvg)) {
-      b.run.avg_busbw_gbps = to_number(m[1]);
-      continue;
-    }
-    const auto t = tokens(line);
-    if (t.empty()) continue;
     if (t[0] == "#") {
       if (std::find(t.begin(), t.end(), "size") != t.end() &&
           std::find(t.begin(), t.end(), "algbw") != t.end()) {

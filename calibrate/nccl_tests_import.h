@@ -6,8 +6,9 @@
 // the "root" column (added in nccl-tests 2.10; older logs also say "error" for "#wrong"),
 // per-rank device lines in the long ("Rank 3 Group 0 Pid … on host device 3 [..] NAME"), old
 // ("Rank 0 Pid … on host …") and compressed ("Rank 0 .. Rank 7 on host NAME") forms, MPI and
-// NCCL noise between rows, "N/A" in the in-place #wrong column, and out-of-place plus in-place
-// columns. The rank count is taken from the device lines, else from the ratio busbw / algbw
+// NCCL noise between rows, "N/A" in the in-place #wrong column, out-of-place plus in-place
+// columns, and lines tagged by the launcher ("[1,0]<stdout>:" and "[0]" of mpirun
+// --tag-output, "0: " of srun -l). The rank count is taken from the device lines, else from the ratio busbw / algbw
 // (nccl-tests' bus factor), and the two are cross-checked where both exist.
 // Bad input (no rows, an unknown test, ranks that contradict the bandwidth ratio) is an
 // InputError naming the file and line.

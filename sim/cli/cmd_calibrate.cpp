@@ -5,15 +5,23 @@
 //   megasim calibrate fit FILE -o OUT
 //       refits the GEMM, memory-bound and collective models of a calibration to its tables
 //       and prints the residuals.
-// Measuring the local GPUs needs the CUDA measuring tool, which this build does not contain:
-// `megasim calibrate` on its own says so and exits 2.
+//   megasim calibrate -o FILE [--quick] [--resume] [--device BASE] [--timeout S] [--skip ...]
+//       measures the local GPUs by running megasim-calibrate-gpu, the CUDA measuring tool, a
+//       separate executable so that megasim itself never needs the CUDA libraries. Where the
+//       tool was not built (no CUDA toolkit at configure time), this says how to get it and
+//       exits 2.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cerrno>
+#include <cstring>
 #include <ctime>
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
+
+#include <unistd.h>
 
 #include <fmt/format.h>
 
@@ -36,6 +44,13 @@ struct ImportOpts {
   std::string op, algorithm, protocol;
   int nodes = 0;
   bool json = false;
+};
+
+struct MeasureOpts {
+  std::string output, device, name;
+  bool quick = false, resume = false;
+  double timeout_s = 0.0;
+  std::vector<std::string> skip;
 };
 
 struct FitOpts {
@@ -156,22 +171,69 @@ void run_fit(const FitOpts& o) {
   emit({{"output", o.output}, {"fits", lines}}, text, o.json);
 }
 
+// The measuring tool: beside this executable (installed), else where the build put it.
+std::string find_gpu_tool() {
+  std::error_code ec;
+  const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    const auto beside = self.parent_path() / "megasim-calibrate-gpu";
+    if (std::filesystem::exists(beside)) return beside.string();
+  }
+#ifdef MEGASIM_GPU_TOOL
+  if (std::filesystem::exists(MEGASIM_GPU_TOOL)) return MEGASIM_GPU_TOOL;
+#endif
+  return "";
+}
+
+void run_measure(const MeasureOpts& o) {
+  const std::string tool = find_gpu_tool();
+  if (tool.empty()) {
+    throw InputError(
+        "the CUDA measuring tool megasim-calibrate-gpu is not part of this build: configure "
+        "megasim on a machine with the CUDA toolkit (nvcc, cuBLASLt, cuDNN 9, NCCL; NVML for "
+        "power) with -DMEGASIM_CUDA=ON and build the target megasim-calibrate-gpu. Meanwhile, "
+        "bring measurements with `megasim calibrate import-nccl-tests LOG... --device PROFILE "
+        "-o FILE` or use a datasheet profile from calibrate/profiles/");
+  }
+  if (o.output.empty()) throw InputError("calibrate: -o/--output FILE is required to measure");
+  std::vector<std::string> args = {tool, "-o", o.output};
+  if (!o.device.empty()) args.insert(args.end(), {"--device", o.device});
+  if (!o.name.empty()) args.insert(args.end(), {"--name", o.name});
+  if (o.quick) args.push_back("--quick");
+  if (o.resume) args.push_back("--resume");
+  if (o.timeout_s > 0.0) args.insert(args.end(), {"--timeout", fmt::format("{}", o.timeout_s)});
+  for (const auto& s : o.skip) args.insert(args.end(), {"--skip", s});
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  std::fflush(stdout);
+  execv(tool.c_str(), argv.data());
+  throw InputError("cannot run " + tool + ": " + std::strerror(errno));
+}
+
 }  // namespace
 
 void add_calibrate_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "calibrate",
-      "Calibration: import nccl-tests logs, fit cost models to measured tables. Measuring the "
-      "local GPUs (GEMM, attention, memory-bound kernels, NCCL, NVML power) needs the CUDA "
-      "measuring tool, which this build does not contain");
-  cmd->callback([cmd] {
+      "Calibration: measure the local GPUs (cuBLASLt GEMMs bf16/fp16/fp8, memory-bound "
+      "kernels, NCCL collectives with algorithm/protocol forced, compute/communication "
+      "interference, NVML power) with the CUDA measuring tool; import nccl-tests logs; fit "
+      "the cost models to measured tables");
+  auto m = std::make_shared<MeasureOpts>();
+  cmd->add_option("-o,--output", m->output, "Measure the local GPUs into this calibration JSON");
+  cmd->add_option("--device", m->device,
+                  "Datasheet profile to start from (default: chosen by GPU name)");
+  cmd->add_option("--name", m->name, "Name of the measured profile (default BASE-measured)");
+  cmd->add_flag("--quick", m->quick, "Small grid and fewer repeats (minutes on one node)");
+  cmd->add_flag("--resume", m->resume, "Keep the sections already in the output; measure the rest");
+  cmd->add_option("--timeout", m->timeout_s, "Seconds of timing per item before it stops")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--skip", m->skip, "Sections to skip: gemm memory nccl interference power")
+      ->check(CLI::IsMember({"gemm", "memory", "nccl", "interference", "power"}));
+  cmd->callback([cmd, m] {
     if (!cmd->get_subcommands().empty()) return;
-    throw InputError(
-        "the CUDA measuring tool (cuBLASLt GEMMs, cuDNN attention, NCCL collectives, NVML "
-        "power) is not part of this build of megasim. Until it is, bring measurements with "
-        "`megasim calibrate import-nccl-tests LOG... --device PROFILE -o FILE` (nccl-tests "
-        "from https://github.com/NVIDIA/nccl-tests, built against the CUDA toolkit and NCCL), "
-        "or use a datasheet profile from calibrate/profiles/");
+    run_measure(*m);
   });
 
   auto io_opts = std::make_shared<ImportOpts>();

@@ -38,8 +38,55 @@ const char* to_string(CostSource s) {
   return "?";
 }
 
+void CostShare::add(const KernelCost& c) {
+  switch (c.source) {
+    case CostSource::kMeasured: measured += c.time; break;
+    case CostSource::kFitted: fitted += c.time; break;
+    case CostSource::kRoofline: roofline += c.time; break;
+  }
+}
+
+double CostShare::measured_fraction() const {
+  const Time t = total();
+  return t > Time::zero() ? measured.to_seconds() / t.to_seconds() : 0.0;
+}
+
+std::string provenance(const DeviceProfile& p) {
+  std::string s = std::string(to_string(p.kind)) + " profile " + p.name;
+  if (p.kind == ProfileKind::kDatasheet) {
+    return s + ": no measured calibration; kernel costs from datasheet peaks and the cited "
+               "efficiencies in the profile";
+  }
+  if (p.measurement) {
+    const auto& m = *p.measurement;
+    s += ": " + m.tool + ", " + m.date;
+    if (!m.device_name.empty()) s += ", " + m.device_name;
+    if (!m.cuda.empty()) s += ", CUDA " + m.cuda;
+    if (!m.nccl.empty()) s += ", NCCL " + m.nccl;
+  }
+  return s + "; " + std::to_string(p.gemm_table.size()) + " GEMM, " +
+         std::to_string(p.memory_table.size()) + " memory-bound, " +
+         std::to_string(p.collective_table.size()) + " collective measurements";
+}
+
 KernelCostModel::KernelCostModel(DeviceProfile profile) : profile_(std::move(profile)) {
   if (profile_.gemm.tiles.empty()) profile_.gemm.tiles.push_back(GemmTile{});
+  for (std::size_t idx = 0; idx < profile_.gemm_table.size(); ++idx) {
+    const auto& r = profile_.gemm_table[idx];
+    GemmTable& t = gemm_tables_[r.shape.dtype];
+    if (t.rows.empty()) {
+      t.lo.fill(std::numeric_limits<double>::infinity());
+      t.hi.fill(-std::numeric_limits<double>::infinity());
+    }
+    const std::array<double, 3> at = {log2d(r.shape.m), log2d(r.shape.n),
+                                      log2d(r.shape.k * r.shape.batch)};
+    for (int i = 0; i < 3; ++i) {
+      t.lo[i] = std::min(t.lo[i], at[i]);
+      t.hi[i] = std::max(t.hi[i], at[i]);
+    }
+    const double ratio = r.time.to_seconds() / model_gemm_time(r.shape).to_seconds();
+    t.rows.push_back({at, std::log(ratio), idx});
+  }
 }
 
 CostSource KernelCostModel::model_source(bool fitted) const {
@@ -84,48 +131,33 @@ Time KernelCostModel::model_gemm_time(const GemmShape& g) const {
 
 KernelCost KernelCostModel::gemm(const GemmShape& g) const {
   const Time model = model_gemm_time(g);
-  // Measured rows of the same dtype; an exact match answers directly.
-  std::vector<const GemmMeasurement*> rows;
-  for (const auto& r : profile_.gemm_table) {
-    if (r.shape.dtype != g.dtype) continue;
-    if (same_shape(r.shape, g)) return {r.time, CostSource::kMeasured};
-    rows.push_back(&r);
+  const auto it = gemm_tables_.find(g.dtype);
+  if (it == gemm_tables_.end()) return {model, model_source(profile_.gemm.fitted)};
+  const GemmTable& t = it->second;
+  const std::array<double, 3> q = {log2d(g.m), log2d(g.n), log2d(g.k * g.batch)};
+  std::vector<std::pair<double, double>> near;  // (distance², log ratio)
+  near.reserve(t.rows.size());
+  for (const GemmRow& r : t.rows) {
+    const GemmMeasurement& m = profile_.gemm_table[r.index];
+    if (same_shape(m.shape, g)) return {m.time, CostSource::kMeasured};
+    double d2 = 0.0;
+    for (int i = 0; i < 3; ++i) d2 += (r.at[i] - q[i]) * (r.at[i] - q[i]);
+    near.emplace_back(d2, r.log_ratio);
   }
-  if (!rows.empty()) {
-    // Interpolate only inside the measured box: outside it the model is the better guess.
-    const std::array<double, 3> q = {log2d(g.m), log2d(g.n), log2d(g.k * g.batch)};
-    std::array<double, 3> lo{}, hi{};
-    lo.fill(std::numeric_limits<double>::infinity());
-    hi.fill(-std::numeric_limits<double>::infinity());
-    std::vector<std::pair<double, double>> near;  // (distance², log ratio)
-    for (const auto* r : rows) {
-      const std::array<double, 3> p = {log2d(r->shape.m), log2d(r->shape.n),
-                                       log2d(r->shape.k * r->shape.batch)};
-      double d2 = 0.0;
-      for (int i = 0; i < 3; ++i) {
-        lo[i] = std::min(lo[i], p[i]);
-        hi[i] = std::max(hi[i], p[i]);
-        d2 += (p[i] - q[i]) * (p[i] - q[i]);
-      }
-      const double ratio = r->time.to_seconds() / model_gemm_time(r->shape).to_seconds();
-      near.emplace_back(d2, std::log(ratio));
-    }
-    bool inside = true;
-    for (int i = 0; i < 3; ++i) inside = inside && q[i] >= lo[i] && q[i] <= hi[i];
-    if (inside) {
-      const std::size_t n = std::min(kInterpolationNeighbours, near.size());
-      std::partial_sort(near.begin(), near.begin() + static_cast<std::ptrdiff_t>(n), near.end());
-      double wsum = 0.0, acc = 0.0;
-      for (std::size_t i = 0; i < n; ++i) {
-        const double w = 1.0 / near[i].first;  // d² > 0: exact matches returned above
-        wsum += w;
-        acc += w * near[i].second;
-      }
-      return {Time::from_seconds(model.to_seconds() * std::exp(acc / wsum)),
-              CostSource::kMeasured};
-    }
+  // Interpolate only inside the measured box: outside it the model is the better guess.
+  for (int i = 0; i < 3; ++i) {
+    if (q[i] < t.lo[i] || q[i] > t.hi[i]) return {model, model_source(profile_.gemm.fitted)};
   }
-  return {model, model_source(profile_.gemm.fitted)};
+  const std::size_t n = std::min(kInterpolationNeighbours, near.size());
+  std::partial_sort(near.begin(), near.begin() + static_cast<std::ptrdiff_t>(n), near.end());
+  double wsum = 0.0, acc = 0.0;
+  for (std::size_t i = 0; i < n; ++i) {
+    // d² > 0 unless only the layout differs; such a row is as good as exact.
+    const double w = 1.0 / std::max(near[i].first, 1e-12);
+    wsum += w;
+    acc += w * near[i].second;
+  }
+  return {Time::from_seconds(model.to_seconds() * std::exp(acc / wsum)), CostSource::kMeasured};
 }
 
 KernelCost KernelCostModel::attention(const AttentionShape& a) const {

@@ -14,6 +14,11 @@
 // The model copies the profile it is built from; it is immutable and thread-safe.
 #pragma once
 
+#include <array>
+#include <map>
+#include <string>
+#include <vector>
+
 #include "engine/time.h"
 #include "hw/device_profile.h"
 #include "hw/kernel.h"
@@ -27,6 +32,20 @@ struct KernelCost {
   Time time;
   CostSource source = CostSource::kRoofline;
 };
+
+// Time priced by each source over many kernels: what a report states as "x % of the step's
+// kernel time rested on measurements".
+struct CostShare {
+  Time measured = Time::zero(), fitted = Time::zero(), roofline = Time::zero();
+
+  void add(const KernelCost& c);
+  Time total() const { return measured + fitted + roofline; }
+  double measured_fraction() const;  // 0 when nothing was added
+};
+
+// One line on where a profile's numbers come from, for a report's header:
+// "datasheet profile a100-sxm4-80gb: no measured calibration; ...".
+std::string provenance(const DeviceProfile& p);
 
 class KernelCostModel {
  public:
@@ -52,7 +71,20 @@ class KernelCostModel {
  private:
   CostSource model_source(bool fitted) const;
 
+  // The measured GEMMs of one dtype, prepared once: log2 of (m, n, k·batch), the log of the
+  // measured/model ratio, and the box they span.
+  struct GemmRow {
+    std::array<double, 3> at;
+    double log_ratio;
+    std::size_t index;  // into profile_.gemm_table (an index, so copies stay valid)
+  };
+  struct GemmTable {
+    std::vector<GemmRow> rows;
+    std::array<double, 3> lo, hi;
+  };
+
   DeviceProfile profile_;
+  std::map<DType, GemmTable> gemm_tables_;
 };
 
 }  // namespace megasim::hw

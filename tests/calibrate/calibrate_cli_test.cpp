@@ -24,18 +24,33 @@ fs::path temp_file(const std::string& name) {
 }
 }  // namespace
 
-TEST_CASE("calibrate without the CUDA tool says how to get measurements and exits 2") {
+TEST_CASE("calibrate without an output file is a usage error") {
   const auto r = run_megasim("calibrate");
   CHECK(r.exit_code == 2);
-  CHECK(r.err.find("import-nccl-tests") != std::string::npos);
+  CHECK(r.err.find("--output") != std::string::npos);
   CHECK(r.out.empty());
 }
 
-TEST_CASE("calibrate help lists import-nccl-tests and fit") {
+TEST_CASE("calibrate on a machine without a usable GPU or tool exits 2 and writes nothing") {
+  // The test machines have no GPU: either the tool was not built (the message says how to
+  // get it and how to import logs instead) or it runs and finds no usable device.
+  const fs::path out = temp_file("measured.json");
+  const auto r = run_megasim("calibrate --quick -o " + shell_quote(out.string()));
+  CHECK(r.exit_code == 2);
+  const bool explained = r.err.find("import-nccl-tests") != std::string::npos ||
+                         r.err.find("no usable GPU") != std::string::npos;
+  CHECK(explained);
+  CHECK_FALSE(fs::exists(out));
+}
+
+TEST_CASE("calibrate help lists measuring options and the subcommands") {
   const auto r = run_megasim("calibrate --help");
   CHECK(r.exit_code == 0);
-  CHECK(r.out.find("import-nccl-tests") != std::string::npos);
-  CHECK(r.out.find("fit") != std::string::npos);
+  for (const char* word : {"--quick", "--resume", "--timeout", "--skip", "import-nccl-tests",
+                           "fit", "NVML", "NCCL", "cuBLASLt"}) {
+    CAPTURE(word);
+    CHECK(r.out.find(word) != std::string::npos);
+  }
 }
 
 TEST_CASE("import-nccl-tests writes an imported calibration usable as a device") {

@@ -2,6 +2,7 @@
 // each came from) and on the older header layout.
 #include <doctest/doctest.h>
 
+#include <sstream>
 #include <string>
 
 #include "calibrate/nccl_tests_import.h"
@@ -107,6 +108,28 @@ TEST_CASE("older layout without version line or root column") {
   CHECK(runs[0].rows.size() == 6);
   CHECK(runs[0].skipped_rows == 0);
   CHECK(runs[0].rows[0].algorithm == "Ring");
+}
+
+TEST_CASE("lines tagged by mpirun or srun parse like untagged ones") {
+  calibrate::ImportOptions o;
+  o.op = hw::CollectiveOp::kAllReduce;
+  const auto plain = parse_nccl_tests_log(kOldLayout, "old.log", o);
+  std::string mpi, srun;
+  std::istringstream in(kOldLayout);
+  for (std::string line; std::getline(in, line);) {
+    mpi += "[1,0]<stdout>:" + line + "\n";
+    srun += "0: " + line + "\n";
+  }
+  // "[0]" also appears inside a row when several ranks print to one stream.
+  std::string inner = kOldLayout;
+  inner.replace(inner.find("    100.0   10.49"), 4, "[0]     ");
+  for (const std::string& text : {mpi, srun, inner}) {
+    const auto runs = parse_nccl_tests_log(text, "tagged.log", o);
+    REQUIRE(runs.size() == 1);
+    CHECK(runs[0].rows.size() == plain[0].rows.size());
+    CHECK(runs[0].ranks == 8);
+    CHECK(runs[0].rows[0].time == plain[0].rows[0].time);
+  }
 }
 
 TEST_CASE("a log that does not name its test needs --op") {

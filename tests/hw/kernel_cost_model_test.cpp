@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <optional>
 
 #include "engine/error.h"
 #include "hw/kernel_cost_model.h"
@@ -176,4 +177,54 @@ TEST_CASE("a100 power figures respect TDP and the DGX A100 system maximum") {
   CHECK(p.power.idle < p.power.communication);
   CHECK(p.power.communication < p.power.memory);
   CHECK(p.power.memory <= p.power.gemm);
+}
+
+TEST_CASE("a copied model keeps its measured table") {
+  hw::DeviceProfile p = toy();
+  p.gemm_table.push_back({gemm(256, 256, 1024), Time::from_ns(4027)});
+  std::optional<hw::KernelCostModel> original(std::in_place, p);
+  const hw::KernelCostModel copy = *original;
+  original.reset();
+  CHECK(copy.gemm(gemm(256, 256, 1024)).time.ns() == 4027);
+}
+
+TEST_CASE("cost share adds time per source") {
+  hw::CostShare share;
+  CHECK(share.measured_fraction() == 0.0);
+  share.add({Time::from_us(30.0), CostSource::kMeasured});
+  share.add({Time::from_us(50.0), CostSource::kFitted});
+  share.add({Time::from_us(20.0), CostSource::kRoofline});
+  // 30 of 100 us.
+  CHECK(share.total() == Time::from_us(100.0));
+  CHECK(share.measured_fraction() == doctest::Approx(0.3));
+}
+
+TEST_CASE("provenance says whether a calibration was used") {
+  hw::DeviceProfile p = toy();
+  CHECK(hw::provenance(p).find("no measured calibration") != std::string::npos);
+  p.kind = hw::ProfileKind::kImported;
+  p.measurement = hw::MeasurementInfo{"2026-11-29", "megasim calibrate import-nccl-tests",
+                                      "NVIDIA H100 80GB HBM3", "", "", "", "", ""};
+  const std::string s = hw::provenance(p);
+  CHECK(s.find("imported profile toy") == 0);
+  CHECK(s.find("NVIDIA H100 80GB HBM3") != std::string::npos);
+  CHECK(s.find("no measured calibration") == std::string::npos);
+}
+
+TEST_CASE("unfused attention is measured when its GEMMs and softmax are in the tables") {
+  hw::DeviceProfile p = toy();
+  hw::AttentionShape a;
+  a.seq = 256;
+  a.head_dim = 128;
+  a.fused = false;
+  // The forward's pieces, as the model builds them: Q·Kᵀ (256x256x128, B transposed) 1 us,
+  // P·V (256x128x256) 2 us, softmax over 256² bf16 scores read and written (262,144 B) 0.5 us.
+  p.gemm_table.push_back({hw::GemmShape{256, 256, 128, 1, hw::DType::kBf16, false, true},
+                          Time::from_us(1.0)});
+  p.gemm_table.push_back({hw::GemmShape{256, 128, 256, 1, hw::DType::kBf16, false, false},
+                          Time::from_us(2.0)});
+  p.memory_table.push_back({hw::MemoryKernel::kSoftmax, Bytes(262144.0), Time::from_us(0.5)});
+  const auto c = hw::KernelCostModel(p).attention(a);
+  CHECK(c.source == CostSource::kMeasured);
+  CHECK(c.time == Time::from_us(3.5));
 }

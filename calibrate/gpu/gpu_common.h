@@ -1,0 +1,61 @@
+// Shared pieces of megasim-calibrate-gpu, the CUDA measuring tool: error checking that turns a
+// failed CUDA/cuBLAS/NCCL call into a GpuError (so one failed item is reported and skipped,
+// not fatal), median timing with CUDA events, and the per-item time budget.
+#pragma once
+
+#include <algorithm>
+#include <chrono>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <cuda_runtime.h>
+
+namespace megasim::gpu {
+
+class GpuError : public std::runtime_error {
+ public:
+  explicit GpuError(const std::string& m) : std::runtime_error(m) {}
+};
+
+void check_cuda(cudaError_t e, const char* what);
+#define MEGASIM_CUDA_CHECK(x) ::megasim::gpu::check_cuda((x), #x)
+
+// How long and how often to time each item.
+struct Budget {
+  int warmup = 3;
+  int repeats = 10;
+  double item_timeout_s = 20.0;
+};
+
+// Runs `launch` (which enqueues one instance on `stream`) warmup + repeats times, each repeat
+// between two events, and returns the median in seconds. Stops repeating once the item's time
+// budget is spent (at least one timed repeat is kept).
+template <typename Launch>
+double median_seconds(cudaStream_t stream, const Budget& b, Launch&& launch) {
+  for (int i = 0; i < b.warmup; ++i) launch();
+  MEGASIM_CUDA_CHECK(cudaStreamSynchronize(stream));
+  cudaEvent_t start, stop;
+  MEGASIM_CUDA_CHECK(cudaEventCreate(&start));
+  MEGASIM_CUDA_CHECK(cudaEventCreate(&stop));
+  std::vector<double> times;
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < b.repeats; ++i) {
+    MEGASIM_CUDA_CHECK(cudaEventRecord(start, stream));
+    launch();
+    MEGASIM_CUDA_CHECK(cudaEventRecord(stop, stream));
+    MEGASIM_CUDA_CHECK(cudaEventSynchronize(stop));
+    float ms = 0.0f;
+    MEGASIM_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
+    times.push_back(static_cast<double>(ms) * 1e-3);
+    const double spent =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (spent > b.item_timeout_s) break;
+  }
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  std::sort(times.begin(), times.end());
+  return times[times.size() / 2];
+}
+
+}  // namespace megasim::gpu

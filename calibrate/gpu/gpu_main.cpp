@@ -1,0 +1,256 @@
+// megasim-calibrate-gpu: measures the local GPUs and writes a calibration JSON (a device
+// profile of kind "measured", schema of io/device_profile_loader.h) that a scenario can name
+// as its device. Sections: GEMM (cuBLASLt), memory-bound kernels, NCCL collectives across all
+// local GPUs (default and forced algorithm/protocol), compute/communication interference,
+// board power by activity (NVML, when built with it). The file is rewritten (temp + rename)
+// after every measured item, so an interrupted run keeps what it measured and --resume skips
+// the sections already in the file. A failed item is reported and skipped, never fatal.
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <string>
+#include <thread>
+
+#include <CLI/CLI.hpp>
+#include <cublasLt.h>
+#include <cudnn.h>
+#include <fmt/format.h>
+#include <nccl.h>
+
+#include "calibrate/fit.h"
+#include "calibrate/gpu/gemm_bench.h"
+#include "calibrate/gpu/memory_kernels.h"
+#include "calibrate/gpu/nccl_bench.h"
+#include "calibrate/gpu/power_sampler.h"
+#include "engine/error.h"
+#include "io/device_profile_loader.h"
+#include "io/output.h"
+#include "io/resolve.h"
+
+namespace megasim::gpu {
+
+void check_cuda(cudaError_t e, const char* what) {
+  if (e != cudaSuccess) throw GpuError(std::string(what) + ": " + cudaGetErrorString(e));
+}
+
+namespace {
+
+struct Options {
+  std::string device;
+  std::string output;
+  std::string name;
+  bool quick = false;
+  bool resume = false;
+  double timeout_s = 20.0;
+  std::vector<std::string> skip;
+};
+
+std::string version_string(int v, int major_div, int minor_div) {
+  return fmt::format("{}.{}", v / major_div, (v % major_div) / minor_div);
+}
+
+std::string today_utc() {
+  const std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+// A datasheet profile to start from, by the device's name, when --device is not given.
+std::string guess_base(const std::string& name) {
+  if (name.find("H200") != std::string::npos) return "h200-sxm-141gb";
+  if (name.find("H100") != std::string::npos) return "h100-sxm5-80gb";
+  if (name.find("A100") != std::string::npos) return "a100-sxm4-80gb";
+  throw InputError("no datasheet profile matches '" + name + "': pass --device PROFILE");
+}
+
+bool skipped(const Options& o, const std::string& section) {
+  return std::find(o.skip.begin(), o.skip.end(), section) != o.skip.end();
+}
+
+void measure_memory(hw::DeviceProfile& p, const Budget& b, bool quick,
+                    const std::function<void()>& save) {
+  const std::size_t top = quick ? (std::size_t{1} << 28) : (std::size_t{1} << 30);
+  std::vector<std::size_t> sizes;
+  for (std::size_t s = std::size_t{1} << 20; s <= top; s *= quick ? 16 : 4) sizes.push_back(s);
+  cudaStream_t stream = nullptr;
+  MEGASIM_CUDA_CHECK(cudaStreamCreate(&stream));
+  for (std::size_t bytes : sizes) {
+    void *a = nullptr, *c = nullptr, *m = nullptr, *v = nullptr, *u = nullptr, *w = nullptr;
+    try {
+      // Five buffers of `bytes` (enough for LAMB over bytes/4 floats) and a norm weight.
+      for (void** buf : {&a, &c, &m, &v, &u}) {
+        MEGASIM_CUDA_CHECK(cudaMalloc(buf, bytes));
+        MEGASIM_CUDA_CHECK(cudaMemset(*buf, 0, bytes));
+      }
+      constexpr int kHidden = 8192;  // GPT-3 13B-class width; rows fill the buffer
+      MEGASIM_CUDA_CHECK(cudaMalloc(&w, kHidden * 2));
+      MEGASIM_CUDA_CHECK(cudaMemset(w, 0, kHidden * 2));
+      const std::size_t halfs = bytes / 2, floats = bytes / sizeof(float);
+      const auto add = [&](hw::MemoryKernel k, double moved, double seconds) {
+        p.memory_table.push_back({k, Bytes(moved), Time::from_seconds(seconds)});
+      };
+      add(hw::MemoryKernel::kCopy, 2.0 * bytes, median_seconds(stream, b, [&] {
+            MEGASIM_CUDA_CHECK(cudaMemcpyAsync(c, a, bytes, cudaMemcpyDeviceToDevice, stream));
+          }));
+      add(hw::MemoryKernel::kGelu, 2.0 * bytes,
+          median_seconds(stream, b, [&] { launch_gelu(a, c, halfs, stream); }));
+      add(hw::MemoryKernel::kSwiglu, 3.0 * bytes,
+          median_seconds(stream, b, [&] { launch_swiglu(a, m, c, halfs, stream); }));
+      add(hw::MemoryKernel::kDropoutResidual, 3.0 * bytes,
+          median_seconds(stream, b, [&] { launch_dropout_residual(a, m, c, halfs, stream); }));
+      const std::size_t rows = halfs / kHidden;
+      if (rows > 0) {
+        const double moved = 4.0 * static_cast<double>(rows) * kHidden;
+        add(hw::MemoryKernel::kLayerNorm, moved, median_seconds(stream, b, [&] {
+              launch_norm(a, w, c, rows, kHidden, true, stream);
+            }));
+        add(hw::MemoryKernel::kRmsNorm, moved, median_seconds(stream, b, [&] {
+              launch_norm(a, w, c, rows, kHidden, false, stream);
+            }));
+      }
+      // Attention scores of 2048-token rows (the unfused path's softmax).
+      constexpr int kScoreCols = 2048;
+      if (halfs >= static_cast<std::size_t>(kScoreCols)) {
+        const std::size_t score_rows = halfs / kScoreCols;
+        add(hw::MemoryKernel::kSoftmax, 4.0 * static_cast<double>(score_rows) * kScoreCols,
+            median_seconds(stream, b, [&] { launch_softmax(a, c, score_rows, kScoreCols, stream); }));
+      }
+      const auto f = [](void* x) { return static_cast<float*>(x); };
+      add(hw::MemoryKernel::kAdam, 28.0 * floats, median_seconds(stream, b, [&] {
+            launch_adam(f(a), f(c), f(m), f(v), floats, stream);
+          }));
+      add(hw::MemoryKernel::kLamb, 40.0 * floats, median_seconds(stream, b, [&] {
+            launch_lamb(f(a), f(c), f(m), f(v), f(u), f(w), floats, stream);
+          }));
+      MEGASIM_CUDA_CHECK(cudaGetLastError());
+      save();
+    } catch (const GpuError& e) {
+      std::fprintf(stderr, "megasim-calibrate-gpu: memory %zu B: %s (skipped)\n", bytes, e.what());
+      cudaGetLastError();
+    }
+    for (void* buf : {a, c, m, v, u, w}) cudaFree(buf);
+  }
+  cudaStreamDestroy(stream);
+}
+
+int run(const Options& o) {
+  int devices = 0;
+  MEGASIM_CUDA_CHECK(cudaGetDeviceCount(&devices));
+  if (devices == 0) throw InputError("no CUDA device visible");
+  cudaDeviceProp prop{};
+  MEGASIM_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
+  const std::string base_ref = o.device.empty() ? guess_base(prop.name) : o.device;
+  const auto base = io::load_device_profile(io::resolve_data_file(
+      base_ref, io::DataKind::kDevice, std::filesystem::current_path(), "--device", "device"));
+  hw::DeviceProfile p = base.profile;
+  if (o.resume && std::filesystem::exists(o.output)) p = io::load_device_profile(o.output).profile;
+
+  int driver = 0, runtime = 0, nccl = 0, clock_khz = 0;
+  cudaDriverGetVersion(&driver);
+  cudaRuntimeGetVersion(&runtime);
+  ncclGetVersion(&nccl);
+  cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, 0);
+  const std::size_t cublas = cublasLtGetVersion();
+  const std::size_t cudnn = cudnnGetVersion();
+  p.kind = hw::ProfileKind::kMeasured;
+  p.name = o.name.empty() ? base.profile.name + "-measured" : o.name;
+  p.source = fmt::format("Measured by megasim-calibrate-gpu{} on {} x {}; figures not measured "
+                         "keep the sources of the base profile '{}'.",
+                         o.quick ? " --quick" : "", devices, prop.name, base.profile.name);
+  p.sm_count = prop.multiProcessorCount;
+  p.memory = Bytes(static_cast<double>(prop.totalGlobalMem));
+  if (clock_khz > 0) p.boost_clock_mhz = clock_khz / 1000.0;
+  p.measurement = hw::MeasurementInfo{
+      today_utc(), "megasim-calibrate-gpu" + std::string(o.quick ? " --quick" : ""), prop.name,
+      version_string(driver, 1000, 10), version_string(runtime, 1000, 10),
+      fmt::format("{}.{}.{}", cublas / 10000, (cublas % 10000) / 100, cublas % 100),
+      fmt::format("{}.{}.{}", cudnn / 10000, (cudnn % 10000) / 100, cudnn % 100),
+      fmt::format("{}.{}.{}", nccl / 10000, (nccl % 10000) / 100, nccl % 100)};
+  const auto save = [&] {
+    io::Json doc = io::device_profile_to_json(p);
+    if (!base.collective.is_null()) doc["collective"] = base.collective;
+    io::write_file_atomically(o.output, doc.dump(1) + "\n");
+  };
+  save();
+  Budget budget;
+  budget.item_timeout_s = o.timeout_s;
+  if (o.quick) budget.repeats = 5;
+  int errors = 0;
+  const auto report = [&](const std::string& e) {
+    ++errors;
+    std::fprintf(stderr, "megasim-calibrate-gpu: %s (skipped)\n", e.c_str());
+  };
+
+  if (!skipped(o, "gemm") && p.gemm_table.empty()) {
+    const bool fp8 = prop.major * 10 + prop.minor >= 89;
+    measure_gemms(default_gemm_grid(o.quick, fp8), budget,
+                  [&](const hw::GemmMeasurement& m) { p.gemm_table.push_back(m); save(); }, report);
+  }
+  if (!skipped(o, "memory") && p.memory_table.empty()) measure_memory(p, budget, o.quick, save);
+  if (!skipped(o, "nccl") && p.collective_table.empty() && devices >= 2) {
+    measure_collectives(devices, default_nccl_plan(o.quick), budget,
+                        [&](const hw::CollectiveMeasurement& m) { p.collective_table.push_back(m); save(); },
+                        report);
+  }
+  if (!skipped(o, "interference") && devices >= 2) {
+    try {
+      p.interference.compute_slowdown = std::max(1.0, measure_interference(devices, 256.0 * (1 << 20), budget));
+      p.interference.source = fmt::format("measured: 8192^3 bf16 GEMM on GPU 0 beside 256 MiB "
+                                          "all-reduces on {} GPUs, {}", devices, p.measurement->date);
+      save();
+    } catch (const GpuError& e) { report(std::string("interference: ") + e.what()); }
+  }
+  if (!skipped(o, "power")) {
+    try {
+      measure_power(p, devices, budget);
+      save();
+    } catch (const GpuError& e) { report(std::string("power: ") + e.what()); }
+  }
+  // Fit the models to what was measured, so shapes between and beyond the table are priced
+  // from this GPU too.
+  try {
+    for (const auto& line : calibrate::refit_profile(p)) std::printf("%s\n", line.c_str());
+  } catch (const InputError& e) { report(std::string("fit: ") + e.what()); }
+  save();
+  std::printf("wrote %s: %zu GEMMs, %zu memory-bound, %zu collective rows, %d items skipped\n",
+              o.output.c_str(), p.gemm_table.size(), p.memory_table.size(),
+              p.collective_table.size(), errors);
+  return 0;
+}
+
+}  // namespace
+}  // namespace megasim::gpu
+
+int main(int argc, char** argv) {
+  megasim::gpu::Options o;
+  CLI::App app{"megasim-calibrate-gpu: measure the local GPUs (cuBLASLt GEMMs, memory-bound "
+               "kernels, NCCL collectives, interference, NVML power) into a calibration JSON"};
+  app.add_option("-o,--output", o.output, "Calibration JSON to write")->required();
+  app.add_option("--device", o.device, "Datasheet profile to start from (default: by GPU name)");
+  app.add_option("--name", o.name, "Name of the measured profile (default BASE-measured)");
+  app.add_flag("--quick", o.quick, "Small grid, fewer repeats (a few minutes on one node)");
+  app.add_flag("--resume", o.resume, "Keep the sections already in OUTPUT and measure the rest");
+  app.add_option("--timeout", o.timeout_s, "Seconds of timing per item before it stops repeating")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--skip", o.skip, "Sections to skip: gemm memory nccl interference power")
+      ->check(CLI::IsMember({"gemm", "memory", "nccl", "interference", "power"}));
+  try {
+    app.parse(argc, argv);
+    return megasim::gpu::run(o);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  } catch (const megasim::InputError& e) {
+    std::fprintf(stderr, "megasim-calibrate-gpu: error: %s\n", e.what());
+    return 2;
+  } catch (const megasim::gpu::GpuError& e) {
+    // Outside a measured item: no usable GPU or driver on this machine.
+    std::fprintf(stderr, "megasim-calibrate-gpu: error: no usable GPU: %s\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "megasim-calibrate-gpu: internal error: %s\n", e.what());
+    return 1;
+  }
+}

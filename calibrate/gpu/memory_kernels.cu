@@ -1,0 +1,214 @@
+// Memory-bound kernels for measuring achieved bandwidth, written the plain way a framework's
+// kernels are (grid-stride loops; one block per row for the norms): bf16 GeLU, SwiGLU,
+// dropout + residual, LayerNorm and RMSNorm, and the Adam and LAMB updates on fp32 parameters
+// with fp32 moments.
+#include <cuda_bf16.h>
+
+#include "calibrate/gpu/memory_kernels.h"
+
+namespace megasim::gpu {
+namespace {
+
+__global__ void gelu_kernel(const __nv_bfloat16* in, __nv_bfloat16* out, std::size_t n) {
+  for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
+    const float x = __bfloat162float(in[i]);
+    // tanh approximation, as Megatron's fused bias-GeLU uses.
+    const float y = 0.5f * x * (1.0f + tanhf(0.7978845608f * (x + 0.044715f * x * x * x)));
+    out[i] = __float2bfloat16(y);
+  }
+}
+
+__global__ void adam_kernel(float* p, const float* g, float* m, float* v, std::size_t n,
+                            float lr, float b1, float b2, float eps) {
+  for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
+    const float gi = g[i];
+    const float mi = b1 * m[i] + (1.0f - b1) * gi;
+    const float vi = b2 * v[i] + (1.0f - b2) * gi * gi;
+    m[i] = mi;
+    v[i] = vi;
+    p[i] -= lr * mi / (sqrtf(vi) + eps);
+  }
+}
+
+// Counter-based hash for dropout masks (no RNG state to read or write).
+__device__ unsigned int mix(unsigned long long i) {
+  unsigned long long z = i + 0x9E3779B97F4A7C15ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return static_cast<unsigned int>(z ^ (z >> 31));
+}
+
+__global__ void swiglu_kernel(const __nv_bfloat16* gate, const __nv_bfloat16* up,
+                              __nv_bfloat16* out, std::size_t n) {
+  for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
+    const float g = __bfloat162float(gate[i]);
+    out[i] = __float2bfloat16(g / (1.0f + __expf(-g)) * __bfloat162float(up[i]));
+  }
+}
+
+__global__ void dropout_residual_kernel(const __nv_bfloat16* x, const __nv_bfloat16* residual,
+                                        __nv_bfloat16* out, std::size_t n, float p) {
+  const unsigned int threshold = static_cast<unsigned int>(p * 4294967295.0f);
+  const float scale = 1.0f / (1.0f - p);
+  for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
+    const float kept = mix(i) >= threshold ? __bfloat162float(x[i]) * scale : 0.0f;
+    out[i] = __float2bfloat16(__bfloat162float(residual[i]) + kept);
+  }
+}
+
+// Block-wide sum (blockDim.x a multiple of 32, at most 1024).
+__device__ float block_sum(float v) {
+  __shared__ float partial[32];
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  if (lane == 0) partial[warp] = v;
+  __syncthreads();
+  v = threadIdx.x < blockDim.x / 32 ? partial[lane] : 0.0f;
+  if (warp == 0) {
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    if (lane == 0) partial[0] = v;
+  }
+  __syncthreads();
+  const float total = partial[0];
+  __syncthreads();
+  return total;
+}
+
+// One block per row of `hidden` bf16 values; LayerNorm subtracts the mean, RMSNorm does not.
+__global__ void norm_kernel(const __nv_bfloat16* in, const __nv_bfloat16* weight,
+                            __nv_bfloat16* out, int hidden, bool layernorm) {
+  const __nv_bfloat16* row = in + static_cast<std::size_t>(blockIdx.x) * hidden;
+  __nv_bfloat16* dst = out + static_cast<std::size_t>(blockIdx.x) * hidden;
+  float sum = 0.0f, sq = 0.0f;
+  for (int i = threadIdx.x; i < hidden; i += blockDim.x) {
+    const float x = __bfloat162float(row[i]);
+    sum += x;
+    sq += x * x;
+  }
+  const float mean = layernorm ? block_sum(sum) / hidden : 0.0f;
+  const float var = block_sum(sq) / hidden - mean * mean;
+  const float inv = rsqrtf(var + 1e-5f);
+  for (int i = threadIdx.x; i < hidden; i += blockDim.x) {
+    const float x = __bfloat162float(row[i]);
+    dst[i] = __float2bfloat16((x - mean) * inv * __bfloat162float(weight[i]));
+  }
+}
+
+// LAMB, pass 1: Adam moments and the raw update u, with ‖p‖² and ‖u‖² summed into norms[0..1].
+__global__ void lamb_update_kernel(const float* p, const float* g, float* m, float* v, float* u,
+                                   std::size_t n, float b1, float b2, float eps, float wd,
+                                   float* norms) {
+  float pp = 0.0f, uu = 0.0f;
+  for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
+    const float gi = g[i];
+    const float mi = b1 * m[i] + (1.0f - b1) * gi;
+    const float vi = b2 * v[i] + (1.0f - b2) * gi * gi;
+    m[i] = mi;
+    v[i] = vi;
+    const float ui = mi / (sqrtf(vi) + eps) + wd * p[i];
+    u[i] = ui;
+    pp += p[i] * p[i];
+    uu += ui * ui;
+  }
+  pp = block_sum(pp);
+  uu = block_sum(uu);
+  if (threadIdx.x == 0) {
+    atomicAdd(&norms[0], pp);
+    atomicAdd(&norms[1], uu);
+  }
+}
+
+// LAMB, pass 2: p -= lr · (‖p‖ / ‖u‖) · u.
+__global__ void lamb_apply_kernel(float* p, const float* u, std::size_t n, float lr,
+                                  const float* norms) {
+  const float pn = sqrtf(norms[0]), un = sqrtf(norms[1]);
+  const float trust = pn > 0.0f && un > 0.0f ? pn / un : 1.0f;
+  for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
+    p[i] -= lr * trust * u[i];
+  }
+}
+
+// Row softmax of bf16 attention scores (one block per row of `cols`), as the unfused path
+// runs between Q·Kᵀ and P·V.
+__global__ void softmax_kernel(const __nv_bfloat16* in, __nv_bfloat16* out, int cols) {
+  const __nv_bfloat16* row = in + static_cast<std::size_t>(blockIdx.x) * cols;
+  __nv_bfloat16* dst = out + static_cast<std::size_t>(blockIdx.x) * cols;
+  float mx = -INFINITY;
+  for (int i = threadIdx.x; i < cols; i += blockDim.x) mx = fmaxf(mx, __bfloat162float(row[i]));
+  // Block-wide max: warp shuffles, then across warps through shared memory.
+  __shared__ float shared_max[32];
+  for (int o = 16; o > 0; o >>= 1) mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, o));
+  if (threadIdx.x % 32 == 0) shared_max[threadIdx.x / 32] = mx;
+  __syncthreads();
+  mx = -INFINITY;
+  for (int w = 0; w < static_cast<int>(blockDim.x / 32); ++w) mx = fmaxf(mx, shared_max[w]);
+  float sum = 0.0f;
+  for (int i = threadIdx.x; i < cols; i += blockDim.x) sum += __expf(__bfloat162float(row[i]) - mx);
+  const float inv = 1.0f / block_sum(sum);
+  for (int i = threadIdx.x; i < cols; i += blockDim.x) {
+    dst[i] = __float2bfloat16(__expf(__bfloat162float(row[i]) - mx) * inv);
+  }
+}
+
+constexpr int kThreads = 256;
+
+int blocks_for(std::size_t n) {
+  int sms = 0, dev = 0;
+  cudaGetDevice(&dev);
+  cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+  const std::size_t want = (n + kThreads - 1) / kThreads;
+  const std::size_t cap = static_cast<std::size_t>(sms) * 32;
+  return static_cast<int>(want < cap ? want : cap);
+}
+
+}  // namespace
+
+void launch_gelu(const void* in, void* out, std::size_t n, cudaStream_t s) {
+  gelu_kernel<<<blocks_for(n), kThreads, 0, s>>>(static_cast<const __nv_bfloat16*>(in),
+                                                  static_cast<__nv_bfloat16*>(out), n);
+}
+
+void launch_adam(float* p, const float* g, float* m, float* v, std::size_t n, cudaStream_t s) {
+  adam_kernel<<<blocks_for(n), kThreads, 0, s>>>(p, g, m, v, n, 1e-4f, 0.9f, 0.95f, 1e-8f);
+}
+
+void launch_softmax(const void* in, void* out, std::size_t rows, int cols, cudaStream_t s) {
+  softmax_kernel<<<static_cast<unsigned int>(rows), kThreads, 0, s>>>(
+      static_cast<const __nv_bfloat16*>(in), static_cast<__nv_bfloat16*>(out), cols);
+}
+
+void launch_swiglu(const void* gate, const void* up, void* out, std::size_t n, cudaStream_t s) {
+  swiglu_kernel<<<blocks_for(n), kThreads, 0, s>>>(static_cast<const __nv_bfloat16*>(gate),
+                                                    static_cast<const __nv_bfloat16*>(up),
+                                                    static_cast<__nv_bfloat16*>(out), n);
+}
+
+void launch_dropout_residual(const void* x, const void* residual, void* out, std::size_t n,
+                             cudaStream_t s) {
+  dropout_residual_kernel<<<blocks_for(n), kThreads, 0, s>>>(
+      static_cast<const __nv_bfloat16*>(x), static_cast<const __nv_bfloat16*>(residual),
+      static_cast<__nv_bfloat16*>(out), n, 0.1f);
+}
+
+void launch_norm(const void* in, const void* weight, void* out, std::size_t rows, int hidden,
+                 bool layernorm, cudaStream_t s) {
+  norm_kernel<<<static_cast<unsigned int>(rows), kThreads, 0, s>>>(
+      static_cast<const __nv_bfloat16*>(in), static_cast<const __nv_bfloat16*>(weight),
+      static_cast<__nv_bfloat16*>(out), hidden, layernorm);
+}
+
+void launch_lamb(float* p, const float* g, float* m, float* v, float* u, float* norms,
+                 std::size_t n, cudaStream_t s) {
+  cudaMemsetAsync(norms, 0, 2 * sizeof(float), s);
+  lamb_update_kernel<<<blocks_for(n), kThreads, 0, s>>>(p, g, m, v, u, n, 0.9f, 0.999f, 1e-6f,
+                                                         0.01f, norms);
+  lamb_apply_kernel<<<blocks_for(n), kThreads, 0, s>>>(p, u, n, 1e-3f, norms);
+}
+
+}  // namespace megasim::gpu

@@ -1,0 +1,193 @@
+#include "calibrate/gpu/nccl_bench.h"
+
+#include <cmath>
+#include <cstdlib>
+#include <numeric>
+
+#include <cublasLt.h>
+#include <nccl.h>
+
+#include "calibrate/gpu/gemm_bench.h"
+
+namespace megasim::gpu {
+namespace {
+
+void check_nccl(ncclResult_t r, const char* what) {
+  if (r != ncclSuccess) throw GpuError(std::string(what) + ": " + ncclGetErrorString(r));
+}
+
+// One communicator over all local GPUs with a stream and send/recv buffers per device.
+class Clique {
+ public:
+  Clique(int n, std::size_t max_bytes) : n_(n), comms_(n), streams_(n), send_(n), recv_(n) {
+    std::vector<int> devs(n);
+    std::iota(devs.begin(), devs.end(), 0);
+    check_nccl(ncclCommInitAll(comms_.data(), n, devs.data()), "ncclCommInitAll");
+    for (int d = 0; d < n; ++d) {
+      MEGASIM_CUDA_CHECK(cudaSetDevice(d));
+      MEGASIM_CUDA_CHECK(cudaStreamCreate(&streams_[d]));
+      MEGASIM_CUDA_CHECK(cudaMalloc(&send_[d], max_bytes));
+      MEGASIM_CUDA_CHECK(cudaMalloc(&recv_[d], max_bytes));
+      MEGASIM_CUDA_CHECK(cudaMemset(send_[d], 0, max_bytes));
+    }
+  }
+  Clique(const Clique&) = delete;
+  Clique& operator=(const Clique&) = delete;
+  ~Clique() {
+    for (int d = 0; d < n_; ++d) {
+      cudaSetDevice(d);
+      cudaFree(send_[d]);
+      cudaFree(recv_[d]);
+      cudaStreamDestroy(streams_[d]);
+      ncclCommDestroy(comms_[d]);
+    }
+  }
+
+  // Enqueues one collective whose nccl-tests "size" is `bytes` (float elements).
+  void launch(hw::CollectiveOp op, std::size_t bytes) {
+    const std::size_t total = bytes / sizeof(float);
+    const std::size_t per_rank = total / static_cast<std::size_t>(n_);
+    check_nccl(ncclGroupStart(), "ncclGroupStart");
+    for (int d = 0; d < n_; ++d) {
+      ncclComm_t c = comms_[d];
+      cudaStream_t s = streams_[d];
+      switch (op) {
+        case hw::CollectiveOp::kAllReduce:
+          check_nccl(ncclAllReduce(send_[d], recv_[d], total, ncclFloat, ncclSum, c, s), "allreduce");
+          break;
+        case hw::CollectiveOp::kAllGather:  // size = the gathered output
+          check_nccl(ncclAllGather(send_[d], recv_[d], per_rank, ncclFloat, c, s), "allgather");
+          break;
+        case hw::CollectiveOp::kReduceScatter:  // size = the input
+          check_nccl(ncclReduceScatter(send_[d], recv_[d], per_rank, ncclFloat, ncclSum, c, s),
+                     "reducescatter");
+          break;
+        case hw::CollectiveOp::kAllToAll:
+          for (int peer = 0; peer < n_; ++peer) {
+            const std::size_t off = per_rank * static_cast<std::size_t>(peer) * sizeof(float);
+            check_nccl(ncclSend(static_cast<char*>(send_[d]) + off, per_rank, ncclFloat, peer, c, s), "send");
+            check_nccl(ncclRecv(static_cast<char*>(recv_[d]) + off, per_rank, ncclFloat, peer, c, s), "recv");
+          }
+          break;
+        case hw::CollectiveOp::kSendRecv:  // a ring: each rank sends to the next
+          check_nccl(ncclSend(send_[d], total, ncclFloat, (d + 1) % n_, c, s), "send");
+          check_nccl(ncclRecv(recv_[d], total, ncclFloat, (d + n_ - 1) % n_, c, s), "recv");
+          break;
+        case hw::CollectiveOp::kBroadcast:
+          check_nccl(ncclBroadcast(send_[d], recv_[d], total, ncclFloat, 0, c, s), "broadcast");
+          break;
+        case hw::CollectiveOp::kReduce:
+          check_nccl(ncclReduce(send_[d], recv_[d], total, ncclFloat, ncclSum, 0, c, s), "reduce");
+          break;
+      }
+    }
+    check_nccl(ncclGroupEnd(), "ncclGroupEnd");
+  }
+
+  // Median time of `op`, measured on device 0's stream after all devices' work is enqueued:
+  // device 0 cannot finish a collective before its peers, so its events bound the whole.
+  double time(hw::CollectiveOp op, std::size_t bytes, const Budget& b) {
+    MEGASIM_CUDA_CHECK(cudaSetDevice(0));
+    return median_seconds(streams_[0], b, [&] {
+      launch(op, bytes);
+      MEGASIM_CUDA_CHECK(cudaSetDevice(0));
+    });
+  }
+
+  void sync() {
+    for (int d = 0; d < n_; ++d) {
+      MEGASIM_CUDA_CHECK(cudaSetDevice(d));
+      MEGASIM_CUDA_CHECK(cudaStreamSynchronize(streams_[d]));
+    }
+    MEGASIM_CUDA_CHECK(cudaSetDevice(0));
+  }
+
+ private:
+  int n_;
+  std::vector<ncclComm_t> comms_;
+  std::vector<cudaStream_t> streams_;
+  std::vector<void*> send_, recv_;
+};
+
+void set_forced(const std::string& algo, const std::string& proto) {
+  if (algo.empty()) unsetenv("NCCL_ALGO"); else setenv("NCCL_ALGO", algo.c_str(), 1);
+  if (proto.empty()) unsetenv("NCCL_PROTO"); else setenv("NCCL_PROTO", proto.c_str(), 1);
+}
+
+}  // namespace
+
+NcclPlan default_nccl_plan(bool quick) {
+  NcclPlan p;
+  p.ops = {hw::CollectiveOp::kAllReduce, hw::CollectiveOp::kAllGather,
+           hw::CollectiveOp::kReduceScatter, hw::CollectiveOp::kAllToAll,
+           hw::CollectiveOp::kSendRecv};
+  const double top = quick ? std::ldexp(1.0, 28) : std::ldexp(1.0, 32);  // 256 MiB / 4 GiB
+  for (double s = 8.0; s <= top; s *= quick ? 8.0 : 2.0) p.sizes.push_back(s);
+  p.forced = {{"", ""}};
+  if (!quick) {
+    for (const char* algo : {"Ring", "Tree"}) {
+      for (const char* proto : {"LL", "LL128", "Simple"}) p.forced.emplace_back(algo, proto);
+    }
+  }
+  return p;
+}
+
+void measure_collectives(int devices, const NcclPlan& plan, const Budget& budget,
+                         const std::function<void(const hw::CollectiveMeasurement&)>& on_result,
+                         const std::function<void(const std::string&)>& on_error) {
+  const double max_size = plan.sizes.empty() ? 0.0 : plan.sizes.back();
+  for (const auto& [algo, proto] : plan.forced) {
+    try {
+      set_forced(algo, proto);
+      Clique clique(devices, static_cast<std::size_t>(max_size));
+      for (hw::CollectiveOp op : plan.ops) {
+        // Forced algorithms are measured on all-reduce only: that is what NCCL tunes by them.
+        if (!algo.empty() && op != hw::CollectiveOp::kAllReduce) continue;
+        for (double size : plan.sizes) {
+          const std::size_t bytes = static_cast<std::size_t>(size);
+          if (bytes < sizeof(float) * static_cast<std::size_t>(devices)) continue;
+          try {
+            const double t = clique.time(op, bytes, budget);
+            hw::CollectiveMeasurement m;
+            m.op = op;
+            m.ranks = devices;
+            m.nodes = 1;
+            m.size = Bytes(size);
+            m.time = Time::from_seconds(t);
+            m.algbw = BytesPerSec(size / t);
+            m.busbw = m.algbw * hw::bus_factor(op, devices);
+            m.algorithm = algo;
+            m.protocol = proto;
+            m.run = "megasim-calibrate-gpu" + (algo.empty() ? std::string() : " " + algo + "/" + proto);
+            on_result(m);
+          } catch (const GpuError& e) {
+            on_error(std::string(hw::to_string(op)) + " " + std::to_string(bytes) + " B: " + e.what());
+            clique.sync();
+          }
+        }
+      }
+    } catch (const GpuError& e) {
+      on_error("NCCL " + (algo.empty() ? std::string("default") : algo + "/" + proto) + ": " + e.what());
+    }
+  }
+  set_forced("", "");
+}
+
+double measure_interference(int devices, double bytes, const Budget& budget) {
+  // The GEMM: 8192³ bf16, long enough (about 1–4 ms) to overlap many collective launches.
+  const hw::GemmShape g{8192, 8192, 8192, 1, hw::DType::kBf16, true, false};
+  double alone = 0.0, beside = 0.0;
+  measure_gemms({g}, budget, [&](const hw::GemmMeasurement& m) { alone = m.time.to_seconds(); },
+                [](const std::string& e) { throw GpuError(e); });
+  Clique clique(devices, static_cast<std::size_t>(bytes));
+  // Keep all-reduces running on every device while the GEMM is timed again on device 0.
+  for (int i = 0; i < 64; ++i) clique.launch(hw::CollectiveOp::kAllReduce, static_cast<std::size_t>(bytes));
+  MEGASIM_CUDA_CHECK(cudaSetDevice(0));
+  measure_gemms({g}, budget, [&](const hw::GemmMeasurement& m) { beside = m.time.to_seconds(); },
+                [](const std::string& e) { throw GpuError(e); });
+  clique.sync();
+  if (alone <= 0.0) throw GpuError("interference: the GEMM alone was not measured");
+  return beside / alone;
+}
+
+}  // namespace megasim::gpu

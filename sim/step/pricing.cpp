@@ -56,6 +56,13 @@ Pricer::Pricer(const net::Topology& topology, std::vector<int> placement,
       system_(system),
       interference_(kernels.profile().interference.compute_slowdown) {}
 
+int Pricer::rails() const {
+  // TP rank t of every group sits on local GPU t of its node, whose NIC is rail t: the calls of
+  // different TP ranks use different rails and meet only above the ToRs. One rail's calls are
+  // simulated together (a representative rail) when the node has a NIC per GPU.
+  return topology_.spec().node.nics >= topology_.gpus_per_node() ? 1 : plan_.tp;
+}
+
 int Pricer::gpu(int stage, int d, int t) const {
   return placement_[(static_cast<std::size_t>(stage) * plan_.dp + d) * plan_.tp + t];
 }
@@ -95,7 +102,7 @@ Time Pricer::pp_time(Bytes bytes, int from, int to) {
   if (auto it = cache_.find(key); it != cache_.end()) return it->second;
   std::vector<collective::CollectiveCall> calls;
   for (int d = 0; d < plan_.dp; ++d) {
-    for (int t = 0; t < plan_.tp; ++t) {
+    for (int t = 0; t < rails(); ++t) {
       collective::CollectiveCall call;
       call.op = collective::Op::kSendRecv;
       call.bytes = bytes;
@@ -115,7 +122,7 @@ Time Pricer::dp_time(const workload::CommOp& c, int stage) {
   if (pp_group) {
     // The tied-embedding all-reduce between the first and the last stage, for every (d, t).
     for (int d = 0; d < plan_.dp; ++d) {
-      for (int t = 0; t < plan_.tp; ++t) {
+      for (int t = 0; t < rails(); ++t) {
         collective::CollectiveCall call;
         call.op = to_collective(c.kind);
         call.bytes = c.size;
@@ -127,7 +134,7 @@ Time Pricer::dp_time(const workload::CommOp& c, int stage) {
   } else if (plan_.dp > 1) {
     // Every DP group of every stage at once, as at the end of Megatron-LM's backward.
     for (int s = 0; s < plan_.pp; ++s) {
-      for (int t = 0; t < plan_.tp; ++t) {
+      for (int t = 0; t < rails(); ++t) {
         collective::CollectiveCall call;
         call.op = to_collective(c.kind);
         call.bytes = c.size;

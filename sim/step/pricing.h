@@ -10,6 +10,11 @@
 // — the GEMM slowed by interference (g'), the collective pipelined in tp chunks — instead of
 // g + c. DP gradient collectives of a stage are priced at the stage's whole gradient volume
 // and split over its model chunks by their share of parameters.
+//
+// Approximation: on nodes with a NIC per GPU, the DP and PP calls of TP rank t all leave by
+// rail t, so the calls of one rail (t = 0) are simulated together as a representative: the
+// contention among them, ECMP collisions included, is in the price; the load that the other
+// rails add at the aggregation and spine tiers is not.
 #pragma once
 
 #include <map>
@@ -45,6 +50,9 @@ class Pricer {
   StageCosts price(const workload::StageProgram& stage, PricingTally& tally);
 
   int gpu(int stage, int d, int t) const;
+  // How many TP ranks' calls are simulated together: 1 (a representative rail) on multi-rail
+  // nodes with a NIC per GPU, else all of them.
+  int rails() const;
 
  private:
   Time pass_time(const std::vector<workload::Op>& ops, bool backward, PricingTally& tally,

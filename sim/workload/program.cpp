@@ -118,8 +118,10 @@ StageProgram build_stage(const ModelSpec& m, const ParallelPlan& p, int stage,
   const detail::LayerContext c(m, p, opts);
   StageProgram sp;
   sp.stage = stage;
-  sp.pp_send_bytes =
-      Bytes(d(c.tokens) * d(m.hidden) * c.elem / (p.sequence_parallel ? d(p.tp) : 1.0));
+  // Each TP rank sends 1/tp of the activation: with sequence parallelism it only holds that
+  // shard; without it Megatron-LM's scatter-gather optimisation (Narayanan et al. SC'21 §4.1,
+  // on by default) sends a 1/tp slice and all-gathers it over NVLink on the receiver.
+  sp.pp_send_bytes = Bytes(d(c.tokens) * d(m.hidden) * c.elem / d(p.tp));
   sp.parameters_per_rank = stage_parameters_per_rank(m, p, stage);
   for (int chunk = 0; chunk < p.vpp; ++chunk) {
     ChunkProgram ch;

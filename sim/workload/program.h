@@ -50,7 +50,8 @@ struct StageProgram {
   std::vector<Op> optimizer;
   std::vector<Op> dp_param_comm;
   // Activation (forward) or its gradient (backward) sent to the neighbouring stage per
-  // micro-batch per chunk: s·b·h elements, / tp with sequence parallelism.
+  // micro-batch per chunk by each TP rank: s·b·h / tp elements (the sequence-parallel shard, or
+  // Megatron-LM's scatter-gather slice without sequence parallelism).
   Bytes pp_send_bytes{0.0};
   std::int64_t parameters_per_rank = 0;  // weights this rank holds (before ZeRO sharding)
 };

@@ -25,6 +25,9 @@ collective::Op to_collective(CollectiveKind k) {
   return collective::Op::kAllReduce;
 }
 
+// Above this size a collective's time is its bandwidth term (latency under 1 %).
+constexpr double kScalableBytes = 64.0 * 1024 * 1024;
+
 bool is_gemm(const Op& op) {
   const auto* k = op.kernel();
   return k && std::holds_alternative<hw::GemmShape>(*k);
@@ -116,6 +119,13 @@ Time Pricer::pp_time(Bytes bytes, int from, int to) {
 
 Time Pricer::dp_time(const workload::CommOp& c, int stage) {
   const bool pp_group = c.group == Group::kPp;
+  // Gradient buckets are hundreds of megabytes: their time is proportional to their size, so
+  // a bucket within a factor 2 of one already simulated is priced by scaling it.
+  const int kind = (pp_group ? 3 : 2) * 16 + static_cast<int>(c.kind);
+  for (const auto& [ref_bytes, ref_time] : scaled_[kind]) {
+    const double ratio = c.size.value() / ref_bytes;
+    if (ratio >= 0.5 && ratio <= 2.0) return Time::from_seconds(ref_time.to_seconds() * ratio);
+  }
   const auto key = std::make_tuple(pp_group ? 3 : 2, static_cast<int>(c.kind), 0, c.size.value());
   if (auto it = cache_.find(key); it != cache_.end()) return it->second;
   std::vector<collective::CollectiveCall> calls;
@@ -145,7 +155,9 @@ Time Pricer::dp_time(const workload::CommOp& c, int stage) {
     }
   }
   (void)stage;
-  return cache_[key] = calls.empty() ? Time::zero() : concurrent(calls);
+  const Time t = calls.empty() ? Time::zero() : concurrent(calls);
+  if (c.size.value() >= kScalableBytes) scaled_[kind].emplace_back(c.size.value(), t);
+  return cache_[key] = t;
 }
 
 Time Pricer::pass_time(const std::vector<Op>& ops, bool backward, PricingTally& tally,

@@ -71,6 +71,7 @@ class Pricer {
   SystemOptions system_;
   double interference_;
   std::map<std::tuple<int, int, int, double>, Time> cache_;
+  std::map<int, std::vector<std::pair<double, Time>>> scaled_;  // by op kind: (bytes, time)
 };
 
 }  // namespace megasim::step

@@ -1,5 +1,8 @@
 #include <doctest/doctest.h>
 
+#include <unistd.h>
+
+#include <filesystem>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -51,4 +54,35 @@ TEST_CASE("cli: same scenario gives byte-identical output") {
   auto c = run_megasim("simulate " + kDefault);
   auto d = run_megasim("simulate " + kDefault);
   CHECK(c.out == d.out);
+}
+
+TEST_CASE("cli: compare lists every combination and the reason an infeasible one fails") {
+  auto r = run_megasim("compare --json " + kDefault +
+                       " --vary plan.dp=4,8 --vary plan.pp=8,64 --set plan.global_batch=768");
+  REQUIRE(r.exit_code == 0);
+  const auto doc = nlohmann::json::parse(r.out);
+  REQUIRE(doc["variants"].size() == 4);
+  int feasible = 0;
+  for (const auto& v : doc["variants"]) {
+    if (v["feasible"].get<bool>()) {
+      ++feasible;
+      CHECK(v["mfu"].get<double>() > 0.0);
+    } else {
+      // pp 64 does not divide 96 layers into 64 × 6 chunks.
+      CHECK(v["reason"].get<std::string>().find("64") != std::string::npos);
+    }
+  }
+  CHECK(feasible == 2);
+  CHECK(run_megasim("compare " + kDefault + " --vary plan.tp").exit_code == 2);
+}
+
+TEST_CASE("cli: simulate --trace writes a Chrome trace") {
+  const std::string trace =
+      (std::filesystem::temp_directory_path() / ("megasim_trace_" + std::to_string(::getpid()) + ".json")).string();
+  auto r = run_megasim("simulate " + kDefault + " --set plan.dp=4 --set plan.global_batch=768" +
+                       " --set run.tokens=1e9 --trace " + trace);
+  REQUIRE(r.exit_code == 0);
+  const auto doc = nlohmann::json::parse(megasim::test::read_all(trace));
+  CHECK(doc["traceEvents"].size() > 100);
+  std::filesystem::remove(trace);
 }

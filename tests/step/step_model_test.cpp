@@ -1,0 +1,120 @@
+// predict_step end to end on a small job of the MegaScale cluster: real op programs, the A100
+// datasheet profile, collectives on the fabric.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "engine/error.h"
+#include "hw/kernel_cost_model.h"
+#include "io/cluster_loader.h"
+#include "io/collective_constants_reader.h"
+#include "io/device_profile_loader.h"
+#include "io/model_loader.h"
+#include "io/system_loader.h"
+#include "net/topology.h"
+#include "step/step_model.h"
+#include "workload/flops.h"
+
+using namespace megasim;
+
+namespace {
+const std::string kSource = MEGASIM_SOURCE_DIR;
+
+struct Fixture {
+  net::Topology topology{io::load_cluster(kSource + "/topologies/megascale-a100-12288.json")};
+  io::LoadedDeviceProfile device{io::load_device_profile(kSource + "/calibrate/profiles/a100-sxm4-80gb.json")};
+  hw::CollectiveConstants constants{io::read_collective_constants(device.file)};
+  hw::KernelCostModel kernels{device.profile};
+
+  // A 22B-class GPT on 64 GPUs: TP 8 × PP 4 (VPP 2) × DP 2, 16 micro-batches per replica.
+  step::StepRequest request(const std::string& preset) const {
+    step::StepRequest r;
+    r.model = io::load_model(kSource + "/models/korthikanti-22b.json");
+    r.plan.tp = 8;
+    r.plan.pp = 4;
+    r.plan.vpp = 2;
+    r.plan.dp = 2;
+    r.plan.micro_batch = 1;
+    r.plan.global_batch = 32;
+    r.plan.sequence_parallel = true;
+    r.plan.distributed_optimizer = true;
+    r.plan.recompute = workload::Recompute::kSelective;
+    r.plan.schedule = workload::Schedule::kInterleaved;
+    r.system = io::load_system_preset(preset);
+    r.system.attention_window = 1024;
+    r.placement = topology.pack_placement(static_cast<int>(r.plan.gpus()));
+    return r;
+  }
+  step::StepPrediction predict(const step::StepRequest& r) const {
+    return step::predict_step(r, topology, kernels, constants);
+  }
+};
+}  // namespace
+
+TEST_CASE("step model: MFU is model FLOPs over time, GPUs and peak") {
+  Fixture f;
+  const auto r = f.request("megatron-lm");
+  const auto p = f.predict(r);
+  REQUIRE(p.step_time > Time::zero());
+  const double tokens = 32.0 * 2048.0;
+  CHECK(p.tokens_per_step == doctest::Approx(tokens));
+  const double expected = workload::model_flops_per_token(r.model).value() * tokens /
+                          (p.step_time.to_seconds() * 64 * 312e12);
+  CHECK(p.mfu == doctest::Approx(expected).epsilon(1e-9));
+  CHECK(p.mfu > 0.2);
+  CHECK(p.mfu < 0.8);
+  // The activity split of a GPU adds up to the step.
+  CHECK(p.gemm_time + p.memory_bound_time + p.comm_only_time + p.idle_time == p.step_time);
+  CHECK(p.memory.size() == 4);
+}
+
+TEST_CASE("step model: folded and full agree within 0.5 % on a symmetric plan") {
+  Fixture f;
+  auto r = f.request("megascale");
+  const auto folded = f.predict(r);
+  r.full = true;
+  const auto full = f.predict(r);
+  CHECK(full.full);
+  CHECK(full.ranks_simulated == 64);
+  CHECK(folded.ranks_simulated == 4);
+  const double diff = std::abs(full.step_time.to_seconds() / folded.step_time.to_seconds() - 1.0);
+  CHECK(diff < 0.005);
+}
+
+TEST_CASE("step model: MegaScale's system beats Megatron-LM's on the same plan") {
+  Fixture f;
+  const auto megatron = f.predict(f.request("megatron-lm"));
+  const auto megascale = f.predict(f.request("megascale"));
+  CHECK(megascale.step_time < megatron.step_time);
+  // Its communication is hidden: less exposed TP, PP and DP time.
+  const auto exposed = [](const step::StepPrediction& p) {
+    return p.breakdown.tp_exposed + p.breakdown.pp_exposed + p.breakdown.dp_exposed;
+  };
+  CHECK(exposed(megascale) < exposed(megatron));
+}
+
+TEST_CASE("step model: a slow host slows the whole step") {
+  Fixture f;
+  auto r = f.request("megascale");
+  const auto base = f.predict(r);
+  r.stragglers.host_fraction = 0.2;  // 1 of the job's 8 servers
+  r.stragglers.slowdown = 1.2;
+  r.stragglers.all_passes = true;
+  const auto slow = f.predict(r);
+  CHECK(slow.full);  // asymmetric: every rank simulated
+  CHECK(slow.step_time > base.step_time);
+  // ... but by less than the host's own slowdown: only its stage's passes run slow.
+  CHECK(slow.step_time.to_seconds() < 1.2 * base.step_time.to_seconds());
+}
+
+TEST_CASE("step model: plans that cannot run are input errors") {
+  Fixture f;
+  auto r = f.request("megatron-lm");
+  r.plan.micro_batch = 64;  // 64 sequences of activations per micro-batch: far over 80 GiB
+  r.plan.global_batch = 2048;
+  CHECK_THROWS_AS(f.predict(r), InputError);
+  auto big = f.request("megatron-lm");
+  big.plan.dp = 4096;  // 131,072 GPUs on a 12,288-GPU cluster
+  big.plan.global_batch = 8192;
+  CHECK_THROWS_AS(f.predict(big), InputError);
+}

@@ -186,6 +186,7 @@ std::string find_gpu_tool() {
 }
 
 void run_measure(const MeasureOpts& o) {
+  if (o.output.empty()) throw InputError("calibrate: -o/--output FILE is required to measure");
   const std::string tool = find_gpu_tool();
   if (tool.empty()) {
     throw InputError(
@@ -195,7 +196,6 @@ void run_measure(const MeasureOpts& o) {
         "bring measurements with `megasim calibrate import-nccl-tests LOG... --device PROFILE "
         "-o FILE` or use a datasheet profile from calibrate/profiles/");
   }
-  if (o.output.empty()) throw InputError("calibrate: -o/--output FILE is required to measure");
   std::vector<std::string> args = {tool, "-o", o.output};
   if (!o.device.empty()) args.insert(args.end(), {"--device", o.device});
   if (!o.name.empty()) args.insert(args.end(), {"--name", o.name});

@@ -45,7 +45,9 @@ step::SystemOptions load_system_file(const std::filesystem::path& file) {
 }
 
 step::SystemOptions load_system_preset(const std::string& name) {
-  return load_system_file(resolve_data_file(name, DataKind::kSystem, MEGASIM_SOURCE_DIR "/systems",
+  // Looked up in the built-in systems/ folders (the scenario already chose the name from a
+  // fixed list), or taken as a path.
+  return load_system_file(resolve_data_file(name, DataKind::kSystem, builtin_data_dirs(DataKind::kSystem).front(),
                                             "optimizations.preset", "preset"));
 }
 

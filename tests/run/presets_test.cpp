@@ -61,7 +61,9 @@ TEST_CASE("presets: an unknown key in a reliability file is an error naming it")
 TEST_CASE("presets: the 530B production scenario gives the run inputs") {
   const auto s = megasim::io::load_scenario(fs::path(MEGASIM_SOURCE_DIR) /
                                             "scenarios/megascale-production-530b.json");
-  CHECK(s.plan.gpus() == 12288);
+  // TP 8 × PP 35 × DP 43 = 12,040 GPUs at work; 31 servers (248 GPUs) of 12,288 as spares.
+  CHECK(s.plan.gpus() == 12040);
+  CHECK(*s.reliability.spare_nodes == 31);
   const ReliabilityModel m = megasim::io::reliability_for(s);
   CHECK(m.name == "megascale");
   CHECK(m.checkpoint_interval == Time::from_minutes(10));

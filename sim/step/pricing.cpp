@@ -130,17 +130,14 @@ Time Pricer::dp_time(const workload::CommOp& c, int stage) {
   if (auto it = cache_.find(key); it != cache_.end()) return it->second;
   std::vector<collective::CollectiveCall> calls;
   if (pp_group) {
-    // The tied-embedding all-reduce between the first and the last stage, for every (d, t).
-    for (int d = 0; d < plan_.dp; ++d) {
-      for (int t = 0; t < rails(); ++t) {
-        collective::CollectiveCall call;
-        call.op = to_collective(c.kind);
-        call.bytes = c.size;
-        call.gpus = {gpu(0, d, t), gpu(plan_.pp - 1, d, t)};
-        call.tag = static_cast<std::uint64_t>(d * plan_.tp + t);
-        calls.push_back(std::move(call));
-      }
-    }
+    // The tied-embedding all-reduce between the first and the last stage, once per step: priced
+    // for one pair alone (each pair has its own NICs; only ECMP collisions above the ToRs are
+    // left out, and simulating every pair's two-rank rings costs more than the figure is worth).
+    collective::CollectiveCall call;
+    call.op = to_collective(c.kind);
+    call.bytes = c.size;
+    call.gpus = {gpu(0, 0, 0), gpu(plan_.pp - 1, 0, 0)};
+    calls.push_back(std::move(call));
   } else if (plan_.dp > 1) {
     // Every DP group of every stage at once, as at the end of Megatron-LM's backward.
     for (int s = 0; s < plan_.pp; ++s) {

@@ -173,7 +173,9 @@ nlohmann::json to_json(const Evaluation& e) {
        {{"gemm", seconds(p.kernel_gemm)}, {"attention", seconds(p.kernel_attention)},
         {"memory_bound", seconds(p.kernel_memory_bound)}}},
       {"memory_per_stage", memory},
-      {"costs", {{"source", p.cost_source}, {"measured_share", p.measured_share}}},
+      {"costs",
+       {{"source", p.cost_source}, {"measured_share", p.measured_share},
+        {"collective_measured_share", p.comm_measured_share}, {"device_kind", e.device_kind}}},
       {"simulation",
        {{"mode", p.full ? "full" : "folded"}, {"ranks_simulated", p.ranks_simulated},
         {"gpus", p.gpus}, {"events", p.events}}}};
@@ -233,10 +235,11 @@ std::string to_text(const Evaluation& e) {
                      g(m.weights), g(m.gradients), g(m.optimizer_states), g(m.activations),
                      g(m.embedding_logits + m.workspace), g(m.total()));
   }
-  s += fmt::format("\ncosts from {} kernel models ({:.0f} % of compute time measured); "
-                   "simulated {} ({} ranks, {} events)\n",
-                   p.cost_source, 100 * p.measured_share, p.full ? "every rank" : "folded",
-                   p.ranks_simulated, p.events);
+  s += fmt::format("\ncosts from {} kernel models ({:.0f} % of compute time and {:.0f} % of "
+                   "collective time from measurements; {} profile); simulated {} ({} ranks, {} "
+                   "events)\n",
+                   p.cost_source, 100 * p.measured_share, 100 * p.comm_measured_share,
+                   e.device_kind, p.full ? "every rank" : "folded", p.ranks_simulated, p.events);
   if (e.run) s += "\n" + run::to_text(*e.run, *e.profile, *e.power, *e.reliability);
   return s;
 }

@@ -204,9 +204,16 @@ run::ReliabilityModel reliability_for(const Scenario& s) {
 }
 
 run::PowerInputs power_for(const Scenario& s) {
-  // The device may be named by path ("../calibrate/profiles/x.json"): its stem names the preset.
-  run::PowerInputs p =
-      load_power_preset(s.power.preset.value_or(fs::path(s.device_ref).stem().string()));
+  // Unset, the preset is the device profile's own name (a calibration file measured on an
+  // A100 names "a100-sxm4-80gb" whatever the file is called), else the file's stem.
+  std::string device_name = fs::path(s.device_ref).stem().string();
+  if (!s.device_file.empty()) {
+    const Json device = parse_json_file(s.device_file);
+    if (device.is_object() && device.contains("name") && device["name"].is_string()) {
+      device_name = device["name"].get<std::string>();
+    }
+  }
+  run::PowerInputs p = load_power_preset(s.power.preset.value_or(device_name));
   p.pue = s.power.pue;
   p.usd_per_gpu_hour = s.power.usd_per_gpu_hour;
   p.usd_per_kwh = s.power.usd_per_kwh;

@@ -82,7 +82,43 @@ Time Pricer::concurrent(const std::vector<collective::CollectiveCall>& calls) {
   return last;
 }
 
+std::optional<Time> Pricer::measured(const workload::CommOp& c, int ranks, int nodes) const {
+  const auto& fits = kernels_.profile().collective_fits;
+  if (fits.empty()) return std::nullopt;
+  hw::CollectiveOp op = hw::CollectiveOp::kAllReduce;
+  switch (c.kind) {
+    case CollectiveKind::kAllReduce: op = hw::CollectiveOp::kAllReduce; break;
+    case CollectiveKind::kAllGather: op = hw::CollectiveOp::kAllGather; break;
+    case CollectiveKind::kReduceScatter: op = hw::CollectiveOp::kReduceScatter; break;
+    case CollectiveKind::kSendRecv: op = hw::CollectiveOp::kSendRecv; break;
+    case CollectiveKind::kBroadcast: op = hw::CollectiveOp::kBroadcast; break;
+    case CollectiveKind::kAllToAll: op = hw::CollectiveOp::kAllToAll; break;
+  }
+  for (const auto& f : fits) {
+    if (f.op != op || f.ranks != ranks || f.nodes != nodes || f.bus_bandwidth.value() <= 0) continue;
+    return f.alpha + Time::from_seconds(c.size.value() * hw::bus_factor(op, ranks) /
+                                        f.bus_bandwidth.value());
+  }
+  return std::nullopt;
+}
+
+Time Pricer::tally_comm(Time t, bool from_measurement, std::int64_t per_step) {
+  if (tally_) {
+    tally_->comm_priced += t * per_step;
+    if (from_measurement) tally_->comm_measured += t * per_step;
+  }
+  return t;
+}
+
 Time Pricer::tp_time(const workload::CommOp& c, int stage) {
+  const int tp_nodes = (plan_.tp + topology_.gpus_per_node() - 1) / topology_.gpus_per_node();
+  // A TP collective runs once per micro-batch.
+  const std::int64_t m = plan_.micro_batches();
+  if (auto t = measured(c, plan_.tp, tp_nodes)) return tally_comm(*t, true, m);
+  return tally_comm(tp_time_simulated(c, stage), false, m);
+}
+
+Time Pricer::tp_time_simulated(const workload::CommOp& c, int stage) {
   const auto key = std::make_tuple(0, static_cast<int>(c.kind), -1, c.size.value());
   if (auto it = cache_.find(key); it != cache_.end()) return it->second;
   std::vector<collective::CollectiveCall> calls;
@@ -101,6 +137,15 @@ Time Pricer::tp_time(const workload::CommOp& c, int stage) {
 }
 
 Time Pricer::pp_time(Bytes bytes, int from, int to) {
+  // Sent once per micro-batch and model chunk.
+  const std::int64_t n = plan_.micro_batches() * plan_.vpp;
+  if (auto m = measured(workload::CommOp{CollectiveKind::kSendRecv, Group::kPp, bytes}, 2, 2)) {
+    return tally_comm(*m, true, n);
+  }
+  return tally_comm(pp_time_simulated(bytes, from, to), false, n);
+}
+
+Time Pricer::pp_time_simulated(Bytes bytes, int from, int to) {
   const auto key = std::make_tuple(1, from, to, bytes.value());
   if (auto it = cache_.find(key); it != cache_.end()) return it->second;
   std::vector<collective::CollectiveCall> calls;
@@ -118,6 +163,14 @@ Time Pricer::pp_time(Bytes bytes, int from, int to) {
 }
 
 Time Pricer::dp_time(const workload::CommOp& c, int stage) {
+  // With one GPU of each DP group per node, a DP communicator spans dp nodes.
+  if (c.group == Group::kDp) {
+    if (auto m = measured(c, plan_.dp, plan_.dp)) return tally_comm(*m, true, 1);
+  }
+  return tally_comm(dp_time_simulated(c, stage), false, 1);
+}
+
+Time Pricer::dp_time_simulated(const workload::CommOp& c, int stage) {
   const bool pp_group = c.group == Group::kPp;
   // Gradient buckets are hundreds of megabytes: their time is proportional to their size, so
   // a bucket within a factor 2 of one already simulated is priced by scaling it.
@@ -227,6 +280,7 @@ Time Pricer::pass_time(const std::vector<Op>& ops, bool backward, PricingTally& 
 }
 
 StageCosts Pricer::price(const workload::StageProgram& stage, PricingTally& tally) {
+  tally_ = &tally;
   StageCosts c;
   const int s = stage.stage;
   const bool split = plan_.schedule == workload::Schedule::kZeroBubble;
@@ -270,6 +324,7 @@ StageCosts Pricer::price(const workload::StageProgram& stage, PricingTally& tall
     const hw::KernelCost kc = kernels_.cost(*op.kernel());
     c.optimizer += kc.time;
   }
+  tally_ = nullptr;
   return c;
 }
 

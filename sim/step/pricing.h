@@ -18,6 +18,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -37,6 +38,7 @@ struct PricingTally {
   Time gemm, attention, memory_bound, tp_exposed, tp_hidden;
   Time measured;  // compute time priced from measured tables
   Time priced;    // all compute time priced
+  Time comm_measured, comm_priced;  // the same for collectives (measured alpha-beta fits)
 };
 
 class Pricer {
@@ -60,8 +62,16 @@ class Pricer {
   Time tp_time(const workload::CommOp& c, int stage);
   Time pp_time(Bytes bytes, int from_stage, int to_stage);
   Time dp_time(const workload::CommOp& c, int stage);
+  Time tp_time_simulated(const workload::CommOp& c, int stage);
+  Time pp_time_simulated(Bytes bytes, int from_stage, int to_stage);
+  Time dp_time_simulated(const workload::CommOp& c, int stage);
   // Runs the calls together on a private simulator and returns when the last one ends.
   Time concurrent(const std::vector<collective::CollectiveCall>& calls);
+  // A collective priced from the profile's measured alpha-beta fit of the same operation on a
+  // communicator of the same ranks and nodes (nccl-tests imported or measured), if it has one.
+  std::optional<Time> measured(const workload::CommOp& c, int ranks, int nodes) const;
+  // Records a collective's price, run `per_step` times a step, in the current stage's tally.
+  Time tally_comm(Time t, bool from_measurement, std::int64_t per_step);
 
   const net::Topology& topology_;
   std::vector<int> placement_;
@@ -71,6 +81,7 @@ class Pricer {
   SystemOptions system_;
   double interference_;
   std::map<std::tuple<int, int, int, double>, Time> cache_;
+  PricingTally* tally_ = nullptr;  // of the stage being priced
   std::map<int, std::vector<std::pair<double, Time>>> scaled_;  // by op kind: (bytes, time)
 };
 

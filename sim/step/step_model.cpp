@@ -124,12 +124,16 @@ StepPrediction predict_step(const StepRequest& r, const net::Topology& topology,
   out.mfu = out.tflops_per_gpu_model * 1e12 / peak;
   out.hfu = out.tflops_per_gpu_hw * 1e12 / peak;
 
-  Time measured, priced;
+  Time measured, priced, comm_measured, comm_priced;
   for (const auto& t : tallies) {
     measured += t.measured;
     priced += t.priced;
+    comm_measured += t.comm_measured;
+    comm_priced += t.comm_priced;
   }
   out.measured_share = priced.ns() > 0 ? static_cast<double>(measured.ns()) / priced.ns() : 0.0;
+  out.comm_measured_share =
+      comm_priced.ns() > 0 ? static_cast<double>(comm_measured.ns()) / comm_priced.ns() : 0.0;
   const auto& prof = kernels.profile();
   out.cost_source = out.measured_share > 0.5 ? "measured"
                     : prof.gemm.fitted       ? "fitted"

@@ -53,6 +53,7 @@ struct StepPrediction {
   int critical_stage = 0;
   std::vector<workload::MemoryEstimate> memory;  // per stage
   double measured_share = 0.0;  // of compute time priced from measured kernel tables
+  double comm_measured_share = 0.0;  // of collective time priced from measured fits
   std::string cost_source;      // "measured", "fitted" or "roofline": the profile's main answer
   // Kernel time of one step on a GPU of the critical stage, by kind (standalone prices,
   // before interference; the optimizer step not included).

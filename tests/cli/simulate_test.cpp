@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -85,4 +86,39 @@ TEST_CASE("cli: simulate --trace writes a Chrome trace") {
   const auto doc = nlohmann::json::parse(megasim::test::read_all(trace));
   CHECK(doc["traceEvents"].size() > 100);
   std::filesystem::remove(trace);
+}
+
+TEST_CASE("cli: a scenario run on an imported calibration uses its measured collectives and says so") {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("megasim_imported_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  // The A100 datasheet profile with two measured alpha-beta fits for the TP group's
+  // collectives (8 ranks on 1 node), as `megasim calibrate import-nccl-tests` writes them.
+  auto profile = nlohmann::json::parse(megasim::test::read_all(
+      std::string(MEGASIM_SOURCE_DIR) + "/calibrate/profiles/a100-sxm4-80gb.json"));
+  profile["kind"] = "imported";
+  profile["measurement"] = {{"date", "2026-11-29"}, {"tool", "nccl-tests (test fixture)"}};
+  profile["collective_fits"] = nlohmann::json::array();
+  for (const char* op : {"all_gather", "reduce_scatter"}) {
+    profile["collective_fits"].push_back({{"op", op}, {"ranks", 8}, {"nodes", 1},
+                                          {"alpha_us", 30.0}, {"bus_gbps", 120.0},
+                                          {"rms_relative_residual", 0.02}, {"points", 12}});
+  }
+  const fs::path device = dir / "a100-imported.json";
+  std::ofstream(device) << profile.dump(2);
+  const std::string common = " --json " + kDefault + " --set plan.dp=4 --set plan.global_batch=768" +
+                             " --set run.tokens=1e9";
+  auto datasheet = run_megasim("simulate" + common);
+  auto imported = run_megasim("simulate" + common + " --set device=" + device.string());
+  REQUIRE(datasheet.exit_code == 0);
+  INFO(imported.err);
+  REQUIRE(imported.exit_code == 0);
+  const auto a = nlohmann::json::parse(datasheet.out);
+  const auto b = nlohmann::json::parse(imported.out);
+  CHECK(a["costs"]["collective_measured_share"].get<double>() == 0.0);
+  CHECK(b["costs"]["device_kind"] == "imported");
+  CHECK(b["costs"]["collective_measured_share"].get<double>() > 0.2);
+  // 120 GB/s measured against the model's 230: the TP collectives got slower.
+  CHECK(b["step_time_s"].get<double>() > a["step_time_s"].get<double>());
+  fs::remove_all(dir);
 }

@@ -24,6 +24,7 @@
 #include "calibrate/gpu/power_sampler.h"
 #include "engine/error.h"
 #include "io/device_profile_loader.h"
+#include "io/gemm_shapes.h"
 #include "io/output.h"
 #include "io/resolve.h"
 
@@ -43,6 +44,7 @@ struct Options {
   bool resume = false;
   double timeout_s = 20.0;
   std::vector<std::string> skip;
+  std::string shapes;  // GEMM shapes of a scenario (megasim calibrate shapes), measured first
 };
 
 std::string version_string(int v, int major_div, int minor_div) {
@@ -186,7 +188,10 @@ int run(const Options& o) {
 
   if (!skipped(o, "gemm") && p.gemm_table.empty()) {
     const bool fp8 = prop.major * 10 + prop.minor >= 89;
-    measure_gemms(default_gemm_grid(o.quick, fp8), budget,
+    std::vector<hw::GemmShape> grid;
+    if (!o.shapes.empty()) grid = io::read_gemm_shapes(o.shapes);
+    for (const auto& g : default_gemm_grid(o.quick, fp8)) grid.push_back(g);
+    measure_gemms(grid, budget,
                   [&](const hw::GemmMeasurement& m) { p.gemm_table.push_back(m); save(); }, report);
   }
   if (!skipped(o, "memory") && p.memory_table.empty()) measure_memory(p, budget, o.quick, save);
@@ -235,6 +240,7 @@ int main(int argc, char** argv) {
   app.add_flag("--resume", o.resume, "Keep the sections already in OUTPUT and measure the rest");
   app.add_option("--timeout", o.timeout_s, "Seconds of timing per item before it stops repeating")
       ->check(CLI::PositiveNumber);
+  app.add_option("--shapes", o.shapes, "GEMM shapes to measure first (megasim calibrate shapes)");
   app.add_option("--skip", o.skip, "Sections to skip: gemm memory nccl interference power")
       ->check(CLI::IsMember({"gemm", "memory", "nccl", "interference", "power"}));
   try {

@@ -18,7 +18,9 @@
 #include <ctime>
 #include <filesystem>
 #include <memory>
+#include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <unistd.h>
@@ -31,6 +33,11 @@
 #include "engine/error.h"
 #include "io/device_profile_loader.h"
 #include "io/output.h"
+#include "step/step_model.h"
+#include "workload/program.h"
+#include "io/model_loader.h"
+#include "io/gemm_shapes.h"
+#include "cli/evaluate.h"
 #include "io/resolve.h"
 
 namespace megasim::cli {
@@ -47,11 +54,61 @@ struct ImportOpts {
 };
 
 struct MeasureOpts {
-  std::string output, device, name;
+  std::string output, device, name, scenario;
   bool quick = false, resume = false;
   double timeout_s = 0.0;
   std::vector<std::string> skip;
 };
+
+struct ShapesOpts {
+  std::string scenario, output;
+  std::vector<std::string> overrides;
+  bool json = false;
+};
+
+// Every distinct GEMM the scenario's plan runs on any stage (forward, recompute, backward), in
+// order of first appearance: the shapes a calibration should measure for it.
+std::vector<hw::GemmShape> scenario_gemm_shapes(const io::Scenario& s) {
+  const workload::ModelSpec file_model = io::load_model(s.model_file);
+  const step::SystemOptions system = system_options(s, file_model.attention_window);
+  const workload::ModelSpec model = step::executed_model(file_model, system);
+  workload::GeneratorOptions gen;
+  gen.fused_attention = system.attention_kernel() != step::AttentionKernel::kUnfused;
+  std::vector<hw::GemmShape> shapes;
+  std::set<std::tuple<std::int64_t, std::int64_t, std::int64_t, std::int64_t, int, bool, bool>> seen;
+  for (const auto& stage : workload::build_program(model, s.plan, gen)) {
+    for (const auto& chunk : stage.chunks) {
+      for (const auto* ops : {&chunk.forward, &chunk.backward}) {
+        for (const auto& op : *ops) {
+          const auto* k = op.kernel();
+          const auto* g = k ? std::get_if<hw::GemmShape>(k) : nullptr;
+          if (!g) continue;
+          if (seen.insert({g->m, g->n, g->k, g->batch, static_cast<int>(g->dtype), g->transpose_a,
+                           g->transpose_b})
+                  .second) {
+            shapes.push_back(*g);
+          }
+        }
+      }
+    }
+  }
+  return shapes;
+}
+
+void run_shapes(const ShapesOpts& o) {
+  const io::Scenario s = io::load_scenario(o.scenario, o.overrides);
+  const auto shapes = scenario_gemm_shapes(s);
+  const std::string doc =
+      io::gemm_shapes_to_json(shapes, "megasim calibrate shapes " + o.scenario).dump(1) + "\n";
+  if (!o.output.empty()) io::write_file_atomically(o.output, doc);
+  if (o.json) {
+    std::fwrite(doc.data(), 1, doc.size(), stdout);
+  } else {
+    const std::string text = fmt::format("{} distinct GEMM shapes in {}{}\n", shapes.size(),
+                                         s.name, o.output.empty() ? "" : "; wrote " + o.output);
+    std::fwrite(text.data(), 1, text.size(), stdout);
+  }
+}
 
 struct FitOpts {
   std::string input;
@@ -187,6 +244,16 @@ std::string find_gpu_tool() {
 
 void run_measure(const MeasureOpts& o) {
   if (o.output.empty()) throw InputError("calibrate: -o/--output FILE is required to measure");
+  // The scenario's shapes are worked out before the tool is looked for: a bad scenario is an
+  // input error on any machine.
+  std::string shapes_doc, shapes_file;
+  if (!o.scenario.empty()) {
+    const io::Scenario s = io::load_scenario(o.scenario);
+    shapes_doc = io::gemm_shapes_to_json(scenario_gemm_shapes(s),
+                                         "megasim calibrate --scenario " + o.scenario)
+                     .dump(1) +
+                 "\n";
+  }
   const std::string tool = find_gpu_tool();
   if (tool.empty()) {
     throw InputError(
@@ -196,6 +263,11 @@ void run_measure(const MeasureOpts& o) {
         "bring measurements with `megasim calibrate import-nccl-tests LOG... --device PROFILE "
         "-o FILE` or use a datasheet profile from calibrate/profiles/");
   }
+  if (!shapes_doc.empty()) {
+    // Beside the output, so that a --resume of the same calibration finds it again.
+    shapes_file = o.output + ".shapes.json";
+    io::write_file_atomically(shapes_file, shapes_doc);
+  }
   std::vector<std::string> args = {tool, "-o", o.output};
   if (!o.device.empty()) args.insert(args.end(), {"--device", o.device});
   if (!o.name.empty()) args.insert(args.end(), {"--name", o.name});
@@ -203,6 +275,7 @@ void run_measure(const MeasureOpts& o) {
   if (o.resume) args.push_back("--resume");
   if (o.timeout_s > 0.0) args.insert(args.end(), {"--timeout", fmt::format("{}", o.timeout_s)});
   for (const auto& s : o.skip) args.insert(args.end(), {"--skip", s});
+  if (!shapes_file.empty()) args.insert(args.end(), {"--shapes", shapes_file});
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -229,6 +302,8 @@ void add_calibrate_command(CLI::App& app) {
   cmd->add_flag("--resume", m->resume, "Keep the sections already in the output; measure the rest");
   cmd->add_option("--timeout", m->timeout_s, "Seconds of timing per item before it stops")
       ->check(CLI::PositiveNumber);
+  cmd->add_option("--scenario", m->scenario,
+                  "Also measure exactly the GEMM shapes this scenario's plan runs");
   cmd->add_option("--skip", m->skip, "Sections to skip: gemm memory nccl interference power")
       ->check(CLI::IsMember({"gemm", "memory", "nccl", "interference", "power"}));
   cmd->callback([cmd, m] {
@@ -237,6 +312,15 @@ void add_calibrate_command(CLI::App& app) {
   });
 
   auto io_opts = std::make_shared<ImportOpts>();
+  auto shapes_opts = std::make_shared<ShapesOpts>();
+  CLI::App* shp = cmd->add_subcommand(
+      "shapes", "List the distinct GEMM shapes a scenario runs (the CUDA tool's --shapes input)");
+  shp->add_option("scenario", shapes_opts->scenario, "Scenario file")->required();
+  shp->add_option("--set", shapes_opts->overrides, "Override a scenario key; repeatable");
+  shp->add_option("-o,--output", shapes_opts->output, "Write the shape list to this file");
+  shp->add_flag("--json", shapes_opts->json, "Print exactly one JSON object on stdout");
+  shp->callback([shapes_opts] { run_shapes(*shapes_opts); });
+
   CLI::App* imp = cmd->add_subcommand(
       "import-nccl-tests",
       "Parse nccl-tests logs (all_reduce_perf and siblings; single- and multi-node) into an "

@@ -13,10 +13,6 @@
 #include "workload/program.h"
 
 namespace megasim::step {
-namespace {
-
-// The model the system actually runs: the scenario's optimisation switches override the
-// model file's parallel block and attention window.
 workload::ModelSpec executed_model(const workload::ModelSpec& m, const SystemOptions& s) {
   workload::ModelSpec e = m;
   if (s.parallel_block) e.parallel_block = true;
@@ -28,6 +24,8 @@ workload::ModelSpec executed_model(const workload::ModelSpec& m, const SystemOpt
   }
   return e;
 }
+
+namespace {
 
 std::vector<double> straggler_factors(const StepRequest& r, const net::Topology& topology) {
   const auto& st = r.stragglers;

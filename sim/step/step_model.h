@@ -67,6 +67,9 @@ struct StepPrediction {
   std::vector<TraceRecord> trace;
 };
 
+// The model the system actually runs: the switches' parallel block and sliding window applied.
+workload::ModelSpec executed_model(const workload::ModelSpec& model, const SystemOptions& system);
+
 // Throws InputError for a plan that cannot run (plan/model clash, memory over capacity, more
 // GPUs than the cluster, bad straggler settings).
 StepPrediction predict_step(const StepRequest& request, const net::Topology& topology,

@@ -8,6 +8,7 @@
 
 #include "cli/run_command.h"
 #include "io/device_profile_loader.h"
+#include "io/gemm_shapes.h"
 
 using namespace megasim;
 using test::run_megasim;
@@ -106,4 +107,31 @@ TEST_CASE("import-nccl-tests with a bad log or device exits 2") {
   r = run_megasim("calibrate import-nccl-tests " + shell_quote(kLogs + "h100-2node-all_reduce.log") +
                   " --device no-such-gpu -o " + shell_quote(out.string()));
   CHECK(r.exit_code == 2);
+}
+
+TEST_CASE("calibrate shapes lists every distinct GEMM of a scenario, the tool's input") {
+  const fs::path out = temp_file("shapes.json");
+  const auto r = run_megasim("calibrate shapes " + std::string(MEGASIM_SOURCE_DIR) +
+                             "/scenarios/megascale-175b-12288.json -o " + shell_quote(out.string()));
+  REQUIRE(r.exit_code == 0);
+  const auto shapes = megasim::io::read_gemm_shapes(out);
+  // MegaScale 175B on TP 8, a micro-batch of 2048 tokens: QKV 2048 x 3·12288/8 x 12288, FC1
+  // 2048 x 4·12288/8 x 12288 and the logits 2048 x 64000/8 x 12288, each once ...
+  const auto has = [&](std::int64_t m, std::int64_t n, std::int64_t k) {
+    int count = 0;
+    for (const auto& g : shapes) count += g.m == m && g.n == n && g.k == k && !g.transpose_b;
+    return count == 1;
+  };
+  CHECK(has(2048, 4608, 12288));
+  CHECK(has(2048, 6144, 12288));
+  CHECK(has(2048, 8000, 12288));
+  // ... and no shape twice.
+  for (std::size_t i = 0; i < shapes.size(); ++i) {
+    for (std::size_t j = i + 1; j < shapes.size(); ++j) {
+      CHECK_FALSE((shapes[i].m == shapes[j].m && shapes[i].n == shapes[j].n &&
+                   shapes[i].k == shapes[j].k && shapes[i].transpose_a == shapes[j].transpose_a &&
+                   shapes[i].transpose_b == shapes[j].transpose_b));
+    }
+  }
+  fs::remove(out);
 }

@@ -186,16 +186,7 @@ void run_import(const ImportOpts& o) {
   for (const auto& d : devices) info.device_name += (info.device_name.empty() ? "" : "; ") + d;
   p.measurement = info;
   p.collective_fits = calibrate::fit_collectives(p.collective_table);
-  io::Json fits = io::Json::array();
   for (const auto& f : p.collective_fits) {
-    fits.push_back({{"op", hw::to_string(f.op)},
-                    {"run", f.run},
-                    {"ranks", f.ranks},
-                    {"nodes", f.nodes},
-                    {"alpha_us", f.alpha.to_us()},
-                    {"bus_gbps", f.bus_bandwidth.value() / 1e9},
-                    {"rms_relative_residual", f.rms_relative_residual},
-                    {"points", f.points}});
     text += fmt::format("fit {} {} ranks / {} nodes ({}): alpha {:.2f} us, bus {:.2f} GB/s, rms "
                         "residual {:.1f} % over {} rows\n",
                         hw::to_string(f.op), f.ranks, f.nodes, f.run, f.alpha.to_us(),
@@ -203,6 +194,7 @@ void run_import(const ImportOpts& o) {
                         f.points);
   }
   io::Json doc = io::device_profile_to_json(p);
+  const io::Json fits = doc.value("collective_fits", io::Json::array());
   // The base profile's collective constants stay as they were, for the collective module.
   if (!base.collective.is_null()) doc["collective"] = base.collective;
   io::write_file_atomically(o.output, doc.dump(2) + "\n");

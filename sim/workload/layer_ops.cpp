@@ -184,21 +184,26 @@ LayerContext::LayerContext(const ModelSpec& m, const ParallelPlan& p, const Gene
   elem = static_cast<double>(hw::dtype_bytes(dtype));
 }
 
+// The fused (flash-style) attention kernel of one layer on one rank.
+hw::AttentionShape fused_attention(const LayerContext& c, bool backward) {
+  hw::AttentionShape a;
+  a.batch = c.b;
+  a.heads = c.heads_r;
+  a.kv_heads = c.kv_heads_r;
+  a.seq = c.s;
+  a.head_dim = c.head_dim;
+  a.causal = true;
+  a.window = c.model.attention_window;
+  a.backward = backward;
+  a.fused = true;
+  a.dtype = c.dtype;
+  return a;
+}
+
 void append_attention_core(const LayerContext& c, int layer, Phase phase, std::vector<Op>& out) {
   const double conv = attention_convention_fwd(c);
   if (c.opts.fused_attention) {
-    hw::AttentionShape a;
-    a.batch = c.b;
-    a.heads = c.heads_r;
-    a.kv_heads = c.kv_heads_r;
-    a.seq = c.s;
-    a.head_dim = c.head_dim;
-    a.causal = true;
-    a.window = c.model.attention_window;
-    a.backward = false;
-    a.fused = true;
-    a.dtype = c.dtype;
-    add_kernel(out, layer, "attention core", phase, a, Flops(conv));
+    add_kernel(out, layer, "attention core", phase, fused_attention(c, false), Flops(conv));
     return;
   }
   // Unfused (Megatron's default at MegaScale's commit): two batched GEMMs over all s² scores
@@ -289,18 +294,8 @@ void tp_enter_backward(const LayerContext& c, std::vector<Op>& out, int layer,
 void attention_core_backward(const LayerContext& c, std::vector<Op>& out, int layer) {
   const double conv = attention_convention_fwd(c);
   if (c.opts.fused_attention) {
-    hw::AttentionShape a;
-    a.batch = c.b;
-    a.heads = c.heads_r;
-    a.kv_heads = c.kv_heads_r;
-    a.seq = c.s;
-    a.head_dim = c.head_dim;
-    a.causal = true;
-    a.window = c.model.attention_window;
-    a.backward = true;
-    a.fused = true;
-    a.dtype = c.dtype;
-    add_kernel(out, layer, "attention core", Phase::kBackward, a, Flops(2.0 * conv));
+    add_kernel(out, layer, "attention core", Phase::kBackward, fused_attention(c, true),
+               Flops(2.0 * conv));
     return;
   }
   const std::int64_t bh = c.b * c.heads_r;

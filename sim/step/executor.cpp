@@ -205,8 +205,10 @@ class Executor {
       const Time work = Time::from_seconds(t[p.chunk].to_seconds() * (slowed ? u.slowdown : 1.0));
       u.stats.tp_exposed += tp[p.chunk];
       u.stats.compute += work - tp[p.chunk];
+      // Names are built only for traced ranks: this is the executor's hottest path.
       run_compute(i, work, true,
-                  fmt::format("{}{} mb{} c{}", to_string(p.pass), "", p.micro_batch, p.chunk));
+                  traced(u) ? fmt::format("{} mb{} c{}", to_string(p.pass), p.micro_batch, p.chunk)
+                            : std::string());
       return;
     }
     if (u.phase == 1) {  // all passes done: gradients

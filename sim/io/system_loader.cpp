@@ -35,6 +35,12 @@ step::SystemOptions load_system_file(const std::filesystem::path& file) {
     a.finish();
   }
   {
+    JsonReader b = r.object("backward_tp_overlap");
+    s.backward_tp_overlap = b.boolean_or("enabled", false);
+    b.string("source");
+    b.finish();
+  }
+  {
     JsonReader p = r.object("blocking_p2p_overhead");
     s.blocking_p2p_overhead = Time::from_us(p.number("us", 0.0, 1e6));
     p.string("source");

@@ -239,7 +239,7 @@ Time Pricer::pass_time(const std::vector<Op>& ops, bool backward, PricingTally& 
   for (std::size_t i = 0; i < n; ++i) {
     const auto* c = ops[i].comm();
     if (!c || c->group != Group::kTp || !ops[i].tp_overlappable) continue;
-    if (!backward && !system_.tp_overlap) continue;
+    if (!system_.tp_overlap && !(backward && system_.backward_tp_overlap)) continue;
     const bool look_back = !backward && c->kind == CollectiveKind::kReduceScatter;
     int j = -1;
     if (!look_back) {

@@ -26,6 +26,9 @@ struct SystemOptions {
   bool misc = false;                 // data pipeline: not modelled (no published cost)
   bool lamb = false;                 // LAMB optimizer step instead of Adam
   AttentionKernel attention = AttentionKernel::kFlashV1;  // without efficient_operators
+  // Without tp_overlap: whether the backward pass's TP collectives still overlap dgrad/wgrad
+  // (Megatron-LM issues them asynchronously) or sit on the critical path.
+  bool backward_tp_overlap = false;
   // Host-side cost of each blocking point-to-point exchange (Megatron-LM synchronises the
   // device after batch_isend_irecv), paid by the sender and the receiver when !pp_overlap.
   Time blocking_p2p_overhead;

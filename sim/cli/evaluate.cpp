@@ -103,7 +103,12 @@ Evaluation evaluate(const io::Scenario& s, const EvaluateOptions& options) {
   request.stragglers = {s.stragglers.host_fraction, s.stragglers.slowdown,
                         s.stragglers.all_passes, s.stragglers.seed};
   const hw::KernelCostModel kernels(device.profile);
-  e.step = step::predict_step(request, topology, kernels, constants);
+  try {
+    e.step = step::predict_step(request, topology, kernels, constants);
+  } catch (const InputError& err) {
+    // Plan/model clashes are found below the file level: say which scenario they come from.
+    throw InputError(s.file.string() + ": " + err.what());
+  }
 
   if (options.run_level && s.run.tokens) {
     run::StepProfile p;

@@ -133,3 +133,18 @@ TEST_CASE("executor: full and folded agree on a symmetric plan and a straggler s
   auto slow = execute_step(s, costs, cfg);
   CHECK(slow.step_time > full.step_time);
 }
+
+TEST_CASE("executor: zero-bubble H1 runs split backward passes and shrinks the bubble") {
+  // Balanced stages, F = B = W = 10 us: 1F1B (backward = B + W = 20 us) has a bubble of
+  // (p − 1)·30 us, ZB-H1 of (p − 1)·10 us (Qi et al.).
+  const int p = 4, m = 16;
+  auto costs = uniform(p, 1, us(10), us(20));
+  auto base = execute_step(build_schedule(Schedule::kOneFOneB, p, 1, m), costs, ExecutorConfig{});
+  for (auto& c : costs) {
+    c.backward = {us(10)};
+    c.weight_grad = {us(10)};
+  }
+  auto zb = execute_step(build_schedule(Schedule::kZeroBubble, p, 1, m), costs, ExecutorConfig{});
+  CHECK(base.step_time == us(30.0 * (m + p - 1)));
+  CHECK(zb.step_time == us(30.0 * m + 10.0 * (p - 1)));
+}

@@ -122,3 +122,15 @@ TEST_CASE("cli: a scenario run on an imported calibration uses its measured coll
   CHECK(b["step_time_s"].get<double>() > a["step_time_s"].get<double>());
   fs::remove_all(dir);
 }
+
+TEST_CASE("cli: the MegaScale plan on the Llama-3-like H100 cluster runs on the H100 profile") {
+  auto r = run_megasim("simulate --json " + kDefault +
+                       " --set cluster=llama3-h100-24576 --set device=h100-sxm5-80gb");
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const auto doc = nlohmann::json::parse(r.out);
+  CHECK(doc["device"]["name"] == "h100-sxm5-80gb");
+  CHECK(doc["mfu"].get<double>() > 0.1);
+  CHECK(doc["mfu"].get<double>() < 1.0);
+  CHECK(doc["power"]["it_peak_mw"].get<double>() > 0.0);
+}

@@ -137,14 +137,8 @@ class Executor {
     if (cfg_.dp_overlap) {
       for (int c = 0; c < sched_.vpp; ++c) enqueue_dp(i, DpOp{true, c});
     }
-    const Time start = costs_[u.s].step_start;
     u.phase = 1;
-    if (start > Time::zero()) {
-      u.stats.other += start;
-      run_compute(i, start, false, "data loading");
-    } else {
-      try_compute(i);
-    }
+    try_compute(i);
   }
 
   void begin_wait(Unit& u, Wait why) {

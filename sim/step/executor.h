@@ -43,7 +43,6 @@ struct StageCosts {
   std::vector<Time> dp_reduce_scatter;  // per chunk: gradient reduce-scatter (or all-reduce)
   std::vector<Time> dp_all_gather;      // per chunk: parameter all-gather (distributed optimizer)
   Time optimizer;                       // the optimizer step on this rank
-  Time step_start;                      // blocking work before the first pass (data loading)
 };
 
 struct ExecutorConfig {
@@ -69,7 +68,6 @@ struct StageBreakdown {
   Time dp_exposed;   // waiting for DP collectives
   Time bubble;       // waiting for a producer pass on another stage
   Time optimizer;
-  Time other;        // step_start work
   Time end;          // when this stage's rank finished the step
 };
 

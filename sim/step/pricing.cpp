@@ -110,15 +110,17 @@ Time Pricer::tally_comm(Time t, bool from_measurement, std::int64_t per_step) {
   return t;
 }
 
-Time Pricer::tp_time(const workload::CommOp& c, int stage) {
+Time Pricer::tp_time(const workload::CommOp& c) {
   const int tp_nodes = (plan_.tp + topology_.gpus_per_node() - 1) / topology_.gpus_per_node();
   // A TP collective runs once per micro-batch.
   const std::int64_t m = plan_.micro_batches();
   if (auto t = measured(c, plan_.tp, tp_nodes)) return tally_comm(*t, true, m);
-  return tally_comm(tp_time_simulated(c, stage), false, m);
+  return tally_comm(tp_time_simulated(c), false, m);
 }
 
-Time Pricer::tp_time_simulated(const workload::CommOp& c, int stage) {
+// Every stage's TP groups are alike: stage 0's stand for all.
+Time Pricer::tp_time_simulated(const workload::CommOp& c) {
+  constexpr int stage = 0;
   const auto key = std::make_tuple(0, static_cast<int>(c.kind), -1, c.size.value());
   if (auto it = cache_.find(key); it != cache_.end()) return it->second;
   std::vector<collective::CollectiveCall> calls;
@@ -162,15 +164,15 @@ Time Pricer::pp_time_simulated(Bytes bytes, int from, int to) {
   return cache_[key] = concurrent(calls);
 }
 
-Time Pricer::dp_time(const workload::CommOp& c, int stage) {
+Time Pricer::dp_time(const workload::CommOp& c) {
   // With one GPU of each DP group per node, a DP communicator spans dp nodes.
   if (c.group == Group::kDp) {
     if (auto m = measured(c, plan_.dp, plan_.dp)) return tally_comm(*m, true, 1);
   }
-  return tally_comm(dp_time_simulated(c, stage), false, 1);
+  return tally_comm(dp_time_simulated(c), false, 1);
 }
 
-Time Pricer::dp_time_simulated(const workload::CommOp& c, int stage) {
+Time Pricer::dp_time_simulated(const workload::CommOp& c) {
   const bool pp_group = c.group == Group::kPp;
   // Gradient buckets are hundreds of megabytes: their time is proportional to their size, so
   // a bucket within a factor 2 of one already simulated is priced by scaling it.
@@ -204,7 +206,6 @@ Time Pricer::dp_time_simulated(const workload::CommOp& c, int stage) {
       }
     }
   }
-  (void)stage;
   const Time t = calls.empty() ? Time::zero() : concurrent(calls);
   if (c.size.value() >= kScalableBytes) scaled_[kind].emplace_back(c.size.value(), t);
   return cache_[key] = t;
@@ -230,7 +231,7 @@ Time Pricer::pass_time(const std::vector<Op>& ops, bool backward, PricingTally& 
       else tally.memory_bound += kc.time;
     } else {
       const workload::CommOp& c = *op.comm();
-      cost[i] = c.group == Group::kTp ? tp_time(c, 0) : dp_time(c, 0);
+      cost[i] = c.group == Group::kTp ? tp_time(c) : dp_time(c);
     }
   }
   // Pair each overlappable TP collective with its GEMM.
@@ -312,8 +313,8 @@ StageCosts Pricer::price(const workload::StageProgram& stage, PricingTally& tall
     c.pp_gradient = pp_time(stage.pp_send_bytes, s, (s + plan_.pp - 1) % plan_.pp);
   }
   Time grads, params;
-  for (const Op& op : stage.dp_gradient_comm) grads += dp_time(*op.comm(), s);
-  for (const Op& op : stage.dp_param_comm) params += dp_time(*op.comm(), s);
+  for (const Op& op : stage.dp_gradient_comm) grads += dp_time(*op.comm());
+  for (const Op& op : stage.dp_param_comm) params += dp_time(*op.comm());
   for (const auto& chunk : stage.chunks) {
     const double share = stage_layers > 0 ? double(chunk.layers.count) / stage_layers
                                           : 1.0 / static_cast<double>(stage.chunks.size());

@@ -59,12 +59,12 @@ class Pricer {
  private:
   Time pass_time(const std::vector<workload::Op>& ops, bool backward, PricingTally& tally,
                  Time& tp_exposed);
-  Time tp_time(const workload::CommOp& c, int stage);
+  Time tp_time(const workload::CommOp& c);
   Time pp_time(Bytes bytes, int from_stage, int to_stage);
-  Time dp_time(const workload::CommOp& c, int stage);
-  Time tp_time_simulated(const workload::CommOp& c, int stage);
+  Time dp_time(const workload::CommOp& c);
+  Time tp_time_simulated(const workload::CommOp& c);
   Time pp_time_simulated(Bytes bytes, int from_stage, int to_stage);
-  Time dp_time_simulated(const workload::CommOp& c, int stage);
+  Time dp_time_simulated(const workload::CommOp& c);
   // Runs the calls together on a private simulator and returns when the last one ends.
   Time concurrent(const std::vector<collective::CollectiveCall>& calls);
   // A collective priced from the profile's measured alpha-beta fit of the same operation on a

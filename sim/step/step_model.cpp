@@ -106,7 +106,7 @@ StepPrediction predict_step(const StepRequest& r, const net::Topology& topology,
   out.trace = std::move(ex.trace);
   const StageBreakdown& b = ex.stages[ex.critical_stage];
   out.breakdown = {b.compute, b.tp_exposed, b.pp_exposed, b.dp_exposed, b.bubble, b.optimizer,
-                   b.other + (out.step_time - b.end)};
+                   out.step_time - b.end};
 
   const double seconds = out.step_time.to_seconds();
   out.tokens_per_step = static_cast<double>(plan.global_batch) * static_cast<double>(r.model.seq);

@@ -38,6 +38,8 @@ struct StepRequest {
   StragglerSpec stragglers;
 };
 
+// Where the critical stage's step goes; `other` is the time it waits, done, for a slower
+// stage to finish the step (data loading is not modelled).
 struct Breakdown {
   Time compute, tp_exposed, pp_exposed, dp_exposed, bubble, optimizer, other;
 };

@@ -8,13 +8,18 @@
 using megasim::Rng;
 
 TEST_CASE("rng: the xoshiro256 stream is pinned for a seed") {
-  // Golden values from this implementation; a change here changes every seeded result.
-  Rng a(1), b(1);
-  for (int i = 0; i < 1000; ++i) CHECK(a.next_u64() == b.next_u64());
-  Rng c(1);
-  const std::uint64_t first = c.next_u64();
-  Rng d(2);
-  CHECK(first != d.next_u64());
+  // Seed 1 through splitmix64, then xoshiro256** (Blackman and Vigna): the first outputs, as
+  // an independent transcription of the published algorithms (Python, arbitrary-precision
+  // integers masked to 64 bits) gives them. A change here changes every seeded result.
+  Rng r(1);
+  CHECK(r.next_u64() == 0xb3f2af6d0fc710c5ull);
+  CHECK(r.next_u64() == 0x853b559647364ceaull);
+  CHECK(r.next_u64() == 0x92f89756082a4514ull);
+  // Distributions are ours, so they are pinned too: the top 53 bits over 2^53, then
+  // -mean·log1p(-u).
+  Rng q(12345);
+  CHECK(q.uniform() == 0.74380816315658937);
+  CHECK(q.exponential(2.0) == 0.27862881471181217);
 }
 
 TEST_CASE("rng: uniform lies in the unit interval with mean 1/2 and variance 1/12") {

@@ -160,16 +160,7 @@ TEST_CASE("memory: a plan that does not fit names the stage every part and the c
     CHECK(msg.find("activations") != std::string::npos);
   }
   // MegaScale's own plan fits an 80 GiB A100 on every stage.
-  ParallelPlan ms;
-  ms.tp = 8;
-  ms.sequence_parallel = true;
-  ms.pp = 8;
-  ms.vpp = 6;
-  ms.schedule = Schedule::kInterleaved;
-  ms.dp = 192;
-  ms.global_batch = 6144;
-  ms.distributed_optimizer = true;
-  ms.recompute = Recompute::kSelective;
+  const ParallelPlan ms = megasim::test::megascale_plan();
   for (int stage = 0; stage < 8; ++stage) {
     CHECK_NOTHROW(check_fits(estimate_memory(m, ms, stage), kGiB * 80.0));
   }

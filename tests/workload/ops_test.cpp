@@ -7,6 +7,7 @@
 
 using namespace megasim;
 using namespace megasim::workload;
+using megasim::test::megascale_plan;
 
 namespace {
 
@@ -14,21 +15,6 @@ ModelSpec gpt175() {
   return io::load_model(std::string(MEGASIM_SOURCE_DIR) + "/models/gpt-175b-megascale.json");
 }
 
-// MegaScale's 175B plan (scenarios/megascale-175b-12288.json).
-ParallelPlan megascale_plan() {
-  ParallelPlan p;
-  p.tp = 8;
-  p.sequence_parallel = true;
-  p.pp = 8;
-  p.vpp = 6;
-  p.schedule = Schedule::kInterleaved;
-  p.dp = 192;
-  p.micro_batch = 1;
-  p.global_batch = 6144;
-  p.distributed_optimizer = true;
-  p.recompute = Recompute::kSelective;
-  return p;
-}
 
 std::vector<const Op*> layer_ops(const std::vector<Op>& ops, int layer, Phase phase) {
   std::vector<const Op*> out;

@@ -46,6 +46,22 @@ inline workload::ParallelPlan plan_for(const workload::ModelSpec& m) {
   return p;
 }
 
+// MegaScale's 175B plan (scenarios/megascale-175b-12288.json).
+inline workload::ParallelPlan megascale_plan() {
+  workload::ParallelPlan p;
+  p.tp = 8;
+  p.sequence_parallel = true;
+  p.pp = 8;
+  p.vpp = 6;
+  p.schedule = workload::Schedule::kInterleaved;
+  p.dp = 192;
+  p.micro_batch = 1;
+  p.global_batch = 6144;
+  p.distributed_optimizer = true;
+  p.recompute = workload::Recompute::kSelective;
+  return p;
+}
+
 // l = 2, h = 64, 8 heads of 8, 2 KV heads (kv_dim 16), SwiGLU ffn 128, s = 16, V = 100.
 inline workload::ModelSpec tiny_gqa() {
   workload::ModelSpec m;

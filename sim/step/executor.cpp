@@ -4,6 +4,8 @@
 #include <cassert>
 #include <cmath>
 #include <memory>
+#include <stdexcept>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -14,7 +16,7 @@ namespace {
 
 constexpr std::int64_t kUnknown = -1;
 
-enum class Wait { kNone, kProducer, kAllGather, kDp };
+enum class Wait { kNone, kProducer, kAllGather, kDp, kExchange };
 
 struct DpOp {
   bool all_gather = false;
@@ -27,7 +29,8 @@ struct Unit {
   int d = 0, s = 0;
   double slowdown = 1.0;
 
-  std::size_t next_pass = 0;
+  std::size_t next_pass = 0;  // into the schedule's order (asynchronous PP)
+  std::size_t next_step = 0;  // into the blocking p2p program (Megatron-LM's PP)
   std::vector<std::int64_t> finished;  // [pass · V·m + chunk · m + mb]: own pass finish
   std::vector<std::int64_t> arrived;   // same index: input from another stage arrived
   std::vector<std::int64_t> produced;  // same index: producer finished (for attribution)
@@ -35,13 +38,26 @@ struct Unit {
   // Compute stream.
   bool busy = false;
   double remaining_ns = 0.0;  // standalone work left in the running pass
-  bool interferable = false;  // true for a compute pass (not a blocking send)
+  bool interferable = false;  // true for a compute pass (not a host synchronisation)
+  bool running_pass = false;  // the compute stream runs `current`
+  PassId current;
   Time rate_since;
   EventId done_event;
   Wait waiting = Wait::kNone;
-  bool recv_synced = false;  // the blocking receive of the next pass has been paid
   Time wait_since;
   int phase = 0;  // 0 start, 1 passes, 2 wait RS, 3 optimizer, 4 all-gather, 5 done
+
+  // Blocking exchange in progress: messages not yet delivered, and when the last of them
+  // could start (both sides posted).
+  bool exchange_open = false;
+  int exchange_pending = 0;
+  Time exchange_ready;
+  // Blocking messages to this unit, by the producing pass's index: when each side posted
+  // (kUnknown until then), the sending unit, the transfer alone and how many messages share
+  // each side's link in its exchange.
+  std::vector<std::int64_t> send_posted, recv_posted;
+  std::vector<int> send_from, send_share, recv_share;
+  std::vector<Time> send_time;
 
   // Communication streams.
   int active_comm = 0;
@@ -77,12 +93,25 @@ class Executor {
         u.finished.assign(3 * slots_, kUnknown);
         u.arrived.assign(3 * slots_, kUnknown);
         u.produced.assign(3 * slots_, kUnknown);
+        if (!cfg.pp_overlap) {
+          u.send_posted.assign(3 * slots_, kUnknown);
+          u.recv_posted.assign(3 * slots_, kUnknown);
+          u.send_from.assign(3 * slots_, 0);
+          u.send_share.assign(3 * slots_, 1);
+          u.recv_share.assign(3 * slots_, 1);
+          u.send_time.assign(3 * slots_, Time::zero());
+        }
         u.ag_done.assign(sched.vpp, !cfg.dp_overlap);
         u.backward_left.assign(sched.vpp, sched.micro_batches);
         units_.push_back(std::move(u));
       }
     }
     dp_members_ready_.assign(static_cast<std::size_t>(sched.pp) * (4 * sched.vpp + 4), 0);
+    if (!cfg.pp_overlap) {
+      for (int s = 0; s < sched.pp; ++s) program_.push_back(blocking_p2p_program(sched, s));
+      rendezvous_ = sched.kind == workload::Schedule::kOneFOneB ||
+                    sched.kind == workload::Schedule::kInterleaved;
+    }
   }
 
   ExecutionResult run() {
@@ -93,7 +122,10 @@ class Executor {
     ExecutionResult r;
     r.stages.assign(sched_.pp, StageBreakdown{});
     for (const Unit& u : units_) {
-      assert(u.phase == 5 && "a rank did not finish the step: dependency deadlock");
+      if (u.phase != 5) {
+        throw std::logic_error(fmt::format("step executor: stage {} of replica {} did not finish "
+                                           "the step (dependency deadlock)", u.s, u.d));
+      }
       StageBreakdown& b = r.stages[u.s];
       if (u.stats.end >= b.end) b = u.stats;
       if (u.stats.end > r.step_time) {
@@ -151,8 +183,12 @@ class Executor {
   void end_wait(Unit& u, std::int64_t producer_finish) {
     if (u.waiting == Wait::kNone) return;
     const Time now = sim_.now();
-    if (u.waiting == Wait::kProducer) {
-      const Time split = std::clamp(Time::from_ns(producer_finish), u.wait_since, now);
+    if (u.waiting == Wait::kProducer || u.waiting == Wait::kExchange) {
+      // Bubble until the other side was ready (the producer finished, or the peers posted
+      // their exchange), PP communication after.
+      const Time ready = u.waiting == Wait::kProducer ? Time::from_ns(producer_finish)
+                                                      : u.exchange_ready;
+      const Time split = std::clamp(ready, u.wait_since, now);
       u.stats.bubble += split - u.wait_since;
       u.stats.pp_exposed += now - split;
     } else {
@@ -164,48 +200,9 @@ class Executor {
   void try_compute(int i) {
     Unit& u = units_[i];
     if (u.busy || u.phase == 5) return;
-    const auto& order = sched_.order[u.s];
-    if (u.phase == 1 && u.next_pass < order.size()) {
-      const PassId& p = order[u.next_pass];
-      const Dependency dep = dependency(sched_, u.s, p);
-      std::int64_t producer_finish = 0;
-      if (dep.found) {
-        const int k = slot(dep.pass);
-        if (dep.crosses_stages) {
-          if (u.arrived[k] == kUnknown) return begin_wait(u, Wait::kProducer);
-          producer_finish = u.produced[k];
-        } else if (u.finished[k] == kUnknown) {
-          return begin_wait(u, Wait::kProducer);
-        }
-      }
-      if (p.pass == Pass::kForward && !u.ag_done[p.chunk]) return begin_wait(u, Wait::kAllGather);
-      end_wait(u, producer_finish);
-      if (dep.found && dep.crosses_stages && !cfg_.pp_overlap && !u.recv_synced &&
-          cfg_.blocking_p2p_overhead > Time::zero()) {
-        // Megatron-LM's blocking receive: the host synchronises before the pass is launched.
-        u.recv_synced = true;
-        u.stats.pp_exposed += cfg_.blocking_p2p_overhead;
-        return run_compute(i, cfg_.blocking_p2p_overhead, false, "pp recv (blocking)");
-      }
-      u.recv_synced = false;
-      const StageCosts& c = costs_[u.s];
-      const auto& t = p.pass == Pass::kForward    ? c.forward
-                      : p.pass == Pass::kBackward ? c.backward
-                                                  : c.weight_grad;
-      const auto& tp = p.pass == Pass::kForward    ? c.forward_tp
-                       : p.pass == Pass::kBackward ? c.backward_tp
-                                                   : c.weight_grad_tp;
-      const bool slowed = p.pass == Pass::kForward || cfg_.slow_all_passes;
-      const Time work = Time::from_seconds(t[p.chunk].to_seconds() * (slowed ? u.slowdown : 1.0));
-      u.stats.tp_exposed += tp[p.chunk];
-      u.stats.compute += work - tp[p.chunk];
-      // Names are built only for traced ranks: this is the executor's hottest path.
-      run_compute(i, work, true,
-                  traced(u) ? fmt::format("{} mb{} c{}", to_string(p.pass), p.micro_batch, p.chunk)
-                            : std::string());
-      return;
-    }
-    if (u.phase == 1) {  // all passes done: gradients
+    if (u.phase == 1) {
+      if (cfg_.pp_overlap ? next_pass(i) : next_step(i)) return;
+      // All passes done: gradients.
       if (!cfg_.dp_overlap) {
         for (int c = 0; c < sched_.vpp; ++c) enqueue_dp(i, DpOp{false, c});
       }
@@ -231,6 +228,101 @@ class Executor {
       u.phase = 5;
       u.stats.end = sim_.now();
     }
+  }
+
+  // Asynchronous PP: start the next pass of the schedule once its input is here. False when
+  // every pass has run.
+  bool next_pass(int i) {
+    Unit& u = units_[i];
+    const auto& order = sched_.order[u.s];
+    if (u.next_pass == order.size()) return false;
+    const PassId& p = order[u.next_pass];
+    const Dependency dep = dependency(sched_, u.s, p);
+    std::int64_t producer_finish = 0;
+    if (dep.found) {
+      const int k = slot(dep.pass);
+      if (dep.crosses_stages) {
+        if (u.arrived[k] == kUnknown) {
+          begin_wait(u, Wait::kProducer);
+          return true;
+        }
+        producer_finish = u.produced[k];
+      } else if (u.finished[k] == kUnknown) {
+        begin_wait(u, Wait::kProducer);
+        return true;
+      }
+    }
+    if (p.pass == Pass::kForward && !u.ag_done[p.chunk]) {
+      begin_wait(u, Wait::kAllGather);
+      return true;
+    }
+    end_wait(u, producer_finish);
+    start_pass(i, p);
+    return true;
+  }
+
+  // Blocking PP (Megatron-LM): the next step of the stage's program, a pass or an exchange.
+  // False when the program is done.
+  bool next_step(int i) {
+    Unit& u = units_[i];
+    const auto& program = program_[u.s];
+    if (u.next_step == program.size()) return false;
+    const ProgramStep& step = program[u.next_step];
+    if (step.exchange) {
+      if (!u.exchange_open) post_exchange(i, step);
+      if (u.exchange_pending > 0) {
+        begin_wait(u, Wait::kExchange);
+        return true;
+      }
+      end_wait(u, 0);
+      u.exchange_open = false;
+      ++u.next_step;
+      // The device synchronisation after the exchange: the next pass is launched afresh.
+      const Time sync = cfg_.blocking_p2p_overhead;
+      if (sync > Time::zero()) {
+        u.stats.pp_exposed += sync;
+        run_compute(i, sync, false, "pp exchange sync");
+        return true;
+      }
+      return next_step(i);
+    }
+    const PassId& p = step.pass;
+    // The program received every input from another stage in an earlier exchange; inputs
+    // from this stage (the last virtual stage's forward, for its backward) are finished.
+    assert([&] {
+      const Dependency dep = dependency(sched_, u.s, p);
+      if (!dep.found) return true;
+      const int k = slot(dep.pass);
+      return dep.crosses_stages ? u.arrived[k] != kUnknown : u.finished[k] != kUnknown;
+    }());
+    if (p.pass == Pass::kForward && !u.ag_done[p.chunk]) {
+      begin_wait(u, Wait::kAllGather);
+      return true;
+    }
+    end_wait(u, 0);
+    start_pass(i, p);
+    return true;
+  }
+
+  void start_pass(int i, const PassId& p) {
+    Unit& u = units_[i];
+    const StageCosts& c = costs_[u.s];
+    const auto& t = p.pass == Pass::kForward    ? c.forward
+                    : p.pass == Pass::kBackward ? c.backward
+                                                : c.weight_grad;
+    const auto& tp = p.pass == Pass::kForward    ? c.forward_tp
+                     : p.pass == Pass::kBackward ? c.backward_tp
+                                                 : c.weight_grad_tp;
+    const bool slowed = p.pass == Pass::kForward || cfg_.slow_all_passes;
+    const Time work = Time::from_seconds(t[p.chunk].to_seconds() * (slowed ? u.slowdown : 1.0));
+    u.stats.tp_exposed += tp[p.chunk];
+    u.stats.compute += work - tp[p.chunk];
+    u.running_pass = true;
+    u.current = p;
+    // Names are built only for traced ranks: this is the executor's hottest path.
+    run_compute(i, work, true,
+                traced(u) ? fmt::format("{} mb{} c{}", to_string(p.pass), p.micro_batch, p.chunk)
+                          : std::string());
   }
 
   double rate(const Unit& u) const {
@@ -276,11 +368,11 @@ class Executor {
       auto& [name, start] = pending_names_[i];
       record(u, "compute", name, start, sim_.now());
     }
-    if (u.phase == 1 && u.next_pass < sched_.order[u.s].size() && u.interferable) {
-      const PassId p = sched_.order[u.s][u.next_pass++];
+    if (u.running_pass) {
+      u.running_pass = false;
+      ++(cfg_.pp_overlap ? u.next_pass : u.next_step);
+      const PassId p = u.current;  // a copy: pass_done may start the unit's next pass
       pass_done(i, p);
-      if (!units_[i].busy) try_compute(i);
-      return;
     }
     try_compute(i);
   }
@@ -293,51 +385,87 @@ class Executor {
     if (last_grad_pass && --u.backward_left[p.chunk] == 0 && cfg_.dp_overlap) {
       enqueue_dp(i, DpOp{false, p.chunk});
     }
-    // Hand the output to the consumer pass on the next (forward) or previous (backward)
-    // virtual stage, if that lives on another stage.
-    if (p.pass == Pass::kWeightGrad) return;
+    // Asynchronous PP: hand the output to the consumer pass on the next (forward) or
+    // previous (backward) virtual stage, if that lives on another stage. Blocking PP sends it
+    // in the program's next exchange.
+    if (!cfg_.pp_overlap) return;
+    const auto [to, key] = consumer(u, p);
+    if (to < 0) return;
+    const StageCosts& c = costs_[u.s];
+    u.pp_queue.emplace_back(p.pass == Pass::kForward ? c.pp_activation : c.pp_gradient, to);
+    u.pp_dest_pass.push_back(key);
+    u.pp_producer_finish.push_back(sim_.now().ns());
+    start_pp(i);
+  }
+
+  // The unit on another stage that consumes the output of pass p of unit u, and the index of
+  // p there (`arrived` and the blocking messages are indexed by the producing pass);
+  // {-1, -1} when the consumer is on the same stage or there is none.
+  std::pair<int, int> consumer(const Unit& u, const PassId& p) const {
+    if (p.pass == Pass::kWeightGrad) return {-1, -1};
     const int vs = sched_.virtual_stage(u.s, p.chunk);
     const int to_vs = p.pass == Pass::kForward ? vs + 1 : vs - 1;
-    if (to_vs < 0 || to_vs >= sched_.pp * sched_.vpp) return;
+    if (to_vs < 0 || to_vs >= sched_.pp * sched_.vpp) return {-1, -1};
     const int to_stage = sched_.stage_of(to_vs);
-    if (to_stage == u.s) return;  // same rank: the consumer reads `finished`
-    const PassId consumer{p.pass, p.micro_batch, sched_.chunk_of(to_vs)};
-    const Dependency dep = dependency(sched_, to_stage, consumer);
-    assert(dep.found && dep.stage == u.s && dep.pass == p);
-    (void)dep;
+    if (to_stage == u.s) return {-1, -1};  // same rank: the consumer reads `finished`
+    assert((dependency(sched_, to_stage, {p.pass, p.micro_batch, sched_.chunk_of(to_vs)}).pass ==
+            p));
+    return {index(u.d, to_stage), slot(p)};
+  }
+
+  // --- blocking exchanges (Megatron-LM) ---------------------------------------------------
+
+  // Posts every send and receive of unit i's exchange. Under Megatron-LM's 1F1B schedules a
+  // message starts once both of its sides are posted (NCCL's rendezvous); other schedules
+  // were not written for blocking exchanges (zero-bubble deadlocks with them), so there a
+  // send starts at once and waits in the receiver's buffer. Messages of one exchange share
+  // the rank's link: each takes its transfer time times the number of messages on the
+  // busier side.
+  void post_exchange(int i, const ProgramStep& step) {
+    Unit& u = units_[i];
+    u.exchange_open = true;
+    u.exchange_pending = 0;
+    u.exchange_ready = sim_.now();
+    const std::int64_t now = sim_.now().ns();
     const StageCosts& c = costs_[u.s];
-    const Time transfer = p.pass == Pass::kForward ? c.pp_activation : c.pp_gradient;
-    const int to = index(u.d, to_stage);
-    const int key = slot(p);
-    if (cfg_.pp_overlap) {
-      u.pp_queue.emplace_back(transfer, to);
-      u.pp_dest_pass.push_back(key);
-      u.pp_producer_finish.push_back(sim_.now().ns());
-      start_pp(i);
-    } else {
-      // Megatron-LM: the send occupies the sender's compute stream until delivered, and then
-      // for the host's synchronisation.
-      const Time overhead = cfg_.blocking_p2p_overhead;
-      u.stats.pp_exposed += transfer + overhead;
-      const std::int64_t produced = sim_.now().ns();
-      u.busy = true;
-      u.interferable = false;
-      const Time start = sim_.now();
-      sim_.after(transfer, [this, i, to, key, produced, start, overhead] {
-        deliver(to, key, produced);
-        const auto release = [this, i, to, start] {
-          Unit& sender = units_[i];
-          sender.busy = false;
-          record(sender, "compute", "pp send (blocking)", start, sim_.now(), to);
-          try_compute(i);
-        };
-        if (overhead > Time::zero()) {
-          sim_.after(overhead, release);
-        } else {
-          release();
-        }
-      });
+    for (const PassId& p : step.sends) {
+      const auto [to, k] = consumer(u, p);
+      assert(to >= 0);
+      Unit& r = units_[to];
+      ++u.exchange_pending;
+      r.send_posted[k] = now;
+      r.send_from[k] = i;
+      r.send_time[k] = p.pass == Pass::kForward ? c.pp_activation : c.pp_gradient;
+      r.send_share[k] = static_cast<int>(step.sends.size());
+      if (r.recv_posted[k] != kUnknown || !rendezvous_) start_message(to, k);
     }
+    for (const PassId& p : step.recvs) {
+      const int k = slot(dependency(sched_, u.s, p).pass);
+      u.recv_posted[k] = now;
+      u.recv_share[k] = static_cast<int>(step.recvs.size());
+      if (u.arrived[k] != kUnknown) continue;  // an eager send already delivered it
+      ++u.exchange_pending;
+      if (u.send_posted[k] != kUnknown && rendezvous_) start_message(i, k);
+    }
+  }
+
+  void start_message(int to, int k) {
+    Unit& r = units_[to];
+    const int from = r.send_from[k];
+    const Time start = sim_.now();
+    units_[from].exchange_ready = std::max(units_[from].exchange_ready, start);
+    r.exchange_ready = std::max(r.exchange_ready, start);
+    const Time duration = r.send_time[k] * std::max(r.send_share[k], r.recv_share[k]);
+    sim_.after(duration, [this, from, to, k, start] {
+      Unit& receiver = units_[to];
+      receiver.arrived[k] = sim_.now().ns();
+      receiver.produced[k] = receiver.send_posted[k];
+      record(units_[from], "pp", "send (blocking)", start, sim_.now(), to);
+      --units_[from].exchange_pending;
+      if (receiver.recv_posted[k] != kUnknown) --receiver.exchange_pending;
+      try_compute(from);
+      try_compute(to);
+    });
   }
 
   void deliver(int to, int key, std::int64_t produced) {
@@ -429,6 +557,8 @@ class Executor {
   int slots_ = 0;
   std::vector<Unit> units_;
   std::vector<int> dp_members_ready_;
+  std::vector<std::vector<ProgramStep>> program_;  // per stage, blocking PP only
+  bool rendezvous_ = false;  // blocking sends wait for the receiver to post
   std::vector<TraceRecord> trace_;
   std::vector<std::pair<std::string, Time>> pending_names_;
 

@@ -8,9 +8,12 @@
 // pass synchronises them). Pass durations are given already priced (StageCosts: compute with
 // the system's exposed TP communication inside). The placement of PP and DP communication is
 // the system's:
-//   Megatron-LM  a PP send blocks the sender's compute stream until delivered; gradients are
-//                reduce-scattered after the last backward pass and parameters all-gathered
-//                after the optimizer step, both blocking.
+//   Megatron-LM  the stage runs its blocking p2p program (blocking_p2p_program): between
+//                passes, exchanges that send and receive together and end when every message
+//                is delivered, a send waiting for the receiving stage to post its exchange;
+//                then a host synchronisation. Gradients are reduce-scattered after the last
+//                backward pass and parameters all-gathered after the optimizer step, both
+//                blocking.
 //   MegaScale    PP sends run on their own stream beside compute; each model chunk's gradients
 //                are reduce-scattered as soon as its last backward pass ends, and each chunk's
 //                parameter all-gather is prefetched at the start of the step so that only the
@@ -48,8 +51,8 @@ struct StageCosts {
 struct ExecutorConfig {
   bool pp_overlap = false;
   bool dp_overlap = false;
-  // Without pp_overlap: host-side cost of each blocking exchange, paid by the sender after its
-  // transfer and by the receiver before the pass that consumes it.
+  // Without pp_overlap: host-side cost of each blocking exchange (Megatron-LM's device
+  // synchronisation), paid on the compute stream once the exchange has completed.
   Time blocking_p2p_overhead;
   double interference = 0.0;  // fractional compute slowdown beside PP/DP communication
   bool full = false;          // every rank, rather than one per stage

@@ -12,9 +12,18 @@ namespace {
 
 using workload::Schedule;
 
+int one_f_one_b_warmup(int pp, int stage, int m) { return std::min(pp - stage - 1, m); }
+
+// Megatron-LM's interleaved warm-up: all forwards first when m equals pp.
+int interleaved_warmup(int pp, int v, int stage, int m) {
+  const int total = m * v;
+  if (m == pp) return total;
+  return std::min((pp - stage - 1) * 2 + (v - 1) * pp, total);
+}
+
 std::vector<PassId> one_f_one_b(int pp, int stage, int m) {
   std::vector<PassId> order;
-  const int warmup = std::min(pp - stage - 1, m);
+  const int warmup = one_f_one_b_warmup(pp, stage, m);
   for (int i = 0; i < warmup; ++i) order.push_back({Pass::kForward, i, 0});
   for (int i = 0; i < m - warmup; ++i) {
     order.push_back({Pass::kForward, warmup + i, 0});
@@ -29,9 +38,7 @@ std::vector<PassId> one_f_one_b(int pp, int stage, int m) {
 // backward).
 std::vector<PassId> interleaved(int pp, int v, int stage, int m) {
   const int total = m * v;
-  int warmup = (pp - stage - 1) * 2 + (v - 1) * pp;
-  if (m == pp) warmup = total;  // Megatron: all forwards first when m equals pp
-  warmup = std::min(warmup, total);
+  const int warmup = interleaved_warmup(pp, v, stage, m);
   const auto id = [pp, v](Pass pass, int k) {
     const int within = k % (pp * v);
     const int chunk = within / pp;
@@ -116,6 +123,16 @@ std::vector<std::vector<PassId>> zero_bubble_h1(int pp, int m) {
 
 }  // namespace
 
+int warmup_forwards(const PipelineSchedule& s, int stage) {
+  switch (s.kind) {
+    case Schedule::kInterleaved: return interleaved_warmup(s.pp, s.vpp, stage, s.micro_batches);
+    case Schedule::kOneFOneB:
+    case Schedule::kZeroBubble: return one_f_one_b_warmup(s.pp, stage, s.micro_batches);
+    case Schedule::kGpipe: return s.micro_batches;
+  }
+  return 0;
+}
+
 const char* to_string(Pass p) {
   switch (p) {
     case Pass::kForward: return "F";
@@ -195,6 +212,80 @@ Dependency dependency(const PipelineSchedule& s, int stage, const PassId& pass) 
   }
   d.crosses_stages = d.stage != stage;
   return d;
+}
+
+namespace {
+
+// Whether pass p of `stage` hands its output to another stage.
+bool output_leaves_stage(const PipelineSchedule& s, int stage, const PassId& p) {
+  if (p.pass == Pass::kWeightGrad || s.pp == 1) return false;
+  const int vs = s.virtual_stage(stage, p.chunk);
+  const int to = p.pass == Pass::kForward ? vs + 1 : vs - 1;
+  return to >= 0 && to < s.pp * s.vpp && s.stage_of(to) != stage;
+}
+
+}  // namespace
+
+std::vector<ProgramStep> blocking_p2p_program(const PipelineSchedule& s, int stage) {
+  const std::vector<PassId>& order = s.order[stage];
+  // The passes run between two exchanges, and whether the exchange after a group is one
+  // combined call (true) or a send followed by a separate receive (false).
+  std::vector<std::vector<PassId>> groups;
+  std::vector<bool> combined;
+  const bool interleaved = s.kind == workload::Schedule::kInterleaved;
+  if (interleaved || s.kind == workload::Schedule::kOneFOneB) {
+    // Warm-up forwards, steady-state (F, B) pairs, cool-down backwards.
+    const auto steady = static_cast<std::size_t>(warmup_forwards(s, stage));
+    const std::size_t cooldown = steady + (order.size() - 2 * steady);
+    for (std::size_t i = 0; i < order.size();) {
+      const bool in_steady = i >= steady && i < cooldown;
+      if (in_steady && interleaved) {
+        groups.push_back({order[i], order[i + 1]});
+        combined.push_back(true);
+        i += 2;
+        continue;
+      }
+      groups.push_back({order[i]});
+      // 1F1B combines the steady state's exchanges but the one after its last backward; the
+      // interleaved schedule combines all of them.
+      combined.push_back(interleaved || (in_steady && i + 1 < cooldown));
+      ++i;
+    }
+  } else {
+    for (const PassId& p : order) {
+      groups.push_back({p});
+      combined.push_back(false);
+    }
+  }
+
+  std::vector<ProgramStep> program;
+  const auto exchange = [&](const std::vector<PassId>* sent, const std::vector<PassId>* next) {
+    ProgramStep x;
+    x.exchange = true;
+    if (sent != nullptr) {
+      for (const PassId& p : *sent) {
+        if (output_leaves_stage(s, stage, p)) x.sends.push_back(p);
+      }
+    }
+    if (next != nullptr) {
+      for (const PassId& p : *next) {
+        if (dependency(s, stage, p).crosses_stages) x.recvs.push_back(p);
+      }
+    }
+    if (!x.sends.empty() || !x.recvs.empty()) program.push_back(std::move(x));
+  };
+  if (!groups.empty()) exchange(nullptr, &groups.front());
+  for (std::size_t g = 0; g < groups.size(); ++g) {
+    for (const PassId& p : groups[g]) program.push_back({false, p, {}, {}});
+    const std::vector<PassId>* next = g + 1 < groups.size() ? &groups[g + 1] : nullptr;
+    if (combined[g]) {
+      exchange(&groups[g], next);
+    } else {
+      exchange(&groups[g], nullptr);
+      exchange(nullptr, next);
+    }
+  }
+  return program;
 }
 
 IdealResult simulate_ideal(const PipelineSchedule& s, const IdealTimes& t) {

@@ -54,6 +54,10 @@ struct PipelineSchedule {
 // micro_batches % pp != 0, or vpp > 1 without the interleaved schedule).
 PipelineSchedule build_schedule(workload::Schedule kind, int pp, int vpp, int micro_batches);
 
+// How many forward passes `stage` runs before its first backward pass in the 1F1B-like
+// schedules (Megatron-LM's num_warmup_microbatches); every forward for GPipe.
+int warmup_forwards(const PipelineSchedule& s, int stage);
+
 // The pass on another stage (or the same one) that must finish before `pass` of `stage` can
 // start; `found` is false for passes with no producer (the first virtual stage's forwards).
 struct Dependency {
@@ -75,5 +79,27 @@ struct IdealResult {
 };
 // Throws std::logic_error if the schedule deadlocks (a bug in a schedule generator).
 IdealResult simulate_ideal(const PipelineSchedule& s, const IdealTimes& t);
+
+// Megatron-LM's blocking point-to-point program of one stage: the stage's passes in schedule
+// order with the exchanges its p2p_communication makes between them. An exchange is one
+// batch_isend_irecv followed by a device synchronisation: it sends the outputs of the passes
+// just run that another stage consumes and receives the inputs, produced on another stage, of
+// the passes about to run, and it ends only when every one of them has been delivered, so a
+// send also waits for the receiving stage to post its matching exchange. Where exchanges fall:
+//   interleaved  one exchange after every warm-up forward, after every steady-state (F, B)
+//                pair (send_forward_backward_recv_forward_backward) and after every
+//                cool-down backward, plus the first forward's receive.
+//   1F1B         a receive before and a send after every warm-up forward and cool-down
+//                backward; in the steady state, one combined exchange after each F
+//                (send_forward_recv_backward) and after each B (send_backward_recv_forward).
+//   others       a receive before and a send after every pass.
+// Exchanges with nothing to send or receive are left out (Megatron-LM returns early).
+struct ProgramStep {
+  bool exchange = false;
+  PassId pass;                // the pass to run, when !exchange
+  std::vector<PassId> sends;  // own passes whose output another stage consumes
+  std::vector<PassId> recvs;  // own passes whose input another stage produces
+};
+std::vector<ProgramStep> blocking_p2p_program(const PipelineSchedule& s, int stage);
 
 }  // namespace megasim::step

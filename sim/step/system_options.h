@@ -30,7 +30,7 @@ struct SystemOptions {
   // (Megatron-LM issues them asynchronously) or sit on the critical path.
   bool backward_tp_overlap = false;
   // Host-side cost of each blocking point-to-point exchange (Megatron-LM synchronises the
-  // device after batch_isend_irecv), paid by the sender and the receiver when !pp_overlap.
+  // device after batch_isend_irecv), paid once per exchange when !pp_overlap.
   Time blocking_p2p_overhead;
 
   AttentionKernel attention_kernel() const {

@@ -42,21 +42,49 @@ TEST_CASE("executor: with free communication it reproduces the ideal pipeline") 
   }
 }
 
-TEST_CASE("executor: Megatron-LM's blocking PP send costs the transfer at every boundary") {
-  // 1F1B, p = 2, m = 2, F = 10, B = 20, send = 1 us each way.
-  // Stage 0: F0 [0,10] send [10,11], F1 [11,21] send [21,22]; stage 1: F0 [11,21], B0 [21,41]
-  // send [41,42]; F1 [42,52] (F1 arrived at 22), B1 [52,72] send [72,73]; stage 0: B0 waits
-  // for 42, runs [42,62], B1 [73,93]. Step = 93 us.
+TEST_CASE("executor: Megatron-LM's blocking exchanges wait for both sides and pay a sync each") {
+  // 1F1B, p = 2, m = 2, F = 10, B = 20, each message 1 us. Stage 1 posts the receive of F0 at
+  // 0. Stage 0: F0 [0,10], sends it [10,11]; F1 [11,21], then one exchange (send F1, receive
+  // B0's gradient) posted at 21. Stage 1: F0 [11,21], B0 [21,41], exchange (send B0, receive
+  // F1) posted at 41: both messages [41,42]. Stage 1: F1 [42,52], B1 [52,72], sends B1 [72,73]
+  // to stage 0, which ran B0 [42,62] and posted the receive at 62; B1 [73,93]. Step = 93 us.
   auto s = build_schedule(Schedule::kOneFOneB, 2, 1, 2);
   auto costs = uniform(2, 1);
   for (auto& c : costs) c.pp_activation = c.pp_gradient = us(1);
   ExecutorConfig cfg;
   auto blocking = execute_step(s, costs, cfg);
   CHECK(blocking.step_time == us(93));
-  // Async sends free the sender: stage 1's F1 can start at 21+... the step gets shorter.
+  // A 2 us synchronisation after every exchange: stage 1's first receive ends at 11 + 2, its
+  // F0 [13,23], B0 [23,43]; the middle exchange [43,44] + 2; F1 [46,56], B1 [56,76]; the last
+  // message [76,77] + 2; stage 0's B1 [79,99].
+  cfg.blocking_p2p_overhead = us(2);
+  CHECK(execute_step(s, costs, cfg).step_time == us(99));
+  // Async sends free the sender: the step gets shorter.
   cfg.pp_overlap = true;
   auto async = execute_step(s, costs, cfg);
   CHECK(async.step_time < blocking.step_time);
+}
+
+TEST_CASE("executor: blocking exchanges never deadlock Megatron-LM's schedules") {
+  for (int p = 1; p <= 5; ++p) {
+    for (int v = 1; v <= 3; ++v) {
+      for (int m : {p, 2 * p, 3 * p}) {
+        const Schedule kind = v > 1 ? Schedule::kInterleaved : Schedule::kOneFOneB;
+        CAPTURE(p);
+        CAPTURE(v);
+        CAPTURE(m);
+        auto s = build_schedule(kind, p, v, m);
+        auto costs = uniform(p, v);
+        for (auto& c : costs) c.pp_activation = c.pp_gradient = us(1);
+        ExecutorConfig cfg;
+        cfg.blocking_p2p_overhead = us(0.5);
+        Time step;
+        CHECK_NOTHROW(step = execute_step(s, costs, cfg).step_time);
+        // Never faster than the same schedule with free communication.
+        CHECK(step >= simulate_ideal(s, {costs[0].forward[0], costs[0].backward[0], {}, {}}).makespan);
+      }
+    }
+  }
 }
 
 TEST_CASE("executor: DP overlap hides all but the last chunk's reduce-scatter and the first all-gather") {

@@ -9,7 +9,11 @@
 #include "step/pipeline_schedule.h"
 
 using megasim::Time;
+using megasim::step::blocking_p2p_program;
 using megasim::step::build_schedule;
+using megasim::step::dependency;
+using megasim::step::ProgramStep;
+using megasim::step::warmup_forwards;
 using megasim::step::IdealTimes;
 using megasim::step::Pass;
 using megasim::step::PassId;
@@ -101,4 +105,54 @@ TEST_CASE("schedule: invalid combinations are input errors") {
   CHECK_THROWS_AS(build_schedule(Schedule::kInterleaved, 4, 2, 6), megasim::InputError);
   CHECK_THROWS_AS(build_schedule(Schedule::kOneFOneB, 4, 2, 8), megasim::InputError);
   CHECK_THROWS_AS(build_schedule(Schedule::kOneFOneB, 0, 1, 8), megasim::InputError);
+}
+
+TEST_CASE("schedule: Megatron-LM's blocking program sends and receives every boundary once") {
+  for (auto [kind, p, v, m] : {std::tuple{Schedule::kOneFOneB, 4, 1, 8},
+                               std::tuple{Schedule::kInterleaved, 4, 2, 8},
+                               std::tuple{Schedule::kInterleaved, 3, 3, 3},
+                               std::tuple{Schedule::kGpipe, 3, 1, 4},
+                               std::tuple{Schedule::kZeroBubble, 4, 1, 8}}) {
+    const auto s = build_schedule(kind, p, v, m);
+    for (int stage = 0; stage < p; ++stage) {
+      CAPTURE(stage);
+      const auto program = blocking_p2p_program(s, stage);
+      std::vector<PassId> run, sent, received;
+      for (const auto& step : program) {
+        if (!step.exchange) {
+          run.push_back(step.pass);
+          continue;
+        }
+        CHECK((!step.sends.empty() || !step.recvs.empty()));
+        for (const auto& q : step.sends) {  // a pass already run
+          CHECK(std::find(run.begin(), run.end(), q) != run.end());
+          sent.push_back(q);
+        }
+        for (const auto& q : step.recvs) {  // a pass not run yet
+          CHECK(std::find(run.begin(), run.end(), q) == run.end());
+          received.push_back(q);
+        }
+      }
+      CHECK(run == s.order[stage]);
+      std::size_t crossing_in = 0;
+      for (const auto& q : s.order[stage]) crossing_in += dependency(s, stage, q).crosses_stages;
+      CHECK(received.size() == crossing_in);
+      // Every forward but the last virtual stage's, every backward but the first's, leaves.
+      std::size_t leaving = 0;
+      for (const auto& q : s.order[stage]) {
+        const int vs = s.virtual_stage(stage, q.chunk);
+        leaving += (q.pass == Pass::kForward && vs < p * v - 1) || (q.pass == Pass::kBackward && vs > 0);
+      }
+      CHECK(sent.size() == leaving);
+    }
+  }
+  // The interleaved steady state exchanges once per (F, B) pair: a middle stage of p = 4,
+  // v = 2, m = 8 (16 chunk-passes each way, 8 warm-up) makes its first receive, one exchange
+  // after each of the 8 warm-up forwards, the 8 pairs and the 8 cool-down backwards.
+  const auto s = build_schedule(Schedule::kInterleaved, 4, 2, 8);
+  const auto program = blocking_p2p_program(s, 1);
+  const auto exchanges = std::count_if(program.begin(), program.end(),
+                                       [](const ProgramStep& x) { return x.exchange; });
+  CHECK(warmup_forwards(s, 1) == 8);
+  CHECK(exchanges == 1 + 8 + 8 + 8);
 }

@@ -73,7 +73,7 @@ try:
     # against k_half and the p2p cost), so the data cannot pin it.
     for eff, k_half, interference, p2p in itertools.product(
             [0.86], [256, 384, 448, 512, 576, 640, 768], [profile["interference"]["compute_slowdown"]],
-            [0, 150, 300, 450, 600, 750, 900]):
+            [0, 100, 200, 300, 400, 500, 600, 800, 1000]):
         apply(eff, k_half, interference, p2p)
         score, rows = objective()
         if best is None or score < best[0]:

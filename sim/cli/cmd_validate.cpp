@@ -1,7 +1,8 @@
 // `megasim validate`: simulates every scenario under scenarios/validation/ that names a
 // published measurement and prints predicted against published, row by row, with the mean
 // absolute percentage error (rows whose shared constants were fitted on them reported apart
-// from the rows only checked) and, for ablation chains, the difference in MFU points.
+// from the rows only checked) and, for ablation chains, the difference in MFU points of every
+// step and of every step's gain over the step before.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -105,6 +106,30 @@ void run_validate(const ValidateOptions& o) {
     errors[r.role].push_back(std::fabs(r.error()));
     if (!worst || std::fabs(r.error()) > std::fabs(worst->error())) worst = &r;
   }
+  // Ablation chains: each step's gain over the previous step, published and predicted.
+  struct Gain {
+    std::string run;
+    int step = 0;
+    double published = 0, predicted = 0;
+  };
+  std::vector<Gain> gains;
+  double gain_max = 0;
+  {
+    std::map<std::string, std::map<int, const Row*>> chains;
+    for (const auto& r : rows) {
+      if (r.step >= 0) chains[r.run][r.step] = &r;
+    }
+    for (const auto& [run, steps] : chains) {
+      const Row* before = nullptr;
+      for (const auto& [step, r] : steps) {
+        if (before != nullptr && before->step == step - 1) {
+          gains.push_back({run, step, r->published - before->published, r->predicted - before->predicted});
+          gain_max = std::max(gain_max, std::fabs(gains.back().predicted - gains.back().published) * 100);
+        }
+        before = r;
+      }
+    }
+  }
   const auto mape = [&](const std::string& role) {
     const auto& v = errors[role];
     double sum = 0;
@@ -127,6 +152,12 @@ void run_validate(const ValidateOptions& o) {
     out["rows_fitted"] = errors["fit"].size();
     if (worst) out["worst"] = {{"scenario", worst->scenario}, {"error", worst->error()}};
     out["chain_max_error_points"] = chain_max;
+    out["chain_gains"] = nlohmann::json::array();
+    for (const auto& g : gains) {
+      out["chain_gains"].push_back({{"run", g.run}, {"step", g.step}, {"published", g.published},
+                                    {"predicted", g.predicted}});
+    }
+    out["chain_max_gain_error_points"] = gain_max;
     const std::string text = out.dump(2) + "\n";
     std::fwrite(text.data(), 1, text.size(), stdout);
     return;
@@ -147,7 +178,17 @@ void run_validate(const ValidateOptions& o) {
                      errors["fit"].size());
   }
   if (worst) t += fmt::format("; worst {} {:+.1f} %", worst->scenario, worst->error() * 100);
-  t += fmt::format("\nablation chains: largest difference {:.1f} MFU points\n", chain_max);
+  if (!gains.empty()) {
+    t += fmt::format("\n{:<24} {:>5} {:>15} {:>15} {:>11}\n", "ablation chain", "step",
+                     "gain published", "gain predicted", "difference");
+    for (const auto& g : gains) {
+      t += fmt::format("{:<24} {:>5} {:>+12.1f} pt {:>+12.1f} pt {:>+8.1f} pt\n", g.run, g.step,
+                       g.published * 100, g.predicted * 100, (g.predicted - g.published) * 100);
+    }
+  }
+  t += fmt::format("\nablation chains: largest difference {:.1f} MFU points; largest difference "
+                   "of a step's gain {:.1f} points\n",
+                   chain_max, gain_max);
   std::fwrite(t.data(), 1, t.size(), stdout);
 }
 

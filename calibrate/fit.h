@@ -8,6 +8,9 @@
 //   GEMM         time = overhead + compute_time(efficiency 1) / efficiency[size class]
 //                (compute_time carries the tile and wave quantisation of hw::KernelCostModel)
 //   memory       time = overhead + bytes / (HBM bandwidth · efficiency)
+//   attention    time = GEMM launch overhead + compute_time(efficiency 1) / efficiency[pass]
+//                (fused kernels, forward and backward apart; compute_time counts hardware
+//                FLOPs at the dense peak as hw::KernelCostModel does)
 // An intercept that comes out negative is dropped and the fit redone through the origin.
 #pragma once
 
@@ -42,9 +45,19 @@ struct MemoryFit {
 MemoryFit fit_memory(const hw::DeviceProfile& profile,
                      const std::vector<hw::MemoryMeasurement>& rows);
 
+struct AttentionFit {
+  hw::AttentionModelParams params;  // `profile`'s, with the efficiency of each measured pass
+  FitQuality forward, backward;     // 0 points: that pass had no usable row and kept its figure
+};
+// Fused attention efficiency per pass: the fraction of the dense peak that best reproduces
+// the compute-bound rows (least squares on relative error, the launch overhead taken from the
+// profile's GEMM model). Rows whose memory time exceeds their compute time are left out.
+AttentionFit fit_attention(const hw::DeviceProfile& profile,
+                           const std::vector<hw::AttentionMeasurement>& rows);
+
 // Refits every model of `p` that its tables cover (GEMM classes on the bf16 rows when there
-// are any), marks those models fitted, and returns a
-// line per fit for the report ("gemm: 42 points, rms 3.1 %").
+// are any, then fused attention with the refitted launch overhead), marks those models
+// fitted, and returns a line per fit for the report ("gemm: 42 points, rms 3.1 %").
 std::vector<std::string> refit_profile(hw::DeviceProfile& p);
 
 }  // namespace megasim::calibrate

@@ -79,7 +79,9 @@ struct GemmModelParams {
 };
 
 // Fused (flash-style) attention reaches these fractions of the dense tensor peak; the
-// unfused path is priced as its two batched GEMMs and the softmax's memory passes.
+// unfused path is priced as its two batched GEMMs and the softmax's memory passes. The
+// backward's fraction counts its hardware work (Q·Kᵀ recomputed: 2.5× the forward's FLOPs),
+// as published fused-backward efficiencies are quoted.
 struct AttentionModelParams {
   double fused_forward_efficiency = 1.0;   // FlashAttention-2
   double fused_backward_efficiency = 1.0;
@@ -106,6 +108,17 @@ struct InterferenceParams {
 // One measured GEMM: the shape and the median time of its repeats.
 struct GemmMeasurement {
   GemmShape shape;
+  Time time;
+};
+
+// The fused attention kernel class a measured row stands for: cuDNN's flash engine is of the
+// FlashAttention-2 class, so a measured row prices only fused ops with this flash_version.
+constexpr int kMeasuredFlashVersion = 2;
+
+// One measured fused attention kernel (cuDNN's scaled-dot-product-attention engine): its
+// shape (fused, kMeasuredFlashVersion), forward or backward, and the median time of repeats.
+struct AttentionMeasurement {
+  AttentionShape shape;
   Time time;
 };
 
@@ -178,6 +191,7 @@ struct DeviceProfile {
   // Measured or imported data (empty for a datasheet profile).
   std::optional<MeasurementInfo> measurement;
   std::vector<GemmMeasurement> gemm_table;
+  std::vector<AttentionMeasurement> attention_table;
   std::vector<MemoryMeasurement> memory_table;
   std::vector<CollectiveMeasurement> collective_table;
   std::vector<CollectiveFit> collective_fits;

@@ -27,7 +27,66 @@ bool same_shape(const GemmShape& a, const GemmShape& b) {
          a.transpose_a == b.transpose_a && a.transpose_b == b.transpose_b;
 }
 
+bool same_shape(const AttentionShape& a, const AttentionShape& b) {
+  return a.batch == b.batch && a.heads == b.heads && a.kv_heads == b.kv_heads && a.seq == b.seq &&
+         a.head_dim == b.head_dim && a.causal == b.causal && a.window == b.window &&
+         a.backward == b.backward && a.fused == b.fused && a.flash_version == b.flash_version &&
+         a.dtype == b.dtype;
+}
+
+std::array<double, 3> gemm_at(const GemmShape& g) {
+  return {log2d(g.m), log2d(g.n), log2d(g.k * g.batch)};
+}
+
+std::array<double, 2> attention_at(const AttentionShape& a) {
+  return {log2d(a.batch * a.heads), log2d(a.seq)};
+}
+
 }  // namespace
+
+template <std::size_t N>
+void KernelCostModel::RatioTable<N>::add(const std::array<double, N>& at, double log_ratio,
+                                         std::size_t index) {
+  if (rows.empty()) {
+    lo = at;
+    hi = at;
+  }
+  for (std::size_t i = 0; i < N; ++i) {
+    lo[i] = std::min(lo[i], at[i]);
+    hi[i] = std::max(hi[i], at[i]);
+  }
+  rows.push_back({at, log_ratio, index});
+}
+
+template <std::size_t N>
+std::optional<double> KernelCostModel::RatioTable<N>::log_ratio_at(
+    const std::array<double, N>& q) const {
+  for (std::size_t i = 0; i < N; ++i) {
+    if (q[i] < lo[i] || q[i] > hi[i]) return std::nullopt;
+  }
+  std::vector<std::pair<double, double>> near;  // (distance², log ratio)
+  near.reserve(rows.size());
+  for (const Row& r : rows) {
+    double d2 = 0.0;
+    for (std::size_t i = 0; i < N; ++i) d2 += (r.at[i] - q[i]) * (r.at[i] - q[i]);
+    near.emplace_back(d2, r.log_ratio);
+  }
+  const std::size_t n = std::min(kInterpolationNeighbours, near.size());
+  std::partial_sort(near.begin(), near.begin() + static_cast<std::ptrdiff_t>(n), near.end());
+  double wsum = 0.0, acc = 0.0;
+  for (std::size_t i = 0; i < n; ++i) {
+    // d² > 0 unless only what the coordinates leave out differs (a GEMM's layout, attention's
+    // KV heads); such a row is as good as exact.
+    const double w = 1.0 / std::max(near[i].first, 1e-12);
+    wsum += w;
+    acc += w * near[i].second;
+  }
+  return acc / wsum;
+}
+
+KernelCostModel::AttentionKey KernelCostModel::attention_key(const AttentionShape& a) {
+  return {a.backward, a.dtype, a.head_dim, a.causal, a.window};
+}
 
 const char* to_string(CostSource s) {
   switch (s) {
@@ -65,6 +124,7 @@ std::string provenance(const DeviceProfile& p) {
     if (!m.nccl.empty()) s += ", NCCL " + m.nccl;
   }
   return s + "; " + std::to_string(p.gemm_table.size()) + " GEMM, " +
+         std::to_string(p.attention_table.size()) + " fused-attention, " +
          std::to_string(p.memory_table.size()) + " memory-bound, " +
          std::to_string(p.collective_table.size()) + " collective measurements";
 }
@@ -73,19 +133,13 @@ KernelCostModel::KernelCostModel(DeviceProfile profile) : profile_(std::move(pro
   if (profile_.gemm.tiles.empty()) profile_.gemm.tiles.push_back(GemmTile{});
   for (std::size_t idx = 0; idx < profile_.gemm_table.size(); ++idx) {
     const auto& r = profile_.gemm_table[idx];
-    GemmTable& t = gemm_tables_[r.shape.dtype];
-    if (t.rows.empty()) {
-      t.lo.fill(std::numeric_limits<double>::infinity());
-      t.hi.fill(-std::numeric_limits<double>::infinity());
-    }
-    const std::array<double, 3> at = {log2d(r.shape.m), log2d(r.shape.n),
-                                      log2d(r.shape.k * r.shape.batch)};
-    for (int i = 0; i < 3; ++i) {
-      t.lo[i] = std::min(t.lo[i], at[i]);
-      t.hi[i] = std::max(t.hi[i], at[i]);
-    }
     const double ratio = r.time.to_seconds() / model_gemm_time(r.shape).to_seconds();
-    t.rows.push_back({at, std::log(ratio), idx});
+    gemm_tables_[r.shape.dtype].add(gemm_at(r.shape), std::log(ratio), idx);
+  }
+  for (std::size_t idx = 0; idx < profile_.attention_table.size(); ++idx) {
+    const auto& r = profile_.attention_table[idx];
+    const double ratio = r.time.to_seconds() / model_attention_time(r.shape).to_seconds();
+    attention_tables_[attention_key(r.shape)].add(attention_at(r.shape), std::log(ratio), idx);
   }
 }
 
@@ -131,54 +185,57 @@ Time KernelCostModel::model_gemm_time(const GemmShape& g) const {
 
 KernelCost KernelCostModel::gemm(const GemmShape& g) const {
   const Time model = model_gemm_time(g);
+  const KernelCost fallback{model, model_source(profile_.gemm.fitted)};
   const auto it = gemm_tables_.find(g.dtype);
-  if (it == gemm_tables_.end()) return {model, model_source(profile_.gemm.fitted)};
-  const GemmTable& t = it->second;
-  const std::array<double, 3> q = {log2d(g.m), log2d(g.n), log2d(g.k * g.batch)};
-  std::vector<std::pair<double, double>> near;  // (distance², log ratio)
-  near.reserve(t.rows.size());
-  for (const GemmRow& r : t.rows) {
+  if (it == gemm_tables_.end()) return fallback;
+  for (const auto& r : it->second.rows) {
     const GemmMeasurement& m = profile_.gemm_table[r.index];
     if (same_shape(m.shape, g)) return {m.time, CostSource::kMeasured};
-    double d2 = 0.0;
-    for (int i = 0; i < 3; ++i) d2 += (r.at[i] - q[i]) * (r.at[i] - q[i]);
-    near.emplace_back(d2, r.log_ratio);
   }
-  // Interpolate only inside the measured box: outside it the model is the better guess.
-  for (int i = 0; i < 3; ++i) {
-    if (q[i] < t.lo[i] || q[i] > t.hi[i]) return {model, model_source(profile_.gemm.fitted)};
-  }
-  const std::size_t n = std::min(kInterpolationNeighbours, near.size());
-  std::partial_sort(near.begin(), near.begin() + static_cast<std::ptrdiff_t>(n), near.end());
-  double wsum = 0.0, acc = 0.0;
-  for (std::size_t i = 0; i < n; ++i) {
-    // d² > 0 unless only the layout differs; such a row is as good as exact.
-    const double w = 1.0 / std::max(near[i].first, 1e-12);
-    wsum += w;
-    acc += w * near[i].second;
-  }
-  return {Time::from_seconds(model.to_seconds() * std::exp(acc / wsum)), CostSource::kMeasured};
+  const auto log_ratio = it->second.log_ratio_at(gemm_at(g));
+  if (!log_ratio) return fallback;
+  return {Time::from_seconds(model.to_seconds() * std::exp(*log_ratio)), CostSource::kMeasured};
+}
+
+Time KernelCostModel::model_attention_compute_time(const AttentionShape& a,
+                                                   double efficiency) const {
+  const FlopsPerSec peak = profile_.peak_for(a.dtype);
+  // The fused backward recomputes Q·Kᵀ: 5 matrix products against the forward's 2, so its
+  // hardware work is 2.5× the forward's, while AttentionShape counts 2× (model FLOPs).
+  // Published fused-backward efficiencies are quoted against the 2.5× count.
+  const double hw_scale = a.backward ? 2.5 / 2.0 : 1.0;
+  return Time::from_seconds(a.flops().value() * hw_scale / (peak.value() * efficiency));
+}
+
+Time KernelCostModel::model_attention_time(const AttentionShape& a) const {
+  const auto& am = profile_.attention;
+  const bool v1 = a.flash_version == 1;
+  const double eff =
+      a.backward
+          ? (v1 ? am.flash_v1_backward_efficiency.value_or(am.fused_backward_efficiency)
+                : am.fused_backward_efficiency)
+          : (v1 ? am.flash_v1_forward_efficiency.value_or(am.fused_forward_efficiency)
+                : am.fused_forward_efficiency);
+  const Time compute = model_attention_compute_time(a, eff);
+  const Time memory = model_memory_time(a.bytes_moved());
+  return std::max(compute, memory) + profile_.gemm.launch_overhead;
 }
 
 KernelCost KernelCostModel::attention(const AttentionShape& a) const {
   if (a.fused) {
-    const FlopsPerSec peak = profile_.peak_for(a.dtype);
-    // The fused backward recomputes Q·Kᵀ: 5 matrix products against the forward's 2, so its
-    // hardware work is 2.5× the forward's, while AttentionShape counts 2× (model FLOPs).
-    // Published fused-backward efficiencies are quoted against the 2.5× count.
-    const double hw_scale = a.backward ? 2.5 / 2.0 : 1.0;
-    const auto& am = profile_.attention;
-    const bool v1 = a.flash_version == 1;
-    const double eff = a.backward ? (v1 ? am.flash_v1_backward_efficiency.value_or(
-                                              am.fused_backward_efficiency)
-                                        : am.fused_backward_efficiency)
-                                  : (v1 ? am.flash_v1_forward_efficiency.value_or(
-                                              am.fused_forward_efficiency)
-                                        : am.fused_forward_efficiency);
-    const double compute = a.flops().value() * hw_scale / (peak.value() * eff);
-    const double memory = model_memory_time(a.bytes_moved()).to_seconds();
-    return {Time::from_seconds(std::max(compute, memory)) + profile_.gemm.launch_overhead,
-            model_source(profile_.attention.fitted)};
+    const Time model = model_attention_time(a);
+    const KernelCost fallback{model, model_source(profile_.attention.fitted)};
+    if (a.flash_version != kMeasuredFlashVersion) return fallback;
+    const auto it = attention_tables_.find(attention_key(a));
+    if (it == attention_tables_.end()) return fallback;
+    for (const auto& r : it->second.rows) {
+      const AttentionMeasurement& m = profile_.attention_table[r.index];
+      if (same_shape(m.shape, a)) return {m.time, CostSource::kMeasured};
+    }
+    const auto log_ratio = it->second.log_ratio_at(attention_at(a));
+    if (!log_ratio) return fallback;
+    return {Time::from_seconds(model.to_seconds() * std::exp(*log_ratio)),
+            CostSource::kMeasured};
   }
   // Unfused: batched GEMMs over the full s×s score matrix (the mask is applied afterwards, so
   // causality saves nothing) around a softmax that reads and writes the scores.

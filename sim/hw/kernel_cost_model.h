@@ -4,7 +4,8 @@
 // state how much of a step rested on measurement:
 //   measured  the profile's calibrated table covers the shape: the measured time at that
 //             shape, or, between measured shapes, the analytical model corrected by the
-//             measured/model ratio interpolated in log space over (m, n, k) or bytes;
+//             measured/model ratio interpolated in log space over (m, n, k·batch) for GEMMs,
+//             (batch·heads, seq) for fused attention, or bytes for memory-bound kernels;
 //   fitted    the analytical model with efficiencies fitted to this device's measurements:
 //             GEMM = tile and wave quantisation × efficiency per size class, fused attention
 //             = FLOPs at a fitted fraction of peak, memory-bound = bytes at a fitted fraction
@@ -15,8 +16,11 @@
 #pragma once
 
 #include <array>
+#include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "engine/time.h"
@@ -62,6 +66,11 @@ class KernelCostModel {
   // quantity the GEMM fit scales (time = overhead + compute_time(1) / efficiency).
   Time model_gemm_compute_time(const GemmShape& g, double efficiency) const;
   Time model_memory_time(Bytes moved) const;
+  // The analytical fused attention time alone (no table), and its compute part at a given
+  // efficiency (hardware FLOPs over the dense peak, without launch overhead or memory floor):
+  // the quantity the attention fit scales (time = overhead + compute_time(1) / efficiency).
+  Time model_attention_time(const AttentionShape& a) const;
+  Time model_attention_compute_time(const AttentionShape& a, double efficiency) const;
 
   // A compute kernel's time while NCCL kernels run beside it.
   Time with_interference(Time compute) const;
@@ -71,20 +80,31 @@ class KernelCostModel {
  private:
   CostSource model_source(bool fitted) const;
 
-  // The measured GEMMs of one dtype, prepared once: log2 of (m, n, k·batch), the log of the
-  // measured/model ratio, and the box they span.
-  struct GemmRow {
-    std::array<double, 3> at;
-    double log_ratio;
-    std::size_t index;  // into profile_.gemm_table (an index, so copies stay valid)
+  // The measured rows of one kernel family, prepared once: each row's place in log2 space,
+  // the log of its measured/model ratio, its index in the profile's table (an index, so copies
+  // stay valid), and the box the rows span.
+  template <std::size_t N>
+  struct RatioTable {
+    struct Row {
+      std::array<double, N> at;
+      double log_ratio;
+      std::size_t index;
+    };
+    std::vector<Row> rows;
+    std::array<double, N> lo{}, hi{};
+
+    void add(const std::array<double, N>& at, double log_ratio, std::size_t index);
+    // The log ratio at `q`, weighted by inverse squared distance over the nearest rows;
+    // nothing outside the box, where the model is the better guess.
+    std::optional<double> log_ratio_at(const std::array<double, N>& q) const;
   };
-  struct GemmTable {
-    std::vector<GemmRow> rows;
-    std::array<double, 3> lo, hi;
-  };
+  // Fused attention rows interpolate only among rows of the same pass, dtype, head dim, mask.
+  using AttentionKey = std::tuple<bool, DType, std::int64_t, bool, std::int64_t>;
+  static AttentionKey attention_key(const AttentionShape& a);
 
   DeviceProfile profile_;
-  std::map<DType, GemmTable> gemm_tables_;
+  std::map<DType, RatioTable<3>> gemm_tables_;                 // at log2 (m, n, k·batch)
+  std::map<AttentionKey, RatioTable<2>> attention_tables_;     // at log2 (batch·heads, seq)
 };
 
 }  // namespace megasim::hw

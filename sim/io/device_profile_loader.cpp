@@ -15,6 +15,8 @@ using hw::DType;
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr std::int64_t kMaxDim = std::int64_t{1} << 40;
+// Attention head dimensions in use are 64–256; fused kernels take at most a few hundred.
+constexpr std::int64_t kMaxHeadDim = 4096;
 // A year in microseconds: no kernel or collective row takes longer.
 constexpr double kMaxTimeUs = 3.2e13;
 
@@ -120,6 +122,27 @@ hw::GemmShape read_gemm_shape(JsonReader& r) {
   return s;
 }
 
+// A measured fused attention row: always fused and of the measured kernel class
+// (hw::kMeasuredFlashVersion), so neither is a key.
+hw::AttentionShape read_attention_shape(JsonReader& r) {
+  hw::AttentionShape s;
+  s.batch = r.integer_or("batch", 1, 1, kMaxDim);
+  s.heads = r.integer("heads", 1, kMaxDim);
+  s.kv_heads = r.integer_or("kv_heads", s.heads, 1, s.heads);
+  if (s.heads % s.kv_heads != 0) {
+    r.fail("kv_heads", fmt::format("{} does not divide heads {}", s.kv_heads, s.heads));
+  }
+  s.seq = r.integer("seq", 1, kMaxDim);
+  s.head_dim = r.integer("head_dim", 1, kMaxHeadDim);
+  s.causal = r.boolean_or("causal", true);
+  s.window = r.integer_or("window", 0, 0, s.seq);
+  s.backward = r.choice("pass", {"forward", "backward"}) == "backward";
+  s.dtype = pick(r, "dtype", kDTypes);
+  s.fused = true;
+  s.flash_version = hw::kMeasuredFlashVersion;
+  return s;
+}
+
 void read_tables(JsonReader& r, hw::DeviceProfile& p) {
   if (r.has("gemm_table")) {
     for (JsonReader row : r.object_array("gemm_table")) {
@@ -128,6 +151,15 @@ void read_tables(JsonReader& r, hw::DeviceProfile& p) {
       m.time = read_us(row, "time_us", 1e-3);
       row.finish();
       p.gemm_table.push_back(m);
+    }
+  }
+  if (r.has("attention_table")) {
+    for (JsonReader row : r.object_array("attention_table")) {
+      hw::AttentionMeasurement m;
+      m.shape = read_attention_shape(row);
+      m.time = read_us(row, "time_us", 1e-3);
+      row.finish();
+      p.attention_table.push_back(m);
     }
   }
   if (r.has("memory_table")) {
@@ -361,6 +393,22 @@ Json device_profile_to_json(const hw::DeviceProfile& p) {
                       {"time_us", r.time.to_us()}});
     }
     j["gemm_table"] = rows;
+  }
+  if (!p.attention_table.empty()) {
+    Json rows = Json::array();
+    for (const auto& r : p.attention_table) {
+      rows.push_back({{"batch", r.shape.batch},
+                      {"heads", r.shape.heads},
+                      {"kv_heads", r.shape.kv_heads},
+                      {"seq", r.shape.seq},
+                      {"head_dim", r.shape.head_dim},
+                      {"causal", r.shape.causal},
+                      {"window", r.shape.window},
+                      {"pass", r.shape.backward ? "backward" : "forward"},
+                      {"dtype", hw::to_string(r.shape.dtype)},
+                      {"time_us", r.time.to_us()}});
+    }
+    j["attention_table"] = rows;
   }
   if (!p.memory_table.empty()) {
     Json rows = Json::array();

@@ -159,3 +159,107 @@ TEST_CASE("refit marks models fitted so costs report fitted") {
   CHECK(refit.gemm(q).time.to_seconds() ==
         doctest::Approx(model.gemm(q).time.to_seconds()).epsilon(1e-3));
 }
+
+namespace {
+
+// Fused causal attention rows, head dim 128, over 8–32 heads and 1k–4k tokens, both passes,
+// timed by `truth`'s model.
+std::vector<hw::AttentionMeasurement> attention_rows(const hw::DeviceProfile& truth) {
+  const hw::KernelCostModel model(truth);
+  std::vector<hw::AttentionMeasurement> rows;
+  for (const bool backward : {false, true}) {
+    for (std::int64_t heads : {8, 16, 32}) {
+      for (std::int64_t seq : {1024, 2048, 4096}) {
+        hw::AttentionShape a;
+        a.heads = a.kv_heads = heads;
+        a.seq = seq;
+        a.head_dim = 128;
+        a.backward = backward;
+        rows.push_back({a, model.attention(a).time});
+      }
+    }
+  }
+  return rows;
+}
+
+hw::DeviceProfile attention_truth() {
+  hw::DeviceProfile truth = toy();
+  truth.gemm.launch_overhead = Time::from_us(3.0);
+  truth.attention.fused_forward_efficiency = 0.55;
+  truth.attention.fused_backward_efficiency = 0.40;
+  return truth;
+}
+
+}  // namespace
+
+TEST_CASE("attention fit recovers the fused forward and backward efficiencies") {
+  const hw::DeviceProfile truth = attention_truth();
+  auto rows = attention_rows(truth);
+  // The base states other efficiencies; the overhead is the (already fitted) GEMM one.
+  hw::DeviceProfile base = toy();
+  base.gemm.launch_overhead = truth.gemm.launch_overhead;
+  const auto fit = calibrate::fit_attention(base, rows);
+  CHECK(fit.params.fused_forward_efficiency == doctest::Approx(0.55).epsilon(1e-4));
+  CHECK(fit.params.fused_backward_efficiency == doctest::Approx(0.40).epsilon(1e-4));
+  CHECK(fit.forward.points == 9);
+  CHECK(fit.backward.points == 9);
+  CHECK(fit.forward.rms_relative_residual < 1e-4);
+  CHECK(fit.params.fitted);
+
+  // ±3 % noise: within a few percent, and the residual shows the noise.
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    rows[i].time = Time::from_seconds(rows[i].time.to_seconds() * wobble(i, 0.03));
+  }
+  const auto noisy = calibrate::fit_attention(base, rows);
+  CHECK(noisy.params.fused_forward_efficiency == doctest::Approx(0.55).epsilon(0.03));
+  CHECK(noisy.params.fused_backward_efficiency == doctest::Approx(0.40).epsilon(0.03));
+  CHECK(noisy.backward.rms_relative_residual > 0.005);
+  CHECK(noisy.backward.rms_relative_residual < 0.03);
+}
+
+TEST_CASE("attention fit keeps a pass without rows and refuses more than the peak") {
+  const hw::DeviceProfile truth = attention_truth();
+  std::vector<hw::AttentionMeasurement> forward_only;
+  for (const auto& r : attention_rows(truth)) {
+    if (!r.shape.backward) forward_only.push_back(r);
+  }
+  hw::DeviceProfile base = toy();
+  base.gemm.launch_overhead = truth.gemm.launch_overhead;
+  base.attention.fused_backward_efficiency = 0.3;
+  const auto fit = calibrate::fit_attention(base, forward_only);
+  CHECK(fit.backward.points == 0);
+  CHECK(fit.params.fused_backward_efficiency == 0.3);
+  CHECK(fit.params.fused_forward_efficiency == doctest::Approx(0.55).epsilon(1e-4));
+
+  hw::DeviceProfile slow = base;
+  slow.peak[hw::DType::kBf16] = tflop_per_s(50.0);  // data ran at 55 TFLOP/s: 110 % of it
+  CHECK_THROWS_WITH_AS(calibrate::fit_attention(slow, forward_only),
+                       doctest::Contains("peak_tflops"), InputError);
+}
+
+TEST_CASE("refit turns measured attention rows into fitted, measured-sourced efficiencies") {
+  const hw::DeviceProfile truth = attention_truth();
+  hw::DeviceProfile p = toy();
+  p.gemm.launch_overhead = truth.gemm.launch_overhead;
+  p.attention_table = attention_rows(truth);
+  const auto report = calibrate::refit_profile(p);
+  REQUIRE(report.size() == 1);
+  CHECK(report[0].find("attention:") == 0);
+  CHECK(p.attention.fitted);
+  CHECK(p.attention.source.find("measured") == 0);
+  CHECK(p.attention.fused_forward_efficiency == doctest::Approx(0.55).epsilon(1e-4));
+
+  const hw::KernelCostModel refit(p);
+  const hw::KernelCostModel model(truth);
+  hw::AttentionShape inside;  // between measured rows: priced from the table
+  inside.heads = inside.kv_heads = 24;
+  inside.seq = 3072;
+  inside.head_dim = 128;
+  CHECK(refit.attention(inside).source == hw::CostSource::kMeasured);
+  hw::AttentionShape beyond = inside;  // beyond them: the fitted model
+  beyond.heads = beyond.kv_heads = 64;
+  beyond.backward = true;
+  CHECK(refit.attention(beyond).source == hw::CostSource::kFitted);
+  CHECK(refit.attention(beyond).time.to_seconds() ==
+        doctest::Approx(model.attention(beyond).time.to_seconds()).epsilon(1e-4));
+}

@@ -95,6 +95,14 @@ TEST_CASE("schema round trip keeps tables and fits") {
                                       "570.1", "12.8", "12.8.3", "9.7.0", "2.26.2"};
   p.gemm_table.push_back({hw::GemmShape{4096, 4096, 4096, 1, hw::DType::kBf16, false, true},
                           Time::from_us(180.5)});
+  hw::AttentionShape a;
+  a.heads = 16;
+  a.kv_heads = 16;
+  a.seq = 4096;
+  a.head_dim = 128;
+  a.window = 1024;
+  a.backward = true;
+  p.attention_table.push_back({a, Time::from_us(2150.75)});
   p.memory_table.push_back({hw::MemoryKernel::kAdam, Bytes(1e9), Time::from_us(400.25)});
   hw::CollectiveMeasurement c;
   c.op = hw::CollectiveOp::kReduceScatter;
@@ -121,6 +129,45 @@ TEST_CASE("schema round trip keeps tables and fits") {
   REQUIRE(back.gemm_table.size() == 1);
   CHECK(back.gemm_table[0].shape.transpose_b);
   CHECK(back.gemm_table[0].time == Time::from_us(180.5));
+  REQUIRE(back.attention_table.size() == 1);
+  const hw::AttentionShape& b = back.attention_table[0].shape;
+  CHECK(b.heads == 16);
+  CHECK(b.seq == 4096);
+  CHECK(b.head_dim == 128);
+  CHECK(b.causal);
+  CHECK(b.window == 1024);
+  CHECK(b.backward);
+  CHECK(b.fused);
+  CHECK(b.flash_version == hw::kMeasuredFlashVersion);
+  CHECK(back.attention_table[0].time == Time::from_us(2150.75));
   CHECK(back.collective_table[0].protocol == "LL128");
   CHECK(back.measurement->cudnn == "9.7.0");
+}
+
+TEST_CASE("a bad fused attention row is rejected naming its JSON path") {
+  Json doc = a100_doc();
+  doc["kind"] = "measured";
+  doc["measurement"] = {{"date", "2026-11-29"}, {"tool", "test"}};
+  const Json good = {{"batch", 1},  {"heads", 16},   {"kv_heads", 4},       {"seq", 4096},
+                     {"head_dim", 128}, {"causal", true}, {"window", 0},   {"pass", "forward"},
+                     {"dtype", "bf16"}, {"time_us", 1200.0}};
+  doc["attention_table"] = Json::array({good});
+  CHECK(io::parse_device_profile(doc, "test.json").profile.attention_table.size() == 1);
+
+  doc["attention_table"][0]["head_dim"] = 0;
+  CHECK(error_of(doc).find("attention_table[0].head_dim") != std::string::npos);
+  doc["attention_table"][0] = good;
+  doc["attention_table"][0]["kv_heads"] = 3;  // does not divide 16 heads
+  CHECK(error_of(doc).find("attention_table[0].kv_heads") != std::string::npos);
+  doc["attention_table"][0] = good;
+  doc["attention_table"][0]["window"] = 8192;  // longer than the sequence
+  CHECK(error_of(doc).find("attention_table[0].window") != std::string::npos);
+  doc["attention_table"][0] = good;
+  doc["attention_table"][0]["pass"] = "fwd";
+  CHECK(error_of(doc).find("attention_table[0].pass") != std::string::npos);
+  doc["attention_table"][0] = good;
+  doc["attention_table"][0]["windw"] = 1024;
+  const std::string e = error_of(doc);
+  CHECK(e.find("attention_table[0].windw") != std::string::npos);
+  CHECK(e.find("did you mean") != std::string::npos);
 }

@@ -103,6 +103,55 @@ TEST_CASE("fused attention forward and backward") {
   CHECK(model.attention(a).time.ns() == 26844);
 }
 
+TEST_CASE("fused attention measured table: exact row, interpolation, what it does not price") {
+  hw::DeviceProfile p = toy();
+  hw::AttentionShape a;
+  a.batch = 1;
+  a.heads = 1;
+  a.kv_heads = 1;
+  a.seq = 1024;
+  a.head_dim = 64;
+  a.causal = false;
+  // Measured at 2× the model: 1 head → 5369 ns model (test above), 10738 ns measured; 4 heads
+  // → 4·4·1024²·64 = 1,073,741,824 FLOPs at 50e12 = 21474.83648 → 21475 ns, 42950 measured.
+  p.attention_table.push_back({a, Time::from_ns(10738)});
+  hw::AttentionShape four = a;
+  four.heads = four.kv_heads = 4;
+  p.attention_table.push_back({four, Time::from_ns(42950)});
+  const hw::KernelCostModel model(p);
+
+  const auto exact = model.attention(four);
+  CHECK(exact.source == CostSource::kMeasured);
+  CHECK(exact.time.ns() == 42950);
+  // 2 heads: model 10737.41824 → 10737 ns; both neighbours measured 2× → 21474 ns.
+  hw::AttentionShape two = a;
+  two.heads = two.kv_heads = 2;
+  const auto mid = model.attention(two);
+  CHECK(mid.source == CostSource::kMeasured);
+  CHECK(mid.time.ns() == 21474);
+  // Grouped-query heads change bytes, not the coordinates: as good as the 4-head row.
+  hw::AttentionShape gqa = four;
+  gqa.kv_heads = 1;
+  CHECK(model.attention(gqa).source == CostSource::kMeasured);
+  CHECK(model.attention(gqa).time.ns() == 42950);
+  // 8 heads lie outside the measured box: 2·21474.83648 → 42950 ns from the model.
+  hw::AttentionShape eight = a;
+  eight.heads = eight.kv_heads = 8;
+  CHECK(model.attention(eight).source == CostSource::kRoofline);
+  CHECK(model.attention(eight).time.ns() == 42950);
+  // A FlashAttention-1 kernel, another mask or the other pass is not what was measured.
+  hw::AttentionShape v1 = four;
+  v1.flash_version = 1;
+  CHECK(model.attention(v1).source == CostSource::kRoofline);
+  CHECK(model.attention(v1).time.ns() == 21475);
+  hw::AttentionShape causal = four;
+  causal.causal = true;
+  CHECK(model.attention(causal).source == CostSource::kRoofline);
+  hw::AttentionShape backward = four;
+  backward.backward = true;
+  CHECK(model.attention(backward).source == CostSource::kRoofline);
+}
+
 TEST_CASE("unfused attention is its GEMMs plus the softmax passes") {
   const hw::KernelCostModel model(toy());
   hw::AttentionShape a;

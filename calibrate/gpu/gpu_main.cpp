@@ -1,10 +1,11 @@
 // megasim-calibrate-gpu: measures the local GPUs and writes a calibration JSON (a device
 // profile of kind "measured", schema of io/device_profile_loader.h) that a scenario can name
-// as its device. Sections: GEMM (cuBLASLt), memory-bound kernels, NCCL collectives across all
-// local GPUs (default and forced algorithm/protocol), compute/communication interference,
-// board power by activity (NVML, when built with it). The file is rewritten (temp + rename)
-// after every measured item, so an interrupted run keeps what it measured and --resume skips
-// the sections already in the file. A failed item is reported and skipped, never fatal.
+// as its device. Sections: GEMM (cuBLASLt), fused attention (cuDNN SDPA through the graph
+// API), memory-bound kernels, NCCL collectives across all local GPUs (default and forced
+// algorithm/protocol), compute/communication interference, board power by activity (NVML,
+// loaded at run time). The file is rewritten (temp + rename) after every measured item, so an
+// interrupted run keeps what it measured and --resume skips the sections already in the file.
+// A failed item is reported and skipped, never fatal.
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
@@ -18,6 +19,7 @@
 #include <nccl.h>
 
 #include "calibrate/fit.h"
+#include "calibrate/gpu/attention_bench.h"
 #include "calibrate/gpu/gemm_bench.h"
 #include "calibrate/gpu/memory_kernels.h"
 #include "calibrate/gpu/nccl_bench.h"
@@ -194,6 +196,16 @@ int run(const Options& o) {
     measure_gemms(grid, budget,
                   [&](const hw::GemmMeasurement& m) { p.gemm_table.push_back(m); save(); }, report);
   }
+  if (!skipped(o, "attention") && p.attention_table.empty()) {
+    try {
+      measure_attention(default_attention_grid(o.quick), budget,
+                        [&](const hw::AttentionMeasurement& m) {
+                          p.attention_table.push_back(m);
+                          save();
+                        },
+                        report);
+    } catch (const GpuError& e) { report(std::string("attention: ") + e.what()); }
+  }
   if (!skipped(o, "memory") && p.memory_table.empty()) measure_memory(p, budget, o.quick, save);
   if (!skipped(o, "nccl") && p.collective_table.empty() && devices >= 2) {
     measure_collectives(devices, default_nccl_plan(o.quick), budget,
@@ -220,9 +232,10 @@ int run(const Options& o) {
     for (const auto& line : calibrate::refit_profile(p)) std::printf("%s\n", line.c_str());
   } catch (const InputError& e) { report(std::string("fit: ") + e.what()); }
   save();
-  std::printf("wrote %s: %zu GEMMs, %zu memory-bound, %zu collective rows, %d items skipped\n",
-              o.output.c_str(), p.gemm_table.size(), p.memory_table.size(),
-              p.collective_table.size(), errors);
+  std::printf("wrote %s: %zu GEMMs, %zu fused-attention, %zu memory-bound, %zu collective rows, "
+              "%d items skipped\n",
+              o.output.c_str(), p.gemm_table.size(), p.attention_table.size(),
+              p.memory_table.size(), p.collective_table.size(), errors);
   return 0;
 }
 
@@ -231,8 +244,9 @@ int run(const Options& o) {
 
 int main(int argc, char** argv) {
   megasim::gpu::Options o;
-  CLI::App app{"megasim-calibrate-gpu: measure the local GPUs (cuBLASLt GEMMs, memory-bound "
-               "kernels, NCCL collectives, interference, NVML power) into a calibration JSON"};
+  CLI::App app{"megasim-calibrate-gpu: measure the local GPUs (cuBLASLt GEMMs, cuDNN fused "
+               "attention, memory-bound kernels, NCCL collectives, interference, NVML power) "
+               "into a calibration JSON"};
   app.add_option("-o,--output", o.output, "Calibration JSON to write")->required();
   app.add_option("--device", o.device, "Datasheet profile to start from (default: by GPU name)");
   app.add_option("--name", o.name, "Name of the measured profile (default BASE-measured)");
@@ -241,8 +255,9 @@ int main(int argc, char** argv) {
   app.add_option("--timeout", o.timeout_s, "Seconds of timing per item before it stops repeating")
       ->check(CLI::PositiveNumber);
   app.add_option("--shapes", o.shapes, "GEMM shapes to measure first (megasim calibrate shapes)");
-  app.add_option("--skip", o.skip, "Sections to skip: gemm memory nccl interference power")
-      ->check(CLI::IsMember({"gemm", "memory", "nccl", "interference", "power"}));
+  app.add_option("--skip", o.skip,
+                 "Sections to skip: gemm attention memory nccl interference power")
+      ->check(CLI::IsMember({"gemm", "attention", "memory", "nccl", "interference", "power"}));
   try {
     app.parse(argc, argv);
     return megasim::gpu::run(o);

@@ -1,41 +1,147 @@
 #include "calibrate/gpu/power_sampler.h"
 
-#ifdef MEGASIM_HAVE_NVML
+#include <dlfcn.h>
+
 #include <atomic>
 #include <chrono>
-#include <cmath>
+#include <optional>
+#include <string>
 #include <thread>
 #include <vector>
 
 #include <fmt/format.h>
-#include <nvml.h>
 
 #include "calibrate/gpu/gemm_bench.h"
 #include "calibrate/gpu/nccl_bench.h"
-#endif
 
 namespace megasim::gpu {
-
-#ifdef MEGASIM_HAVE_NVML
 namespace {
 
 // Seconds each phase runs; long enough for board power to settle after the change.
 constexpr double kPhaseSeconds = 3.0;
 constexpr auto kSamplePeriod = std::chrono::milliseconds(20);
 
-void check_nvml(nvmlReturn_t r, const char* what) {
-  if (r != NVML_SUCCESS) throw GpuError(std::string(what) + ": " + nvmlErrorString(r));
+// The few NVML entry points used here, declared as NVIDIA's nvml.h (API version 12) declares
+// them: nvmlReturn_t is an int-sized enum with NVML_SUCCESS = 0, nvmlDevice_t an opaque
+// pointer, nvmlClockType_t an int-sized enum with NVML_CLOCK_SM = 1. NVML reports power in
+// milliwatts and clocks in MHz.
+constexpr const char* kNvmlLibrary = "libnvidia-ml.so.1";
+using NvmlReturn = int;
+using NvmlDevice = struct NvmlDeviceOpaque*;
+constexpr NvmlReturn kNvmlSuccess = 0;
+constexpr int kNvmlClockSm = 1;
+
+// NVML loaded with dlopen and initialised; shut down and unloaded when destroyed. NVML is
+// thread-safe, so the sampler thread may query it while the caller runs the workload.
+class Nvml {
+ public:
+  Nvml() {
+    lib_ = dlopen(kNvmlLibrary, RTLD_NOW | RTLD_LOCAL);
+    if (lib_ == nullptr) {
+      throw GpuError(
+          fmt::format("NVML ({}, installed with the NVIDIA driver) could not be "
+                      "loaded: {}",
+                      kNvmlLibrary, last_dl_error()));
+    }
+    try {
+      init_ = symbol<NvmlReturn (*)()>("nvmlInit_v2");
+      shutdown_ = symbol<NvmlReturn (*)()>("nvmlShutdown");
+      error_string_ = symbol<const char* (*)(NvmlReturn)>("nvmlErrorString");
+      handle_by_index_ =
+          symbol<NvmlReturn (*)(unsigned int, NvmlDevice*)>("nvmlDeviceGetHandleByIndex_v2");
+      power_usage_ = symbol<NvmlReturn (*)(NvmlDevice, unsigned int*)>("nvmlDeviceGetPowerUsage");
+      enforced_limit_ =
+          symbol<NvmlReturn (*)(NvmlDevice, unsigned int*)>("nvmlDeviceGetEnforcedPowerLimit");
+      clock_info_ =
+          symbol<NvmlReturn (*)(NvmlDevice, int, unsigned int*)>("nvmlDeviceGetClockInfo");
+      check(init_(), "nvmlInit_v2");
+    } catch (...) {
+      dlclose(lib_);
+      throw;
+    }
+  }
+  Nvml(const Nvml&) = delete;
+  Nvml& operator=(const Nvml&) = delete;
+  ~Nvml() {
+    shutdown_();
+    dlclose(lib_);
+  }
+
+  NvmlDevice device(unsigned int index) const {
+    NvmlDevice d = nullptr;
+    check(handle_by_index_(index, &d), "nvmlDeviceGetHandleByIndex_v2");
+    return d;
+  }
+
+  double enforced_limit_w(NvmlDevice d) const {
+    unsigned int mw = 0;
+    check(enforced_limit_(d, &mw), "nvmlDeviceGetEnforcedPowerLimit");
+    return mw / 1000.0;
+  }
+
+  // One sample; a failed reading is skipped rather than ending the phase.
+  std::optional<double> power_w(NvmlDevice d) const {
+    unsigned int mw = 0;
+    if (power_usage_(d, &mw) != kNvmlSuccess) return std::nullopt;
+    return mw / 1000.0;
+  }
+
+  std::optional<double> sm_clock_mhz(NvmlDevice d) const {
+    unsigned int mhz = 0;
+    if (clock_info_(d, kNvmlClockSm, &mhz) != kNvmlSuccess) return std::nullopt;
+    return static_cast<double>(mhz);
+  }
+
+ private:
+  static std::string last_dl_error() {
+    const char* e = dlerror();
+    return e != nullptr ? e : "unknown dlopen error";
+  }
+
+  template <typename Fn>
+  Fn symbol(const char* name) const {
+    dlerror();  // clear a stale error
+    void* p = dlsym(lib_, name);
+    if (p == nullptr) {
+      throw GpuError(fmt::format("NVML ({}) has no {}: {}", kNvmlLibrary, name, last_dl_error()));
+    }
+    return reinterpret_cast<Fn>(p);
+  }
+
+  void check(NvmlReturn r, const char* what) const {
+    if (r != kNvmlSuccess) throw GpuError(fmt::format("{}: {}", what, error_string_(r)));
+  }
+
+  void* lib_ = nullptr;
+  NvmlReturn (*init_)() = nullptr;
+  NvmlReturn (*shutdown_)() = nullptr;
+  const char* (*error_string_)(NvmlReturn) = nullptr;
+  NvmlReturn (*handle_by_index_)(unsigned int, NvmlDevice*) = nullptr;
+  NvmlReturn (*power_usage_)(NvmlDevice, unsigned int*) = nullptr;
+  NvmlReturn (*enforced_limit_)(NvmlDevice, unsigned int*) = nullptr;
+  NvmlReturn (*clock_info_)(NvmlDevice, int, unsigned int*) = nullptr;
+};
+
+double mean(const std::vector<double>& v) {
+  double sum = 0.0;
+  for (double x : v) sum += x;
+  return sum / static_cast<double>(v.size());
 }
 
-// Mean board power of `device` while `work` runs.
+// Mean board power and SM clock of `device` while `work` runs.
+struct PhaseMeans {
+  double watts = 0.0;
+  std::optional<double> sm_clock_mhz;
+};
+
 template <typename Work>
-double mean_watts(nvmlDevice_t device, Work&& work) {
+PhaseMeans sample_while(const Nvml& nvml, NvmlDevice device, Work&& work) {
   std::atomic<bool> running{true};
-  std::vector<double> samples;
+  std::vector<double> watts, mhz;
   std::thread sampler([&] {
     while (running.load()) {
-      unsigned int mw = 0;
-      if (nvmlDeviceGetPowerUsage(device, &mw) == NVML_SUCCESS) samples.push_back(mw / 1000.0);
+      if (const auto w = nvml.power_w(device)) watts.push_back(*w);
+      if (const auto f = nvml.sm_clock_mhz(device)) mhz.push_back(*f);
       std::this_thread::sleep_for(kSamplePeriod);
     }
   });
@@ -48,23 +154,18 @@ double mean_watts(nvmlDevice_t device, Work&& work) {
   }
   running = false;
   sampler.join();
-  if (samples.empty()) throw GpuError("NVML returned no power samples");
-  double sum = 0.0;
-  for (double s : samples) sum += s;
-  return sum / static_cast<double>(samples.size());
+  if (watts.empty()) throw GpuError("NVML returned no power samples");
+  PhaseMeans out;
+  out.watts = mean(watts);
+  if (!mhz.empty()) out.sm_clock_mhz = mean(mhz);
+  return out;
 }
 
 }  // namespace
 
 void measure_power(hw::DeviceProfile& p, int devices, const Budget& budget) {
-  check_nvml(nvmlInit_v2(), "nvmlInit");
-  struct Shutdown {
-    ~Shutdown() { nvmlShutdown(); }
-  } shutdown;
-  nvmlDevice_t dev{};
-  check_nvml(nvmlDeviceGetHandleByIndex_v2(0, &dev), "nvmlDeviceGetHandleByIndex");
-  unsigned int limit_mw = 0;
-  check_nvml(nvmlDeviceGetEnforcedPowerLimit(dev, &limit_mw), "nvmlDeviceGetEnforcedPowerLimit");
+  const Nvml nvml;
+  const NvmlDevice dev = nvml.device(0);
 
   Budget sustained = budget;
   sustained.warmup = 1;
@@ -72,15 +173,16 @@ void measure_power(hw::DeviceProfile& p, int devices, const Budget& budget) {
   sustained.item_timeout_s = kPhaseSeconds;
   const auto ignore_error = [](const std::string& e) { throw GpuError(e); };
 
-  p.power.tdp = Watts(limit_mw / 1000.0);
-  p.power.idle = Watts(mean_watts(dev, [] {
-    std::this_thread::sleep_for(std::chrono::duration<double>(kPhaseSeconds));
-  }));
-  p.power.gemm = Watts(mean_watts(dev, [&] {
-    measure_gemms({hw::GemmShape{8192, 8192, 8192, 1, hw::DType::kBf16, true, false}}, sustained,
-                  [](const hw::GemmMeasurement&) {}, ignore_error);
-  }));
-  p.power.memory = Watts(mean_watts(dev, [&] {
+  // Every phase is measured before the profile changes, so a failed one leaves it untouched.
+  const double limit_w = nvml.enforced_limit_w(dev);
+  const PhaseMeans idle = sample_while(
+      nvml, dev, [] { std::this_thread::sleep_for(std::chrono::duration<double>(kPhaseSeconds)); });
+  const PhaseMeans gemm = sample_while(nvml, dev, [&] {
+    measure_gemms(
+        {hw::GemmShape{8192, 8192, 8192, 1, hw::DType::kBf16, true, false}}, sustained,
+        [](const hw::GemmMeasurement&) {}, ignore_error);
+  });
+  const PhaseMeans copy = sample_while(nvml, dev, [&] {
     void *a = nullptr, *b = nullptr;
     const std::size_t bytes = std::size_t{1} << 30;
     cudaStream_t s = nullptr;
@@ -93,17 +195,23 @@ void measure_power(hw::DeviceProfile& p, int devices, const Budget& budget) {
     cudaFree(a);
     cudaFree(b);
     cudaStreamDestroy(s);
-  }));
+  });
+  std::optional<PhaseMeans> all_reduce;
   if (devices >= 2) {
     NcclPlan plan;
     plan.ops = {hw::CollectiveOp::kAllReduce};
     plan.sizes = {256.0 * (1 << 20)};
     plan.forced = {{"", ""}};
-    p.power.communication = Watts(mean_watts(dev, [&] {
-      measure_collectives(devices, plan, sustained, [](const hw::CollectiveMeasurement&) {},
-                          ignore_error);
-    }));
+    all_reduce = sample_while(nvml, dev, [&] {
+      measure_collectives(
+          devices, plan, sustained, [](const hw::CollectiveMeasurement&) {}, ignore_error);
+    });
   }
+  p.power.tdp = Watts(limit_w);
+  p.power.idle = Watts(idle.watts);
+  p.power.gemm = Watts(gemm.watts);
+  p.power.memory = Watts(copy.watts);
+  if (all_reduce) p.power.communication = Watts(all_reduce->watts);
   // The loader refuses phase power above the limit; a sample over it is NVML's averaging
   // window catching a transient, so it is capped and the source says so.
   for (Watts* w : {&p.power.idle, &p.power.gemm, &p.power.memory, &p.power.communication}) {
@@ -111,19 +219,11 @@ void measure_power(hw::DeviceProfile& p, int devices, const Budget& budget) {
   }
   p.power.source = fmt::format(
       "measured with NVML on GPU 0: enforced power limit {:.0f} W; mean board power over {:.0f} s "
-      "phases: idle, 8192^3 bf16 GEMMs, 1 GiB device copies{}; values capped at the limit{}",
+      "phases: idle, 8192^3 bf16 GEMMs{}, 1 GiB device copies{}; values capped at the limit{}",
       p.power.tdp.value(), kPhaseSeconds,
+      gemm.sm_clock_mhz ? fmt::format(" (mean SM clock {:.0f} MHz)", *gemm.sm_clock_mhz) : "",
       devices >= 2 ? ", 256 MiB all-reduces" : "",
       devices >= 2 ? "" : "; communication_w kept from the base profile (one GPU)");
 }
-
-#else
-
-void measure_power(hw::DeviceProfile&, int, const Budget&) {
-  throw GpuError("built without NVML (nvml.h and libnvidia-ml were not found when megasim was "
-                 "configured): power keeps the base profile's figures");
-}
-
-#endif
 
 }  // namespace megasim::gpu

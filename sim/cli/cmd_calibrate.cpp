@@ -281,10 +281,12 @@ void run_measure(const MeasureOpts& o) {
 void add_calibrate_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "calibrate",
-      "Calibration: measure the local GPUs (cuBLASLt GEMMs bf16/fp16/fp8, memory-bound "
-      "kernels, NCCL collectives with algorithm/protocol forced, compute/communication "
-      "interference, NVML power) with the CUDA measuring tool; import nccl-tests logs; fit "
-      "the cost models to measured tables");
+      "Calibration: measure the local GPUs (cuBLASLt GEMMs bf16/fp16/fp8; attention forward "
+      "and backward, fused through cuDNN's SDPA graph with causal and sliding-window masks, "
+      "and unfused as batched GEMMs plus softmax; memory-bound kernels; NCCL collectives with "
+      "algorithm/protocol forced; compute/communication interference; NVML board power) with "
+      "the CUDA measuring tool; import nccl-tests logs; fit the cost models to measured "
+      "tables");
   auto m = std::make_shared<MeasureOpts>();
   cmd->add_option("-o,--output", m->output, "Measure the local GPUs into this calibration JSON");
   cmd->add_option("--device", m->device,
@@ -296,8 +298,9 @@ void add_calibrate_command(CLI::App& app) {
       ->check(CLI::PositiveNumber);
   cmd->add_option("--scenario", m->scenario,
                   "Also measure exactly the GEMM shapes this scenario's plan runs");
-  cmd->add_option("--skip", m->skip, "Sections to skip: gemm memory nccl interference power")
-      ->check(CLI::IsMember({"gemm", "memory", "nccl", "interference", "power"}));
+  cmd->add_option("--skip", m->skip,
+                  "Sections to skip: gemm attention memory nccl interference power")
+      ->check(CLI::IsMember({"gemm", "attention", "memory", "nccl", "interference", "power"}));
   cmd->callback([cmd, m] {
     if (!cmd->get_subcommands().empty()) return;
     run_measure(*m);

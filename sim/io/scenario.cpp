@@ -107,6 +107,14 @@ StragglerSettings read_stragglers(JsonReader r) {
   return s;
 }
 
+DataLoadingSettings read_data_loading(JsonReader r) {
+  DataLoadingSettings d;
+  d.host_ms_per_sample = r.number_or("host_ms_per_sample", 0.0, 0.0, 1e5);
+  d.source = r.text_or("source", "");
+  r.finish();
+  return d;
+}
+
 ValidationSettings read_validation(JsonReader r) {
   ValidationSettings v;
   v.run = r.string("run");
@@ -226,6 +234,7 @@ Scenario load_scenario(const fs::path& file, const std::vector<std::string>& ove
   if (auto o = r.optional_object("reliability")) s.reliability = read_reliability(*o);
   if (auto o = r.optional_object("power")) s.power = read_power(*o);
   if (auto o = r.optional_object("stragglers")) s.stragglers = read_stragglers(*o);
+  if (auto o = r.optional_object("data_loading")) s.data_loading = read_data_loading(*o);
   s.placement = r.choice_or("placement", "pack", {"pack", "spread"});
   if (auto o = r.optional_object("validation")) s.validation = read_validation(*o);
   r.finish();
@@ -285,7 +294,8 @@ Json to_json(const Scenario& s) {
               {"optimizations", opt},
               {"run", run},
               {"reliability", rel},
-              {"power", power}};
+              {"power", power},
+              {"data_loading", {{"host_ms_per_sample", s.data_loading.host_ms_per_sample}}}};
 }
 
 }  // namespace megasim::io

@@ -44,6 +44,13 @@ struct ValidationSettings {
   std::string role = "check";  // "check", or "fit" when a shared constant was fitted on it
 };
 
+// Host-side data loading (reading and preprocessing the samples of a step). No published
+// figure exists for it: 0 unless the scenario states its own.
+struct DataLoadingSettings {
+  double host_ms_per_sample = 0.0;
+  std::string source;
+};
+
 struct RunSettings {
   std::optional<double> tokens;  // tokens to train; enables the run-level prediction
   std::uint64_t seed = 1;
@@ -80,6 +87,7 @@ struct Scenario {
   ReliabilitySettings reliability;
   PowerSettings power;
   StragglerSettings stragglers;
+  DataLoadingSettings data_loading;
   std::string placement = "pack";
   std::optional<ValidationSettings> validation;
 };

@@ -170,6 +170,11 @@ class Executor {
       for (int c = 0; c < sched_.vpp; ++c) enqueue_dp(i, DpOp{true, c});
     }
     u.phase = 1;
+    const Time load = costs_[u.s].data_loading;
+    if (load > Time::zero()) {
+      u.stats.data_loading += load;
+      return run_compute(i, load, false, "data loading");
+    }
     try_compute(i);
   }
 

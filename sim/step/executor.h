@@ -46,6 +46,7 @@ struct StageCosts {
   std::vector<Time> dp_reduce_scatter;  // per chunk: gradient reduce-scatter (or all-reduce)
   std::vector<Time> dp_all_gather;      // per chunk: parameter all-gather (distributed optimizer)
   Time optimizer;                       // the optimizer step on this rank
+  Time data_loading;                    // before the first pass: reading the step's batch
 };
 
 struct ExecutorConfig {
@@ -71,6 +72,7 @@ struct StageBreakdown {
   Time dp_exposed;   // waiting for DP collectives
   Time bubble;       // waiting for a producer pass on another stage
   Time optimizer;
+  Time data_loading;
   Time end;          // when this stage's rank finished the step
 };
 

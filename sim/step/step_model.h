@@ -36,10 +36,15 @@ struct StepRequest {
   bool full = false;           // every rank rather than one per stage
   bool trace = false;
   StragglerSpec stragglers;
+  // Host time to read and preprocess one sample. Megatron-LM's data loaders work at the
+  // start of the step on the first and last pipeline stages (which read the batch);
+  // MegaScale's asynchronous data pipeline (the `misc` switch) prepares the next step's
+  // samples during this one, so only what exceeds the step is exposed.
+  Time data_per_sample;
 };
 
-// Where the critical stage's step goes; `other` is the time it waits, done, for a slower
-// stage to finish the step (data loading is not modelled).
+// Where the critical stage's step goes; `other` is its exposed data loading and the time it
+// waits, done, for a slower stage to finish the step.
 struct Breakdown {
   Time compute, tp_exposed, pp_exposed, dp_exposed, bubble, optimizer, other;
 };

@@ -23,7 +23,7 @@ struct SystemOptions {
   bool pp_overlap = false;           // PP send/recv on their own stream
   bool dp_overlap = false;           // per-chunk reduce-scatter, prefetched all-gather
   bool efficient_operators = false;  // FlashAttention-2 (whatever `attention` says)
-  bool misc = false;                 // data pipeline: not modelled (no published cost)
+  bool misc = false;                 // asynchronous data pipeline (see StepRequest)
   bool lamb = false;                 // LAMB optimizer step instead of Adam
   AttentionKernel attention = AttentionKernel::kFlashV1;  // without efficient_operators
   // Without tp_overlap: whether the backward pass's TP collectives still overlap dgrad/wgrad

@@ -65,6 +65,16 @@ TEST_CASE("executor: Megatron-LM's blocking exchanges wait for both sides and pa
   CHECK(async.step_time < blocking.step_time);
 }
 
+TEST_CASE("executor: data loading before the first pass delays the pipeline by its length") {
+  auto s = build_schedule(Schedule::kOneFOneB, 2, 1, 2);
+  auto costs = uniform(2, 1);
+  const Time ideal = simulate_ideal(s, {us(10), us(20), {}, {}}).makespan;
+  for (auto& c : costs) c.data_loading = us(5);  // first and last stage both read the batch
+  auto r = execute_step(s, costs, ExecutorConfig{});
+  CHECK(r.step_time == ideal + us(5));
+  CHECK(r.stages[0].data_loading == us(5));
+}
+
 TEST_CASE("executor: blocking exchanges never deadlock Megatron-LM's schedules") {
   for (int p = 1; p <= 5; ++p) {
     for (int v = 1; v <= 3; ++v) {

@@ -107,6 +107,28 @@ TEST_CASE("step model: a slow host slows the whole step") {
   CHECK(slow.step_time.to_seconds() < 1.2 * base.step_time.to_seconds());
 }
 
+TEST_CASE("step model: data loading is paid at the step start, or hidden by MegaScale's pipeline") {
+  Fixture f;
+  auto r = f.request("megatron-lm");
+  const auto base = f.predict(r);
+  // 16 samples per replica at 5 ms: 80 ms on the first and last stage before their first
+  // pass. The first stage starts the pipeline, so the whole step moves by it.
+  r.data_per_sample = Time::from_ms(5);
+  const auto loaded = f.predict(r);
+  CHECK(loaded.step_time == base.step_time + Time::from_ms(80));
+  CHECK(loaded.breakdown.other >= Time::from_ms(80));
+
+  // MegaScale's asynchronous pipeline prepares the next step's batch during this one.
+  auto m = f.request("megascale");
+  const auto fast = f.predict(m);
+  m.data_per_sample = Time::from_ms(5);
+  CHECK(f.predict(m).step_time == fast.step_time);
+  // Unless loading takes longer than the step: then the difference is exposed.
+  const Time per_sample = Time::from_ns(fast.step_time.ns() / 8);  // 2 steps' worth
+  m.data_per_sample = per_sample;
+  CHECK(f.predict(m).step_time == per_sample * 16);
+}
+
 TEST_CASE("step model: plans that cannot run are input errors") {
   Fixture f;
   auto r = f.request("megatron-lm");

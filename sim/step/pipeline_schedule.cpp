@@ -247,8 +247,11 @@ std::vector<ProgramStep> blocking_p2p_program(const PipelineSchedule& s, int sta
       }
       groups.push_back({order[i]});
       // 1F1B combines the steady state's exchanges but the one after its last backward; the
-      // interleaved schedule combines all of them.
-      combined.push_back(interleaved || (in_steady && i + 1 < cooldown));
+      // interleaved schedule combines all of them but, when every forward is warm-up, the
+      // one after the last forward (a send_forward_recv_forward, then a recv_backward).
+      const bool all_warmup = steady == cooldown;
+      combined.push_back(interleaved ? !(all_warmup && i + 1 == steady)
+                                     : in_steady && i + 1 < cooldown);
       ++i;
     }
   } else {
@@ -259,7 +262,9 @@ std::vector<ProgramStep> blocking_p2p_program(const PipelineSchedule& s, int sta
   }
 
   std::vector<ProgramStep> program;
-  const auto exchange = [&](const std::vector<PassId>* sent, const std::vector<PassId>* next) {
+  // `sync_when_empty`: the exchange is one of the interleaved schedule's helpers.
+  const auto exchange = [&](const std::vector<PassId>* sent, const std::vector<PassId>* next,
+                            bool sync_when_empty) {
     ProgramStep x;
     x.exchange = true;
     if (sent != nullptr) {
@@ -272,17 +277,18 @@ std::vector<ProgramStep> blocking_p2p_program(const PipelineSchedule& s, int sta
         if (dependency(s, stage, p).crosses_stages) x.recvs.push_back(p);
       }
     }
-    if (!x.sends.empty() || !x.recvs.empty()) program.push_back(std::move(x));
+    if (sync_when_empty || !x.sends.empty() || !x.recvs.empty()) program.push_back(std::move(x));
   };
-  if (!groups.empty()) exchange(nullptr, &groups.front());
+  // The first forward's receive is a recv_forward (returns early on the first stage).
+  if (!groups.empty()) exchange(nullptr, &groups.front(), false);
   for (std::size_t g = 0; g < groups.size(); ++g) {
     for (const PassId& p : groups[g]) program.push_back({false, p, {}, {}});
     const std::vector<PassId>* next = g + 1 < groups.size() ? &groups[g + 1] : nullptr;
     if (combined[g]) {
-      exchange(&groups[g], next);
+      exchange(&groups[g], next, interleaved);
     } else {
-      exchange(&groups[g], nullptr);
-      exchange(nullptr, next);
+      exchange(&groups[g], nullptr, interleaved);
+      exchange(nullptr, next, false);
     }
   }
   return program;

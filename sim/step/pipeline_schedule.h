@@ -93,7 +93,11 @@ IdealResult simulate_ideal(const PipelineSchedule& s, const IdealTimes& t);
 //                backward; in the steady state, one combined exchange after each F
 //                (send_forward_recv_backward) and after each B (send_backward_recv_forward).
 //   others       a receive before and a send after every pass.
-// Exchanges with nothing to send or receive are left out (Megatron-LM returns early).
+// Megatron-LM's 1F1B helpers (recv_forward, send_forward, send_forward_recv_backward, ...)
+// return early when there is nothing to send or receive; the interleaved schedule's helpers
+// (send_forward_recv_forward, send_backward_recv_backward,
+// send_forward_backward_recv_forward_backward) synchronise the device even then. Exchanges
+// that would return early are left out; the others stay, possibly empty, as a bare sync.
 struct ProgramStep {
   bool exchange = false;
   PassId pass;                // the pass to run, when !exchange

@@ -376,7 +376,7 @@ class Executor {
     if (u.running_pass) {
       u.running_pass = false;
       ++(cfg_.pp_overlap ? u.next_pass : u.next_step);
-      const PassId p = u.current;  // a copy: pass_done may start the unit's next pass
+      const PassId p = u.current;  // a copy: `current` belongs to the unit's running pass
       pass_done(i, p);
     }
     try_compute(i);
@@ -459,13 +459,15 @@ class Executor {
     const int from = r.send_from[k];
     const Time start = sim_.now();
     units_[from].exchange_ready = std::max(units_[from].exchange_ready, start);
-    r.exchange_ready = std::max(r.exchange_ready, start);
+    // An eager send may start before the receiver posts this receive: it does not move the
+    // split of whatever exchange the receiver waits in now.
+    if (r.recv_posted[k] != kUnknown) r.exchange_ready = std::max(r.exchange_ready, start);
     const Time duration = r.send_time[k] * std::max(r.send_share[k], r.recv_share[k]);
     sim_.after(duration, [this, from, to, k, start] {
       Unit& receiver = units_[to];
       receiver.arrived[k] = sim_.now().ns();
       receiver.produced[k] = receiver.send_posted[k];
-      record(units_[from], "pp", "send (blocking)", start, sim_.now(), to);
+      record(units_[from], "pp", "send (blocking)", start, sim_.now(), units_[to].s * cfg_.tp);
       --units_[from].exchange_pending;
       if (receiver.recv_posted[k] != kUnknown) --receiver.exchange_pending;
       try_compute(from);
@@ -495,7 +497,7 @@ class Executor {
     sim_.after(duration, [this, i, to, key, produced, start] {
       Unit& sender = units_[i];
       sender.pp_busy = false;
-      record(sender, "pp", "send", start, sim_.now(), to);
+      record(sender, "pp", "send", start, sim_.now(), units_[to].s * cfg_.tp);
       comm_changed(i, -1);
       deliver(to, key, produced);
       start_pp(i);

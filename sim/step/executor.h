@@ -10,8 +10,9 @@
 // the system's:
 //   Megatron-LM  the stage runs its blocking p2p program (blocking_p2p_program): between
 //                passes, exchanges that send and receive together and end when every message
-//                is delivered, a send waiting for the receiving stage to post its exchange;
-//                then a host synchronisation. Gradients are reduce-scattered after the last
+//                is delivered, a send waiting for the receiving stage to post its exchange
+//                (1F1B and interleaved; GPipe and ZB-H1, not written for blocking exchanges,
+//                send eagerly into the receiver's buffer); then a host synchronisation. Gradients are reduce-scattered after the last
 //                backward pass and parameters all-gathered after the optimizer step, both
 //                blocking.
 //   MegaScale    PP sends run on their own stream beside compute; each model chunk's gradients

@@ -1,5 +1,7 @@
 #include <doctest/doctest.h>
 
+#include <set>
+
 #include <nlohmann/json.hpp>
 
 #include "reports/trace_writer.h"
@@ -16,23 +18,37 @@ TEST_CASE("trace: a simulated step becomes Chrome trace events with PP flow arro
   c.weight_grad = c.forward_tp = c.backward_tp = c.weight_grad_tp = {Time::zero()};
   c.dp_reduce_scatter = c.dp_all_gather = {Time::from_us(3)};
   c.pp_activation = c.pp_gradient = Time::from_us(1);
-  step::ExecutorConfig cfg;
-  cfg.pp_overlap = true;
-  cfg.record_trace = true;
-  auto r = step::execute_step(s, {c, c}, cfg);
-  // Per stage: 4 passes on compute, one optimizer step; 2 PP sends per stage; RS + AG on dp.
-  const auto doc = nlohmann::json::parse(reports::chrome_trace_json(r.trace));
-  int complete = 0, flow_starts = 0, flow_ends = 0, names = 0;
-  for (const auto& e : doc["traceEvents"]) {
-    const std::string ph = e["ph"];
-    complete += ph == "X";
-    flow_starts += ph == "s";
-    flow_ends += ph == "f";
-    names += ph == "M" && e["name"] == "process_name";
+  for (const int tp : {1, 4}) {
+    for (const bool overlap : {true, false}) {
+      CAPTURE(tp);
+      CAPTURE(overlap);
+      step::ExecutorConfig cfg;
+      cfg.pp_overlap = overlap;
+      cfg.tp = tp;
+      cfg.record_trace = true;
+      auto r = step::execute_step(s, {c, c}, cfg);
+      // Per stage: 4 passes on compute, one optimizer step; 2 PP sends per stage; RS + AG.
+      const auto doc = nlohmann::json::parse(reports::chrome_trace_json(r.trace));
+      int complete = 0, flow_starts = 0, flow_ends = 0, names = 0;
+      std::set<int> processes;
+      for (const auto& e : doc["traceEvents"]) {
+        const std::string ph = e["ph"];
+        if (ph == "M" && e["name"] == "process_name") processes.insert(e["pid"].get<int>());
+      }
+      for (const auto& e : doc["traceEvents"]) {
+        const std::string ph = e["ph"];
+        complete += ph == "X";
+        flow_starts += ph == "s";
+        flow_ends += ph == "f";
+        names += ph == "M" && e["name"] == "process_name";
+        // Every arrow ends on a rank that has a process (rank = stage · tp for t = 0).
+        if (ph == "f") CHECK(processes.count(e["pid"].get<int>()) == 1);
+      }
+      CHECK(names == 2);
+      CHECK(complete == 2 * 5 + 4 + 2 * 2);
+      CHECK(flow_starts == 4);
+      CHECK(flow_ends == 4);
+      CHECK(doc["displayTimeUnit"] == "ms");
+    }
   }
-  CHECK(names == 2);
-  CHECK(complete == 2 * 5 + 4 + 2 * 2);
-  CHECK(flow_starts == 4);
-  CHECK(flow_ends == 4);
-  CHECK(doc["displayTimeUnit"] == "ms");
 }

@@ -91,7 +91,8 @@ TEST_CASE("executor: blocking exchanges never deadlock Megatron-LM's schedules")
         Time step;
         CHECK_NOTHROW(step = execute_step(s, costs, cfg).step_time);
         // Never faster than the same schedule with free communication.
-        CHECK(step >= simulate_ideal(s, {costs[0].forward[0], costs[0].backward[0], {}, {}}).makespan);
+        const IdealTimes no_comm{costs[0].forward[0], costs[0].backward[0], {}, {}};
+        CHECK(step >= simulate_ideal(s, no_comm).makespan);
       }
     }
   }

@@ -102,7 +102,7 @@ Evaluation evaluate(const io::Scenario& s, const EvaluateOptions& options) {
   request.trace = options.trace;
   request.stragglers = {s.stragglers.host_fraction, s.stragglers.slowdown,
                         s.stragglers.all_passes, s.stragglers.seed};
-  request.data_per_sample = Time::from_seconds(s.data_loading.host_ms_per_sample / 1e3);
+  request.data_per_sample = Time::from_ms(s.data_loading.host_ms_per_sample);
   const hw::KernelCostModel kernels(device.profile);
   try {
     e.step = step::predict_step(request, topology, kernels, constants);

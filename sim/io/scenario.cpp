@@ -109,7 +109,8 @@ StragglerSettings read_stragglers(JsonReader r) {
 
 DataLoadingSettings read_data_loading(JsonReader r) {
   DataLoadingSettings d;
-  d.host_ms_per_sample = r.number_or("host_ms_per_sample", 0.0, 0.0, 1e5);
+  constexpr double kMaxMsPerSample = 1e5;  // 100 s a sample: far past any data pipeline
+  d.host_ms_per_sample = r.number_or("host_ms_per_sample", 0.0, 0.0, kMaxMsPerSample);
   d.source = r.text_or("source", "");
   r.finish();
   return d;
@@ -295,7 +296,9 @@ Json to_json(const Scenario& s) {
               {"run", run},
               {"reliability", rel},
               {"power", power},
-              {"data_loading", {{"host_ms_per_sample", s.data_loading.host_ms_per_sample}}}};
+              {"data_loading",
+               {{"host_ms_per_sample", s.data_loading.host_ms_per_sample},
+                {"source", s.data_loading.source}}}};
 }
 
 }  // namespace megasim::io

@@ -104,8 +104,11 @@ StepPrediction predict_step(const StepRequest& r, const net::Topology& topology,
   cfg.record_trace = r.trace;
   ExecutionResult ex = execute_step(schedule, costs, cfg);
 
-  // Asynchronous loading hides all but what exceeds the step it runs beside.
-  const Time load_exposed = r.system.misc ? std::max(Time::zero(), load - ex.step_time) : Time::zero();
+  // Asynchronous loading runs while the step ends synchronising gradients; the rest of it is
+  // exposed before the next step can start.
+  const StageBreakdown& end = ex.stages[ex.critical_stage];
+  const Time window = end.dp_exposed + end.optimizer;
+  const Time load_exposed = r.system.misc ? std::max(Time::zero(), load - window) : Time::zero();
   out.step_time = ex.step_time + load_exposed;
   out.full = cfg.full;
   out.critical_stage = ex.critical_stage;

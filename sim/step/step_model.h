@@ -36,10 +36,13 @@ struct StepRequest {
   bool full = false;           // every rank rather than one per stage
   bool trace = false;
   StragglerSpec stragglers;
-  // Host time to read and preprocess one sample. Megatron-LM's data loaders work at the
-  // start of the step on the first and last pipeline stages (which read the batch);
-  // MegaScale's asynchronous data pipeline (the `misc` switch) prepares the next step's
-  // samples during this one, so only what exceeds the step is exposed.
+  // Host time to read and preprocess one sample. Without `misc` the step's samples are
+  // prepared at its start, before the first pass, on the first and last pipeline stages
+  // (the ones that read the batch), as MegaScale (NSDI'24, data pipeline) describes its baseline;
+  // Megatron-LM's per-micro-batch fetch of prepared samples is not modelled apart. With `misc`
+  // (MegaScale's asynchronous preprocessing) the next step's samples are prepared while the
+  // workers synchronise gradients at the end of this step: only what exceeds that window (the
+  // critical stage's exposed DP communication and optimizer step) is exposed.
   Time data_per_sample;
 };
 

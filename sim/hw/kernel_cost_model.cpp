@@ -85,7 +85,8 @@ std::optional<double> KernelCostModel::RatioTable<N>::log_ratio_at(
 }
 
 KernelCostModel::AttentionKey KernelCostModel::attention_key(const AttentionShape& a) {
-  return {a.backward, a.dtype, a.head_dim, a.causal, a.window};
+  const std::int64_t group = a.heads / std::max<std::int64_t>(a.kv_heads, 1);
+  return {a.backward, a.dtype, a.head_dim, a.causal, a.window, group};
 }
 
 const char* to_string(CostSource s) {
@@ -224,7 +225,10 @@ Time KernelCostModel::model_attention_time(const AttentionShape& a) const {
 KernelCost KernelCostModel::attention(const AttentionShape& a) const {
   if (a.fused) {
     const Time model = model_attention_time(a);
-    const KernelCost fallback{model, model_source(profile_.attention.fitted)};
+    // The fit is of the measured (FlashAttention-2-class) kernel; the first FlashAttention keeps
+    // its stated efficiencies, so it is never "fitted".
+    const bool fitted = profile_.attention.fitted && a.flash_version == kMeasuredFlashVersion;
+    const KernelCost fallback{model, model_source(fitted)};
     if (a.flash_version != kMeasuredFlashVersion) return fallback;
     const auto it = attention_tables_.find(attention_key(a));
     if (it == attention_tables_.end()) return fallback;

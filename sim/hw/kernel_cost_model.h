@@ -98,13 +98,14 @@ class KernelCostModel {
     // nothing outside the box, where the model is the better guess.
     std::optional<double> log_ratio_at(const std::array<double, N>& q) const;
   };
-  // Fused attention rows interpolate only among rows of the same pass, dtype, head dim, mask.
-  using AttentionKey = std::tuple<bool, DType, std::int64_t, bool, std::int64_t>;
+  // Fused attention rows interpolate only among rows of the same pass, dtype, head dim, mask
+  // and query heads per KV head (grouped-query attention reads less K and V).
+  using AttentionKey = std::tuple<bool, DType, std::int64_t, bool, std::int64_t, std::int64_t>;
   static AttentionKey attention_key(const AttentionShape& a);
 
   DeviceProfile profile_;
   std::map<DType, RatioTable<3>> gemm_tables_;                 // at log2 (m, n, k·batch)
-  std::map<AttentionKey, RatioTable<2>> attention_tables_;     // at log2 (batch·heads, seq)
+  std::map<AttentionKey, RatioTable<2>> attention_tables_;  // at log2 (batch·heads, seq)
 };
 
 }  // namespace megasim::hw

@@ -115,16 +115,20 @@ void run_validate(const ValidateOptions& o) {
   std::vector<Gain> gains;
   double gain_max = 0;
   {
-    std::map<std::string, std::map<int, const Row*>> chains;
+    // A chain is a run's steps of one metric.
+    std::map<std::pair<std::string, std::string>, std::map<int, const Row*>> chains;
     for (const auto& r : rows) {
-      if (r.step >= 0) chains[r.run][r.step] = &r;
+      if (r.step >= 0) chains[{r.run, r.metric}][r.step] = &r;
     }
-    for (const auto& [run, steps] : chains) {
+    for (const auto& [chain, steps] : chains) {
+      const std::string& run = chain.first;
       const Row* before = nullptr;
       for (const auto& [step, r] : steps) {
         if (before != nullptr && before->step == step - 1) {
-          gains.push_back({run, step, r->published - before->published, r->predicted - before->predicted});
-          gain_max = std::max(gain_max, std::fabs(gains.back().predicted - gains.back().published) * 100);
+          const Gain g{run, step, r->published - before->published,
+                       r->predicted - before->predicted};
+          gain_max = std::max(gain_max, std::fabs(g.predicted - g.published) * 100);
+          gains.push_back(g);
         }
         before = r;
       }

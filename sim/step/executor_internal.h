@@ -1,0 +1,166 @@
+// Internal to the step executor, shared by its two sources: executor.cpp (the compute and
+// DP streams, the step's phases) and executor_pp.cpp (pipeline communication: the PP
+// stream beside compute, or Megatron-LM's blocking exchanges). The state of one simulated
+// unit and the Executor that drives every unit on the engine. Not part of the module's
+// interface: only those two files include it.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "engine/simulator.h"
+#include "step/executor.h"
+#include "step/pipeline_schedule.h"
+
+namespace megasim::step::detail {
+
+constexpr std::int64_t kUnknown = -1;
+
+enum class Wait { kNone, kProducer, kAllGather, kDp, kExchange };
+
+struct DpOp {
+  bool all_gather = false;
+  int chunk = 0;
+};
+
+// One simulated unit: a TP group (all TP ranks of one (data-parallel index, stage)), lock-stepped
+// by the TP collectives inside every pass.
+struct Unit {
+  int d = 0, s = 0;
+  double slowdown = 1.0;
+
+  std::size_t next_pass = 0;  // into the schedule's order (asynchronous PP)
+  std::size_t next_step = 0;  // into the blocking p2p program (Megatron-LM's PP)
+  std::vector<std::int64_t> finished;  // [pass · V·m + chunk · m + mb]: own pass finish
+  std::vector<std::int64_t> arrived;   // same index: input from another stage arrived
+  std::vector<std::int64_t> produced;  // same index: producer finished (for attribution)
+
+  // Compute stream.
+  bool busy = false;
+  double remaining_ns = 0.0;  // standalone work left in the running pass
+  bool interferable = false;  // true for a compute pass (not a host synchronisation)
+  bool running_pass = false;  // the compute stream runs `current`
+  PassId current;
+  Time rate_since;
+  EventId done_event;
+  Wait waiting = Wait::kNone;
+  Time wait_since;
+  int phase = 0;  // 0 start, 1 passes, 2 wait RS, 3 optimizer, 4 all-gather, 5 done
+
+  // Blocking exchange in progress: messages not yet delivered, and when the last of them
+  // could start (both sides posted).
+  bool exchange_open = false;
+  int exchange_pending = 0;
+  Time exchange_ready;
+  // Blocking messages to this unit, by the producing pass's index: when each side posted
+  // (kUnknown until then), the sending unit, the transfer alone and how many messages share
+  // each side's link in its exchange.
+  std::vector<std::int64_t> send_posted, recv_posted;
+  std::vector<int> send_from, send_share, recv_share;
+  std::vector<Time> send_time;
+
+  // Communication streams.
+  int active_comm = 0;
+  bool pp_busy = false;
+  std::vector<std::pair<Time, int>> pp_queue;  // (duration, receiving unit), FIFO
+  std::vector<int> pp_dest_pass;               // index into `arrived` of the receiver
+  std::size_t pp_head = 0;
+  std::vector<std::int64_t> pp_producer_finish;
+  bool dp_busy = false;
+  std::vector<DpOp> dp_queue;
+  std::size_t dp_head = 0;
+  std::vector<bool> ag_done;
+  std::vector<int> backward_left;  // per chunk: B (or W) passes still to run
+  int rs_outstanding = 0;
+  int ag_outstanding = 0;
+
+  StageBreakdown stats;
+};
+
+class Executor {
+ public:
+  Executor(const PipelineSchedule& sched, const std::vector<StageCosts>& costs,
+           const ExecutorConfig& cfg);
+  ExecutionResult run();
+  void prepare_trace() { pending_names_.resize(units_.size()); }
+
+ private:
+  int index(int d, int s) const { return d * sched_.pp + s; }
+  int slot(const PassId& p) const {
+    return static_cast<int>(p.pass) * slots_ + p.chunk * sched_.micro_batches + p.micro_batch;
+  }
+  double unit_slowdown(int d, int s) const;
+  bool traced(const Unit& u) const { return cfg_.record_trace && u.d == 0; }
+  void record(const Unit& u, const char* stream, std::string name, Time start, Time end,
+              int flow_to = -1) {
+    if (!traced(u)) return;
+    trace_.push_back({u.s * cfg_.tp, u.s, stream, std::move(name), start, end, flow_to});
+  }
+
+  // Compute stream and the step's phases (executor.cpp).
+  void start_unit(int i);
+  void begin_wait(Unit& u, Wait why);
+  void end_wait(Unit& u, std::int64_t producer_finish);
+  void try_compute(int i);
+  void start_pass(int i, const PassId& p);
+  double rate(const Unit& u) const {
+    return u.interferable && u.active_comm > 0 ? 1.0 / (1.0 + cfg_.interference) : 1.0;
+  }
+  void run_compute(int i, Time work, bool interferable, std::string name);
+  void schedule_completion(int i) {
+    Unit& u = units_[i];
+    const Time left = Time::from_ns(std::llround(u.remaining_ns / rate(u)));
+    u.done_event = sim_.after(left, [this, i] { compute_done(i); });
+  }
+  // The set of communication tasks beside unit i's compute changed: re-rate its running pass.
+  void comm_changed(int i, int delta);
+  void compute_done(int i);
+  void pass_done(int i, const PassId& p);
+
+  // Pipeline communication (executor_pp.cpp).
+  // Asynchronous PP: start the next pass of the schedule once its input is here. False when
+  // every pass has run.
+  bool next_pass(int i);
+  // Blocking PP (Megatron-LM): the next step of the stage's program, a pass or an exchange.
+  // False when the program is done.
+  bool next_step(int i);
+  // The unit on another stage that consumes the output of pass p of unit u, and the index of
+  // p there (`arrived` and the blocking messages are indexed by the producing pass);
+  // {-1, -1} when the consumer is on the same stage or there is none.
+  std::pair<int, int> consumer(const Unit& u, const PassId& p) const;
+  // Posts every send and receive of unit i's exchange. Under Megatron-LM's 1F1B schedules a
+  // message starts once both of its sides are posted (NCCL's rendezvous); other schedules
+  // were not written for blocking exchanges (zero-bubble deadlocks with them), so there a
+  // send starts at once and waits in the receiver's buffer. Messages of one exchange share
+  // the rank's link: each takes its transfer time times the number of messages on the
+  // busier side.
+  void post_exchange(int i, const ProgramStep& step);
+  void start_message(int to, int k);
+  void deliver(int to, int key, std::int64_t produced);
+  void start_pp(int i);
+
+  // DP stream (executor.cpp).
+  void enqueue_dp(int i, DpOp op);
+  // Which DP collective of stage s this is (its position in every member's DP queue).
+  std::size_t dp_key(int s, std::size_t position) const {
+    return static_cast<std::size_t>(s) * (4 * sched_.vpp + 4) + position;
+  }
+  void start_dp(int i);
+
+  const PipelineSchedule& sched_;
+  const std::vector<StageCosts>& costs_;
+  const ExecutorConfig& cfg_;
+  Simulator sim_;
+  int slots_ = 0;
+  std::vector<Unit> units_;
+  std::vector<int> dp_members_ready_;
+  std::vector<std::vector<ProgramStep>> program_;  // per stage, blocking PP only
+  bool rendezvous_ = false;  // blocking sends wait for the receiver to post
+  std::vector<TraceRecord> trace_;
+  std::vector<std::pair<std::string, Time>> pending_names_;
+};
+
+}  // namespace megasim::step::detail

@@ -1,0 +1,169 @@
+// Pipeline communication of the step executor: the asynchronous PP stream (MegaScale) and
+// Megatron-LM's blocking exchanges, which run the stage's blocking p2p program.
+#include <algorithm>
+#include <cassert>
+#include <utility>
+
+#include "step/executor_internal.h"
+
+namespace megasim::step::detail {
+
+bool Executor::next_pass(int i) {
+  Unit& u = units_[i];
+  const auto& order = sched_.order[u.s];
+  if (u.next_pass == order.size()) return false;
+  const PassId& p = order[u.next_pass];
+  const Dependency dep = dependency(sched_, u.s, p);
+  std::int64_t producer_finish = 0;
+  if (dep.found) {
+    const int k = slot(dep.pass);
+    if (dep.crosses_stages) {
+      if (u.arrived[k] == kUnknown) {
+        begin_wait(u, Wait::kProducer);
+        return true;
+      }
+      producer_finish = u.produced[k];
+    } else if (u.finished[k] == kUnknown) {
+      begin_wait(u, Wait::kProducer);
+      return true;
+    }
+  }
+  if (p.pass == Pass::kForward && !u.ag_done[p.chunk]) {
+    begin_wait(u, Wait::kAllGather);
+    return true;
+  }
+  end_wait(u, producer_finish);
+  start_pass(i, p);
+  return true;
+}
+
+bool Executor::next_step(int i) {
+  Unit& u = units_[i];
+  const auto& program = program_[u.s];
+  if (u.next_step == program.size()) return false;
+  const ProgramStep& step = program[u.next_step];
+  if (step.exchange) {
+    if (!u.exchange_open) post_exchange(i, step);
+    if (u.exchange_pending > 0) {
+      begin_wait(u, Wait::kExchange);
+      return true;
+    }
+    end_wait(u, 0);
+    u.exchange_open = false;
+    ++u.next_step;
+    // The device synchronisation after the exchange: the next pass is launched afresh.
+    const Time sync = cfg_.blocking_p2p_overhead;
+    if (sync > Time::zero()) {
+      u.stats.pp_exposed += sync;
+      run_compute(i, sync, false, "pp exchange sync");
+      return true;
+    }
+    return next_step(i);
+  }
+  const PassId& p = step.pass;
+  // The program received every input from another stage in an earlier exchange; inputs
+  // from this stage (the last virtual stage's forward, for its backward) are finished.
+  assert([&] {
+    const Dependency dep = dependency(sched_, u.s, p);
+    if (!dep.found) return true;
+    const int k = slot(dep.pass);
+    return dep.crosses_stages ? u.arrived[k] != kUnknown : u.finished[k] != kUnknown;
+  }());
+  if (p.pass == Pass::kForward && !u.ag_done[p.chunk]) {
+    begin_wait(u, Wait::kAllGather);
+    return true;
+  }
+  end_wait(u, 0);
+  start_pass(i, p);
+  return true;
+}
+
+std::pair<int, int> Executor::consumer(const Unit& u, const PassId& p) const {
+  if (p.pass == Pass::kWeightGrad) return {-1, -1};
+  const int vs = sched_.virtual_stage(u.s, p.chunk);
+  const int to_vs = p.pass == Pass::kForward ? vs + 1 : vs - 1;
+  if (to_vs < 0 || to_vs >= sched_.pp * sched_.vpp) return {-1, -1};
+  const int to_stage = sched_.stage_of(to_vs);
+  if (to_stage == u.s) return {-1, -1};  // same rank: the consumer reads `finished`
+  assert((dependency(sched_, to_stage, {p.pass, p.micro_batch, sched_.chunk_of(to_vs)}).pass ==
+          p));
+  return {index(u.d, to_stage), slot(p)};
+}
+
+void Executor::post_exchange(int i, const ProgramStep& step) {
+  Unit& u = units_[i];
+  u.exchange_open = true;
+  u.exchange_pending = 0;
+  u.exchange_ready = sim_.now();
+  const std::int64_t now = sim_.now().ns();
+  const StageCosts& c = costs_[u.s];
+  for (const PassId& p : step.sends) {
+    const auto [to, k] = consumer(u, p);
+    assert(to >= 0);
+    Unit& r = units_[to];
+    ++u.exchange_pending;
+    r.send_posted[k] = now;
+    r.send_from[k] = i;
+    r.send_time[k] = p.pass == Pass::kForward ? c.pp_activation : c.pp_gradient;
+    r.send_share[k] = static_cast<int>(step.sends.size());
+    if (r.recv_posted[k] != kUnknown || !rendezvous_) start_message(to, k);
+  }
+  for (const PassId& p : step.recvs) {
+    const int k = slot(dependency(sched_, u.s, p).pass);
+    u.recv_posted[k] = now;
+    u.recv_share[k] = static_cast<int>(step.recvs.size());
+    if (u.arrived[k] != kUnknown) continue;  // an eager send already delivered it
+    ++u.exchange_pending;
+    if (u.send_posted[k] != kUnknown && rendezvous_) start_message(i, k);
+  }
+}
+
+void Executor::start_message(int to, int k) {
+  Unit& r = units_[to];
+  const int from = r.send_from[k];
+  const Time start = sim_.now();
+  units_[from].exchange_ready = std::max(units_[from].exchange_ready, start);
+  // An eager send may start before the receiver posts this receive: it does not move the
+  // split of whatever exchange the receiver waits in now.
+  if (r.recv_posted[k] != kUnknown) r.exchange_ready = std::max(r.exchange_ready, start);
+  const Time duration = r.send_time[k] * std::max(r.send_share[k], r.recv_share[k]);
+  sim_.after(duration, [this, from, to, k, start] {
+    Unit& receiver = units_[to];
+    receiver.arrived[k] = sim_.now().ns();
+    receiver.produced[k] = receiver.send_posted[k];
+    record(units_[from], "pp", "send (blocking)", start, sim_.now(), units_[to].s * cfg_.tp);
+    --units_[from].exchange_pending;
+    if (receiver.recv_posted[k] != kUnknown) --receiver.exchange_pending;
+    try_compute(from);
+    try_compute(to);
+  });
+}
+
+void Executor::deliver(int to, int key, std::int64_t produced) {
+  Unit& r = units_[to];
+  r.arrived[key] = sim_.now().ns();
+  r.produced[key] = produced;
+  try_compute(to);
+}
+
+void Executor::start_pp(int i) {
+  Unit& u = units_[i];
+  if (u.pp_busy || u.pp_head == u.pp_queue.size()) return;
+  const auto [duration, to] = u.pp_queue[u.pp_head];
+  const int key = u.pp_dest_pass[u.pp_head];
+  const std::int64_t produced = u.pp_producer_finish[u.pp_head];
+  ++u.pp_head;
+  u.pp_busy = true;
+  comm_changed(i, +1);
+  const Time start = sim_.now();
+  sim_.after(duration, [this, i, to, key, produced, start] {
+    Unit& sender = units_[i];
+    sender.pp_busy = false;
+    record(sender, "pp", "send", start, sim_.now(), units_[to].s * cfg_.tp);
+    comm_changed(i, -1);
+    deliver(to, key, produced);
+    start_pp(i);
+  });
+}
+
+}  // namespace megasim::step::detail

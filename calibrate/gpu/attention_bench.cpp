@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <utility>
 
 #include "calibrate/gpu/cudnn_graph.h"
 
@@ -300,9 +301,20 @@ void measure_attention(const std::vector<hw::AttentionShape>& shapes, const Budg
   for (hw::AttentionShape a : shapes) {
     try {
       const Buffers buf(a);
+      // One pass: built, planned, timed, reported; a failure is reported and skipped.
+      const auto measure_pass = [&](bool backward, const auto& time_it) {
+        a.backward = backward;
+        try {
+          const auto [seconds, engine] = time_it();
+          report(a, seconds, engine);
+          on_result({a, Time::from_seconds(seconds)});
+        } catch (const GpuError& e) {
+          on_error(hw::describe(a) + ": " + e.what());
+          cudaGetLastError();  // clear a sticky launch error so the next pass can run
+        }
+      };
       // Forward first, so the backward reads a real O and Stats.
-      a.backward = false;
-      try {
+      measure_pass(false, [&] {
         ForwardGraph f;
         build_forward(f, a);
         const double s = time_graph(f.graph, handle.get(), stream, budget,
@@ -311,14 +323,9 @@ void measure_attention(const std::vector<hw::AttentionShape>& shapes, const Budg
                                      {f.v.uid, buf.v.get()},
                                      {f.o.uid, buf.o.get()},
                                      {f.stats.uid, buf.stats.get()}});
-        report(a, s, f.graph.engine_index());
-        on_result({a, Time::from_seconds(s)});
-      } catch (const GpuError& e) {
-        on_error(hw::describe(a) + ": " + e.what());
-        cudaGetLastError();  // clear a sticky launch error so the next pass can run
-      }
-      a.backward = true;
-      try {
+        return std::pair{s, f.graph.engine_index()};
+      });
+      measure_pass(true, [&] {
         BackwardGraph bw;
         build_backward(bw, a);
         const double s = time_graph(bw.graph, handle.get(), stream, budget,
@@ -333,12 +340,8 @@ void measure_attention(const std::vector<hw::AttentionShape>& shapes, const Budg
                                      {bw.dv.uid, buf.dv.get()},
                                      {bw.row_dot.uid, buf.row_dot.get()},
                                      {bw.dq_accum.uid, buf.dq_accum.get()}});
-        report(a, s, bw.graph.engine_index());
-        on_result({a, Time::from_seconds(s)});
-      } catch (const GpuError& e) {
-        on_error(hw::describe(a) + ": " + e.what());
-        cudaGetLastError();
-      }
+        return std::pair{s, bw.graph.engine_index()};
+      });
     } catch (const GpuError& e) {  // the buffers could not be allocated
       on_error(hw::describe(a) + ": " + e.what());
       cudaGetLastError();

@@ -143,25 +143,23 @@ hw::AttentionShape read_attention_shape(JsonReader& r) {
   return s;
 }
 
+// A table of measured kernels: each row a shape and its median time.
+template <class Measurement, class ReadShape>
+void read_kernel_table(JsonReader& r, const char* key, ReadShape read_shape,
+                       std::vector<Measurement>& out) {
+  if (!r.has(key)) return;
+  for (JsonReader row : r.object_array(key)) {
+    Measurement m;
+    m.shape = read_shape(row);
+    m.time = read_us(row, "time_us", 1e-3);
+    row.finish();
+    out.push_back(m);
+  }
+}
+
 void read_tables(JsonReader& r, hw::DeviceProfile& p) {
-  if (r.has("gemm_table")) {
-    for (JsonReader row : r.object_array("gemm_table")) {
-      hw::GemmMeasurement m;
-      m.shape = read_gemm_shape(row);
-      m.time = read_us(row, "time_us", 1e-3);
-      row.finish();
-      p.gemm_table.push_back(m);
-    }
-  }
-  if (r.has("attention_table")) {
-    for (JsonReader row : r.object_array("attention_table")) {
-      hw::AttentionMeasurement m;
-      m.shape = read_attention_shape(row);
-      m.time = read_us(row, "time_us", 1e-3);
-      row.finish();
-      p.attention_table.push_back(m);
-    }
-  }
+  read_kernel_table(r, "gemm_table", read_gemm_shape, p.gemm_table);
+  read_kernel_table(r, "attention_table", read_attention_shape, p.attention_table);
   if (r.has("memory_table")) {
     for (JsonReader row : r.object_array("memory_table")) {
       hw::MemoryMeasurement m;

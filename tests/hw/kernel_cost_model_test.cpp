@@ -86,8 +86,9 @@ TEST_CASE("gemm fitted parameters report fitted") {
   CHECK(hw::KernelCostModel(p).gemm(gemm(256, 256, 1024)).source == CostSource::kFitted);
 }
 
-TEST_CASE("fused attention forward and backward") {
-  const hw::KernelCostModel model(toy());
+namespace {
+// One head of 64, 1,024 tokens, no mask: the attention shape the toy profile's figures use.
+hw::AttentionShape one_head() {
   hw::AttentionShape a;
   a.batch = 1;
   a.heads = 1;
@@ -95,6 +96,13 @@ TEST_CASE("fused attention forward and backward") {
   a.seq = 1024;
   a.head_dim = 64;
   a.causal = false;
+  return a;
+}
+}  // namespace
+
+TEST_CASE("fused attention forward and backward") {
+  const hw::KernelCostModel model(toy());
+  hw::AttentionShape a = one_head();
   // Forward: 4·1024²·64 = 268,435,456 FLOPs at 100e12·0.5 → 5368.70912 ns → 5369 ns (bytes:
   // 2·(2·1024·64·2) = 524,288 B = 524 ns, below).
   CHECK(model.attention(a).time.ns() == 5369);
@@ -105,13 +113,7 @@ TEST_CASE("fused attention forward and backward") {
 
 TEST_CASE("fused attention measured table: exact row, interpolation, what it does not price") {
   hw::DeviceProfile p = toy();
-  hw::AttentionShape a;
-  a.batch = 1;
-  a.heads = 1;
-  a.kv_heads = 1;
-  a.seq = 1024;
-  a.head_dim = 64;
-  a.causal = false;
+  hw::AttentionShape a = one_head();
   // Measured at 2× the model: 1 head → 5369 ns model (test above), 10738 ns measured; 4 heads
   // → 4·4·1024²·64 = 1,073,741,824 FLOPs at 50e12 = 21474.83648 → 21475 ns, 42950 measured.
   p.attention_table.push_back({a, Time::from_ns(10738)});

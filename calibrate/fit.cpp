@@ -4,6 +4,8 @@
 #include <cmath>
 #include <map>
 #include <set>
+#include <string>
+#include <string_view>
 #include <tuple>
 
 #include <Eigen/Dense>
@@ -176,6 +178,64 @@ MemoryFit fit_memory(const hw::DeviceProfile& profile,
   return out;
 }
 
+PowerFit fit_power(const hw::DeviceProfile& profile,
+                   const std::vector<hw::PowerMeasurement>& rows) {
+  if (rows.empty()) throw InputError("power fit: no board-power readings");
+  PowerFit out;
+  out.params = profile.power;
+  // The unknowns, in column order, and each reading's share of time in them.
+  struct Column {
+    hw::Activity activity;
+    Watts* watts;
+    double (*share)(const hw::PowerMeasurement&);
+  };
+  const Column columns[] = {
+      {hw::Activity::kGemm, &out.params.gemm, [](const auto& r) { return r.gemm_share; }},
+      {hw::Activity::kMemory, &out.params.memory, [](const auto& r) { return r.memory_share; }},
+      {hw::Activity::kCommunication, &out.params.communication,
+       [](const auto& r) { return r.communication_share; }},
+      {hw::Activity::kIdle, &out.params.idle,
+       [](const auto& r) { return std::max(0.0, r.idle_share()); }},
+  };
+  // An activity no reading spends time in cannot be fitted: it keeps its figure and moves to
+  // the right-hand side.
+  std::vector<const Column*> fitted, kept;
+  for (const Column& c : columns) {
+    const bool covered =
+        std::any_of(rows.begin(), rows.end(), [&](const auto& r) { return c.share(r) > 1e-6; });
+    (covered ? fitted : kept).push_back(&c);
+    if (!covered) out.kept.push_back(c.activity);
+  }
+  // Each row divided by its watts, so the residuals are relative errors.
+  const auto n = static_cast<Eigen::Index>(rows.size());
+  Eigen::MatrixXd a(n, static_cast<Eigen::Index>(fitted.size()));
+  Eigen::VectorXd b(n);
+  for (Eigen::Index i = 0; i < n; ++i) {
+    const auto& r = rows[static_cast<std::size_t>(i)];
+    const double w = r.watts.value();
+    double known = 0.0;
+    for (const Column* c : kept) known += c->share(r) * c->watts->value();
+    for (std::size_t j = 0; j < fitted.size(); ++j) {
+      a(i, static_cast<Eigen::Index>(j)) = fitted[j]->share(r) / w;
+    }
+    b(i) = 1.0 - known / w;
+  }
+  const Eigen::VectorXd x = a.colPivHouseholderQr().solve(b);
+  const Eigen::VectorXd residual = a * x - b;
+  for (std::size_t j = 0; j < fitted.size(); ++j) {
+    const double value = x(static_cast<Eigen::Index>(j));
+    if (!(value > 0.0)) {
+      throw InputError(fmt::format("power fit: the readings give {} a power of {:.0f} W; they do "
+                                   "not separate the activities (measure each phase alone too)",
+                                   hw::to_string(fitted[j]->activity), value));
+    }
+    *fitted[j]->watts = Watts(std::min(value, profile.power.tdp.value()));
+  }
+  out.quality = {static_cast<int>(rows.size()),
+                 std::sqrt(residual.squaredNorm() / static_cast<double>(n))};
+  return out;
+}
+
 AttentionFit fit_attention(const hw::DeviceProfile& profile,
                            const std::vector<hw::AttentionMeasurement>& rows) {
   hw::DeviceProfile bare = profile;
@@ -293,6 +353,33 @@ std::vector<std::string> refit_profile(hw::DeviceProfile& p) {
                                  m.quality.points, 100.0 * p.memory_model.bandwidth_efficiency,
                                  p.memory_model.launch_overhead.to_us(),
                                  100.0 * m.quality.rms_relative_residual));
+  }
+  if (!p.power_table.empty()) {
+    const PowerFit f = fit_power(p, p.power_table);
+    std::string kept;
+    for (const hw::Activity a : f.kept) {
+      kept += std::string(kept.empty() ? "" : ", ") + hw::to_string(a);
+    }
+    // The measurement's own description (what the tool wrote, or what an earlier refit kept)
+    // stays after the fit's.
+    constexpr std::string_view kReadings = " Readings: ";
+    const std::string& old = p.power.source;
+    const std::size_t at = old.find(kReadings);
+    const std::string readings = at != std::string::npos ? old.substr(at + kReadings.size())
+                                 : old.rfind("measured", 0) == 0 ? old
+                                                                 : std::string();
+    p.power = f.params;
+    p.power.source = fmt::format(
+        "fitted by megasim calibrate fit to {} board-power readings (pure and duty-cycled "
+        "phases), RMS relative residual {:.2f} %{}; power limit {:.0f} W.{}{}",
+        f.quality.points, 100.0 * f.quality.rms_relative_residual,
+        kept.empty() ? "" : "; kept from the base profile: " + kept, p.power.tdp.value(),
+        readings.empty() ? "" : kReadings, readings);
+    report.push_back(fmt::format(
+        "power: {} readings, idle {:.0f} W, GEMM {:.0f} W, memory-bound {:.0f} W, communication "
+        "{:.0f} W, rms {:.2f} %",
+        f.quality.points, p.power.idle.value(), p.power.gemm.value(), p.power.memory.value(),
+        p.power.communication.value(), 100.0 * f.quality.rms_relative_residual));
   }
   if (!p.collective_table.empty()) {
     p.collective_fits = fit_collectives(p.collective_table);

@@ -11,6 +11,8 @@
 //   attention    time = GEMM launch overhead + compute_time(efficiency 1) / efficiency[pass]
 //                (fused kernels, forward and backward apart; compute_time counts hardware
 //                FLOPs at the dense peak as hw::KernelCostModel does)
+//   power        watts = Σ share_a · W_a over the activities a (GEMM, memory-bound,
+//                communication, idle), the time-weighted mix the run level charges a step
 // An intercept that comes out negative is dropped and the fit redone through the origin.
 #pragma once
 
@@ -54,6 +56,19 @@ struct AttentionFit {
 // profile's GEMM model). Rows whose memory time exceeds their compute time are left out.
 AttentionFit fit_attention(const hw::DeviceProfile& profile,
                            const std::vector<hw::AttentionMeasurement>& rows);
+
+struct PowerFit {
+  hw::PowerProfile params;  // `profile`'s, with the watts of every activity the readings cover
+  FitQuality quality;
+  std::vector<hw::Activity> kept;  // activities no reading covers: the base profile's figure
+};
+// Board power against activity from sustained phases, pure and duty-cycled: least squares on
+// relative error for the power of each activity. The linear mix is what the run level
+// assumes when it charges a step's GEMM, memory-bound, communication and idle time; the
+// residual says how far the GPU departs from it (clocks boost when it idles part of the time).
+// Fitted watts above the power limit are capped at it.
+PowerFit fit_power(const hw::DeviceProfile& profile,
+                   const std::vector<hw::PowerMeasurement>& rows);
 
 // Refits every model of `p` that its tables cover (GEMM classes on the bf16 rows when there
 // are any, then fused attention with the refitted launch overhead), marks those models

@@ -122,6 +122,14 @@ struct AttentionMeasurement {
   Time time;
 };
 
+// One board-power reading of a sustained phase: the share of the phase's time each activity
+// ran (the rest idle) and the mean power over the phase.
+struct PowerMeasurement {
+  double gemm_share = 0.0, memory_share = 0.0, communication_share = 0.0;
+  Watts watts{0.0};
+  double idle_share() const { return 1.0 - gemm_share - memory_share - communication_share; }
+};
+
 // One measured memory-bound kernel over `bytes` moved (read + written).
 struct MemoryMeasurement {
   MemoryKernel kind = MemoryKernel::kCopy;
@@ -192,6 +200,7 @@ struct DeviceProfile {
   std::optional<MeasurementInfo> measurement;
   std::vector<GemmMeasurement> gemm_table;
   std::vector<AttentionMeasurement> attention_table;
+  std::vector<PowerMeasurement> power_table;
   std::vector<MemoryMeasurement> memory_table;
   std::vector<CollectiveMeasurement> collective_table;
   std::vector<CollectiveFit> collective_fits;

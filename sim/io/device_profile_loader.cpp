@@ -170,6 +170,23 @@ void read_tables(JsonReader& r, hw::DeviceProfile& p) {
       p.memory_table.push_back(m);
     }
   }
+  if (r.has("power_table")) {
+    for (JsonReader row : r.object_array("power_table")) {
+      hw::PowerMeasurement m;
+      m.gemm_share = row.number_or("gemm_share", 0.0, 0.0, 1.0);
+      m.memory_share = row.number_or("memory_share", 0.0, 0.0, 1.0);
+      m.communication_share = row.number_or("communication_share", 0.0, 0.0, 1.0);
+      if (m.idle_share() < -1e-9) {
+        row.fail("communication_share",
+                 fmt::format("the shares of GEMM ({:g}), memory-bound ({:g}) and communication "
+                             "({:g}) time add up to more than 1",
+                             m.gemm_share, m.memory_share, m.communication_share));
+      }
+      m.watts = Watts(row.number("watts", 1.0, 1e5));
+      row.finish();
+      p.power_table.push_back(m);
+    }
+  }
   if (r.has("collective_table")) {
     for (JsonReader row : r.object_array("collective_table")) {
       hw::CollectiveMeasurement m;
@@ -407,6 +424,16 @@ Json device_profile_to_json(const hw::DeviceProfile& p) {
                       {"time_us", r.time.to_us()}});
     }
     j["attention_table"] = rows;
+  }
+  if (!p.power_table.empty()) {
+    Json rows = Json::array();
+    for (const auto& r : p.power_table) {
+      rows.push_back({{"gemm_share", r.gemm_share},
+                      {"memory_share", r.memory_share},
+                      {"communication_share", r.communication_share},
+                      {"watts", r.watts.value()}});
+    }
+    j["power_table"] = rows;
   }
   if (!p.memory_table.empty()) {
     Json rows = Json::array();

@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <string>
 #include <vector>
 
 #include "calibrate/fit.h"
@@ -262,4 +263,82 @@ TEST_CASE("refit turns measured attention rows into fitted, measured-sourced eff
   CHECK(refit.attention(beyond).source == hw::CostSource::kFitted);
   CHECK(refit.attention(beyond).time.to_seconds() ==
         doctest::Approx(model.attention(beyond).time.to_seconds()).epsilon(1e-4));
+}
+
+namespace {
+// Readings of a GPU that draws exactly 60 W idle, 400 W in GEMMs, 300 W memory-bound and
+// 150 W communicating: each activity alone, and duty-cycled at 50 % and 25 % with idle.
+std::vector<hw::PowerMeasurement> power_readings(bool communication) {
+  constexpr double kIdle = 60, kGemm = 400, kMemory = 300, kComm = 150;
+  std::vector<hw::PowerMeasurement> rows;
+  const auto add = [&](double g, double m, double c) {
+    const double idle = 1.0 - g - m - c;
+    rows.push_back({g, m, c, Watts(g * kGemm + m * kMemory + c * kComm + idle * kIdle)});
+  };
+  add(0, 0, 0);
+  for (double duty : {1.0, 0.5, 0.25}) {
+    add(duty, 0, 0);
+    add(0, duty, 0);
+    if (communication) add(0, 0, duty);
+  }
+  return rows;
+}
+}  // namespace
+
+TEST_CASE("power fit recovers the watts of each activity from pure and duty-cycled phases") {
+  hw::DeviceProfile p = toy();
+  p.power.tdp = Watts(500);
+  auto fit = calibrate::fit_power(p, power_readings(true));
+  CHECK(fit.params.idle.value() == doctest::Approx(60));
+  CHECK(fit.params.gemm.value() == doctest::Approx(400));
+  CHECK(fit.params.memory.value() == doctest::Approx(300));
+  CHECK(fit.params.communication.value() == doctest::Approx(150));
+  CHECK(fit.quality.points == 10);
+  CHECK(fit.quality.rms_relative_residual < 1e-9);
+  CHECK(fit.kept.empty());
+
+  // ±2 % noise on every reading: each activity within 3 %, the residual of the noise's order.
+  auto noisy = power_readings(true);
+  for (std::size_t i = 0; i < noisy.size(); ++i) noisy[i].watts = noisy[i].watts * wobble(i, 0.02);
+  fit = calibrate::fit_power(p, noisy);
+  CHECK(fit.params.gemm.value() == doctest::Approx(400).epsilon(0.03));
+  CHECK(fit.params.idle.value() == doctest::Approx(60).epsilon(0.03));
+  CHECK(fit.quality.rms_relative_residual > 0.001);
+  CHECK(fit.quality.rms_relative_residual < 0.03);
+}
+
+TEST_CASE("power fit keeps what no reading covers and refuses readings that do not separate") {
+  hw::DeviceProfile p = toy();
+  p.power.tdp = Watts(500);
+  p.power.communication = Watts(123);
+  // One GPU: no communication phase, so its figure stays the base profile's.
+  const auto fit = calibrate::fit_power(p, power_readings(false));
+  REQUIRE(fit.kept.size() == 1);
+  CHECK(fit.kept[0] == hw::Activity::kCommunication);
+  CHECK(fit.params.communication == Watts(123));
+  CHECK(fit.params.gemm.value() == doctest::Approx(400));
+  // Half GEMM, half idle, and nothing else: GEMM and idle power cannot be told apart.
+  CHECK_THROWS_AS(calibrate::fit_power(p, {{0.5, 0, 0, Watts(230)}}), InputError);
+}
+
+TEST_CASE("refit turns power readings into a fitted power profile, capped at the limit") {
+  hw::DeviceProfile p = toy();
+  p.power.tdp = Watts(350);  // below the 400 W the GEMM readings imply
+  p.power_table = power_readings(true);
+  const auto report = calibrate::refit_profile(p);
+  CHECK(p.power.gemm == Watts(350));
+  CHECK(p.power.idle.value() == doctest::Approx(60).epsilon(0.05));
+  CHECK(p.power.source.find("fitted by megasim calibrate fit to 10 board-power readings") == 0);
+  bool reported = false;
+  for (const auto& line : report) reported |= line.rfind("power: 10 readings", 0) == 0;
+  CHECK(reported);
+
+  // The tool's description of its phases stays after the fit's, once, however often refit.
+  p.power.source = "measured with NVML on GPU 0: phases";
+  calibrate::refit_profile(p);
+  calibrate::refit_profile(p);
+  const std::string& src = p.power.source;
+  CHECK(src.find("fitted by megasim calibrate fit") == 0);
+  CHECK(src.find(" Readings: measured with NVML on GPU 0: phases") != std::string::npos);
+  CHECK(src.find("Readings:") == src.rfind("Readings:"));
 }

@@ -104,6 +104,7 @@ TEST_CASE("schema round trip keeps tables and fits") {
   a.backward = true;
   p.attention_table.push_back({a, Time::from_us(2150.75)});
   p.memory_table.push_back({hw::MemoryKernel::kAdam, Bytes(1e9), Time::from_us(400.25)});
+  p.power_table.push_back({0.5, 0.0, 0.25, Watts(412.5)});
   hw::CollectiveMeasurement c;
   c.op = hw::CollectiveOp::kReduceScatter;
   c.ranks = 8;
@@ -142,6 +143,23 @@ TEST_CASE("schema round trip keeps tables and fits") {
   CHECK(back.attention_table[0].time == Time::from_us(2150.75));
   CHECK(back.collective_table[0].protocol == "LL128");
   CHECK(back.measurement->cudnn == "9.7.0");
+  REQUIRE(back.power_table.size() == 1);
+  CHECK(back.power_table[0].gemm_share == 0.5);
+  CHECK(back.power_table[0].communication_share == 0.25);
+  CHECK(back.power_table[0].idle_share() == 0.25);
+  CHECK(back.power_table[0].watts == Watts(412.5));
+}
+
+TEST_CASE("a power reading whose activity shares exceed the phase is rejected") {
+  Json doc = a100_doc();
+  doc["kind"] = "measured";
+  doc["measurement"] = {{"date", "2026-11-29"}, {"tool", "test"}};
+  doc["power_table"] = Json::array({{{"gemm_share", 0.75}, {"memory_share", 0.5}, {"watts", 300}}});
+  const std::string e = error_of(doc);
+  CHECK(e.find("power_table[0].communication_share") != std::string::npos);
+  CHECK(e.find("GEMM (0.75), memory-bound (0.5)") != std::string::npos);
+  doc["power_table"] = Json::array({{{"gemm_share", 1.0}, {"watts", -3}}});
+  CHECK(error_of(doc).find("power_table[0].watts") != std::string::npos);
 }
 
 TEST_CASE("a bad fused attention row is rejected naming its JSON path") {

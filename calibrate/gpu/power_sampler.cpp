@@ -2,11 +2,13 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <optional>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -128,16 +130,22 @@ double mean(const std::vector<double>& v) {
   return sum / static_cast<double>(v.size());
 }
 
-// Mean board power and SM clock of `device` while `work` runs.
+// Mean board power and SM clock of `device` while `work` runs, and how long it ran.
 struct PhaseMeans {
   double watts = 0.0;
   std::optional<double> sm_clock_mhz;
+  double seconds = 0.0;
 };
+
+double seconds_since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
 
 template <typename Work>
 PhaseMeans sample_while(const Nvml& nvml, NvmlDevice device, Work&& work) {
   std::atomic<bool> running{true};
   std::vector<double> watts, mhz;
+  const auto start = std::chrono::steady_clock::now();
   std::thread sampler([&] {
     while (running.load()) {
       if (const auto w = nvml.power_w(device)) watts.push_back(*w);
@@ -156,9 +164,64 @@ PhaseMeans sample_while(const Nvml& nvml, NvmlDevice device, Work&& work) {
   sampler.join();
   if (watts.empty()) throw GpuError("NVML returned no power samples");
   PhaseMeans out;
+  out.seconds = seconds_since(start);
   out.watts = mean(watts);
   if (!mhz.empty()) out.sm_clock_mhz = mean(mhz);
   return out;
+}
+
+// 1 GiB device copies for kPhaseSeconds in bursts of about kBurstSeconds, idle between
+// bursts so that the copies take `duty` of the time. Returns the share of the phase the GPU
+// spent copying, from CUDA events.
+constexpr double kBurstSeconds = 0.1;
+
+double copy_phase(double duty) {
+  const std::size_t bytes = std::size_t{1} << 30;
+  void *a = nullptr, *b = nullptr;
+  cudaStream_t s = nullptr;
+  cudaEvent_t begin = nullptr, end = nullptr;
+  const auto release = [&] {
+    cudaFree(a);
+    cudaFree(b);
+    if (begin != nullptr) cudaEventDestroy(begin);
+    if (end != nullptr) cudaEventDestroy(end);
+    if (s != nullptr) cudaStreamDestroy(s);
+  };
+  try {
+    MEGASIM_CUDA_CHECK(cudaStreamCreate(&s));
+    MEGASIM_CUDA_CHECK(cudaMalloc(&a, bytes));
+    MEGASIM_CUDA_CHECK(cudaMalloc(&b, bytes));
+    MEGASIM_CUDA_CHECK(cudaEventCreate(&begin));
+    MEGASIM_CUDA_CHECK(cudaEventCreate(&end));
+    const auto burst = [&](int copies) {
+      MEGASIM_CUDA_CHECK(cudaEventRecord(begin, s));
+      for (int i = 0; i < copies; ++i) {
+        MEGASIM_CUDA_CHECK(cudaMemcpyAsync(b, a, bytes, cudaMemcpyDeviceToDevice, s));
+      }
+      MEGASIM_CUDA_CHECK(cudaEventRecord(end, s));
+      MEGASIM_CUDA_CHECK(cudaEventSynchronize(end));
+      float ms = 0.0f;
+      MEGASIM_CUDA_CHECK(cudaEventElapsedTime(&ms, begin, end));
+      return static_cast<double>(ms) * 1e-3;
+    };
+    const double one = burst(1);  // also the warm-up
+    const int copies = std::max(1, static_cast<int>(kBurstSeconds / std::max(one, 1e-6)));
+    const auto start = std::chrono::steady_clock::now();
+    double busy = 0.0;
+    while (seconds_since(start) < kPhaseSeconds) {
+      const double on = burst(copies);
+      busy += on;
+      if (duty < 1.0) {
+        std::this_thread::sleep_for(std::chrono::duration<double>(on * (1.0 - duty) / duty));
+      }
+    }
+    const double share = std::min(1.0, busy / seconds_since(start));
+    release();
+    return share;
+  } catch (...) {
+    release();
+    throw;
+  }
 }
 
 }  // namespace
@@ -182,20 +245,14 @@ void measure_power(hw::DeviceProfile& p, int devices, const Budget& budget) {
         {hw::GemmShape{8192, 8192, 8192, 1, hw::DType::kBf16, true, false}}, sustained,
         [](const hw::GemmMeasurement&) {}, ignore_error);
   });
-  const PhaseMeans copy = sample_while(nvml, dev, [&] {
-    void *a = nullptr, *b = nullptr;
-    const std::size_t bytes = std::size_t{1} << 30;
-    cudaStream_t s = nullptr;
-    MEGASIM_CUDA_CHECK(cudaStreamCreate(&s));
-    MEGASIM_CUDA_CHECK(cudaMalloc(&a, bytes));
-    MEGASIM_CUDA_CHECK(cudaMalloc(&b, bytes));
-    median_seconds(s, sustained, [&] {
-      MEGASIM_CUDA_CHECK(cudaMemcpyAsync(b, a, bytes, cudaMemcpyDeviceToDevice, s));
-    });
-    cudaFree(a);
-    cudaFree(b);
-    cudaStreamDestroy(s);
-  });
+  // Copies back to back, then half and a quarter of the time: the duty-cycled readings give
+  // the fit more readings than unknowns, and its residual says how linear the GPU is.
+  std::vector<std::pair<double, PhaseMeans>> copies;
+  for (const double duty : {1.0, 0.5, 0.25}) {
+    double share = 0.0;
+    const PhaseMeans m = sample_while(nvml, dev, [&] { share = copy_phase(duty); });
+    copies.emplace_back(share, m);
+  }
   std::optional<PhaseMeans> all_reduce;
   if (devices >= 2) {
     NcclPlan plan;
@@ -207,20 +264,25 @@ void measure_power(hw::DeviceProfile& p, int devices, const Budget& budget) {
           devices, plan, sustained, [](const hw::CollectiveMeasurement&) {}, ignore_error);
     });
   }
-  p.power.tdp = Watts(limit_w);
-  p.power.idle = Watts(idle.watts);
-  p.power.gemm = Watts(gemm.watts);
-  p.power.memory = Watts(copy.watts);
-  if (all_reduce) p.power.communication = Watts(all_reduce->watts);
-  // The loader refuses phase power above the limit; a sample over it is NVML's averaging
-  // window catching a transient, so it is capped and the source says so.
-  for (Watts* w : {&p.power.idle, &p.power.gemm, &p.power.memory, &p.power.communication}) {
-    if (*w > p.power.tdp) *w = p.power.tdp;
+  // The GEMM and all-reduce phases time kPhaseSeconds of work after their setup (handles,
+  // buffers, the communicator), during which the GPU idles: that is their idle share.
+  const auto busy_share = [](const PhaseMeans& m) {
+    return std::min(1.0, kPhaseSeconds / m.seconds);
+  };
+  p.power_table.clear();
+  p.power_table.push_back({0.0, 0.0, 0.0, Watts(idle.watts)});
+  p.power_table.push_back({busy_share(gemm), 0.0, 0.0, Watts(gemm.watts)});
+  for (const auto& [share, m] : copies) p.power_table.push_back({0.0, share, 0.0, Watts(m.watts)});
+  if (all_reduce) {
+    p.power_table.push_back({0.0, 0.0, busy_share(*all_reduce), Watts(all_reduce->watts)});
   }
+  p.power.tdp = Watts(limit_w);
+  // What was measured; calibrate::refit_profile fits the watts and keeps this after its own.
   p.power.source = fmt::format(
-      "measured with NVML on GPU 0: enforced power limit {:.0f} W; mean board power over {:.0f} s "
-      "phases: idle, 8192^3 bf16 GEMMs{}, 1 GiB device copies{}; values capped at the limit{}",
-      p.power.tdp.value(), kPhaseSeconds,
+      "measured with NVML on GPU 0: enforced power limit {:.0f} W; {:.0f} s phases: idle, "
+      "8192^3 bf16 GEMMs{}, 1 GiB device copies at 100/50/25 % duty{}; the watts per activity "
+      "come from the fit of these readings{}",
+      limit_w, kPhaseSeconds,
       gemm.sm_clock_mhz ? fmt::format(" (mean SM clock {:.0f} MHz)", *gemm.sm_clock_mhz) : "",
       devices >= 2 ? ", 256 MiB all-reduces" : "",
       devices >= 2 ? "" : "; communication_w kept from the base profile (one GPU)");

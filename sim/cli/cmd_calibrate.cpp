@@ -341,8 +341,9 @@ void add_calibrate_command(CLI::App& app) {
 
   auto fit_opts = std::make_shared<FitOpts>();
   CLI::App* fit = cmd->add_subcommand(
-      "fit", "Refit GEMM (tile/wave quantisation x efficiency per size class), memory-bound and "
-             "alpha-beta collective models to a calibration's tables; print residuals");
+      "fit", "Refit GEMM (tile/wave quantisation x efficiency per size class), fused attention "
+             "(efficiency per pass), memory-bound, board power against activity and alpha-beta "
+             "collective models to a calibration's tables; print residuals");
   fit->add_option("calibration", fit_opts->input, "Calibration JSON with measured tables")
       ->required();
   fit->add_option("-o,--output", fit_opts->output, "Refitted calibration JSON to write")

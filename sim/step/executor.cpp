@@ -28,12 +28,7 @@ Executor::Executor(const PipelineSchedule& sched, const std::vector<StageCosts>&
       u.arrived.assign(3 * slots_, kUnknown);
       u.produced.assign(3 * slots_, kUnknown);
       if (!cfg.pp_overlap) {
-        u.send_posted.assign(3 * slots_, kUnknown);
-        u.recv_posted.assign(3 * slots_, kUnknown);
-        u.send_from.assign(3 * slots_, 0);
-        u.send_share.assign(3 * slots_, 1);
-        u.recv_share.assign(3 * slots_, 1);
-        u.send_time.assign(3 * slots_, Time::zero());
+        u.inbox.assign(3 * slots_, BlockingMessage{});
       }
       u.ag_done.assign(sched.vpp, !cfg.dp_overlap);
       u.backward_left.assign(sched.vpp, sched.micro_batches);
@@ -43,8 +38,7 @@ Executor::Executor(const PipelineSchedule& sched, const std::vector<StageCosts>&
   dp_members_ready_.assign(static_cast<std::size_t>(sched.pp) * (4 * sched.vpp + 4), 0);
   if (!cfg.pp_overlap) {
     for (int s = 0; s < sched.pp; ++s) program_.push_back(blocking_p2p_program(sched, s));
-    rendezvous_ = sched.kind == workload::Schedule::kOneFOneB ||
-                  sched.kind == workload::Schedule::kInterleaved;
+    rendezvous_ = blocking_sends_rendezvous(sched);
   }
 }
 
@@ -196,8 +190,8 @@ void Executor::comm_changed(int i, int delta) {
   const double elapsed = static_cast<double>((sim_.now() - u.rate_since).ns());
   u.remaining_ns = std::max(0.0, u.remaining_ns - elapsed * old_rate);
   u.rate_since = sim_.now();
-  sim_.cancel(u.done_event);
-  schedule_completion(i);
+  // The same completion, moved: the engine keeps its callback.
+  u.done_event = sim_.reschedule(u.done_event, sim_.now() + time_left(u));
 }
 
 void Executor::compute_done(int i) {

@@ -21,6 +21,16 @@ constexpr std::int64_t kUnknown = -1;
 
 enum class Wait { kNone, kProducer, kAllGather, kDp, kExchange };
 
+// One blocking message, kept by its receiving unit: when each side posted its exchange
+// (kUnknown until then), the sending unit, the transfer alone, and how many messages share
+// each side's link in its exchange.
+struct BlockingMessage {
+  std::int64_t send_posted = kUnknown, recv_posted = kUnknown;
+  int from = 0;
+  int send_share = 1, recv_share = 1;
+  Time transfer;
+};
+
 struct DpOp {
   bool all_gather = false;
   int chunk = 0;
@@ -55,12 +65,8 @@ struct Unit {
   bool exchange_open = false;
   int exchange_pending = 0;
   Time exchange_ready;
-  // Blocking messages to this unit, by the producing pass's index: when each side posted
-  // (kUnknown until then), the sending unit, the transfer alone and how many messages share
-  // each side's link in its exchange.
-  std::vector<std::int64_t> send_posted, recv_posted;
-  std::vector<int> send_from, send_share, recv_share;
-  std::vector<Time> send_time;
+  // Blocking messages to this unit, by the producing pass's index (blocking PP only).
+  std::vector<BlockingMessage> inbox;
 
   // Communication streams.
   int active_comm = 0;
@@ -110,10 +116,12 @@ class Executor {
     return u.interferable && u.active_comm > 0 ? 1.0 / (1.0 + cfg_.interference) : 1.0;
   }
   void run_compute(int i, Time work, bool interferable, std::string name);
+  // The running pass's work left, at its current rate.
+  Time time_left(const Unit& u) const {
+    return Time::from_ns(std::llround(u.remaining_ns / rate(u)));
+  }
   void schedule_completion(int i) {
-    Unit& u = units_[i];
-    const Time left = Time::from_ns(std::llround(u.remaining_ns / rate(u)));
-    u.done_event = sim_.after(left, [this, i] { compute_done(i); });
+    units_[i].done_event = sim_.after(time_left(units_[i]), [this, i] { compute_done(i); });
   }
   // The set of communication tasks beside unit i's compute changed: re-rate its running pass.
   void comm_changed(int i, int delta);
@@ -131,12 +139,10 @@ class Executor {
   // p there (`arrived` and the blocking messages are indexed by the producing pass);
   // {-1, -1} when the consumer is on the same stage or there is none.
   std::pair<int, int> consumer(const Unit& u, const PassId& p) const;
-  // Posts every send and receive of unit i's exchange. Under Megatron-LM's 1F1B schedules a
-  // message starts once both of its sides are posted (NCCL's rendezvous); other schedules
-  // were not written for blocking exchanges (zero-bubble deadlocks with them), so there a
-  // send starts at once and waits in the receiver's buffer. Messages of one exchange share
-  // the rank's link: each takes its transfer time times the number of messages on the
-  // busier side.
+  // Posts every send and receive of unit i's exchange. A message starts once both of its
+  // sides are posted, or at the send where sends are eager (blocking_sends_rendezvous).
+  // Messages of one exchange share the rank's link: each takes its transfer time times the
+  // number of messages on the busier side.
   void post_exchange(int i, const ProgramStep& step);
   void start_message(int to, int k);
   void deliver(int to, int key, std::int64_t produced);

@@ -102,38 +102,41 @@ void Executor::post_exchange(int i, const ProgramStep& step) {
     assert(to >= 0);
     Unit& r = units_[to];
     ++u.exchange_pending;
-    r.send_posted[k] = now;
-    r.send_from[k] = i;
-    r.send_time[k] = p.pass == Pass::kForward ? c.pp_activation : c.pp_gradient;
-    r.send_share[k] = static_cast<int>(step.sends.size());
-    if (r.recv_posted[k] != kUnknown || !rendezvous_) start_message(to, k);
+    BlockingMessage& msg = r.inbox[k];
+    msg.send_posted = now;
+    msg.from = i;
+    msg.transfer = p.pass == Pass::kForward ? c.pp_activation : c.pp_gradient;
+    msg.send_share = static_cast<int>(step.sends.size());
+    if (msg.recv_posted != kUnknown || !rendezvous_) start_message(to, k);
   }
   for (const PassId& p : step.recvs) {
     const int k = slot(dependency(sched_, u.s, p).pass);
-    u.recv_posted[k] = now;
-    u.recv_share[k] = static_cast<int>(step.recvs.size());
+    BlockingMessage& msg = u.inbox[k];
+    msg.recv_posted = now;
+    msg.recv_share = static_cast<int>(step.recvs.size());
     if (u.arrived[k] != kUnknown) continue;  // an eager send already delivered it
     ++u.exchange_pending;
-    if (u.send_posted[k] != kUnknown && rendezvous_) start_message(i, k);
+    if (msg.send_posted != kUnknown && rendezvous_) start_message(i, k);
   }
 }
 
 void Executor::start_message(int to, int k) {
   Unit& r = units_[to];
-  const int from = r.send_from[k];
+  const BlockingMessage& msg = r.inbox[k];
+  const int from = msg.from;
   const Time start = sim_.now();
   units_[from].exchange_ready = std::max(units_[from].exchange_ready, start);
   // An eager send may start before the receiver posts this receive: it does not move the
   // split of whatever exchange the receiver waits in now.
-  if (r.recv_posted[k] != kUnknown) r.exchange_ready = std::max(r.exchange_ready, start);
-  const Time duration = r.send_time[k] * std::max(r.send_share[k], r.recv_share[k]);
+  if (msg.recv_posted != kUnknown) r.exchange_ready = std::max(r.exchange_ready, start);
+  const Time duration = msg.transfer * std::max(msg.send_share, msg.recv_share);
   sim_.after(duration, [this, from, to, k, start] {
     Unit& receiver = units_[to];
     receiver.arrived[k] = sim_.now().ns();
-    receiver.produced[k] = receiver.send_posted[k];
+    receiver.produced[k] = receiver.inbox[k].send_posted;
     record(units_[from], "pp", "send (blocking)", start, sim_.now(), units_[to].s * cfg_.tp);
     --units_[from].exchange_pending;
-    if (receiver.recv_posted[k] != kUnknown) --receiver.exchange_pending;
+    if (receiver.inbox[k].recv_posted != kUnknown) --receiver.exchange_pending;
     try_compute(from);
     try_compute(to);
   });

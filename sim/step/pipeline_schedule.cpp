@@ -294,6 +294,10 @@ std::vector<ProgramStep> blocking_p2p_program(const PipelineSchedule& s, int sta
   return program;
 }
 
+bool blocking_sends_rendezvous(const PipelineSchedule& s) {
+  return s.kind == workload::Schedule::kOneFOneB || s.kind == workload::Schedule::kInterleaved;
+}
+
 IdealResult simulate_ideal(const PipelineSchedule& s, const IdealTimes& t) {
   // finish[stage][pass][chunk * m + micro_batch]; -1 = not yet run.
   const int slots = s.vpp * s.micro_batches;

@@ -106,4 +106,10 @@ struct ProgramStep {
 };
 std::vector<ProgramStep> blocking_p2p_program(const PipelineSchedule& s, int stage);
 
+// Whether a blocking send waits for the receiving stage to post its exchange (NCCL's
+// rendezvous), as under Megatron-LM's 1F1B and interleaved schedules. GPipe and ZB-H1 were
+// not written for blocking exchanges (ZB-H1 deadlocks under rendezvous): their sends are
+// eager, buffered at the receiver.
+bool blocking_sends_rendezvous(const PipelineSchedule& s);
+
 }  // namespace megasim::step

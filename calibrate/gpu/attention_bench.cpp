@@ -18,23 +18,6 @@ constexpr std::int64_t kKeyAxis = 3;
 constexpr std::int64_t kHeadDim = 128;
 constexpr std::int64_t kWindow = 1024;
 
-// Device memory freed however the item ends.
-class DeviceBuffer {
- public:
-  explicit DeviceBuffer(std::size_t bytes) {
-    if (bytes == 0) return;
-    MEGASIM_CUDA_CHECK(cudaMalloc(&p_, bytes));
-    MEGASIM_CUDA_CHECK(cudaMemset(p_, 0, bytes));
-  }
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-  ~DeviceBuffer() { cudaFree(p_); }
-  void* get() const { return p_; }
-
- private:
-  void* p_ = nullptr;
-};
-
 // The cuDNN handle of the bench; destroyed however it ends.
 class CudnnHandle {
  public:
@@ -107,6 +90,16 @@ GraphTensor mask(CudnnGraph& g, const GraphTensor& scores, std::int64_t window) 
   return window > 0 ? bound(causal, true) : causal;
 }
 
+// Q·Kᵀ times the softmax scale, in fp32: how both passes start.
+GraphTensor scaled_scores(CudnnGraph& g, const Layout& l, const GraphTensor& q,
+                          const GraphTensor& k_t, const GraphTensor& scale) {
+  const GraphTensor s = g.intermediate(kF32, l.scores, l.scores_strides);
+  g.matmul(q, k_t, s);
+  const GraphTensor scaled = g.intermediate_like(s, kF32);
+  g.pointwise(CUDNN_POINTWISE_MUL, kF32, s, scale, scaled);
+  return scaled;
+}
+
 // Tensors of the forward graph, by role.
 struct ForwardGraph {
   CudnnGraph graph;
@@ -123,11 +116,8 @@ void build_forward(ForwardGraph& f, const hw::AttentionShape& a) {
   f.stats = g.io(kF32, l.rows, l.rows_strides);
   const GraphTensor scale = g.scalar(1.0f / std::sqrt(static_cast<float>(a.head_dim)));
 
-  const GraphTensor s = g.intermediate(kF32, l.scores, l.scores_strides);
-  g.matmul(f.q, f.k_t, s);
-  const GraphTensor scaled = g.intermediate_like(s, kF32);
-  g.pointwise(CUDNN_POINTWISE_MUL, kF32, s, scale, scaled);
-  const GraphTensor masked = mask(g, scaled, a.window);
+  const GraphTensor s = scaled_scores(g, l, f.q, f.k_t, scale);
+  const GraphTensor masked = mask(g, s, a.window);
 
   // Softmax, keeping Stats = max + log(sum of exp) for the backward.
   const GraphTensor max = g.intermediate(kF32, l.rows, l.rows_strides);
@@ -181,12 +171,9 @@ void build_backward(BackwardGraph& bw, const hw::AttentionShape& a) {
   g.pointwise(CUDNN_POINTWISE_MUL, kF32, dot, one, bw.row_dot);
 
   // P recomputed from the forward's statistics.
-  const GraphTensor s = g.intermediate(kF32, l.scores, l.scores_strides);
-  g.matmul(bw.q, bw.k_t, s);
-  const GraphTensor scaled = g.intermediate_like(s, kF32);
-  g.pointwise(CUDNN_POINTWISE_MUL, kF32, s, scale, scaled);
+  const GraphTensor s = scaled_scores(g, l, bw.q, bw.k_t, scale);
   const GraphTensor centred = g.intermediate_like(s, kF32);
-  g.pointwise(CUDNN_POINTWISE_SUB, kF32, scaled, bw.stats, centred);
+  g.pointwise(CUDNN_POINTWISE_SUB, kF32, s, bw.stats, centred);
   const GraphTensor masked = mask(g, centred, a.window);
   const GraphTensor p = g.intermediate_like(s, kF32);
   g.pointwise(CUDNN_POINTWISE_EXP, kF32, masked, p);

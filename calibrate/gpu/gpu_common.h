@@ -21,6 +21,25 @@ class GpuError : public std::runtime_error {
 void check_cuda(cudaError_t e, const char* what);
 #define MEGASIM_CUDA_CHECK(x) ::megasim::gpu::check_cuda((x), #x)
 
+// Zero-filled device memory, freed however the item that allocated it ends.
+class DeviceBuffer {
+ public:
+  explicit DeviceBuffer(std::size_t bytes) {
+    if (bytes == 0) return;
+    MEGASIM_CUDA_CHECK(cudaMalloc(&p_, bytes));
+    const cudaError_t e = cudaMemset(p_, 0, bytes);
+    if (e != cudaSuccess) cudaFree(p_);
+    check_cuda(e, "cudaMemset");
+  }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  ~DeviceBuffer() { cudaFree(p_); }
+  void* get() const { return p_; }
+
+ private:
+  void* p_ = nullptr;
+};
+
 // How long and how often to time each item.
 struct Budget {
   int warmup = 3;

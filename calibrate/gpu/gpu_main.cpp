@@ -7,7 +7,6 @@
 // interrupted run keeps what it measured and --resume skips the sections already in the file.
 // A failed item is reported and skipped, never fatal.
 #include <cstdio>
-#include <ctime>
 #include <filesystem>
 #include <string>
 #include <thread>
@@ -53,15 +52,6 @@ std::string version_string(int v, int major_div, int minor_div) {
   return fmt::format("{}.{}", v / major_div, (v % major_div) / minor_div);
 }
 
-std::string today_utc() {
-  const std::time_t now = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&now, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
-
 // A datasheet profile to start from, by the device's name, when --device is not given.
 std::string guess_base(const std::string& name) {
   if (name.find("H200") != std::string::npos) return "h200-sxm-141gb";
@@ -82,16 +72,13 @@ void measure_memory(hw::DeviceProfile& p, const Budget& b, bool quick,
   cudaStream_t stream = nullptr;
   MEGASIM_CUDA_CHECK(cudaStreamCreate(&stream));
   for (std::size_t bytes : sizes) {
-    void *a = nullptr, *c = nullptr, *m = nullptr, *v = nullptr, *u = nullptr, *w = nullptr;
     try {
       // Five buffers of `bytes` (enough for LAMB over bytes/4 floats) and a norm weight.
-      for (void** buf : {&a, &c, &m, &v, &u}) {
-        MEGASIM_CUDA_CHECK(cudaMalloc(buf, bytes));
-        MEGASIM_CUDA_CHECK(cudaMemset(*buf, 0, bytes));
-      }
       constexpr int kHidden = 8192;  // GPT-3 13B-class width; rows fill the buffer
-      MEGASIM_CUDA_CHECK(cudaMalloc(&w, kHidden * 2));
-      MEGASIM_CUDA_CHECK(cudaMemset(w, 0, kHidden * 2));
+      const DeviceBuffer buf_a(bytes), buf_c(bytes), buf_m(bytes), buf_v(bytes), buf_u(bytes),
+          buf_w(kHidden * 2);
+      void *a = buf_a.get(), *c = buf_c.get(), *m = buf_m.get(), *v = buf_v.get(),
+           *u = buf_u.get(), *w = buf_w.get();
       const std::size_t halfs = bytes / 2, floats = bytes / sizeof(float);
       const auto add = [&](hw::MemoryKernel k, double moved, double seconds) {
         p.memory_table.push_back({k, Bytes(moved), Time::from_seconds(seconds)});
@@ -135,7 +122,6 @@ void measure_memory(hw::DeviceProfile& p, const Budget& b, bool quick,
       std::fprintf(stderr, "megasim-calibrate-gpu: memory %zu B: %s (skipped)\n", bytes, e.what());
       cudaGetLastError();
     }
-    for (void* buf : {a, c, m, v, u, w}) cudaFree(buf);
   }
   cudaStreamDestroy(stream);
 }
@@ -168,7 +154,8 @@ int run(const Options& o) {
   p.memory = Bytes(static_cast<double>(prop.totalGlobalMem));
   if (clock_khz > 0) p.boost_clock_mhz = clock_khz / 1000.0;
   p.measurement = hw::MeasurementInfo{
-      today_utc(), "megasim-calibrate-gpu" + std::string(o.quick ? " --quick" : ""), prop.name,
+      io::measurement_date_now(),
+      "megasim-calibrate-gpu" + std::string(o.quick ? " --quick" : ""), prop.name,
       version_string(driver, 1000, 10), version_string(runtime, 1000, 10),
       fmt::format("{}.{}.{}", cublas / 10000, (cublas % 10000) / 100, cublas % 100),
       fmt::format("{}.{}.{}", cudnn / 10000, (cudnn % 10000) / 100, cudnn % 100),

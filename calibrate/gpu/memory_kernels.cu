@@ -19,16 +19,19 @@ __global__ void gelu_kernel(const __nv_bfloat16* in, __nv_bfloat16* out, std::si
   }
 }
 
+// Adam's moment updates for one element (m and v updated in place) and its step direction
+// m / (√v + ε), shared by the Adam and LAMB kernels.
+__device__ float adam_step(float g, float& m, float& v, float b1, float b2, float eps) {
+  m = b1 * m + (1.0f - b1) * g;
+  v = b2 * v + (1.0f - b2) * g * g;
+  return m / (sqrtf(v) + eps);
+}
+
 __global__ void adam_kernel(float* p, const float* g, float* m, float* v, std::size_t n,
                             float lr, float b1, float b2, float eps) {
   for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
-    const float gi = g[i];
-    const float mi = b1 * m[i] + (1.0f - b1) * gi;
-    const float vi = b2 * v[i] + (1.0f - b2) * gi * gi;
-    m[i] = mi;
-    v[i] = vi;
-    p[i] -= lr * mi / (sqrtf(vi) + eps);
+    p[i] -= lr * adam_step(g[i], m[i], v[i], b1, b2, eps);
   }
 }
 
@@ -105,12 +108,7 @@ __global__ void lamb_update_kernel(const float* p, const float* g, float* m, flo
   float pp = 0.0f, uu = 0.0f;
   for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
-    const float gi = g[i];
-    const float mi = b1 * m[i] + (1.0f - b1) * gi;
-    const float vi = b2 * v[i] + (1.0f - b2) * gi * gi;
-    m[i] = mi;
-    v[i] = vi;
-    const float ui = mi / (sqrtf(vi) + eps) + wd * p[i];
+    const float ui = adam_step(g[i], m[i], v[i], b1, b2, eps) + wd * p[i];
     u[i] = ui;
     pp += p[i] * p[i];
     uu += ui * ui;

@@ -177,26 +177,22 @@ constexpr double kBurstSeconds = 0.1;
 
 double copy_phase(double duty) {
   const std::size_t bytes = std::size_t{1} << 30;
-  void *a = nullptr, *b = nullptr;
+  const DeviceBuffer a(bytes), b(bytes);
   cudaStream_t s = nullptr;
   cudaEvent_t begin = nullptr, end = nullptr;
   const auto release = [&] {
-    cudaFree(a);
-    cudaFree(b);
     if (begin != nullptr) cudaEventDestroy(begin);
     if (end != nullptr) cudaEventDestroy(end);
     if (s != nullptr) cudaStreamDestroy(s);
   };
   try {
     MEGASIM_CUDA_CHECK(cudaStreamCreate(&s));
-    MEGASIM_CUDA_CHECK(cudaMalloc(&a, bytes));
-    MEGASIM_CUDA_CHECK(cudaMalloc(&b, bytes));
     MEGASIM_CUDA_CHECK(cudaEventCreate(&begin));
     MEGASIM_CUDA_CHECK(cudaEventCreate(&end));
     const auto burst = [&](int copies) {
       MEGASIM_CUDA_CHECK(cudaEventRecord(begin, s));
       for (int i = 0; i < copies; ++i) {
-        MEGASIM_CUDA_CHECK(cudaMemcpyAsync(b, a, bytes, cudaMemcpyDeviceToDevice, s));
+        MEGASIM_CUDA_CHECK(cudaMemcpyAsync(b.get(), a.get(), bytes, cudaMemcpyDeviceToDevice, s));
       }
       MEGASIM_CUDA_CHECK(cudaEventRecord(end, s));
       MEGASIM_CUDA_CHECK(cudaEventSynchronize(end));

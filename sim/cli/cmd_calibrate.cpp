@@ -11,11 +11,9 @@
 //       tool was not built (no CUDA toolkit at configure time), this says how to get it and
 //       exits 2.
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <cerrno>
 #include <cstring>
-#include <ctime>
 #include <filesystem>
 #include <memory>
 #include <set>
@@ -116,15 +114,6 @@ struct FitOpts {
   bool json = false;
 };
 
-std::string today_utc() {
-  const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-  std::tm tm{};
-  gmtime_r(&now, &tm);
-  char buf[16];
-  std::strftime(buf, sizeof buf, "%Y-%m-%d", &tm);
-  return buf;
-}
-
 io::LoadedDeviceProfile load_device_ref(const std::string& ref) {
   const auto file = io::resolve_data_file(ref, io::DataKind::kDevice,
                                           std::filesystem::current_path(), "--device", "device");
@@ -181,7 +170,7 @@ void run_import(const ImportOpts& o) {
                return s;
              }() + ".";
   hw::MeasurementInfo info;
-  info.date = today_utc();
+  info.date = io::measurement_date_now();
   info.tool = "megasim calibrate import-nccl-tests";
   for (const auto& d : devices) info.device_name += (info.device_name.empty() ? "" : "; ") + d;
   p.measurement = info;

@@ -1,6 +1,7 @@
 #include "io/device_profile_loader.h"
 
 #include <cmath>
+#include <ctime>
 #include <limits>
 #include <vector>
 
@@ -479,6 +480,15 @@ Json device_profile_to_json(const hw::DeviceProfile& p) {
     j["collective_fits"] = rows;
   }
   return j;
+}
+
+std::string measurement_date_now() {
+  const std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
 }
 
 }  // namespace megasim::io

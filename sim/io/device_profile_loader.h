@@ -27,6 +27,10 @@ struct LoadedDeviceProfile {
 };
 
 LoadedDeviceProfile load_device_profile(const std::filesystem::path& file);
+
+// Now, in UTC, as a calibration records when it was measured or imported
+// (measurement.date): ISO 8601, "2026-11-29T23:59:00Z".
+std::string measurement_date_now();
 // `origin` names the document in errors (a file name).
 LoadedDeviceProfile parse_device_profile(const Json& doc, const std::string& origin);
 

@@ -5,7 +5,7 @@
 set -euo pipefail
 
 packages=(
-  build-essential cmake make pkg-config
+  build-essential cmake make pkg-config ccache
   libeigen3-dev nlohmann-json3-dev libboost-graph-dev doctest-dev libcli11-dev
   libfmt-dev libbenchmark-dev hyperfine python3-jsonschema
 )

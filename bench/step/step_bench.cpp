@@ -6,13 +6,10 @@
 #include <string>
 
 #include "hw/kernel_cost_model.h"
-#include "io/cluster_loader.h"
-#include "io/collective_constants_reader.h"
-#include "io/device_profile_loader.h"
-#include "io/model_loader.h"
+#include "io/inputs.h"
 #include "io/scenario.h"
-#include "io/system_loader.h"
 #include "net/topology.h"
+#include "plan/assembly.h"
 #include "step/step_model.h"
 
 namespace {
@@ -20,27 +17,18 @@ namespace {
 using namespace megasim;
 
 struct Setup {
-  io::Scenario scenario = io::load_scenario(MEGASIM_SOURCE_DIR "/scenarios/megascale-175b-12288.json");
-  net::Topology topology{io::load_cluster(scenario.cluster_file)};
-  io::LoadedDeviceProfile device = io::load_device_profile(scenario.device_file);
-  hw::CollectiveConstants constants = io::read_collective_constants(scenario.device_file);
-  hw::KernelCostModel kernels{device.profile};
-  step::StepRequest request;
-  Setup() {
-    request.model = io::load_model(scenario.model_file);
-    request.plan = scenario.plan;
-    request.system = io::load_system_preset(scenario.optimizations.preset);
-    request.system.attention_window = *scenario.optimizations.attention_window;
-    request.placement = topology.pack_placement(static_cast<int>(scenario.plan.gpus()));
-  }
+  io::Inputs inputs = io::load_inputs(
+      io::load_scenario(MEGASIM_SOURCE_DIR "/scenarios/megascale-175b-12288.json"));
+  net::Topology topology{inputs.cluster};
+  hw::KernelCostModel kernels{inputs.device};
 };
 
 void run(benchmark::State& state, bool full) {
   Setup s;
-  s.request.full = full;
   std::uint64_t events = 0;
   for (auto _ : state) {
-    const auto p = step::predict_step(s.request, s.topology, s.kernels, s.constants);
+    const step::StepRequest request = plan::assemble_step(s.inputs, s.topology, {full, false});
+    const auto p = step::predict_step(request, s.topology, s.kernels, s.inputs.collective);
     events = p.events;
     benchmark::DoNotOptimize(p.step_time);
   }

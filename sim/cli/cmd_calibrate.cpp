@@ -31,12 +31,10 @@
 #include "engine/error.h"
 #include "io/device_profile_loader.h"
 #include "io/output.h"
-#include "step/step_model.h"
-#include "workload/program.h"
-#include "io/model_loader.h"
 #include "io/gemm_shapes.h"
-#include "cli/evaluate.h"
+#include "io/inputs.h"
 #include "io/resolve.h"
+#include "plan/shapes.h"
 
 namespace megasim::cli {
 namespace {
@@ -64,38 +62,12 @@ struct ShapesOpts {
   bool json = false;
 };
 
-// Every distinct GEMM the scenario's plan runs on any stage (forward, recompute, backward), in
-// order of first appearance: the shapes a calibration should measure for it.
-std::vector<hw::GemmShape> scenario_gemm_shapes(const io::Scenario& s) {
-  const workload::ModelSpec file_model = io::load_model(s.model_file);
-  const step::SystemOptions system = system_options(s, file_model.attention_window);
-  const workload::ModelSpec model = step::executed_model(file_model, system);
-  workload::GeneratorOptions gen;
-  gen.fused_attention = system.attention_kernel() != step::AttentionKernel::kUnfused;
-  std::vector<hw::GemmShape> shapes;
-  std::set<std::tuple<std::int64_t, std::int64_t, std::int64_t, std::int64_t, int, bool, bool>> seen;
-  for (const auto& stage : workload::build_program(model, s.plan, gen)) {
-    for (const auto& chunk : stage.chunks) {
-      for (const auto* ops : {&chunk.forward, &chunk.backward}) {
-        for (const auto& op : *ops) {
-          const auto* k = op.kernel();
-          const auto* g = k ? std::get_if<hw::GemmShape>(k) : nullptr;
-          if (!g) continue;
-          if (seen.insert({g->m, g->n, g->k, g->batch, static_cast<int>(g->dtype), g->transpose_a,
-                           g->transpose_b})
-                  .second) {
-            shapes.push_back(*g);
-          }
-        }
-      }
-    }
-  }
-  return shapes;
-}
-
 void run_shapes(const ShapesOpts& o) {
-  const io::Scenario s = io::load_scenario(o.scenario, o.overrides);
-  const auto shapes = scenario_gemm_shapes(s);
+  io::InputOptions io_options;
+  io_options.run_level = false;
+  const io::Inputs inputs = io::load_inputs(io::load_scenario(o.scenario, o.overrides), io_options);
+  const auto shapes = plan::calibration_gemm_shapes(inputs);
+  const io::Scenario& s = inputs.scenario;
   const std::string doc =
       io::gemm_shapes_to_json(shapes, "megasim calibrate shapes " + o.scenario).dump(1) + "\n";
   if (!o.output.empty()) io::write_file_atomically(o.output, doc);
@@ -229,8 +201,10 @@ void run_measure(const MeasureOpts& o) {
   // input error on any machine.
   std::string shapes_doc, shapes_file;
   if (!o.scenario.empty()) {
-    const io::Scenario s = io::load_scenario(o.scenario);
-    shapes_doc = io::gemm_shapes_to_json(scenario_gemm_shapes(s),
+    io::InputOptions io_options;
+    io_options.run_level = false;
+    const io::Inputs inputs = io::load_inputs(io::load_scenario(o.scenario), io_options);
+    shapes_doc = io::gemm_shapes_to_json(plan::calibration_gemm_shapes(inputs),
                                          "megasim calibrate --scenario " + o.scenario)
                      .dump(1) +
                  "\n";

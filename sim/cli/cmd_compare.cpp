@@ -1,19 +1,14 @@
 // `megasim compare SCENARIO --vary plan.tp=4,8 --vary plan.pp=8,16`: every combination of the
-// varied keys, predicted side by side (step time, MFU, peak memory per GPU, exposed
-// communication); a combination that cannot run is listed with its reason.
-#include <algorithm>
+// varied keys, predicted side by side (plan/compare.h); a combination that cannot run is
+// listed with its reason.
 #include <cstdio>
 #include <memory>
 #include <string>
 #include <vector>
 
-#include <fmt/format.h>
-#include <nlohmann/json.hpp>
-
 #include "cli/commands.h"
-#include "cli/evaluate.h"
-#include "engine/error.h"
-#include "io/scenario.h"
+#include "plan/compare.h"
+#include "reports/compare_report.h"
 
 namespace megasim::cli {
 namespace {
@@ -25,79 +20,11 @@ struct CompareOptions {
   bool json = false;
 };
 
-struct Axis {
-  std::string path;
-  std::vector<std::string> values;
-};
-
-Axis parse_axis(const std::string& spec) {
-  const auto eq = spec.find('=');
-  if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size()) {
-    throw InputError("--vary " + spec + ": expected PATH=V1,V2,... e.g. --vary plan.tp=4,8");
-  }
-  Axis a{spec.substr(0, eq), {}};
-  std::size_t start = eq + 1;
-  for (;;) {
-    const auto comma = spec.find(',', start);
-    const std::string v = spec.substr(start, comma == std::string::npos ? comma : comma - start);
-    if (v.empty()) throw InputError("--vary " + spec + ": empty value in the list");
-    a.values.push_back(v);
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
-  return a;
-}
-
 void run_compare(const CompareOptions& o) {
-  std::vector<Axis> axes;
-  for (const auto& v : o.vary) axes.push_back(parse_axis(v));
-  if (axes.empty()) throw InputError("compare: give at least one --vary PATH=V1,V2,...");
-  std::size_t combos = 1;
-  for (const auto& a : axes) combos *= a.values.size();
-  if (combos > 4096) {
-    throw InputError(fmt::format("compare: {} combinations; at most 4096 are evaluated", combos));
-  }
-  EvaluateOptions eo;
-  eo.run_level = false;
-  nlohmann::json rows = nlohmann::json::array();
-  std::string text = fmt::format("{:<44} {:>9} {:>7} {:>9} {:>10}  {}\n", "variant", "step s",
-                                 "MFU %", "mem GiB", "exposed s", "");
-  for (std::size_t i = 0; i < combos; ++i) {
-    std::vector<std::string> sets = o.overrides;
-    std::string label;
-    nlohmann::json set = nlohmann::json::object();
-    std::size_t rest = i;
-    for (const auto& a : axes) {
-      const std::string& v = a.values[rest % a.values.size()];
-      rest /= a.values.size();
-      sets.push_back(a.path + "=" + v);
-      set[a.path] = v;
-      label += (label.empty() ? "" : " ") + a.path.substr(a.path.rfind('.') + 1) + "=" + v;
-    }
-    nlohmann::json row = {{"set", set}};
-    try {
-      const Evaluation e = evaluate(io::load_scenario(o.scenario, sets), eo);
-      const auto& p = e.step;
-      double mem = 0;
-      for (const auto& m : p.memory) mem = std::max(mem, m.total().value() / kGiB.value());
-      const Time exposed = p.breakdown.tp_exposed + p.breakdown.pp_exposed + p.breakdown.dp_exposed;
-      row.update({{"feasible", true},
-                  {"step_time_s", p.step_time.to_seconds()},
-                  {"mfu", p.mfu},
-                  {"tokens_per_s", p.tokens_per_s},
-                  {"peak_memory_gib", mem},
-                  {"exposed_comm_s", exposed.to_seconds()},
-                  {"gpus", p.gpus}});
-      text += fmt::format("{:<44} {:>9.3f} {:>7.1f} {:>9.1f} {:>10.3f}\n", label,
-                          p.step_time.to_seconds(), 100 * p.mfu, mem, exposed.to_seconds());
-    } catch (const InputError& e) {
-      row.update({{"feasible", false}, {"reason", e.what()}});
-      text += fmt::format("{:<44} {:>9} {:>7} {:>9} {:>10}  infeasible: {}\n", label, "-", "-",
-                          "-", "-", e.what());
-    }
-    rows.push_back(row);
-  }
-  const std::string out = o.json ? nlohmann::json{{"variants", rows}}.dump(2) + "\n" : text;
+  std::vector<plan::Axis> axes;
+  for (const auto& v : o.vary) axes.push_back(plan::parse_axis(v));
+  const std::vector<plan::Variant> variants = plan::compare(o.scenario, o.overrides, axes);
+  const std::string out = o.json ? reports::compare_json(variants) : reports::compare_text(variants);
   std::fwrite(out.data(), 1, out.size(), stdout);
 }
 

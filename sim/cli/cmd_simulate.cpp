@@ -7,9 +7,11 @@
 #include <vector>
 
 #include "cli/commands.h"
-#include "cli/evaluate.h"
+#include "io/inputs.h"
 #include "io/output.h"
 #include "io/scenario.h"
+#include "plan/evaluate.h"
+#include "reports/simulate_report.h"
 #include "reports/trace_writer.h"
 
 namespace megasim::cli {
@@ -26,17 +28,15 @@ struct SimulateOptions {
 };
 
 void run_simulate(const SimulateOptions& o) {
-  const io::Scenario s = io::load_scenario(o.scenario, o.overrides);
-  EvaluateOptions eo;
-  eo.full = o.full;
-  eo.trace = !o.trace.empty();
-  if (o.trials > 0) eo.trials = o.trials;
-  const Evaluation e = evaluate(s, eo);
-  const std::string json_text = to_json(e).dump(2) + "\n";
+  io::InputOptions io_options;
+  if (o.trials > 0) io_options.trials = o.trials;
+  const io::Inputs inputs = io::load_inputs(io::load_scenario(o.scenario, o.overrides), io_options);
+  const plan::Evaluation e = plan::evaluate(inputs, {o.full, !o.trace.empty()});
+  const std::string json_text = reports::simulate_json(e);
   // Files first, so that a failure to write leaves stdout empty.
   if (!o.trace.empty()) io::write_file_atomically(o.trace, reports::chrome_trace_json(e.step.trace));
   if (!o.output.empty()) io::write_file_atomically(o.output, json_text);
-  const std::string text = o.json ? json_text : to_text(e);
+  const std::string text = o.json ? json_text : reports::simulate_text(e);
   std::fwrite(text.data(), 1, text.size(), stdout);
 }
 

@@ -21,10 +21,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include "io/key_log.h"
+
 namespace megasim::io {
 
 using Json = nlohmann::json;
-using KeyLog = std::set<std::string>;
 
 // Deepest nesting of arrays/objects accepted in an input file.
 constexpr int kMaxJsonDepth = 64;

@@ -1,5 +1,7 @@
 #include "io/reliability_loader.h"
 
+#include "io/json_reader.h"
+
 #include <cmath>
 #include <system_error>
 #include <vector>
@@ -203,16 +205,9 @@ run::ReliabilityModel reliability_for(const Scenario& s) {
   return m;
 }
 
-run::PowerInputs power_for(const Scenario& s) {
-  // Unset, the preset is the device profile's own name (a calibration file measured on an
-  // A100 names "a100-sxm4-80gb" whatever the file is called), else the file's stem.
-  std::string device_name = fs::path(s.device_ref).stem().string();
-  if (!s.device_file.empty()) {
-    const Json device = parse_json_file(s.device_file);
-    if (device.is_object() && device.contains("name") && device["name"].is_string()) {
-      device_name = device["name"].get<std::string>();
-    }
-  }
+run::PowerInputs power_for(const Scenario& s, const std::string& device_name) {
+  // Unset, the preset is the device profile's own name: a calibration file measured on an
+  // A100 names "a100-sxm4-80gb" whatever the file is called.
   run::PowerInputs p = load_power_preset(s.power.preset.value_or(device_name));
   p.pue = s.power.pue;
   p.usd_per_gpu_hour = s.power.usd_per_gpu_hour;

@@ -30,9 +30,9 @@ run::PowerInputs load_power_file(const std::filesystem::path& file);
 // The scenario's reliability preset with its overrides (checkpoint interval, spare nodes,
 // straggler eviction) applied.
 run::ReliabilityModel reliability_for(const Scenario& s);
-// The scenario's power preset (power.preset, else the device's name) with pue, prices and
-// grid intensity from the scenario where it sets them.
-run::PowerInputs power_for(const Scenario& s);
+// The scenario's power preset (power.preset, else `device_name`, the device profile's own
+// name) with pue, prices and grid intensity from the scenario where it sets them.
+run::PowerInputs power_for(const Scenario& s, const std::string& device_name);
 // tokens, seed and trials; `trials` (from --trials) replaces the scenario's when given.
 // Throws InputError when run.tokens is not set.
 run::RunSpec run_spec_for(const Scenario& s, std::optional<int> trials = std::nullopt);

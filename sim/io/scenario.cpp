@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "engine/error.h"
+#include "io/json_reader.h"
 #include "io/resolve.h"
 
 namespace megasim::io {
@@ -79,17 +80,13 @@ workload::ParallelPlan read_plan(JsonReader r) {
 OptimizationSpec read_optimizations(JsonReader r) {
   OptimizationSpec o;
   o.preset = r.choice_or("preset", "megatron-lm", {"megatron-lm", "megascale"});
-  o.parallel_block = r.optional_boolean("parallel_block");
-  o.sliding_window = r.optional_boolean("sliding_window");
-  o.tp_overlap = r.optional_boolean("tp_overlap");
-  o.pp_overlap = r.optional_boolean("pp_overlap");
-  o.dp_overlap = r.optional_boolean("dp_overlap");
-  o.efficient_operators = r.optional_boolean("efficient_operators");
-  o.misc = r.optional_boolean("misc");
-  o.lamb = r.optional_boolean("lamb");
-  o.attention_window = r.optional_integer("attention_window", 1, 1 << 24);
+  for (std::size_t i = 0; i < step::kSwitches.size(); ++i) {
+    o.overrides.switches[i] = r.optional_boolean(step::kSwitches[i].key);
+  }
+  o.overrides.attention_window = r.optional_integer("attention_window", 1, 1 << 24);
   if (r.has("attention")) {
-    o.attention = r.choice("attention", {"unfused", "flash-v1", "flash-v2"});
+    o.overrides.attention =
+        step::attention_kernel_from_string(r.choice("attention", {"unfused", "flash-v1", "flash-v2"}));
   } else {
     r.ignore("attention");
   }
@@ -156,19 +153,6 @@ PowerSettings read_power(JsonReader r) {
   return s;
 }
 
-fs::path resolve_and_check(const std::string& ref, DataKind kind, const fs::path& dir,
-                           const std::string& origin, const std::string& key) {
-  fs::path file = resolve_data_file(ref, kind, dir, origin, key);
-  const Json doc = parse_json_file(file);
-  if (!doc.is_object()) {
-    throw InputError(fmt::format("{}: expected a JSON object describing a {}, found {}",
-                                 file.string(), data_kind_name(kind), json_type_name(doc)));
-  }
-  return file;
-}
-
-}  // namespace
-
 void apply_override(Json& doc, const std::string& assignment) {
   const auto eq = assignment.find('=');
   if (eq == std::string::npos || eq == 0) {
@@ -209,6 +193,8 @@ void apply_override(Json& doc, const std::string& assignment) {
   }
 }
 
+}  // namespace
+
 Scenario load_scenario(const fs::path& file, const std::vector<std::string>& overrides,
                        KeyLog* log) {
   Json doc = parse_json_file(file);
@@ -241,64 +227,11 @@ Scenario load_scenario(const fs::path& file, const std::vector<std::string>& ove
   r.finish();
 
   const fs::path dir = file.parent_path().empty() ? fs::path(".") : file.parent_path();
-  s.model_file = resolve_and_check(s.model_ref, DataKind::kModel, dir, origin, "model");
-  s.cluster_file = resolve_and_check(s.cluster_ref, DataKind::kCluster, dir, origin, "cluster");
-  s.device_file = resolve_and_check(s.device_ref, DataKind::kDevice, dir, origin, "device");
+  // Only found here; each file is read once, by io::load_inputs.
+  s.model_file = resolve_data_file(s.model_ref, DataKind::kModel, dir, origin, "model");
+  s.cluster_file = resolve_data_file(s.cluster_ref, DataKind::kCluster, dir, origin, "cluster");
+  s.device_file = resolve_data_file(s.device_ref, DataKind::kDevice, dir, origin, "device");
   return s;
-}
-
-Json to_json(const Scenario& s) {
-  const auto& p = s.plan;
-  Json plan = {{"tp", p.tp},
-               {"pp", p.pp},
-               {"vpp", p.vpp},
-               {"dp", p.dp},
-               {"gpus", p.gpus()},
-               {"micro_batch", p.micro_batch},
-               {"global_batch", p.global_batch},
-               {"micro_batches_per_replica", p.micro_batches()},
-               {"sequence_parallel", p.sequence_parallel},
-               {"distributed_optimizer", p.distributed_optimizer},
-               {"zero3", p.zero3},
-               {"recompute", workload::to_string(p.recompute)},
-               {"optimizer", workload::to_string(p.optimizer)},
-               {"precision", workload::to_string(p.precision)},
-               {"schedule", workload::to_string(p.schedule)},
-               {"layer_split", p.layer_split}};
-  Json opt = {{"preset", s.optimizations.preset}};
-  const auto put = [&opt](const char* k, const std::optional<bool>& v) {
-    if (v) opt[k] = *v;
-  };
-  put("parallel_block", s.optimizations.parallel_block);
-  put("sliding_window", s.optimizations.sliding_window);
-  put("tp_overlap", s.optimizations.tp_overlap);
-  put("pp_overlap", s.optimizations.pp_overlap);
-  put("dp_overlap", s.optimizations.dp_overlap);
-  put("efficient_operators", s.optimizations.efficient_operators);
-  put("misc", s.optimizations.misc);
-  put("lamb", s.optimizations.lamb);
-  Json run = {{"seed", s.run.seed}, {"trials", s.run.trials}};
-  if (s.run.tokens) run["tokens"] = *s.run.tokens;
-  Json rel = {{"preset", s.reliability.preset}};
-  if (s.reliability.checkpoint_interval_min) {
-    rel["checkpoint_interval_min"] = *s.reliability.checkpoint_interval_min;
-  }
-  Json power = {{"pue", s.power.pue}};
-  if (s.power.usd_per_gpu_hour) power["usd_per_gpu_hour"] = *s.power.usd_per_gpu_hour;
-  if (s.power.usd_per_kwh) power["usd_per_kwh"] = *s.power.usd_per_kwh;
-  if (s.power.grid_kg_co2_per_kwh) power["grid_kg_co2_per_kwh"] = *s.power.grid_kg_co2_per_kwh;
-  return Json{{"name", s.name},
-              {"model", {{"ref", s.model_ref}, {"file", s.model_file.string()}}},
-              {"cluster", {{"ref", s.cluster_ref}, {"file", s.cluster_file.string()}}},
-              {"device", {{"ref", s.device_ref}, {"file", s.device_file.string()}}},
-              {"plan", plan},
-              {"optimizations", opt},
-              {"run", run},
-              {"reliability", rel},
-              {"power", power},
-              {"data_loading",
-               {{"host_ms_per_sample", s.data_loading.host_ms_per_sample},
-                {"source", s.data_loading.source}}}};
 }
 
 }  // namespace megasim::io

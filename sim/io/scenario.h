@@ -9,7 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "io/json_reader.h"
+#include "io/key_log.h"
+#include "step/system_options.h"
 #include "workload/parallel_plan.h"
 
 namespace megasim::io {
@@ -18,13 +19,11 @@ namespace megasim::io {
 // per-rank bookkeeping cannot exhaust memory.
 constexpr std::int64_t kMaxGpus = 1 << 22;
 
-// MegaScale's Table 3 optimisations. Each unset toggle takes the preset's value.
+// MegaScale's Table 3 optimisations: a preset (systems/NAME.json) and what the scenario
+// changes in it (step::kSwitches lists the switches).
 struct OptimizationSpec {
   std::string preset = "megatron-lm";  // "megatron-lm" or "megascale"
-  std::optional<bool> parallel_block, sliding_window, tp_overlap, pp_overlap, dp_overlap,
-      efficient_operators, misc, lamb;
-  std::optional<std::int64_t> attention_window;  // tokens, for sliding_window
-  std::optional<std::string> attention;          // unfused | flash-v1 | flash-v2
+  step::SystemOverrides overrides;
 };
 
 // A share of hosts slower than the rest (simulated with every rank).
@@ -96,12 +95,5 @@ struct Scenario {
 // is validated, so it is type-checked like the file's own keys.
 Scenario load_scenario(const std::filesystem::path& file,
                        const std::vector<std::string>& overrides = {}, KeyLog* log = nullptr);
-
-// Applies one "a.b.c=value" override to a JSON document. The value is read as JSON when it
-// parses as JSON (numbers, true/false, quoted strings, arrays, objects), else as a string.
-void apply_override(Json& doc, const std::string& assignment);
-
-// The resolved scenario as JSON (for `simulate --json` until predictions exist, and tests).
-Json to_json(const Scenario& s);
 
 }  // namespace megasim::io

@@ -15,22 +15,13 @@ step::SystemOptions load_system_file(const std::filesystem::path& file) {
   r.string("source");
   {
     JsonReader w = r.object("switches");
-    s.parallel_block = w.boolean_or("parallel_block", false);
-    s.sliding_window = w.boolean_or("sliding_window", false);
-    s.tp_overlap = w.boolean_or("tp_overlap", false);
-    s.pp_overlap = w.boolean_or("pp_overlap", false);
-    s.dp_overlap = w.boolean_or("dp_overlap", false);
-    s.efficient_operators = w.boolean_or("efficient_operators", false);
-    s.misc = w.boolean_or("misc", false);
-    s.lamb = w.boolean_or("lamb", false);
+    for (const step::Switch& sw : step::kSwitches) s.*sw.field = w.boolean_or(sw.key, false);
     w.finish();
   }
   {
     JsonReader a = r.object("attention");
-    const std::string k = a.choice("kernel", {"unfused", "flash-v1", "flash-v2"});
-    s.attention = k == "unfused"    ? step::AttentionKernel::kUnfused
-                  : k == "flash-v1" ? step::AttentionKernel::kFlashV1
-                                    : step::AttentionKernel::kFlashV2;
+    s.attention = *step::attention_kernel_from_string(
+        a.choice("kernel", {"unfused", "flash-v1", "flash-v2"}));
     a.string("source");
     a.finish();
   }

@@ -271,4 +271,15 @@ std::vector<int> Topology::spread_placement(int gpus) const {
   return p;
 }
 
+std::int64_t Topology::switch_count() const {
+  std::int64_t switches = 0;
+  for (auto v : boost::make_iterator_range(boost::vertices(graph_))) {
+    const auto kind = graph_[v].kind;
+    if (kind == VertexKind::kTor || kind == VertexKind::kAgg || kind == VertexKind::kSpine) {
+      ++switches;
+    }
+  }
+  return switches;
+}
+
 }  // namespace megasim::net

@@ -69,6 +69,8 @@ class Topology {
 
   int gpus() const { return spec_.gpus; }
   int nodes() const { return nodes_; }
+  // Fabric switches (ToR, aggregation and spine), for power.
+  std::int64_t switch_count() const;
   int gpus_per_node() const { return spec_.node.gpus; }
   int node_of(int gpu) const { return gpu / spec_.node.gpus; }
   int local_index(int gpu) const { return gpu % spec_.node.gpus; }

@@ -39,15 +39,6 @@ bool is_weight_grad(const Op& op) {
 
 }  // namespace
 
-const char* to_string(AttentionKernel k) {
-  switch (k) {
-    case AttentionKernel::kUnfused: return "unfused";
-    case AttentionKernel::kFlashV1: return "flash-v1";
-    case AttentionKernel::kFlashV2: return "flash-v2";
-  }
-  return "?";
-}
-
 Pricer::Pricer(const net::Topology& topology, std::vector<int> placement,
                const hw::CollectiveConstants& constants, const hw::KernelCostModel& kernels,
                const workload::ParallelPlan& plan, const SystemOptions& system)

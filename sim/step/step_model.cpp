@@ -1,11 +1,9 @@
 #include "step/step_model.h"
 
 #include <algorithm>
+#include <cassert>
 #include <numeric>
 
-#include <fmt/format.h>
-
-#include "engine/error.h"
 #include "engine/rng.h"
 #include "step/pipeline_schedule.h"
 #include "step/pricing.h"
@@ -13,24 +11,12 @@
 #include "workload/program.h"
 
 namespace megasim::step {
-workload::ModelSpec executed_model(const workload::ModelSpec& m, const SystemOptions& s) {
-  workload::ModelSpec e = m;
-  if (s.parallel_block) e.parallel_block = true;
-  if (s.sliding_window) {
-    if (s.attention_window <= 0) {
-      throw InputError("optimizations.sliding_window is on but no attention_window is set");
-    }
-    e.attention_window = s.attention_window;
-  }
-  return e;
-}
-
 namespace {
 
 std::vector<double> straggler_factors(const StepRequest& r, const net::Topology& topology) {
   const auto& st = r.stragglers;
   if (st.host_fraction <= 0.0 || st.slowdown <= 1.0) return {};
-  const std::int64_t ranks = r.plan.gpus();
+  const std::int64_t ranks = r.workload.plan.gpus();
   // The hosts the job occupies, then a seeded choice of round(fraction × hosts) of them.
   std::vector<int> hosts;
   for (std::int64_t i = 0; i < ranks; ++i) hosts.push_back(topology.node_of(r.placement[i]));
@@ -55,30 +41,16 @@ std::vector<double> straggler_factors(const StepRequest& r, const net::Topology&
 StepPrediction predict_step(const StepRequest& r, const net::Topology& topology,
                             const hw::KernelCostModel& kernels,
                             const hw::CollectiveConstants& constants) {
-  const auto& plan = r.plan;
-  if (plan.gpus() > topology.gpus()) {
-    throw InputError(fmt::format("plan: tp × pp × dp = {} GPUs but the cluster '{}' has {}",
-                                 plan.gpus(), topology.spec().name, topology.gpus()));
-  }
-  if (static_cast<std::int64_t>(r.placement.size()) < plan.gpus()) {
-    throw InputError("placement covers fewer GPUs than the plan uses");
-  }
-  const workload::ModelSpec model = executed_model(r.model, r.system);
-  workload::ParallelPlan run_plan = plan;
-  if (r.system.lamb) run_plan.optimizer = workload::Optimizer::kLamb;
-
-  workload::GeneratorOptions gen;
-  gen.fused_attention = r.system.attention_kernel() != AttentionKernel::kUnfused;
-  const std::vector<workload::StageProgram> program = workload::build_program(model, run_plan, gen);
+  const workload::ParallelPlan& plan = r.workload.plan;
+  assert(plan.gpus() <= topology.gpus() && "io::load_inputs checks the cluster size");
+  assert(static_cast<std::int64_t>(r.placement.size()) >= plan.gpus());
+  const std::vector<workload::StageProgram>& program = r.workload.program;
 
   StepPrediction out;
   out.gpus = plan.gpus();
-  for (int s = 0; s < plan.pp; ++s) {
-    out.memory.push_back(workload::estimate_memory(model, run_plan, s));
-    workload::check_fits(out.memory.back(), kernels.profile().memory);
-  }
+  out.memory = r.workload.memory;
 
-  Pricer pricer(topology, r.placement, constants, kernels, run_plan, r.system);
+  Pricer pricer(topology, r.placement, constants, kernels, plan, r.system);
   std::vector<StageCosts> costs;
   std::vector<PricingTally> tallies(plan.pp);
   for (int s = 0; s < plan.pp; ++s) costs.push_back(pricer.price(program[s], tallies[s]));
@@ -120,12 +92,12 @@ StepPrediction predict_step(const StepRequest& r, const net::Topology& topology,
                    b.data_loading + (out.step_time - b.end)};
 
   const double seconds = out.step_time.to_seconds();
-  out.tokens_per_step = static_cast<double>(plan.global_batch) * static_cast<double>(r.model.seq);
+  out.tokens_per_step = static_cast<double>(plan.global_batch) * static_cast<double>(r.workload.model.seq);
   out.tokens_per_s = out.tokens_per_step / seconds;
   // MFU counts the model as its file defines it (a sliding window switched on as a system
   // optimisation does not lower the numerator, as MegaScale counts it).
-  out.model_flops_per_token = workload::model_flops_per_token(r.model).value();
-  out.hardware_flops_per_token = workload::hardware_flops_per_token(r.model, plan.recompute).value();
+  out.model_flops_per_token = workload::model_flops_per_token(r.workload.model).value();
+  out.hardware_flops_per_token = workload::hardware_flops_per_token(r.workload.model, plan.recompute).value();
   const double peak = kernels.profile().peak_for(hw::DType::kBf16).value();
   const double gpus = static_cast<double>(plan.gpus());
   out.tflops_per_gpu_model = out.model_flops_per_token * out.tokens_per_s / gpus / 1e12;

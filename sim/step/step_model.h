@@ -13,9 +13,8 @@
 #include "net/topology.h"
 #include "step/executor.h"
 #include "step/system_options.h"
+#include "step/workload_assembly.h"
 #include "workload/memory.h"
-#include "workload/model_spec.h"
-#include "workload/parallel_plan.h"
 
 namespace megasim::step {
 
@@ -29,8 +28,7 @@ struct StragglerSpec {
 };
 
 struct StepRequest {
-  workload::ModelSpec model;  // as the model file has it (the MFU convention's model)
-  workload::ParallelPlan plan;
+  AssembledWorkload workload;  // assemble_workload(model, plan, system)
   SystemOptions system;
   std::vector<int> placement;  // GPU of each job rank, Megatron-LM rank order
   bool full = false;           // every rank rather than one per stage
@@ -77,11 +75,8 @@ struct StepPrediction {
   std::vector<TraceRecord> trace;
 };
 
-// The model the system actually runs: the switches' parallel block and sliding window applied.
-workload::ModelSpec executed_model(const workload::ModelSpec& model, const SystemOptions& system);
-
-// Throws InputError for a plan that cannot run (plan/model clash, memory over capacity, more
-// GPUs than the cluster, bad straggler settings).
+// The request is checked (io::load_inputs, plan::assemble_step): the plan fits the model, the
+// cluster and the device memory, and the placement covers every rank.
 StepPrediction predict_step(const StepRequest& request, const net::Topology& topology,
                             const hw::KernelCostModel& kernels,
                             const hw::CollectiveConstants& constants);

@@ -2,9 +2,14 @@
 // MegaScale's, and each optimisation of MegaScale's Table 3 (NSDI'24) as its own switch.
 // A preset (systems/NAME.json, loaded by io::load_system_preset) gives every switch and the
 // system's own constants; a scenario's `optimizations` section overrides switches.
+//
+// kSwitches is the one list of the switches: the scenario and preset readers, the writers, the
+// schema test and the reports all walk it, so a new switch is added here and nowhere else.
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "engine/time.h"
@@ -37,5 +42,41 @@ struct SystemOptions {
     return efficient_operators ? AttentionKernel::kFlashV2 : attention;
   }
 };
+
+// One optimisation switch: its key in scenarios and presets, the field it sets, and its tag in
+// the text report's "system" line ("" for a switch the line does not show).
+struct Switch {
+  const char* key;
+  bool SystemOptions::*field;
+  const char* tag;
+};
+
+inline constexpr std::array<Switch, 8> kSwitches{{
+    {"parallel_block", &SystemOptions::parallel_block, "+parallel-block"},
+    {"sliding_window", &SystemOptions::sliding_window, "+window"},
+    {"tp_overlap", &SystemOptions::tp_overlap, "+tp-overlap"},
+    {"pp_overlap", &SystemOptions::pp_overlap, "+pp-overlap"},
+    {"dp_overlap", &SystemOptions::dp_overlap, "+dp-overlap"},
+    {"efficient_operators", &SystemOptions::efficient_operators, "+fused-attention"},
+    {"misc", &SystemOptions::misc, ""},
+    {"lamb", &SystemOptions::lamb, "+lamb"},
+}};
+
+// What a scenario's `optimizations` section changes in its preset; unset fields keep the
+// preset's value.
+struct SystemOverrides {
+  std::array<std::optional<bool>, kSwitches.size()> switches;  // in kSwitches' order
+  std::optional<std::int64_t> attention_window;                // tokens
+  std::optional<AttentionKernel> attention;
+};
+
+// The preset with the overrides applied; the window falls back to the model's own
+// (`model_window`, 0 for none). Whether a sliding window has a size is the caller's check
+// (io::load_inputs), which can name the scenario.
+SystemOptions apply_overrides(SystemOptions preset, const SystemOverrides& overrides,
+                              std::int64_t model_window);
+
+// Parses "unfused" | "flash-v1" | "flash-v2"; nullopt for anything else.
+std::optional<AttentionKernel> attention_kernel_from_string(const std::string& name);
 
 }  // namespace megasim::step

@@ -72,11 +72,10 @@ MemoryEstimate estimate_memory(const ModelSpec& m, const ParallelPlan& p, int st
   e.stage = stage;
   const double params = d(stage_parameters_per_rank(m, p, stage));
   const double dp = p.dp;
-  // Megatron-LM's bytes per parameter (docs, distributed optimizer): bf16 weights (2) with
-  // fp32 gradients (4) and fp32 master + two moments (12); fp16 weights and gradients (2 + 2)
-  // with fp32 master, main gradient and two moments (16). LAMB keeps the same two moments.
   const bool bf16 = p.precision == Precision::kBf16;
-  const double w = 2.0, g = bf16 ? 4.0 : 2.0, o = bf16 ? 12.0 : 16.0;
+  const double w = kWeightBytes, g = bf16 ? 4.0 : 2.0;
+  // fp16 also keeps an fp32 main gradient beside the master weights and moments.
+  const double o = bf16 ? kMasterAndMomentsBytes : kMasterAndMomentsBytes + 4.0;
   if (p.zero3) {
     // Sharded over DP, plus the gathered layer being computed and the one prefetched.
     e.weights = Bytes(params / dp * w + 2.0 * d(rank_layer_parameters(m, p.tp)) * w);
@@ -114,6 +113,10 @@ MemoryEstimate estimate_memory(const ModelSpec& m, const ParallelPlan& p, int st
       e.weights + e.gradients + e.optimizer_states + e.activations + e.embedding_logits;
   e.workspace = opts.reserved + tensors * opts.fragmentation;
   return e;
+}
+
+Bytes checkpoint_bytes(const ModelSpec& m) {
+  return Bytes((kWeightBytes + kMasterAndMomentsBytes) * d(total_parameters(m)));
 }
 
 void check_fits(const MemoryEstimate& e, Bytes capacity) {

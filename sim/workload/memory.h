@@ -12,6 +12,12 @@
 
 namespace megasim::workload {
 
+// Megatron-LM's bytes per parameter (docs, distributed optimizer): bf16 or fp16 weights (2),
+// and fp32 master weights with two moments (12; LAMB keeps the same two moments as Adam).
+// Gradients (fp32 4 with bf16, fp16 2 plus an fp32 main gradient 4) are set in memory.cpp.
+inline constexpr double kWeightBytes = 2.0;
+inline constexpr double kMasterAndMomentsBytes = 12.0;
+
 struct MemoryOptions {
   // Flash-style attention stores no s² score matrices (Korthikanti's 5as/h term is then 0
   // even without recomputation). Default: Megatron's unfused attention, as in the paper.
@@ -49,6 +55,10 @@ double micro_batches_in_flight(const ParallelPlan& p, int stage);
 
 MemoryEstimate estimate_memory(const ModelSpec& m, const ParallelPlan& p, int stage,
                                const MemoryOptions& opts = {});
+// A full checkpoint: the weights with the fp32 master weights and optimizer moments of every
+// parameter (14 B/param), what Megatron-LM's distributed checkpoint writes.
+Bytes checkpoint_bytes(const ModelSpec& m);
+
 // Throws InputError naming the stage, every part and the capacity when total > capacity.
 void check_fits(const MemoryEstimate& e, Bytes capacity);
 

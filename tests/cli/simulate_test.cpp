@@ -134,3 +134,22 @@ TEST_CASE("cli: the MegaScale plan on the Llama-3-like H100 cluster runs on the 
   CHECK(doc["mfu"].get<double>() < 1.0);
   CHECK(doc["power"]["it_peak_mw"].get<double>() > 0.0);
 }
+
+TEST_CASE("cli: simulate and inspect agree on the memory of a plan (issue: 118.9 vs 50.1 GiB)") {
+  // Before the one assembly (plan::assemble_workload) simulate priced memory for unfused
+  // attention while running MegaScale's fused kernel, and refused this plan at 118.9 GiB.
+  const std::string sets =
+      " --set plan.recompute=none --set plan.micro_batch=2 --set plan.dp=4 --set "
+      "plan.global_batch=768";
+  const auto sim = run_megasim("simulate --json " + kDefault + sets);
+  REQUIRE(sim.exit_code == 0);
+  const auto ins = run_megasim("inspect --json " + kDefault + sets);
+  REQUIRE(ins.exit_code == 0);
+  const auto s = nlohmann::json::parse(sim.out)["memory_per_stage"];
+  const auto i = nlohmann::json::parse(ins.out)["stages"];
+  REQUIRE(s.size() == i.size());
+  for (std::size_t k = 0; k < s.size(); ++k) {
+    CHECK(s[k]["total_gib"].get<double>() ==
+          doctest::Approx(i[k]["memory"]["total_bytes"].get<double>() / (1024.0 * 1024 * 1024)));
+  }
+}

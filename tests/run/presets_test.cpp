@@ -67,7 +67,8 @@ TEST_CASE("presets: the 530B production scenario gives the run inputs") {
   const ReliabilityModel m = megasim::io::reliability_for(s);
   CHECK(m.name == "megascale");
   CHECK(m.checkpoint_interval == Time::from_minutes(10));
-  const PowerInputs p = megasim::io::power_for(s);
+  // Unset, the power preset is the device profile's own name.
+  const PowerInputs p = megasim::io::power_for(s, "a100-sxm4-80gb");
   CHECK(p.name == "a100-sxm4-80gb");
   CHECK(*p.usd_per_gpu_hour == doctest::Approx(1.5));
   const RunSpec spec = megasim::io::run_spec_for(s, 3);

@@ -2,11 +2,13 @@
 
 #include <doctest/doctest.h>
 
-#include "run/run_report.h"
+#include "reports/run_report.h"
 
 using megasim::Time;
 using megasim::Watts;
 using namespace megasim::run;
+using megasim::reports::to_json;
+using megasim::reports::to_text;
 
 TEST_CASE("report: run and power sections carry the result") {
   // No failures: 100 steps of 36 s = 1 h = 1/24 day; goodput exactly 1.

@@ -1,9 +1,15 @@
-#include "run/run_report.h"
+#include "reports/run_report.h"
 
 #include <fmt/format.h>
 
-namespace megasim::run {
+namespace megasim::reports {
 namespace {
+
+using run::Distribution;
+using run::PowerInputs;
+using run::ReliabilityModel;
+using run::RunResult;
+using run::StepProfile;
 
 using Json = nlohmann::json;
 
@@ -129,4 +135,4 @@ std::string to_text(const RunResult& r, const StepProfile& step, const PowerInpu
   return o;
 }
 
-}  // namespace megasim::run
+}  // namespace megasim::reports

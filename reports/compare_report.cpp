@@ -1,0 +1,48 @@
+#include "reports/compare_report.h"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+namespace megasim::reports {
+
+std::string compare_json(const std::vector<plan::Variant>& variants) {
+  nlohmann::json rows = nlohmann::json::array();
+  for (const auto& v : variants) {
+    nlohmann::json set = nlohmann::json::object();
+    for (const auto& [path, value] : v.set) set[path] = value;
+    nlohmann::json row = {{"set", set}};
+    if (v.step) {
+      const auto& p = *v.step;
+      row.update({{"feasible", true},
+                  {"step_time_s", p.step_time.to_seconds()},
+                  {"mfu", p.mfu},
+                  {"tokens_per_s", p.tokens_per_s},
+                  {"peak_memory_gib", plan::peak_memory_gib(p)},
+                  {"exposed_comm_s", plan::exposed_comm(p).to_seconds()},
+                  {"gpus", p.gpus}});
+    } else {
+      row.update({{"feasible", false}, {"reason", v.reason}});
+    }
+    rows.push_back(row);
+  }
+  return nlohmann::json{{"variants", rows}}.dump(2) + "\n";
+}
+
+std::string compare_text(const std::vector<plan::Variant>& variants) {
+  std::string text = fmt::format("{:<44} {:>9} {:>7} {:>9} {:>10}  {}\n", "variant", "step s",
+                                 "MFU %", "mem GiB", "exposed s", "");
+  for (const auto& v : variants) {
+    if (v.step) {
+      const auto& p = *v.step;
+      text += fmt::format("{:<44} {:>9.3f} {:>7.1f} {:>9.1f} {:>10.3f}\n", v.label,
+                          p.step_time.to_seconds(), 100 * p.mfu, plan::peak_memory_gib(p),
+                          plan::exposed_comm(p).to_seconds());
+    } else {
+      text += fmt::format("{:<44} {:>9} {:>7} {:>9} {:>10}  infeasible: {}\n", v.label, "-", "-",
+                          "-", "-", v.reason);
+    }
+  }
+  return text;
+}
+
+}  // namespace megasim::reports

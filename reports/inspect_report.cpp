@@ -1,0 +1,128 @@
+#include "reports/inspect_report.h"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "reports/plan_json.h"
+
+namespace megasim::reports {
+namespace {
+
+using nlohmann::json;
+
+json table_json(const plan::OpTable& t) {
+  json j = json::object();
+  for (const auto& [kind, k] : t) {
+    j[kind] = {{"count", k.count},
+               {"model_flops", k.model.value()},
+               {"hardware_flops", k.hardware.value()},
+               {"bytes", k.bytes.value()}};
+  }
+  return j;
+}
+
+json memory_json(const workload::MemoryEstimate& e) {
+  return {{"weights_bytes", e.weights.value()},
+          {"gradients_bytes", e.gradients.value()},
+          {"optimizer_states_bytes", e.optimizer_states.value()},
+          {"activations_bytes", e.activations.value()},
+          {"activations_per_micro_batch_bytes", e.activations_per_micro_batch.value()},
+          {"micro_batches_in_flight", e.micro_batches_in_flight},
+          {"embedding_logits_bytes", e.embedding_logits.value()},
+          {"workspace_bytes", e.workspace.value()},
+          {"total_bytes", e.total().value()}};
+}
+
+json model_json(const plan::Inspection& i) {
+  const auto& m = i.inputs.model;
+  return {{"name", m.name},
+          {"file", i.inputs.scenario.model_file.string()},
+          {"parameters", workload::total_parameters(m)},
+          {"layers", m.layers},
+          {"hidden", m.hidden},
+          {"heads", m.heads},
+          {"kv_heads", m.kv_heads},
+          {"ffn_hidden", m.ffn_hidden},
+          {"vocab", m.vocab},
+          {"seq", m.seq}};
+}
+
+std::string stage_text(const plan::StageInspection& st, Bytes capacity) {
+  std::string t = fmt::format("stage {:>3}  {:>3} layers  {:>7.3f} B params/rank\n", st.stage,
+                              st.layers, static_cast<double>(st.parameters_per_rank) / 1e9);
+  for (const auto& [kind, k] : st.per_micro_batch) {
+    t += fmt::format(
+        "  micro-batch {:<9} {:>6} ops  {:>10.4g} model FLOP  {:>10.4g} hw "
+        "FLOP  {:>10.4g} bytes\n",
+        kind, k.count, k.model.value(), k.hardware.value(), k.bytes.value());
+  }
+  for (const auto& [kind, k] : st.per_step) {
+    t += fmt::format("  per step    {:<9} {:>6} ops  {:>43.4g} bytes\n", kind, k.count,
+                     k.bytes.value());
+  }
+  const auto& e = st.memory;
+  t += fmt::format(
+      "  memory GiB  weights {:.1f}  grads {:.1f}  optimizer {:.1f}  activations {:.1f} "
+      "({:.2f} in flight)  emb/logits {:.1f}  workspace {:.1f}  total {:.1f} / {:.0f}\n",
+      e.weights / kGiB, e.gradients / kGiB, e.optimizer_states / kGiB, e.activations / kGiB,
+      e.micro_batches_in_flight, e.embedding_logits / kGiB, e.workspace / kGiB, e.total() / kGiB,
+      capacity / kGiB);
+  return t;
+}
+
+}  // namespace
+
+std::string inspect_json(const plan::Inspection& i) {
+  json stages = json::array();
+  for (const auto& st : i.stages) {
+    stages.push_back({{"stage", st.stage},
+                      {"layers", st.layers},
+                      {"parameters_per_rank", st.parameters_per_rank},
+                      {"pp_send_bytes", st.pp_send_bytes.value()},
+                      {"ops_per_micro_batch", table_json(st.per_micro_batch)},
+                      {"ops_per_step", table_json(st.per_step)},
+                      {"memory", memory_json(st.memory)},
+                      {"fits", st.fits}});
+  }
+  const auto& f = i.flops;
+  const json out = {{"scenario", i.inputs.scenario.name},
+                    {"model", model_json(i)},
+                    {"plan", plan_json(i.inputs.scenario.plan)},
+                    {"fused_attention", i.fused_attention},
+                    {"model_flops_per_token", f.model.value()},
+                    {"exact_model_flops_per_token", f.exact_model.value()},
+                    {"hardware_flops_per_token", f.hardware.value()},
+                    {"hardware_flops_per_token_published", f.hardware_published.value()},
+                    {"useful_flops_per_token", f.useful.value()},
+                    {"device_memory_bytes", i.capacity.value()},
+                    {"stages", stages}};
+  return out.dump(2) + "\n";
+}
+
+std::string inspect_text(const plan::Inspection& i) {
+  const auto& m = i.inputs.model;
+  const auto& p = i.inputs.scenario.plan;
+  const auto& f = i.flops;
+  std::string out;
+  out += fmt::format("scenario     {}\n", i.inputs.scenario.name);
+  out += fmt::format(
+      "model        {}: {:.2f} B parameters, {} layers, hidden {}, heads {} (kv {}), "
+      "ffn {}, {} {}, vocab {}, seq {}\n",
+      m.name, static_cast<double>(workload::total_parameters(m)) / 1e9, m.layers, m.hidden, m.heads,
+      m.kv_heads, m.ffn_hidden, workload::to_string(m.activation), workload::to_string(m.norm),
+      m.vocab, m.seq);
+  out += fmt::format(
+      "plan         TP {} x PP {} (VPP {}) x DP {} = {} GPUs, micro-batch {}, "
+      "{} micro-batches, recompute {}, SP {}\n",
+      p.tp, p.pp, p.vpp, p.dp, p.gpus(), p.micro_batch, p.micro_batches(),
+      workload::to_string(p.recompute), p.sequence_parallel ? "on" : "off");
+  out += fmt::format(
+      "FLOPs/token  model {:.5g} (MFU convention)  exact {:.5g}  hardware {:.5g} "
+      "(recompute {})  useful {:.5g} ({} attention)\n\n",
+      f.model.value(), f.exact_model.value(), f.hardware.value(), workload::to_string(p.recompute),
+      f.useful.value(), i.fused_attention ? "fused causal" : "unfused");
+  for (const auto& st : i.stages) out += stage_text(st, i.capacity);
+  return out;
+}
+
+}  // namespace megasim::reports

@@ -1,0 +1,24 @@
+#include "reports/plan_json.h"
+
+namespace megasim::reports {
+
+nlohmann::json plan_json(const workload::ParallelPlan& p) {
+  return {{"tp", p.tp},
+          {"pp", p.pp},
+          {"vpp", p.vpp},
+          {"dp", p.dp},
+          {"gpus", p.gpus()},
+          {"micro_batch", p.micro_batch},
+          {"global_batch", p.global_batch},
+          {"micro_batches_per_replica", p.micro_batches()},
+          {"sequence_parallel", p.sequence_parallel},
+          {"distributed_optimizer", p.distributed_optimizer},
+          {"zero3", p.zero3},
+          {"recompute", workload::to_string(p.recompute)},
+          {"optimizer", workload::to_string(p.optimizer)},
+          {"precision", workload::to_string(p.precision)},
+          {"schedule", workload::to_string(p.schedule)},
+          {"layer_split", p.layer_split}};
+}
+
+}  // namespace megasim::reports

@@ -1,0 +1,170 @@
+#include "reports/simulate_report.h"
+
+#include <utility>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "reports/plan_json.h"
+#include "reports/run_report.h"
+
+namespace megasim::reports {
+namespace {
+
+using nlohmann::json;
+
+double seconds(Time t) { return t.to_seconds(); }
+double gib(Bytes b) { return b.value() / kGiB.value(); }
+
+json memory_json(const std::vector<workload::MemoryEstimate>& stages) {
+  json memory = json::array();
+  for (const auto& m : stages) {
+    memory.push_back({{"stage", m.stage},
+                      {"weights_gib", gib(m.weights)},
+                      {"gradients_gib", gib(m.gradients)},
+                      {"optimizer_states_gib", gib(m.optimizer_states)},
+                      {"activations_gib", gib(m.activations)},
+                      {"embedding_logits_gib", gib(m.embedding_logits)},
+                      {"workspace_gib", gib(m.workspace)},
+                      {"total_gib", gib(m.total())}});
+  }
+  return memory;
+}
+
+json system_json(const step::SystemOptions& sys) {
+  json j = {{"preset", sys.preset}, {"attention_window", sys.attention_window}};
+  for (const step::Switch& sw : step::kSwitches) j[sw.key] = sys.*sw.field;
+  return j;
+}
+
+json breakdown_json(const step::Breakdown& b) {
+  return {{"compute", seconds(b.compute)}, {"tp_exposed", seconds(b.tp_exposed)},
+          {"pp_exposed", seconds(b.pp_exposed)}, {"dp_exposed", seconds(b.dp_exposed)},
+          {"bubble", seconds(b.bubble)}, {"optimizer", seconds(b.optimizer)},
+          {"other", seconds(b.other)}};
+}
+
+std::string device_kind(const plan::Evaluation& e) { return hw::to_string(e.inputs.device.kind); }
+
+}  // namespace
+
+std::string simulate_json(const plan::Evaluation& e) {
+  const auto& p = e.step;
+  const auto& in = e.inputs;
+  json out = {
+      {"scenario", in.scenario.name},
+      {"model", in.model.name},
+      {"cluster", in.cluster.name},
+      {"device", {{"name", in.device.name}, {"kind", device_kind(e)}}},
+      {"plan", plan_json(in.scenario.plan)},
+      {"system", system_json(in.system)},
+      {"step_time_s", seconds(p.step_time)},
+      {"tokens_per_s", p.tokens_per_s},
+      {"mfu", p.mfu},
+      {"hfu", p.hfu},
+      {"tflops_per_gpu_model", p.tflops_per_gpu_model},
+      {"tflops_per_gpu_hw", p.tflops_per_gpu_hw},
+      {"model_flops_per_token", p.model_flops_per_token},
+      {"breakdown_s", breakdown_json(p.breakdown)},
+      {"critical_stage", p.critical_stage},
+      {"kernel_time_s",
+       {{"gemm", seconds(p.kernel_gemm)}, {"attention", seconds(p.kernel_attention)},
+        {"memory_bound", seconds(p.kernel_memory_bound)}}},
+      {"memory_per_stage", memory_json(p.memory)},
+      {"costs",
+       {{"source", p.cost_source}, {"measured_share", p.measured_share},
+        {"collective_measured_share", p.comm_measured_share}, {"device_kind", device_kind(e)}}},
+      {"simulation",
+       {{"mode", p.full ? "full" : "folded"}, {"ranks_simulated", p.ranks_simulated},
+        {"gpus", p.gpus}, {"events", p.events}}}};
+  if (in.scenario.run.tokens) {
+    out["days_for_tokens"] = *in.scenario.run.tokens / p.tokens_per_s / 86400.0;
+  }
+  if (e.run) {
+    const json r = to_json(*e.run, *e.profile, in.run->power, in.run->reliability);
+    for (const auto& [k, v] : r.items()) out[k] = v;
+  }
+  return out.dump(2) + "\n";
+}
+
+namespace {
+
+std::string system_line(const step::SystemOptions& sys) {
+  std::string s = sys.preset;
+  for (const step::Switch& sw : step::kSwitches) {
+    if (!(sys.*sw.field) || *sw.tag == '\0') continue;
+    s += sw.field == &step::SystemOptions::sliding_window
+             ? fmt::format(" {}-{}", sw.tag, sys.attention_window)
+             : fmt::format(" {}", sw.tag);
+  }
+  return s;
+}
+
+std::string header_text(const plan::Evaluation& e) {
+  const auto& in = e.inputs;
+  const auto& plan = in.scenario.plan;
+  std::string s;
+  s += fmt::format("scenario       {}\n", in.scenario.name);
+  s += fmt::format("model          {}   cluster {}   device {} ({})\n", in.model.name,
+                   in.cluster.name, in.device.name, device_kind(e));
+  s += fmt::format("plan           TP {} × PP {} × DP {} = {} GPUs, VPP {}, {} micro-batches of "
+                   "{}, global batch {}\n",
+                   plan.tp, plan.pp, plan.dp, plan.gpus(), plan.vpp, plan.micro_batches(),
+                   plan.micro_batch, plan.global_batch);
+  s += fmt::format("system         {}\n", system_line(in.system));
+  return s;
+}
+
+std::string step_text(const plan::Evaluation& e) {
+  const auto& p = e.step;
+  const auto& tokens = e.inputs.scenario.run.tokens;
+  std::string s = "\nstep\n";
+  s += fmt::format("  step time            {:.3f} s\n", p.step_time.to_seconds());
+  s += fmt::format("  tokens/s             {:.0f}\n", p.tokens_per_s);
+  s += fmt::format("  MFU / HFU            {:.1f} % / {:.1f} %\n", 100 * p.mfu, 100 * p.hfu);
+  s += fmt::format("  TFLOP/s per GPU      {:.1f} model, {:.1f} hardware\n",
+                   p.tflops_per_gpu_model, p.tflops_per_gpu_hw);
+  if (tokens) {
+    s += fmt::format("  days for {:.3g} tokens  {:.2f} (failure-free)\n", *tokens,
+                     *tokens / p.tokens_per_s / 86400.0);
+  }
+  const auto& b = p.breakdown;
+  s += fmt::format("\nbreakdown of stage {} (s)\n", p.critical_stage);
+  const double st = p.step_time.to_seconds();
+  for (auto [name, t] : {std::pair{"compute", b.compute}, {"tp exposed", b.tp_exposed},
+                         {"pp exposed", b.pp_exposed}, {"dp exposed", b.dp_exposed},
+                         {"bubble", b.bubble}, {"optimizer", b.optimizer}, {"other", b.other}}) {
+    s += fmt::format("  {:<20} {:8.3f}  {:5.1f} %\n", name, t.to_seconds(),
+                     100.0 * t.to_seconds() / st);
+  }
+  return s;
+}
+
+std::string memory_text(const step::StepPrediction& p) {
+  std::string s = "\nmemory per GPU (GiB)\n  stage  weights  grads  optim  activ  other  total\n";
+  for (const auto& m : p.memory) {
+    s += fmt::format("  {:>5}  {:7.1f}  {:5.1f}  {:5.1f}  {:5.1f}  {:5.1f}  {:5.1f}\n", m.stage,
+                     gib(m.weights), gib(m.gradients), gib(m.optimizer_states),
+                     gib(m.activations), gib(m.embedding_logits + m.workspace), gib(m.total()));
+  }
+  return s;
+}
+
+}  // namespace
+
+std::string simulate_text(const plan::Evaluation& e) {
+  const auto& p = e.step;
+  std::string s = header_text(e) + step_text(e) + memory_text(p);
+  s += fmt::format("\ncosts from {} kernel models ({:.0f} % of compute time and {:.0f} % of "
+                   "collective time from measurements; {} profile); simulated {} ({} ranks, {} "
+                   "events)\n",
+                   p.cost_source, 100 * p.measured_share, 100 * p.comm_measured_share,
+                   device_kind(e), p.full ? "every rank" : "folded", p.ranks_simulated, p.events);
+  if (e.run) {
+    s += '\n';
+    s += to_text(*e.run, *e.profile, e.inputs.run->power, e.inputs.run->reliability);
+  }
+  return s;
+}
+
+}  // namespace megasim::reports

@@ -1,0 +1,72 @@
+#include "reports/validate_report.h"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+namespace megasim::reports {
+
+std::string validate_json(const plan::Validation& v) {
+  nlohmann::json out = {{"rows", nlohmann::json::array()}};
+  for (const auto& r : v.rows) {
+    nlohmann::json j = {{"scenario", r.scenario}, {"run", r.run},         {"metric", r.metric},
+                        {"role", r.role},         {"published", r.published},
+                        {"predicted", r.predicted}, {"error", r.error()}};
+    if (r.step >= 0) j["step"] = r.step;
+    out["rows"].push_back(j);
+  }
+  out["mape"] = v.mape_checked;
+  out["rows_checked"] = v.rows_checked;
+  out["mape_fit_rows"] = v.mape_fitted;
+  out["rows_fitted"] = v.rows_fitted;
+  if (v.worst) out["worst"] = {{"scenario", v.worst->scenario}, {"error", v.worst->error()}};
+  out["chain_max_error_points"] = v.chain_max_points;
+  out["chain_gains"] = nlohmann::json::array();
+  for (const auto& g : v.gains) {
+    out["chain_gains"].push_back({{"run", g.run}, {"step", g.step}, {"published", g.published},
+                                  {"predicted", g.predicted}});
+  }
+  out["chain_max_gain_error_points"] = v.gain_max_points;
+  return out.dump(2) + "\n";
+}
+
+namespace {
+
+std::string rows_text(const plan::Validation& v) {
+  std::string t = fmt::format("{:<40} {:<32} {:>5} {:>11} {:>11} {:>8}\n", "scenario", "metric",
+                              "role", "published", "predicted", "error");
+  for (const auto& r : v.rows) {
+    const std::string metric = r.step >= 0 ? fmt::format("{} (step {})", r.metric, r.step) : r.metric;
+    const std::string err = r.step >= 0
+                                ? fmt::format("{:+.1f} pt", (r.predicted - r.published) * 100)
+                                : fmt::format("{:+.1f} %", r.error() * 100);
+    t += fmt::format("{:<40} {:<32} {:>5} {:>11.4g} {:>11.4g} {:>8}\n", r.scenario, metric, r.role,
+                     r.published, r.predicted, err);
+  }
+  return t;
+}
+
+}  // namespace
+
+std::string validate_text(const plan::Validation& v) {
+  std::string t = rows_text(v);
+  t += fmt::format("\nmape {:.1f} % over {} checked rows", v.mape_checked * 100, v.rows_checked);
+  if (v.rows_fitted > 0) {
+    t += fmt::format("; {:.1f} % over {} rows that constants were fitted on", v.mape_fitted * 100,
+                     v.rows_fitted);
+  }
+  if (v.worst) t += fmt::format("; worst {} {:+.1f} %", v.worst->scenario, v.worst->error() * 100);
+  if (!v.gains.empty()) {
+    t += fmt::format("\n{:<24} {:>5} {:>15} {:>15} {:>11}\n", "ablation chain", "step",
+                     "gain published", "gain predicted", "difference");
+    for (const auto& g : v.gains) {
+      t += fmt::format("{:<24} {:>5} {:>+12.1f} pt {:>+12.1f} pt {:>+8.1f} pt\n", g.run, g.step,
+                       g.published * 100, g.predicted * 100, (g.predicted - g.published) * 100);
+    }
+  }
+  t += fmt::format("\nablation chains: largest difference {:.1f} MFU points; largest difference "
+                   "of a step's gain {:.1f} points\n",
+                   v.chain_max_points, v.gain_max_points);
+  return t;
+}
+
+}  // namespace megasim::reports

@@ -1,0 +1,117 @@
+#include "io/inputs.h"
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "engine/error.h"
+#include "io/cluster_loader.h"
+#include "io/collective_constants_reader.h"
+#include "io/device_profile_loader.h"
+#include "io/model_loader.h"
+#include "io/reliability_loader.h"
+#include "io/system_loader.h"
+#include "workload/parallel_plan.h"
+
+namespace megasim::io {
+namespace {
+
+// Runs checks that do not depend on one another and gathers what each one refuses, so that a
+// user sees every clash at once.
+class Clashes {
+ public:
+  void check(const std::function<void()>& f) {
+    try {
+      f();
+    } catch (const InputError& e) {
+      messages_.emplace_back(e.what());
+    }
+  }
+  void add(std::string message) { messages_.push_back(std::move(message)); }
+  bool any() const { return !messages_.empty(); }
+  void throw_if_any() const {
+    if (messages_.empty()) return;
+    std::string all = messages_.front();
+    for (std::size_t i = 1; i < messages_.size(); ++i) all += "\n" + messages_[i];
+    throw InputError(all);
+  }
+
+ private:
+  std::vector<std::string> messages_;
+};
+
+void read_device(const Scenario& s, Inputs& in) {
+  const LoadedDeviceProfile device = load_device_profile(s.device_file);
+  in.device = device.profile;
+  if (device.collective.is_null()) {
+    throw InputError(fmt::format("{}: device profile '{}' has no \"collective\" constants table, "
+                                 "which the network model needs",
+                                 s.device_file.string(), device.profile.name));
+  }
+  in.collective = read_collective_constants(
+      JsonReader(device.collective, "collective", s.device_file.string()));
+}
+
+void check_plan_against_model(const Inputs& in) {
+  try {
+    workload::validate_plan(in.model, in.scenario.plan);
+  } catch (const InputError& e) {
+    throw InputError(in.scenario.file.string() + ": " + e.what());
+  }
+}
+
+void check_plan_against_cluster(const Inputs& in) {
+  const Scenario& s = in.scenario;
+  const workload::ParallelPlan& p = s.plan;
+  if (p.gpus() > in.cluster.gpus) {
+    throw InputError(fmt::format("{}: plan: tp × pp × dp = {} × {} × {} = {} GPUs, but cluster "
+                                 "'{}' has {}",
+                                 s.file.string(), p.tp, p.pp, p.dp, p.gpus(), in.cluster.name,
+                                 in.cluster.gpus));
+  }
+}
+
+void check_window(const Inputs& in) {
+  if (in.system.sliding_window && in.system.attention_window <= 0) {
+    throw InputError(fmt::format(
+        "{}: optimizations.sliding_window is on (preset '{}') but neither "
+        "optimizations.attention_window nor the model gives a window size",
+        in.scenario.file.string(), in.scenario.optimizations.preset));
+  }
+}
+
+void read_run_level(const InputOptions& o, Inputs& in) {
+  const Scenario& s = in.scenario;
+  RunInputs r;
+  r.spec = run_spec_for(s, o.trials);
+  r.reliability = reliability_for(s);
+  r.power = power_for(s, in.device.name);
+  in.run = r;
+}
+
+}  // namespace
+
+Inputs load_inputs(const Scenario& s, const InputOptions& o) {
+  Inputs in;
+  in.scenario = s;
+  Clashes clashes;
+  bool have_model = false, have_cluster = false, have_system = false;
+  clashes.check([&] { in.model = load_model(s.model_file); have_model = true; });
+  clashes.check([&] { in.cluster = load_cluster(s.cluster_file); have_cluster = true; });
+  clashes.check([&] { read_device(s, in); });
+  clashes.check([&] {
+    in.system = step::apply_overrides(load_system_preset(s.optimizations.preset),
+                                      s.optimizations.overrides, in.model.attention_window);
+    have_system = have_model;
+  });
+  if (have_model) clashes.check([&] { check_plan_against_model(in); });
+  if (have_cluster) clashes.check([&] { check_plan_against_cluster(in); });
+  if (have_system) clashes.check([&] { check_window(in); });
+  if (o.run_level && s.run.tokens) clashes.check([&] { read_run_level(o, in); });
+  clashes.throw_if_any();
+  return in;
+}
+
+}  // namespace megasim::io

@@ -1,0 +1,50 @@
+// Everything a scenario names, read once and checked together, at the edge: the model, the
+// cluster, the device profile (kernels and collective constants from one parse of its file),
+// the system (preset and the scenario's switches merged), and, for the run-level prediction,
+// the run, reliability and power settings with their presets.
+//
+// load_inputs() runs every check that involves more than one file (the plan against the model
+// and the cluster, a sliding window without a size, a device without collective constants, the
+// presets the run needs) and reports every clash it finds in one InputError, before anything
+// is simulated. Lower modules take these inputs as checked and assert.
+#pragma once
+
+#include <optional>
+
+#include "hw/collective_constants.h"
+#include "hw/device_profile.h"
+#include "io/scenario.h"
+#include "net/cluster_spec.h"
+#include "run/power.h"
+#include "run/reliability.h"
+#include "run/run_simulation.h"
+#include "step/system_options.h"
+#include "workload/model_spec.h"
+
+namespace megasim::io {
+
+// What the run-level prediction needs besides the step.
+struct RunInputs {
+  run::RunSpec spec;
+  run::ReliabilityModel reliability;
+  run::PowerInputs power;
+};
+
+struct Inputs {
+  Scenario scenario;
+  workload::ModelSpec model;  // as the model file has it
+  net::ClusterSpec cluster;
+  hw::DeviceProfile device;
+  hw::CollectiveConstants collective;
+  step::SystemOptions system;
+  std::optional<RunInputs> run;  // when run.tokens is set and the run level is wanted
+};
+
+struct InputOptions {
+  bool run_level = true;      // false: the step only (compare, validate, inspect)
+  std::optional<int> trials;  // --trials replaces run.trials
+};
+
+Inputs load_inputs(const Scenario& scenario, const InputOptions& options = {});
+
+}  // namespace megasim::io

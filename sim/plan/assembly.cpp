@@ -1,0 +1,44 @@
+#include "plan/assembly.h"
+
+#include "engine/error.h"
+#include "workload/memory.h"
+
+namespace megasim::plan {
+
+step::AssembledWorkload assemble_workload(const io::Inputs& in, const WorkloadOptions& o) {
+  step::SystemOptions system = in.system;
+  if (o.attention) {
+    system.attention = *o.attention;
+    system.efficient_operators = false;
+  }
+  step::AssembledWorkload w = step::assemble_workload(in.model, in.scenario.plan, system);
+  if (!o.allow_oom) {
+    for (const auto& m : w.memory) {
+      try {
+        workload::check_fits(m, in.device.memory);
+      } catch (const InputError& e) {
+        throw InputError(in.scenario.file.string() + ": " + e.what());
+      }
+    }
+  }
+  return w;
+}
+
+step::StepRequest assemble_step(const io::Inputs& in, const net::Topology& topology,
+                                const StepOptions& o) {
+  const io::Scenario& s = in.scenario;
+  step::StepRequest r;
+  r.workload = assemble_workload(in);
+  r.system = in.system;
+  const int gpus = static_cast<int>(s.plan.gpus());
+  r.placement = s.placement == "spread" ? topology.spread_placement(gpus)
+                                        : topology.pack_placement(gpus);
+  r.full = o.full;
+  r.trace = o.trace;
+  r.stragglers = {s.stragglers.host_fraction, s.stragglers.slowdown, s.stragglers.all_passes,
+                  s.stragglers.seed};
+  r.data_per_sample = Time::from_ms(s.data_loading.host_ms_per_sample);
+  return r;
+}
+
+}  // namespace megasim::plan

@@ -1,0 +1,36 @@
+// The one place a scenario's step is put together. Every command (simulate, inspect, compare,
+// validate, calibrate shapes) goes through these two functions, so that they cannot disagree
+// about what runs: the workload (model as the system runs it, op programs, memory per stage,
+// step::assemble_workload), the memory check against the device, the placement of ranks on
+// GPUs, stragglers and data loading.
+#pragma once
+
+#include <optional>
+
+#include "io/inputs.h"
+#include "net/topology.h"
+#include "step/step_model.h"
+#include "step/system_options.h"
+#include "step/workload_assembly.h"
+
+namespace megasim::plan {
+
+struct WorkloadOptions {
+  std::optional<step::AttentionKernel> attention;  // replaces the system's kernel (inspect)
+  bool allow_oom = false;  // report a plan over the device memory instead of refusing it
+};
+
+// Throws InputError, naming the scenario, when a stage does not fit the device memory.
+step::AssembledWorkload assemble_workload(const io::Inputs& inputs,
+                                          const WorkloadOptions& options = {});
+
+struct StepOptions {
+  bool full = false;   // every rank rather than one per stage
+  bool trace = false;  // keep per-task records for a trace
+};
+
+// The step request of the scenario on `topology` (built from inputs.cluster).
+step::StepRequest assemble_step(const io::Inputs& inputs, const net::Topology& topology,
+                                const StepOptions& options = {});
+
+}  // namespace megasim::plan

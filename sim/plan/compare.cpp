@@ -1,0 +1,80 @@
+#include "plan/compare.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "engine/error.h"
+#include "io/inputs.h"
+#include "io/scenario.h"
+#include "plan/evaluate.h"
+
+namespace megasim::plan {
+
+Axis parse_axis(const std::string& spec) {
+  const auto eq = spec.find('=');
+  if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size()) {
+    throw InputError("--vary " + spec + ": expected PATH=V1,V2,... e.g. --vary plan.tp=4,8");
+  }
+  Axis a{spec.substr(0, eq), {}};
+  std::size_t start = eq + 1;
+  for (;;) {
+    const auto comma = spec.find(',', start);
+    const std::string v = spec.substr(start, comma == std::string::npos ? comma : comma - start);
+    if (v.empty()) throw InputError("--vary " + spec + ": empty value in the list");
+    a.values.push_back(v);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return a;
+}
+
+std::vector<Variant> compare(const std::filesystem::path& scenario,
+                             const std::vector<std::string>& overrides,
+                             const std::vector<Axis>& axes) {
+  if (axes.empty()) throw InputError("compare: give at least one --vary PATH=V1,V2,...");
+  std::size_t combos = 1;
+  for (const auto& a : axes) combos *= a.values.size();
+  if (combos > kMaxCombinations) {
+    throw InputError(fmt::format("compare: {} combinations; at most {} are evaluated", combos,
+                                 kMaxCombinations));
+  }
+  // The scenario itself must load: a file that is missing or broken is the user's error, not
+  // a column of infeasible variants.
+  io::load_scenario(scenario, overrides);
+  std::vector<Variant> out;
+  for (std::size_t i = 0; i < combos; ++i) {
+    Variant v;
+    std::vector<std::string> sets = overrides;
+    std::size_t rest = i;
+    for (const auto& a : axes) {
+      const std::string& value = a.values[rest % a.values.size()];
+      rest /= a.values.size();
+      sets.push_back(a.path + "=" + value);
+      v.set.emplace_back(a.path, value);
+      if (!v.label.empty()) v.label += ' ';
+      v.label.append(a.path, a.path.rfind('.') + 1).append("=").append(value);
+    }
+    try {
+      io::InputOptions io_options;
+      io_options.run_level = false;
+      v.step = evaluate(io::load_inputs(io::load_scenario(scenario, sets), io_options)).step;
+    } catch (const InputError& e) {
+      v.reason = e.what();
+    }
+    out.push_back(std::move(v));
+  }
+  return out;
+}
+
+double peak_memory_gib(const step::StepPrediction& p) {
+  double mem = 0;
+  for (const auto& m : p.memory) mem = std::max(mem, m.total().value() / kGiB.value());
+  return mem;
+}
+
+Time exposed_comm(const step::StepPrediction& p) {
+  return p.breakdown.tp_exposed + p.breakdown.pp_exposed + p.breakdown.dp_exposed;
+}
+
+}  // namespace megasim::plan

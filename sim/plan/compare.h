@@ -1,0 +1,44 @@
+// `megasim compare`: every combination of the varied scenario keys, evaluated side by side at
+// the step level. A combination that cannot run (a plan/model clash, memory over capacity) is
+// a row with its reason; a scenario that cannot be read at all is an InputError.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "step/step_model.h"
+
+namespace megasim::plan {
+
+// Most combinations one compare evaluates.
+constexpr std::size_t kMaxCombinations = 4096;
+
+struct Axis {
+  std::string path;  // a scenario key, "plan.tp"
+  std::vector<std::string> values;
+};
+
+// "plan.tp=4,8" → {"plan.tp", {"4", "8"}}; InputError for anything else.
+Axis parse_axis(const std::string& spec);
+
+struct Variant {
+  std::vector<std::pair<std::string, std::string>> set;  // (path, value), in axis order
+  std::string label;                                     // "tp=4 pp=8"
+  std::optional<step::StepPrediction> step;              // when feasible
+  std::string reason;                                    // when not
+};
+
+// The first axis varies fastest.
+std::vector<Variant> compare(const std::filesystem::path& scenario,
+                             const std::vector<std::string>& overrides,
+                             const std::vector<Axis>& axes);
+
+// The variant's largest memory per GPU over its stages, in GiB.
+double peak_memory_gib(const step::StepPrediction& p);
+// Exposed TP, PP and DP communication of the critical stage.
+Time exposed_comm(const step::StepPrediction& p);
+
+}  // namespace megasim::plan

@@ -1,0 +1,51 @@
+#include "plan/evaluate.h"
+
+#include "hw/kernel_cost_model.h"
+#include "net/topology.h"
+#include "plan/assembly.h"
+#include "workload/memory.h"
+
+namespace megasim::plan {
+namespace {
+
+// The job's share of the fabric's switches, by the share of GPUs it holds (rounded up).
+std::int64_t fabric_switches(const net::Topology& t, std::int64_t job_gpus) {
+  const std::int64_t switches = t.switch_count();
+  return (switches * job_gpus + t.gpus() - 1) / t.gpus();
+}
+
+}  // namespace
+
+run::StepProfile step_profile(const io::Inputs& in, const net::Topology& topology,
+                              const step::StepPrediction& step) {
+  run::StepProfile p;
+  p.step_time = step.step_time;
+  p.tokens_per_step = step.tokens_per_step;
+  p.gpus = in.scenario.plan.gpus();
+  p.gpus_per_node = in.cluster.node.gpus;
+  p.nodes = (p.gpus + p.gpus_per_node - 1) / p.gpus_per_node;
+  p.switches = fabric_switches(topology, p.gpus);
+  p.checkpoint_size = workload::checkpoint_bytes(in.model);
+  p.activity_time[static_cast<std::size_t>(run::Activity::kGemm)] = step.gemm_time;
+  p.activity_time[static_cast<std::size_t>(run::Activity::kMemoryBound)] = step.memory_bound_time;
+  p.activity_time[static_cast<std::size_t>(run::Activity::kCommOnly)] = step.comm_only_time;
+  p.activity_time[static_cast<std::size_t>(run::Activity::kIdle)] = step.idle_time;
+  p.validate();
+  return p;
+}
+
+Evaluation evaluate(const io::Inputs& in, const EvaluateOptions& o) {
+  Evaluation e;
+  e.inputs = in;
+  const net::Topology topology(in.cluster);
+  const step::StepRequest request = assemble_step(in, topology, {o.full, o.trace});
+  const hw::KernelCostModel kernels(in.device);
+  e.step = step::predict_step(request, topology, kernels, in.collective);
+  if (in.run) {
+    e.profile = step_profile(in, topology, e.step);
+    e.run = run::simulate_run(*e.profile, in.run->spec, in.run->reliability, in.run->power);
+  }
+  return e;
+}
+
+}  // namespace megasim::plan

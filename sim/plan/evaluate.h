@@ -1,0 +1,36 @@
+// Evaluating a scenario end to end, for `simulate`, `compare` and `validate`: its checked
+// inputs (io::load_inputs) assembled into one step (assembly.h), predicted on the device and
+// the network (sim/step), and, when run.tokens is set, the whole run with its failures and
+// power (sim/run). Rendering lives in reports/.
+#pragma once
+
+#include <optional>
+
+#include "io/inputs.h"
+#include "run/run_simulation.h"
+#include "run/step_profile.h"
+#include "step/step_model.h"
+
+namespace megasim::plan {
+
+struct EvaluateOptions {
+  bool full = false;
+  bool trace = false;
+};
+
+struct Evaluation {
+  io::Inputs inputs;
+  step::StepPrediction step;
+  std::optional<run::StepProfile> profile;  // with `run`
+  std::optional<run::RunResult> run;        // when inputs.run is set
+};
+
+// Throws InputError for a plan that does not fit the device memory.
+Evaluation evaluate(const io::Inputs& inputs, const EvaluateOptions& options = {});
+
+// The step as the run-level simulation sees it: its time and tokens, the job's GPUs, nodes
+// and share of the fabric's switches, its checkpoint, and how a GPU spends the step.
+run::StepProfile step_profile(const io::Inputs& inputs, const net::Topology& topology,
+                              const step::StepPrediction& step);
+
+}  // namespace megasim::plan

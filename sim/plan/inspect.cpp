@@ -1,0 +1,52 @@
+#include "plan/inspect.h"
+
+#include "plan/assembly.h"
+
+namespace megasim::plan {
+namespace {
+
+void tally(OpTable& t, const std::vector<workload::Op>& ops) {
+  for (const workload::Op& op : ops) {
+    KindTotals& k = t[workload::to_string(op.kind())];
+    ++k.count;
+    k.model += op.model_flops;
+    k.hardware += op.hardware_flops;
+    k.bytes += op.bytes();
+  }
+}
+
+}  // namespace
+
+Inspection inspect(const io::Inputs& in, const InspectOptions& o) {
+  WorkloadOptions wo;
+  if (o.unfused_attention) wo.attention = step::AttentionKernel::kUnfused;
+  wo.allow_oom = o.allow_oom;
+  const step::AssembledWorkload w = assemble_workload(in, wo);
+
+  Inspection out;
+  out.inputs = in;
+  out.fused_attention = w.fused_attention;
+  out.flops = workload::flops_per_token(in.model, in.scenario.plan.recompute);
+  out.capacity = in.device.memory;
+  for (std::size_t s = 0; s < w.program.size(); ++s) {
+    const workload::StageProgram& st = w.program[s];
+    StageInspection si;
+    si.stage = st.stage;
+    for (const auto& ch : st.chunks) {
+      tally(si.per_micro_batch, ch.forward);
+      tally(si.per_micro_batch, ch.backward);
+      si.layers += ch.layers.count;
+    }
+    tally(si.per_step, st.dp_gradient_comm);
+    tally(si.per_step, st.optimizer);
+    tally(si.per_step, st.dp_param_comm);
+    si.parameters_per_rank = st.parameters_per_rank;
+    si.pp_send_bytes = st.pp_send_bytes;
+    si.memory = w.memory[s];
+    si.fits = si.memory.total() <= out.capacity;
+    out.stages.push_back(std::move(si));
+  }
+  return out;
+}
+
+}  // namespace megasim::plan

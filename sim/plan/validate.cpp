@@ -1,0 +1,131 @@
+#include "plan/validate.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "engine/error.h"
+#include "io/inputs.h"
+#include "io/json_reader.h"
+#include "io/scenario.h"
+#include "plan/evaluate.h"
+
+namespace megasim::plan {
+namespace {
+
+namespace fs = std::filesystem;
+
+double published_metric(const io::Json& runs, const io::ValidationSettings& v,
+                        const std::string& origin) {
+  for (const auto& r : runs["runs"]) {
+    if (r.value("id", "") != v.run) continue;
+    if (v.step) {
+      const auto& steps = r.at("steps");
+      if (*v.step >= static_cast<int>(steps.size())) {
+        throw InputError(fmt::format("{}: validation.step: run '{}' has {} steps, not {}", origin,
+                                     v.run, steps.size(), *v.step + 1));
+      }
+      return steps[*v.step].at(v.metric).get<double>();
+    }
+    const auto& m = r.at("measured");
+    if (!m.contains(v.metric) || !m[v.metric].is_number()) {
+      throw InputError(fmt::format("{}: validation.metric: run '{}' publishes no '{}'", origin,
+                                   v.run, v.metric));
+    }
+    return m[v.metric].get<double>();
+  }
+  throw InputError(origin + ": validation.run: no run '" + v.run + "' in the published runs");
+}
+
+std::vector<fs::path> scenario_files(const fs::path& dir) {
+  std::vector<fs::path> files;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    if (entry.path().extension() == ".json") files.push_back(entry.path());
+  }
+  if (ec) {
+    throw InputError(dir.string() + ": cannot list the validation scenarios (" + ec.message() + ")");
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+// Each step's gain over the step before, per chain (a run's steps of one metric).
+void chain_gains(const std::vector<ValidationRow>& rows, Validation& v) {
+  std::map<std::pair<std::string, std::string>, std::map<int, const ValidationRow*>> chains;
+  for (const auto& r : rows) {
+    if (r.step >= 0) chains[{r.run, r.metric}][r.step] = &r;
+  }
+  for (const auto& [chain, steps] : chains) {
+    const ValidationRow* before = nullptr;
+    for (const auto& [step, r] : steps) {
+      if (before != nullptr && before->step == step - 1) {
+        const ChainGain g{chain.first, step, r->published - before->published,
+                          r->predicted - before->predicted};
+        v.gain_max_points = std::max(v.gain_max_points, std::fabs(g.predicted - g.published) * 100);
+        v.gains.push_back(g);
+      }
+      before = r;
+    }
+  }
+}
+
+double mean(const std::vector<double>& v) {
+  double sum = 0;
+  for (double e : v) sum += e;
+  return v.empty() ? 0.0 : sum / static_cast<double>(v.size());
+}
+
+}  // namespace
+
+double predicted_metric(const step::StepPrediction& p, const std::string& metric,
+                        const std::string& origin) {
+  if (metric.rfind("iteration_time_s", 0) == 0) return p.step_time.to_seconds();
+  if (metric.rfind("mfu", 0) == 0) return p.mfu;
+  if (metric.rfind("hfu", 0) == 0) return p.hfu;
+  if (metric == "tflops_per_gpu_hw") return p.tflops_per_gpu_hw;
+  if (metric == "tokens_per_s") return p.tokens_per_s;
+  throw InputError(origin + ": validation.metric: '" + metric + "' is not a metric megasim predicts");
+}
+
+Validation summarise(std::vector<ValidationRow> rows) {
+  Validation v;
+  std::map<std::string, std::vector<double>> errors;  // by role, plain rows only
+  for (const auto& r : rows) {
+    if (r.step >= 0) {
+      v.chain_max_points = std::max(v.chain_max_points, std::fabs(r.predicted - r.published) * 100);
+      continue;
+    }
+    errors[r.role].push_back(std::fabs(r.error()));
+    if (!v.worst || std::fabs(r.error()) > std::fabs(v.worst->error())) v.worst = r;
+  }
+  chain_gains(rows, v);
+  v.mape_checked = mean(errors["check"]);
+  v.rows_checked = errors["check"].size();
+  v.mape_fitted = mean(errors["fit"]);
+  v.rows_fitted = errors["fit"].size();
+  v.rows = std::move(rows);
+  return v;
+}
+
+Validation validate(const fs::path& published_runs, const fs::path& dir) {
+  const io::Json runs = io::parse_json_file(published_runs);
+  std::vector<ValidationRow> rows;
+  io::InputOptions io_options;
+  io_options.run_level = false;
+  for (const auto& f : scenario_files(dir)) {
+    const io::Scenario s = io::load_scenario(f);
+    if (!s.validation) continue;
+    const Evaluation e = evaluate(io::load_inputs(s, io_options));
+    ValidationRow row{s.name, s.validation->run, s.validation->metric, s.validation->role,
+                      s.validation->step.value_or(-1)};
+    row.published = published_metric(runs, *s.validation, f.string());
+    row.predicted = predicted_metric(e.step, row.metric, f.string());
+    rows.push_back(row);
+  }
+  return summarise(std::move(rows));
+}
+
+}  // namespace megasim::plan

@@ -1,0 +1,52 @@
+// `megasim validate`: every scenario of a folder that names a published measurement
+// (scenario key `validation`), predicted and set against the published figure
+// (validation/published_runs.json), with the statistics a reader needs: mean absolute
+// percentage error of the rows only checked, apart from the rows shared constants were fitted
+// on, the worst row, and for ablation chains (a run's steps of one metric) the difference in
+// points of every step and of every step's gain over the step before.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "step/step_model.h"
+
+namespace megasim::plan {
+
+struct ValidationRow {
+  std::string scenario, run, metric, role;
+  int step = -1;  // of an ablation chain; -1 for a plain row
+  double published = 0, predicted = 0;
+  double error() const { return (predicted - published) / published; }
+};
+
+struct ChainGain {
+  std::string run;
+  int step = 0;
+  double published = 0, predicted = 0;  // gain over the step before
+};
+
+struct Validation {
+  std::vector<ValidationRow> rows;  // by scenario file name
+  double mape_checked = 0, mape_fitted = 0;
+  std::size_t rows_checked = 0, rows_fitted = 0;
+  std::optional<ValidationRow> worst;  // largest |error| of the plain rows
+  double chain_max_points = 0;         // largest |predicted − published| of a chain step
+  std::vector<ChainGain> gains;
+  double gain_max_points = 0;          // largest |gain difference|
+};
+
+// The metric of a prediction that a published row names ("iteration_time_s...", "mfu...",
+// "hfu...", "tflops_per_gpu_hw", "tokens_per_s"); InputError naming `origin` otherwise.
+double predicted_metric(const step::StepPrediction& p, const std::string& metric,
+                        const std::string& origin);
+
+Validation validate(const std::filesystem::path& published_runs,
+                    const std::filesystem::path& scenario_dir);
+
+// The statistics of `rows` (rows given in order), as validate() computes them.
+Validation summarise(std::vector<ValidationRow> rows);
+
+}  // namespace megasim::plan

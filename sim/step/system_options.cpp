@@ -1,0 +1,30 @@
+#include "step/system_options.h"
+
+namespace megasim::step {
+
+const char* to_string(AttentionKernel k) {
+  switch (k) {
+    case AttentionKernel::kUnfused: return "unfused";
+    case AttentionKernel::kFlashV1: return "flash-v1";
+    case AttentionKernel::kFlashV2: return "flash-v2";
+  }
+  return "?";
+}
+
+std::optional<AttentionKernel> attention_kernel_from_string(const std::string& name) {
+  for (auto k : {AttentionKernel::kUnfused, AttentionKernel::kFlashV1, AttentionKernel::kFlashV2}) {
+    if (name == to_string(k)) return k;
+  }
+  return std::nullopt;
+}
+
+SystemOptions apply_overrides(SystemOptions s, const SystemOverrides& o, std::int64_t model_window) {
+  for (std::size_t i = 0; i < kSwitches.size(); ++i) {
+    if (o.switches[i]) s.*kSwitches[i].field = *o.switches[i];
+  }
+  if (o.attention) s.attention = *o.attention;
+  s.attention_window = o.attention_window.value_or(model_window);
+  return s;
+}
+
+}  // namespace megasim::step

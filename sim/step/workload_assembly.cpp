@@ -1,0 +1,37 @@
+#include "step/workload_assembly.h"
+
+#include <cassert>
+
+namespace megasim::step {
+
+workload::ModelSpec executed_model(const workload::ModelSpec& m, const SystemOptions& s) {
+  workload::ModelSpec e = m;
+  if (s.parallel_block) e.parallel_block = true;
+  if (s.sliding_window) {
+    assert(s.attention_window > 0 && "io::load_inputs checks that a sliding window has a size");
+    e.attention_window = s.attention_window;
+  }
+  return e;
+}
+
+AssembledWorkload assemble_workload(const workload::ModelSpec& model,
+                                    const workload::ParallelPlan& plan,
+                                    const SystemOptions& system) {
+  AssembledWorkload w;
+  w.model = model;
+  w.executed = executed_model(model, system);
+  w.plan = plan;
+  if (system.lamb) w.plan.optimizer = workload::Optimizer::kLamb;
+  w.fused_attention = system.attention_kernel() != AttentionKernel::kUnfused;
+  workload::GeneratorOptions gen;
+  gen.fused_attention = w.fused_attention;
+  workload::MemoryOptions memory;
+  memory.fused_attention = w.fused_attention;
+  w.program = workload::build_program(w.executed, w.plan, gen);
+  for (int s = 0; s < w.plan.pp; ++s) {
+    w.memory.push_back(workload::estimate_memory(w.executed, w.plan, s, memory));
+  }
+  return w;
+}
+
+}  // namespace megasim::step

@@ -1,0 +1,38 @@
+// What a system runs of a model under a plan, put together in one place: the model with the
+// system's switches applied (parallel block, sliding window), the plan with its optimizer
+// (LAMB), the attention kernel the op generator and the memory model both assume, the op
+// program of every pipeline stage and the memory each stage's GPUs need. `simulate`,
+// `inspect`, `compare`, `validate` and `calibrate shapes` all see the workload through this
+// one function, so that they cannot disagree about it (they once did: simulate priced memory
+// for unfused attention while running a fused kernel).
+#pragma once
+
+#include <vector>
+
+#include "step/system_options.h"
+#include "workload/memory.h"
+#include "workload/model_spec.h"
+#include "workload/parallel_plan.h"
+#include "workload/program.h"
+
+namespace megasim::step {
+
+struct AssembledWorkload {
+  workload::ModelSpec model;          // as the model file has it (the MFU convention's model)
+  workload::ModelSpec executed;       // what the system runs
+  workload::ParallelPlan plan;        // with the system's optimizer
+  bool fused_attention = true;        // one kernel (FlashAttention-class) or Megatron's unfused ops
+  std::vector<workload::StageProgram> program;    // per stage
+  std::vector<workload::MemoryEstimate> memory;   // per stage
+};
+
+// The model the system actually runs: the switches' parallel block and sliding window applied.
+// The caller has checked that a sliding window has a size.
+workload::ModelSpec executed_model(const workload::ModelSpec& model, const SystemOptions& system);
+
+// The plan must be valid for the model (workload::validate_plan; io::load_inputs checks it).
+AssembledWorkload assemble_workload(const workload::ModelSpec& model,
+                                    const workload::ParallelPlan& plan,
+                                    const SystemOptions& system);
+
+}  // namespace megasim::step

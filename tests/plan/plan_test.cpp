@@ -1,0 +1,114 @@
+// The application layer through the library (no binary spawned): one assembly for every
+// command, every input clash reported before anything is simulated, the figures the run level
+// takes from the step.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "engine/error.h"
+#include "io/inputs.h"
+#include "io/scenario.h"
+#include "net/topology.h"
+#include "plan/compare.h"
+#include "plan/evaluate.h"
+#include "plan/inspect.h"
+#include "workload/memory.h"
+
+using namespace megasim;
+
+namespace {
+
+const std::filesystem::path kScenario =
+    std::filesystem::path(MEGASIM_SOURCE_DIR) / "scenarios/megascale-175b-12288.json";
+
+io::Inputs step_inputs(const std::vector<std::string>& sets) {
+  io::InputOptions o;
+  o.run_level = false;
+  return io::load_inputs(io::load_scenario(kScenario, sets), o);
+}
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("plan: simulate and inspect see the same memory (they once disagreed)") {
+  // MegaScale's system runs a fused attention kernel, which stores no s² scores. Before the one
+  // assembly, simulate estimated memory as if attention were unfused and refused this plan at
+  // 118.9 GiB while inspect said 50.1 GiB.
+  const io::Inputs in = step_inputs({"plan.recompute=none", "plan.micro_batch=2", "plan.dp=4",
+                                     "plan.global_batch=768"});
+  const plan::Inspection i = plan::inspect(in);
+  const plan::Evaluation e = plan::evaluate(in);
+  REQUIRE(i.stages.size() == e.step.memory.size());
+  for (std::size_t s = 0; s < i.stages.size(); ++s) {
+    CHECK(i.stages[s].memory.total() == e.step.memory[s].total());
+    CHECK(i.stages[s].memory.activations == e.step.memory[s].activations);
+  }
+  CHECK(i.stages[0].memory.total() / kGiB < 80.0);
+  CHECK(i.fused_attention);
+}
+
+TEST_CASE("plan: inspect --unfused-attention stores the scores and can refuse the plan") {
+  const io::Inputs in = step_inputs({"plan.recompute=none", "plan.micro_batch=2", "plan.dp=4",
+                                     "plan.global_batch=768"});
+  plan::InspectOptions o;
+  o.unfused_attention = true;
+  CHECK(error_of([&] { plan::inspect(in, o); }).find("the device has 80.0 GiB") != std::string::npos);
+  o.allow_oom = true;
+  const plan::Inspection unfused = plan::inspect(in, o);
+  CHECK_FALSE(unfused.fused_attention);
+  CHECK_FALSE(unfused.stages[0].fits);
+  CHECK(unfused.stages[0].memory.activations > plan::inspect(in).stages[0].memory.activations);
+}
+
+TEST_CASE("plan: every clash between the files is reported at once, before simulation") {
+  // tp 3 does not divide 128 heads, and 3 × 8 × 4096 GPUs exceed the 12,288 of the cluster.
+  const std::string err =
+      error_of([] { step_inputs({"plan.tp=3", "plan.dp=4096", "plan.global_batch=4096"}); });
+  CHECK(err.find("heads 128 is not divisible by tp 3") != std::string::npos);
+  CHECK(err.find("98304 GPUs, but cluster") != std::string::npos);
+}
+
+TEST_CASE("plan: a power preset that does not exist is refused before the step is simulated") {
+  const std::string err = error_of([] {
+    io::load_inputs(io::load_scenario(kScenario, {"power.preset=no-such-power"}));
+  });
+  CHECK(err.find("no-such-power") != std::string::npos);
+}
+
+TEST_CASE("plan: the run level's checkpoint is the weights, master weights and moments") {
+  const io::Inputs in = io::load_inputs(io::load_scenario(kScenario));
+  const net::Topology topology(in.cluster);
+  plan::Evaluation e = plan::evaluate(step_inputs({}));
+  const run::StepProfile p = plan::step_profile(in, topology, e.step);
+  // 2 B bf16 weights + 12 B fp32 master weights and two Adam/LAMB moments.
+  CHECK(p.checkpoint_size.value() ==
+        doctest::Approx(14.0 * static_cast<double>(workload::total_parameters(in.model))));
+  CHECK(p.nodes == 12288 / 8);
+  // The whole cluster is the job: every ToR, aggregation and spine switch counts.
+  CHECK(p.switches == topology.switch_count());
+}
+
+TEST_CASE("plan: compare refuses a scenario that cannot be read, instead of 'infeasible' rows") {
+  const std::string err = error_of([] {
+    plan::compare("no-such-scenario.json", {}, {plan::parse_axis("plan.tp=4,8")});
+  });
+  CHECK(err.find("no-such-scenario.json") != std::string::npos);
+  const auto rows = plan::compare(kScenario, {"plan.dp=4", "plan.global_batch=768"},
+                                  {plan::parse_axis("plan.tp=3,8")});
+  REQUIRE(rows.size() == 2);
+  CHECK_FALSE(rows[0].step.has_value());
+  CHECK(rows[0].reason.find("not divisible by tp 3") != std::string::npos);
+  REQUIRE(rows[1].step.has_value());
+  CHECK(rows[1].label == "tp=8");
+}

@@ -20,15 +20,7 @@ namespace megasim::cli {
 namespace {
 
 std::int64_t fabric_switches(const net::Topology& t, std::int64_t job_gpus) {
-  std::int64_t switches = 0;
-  const auto& g = t.graph();
-  for (auto v : boost::make_iterator_range(boost::vertices(g))) {
-    const auto kind = g[v].kind;
-    if (kind == net::VertexKind::kTor || kind == net::VertexKind::kAgg ||
-        kind == net::VertexKind::kSpine) {
-      ++switches;
-    }
-  }
+  const std::int64_t switches = t.switch_count();
   // The job's share of the fabric, by the share of GPUs it holds (rounded up).
   return (switches * job_gpus + t.gpus() - 1) / t.gpus();
 }

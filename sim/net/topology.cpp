@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <string>
 
+#include "net/topology_graph.h"
+
 #include "engine/error.h"
 
 namespace megasim::net {
@@ -28,8 +30,9 @@ std::uint64_t flow_hash(std::uint64_t a, std::uint64_t b, std::uint64_t c) {
 int Topology::add_vertex(VertexKind kind, int index) {
   // The property-less overload: the one taking a property looks the vertex up by name first,
   // which GCC 12 at -O2 with sanitizers flags as a use of an uninitialised boost::optional.
-  const auto v = boost::add_vertex(graph_);
-  graph_[v] = VertexInfo{kind, index};
+  Graph& g = graph_->g;
+  const auto v = boost::add_vertex(g);
+  g[v] = VertexInfo{kind, index};
   return static_cast<int>(v);
 }
 
@@ -37,11 +40,25 @@ LinkId Topology::add_link(int from, int to, BytesPerSec capacity, Time latency, 
   const auto id = static_cast<LinkId>(links_.size());
   links_.push_back(Link{capacity, latency, kind});
   boost::add_edge(static_cast<std::size_t>(from), static_cast<std::size_t>(to), EdgeInfo{id},
-                  graph_);
+                  graph_->g);
   return id;
 }
 
-Topology::Topology(const ClusterSpec& spec) : spec_(spec) {
+Topology::~Topology() = default;
+
+int Topology::switch_count() const {
+  int switches = 0;
+  const Graph& g = graph_->g;
+  for (auto v : boost::make_iterator_range(boost::vertices(g))) {
+    const auto kind = g[v].kind;
+    if (kind == VertexKind::kTor || kind == VertexKind::kAgg || kind == VertexKind::kSpine)
+      ++switches;
+  }
+  return switches;
+}
+
+Topology::Topology(const ClusterSpec& spec)
+    : spec_(spec), graph_(std::make_unique<TopologyGraph>()) {
   const NodeSpec& n = spec_.node;
   if (n.gpus <= 0 || spec_.gpus % n.gpus != 0)
     throw InputError(spec_.name + ": gpus " + std::to_string(spec_.gpus) +

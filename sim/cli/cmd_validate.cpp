@@ -27,7 +27,7 @@ namespace {
 namespace fs = std::filesystem;
 
 struct ValidateOptions {
-  std::string runs = MEGASIM_SOURCE_DIR "/../shared/validation/published_runs.json";
+  std::string runs = MEGASIM_SOURCE_DIR "/validation/published_runs.json";
   std::string dir = MEGASIM_SOURCE_DIR "/scenarios/validation";
   bool json = false;
 };

@@ -158,10 +158,14 @@ void Topology::build_fabric() {
       tor_down_[i] = add_link(agg, tor_vertex_[static_cast<std::size_t>(t)], tor_agg_cap, f.hop_latency, LinkKind::kFabric);
     }
   }
-  if (f.tiers == 2) return;
-  // Aggregation <-> spine: aggregation switch a of every pod joins spine plane a. Parallel
-  // links between one aggregation and one spine are merged into one link of their summed
-  // capacity (ECMP spreads over spines, not over parallel cables: an approximation).
+  if (f.tiers == 3) build_spines(tor_agg_cap);
+}
+
+// Aggregation <-> spine: aggregation switch a of every pod joins spine plane a. Parallel links
+// between one aggregation and one spine are merged into one link of their summed capacity (ECMP
+// spreads over spines, not over parallel cables: an approximation).
+void Topology::build_spines(BytesPerSec tor_agg_cap) {
+  const FabricSpec& f = spec_.fabric;
   const double up_ports = static_cast<double>(f.pod_tors) / f.agg_oversubscription;
   spines_per_plane_ = std::max(1, ceil_div(static_cast<long long>(pods_ * up_ports + 0.999999), f.agg_radix));
   const BytesPerSec agg_up_cap = tor_agg_cap * static_cast<double>(f.pod_tors) / f.agg_oversubscription;

@@ -101,6 +101,7 @@ class Topology {
   LinkId add_link(int from, int to, BytesPerSec capacity, Time latency, LinkKind kind);
   int add_vertex(VertexKind kind, int index);
   void build_fabric();
+  void build_spines(BytesPerSec tor_agg_cap);
   void nic_side(int gpu, int rail, bool sending, std::vector<Hop>& out) const;
 
   ClusterSpec spec_;

@@ -67,6 +67,7 @@ TEST_CASE("MegaScale fabric has the switch counts its description implies") {
   CHECK(t.spines_per_plane() == 3);
   // GPUs + NVSwitches + NICs + ToRs + 6 x 32 aggregation + 32 x 3 spines.
   CHECK(boost::num_vertices(t.graph().g) == 12288u + 1536u + 12288u + 192u + 192u + 96u);
+  CHECK(t.switch_count() == 192 + 192 + 96);
   // 200G NIC at 98.0 % payload efficiency.
   CHECK(t.link(0).capacity.value() == doctest::Approx(300e9 * 0.8));
 }

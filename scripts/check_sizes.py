@@ -20,7 +20,7 @@ FOLDERS = ("sim", "calibrate", "reports")
 
 
 def strip(text):
-    """The text with comments, literals and preprocessor lines replaced by spaces (newlines kept)."""
+    """The text with comments, literals and preprocessor lines blanked (newlines kept)."""
     out, i, n = [], 0, len(text)
     at_line_start = True
     while i < n:
@@ -75,7 +75,7 @@ def strip(text):
 def classify(header):
     h = " ".join(header.split())
     h = re.sub(r"^template\s*<.*?>\s*", "", h)  # good enough for one level of template<>
-    if re.search(r"\bnamespace\b", h) or re.match(r"extern\s*\"?\s*$", h) or h.startswith("extern "):
+    if re.search(r"\bnamespace\b", h) or h == "extern":  # extern "C", its string blanked
         return "namespace"
     paren = h.find("(")
     kw = re.search(r"\b(class|struct|union|enum)\b", h)

@@ -15,6 +15,8 @@ build: deps
 run: build
 	$(MEGASIM) simulate $(SCENARIO)
 
+# The release build runs every test; ASan + UBSan builds and runs only the library unit tests
+# (CTest label lib): the CLI, golden and script tests would run the same code a second time.
 test: build test-release test-asan
 
 test-release:

@@ -4,7 +4,9 @@
 # static library `megasim_<NAME>`. A module's headers are reachable as "<NAME>/header.h" only
 # through a per-module include root that holds nothing but a link to that module's folder, so
 # a file can include the headers of exactly the modules its target links: an include of a
-# module that DEPS does not name fails to compile. That is how the layering is enforced.
+# module that DEPS does not name fails to compile. That is how the layering is enforced; and
+# megasim_check_layers() (cmake/layers.cmake), run once every module is declared, holds each
+# module's DEPS to DESIGN's table.
 function(megasim_module name)
   cmake_parse_arguments(ARG "" "DIR" "SOURCES;DEPS;LIBS" ${ARGN})
   if(NOT ARG_DIR)
@@ -15,6 +17,8 @@ function(megasim_module name)
   if(NOT EXISTS "${root}/${name}")
     file(CREATE_LINK "${ARG_DIR}" "${root}/${name}" SYMBOLIC)
   endif()
+  megasim_layer_allowed(${name} unused)  # fails now for a module missing from the table
+  set_property(GLOBAL APPEND PROPERTY MEGASIM_MODULES ${name})
   add_library(megasim_${name} STATIC ${ARG_SOURCES})
   target_include_directories(megasim_${name} PUBLIC "${root}")
   foreach(dep IN LISTS ARG_DEPS)

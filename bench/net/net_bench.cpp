@@ -10,7 +10,7 @@
 #include "engine/simulator.h"
 #include "io/cluster_loader.h"
 #include "net/flow_solver.h"
-#include "net/topology.h"
+#include "net/topology_graph.h"
 
 namespace {
 
@@ -28,7 +28,7 @@ void BM_BuildMegaScaleFabric(benchmark::State& state) {
     benchmark::DoNotOptimize(t.links().size());
   }
   net::Topology t(spec);
-  state.counters["vertices"] = static_cast<double>(boost::num_vertices(t.graph()));
+  state.counters["vertices"] = static_cast<double>(boost::num_vertices(t.graph().g));
   state.counters["links"] = static_cast<double>(t.links().size());
 }
 BENCHMARK(BM_BuildMegaScaleFabric)->Unit(benchmark::kMillisecond);

@@ -12,7 +12,7 @@ namespace megasim::cli {
 namespace {
 
 struct ValidateOptions {
-  std::string runs = MEGASIM_SOURCE_DIR "/../shared/validation/published_runs.json";
+  std::string runs = MEGASIM_SOURCE_DIR "/validation/published_runs.json";
   std::string dir = MEGASIM_SOURCE_DIR "/scenarios/validation";
   bool json = false;
 };

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <string>
 
+#include "net/topology_graph.h"
+
 #include "engine/error.h"
 
 namespace megasim::net {
@@ -28,8 +30,9 @@ std::uint64_t flow_hash(std::uint64_t a, std::uint64_t b, std::uint64_t c) {
 int Topology::add_vertex(VertexKind kind, int index) {
   // The property-less overload: the one taking a property looks the vertex up by name first,
   // which GCC 12 at -O2 with sanitizers flags as a use of an uninitialised boost::optional.
-  const auto v = boost::add_vertex(graph_);
-  graph_[v] = VertexInfo{kind, index};
+  Graph& g = graph_->g;
+  const auto v = boost::add_vertex(g);
+  g[v] = VertexInfo{kind, index};
   return static_cast<int>(v);
 }
 
@@ -37,11 +40,25 @@ LinkId Topology::add_link(int from, int to, BytesPerSec capacity, Time latency, 
   const auto id = static_cast<LinkId>(links_.size());
   links_.push_back(Link{capacity, latency, kind});
   boost::add_edge(static_cast<std::size_t>(from), static_cast<std::size_t>(to), EdgeInfo{id},
-                  graph_);
+                  graph_->g);
   return id;
 }
 
-Topology::Topology(const ClusterSpec& spec) : spec_(spec) {
+Topology::~Topology() = default;
+
+int Topology::switch_count() const {
+  int switches = 0;
+  const Graph& g = graph_->g;
+  for (auto v : boost::make_iterator_range(boost::vertices(g))) {
+    const auto kind = g[v].kind;
+    if (kind == VertexKind::kTor || kind == VertexKind::kAgg || kind == VertexKind::kSpine)
+      ++switches;
+  }
+  return switches;
+}
+
+Topology::Topology(const ClusterSpec& spec)
+    : spec_(spec), graph_(std::make_unique<TopologyGraph>()) {
   const NodeSpec& n = spec_.node;
   if (n.gpus <= 0 || spec_.gpus % n.gpus != 0)
     throw InputError(spec_.name + ": gpus " + std::to_string(spec_.gpus) +
@@ -141,10 +158,14 @@ void Topology::build_fabric() {
       tor_down_[i] = add_link(agg, tor_vertex_[static_cast<std::size_t>(t)], tor_agg_cap, f.hop_latency, LinkKind::kFabric);
     }
   }
-  if (f.tiers == 2) return;
-  // Aggregation <-> spine: aggregation switch a of every pod joins spine plane a. Parallel
-  // links between one aggregation and one spine are merged into one link of their summed
-  // capacity (ECMP spreads over spines, not over parallel cables: an approximation).
+  if (f.tiers == 3) build_spines(tor_agg_cap);
+}
+
+// Aggregation <-> spine: aggregation switch a of every pod joins spine plane a. Parallel links
+// between one aggregation and one spine are merged into one link of their summed capacity (ECMP
+// spreads over spines, not over parallel cables: an approximation).
+void Topology::build_spines(BytesPerSec tor_agg_cap) {
+  const FabricSpec& f = spec_.fabric;
   const double up_ports = static_cast<double>(f.pod_tors) / f.agg_oversubscription;
   spines_per_plane_ = std::max(1, ceil_div(static_cast<long long>(pods_ * up_ports + 0.999999), f.agg_radix));
   const BytesPerSec agg_up_cap = tor_agg_cap * static_cast<double>(f.pod_tors) / f.agg_oversubscription;
@@ -269,17 +290,6 @@ std::vector<int> Topology::spread_placement(int gpus) const {
   for (int s = 0; s < servers; ++s)
     for (int l = 0; l < g; ++l) p.push_back(s * stride * g + l);
   return p;
-}
-
-std::int64_t Topology::switch_count() const {
-  std::int64_t switches = 0;
-  for (auto v : boost::make_iterator_range(boost::vertices(graph_))) {
-    const auto kind = graph_[v].kind;
-    if (kind == VertexKind::kTor || kind == VertexKind::kAgg || kind == VertexKind::kSpine) {
-      ++switches;
-    }
-  }
-  return switches;
 }
 
 }  // namespace megasim::net

@@ -1,7 +1,9 @@
 // The cluster as a graph: GPU, NVSwitch, NIC and switch vertices joined by directed links,
 // each with a payload capacity and a latency, held as a Boost.Graph adjacency list whose edge
 // property is the index of the link in links(). Built once from a ClusterSpec; immutable after,
-// so any number of solvers and threads may share one Topology.
+// so any number of solvers and threads may share one Topology. The graph lives behind an opaque
+// TopologyGraph (net/topology_graph.h) so that the many files including this header do not
+// parse Boost.Graph; only code that walks the graph includes that header.
 //
 // GPUs are vertices 0..gpus()-1, numbered server by server (GPU g sits in node g / gpus per
 // node). A job's rank r runs on GPU placement[r] (see pack_placement / spread_placement).
@@ -16,9 +18,8 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <vector>
-
-#include <boost/graph/adjacency_list.hpp>
 
 #include "engine/time.h"
 #include "engine/units.h"
@@ -52,8 +53,8 @@ struct VertexInfo {
 struct EdgeInfo {
   LinkId link = 0;
 };
-using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::directedS, VertexInfo,
-                                    EdgeInfo>;
+// The Boost.Graph adjacency list; defined in net/topology_graph.h.
+struct TopologyGraph;
 
 class Topology {
  public:
@@ -61,16 +62,16 @@ class Topology {
   explicit Topology(const ClusterSpec& spec);
   Topology(const Topology&) = delete;
   Topology& operator=(const Topology&) = delete;
+  ~Topology();
 
   const ClusterSpec& spec() const { return spec_; }
-  const Graph& graph() const { return graph_; }
+  // Complete only where net/topology_graph.h is included.
+  const TopologyGraph& graph() const { return *graph_; }
   const std::vector<Link>& links() const { return links_; }
   const Link& link(LinkId id) const { return links_[id]; }
 
   int gpus() const { return spec_.gpus; }
   int nodes() const { return nodes_; }
-  // Fabric switches (ToR, aggregation and spine), for power.
-  std::int64_t switch_count() const;
   int gpus_per_node() const { return spec_.node.gpus; }
   int node_of(int gpu) const { return gpu / spec_.node.gpus; }
   int local_index(int gpu) const { return gpu % spec_.node.gpus; }
@@ -81,6 +82,8 @@ class Topology {
   int pod_of_tor(int tor) const { return tor / spec_.fabric.pod_tors; }
   int aggs_per_pod() const { return aggs_per_pod_; }
   int spines_per_plane() const { return spines_per_plane_; }
+  // Switch vertices of every tier (ToR, aggregation, spine) in the whole cluster.
+  int switch_count() const;
 
   // Appends the hops of the path src -> dst to `out` (cleared first). rail < 0 picks the
   // destination GPU's rail. Precondition: src != dst, both < gpus().
@@ -98,10 +101,11 @@ class Topology {
   LinkId add_link(int from, int to, BytesPerSec capacity, Time latency, LinkKind kind);
   int add_vertex(VertexKind kind, int index);
   void build_fabric();
+  void build_spines(BytesPerSec tor_agg_cap);
   void nic_side(int gpu, int rail, bool sending, std::vector<Hop>& out) const;
 
   ClusterSpec spec_;
-  Graph graph_;
+  std::unique_ptr<TopologyGraph> graph_;
   std::vector<Link> links_;
   int nodes_ = 0;
   int tors_ = 0;

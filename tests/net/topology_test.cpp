@@ -12,7 +12,7 @@
 
 #include "engine/error.h"
 #include "io/cluster_loader.h"
-#include "net/topology.h"
+#include "net/topology_graph.h"
 
 using namespace megasim;
 
@@ -52,7 +52,7 @@ TEST_CASE("every shipped cluster loads and builds") {
     const net::ClusterSpec spec = io::load_cluster(topo(name));
     const net::Topology t(spec);
     CHECK(t.gpus() == spec.gpus);
-    CHECK(boost::num_edges(t.graph()) == t.links().size());
+    CHECK(boost::num_edges(t.graph().g) == t.links().size());
   }
 }
 
@@ -66,14 +66,15 @@ TEST_CASE("MegaScale fabric has the switch counts its description implies") {
   CHECK(t.aggs_per_pod() == 32);
   CHECK(t.spines_per_plane() == 3);
   // GPUs + NVSwitches + NICs + ToRs + 6 x 32 aggregation + 32 x 3 spines.
-  CHECK(boost::num_vertices(t.graph()) == 12288u + 1536u + 12288u + 192u + 192u + 96u);
+  CHECK(boost::num_vertices(t.graph().g) == 12288u + 1536u + 12288u + 192u + 192u + 96u);
+  CHECK(t.switch_count() == 192 + 192 + 96);
   // 200G NIC at 98.0 % payload efficiency.
   CHECK(t.link(0).capacity.value() == doctest::Approx(300e9 * 0.8));
 }
 
 TEST_CASE("up-down routes are shortest paths") {
   const net::Topology t(io::load_cluster(topo("megascale-a100-12288")));
-  const std::vector<int> d = bfs_distances(t.graph(), 0);
+  const std::vector<int> d = bfs_distances(t.graph().g, 0);
   std::vector<net::Hop> p;
   // Same node: GPU -> NVSwitch -> GPU.
   t.route(0, 5, -1, net::Routing::kEcmp, 0, p);

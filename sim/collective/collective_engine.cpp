@@ -120,14 +120,35 @@ void CollectiveEngine::launch(const CollectiveCall& call, std::function<void()> 
     }
   }
   last_flow_count_ = flows.size();
+  start(flows, cost.latency, std::move(on_done));
+}
+
+void CollectiveEngine::send(int src_gpu, int dst_gpu, Bytes bytes, std::uint64_t tag,
+                            std::function<void()> on_done) {
+  CollectiveCall call;
+  call.op = Op::kSendRecv;
+  call.gpus = {src_gpu, dst_gpu};
+  call.bytes = bytes;
+  call.tag = tag;
+  const CommShape shape = comm_shape(topology_, call.gpus);
+  const auto [algorithm, protocol] = model_.choose(call, shape);
+  const ModelCost cost = model_.cost(call, shape, algorithm, protocol);
+  std::vector<Flow> flows;
+  if (src_gpu != dst_gpu) flows.push_back(Flow{src_gpu, dst_gpu, bytes.value(), tag});
+  last_flow_count_ = flows.size();
+  start(flows, cost.latency, std::move(on_done));
+}
+
+void CollectiveEngine::start(const std::vector<Flow>& flows, Time latency,
+                             std::function<void()> on_done) {
   struct Pending {
     std::size_t left;
     Time latency;
     std::function<void()> on_done;
   };
-  auto pending = std::make_shared<Pending>(Pending{flows.size(), cost.latency, std::move(on_done)});
+  auto pending = std::make_shared<Pending>(Pending{flows.size(), latency, std::move(on_done)});
   if (flows.empty()) {
-    sim_.after(cost.latency, std::move(pending->on_done));
+    sim_.after(latency, std::move(pending->on_done));
     return;
   }
   std::vector<net::Hop> path;

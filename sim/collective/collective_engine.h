@@ -56,6 +56,12 @@ class CollectiveEngine {
   void send(int src_gpu, int dst_gpu, Bytes bytes, std::uint64_t tag,
             std::function<void()> on_done);
   Prediction predict(const CollectiveCall& call) const;
+  // With merging on, flows of one launch (or send) that take the same path with the same bytes
+  // run as one flow whose every hop weighs their number: under max-min sharing that is the
+  // same as running them apart (each gets the same rate), at a fraction of the solver's work.
+  // NCCL's channels between two nodes under one ToR all take one path. Off by default, so the
+  // figures priced with the engine stay as they were to the last rounding.
+  void merge_identical_flows(bool on) { merge_ = on; }
   const NcclModel& model() const { return model_; }
   std::size_t last_flow_count() const { return last_flow_count_; }
 
@@ -80,6 +86,7 @@ class CollectiveEngine {
   const hw::CollectiveConstants& constants_;
   NcclModel model_;
   std::size_t last_flow_count_ = 0;
+  bool merge_ = false;
 };
 
 }  // namespace megasim::collective

@@ -33,6 +33,7 @@ void Executor::init_network() {
   solver_ = std::make_unique<net::FlowSolver>(sim_, *n.topology, net::Routing::kEcmp);
   engine_ = std::make_unique<collective::CollectiveEngine>(sim_, *n.topology, *solver_,
                                                            *n.constants);
+  engine_->merge_identical_flows(true);
 }
 
 void Executor::send_pp(int from, int to, std::function<void()> done) {

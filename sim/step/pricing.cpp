@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <cmath>
 
 #include "engine/simulator.h"
 #include "net/flow_solver.h"
@@ -342,17 +343,32 @@ StageTraffic Pricer::traffic(const workload::StageProgram& stage) {
   const workload::CommOp pp{CollectiveKind::kSendRecv, Group::kPp, stage.pp_send_bytes};
   t.pp_on_network = plan_.pp > 1 && !measured(pp, 2, 2);
   t.pp_bytes = stage.pp_send_bytes;
+  // A chunk's DP collectives: its share of the stage's buckets' bytes, in buckets of the same
+  // size (at least one), so the step issues about as many calls as the stage has buckets.
   auto parts = [&](const std::vector<Op>& ops, double share) {
     std::vector<DpPart> out;
+    double bucket_bytes = 0.0;
+    int buckets = 0;
+    DpPart bucket;
     for (const Op& op : ops) {
       const workload::CommOp& c = *op.comm();
       if (c.group == Group::kDp && plan_.dp == 1) continue;  // nothing to send
       DpPart p;
       p.on_network = c.group == Group::kDp && !measured(c, plan_.dp, plan_.dp);
       p.op = to_collective(c.kind);
-      p.bytes = c.size * share;
-      if (!p.on_network) p.priced = Time::from_seconds(dp_time(c).to_seconds() * share);
+      if (p.on_network) {
+        bucket_bytes += c.size.value();
+        ++buckets;
+        bucket = p;
+        continue;
+      }
+      p.priced = Time::from_seconds(dp_time(c).to_seconds() * share);
       out.push_back(p);
+    }
+    if (buckets > 0) {
+      const int n = std::max(1, static_cast<int>(std::lround(buckets * share)));
+      bucket.bytes = Bytes(bucket_bytes * share / n);
+      out.insert(out.begin(), static_cast<std::size_t>(n), bucket);
     }
     return out;
   };

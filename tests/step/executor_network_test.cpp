@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "collective/collective_engine.h"
+#include "io/cluster_loader.h"
 #include "io/collective_constants_reader.h"
 #include "net/topology.h"
 #include "step/executor.h"
@@ -146,4 +147,29 @@ TEST_CASE("network: a PP send and a DP reduce-scatter on the same NIC share it")
   // Folded (one rank per stage, every replica's flows issued) and full agree: the plan is
   // symmetric and the fabric has one path between any two servers.
   CHECK(gradient_send(Bytes(1e8), false) == gradient_send(Bytes(1e8), true));
+}
+
+TEST_CASE("network: flows merged by path finish when the flows apart would") {
+  // 16 channels of a 32-node ring on the MegaScale fabric: edges under one ToR take one path
+  // for every channel and run as one weighted flow; edges between ToRs spread by ECMP.
+  net::Topology topology{io::load_cluster(MEGASIM_SOURCE_DIR "/topologies/megascale-a100-12288.json")};
+  const auto constants =
+      io::read_collective_constants(MEGASIM_SOURCE_DIR "/calibrate/profiles/a100-sxm4-80gb.json");
+  collective::CollectiveCall call;
+  call.op = collective::Op::kReduceScatter;
+  call.bytes = Bytes(4e8);
+  for (int node = 0; node < 64; node += 2) call.gpus.push_back(node * 8);
+  Time done[2];
+  std::uint64_t flows_solved[2] = {0, 0};
+  for (const bool merge : {false, true}) {
+    Simulator sim;
+    net::FlowSolver solver(sim, topology, net::Routing::kEcmp);
+    collective::CollectiveEngine engine(sim, topology, solver, constants);
+    engine.merge_identical_flows(merge);
+    engine.launch(call, [&] { done[merge] = sim.now(); });
+    sim.run();
+    flows_solved[merge] = solver.flows_solved();
+  }
+  CHECK(std::abs((done[1] - done[0]).ns()) <= 1);
+  CHECK(flows_solved[1] < flows_solved[0]);
 }

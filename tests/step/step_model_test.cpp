@@ -142,3 +142,26 @@ TEST_CASE("step model: plans that cannot run are input errors") {
   big.plan.global_batch = 8192;
   CHECK_THROWS_AS(f.predict(big), InputError);
 }
+
+TEST_CASE("step model: on the shared network, folded and full agree on a symmetric plan") {
+  // Every DP replica of a stage runs the same passes at the same times and issues the same
+  // flows; folded mode issues them all for its representative and waits for the slowest, so it
+  // ends with the slowest replica. Exact here: each replica's flows meet the same contention.
+  // DP 8 so that the DP rings leave the ToRs and several groups share uplinks.
+  Fixture f;
+  for (const char* preset : {"megatron-lm", "megascale"}) {
+    auto r = f.request(preset);
+    r.plan.dp = 8;
+    r.plan.global_batch = 64;
+    r.placement = f.topology.pack_placement(static_cast<int>(r.plan.gpus()));
+    r.network = step::StepRequest::Network::kShared;
+    const auto folded = f.predict(r);
+    r.full = true;
+    const auto full = f.predict(r);
+    CHECK(folded.step_time == full.step_time);
+    // The network changes the figure: it is not the priced one.
+    r.full = false;
+    r.network = step::StepRequest::Network::kPriced;
+    CHECK(f.predict(r).step_time != folded.step_time);
+  }
+}

@@ -1,6 +1,7 @@
 // The default scenario (MegaScale 175B on 12,288 A100s): one step predicted folded (one rank
 // per pipeline stage) and with every rank, files loaded once outside the timing. What is timed
-// is op generation, pricing on the fabric (collective flow simulations) and execution.
+// is op generation, pricing on the fabric (collective flow simulations) and execution; the
+// last benchmark runs PP and DP traffic on the step's shared network instead.
 #include <benchmark/benchmark.h>
 
 #include <string>
@@ -23,11 +24,13 @@ struct Setup {
   hw::KernelCostModel kernels{inputs.device};
 };
 
-void run(benchmark::State& state, bool full) {
+void run(benchmark::State& state, bool full,
+         step::StepRequest::Network network = step::StepRequest::Network::kPriced) {
   Setup s;
   std::uint64_t events = 0;
   for (auto _ : state) {
-    const step::StepRequest request = plan::assemble_step(s.inputs, s.topology, {full, false});
+    step::StepRequest request = plan::assemble_step(s.inputs, s.topology, {full, false});
+    request.network = network;
     const auto p = step::predict_step(request, s.topology, s.kernels, s.inputs.collective);
     events = p.events;
     benchmark::DoNotOptimize(p.step_time);
@@ -37,8 +40,13 @@ void run(benchmark::State& state, bool full) {
 
 void BM_DefaultScenarioFolded(benchmark::State& state) { run(state, false); }
 void BM_DefaultScenarioFull(benchmark::State& state) { run(state, true); }
+// PP and DP traffic on the step's shared network (executor.h, "The network").
+void BM_DefaultScenarioFoldedNetwork(benchmark::State& state) {
+  run(state, false, step::StepRequest::Network::kShared);
+}
 BENCHMARK(BM_DefaultScenarioFolded)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_DefaultScenarioFull)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_DefaultScenarioFoldedNetwork)->Unit(benchmark::kMillisecond)->Iterations(1);
 
 }  // namespace
 

@@ -1,5 +1,8 @@
 #include "collective/collective_engine.h"
 
+#include <algorithm>
+#include <cstdint>
+#include <functional>
 #include <memory>
 #include <utility>
 
@@ -120,21 +123,82 @@ void CollectiveEngine::launch(const CollectiveCall& call, std::function<void()> 
     }
   }
   last_flow_count_ = flows.size();
+  start(flows, cost.latency, std::move(on_done));
+}
+
+void CollectiveEngine::send(int src_gpu, int dst_gpu, Bytes bytes, std::uint64_t tag,
+                            std::function<void()> on_done) {
+  CollectiveCall call;
+  call.op = Op::kSendRecv;
+  call.gpus = {src_gpu, dst_gpu};
+  call.bytes = bytes;
+  call.tag = tag;
+  const CommShape shape = comm_shape(topology_, call.gpus);
+  const auto [algorithm, protocol] = model_.choose(call, shape);
+  const ModelCost cost = model_.cost(call, shape, algorithm, protocol);
+  std::vector<Flow> flows;
+  if (src_gpu != dst_gpu) flows.push_back(Flow{src_gpu, dst_gpu, bytes.value(), tag});
+  last_flow_count_ = flows.size();
+  start(flows, cost.latency, std::move(on_done));
+}
+
+void CollectiveEngine::start(const std::vector<Flow>& flows, Time latency,
+                             std::function<void()> on_done) {
   struct Pending {
     std::size_t left;
     Time latency;
     std::function<void()> on_done;
   };
-  auto pending = std::make_shared<Pending>(Pending{flows.size(), cost.latency, std::move(on_done)});
-  if (flows.empty()) {
-    sim_.after(cost.latency, std::move(pending->on_done));
+  // The flows' paths, and each distinct (bytes, path) with how many flows take it.
+  std::vector<std::vector<net::Hop>> paths(flows.size());
+  for (std::size_t i = 0; i < flows.size(); ++i) {
+    const Flow& f = flows[i];
+    topology_.route(f.src, f.dst, -1, solver_.routing(), f.entropy, paths[i]);
+  }
+  std::vector<std::pair<std::size_t, int>> runs;  // (representative flow, multiplicity)
+  if (!merge_) {
+    for (std::size_t i = 0; i < flows.size(); ++i) runs.emplace_back(i, 1);
+  } else {
+    auto same = [&](std::size_t a, std::size_t b) {
+      return flows[a].bytes == flows[b].bytes &&
+             std::equal(paths[a].begin(), paths[a].end(), paths[b].begin(), paths[b].end(),
+                        [](const net::Hop& x, const net::Hop& y) {
+                          return x.link == y.link && x.weight == y.weight;
+                        });
+    };
+    // Equal flows are found by sorting on a hash of (bytes, path); a collision only splits a
+    // group, it never merges unequal flows.
+    std::vector<std::pair<std::uint64_t, std::size_t>> keyed(flows.size());
+    for (std::size_t i = 0; i < flows.size(); ++i) {
+      std::uint64_t h = std::hash<double>{}(flows[i].bytes);
+      for (const net::Hop& hop : paths[i]) {
+        h = (h ^ (static_cast<std::uint64_t>(hop.link) * 0x9e3779b97f4a7c15ull +
+                  std::hash<float>{}(hop.weight))) * 0x100000001b3ull;
+      }
+      keyed[i] = {h, i};
+    }
+    std::sort(keyed.begin(), keyed.end());
+    std::vector<std::size_t> order;
+    order.reserve(flows.size());
+    for (const auto& k : keyed) order.push_back(k.second);
+    for (std::size_t i : order) {
+      if (!runs.empty() && same(runs.back().first, i)) {
+        ++runs.back().second;
+      } else {
+        runs.emplace_back(i, 1);
+      }
+    }
+  }
+  auto pending = std::make_shared<Pending>(Pending{runs.size(), latency, std::move(on_done)});
+  if (runs.empty()) {
+    sim_.after(latency, std::move(pending->on_done));
     return;
   }
-  std::vector<net::Hop> path;
-  for (const Flow& f : flows) {
+  for (const auto& [i, count] : runs) {
+    std::vector<net::Hop>& path = paths[i];
+    for (net::Hop& h : path) h.weight *= static_cast<float>(count);
     // The NCCL latency term covers per-hop latency, so flows carry none of their own.
-    topology_.route(f.src, f.dst, -1, solver_.routing(), f.entropy, path);
-    solver_.start_path_flow(path, Bytes(f.bytes), Time::zero(), [this, pending] {
+    solver_.start_path_flow(std::move(path), Bytes(flows[i].bytes), Time::zero(), [this, pending] {
       if (--pending->left == 0) sim_.after(pending->latency, std::move(pending->on_done));
     });
   }

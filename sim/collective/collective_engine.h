@@ -15,7 +15,12 @@
 // Rings and trees are pipelined in NCCL, so their flows run concurrently here; a flow
 // slowed by contention ends later and the call ends with its slowest flow.
 //
-// predict() runs the call alone on a private simulator and solver over the same topology.
+// send() is one point-to-point message (a pipeline send): one flow, src to dst, and the latency
+// of a two-rank send/recv; unlike a kSendRecv call it does not send back.
+//
+// The simulator and solver are the caller's: a step executor hands its own, so that every call
+// it launches meets every other flow in flight. predict() runs the call alone on a private
+// simulator and solver over the same topology.
 #pragma once
 
 #include <functional>
@@ -47,7 +52,16 @@ class CollectiveEngine {
   // Throws InputError for a bad call (empty communicator, GPU outside the cluster, an
   // algorithm the operation lacks); nothing is started then.
   void launch(const CollectiveCall& call, std::function<void()> on_done);
+  // One message from src_gpu to dst_gpu; `tag` as a call's (ECMP entropy).
+  void send(int src_gpu, int dst_gpu, Bytes bytes, std::uint64_t tag,
+            std::function<void()> on_done);
   Prediction predict(const CollectiveCall& call) const;
+  // With merging on, flows of one launch (or send) that take the same path with the same bytes
+  // run as one flow whose every hop weighs their number: under max-min sharing that is the
+  // same as running them apart (each gets the same rate), at a fraction of the solver's work.
+  // NCCL's channels between two nodes under one ToR all take one path. Off by default, so the
+  // figures priced with the engine stay as they were to the last rounding.
+  void merge_identical_flows(bool on) { merge_ = on; }
   const NcclModel& model() const { return model_; }
   std::size_t last_flow_count() const { return last_flow_count_; }
 
@@ -63,6 +77,8 @@ class CollectiveEngine {
   void tree_flows(const CollectiveCall& call, const CommShape& shape, double factor,
                   std::vector<Flow>& out) const;
   void direct_flows(const CollectiveCall& call, std::vector<Flow>& out) const;
+  // Starts the flows; on_done runs `latency` after the last one has arrived.
+  void start(const std::vector<Flow>& flows, Time latency, std::function<void()> on_done);
 
   Simulator& sim_;
   const net::Topology& topology_;
@@ -70,6 +86,7 @@ class CollectiveEngine {
   const hw::CollectiveConstants& constants_;
   NcclModel model_;
   std::size_t last_flow_count_ = 0;
+  bool merge_ = false;
 };
 
 }  // namespace megasim::collective

@@ -40,6 +40,7 @@ Executor::Executor(const PipelineSchedule& sched, const std::vector<StageCosts>&
     for (int s = 0; s < sched.pp; ++s) program_.push_back(blocking_p2p_program(sched, s));
     rendezvous_ = blocking_sends_rendezvous(sched);
   }
+  init_network();
 }
 
 ExecutionResult Executor::run() {
@@ -246,35 +247,35 @@ void Executor::start_dp(int i) {
   if (++dp_members_ready_[key] < (cfg_.full ? cfg_.dp : 1)) return;
   // Every member is at this collective: run it on all of them.
   const DpOp op = u.dp_queue[u.dp_head];
-  const StageCosts& c = costs_[u.s];
-  const Time duration = op.all_gather ? c.dp_all_gather[op.chunk] : c.dp_reduce_scatter[op.chunk];
   const int members = cfg_.full ? cfg_.dp : 1;
   for (int d = 0; d < members; ++d) comm_changed(index(cfg_.full ? d : u.d, u.s), +1);
   const Time start = sim_.now();
   const int s = u.s, d0 = u.d;
-  sim_.after(duration, [this, s, d0, members, op, start] {
-    for (int d = 0; d < members; ++d) {
-      const int m = index(cfg_.full ? d : d0, s);
-      Unit& v = units_[m];
-      record(v, "dp", fmt::format("{} c{}", op.all_gather ? "all-gather" : "reduce-scatter",
-                                  op.chunk),
-             start, sim_.now());
-      ++v.dp_head;
-      v.dp_busy = false;
-      comm_changed(m, -1);
-      if (op.all_gather) {
-        --v.ag_outstanding;
-        v.ag_done[op.chunk] = true;
-      } else {
-        --v.rs_outstanding;
-      }
+  run_dp(s, op, 0, [this, s, d0, members, op, start] { finish_dp(s, d0, members, op, start); });
+}
+
+void Executor::finish_dp(int s, int d0, int members, DpOp op, Time start) {
+  for (int d = 0; d < members; ++d) {
+    const int m = index(cfg_.full ? d : d0, s);
+    Unit& v = units_[m];
+    record(v, "dp", fmt::format("{} c{}", op.all_gather ? "all-gather" : "reduce-scatter",
+                                op.chunk),
+           start, sim_.now());
+    ++v.dp_head;
+    v.dp_busy = false;
+    comm_changed(m, -1);
+    if (op.all_gather) {
+      --v.ag_outstanding;
+      v.ag_done[op.chunk] = true;
+    } else {
+      --v.rs_outstanding;
     }
-    for (int d = 0; d < members; ++d) {
-      const int m = index(cfg_.full ? d : d0, s);
-      start_dp(m);
-      try_compute(m);
-    }
-  });
+  }
+  for (int d = 0; d < members; ++d) {
+    const int m = index(cfg_.full ? d : d0, s);
+    start_dp(m);
+    try_compute(m);
+  }
 }
 
 }  // namespace detail

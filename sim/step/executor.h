@@ -25,14 +25,37 @@
 // A DP collective starts when every member of its group has launched it, so a slow rank
 // delays its whole DP group, and through the pipeline every stage. Folded mode (full = false)
 // simulates one rank per stage, exact when ranks are symmetric.
+//
+// The network (ExecutorConfig::network). Without one, PP and DP communication takes the times
+// priced beforehand (StageCosts). With one, the PP and DP streams issue their messages and
+// collectives as flows on one flow solver in the step's own simulator, through the collective
+// engine, so every group's traffic in flight at the same simulated time competes for the
+// fabric: the DP groups of all stages, every PP pair, the all-gathers. Folded mode still issues
+// every group's flows: a representative stage's PP send carries the sends of all DP replicas
+// and ends with the slowest; its DP collective issues the calls of every group of the stage.
+// TP collectives stay priced inside the passes: they run inside a node, on NVLink, and do not
+// meet the fabric (a TP group wider than a node keeps its priced contention). On nodes with a
+// NIC per GPU, the calls of one rail (TP rank 0) stand for all rails, as pricing does: the load
+// other rails add above the ToRs is left out. Communication with a measured alpha-beta fit,
+// and the tied-embedding all-reduce between the pipeline's ends, keep their priced time.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
+#include "collective/collective.h"
 #include "engine/time.h"
+#include "engine/units.h"
 #include "step/pipeline_schedule.h"
+
+namespace megasim::hw {
+struct CollectiveConstants;
+}
+namespace megasim::net {
+class Topology;
+}
 
 namespace megasim::step {
 
@@ -50,6 +73,31 @@ struct StageCosts {
   Time data_loading;                    // before the first pass: reading the step's batch
 };
 
+// One part of a DP collective of a model chunk: issued on the network (each DP group of the
+// stage runs `op` on `bytes`), or, off the network, waited for `priced`.
+struct DpPart {
+  bool on_network = false;
+  collective::Op op = collective::Op::kReduceScatter;
+  Bytes bytes;
+  Time priced;
+};
+
+// What one stage sends on the network. The parts of a chunk's collective run one after the
+// other, as pricing sums them.
+struct StageTraffic {
+  bool pp_on_network = false;
+  Bytes pp_bytes;  // one micro-batch's activation (or gradient) message
+  std::vector<std::vector<DpPart>> reduce_scatter, all_gather;  // per chunk
+};
+
+struct ExecutorNetwork {
+  const net::Topology* topology = nullptr;          // must outlive the execution
+  const hw::CollectiveConstants* constants = nullptr;
+  std::function<int(int stage, int d, int t)> gpu;  // the GPU of a job rank
+  int rails = 1;  // TP ranks whose calls are issued: 1 (a representative rail) or tp
+  std::vector<StageTraffic> stages;
+};
+
 struct ExecutorConfig {
   bool pp_overlap = false;
   bool dp_overlap = false;
@@ -64,6 +112,8 @@ struct ExecutorConfig {
   std::vector<double> rank_slowdown;
   bool slow_all_passes = false;
   bool record_trace = false;  // keep per-task records of the ranks with d = 0 and t = 0
+  // PP and DP traffic as flows on one shared solver; null: the priced times of StageCosts.
+  const ExecutorNetwork* network = nullptr;
 };
 
 struct StageBreakdown {

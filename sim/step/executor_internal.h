@@ -1,17 +1,22 @@
-// Internal to the step executor, shared by its two sources: executor.cpp (the compute and
-// DP streams, the step's phases) and executor_pp.cpp (pipeline communication: the PP
-// stream beside compute, or Megatron-LM's blocking exchanges). The state of one simulated
-// unit and the Executor that drives every unit on the engine. Not part of the module's
-// interface: only those two files include it.
+// Internal to the step executor, shared by its three sources: executor.cpp (the compute and
+// DP streams, the step's phases), executor_pp.cpp (pipeline communication: the PP stream
+// beside compute, or Megatron-LM's blocking exchanges) and executor_network.cpp (PP and DP
+// traffic as flows on the step's shared solver). The state of one simulated unit and the
+// Executor that drives every unit on the engine. Not part of the module's interface: only
+// those files include it.
 #pragma once
 
 #include <cmath>
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "collective/collective_engine.h"
 #include "engine/simulator.h"
+#include "net/flow_solver.h"
 #include "step/executor.h"
 #include "step/pipeline_schedule.h"
 
@@ -155,11 +160,29 @@ class Executor {
     return static_cast<std::size_t>(s) * (4 * sched_.vpp + 4) + position;
   }
   void start_dp(int i);
+  // The DP collective `op` of stage s ended on its members (every replica in full mode, the
+  // representative d0 when folded).
+  void finish_dp(int s, int d0, int members, DpOp op, Time start);
+
+  // The network (executor_network.cpp).
+  void init_network();
+  bool pp_on_network(int s) const {
+    return engine_ && cfg_.network->stages[static_cast<std::size_t>(s)].pp_on_network;
+  }
+  // Unit `from`'s message to unit `to` as flows: the sends of every DP replica when folded,
+  // of the unit's own replica in full mode, on every issued rail; `done` after the slowest.
+  void send_pp(int from, int to, std::function<void()> done);
+  // Runs the DP collective `op` of stage s, part `part` onwards, then `done`. Off the network
+  // the whole collective takes its priced time.
+  void run_dp(int s, DpOp op, std::size_t part, std::function<void()> done);
 
   const PipelineSchedule& sched_;
   const std::vector<StageCosts>& costs_;
   const ExecutorConfig& cfg_;
   Simulator sim_;
+  // The network every PP and DP flow of the step shares (null without cfg_.network).
+  std::unique_ptr<net::FlowSolver> solver_;
+  std::unique_ptr<collective::CollectiveEngine> engine_;
   int slots_ = 0;
   std::vector<Unit> units_;
   std::vector<int> dp_members_ready_;

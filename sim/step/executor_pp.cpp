@@ -129,8 +129,7 @@ void Executor::start_message(int to, int k) {
   // An eager send may start before the receiver posts this receive: it does not move the
   // split of whatever exchange the receiver waits in now.
   if (msg.recv_posted != kUnknown) r.exchange_ready = std::max(r.exchange_ready, start);
-  const Time duration = msg.transfer * std::max(msg.send_share, msg.recv_share);
-  sim_.after(duration, [this, from, to, k, start] {
+  auto done = [this, from, to, k, start] {
     Unit& receiver = units_[to];
     receiver.arrived[k] = sim_.now().ns();
     receiver.produced[k] = receiver.inbox[k].send_posted;
@@ -139,7 +138,11 @@ void Executor::start_message(int to, int k) {
     if (receiver.inbox[k].recv_posted != kUnknown) --receiver.exchange_pending;
     try_compute(from);
     try_compute(to);
-  });
+  };
+  // On the network the messages of one exchange share the rank's links as flows; priced,
+  // each takes its transfer time times the number of messages on the busier side.
+  if (pp_on_network(units_[from].s)) return send_pp(from, to, std::move(done));
+  sim_.after(msg.transfer * std::max(msg.send_share, msg.recv_share), std::move(done));
 }
 
 void Executor::deliver(int to, int key, std::int64_t produced) {
@@ -159,14 +162,16 @@ void Executor::start_pp(int i) {
   u.pp_busy = true;
   comm_changed(i, +1);
   const Time start = sim_.now();
-  sim_.after(duration, [this, i, to, key, produced, start] {
+  auto done = [this, i, to, key, produced, start] {
     Unit& sender = units_[i];
     sender.pp_busy = false;
     record(sender, "pp", "send", start, sim_.now(), units_[to].s * cfg_.tp);
     comm_changed(i, -1);
     deliver(to, key, produced);
     start_pp(i);
-  });
+  };
+  if (pp_on_network(u.s)) return send_pp(i, to, std::move(done));
+  sim_.after(duration, std::move(done));
 }
 
 }  // namespace megasim::step::detail

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <cmath>
 
 #include "engine/simulator.h"
 #include "net/flow_solver.h"
@@ -276,8 +277,6 @@ StageCosts Pricer::price(const workload::StageProgram& stage, PricingTally& tall
   StageCosts c;
   const int s = stage.stage;
   const bool split = plan_.schedule == workload::Schedule::kZeroBubble;
-  int stage_layers = 0;
-  for (const auto& chunk : stage.chunks) stage_layers += chunk.layers.count;
   for (const auto& chunk : stage.chunks) {
     Time tp;
     c.forward.push_back(pass_time(chunk.forward, false, tally, tp));
@@ -306,9 +305,7 @@ StageCosts Pricer::price(const workload::StageProgram& stage, PricingTally& tall
   Time grads, params;
   for (const Op& op : stage.dp_gradient_comm) grads += dp_time(*op.comm());
   for (const Op& op : stage.dp_param_comm) params += dp_time(*op.comm());
-  for (const auto& chunk : stage.chunks) {
-    const double share = stage_layers > 0 ? double(chunk.layers.count) / stage_layers
-                                          : 1.0 / static_cast<double>(stage.chunks.size());
+  for (const double share : chunk_shares(stage)) {
     c.dp_reduce_scatter.push_back(Time::from_seconds(grads.to_seconds() * share));
     c.dp_all_gather.push_back(Time::from_seconds(params.to_seconds() * share));
   }
@@ -318,6 +315,59 @@ StageCosts Pricer::price(const workload::StageProgram& stage, PricingTally& tall
   }
   tally_ = nullptr;
   return c;
+}
+
+std::vector<double> Pricer::chunk_shares(const workload::StageProgram& stage) {
+  int stage_layers = 0;
+  for (const auto& chunk : stage.chunks) stage_layers += chunk.layers.count;
+  std::vector<double> shares;
+  for (const auto& chunk : stage.chunks) {
+    shares.push_back(stage_layers > 0 ? double(chunk.layers.count) / stage_layers
+                                      : 1.0 / static_cast<double>(stage.chunks.size()));
+  }
+  return shares;
+}
+
+StageTraffic Pricer::traffic(const workload::StageProgram& stage) {
+  assert(tally_ == nullptr);  // prices read here are already in the stage's tally
+  StageTraffic t;
+  const workload::CommOp pp{CollectiveKind::kSendRecv, Group::kPp, stage.pp_send_bytes};
+  t.pp_on_network = plan_.pp > 1 && !measured(pp, 2, 2);
+  t.pp_bytes = stage.pp_send_bytes;
+  // A chunk's DP collectives: its share of the stage's buckets' bytes, in buckets of the same
+  // size (at least one), so the step issues about as many calls as the stage has buckets.
+  auto parts = [&](const std::vector<Op>& ops, double share) {
+    std::vector<DpPart> out;
+    double bucket_bytes = 0.0;
+    int buckets = 0;
+    DpPart bucket;
+    for (const Op& op : ops) {
+      const workload::CommOp& c = *op.comm();
+      if (c.group == Group::kDp && plan_.dp == 1) continue;  // nothing to send
+      DpPart p;
+      p.on_network = c.group == Group::kDp && !measured(c, plan_.dp, plan_.dp);
+      p.op = to_collective(c.kind);
+      if (p.on_network) {
+        bucket_bytes += c.size.value();
+        ++buckets;
+        bucket = p;
+        continue;
+      }
+      p.priced = Time::from_seconds(dp_time(c).to_seconds() * share);
+      out.push_back(p);
+    }
+    if (buckets > 0) {
+      const int n = std::max(1, static_cast<int>(std::lround(buckets * share)));
+      bucket.bytes = Bytes(bucket_bytes * share / n);
+      out.insert(out.begin(), static_cast<std::size_t>(n), bucket);
+    }
+    return out;
+  };
+  for (const double share : chunk_shares(stage)) {
+    t.reduce_scatter.push_back(parts(stage.dp_gradient_comm, share));
+    t.all_gather.push_back(parts(stage.dp_param_comm, share));
+  }
+  return t;
 }
 
 }  // namespace megasim::step

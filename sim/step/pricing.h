@@ -50,6 +50,11 @@ class Pricer {
          const workload::ParallelPlan& plan, const SystemOptions& system);
 
   StageCosts price(const workload::StageProgram& stage, PricingTally& tally);
+  // What the stage's PP and DP streams send when the executor runs them on the network
+  // (ExecutorNetwork): the PP message size, and each chunk's DP collectives split by its share
+  // of the stage's layers as price() splits their times. Communication with a measured fit,
+  // and the tied-embedding all-reduce between the pipeline's ends, keep their price.
+  StageTraffic traffic(const workload::StageProgram& stage);
 
   int gpu(int stage, int d, int t) const;
   // How many TP ranks' calls are simulated together: 1 (a representative rail) on multi-rail
@@ -65,6 +70,8 @@ class Pricer {
   Time tp_time_simulated(const workload::CommOp& c);
   Time pp_time_simulated(Bytes bytes, int from_stage, int to_stage);
   Time dp_time_simulated(const workload::CommOp& c);
+  // Each chunk's share of the stage's DP traffic.
+  static std::vector<double> chunk_shares(const workload::StageProgram& stage);
   // Runs the calls together on a private simulator and returns when the last one ends.
   Time concurrent(const std::vector<collective::CollectiveCall>& calls);
   // A collective priced from the profile's measured alpha-beta fit of the same operation on a

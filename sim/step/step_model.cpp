@@ -37,6 +37,29 @@ std::vector<double> straggler_factors(const StepRequest& r, const net::Topology&
   return f;
 }
 
+bool shared_network(StepRequest::Network n) {
+#ifdef MEGASIM_STEP_NETWORK
+  constexpr bool kShared = true;
+#else
+  constexpr bool kShared = false;
+#endif
+  return n == StepRequest::Network::kShared || (n == StepRequest::Network::kDefault && kShared);
+}
+
+// PP and DP traffic as flows on the step's own network, every group's at once. The GPU lookup
+// keeps a reference to the pricer.
+ExecutorNetwork step_network(Pricer& pricer, const net::Topology& topology,
+                             const hw::CollectiveConstants& constants,
+                             const std::vector<workload::StageProgram>& program) {
+  ExecutorNetwork n;
+  n.topology = &topology;
+  n.constants = &constants;
+  n.gpu = [&pricer](int s, int d, int t) { return pricer.gpu(s, d, t); };
+  n.rails = pricer.rails();
+  for (const auto& stage : program) n.stages.push_back(pricer.traffic(stage));
+  return n;
+}
+
 }  // namespace
 
 StepPrediction predict_step(const StepRequest& r, const net::Topology& topology,
@@ -75,6 +98,11 @@ StepPrediction predict_step(const StepRequest& r, const net::Topology& topology,
   cfg.slow_all_passes = r.stragglers.all_passes;
   cfg.full = r.full || !cfg.rank_slowdown.empty();
   cfg.record_trace = r.trace;
+  ExecutorNetwork network;
+  if (shared_network(r.network)) {
+    network = step_network(pricer, topology, constants, program);
+    cfg.network = &network;
+  }
   ExecutionResult ex = execute_step(schedule, costs, cfg);
 
   // Asynchronous loading runs while the step ends synchronising gradients; the rest of it is

@@ -42,6 +42,12 @@ struct StepRequest {
   // workers synchronise gradients at the end of this step: only what exceeds that window (the
   // critical stage's exposed DP communication and optimizer step) is exposed.
   Time data_per_sample;
+  // Where PP and DP communication is timed: priced beforehand, pass by pass, or as flows on
+  // the step's one shared network, every group's at once (executor.h, "The network").
+  // kDefault is kPriced unless the build sets MEGASIM_STEP_NETWORK (CMake option of that
+  // name): the shared network does not yet meet the step's speed budget at 12,288 GPUs.
+  enum class Network { kDefault, kPriced, kShared };
+  Network network = Network::kDefault;
 };
 
 // Where the critical stage's step goes; `other` is its exposed data loading and the time it

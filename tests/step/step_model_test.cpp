@@ -26,15 +26,16 @@ struct Fixture {
   hw::CollectiveConstants constants{io::read_collective_constants(device.file)};
   hw::KernelCostModel kernels{device.profile};
 
-  // A 22B-class GPT on 64 GPUs: TP 8 × PP 4 (VPP 2) × DP 2, 16 micro-batches per replica.
-  step::StepRequest request(const std::string& preset) const {
+  // A 22B-class GPT on TP 8 × PP 4 (VPP 2) × DP `dp` (64 GPUs at DP 2), 16 micro-batches per
+  // replica.
+  step::StepRequest request(const std::string& preset, int dp = 2) const {
     workload::ParallelPlan plan;
     plan.tp = 8;
     plan.pp = 4;
     plan.vpp = 2;
-    plan.dp = 2;
+    plan.dp = dp;
     plan.micro_batch = 1;
-    plan.global_batch = 32;
+    plan.global_batch = 16 * dp;
     plan.sequence_parallel = true;
     plan.distributed_optimizer = true;
     plan.recompute = workload::Recompute::kSelective;
@@ -131,4 +132,24 @@ TEST_CASE("step model: data loading is paid at the step start, or hidden by Mega
   CHECK(f.predict(m).step_time == fast.step_time);
   m.data_per_sample = Time::from_ms(5);
   CHECK(f.predict(m).step_time == fast.step_time + Time::from_ms(80) - window);
+}
+
+TEST_CASE("step model: on the shared network, folded and full agree on a symmetric plan") {
+  // Every DP replica of a stage runs the same passes at the same times and issues the same
+  // flows; folded mode issues them all for its representative and waits for the slowest, so it
+  // ends with the slowest replica. Exact here: each replica's flows meet the same contention.
+  // DP 8 so that the DP rings leave the ToRs and several groups share uplinks.
+  Fixture f;
+  for (const char* preset : {"megatron-lm", "megascale"}) {
+    auto r = f.request(preset, 8);
+    r.network = step::StepRequest::Network::kShared;
+    const auto folded = f.predict(r);
+    r.full = true;
+    const auto full = f.predict(r);
+    CHECK(folded.step_time == full.step_time);
+    // The network changes the figure: it is not the priced one.
+    r.full = false;
+    r.network = step::StepRequest::Network::kPriced;
+    CHECK(f.predict(r).step_time != folded.step_time);
+  }
 }

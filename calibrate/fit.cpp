@@ -293,105 +293,120 @@ AttentionFit fit_attention(const hw::DeviceProfile& profile,
   return out;
 }
 
-std::vector<std::string> refit_profile(hw::DeviceProfile& p) {
-  std::vector<std::string> report;
-  // The size-class efficiencies are shared by every dtype, so they are fitted to the dtype
-  // training runs in (bf16) when the table has it; the table itself still prices other
-  // dtypes' measured shapes exactly.
+namespace {
+
+// The size-class efficiencies are shared by every dtype, so they are fitted to the dtype
+// training runs in (bf16) when the table has it; the table itself still prices other dtypes'
+// measured shapes exactly.
+void refit_gemm(hw::DeviceProfile& p, std::vector<std::string>& report) {
   std::vector<hw::GemmMeasurement> gemm_rows;
   for (const auto& r : p.gemm_table) {
     if (r.shape.dtype == hw::DType::kBf16) gemm_rows.push_back(r);
   }
   const bool bf16_only = !gemm_rows.empty();
   if (!bf16_only) gemm_rows = p.gemm_table;
-  if (!gemm_rows.empty()) {
-    GemmFit g = fit_gemm(p, gemm_rows);
-    g.params.source = fmt::format("fitted by megasim calibrate fit to {} measured {}GEMMs, RMS "
-                                  "relative residual {:.2f} %",
-                                  g.quality.points, bf16_only ? "bf16 " : "",
-                                  100.0 * g.quality.rms_relative_residual);
-    p.gemm = g.params;
-    std::string classes;
-    for (const auto& c : p.gemm.classes) {
-      classes += fmt::format(" {:.3f}", c.efficiency);
-    }
-    report.push_back(fmt::format("gemm: {} points, overhead {:.2f} us, efficiencies{}, rms {:.2f} %",
-                                 g.quality.points, p.gemm.launch_overhead.to_us(), classes,
-                                 100.0 * g.quality.rms_relative_residual));
+  if (gemm_rows.empty()) return;
+  GemmFit g = fit_gemm(p, gemm_rows);
+  g.params.source = fmt::format("fitted by megasim calibrate fit to {} measured {}GEMMs, RMS "
+                                "relative residual {:.2f} %",
+                                g.quality.points, bf16_only ? "bf16 " : "",
+                                100.0 * g.quality.rms_relative_residual);
+  p.gemm = g.params;
+  std::string classes;
+  for (const auto& c : p.gemm.classes) {
+    classes += fmt::format(" {:.3f}", c.efficiency);
   }
-  if (!p.attention_table.empty()) {
-    AttentionFit a = fit_attention(p, p.attention_table);
-    const auto pass = [](const char* name, const FitQuality& q) {
-      return q.points > 0 ? fmt::format("{} {} rows (RMS relative residual {:.2f} %)", name,
-                                        q.points, 100.0 * q.rms_relative_residual)
-                          : fmt::format("no {} rows ({} efficiency kept from the base profile)",
-                                        name, name);
-    };
-    a.params.source = fmt::format(
-        "measured: fused attention efficiencies fitted by megasim calibrate fit to cuDNN SDPA "
-        "timings, {}, {}{}",
-        pass("forward", a.forward), pass("backward", a.backward),
-        p.attention.flash_v1_forward_efficiency || p.attention.flash_v1_backward_efficiency
-            ? "; FlashAttention-1 efficiencies kept from the base profile"
-            : "");
-    p.attention = a.params;
+  report.push_back(fmt::format("gemm: {} points, overhead {:.2f} us, efficiencies{}, rms {:.2f} %",
+                               g.quality.points, p.gemm.launch_overhead.to_us(), classes,
+                               100.0 * g.quality.rms_relative_residual));
+}
+
+void refit_attention(hw::DeviceProfile& p, std::vector<std::string>& report) {
+  AttentionFit a = fit_attention(p, p.attention_table);
+  const auto pass = [](const char* name, const FitQuality& q) {
+    return q.points > 0 ? fmt::format("{} {} rows (RMS relative residual {:.2f} %)", name,
+                                      q.points, 100.0 * q.rms_relative_residual)
+                        : fmt::format("no {} rows ({} efficiency kept from the base profile)",
+                                      name, name);
+  };
+  a.params.source = fmt::format(
+      "measured: fused attention efficiencies fitted by megasim calibrate fit to cuDNN SDPA "
+      "timings, {}, {}{}",
+      pass("forward", a.forward), pass("backward", a.backward),
+      p.attention.flash_v1_forward_efficiency || p.attention.flash_v1_backward_efficiency
+          ? "; FlashAttention-1 efficiencies kept from the base profile"
+          : "");
+  p.attention = a.params;
+  report.push_back(fmt::format(
+      "attention: forward {} points, {:.1f} % of peak, rms {:.2f} %; backward {} points, "
+      "{:.1f} % of peak, rms {:.2f} %",
+      a.forward.points, 100.0 * p.attention.fused_forward_efficiency,
+      100.0 * a.forward.rms_relative_residual, a.backward.points,
+      100.0 * p.attention.fused_backward_efficiency, 100.0 * a.backward.rms_relative_residual));
+}
+
+void refit_memory(hw::DeviceProfile& p, std::vector<std::string>& report) {
+  MemoryFit m = fit_memory(p, p.memory_table);
+  m.params.source = fmt::format("fitted by megasim calibrate fit to {} measured memory-bound "
+                                "kernels, RMS relative residual {:.2f} %",
+                                m.quality.points, 100.0 * m.quality.rms_relative_residual);
+  p.memory_model = m.params;
+  report.push_back(fmt::format("memory: {} points, {:.1f} % of HBM bandwidth, overhead {:.2f} "
+                               "us, rms {:.2f} %",
+                               m.quality.points, 100.0 * p.memory_model.bandwidth_efficiency,
+                               p.memory_model.launch_overhead.to_us(),
+                               100.0 * m.quality.rms_relative_residual));
+}
+
+void refit_power(hw::DeviceProfile& p, std::vector<std::string>& report) {
+  const PowerFit f = fit_power(p, p.power_table);
+  std::string kept;
+  for (const hw::Activity a : f.kept) {
+    kept += std::string(kept.empty() ? "" : ", ") + hw::to_string(a);
+  }
+  // The measurement's own description (what the tool wrote, or what an earlier refit kept)
+  // stays after the fit's.
+  constexpr std::string_view kReadings = " Readings: ";
+  const std::string& old = p.power.source;
+  const std::size_t at = old.find(kReadings);
+  const std::string readings = at != std::string::npos ? old.substr(at + kReadings.size())
+                               : old.rfind("measured", 0) == 0 ? old
+                                                               : std::string();
+  p.power = f.params;
+  p.power.source = fmt::format(
+      "fitted by megasim calibrate fit to {} board-power readings (pure and duty-cycled "
+      "phases), RMS relative residual {:.2f} %{}; power limit {:.0f} W.{}{}",
+      f.quality.points, 100.0 * f.quality.rms_relative_residual,
+      kept.empty() ? "" : "; kept from the base profile: " + kept, p.power.tdp.value(),
+      readings.empty() ? "" : kReadings, readings);
+  report.push_back(fmt::format(
+      "power: {} readings, idle {:.0f} W, GEMM {:.0f} W, memory-bound {:.0f} W, communication "
+      "{:.0f} W, rms {:.2f} %",
+      f.quality.points, p.power.idle.value(), p.power.gemm.value(), p.power.memory.value(),
+      p.power.communication.value(), 100.0 * f.quality.rms_relative_residual));
+}
+
+void refit_collectives(hw::DeviceProfile& p, std::vector<std::string>& report) {
+  p.collective_fits = fit_collectives(p.collective_table);
+  for (const auto& f : p.collective_fits) {
     report.push_back(fmt::format(
-        "attention: forward {} points, {:.1f} % of peak, rms {:.2f} %; backward {} points, "
-        "{:.1f} % of peak, rms {:.2f} %",
-        a.forward.points, 100.0 * p.attention.fused_forward_efficiency,
-        100.0 * a.forward.rms_relative_residual, a.backward.points,
-        100.0 * p.attention.fused_backward_efficiency, 100.0 * a.backward.rms_relative_residual));
+        "{} {} ranks / {} nodes{}{}{}: alpha {:.2f} us, bus {:.2f} GB/s, {} points, rms {:.2f} %",
+        hw::to_string(f.op), f.ranks, f.nodes, f.algorithm.empty() ? "" : " " + f.algorithm,
+        f.protocol.empty() ? "" : " " + f.protocol, f.run.empty() ? "" : " (" + f.run + ")",
+        f.alpha.to_us(), f.bus_bandwidth.value() / 1e9, f.points,
+        100.0 * f.rms_relative_residual));
   }
-  if (!p.memory_table.empty()) {
-    MemoryFit m = fit_memory(p, p.memory_table);
-    m.params.source = fmt::format("fitted by megasim calibrate fit to {} measured memory-bound "
-                                  "kernels, RMS relative residual {:.2f} %",
-                                  m.quality.points, 100.0 * m.quality.rms_relative_residual);
-    p.memory_model = m.params;
-    report.push_back(fmt::format("memory: {} points, {:.1f} % of HBM bandwidth, overhead {:.2f} "
-                                 "us, rms {:.2f} %",
-                                 m.quality.points, 100.0 * p.memory_model.bandwidth_efficiency,
-                                 p.memory_model.launch_overhead.to_us(),
-                                 100.0 * m.quality.rms_relative_residual));
-  }
-  if (!p.power_table.empty()) {
-    const PowerFit f = fit_power(p, p.power_table);
-    std::string kept;
-    for (const hw::Activity a : f.kept) {
-      kept += std::string(kept.empty() ? "" : ", ") + hw::to_string(a);
-    }
-    // The measurement's own description (what the tool wrote, or what an earlier refit kept)
-    // stays after the fit's.
-    constexpr std::string_view kReadings = " Readings: ";
-    const std::string& old = p.power.source;
-    const std::size_t at = old.find(kReadings);
-    const std::string readings = at != std::string::npos ? old.substr(at + kReadings.size())
-                                 : old.rfind("measured", 0) == 0 ? old
-                                                                 : std::string();
-    p.power = f.params;
-    p.power.source = fmt::format(
-        "fitted by megasim calibrate fit to {} board-power readings (pure and duty-cycled "
-        "phases), RMS relative residual {:.2f} %{}; power limit {:.0f} W.{}{}",
-        f.quality.points, 100.0 * f.quality.rms_relative_residual,
-        kept.empty() ? "" : "; kept from the base profile: " + kept, p.power.tdp.value(),
-        readings.empty() ? "" : kReadings, readings);
-    report.push_back(fmt::format(
-        "power: {} readings, idle {:.0f} W, GEMM {:.0f} W, memory-bound {:.0f} W, communication "
-        "{:.0f} W, rms {:.2f} %",
-        f.quality.points, p.power.idle.value(), p.power.gemm.value(), p.power.memory.value(),
-        p.power.communication.value(), 100.0 * f.quality.rms_relative_residual));
-  }
-  if (!p.collective_table.empty()) {
-    p.collective_fits = fit_collectives(p.collective_table);
-    for (const auto& f : p.collective_fits) {
-      report.push_back(fmt::format(
-          "{} {} ranks / {} nodes{}{}{}: alpha {:.2f} us, bus {:.2f} GB/s, {} points, rms {:.2f} %",
-          hw::to_string(f.op), f.ranks, f.nodes, f.algorithm.empty() ? "" : " " + f.algorithm,
-          f.protocol.empty() ? "" : " " + f.protocol, f.run.empty() ? "" : " (" + f.run + ")",
-          f.alpha.to_us(),
-          f.bus_bandwidth.value() / 1e9, f.points, 100.0 * f.rms_relative_residual));
-    }
-  }
+}
+
+}  // namespace
+
+std::vector<std::string> refit_profile(hw::DeviceProfile& p) {
+  std::vector<std::string> report;
+  refit_gemm(p, report);
+  if (!p.attention_table.empty()) refit_attention(p, report);
+  if (!p.memory_table.empty()) refit_memory(p, report);
+  if (!p.power_table.empty()) refit_power(p, report);
+  if (!p.collective_table.empty()) refit_collectives(p, report);
   return report;
 }
 

@@ -183,136 +183,173 @@ std::optional<hw::CollectiveOp> op_from_test_name(const std::string& test) {
   return hw::collective_op_from_string(t);
 }
 
-std::vector<NcclTestsRun> parse_nccl_tests_log(const std::string& text,
-                                               const std::string& origin,
-                                               const ImportOptions& options) {
-  std::vector<NcclTestsRun> runs;
-  RunBuilder b;
-  int line_no = 0;
-  auto where = [&](int line) { return origin + ":" + std::to_string(line); };
+namespace {
 
-  auto finish_run = [&] {
-    if (!b.started) return;
-    NcclTestsRun& r = b.run;
+std::string where(const std::string& origin, int line) {
+  return origin + ":" + std::to_string(line);
+}
+
+// The op: the log's test name, else the caller's.
+hw::CollectiveOp run_op(const NcclTestsRun& r, const std::string& at,
+                        const ImportOptions& options) {
+  if (!r.test.empty()) {
+    const auto op = op_from_test_name(r.test);
+    if (!op) {
+      throw InputError(at + ": test '" + r.test +
+                       "' is not a collective megasim models (all_reduce, all_gather, "
+                       "reduce_scatter, alltoall, sendrecv, broadcast, reduce)");
+    }
+    return *op;
+  }
+  if (options.op) return *options.op;
+  throw InputError(at +
+                   ": the log does not say which test ran (no 'Collective test starting' "
+                   "line); pass --op");
+}
+
+// Ranks from the device lines, cross-checked against busbw/algbw on the first row fast enough
+// for the ratio to be trusted; without device lines, from that ratio or nThread × nGpus.
+int run_ranks(const RunBuilder& b, hw::CollectiveOp op, const std::string& at) {
+  const int from_lines = static_cast<int>(b.rank_keys.size());
+  int from_ratio = 0;
+  for (const auto& m : b.run.rows) {
+    if (m.algbw.value() / 1e9 < kRatioCheckMinGbps) continue;
+    const double ratio = m.busbw / m.algbw;
+    from_ratio = ranks_from_ratio(op, ratio);
+    if (from_lines > 0 &&
+        std::fabs(ratio - hw::bus_factor(op, from_lines)) >
+            kRatioTolerance * hw::bus_factor(op, from_lines) &&
+        hw::bus_factor(op, from_lines) != 1.0) {
+      throw InputError(at + ": the device lines list " + std::to_string(from_lines) +
+                       " ranks, but busbw/algbw = " + std::to_string(ratio) + " at " +
+                       std::to_string(m.size.value()) + " B implies " +
+                       std::to_string(from_ratio) + " for " + hw::to_string(op));
+    }
+    break;
+  }
+  const int ranks = from_lines > 0   ? from_lines
+                    : from_ratio > 0 ? from_ratio
+                                     : b.n_thread * b.n_gpus;
+  if (ranks <= 0) {
+    throw InputError(at + ": cannot tell the rank count (no device lines, no usable busbw/algbw)");
+  }
+  return ranks;
+}
+
+// Reads a log line by line. A run's lines collect in `b_`; the run is closed into `runs_` when
+// the next run's first line arrives or the log ends.
+class LogParser {
+ public:
+  LogParser(const std::string& origin, const ImportOptions& options)
+      : origin_(origin), options_(options) {}
+
+  void read_line(const std::string& raw) {
+    ++line_no_;
+    const std::string line =
+        strip_tags(!raw.empty() && raw.back() == '\r' ? raw.substr(0, raw.size() - 1) : raw);
+    if (read_marker_line(line)) return;
+    const auto t = tokens(line);
+    if (t.empty()) return;
+    // Header lines start with "#" (some pasted logs lost it); look at what follows.
+    const std::vector<std::string> body(t.begin() + (t[0] == "#" ? 1 : 0), t.end());
+    if (read_setup_line(body)) return;
+    if (t[0] == "#") {
+      if (std::find(t.begin(), t.end(), "size") != t.end() &&
+          std::find(t.begin(), t.end(), "algbw") != t.end()) {
+        start_run();
+        b_.columns = parse_column_header(t);
+      }
+      return;
+    }
+    read_data_row(t);
+  }
+
+  std::vector<NcclTestsRun> finish() {
+    finish_run();
+    return std::move(runs_);
+  }
+
+ private:
+  void start_run() {
+    if (!b_.started) {
+      b_.started = true;
+      b_.run.first_line = line_no_;
+    }
+  }
+
+  void finish_run() {
+    if (!b_.started) return;
+    NcclTestsRun& r = b_.run;
     if (r.rows.empty()) {
-      b = RunBuilder{};
+      b_ = RunBuilder{};
       return;  // a header with no rows (an aborted run) carries nothing to import
     }
-    // The op: the log's test name, else the caller's.
-    if (!r.test.empty()) {
-      const auto op = op_from_test_name(r.test);
-      if (!op) {
-        throw InputError(where(r.first_line) + ": test '" + r.test +
-                         "' is not a collective megasim models (all_reduce, all_gather, "
-                         "reduce_scatter, alltoall, sendrecv, broadcast, reduce)");
-      }
-      r.op = *op;
-    } else if (options.op) {
-      r.op = *options.op;
-    } else {
-      throw InputError(where(r.first_line) +
-                       ": the log does not say which test ran (no 'Collective test starting' "
-                       "line); pass --op");
-    }
-    // Ranks from the device lines, cross-checked against busbw/algbw.
-    int from_lines = static_cast<int>(b.rank_keys.size());
-    int from_ratio = 0;
-    for (const auto& m : r.rows) {
-      if (m.algbw.value() / 1e9 < kRatioCheckMinGbps) continue;
-      const double ratio = m.busbw / m.algbw;
-      from_ratio = ranks_from_ratio(r.op, ratio);
-      if (from_lines > 0 &&
-          std::fabs(ratio - hw::bus_factor(r.op, from_lines)) >
-              kRatioTolerance * hw::bus_factor(r.op, from_lines) &&
-          hw::bus_factor(r.op, from_lines) != 1.0) {
-        throw InputError(where(r.first_line) + ": the device lines list " +
-                         std::to_string(from_lines) + " ranks, but busbw/algbw = " +
-                         std::to_string(ratio) + " at " + std::to_string(m.size.value()) +
-                         " B implies " + std::to_string(from_ratio) + " for " +
-                         hw::to_string(r.op));
-      }
-      break;
-    }
-    r.ranks = from_lines > 0 ? from_lines : from_ratio > 0 ? from_ratio : b.n_thread * b.n_gpus;
-    if (r.ranks <= 0) {
-      throw InputError(where(r.first_line) +
-                       ": cannot tell the rank count (no device lines, no usable busbw/algbw)");
-    }
-    r.nodes = options.nodes.value_or(b.hosts.empty() ? 1 : static_cast<int>(b.hosts.size()));
+    const std::string at = where(origin_, r.first_line);
+    r.op = run_op(r, at, options_);
+    r.ranks = run_ranks(b_, r.op, at);
+    r.nodes = options_.nodes.value_or(b_.hosts.empty() ? 1 : static_cast<int>(b_.hosts.size()));
     for (auto& m : r.rows) {
-      m.run = where(r.first_line);
+      m.run = at;
       m.op = r.op;
       m.ranks = r.ranks;
       m.nodes = r.nodes;
     }
-    runs.push_back(std::move(r));
-    b = RunBuilder{};
-  };
+    runs_.push_back(std::move(r));
+    b_ = RunBuilder{};
+  }
 
-  auto start = [&] {
-    if (!b.started) {
-      b.started = true;
-      b.run.first_line = line_no;
-    }
-  };
-
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) {
-    ++line_no;
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    line = strip_tags(line);
+  // The lines found by a phrase anywhere in them: version, test name, average bus bandwidth.
+  bool read_marker_line(const std::string& line) {
     if (line.find("nccl-tests version") != std::string::npos) {
       finish_run();
-      start();
-      b.run.version = word_after(line, "nccl-tests version");
-      continue;
+      start_run();
+      b_.run.version = word_after(line, "nccl-tests version");
+      return true;
     }
     if (line.find("Collective test starting:") != std::string::npos) {
-      if (!b.run.rows.empty() || !b.run.test.empty()) finish_run();
-      start();
-      b.run.test = word_after(line, "Collective test starting:");
-      continue;
+      if (!b_.run.rows.empty() || !b_.run.test.empty()) finish_run();
+      start_run();
+      b_.run.test = word_after(line, "Collective test starting:");
+      return true;
     }
     if (line.find("Avg bus bandwidth") != std::string::npos) {
-      b.run.avg_busbw_gbps = to_number(word_after(line, ":"));
-      continue;
+      b_.run.avg_busbw_gbps = to_number(word_after(line, ":"));
+      return true;
     }
-    auto t = tokens(line);
-    if (t.empty()) continue;
-    // Header lines start with "#" (some pasted logs lost it); look at what follows.
-    const std::vector<std::string> body(t.begin() + (t[0] == "#" ? 1 : 0), t.end());
+    return false;
+  }
+
+  // The header's "nThread N ... nGpus G" line and its rank lines; `body` lacks the "#".
+  bool read_setup_line(const std::vector<std::string>& body) {
     if (body.size() >= 4 && body[0] == "nThread" && body[2] == "nGpus" && is_integer(body[1]) &&
         is_integer(body[3])) {
       // Each MPI process of an old log repeats this line: a new run only after rows.
-      if (!b.run.rows.empty()) finish_run();
-      start();
-      b.n_thread = std::stoi(body[1]);
-      b.n_gpus = std::stoi(body[3]);
-      continue;
+      if (!b_.run.rows.empty()) finish_run();
+      start_run();
+      b_.n_thread = std::stoi(body[1]);
+      b_.n_gpus = std::stoi(body[3]);
+      return true;
     }
     if (const auto rank = parse_rank_line(body)) {
-      start();
-      b.rank_keys.insert(rank->keys.begin(), rank->keys.end());
-      b.hosts.insert(rank->host);
-      if (std::find(b.run.devices.begin(), b.run.devices.end(), rank->device) ==
-          b.run.devices.end()) {
-        b.run.devices.push_back(rank->device);
+      start_run();
+      b_.rank_keys.insert(rank->keys.begin(), rank->keys.end());
+      b_.hosts.insert(rank->host);
+      if (std::find(b_.run.devices.begin(), b_.run.devices.end(), rank->device) ==
+          b_.run.devices.end()) {
+        b_.run.devices.push_back(rank->device);
       }
-      continue;
+      return true;
     }
-    if (t[0] == "#") {
-      if (std::find(t.begin(), t.end(), "size") != t.end() &&
-          std::find(t.begin(), t.end(), "algbw") != t.end()) {
-        start();
-        b.columns = parse_column_header(t);
-      }
-      continue;
-    }
-    // A data row: integer size first, as many tokens as the header names.
-    if (!b.columns || !is_integer(t[0]) || t.size() != b.columns->count) continue;
-    const Columns& c = *b.columns;
+    return false;
+  }
+
+  // A data row: integer size first, as many tokens as the header names; one measurement per
+  // side (out-of-place, in-place) whose numbers parse and whose #wrong is zero.
+  void read_data_row(const std::vector<std::string>& t) {
+    if (!b_.columns || !is_integer(t[0]) || t.size() != b_.columns->count) return;
+    const Columns& c = *b_.columns;
     const auto size = to_number(t[c.size]);
-    if (!size || *size <= 0.0) continue;  // the size-0 rows of old logs carry no bandwidth
+    if (!size || *size <= 0.0) return;  // the size-0 rows of old logs carry no bandwidth
     for (std::size_t side = 0; side < c.time.size(); ++side) {
       const auto time = to_number(t[c.time[side]]);
       const auto algbw = to_number(t[c.algbw[side]]);
@@ -321,7 +358,7 @@ std::vector<NcclTestsRun> parse_nccl_tests_log(const std::string& text,
       if (side < c.wrong.size()) {
         const auto wrong = to_number(t[c.wrong[side]]);
         if (wrong && *wrong != 0.0) {
-          ++b.run.skipped_rows;
+          ++b_.run.skipped_rows;
           continue;
         }
       }
@@ -331,13 +368,29 @@ std::vector<NcclTestsRun> parse_nccl_tests_log(const std::string& text,
       row.time = Time::from_us(*time);
       row.algbw = gbyte_per_s(*algbw);
       row.busbw = gbyte_per_s(*busbw);
-      row.algorithm = options.algorithm;
-      row.protocol = options.protocol;
-      row.origin = where(line_no);
-      b.run.rows.push_back(row);
+      row.algorithm = options_.algorithm;
+      row.protocol = options_.protocol;
+      row.origin = where(origin_, line_no_);
+      b_.run.rows.push_back(row);
     }
   }
-  finish_run();
+
+  const std::string& origin_;
+  const ImportOptions& options_;
+  std::vector<NcclTestsRun> runs_;
+  RunBuilder b_;
+  int line_no_ = 0;
+};
+
+}  // namespace
+
+std::vector<NcclTestsRun> parse_nccl_tests_log(const std::string& text,
+                                               const std::string& origin,
+                                               const ImportOptions& options) {
+  LogParser parser(origin, options);
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) parser.read_line(line);
+  std::vector<NcclTestsRun> runs = parser.finish();
   if (runs.empty()) {
     throw InputError(origin + ": no nccl-tests result rows found (expected a '#  size  count  "
                               "type ... time  algbw  busbw' header followed by rows)");

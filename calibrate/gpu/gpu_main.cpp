@@ -8,6 +8,7 @@
 // A failed item is reported and skipped, never fatal.
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <thread>
 
@@ -126,55 +127,47 @@ void measure_memory(hw::DeviceProfile& p, const Budget& b, bool quick,
   cudaStreamDestroy(stream);
 }
 
-int run(const Options& o) {
-  int devices = 0;
-  MEGASIM_CUDA_CHECK(cudaGetDeviceCount(&devices));
-  if (devices == 0) throw InputError("no CUDA device visible");
-  cudaDeviceProp prop{};
-  MEGASIM_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
-  const std::string base_ref = o.device.empty() ? guess_base(prop.name) : o.device;
-  const auto base = io::load_device_profile(io::resolve_data_file(
-      base_ref, io::DataKind::kDevice, std::filesystem::current_path(), "--device", "device"));
-  hw::DeviceProfile p = base.profile;
-  if (o.resume && std::filesystem::exists(o.output)) p = io::load_device_profile(o.output).profile;
-
-  int driver = 0, runtime = 0, nccl = 0, clock_khz = 0;
+// The versions of the software stack the figures were measured with.
+hw::MeasurementInfo measurement_info(const cudaDeviceProp& prop, bool quick) {
+  int driver = 0, runtime = 0, nccl = 0;
   cudaDriverGetVersion(&driver);
   cudaRuntimeGetVersion(&runtime);
   ncclGetVersion(&nccl);
-  cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, 0);
   const std::size_t cublas = cublasLtGetVersion();
   const std::size_t cudnn = cudnnGetVersion();
-  p.kind = hw::ProfileKind::kMeasured;
-  p.name = o.name.empty() ? base.profile.name + "-measured" : o.name;
-  p.source = fmt::format("Measured by megasim-calibrate-gpu{} on {} x {}; figures not measured "
-                         "keep the sources of the base profile '{}'.",
-                         o.quick ? " --quick" : "", devices, prop.name, base.profile.name);
-  p.sm_count = prop.multiProcessorCount;
-  p.memory = Bytes(static_cast<double>(prop.totalGlobalMem));
-  if (clock_khz > 0) p.boost_clock_mhz = clock_khz / 1000.0;
-  p.measurement = hw::MeasurementInfo{
+  return hw::MeasurementInfo{
       io::measurement_date_now(),
-      "megasim-calibrate-gpu" + std::string(o.quick ? " --quick" : ""), prop.name,
+      "megasim-calibrate-gpu" + std::string(quick ? " --quick" : ""), prop.name,
       version_string(driver, 1000, 10), version_string(runtime, 1000, 10),
       fmt::format("{}.{}.{}", cublas / 10000, (cublas % 10000) / 100, cublas % 100),
       fmt::format("{}.{}.{}", cudnn / 10000, (cudnn % 10000) / 100, cudnn % 100),
       fmt::format("{}.{}.{}", nccl / 10000, (nccl % 10000) / 100, nccl % 100)};
-  const auto save = [&] {
-    io::Json doc = io::device_profile_to_json(p);
-    if (!base.collective.is_null()) doc["collective"] = base.collective;
-    io::write_file_atomically(o.output, doc.dump(1) + "\n");
-  };
-  save();
-  Budget budget;
-  budget.item_timeout_s = o.timeout_s;
-  if (o.quick) budget.repeats = 5;
-  int errors = 0;
-  const auto report = [&](const std::string& e) {
-    ++errors;
-    std::fprintf(stderr, "megasim-calibrate-gpu: %s (skipped)\n", e.c_str());
-  };
+}
 
+// Names the profile and records what it was measured on; `base_name` keeps the sources of
+// every figure this run does not measure.
+void describe_device(hw::DeviceProfile& p, const Options& o, const cudaDeviceProp& prop,
+                     int devices, const std::string& base_name) {
+  int clock_khz = 0;
+  cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, 0);
+  p.kind = hw::ProfileKind::kMeasured;
+  p.name = o.name.empty() ? base_name + "-measured" : o.name;
+  p.source = fmt::format("Measured by megasim-calibrate-gpu{} on {} x {}; figures not measured "
+                         "keep the sources of the base profile '{}'.",
+                         o.quick ? " --quick" : "", devices, prop.name, base_name);
+  p.sm_count = prop.multiProcessorCount;
+  p.memory = Bytes(static_cast<double>(prop.totalGlobalMem));
+  if (clock_khz > 0) p.boost_clock_mhz = clock_khz / 1000.0;
+  p.measurement = measurement_info(prop, o.quick);
+}
+
+using Report = std::function<void(const std::string&)>;
+
+// The sections one GPU measures: GEMMs (the scenario's shapes first), fused attention and
+// memory-bound kernels. A section already in the profile (--resume) is kept.
+void measure_single_gpu(hw::DeviceProfile& p, const Options& o, const cudaDeviceProp& prop,
+                        const Budget& budget, const std::function<void()>& save,
+                        const Report& report) {
   if (!skipped(o, "gemm") && p.gemm_table.empty()) {
     const bool fp8 = prop.major * 10 + prop.minor >= 89;
     std::vector<hw::GemmShape> grid;
@@ -194,16 +187,27 @@ int run(const Options& o) {
     } catch (const GpuError& e) { report(std::string("attention: ") + e.what()); }
   }
   if (!skipped(o, "memory") && p.memory_table.empty()) measure_memory(p, budget, o.quick, save);
+}
+
+// The sections that take every local GPU: NCCL collectives and interference (two GPUs at
+// least), then board power.
+void measure_all_gpus(hw::DeviceProfile& p, const Options& o, int devices, const Budget& budget,
+                      const std::function<void()>& save, const Report& report) {
   if (!skipped(o, "nccl") && p.collective_table.empty() && devices >= 2) {
     measure_collectives(devices, default_nccl_plan(o.quick), budget,
-                        [&](const hw::CollectiveMeasurement& m) { p.collective_table.push_back(m); save(); },
+                        [&](const hw::CollectiveMeasurement& m) {
+                          p.collective_table.push_back(m);
+                          save();
+                        },
                         report);
   }
   if (!skipped(o, "interference") && devices >= 2) {
     try {
-      p.interference.compute_slowdown = std::max(1.0, measure_interference(devices, 256.0 * (1 << 20), budget));
+      p.interference.compute_slowdown =
+          std::max(1.0, measure_interference(devices, 256.0 * (1 << 20), budget));
       p.interference.source = fmt::format("measured: 8192^3 bf16 GEMM on GPU 0 beside 256 MiB "
-                                          "all-reduces on {} GPUs, {}", devices, p.measurement->date);
+                                          "all-reduces on {} GPUs, {}",
+                                          devices, p.measurement->date);
       save();
     } catch (const GpuError& e) { report(std::string("interference: ") + e.what()); }
   }
@@ -213,6 +217,36 @@ int run(const Options& o) {
       save();
     } catch (const GpuError& e) { report(std::string("power: ") + e.what()); }
   }
+}
+
+int run(const Options& o) {
+  int devices = 0;
+  MEGASIM_CUDA_CHECK(cudaGetDeviceCount(&devices));
+  if (devices == 0) throw InputError("no CUDA device visible");
+  cudaDeviceProp prop{};
+  MEGASIM_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
+  const std::string base_ref = o.device.empty() ? guess_base(prop.name) : o.device;
+  const auto base = io::load_device_profile(io::resolve_data_file(
+      base_ref, io::DataKind::kDevice, std::filesystem::current_path(), "--device", "device"));
+  hw::DeviceProfile p = base.profile;
+  if (o.resume && std::filesystem::exists(o.output)) p = io::load_device_profile(o.output).profile;
+  describe_device(p, o, prop, devices, base.profile.name);
+  const std::function<void()> save = [&] {
+    io::Json doc = io::device_profile_to_json(p);
+    if (!base.collective.is_null()) doc["collective"] = base.collective;
+    io::write_file_atomically(o.output, doc.dump(1) + "\n");
+  };
+  save();
+  Budget budget;
+  budget.item_timeout_s = o.timeout_s;
+  if (o.quick) budget.repeats = 5;
+  int errors = 0;
+  const Report report = [&](const std::string& e) {
+    ++errors;
+    std::fprintf(stderr, "megasim-calibrate-gpu: %s (skipped)\n", e.c_str());
+  };
+  measure_single_gpu(p, o, prop, budget, save, report);
+  measure_all_gpus(p, o, devices, budget, save, report);
   // Fit the models to what was measured, so shapes between and beyond the table are priced
   // from this GPU too.
   try {

@@ -60,6 +60,74 @@ ExecutorNetwork step_network(Pricer& pricer, const net::Topology& topology,
   return n;
 }
 
+ExecutorConfig executor_config(const StepRequest& r, const net::Topology& topology,
+                               const hw::DeviceProfile& profile) {
+  ExecutorConfig cfg;
+  cfg.pp_overlap = r.system.pp_overlap;
+  cfg.dp_overlap = r.system.dp_overlap;
+  cfg.blocking_p2p_overhead = r.system.blocking_p2p_overhead;
+  cfg.interference = profile.interference.compute_slowdown - 1.0;
+  cfg.tp = r.workload.plan.tp;
+  cfg.dp = r.workload.plan.dp;
+  cfg.rank_slowdown = straggler_factors(r, topology);
+  cfg.slow_all_passes = r.stragglers.all_passes;
+  cfg.full = r.full || !cfg.rank_slowdown.empty();
+  cfg.record_trace = r.trace;
+  return cfg;
+}
+
+// Tokens per second, MFU and HFU from the step time.
+void add_rates(const AssembledWorkload& w, const hw::DeviceProfile& profile, StepPrediction& out) {
+  const double seconds = out.step_time.to_seconds();
+  out.tokens_per_step = static_cast<double>(w.plan.global_batch) * static_cast<double>(w.model.seq);
+  out.tokens_per_s = out.tokens_per_step / seconds;
+  // MFU counts the model as its file defines it (a sliding window switched on as a system
+  // optimisation does not lower the numerator, as MegaScale counts it).
+  out.model_flops_per_token = workload::model_flops_per_token(w.model).value();
+  out.hardware_flops_per_token = workload::hardware_flops_per_token(w.model, w.plan.recompute).value();
+  const double peak = profile.peak_for(hw::DType::kBf16).value();
+  const double gpus = static_cast<double>(w.plan.gpus());
+  out.tflops_per_gpu_model = out.model_flops_per_token * out.tokens_per_s / gpus / 1e12;
+  out.tflops_per_gpu_hw = out.hardware_flops_per_token * out.tokens_per_s / gpus / 1e12;
+  out.mfu = out.tflops_per_gpu_model * 1e12 / peak;
+  out.hfu = out.tflops_per_gpu_hw * 1e12 / peak;
+}
+
+// How much of the compute and collective time rests on measurements.
+void add_cost_sources(const std::vector<PricingTally>& tallies, const hw::DeviceProfile& profile,
+                      StepPrediction& out) {
+  Time measured, priced, comm_measured, comm_priced;
+  for (const auto& t : tallies) {
+    measured += t.measured;
+    priced += t.priced;
+    comm_measured += t.comm_measured;
+    comm_priced += t.comm_priced;
+  }
+  out.measured_share = priced.ns() > 0 ? static_cast<double>(measured.ns()) / priced.ns() : 0.0;
+  out.comm_measured_share =
+      comm_priced.ns() > 0 ? static_cast<double>(comm_measured.ns()) / comm_priced.ns() : 0.0;
+  out.cost_source = out.measured_share > 0.5 ? "measured"
+                    : profile.gemm.fitted      ? "fitted"
+                                               : "roofline";
+}
+
+// A GPU of the critical stage (its tally `t` per micro-batch, `m` micro-batches, its breakdown
+// `b`): its compute time split by what the kernels were, its exposed communication, and idle.
+void add_activity(const PricingTally& t, const StageBreakdown& b, std::int64_t m,
+                  StepPrediction& out) {
+  out.kernel_gemm = t.gemm * m;
+  out.kernel_attention = t.attention * m;
+  out.kernel_memory_bound = t.memory_bound * m;
+  const double kernel_total = static_cast<double>((t.gemm + t.attention + t.memory_bound).ns());
+  const double compute = static_cast<double>((b.compute + b.optimizer).ns());
+  const double gemm_share =
+      kernel_total > 0 ? static_cast<double>((t.gemm + t.attention).ns()) / kernel_total : 1.0;
+  out.gemm_time = Time::from_ns(std::llround(compute * gemm_share));
+  out.memory_bound_time = b.compute + b.optimizer - out.gemm_time;
+  out.comm_only_time = b.tp_exposed + b.pp_exposed + b.dp_exposed;
+  out.idle_time = out.step_time - out.gemm_time - out.memory_bound_time - out.comm_only_time;
+}
+
 }  // namespace
 
 StepPrediction predict_step(const StepRequest& r, const net::Topology& topology,
@@ -87,17 +155,7 @@ StepPrediction predict_step(const StepRequest& r, const net::Topology& topology,
 
   const PipelineSchedule schedule =
       build_schedule(plan.schedule, plan.pp, plan.vpp, static_cast<int>(plan.micro_batches()));
-  ExecutorConfig cfg;
-  cfg.pp_overlap = r.system.pp_overlap;
-  cfg.dp_overlap = r.system.dp_overlap;
-  cfg.blocking_p2p_overhead = r.system.blocking_p2p_overhead;
-  cfg.interference = kernels.profile().interference.compute_slowdown - 1.0;
-  cfg.tp = plan.tp;
-  cfg.dp = plan.dp;
-  cfg.rank_slowdown = straggler_factors(r, topology);
-  cfg.slow_all_passes = r.stragglers.all_passes;
-  cfg.full = r.full || !cfg.rank_slowdown.empty();
-  cfg.record_trace = r.trace;
+  ExecutorConfig cfg = executor_config(r, topology, kernels.profile());
   ExecutorNetwork network;
   if (shared_network(r.network)) {
     network = step_network(pricer, topology, constants, program);
@@ -120,50 +178,10 @@ StepPrediction predict_step(const StepRequest& r, const net::Topology& topology,
   out.breakdown = {b.compute, b.tp_exposed, b.pp_exposed, b.dp_exposed, b.bubble, b.optimizer,
                    b.data_loading + (out.step_time - b.end)};
 
-  const double seconds = out.step_time.to_seconds();
-  out.tokens_per_step = static_cast<double>(plan.global_batch) * static_cast<double>(r.workload.model.seq);
-  out.tokens_per_s = out.tokens_per_step / seconds;
-  // MFU counts the model as its file defines it (a sliding window switched on as a system
-  // optimisation does not lower the numerator, as MegaScale counts it).
-  out.model_flops_per_token = workload::model_flops_per_token(r.workload.model).value();
-  out.hardware_flops_per_token = workload::hardware_flops_per_token(r.workload.model, plan.recompute).value();
-  const double peak = kernels.profile().peak_for(hw::DType::kBf16).value();
-  const double gpus = static_cast<double>(plan.gpus());
-  out.tflops_per_gpu_model = out.model_flops_per_token * out.tokens_per_s / gpus / 1e12;
-  out.tflops_per_gpu_hw = out.hardware_flops_per_token * out.tokens_per_s / gpus / 1e12;
-  out.mfu = out.tflops_per_gpu_model * 1e12 / peak;
-  out.hfu = out.tflops_per_gpu_hw * 1e12 / peak;
+  add_rates(r.workload, kernels.profile(), out);
+  add_cost_sources(tallies, kernels.profile(), out);
 
-  Time measured, priced, comm_measured, comm_priced;
-  for (const auto& t : tallies) {
-    measured += t.measured;
-    priced += t.priced;
-    comm_measured += t.comm_measured;
-    comm_priced += t.comm_priced;
-  }
-  out.measured_share = priced.ns() > 0 ? static_cast<double>(measured.ns()) / priced.ns() : 0.0;
-  out.comm_measured_share =
-      comm_priced.ns() > 0 ? static_cast<double>(comm_measured.ns()) / comm_priced.ns() : 0.0;
-  const auto& prof = kernels.profile();
-  out.cost_source = out.measured_share > 0.5 ? "measured"
-                    : prof.gemm.fitted       ? "fitted"
-                                             : "roofline";
-
-  // A GPU of the critical stage: its compute time split by what the kernels were, its exposed
-  // communication, and idle time.
-  const PricingTally& t = tallies[ex.critical_stage];
-  const std::int64_t m = plan.micro_batches();
-  out.kernel_gemm = t.gemm * m;
-  out.kernel_attention = t.attention * m;
-  out.kernel_memory_bound = t.memory_bound * m;
-  const double kernel_total = static_cast<double>((t.gemm + t.attention + t.memory_bound).ns());
-  const double compute = static_cast<double>((b.compute + b.optimizer).ns());
-  const double gemm_share =
-      kernel_total > 0 ? static_cast<double>((t.gemm + t.attention).ns()) / kernel_total : 1.0;
-  out.gemm_time = Time::from_ns(std::llround(compute * gemm_share));
-  out.memory_bound_time = b.compute + b.optimizer - out.gemm_time;
-  out.comm_only_time = b.tp_exposed + b.pp_exposed + b.dp_exposed;
-  out.idle_time = out.step_time - out.gemm_time - out.memory_bound_time - out.comm_only_time;
+  add_activity(tallies[ex.critical_stage], b, plan.micro_batches(), out);
   return out;
 }
 

@@ -25,13 +25,18 @@ struct SimulateOptions {
   int trials = 0;
   bool json = false;
   bool full = false;
+  std::string network;
 };
 
 void run_simulate(const SimulateOptions& o) {
   io::InputOptions io_options;
   if (o.trials > 0) io_options.trials = o.trials;
   const io::Inputs inputs = io::load_inputs(io::load_scenario(o.scenario, o.overrides), io_options);
-  const plan::Evaluation e = plan::evaluate(inputs, {o.full, !o.trace.empty()});
+  using Network = step::StepRequest::Network;
+  const Network network = o.network == "shared"   ? Network::kShared
+                          : o.network == "priced" ? Network::kPriced
+                                                  : Network::kDefault;
+  const plan::Evaluation e = plan::evaluate(inputs, {o.full, !o.trace.empty(), network});
   const std::string json_text = reports::simulate_json(e);
   // Files first, so that a failure to write leaves stdout empty.
   if (!o.trace.empty()) io::write_file_atomically(o.trace, reports::chrome_trace_json(e.step.trace));
@@ -55,6 +60,11 @@ void add_simulate_command(CLI::App& app) {
       ->check(CLI::Range(1, 100000));
   cmd->add_option("--trace", opts->trace,
                   "Write a Chrome/Perfetto trace of the step (open in ui.perfetto.dev)");
+  cmd->add_option("--network", opts->network,
+                  "priced: PP and DP communication priced before the step (default); shared: "
+                  "issued on one shared flow solver during the step, every group at once "
+                  "(slower; see README)")
+      ->check(CLI::IsMember({"priced", "shared"}));
   cmd->add_option("-o,--output", opts->output, "Also write the JSON result to this file");
   cmd->callback([opts] { run_simulate(*opts); });
 }

@@ -35,6 +35,7 @@ step::StepRequest assemble_step(const io::Inputs& in, const net::Topology& topol
                                         : topology.pack_placement(gpus);
   r.full = o.full;
   r.trace = o.trace;
+  r.network = o.network;
   r.stragglers = {s.stragglers.host_fraction, s.stragglers.slowdown, s.stragglers.all_passes,
                   s.stragglers.seed};
   r.data_per_sample = Time::from_ms(s.data_loading.host_ms_per_sample);

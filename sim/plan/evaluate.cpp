@@ -38,7 +38,7 @@ Evaluation evaluate(const io::Inputs& in, const EvaluateOptions& o) {
   Evaluation e;
   e.inputs = in;
   const net::Topology topology(in.cluster);
-  const step::StepRequest request = assemble_step(in, topology, {o.full, o.trace});
+  const step::StepRequest request = assemble_step(in, topology, {o.full, o.trace, o.network});
   const hw::KernelCostModel kernels(in.device);
   e.step = step::predict_step(request, topology, kernels, in.collective);
   if (in.run) {

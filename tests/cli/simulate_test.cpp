@@ -153,3 +153,18 @@ TEST_CASE("cli: simulate and inspect agree on the memory of a plan (issue: 118.9
           doctest::Approx(i[k]["memory"]["total_bytes"].get<double>() / (1024.0 * 1024 * 1024)));
   }
 }
+
+TEST_CASE("cli: --network shared puts PP and DP traffic on one network; folded equals full") {
+  const std::string s =
+      std::string(MEGASIM_SOURCE_DIR) + "/scenarios/validation/megascale-175b-256-megascale-mfu.json";
+  const auto folded = run_megasim("simulate --json --network shared " + s);
+  const auto full = run_megasim("simulate --json --full --network shared " + s);
+  const auto priced = run_megasim("simulate --json --network priced " + s);
+  REQUIRE(folded.exit_code == 0);
+  REQUIRE(full.exit_code == 0);
+  REQUIRE(priced.exit_code == 0);
+  const double t_folded = nlohmann::json::parse(folded.out)["step_time_s"].get<double>();
+  CHECK(t_folded == nlohmann::json::parse(full.out)["step_time_s"].get<double>());
+  CHECK(t_folded != nlohmann::json::parse(priced.out)["step_time_s"].get<double>());
+  CHECK(run_megasim("simulate --network bogus " + s).exit_code == 2);
+}

@@ -67,7 +67,7 @@ int Pricer::rails() const {
 }
 
 int Pricer::gpu(int stage, int d, int t) const {
-  return placement_[(static_cast<std::size_t>(stage) * plan_.dp + d) * plan_.tp + t];
+  return placement_[static_cast<std::size_t>(workload::RankIndex(plan_).linear(stage, d, t))];
 }
 
 Time Pricer::concurrent(const std::vector<collective::CollectiveCall>& calls) {

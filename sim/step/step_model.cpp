@@ -11,6 +11,7 @@
 #include "step/pricing.h"
 #include "workload/flops.h"
 #include "workload/program.h"
+#include "workload/rank_index.h"
 
 namespace megasim::step {
 workload::ModelSpec executed_model(const workload::ModelSpec& m, const SystemOptions& s) {
@@ -27,10 +28,12 @@ workload::ModelSpec executed_model(const workload::ModelSpec& m, const SystemOpt
 
 namespace {
 
+// Per job rank, in the workload::RankIndex order that the placement and the executor share:
+// the slowdown of the host it runs on.
 std::vector<double> straggler_factors(const StepRequest& r, const net::Topology& topology) {
   const auto& st = r.stragglers;
   if (st.host_fraction <= 0.0 || st.slowdown <= 1.0) return {};
-  const std::int64_t ranks = r.plan.gpus();
+  const std::int64_t ranks = workload::RankIndex(r.plan).size();
   // The hosts the job occupies, then a seeded choice of round(fraction × hosts) of them.
   std::vector<int> hosts;
   for (std::int64_t i = 0; i < ranks; ++i) hosts.push_back(topology.node_of(r.placement[i]));

@@ -179,7 +179,7 @@ Time Pricer::dp_time_simulated(const workload::CommOp& c) {
   const int kind = (pp_group ? 3 : 2) * 16 + static_cast<int>(c.kind);
   for (const auto& [ref_bytes, ref_time] : scaled_[kind]) {
     const double ratio = c.size.value() / ref_bytes;
-    if (ratio >= 0.5 && ratio <= 2.0) return Time::from_seconds(ref_time.to_seconds() * ratio);
+    if (ratio >= 0.5 && ratio <= 2.0) return ref_time * ratio;
   }
   const auto key = std::make_tuple(pp_group ? 3 : 2, static_cast<int>(c.kind), 0, c.size.value());
   if (auto it = cache_.find(key); it != cache_.end()) return it->second;
@@ -269,7 +269,7 @@ Time Pricer::pass_time(const std::vector<Op>& ops, bool backward, PricingTally& 
       continue;
     }
     const Time g = cost[static_cast<std::size_t>(partner[i])];
-    const Time slowed = Time::from_seconds(g.to_seconds() * interference_);
+    const Time slowed = g * interference_;
     const Time c = cost[i];
     const Time pair = std::max(slowed, c) + Time::from_ns(std::min(slowed, c).ns() / plan_.tp);
     total += pair;
@@ -318,8 +318,8 @@ StageCosts Pricer::price(const workload::StageProgram& stage, PricingTally& tall
   for (const auto& chunk : stage.chunks) {
     const double share = stage_layers > 0 ? double(chunk.layers.count) / stage_layers
                                           : 1.0 / static_cast<double>(stage.chunks.size());
-    c.dp_reduce_scatter.push_back(Time::from_seconds(grads.to_seconds() * share));
-    c.dp_all_gather.push_back(Time::from_seconds(params.to_seconds() * share));
+    c.dp_reduce_scatter.push_back(grads * share);
+    c.dp_all_gather.push_back(params * share);
   }
   for (const Op& op : stage.optimizer) {
     const hw::KernelCost kc = kernels_.cost(*op.kernel());

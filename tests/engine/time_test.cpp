@@ -33,6 +33,19 @@ TEST_CASE("time: arithmetic and ordering") {
   CHECK((a * 3).ns() == 30);
 }
 
+TEST_CASE("time: scaling by a real factor rounds to the nearest nanosecond once") {
+  const Time t = Time::from_ns(10);
+  CHECK((t * 1.5).ns() == 15);
+  CHECK((t * 0.04).ns() == 0);   // 0.4 ns rounds down
+  CHECK((t * 0.06).ns() == 1);   // 0.6 ns rounds up
+  CHECK((t * 0.25).ns() == 3);   // 2.5 ns: half away from zero
+  CHECK((t * -0.25).ns() == -3);
+  CHECK((t / 4.0).ns() == 3);
+  CHECK((t / 3.0).ns() == 3);
+  CHECK((t * std::int64_t{3}).ns() == 30);  // an integer count stays exact
+  CHECK_THROWS_AS(Time::from_seconds(1e9) * 1e12, std::range_error);
+}
+
 TEST_CASE("units: transfer time of 1 GB at 100 Gbit/s is 80 ms") {
   using namespace megasim;
   CHECK(transfer_time(Bytes(1e9), gbit_per_s(100)).ns() == 80'000'000);

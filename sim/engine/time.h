@@ -51,8 +51,8 @@ class Time {
 
  private:
   constexpr explicit Time(std::int64_t ns) : ns_(ns) {}
-  // The one rounding of a double into the clock: to the nearest nanosecond, half away from
-  // zero; `what` and `unit` name the value in the range error.
+  // The one rounding of a double count of nanoseconds into the clock: to the nearest, half
+  // away from zero; `what` and `unit` name the value in the range error.
   static Time rounded(double ns, double what, const char* unit);
   std::int64_t ns_ = 0;
 };

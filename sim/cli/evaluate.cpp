@@ -122,8 +122,8 @@ Evaluation evaluate(const io::Scenario& s, const EvaluateOptions& options) {
     // A checkpoint holds bf16 weights and fp32 master weights and Adam moments: 14 B/param.
     p.checkpoint_size = Bytes(14.0 * static_cast<double>(workload::total_parameters(model)));
     p.activity_time[static_cast<std::size_t>(run::Activity::kGemm)] = e.step.gemm_time;
-    p.activity_time[static_cast<std::size_t>(run::Activity::kMemoryBound)] = e.step.memory_bound_time;
-    p.activity_time[static_cast<std::size_t>(run::Activity::kCommOnly)] = e.step.comm_only_time;
+    p.activity_time[static_cast<std::size_t>(run::Activity::kMemory)] = e.step.memory_bound_time;
+    p.activity_time[static_cast<std::size_t>(run::Activity::kCommunication)] = e.step.comm_only_time;
     p.activity_time[static_cast<std::size_t>(run::Activity::kIdle)] = e.step.idle_time;
     p.validate();
     e.profile = p;

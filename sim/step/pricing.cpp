@@ -9,21 +9,9 @@
 namespace megasim::step {
 namespace {
 
-using workload::CollectiveKind;
+using hw::CollectiveOp;
 using workload::Group;
 using workload::Op;
-
-collective::Op to_collective(CollectiveKind k) {
-  switch (k) {
-    case CollectiveKind::kAllReduce: return collective::Op::kAllReduce;
-    case CollectiveKind::kAllGather: return collective::Op::kAllGather;
-    case CollectiveKind::kReduceScatter: return collective::Op::kReduceScatter;
-    case CollectiveKind::kSendRecv: return collective::Op::kSendRecv;
-    case CollectiveKind::kBroadcast: return collective::Op::kBroadcast;
-    case CollectiveKind::kAllToAll: return collective::Op::kAllToAll;
-  }
-  return collective::Op::kAllReduce;
-}
 
 // Above this size a collective's time is its bandwidth term (latency under 1 %).
 constexpr double kScalableBytes = 64.0 * 1024 * 1024;
@@ -34,7 +22,7 @@ bool is_gemm(const Op& op) {
 }
 
 bool is_weight_grad(const Op& op) {
-  return is_gemm(op) && op.name.size() >= 5 && op.name.compare(op.name.size() - 5, 5, "wgrad") == 0;
+  return is_gemm(op) && op.gemm_role == workload::GemmRole::kWeightGrad;
 }
 
 }  // namespace
@@ -85,15 +73,7 @@ Time Pricer::concurrent(const std::vector<collective::CollectiveCall>& calls) {
 std::optional<Time> Pricer::measured(const workload::CommOp& c, int ranks, int nodes) const {
   const auto& fits = kernels_.profile().collective_fits;
   if (fits.empty()) return std::nullopt;
-  hw::CollectiveOp op = hw::CollectiveOp::kAllReduce;
-  switch (c.kind) {
-    case CollectiveKind::kAllReduce: op = hw::CollectiveOp::kAllReduce; break;
-    case CollectiveKind::kAllGather: op = hw::CollectiveOp::kAllGather; break;
-    case CollectiveKind::kReduceScatter: op = hw::CollectiveOp::kReduceScatter; break;
-    case CollectiveKind::kSendRecv: op = hw::CollectiveOp::kSendRecv; break;
-    case CollectiveKind::kBroadcast: op = hw::CollectiveOp::kBroadcast; break;
-    case CollectiveKind::kAllToAll: op = hw::CollectiveOp::kAllToAll; break;
-  }
+  const hw::CollectiveOp op = c.kind;
   for (const auto& f : fits) {
     if (f.op != op || f.ranks != ranks || f.nodes != nodes || f.bus_bandwidth.value() <= 0) continue;
     return f.alpha + Time::from_seconds(c.size.value() * hw::bus_factor(op, ranks) /
@@ -129,7 +109,7 @@ Time Pricer::tp_time_simulated(const workload::CommOp& c) {
   const int groups = plan_.tp <= topology_.gpus_per_node() ? 1 : plan_.dp;
   for (int d = 0; d < groups; ++d) {
     collective::CollectiveCall call;
-    call.op = to_collective(c.kind);
+    call.op = c.kind;
     call.bytes = c.size;
     call.tag = static_cast<std::uint64_t>(d);
     for (int t = 0; t < plan_.tp; ++t) call.gpus.push_back(gpu(stage, d, t));
@@ -141,7 +121,7 @@ Time Pricer::tp_time_simulated(const workload::CommOp& c) {
 Time Pricer::pp_time(Bytes bytes, int from, int to) {
   // Sent once per micro-batch and model chunk.
   const std::int64_t n = plan_.micro_batches() * plan_.vpp;
-  if (auto m = measured(workload::CommOp{CollectiveKind::kSendRecv, Group::kPp, bytes}, 2, 2)) {
+  if (auto m = measured(workload::CommOp{CollectiveOp::kSendRecv, Group::kPp, bytes}, 2, 2)) {
     return tally_comm(*m, true, n);
   }
   return tally_comm(pp_time_simulated(bytes, from, to), false, n);
@@ -154,7 +134,7 @@ Time Pricer::pp_time_simulated(Bytes bytes, int from, int to) {
   for (int d = 0; d < plan_.dp; ++d) {
     for (int t = 0; t < rails(); ++t) {
       collective::CollectiveCall call;
-      call.op = collective::Op::kSendRecv;
+      call.op = CollectiveOp::kSendRecv;
       call.bytes = bytes;
       call.gpus = {gpu(from, d, t), gpu(to, d, t)};
       call.tag = static_cast<std::uint64_t>(d * plan_.tp + t);
@@ -189,7 +169,7 @@ Time Pricer::dp_time_simulated(const workload::CommOp& c) {
     // for one pair alone (each pair has its own NICs; only ECMP collisions above the ToRs are
     // left out, and simulating every pair's two-rank rings costs more than the figure is worth).
     collective::CollectiveCall call;
-    call.op = to_collective(c.kind);
+    call.op = c.kind;
     call.bytes = c.size;
     call.gpus = {gpu(0, 0, 0), gpu(plan_.pp - 1, 0, 0)};
     calls.push_back(std::move(call));
@@ -198,7 +178,7 @@ Time Pricer::dp_time_simulated(const workload::CommOp& c) {
     for (int s = 0; s < plan_.pp; ++s) {
       for (int t = 0; t < rails(); ++t) {
         collective::CollectiveCall call;
-        call.op = to_collective(c.kind);
+        call.op = c.kind;
         call.bytes = c.size;
         call.tag = static_cast<std::uint64_t>(s * plan_.tp + t);
         for (int d = 0; d < plan_.dp; ++d) call.gpus.push_back(gpu(s, d, t));
@@ -241,7 +221,7 @@ Time Pricer::pass_time(const std::vector<Op>& ops, bool backward, PricingTally& 
     const auto* c = ops[i].comm();
     if (!c || c->group != Group::kTp || !ops[i].tp_overlappable) continue;
     if (!system_.tp_overlap && !(backward && system_.backward_tp_overlap)) continue;
-    const bool look_back = !backward && c->kind == CollectiveKind::kReduceScatter;
+    const bool look_back = !backward && c->kind == CollectiveOp::kReduceScatter;
     int j = -1;
     if (!look_back) {
       for (std::size_t k = i + 1; k < n && j < 0; ++k) {

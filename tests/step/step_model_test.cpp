@@ -107,6 +107,22 @@ TEST_CASE("step model: a slow host slows the whole step") {
   CHECK(slow.step_time.to_seconds() < 1.2 * base.step_time.to_seconds());
 }
 
+TEST_CASE("step model: zero-bubble runs the weight gradients as their own pass") {
+  // ZB-H1 moves each chunk's wgrad GEMMs (GemmRole::kWeightGrad) into a W pass that fills the
+  // cool-down bubble, so on the same plan it beats 1F1B and its bubble is smaller. (Before
+  // GemmRole the split read op names ending in "wgrad", which they never do: the W pass was
+  // empty and zero-bubble priced exactly as 1F1B.)
+  Fixture f;
+  auto r = f.request("megascale");
+  r.plan.vpp = 1;
+  r.plan.schedule = workload::Schedule::kOneFOneB;
+  const auto one_f_one_b = f.predict(r);
+  r.plan.schedule = workload::Schedule::kZeroBubble;
+  const auto zb = f.predict(r);
+  CHECK(zb.step_time < one_f_one_b.step_time);
+  CHECK(zb.breakdown.bubble < one_f_one_b.breakdown.bubble);
+}
+
 TEST_CASE("step model: data loading is paid at the step start, or hidden by MegaScale's pipeline") {
   Fixture f;
   auto r = f.request("megatron-lm");

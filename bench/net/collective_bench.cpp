@@ -31,9 +31,9 @@ void BM_MegaScaleDpReduceScatter(benchmark::State& state) {
     collective::CollectiveEngine engine(sim, topology, solver, constants);
     for (int g = 0; g < groups; ++g) {
       collective::CollectiveCall call;
-      call.op = collective::Op::kReduceScatter;
-      call.algorithm = collective::Algorithm::kRing;
-      call.protocol = collective::Protocol::kSimple;
+      call.op = hw::CollectiveOp::kReduceScatter;
+      call.algorithm = hw::CollAlgorithm::kRing;
+      call.protocol = hw::CollProtocol::kSimple;
       call.bytes = Bytes(512.0 * 1024 * 1024);
       call.tag = static_cast<std::uint64_t>(g);
       // Group g: GPU (g % 8) of servers g / 8, g / 8 + 8, ... (one pipeline replica = 8 servers).

@@ -76,13 +76,13 @@ void run_collective(const CollectiveOptions& o) {
                                                  std::filesystem::current_path(), "--cluster",
                                                  o.device.empty() ? "node.gpu" : "--device");
   const hw::CollectiveConstants constants = io::read_collective_constants(device_file);
-  const collective::Op op = collective::parse_op(o.op);
-  const collective::Algorithm algo = collective::parse_algorithm(o.algo);
-  const collective::Protocol proto = collective::parse_protocol(o.proto);
+  const hw::CollectiveOp op = collective::parse_op(o.op);
+  const hw::CollAlgorithm algo = collective::parse_algorithm(o.algo);
+  const hw::CollProtocol proto = collective::parse_protocol(o.proto);
   if (o.routing != "ecmp" && o.routing != "spray")
     throw InputError("--routing: expected ecmp or spray, found '" + o.routing + "'");
   const net::Routing routing = o.routing == "ecmp" ? net::Routing::kEcmp : net::Routing::kSpray;
-  if (op == collective::Op::kSendRecv && o.gpus < 2)
+  if (op == hw::CollectiveOp::kSendRecv && o.gpus < 2)
     throw InputError("--gpus: send_recv needs at least 2 GPUs, found " + std::to_string(o.gpus));
 
   const net::Topology topology(spec);
@@ -94,7 +94,7 @@ void run_collective(const CollectiveOptions& o) {
   Simulator sim;
   net::FlowSolver solver(sim, topology, routing);
   collective::CollectiveEngine engine(sim, topology, solver, constants);
-  const double bus_factor = collective::bus_bandwidth_factor(op, o.gpus);
+  const double bus_factor = hw::bus_factor(op, o.gpus);
 
   io::Json rows = io::Json::array();
   std::string text = fmt::format(
@@ -119,12 +119,12 @@ void run_collective(const CollectiveOptions& o) {
     const auto count = static_cast<long long>(size / 4.0);
     text += fmt::format(" {:>12.0f} {:>12} {:>6} {:>6} {:>12.2f} {:>8.2f} {:>8.2f} {:>6} {:>7} {:>12.2f}\n",
                         size, count, "float", "sum", p.time.to_us(), algbw, busbw,
-                        collective::to_string(p.algorithm), collective::to_string(p.protocol),
+                        hw::to_string(p.algorithm), hw::to_string(p.protocol),
                         p.model_time.to_us());
     rows.push_back({{"size_bytes", size}, {"count", count}, {"type", "float"},
                     {"time_us", p.time.to_us()}, {"algbw_gbps", algbw}, {"busbw_gbps", busbw},
-                    {"algorithm", collective::to_string(p.algorithm)},
-                    {"protocol", collective::to_string(p.protocol)},
+                    {"algorithm", hw::to_string(p.algorithm)},
+                    {"protocol", hw::to_string(p.protocol)},
                     {"model_time_us", p.model_time.to_us()}, {"flows", p.flows}});
   }
   if (o.json) {

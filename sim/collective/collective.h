@@ -9,34 +9,34 @@
 #include <vector>
 
 #include "engine/units.h"
+#include "hw/collective_constants.h"
+#include "hw/device_profile.h"
 
 namespace megasim::collective {
 
-enum class Op { kAllReduce, kAllGather, kReduceScatter, kBroadcast, kAllToAll, kSendRecv };
-// kDirect: point-to-point flows between every pair that exchanges data (all-to-all, send/recv).
-enum class Algorithm { kAuto, kRing, kTree, kDirect };
-enum class Protocol { kAuto, kLL, kLL128, kSimple };
+// The operation is hw::CollectiveOp, the one collective-op type (profiles, workload ops and
+// calls share it); kReduce is measured in profiles but not simulated here.
+using hw::CollectiveOp;
+// Algorithm and protocol are hw's (kDirect: point-to-point flows between every pair that
+// exchanges data, for all-to-all and send/recv; kAuto: NCCL's choice by size).
+using hw::CollAlgorithm;
+using hw::CollProtocol;
 
-const char* to_string(Op op);
-const char* to_string(Algorithm a);
-const char* to_string(Protocol p);
+// The CLI's spelling ("all_to_all", "send_recv"); hw::to_string gives nccl-tests' names.
+const char* op_name(CollectiveOp op);
 // Names as the CLI takes them ("all_reduce", "ring", "ll128"); throws InputError otherwise.
-Op parse_op(const std::string& name);
-Algorithm parse_algorithm(const std::string& name);
-Protocol parse_protocol(const std::string& name);
+CollectiveOp parse_op(const std::string& name);
+CollAlgorithm parse_algorithm(const std::string& name);
+CollProtocol parse_protocol(const std::string& name);
 
 struct CollectiveCall {
-  Op op = Op::kAllReduce;
+  CollectiveOp op = CollectiveOp::kAllReduce;
   std::vector<int> gpus;      // the communicator, in rank order
   Bytes bytes;                // nccl-tests "size": the per-rank buffer (output for all-gather)
-  Algorithm algorithm = Algorithm::kAuto;
-  Protocol protocol = Protocol::kAuto;
+  CollAlgorithm algorithm = CollAlgorithm::kAuto;
+  CollProtocol protocol = CollProtocol::kAuto;
   int root = 0;               // broadcast root rank
   std::uint64_t tag = 0;      // mixed into ECMP hashes, so separate calls pick separate paths
 };
-
-// nccl-tests' busbw = algbw x factor (doc/PERFORMANCE.md): all-reduce 2(n-1)/n, all-gather,
-// reduce-scatter and all-to-all (n-1)/n, broadcast and send/recv 1.
-double bus_bandwidth_factor(Op op, int ranks);
 
 }  // namespace megasim::collective

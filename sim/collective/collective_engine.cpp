@@ -39,9 +39,9 @@ void CollectiveEngine::ring_flows(const CollectiveCall& call, const CommShape& s
   const int n = shape.ranks;
   double per_rank = call.bytes.value();
   switch (call.op) {
-    case Op::kAllReduce: per_rank *= 2.0 * (n - 1) / n; break;
-    case Op::kAllGather:
-    case Op::kReduceScatter: per_rank *= static_cast<double>(n - 1) / n; break;
+    case CollectiveOp::kAllReduce: per_rank *= 2.0 * (n - 1) / n; break;
+    case CollectiveOp::kAllGather:
+    case CollectiveOp::kReduceScatter: per_rank *= static_cast<double>(n - 1) / n; break;
     default: break;
   }
   const int channels = constants_.channels;
@@ -56,7 +56,7 @@ void CollectiveEngine::ring_flows(const CollectiveCall& call, const CommShape& s
     for (std::size_t i = 0; i < ring.size(); ++i) {
       const int dst = ring[(i + 1) % ring.size()];
       // A broadcast is a chain from the root: no edge leads back into it.
-      if (call.op == Op::kBroadcast && dst == root_gpu) continue;
+      if (call.op == CollectiveOp::kBroadcast && dst == root_gpu) continue;
       out.push_back(Flow{ring[i], dst, bytes, call.tag * 4099u + static_cast<std::uint64_t>(c)});
     }
   }
@@ -92,7 +92,7 @@ void CollectiveEngine::tree_flows(const CollectiveCall& call, const CommShape& s
 
 void CollectiveEngine::direct_flows(const CollectiveCall& call, std::vector<Flow>& out) const {
   const auto n = call.gpus.size();
-  if (call.op == Op::kSendRecv) {
+  if (call.op == CollectiveOp::kSendRecv) {
     // nccl-tests sendrecv: rank r sends the whole buffer to rank r+1 and receives from r-1.
     for (std::size_t r = 0; r < n; ++r)
       out.push_back(Flow{call.gpus[r], call.gpus[(r + 1) % n], call.bytes.value(), call.tag});
@@ -114,11 +114,11 @@ void CollectiveEngine::launch(const CollectiveCall& call, std::function<void()> 
   const ModelCost cost = model_.cost(call, shape, algorithm, protocol);
   std::vector<Flow> flows;
   if (shape.ranks > 1) {
-    if (algorithm == Algorithm::kDirect) {
+    if (algorithm == CollAlgorithm::kDirect) {
       direct_flows(call, flows);
     } else {
       const double factor = 1.0 / model_.flow_scale(shape, algorithm, protocol);
-      if (algorithm == Algorithm::kRing) ring_flows(call, shape, factor, flows);
+      if (algorithm == CollAlgorithm::kRing) ring_flows(call, shape, factor, flows);
       else tree_flows(call, shape, factor, flows);
     }
   }
@@ -129,7 +129,7 @@ void CollectiveEngine::launch(const CollectiveCall& call, std::function<void()> 
 void CollectiveEngine::send(int src_gpu, int dst_gpu, Bytes bytes, std::uint64_t tag,
                             std::function<void()> on_done) {
   CollectiveCall call;
-  call.op = Op::kSendRecv;
+  call.op = hw::CollectiveOp::kSendRecv;
   call.gpus = {src_gpu, dst_gpu};
   call.bytes = bytes;
   call.tag = tag;

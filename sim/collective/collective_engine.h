@@ -36,8 +36,8 @@
 namespace megasim::collective {
 
 struct Prediction {
-  Algorithm algorithm = Algorithm::kRing;
-  Protocol protocol = Protocol::kSimple;
+  CollAlgorithm algorithm = CollAlgorithm::kRing;
+  CollProtocol protocol = CollProtocol::kSimple;
   Time model_time;  // NCCL's analytic estimate
   Time time;        // flow-level simulation of the call alone
   std::size_t flows = 0;

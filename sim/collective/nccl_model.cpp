@@ -27,18 +27,6 @@ constexpr double kLLIntraLatencyFactor = 1.8;
 
 }  // namespace
 
-hw::CollAlgorithm to_hw(Algorithm a) {
-  return a == Algorithm::kTree ? hw::CollAlgorithm::kTree : hw::CollAlgorithm::kRing;
-}
-
-hw::CollProtocol to_hw(Protocol p) {
-  switch (p) {
-    case Protocol::kLL: return hw::CollProtocol::kLL;
-    case Protocol::kLL128: return hw::CollProtocol::kLL128;
-    default: return hw::CollProtocol::kSimple;
-  }
-}
-
 CommShape comm_shape(const net::Topology& topology, const std::vector<int>& gpus) {
   CommShape s;
   s.ranks = static_cast<int>(gpus.size());
@@ -74,24 +62,25 @@ BytesPerSec NcclModel::link_bus_bandwidth(const CommShape& shape) const {
   return bw;
 }
 
-BytesPerSec NcclModel::bus_bandwidth(const CommShape& shape, Algorithm algorithm,
-                                     Protocol protocol) const {
-  const hw::CollAlgorithm a = to_hw(algorithm);
-  const hw::CollProtocol p = to_hw(protocol);
+BytesPerSec NcclModel::bus_bandwidth(const CommShape& shape, CollAlgorithm algorithm,
+                                     CollProtocol protocol) const {
+  const hw::CollAlgorithm a = algorithm;
+  const hw::CollProtocol p = protocol;
   BytesPerSec bus = link_bus_bandwidth(shape) * constants_.bandwidth_factor(a, p, shape.nodes > 1);
-  if (algorithm == Algorithm::kTree) {
+  if (algorithm == CollAlgorithm::kTree) {
     const double cap = constants_.tree_busbw_cap(p, shape.nodes);
     if (cap > 0.0) bus = std::min(bus, gbyte_per_s(cap));
   }
   return bus;
 }
 
-double NcclModel::flow_scale(const CommShape& shape, Algorithm algorithm, Protocol protocol) const {
+double NcclModel::flow_scale(const CommShape& shape, CollAlgorithm algorithm,
+                             CollProtocol protocol) const {
   return std::max(1.0, uncapped_link_bandwidth(shape) / bus_bandwidth(shape, algorithm, protocol));
 }
 
-ModelCost NcclModel::cost(const CollectiveCall& call, const CommShape& shape, Algorithm algorithm,
-                          Protocol protocol) const {
+ModelCost NcclModel::cost(const CollectiveCall& call, const CommShape& shape,
+                          CollAlgorithm algorithm, CollProtocol protocol) const {
   ModelCost c;
   const int n = shape.ranks, nn = shape.nodes;
   if (n <= 1) {
@@ -102,7 +91,7 @@ ModelCost NcclModel::cost(const CollectiveCall& call, const CommShape& shape, Al
   const hw::CollLinkType intra_hw = hw::CollLinkType::kNvlink;
   const double size = call.bytes.value();
 
-  if (algorithm == Algorithm::kDirect) {
+  if (algorithm == CollAlgorithm::kDirect) {
     // Point-to-point (NCCL runs all-to-all and send/recv as grouped send/recv; its tuning model
     // does not cover them): one step at the Simple protocol's ring latency, and the busiest
     // rank's bytes over NVLink and over its share of the node's NICs, whichever takes longer.
@@ -118,7 +107,7 @@ ModelCost NcclModel::cost(const CollectiveCall& call, const CommShape& shape, Al
     for (std::size_t r = 0; r < call.gpus.size(); ++r) {
       double on = 0.0, off = 0.0;
       const int me = topology_.node_of(call.gpus[r]);
-      if (call.op == Op::kSendRecv) {
+      if (call.op == CollectiveOp::kSendRecv) {
         const int peer = call.gpus[(r + 1) % call.gpus.size()];
         (topology_.node_of(peer) == me ? on : off) += size;
       } else {
@@ -131,20 +120,20 @@ ModelCost NcclModel::cost(const CollectiveCall& call, const CommShape& shape, Al
     }
     c.applicable = true;
     c.latency = Time::from_us(lat_us);
-    c.bus_bandwidth = BytesPerSec(worst > 0.0 ? size * bus_bandwidth_factor(call.op, n) / worst : 0.0);
+    c.bus_bandwidth = BytesPerSec(worst > 0.0 ? size * hw::bus_factor(call.op, n) / worst : 0.0);
     c.time = c.latency + Time::from_seconds(worst);
     return c;
   }
-  if (algorithm == Algorithm::kTree && call.op != Op::kAllReduce) return c;
-  const hw::CollAlgorithm a = to_hw(algorithm);
-  const hw::CollProtocol p = to_hw(protocol);
+  if (algorithm == CollAlgorithm::kTree && call.op != CollectiveOp::kAllReduce) return c;
+  const hw::CollAlgorithm a = algorithm;
+  const hw::CollProtocol p = protocol;
   const BytesPerSec bus = bus_bandwidth(shape, algorithm, protocol);
 
   int nsteps = n, inter_steps = nn;
-  if (call.op == Op::kAllReduce) {
+  if (call.op == CollectiveOp::kAllReduce) {
     nsteps = 2 * (n - 1);
     inter_steps = 2 * (nn - 1);
-  } else if (call.op == Op::kAllGather || call.op == Op::kReduceScatter) {
+  } else if (call.op == CollectiveOp::kAllGather || call.op == CollectiveOp::kReduceScatter) {
     nsteps = n - 1;
     inter_steps = nn - 1;
   }
@@ -154,9 +143,9 @@ ModelCost NcclModel::cost(const CollectiveCall& call, const CommShape& shape, Al
   if (multi && p == hw::CollProtocol::kLL) intra_lat *= kLLIntraLatencyFactor;
   double lat_us = constants_.base_latency(a, p);
   double algbw = 0.0;
-  if (algorithm == Algorithm::kRing) {
+  if (algorithm == CollAlgorithm::kRing) {
     lat_us += (nsteps - inter_steps) * intra_lat + inter_steps * inter_lat;
-    if (p == hw::CollProtocol::kSimple && multi && call.op == Op::kAllReduce &&
+    if (p == hw::CollProtocol::kSimple && multi && call.op == CollectiveOp::kAllReduce &&
         size >= n * kRingPlateauBytesPerRank)
       lat_us *= kRingPlateauFactor;
     algbw = bus.value() * static_cast<double>(n) / static_cast<double>(nsteps);
@@ -172,33 +161,33 @@ ModelCost NcclModel::cost(const CollectiveCall& call, const CommShape& shape, Al
   return c;
 }
 
-std::pair<Algorithm, Protocol> NcclModel::choose(const CollectiveCall& call,
+std::pair<CollAlgorithm, CollProtocol> NcclModel::choose(const CollectiveCall& call,
                                                  const CommShape& shape) const {
-  if (call.op == Op::kAllToAll || call.op == Op::kSendRecv) {
-    if (call.algorithm != Algorithm::kAuto && call.algorithm != Algorithm::kDirect)
-      throw InputError(std::string("--algo ") + to_string(call.algorithm) + ": " + to_string(call.op) +
+  if (call.op == CollectiveOp::kAllToAll || call.op == CollectiveOp::kSendRecv) {
+    if (call.algorithm != CollAlgorithm::kAuto && call.algorithm != CollAlgorithm::kDirect)
+      throw InputError(std::string("--algo ") + to_string(call.algorithm) + ": " + op_name(call.op) +
                        " runs as point-to-point sends, not as a ring or tree");
-    return {Algorithm::kDirect, Protocol::kSimple};
+    return {CollAlgorithm::kDirect, CollProtocol::kSimple};
   }
-  if (call.algorithm == Algorithm::kTree && call.op != Op::kAllReduce)
-    throw InputError(std::string("--algo tree: NCCL has a tree only for all_reduce, not ") + to_string(call.op));
-  std::vector<Algorithm> algos;
-  if (call.algorithm != Algorithm::kAuto) {
+  if (call.algorithm == CollAlgorithm::kTree && call.op != CollectiveOp::kAllReduce)
+    throw InputError(std::string("--algo tree: NCCL has a tree only for all_reduce, not ") + op_name(call.op));
+  std::vector<CollAlgorithm> algos;
+  if (call.algorithm != CollAlgorithm::kAuto) {
     algos = {call.algorithm};
   } else {
-    algos = {Algorithm::kRing};
-    if (call.op == Op::kAllReduce) algos.push_back(Algorithm::kTree);
+    algos = {CollAlgorithm::kRing};
+    if (call.op == CollectiveOp::kAllReduce) algos.push_back(CollAlgorithm::kTree);
   }
-  std::vector<Protocol> protos;
-  if (call.protocol != Protocol::kAuto) {
+  std::vector<CollProtocol> protos;
+  if (call.protocol != CollProtocol::kAuto) {
     protos = {call.protocol};
   } else {
-    protos = {Protocol::kLL, Protocol::kLL128, Protocol::kSimple};
+    protos = {CollProtocol::kLL, CollProtocol::kLL128, CollProtocol::kSimple};
   }
-  std::pair<Algorithm, Protocol> best{algos.front(), protos.front()};
+  std::pair<CollAlgorithm, CollProtocol> best{algos.front(), protos.front()};
   Time best_time = Time::max();
-  for (Algorithm a : algos)
-    for (Protocol p : protos) {
+  for (CollAlgorithm a : algos)
+    for (CollProtocol p : protos) {
       const ModelCost c = cost(call, shape, a, p);
       if (c.applicable && c.time < best_time) {
         best_time = c.time;

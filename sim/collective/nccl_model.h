@@ -40,28 +40,28 @@ class NcclModel {
   NcclModel(const net::Topology& topology, const hw::CollectiveConstants& constants)
       : topology_(topology), constants_(constants) {}
 
-  ModelCost cost(const CollectiveCall& call, const CommShape& shape, Algorithm algorithm,
-                 Protocol protocol) const;
+  ModelCost cost(const CollectiveCall& call, const CommShape& shape, CollAlgorithm algorithm,
+                 CollProtocol protocol) const;
   // Resolves kAuto in the call's algorithm and protocol by least predicted time; a forced
   // value is kept. Throws InputError for an algorithm the operation does not have.
-  std::pair<Algorithm, Protocol> choose(const CollectiveCall& call, const CommShape& shape) const;
+  std::pair<CollAlgorithm, CollProtocol> choose(const CollectiveCall& call,
+                                                const CommShape& shape) const;
   // Bus bandwidth of the links before protocol factors: NVLink per GPU on one node; on
   // several, the lesser of NVLink and the NICs' share per GPU.
   BytesPerSec link_bus_bandwidth(const CommShape& shape) const;
   BytesPerSec uncapped_link_bandwidth(const CommShape& shape) const;
   // The bus bandwidth NCCL's model gives an algorithm and protocol: the links' bandwidth under
   // the per-architecture cap, times the protocol factor, and for trees under the tree cap.
-  BytesPerSec bus_bandwidth(const CommShape& shape, Algorithm algorithm, Protocol protocol) const;
+  BytesPerSec bus_bandwidth(const CommShape& shape, CollAlgorithm algorithm,
+                            CollProtocol protocol) const;
   // Wire bytes per payload byte for the flows of that algorithm and protocol: the links'
   // bandwidth over bus_bandwidth (>= 1), so flows on idle links reproduce the model's rate.
-  double flow_scale(const CommShape& shape, Algorithm algorithm, Protocol protocol) const;
+  double flow_scale(const CommShape& shape, CollAlgorithm algorithm,
+                    CollProtocol protocol) const;
 
  private:
   const net::Topology& topology_;
   const hw::CollectiveConstants& constants_;
 };
-
-hw::CollAlgorithm to_hw(Algorithm a);
-hw::CollProtocol to_hw(Protocol p);
 
 }  // namespace megasim::collective

@@ -1,9 +1,11 @@
 // Simulated time: a signed 64-bit count of nanoseconds (292 years of range, enough for a
-// run-level simulation of months). Every conversion from floating point rounds to the nearest
-// nanosecond in exactly one place (Time::from_seconds) and refuses values outside the range,
-// so a double is never truncated into the clock silently. Value type; thread-compatible.
+// run-level simulation of months). Every conversion from floating point (from_seconds and
+// friends, scaling by a double) rounds to the nearest nanosecond in exactly one place
+// (Time::rounded) and refuses values outside the range, so a double is never truncated into
+// the clock silently. Value type; thread-compatible.
 #pragma once
 
+#include <concepts>
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -37,7 +39,11 @@ class Time {
   constexpr Time operator-(Time o) const { return Time(ns_ - o.ns_); }
   constexpr Time& operator+=(Time o) { ns_ += o.ns_; return *this; }
   constexpr Time& operator-=(Time o) { ns_ -= o.ns_; return *this; }
-  constexpr Time operator*(std::int64_t k) const { return Time(ns_ * k); }
+  // Exact for an integer count; a real factor (a slowdown, a share) rounds like from_seconds.
+  template <std::integral I>
+  constexpr Time operator*(I k) const { return Time(ns_ * static_cast<std::int64_t>(k)); }
+  Time operator*(double k) const;
+  Time operator/(double k) const;
   constexpr auto operator<=>(const Time&) const = default;
 
   // "1.234 s", "56.7 us": for logs and tables, never for parsing.
@@ -45,6 +51,9 @@ class Time {
 
  private:
   constexpr explicit Time(std::int64_t ns) : ns_(ns) {}
+  // The one rounding of a double count of nanoseconds into the clock: to the nearest, half
+  // away from zero; `what` and `unit` name the value in the range error.
+  static Time rounded(double ns, double what, const char* unit);
   std::int64_t ns_ = 0;
 };
 

@@ -2,13 +2,22 @@
 
 namespace megasim::hw {
 
-const char* to_string(CollAlgorithm a) { return a == CollAlgorithm::kTree ? "tree" : "ring"; }
+const char* to_string(CollAlgorithm a) {
+  switch (a) {
+    case CollAlgorithm::kTree: return "tree";
+    case CollAlgorithm::kRing: return "ring";
+    case CollAlgorithm::kDirect: return "direct";
+    case CollAlgorithm::kAuto: return "auto";
+  }
+  return "?";
+}
 
 const char* to_string(CollProtocol p) {
   switch (p) {
     case CollProtocol::kLL: return "ll";
     case CollProtocol::kLL128: return "ll128";
     case CollProtocol::kSimple: return "simple";
+    case CollProtocol::kAuto: return "auto";
   }
   return "?";
 }

@@ -7,12 +7,19 @@
 #pragma once
 
 #include <array>
+#include <cassert>
+#include <cstddef>
 #include <string>
 
 namespace megasim::hw {
 
-enum class CollAlgorithm { kTree = 0, kRing = 1 };
-enum class CollProtocol { kLL = 0, kLL128 = 1, kSimple = 2 };
+// The one algorithm and protocol types: the constants tables index them, collective calls
+// carry them. kAuto (NCCL chooses by size) is a member rather than an std::optional because a
+// call states it the way NCCL_ALGO/NCCL_PROTO do, and every chosen value is concrete. kDirect
+// (point-to-point, for all-to-all and send/recv) has no tuning-table row; only kTree and kRing
+// index the tables, and kAuto never does.
+enum class CollAlgorithm { kTree = 0, kRing = 1, kDirect = 2, kAuto = 3 };
+enum class CollProtocol { kLL = 0, kLL128 = 1, kSimple = 2, kAuto = 3 };
 enum class CollLinkType { kNvlink = 0, kPcie = 1, kNet = 2 };
 
 constexpr int kCollAlgorithms = 2;
@@ -41,17 +48,27 @@ struct CollectiveConstants {
   int channels = 1;             // channels (rings / tree pairs) NCCL opens
 
   double base_latency(CollAlgorithm a, CollProtocol p) const {
-    return base_latency_us[static_cast<int>(a)][static_cast<int>(p)];
+    return base_latency_us[row(a)][column(p)];
   }
   double hw_latency(CollLinkType l, CollAlgorithm a, CollProtocol p) const {
-    return hw_latency_us[static_cast<int>(l)][static_cast<int>(a)][static_cast<int>(p)];
+    return hw_latency_us[static_cast<int>(l)][row(a)][column(p)];
   }
   double bandwidth_factor(CollAlgorithm a, CollProtocol p, bool multi_node) const {
     const auto& t = multi_node ? bandwidth_factor_inter : bandwidth_factor_intra;
-    return t[static_cast<int>(a)][static_cast<int>(p)];
+    return t[row(a)][column(p)];
   }
   double tree_busbw_cap(CollProtocol p, int nodes) const {
-    return (nodes > 2 ? tree_cap_more_nodes_gbps : tree_cap_two_nodes_gbps)[static_cast<int>(p)];
+    return (nodes > 2 ? tree_cap_more_nodes_gbps : tree_cap_two_nodes_gbps)[column(p)];
+  }
+
+ private:
+  static std::size_t row(CollAlgorithm a) {
+    assert(a == CollAlgorithm::kTree || a == CollAlgorithm::kRing);
+    return static_cast<std::size_t>(a);
+  }
+  static std::size_t column(CollProtocol p) {
+    assert(p != CollProtocol::kAuto);
+    return static_cast<std::size_t>(p);
   }
 };
 

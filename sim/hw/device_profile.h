@@ -10,6 +10,7 @@
 // system (e.g. DGX A100, 6.5 kW maximum) so that a power check has a published bound.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -27,9 +28,13 @@ namespace megasim::hw {
 enum class ProfileKind { kDatasheet, kMeasured, kImported };
 const char* to_string(ProfileKind k);
 
-// What a GPU is doing, for power: a GEMM-bound kernel, a memory-bound kernel, only NCCL
-// kernels, nothing.
-enum class Activity { kGemm, kMemory, kCommunication, kIdle };
+// What a GPU is doing, for power: GEMM-bound compute, memory-bound compute (elementwise,
+// normalisation, unfused attention softmax), communication (NCCL kernels) with no compute
+// beside it, idle (pipeline bubbles, waiting on a straggler, recovery after a failure). The
+// one activity type: calibration fits, device profiles and the run-level power model all use
+// it; the values index per-activity arrays.
+enum class Activity { kGemm = 0, kMemory = 1, kCommunication = 2, kIdle = 3 };
+constexpr std::size_t kActivityCount = 4;
 const char* to_string(Activity a);
 
 struct PowerProfile {

@@ -195,7 +195,7 @@ KernelCost KernelCostModel::gemm(const GemmShape& g) const {
   }
   const auto log_ratio = it->second.log_ratio_at(gemm_at(g));
   if (!log_ratio) return fallback;
-  return {Time::from_seconds(model.to_seconds() * std::exp(*log_ratio)), CostSource::kMeasured};
+  return {model * std::exp(*log_ratio), CostSource::kMeasured};
 }
 
 Time KernelCostModel::model_attention_compute_time(const AttentionShape& a,
@@ -238,7 +238,7 @@ KernelCost KernelCostModel::attention(const AttentionShape& a) const {
     }
     const auto log_ratio = it->second.log_ratio_at(attention_at(a));
     if (!log_ratio) return fallback;
-    return {Time::from_seconds(model.to_seconds() * std::exp(*log_ratio)),
+    return {model * std::exp(*log_ratio),
             CostSource::kMeasured};
   }
   // Unfused: batched GEMMs over the full s×s score matrix (the mask is applied afterwards, so
@@ -298,7 +298,7 @@ KernelCost KernelCostModel::memory(const MemoryShape& m) const {
 }
 
 Time KernelCostModel::with_interference(Time compute) const {
-  return Time::from_seconds(compute.to_seconds() * profile_.interference.compute_slowdown);
+  return compute * profile_.interference.compute_slowdown;
 }
 
 }  // namespace megasim::hw

@@ -179,8 +179,8 @@ run::PowerInputs load_power_file(const fs::path& file) {
     p.gpu[static_cast<std::size_t>(a)] = Watts(sourced(g, key, 0.0, 1e5));
   };
   set(run::Activity::kGemm, "gemm");
-  set(run::Activity::kMemoryBound, "memory_bound");
-  set(run::Activity::kCommOnly, "comm_only");
+  set(run::Activity::kMemory, "memory_bound");
+  set(run::Activity::kCommunication, "comm_only");
   set(run::Activity::kIdle, "idle");
   g.finish();
   p.node_overhead = sum_components(r, "node_overhead");

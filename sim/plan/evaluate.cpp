@@ -26,10 +26,13 @@ run::StepProfile step_profile(const io::Inputs& in, const net::Topology& topolog
   p.nodes = (p.gpus + p.gpus_per_node - 1) / p.gpus_per_node;
   p.switches = fabric_switches(topology, p.gpus);
   p.checkpoint_size = workload::checkpoint_bytes(in.model);
-  p.activity_time[static_cast<std::size_t>(run::Activity::kGemm)] = step.gemm_time;
-  p.activity_time[static_cast<std::size_t>(run::Activity::kMemoryBound)] = step.memory_bound_time;
-  p.activity_time[static_cast<std::size_t>(run::Activity::kCommOnly)] = step.comm_only_time;
-  p.activity_time[static_cast<std::size_t>(run::Activity::kIdle)] = step.idle_time;
+  const auto at = [&p](hw::Activity a) -> Time& {
+    return p.activity_time[static_cast<std::size_t>(a)];
+  };
+  at(hw::Activity::kGemm) = step.gemm_time;
+  at(hw::Activity::kMemory) = step.memory_bound_time;
+  at(hw::Activity::kCommunication) = step.comm_only_time;
+  at(hw::Activity::kIdle) = step.idle_time;
   p.validate();
   return p;
 }

@@ -16,7 +16,7 @@ const char* to_string(FailureScope s) {
 
 Time CommInitModel::at(std::int64_t ranks) const {
   const double scale = std::pow(static_cast<double>(ranks) / reference_ranks, exponent);
-  return Time::from_seconds(at_reference.to_seconds() * scale);
+  return at_reference * scale;
 }
 
 CommInitModel fit_comm_init(double n1, Time t1, double n2, Time t2) {
@@ -78,7 +78,7 @@ Time ReliabilityModel::mean_recovery_time(const StepProfile& step) const {
     }
   }
   const Time replace = spares_for(step) > 0 ? replacement_time : repair_time;
-  return detection + Time::from_seconds(replace.to_seconds() * replace_share) + restart_time(step);
+  return detection + replace * replace_share + restart_time(step);
 }
 
 ReliabilityModel no_failures_model() {

@@ -230,7 +230,7 @@ std::uint64_t trial_seed(std::uint64_t seed, int trial) {
 }
 
 Time slowed(Time t, double slowdown) {
-  return Time::from_seconds(t.to_seconds() * (1.0 + slowdown));
+  return t * (1.0 + slowdown);
 }
 
 }  // namespace
@@ -345,7 +345,7 @@ RunResult simulate_run(const StepProfile& step, const RunSpec& spec, const Relia
     double best = std::numeric_limits<double>::infinity();
     for (int k = -kSweepHalfSteps; k <= kSweepHalfSteps; ++k) {
       const Time interval =
-          Time::from_seconds(r.daly.to_seconds() * std::pow(2.0, 0.5 * static_cast<double>(k)));
+          r.daly * std::pow(2.0, 0.5 * static_cast<double>(k));
       double sum = 0.0;
       for (int t = 0; t < sweep_trials; ++t) {
         sum += simulate_trial(step, spec.tokens, model, interval, trial_seed(spec.seed, t))

@@ -6,20 +6,6 @@
 
 namespace megasim::run {
 
-const char* to_string(Activity a) {
-  switch (a) {
-    case Activity::kGemm:
-      return "gemm";
-    case Activity::kMemoryBound:
-      return "memory_bound";
-    case Activity::kCommOnly:
-      return "comm_only";
-    case Activity::kIdle:
-      return "idle";
-  }
-  return "?";
-}
-
 void StepProfile::validate() const {
   if (step_time <= Time::zero()) {
     throw InputError(

@@ -12,15 +12,13 @@
 
 #include "engine/time.h"
 #include "engine/units.h"
+#include "hw/device_profile.h"
 
 namespace megasim::run {
 
-// What a GPU is doing, for power: GEMM-bound compute, memory-bound compute (elementwise,
-// normalisation, unfused attention softmax), communication with no compute beside it, idle
-// (pipeline bubbles, waiting on a straggler, recovery after a failure).
-enum class Activity { kGemm = 0, kMemoryBound = 1, kCommOnly = 2, kIdle = 3 };
-constexpr std::size_t kActivityCount = 4;
-const char* to_string(Activity a);
+// What a GPU is doing, for power: the hw module's one activity type.
+using hw::Activity;
+using hw::kActivityCount;
 
 // One stretch of a step during which the GPUs (all ranks alike, as in a symmetric plan) do
 // the same kind of work.

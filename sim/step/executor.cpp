@@ -70,10 +70,11 @@ ExecutionResult Executor::run() {
 
 double Executor::unit_slowdown(int d, int s) const {
   if (cfg_.rank_slowdown.empty()) return 1.0;
+  const workload::RankIndex ranks(cfg_.tp, sched_.pp, cfg_.dp);
+  assert(static_cast<std::int64_t>(cfg_.rank_slowdown.size()) == ranks.size());
   double worst = 1.0;
   for (int t = 0; t < cfg_.tp; ++t) {
-    worst = std::max(worst, cfg_.rank_slowdown[(static_cast<std::size_t>(d) * sched_.pp + s) *
-                                                   cfg_.tp + t]);
+    worst = std::max(worst, cfg_.rank_slowdown[static_cast<std::size_t>(ranks.linear(s, d, t))]);
   }
   return worst;
 }

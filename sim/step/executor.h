@@ -49,6 +49,7 @@
 #include "engine/time.h"
 #include "engine/units.h"
 #include "step/pipeline_schedule.h"
+#include "workload/rank_index.h"
 
 namespace megasim::hw {
 struct CollectiveConstants;
@@ -77,7 +78,7 @@ struct StageCosts {
 // stage runs `op` on `bytes`), or, off the network, waited for `priced`.
 struct DpPart {
   bool on_network = false;
-  collective::Op op = collective::Op::kReduceScatter;
+  hw::CollectiveOp op = hw::CollectiveOp::kReduceScatter;
   Bytes bytes;
   Time priced;
 };
@@ -107,8 +108,9 @@ struct ExecutorConfig {
   double interference = 0.0;  // fractional compute slowdown beside PP/DP communication
   bool full = false;          // every rank, rather than one per stage
   int tp = 1, dp = 1;
-  // Full mode only, optional: per rank (index (d·pp + s)·tp + t) compute slowdown factor ≥ 1,
-  // applied to forward passes, and to all passes when `slow_all_passes`.
+  // Full mode only, optional: per job rank (workload::RankIndex order over tp, the schedule's
+  // pp and dp) compute slowdown factor ≥ 1, applied to forward passes, and to all passes when
+  // `slow_all_passes`.
   std::vector<double> rank_slowdown;
   bool slow_all_passes = false;
   bool record_trace = false;  // keep per-task records of the ranks with d = 0 and t = 0

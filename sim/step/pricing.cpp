@@ -10,21 +10,9 @@
 namespace megasim::step {
 namespace {
 
-using workload::CollectiveKind;
+using hw::CollectiveOp;
 using workload::Group;
 using workload::Op;
-
-collective::Op to_collective(CollectiveKind k) {
-  switch (k) {
-    case CollectiveKind::kAllReduce: return collective::Op::kAllReduce;
-    case CollectiveKind::kAllGather: return collective::Op::kAllGather;
-    case CollectiveKind::kReduceScatter: return collective::Op::kReduceScatter;
-    case CollectiveKind::kSendRecv: return collective::Op::kSendRecv;
-    case CollectiveKind::kBroadcast: return collective::Op::kBroadcast;
-    case CollectiveKind::kAllToAll: return collective::Op::kAllToAll;
-  }
-  return collective::Op::kAllReduce;
-}
 
 // Above this size a collective's time is its bandwidth term (latency under 1 %).
 constexpr double kScalableBytes = 64.0 * 1024 * 1024;
@@ -35,7 +23,7 @@ bool is_gemm(const Op& op) {
 }
 
 bool is_weight_grad(const Op& op) {
-  return is_gemm(op) && op.name.size() >= 5 && op.name.compare(op.name.size() - 5, 5, "wgrad") == 0;
+  return is_gemm(op) && op.gemm_role == workload::GemmRole::kWeightGrad;
 }
 
 }  // namespace
@@ -59,7 +47,7 @@ int Pricer::rails() const {
 }
 
 int Pricer::gpu(int stage, int d, int t) const {
-  return placement_[(static_cast<std::size_t>(stage) * plan_.dp + d) * plan_.tp + t];
+  return placement_[static_cast<std::size_t>(workload::RankIndex(plan_).linear(stage, d, t))];
 }
 
 Time Pricer::concurrent(const std::vector<collective::CollectiveCall>& calls) {
@@ -77,15 +65,7 @@ Time Pricer::concurrent(const std::vector<collective::CollectiveCall>& calls) {
 std::optional<Time> Pricer::measured(const workload::CommOp& c, int ranks, int nodes) const {
   const auto& fits = kernels_.profile().collective_fits;
   if (fits.empty()) return std::nullopt;
-  hw::CollectiveOp op = hw::CollectiveOp::kAllReduce;
-  switch (c.kind) {
-    case CollectiveKind::kAllReduce: op = hw::CollectiveOp::kAllReduce; break;
-    case CollectiveKind::kAllGather: op = hw::CollectiveOp::kAllGather; break;
-    case CollectiveKind::kReduceScatter: op = hw::CollectiveOp::kReduceScatter; break;
-    case CollectiveKind::kSendRecv: op = hw::CollectiveOp::kSendRecv; break;
-    case CollectiveKind::kBroadcast: op = hw::CollectiveOp::kBroadcast; break;
-    case CollectiveKind::kAllToAll: op = hw::CollectiveOp::kAllToAll; break;
-  }
+  const hw::CollectiveOp op = c.kind;
   for (const auto& f : fits) {
     if (f.op != op || f.ranks != ranks || f.nodes != nodes || f.bus_bandwidth.value() <= 0) continue;
     return f.alpha + Time::from_seconds(c.size.value() * hw::bus_factor(op, ranks) /
@@ -121,7 +101,7 @@ Time Pricer::tp_time_simulated(const workload::CommOp& c) {
   const int groups = plan_.tp <= topology_.gpus_per_node() ? 1 : plan_.dp;
   for (int d = 0; d < groups; ++d) {
     collective::CollectiveCall call;
-    call.op = to_collective(c.kind);
+    call.op = c.kind;
     call.bytes = c.size;
     call.tag = static_cast<std::uint64_t>(d);
     for (int t = 0; t < plan_.tp; ++t) call.gpus.push_back(gpu(stage, d, t));
@@ -133,7 +113,7 @@ Time Pricer::tp_time_simulated(const workload::CommOp& c) {
 Time Pricer::pp_time(Bytes bytes, int from, int to) {
   // Sent once per micro-batch and model chunk.
   const std::int64_t n = plan_.micro_batches() * plan_.vpp;
-  if (auto m = measured(workload::CommOp{CollectiveKind::kSendRecv, Group::kPp, bytes}, 2, 2)) {
+  if (auto m = measured(workload::CommOp{CollectiveOp::kSendRecv, Group::kPp, bytes}, 2, 2)) {
     return tally_comm(*m, true, n);
   }
   return tally_comm(pp_time_simulated(bytes, from, to), false, n);
@@ -146,7 +126,7 @@ Time Pricer::pp_time_simulated(Bytes bytes, int from, int to) {
   for (int d = 0; d < plan_.dp; ++d) {
     for (int t = 0; t < rails(); ++t) {
       collective::CollectiveCall call;
-      call.op = collective::Op::kSendRecv;
+      call.op = CollectiveOp::kSendRecv;
       call.bytes = bytes;
       call.gpus = {gpu(from, d, t), gpu(to, d, t)};
       call.tag = static_cast<std::uint64_t>(d * plan_.tp + t);
@@ -171,7 +151,7 @@ Time Pricer::dp_time_simulated(const workload::CommOp& c) {
   const int kind = (pp_group ? 3 : 2) * 16 + static_cast<int>(c.kind);
   for (const auto& [ref_bytes, ref_time] : scaled_[kind]) {
     const double ratio = c.size.value() / ref_bytes;
-    if (ratio >= 0.5 && ratio <= 2.0) return Time::from_seconds(ref_time.to_seconds() * ratio);
+    if (ratio >= 0.5 && ratio <= 2.0) return ref_time * ratio;
   }
   const auto key = std::make_tuple(pp_group ? 3 : 2, static_cast<int>(c.kind), 0, c.size.value());
   if (auto it = cache_.find(key); it != cache_.end()) return it->second;
@@ -181,7 +161,7 @@ Time Pricer::dp_time_simulated(const workload::CommOp& c) {
     // for one pair alone (each pair has its own NICs; only ECMP collisions above the ToRs are
     // left out, and simulating every pair's two-rank rings costs more than the figure is worth).
     collective::CollectiveCall call;
-    call.op = to_collective(c.kind);
+    call.op = c.kind;
     call.bytes = c.size;
     call.gpus = {gpu(0, 0, 0), gpu(plan_.pp - 1, 0, 0)};
     calls.push_back(std::move(call));
@@ -190,7 +170,7 @@ Time Pricer::dp_time_simulated(const workload::CommOp& c) {
     for (int s = 0; s < plan_.pp; ++s) {
       for (int t = 0; t < rails(); ++t) {
         collective::CollectiveCall call;
-        call.op = to_collective(c.kind);
+        call.op = c.kind;
         call.bytes = c.size;
         call.tag = static_cast<std::uint64_t>(s * plan_.tp + t);
         for (int d = 0; d < plan_.dp; ++d) call.gpus.push_back(gpu(s, d, t));
@@ -233,7 +213,7 @@ Time Pricer::pass_time(const std::vector<Op>& ops, bool backward, PricingTally& 
     const auto* c = ops[i].comm();
     if (!c || c->group != Group::kTp || !ops[i].tp_overlappable) continue;
     if (!system_.tp_overlap && !(backward && system_.backward_tp_overlap)) continue;
-    const bool look_back = !backward && c->kind == CollectiveKind::kReduceScatter;
+    const bool look_back = !backward && c->kind == CollectiveOp::kReduceScatter;
     int j = -1;
     if (!look_back) {
       for (std::size_t k = i + 1; k < n && j < 0; ++k) {
@@ -261,7 +241,7 @@ Time Pricer::pass_time(const std::vector<Op>& ops, bool backward, PricingTally& 
       continue;
     }
     const Time g = cost[static_cast<std::size_t>(partner[i])];
-    const Time slowed = Time::from_seconds(g.to_seconds() * interference_);
+    const Time slowed = g * interference_;
     const Time c = cost[i];
     const Time pair = std::max(slowed, c) + Time::from_ns(std::min(slowed, c).ns() / plan_.tp);
     total += pair;
@@ -306,8 +286,8 @@ StageCosts Pricer::price(const workload::StageProgram& stage, PricingTally& tall
   for (const Op& op : stage.dp_gradient_comm) grads += dp_time(*op.comm());
   for (const Op& op : stage.dp_param_comm) params += dp_time(*op.comm());
   for (const double share : chunk_shares(stage)) {
-    c.dp_reduce_scatter.push_back(Time::from_seconds(grads.to_seconds() * share));
-    c.dp_all_gather.push_back(Time::from_seconds(params.to_seconds() * share));
+    c.dp_reduce_scatter.push_back(grads * share);
+    c.dp_all_gather.push_back(params * share);
   }
   for (const Op& op : stage.optimizer) {
     const hw::KernelCost kc = kernels_.cost(*op.kernel());
@@ -331,7 +311,7 @@ std::vector<double> Pricer::chunk_shares(const workload::StageProgram& stage) {
 StageTraffic Pricer::traffic(const workload::StageProgram& stage) {
   assert(tally_ == nullptr);  // prices read here are already in the stage's tally
   StageTraffic t;
-  const workload::CommOp pp{CollectiveKind::kSendRecv, Group::kPp, stage.pp_send_bytes};
+  const workload::CommOp pp{hw::CollectiveOp::kSendRecv, Group::kPp, stage.pp_send_bytes};
   t.pp_on_network = plan_.pp > 1 && !measured(pp, 2, 2);
   t.pp_bytes = stage.pp_send_bytes;
   // A chunk's DP collectives: its share of the stage's buckets' bytes, in buckets of the same
@@ -346,7 +326,7 @@ StageTraffic Pricer::traffic(const workload::StageProgram& stage) {
       if (c.group == Group::kDp && plan_.dp == 1) continue;  // nothing to send
       DpPart p;
       p.on_network = c.group == Group::kDp && !measured(c, plan_.dp, plan_.dp);
-      p.op = to_collective(c.kind);
+      p.op = c.kind;
       if (p.on_network) {
         bucket_bytes += c.size.value();
         ++buckets;

@@ -30,6 +30,7 @@
 #include "step/executor.h"
 #include "step/system_options.h"
 #include "workload/program.h"
+#include "workload/rank_index.h"
 
 namespace megasim::step {
 
@@ -43,8 +44,7 @@ struct PricingTally {
 
 class Pricer {
  public:
-  // `placement[r]` is the GPU of job rank r, with Megatron-LM's rank order
-  // r = (stage · dp + d) · tp + t.
+  // `placement[r]` is the GPU of job rank r, in the workload::RankIndex order.
   Pricer(const net::Topology& topology, std::vector<int> placement,
          const hw::CollectiveConstants& constants, const hw::KernelCostModel& kernels,
          const workload::ParallelPlan& plan, const SystemOptions& system);

@@ -10,14 +10,17 @@
 #include "step/pricing.h"
 #include "workload/flops.h"
 #include "workload/program.h"
+#include "workload/rank_index.h"
 
 namespace megasim::step {
 namespace {
 
+// Per job rank, in the workload::RankIndex order that the placement and the executor share:
+// the slowdown of the host it runs on.
 std::vector<double> straggler_factors(const StepRequest& r, const net::Topology& topology) {
   const auto& st = r.stragglers;
   if (st.host_fraction <= 0.0 || st.slowdown <= 1.0) return {};
-  const std::int64_t ranks = r.workload.plan.gpus();
+  const std::int64_t ranks = workload::RankIndex(r.workload.plan).size();
   // The hosts the job occupies, then a seeded choice of round(fraction × hosts) of them.
   std::vector<int> hosts;
   for (std::int64_t i = 0; i < ranks; ++i) hosts.push_back(topology.node_of(r.placement[i]));

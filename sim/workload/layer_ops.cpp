@@ -5,127 +5,10 @@
 
 #include <fmt/format.h>
 
+#include "workload/op_builders.h"
+
 namespace megasim::workload::detail {
 namespace {
-
-double d(std::int64_t v) {
-  return static_cast<double>(v);
-}
-
-const char* suffix(Phase p) {
-  switch (p) {
-    case Phase::kForward:
-      return "fwd";
-    case Phase::kBackward:
-      return "bwd";
-    case Phase::kRecompute:
-      return "recompute";
-    case Phase::kOptimizer:
-      return "step";
-  }
-  return "?";
-}
-
-std::string name_of(int layer, const std::string& what, Phase p) {
-  if (layer < 0) return fmt::format("{} {}", what, suffix(p));
-  return fmt::format("layer {} {} {}", layer, what, suffix(p));
-}
-
-// Adds a compute op; `convention` is the FLOPs the MFU/HFU conventions charge it.
-void add_kernel(std::vector<Op>& out, int layer, const std::string& what, Phase phase,
-                hw::KernelShape shape, Flops convention) {
-  Op op;
-  op.name = name_of(layer, what, phase);
-  op.phase = phase;
-  op.work = std::move(shape);
-  op.model_flops = phase == Phase::kRecompute ? Flops(0.0) : convention;
-  op.hardware_flops = convention;
-  op.layer = layer;
-  out.push_back(std::move(op));
-}
-
-void add_memory(std::vector<Op>& out, int layer, const std::string& what, Phase phase,
-                hw::MemoryKernel kind, double read_bytes, double write_bytes) {
-  hw::MemoryShape m{kind, Bytes(read_bytes), Bytes(write_bytes), Flops(0.0)};
-  add_kernel(out, layer, what, phase, m, Flops(0.0));
-}
-
-void add_comm(std::vector<Op>& out, int layer, const std::string& what, Phase phase,
-              CollectiveKind kind, Group group, double bytes, bool overlappable) {
-  Op op;
-  op.name = name_of(layer, what, phase);
-  op.phase = phase;
-  op.work = CommOp{kind, group, Bytes(bytes)};
-  op.tp_overlappable = overlappable;
-  op.layer = layer;
-  out.push_back(std::move(op));
-}
-
-hw::GemmShape gemm(const LayerContext& c, std::int64_t m, std::int64_t n, std::int64_t k,
-                   bool ta = false, bool tb = false, std::int64_t batch = 1) {
-  hw::GemmShape g;
-  g.m = m;
-  g.n = n;
-  g.k = k;
-  g.batch = batch;
-  g.dtype = c.dtype;
-  g.transpose_a = ta;
-  g.transpose_b = tb;
-  return g;
-}
-
-// A linear layer Y[tokens × n] = X[tokens × k]·W. `exact` is the exact share of the model's
-// FLOPs for this rank (differs from the shape's only when work is replicated or padded).
-void linear_forward(const LayerContext& c, std::vector<Op>& out, int layer, const std::string& what,
-                    Phase phase, std::int64_t n, std::int64_t k, double exact) {
-  add_kernel(out, layer, what, phase, gemm(c, c.tokens, n, k), Flops(exact));
-}
-
-// dgrad dX = dY·Wᵀ then wgrad dW = Xᵀ·dY, each as many FLOPs as the forward.
-void linear_backward(const LayerContext& c, std::vector<Op>& out, int layer,
-                     const std::string& what, std::int64_t n, std::int64_t k, double exact) {
-  add_kernel(out, layer, what + " dgrad", Phase::kBackward, gemm(c, c.tokens, k, n, false, true),
-             Flops(exact));
-  add_kernel(out, layer, what + " wgrad", Phase::kBackward, gemm(c, k, n, c.tokens, true, false),
-             Flops(exact));
-}
-
-double hidden_bytes(const LayerContext& c, std::int64_t tokens) {
-  return d(tokens) * d(c.h) * c.elem;
-}
-
-// The TP collective at the entry of a column-parallel region (forward): an all-gather of the
-// sequence shards with SP, nothing without (Megatron's f is the identity forward).
-void tp_enter_forward(const LayerContext& c, std::vector<Op>& out, int layer,
-                      const std::string& what, Phase phase) {
-  if (c.t > 1 && c.plan.sequence_parallel) {
-    add_comm(out, layer, what + " all-gather", phase, CollectiveKind::kAllGather, Group::kTp,
-             hidden_bytes(c, c.tokens), true);
-  }
-}
-
-// The TP collective at the exit of a row-parallel region (forward): a reduce-scatter with SP
-// (fusable into the GEMM before it), else a blocking all-reduce.
-void tp_exit_forward(const LayerContext& c, std::vector<Op>& out, int layer,
-                     const std::string& what, Phase phase) {
-  if (c.t == 1) return;
-  if (c.plan.sequence_parallel) {
-    add_comm(out, layer, what + " reduce-scatter", phase, CollectiveKind::kReduceScatter,
-             Group::kTp, hidden_bytes(c, c.tokens), true);
-  } else {
-    add_comm(out, layer, what + " all-reduce", phase, CollectiveKind::kAllReduce, Group::kTp,
-             hidden_bytes(c, c.tokens), false);
-  }
-}
-
-double norm_bytes(const LayerContext& c) {
-  return hidden_bytes(c, c.sp_tokens);
-}
-
-hw::MemoryKernel norm_kind(const LayerContext& c) {
-  return c.model.norm == Norm::kLayerNorm ? hw::MemoryKernel::kLayerNorm
-                                          : hw::MemoryKernel::kRmsNorm;
-}
 
 double attention_convention_fwd(const LayerContext& c) {
   // 4·b·s·keys·(heads/t)·d: QKᵀ and PV over the keys the MFU convention charges.
@@ -252,45 +135,6 @@ void residual_backward(const LayerContext& c, std::vector<Op>& out, int layer,
              x + d(c.sp_tokens) * d(c.h), 2.0 * x);
 }
 
-void norm_backward(const LayerContext& c, std::vector<Op>& out, int layer,
-                   const std::string& what) {
-  add_memory(out, layer, what, Phase::kBackward, norm_kind(c), 2.0 * norm_bytes(c), norm_bytes(c));
-}
-
-// Backward of a row-parallel exit: with SP the output gradient is all-gathered again;
-// without SP Megatron's g is the identity backward.
-void tp_exit_backward(const LayerContext& c, std::vector<Op>& out, int layer,
-                      const std::string& what) {
-  if (c.t > 1 && c.plan.sequence_parallel) {
-    add_comm(out, layer, what + " grad all-gather", Phase::kBackward, CollectiveKind::kAllGather,
-             Group::kTp, hidden_bytes(c, c.tokens), true);
-  }
-}
-
-// With SP Megatron keeps only the sequence shard of a column-parallel GEMM's input and
-// all-gathers it again for the weight gradient, overlapped with dgrad.
-void tp_regather_input(const LayerContext& c, std::vector<Op>& out, int layer,
-                       const std::string& what) {
-  if (c.t > 1 && c.plan.sequence_parallel) {
-    add_comm(out, layer, what + " input all-gather", Phase::kBackward, CollectiveKind::kAllGather,
-             Group::kTp, hidden_bytes(c, c.tokens), true);
-  }
-}
-
-// Backward of a column-parallel entry: the input gradient is reduce-scattered (SP) or
-// all-reduced, asynchronously next to the wgrad GEMM in Megatron-LM.
-void tp_enter_backward(const LayerContext& c, std::vector<Op>& out, int layer,
-                       const std::string& what) {
-  if (c.t == 1) return;
-  if (c.plan.sequence_parallel) {
-    add_comm(out, layer, what + " grad reduce-scatter", Phase::kBackward,
-             CollectiveKind::kReduceScatter, Group::kTp, hidden_bytes(c, c.tokens), true);
-  } else {
-    add_comm(out, layer, what + " grad all-reduce", Phase::kBackward, CollectiveKind::kAllReduce,
-             Group::kTp, hidden_bytes(c, c.tokens), true);
-  }
-}
-
 void attention_core_backward(const LayerContext& c, std::vector<Op>& out, int layer) {
   const double conv = attention_convention_fwd(c);
   if (c.opts.fused_attention) {
@@ -346,18 +190,6 @@ void attention_backward_to_core(const LayerContext& c, std::vector<Op>& out, int
   }
 }
 
-void dgrad_only(const LayerContext& c, std::vector<Op>& out, int layer, const std::string& what,
-                std::int64_t n, std::int64_t k, double exact) {
-  add_kernel(out, layer, what + " dgrad", Phase::kBackward, gemm(c, c.tokens, k, n, false, true),
-             Flops(exact));
-}
-
-void wgrad_only(const LayerContext& c, std::vector<Op>& out, int layer, const std::string& what,
-                std::int64_t n, std::int64_t k, double exact) {
-  add_kernel(out, layer, what + " wgrad", Phase::kBackward, gemm(c, k, n, c.tokens, true, false),
-             Flops(exact));
-}
-
 }  // namespace
 
 void append_layer_backward(const LayerContext& c, int layer, std::vector<Op>& out) {
@@ -392,85 +224,6 @@ void append_layer_backward(const LayerContext& c, int layer, std::vector<Op>& ou
   tp_enter_backward(c, out, layer, "attention input");
   wgrad_only(c, out, layer, "attention qkv", qkv_n, c.h, qkv_exact(c));
   norm_backward(c, out, layer, "input norm");
-}
-
-void append_embedding_forward(const LayerContext& c, std::vector<Op>& out) {
-  const double full = hidden_bytes(c, c.tokens);
-  add_memory(out, -1, "embedding lookup", Phase::kForward, hw::MemoryKernel::kEmbedding, full,
-             full);
-  // Vocab-parallel embedding: each rank holds a vocabulary shard, partial rows are summed.
-  if (c.t > 1) {
-    add_comm(out, -1,
-             c.plan.sequence_parallel ? "embedding reduce-scatter" : "embedding all-reduce",
-             Phase::kForward,
-             c.plan.sequence_parallel ? CollectiveKind::kReduceScatter : CollectiveKind::kAllReduce,
-             Group::kTp, full, false);
-  }
-  if (c.model.position == Position::kLearned) {
-    add_memory(out, -1, "position embedding add", Phase::kForward, hw::MemoryKernel::kCopy,
-               2.0 * norm_bytes(c), norm_bytes(c));
-  }
-  add_memory(out, -1, "embedding dropout", Phase::kForward, hw::MemoryKernel::kCopy, norm_bytes(c),
-             norm_bytes(c) + d(c.sp_tokens) * d(c.h));
-}
-
-void append_embedding_backward(const LayerContext& c, std::vector<Op>& out) {
-  add_memory(out, -1, "embedding dropout", Phase::kBackward, hw::MemoryKernel::kCopy,
-             norm_bytes(c) + d(c.sp_tokens) * d(c.h), norm_bytes(c));
-  if (c.t > 1 && c.plan.sequence_parallel) {
-    add_comm(out, -1, "embedding grad all-gather", Phase::kBackward, CollectiveKind::kAllGather,
-             Group::kTp, hidden_bytes(c, c.tokens), false);
-  }
-  // Scatter-add of the row gradients into the fp32 gradient of the vocabulary shard.
-  const double grads = d(c.tokens) * d(c.h);
-  add_memory(out, -1, "embedding grad scatter-add", Phase::kBackward, hw::MemoryKernel::kEmbedding,
-             grads * (c.elem + 4.0), grads * 4.0);
-}
-
-void append_logits_forward(const LayerContext& c, std::vector<Op>& out) {
-  add_memory(out, -1, "final norm", Phase::kForward, norm_kind(c), norm_bytes(c), norm_bytes(c));
-  tp_enter_forward(c, out, -1, "logits input", Phase::kForward);
-  const double exact = 2.0 * d(c.tokens) * d(c.h) * d(c.model.vocab) / d(c.t);
-  linear_forward(c, out, -1, "logits", Phase::kForward, c.vocab_r, c.h, exact);
-  const double logits = d(c.tokens) * d(c.vocab_r) * c.elem;
-  add_memory(out, -1, "cross entropy", Phase::kForward, hw::MemoryKernel::kCrossEntropy, logits,
-             d(c.tokens) * 4.0);
-  if (c.t > 1) {
-    // Vocab-parallel cross entropy: all-reduces of the row max, the sum of exponentials and
-    // the target logit (fp32, one value per token each).
-    for (const char* what : {"cross entropy max", "cross entropy sum", "cross entropy target"}) {
-      add_comm(out, -1, fmt::format("{} all-reduce", what), Phase::kForward,
-               CollectiveKind::kAllReduce, Group::kTp, d(c.tokens) * 4.0, false);
-    }
-  }
-}
-
-void append_logits_backward(const LayerContext& c, std::vector<Op>& out) {
-  const double logits = d(c.tokens) * d(c.vocab_r) * c.elem;
-  add_memory(out, -1, "cross entropy", Phase::kBackward, hw::MemoryKernel::kCrossEntropy, logits,
-             logits);
-  const double exact = 2.0 * d(c.tokens) * d(c.h) * d(c.model.vocab) / d(c.t);
-  tp_regather_input(c, out, -1, "logits");
-  dgrad_only(c, out, -1, "logits", c.vocab_r, c.h, exact);
-  tp_enter_backward(c, out, -1, "logits input");
-  wgrad_only(c, out, -1, "logits", c.vocab_r, c.h, exact);
-  norm_backward(c, out, -1, "final norm");
-}
-
-Op zero3_param_gather(const LayerContext& c, int layer, Phase phase) {
-  std::vector<Op> one;
-  add_comm(one, layer, "zero3 parameter all-gather", phase, CollectiveKind::kAllGather, Group::kDp,
-           d(rank_layer_parameters(c.model, static_cast<int>(c.t))) * c.elem, false);
-  return one.front();
-}
-
-Op zero3_grad_scatter(const LayerContext& c, int layer) {
-  std::vector<Op> one;
-  const double grad_bytes = c.plan.precision == Precision::kBf16 ? 4.0 : c.elem;
-  add_comm(one, layer, "zero3 gradient reduce-scatter", Phase::kBackward,
-           CollectiveKind::kReduceScatter, Group::kDp,
-           d(rank_layer_parameters(c.model, static_cast<int>(c.t))) * grad_bytes, false);
-  return one.front();
 }
 
 }  // namespace megasim::workload::detail

@@ -34,24 +34,6 @@ const char* to_string(Phase p) {
   return "?";
 }
 
-const char* to_string(CollectiveKind k) {
-  switch (k) {
-    case CollectiveKind::kAllReduce:
-      return "all_reduce";
-    case CollectiveKind::kAllGather:
-      return "all_gather";
-    case CollectiveKind::kReduceScatter:
-      return "reduce_scatter";
-    case CollectiveKind::kSendRecv:
-      return "send_recv";
-    case CollectiveKind::kBroadcast:
-      return "broadcast";
-    case CollectiveKind::kAllToAll:
-      return "all_to_all";
-  }
-  return "?";
-}
-
 const char* to_string(Group g) {
   switch (g) {
     case Group::kTp:

@@ -8,25 +8,24 @@
 #include <variant>
 
 #include "engine/units.h"
+#include "hw/device_profile.h"
 #include "hw/kernel.h"
 
 namespace megasim::workload {
 
 enum class Phase { kForward, kBackward, kRecompute, kOptimizer };
-enum class CollectiveKind {
-  kAllReduce,
-  kAllGather,
-  kReduceScatter,
-  kSendRecv,
-  kBroadcast,
-  kAllToAll
-};
+// A collective's operation is the hw module's one collective-op type.
+using hw::CollectiveOp;
 enum class Group { kTp, kPp, kDp };
+// The part a linear layer's GEMM plays: its forward, its input gradient (dgrad) or its weight
+// gradient (wgrad, which zero-bubble schedules run as a separate W pass). kNone for every
+// other op, attention's batched GEMMs included.
+enum class GemmRole { kNone, kForward, kDataGrad, kWeightGrad };
 // Coarse class of an op, for tables ("bytes by kind").
 enum class OpKind { kGemm, kAttention, kMemory, kComm };
 
 struct CommOp {
-  CollectiveKind kind = CollectiveKind::kAllReduce;
+  CollectiveOp kind = CollectiveOp::kAllReduce;
   Group group = Group::kTp;
   // nccl-tests' "size": the buffer of an all-reduce, the gathered output of an all-gather,
   // the input of a reduce-scatter, the message of a send/recv, per rank.
@@ -36,6 +35,7 @@ struct CommOp {
 struct Op {
   std::string name;  // "layer 3 attention qkv fwd"
   Phase phase = Phase::kForward;
+  GemmRole gemm_role = GemmRole::kNone;
   std::variant<hw::KernelShape, CommOp> work;
   // MFU convention (matmuls only, attention non-causal, exact share of replicated work);
   // zero for recompute, memory-bound kernels and communication.
@@ -59,7 +59,6 @@ struct Op {
 };
 
 const char* to_string(Phase p);
-const char* to_string(CollectiveKind k);
 const char* to_string(Group g);
 const char* to_string(OpKind k);
 

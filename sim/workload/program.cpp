@@ -20,7 +20,7 @@ double grad_bytes(const ParallelPlan& p) {
   return p.precision == Precision::kBf16 ? 4.0 : 2.0;
 }
 
-Op comm_op(const std::string& name, Phase phase, CollectiveKind kind, Group group, double bytes) {
+Op comm_op(const std::string& name, Phase phase, CollectiveOp kind, Group group, double bytes) {
   Op op;
   op.name = name;
   op.phase = phase;
@@ -38,7 +38,7 @@ Op memory_op(const std::string& name, hw::MemoryKernel kind, double read, double
 }
 
 // Splits `elements` into DP buckets of Megatron-LM's size, each one collective.
-void add_buckets(std::vector<Op>& out, const std::string& what, CollectiveKind kind,
+void add_buckets(std::vector<Op>& out, const std::string& what, CollectiveOp kind,
                  std::int64_t elements, std::int64_t bucket, double bytes_per_element) {
   int i = 0;
   for (std::int64_t left = elements; left > 0; left -= bucket, ++i) {
@@ -142,12 +142,12 @@ StageProgram build_stage(const ModelSpec& m, const ParallelPlan& p, int stage,
     add_buckets(
         sp.dp_gradient_comm,
         p.distributed_optimizer ? "gradient reduce-scatter" : "gradient all-reduce",
-        p.distributed_optimizer ? CollectiveKind::kReduceScatter : CollectiveKind::kAllReduce,
+        p.distributed_optimizer ? CollectiveOp::kReduceScatter : CollectiveOp::kAllReduce,
         params, bucket, grad_bytes(p));
   }
   if (m.tied_embeddings && p.pp > 1 && (stage == 0 || stage == p.pp - 1)) {
     sp.dp_gradient_comm.push_back(comm_op("tied embedding gradient all-reduce", Phase::kOptimizer,
-                                          CollectiveKind::kAllReduce, Group::kPp,
+                                          CollectiveOp::kAllReduce, Group::kPp,
                                           d(c.vocab_r * m.hidden) * grad_bytes(p)));
   }
 
@@ -171,7 +171,7 @@ StageProgram build_stage(const ModelSpec& m, const ParallelPlan& p, int stage,
                                      owned * (4.0 + c.elem), 6.0 * owned));
   }
   if (p.distributed_optimizer && !p.zero3 && p.dp > 1) {
-    add_buckets(sp.dp_param_comm, "parameter all-gather", CollectiveKind::kAllGather, params,
+    add_buckets(sp.dp_param_comm, "parameter all-gather", CollectiveOp::kAllGather, params,
                 bucket, c.elem);
   }
   return sp;

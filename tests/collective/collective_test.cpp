@@ -13,10 +13,10 @@
 #include "io/collective_constants_reader.h"
 
 using namespace megasim;
-using collective::Algorithm;
+using megasim::hw::CollAlgorithm;
 using collective::CollectiveCall;
-using collective::Op;
-using collective::Protocol;
+using megasim::hw::CollectiveOp;
+using megasim::hw::CollProtocol;
 
 namespace {
 
@@ -35,8 +35,8 @@ struct Fixture {
   collective::CollectiveEngine engine;
 };
 
-CollectiveCall call(Op op, std::vector<int> gpus, double bytes, Algorithm a = Algorithm::kAuto,
-                    Protocol p = Protocol::kAuto) {
+CollectiveCall call(CollectiveOp op, std::vector<int> gpus, double bytes, CollAlgorithm a = CollAlgorithm::kAuto,
+                    CollProtocol p = CollProtocol::kAuto) {
   CollectiveCall c;
   c.op = op;
   c.gpus = std::move(gpus);
@@ -48,25 +48,25 @@ CollectiveCall call(Op op, std::vector<int> gpus, double bytes, Algorithm a = Al
 
 double busbw_gbps(const CollectiveCall& c, Time t) {
   return c.bytes.value() / t.to_seconds() * 1e-9 *
-         collective::bus_bandwidth_factor(c.op, static_cast<int>(c.gpus.size()));
+         hw::bus_factor(c.op, static_cast<int>(c.gpus.size()));
 }
 
 }  // namespace
 
 TEST_CASE("nccl-tests bus bandwidth factors") {
-  CHECK(collective::bus_bandwidth_factor(Op::kAllReduce, 8) == doctest::Approx(1.75));
-  CHECK(collective::bus_bandwidth_factor(Op::kAllGather, 8) == doctest::Approx(0.875));
-  CHECK(collective::bus_bandwidth_factor(Op::kBroadcast, 8) == doctest::Approx(1.0));
+  CHECK(hw::bus_factor(CollectiveOp::kAllReduce, 8) == doctest::Approx(1.75));
+  CHECK(hw::bus_factor(CollectiveOp::kAllGather, 8) == doctest::Approx(0.875));
+  CHECK(hw::bus_factor(CollectiveOp::kBroadcast, 8) == doctest::Approx(1.0));
 }
 
 TEST_CASE("one DGX A100: a 1 GiB all-reduce reaches the published 200-240 GB/s busbw") {
   // NVLink 3: 300 GB/s per direction x 0.8 (NCCL's 20 of 25 GB/s per link) = 240 GB/s, capped
   // at NCCL's 235 GB/s for SM80; the ring's latency (8.4 + 14 x 3.4 us) costs 0.7 % at 1 GiB.
   Fixture f("dgx-a100-8");
-  const auto c = call(Op::kAllReduce, f.topology.pack_placement(8), 1073741824.0);
+  const auto c = call(CollectiveOp::kAllReduce, f.topology.pack_placement(8), 1073741824.0);
   const auto p = f.engine.predict(c);
-  CHECK(p.algorithm == Algorithm::kRing);
-  CHECK(p.protocol == Protocol::kSimple);
+  CHECK(p.algorithm == CollAlgorithm::kRing);
+  CHECK(p.protocol == CollProtocol::kSimple);
   const double bw = busbw_gbps(c, p.time);
   CHECK(bw >= 200.0);
   CHECK(bw <= 240.0);
@@ -77,9 +77,9 @@ TEST_CASE("across A100 nodes with 8 x 200G the large all-reduce approaches the N
   // = 196 GB/s of busbw; an 8 GiB ring pays ~2 x (15 x 9.6 + 112 x 3.4) x 1.9 us of latency
   // (about 2 ms of 90 ms), so busbw lands within 5 % below the bound and never above it.
   Fixture f("megascale-a100-12288");
-  const auto c = call(Op::kAllReduce, f.topology.pack_placement(128), 8589934592.0);
+  const auto c = call(CollectiveOp::kAllReduce, f.topology.pack_placement(128), 8589934592.0);
   const auto p = f.engine.predict(c);
-  CHECK(p.algorithm == Algorithm::kRing);
+  CHECK(p.algorithm == CollAlgorithm::kRing);
   const double bw = busbw_gbps(c, p.time);
   CHECK(bw <= 196.0);
   CHECK(bw >= 0.95 * 196.0 * 0.97);
@@ -90,8 +90,8 @@ TEST_CASE("small-message latency grows with log2 of nodes for tree and linearly 
   std::vector<double> tree, ring;
   for (int nodes : {2, 4, 8, 16, 32}) {
     const auto gpus = f.topology.pack_placement(nodes * 8);
-    tree.push_back(f.engine.predict(call(Op::kAllReduce, gpus, 8, Algorithm::kTree, Protocol::kLL)).time.to_us());
-    ring.push_back(f.engine.predict(call(Op::kAllReduce, gpus, 8, Algorithm::kRing, Protocol::kLL)).time.to_us());
+    tree.push_back(f.engine.predict(call(CollectiveOp::kAllReduce, gpus, 8, CollAlgorithm::kTree, CollProtocol::kLL)).time.to_us());
+    ring.push_back(f.engine.predict(call(CollectiveOp::kAllReduce, gpus, 8, CollAlgorithm::kRing, CollProtocol::kLL)).time.to_us());
   }
   // Tree: each doubling adds one level up and down, 2 x 5.0 us (NET LL hop): equal steps.
   for (std::size_t i = 1; i + 1 < tree.size(); ++i)
@@ -116,7 +116,7 @@ TEST_CASE("a cross-ToR ring is slower under ECMP hashing than under ideal sprayi
   int i = 0;
   for (auto routing : {net::Routing::kEcmp, net::Routing::kSpray}) {
     Fixture f("megascale-a100-12288", routing);
-    const auto c = call(Op::kAllReduce, gpus, 1073741824.0, Algorithm::kRing, Protocol::kSimple);
+    const auto c = call(CollectiveOp::kAllReduce, gpus, 1073741824.0, CollAlgorithm::kRing, CollProtocol::kSimple);
     bw[i++] = busbw_gbps(c, f.engine.predict(c).time);
   }
   MESSAGE("ECMP busbw " << bw[0] << " GB/s, spray " << bw[1] << " GB/s");
@@ -127,8 +127,8 @@ TEST_CASE("two all-reduces on the same GPUs contend for NVLink") {
   // Alone, 1 GiB takes T; two at once share every NVLink port, so each takes about 2T less one
   // latency term.
   Fixture f("dgx-a100-8");
-  const auto c = call(Op::kAllReduce, f.topology.pack_placement(8), 1073741824.0, Algorithm::kRing,
-                      Protocol::kSimple);
+  const auto c = call(CollectiveOp::kAllReduce, f.topology.pack_placement(8), 1073741824.0, CollAlgorithm::kRing,
+                      CollProtocol::kSimple);
   const Time alone = f.engine.predict(c).time;
   Time first, second;
   f.engine.launch(c, [&] { first = f.sim.now(); });
@@ -141,14 +141,14 @@ TEST_CASE("two all-reduces on the same GPUs contend for NVLink") {
 TEST_CASE("NCCL-like choice: LL for tiny, Simple ring for huge, forced values kept") {
   Fixture f("megascale-a100-12288");
   const auto gpus = f.topology.pack_placement(64);
-  CHECK(f.engine.predict(call(Op::kAllReduce, gpus, 8)).protocol == Protocol::kLL);
-  const auto big = f.engine.predict(call(Op::kAllReduce, gpus, 8589934592.0));
-  CHECK(big.algorithm == Algorithm::kRing);
-  CHECK(big.protocol == Protocol::kSimple);
-  const auto forced = f.engine.predict(call(Op::kAllReduce, gpus, 8, Algorithm::kRing, Protocol::kSimple));
-  CHECK(forced.algorithm == Algorithm::kRing);
-  CHECK(forced.protocol == Protocol::kSimple);
-  CHECK_THROWS_AS(f.engine.predict(call(Op::kAllGather, gpus, 8, Algorithm::kTree)), InputError);
+  CHECK(f.engine.predict(call(CollectiveOp::kAllReduce, gpus, 8)).protocol == CollProtocol::kLL);
+  const auto big = f.engine.predict(call(CollectiveOp::kAllReduce, gpus, 8589934592.0));
+  CHECK(big.algorithm == CollAlgorithm::kRing);
+  CHECK(big.protocol == CollProtocol::kSimple);
+  const auto forced = f.engine.predict(call(CollectiveOp::kAllReduce, gpus, 8, CollAlgorithm::kRing, CollProtocol::kSimple));
+  CHECK(forced.algorithm == CollAlgorithm::kRing);
+  CHECK(forced.protocol == CollProtocol::kSimple);
+  CHECK_THROWS_AS(f.engine.predict(call(CollectiveOp::kAllGather, gpus, 8, CollAlgorithm::kTree)), InputError);
 }
 
 TEST_CASE("every operation completes and all-gather moves half an all-reduce") {
@@ -157,11 +157,14 @@ TEST_CASE("every operation completes and all-gather moves half an all-reduce") {
   Fixture f("dgx-a100-8");
   const auto gpus = f.topology.pack_placement(8);
   const double size = 1073741824.0;
-  const Time ar = f.engine.predict(call(Op::kAllReduce, gpus, size, Algorithm::kRing, Protocol::kSimple)).time;
-  const Time ag = f.engine.predict(call(Op::kAllGather, gpus, size, Algorithm::kRing, Protocol::kSimple)).time;
+  const auto ring = CollAlgorithm::kRing;
+  const auto simple = CollProtocol::kSimple;
+  const Time ar = f.engine.predict(call(CollectiveOp::kAllReduce, gpus, size, ring, simple)).time;
+  const Time ag = f.engine.predict(call(CollectiveOp::kAllGather, gpus, size, ring, simple)).time;
   CHECK(ag.to_seconds() == doctest::Approx(ar.to_seconds() / 2).epsilon(0.02));
-  for (Op op : {Op::kReduceScatter, Op::kBroadcast, Op::kAllToAll, Op::kSendRecv}) {
-    CAPTURE(collective::to_string(op));
+  for (CollectiveOp op : {CollectiveOp::kReduceScatter, CollectiveOp::kBroadcast,
+                          CollectiveOp::kAllToAll, CollectiveOp::kSendRecv}) {
+    CAPTURE(collective::op_name(op));
     CHECK(f.engine.predict(call(op, gpus, 1 << 20)).time > Time::zero());
   }
 }

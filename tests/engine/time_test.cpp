@@ -33,6 +33,26 @@ TEST_CASE("time: arithmetic and ordering") {
   CHECK((a * 3).ns() == 30);
 }
 
+TEST_CASE("time: scaling by a real factor rounds to the nearest nanosecond once") {
+  const Time t = Time::from_ns(10);
+  CHECK((t * 1.5).ns() == 15);
+  CHECK((t * 0.04).ns() == 0);   // 0.4 ns rounds down
+  CHECK((t * 0.06).ns() == 1);   // 0.6 ns rounds up
+  CHECK((t * 0.26).ns() == 3);
+  CHECK((t * -0.26).ns() == -3);
+  CHECK((t / 3.0).ns() == 3);
+  CHECK((t / 1.6).ns() == 6);
+  // The same nanosecond as the seconds round trip it replaced, for every product.
+  for (std::int64_t ns : {1LL, 7LL, 999LL, 123'456'789LL, 12'530'266'552LL}) {
+    for (double k : {1.0 / 6.0, 0.1, 1.05, 1.5, 2.0 / 3.0, 3.7}) {
+      const Time x = Time::from_ns(ns);
+      CHECK((x * k) == Time::from_seconds(x.to_seconds() * k));
+    }
+  }
+  CHECK((t * std::int64_t{3}).ns() == 30);  // an integer count stays exact
+  CHECK_THROWS_AS(Time::from_seconds(1e9) * 1e12, std::range_error);
+}
+
 TEST_CASE("units: transfer time of 1 GB at 100 Gbit/s is 80 ms") {
   using namespace megasim;
   CHECK(transfer_time(Bytes(1e9), gbit_per_s(100)).ns() == 80'000'000);

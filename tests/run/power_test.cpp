@@ -40,9 +40,9 @@ TEST_CASE("power: step average, peak and swing over phases are solved by hand") 
   step.activity_time = {Time::from_seconds(6), Time::from_seconds(1), Time::from_seconds(3),
                         Time::zero()};
   step.phases = {{Activity::kGemm, Time::from_seconds(3)},
-                 {Activity::kCommOnly, Time::from_seconds(3)},
+                 {Activity::kCommunication, Time::from_seconds(3)},
                  {Activity::kGemm, Time::from_seconds(3)},
-                 {Activity::kMemoryBound, Time::from_seconds(1)}};
+                 {Activity::kMemory, Time::from_seconds(1)}};
   step.validate();
   const StepPower p = step_power(step, in);
   CHECK(p.it_average.value() == doctest::Approx(7540.0));

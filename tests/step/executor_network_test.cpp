@@ -70,7 +70,7 @@ std::vector<StageCosts> stages(int pp) {
 
 StageTraffic reduce_scatter(Bytes bytes) {
   StageTraffic t;
-  t.reduce_scatter = {{DpPart{true, collective::Op::kReduceScatter, bytes, Time::zero()}}};
+  t.reduce_scatter = {{DpPart{true, hw::CollectiveOp::kReduceScatter, bytes, Time::zero()}}};
   t.all_gather = {{}};
   return t;
 }
@@ -84,7 +84,7 @@ TEST_CASE("network: two DP groups on one NIC each get half of it, and the step p
   Fabric f;
   const Bytes bytes(1e8);
   collective::CollectiveCall call;
-  call.op = collective::Op::kReduceScatter;
+  call.op = hw::CollectiveOp::kReduceScatter;
   call.gpus = {0, 2};
   call.bytes = bytes;
   const auto [t_alone, latency] = f.alone(call);
@@ -156,7 +156,7 @@ TEST_CASE("network: flows merged by path finish when the flows apart would") {
   const auto constants =
       io::read_collective_constants(MEGASIM_SOURCE_DIR "/calibrate/profiles/a100-sxm4-80gb.json");
   collective::CollectiveCall call;
-  call.op = collective::Op::kReduceScatter;
+  call.op = hw::CollectiveOp::kReduceScatter;
   call.bytes = Bytes(4e8);
   for (int node = 0; node < 64; node += 2) call.gpus.push_back(node * 8);
   Time done[2];

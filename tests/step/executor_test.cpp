@@ -168,7 +168,7 @@ TEST_CASE("executor: full and folded agree on a symmetric plan and a straggler s
   // One rank of data-parallel replica 3, stage 1, is 10 % slower in forward passes: its DP
   // group waits for it, and so the whole step is longer.
   cfg.rank_slowdown.assign(p * dp * tp, 1.0);
-  cfg.rank_slowdown[(3 * p + 1) * tp + 1] = 1.1;
+  cfg.rank_slowdown[megasim::workload::RankIndex(tp, p, dp).linear(1, 3, 1)] = 1.1;
   auto slow = execute_step(s, costs, cfg);
   CHECK(slow.step_time > full.step_time);
 }
@@ -186,4 +186,28 @@ TEST_CASE("executor: zero-bubble H1 runs split backward passes and shrinks the b
   auto zb = execute_step(build_schedule(Schedule::kZeroBubble, p, 1, m), costs, ExecutorConfig{});
   CHECK(base.step_time == us(30.0 * (m + p - 1)));
   CHECK(zb.step_time == us(30.0 * m + 10.0 * (p - 1)));
+}
+
+TEST_CASE("executor: a rank's slowdown lands on the stage and replica its RankIndex names") {
+  // 1F1B, p = 2, dp = 2, tp = 1, m = 2, F = 10 us, B = 20 us, free communication. Rank 2 is
+  // (stage 1, d = 0) in the one rank order r = (stage·dp + d)·tp + t; its forward passes take
+  // twice as long (20 us). Stage 0: F0 [0,10], F1 [10,20]. Stage 1: F0 [10,30], B0 [30,50].
+  // Stage 0: B0 [50,70]. Stage 1: F1 [50,70], B1 [70,90]. Stage 0: B1 [90,110]: 110 us.
+  // Slowing stage 0 instead (the old executor's reading of index 2 as (d = 1, stage 0)) gives
+  // 100 us: F0 [0,20], F1 [20,40]; stage 1 F0 [20,30], B0 [30,50], F1 [50,60], B1 [60,80];
+  // stage 0 B0 [50,70], B1 [80,100].
+  const int p = 2, dp = 2, m = 2;
+  const megasim::workload::RankIndex ranks(1, p, dp);
+  REQUIRE(ranks.linear(1, 0, 0) == 2);
+  auto s = build_schedule(Schedule::kOneFOneB, p, 1, m);
+  ExecutorConfig cfg;
+  cfg.pp_overlap = true;
+  cfg.full = true;
+  cfg.dp = dp;
+  cfg.rank_slowdown.assign(static_cast<std::size_t>(ranks.size()), 1.0);
+  cfg.rank_slowdown[ranks.linear(1, 0, 0)] = 2.0;
+  CHECK(execute_step(s, uniform(p, 1), cfg).step_time == us(110));
+  cfg.rank_slowdown.assign(static_cast<std::size_t>(ranks.size()), 1.0);
+  cfg.rank_slowdown[ranks.linear(0, 1, 0)] = 2.0;
+  CHECK(execute_step(s, uniform(p, 1), cfg).step_time == us(100));
 }

@@ -2,6 +2,7 @@
 // datasheet profile, collectives on the fabric.
 #include <doctest/doctest.h>
 
+#include <functional>
 #include <string>
 
 #include "engine/error.h"
@@ -26,20 +27,22 @@ struct Fixture {
   hw::CollectiveConstants constants{io::read_collective_constants(device.file)};
   hw::KernelCostModel kernels{device.profile};
 
-  // A 22B-class GPT on TP 8 × PP 4 (VPP 2) × DP `dp` (64 GPUs at DP 2), 16 micro-batches per
-  // replica.
-  step::StepRequest request(const std::string& preset, int dp = 2) const {
+  // A 22B-class GPT on 64 GPUs: TP 8 × PP 4 (VPP 2) × DP 2, 16 micro-batches per replica;
+  // `edit` changes the plan before the workload is assembled.
+  step::StepRequest request(const std::string& preset,
+                            const std::function<void(workload::ParallelPlan&)>& edit = {}) const {
     workload::ParallelPlan plan;
     plan.tp = 8;
     plan.pp = 4;
     plan.vpp = 2;
-    plan.dp = dp;
+    plan.dp = 2;
     plan.micro_batch = 1;
-    plan.global_batch = 16 * dp;
+    plan.global_batch = 32;
     plan.sequence_parallel = true;
     plan.distributed_optimizer = true;
     plan.recompute = workload::Recompute::kSelective;
     plan.schedule = workload::Schedule::kInterleaved;
+    if (edit) edit(plan);
     step::StepRequest r;
     r.system = io::load_system_preset(preset);
     r.system.attention_window = 1024;
@@ -110,6 +113,24 @@ TEST_CASE("step model: a slow host slows the whole step") {
   CHECK(slow.step_time.to_seconds() < 1.2 * base.step_time.to_seconds());
 }
 
+TEST_CASE("step model: zero-bubble runs the weight gradients as their own pass") {
+  // ZB-H1 moves each chunk's wgrad GEMMs (GemmRole::kWeightGrad) into a W pass that fills the
+  // cool-down bubble, so on the same plan it beats 1F1B and its bubble is smaller. (Before
+  // GemmRole the split read op names ending in "wgrad", which they never do: the W pass was
+  // empty and zero-bubble priced exactly as 1F1B.)
+  Fixture f;
+  const auto with = [&f](workload::Schedule schedule) {
+    return f.predict(f.request("megascale", [schedule](workload::ParallelPlan& p) {
+      p.vpp = 1;
+      p.schedule = schedule;
+    }));
+  };
+  const auto one_f_one_b = with(workload::Schedule::kOneFOneB);
+  const auto zb = with(workload::Schedule::kZeroBubble);
+  CHECK(zb.step_time < one_f_one_b.step_time);
+  CHECK(zb.breakdown.bubble < one_f_one_b.breakdown.bubble);
+}
+
 TEST_CASE("step model: data loading is paid at the step start, or hidden by MegaScale's pipeline") {
   Fixture f;
   auto r = f.request("megatron-lm");
@@ -141,7 +162,10 @@ TEST_CASE("step model: on the shared network, folded and full agree on a symmetr
   // DP 8 so that the DP rings leave the ToRs and several groups share uplinks.
   Fixture f;
   for (const char* preset : {"megatron-lm", "megascale"}) {
-    auto r = f.request(preset, 8);
+    auto r = f.request(preset, [](workload::ParallelPlan& p) {
+      p.dp = 8;
+      p.global_batch = 64;
+    });
     r.network = step::StepRequest::Network::kShared;
     const auto folded = f.predict(r);
     r.full = true;

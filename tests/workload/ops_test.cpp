@@ -55,9 +55,9 @@ TEST_CASE("ops: TP collectives of a sequence-parallel layer and their sizes") {
       CHECK(c->size.value() == 50331648.0);
       CHECK(c->group == Group::kTp);
       CHECK(op->tp_overlappable);
-      gathers += c->kind == CollectiveKind::kAllGather;
-      scatters += c->kind == CollectiveKind::kReduceScatter;
-      reduces += c->kind == CollectiveKind::kAllReduce;
+      gathers += c->kind == CollectiveOp::kAllGather;
+      scatters += c->kind == CollectiveOp::kReduceScatter;
+      reduces += c->kind == CollectiveOp::kAllReduce;
     }
   }
   CHECK(gathers == 2);
@@ -126,12 +126,12 @@ TEST_CASE(
   // Bucket = max(40e6, 1e6 · 192) = 192e6 parameters.
   double rs = 0, ag = 0;
   for (const Op& op : st.dp_gradient_comm) {
-    CHECK(op.comm()->kind == CollectiveKind::kReduceScatter);
+    CHECK(op.comm()->kind == CollectiveOp::kReduceScatter);
     CHECK(op.comm()->size.value() <= 192e6 * 4.0);
     rs += op.comm()->size.value();
   }
   for (const Op& op : st.dp_param_comm) {
-    CHECK(op.comm()->kind == CollectiveKind::kAllGather);
+    CHECK(op.comm()->kind == CollectiveOp::kAllGather);
     ag += op.comm()->size.value();
   }
   const double params = static_cast<double>(st.parameters_per_rank);
@@ -159,8 +159,8 @@ TEST_CASE("ops: ZeRO-3 gathers each layer's parameters and scatters its gradient
   for (const auto* ops : {&st.chunks[0].forward, &st.chunks[0].backward}) {
     for (const Op& op : *ops) {
       if (const CommOp* c = op.comm(); c && c->group == Group::kDp) {
-        gathers += c->kind == CollectiveKind::kAllGather;
-        scatters += c->kind == CollectiveKind::kReduceScatter;
+        gathers += c->kind == CollectiveOp::kAllGather;
+        scatters += c->kind == CollectiveOp::kReduceScatter;
       }
     }
   }
@@ -193,4 +193,29 @@ TEST_CASE("ops: GQA shapes on a TP rank") {
     if (op.name == "layer 0 mlp fc1 fwd")
       CHECK(std::get<hw::GemmShape>(*op.kernel()).n == 2 * 6656);
   }
+}
+
+TEST_CASE("ops: every linear layer's GEMMs carry their role; the weight gradients are marked") {
+  const ModelSpec m = gpt175();
+  ParallelPlan p;
+  p.tp = 8;
+  p.sequence_parallel = true;
+  const auto program = build_program(m, p);
+  int forward = 0, dgrad = 0, wgrad = 0;
+  for (const auto& chunk : program.front().chunks) {
+    for (const Op& op : chunk.forward) forward += op.gemm_role == GemmRole::kForward;
+    for (const Op& op : chunk.backward) {
+      dgrad += op.gemm_role == GemmRole::kDataGrad;
+      wgrad += op.gemm_role == GemmRole::kWeightGrad;
+      if (op.gemm_role == GemmRole::kWeightGrad) {
+        CHECK(op.name.find(" wgrad ") != std::string::npos);
+        CHECK(std::holds_alternative<hw::GemmShape>(*op.kernel()));
+      }
+    }
+  }
+  // Four linear layers a transformer layer (qkv, attention out, fc1, fc2), plus the logits.
+  const int layers = program.front().chunks.front().layers.count;
+  CHECK(forward == 4 * layers + 1);
+  CHECK(dgrad == forward);
+  CHECK(wgrad == forward);
 }

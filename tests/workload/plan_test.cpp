@@ -5,6 +5,7 @@
 
 #include "engine/error.h"
 #include "test_models.h"
+#include "workload/rank_index.h"
 
 using namespace megasim;
 using namespace megasim::workload;
@@ -117,5 +118,21 @@ TEST_CASE("plan: the GPU count must match the cluster") {
   } catch (const InputError& e) {
     CHECK(std::string(e.what()).find("8 × 8 × 16 = 1024 GPUs but the cluster has 1000") !=
           std::string::npos);
+  }
+}
+
+TEST_CASE("rank index: TP innermost, then DP, then stages; every rank decodes to itself") {
+  // TP 2 · PP 3 · DP 4: (stage · 4 + d) · 2 + t, so rank 13 is stage 1, d = 2, t = 1.
+  const megasim::workload::RankIndex ranks(2, 3, 4);
+  CHECK(ranks.size() == 24);
+  CHECK(ranks.linear(0, 0, 1) == 1);
+  CHECK(ranks.linear(0, 1, 0) == 2);
+  CHECK(ranks.linear(1, 0, 0) == 8);
+  CHECK(ranks.linear(1, 2, 1) == 13);
+  CHECK(ranks.stage_of(13) == 1);
+  CHECK(ranks.dp_of(13) == 2);
+  CHECK(ranks.tp_of(13) == 1);
+  for (std::int64_t r = 0; r < ranks.size(); ++r) {
+    CHECK(ranks.linear(ranks.stage_of(r), ranks.dp_of(r), ranks.tp_of(r)) == r);
   }
 }

@@ -1,0 +1,88 @@
+// The embedding and logits head of the first and last pipeline stages, and ZeRO-3's
+// per-layer parameter gathers and gradient scatters.
+#include <fmt/format.h>
+
+#include "workload/op_builders.h"
+
+namespace megasim::workload::detail {
+
+void append_embedding_forward(const LayerContext& c, std::vector<Op>& out) {
+  const double full = hidden_bytes(c, c.tokens);
+  add_memory(out, -1, "embedding lookup", Phase::kForward, hw::MemoryKernel::kEmbedding, full,
+             full);
+  // Vocab-parallel embedding: each rank holds a vocabulary shard, partial rows are summed.
+  if (c.t > 1) {
+    add_comm(out, -1,
+             c.plan.sequence_parallel ? "embedding reduce-scatter" : "embedding all-reduce",
+             Phase::kForward,
+             c.plan.sequence_parallel ? CollectiveOp::kReduceScatter : CollectiveOp::kAllReduce,
+             Group::kTp, full, false);
+  }
+  if (c.model.position == Position::kLearned) {
+    add_memory(out, -1, "position embedding add", Phase::kForward, hw::MemoryKernel::kCopy,
+               2.0 * norm_bytes(c), norm_bytes(c));
+  }
+  add_memory(out, -1, "embedding dropout", Phase::kForward, hw::MemoryKernel::kCopy, norm_bytes(c),
+             norm_bytes(c) + d(c.sp_tokens) * d(c.h));
+}
+
+void append_embedding_backward(const LayerContext& c, std::vector<Op>& out) {
+  add_memory(out, -1, "embedding dropout", Phase::kBackward, hw::MemoryKernel::kCopy,
+             norm_bytes(c) + d(c.sp_tokens) * d(c.h), norm_bytes(c));
+  if (c.t > 1 && c.plan.sequence_parallel) {
+    add_comm(out, -1, "embedding grad all-gather", Phase::kBackward, CollectiveOp::kAllGather,
+             Group::kTp, hidden_bytes(c, c.tokens), false);
+  }
+  // Scatter-add of the row gradients into the fp32 gradient of the vocabulary shard.
+  const double grads = d(c.tokens) * d(c.h);
+  add_memory(out, -1, "embedding grad scatter-add", Phase::kBackward, hw::MemoryKernel::kEmbedding,
+             grads * (c.elem + 4.0), grads * 4.0);
+}
+
+void append_logits_forward(const LayerContext& c, std::vector<Op>& out) {
+  add_memory(out, -1, "final norm", Phase::kForward, norm_kind(c), norm_bytes(c), norm_bytes(c));
+  tp_enter_forward(c, out, -1, "logits input", Phase::kForward);
+  const double exact = 2.0 * d(c.tokens) * d(c.h) * d(c.model.vocab) / d(c.t);
+  linear_forward(c, out, -1, "logits", Phase::kForward, c.vocab_r, c.h, exact);
+  const double logits = d(c.tokens) * d(c.vocab_r) * c.elem;
+  add_memory(out, -1, "cross entropy", Phase::kForward, hw::MemoryKernel::kCrossEntropy, logits,
+             d(c.tokens) * 4.0);
+  if (c.t > 1) {
+    // Vocab-parallel cross entropy: all-reduces of the row max, the sum of exponentials and
+    // the target logit (fp32, one value per token each).
+    for (const char* what : {"cross entropy max", "cross entropy sum", "cross entropy target"}) {
+      add_comm(out, -1, fmt::format("{} all-reduce", what), Phase::kForward,
+               CollectiveOp::kAllReduce, Group::kTp, d(c.tokens) * 4.0, false);
+    }
+  }
+}
+
+void append_logits_backward(const LayerContext& c, std::vector<Op>& out) {
+  const double logits = d(c.tokens) * d(c.vocab_r) * c.elem;
+  add_memory(out, -1, "cross entropy", Phase::kBackward, hw::MemoryKernel::kCrossEntropy, logits,
+             logits);
+  const double exact = 2.0 * d(c.tokens) * d(c.h) * d(c.model.vocab) / d(c.t);
+  tp_regather_input(c, out, -1, "logits");
+  dgrad_only(c, out, -1, "logits", c.vocab_r, c.h, exact);
+  tp_enter_backward(c, out, -1, "logits input");
+  wgrad_only(c, out, -1, "logits", c.vocab_r, c.h, exact);
+  norm_backward(c, out, -1, "final norm");
+}
+
+Op zero3_param_gather(const LayerContext& c, int layer, Phase phase) {
+  std::vector<Op> one;
+  add_comm(one, layer, "zero3 parameter all-gather", phase, CollectiveOp::kAllGather, Group::kDp,
+           d(rank_layer_parameters(c.model, static_cast<int>(c.t))) * c.elem, false);
+  return one.front();
+}
+
+Op zero3_grad_scatter(const LayerContext& c, int layer) {
+  std::vector<Op> one;
+  const double grad_bytes = c.plan.precision == Precision::kBf16 ? 4.0 : c.elem;
+  add_comm(one, layer, "zero3 gradient reduce-scatter", Phase::kBackward,
+           CollectiveOp::kReduceScatter, Group::kDp,
+           d(rank_layer_parameters(c.model, static_cast<int>(c.t))) * grad_bytes, false);
+  return one.front();
+}
+
+}  // namespace megasim::workload::detail

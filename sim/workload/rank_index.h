@@ -1,0 +1,42 @@
+// The one rank order of a job: which (pipeline stage, data-parallel index, tensor-parallel
+// index) job rank r is. Megatron-LM's order, TP innermost so a TP group sits on consecutive
+// ranks (one node under a packed placement), then DP, then PP outermost:
+//
+//   r = (stage · dp + d) · tp + t
+//
+// Placement (`placement[r]` is the GPU of rank r), pricing, straggler selection and the step
+// executor's per-rank factors all index ranks through this type, so they cannot disagree.
+// A plain value type; indices are asserted in range.
+#pragma once
+
+#include <cassert>
+#include <cstdint>
+
+#include "workload/parallel_plan.h"
+
+namespace megasim::workload {
+
+struct RankIndex {
+  int tp = 1, pp = 1, dp = 1;
+
+  RankIndex() = default;
+  RankIndex(int tp_size, int pp_size, int dp_size) : tp(tp_size), pp(pp_size), dp(dp_size) {}
+  explicit RankIndex(const ParallelPlan& p) : RankIndex(p.tp, p.pp, p.dp) {}
+
+  std::int64_t size() const { return static_cast<std::int64_t>(tp) * pp * dp; }
+  std::int64_t linear(int stage, int d, int t) const {
+    assert(stage >= 0 && stage < pp && d >= 0 && d < dp && t >= 0 && t < tp);
+    return (static_cast<std::int64_t>(stage) * dp + d) * tp + t;
+  }
+  int tp_of(std::int64_t r) const { return static_cast<int>(checked(r) % tp); }
+  int dp_of(std::int64_t r) const { return static_cast<int>(checked(r) / tp % dp); }
+  int stage_of(std::int64_t r) const { return static_cast<int>(checked(r) / tp / dp); }
+
+ private:
+  std::int64_t checked(std::int64_t r) const {
+    assert(r >= 0 && r < size());
+    return r;
+  }
+};
+
+}  // namespace megasim::workload

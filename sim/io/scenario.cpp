@@ -65,15 +65,8 @@ workload::ParallelPlan read_plan(JsonReader r) {
     r.fail("micro_batch", fmt::format("micro_batch {} is larger than global_batch {}",
                                       p.micro_batch, p.global_batch));
   }
-  if (p.global_batch % (static_cast<std::int64_t>(p.dp) * p.micro_batch) != 0) {
-    r.fail("global_batch",
-           fmt::format("global_batch {} is not divisible by dp × micro_batch = {} × {} = {}",
-                       p.global_batch, p.dp, p.micro_batch,
-                       static_cast<std::int64_t>(p.dp) * p.micro_batch));
-  }
-  if (!p.layer_split.empty() && static_cast<int>(p.layer_split.size()) != p.pp) {
-    r.fail("layer_split", fmt::format("has {} entries but pp = {}", p.layer_split.size(), p.pp));
-  }
+  // Batch divisibility and the layer split's length are checked with the model, once, by
+  // workload::validate_plan (io::load_inputs).
   return p;
 }
 

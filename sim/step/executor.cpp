@@ -160,7 +160,7 @@ void Executor::start_pass(int i, const PassId& p) {
                    : p.pass == Pass::kBackward ? c.backward_tp
                                                : c.weight_grad_tp;
   const bool slowed = p.pass == Pass::kForward || cfg_.slow_all_passes;
-  const Time work = Time::from_seconds(t[p.chunk].to_seconds() * (slowed ? u.slowdown : 1.0));
+  const Time work = t[p.chunk] * (slowed ? u.slowdown : 1.0);
   u.stats.tp_exposed += tp[p.chunk];
   u.stats.compute += work - tp[p.chunk];
   u.running_pass = true;

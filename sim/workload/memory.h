@@ -53,6 +53,7 @@ Bytes activation_bytes_per_layer(const ModelSpec& m, const ParallelPlan& p,
 // warm-up count plus one; GPipe holds them all. Never more than the micro-batches per step.
 double micro_batches_in_flight(const ParallelPlan& p, int stage);
 
+// The plan must be valid for the model (validate_plan; io::load_inputs checks it once).
 MemoryEstimate estimate_memory(const ModelSpec& m, const ParallelPlan& p, int stage,
                                const MemoryOptions& opts = {});
 // A full checkpoint: the weights with the fp32 master weights and optimizer moments of every

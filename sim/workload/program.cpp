@@ -1,6 +1,7 @@
 #include "workload/program.h"
 
 #include <algorithm>
+#include <cassert>
 
 #include <fmt/format.h>
 
@@ -110,11 +111,8 @@ std::int64_t stage_parameters_per_rank(const ModelSpec& m, const ParallelPlan& p
 
 StageProgram build_stage(const ModelSpec& m, const ParallelPlan& p, int stage,
                          const GeneratorOptions& opts) {
-  validate_plan(m, p);
-  if (stage < 0 || stage >= p.pp) {
-    throw InputError(
-        fmt::format("stage {} does not exist: pp = {} has stages 0 to {}", stage, p.pp, p.pp - 1));
-  }
+  // The plan was checked against the model once, at the edge (io::load_inputs).
+  assert(stage >= 0 && stage < p.pp && "stage index out of the plan's pipeline");
   const detail::LayerContext c(m, p, opts);
   StageProgram sp;
   sp.stage = stage;

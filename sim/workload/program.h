@@ -62,7 +62,7 @@ struct StageProgram {
 std::int64_t rank_layer_parameters(const ModelSpec& m, int tp);
 std::int64_t stage_parameters_per_rank(const ModelSpec& m, const ParallelPlan& p, int stage);
 
-// Validates the plan (validate_plan) and the stage index.
+// The plan must be valid for the model (validate_plan; io::load_inputs checks it once).
 StageProgram build_stage(const ModelSpec& m, const ParallelPlan& p, int stage,
                          const GeneratorOptions& opts = {});
 std::vector<StageProgram> build_program(const ModelSpec& m, const ParallelPlan& p,

@@ -6,6 +6,7 @@
 
 #include "engine/error.h"
 #include "io/json_reader.h"
+#include "io/inputs.h"
 #include "io/scenario.h"
 
 namespace fs = std::filesystem;
@@ -72,7 +73,8 @@ TEST_CASE("scenario: --set values are type-checked like the file's own") {
 }
 
 TEST_CASE("scenario: plan numbers that clash are named") {
-  CHECK(error_of([] { load_scenario(kDefault, {"plan.global_batch=1000"}); })
+  // Found with the model, once, by io::load_inputs.
+  CHECK(error_of([] { megasim::io::load_inputs(load_scenario(kDefault, {"plan.global_batch=1000"})); })
             .find("global_batch 1000 is not divisible by dp × micro_batch = 192 × 1 = 192") !=
         std::string::npos);
   CHECK(error_of([] { load_scenario(kDefault, {"plan.dp=1000000"}); })

@@ -79,6 +79,44 @@ double NcclModel::flow_scale(const CommShape& shape, CollAlgorithm algorithm,
   return std::max(1.0, uncapped_link_bandwidth(shape) / bus_bandwidth(shape, algorithm, protocol));
 }
 
+ModelCost NcclModel::direct_cost(const CollectiveCall& call, const CommShape& shape) const {
+  ModelCost c;
+  const int n = shape.ranks;
+  const bool multi = shape.nodes > 1;
+  const double size = call.bytes.value();
+  // Point-to-point (NCCL runs all-to-all and send/recv as grouped send/recv; its tuning model
+  // does not cover them): one step at the Simple protocol's ring latency, and the busiest
+  // rank's bytes over NVLink and over its share of the node's NICs, whichever takes longer.
+  const net::NodeSpec& node = topology_.spec().node;
+  const hw::CollLinkType link = multi ? hw::CollLinkType::kNet : hw::CollLinkType::kNvlink;
+  const double lat_us = constants_.base_latency(hw::CollAlgorithm::kRing, hw::CollProtocol::kSimple) +
+                        constants_.hw_latency(link, hw::CollAlgorithm::kRing, hw::CollProtocol::kSimple);
+  const BytesPerSec nvlink = node.nvlink_per_gpu * node.nvlink_efficiency;
+  const BytesPerSec nic_share =
+      node.nics > 0 ? node.nic * node.nic_efficiency * (static_cast<double>(node.nics) / node.gpus)
+                    : BytesPerSec(0.0);
+  double worst = 0.0;
+  for (std::size_t r = 0; r < call.gpus.size(); ++r) {
+    double on = 0.0, off = 0.0;
+    const int me = topology_.node_of(call.gpus[r]);
+    if (call.op == CollectiveOp::kSendRecv) {
+      const int peer = call.gpus[(r + 1) % call.gpus.size()];
+      (topology_.node_of(peer) == me ? on : off) += size;
+    } else {
+      for (int g : call.gpus)
+        if (g != call.gpus[r]) (topology_.node_of(g) == me ? on : off) += size / n;
+    }
+    double t = on / nvlink.value();
+    if (off > 0.0) t = std::max(t, off / nic_share.value());
+    worst = std::max(worst, t);
+  }
+  c.applicable = true;
+  c.latency = Time::from_us(lat_us);
+  c.bus_bandwidth = BytesPerSec(worst > 0.0 ? size * hw::bus_factor(call.op, n) / worst : 0.0);
+  c.time = c.latency + Time::from_seconds(worst);
+  return c;
+}
+
 ModelCost NcclModel::cost(const CollectiveCall& call, const CommShape& shape,
                           CollAlgorithm algorithm, CollProtocol protocol) const {
   ModelCost c;
@@ -91,39 +129,7 @@ ModelCost NcclModel::cost(const CollectiveCall& call, const CommShape& shape,
   const hw::CollLinkType intra_hw = hw::CollLinkType::kNvlink;
   const double size = call.bytes.value();
 
-  if (algorithm == CollAlgorithm::kDirect) {
-    // Point-to-point (NCCL runs all-to-all and send/recv as grouped send/recv; its tuning model
-    // does not cover them): one step at the Simple protocol's ring latency, and the busiest
-    // rank's bytes over NVLink and over its share of the node's NICs, whichever takes longer.
-    const net::NodeSpec& node = topology_.spec().node;
-    const hw::CollLinkType link = multi ? hw::CollLinkType::kNet : intra_hw;
-    const double lat_us = constants_.base_latency(hw::CollAlgorithm::kRing, hw::CollProtocol::kSimple) +
-                          constants_.hw_latency(link, hw::CollAlgorithm::kRing, hw::CollProtocol::kSimple);
-    const BytesPerSec nvlink = node.nvlink_per_gpu * node.nvlink_efficiency;
-    const BytesPerSec nic_share =
-        node.nics > 0 ? node.nic * node.nic_efficiency * (static_cast<double>(node.nics) / node.gpus)
-                      : BytesPerSec(0.0);
-    double worst = 0.0;
-    for (std::size_t r = 0; r < call.gpus.size(); ++r) {
-      double on = 0.0, off = 0.0;
-      const int me = topology_.node_of(call.gpus[r]);
-      if (call.op == CollectiveOp::kSendRecv) {
-        const int peer = call.gpus[(r + 1) % call.gpus.size()];
-        (topology_.node_of(peer) == me ? on : off) += size;
-      } else {
-        for (int g : call.gpus)
-          if (g != call.gpus[r]) (topology_.node_of(g) == me ? on : off) += size / n;
-      }
-      double t = on / nvlink.value();
-      if (off > 0.0) t = std::max(t, off / nic_share.value());
-      worst = std::max(worst, t);
-    }
-    c.applicable = true;
-    c.latency = Time::from_us(lat_us);
-    c.bus_bandwidth = BytesPerSec(worst > 0.0 ? size * hw::bus_factor(call.op, n) / worst : 0.0);
-    c.time = c.latency + Time::from_seconds(worst);
-    return c;
-  }
+  if (algorithm == CollAlgorithm::kDirect) return direct_cost(call, shape);
   if (algorithm == CollAlgorithm::kTree && call.op != CollectiveOp::kAllReduce) return c;
   const hw::CollAlgorithm a = algorithm;
   const hw::CollProtocol p = protocol;

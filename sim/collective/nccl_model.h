@@ -60,6 +60,10 @@ class NcclModel {
                     CollProtocol protocol) const;
 
  private:
+  // Point-to-point (all-to-all, send/recv): the busiest rank's bytes over NVLink and its share
+  // of the node's NICs.
+  ModelCost direct_cost(const CollectiveCall& call, const CommShape& shape) const;
+
   const net::Topology& topology_;
   const hw::CollectiveConstants& constants_;
 };

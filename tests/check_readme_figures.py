@@ -1,0 +1,35 @@
+#!/usr/bin/env python3
+"""The README's headline figures against the golden outputs they were read from.
+
+The goldens (tests/golden/) pin what megasim prints; this pins what the README says it prints,
+so a change that moves a figure fails until the README is brought along. Each check names the
+README line it looks for and the golden value it formats.
+"""
+import json
+import sys
+from pathlib import Path
+
+
+def main(root: Path) -> int:
+    readme = (root / "README.md").read_text(encoding="utf-8")
+    default = json.loads((root / "tests/golden/megascale-175b-12288.json").read_text())
+    production = json.loads((root / "tests/golden/megascale-production-530b.json").read_text())
+    expected = [
+        f"| step time | {default['step_time_s']:.2f} s |",
+        f"| MFU | {100 * default['mfu']:.1f} % | 55.2 %",
+        f"| memory per GPU | {default['memory_per_stage'][0]['total_gib']:.1f} GiB (stage 0) |",
+        f"| IT power, peak | {default['power']['it_peak_mw']:.2f} MW",
+        f"| MFU | {100 * production['mfu']:.1f} % | same step |",
+        "| wall-clock days (p10 / p50 / p90) | {:.1f} / {:.1f} / {:.1f}".format(
+            production["run"]["days"]["p10"], production["run"]["days"]["p50"],
+            production["run"]["days"]["p90"]),
+        f"| effective training time (goodput) | {100 * production['run']['goodput']['mean']:.1f} %",
+    ]
+    missing = [line for line in expected if line not in readme]
+    for line in missing:
+        print(f"README.md does not say: {line!r} (from the golden output)")
+    return 1 if missing else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(Path(sys.argv[1])))

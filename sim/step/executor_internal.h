@@ -19,6 +19,7 @@
 #include "net/flow_solver.h"
 #include "step/executor.h"
 #include "step/pipeline_schedule.h"
+#include "workload/rank_index.h"
 
 namespace megasim::step::detail {
 
@@ -108,7 +109,11 @@ class Executor {
   void record(const Unit& u, const char* stream, std::string name, Time start, Time end,
               int flow_to = -1) {
     if (!traced(u)) return;
-    trace_.push_back({u.s * cfg_.tp, u.s, stream, std::move(name), start, end, flow_to});
+    trace_.push_back({trace_rank(u.s), u.s, stream, std::move(name), start, end, flow_to});
+  }
+  // The job rank (workload::RankIndex order) of a stage's traced unit: d = 0, t = 0.
+  int trace_rank(int s) const {
+    return static_cast<int>(workload::RankIndex(cfg_.tp, sched_.pp, cfg_.dp).linear(s, 0, 0));
   }
 
   // Compute stream and the step's phases (executor.cpp).

@@ -133,7 +133,7 @@ void Executor::start_message(int to, int k) {
     Unit& receiver = units_[to];
     receiver.arrived[k] = sim_.now().ns();
     receiver.produced[k] = receiver.inbox[k].send_posted;
-    record(units_[from], "pp", "send (blocking)", start, sim_.now(), units_[to].s * cfg_.tp);
+    record(units_[from], "pp", "send (blocking)", start, sim_.now(), trace_rank(units_[to].s));
     --units_[from].exchange_pending;
     if (receiver.inbox[k].recv_posted != kUnknown) --receiver.exchange_pending;
     try_compute(from);
@@ -165,7 +165,7 @@ void Executor::start_pp(int i) {
   auto done = [this, i, to, key, produced, start] {
     Unit& sender = units_[i];
     sender.pp_busy = false;
-    record(sender, "pp", "send", start, sim_.now(), units_[to].s * cfg_.tp);
+    record(sender, "pp", "send", start, sim_.now(), trace_rank(units_[to].s));
     comm_changed(i, -1);
     deliver(to, key, produced);
     start_pp(i);

@@ -51,7 +51,7 @@ ExecutionResult Executor::run() {
   ExecutionResult r;
   r.stages.assign(sched_.pp, StageBreakdown{});
   for (const Unit& u : units_) {
-    if (u.phase != 5) {
+    if (u.phase != StepPhase::kDone) {
       throw std::logic_error(fmt::format("step executor: stage {} of replica {} did not finish "
                                          "the step (dependency deadlock)", u.s, u.d));
     }
@@ -84,7 +84,7 @@ void Executor::start_unit(int i) {
   if (cfg_.dp_overlap) {
     for (int c = 0; c < sched_.vpp; ++c) enqueue_dp(i, DpOp{true, c});
   }
-  u.phase = 1;
+  u.phase = StepPhase::kPasses;
   const Time load = costs_[u.s].data_loading;
   if (load > Time::zero()) {
     u.stats.data_loading += load;
@@ -119,33 +119,33 @@ void Executor::end_wait(Unit& u, std::int64_t producer_finish) {
 
 void Executor::try_compute(int i) {
   Unit& u = units_[i];
-  if (u.busy || u.phase == 5) return;
-  if (u.phase == 1) {
+  if (u.busy || u.phase == StepPhase::kDone) return;
+  if (u.phase == StepPhase::kPasses) {
     if (cfg_.pp_overlap ? next_pass(i) : next_step(i)) return;
     // All passes done: gradients.
     if (!cfg_.dp_overlap) {
       for (int c = 0; c < sched_.vpp; ++c) enqueue_dp(i, DpOp{false, c});
     }
-    u.phase = 2;
+    u.phase = StepPhase::kGradientSync;
   }
-  if (u.phase == 2) {
+  if (u.phase == StepPhase::kGradientSync) {
     if (u.rs_outstanding > 0) return begin_wait(u, Wait::kDp);
     end_wait(u, 0);
-    u.phase = 3;
+    u.phase = StepPhase::kOptimizer;
     const Time opt = costs_[u.s].optimizer;
     u.stats.optimizer += opt;
     return run_compute(i, opt, true, "optimizer step");
   }
-  if (u.phase == 3) {
-    u.phase = 4;
+  if (u.phase == StepPhase::kOptimizer) {
+    u.phase = StepPhase::kParameterSync;
     if (!cfg_.dp_overlap) {
       for (int c = 0; c < sched_.vpp; ++c) enqueue_dp(i, DpOp{true, c});
     }
   }
-  if (u.phase == 4) {
+  if (u.phase == StepPhase::kParameterSync) {
     if (u.ag_outstanding > 0) return begin_wait(u, Wait::kDp);
     end_wait(u, 0);
-    u.phase = 5;
+    u.phase = StepPhase::kDone;
     u.stats.end = sim_.now();
   }
 }

@@ -44,6 +44,16 @@ struct DpOp {
 
 // One simulated unit: a TP group (all TP ranks of one (data-parallel index, stage)), lock-stepped
 // by the TP collectives inside every pass.
+// Where a unit is in its step, in order.
+enum class StepPhase {
+  kStart,
+  kPasses,          // forward and backward passes of the schedule
+  kGradientSync,    // waiting for the gradient reduce-scatters (or all-reduces)
+  kOptimizer,       // the optimizer step is running
+  kParameterSync,   // waiting for the parameter all-gathers
+  kDone,
+};
+
 struct Unit {
   int d = 0, s = 0;
   double slowdown = 1.0;
@@ -64,7 +74,7 @@ struct Unit {
   EventId done_event;
   Wait waiting = Wait::kNone;
   Time wait_since;
-  int phase = 0;  // 0 start, 1 passes, 2 wait RS, 3 optimizer, 4 all-gather, 5 done
+  StepPhase phase = StepPhase::kStart;
 
   // Blocking exchange in progress: messages not yet delivered, and when the last of them
   // could start (both sides posted).

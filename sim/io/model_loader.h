@@ -7,7 +7,7 @@
 
 #include <filesystem>
 
-#include "io/json_reader.h"
+#include "io/key_log.h"
 #include "workload/model_spec.h"
 
 namespace megasim::io {

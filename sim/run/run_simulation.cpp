@@ -1,5 +1,6 @@
 #include "run/run_simulation.h"
 
+#include <stdexcept>
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -287,9 +288,10 @@ Time expected_wall_time_poisson(Time work, Time interval, Time cost, double rate
 RunResult simulate_run(const StepProfile& step, const RunSpec& spec, const ReliabilityModel& model,
                        const PowerInputs& power) {
   step.validate();
-  if (!(spec.tokens > 0.0)) throw InputError("run: tokens must be positive");
+  // Preconditions: io::run_spec_for reads tokens and trials with these bounds.
+  if (!(spec.tokens > 0.0)) throw std::invalid_argument("run: tokens must be positive");
   if (spec.trials < 1)
-    throw InputError(fmt::format("run: trials must be ≥ 1, got {}", spec.trials));
+    throw std::invalid_argument(fmt::format("run: trials must be ≥ 1, got {}", spec.trials));
 
   RunResult r;
   r.steps = steps_for(spec.tokens, step);

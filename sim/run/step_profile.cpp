@@ -1,44 +1,44 @@
 #include "run/step_profile.h"
 
-#include <fmt/format.h>
+#include <stdexcept>
 
-#include "engine/error.h"
+#include <fmt/format.h>
 
 namespace megasim::run {
 
 void StepProfile::validate() const {
   if (step_time <= Time::zero()) {
-    throw InputError(
+    throw std::invalid_argument(
         fmt::format("step profile: step time must be positive, got {}", step_time.to_string()));
   }
   if (!(tokens_per_step > 0.0)) {
-    throw InputError(
+    throw std::invalid_argument(
         fmt::format("step profile: tokens per step must be positive, got {}", tokens_per_step));
   }
   if (gpus <= 0 || gpus_per_node <= 0 || nodes <= 0 || switches < 0) {
-    throw InputError(
+    throw std::invalid_argument(
         fmt::format("step profile: gpus {}, gpus per node {}, nodes {}, switches {} "
                     "must be positive (switches ≥ 0)",
                     gpus, gpus_per_node, nodes, switches));
   }
   if (nodes * gpus_per_node < gpus) {
-    throw InputError(fmt::format("step profile: {} nodes × {} GPUs per node cannot hold {} GPUs",
+    throw std::invalid_argument(fmt::format("step profile: {} nodes × {} GPUs per node cannot hold {} GPUs",
                                  nodes, gpus_per_node, gpus));
   }
   Time sum = Time::zero();
   for (const Time t : activity_time) {
-    if (t < Time::zero()) throw InputError("step profile: negative activity time");
+    if (t < Time::zero()) throw std::invalid_argument("step profile: negative activity time");
     sum += t;
   }
   if (sum != step_time) {
-    throw InputError(fmt::format("step profile: activity times add up to {}, not the step time {}",
+    throw std::invalid_argument(fmt::format("step profile: activity times add up to {}, not the step time {}",
                                  sum.to_string(), step_time.to_string()));
   }
   if (!phases.empty()) {
     Time psum = Time::zero();
     for (const auto& p : phases) psum += p.duration;
     if (psum != step_time) {
-      throw InputError(fmt::format("step profile: phases add up to {}, not the step time {}",
+      throw std::invalid_argument(fmt::format("step profile: phases add up to {}, not the step time {}",
                                    psum.to_string(), step_time.to_string()));
     }
   }

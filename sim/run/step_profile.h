@@ -2,7 +2,8 @@
 // step simulator's StepResult and the cluster: the step time, how much training it does, how
 // many GPUs, nodes and switches run it, and how a GPU spends the step (time per activity,
 // and optionally the ordered phases of one step for peak power and the compute/communication
-// swing). A plain value type; `validate()` throws InputError naming the field that is wrong.
+// swing). A plain value type; `validate()` checks its preconditions and throws
+// std::invalid_argument naming the field that is wrong (a bug upstream, not bad user input).
 #pragma once
 
 #include <array>

@@ -5,7 +5,6 @@
 
 #include <fmt/format.h>
 
-#include "engine/error.h"
 
 namespace megasim::step {
 namespace {
@@ -143,17 +142,18 @@ const char* to_string(Pass p) {
 }
 
 PipelineSchedule build_schedule(Schedule kind, int pp, int vpp, int m) {
+  // Preconditions: workload::validate_plan, run once by io::load_inputs, holds the plan to them.
   if (pp < 1 || vpp < 1 || m < 1) {
-    throw InputError(fmt::format("pipeline schedule: pp = {}, vpp = {} and micro-batches = {} "
+    throw std::invalid_argument(fmt::format("pipeline schedule: pp = {}, vpp = {} and micro-batches = {} "
                                  "must all be at least 1",
                                  pp, vpp, m));
   }
   if (vpp > 1 && kind != Schedule::kInterleaved) {
-    throw InputError(fmt::format("pipeline schedule: vpp = {} needs the interleaved schedule",
+    throw std::invalid_argument(fmt::format("pipeline schedule: vpp = {} needs the interleaved schedule",
                                  vpp));
   }
   if (kind == Schedule::kInterleaved && m % pp != 0) {
-    throw InputError(fmt::format("plan: the interleaved schedule needs the micro-batches per "
+    throw std::invalid_argument(fmt::format("plan: the interleaved schedule needs the micro-batches per "
                                  "replica ({}) to be a multiple of pp ({}) (Megatron-LM's rule)",
                                  m, pp));
   }

@@ -1,5 +1,7 @@
 #include <doctest/doctest.h>
 
+#include <stdexcept>
+
 #include "engine/error.h"
 
 #include "io/reliability_loader.h"
@@ -65,5 +67,5 @@ TEST_CASE("power: step average, peak and swing over phases are solved by hand") 
 TEST_CASE("power: a step profile whose activities do not add up is rejected") {
   StepProfile step = uniform_step(Time::from_seconds(10), 1.0, 16, 8, 1, Activity::kGemm);
   step.activity_time[0] = Time::from_seconds(9);
-  CHECK_THROWS_AS(step.validate(), megasim::InputError);
+  CHECK_THROWS_AS(step.validate(), std::invalid_argument);
 }

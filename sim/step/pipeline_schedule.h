@@ -50,8 +50,9 @@ struct PipelineSchedule {
   bool split_backward() const { return kind == workload::Schedule::kZeroBubble; }
 };
 
-// Throws InputError when the schedule cannot be built (e.g. interleaved with
-// micro_batches % pp != 0, or vpp > 1 without the interleaved schedule).
+// Throws std::invalid_argument when the schedule cannot be built (e.g. interleaved with
+// micro_batches % pp != 0, or vpp > 1 without the interleaved schedule): a plan that
+// workload::validate_plan accepted never gets here with one.
 PipelineSchedule build_schedule(workload::Schedule kind, int pp, int vpp, int micro_batches);
 
 // How many forward passes `stage` runs before its first backward pass in the 1F1B-like

@@ -1,6 +1,6 @@
-// `megasim collective --cluster NAME --op all_reduce --gpus N --bytes 8:8G`: an nccl-tests-style
-// sweep of one collective on a cluster, each size simulated alone at flow level (and NCCL's
-// analytic estimate beside it), so a user can hold it line by line against an nccl-tests log.
+// `megasim collective --cluster NAME --op all_reduce --gpus N --bytes 8:8G`: parses the sweep's
+// arguments (sizes in nccl-tests' units), runs it (plan/collective_sweep.h) and prints it
+// (reports/collective_report.h).
 #include <cmath>
 #include <cstdio>
 #include <memory>
@@ -10,15 +10,9 @@
 #include <fmt/format.h>
 
 #include "cli/commands.h"
-#include "collective/collective_engine.h"
 #include "engine/error.h"
-#include "engine/simulator.h"
-#include "io/cluster_loader.h"
-#include "io/collective_constants_reader.h"
-#include "io/json_reader.h"
-#include "io/resolve.h"
-#include "net/flow_solver.h"
-#include "net/topology.h"
+#include "plan/collective_sweep.h"
+#include "reports/collective_report.h"
 
 namespace megasim::cli {
 namespace {
@@ -70,73 +64,19 @@ std::vector<double> parse_sizes(const std::string& spec, double factor) {
 }
 
 void run_collective(const CollectiveOptions& o) {
-  const net::ClusterSpec spec = io::load_cluster_ref(o.cluster);
-  const std::string device_ref = o.device.empty() ? spec.node.gpu : o.device;
-  const auto device_file = io::resolve_data_file(device_ref, io::DataKind::kDevice,
-                                                 std::filesystem::current_path(), "--cluster",
-                                                 o.device.empty() ? "node.gpu" : "--device");
-  const hw::CollectiveConstants constants = io::read_collective_constants(device_file);
-  const hw::CollectiveOp op = collective::parse_op(o.op);
-  const hw::CollAlgorithm algo = collective::parse_algorithm(o.algo);
-  const hw::CollProtocol proto = collective::parse_protocol(o.proto);
-  if (o.routing != "ecmp" && o.routing != "spray")
-    throw InputError("--routing: expected ecmp or spray, found '" + o.routing + "'");
-  const net::Routing routing = o.routing == "ecmp" ? net::Routing::kEcmp : net::Routing::kSpray;
-  if (op == hw::CollectiveOp::kSendRecv && o.gpus < 2)
-    throw InputError("--gpus: send_recv needs at least 2 GPUs, found " + std::to_string(o.gpus));
-
-  const net::Topology topology(spec);
-  std::vector<int> placement;
-  if (o.placement == "packed") placement = topology.pack_placement(o.gpus);
-  else if (o.placement == "spread") placement = topology.spread_placement(o.gpus);
-  else throw InputError("--placement: expected packed or spread, found '" + o.placement + "'");
-
-  Simulator sim;
-  net::FlowSolver solver(sim, topology, routing);
-  collective::CollectiveEngine engine(sim, topology, solver, constants);
-  const double bus_factor = hw::bus_factor(op, o.gpus);
-
-  io::Json rows = io::Json::array();
-  std::string text = fmt::format(
-      "# megasim collective: {} on {} ({} of {} GPUs, {} placement), {} routing, device {}\n"
-      "# time: flow-level simulation of the call alone; model: NCCL's analytic estimate\n"
-      "#{:>12} {:>12} {:>6} {:>6} {:>12} {:>8} {:>8} {:>6} {:>7} {:>12}\n"
-      "#{:>12} {:>12} {:>6} {:>6} {:>12} {:>8} {:>8} {:>6} {:>7} {:>12}\n",
-      o.op, spec.name, o.gpus, spec.gpus, o.placement, o.routing, device_ref, "size", "count", "type",
-      "redop", "time", "algbw", "busbw", "algo", "proto", "model", "(B)", "(elements)", "", "", "(us)",
-      "(GB/s)", "(GB/s)", "", "", "(us)");
-  for (double size : parse_sizes(o.bytes, o.step_factor)) {
-    collective::CollectiveCall call;
-    call.op = op;
-    call.gpus = placement;
-    call.bytes = Bytes(size);
-    call.algorithm = algo;
-    call.protocol = proto;
-    const collective::Prediction p = engine.predict(call);
-    const double seconds = p.time.to_seconds();
-    const double algbw = seconds > 0.0 ? size / seconds * 1e-9 : 0.0;
-    const double busbw = algbw * bus_factor;
-    const auto count = static_cast<long long>(size / 4.0);
-    text += fmt::format(" {:>12.0f} {:>12} {:>6} {:>6} {:>12.2f} {:>8.2f} {:>8.2f} {:>6} {:>7} {:>12.2f}\n",
-                        size, count, "float", "sum", p.time.to_us(), algbw, busbw,
-                        hw::to_string(p.algorithm), hw::to_string(p.protocol),
-                        p.model_time.to_us());
-    rows.push_back({{"size_bytes", size}, {"count", count}, {"type", "float"},
-                    {"time_us", p.time.to_us()}, {"algbw_gbps", algbw}, {"busbw_gbps", busbw},
-                    {"algorithm", hw::to_string(p.algorithm)},
-                    {"protocol", hw::to_string(p.protocol)},
-                    {"model_time_us", p.model_time.to_us()}, {"flows", p.flows}});
-  }
-  if (o.json) {
-    const io::Json out = {{"cluster", spec.name}, {"op", o.op}, {"gpus", o.gpus},
-                          {"placement", o.placement}, {"routing", o.routing}, {"device", device_ref},
-                          {"bandwidth_unit", "GB/s (1e9 bytes per second), as nccl-tests"},
-                          {"rows", rows}};
-    const std::string s = out.dump(2) + "\n";
-    std::fwrite(s.data(), 1, s.size(), stdout);
-  } else {
-    std::fwrite(text.data(), 1, text.size(), stdout);
-  }
+  plan::SweepRequest r;
+  r.cluster = o.cluster;
+  r.op = o.op;
+  r.gpus = o.gpus;
+  r.sizes = parse_sizes(o.bytes, o.step_factor);
+  r.algorithm = o.algo;
+  r.protocol = o.proto;
+  r.routing = o.routing;
+  r.placement = o.placement;
+  r.device = o.device;
+  const plan::Sweep sweep = plan::collective_sweep(r);
+  const std::string out = o.json ? reports::collective_json(sweep) : reports::collective_text(sweep);
+  std::fwrite(out.data(), 1, out.size(), stdout);
 }
 
 }  // namespace

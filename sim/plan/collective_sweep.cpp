@@ -1,0 +1,76 @@
+#include "plan/collective_sweep.h"
+
+#include <filesystem>
+
+#include "engine/error.h"
+#include "engine/simulator.h"
+#include "io/cluster_loader.h"
+#include "io/collective_constants_reader.h"
+#include "io/resolve.h"
+#include "net/flow_solver.h"
+#include "net/topology.h"
+
+namespace megasim::plan {
+namespace {
+
+hw::CollectiveConstants constants_of(const net::ClusterSpec& spec, const SweepRequest& r,
+                                     std::string& device_ref) {
+  device_ref = r.device.empty() ? spec.node.gpu : r.device;
+  const auto file = io::resolve_data_file(device_ref, io::DataKind::kDevice,
+                                          std::filesystem::current_path(), "--cluster",
+                                          r.device.empty() ? "node.gpu" : "--device");
+  return io::read_collective_constants(file);
+}
+
+std::vector<int> placement_of(const net::Topology& topology, const SweepRequest& r) {
+  if (r.placement == "packed") return topology.pack_placement(r.gpus);
+  if (r.placement == "spread") return topology.spread_placement(r.gpus);
+  throw InputError("--placement: expected packed or spread, found '" + r.placement + "'");
+}
+
+}  // namespace
+
+Sweep collective_sweep(const SweepRequest& r) {
+  Sweep out;
+  out.request = r;
+  const net::ClusterSpec spec = io::load_cluster_ref(r.cluster);
+  out.cluster_name = spec.name;
+  out.cluster_gpus = spec.gpus;
+  const hw::CollectiveConstants constants = constants_of(spec, r, out.device);
+  const hw::CollectiveOp op = collective::parse_op(r.op);
+  const hw::CollAlgorithm algorithm = collective::parse_algorithm(r.algorithm);
+  const hw::CollProtocol protocol = collective::parse_protocol(r.protocol);
+  if (r.routing != "ecmp" && r.routing != "spray") {
+    throw InputError("--routing: expected ecmp or spray, found '" + r.routing + "'");
+  }
+  if (op == hw::CollectiveOp::kSendRecv && r.gpus < 2) {
+    throw InputError("--gpus: send_recv needs at least 2 GPUs, found " + std::to_string(r.gpus));
+  }
+  const net::Topology topology(spec);
+  const std::vector<int> placement = placement_of(topology, r);
+
+  Simulator sim;
+  net::FlowSolver solver(sim, topology,
+                         r.routing == "ecmp" ? net::Routing::kEcmp : net::Routing::kSpray);
+  collective::CollectiveEngine engine(sim, topology, solver, constants);
+  const double bus_factor = hw::bus_factor(op, r.gpus);
+  for (const double size : r.sizes) {
+    collective::CollectiveCall call;
+    call.op = op;
+    call.gpus = placement;
+    call.bytes = Bytes(size);
+    call.algorithm = algorithm;
+    call.protocol = protocol;
+    SweepRow row;
+    row.size = size;
+    row.count = static_cast<long long>(size / 4.0);
+    row.prediction = engine.predict(call);
+    const double seconds = row.prediction.time.to_seconds();
+    row.algbw_gbps = seconds > 0.0 ? size / seconds * 1e-9 : 0.0;
+    row.busbw_gbps = row.algbw_gbps * bus_factor;
+    out.rows.push_back(row);
+  }
+  return out;
+}
+
+}  // namespace megasim::plan

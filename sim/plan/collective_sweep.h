@@ -1,0 +1,42 @@
+// `megasim collective`: an nccl-tests-style sweep of one collective over message sizes on a
+// cluster, each size simulated alone at flow level, with NCCL's analytic estimate beside it,
+// so a user can hold it line by line against an nccl-tests log.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "collective/collective_engine.h"
+
+namespace megasim::plan {
+
+struct SweepRequest {
+  std::string cluster;            // name or file (topologies/)
+  std::string op = "all_reduce";  // collective::parse_op's names
+  int gpus = 8;
+  std::vector<double> sizes;      // bytes, one row each
+  std::string algorithm = "auto", protocol = "auto";
+  std::string routing = "ecmp";    // or "spray"
+  std::string placement = "packed";  // or "spread"
+  std::string device;              // profile for the collective constants; "" = the node's GPU
+};
+
+struct SweepRow {
+  double size = 0;  // bytes
+  long long count = 0;  // fp32 elements, as nccl-tests counts them
+  double algbw_gbps = 0, busbw_gbps = 0;
+  collective::Prediction prediction;
+};
+
+struct Sweep {
+  SweepRequest request;
+  std::string cluster_name;
+  int cluster_gpus = 0;
+  std::string device;  // the profile the constants came from
+  std::vector<SweepRow> rows;
+};
+
+// Throws InputError for a cluster, device, operation, algorithm or placement that cannot be had.
+Sweep collective_sweep(const SweepRequest& request);
+
+}  // namespace megasim::plan

@@ -4,6 +4,7 @@
 
 #include "engine/error.h"
 #include "io/json_reader.h"
+#include "input_error_of.h"
 
 using megasim::InputError;
 using megasim::io::closest_match;
@@ -12,17 +13,9 @@ using megasim::io::Json;
 using megasim::io::JsonReader;
 using megasim::io::parse_json_text;
 
+using megasim::test::input_error_of;
+
 namespace {
-// The message of the InputError that `f` throws ("" if none).
-template <typename F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "";
-}
 }  // namespace
 
 TEST_CASE("json reader: edit distance and suggestions") {
@@ -39,32 +32,32 @@ TEST_CASE("json reader: unknown key names its path and the closest valid key") {
   JsonReader plan = root.object("plan");
   plan.integer("tp", 1, 64);
   plan.integer_or("pp", 1, 1, 64);
-  const std::string msg = error_of([&] { plan.finish(); });
+  const std::string msg = input_error_of([&] { plan.finish(); });
   CHECK(msg == "s.json: plan.tpp: unknown key; did you mean 'tp'?");
 }
 
 TEST_CASE("json reader: types and ranges are checked with the path in the message") {
   const Json doc = Json::parse(R"({"a": "8", "b": -1, "c": 1.5, "d": 3e3, "e": "x", "f": 2})");
   JsonReader r(doc, "plan", "s.json");
-  CHECK(error_of([&] { r.integer("a", 1, 10); }) ==
+  CHECK(input_error_of([&] { r.integer("a", 1, 10); }) ==
         "s.json: plan.a: expected an integer, found a string (\"8\")");
-  CHECK(error_of([&] { r.integer("b", 1, 10); }) ==
+  CHECK(input_error_of([&] { r.integer("b", 1, 10); }) ==
         "s.json: plan.b: -1 is out of range; expected an integer in [1, 10]");
-  CHECK(error_of([&] { r.integer("c", 1, 10); }) == "s.json: plan.c: expected an integer, found 1.5");
+  CHECK(input_error_of([&] { r.integer("c", 1, 10); }) == "s.json: plan.c: expected an integer, found 1.5");
   CHECK(r.integer("d", 1, 10000) == 3000);  // an integral float is an integer
-  CHECK(error_of([&] { r.choice("e", {"none", "full"}); }).find("'x' is not one of 'none', 'full'") !=
+  CHECK(input_error_of([&] { r.choice("e", {"none", "full"}); }).find("'x' is not one of 'none', 'full'") !=
         std::string::npos);
-  CHECK(error_of([&] { r.integer("missing", 1, 2); }) == "s.json: plan.missing: missing required key");
-  CHECK(error_of([&] { r.string("f"); }) == "s.json: plan.f: expected a string, found an integer (2)");
+  CHECK(input_error_of([&] { r.integer("missing", 1, 2); }) == "s.json: plan.missing: missing required key");
+  CHECK(input_error_of([&] { r.string("f"); }) == "s.json: plan.f: expected a string, found an integer (2)");
 }
 
 TEST_CASE("json reader: malformed text is reported with the parser's position") {
-  CHECK(error_of([] { parse_json_text("{\"a\": ", "x.json"); }).find("x.json: invalid JSON: line 1") == 0);
-  CHECK(error_of([] { parse_json_text("  \n", "x.json"); }) ==
+  CHECK(input_error_of([] { parse_json_text("{\"a\": ", "x.json"); }).find("x.json: invalid JSON: line 1") == 0);
+  CHECK(input_error_of([] { parse_json_text("  \n", "x.json"); }) ==
         "x.json: empty input; expected a JSON document");
-  CHECK(error_of([] { parse_json_text(std::string("{\0}", 3), "x.json"); })
+  CHECK(input_error_of([] { parse_json_text(std::string("{\0}", 3), "x.json"); })
             .find("not a JSON text file (binary byte 0x00 at offset 1)") != std::string::npos);
-  CHECK(error_of([] { parse_json_text(std::string(200, '[') + std::string(200, ']'), "x.json"); }) ==
+  CHECK(input_error_of([] { parse_json_text(std::string(200, '[') + std::string(200, ']'), "x.json"); }) ==
         "x.json: JSON nested deeper than 64 levels");
   // Brackets inside strings do not count as nesting.
   CHECK(parse_json_text("{\"a\": \"" + std::string(200, '[') + "\"}", "x.json").is_object());

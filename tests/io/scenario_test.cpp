@@ -8,6 +8,7 @@
 #include "io/json_reader.h"
 #include "io/inputs.h"
 #include "io/scenario.h"
+#include "input_error_of.h"
 
 namespace fs = std::filesystem;
 using megasim::InputError;
@@ -15,18 +16,12 @@ using megasim::io::Json;
 using megasim::io::KeyLog;
 using megasim::io::load_scenario;
 
+using megasim::test::input_error_of;
+
 namespace {
 const fs::path kSource = MEGASIM_SOURCE_DIR;
 const fs::path kDefault = kSource / "scenarios/megascale-175b-12288.json";
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "";
-}
 
 // Every property path that scenarios/schema.json declares ("plan.tp", ...).
 void schema_paths(const Json& node, const std::string& prefix, KeyLog& out) {
@@ -62,22 +57,22 @@ TEST_CASE("scenario: --set overrides give MegaScale's smaller configurations") {
 }
 
 TEST_CASE("scenario: --set values are type-checked like the file's own") {
-  CHECK(error_of([] { load_scenario(kDefault, {"plan.tp=eight"}); })
+  CHECK(input_error_of([] { load_scenario(kDefault, {"plan.tp=eight"}); })
             .find("plan.tp: expected an integer, found a string (\"eight\")") != std::string::npos);
-  CHECK(error_of([] { load_scenario(kDefault, {"plan.tpp=4"}); })
+  CHECK(input_error_of([] { load_scenario(kDefault, {"plan.tpp=4"}); })
             .find("plan.tpp: unknown key; did you mean 'tp'?") != std::string::npos);
-  CHECK(error_of([] { load_scenario(kDefault, {"plan.tp"}); })
+  CHECK(input_error_of([] { load_scenario(kDefault, {"plan.tp"}); })
             .find("expected PATH=VALUE") != std::string::npos);
-  CHECK(error_of([] { load_scenario(kDefault, {"name.x=1"}); }).find("'name' is not an object") !=
+  CHECK(input_error_of([] { load_scenario(kDefault, {"name.x=1"}); }).find("'name' is not an object") !=
         std::string::npos);
 }
 
 TEST_CASE("scenario: plan numbers that clash are named") {
   // Found with the model, once, by io::load_inputs.
-  CHECK(error_of([] { megasim::io::load_inputs(load_scenario(kDefault, {"plan.global_batch=1000"})); })
+  CHECK(input_error_of([] { megasim::io::load_inputs(load_scenario(kDefault, {"plan.global_batch=1000"})); })
             .find("global_batch 1000 is not divisible by dp × micro_batch = 192 × 1 = 192") !=
         std::string::npos);
-  CHECK(error_of([] { load_scenario(kDefault, {"plan.dp=1000000"}); })
+  CHECK(input_error_of([] { load_scenario(kDefault, {"plan.dp=1000000"}); })
             .find("= 64000000 GPUs exceeds the 4194304 GPUs") != std::string::npos);
 }
 

@@ -16,8 +16,11 @@
 #include "plan/evaluate.h"
 #include "plan/inspect.h"
 #include "workload/memory.h"
+#include "input_error_of.h"
 
 using namespace megasim;
+
+using megasim::test::input_error_of;
 
 namespace {
 
@@ -30,14 +33,6 @@ io::Inputs step_inputs(const std::vector<std::string>& sets) {
   return io::load_inputs(io::load_scenario(kScenario, sets), o);
 }
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "";
-}
 
 }  // namespace
 
@@ -63,7 +58,7 @@ TEST_CASE("plan: inspect --unfused-attention stores the scores and can refuse th
                                      "plan.global_batch=768"});
   plan::InspectOptions o;
   o.unfused_attention = true;
-  CHECK(error_of([&] { plan::inspect(in, o); }).find("the device has 80.0 GiB") != std::string::npos);
+  CHECK(input_error_of([&] { plan::inspect(in, o); }).find("the device has 80.0 GiB") != std::string::npos);
   o.allow_oom = true;
   const plan::Inspection unfused = plan::inspect(in, o);
   CHECK_FALSE(unfused.fused_attention);
@@ -74,13 +69,13 @@ TEST_CASE("plan: inspect --unfused-attention stores the scores and can refuse th
 TEST_CASE("plan: every clash between the files is reported at once, before simulation") {
   // tp 3 does not divide 128 heads, and 3 × 8 × 4096 GPUs exceed the 12,288 of the cluster.
   const std::string err =
-      error_of([] { step_inputs({"plan.tp=3", "plan.dp=4096", "plan.global_batch=4096"}); });
+      input_error_of([] { step_inputs({"plan.tp=3", "plan.dp=4096", "plan.global_batch=4096"}); });
   CHECK(err.find("heads 128 is not divisible by tp 3") != std::string::npos);
   CHECK(err.find("98304 GPUs, but cluster") != std::string::npos);
 }
 
 TEST_CASE("plan: a power preset that does not exist is refused before the step is simulated") {
-  const std::string err = error_of([] {
+  const std::string err = input_error_of([] {
     io::load_inputs(io::load_scenario(kScenario, {"power.preset=no-such-power"}));
   });
   CHECK(err.find("no-such-power") != std::string::npos);
@@ -100,7 +95,7 @@ TEST_CASE("plan: the run level's checkpoint is the weights, master weights and m
 }
 
 TEST_CASE("plan: compare refuses a scenario that cannot be read, instead of 'infeasible' rows") {
-  const std::string err = error_of([] {
+  const std::string err = input_error_of([] {
     plan::compare("no-such-scenario.json", {}, {plan::parse_axis("plan.tp=4,8")});
   });
   CHECK(err.find("no-such-scenario.json") != std::string::npos);

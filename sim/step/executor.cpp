@@ -28,10 +28,10 @@ Executor::Executor(const PipelineSchedule& sched, const std::vector<StageCosts>&
       u.arrived.assign(3 * slots_, kUnknown);
       u.produced.assign(3 * slots_, kUnknown);
       if (!cfg.pp_overlap) {
-        u.inbox.assign(3 * slots_, BlockingMessage{});
+        u.exchange.inbox.assign(3 * slots_, BlockingMessage{});
       }
-      u.ag_done.assign(sched.vpp, !cfg.dp_overlap);
-      u.backward_left.assign(sched.vpp, sched.micro_batches);
+      u.dp.ag_done.assign(sched.vpp, !cfg.dp_overlap);
+      u.dp.backward_left.assign(sched.vpp, sched.micro_batches);
       units_.push_back(std::move(u));
     }
   }
@@ -94,32 +94,32 @@ void Executor::start_unit(int i) {
 }
 
 void Executor::begin_wait(Unit& u, Wait why) {
-  if (u.waiting == Wait::kNone) {
-    u.waiting = why;
-    u.wait_since = sim_.now();
+  if (u.compute.waiting == Wait::kNone) {
+    u.compute.waiting = why;
+    u.compute.wait_since = sim_.now();
   }
 }
 
 void Executor::end_wait(Unit& u, std::int64_t producer_finish) {
-  if (u.waiting == Wait::kNone) return;
+  if (u.compute.waiting == Wait::kNone) return;
   const Time now = sim_.now();
-  if (u.waiting == Wait::kProducer || u.waiting == Wait::kExchange) {
+  if (u.compute.waiting == Wait::kProducer || u.compute.waiting == Wait::kExchange) {
     // Bubble until the other side was ready (the producer finished, or the peers posted
     // their exchange), PP communication after.
-    const Time ready = u.waiting == Wait::kProducer ? Time::from_ns(producer_finish)
-                                                    : u.exchange_ready;
-    const Time split = std::clamp(ready, u.wait_since, now);
-    u.stats.bubble += split - u.wait_since;
+    const Time ready = u.compute.waiting == Wait::kProducer ? Time::from_ns(producer_finish)
+                                                    : u.exchange.ready;
+    const Time split = std::clamp(ready, u.compute.wait_since, now);
+    u.stats.bubble += split - u.compute.wait_since;
     u.stats.pp_exposed += now - split;
   } else {
-    u.stats.dp_exposed += now - u.wait_since;
+    u.stats.dp_exposed += now - u.compute.wait_since;
   }
-  u.waiting = Wait::kNone;
+  u.compute.waiting = Wait::kNone;
 }
 
 void Executor::try_compute(int i) {
   Unit& u = units_[i];
-  if (u.busy || u.phase == StepPhase::kDone) return;
+  if (u.compute.busy || u.phase == StepPhase::kDone) return;
   if (u.phase == StepPhase::kPasses) {
     if (cfg_.pp_overlap ? next_pass(i) : next_step(i)) return;
     // All passes done: gradients.
@@ -129,7 +129,7 @@ void Executor::try_compute(int i) {
     u.phase = StepPhase::kGradientSync;
   }
   if (u.phase == StepPhase::kGradientSync) {
-    if (u.rs_outstanding > 0) return begin_wait(u, Wait::kDp);
+    if (u.dp.rs_outstanding > 0) return begin_wait(u, Wait::kDp);
     end_wait(u, 0);
     u.phase = StepPhase::kOptimizer;
     const Time opt = costs_[u.s].optimizer;
@@ -143,7 +143,7 @@ void Executor::try_compute(int i) {
     }
   }
   if (u.phase == StepPhase::kParameterSync) {
-    if (u.ag_outstanding > 0) return begin_wait(u, Wait::kDp);
+    if (u.dp.ag_outstanding > 0) return begin_wait(u, Wait::kDp);
     end_wait(u, 0);
     u.phase = StepPhase::kDone;
     u.stats.end = sim_.now();
@@ -163,8 +163,8 @@ void Executor::start_pass(int i, const PassId& p) {
   const Time work = t[p.chunk] * (slowed ? u.slowdown : 1.0);
   u.stats.tp_exposed += tp[p.chunk];
   u.stats.compute += work - tp[p.chunk];
-  u.running_pass = true;
-  u.current = p;
+  u.compute.running_pass = true;
+  u.compute.current = p;
   // Names are built only for traced ranks: this is the executor's hottest path.
   run_compute(i, work, true,
               traced(u) ? fmt::format("{} mb{} c{}", to_string(p.pass), p.micro_batch, p.chunk)
@@ -173,10 +173,10 @@ void Executor::start_pass(int i, const PassId& p) {
 
 void Executor::run_compute(int i, Time work, bool interferable, std::string name) {
   Unit& u = units_[i];
-  u.busy = true;
-  u.interferable = interferable;
-  u.remaining_ns = static_cast<double>(work.ns());
-  u.rate_since = sim_.now();
+  u.compute.busy = true;
+  u.compute.interferable = interferable;
+  u.compute.remaining_ns = static_cast<double>(work.ns());
+  u.compute.rate_since = sim_.now();
   const Time start = sim_.now();
   schedule_completion(i);
   if (traced(u)) pending_names_[i] = {std::move(name), start};
@@ -186,27 +186,27 @@ void Executor::comm_changed(int i, int delta) {
   Unit& u = units_[i];
   const double old_rate = rate(u);
   u.active_comm += delta;
-  if (!u.busy || !u.interferable || cfg_.interference == 0.0) return;
+  if (!u.compute.busy || !u.compute.interferable || cfg_.interference == 0.0) return;
   const double new_rate = rate(u);
   if (new_rate == old_rate) return;
-  const double elapsed = static_cast<double>((sim_.now() - u.rate_since).ns());
-  u.remaining_ns = std::max(0.0, u.remaining_ns - elapsed * old_rate);
-  u.rate_since = sim_.now();
+  const double elapsed = static_cast<double>((sim_.now() - u.compute.rate_since).ns());
+  u.compute.remaining_ns = std::max(0.0, u.compute.remaining_ns - elapsed * old_rate);
+  u.compute.rate_since = sim_.now();
   // The same completion, moved: the engine keeps its callback.
-  u.done_event = sim_.reschedule(u.done_event, sim_.now() + time_left(u));
+  u.compute.done_event = sim_.reschedule(u.compute.done_event, sim_.now() + time_left(u));
 }
 
 void Executor::compute_done(int i) {
   Unit& u = units_[i];
-  u.busy = false;
+  u.compute.busy = false;
   if (traced(u)) {
     auto& [name, start] = pending_names_[i];
     record(u, "compute", name, start, sim_.now());
   }
-  if (u.running_pass) {
-    u.running_pass = false;
+  if (u.compute.running_pass) {
+    u.compute.running_pass = false;
     ++(cfg_.pp_overlap ? u.next_pass : u.next_step);
-    const PassId p = u.current;  // a copy: `current` belongs to the unit's running pass
+    const PassId p = u.compute.current;  // a copy: `current` belongs to the unit's running pass
     pass_done(i, p);
   }
   try_compute(i);
@@ -217,7 +217,7 @@ void Executor::pass_done(int i, const PassId& p) {
   u.finished[slot(p)] = sim_.now().ns();
   const bool last_grad_pass = sched_.split_backward() ? p.pass == Pass::kWeightGrad
                                                       : p.pass == Pass::kBackward;
-  if (last_grad_pass && --u.backward_left[p.chunk] == 0 && cfg_.dp_overlap) {
+  if (last_grad_pass && --u.dp.backward_left[p.chunk] == 0 && cfg_.dp_overlap) {
     enqueue_dp(i, DpOp{false, p.chunk});
   }
   // Asynchronous PP: hand the output to the consumer pass on the next (forward) or
@@ -227,27 +227,27 @@ void Executor::pass_done(int i, const PassId& p) {
   const auto [to, key] = consumer(u, p);
   if (to < 0) return;
   const StageCosts& c = costs_[u.s];
-  u.pp_queue.emplace_back(p.pass == Pass::kForward ? c.pp_activation : c.pp_gradient, to);
-  u.pp_dest_pass.push_back(key);
-  u.pp_producer_finish.push_back(sim_.now().ns());
+  u.pp.queue.emplace_back(p.pass == Pass::kForward ? c.pp_activation : c.pp_gradient, to);
+  u.pp.dest_pass.push_back(key);
+  u.pp.producer_finish.push_back(sim_.now().ns());
   start_pp(i);
 }
 
 void Executor::enqueue_dp(int i, DpOp op) {
   Unit& u = units_[i];
-  (op.all_gather ? u.ag_outstanding : u.rs_outstanding) += 1;
-  u.dp_queue.push_back(op);
+  (op.all_gather ? u.dp.ag_outstanding : u.dp.rs_outstanding) += 1;
+  u.dp.queue.push_back(op);
   start_dp(i);
 }
 
 void Executor::start_dp(int i) {
   Unit& u = units_[i];
-  if (u.dp_busy || u.dp_head == u.dp_queue.size()) return;
-  u.dp_busy = true;  // reserved: waiting for the rest of the DP group
-  const std::size_t key = dp_key(u.s, u.dp_head);
+  if (u.dp.busy || u.dp.head == u.dp.queue.size()) return;
+  u.dp.busy = true;  // reserved: waiting for the rest of the DP group
+  const std::size_t key = dp_key(u.s, u.dp.head);
   if (++dp_members_ready_[key] < (cfg_.full ? cfg_.dp : 1)) return;
   // Every member is at this collective: run it on all of them.
-  const DpOp op = u.dp_queue[u.dp_head];
+  const DpOp op = u.dp.queue[u.dp.head];
   const int members = cfg_.full ? cfg_.dp : 1;
   for (int d = 0; d < members; ++d) comm_changed(index(cfg_.full ? d : u.d, u.s), +1);
   const Time start = sim_.now();
@@ -262,14 +262,14 @@ void Executor::finish_dp(int s, int d0, int members, DpOp op, Time start) {
     record(v, "dp", fmt::format("{} c{}", op.all_gather ? "all-gather" : "reduce-scatter",
                                 op.chunk),
            start, sim_.now());
-    ++v.dp_head;
-    v.dp_busy = false;
+    ++v.dp.head;
+    v.dp.busy = false;
     comm_changed(m, -1);
     if (op.all_gather) {
-      --v.ag_outstanding;
-      v.ag_done[op.chunk] = true;
+      --v.dp.ag_outstanding;
+      v.dp.ag_done[op.chunk] = true;
     } else {
-      --v.rs_outstanding;
+      --v.dp.rs_outstanding;
     }
   }
   for (int d = 0; d < members; ++d) {

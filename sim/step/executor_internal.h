@@ -42,8 +42,6 @@ struct DpOp {
   int chunk = 0;
 };
 
-// One simulated unit: a TP group (all TP ranks of one (data-parallel index, stage)), lock-stepped
-// by the TP collectives inside every pass.
 // Where a unit is in its step, in order.
 enum class StepPhase {
   kStart,
@@ -54,9 +52,58 @@ enum class StepPhase {
   kDone,
 };
 
+// The compute stream: the pass (or host synchronisation) it runs, at what rate since when, and
+// what it waits for when idle.
+struct ComputeStream {
+  bool busy = false;
+  double remaining_ns = 0.0;  // standalone work left in the running pass
+  bool interferable = false;  // true for a compute pass (not a host synchronisation)
+  bool running_pass = false;  // the stream runs `current`
+  PassId current;
+  Time rate_since;
+  EventId done_event;
+  Wait waiting = Wait::kNone;
+  Time wait_since;
+};
+
+// Megatron-LM's blocking exchange in progress: messages not yet delivered, and when the last
+// of them could start (both sides posted); the blocking messages to this unit, by the producing
+// pass's index.
+struct BlockingExchange {
+  bool open = false;
+  int pending = 0;
+  Time ready;
+  std::vector<BlockingMessage> inbox;
+};
+
+// The PP stream of asynchronous sends: FIFO of (duration, receiving unit) with the receiver's
+// slot in `arrived` and the producer's finish of each.
+struct PpStream {
+  bool busy = false;
+  std::vector<std::pair<Time, int>> queue;
+  std::vector<int> dest_pass;
+  std::size_t head = 0;
+  std::vector<std::int64_t> producer_finish;
+};
+
+// The DP stream: queued reduce-scatters and all-gathers, which chunks' parameters are
+// gathered, and what is still outstanding.
+struct DpStream {
+  bool busy = false;
+  std::vector<DpOp> queue;
+  std::size_t head = 0;
+  std::vector<bool> ag_done;
+  std::vector<int> backward_left;  // per chunk: B (or W) passes still to run
+  int rs_outstanding = 0;
+  int ag_outstanding = 0;
+};
+
+// One simulated unit: a TP group (all TP ranks of one (data-parallel index, stage)), lock-stepped
+// by the TP collectives inside every pass, with its compute, PP and DP streams.
 struct Unit {
   int d = 0, s = 0;
   double slowdown = 1.0;
+  StepPhase phase = StepPhase::kStart;
 
   std::size_t next_pass = 0;  // into the schedule's order (asynchronous PP)
   std::size_t next_step = 0;  // into the blocking p2p program (Megatron-LM's PP)
@@ -64,40 +111,11 @@ struct Unit {
   std::vector<std::int64_t> arrived;   // same index: input from another stage arrived
   std::vector<std::int64_t> produced;  // same index: producer finished (for attribution)
 
-  // Compute stream.
-  bool busy = false;
-  double remaining_ns = 0.0;  // standalone work left in the running pass
-  bool interferable = false;  // true for a compute pass (not a host synchronisation)
-  bool running_pass = false;  // the compute stream runs `current`
-  PassId current;
-  Time rate_since;
-  EventId done_event;
-  Wait waiting = Wait::kNone;
-  Time wait_since;
-  StepPhase phase = StepPhase::kStart;
-
-  // Blocking exchange in progress: messages not yet delivered, and when the last of them
-  // could start (both sides posted).
-  bool exchange_open = false;
-  int exchange_pending = 0;
-  Time exchange_ready;
-  // Blocking messages to this unit, by the producing pass's index (blocking PP only).
-  std::vector<BlockingMessage> inbox;
-
-  // Communication streams.
-  int active_comm = 0;
-  bool pp_busy = false;
-  std::vector<std::pair<Time, int>> pp_queue;  // (duration, receiving unit), FIFO
-  std::vector<int> pp_dest_pass;               // index into `arrived` of the receiver
-  std::size_t pp_head = 0;
-  std::vector<std::int64_t> pp_producer_finish;
-  bool dp_busy = false;
-  std::vector<DpOp> dp_queue;
-  std::size_t dp_head = 0;
-  std::vector<bool> ag_done;
-  std::vector<int> backward_left;  // per chunk: B (or W) passes still to run
-  int rs_outstanding = 0;
-  int ag_outstanding = 0;
+  ComputeStream compute;
+  BlockingExchange exchange;
+  int active_comm = 0;  // PP and DP transfers running beside compute (for interference)
+  PpStream pp;
+  DpStream dp;
 
   StageBreakdown stats;
 };
@@ -133,15 +151,15 @@ class Executor {
   void try_compute(int i);
   void start_pass(int i, const PassId& p);
   double rate(const Unit& u) const {
-    return u.interferable && u.active_comm > 0 ? 1.0 / (1.0 + cfg_.interference) : 1.0;
+    return u.compute.interferable && u.active_comm > 0 ? 1.0 / (1.0 + cfg_.interference) : 1.0;
   }
   void run_compute(int i, Time work, bool interferable, std::string name);
   // The running pass's work left, at its current rate.
   Time time_left(const Unit& u) const {
-    return Time::from_ns(std::llround(u.remaining_ns / rate(u)));
+    return Time::from_ns(std::llround(u.compute.remaining_ns / rate(u)));
   }
   void schedule_completion(int i) {
-    units_[i].done_event = sim_.after(time_left(units_[i]), [this, i] { compute_done(i); });
+    units_[i].compute.done_event = sim_.after(time_left(units_[i]), [this, i] { compute_done(i); });
   }
   // The set of communication tasks beside unit i's compute changed: re-rate its running pass.
   void comm_changed(int i, int delta);

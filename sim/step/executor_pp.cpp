@@ -28,7 +28,7 @@ bool Executor::next_pass(int i) {
       return true;
     }
   }
-  if (p.pass == Pass::kForward && !u.ag_done[p.chunk]) {
+  if (p.pass == Pass::kForward && !u.dp.ag_done[p.chunk]) {
     begin_wait(u, Wait::kAllGather);
     return true;
   }
@@ -43,13 +43,13 @@ bool Executor::next_step(int i) {
   if (u.next_step == program.size()) return false;
   const ProgramStep& step = program[u.next_step];
   if (step.exchange) {
-    if (!u.exchange_open) post_exchange(i, step);
-    if (u.exchange_pending > 0) {
+    if (!u.exchange.open) post_exchange(i, step);
+    if (u.exchange.pending > 0) {
       begin_wait(u, Wait::kExchange);
       return true;
     }
     end_wait(u, 0);
-    u.exchange_open = false;
+    u.exchange.open = false;
     ++u.next_step;
     // The device synchronisation after the exchange: the next pass is launched afresh.
     const Time sync = cfg_.blocking_p2p_overhead;
@@ -69,7 +69,7 @@ bool Executor::next_step(int i) {
     const int k = slot(dep.pass);
     return dep.crosses_stages ? u.arrived[k] != kUnknown : u.finished[k] != kUnknown;
   }());
-  if (p.pass == Pass::kForward && !u.ag_done[p.chunk]) {
+  if (p.pass == Pass::kForward && !u.dp.ag_done[p.chunk]) {
     begin_wait(u, Wait::kAllGather);
     return true;
   }
@@ -92,17 +92,17 @@ std::pair<int, int> Executor::consumer(const Unit& u, const PassId& p) const {
 
 void Executor::post_exchange(int i, const ProgramStep& step) {
   Unit& u = units_[i];
-  u.exchange_open = true;
-  u.exchange_pending = 0;
-  u.exchange_ready = sim_.now();
+  u.exchange.open = true;
+  u.exchange.pending = 0;
+  u.exchange.ready = sim_.now();
   const std::int64_t now = sim_.now().ns();
   const StageCosts& c = costs_[u.s];
   for (const PassId& p : step.sends) {
     const auto [to, k] = consumer(u, p);
     assert(to >= 0);
     Unit& r = units_[to];
-    ++u.exchange_pending;
-    BlockingMessage& msg = r.inbox[k];
+    ++u.exchange.pending;
+    BlockingMessage& msg = r.exchange.inbox[k];
     msg.send_posted = now;
     msg.from = i;
     msg.transfer = p.pass == Pass::kForward ? c.pp_activation : c.pp_gradient;
@@ -111,31 +111,31 @@ void Executor::post_exchange(int i, const ProgramStep& step) {
   }
   for (const PassId& p : step.recvs) {
     const int k = slot(dependency(sched_, u.s, p).pass);
-    BlockingMessage& msg = u.inbox[k];
+    BlockingMessage& msg = u.exchange.inbox[k];
     msg.recv_posted = now;
     msg.recv_share = static_cast<int>(step.recvs.size());
     if (u.arrived[k] != kUnknown) continue;  // an eager send already delivered it
-    ++u.exchange_pending;
+    ++u.exchange.pending;
     if (msg.send_posted != kUnknown && rendezvous_) start_message(i, k);
   }
 }
 
 void Executor::start_message(int to, int k) {
   Unit& r = units_[to];
-  const BlockingMessage& msg = r.inbox[k];
+  const BlockingMessage& msg = r.exchange.inbox[k];
   const int from = msg.from;
   const Time start = sim_.now();
-  units_[from].exchange_ready = std::max(units_[from].exchange_ready, start);
+  units_[from].exchange.ready = std::max(units_[from].exchange.ready, start);
   // An eager send may start before the receiver posts this receive: it does not move the
   // split of whatever exchange the receiver waits in now.
-  if (msg.recv_posted != kUnknown) r.exchange_ready = std::max(r.exchange_ready, start);
+  if (msg.recv_posted != kUnknown) r.exchange.ready = std::max(r.exchange.ready, start);
   auto done = [this, from, to, k, start] {
     Unit& receiver = units_[to];
     receiver.arrived[k] = sim_.now().ns();
-    receiver.produced[k] = receiver.inbox[k].send_posted;
+    receiver.produced[k] = receiver.exchange.inbox[k].send_posted;
     record(units_[from], "pp", "send (blocking)", start, sim_.now(), trace_rank(units_[to].s));
-    --units_[from].exchange_pending;
-    if (receiver.inbox[k].recv_posted != kUnknown) --receiver.exchange_pending;
+    --units_[from].exchange.pending;
+    if (receiver.exchange.inbox[k].recv_posted != kUnknown) --receiver.exchange.pending;
     try_compute(from);
     try_compute(to);
   };
@@ -154,17 +154,17 @@ void Executor::deliver(int to, int key, std::int64_t produced) {
 
 void Executor::start_pp(int i) {
   Unit& u = units_[i];
-  if (u.pp_busy || u.pp_head == u.pp_queue.size()) return;
-  const auto [duration, to] = u.pp_queue[u.pp_head];
-  const int key = u.pp_dest_pass[u.pp_head];
-  const std::int64_t produced = u.pp_producer_finish[u.pp_head];
-  ++u.pp_head;
-  u.pp_busy = true;
+  if (u.pp.busy || u.pp.head == u.pp.queue.size()) return;
+  const auto [duration, to] = u.pp.queue[u.pp.head];
+  const int key = u.pp.dest_pass[u.pp.head];
+  const std::int64_t produced = u.pp.producer_finish[u.pp.head];
+  ++u.pp.head;
+  u.pp.busy = true;
   comm_changed(i, +1);
   const Time start = sim_.now();
   auto done = [this, i, to, key, produced, start] {
     Unit& sender = units_[i];
-    sender.pp_busy = false;
+    sender.pp.busy = false;
     record(sender, "pp", "send", start, sim_.now(), trace_rank(units_[to].s));
     comm_changed(i, -1);
     deliver(to, key, produced);

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "reports/json_text.h"
+
 namespace megasim::reports {
 
 std::string collective_text(const plan::Sweep& s) {
@@ -41,7 +43,7 @@ std::string collective_json(const plan::Sweep& s) {
                               {"device", s.device},
                               {"bandwidth_unit", "GB/s (1e9 bytes per second), as nccl-tests"},
                               {"rows", rows}};
-  return out.dump(2) + "\n";
+  return json_text(out);
 }
 
 }  // namespace megasim::reports

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "reports/json_text.h"
+
 namespace megasim::reports {
 
 std::string compare_json(const std::vector<plan::Variant>& variants) {
@@ -25,7 +27,7 @@ std::string compare_json(const std::vector<plan::Variant>& variants) {
     }
     rows.push_back(row);
   }
-  return nlohmann::json{{"variants", rows}}.dump(2) + "\n";
+  return json_text(nlohmann::json{{"variants", rows}});
 }
 
 std::string compare_text(const std::vector<plan::Variant>& variants) {

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "reports/plan_json.h"
+#include "reports/json_text.h"
 
 namespace megasim::reports {
 namespace {
@@ -96,7 +97,7 @@ std::string inspect_json(const plan::Inspection& i) {
                     {"useful_flops_per_token", f.useful.value()},
                     {"device_memory_bytes", i.capacity.value()},
                     {"stages", stages}};
-  return out.dump(2) + "\n";
+  return json_text(out);
 }
 
 std::string inspect_text(const plan::Inspection& i) {

@@ -7,6 +7,7 @@
 
 #include "reports/plan_json.h"
 #include "reports/run_report.h"
+#include "reports/json_text.h"
 
 namespace megasim::reports {
 namespace {
@@ -84,7 +85,7 @@ std::string simulate_json(const plan::Evaluation& e) {
     const json r = to_json(*e.run, *e.profile, in.run->power, in.run->reliability);
     for (const auto& [k, v] : r.items()) out[k] = v;
   }
-  return out.dump(2) + "\n";
+  return json_text(out);
 }
 
 namespace {

@@ -5,6 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "reports/json_text.h"
+
 namespace megasim::reports {
 namespace {
 
@@ -47,7 +49,7 @@ std::string chrome_trace_json(const std::vector<step::TraceRecord>& records) {
                         {"ts", r.end.to_us()}});
     }
   }
-  return json{{"traceEvents", events}, {"displayTimeUnit", "ms"}}.dump() + "\n";
+  return json_text(json{{"traceEvents", events}, {"displayTimeUnit", "ms"}}, -1);
 }
 
 }  // namespace megasim::reports

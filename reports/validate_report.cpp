@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "reports/json_text.h"
+
 namespace megasim::reports {
 
 std::string validate_json(const plan::Validation& v) {
@@ -26,7 +28,7 @@ std::string validate_json(const plan::Validation& v) {
                                   {"predicted", g.predicted}});
   }
   out["chain_max_gain_error_points"] = v.gain_max_points;
-  return out.dump(2) + "\n";
+  return json_text(out);
 }
 
 namespace {

@@ -198,7 +198,7 @@ std::optional<std::int64_t> JsonReader::optional_integer(const std::string& key,
     return i;
   }
   if (!v->is_number_float()) {
-    fail(key, fmt::format("expected an integer, found {} ({})", json_type_name(*v), v->dump()));
+    fail(key, fmt::format("expected an integer, found {} ({})", json_type_name(*v), v->dump(-1, ' ', false, Json::error_handler_t::replace)));
   }
   d = v->get<double>();
   if (d != std::floor(d)) fail(key, fmt::format("expected an integer, found {}", format_number(d)));
@@ -223,7 +223,7 @@ std::optional<double> JsonReader::optional_number(const std::string& key, double
   const Json* v = find(key);
   if (!v) return std::nullopt;
   if (!v->is_number()) {
-    fail(key, fmt::format("expected a number, found {} ({})", json_type_name(*v), v->dump()));
+    fail(key, fmt::format("expected a number, found {} ({})", json_type_name(*v), v->dump(-1, ' ', false, Json::error_handler_t::replace)));
   }
   const double d = v->get<double>();
   if (!std::isfinite(d) || d < lo || d > hi) {
@@ -246,7 +246,7 @@ std::optional<bool> JsonReader::optional_boolean(const std::string& key) {
   const Json* v = find(key);
   if (!v) return std::nullopt;
   if (!v->is_boolean()) {
-    fail(key, fmt::format("expected true or false, found {} ({})", json_type_name(*v), v->dump()));
+    fail(key, fmt::format("expected true or false, found {} ({})", json_type_name(*v), v->dump(-1, ' ', false, Json::error_handler_t::replace)));
   }
   return v->get<bool>();
 }
@@ -258,7 +258,7 @@ bool JsonReader::boolean_or(const std::string& key, bool fallback) {
 std::string JsonReader::string(const std::string& key) {
   const Json& v = at(key);
   if (!v.is_string()) {
-    fail(key, fmt::format("expected a string, found {} ({})", json_type_name(v), v.dump()));
+    fail(key, fmt::format("expected a string, found {} ({})", json_type_name(v), v.dump(-1, ' ', false, Json::error_handler_t::replace)));
   }
   auto s = v.get<std::string>();
   if (s.empty()) fail(key, "expected a non-empty string");

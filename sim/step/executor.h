@@ -96,6 +96,9 @@ struct ExecutorNetwork {
   std::function<int(int stage, int d, int t)> gpu;  // the GPU of a job rank
   int rails = 1;  // TP ranks whose calls are issued: 1 (a representative rail) or tp
   std::vector<StageTraffic> stages;
+  // Folded: one flow stands for every DP replica's PP message while that is exact
+  // (step/replica_sends.h); off, every replica's flow is issued (for tests that compare).
+  bool lump_replicas = true;
 };
 
 struct ExecutorConfig {
@@ -141,6 +144,9 @@ struct ExecutionResult {
   int critical_stage = 0;
   std::uint64_t events = 0;
   std::int64_t ranks_simulated = 0;
+  // On the shared network: PP messages sent as one flow for every replica, and as one flow
+  // per replica (step/replica_sends.h).
+  std::uint64_t pp_sends_lumped = 0, pp_sends_expanded = 0;
   std::vector<TraceRecord> trace;
 };
 

@@ -131,7 +131,7 @@ void CollectiveEngine::send(int src_gpu, int dst_gpu, Bytes bytes, std::uint64_t
   std::vector<net::Hop> path;
   if (src_gpu != dst_gpu) topology_.route(src_gpu, dst_gpu, -1, solver_.routing(), tag, path);
   last_flow_count_ = path.empty() ? 0 : 1;
-  send_path(std::move(path), bytes, send_latency(src_gpu, dst_gpu, bytes), std::move(on_done));
+  send_path(path, bytes, send_latency(src_gpu, dst_gpu, bytes), std::move(on_done));
 }
 
 Time CollectiveEngine::send_latency(int src_gpu, int dst_gpu, Bytes bytes) const {
@@ -144,14 +144,14 @@ Time CollectiveEngine::send_latency(int src_gpu, int dst_gpu, Bytes bytes) const
   return model_.cost(call, shape, algorithm, protocol).latency;
 }
 
-net::FlowId CollectiveEngine::send_path(std::vector<net::Hop> path, Bytes bytes, Time latency,
+net::FlowId CollectiveEngine::send_path(const std::vector<net::Hop>& path, Bytes bytes, Time latency,
                                         std::function<void()> on_done) {
   if (path.empty()) {
     sim_.after(latency, std::move(on_done));
     return net::FlowId{};
   }
   // The NCCL latency term covers per-hop latency, so the flow carries none of its own.
-  return solver_.start_path_flow(std::move(path), bytes, Time::zero(),
+  return solver_.start_path_flow(path, bytes, Time::zero(),
                                  [this, latency, on_done = std::move(on_done)]() mutable {
                                    sim_.after(latency, std::move(on_done));
                                  });

@@ -62,7 +62,7 @@ class CollectiveEngine {
   // with its latency given; returns the flow, invalid when none was needed (empty path, no
   // bytes). A caller that repeats one message keeps its path and latency rather than
   // recomputing them, and may cancel the flow and reissue what remains on the solver.
-  net::FlowId send_path(std::vector<net::Hop> path, Bytes bytes, Time latency,
+  net::FlowId send_path(const std::vector<net::Hop>& path, Bytes bytes, Time latency,
                         std::function<void()> on_done);
   Prediction predict(const CollectiveCall& call) const;
   // With merging on, flows of one launch (or send) that take the same path with the same bytes

@@ -51,7 +51,7 @@ class FlowSolver {
 
   FlowId start_flow(int src_gpu, int dst_gpu, Bytes bytes, std::function<void()> on_done,
                     FlowOptions options = {});
-  FlowId start_path_flow(std::vector<Hop> path, Bytes bytes, Time latency,
+  FlowId start_path_flow(const std::vector<Hop>& path, Bytes bytes, Time latency,
                          std::function<void()> on_done);
   // Removes a flow that has not finished; its on_done never runs. False if already gone.
   bool cancel_flow(FlowId id);
@@ -87,6 +87,9 @@ class FlowSolver {
     std::uint32_t generation = 0;
     std::uint32_t heap_pos = kNotInHeap;
     std::uint32_t mark = 0;
+    // In fill(): the first (share, link) of the links this flow alone crosses.
+    double own_share = 0.0;
+    LinkId own_link = kNoLink;
     bool busy = false;
     bool frozen = false;
   };
@@ -103,12 +106,17 @@ class FlowSolver {
     bool dirty = false;
   };
   static constexpr std::uint32_t kNotInHeap = 0xffffffffu;
+  static constexpr LinkId kNoLink = 0xffffffffu;
 
   std::uint32_t acquire();
   void detach(std::uint32_t f);
   void mark_dirty(LinkId l);
   void request_solve();
   void solve();
+  // Into comp_links_ and comp_flows_: what the dirty links reach through shared links.
+  void collect_component();
+  // Max-min rates of comp_flows_ by progressive filling.
+  void fill();
   void on_finish_event();
   void update_remaining(Flow& f, std::int64_t now_ns);
   void reschedule_engine_event();
@@ -129,6 +137,11 @@ class FlowSolver {
   std::vector<LinkId> dirty_links_;
   std::vector<std::uint32_t> heap_;
   std::vector<Hop> scratch_path_;
+  // Scratch of solve() and on_finish_event(), kept to spare an allocation per call.
+  std::vector<LinkId> comp_links_;
+  std::vector<std::uint32_t> comp_flows_;
+  std::vector<std::pair<double, LinkId>> fill_heap_;
+  std::vector<std::pair<Time, std::function<void()>>> done_;
   EventId solve_event_;
   EventId finish_event_;
   std::int64_t finish_event_ns_ = -1;

@@ -195,15 +195,15 @@ void FlowSolver::fill() {
   // Progressive filling: all unfrozen flows grow at one rate; the link with the least
   // remaining capacity per unit of unfrozen weight saturates first and freezes its flows.
   // Freezing a flow at the current (lowest) level can only raise the share of the other links
-  // it crosses, so heap keys are lower bounds: a popped link whose share has grown since its
-  // key was pushed is pushed again with its current share (one entry per link, no decrease-key).
+  // it crosses, so keys are lower bounds: a link taken whose share has grown since its key was
+  // queued is queued again with its current share (one entry per link, no decrease-key).
   //
   // A link that carries one flow (a NIC or PCIe link of its own) keeps the share it starts with
-  // until that flow freezes, and then drops out; of a flow's own links only the first in heap
-  // order can freeze it. So only that one enters the heap, under the key it would have had:
-  // the links popped and their order are the full heap's, less pops that would do nothing.
-  auto& heap = fill_heap_;
-  heap.clear();
+  // until that flow freezes, and then drops out; of a flow's own links only the first in key
+  // order can freeze it. So only that one is queued, under the key it would have had: the links
+  // taken, and their order, are those of one heap of every link, less takes that do nothing.
+  auto& order = fill_order_;
+  order.clear();
   for (std::uint32_t s : comp_flows_) flows_[s].own_link = kNoLink;
   for (LinkId l : comp_links_) {
     LinkState& ls = links_[l];
@@ -213,7 +213,7 @@ void FlowSolver::fill() {
     if (!(ls.wsum > 0.0)) continue;
     const double share = ls.rem / ls.wsum;
     if (ls.flows.size() > 1) {
-      heap.emplace_back(share, l);
+      order.emplace_back(share, l);
       continue;
     }
     Flow& f = flows_[ls.flows.front().flow];
@@ -223,20 +223,31 @@ void FlowSolver::fill() {
     }
   }
   for (std::uint32_t s : comp_flows_) {
-    if (flows_[s].own_link != kNoLink) heap.emplace_back(flows_[s].own_share, flows_[s].own_link);
+    if (flows_[s].own_link != kNoLink) order.emplace_back(flows_[s].own_share, flows_[s].own_link);
   }
-  std::make_heap(heap.begin(), heap.end(), std::greater<>());
+  // Keys are pushed again rarely, so the links are sorted once and merged with a small heap of
+  // the pushed-again ones: the same order as one heap of everything, at a sort's cost.
+  std::sort(order.begin(), order.end());
+  auto& again = fill_again_;
+  again.clear();
+  std::size_t next = 0;
   double level = 0.0;
-  while (!heap.empty()) {
-    std::pop_heap(heap.begin(), heap.end(), std::greater<>());
-    const auto [key, l] = heap.back();
-    heap.pop_back();
+  while (next < order.size() || !again.empty()) {
+    std::pair<double, LinkId> top;
+    if (again.empty() || (next < order.size() && order[next] < again.front())) {
+      top = order[next++];
+    } else {
+      std::pop_heap(again.begin(), again.end(), std::greater<>());
+      top = again.back();
+      again.pop_back();
+    }
+    const auto [key, l] = top;
     LinkState& ls = links_[l];
     if (ls.wsum <= kTolerance) continue;  // every flow on it is frozen
     const double share = std::max(0.0, ls.rem) / ls.wsum;
     if (share > key * (1.0 + kTolerance) + kTolerance) {
-      heap.emplace_back(share, l);
-      std::push_heap(heap.begin(), heap.end(), std::greater<>());
+      again.emplace_back(share, l);
+      std::push_heap(again.begin(), again.end(), std::greater<>());
       continue;
     }
     // Shares never fall as filling proceeds; rounding may make one look smaller.

@@ -140,7 +140,7 @@ class FlowSolver {
   // Scratch of solve() and on_finish_event(), kept to spare an allocation per call.
   std::vector<LinkId> comp_links_;
   std::vector<std::uint32_t> comp_flows_;
-  std::vector<std::pair<double, LinkId>> fill_heap_;
+  std::vector<std::pair<double, LinkId>> fill_order_, fill_again_;
   std::vector<std::pair<Time, std::function<void()>>> done_;
   EventId solve_event_;
   EventId finish_event_;

@@ -53,7 +53,6 @@ FlowId FlowSolver::start_path_flow(const std::vector<Hop>& path, Bytes bytes, Ti
     LinkState& l = links_[h.link];
     f.uses.push_back(Use{h.link, h.weight, static_cast<std::uint32_t>(l.flows.size())});
     l.flows.push_back(Entry{s, static_cast<std::uint32_t>(f.uses.size() - 1)});
-    mark_dirty(h.link);
   }
   f.on_done = std::move(on_done);
   f.remaining = bytes.value();
@@ -63,6 +62,8 @@ FlowId FlowSolver::start_path_flow(const std::vector<Hop>& path, Bytes bytes, Ti
   f.latency = latency;
   f.busy = true;
   ++active_count_;
+  if (local_updates_ && admit_alone(s)) return FlowId{s, f.generation};
+  for (const Use& u : f.uses) mark_dirty(u.link);
   request_solve();
   return FlowId{s, f.generation};
 }
@@ -75,7 +76,7 @@ bool FlowSolver::active(FlowId id) const {
 bool FlowSolver::cancel_flow(FlowId id) {
   if (!active(id)) return false;
   heap_erase(id.slot);
-  detach(id.slot);
+  detach(id.slot, !(local_updates_ && leaves_alone(id.slot)));
   flows_[id.slot].on_done = nullptr;
   request_solve();
   reschedule_engine_event();
@@ -100,7 +101,7 @@ BytesPerSec FlowSolver::link_load(LinkId link) const {
   return BytesPerSec(sum);
 }
 
-void FlowSolver::detach(std::uint32_t s) {
+void FlowSolver::detach(std::uint32_t s, bool resolve) {
   Flow& f = flows_[s];
   for (const Use& u : f.uses) {
     LinkState& l = links_[u.link];
@@ -108,8 +109,10 @@ void FlowSolver::detach(std::uint32_t s) {
     l.flows[u.pos] = last;
     flows_[last.flow].uses[last.use].pos = u.pos;
     l.flows.pop_back();
-    mark_dirty(u.link);
+    l.load = l.flows.empty() ? 0.0 : l.load - u.weight * f.rate;
+    if (resolve) mark_dirty(u.link);
   }
+  if (!resolve) ++local_updates_done_;
   f.uses.clear();
   f.busy = false;
   ++f.generation;
@@ -156,11 +159,17 @@ void FlowSolver::solve() {
       f.rate = f.previous_rate;
       continue;
     }
-    const double seconds = f.remaining / f.rate;
-    f.finish_ns = now + static_cast<std::int64_t>(std::ceil(seconds * 1e9 - kTolerance));
-    heap_set(s);
+    schedule_finish(s, now);
   }
+  if (local_updates_) refresh_loads();
   reschedule_engine_event();
+}
+
+void FlowSolver::schedule_finish(std::uint32_t s, std::int64_t now_ns) {
+  Flow& f = flows_[s];
+  const double seconds = f.remaining / f.rate;
+  f.finish_ns = now_ns + static_cast<std::int64_t>(std::ceil(seconds * 1e9 - kTolerance));
+  heap_set(s);
 }
 
 void FlowSolver::collect_component() {
@@ -278,7 +287,7 @@ void FlowSolver::on_finish_event() {
     heap_erase(s);
     done.emplace_back(flows_[s].latency, std::move(flows_[s].on_done));
     flows_[s].on_done = nullptr;
-    detach(s);
+    detach(s, !(local_updates_ && leaves_alone(s)));
   }
   solve();
   reschedule_engine_event();

@@ -99,6 +99,9 @@ struct ExecutorNetwork {
   // Folded: one flow stands for every DP replica's PP message while that is exact
   // (step/replica_sends.h); off, every replica's flow is issued (for tests that compare).
   bool lump_replicas = true;
+  // Arrivals and departures that change no other flow's rate skip the solve
+  // (FlowSolver::set_local_updates); off, every change is solved (for tests that compare).
+  bool local_updates = true;
 };
 
 struct ExecutorConfig {

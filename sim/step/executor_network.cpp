@@ -31,6 +31,7 @@ void Executor::init_network() {
   assert(static_cast<int>(n.stages.size()) == sched_.pp && n.constants && n.gpu);
   assert(n.rails >= 1 && n.rails <= cfg_.tp);
   solver_ = std::make_unique<net::FlowSolver>(sim_, *n.topology, net::Routing::kEcmp);
+  solver_->set_local_updates(n.local_updates);
   engine_ = std::make_unique<collective::CollectiveEngine>(sim_, *n.topology, *solver_,
                                                            *n.constants);
   engine_->merge_identical_flows(true);

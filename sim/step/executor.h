@@ -32,7 +32,8 @@
 // engine, so every group's traffic in flight at the same simulated time competes for the
 // fabric: the DP groups of all stages, every PP pair, the all-gathers. Folded mode still issues
 // every group's flows: a representative stage's PP send carries the sends of all DP replicas
-// and ends with the slowest; its DP collective issues the calls of every group of the stage.
+// and ends with the slowest (one flow for all while that is exact: step/replica_sends.h); its
+// DP collective issues the calls of every group of the stage.
 // TP collectives stay priced inside the passes: they run inside a node, on NVLink, and do not
 // meet the fabric (a TP group wider than a node keeps its priced contention). On nodes with a
 // NIC per GPU, the calls of one rail (TP rank 0) stand for all rails, as pricing does: the load

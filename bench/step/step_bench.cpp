@@ -1,7 +1,7 @@
 // The default scenario (MegaScale 175B on 12,288 A100s): one step predicted folded (one rank
 // per pipeline stage) and with every rank, files loaded once outside the timing. What is timed
 // is op generation, pricing on the fabric (collective flow simulations) and execution; the
-// last benchmark runs PP and DP traffic on the step's shared network instead.
+// last two benchmarks run PP and DP traffic on the step's shared network instead.
 #include <benchmark/benchmark.h>
 
 #include <string>
@@ -44,9 +44,13 @@ void BM_DefaultScenarioFull(benchmark::State& state) { run(state, true); }
 void BM_DefaultScenarioFoldedNetwork(benchmark::State& state) {
   run(state, false, step::StepRequest::Network::kShared);
 }
+void BM_DefaultScenarioFullNetwork(benchmark::State& state) {
+  run(state, true, step::StepRequest::Network::kShared);
+}
 BENCHMARK(BM_DefaultScenarioFolded)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_DefaultScenarioFull)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_DefaultScenarioFoldedNetwork)->Unit(benchmark::kMillisecond)->Iterations(1);
+BENCHMARK(BM_DefaultScenarioFullNetwork)->Unit(benchmark::kMillisecond)->Iterations(1);
 
 }  // namespace
 

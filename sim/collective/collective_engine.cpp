@@ -128,18 +128,33 @@ void CollectiveEngine::launch(const CollectiveCall& call, std::function<void()> 
 
 void CollectiveEngine::send(int src_gpu, int dst_gpu, Bytes bytes, std::uint64_t tag,
                             std::function<void()> on_done) {
+  std::vector<net::Hop> path;
+  if (src_gpu != dst_gpu) topology_.route(src_gpu, dst_gpu, -1, solver_.routing(), tag, path);
+  last_flow_count_ = path.empty() ? 0 : 1;
+  send_path(path, bytes, send_latency(src_gpu, dst_gpu, bytes), std::move(on_done));
+}
+
+Time CollectiveEngine::send_latency(int src_gpu, int dst_gpu, Bytes bytes) const {
   CollectiveCall call;
   call.op = hw::CollectiveOp::kSendRecv;
   call.gpus = {src_gpu, dst_gpu};
   call.bytes = bytes;
-  call.tag = tag;
   const CommShape shape = comm_shape(topology_, call.gpus);
   const auto [algorithm, protocol] = model_.choose(call, shape);
-  const ModelCost cost = model_.cost(call, shape, algorithm, protocol);
-  std::vector<Flow> flows;
-  if (src_gpu != dst_gpu) flows.push_back(Flow{src_gpu, dst_gpu, bytes.value(), tag});
-  last_flow_count_ = flows.size();
-  start(flows, cost.latency, std::move(on_done));
+  return model_.cost(call, shape, algorithm, protocol).latency;
+}
+
+net::FlowId CollectiveEngine::send_path(const std::vector<net::Hop>& path, Bytes bytes, Time latency,
+                                        std::function<void()> on_done) {
+  if (path.empty()) {
+    sim_.after(latency, std::move(on_done));
+    return net::FlowId{};
+  }
+  // The NCCL latency term covers per-hop latency, so the flow carries none of its own.
+  return solver_.start_path_flow(path, bytes, Time::zero(),
+                                 [this, latency, on_done = std::move(on_done)]() mutable {
+                                   sim_.after(latency, std::move(on_done));
+                                 });
 }
 
 void CollectiveEngine::start(const std::vector<Flow>& flows, Time latency,

@@ -24,6 +24,7 @@
 #pragma once
 
 #include <functional>
+#include <vector>
 
 #include "collective/collective.h"
 #include "collective/nccl_model.h"
@@ -55,6 +56,14 @@ class CollectiveEngine {
   // One message from src_gpu to dst_gpu; `tag` as a call's (ECMP entropy).
   void send(int src_gpu, int dst_gpu, Bytes bytes, std::uint64_t tag,
             std::function<void()> on_done);
+  // What send() waits after the last byte of such a message: NCCL's two-rank latency term.
+  Time send_latency(int src_gpu, int dst_gpu, Bytes bytes) const;
+  // send() along a path routed beforehand (Topology::route with the send's tag as entropy),
+  // with its latency given; returns the flow, invalid when none was needed (empty path, no
+  // bytes). A caller that repeats one message keeps its path and latency rather than
+  // recomputing them, and may cancel the flow and reissue what remains on the solver.
+  net::FlowId send_path(const std::vector<net::Hop>& path, Bytes bytes, Time latency,
+                        std::function<void()> on_done);
   Prediction predict(const CollectiveCall& call) const;
   // With merging on, flows of one launch (or send) that take the same path with the same bytes
   // run as one flow whose every hop weighs their number: under max-min sharing that is the

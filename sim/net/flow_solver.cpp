@@ -35,10 +35,10 @@ FlowId FlowSolver::start_flow(int src_gpu, int dst_gpu, Bytes bytes, std::functi
   std::vector<Hop> path;
   topology_->route(src_gpu, dst_gpu, options.rail, routing_, options.entropy, path);
   const Time latency = topology_->path_latency(path);
-  return start_path_flow(std::move(path), bytes, latency, std::move(on_done));
+  return start_path_flow(path, bytes, latency, std::move(on_done));
 }
 
-FlowId FlowSolver::start_path_flow(std::vector<Hop> path, Bytes bytes, Time latency,
+FlowId FlowSolver::start_path_flow(const std::vector<Hop>& path, Bytes bytes, Time latency,
                                    std::function<void()> on_done) {
   if (path.empty() || bytes.value() <= 0.0) {
     sim_.after(latency, std::move(on_done));
@@ -53,7 +53,6 @@ FlowId FlowSolver::start_path_flow(std::vector<Hop> path, Bytes bytes, Time late
     LinkState& l = links_[h.link];
     f.uses.push_back(Use{h.link, h.weight, static_cast<std::uint32_t>(l.flows.size())});
     l.flows.push_back(Entry{s, static_cast<std::uint32_t>(f.uses.size() - 1)});
-    mark_dirty(h.link);
   }
   f.on_done = std::move(on_done);
   f.remaining = bytes.value();
@@ -63,6 +62,8 @@ FlowId FlowSolver::start_path_flow(std::vector<Hop> path, Bytes bytes, Time late
   f.latency = latency;
   f.busy = true;
   ++active_count_;
+  if (local_updates_ && admit_alone(s)) return FlowId{s, f.generation};
+  for (const Use& u : f.uses) mark_dirty(u.link);
   request_solve();
   return FlowId{s, f.generation};
 }
@@ -75,7 +76,7 @@ bool FlowSolver::active(FlowId id) const {
 bool FlowSolver::cancel_flow(FlowId id) {
   if (!active(id)) return false;
   heap_erase(id.slot);
-  detach(id.slot);
+  detach(id.slot, !(local_updates_ && leaves_alone(id.slot)));
   flows_[id.slot].on_done = nullptr;
   request_solve();
   reschedule_engine_event();
@@ -100,7 +101,7 @@ BytesPerSec FlowSolver::link_load(LinkId link) const {
   return BytesPerSec(sum);
 }
 
-void FlowSolver::detach(std::uint32_t s) {
+void FlowSolver::detach(std::uint32_t s, bool resolve) {
   Flow& f = flows_[s];
   for (const Use& u : f.uses) {
     LinkState& l = links_[u.link];
@@ -108,8 +109,10 @@ void FlowSolver::detach(std::uint32_t s) {
     l.flows[u.pos] = last;
     flows_[last.flow].uses[last.use].pos = u.pos;
     l.flows.pop_back();
-    mark_dirty(u.link);
+    l.load = l.flows.empty() ? 0.0 : l.load - u.weight * f.rate;
+    if (resolve) mark_dirty(u.link);
   }
+  if (!resolve) ++local_updates_done_;
   f.uses.clear();
   f.busy = false;
   ++f.generation;
@@ -139,64 +142,121 @@ void FlowSolver::solve() {
   ++epoch_;
   ++solves_;
   const std::int64_t now = sim_.now().ns();
-  // The component the changes touched: links and flows reachable through shared links.
-  std::vector<LinkId> comp_links;
-  std::vector<std::uint32_t> comp_flows;
-  for (LinkId l : dirty_links_) {
-    links_[l].dirty = false;
-    if (links_[l].mark != epoch_) {
-      links_[l].mark = epoch_;
-      comp_links.push_back(l);
-    }
-  }
-  dirty_links_.clear();
-  for (std::size_t i = 0; i < comp_links.size(); ++i) {
-    for (const Entry& e : links_[comp_links[i]].flows) {
-      Flow& f = flows_[e.flow];
-      if (f.mark == epoch_) continue;
-      f.mark = epoch_;
-      comp_flows.push_back(e.flow);
-      for (const Use& u : f.uses) {
-        if (links_[u.link].mark != epoch_) {
-          links_[u.link].mark = epoch_;
-          comp_links.push_back(u.link);
-        }
-      }
-    }
-  }
-  flows_solved_ += comp_flows.size();
-  for (std::uint32_t s : comp_flows) {
+  collect_component();
+  flows_solved_ += comp_flows_.size();
+  for (std::uint32_t s : comp_flows_) {
     update_remaining(flows_[s], now);
     flows_[s].frozen = false;
     flows_[s].previous_rate = flows_[s].rate;
   }
+  fill();
+  for (std::uint32_t s : comp_flows_) {
+    Flow& f = flows_[s];
+    assert(f.frozen && f.rate > 0.0 && "FlowSolver: a flow left the solve without a rate");
+    // A flow whose rate did not change (within kTolerance) keeps its finish time and heap slot:
+    // most flows of a large component are not affected by one arrival or departure.
+    if (f.heap_pos != kNotInHeap && std::abs(f.rate - f.previous_rate) <= kTolerance * f.previous_rate) {
+      f.rate = f.previous_rate;
+      continue;
+    }
+    schedule_finish(s, now);
+  }
+  if (local_updates_) refresh_loads();
+  reschedule_engine_event();
+}
+
+void FlowSolver::schedule_finish(std::uint32_t s, std::int64_t now_ns) {
+  Flow& f = flows_[s];
+  const double seconds = f.remaining / f.rate;
+  f.finish_ns = now_ns + static_cast<std::int64_t>(std::ceil(seconds * 1e9 - kTolerance));
+  heap_set(s);
+}
+
+void FlowSolver::collect_component() {
+  // The component the changes touched: links and flows reachable through shared links.
+  comp_links_.clear();
+  comp_flows_.clear();
+  for (LinkId l : dirty_links_) {
+    links_[l].dirty = false;
+    if (links_[l].mark != epoch_) {
+      links_[l].mark = epoch_;
+      comp_links_.push_back(l);
+    }
+  }
+  dirty_links_.clear();
+  for (std::size_t i = 0; i < comp_links_.size(); ++i) {
+    for (const Entry& e : links_[comp_links_[i]].flows) {
+      Flow& f = flows_[e.flow];
+      if (f.mark == epoch_) continue;
+      f.mark = epoch_;
+      comp_flows_.push_back(e.flow);
+      for (const Use& u : f.uses) {
+        if (links_[u.link].mark != epoch_) {
+          links_[u.link].mark = epoch_;
+          comp_links_.push_back(u.link);
+        }
+      }
+    }
+  }
+}
+
+void FlowSolver::fill() {
   // Progressive filling: all unfrozen flows grow at one rate; the link with the least
   // remaining capacity per unit of unfrozen weight saturates first and freezes its flows.
   // Freezing a flow at the current (lowest) level can only raise the share of the other links
-  // it crosses, so heap keys are lower bounds: a popped link whose share has grown since its
-  // key was pushed is pushed again with its current share (one entry per link, no decrease-key).
-  using Candidate = std::pair<double, LinkId>;  // share, link
-  std::vector<Candidate> heap;
-  heap.reserve(comp_links.size());
-  for (LinkId l : comp_links) {
+  // it crosses, so keys are lower bounds: a link taken whose share has grown since its key was
+  // queued is queued again with its current share (one entry per link, no decrease-key).
+  //
+  // A link that carries one flow (a NIC or PCIe link of its own) keeps the share it starts with
+  // until that flow freezes, and then drops out; of a flow's own links only the first in key
+  // order can freeze it. So only that one is queued, under the key it would have had: the links
+  // taken, and their order, are those of one heap of every link, less takes that do nothing.
+  auto& order = fill_order_;
+  order.clear();
+  for (std::uint32_t s : comp_flows_) flows_[s].own_link = kNoLink;
+  for (LinkId l : comp_links_) {
     LinkState& ls = links_[l];
     ls.rem = ls.capacity;
     ls.wsum = 0.0;
     for (const Entry& e : ls.flows) ls.wsum += flows_[e.flow].uses[e.use].weight;
-    if (ls.wsum > 0.0) heap.emplace_back(ls.rem / ls.wsum, l);
+    if (!(ls.wsum > 0.0)) continue;
+    const double share = ls.rem / ls.wsum;
+    if (ls.flows.size() > 1) {
+      order.emplace_back(share, l);
+      continue;
+    }
+    Flow& f = flows_[ls.flows.front().flow];
+    if (f.own_link == kNoLink || std::pair(share, l) < std::pair(f.own_share, f.own_link)) {
+      f.own_share = share;
+      f.own_link = l;
+    }
   }
-  std::make_heap(heap.begin(), heap.end(), std::greater<>());
+  for (std::uint32_t s : comp_flows_) {
+    if (flows_[s].own_link != kNoLink) order.emplace_back(flows_[s].own_share, flows_[s].own_link);
+  }
+  // Keys are pushed again rarely, so the links are sorted once and merged with a small heap of
+  // the pushed-again ones: the same order as one heap of everything, at a sort's cost.
+  std::sort(order.begin(), order.end());
+  auto& again = fill_again_;
+  again.clear();
+  std::size_t next = 0;
   double level = 0.0;
-  while (!heap.empty()) {
-    std::pop_heap(heap.begin(), heap.end(), std::greater<>());
-    const auto [key, l] = heap.back();
-    heap.pop_back();
+  while (next < order.size() || !again.empty()) {
+    std::pair<double, LinkId> top;
+    if (again.empty() || (next < order.size() && order[next] < again.front())) {
+      top = order[next++];
+    } else {
+      std::pop_heap(again.begin(), again.end(), std::greater<>());
+      top = again.back();
+      again.pop_back();
+    }
+    const auto [key, l] = top;
     LinkState& ls = links_[l];
     if (ls.wsum <= kTolerance) continue;  // every flow on it is frozen
     const double share = std::max(0.0, ls.rem) / ls.wsum;
     if (share > key * (1.0 + kTolerance) + kTolerance) {
-      heap.emplace_back(share, l);
-      std::push_heap(heap.begin(), heap.end(), std::greater<>());
+      again.emplace_back(share, l);
+      std::push_heap(again.begin(), again.end(), std::greater<>());
       continue;
     }
     // Shares never fall as filling proceeds; rounding may make one look smaller.
@@ -213,37 +273,27 @@ void FlowSolver::solve() {
       }
     }
   }
-  for (std::uint32_t s : comp_flows) {
-    Flow& f = flows_[s];
-    assert(f.frozen && f.rate > 0.0 && "FlowSolver: a flow left the solve without a rate");
-    // A flow whose rate did not change (within kTolerance) keeps its finish time and heap slot:
-    // most flows of a large component are not affected by one arrival or departure.
-    if (f.heap_pos != kNotInHeap && std::abs(f.rate - f.previous_rate) <= kTolerance * f.previous_rate) {
-      f.rate = f.previous_rate;
-      continue;
-    }
-    const double seconds = f.remaining / f.rate;
-    f.finish_ns = now + static_cast<std::int64_t>(std::ceil(seconds * 1e9 - kTolerance));
-    heap_set(s);
-  }
-  reschedule_engine_event();
 }
 
 void FlowSolver::on_finish_event() {
   finish_event_ = EventId{};
   finish_event_ns_ = -1;
   const std::int64_t now = sim_.now().ns();
-  std::vector<std::pair<Time, std::function<void()>>> done;
+  // Engine events never nest, so the finished callbacks can use one scratch list.
+  auto& done = done_;
+  done.clear();
   while (!heap_.empty() && flows_[heap_.front()].finish_ns <= now) {
     const std::uint32_t s = heap_.front();
     heap_erase(s);
     done.emplace_back(flows_[s].latency, std::move(flows_[s].on_done));
     flows_[s].on_done = nullptr;
-    detach(s);
+    detach(s, !(local_updates_ && leaves_alone(s)));
   }
   solve();
   reschedule_engine_event();
-  for (auto& [latency, callback] : done) {
+  // By index: a callback may start flows, never finish them, so `done` does not change.
+  for (std::size_t i = 0; i < done.size(); ++i) {
+    auto& [latency, callback] = done[i];
     if (!callback) continue;
     if (latency > Time::zero()) {
       sim_.after(latency, std::move(callback));
@@ -251,6 +301,7 @@ void FlowSolver::on_finish_event() {
       callback();
     }
   }
+  done.clear();
 }
 
 void FlowSolver::reschedule_engine_event() {

@@ -51,7 +51,7 @@ class FlowSolver {
 
   FlowId start_flow(int src_gpu, int dst_gpu, Bytes bytes, std::function<void()> on_done,
                     FlowOptions options = {});
-  FlowId start_path_flow(std::vector<Hop> path, Bytes bytes, Time latency,
+  FlowId start_path_flow(const std::vector<Hop>& path, Bytes bytes, Time latency,
                          std::function<void()> on_done);
   // Removes a flow that has not finished; its on_done never runs. False if already gone.
   bool cancel_flow(FlowId id);
@@ -67,6 +67,18 @@ class FlowSolver {
   std::size_t link_count() const { return links_.size(); }
   Routing routing() const { return routing_; }
   std::uint64_t solves() const { return solves_; }
+  // Local updates (flow_solver_local.cpp), off by default: an arrival or departure that
+  // provably leaves every other flow's rate as it is skips the solve. An arriving flow whose
+  // path has links of its own, and spare capacity on every shared one for the rate its own
+  // links allow, gets that rate; a departing flow whose saturated shared links bottleneck no
+  // other flow (each flow on them is held by a saturated link the departing flow does not
+  // cross, at its top rate) just leaves. Max-min allocations are the ones where every flow has
+  // such a bottleneck, so both are what a solve would give, up to kTolerance and rounding
+  // (saturation is judged within kLocalMargin of capacity); a solve's figures may then differ
+  // in the last bits, which is why pricing leaves it off.
+  void set_local_updates(bool on) { local_updates_ = on; }
+  std::uint64_t local_updates() const { return local_updates_done_; }
+  static constexpr double kLocalMargin = 1e-6;
   std::uint64_t flows_solved() const { return flows_solved_; }
 
  private:
@@ -87,6 +99,9 @@ class FlowSolver {
     std::uint32_t generation = 0;
     std::uint32_t heap_pos = kNotInHeap;
     std::uint32_t mark = 0;
+    // In fill(): the first (share, link) of the links this flow alone crosses.
+    double own_share = 0.0;
+    LinkId own_link = kNoLink;
     bool busy = false;
     bool frozen = false;
   };
@@ -99,16 +114,33 @@ class FlowSolver {
     std::vector<Entry> flows;
     double rem = 0.0;
     double wsum = 0.0;
+    double load = 0.0;  // sum of weight x rate, kept only with local updates on
     std::uint32_t mark = 0;
     bool dirty = false;
   };
   static constexpr std::uint32_t kNotInHeap = 0xffffffffu;
+  static constexpr LinkId kNoLink = 0xffffffffu;
 
   std::uint32_t acquire();
-  void detach(std::uint32_t f);
+  // Unlinks a flow; `resolve`: marks its links for the next solve.
+  void detach(std::uint32_t f, bool resolve = true);
+  void schedule_finish(std::uint32_t f, std::int64_t now_ns);
+  // Local updates: whether flow f (linked, not yet solved) can take its own links' rate
+  // without a solve, and does; whether f can leave without one; links' load after a solve.
+  bool admit_alone(std::uint32_t f);
+  bool leaves_alone(std::uint32_t f) const;
+  bool bottlenecked_elsewhere(const Flow& h, const Flow& leaving) const;
+  bool saturated(const LinkState& l) const {
+    return l.load >= l.capacity * (1.0 - kLocalMargin);
+  }
+  void refresh_loads();
   void mark_dirty(LinkId l);
   void request_solve();
   void solve();
+  // Into comp_links_ and comp_flows_: what the dirty links reach through shared links.
+  void collect_component();
+  // Max-min rates of comp_flows_ by progressive filling.
+  void fill();
   void on_finish_event();
   void update_remaining(Flow& f, std::int64_t now_ns);
   void reschedule_engine_event();
@@ -129,6 +161,11 @@ class FlowSolver {
   std::vector<LinkId> dirty_links_;
   std::vector<std::uint32_t> heap_;
   std::vector<Hop> scratch_path_;
+  // Scratch of solve() and on_finish_event(), kept to spare an allocation per call.
+  std::vector<LinkId> comp_links_;
+  std::vector<std::uint32_t> comp_flows_;
+  std::vector<std::pair<double, LinkId>> fill_order_, fill_again_;
+  std::vector<std::pair<Time, std::function<void()>>> done_;
   EventId solve_event_;
   EventId finish_event_;
   std::int64_t finish_event_ns_ = -1;
@@ -136,6 +173,8 @@ class FlowSolver {
   std::size_t active_count_ = 0;
   std::uint64_t solves_ = 0;
   std::uint64_t flows_solved_ = 0;
+  bool local_updates_ = false;
+  std::uint64_t local_updates_done_ = 0;
 };
 
 }  // namespace megasim::net

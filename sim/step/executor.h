@@ -32,7 +32,8 @@
 // engine, so every group's traffic in flight at the same simulated time competes for the
 // fabric: the DP groups of all stages, every PP pair, the all-gathers. Folded mode still issues
 // every group's flows: a representative stage's PP send carries the sends of all DP replicas
-// and ends with the slowest; its DP collective issues the calls of every group of the stage.
+// and ends with the slowest (one flow for all while that is exact: step/replica_sends.h); its
+// DP collective issues the calls of every group of the stage.
 // TP collectives stay priced inside the passes: they run inside a node, on NVLink, and do not
 // meet the fabric (a TP group wider than a node keeps its priced contention). On nodes with a
 // NIC per GPU, the calls of one rail (TP rank 0) stand for all rails, as pricing does: the load
@@ -97,6 +98,12 @@ struct ExecutorNetwork {
   std::function<int(int stage, int d, int t)> gpu;  // the GPU of a job rank
   int rails = 1;  // TP ranks whose calls are issued: 1 (a representative rail) or tp
   std::vector<StageTraffic> stages;
+  // Folded: one flow stands for every DP replica's PP message while that is exact
+  // (step/replica_sends.h); off, every replica's flow is issued (for tests that compare).
+  bool lump_replicas = true;
+  // Arrivals and departures that change no other flow's rate skip the solve
+  // (FlowSolver::set_local_updates); off, every change is solved (for tests that compare).
+  bool local_updates = true;
 };
 
 struct ExecutorConfig {
@@ -143,6 +150,9 @@ struct ExecutionResult {
   int critical_stage = 0;
   std::uint64_t events = 0;
   std::int64_t ranks_simulated = 0;
+  // On the shared network: PP messages sent as one flow for every replica, and as one flow
+  // per replica (step/replica_sends.h).
+  std::uint64_t pp_sends_lumped = 0, pp_sends_expanded = 0;
   std::vector<TraceRecord> trace;
 };
 

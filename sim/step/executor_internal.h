@@ -19,6 +19,7 @@
 #include "net/flow_solver.h"
 #include "step/executor.h"
 #include "step/pipeline_schedule.h"
+#include "step/replica_sends.h"
 #include "workload/rank_index.h"
 
 namespace megasim::step::detail {
@@ -216,6 +217,7 @@ class Executor {
   // The network every PP and DP flow of the step shares (null without cfg_.network).
   std::unique_ptr<net::FlowSolver> solver_;
   std::unique_ptr<collective::CollectiveEngine> engine_;
+  std::unique_ptr<ReplicaSends> sends_;  // PP messages, lumped over replicas where exact
   int slots_ = 0;
   std::vector<Unit> units_;
   std::vector<int> dp_members_ready_;

@@ -31,25 +31,21 @@ void Executor::init_network() {
   assert(static_cast<int>(n.stages.size()) == sched_.pp && n.constants && n.gpu);
   assert(n.rails >= 1 && n.rails <= cfg_.tp);
   solver_ = std::make_unique<net::FlowSolver>(sim_, *n.topology, net::Routing::kEcmp);
+  solver_->set_local_updates(n.local_updates);
   engine_ = std::make_unique<collective::CollectiveEngine>(sim_, *n.topology, *solver_,
                                                            *n.constants);
   engine_->merge_identical_flows(true);
+  sends_ = std::make_unique<ReplicaSends>(*engine_, *solver_, n, sched_.pp, cfg_.tp, cfg_.dp);
 }
 
 void Executor::send_pp(int from, int to, std::function<void()> done) {
-  const ExecutorNetwork& n = *cfg_.network;
   const Unit& a = units_[from];
   const Unit& b = units_[to];
-  const Bytes bytes = n.stages[static_cast<std::size_t>(a.s)].pp_bytes;
   // Folded: the representative's message stands for the same message of every DP replica.
-  const int first = cfg_.full ? a.d : 0;
-  const int last = cfg_.full ? a.d + 1 : cfg_.dp;
-  auto each = after_all((last - first) * n.rails, std::move(done));
-  for (int d = first; d < last; ++d) {
-    for (int t = 0; t < n.rails; ++t) {
-      const auto tag = static_cast<std::uint64_t>(d * cfg_.tp + t);
-      engine_->send(n.gpu(a.s, d, t), n.gpu(b.s, d, t), bytes, tag, each);
-    }
+  if (cfg_.full) {
+    sends_->send_one(a.d, a.s, b.s, std::move(done));
+  } else {
+    sends_->send_all(a.s, b.s, std::move(done));
   }
 }
 
@@ -78,8 +74,9 @@ void Executor::run_dp(int s, DpOp op, std::size_t part, std::function<void()> do
     sim_.after(p.priced, std::move(next));
     return;
   }
-  // Every DP group of the stage (one per issued rail) runs the collective at once.
-  auto each = after_all(n.rails, std::move(next));
+  // Every DP group of the stage (one per issued rail) runs the collective at once. Its rings
+  // cross every replica and take ECMP paths above the ToRs, so PP sends stop being lumped.
+  auto each = after_all(n.rails, sends_->asymmetric(std::move(next)));
   for (int t = 0; t < n.rails; ++t) {
     collective::CollectiveCall call;
     call.op = p.op;

@@ -9,14 +9,37 @@
 namespace megasim::net {
 
 FlowSolver::FlowSolver(Simulator& sim, const Topology& topology, Routing routing)
-    : sim_(sim), topology_(&topology), routing_(routing) {
+    : sim_(&sim), topology_(&topology), routing_(routing) {
   links_.resize(topology.links().size());
   for (std::size_t i = 0; i < links_.size(); ++i) links_[i].capacity = topology.links()[i].capacity.value();
 }
 
-FlowSolver::FlowSolver(Simulator& sim, std::vector<BytesPerSec> capacities) : sim_(sim) {
+FlowSolver::FlowSolver(Simulator& sim, std::vector<BytesPerSec> capacities) : sim_(&sim) {
   links_.resize(capacities.size());
   for (std::size_t i = 0; i < links_.size(); ++i) links_[i].capacity = capacities[i].value();
+}
+
+void FlowSolver::reset(Simulator& sim) {
+  sim_ = &sim;
+  flows_.clear();
+  free_.clear();
+  for (LinkState& l : links_) {
+    std::vector<Entry> flows = std::move(l.flows);  // its buffer, kept
+    flows.clear();
+    l = LinkState{l.capacity, std::move(flows)};
+  }
+  dirty_links_.clear();
+  heap_.clear();
+  done_.clear();
+  solve_event_ = EventId{};
+  finish_event_ = EventId{};
+  finish_event_ns_ = -1;
+  epoch_ = 0;
+  active_count_ = 0;
+  solves_ = 0;
+  flows_solved_ = 0;
+  local_updates_ = false;
+  local_updates_done_ = 0;
 }
 
 std::uint32_t FlowSolver::acquire() {
@@ -41,7 +64,7 @@ FlowId FlowSolver::start_flow(int src_gpu, int dst_gpu, Bytes bytes, std::functi
 FlowId FlowSolver::start_path_flow(const std::vector<Hop>& path, Bytes bytes, Time latency,
                                    std::function<void()> on_done) {
   if (path.empty() || bytes.value() <= 0.0) {
-    sim_.after(latency, std::move(on_done));
+    sim_->after(latency, std::move(on_done));
     return FlowId{};
   }
   const std::uint32_t s = acquire();
@@ -57,7 +80,7 @@ FlowId FlowSolver::start_path_flow(const std::vector<Hop>& path, Bytes bytes, Ti
   f.on_done = std::move(on_done);
   f.remaining = bytes.value();
   f.rate = 0.0;
-  f.last_ns = sim_.now().ns();
+  f.last_ns = sim_->now().ns();
   f.finish_ns = std::numeric_limits<std::int64_t>::max();
   f.latency = latency;
   f.busy = true;
@@ -90,7 +113,7 @@ BytesPerSec FlowSolver::rate(FlowId id) const {
 Bytes FlowSolver::remaining(FlowId id) const {
   if (!active(id)) return Bytes(0.0);
   const Flow& f = flows_[id.slot];
-  const double elapsed = static_cast<double>(sim_.now().ns() - f.last_ns) * 1e-9;
+  const double elapsed = static_cast<double>(sim_->now().ns() - f.last_ns) * 1e-9;
   return Bytes(std::max(0.0, f.remaining - f.rate * elapsed));
 }
 
@@ -128,7 +151,7 @@ void FlowSolver::mark_dirty(LinkId l) {
 }
 
 void FlowSolver::request_solve() {
-  if (!sim_.pending(solve_event_)) solve_event_ = sim_.at(sim_.now(), [this] { solve(); });
+  if (!sim_->pending(solve_event_)) solve_event_ = sim_->at(sim_->now(), [this] { solve(); });
 }
 
 void FlowSolver::update_remaining(Flow& f, std::int64_t now_ns) {
@@ -141,7 +164,7 @@ void FlowSolver::solve() {
   if (dirty_links_.empty()) return;
   ++epoch_;
   ++solves_;
-  const std::int64_t now = sim_.now().ns();
+  const std::int64_t now = sim_->now().ns();
   collect_component();
   flows_solved_ += comp_flows_.size();
   for (std::uint32_t s : comp_flows_) {
@@ -278,7 +301,7 @@ void FlowSolver::fill() {
 void FlowSolver::on_finish_event() {
   finish_event_ = EventId{};
   finish_event_ns_ = -1;
-  const std::int64_t now = sim_.now().ns();
+  const std::int64_t now = sim_->now().ns();
   // Engine events never nest, so the finished callbacks can use one scratch list.
   auto& done = done_;
   done.clear();
@@ -296,7 +319,7 @@ void FlowSolver::on_finish_event() {
     auto& [latency, callback] = done[i];
     if (!callback) continue;
     if (latency > Time::zero()) {
-      sim_.after(latency, std::move(callback));
+      sim_->after(latency, std::move(callback));
     } else {
       callback();
     }
@@ -306,16 +329,16 @@ void FlowSolver::on_finish_event() {
 
 void FlowSolver::reschedule_engine_event() {
   if (heap_.empty()) {
-    if (finish_event_.valid()) sim_.cancel(finish_event_);
+    if (finish_event_.valid()) sim_->cancel(finish_event_);
     finish_event_ = EventId{};
     finish_event_ns_ = -1;
     return;
   }
-  const std::int64_t top = std::max(flows_[heap_.front()].finish_ns, sim_.now().ns());
-  if (finish_event_.valid() && sim_.pending(finish_event_) && finish_event_ns_ == top) return;
-  if (finish_event_.valid()) sim_.cancel(finish_event_);
+  const std::int64_t top = std::max(flows_[heap_.front()].finish_ns, sim_->now().ns());
+  if (finish_event_.valid() && sim_->pending(finish_event_) && finish_event_ns_ == top) return;
+  if (finish_event_.valid()) sim_->cancel(finish_event_);
   finish_event_ns_ = top;
-  finish_event_ = sim_.at(Time::from_ns(top), [this] { on_finish_event(); });
+  finish_event_ = sim_->at(Time::from_ns(top), [this] { on_finish_event(); });
 }
 
 bool FlowSolver::heap_less(std::uint32_t a, std::uint32_t b) const {

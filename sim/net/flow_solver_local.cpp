@@ -34,7 +34,7 @@ bool FlowSolver::admit_alone(std::uint32_t s) {
   }
   for (const Use& u : f.uses) links_[u.link].load += u.weight * rate;
   f.rate = rate;
-  schedule_finish(s, sim_.now().ns());
+  schedule_finish(s, sim_->now().ns());
   reschedule_engine_event();
   ++local_updates_done_;
   return true;

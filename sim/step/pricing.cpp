@@ -52,7 +52,13 @@ int Pricer::gpu(int stage, int d, int t) const {
 
 Time Pricer::concurrent(const std::vector<collective::CollectiveCall>& calls) {
   Simulator sim;
-  net::FlowSolver solver(sim, topology_, net::Routing::kEcmp);
+  // One solver for every call, reset to new each time: its per-link table is allocated once.
+  if (solver_) {
+    solver_->reset(sim);
+  } else {
+    solver_ = std::make_unique<net::FlowSolver>(sim, topology_, net::Routing::kEcmp);
+  }
+  net::FlowSolver& solver = *solver_;
   collective::CollectiveEngine engine(sim, topology_, solver, constants_);
   Time last = Time::zero();
   for (const auto& call : calls) {

@@ -18,6 +18,7 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <tuple>
@@ -26,6 +27,7 @@
 #include "collective/collective_engine.h"
 #include "hw/collective_constants.h"
 #include "hw/kernel_cost_model.h"
+#include "net/flow_solver.h"
 #include "net/topology.h"
 #include "step/executor.h"
 #include "step/system_options.h"
@@ -90,6 +92,7 @@ class Pricer {
   std::map<std::tuple<int, int, int, double>, Time> cache_;
   PricingTally* tally_ = nullptr;  // of the stage being priced
   std::map<int, std::vector<std::pair<double, Time>>> scaled_;  // by op kind: (bytes, time)
+  std::unique_ptr<net::FlowSolver> solver_;  // concurrent()'s, reset for each call
 };
 
 }  // namespace megasim::step

@@ -28,6 +28,7 @@ test-asan: deps
 	ctest --preset asan
 
 bench: build
+	cmake --build --preset release --target megasim_benches
 	./bench/run.sh
 
 clean:

@@ -5,26 +5,10 @@
 #include <memory>
 #include <utility>
 
+#include "engine/join.h"
 #include "step/executor_internal.h"
 
 namespace megasim::step::detail {
-namespace {
-
-// A callback that runs `done` on its n-th call.
-std::function<void()> after_all(int n, std::function<void()> done) {
-  assert(n > 0);
-  struct Join {
-    int left;
-    std::function<void()> done;
-  };
-  auto join = std::make_shared<Join>(Join{n, std::move(done)});
-  return [join] {
-    if (--join->left == 0) join->done();
-  };
-}
-
-}  // namespace
-
 void Executor::init_network() {
   if (cfg_.network == nullptr || cfg_.network->topology == nullptr) return;
   const ExecutorNetwork& n = *cfg_.network;

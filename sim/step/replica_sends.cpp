@@ -3,26 +3,10 @@
 #include <algorithm>
 #include <cassert>
 
+#include "engine/join.h"
 #include "net/topology.h"
 
 namespace megasim::step::detail {
-namespace {
-
-// A callback that runs `done` on its n-th call.
-std::function<void()> after_all(int n, std::function<void()> done) {
-  assert(n > 0);
-  struct Join {
-    int left;
-    std::function<void()> done;
-  };
-  auto join = std::make_shared<Join>(Join{n, std::move(done)});
-  return [join] {
-    if (--join->left == 0) join->done();
-  };
-}
-
-}  // namespace
-
 ReplicaSends::ReplicaSends(collective::CollectiveEngine& engine, net::FlowSolver& solver,
                            const ExecutorNetwork& network, int pp, int tp, int dp)
     : engine_(engine), solver_(solver), net_(network), pp_(pp), tp_(tp), dp_(dp),

@@ -33,9 +33,7 @@ void run_simulate(const SimulateOptions& o) {
   if (o.trials > 0) io_options.trials = o.trials;
   const io::Inputs inputs = io::load_inputs(io::load_scenario(o.scenario, o.overrides), io_options);
   using Network = step::StepRequest::Network;
-  const Network network = o.network == "shared"   ? Network::kShared
-                          : o.network == "priced" ? Network::kPriced
-                                                  : Network::kDefault;
+  const Network network = o.network == "shared" ? Network::kShared : Network::kPriced;
   const plan::Evaluation e = plan::evaluate(inputs, {o.full, !o.trace.empty(), network});
   const std::string json_text = reports::simulate_json(e);
   // Files first, so that a failure to write leaves stdout empty.

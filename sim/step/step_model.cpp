@@ -40,15 +40,6 @@ std::vector<double> straggler_factors(const StepRequest& r, const net::Topology&
   return f;
 }
 
-bool shared_network(StepRequest::Network n) {
-#ifdef MEGASIM_STEP_NETWORK
-  constexpr bool kShared = true;
-#else
-  constexpr bool kShared = false;
-#endif
-  return n == StepRequest::Network::kShared || (n == StepRequest::Network::kDefault && kShared);
-}
-
 // PP and DP traffic as flows on the step's own network, every group's at once. The GPU lookup
 // keeps a reference to the pricer.
 ExecutorNetwork step_network(Pricer& pricer, const net::Topology& topology,
@@ -160,7 +151,7 @@ StepPrediction predict_step(const StepRequest& r, const net::Topology& topology,
       build_schedule(plan.schedule, plan.pp, plan.vpp, static_cast<int>(plan.micro_batches()));
   ExecutorConfig cfg = executor_config(r, topology, kernels.profile());
   ExecutorNetwork network;
-  if (shared_network(r.network)) {
+  if (r.network == StepRequest::Network::kShared) {
     network = step_network(pricer, topology, constants, program);
     cfg.network = &network;
   }

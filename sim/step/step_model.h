@@ -44,10 +44,10 @@ struct StepRequest {
   Time data_per_sample;
   // Where PP and DP communication is timed: priced beforehand, pass by pass, or as flows on
   // the step's one shared network, every group's at once (executor.h, "The network").
-  // kDefault is kPriced unless the build sets MEGASIM_STEP_NETWORK (CMake option of that
-  // name): the shared network does not yet meet the step's speed budget at 12,288 GPUs.
-  enum class Network { kDefault, kPriced, kShared };
-  Network network = Network::kDefault;
+  // Priced by default: the shared network does not yet meet the step's speed budget at
+  // 12,288 GPUs (`megasim simulate --network shared` asks for it).
+  enum class Network { kPriced, kShared };
+  Network network = Network::kPriced;
 };
 
 // Where the critical stage's step goes; `other` is its exposed data loading and the time it

@@ -30,12 +30,12 @@ def read_table(layers_cmake):
 
 
 def closure(rows, module):
-    seen, todo = set(), list(rows[module])
-    while todo:
-        m = todo.pop()
+    seen, frontier = set(), list(rows[module])
+    while frontier:
+        m = frontier.pop()
         if m not in seen:
             seen.add(m)
-            todo += rows.get(m, [])
+            frontier += rows.get(m, [])
     return seen
 
 

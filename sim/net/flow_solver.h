@@ -42,7 +42,9 @@ class FlowSolver {
   // this fraction of capacity or size.
   static constexpr double kTolerance = 1e-9;
 
-  // A solver over a topology, routing inter-node flows by `routing`.
+  // A solver over a topology, routing inter-node flows by `routing`. Of each pair of links in
+  // series (Topology::series_links) the faster is left out of every flow it is given: it can
+  // never limit one, and a solve then walks a quarter fewer links. Its link_load reads 0.
   FlowSolver(Simulator& sim, const Topology& topology, Routing routing);
   // A solver over bare links (for tests and custom graphs); only start_path_flow applies.
   FlowSolver(Simulator& sim, std::vector<BytesPerSec> capacities);
@@ -57,6 +59,9 @@ class FlowSolver {
 
   FlowId start_flow(int src_gpu, int dst_gpu, Bytes bytes, std::function<void()> on_done,
                     FlowOptions options = {});
+  // A flow along `path`; a link the path crosses more than once carries the sum of those hops'
+  // weights. One flow along the concatenated paths of several messages is a coflow: they move
+  // together, at one rate, that of their most loaded link.
   FlowId start_path_flow(const std::vector<Hop>& path, Bytes bytes, Time latency,
                          std::function<void()> on_done);
   // Removes a flow that has not finished; its on_done never runs. False if already gone.
@@ -114,6 +119,7 @@ class FlowSolver {
   struct Entry {
     std::uint32_t flow;
     std::uint32_t use;  // index into the flow's uses
+    float weight;       // the use's weight, kept here too: solves read it link by link
   };
   struct LinkState {
     double capacity = 0.0;
@@ -122,7 +128,12 @@ class FlowSolver {
     double wsum = 0.0;
     double load = 0.0;  // sum of weight x rate, kept only with local updates on
     std::uint32_t mark = 0;
+    // Scratch of start_path_flow (merging a path's repeated links) and leaves_alone (the
+    // departing flow's links): the stamp of the walk that last met the link, and its use.
+    std::uint32_t stamp = 0;
+    std::uint32_t stamp_use = 0;
     bool dirty = false;
+    bool skipped = false;  // in series with a slower link (constructor)
   };
   static constexpr std::uint32_t kNotInHeap = 0xffffffffu;
   static constexpr LinkId kNoLink = 0xffffffffu;
@@ -134,8 +145,8 @@ class FlowSolver {
   // Local updates: whether flow f (linked, not yet solved) can take its own links' rate
   // without a solve, and does; whether f can leave without one; links' load after a solve.
   bool admit_alone(std::uint32_t f);
-  bool leaves_alone(std::uint32_t f) const;
-  bool bottlenecked_elsewhere(const Flow& h, const Flow& leaving) const;
+  bool leaves_alone(std::uint32_t f);
+  bool bottlenecked_elsewhere(const Flow& h, std::uint32_t leaving_stamp) const;
   bool saturated(const LinkState& l) const {
     return l.load >= l.capacity * (1.0 - kLocalMargin);
   }
@@ -176,6 +187,7 @@ class FlowSolver {
   EventId finish_event_;
   std::int64_t finish_event_ns_ = -1;
   std::uint32_t epoch_ = 0;
+  std::uint32_t stamp_ = 0;
   std::size_t active_count_ = 0;
   std::uint64_t solves_ = 0;
   std::uint64_t flows_solved_ = 0;

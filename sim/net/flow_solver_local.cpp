@@ -18,11 +18,7 @@ namespace megasim::net {
 bool FlowSolver::admit_alone(std::uint32_t s) {
   Flow& f = flows_[s];
   double rate = std::numeric_limits<double>::infinity();
-  for (std::size_t i = 0; i < f.uses.size(); ++i) {
-    const Use& u = f.uses[i];
-    for (std::size_t j = 0; j < i; ++j) {
-      if (f.uses[j].link == u.link) return false;  // a path through one link twice
-    }
+  for (const Use& u : f.uses) {  // each link once (start_path_flow merges repeats)
     const LinkState& l = links_[u.link];
     if (l.dirty || !(u.weight > 0.0f)) return false;
     if (l.flows.size() == 1) rate = std::min(rate, l.capacity / u.weight);
@@ -40,24 +36,25 @@ bool FlowSolver::admit_alone(std::uint32_t s) {
   return true;
 }
 
-bool FlowSolver::leaves_alone(std::uint32_t s) const {
+bool FlowSolver::leaves_alone(std::uint32_t s) {
   const Flow& f = flows_[s];
+  const std::uint32_t stamp = ++stamp_;
+  for (const Use& u : f.uses) links_[u.link].stamp = stamp;
   for (const Use& u : f.uses) {
     const LinkState& l = links_[u.link];
     if (l.dirty) return false;
     if (l.flows.size() == 1 || !saturated(l)) continue;
     for (const Entry& e : l.flows) {
-      if (e.flow != s && !bottlenecked_elsewhere(flows_[e.flow], f)) return false;
+      if (e.flow != s && !bottlenecked_elsewhere(flows_[e.flow], stamp)) return false;
     }
   }
   return true;
 }
 
-bool FlowSolver::bottlenecked_elsewhere(const Flow& h, const Flow& leaving) const {
+bool FlowSolver::bottlenecked_elsewhere(const Flow& h, std::uint32_t leaving_stamp) const {
   for (const Use& b : h.uses) {
-    const bool crossed = std::any_of(leaving.uses.begin(), leaving.uses.end(),
-                                     [&](const Use& u) { return u.link == b.link; });
     const LinkState& l = links_[b.link];
+    const bool crossed = l.stamp == leaving_stamp;  // the leaving flow crosses it
     if (crossed || l.dirty || !saturated(l)) continue;
     double top = 0.0;
     for (const Entry& e : l.flows) top = std::max(top, flows_[e.flow].rate);
@@ -70,7 +67,7 @@ void FlowSolver::refresh_loads() {
   for (LinkId id : comp_links_) {
     LinkState& l = links_[id];
     l.load = 0.0;
-    for (const Entry& e : l.flows) l.load += flows_[e.flow].uses[e.use].weight * flows_[e.flow].rate;
+    for (const Entry& e : l.flows) l.load += e.weight * flows_[e.flow].rate;
   }
 }
 

@@ -260,6 +260,49 @@ void Topology::route(int src, int dst, int rail, Routing routing, std::uint64_t 
   nic_side(dst, rail, false, out);
 }
 
+void Topology::own_links(int gpu, std::vector<LinkId>& out) const {
+  out.clear();
+  const auto g = static_cast<std::size_t>(gpu);
+  out.push_back(gpu_up_[g]);
+  out.push_back(gpu_down_[g]);
+  const int rail = rail_of(gpu);
+  const int owner = node_of(gpu) * spec_.node.gpus + rail * spec_.node.gpus / spec_.node.nics;
+  if (owner != gpu) return;
+  out.push_back(gpu_nic_[g]);
+  out.push_back(nic_gpu_[g]);
+  if (spec_.fabric.tiers == 0) return;
+  const auto nic = static_cast<std::size_t>(node_of(gpu) * spec_.node.nics + rail);
+  out.push_back(nic_up_[nic]);
+  out.push_back(nic_down_[nic]);
+}
+
+std::vector<std::pair<LinkId, LinkId>> Topology::series_links() const {
+  std::vector<std::pair<LinkId, LinkId>> pairs;
+  if (spec_.fabric.tiers == 0) return pairs;  // no NIC port: the PCIe links stand alone
+  for (int node = 0; node < nodes_; ++node) {
+    for (int rail = 0; rail < spec_.node.nics; ++rail) {
+      const auto owner = static_cast<std::size_t>(node * spec_.node.gpus + rail * spec_.node.gpus / spec_.node.nics);
+      const auto nic = static_cast<std::size_t>(node * spec_.node.nics + rail);
+      pairs.emplace_back(gpu_nic_[owner], nic_up_[nic]);
+      pairs.emplace_back(nic_down_[nic], nic_gpu_[owner]);
+    }
+  }
+  return pairs;
+}
+
+void Topology::merge_repeated_links(std::vector<Hop>& path) {
+  std::sort(path.begin(), path.end(), [](const Hop& a, const Hop& b) { return a.link < b.link; });
+  std::size_t kept = 0;
+  for (std::size_t i = 0; i < path.size(); ++i) {
+    if (kept > 0 && path[kept - 1].link == path[i].link) {
+      path[kept - 1].weight += path[i].weight;
+    } else {
+      path[kept++] = path[i];
+    }
+  }
+  path.resize(kept);
+}
+
 Time Topology::path_latency(const std::vector<Hop>& path) const {
   // A sprayed path lists the parallel links of a tier with weights summing to 1, so the
   // weighted sum is the latency of one branch.

@@ -19,6 +19,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "engine/time.h"
@@ -89,6 +90,17 @@ class Topology {
   // destination GPU's rail. Precondition: src != dst, both < gpus().
   void route(int src, int dst, int rail, Routing routing, std::uint64_t entropy,
              std::vector<Hop>& out) const;
+  // The links that serve one GPU alone, or its node's NIC of which it is the owner, in a fixed
+  // order: GPU <-> NVSwitch, and for a NIC's owner GPU <-> NIC and NIC <-> ToR. Two GPUs of
+  // the same role on two servers list links of the same roles, position by position.
+  void own_links(int gpu, std::vector<LinkId>& out) const;
+  // Pairs of links that every path crosses both or neither of, with the same weight: a NIC's
+  // owner GPU's PCIe link and the NIC's port to its switch, each way. Of such a pair only the
+  // slower can limit a flow.
+  std::vector<std::pair<LinkId, LinkId>> series_links() const;
+  // A coflow's joined paths (FlowSolver::start_path_flow) in their shortest form: each link
+  // once, by link order, with the weights of its hops summed. For a path used many times.
+  static void merge_repeated_links(std::vector<Hop>& path);
   // Sum of link latencies along the path (the ECMP branch for sprayed paths).
   Time path_latency(const std::vector<Hop>& path) const;
 

@@ -275,3 +275,18 @@ TEST_CASE("reset: a solver reset mid-run on a new simulator behaves as a new sol
   CHECK(reused.active_flows() == 0);
   CHECK(run(reused, second) == expected);
 }
+
+TEST_CASE("a path that crosses a link twice loads it twice: a coflow over both copies") {
+  // Link 0 (2 GB/s) crossed twice by A: A's weight there is 2, so A alone gets 1 GB/s. With B
+  // (once over link 0) beside it, filling raises both at one rate r: 2r + r = 2, r = 2/3 GB/s.
+  Simulator sim;
+  FlowSolver s(sim, caps({2, 10}));
+  auto a = s.start_path_flow(path({0, 1, 0}), Bytes(1e12), Time::zero(), [] {});
+  sim.run_until(Time::zero());
+  CHECK(s.rate(a).value() == doctest::Approx(1e9));
+  auto b = s.start_path_flow(path({0}), Bytes(1e12), Time::zero(), [] {});
+  sim.run_until(Time::zero());
+  CHECK(s.rate(a).value() == doctest::Approx(2e9 / 3));
+  CHECK(s.rate(b).value() == doctest::Approx(2e9 / 3));
+  CHECK(s.link_load(0).value() == doctest::Approx(2e9));
+}

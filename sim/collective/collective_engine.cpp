@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "engine/error.h"
+#include "engine/join.h"
 
 namespace megasim::collective {
 namespace {
@@ -104,7 +105,7 @@ void CollectiveEngine::direct_flows(const CollectiveCall& call, std::vector<Flow
       if (i != j) out.push_back(Flow{call.gpus[i], call.gpus[j], chunk, call.tag});
 }
 
-void CollectiveEngine::launch(const CollectiveCall& call, std::function<void()> on_done) {
+Time CollectiveEngine::flows_of(const CollectiveCall& call, std::vector<Flow>& out) const {
   if (call.gpus.empty()) throw InputError("collective: empty communicator");
   if (call.root < 0 || call.root >= static_cast<int>(call.gpus.size()))
     throw InputError("collective: root rank " + std::to_string(call.root) + " outside a communicator of " +
@@ -112,18 +113,40 @@ void CollectiveEngine::launch(const CollectiveCall& call, std::function<void()> 
   const CommShape shape = comm_shape(topology_, call.gpus);
   const auto [algorithm, protocol] = model_.choose(call, shape);
   const ModelCost cost = model_.cost(call, shape, algorithm, protocol);
-  std::vector<Flow> flows;
   if (shape.ranks > 1) {
     if (algorithm == CollAlgorithm::kDirect) {
-      direct_flows(call, flows);
+      direct_flows(call, out);
     } else {
       const double factor = 1.0 / model_.flow_scale(shape, algorithm, protocol);
-      if (algorithm == CollAlgorithm::kRing) ring_flows(call, shape, factor, flows);
-      else tree_flows(call, shape, factor, flows);
+      if (algorithm == CollAlgorithm::kRing) ring_flows(call, shape, factor, out);
+      else tree_flows(call, shape, factor, out);
     }
   }
+  return cost.latency;
+}
+
+void CollectiveEngine::launch(const CollectiveCall& call, std::function<void()> on_done) {
+  if (coflows_) return launch_all({call}, std::move(on_done));
+  std::vector<Flow> flows;
+  const Time latency = flows_of(call, flows);
   last_flow_count_ = flows.size();
-  start(flows, cost.latency, std::move(on_done));
+  start(flows, latency, std::move(on_done));
+}
+
+void CollectiveEngine::launch_all(const std::vector<CollectiveCall>& calls,
+                                  std::function<void()> on_done) {
+  if (calls.empty()) {
+    sim_.after(Time::zero(), std::move(on_done));
+    return;
+  }
+  if (!coflows_) {
+    auto each = after_all(static_cast<int>(calls.size()), std::move(on_done));
+    for (const CollectiveCall& call : calls) launch(call, each);
+    return;
+  }
+  const Coflow c = coflow(calls);
+  last_flow_count_ = c.path.empty() ? 0 : 1;
+  send_path(c.path, c.bytes, c.latency, std::move(on_done));
 }
 
 void CollectiveEngine::send(int src_gpu, int dst_gpu, Bytes bytes, std::uint64_t tag,
@@ -217,6 +240,27 @@ void CollectiveEngine::start(const std::vector<Flow>& flows, Time latency,
       if (--pending->left == 0) sim_.after(pending->latency, std::move(pending->on_done));
     });
   }
+}
+
+CollectiveEngine::Coflow CollectiveEngine::coflow(const std::vector<CollectiveCall>& calls) const {
+  std::vector<Flow> flows;
+  Coflow c;
+  for (const CollectiveCall& call : calls) c.latency = std::max(c.latency, flows_of(call, flows));
+  double largest = 0.0;
+  for (const Flow& f : flows) largest = std::max(largest, f.bytes);
+  c.bytes = Bytes(largest);
+  std::vector<net::Hop> path;
+  for (const Flow& f : flows) {
+    if (!(f.bytes > 0.0)) continue;
+    topology_.route(f.src, f.dst, -1, solver_.routing(), f.entropy, path);
+    const auto share = static_cast<float>(f.bytes / largest);
+    for (net::Hop h : path) {
+      h.weight *= share;
+      c.path.push_back(h);
+    }
+  }
+  net::Topology::merge_repeated_links(c.path);
+  return c;
 }
 
 Prediction CollectiveEngine::predict(const CollectiveCall& call) const {

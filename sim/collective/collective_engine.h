@@ -71,6 +71,28 @@ class CollectiveEngine {
   // NCCL's channels between two nodes under one ToR all take one path. Off by default, so the
   // figures priced with the engine stay as they were to the last rounding.
   void merge_identical_flows(bool on) { merge_ = on; }
+  // With coflows on, the flows of one launch (or launch_all) run as one coflow (FlowSolver's
+  // start_path_flow over their joined paths): they move in lockstep and end together, at the
+  // pace their most loaded link allows. For a ring channel that is what NCCL's pipelining does
+  // (a rank forwards what it received, through a few buffer slots); across channels and across
+  // calls it is an approximation that costs time only where their links are loaded unevenly
+  // (then the lighter ones end with the slowest, not before it). It is exact when every member
+  // meets the same load (symmetric plans, one flow per link). One coflow in place of a call's
+  // thousands of flows (16 channels x ranks) is what lets a step put every DP group on one
+  // solver. Off by default.
+  void use_coflows(bool on) { coflows_ = on; }
+  // Several calls started at once, on_done after the last has ended (with coflows on: one
+  // coflow for all of them).
+  void launch_all(const std::vector<CollectiveCall>& calls, std::function<void()> on_done);
+  // The coflow of several calls, to start with send_path: its links (each once, weighted by
+  // the members that cross it, a member of fewer bytes by its share of the largest, so that
+  // all end together), the largest member's bytes and the largest NCCL latency term.
+  struct Coflow {
+    std::vector<net::Hop> path;
+    Bytes bytes;
+    Time latency;
+  };
+  Coflow coflow(const std::vector<CollectiveCall>& calls) const;
   const NcclModel& model() const { return model_; }
   std::size_t last_flow_count() const { return last_flow_count_; }
 
@@ -86,6 +108,8 @@ class CollectiveEngine {
   void tree_flows(const CollectiveCall& call, const CommShape& shape, double factor,
                   std::vector<Flow>& out) const;
   void direct_flows(const CollectiveCall& call, std::vector<Flow>& out) const;
+  // Appends the flows of `call` to `out`; returns its NCCL latency term.
+  Time flows_of(const CollectiveCall& call, std::vector<Flow>& out) const;
   // Starts the flows; on_done runs `latency` after the last one has arrived.
   void start(const std::vector<Flow>& flows, Time latency, std::function<void()> on_done);
 
@@ -96,6 +120,7 @@ class CollectiveEngine {
   NcclModel model_;
   std::size_t last_flow_count_ = 0;
   bool merge_ = false;
+  bool coflows_ = false;
 };
 
 }  // namespace megasim::collective

@@ -182,3 +182,29 @@ TEST_CASE("the constants reader is strict") {
     CHECK(std::string(e.what()).find("channels") != std::string::npos);
   }
 }
+
+TEST_CASE("a call as one coflow ends when its flows apart do, where the fabric loads them alike") {
+  // 32 servers under one rail switch (no ECMP): each ring edge is alone on its NICs, so every
+  // flow runs at the same rate and the coflow ends with them. Across rail-switch groups ECMP
+  // loads uplinks unevenly: flows apart end when the most loaded uplink's flows end, and the
+  // lighter ones leave early and give their share back; as one coflow they end together,
+  // which can only be later, and not by much.
+  auto run = [](const std::vector<int>& gpus, bool coflow) {
+    Fixture f("megascale-a100-12288");
+    f.engine.use_coflows(coflow);
+    Time done;
+    f.engine.launch(call(CollectiveOp::kAllGather, gpus, 4e8), [&] { done = f.sim.now(); });
+    f.sim.run();
+    return done;
+  };
+  std::vector<int> one_switch, two_groups;
+  for (int s = 0; s < 32; ++s) one_switch.push_back(s * 8);
+  for (int s = 0; s < 32; ++s)
+    for (int group : {0, 64}) two_groups.push_back((group + s) * 8);
+  CHECK(std::abs((run(one_switch, true) - run(one_switch, false)).ns()) <= 1);
+  const Time apart = run(two_groups, false), together = run(two_groups, true);
+  MESSAGE("cross-ToR all-gather: apart " << apart.to_seconds() * 1e3 << " ms, coflow "
+                                         << together.to_seconds() * 1e3 << " ms");
+  CHECK(together >= apart);
+  CHECK(together.to_seconds() <= 1.25 * apart.to_seconds());
+}

@@ -33,7 +33,9 @@ void run_simulate(const SimulateOptions& o) {
   if (o.trials > 0) io_options.trials = o.trials;
   const io::Inputs inputs = io::load_inputs(io::load_scenario(o.scenario, o.overrides), io_options);
   using Network = step::StepRequest::Network;
-  const Network network = o.network == "shared" ? Network::kShared : Network::kPriced;
+  const Network network = o.network == "priced" ? Network::kPriced
+                          : o.network == "apart" ? Network::kSharedApart
+                                                 : Network::kShared;
   const plan::Evaluation e = plan::evaluate(inputs, {o.full, !o.trace.empty(), network});
   const std::string json_text = reports::simulate_json(e);
   // Files first, so that a failure to write leaves stdout empty.
@@ -59,10 +61,11 @@ void add_simulate_command(CLI::App& app) {
   cmd->add_option("--trace", opts->trace,
                   "Write a Chrome/Perfetto trace of the step (open in ui.perfetto.dev)");
   cmd->add_option("--network", opts->network,
-                  "priced: PP and DP communication priced before the step (default); shared: "
-                  "issued on one shared flow solver during the step, every group at once "
-                  "(slower; see README)")
-      ->check(CLI::IsMember({"priced", "shared"}));
+                  "shared (default): PP and DP communication issued on one shared flow solver "
+                  "during the step, every group at once, each message and collective a coflow; "
+                  "apart: the same with every flow apart (the slow reference); priced: each "
+                  "priced alone before the step (the model before the shared network; see README)")
+      ->check(CLI::IsMember({"priced", "shared", "apart"}));
   cmd->add_option("-o,--output", opts->output, "Also write the JSON result to this file");
   cmd->callback([opts] { run_simulate(*opts); });
 }

@@ -28,7 +28,7 @@ struct StepOptions {
   bool full = false;   // every rank rather than one per stage
   bool trace = false;  // keep per-task records for a trace
   // PP and DP traffic priced beforehand, or issued on the step's one shared network.
-  step::StepRequest::Network network = step::StepRequest::Network::kPriced;
+  step::StepRequest::Network network = step::StepRequest::Network::kShared;
 };
 
 // The step request of the scenario on `topology` (built from inputs.cluster).

@@ -16,7 +16,7 @@ namespace megasim::plan {
 struct EvaluateOptions {
   bool full = false;
   bool trace = false;
-  step::StepRequest::Network network = step::StepRequest::Network::kPriced;
+  step::StepRequest::Network network = step::StepRequest::Network::kShared;
 };
 
 struct Evaluation {

@@ -64,9 +64,9 @@ ExecutionResult Executor::run() {
   }
   r.events = sim_.events_run();
   r.ranks_simulated = static_cast<std::int64_t>(units_.size()) * (cfg_.full ? cfg_.tp : 1);
-  if (sends_) {
-    r.pp_sends_lumped = sends_->lumped_sends();
-    r.pp_sends_expanded = sends_->expanded_sends();
+  if (solver_) {
+    r.network_solves = solver_->solves();
+    r.network_flows_solved = solver_->flows_solved();
   }
   r.trace = std::move(trace_);
   return r;

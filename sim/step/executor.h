@@ -31,9 +31,9 @@
 // collectives as flows on one flow solver in the step's own simulator, through the collective
 // engine, so every group's traffic in flight at the same simulated time competes for the
 // fabric: the DP groups of all stages, every PP pair, the all-gathers. Folded mode still issues
-// every group's flows: a representative stage's PP send carries the sends of all DP replicas
-// and ends with the slowest (one flow for all while that is exact: step/replica_sends.h); its
-// DP collective issues the calls of every group of the stage.
+// every group's traffic: a representative stage's PP send carries the sends of all DP replicas
+// (one coflow, step/pp_sends.h, on replica 0's own links: net/link_fold.h) and its DP
+// collective the calls of every group of the stage (one coflow).
 // TP collectives stay priced inside the passes: they run inside a node, on NVLink, and do not
 // meet the fabric (a TP group wider than a node keeps its priced contention). On nodes with a
 // NIC per GPU, the calls of one rail (TP rank 0) stand for all rails, as pricing does: the load
@@ -98,9 +98,10 @@ struct ExecutorNetwork {
   std::function<int(int stage, int d, int t)> gpu;  // the GPU of a job rank
   int rails = 1;  // TP ranks whose calls are issued: 1 (a representative rail) or tp
   std::vector<StageTraffic> stages;
-  // Folded: one flow stands for every DP replica's PP message while that is exact
-  // (step/replica_sends.h); off, every replica's flow is issued (for tests that compare).
-  bool lump_replicas = true;
+  // A PP message's copies (every replica's in folded mode, every rail's) and a DP collective's
+  // flows (every channel's, every rail's) run as one coflow each (step/pp_sends.h,
+  // CollectiveEngine::use_coflows); off, every flow by itself (for tests that compare).
+  bool coflows = true;
   // Arrivals and departures that change no other flow's rate skip the solve
   // (FlowSolver::set_local_updates); off, every change is solved (for tests that compare).
   bool local_updates = true;
@@ -150,9 +151,8 @@ struct ExecutionResult {
   int critical_stage = 0;
   std::uint64_t events = 0;
   std::int64_t ranks_simulated = 0;
-  // On the shared network: PP messages sent as one flow for every replica, and as one flow
-  // per replica (step/replica_sends.h).
-  std::uint64_t pp_sends_lumped = 0, pp_sends_expanded = 0;
+  // On the shared network: the solver's solves, and the flows they re-rated (its work).
+  std::uint64_t network_solves = 0, network_flows_solved = 0;
   std::vector<TraceRecord> trace;
 };
 

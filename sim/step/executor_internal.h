@@ -9,7 +9,9 @@
 #include <cmath>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -17,9 +19,10 @@
 #include "collective/collective_engine.h"
 #include "engine/simulator.h"
 #include "net/flow_solver.h"
+#include "net/link_fold.h"
 #include "step/executor.h"
 #include "step/pipeline_schedule.h"
-#include "step/replica_sends.h"
+#include "step/pp_sends.h"
 #include "workload/rank_index.h"
 
 namespace megasim::step::detail {
@@ -209,6 +212,10 @@ class Executor {
   // Runs the DP collective `op` of stage s, part `part` onwards, then `done`. Off the network
   // the whole collective takes its priced time.
   void run_dp(int s, DpOp op, std::size_t part, std::function<void()> done);
+  // The calls of stage s's DP groups running part p, one per issued rail.
+  std::vector<collective::CollectiveCall> dp_calls(int s, const DpPart& p) const;
+  // The coflow of stage s's DP groups running part p (one per issued rail), folded.
+  const collective::CollectiveEngine::Coflow& dp_coflow(int s, const DpPart& p);
 
   const PipelineSchedule& sched_;
   const std::vector<StageCosts>& costs_;
@@ -217,7 +224,10 @@ class Executor {
   // The network every PP and DP flow of the step shares (null without cfg_.network).
   std::unique_ptr<net::FlowSolver> solver_;
   std::unique_ptr<collective::CollectiveEngine> engine_;
-  std::unique_ptr<ReplicaSends> sends_;  // PP messages, lumped over replicas where exact
+  std::unique_ptr<PpSends> sends_;  // PP messages, as coflows over replicas and rails
+  // Folded with coflows: the network folded onto replica 0's own links (net/link_fold.h).
+  std::optional<net::LinkFold> fold_;
+  std::map<std::tuple<int, int, double>, collective::CollectiveEngine::Coflow> dp_coflows_;
   int slots_ = 0;
   std::vector<Unit> units_;
   std::vector<int> dp_members_ready_;

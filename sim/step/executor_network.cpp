@@ -3,7 +3,9 @@
 // at the same simulated time shares the fabric (executor.h, "The network").
 #include <cassert>
 #include <memory>
+#include <tuple>
 #include <utility>
+#include <vector>
 
 #include "engine/join.h"
 #include "step/executor_internal.h"
@@ -19,7 +21,18 @@ void Executor::init_network() {
   engine_ = std::make_unique<collective::CollectiveEngine>(sim_, *n.topology, *solver_,
                                                            *n.constants);
   engine_->merge_identical_flows(true);
-  sends_ = std::make_unique<ReplicaSends>(*engine_, *solver_, n, sched_.pp, cfg_.tp, cfg_.dp);
+  engine_->use_coflows(n.coflows);
+  if (!cfg_.full && n.coflows) {
+    // Folded, every flow is a coflow over all replicas in lockstep: each replica's own links
+    // carry what replica 0's carry, and replica 0's stand for them.
+    std::vector<std::pair<int, int>> images;
+    for (int s = 0; s < sched_.pp; ++s)
+      for (int d = 0; d < cfg_.dp; ++d)
+        for (int t = 0; t < cfg_.tp; ++t) images.emplace_back(n.gpu(s, d, t), n.gpu(s, 0, t));
+    fold_ = net::LinkFold::build(*n.topology, images);
+  }
+  sends_ = std::make_unique<PpSends>(*engine_, n, sched_.pp, cfg_.tp, cfg_.dp,
+                                     fold_ ? &*fold_ : nullptr);
 }
 
 void Executor::send_pp(int from, int to, std::function<void()> done) {
@@ -31,6 +44,30 @@ void Executor::send_pp(int from, int to, std::function<void()> done) {
   } else {
     sends_->send_all(a.s, b.s, std::move(done));
   }
+}
+
+std::vector<collective::CollectiveCall> Executor::dp_calls(int s, const DpPart& p) const {
+  // Every DP group of the stage (one per issued rail) runs the collective at once.
+  const ExecutorNetwork& n = *cfg_.network;
+  std::vector<collective::CollectiveCall> calls(static_cast<std::size_t>(n.rails));
+  for (int t = 0; t < n.rails; ++t) {
+    collective::CollectiveCall& call = calls[static_cast<std::size_t>(t)];
+    call.op = p.op;
+    call.bytes = p.bytes;
+    call.tag = static_cast<std::uint64_t>(s * cfg_.tp + t);
+    call.gpus.reserve(static_cast<std::size_t>(cfg_.dp));
+    for (int d = 0; d < cfg_.dp; ++d) call.gpus.push_back(n.gpu(s, d, t));
+  }
+  return calls;
+}
+
+const collective::CollectiveEngine::Coflow& Executor::dp_coflow(int s, const DpPart& p) {
+  const auto key = std::make_tuple(s, static_cast<int>(p.op), p.bytes.value());
+  auto it = dp_coflows_.find(key);
+  if (it != dp_coflows_.end()) return it->second;
+  auto c = engine_->coflow(dp_calls(s, p));
+  if (fold_) fold_->apply(c.path);
+  return dp_coflows_.emplace(key, std::move(c)).first->second;
 }
 
 void Executor::run_dp(int s, DpOp op, std::size_t part, std::function<void()> done) {
@@ -58,18 +95,12 @@ void Executor::run_dp(int s, DpOp op, std::size_t part, std::function<void()> do
     sim_.after(p.priced, std::move(next));
     return;
   }
-  // Every DP group of the stage (one per issued rail) runs the collective at once. Its rings
-  // cross every replica and take ECMP paths above the ToRs, so PP sends stop being lumped.
-  auto each = after_all(n.rails, sends_->asymmetric(std::move(next)));
-  for (int t = 0; t < n.rails; ++t) {
-    collective::CollectiveCall call;
-    call.op = p.op;
-    call.bytes = p.bytes;
-    call.tag = static_cast<std::uint64_t>(s * cfg_.tp + t);
-    call.gpus.reserve(static_cast<std::size_t>(cfg_.dp));
-    for (int d = 0; d < cfg_.dp; ++d) call.gpus.push_back(n.gpu(s, d, t));
-    engine_->launch(call, each);
+  if (n.coflows) {
+    const auto& c = dp_coflow(s, p);
+    engine_->send_path(c.path, c.bytes, c.latency, std::move(next));
+    return;
   }
+  engine_->launch_all(dp_calls(s, p), std::move(next));
 }
 
 }  // namespace megasim::step::detail

@@ -50,6 +50,13 @@ int Pricer::gpu(int stage, int d, int t) const {
   return placement_[static_cast<std::size_t>(workload::RankIndex(plan_).linear(stage, d, t))];
 }
 
+Time Pricer::analytic(const collective::CollectiveCall& call) const {
+  const collective::NcclModel model(topology_, constants_);
+  const collective::CommShape shape = collective::comm_shape(topology_, call.gpus);
+  const auto [algorithm, protocol] = model.choose(call, shape);
+  return model.cost(call, shape, algorithm, protocol).time;
+}
+
 Time Pricer::concurrent(const std::vector<collective::CollectiveCall>& calls) {
   Simulator sim;
   // One solver for every call, reset to new each time: its per-link table is allocated once.
@@ -139,7 +146,7 @@ Time Pricer::pp_time_simulated(Bytes bytes, int from, int to) {
       calls.push_back(std::move(call));
     }
   }
-  return cache_[key] = concurrent(calls);
+  return cache_[key] = traffic_on_network_ ? analytic(calls.front()) : concurrent(calls);
 }
 
 Time Pricer::dp_time(const workload::CommOp& c) {
@@ -184,7 +191,9 @@ Time Pricer::dp_time_simulated(const workload::CommOp& c) {
       }
     }
   }
-  const Time t = calls.empty() ? Time::zero() : concurrent(calls);
+  const Time t = calls.empty()                          ? Time::zero()
+                 : traffic_on_network_ && !pp_group ? analytic(calls.front())
+                                                    : concurrent(calls);
   if (c.size.value() >= kScalableBytes) scaled_[kind].emplace_back(c.size.value(), t);
   return cache_[key] = t;
 }

@@ -58,6 +58,11 @@ class Pricer {
   // and the tied-embedding all-reduce between the pipeline's ends, keep their price.
   StageTraffic traffic(const workload::StageProgram& stage);
 
+  // PP sends and DP collectives will run as flows on the step's shared network: price them by
+  // NCCL's analytic model (for the tally of cost sources; the executor does not wait for
+  // those prices) rather than by simulating each alone. Set before price().
+  void set_traffic_on_network(bool on) { traffic_on_network_ = on; }
+
   int gpu(int stage, int d, int t) const;
   // How many TP ranks' calls are simulated together: 1 (a representative rail) on multi-rail
   // nodes with a NIC per GPU, else all of them.
@@ -74,6 +79,8 @@ class Pricer {
   Time dp_time_simulated(const workload::CommOp& c);
   // Each chunk's share of the stage's DP traffic.
   static std::vector<double> chunk_shares(const workload::StageProgram& stage);
+  // NCCL's analytic time of one call alone.
+  Time analytic(const collective::CollectiveCall& call) const;
   // Runs the calls together on a private simulator and returns when the last one ends.
   Time concurrent(const std::vector<collective::CollectiveCall>& calls);
   // A collective priced from the profile's measured alpha-beta fit of the same operation on a
@@ -93,6 +100,7 @@ class Pricer {
   PricingTally* tally_ = nullptr;  // of the stage being priced
   std::map<int, std::vector<std::pair<double, Time>>> scaled_;  // by op kind: (bytes, time)
   std::unique_ptr<net::FlowSolver> solver_;  // concurrent()'s, reset for each call
+  bool traffic_on_network_ = false;
 };
 
 }  // namespace megasim::step

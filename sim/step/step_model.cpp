@@ -137,6 +137,8 @@ StepPrediction predict_step(const StepRequest& r, const net::Topology& topology,
   out.memory = r.workload.memory;
 
   Pricer pricer(topology, r.placement, constants, kernels, plan, r.system);
+  const bool shared = r.network != StepRequest::Network::kPriced;
+  pricer.set_traffic_on_network(shared);
   std::vector<StageCosts> costs;
   std::vector<PricingTally> tallies(plan.pp);
   for (int s = 0; s < plan.pp; ++s) costs.push_back(pricer.price(program[s], tallies[s]));
@@ -151,8 +153,9 @@ StepPrediction predict_step(const StepRequest& r, const net::Topology& topology,
       build_schedule(plan.schedule, plan.pp, plan.vpp, static_cast<int>(plan.micro_batches()));
   ExecutorConfig cfg = executor_config(r, topology, kernels.profile());
   ExecutorNetwork network;
-  if (r.network == StepRequest::Network::kShared) {
+  if (shared) {
     network = step_network(pricer, topology, constants, program);
+    network.coflows = r.network == StepRequest::Network::kShared;
     cfg.network = &network;
   }
   ExecutionResult ex = execute_step(schedule, costs, cfg);

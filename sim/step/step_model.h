@@ -43,11 +43,11 @@ struct StepRequest {
   // critical stage's exposed DP communication and optimizer step) is exposed.
   Time data_per_sample;
   // Where PP and DP communication is timed: priced beforehand, pass by pass, or as flows on
-  // the step's one shared network, every group's at once (executor.h, "The network").
-  // Priced by default: the shared network does not yet meet the step's speed budget at
-  // 12,288 GPUs (`megasim simulate --network shared` asks for it).
-  enum class Network { kPriced, kShared };
-  Network network = Network::kPriced;
+  // the step's one shared network, every group's at once (executor.h, "The network"), as
+  // coflows (ExecutorNetwork::coflows), or with every flow apart: the slow reference the
+  // coflows are checked against.
+  enum class Network { kPriced, kShared, kSharedApart };
+  Network network = Network::kShared;
 };
 
 // Where the critical stage's step goes; `other` is its exposed data loading and the time it

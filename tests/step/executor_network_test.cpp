@@ -12,7 +12,7 @@
 #include "net/topology.h"
 #include "step/executor.h"
 #include "step/pipeline_schedule.h"
-#include "step/replica_sends.h"
+#include "step/pp_sends.h"
 
 using namespace megasim;
 using namespace megasim::step;
@@ -175,13 +175,13 @@ TEST_CASE("network: flows merged by path finish when the flows apart would") {
   CHECK(flows_solved[1] < flows_solved[0]);
 }
 
-TEST_CASE("network: one flow stands for every replica's PP message exactly while nothing breaks the symmetry") {
+TEST_CASE("network: coflows give every replica's PP message the rates of separate flows on a symmetric plan") {
   // Four single-GPU servers under one ToR, PP 2, DP 2: replica d's stages on servers 2d and
   // 2d + 1, so the replicas' PP messages cross different NICs and each replica's flows are a
   // copy of replica 0's; 1F1B over four micro-batches keeps messages (1 ms each alone) in
-  // flight together. Each stage's reduce-scatter crosses both replicas' NICs and starts while
-  // PP messages are in flight: the lumped flows in flight are reissued per replica then. Folded
-  // with lumping, folded without and full (which never lumps) all give the same step.
+  // flight together, and each stage's reduce-scatter crosses both replicas' NICs while they
+  // are. Folded with coflows (on replica 0's links, net/link_fold.h), folded with every flow
+  // apart, and full all give the same step.
   net::ClusterSpec spec = two_servers();
   spec.gpus = 4;
   spec.node.gpus = 1;
@@ -192,10 +192,10 @@ TEST_CASE("network: one flow stands for every replica's PP message exactly while
   StageTraffic t = reduce_scatter(Bytes(3e7));
   t.pp_on_network = true;
   t.pp_bytes = Bytes(1e7);
-  auto run = [&](bool full, bool lump) {
+  auto run = [&](bool full, bool coflows) {
     ExecutorNetwork net{&topology, &f.constants, [](int s, int d, int) { return 2 * d + s; }, 1,
                         {t, t}};
-    net.lump_replicas = lump;
+    net.coflows = coflows;
     ExecutorConfig cfg;
     cfg.pp_overlap = true;
     cfg.dp_overlap = true;
@@ -204,26 +204,25 @@ TEST_CASE("network: one flow stands for every replica's PP message exactly while
     cfg.network = &net;
     return execute_step(sched, costs, cfg);
   };
-  const auto lumped = run(false, true);
+  const auto together = run(false, true);
   const auto apart = run(false, false);
-  const auto full = run(true, false);
-  CHECK(lumped.pp_sends_lumped > 0);
-  CHECK(lumped.pp_sends_expanded > 0);
-  CHECK(apart.pp_sends_lumped == 0);
-  CHECK(std::abs((lumped.step_time - apart.step_time).ns()) <= 1);
-  CHECK(std::abs((lumped.step_time - full.step_time).ns()) <= 1);
+  const auto full = run(true, true);
+  CHECK(together.network_flows_solved < apart.network_flows_solved);
+  CHECK(std::abs((together.step_time - apart.step_time).ns()) <= 1);
+  CHECK(std::abs((together.step_time - full.step_time).ns()) <= 1);
   for (std::size_t s = 0; s < 2; ++s) {
-    CHECK(std::abs((lumped.stages[s].pp_exposed - apart.stages[s].pp_exposed).ns()) <= 2);
-    CHECK(std::abs((lumped.stages[s].end - full.stages[s].end).ns()) <= 1);
+    CHECK(std::abs((together.stages[s].pp_exposed - apart.stages[s].pp_exposed).ns()) <= 2);
+    CHECK(std::abs((together.stages[s].end - full.stages[s].end).ns()) <= 1);
   }
 }
 
-TEST_CASE("network: a lumped PP message is reissued per replica when other traffic starts") {
+TEST_CASE("network: a PP message's copies move in lockstep, and end when the slowest would") {
   // The fabric above, replica d's stages on servers 2d and 2d + 1. Both replicas send 1e7
-  // bytes at 0 (alone 1e7 / 10 GB/s = 1 ms): one flow stands for both. At 0.5 ms a long flow
-  // leaves replica 1's stage-0 server (GPU 2) for GPU 0: the lumped flow is reissued as two
-  // flows of the 5e6 bytes left; replica 1's now shares its NIC, 5 GB/s, and ends at
-  // 0.5 + 5e6 / 5e9 = 1.5 ms; the message is done then plus the send latency.
+  // bytes at 0 (alone 1e7 / 10 GB/s = 1 ms). At 0.5 ms a long flow leaves replica 1's stage-0
+  // server (GPU 2) for GPU 0 and takes half of its NIC: replica 1's copy sends its last 5e6
+  // bytes at 5 GB/s, to 1.5 ms. As one coflow both copies slow down (one flow in flight), as
+  // flows apart replica 0's ends at 1 ms; the message is done at 1.5 ms plus the send latency
+  // either way.
   net::ClusterSpec spec = two_servers();
   spec.gpus = 4;
   spec.node.gpus = 1;
@@ -232,22 +231,27 @@ TEST_CASE("network: a lumped PP message is reissued per replica when other traff
   StageTraffic t;
   t.pp_on_network = true;
   t.pp_bytes = Bytes(1e7);
-  ExecutorNetwork net{&topology, &f.constants, [](int s, int d, int) { return 2 * d + s; }, 1,
-                      {t, t}};
-  Simulator sim;
-  net::FlowSolver solver(sim, topology, net::Routing::kEcmp);
-  collective::CollectiveEngine engine(sim, topology, solver, f.constants);
-  detail::ReplicaSends sends(engine, solver, net, 2, 1, 2);
-  Time done;
-  sends.send_all(0, 1, [&] { done = sim.now(); });
-  sim.at(Time::from_us(500), [&] {
-    CHECK(solver.active_flows() == 1);
-    auto after = sends.asymmetric([] {});
-    engine.send(2, 0, Bytes(1e9), 7, after);
-  });
-  sim.run_until(Time::from_ms(10));
-  CHECK(sends.lumped_sends() == 1);
-  CHECK(sends.expanded_sends() == 1);
-  const Time latency = engine.send_latency(0, 1, Bytes(1e7));
-  CHECK(std::abs((done - (Time::from_us(1500) + latency)).ns()) <= 1);
+  for (const bool coflows : {true, false}) {
+    ExecutorNetwork net{&topology, &f.constants, [](int s, int d, int) { return 2 * d + s; }, 1,
+                        {t, t}};
+    net.coflows = coflows;
+    Simulator sim;
+    net::FlowSolver solver(sim, topology, net::Routing::kEcmp);
+    collective::CollectiveEngine engine(sim, topology, solver, f.constants);
+    detail::PpSends sends(engine, net, 2, 1, 2, nullptr);
+    Time done;
+    sends.send_all(0, 1, [&] { done = sim.now(); });
+    std::size_t in_flight = 0;
+    sim.at(Time::from_us(500), [&] {
+      in_flight = solver.active_flows();
+      engine.send(2, 0, Bytes(1e9), 7, [] {});
+    });
+    std::size_t at_1200us = 0;
+    sim.at(Time::from_us(1200), [&] { at_1200us = solver.active_flows(); });
+    sim.run_until(Time::from_ms(10));
+    CHECK(in_flight == (coflows ? 1u : 2u));
+    CHECK(at_1200us == 2u);  // the long flow and the copy (or coflow) still sending
+    const Time latency = engine.send_latency(0, 1, Bytes(1e7));
+    CHECK(std::abs((done - (Time::from_us(1500) + latency)).ns()) <= 1);
+  }
 }

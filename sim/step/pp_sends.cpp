@@ -1,0 +1,64 @@
+#include "step/pp_sends.h"
+
+#include <algorithm>
+#include <cstdint>
+
+#include "engine/join.h"
+
+namespace megasim::step::detail {
+PpSends::PpSends(collective::CollectiveEngine& engine, const ExecutorNetwork& network, int pp,
+                 int tp, int dp, const net::LinkFold* fold)
+    : engine_(engine), net_(network), fold_(fold), pp_(pp), tp_(tp), dp_(dp),
+      routes_(static_cast<std::size_t>(pp * pp)) {}
+
+const PpSends::Route& PpSends::route(int from, int to) {
+  Route& r = routes_[static_cast<std::size_t>(from * pp_ + to)];
+  if (r.built) return r;
+  r.built = true;
+  r.bytes = net_.stages[static_cast<std::size_t>(from)].pp_bytes;
+  const int rails = net_.rails;
+  r.apart.resize(static_cast<std::size_t>(dp_ * rails));
+  r.replica.resize(static_cast<std::size_t>(dp_));
+  for (int d = 0; d < dp_; ++d) {
+    auto& joined = r.replica[static_cast<std::size_t>(d)];
+    for (int t = 0; t < rails; ++t) {
+      const int src = net_.gpu(from, d, t), dst = net_.gpu(to, d, t);
+      auto& path = r.apart[static_cast<std::size_t>(d * rails + t)];
+      if (src != dst) {
+        const auto tag = static_cast<std::uint64_t>(d * tp_ + t);
+        net_.topology->route(src, dst, -1, net::Routing::kEcmp, tag, path);
+      }
+      r.latency = std::max(r.latency, engine_.send_latency(src, dst, r.bytes));
+      joined.insert(joined.end(), path.begin(), path.end());
+    }
+    r.all.insert(r.all.end(), joined.begin(), joined.end());
+    net::Topology::merge_repeated_links(joined);
+  }
+  if (fold_) {
+    fold_->apply(r.all);
+  } else {
+    net::Topology::merge_repeated_links(r.all);
+  }
+  return r;
+}
+
+void PpSends::send(const std::vector<net::Hop>* paths, std::size_t n, const Route& r,
+                   std::function<void()> done) {
+  auto each = after_all(static_cast<int>(n), std::move(done));
+  for (std::size_t i = 0; i < n; ++i) engine_.send_path(paths[i], r.bytes, r.latency, each);
+}
+
+void PpSends::send_all(int from, int to, std::function<void()> done) {
+  const Route& r = route(from, to);
+  if (net_.coflows) return send(&r.all, 1, r, std::move(done));
+  send(r.apart.data(), r.apart.size(), r, std::move(done));
+}
+
+void PpSends::send_one(int d, int from, int to, std::function<void()> done) {
+  const Route& r = route(from, to);
+  const auto rails = static_cast<std::size_t>(net_.rails);
+  if (net_.coflows) return send(&r.replica[static_cast<std::size_t>(d)], 1, r, std::move(done));
+  send(&r.apart[static_cast<std::size_t>(d) * rails], rails, r, std::move(done));
+}
+
+}  // namespace megasim::step::detail

@@ -28,15 +28,17 @@ struct Setup {
 void run(benchmark::State& state, bool full,
          step::StepRequest::Network network = step::StepRequest::Network::kShared) {
   Setup s;
-  std::uint64_t events = 0;
+  std::uint64_t events = 0, solves = 0;
   for (auto _ : state) {
     step::StepRequest request = plan::assemble_step(s.inputs, s.topology, {full, false});
     request.network = network;
     const auto p = step::predict_step(request, s.topology, s.kernels, s.inputs.collective);
     events = p.events;
+    solves = p.network_solves;
     benchmark::DoNotOptimize(p.step_time);
   }
   state.counters["executor_events"] = static_cast<double>(events);
+  state.counters["network_solves"] = static_cast<double>(solves);
 }
 
 void BM_DefaultScenarioFolded(benchmark::State& state) { run(state, false); }

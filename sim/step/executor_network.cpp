@@ -31,7 +31,7 @@ void Executor::init_network() {
         for (int t = 0; t < cfg_.tp; ++t) images.emplace_back(n.gpu(s, d, t), n.gpu(s, 0, t));
     fold_ = net::LinkFold::build(*n.topology, images);
   }
-  sends_ = std::make_unique<PpSends>(*engine_, n, sched_.pp, cfg_.tp, cfg_.dp,
+  sends_ = std::make_unique<PpSends>(sim_, *engine_, n, sched_.pp, cfg_.tp, cfg_.dp,
                                      fold_ ? &*fold_ : nullptr);
 }
 

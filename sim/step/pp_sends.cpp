@@ -6,10 +6,10 @@
 #include "engine/join.h"
 
 namespace megasim::step::detail {
-PpSends::PpSends(collective::CollectiveEngine& engine, const ExecutorNetwork& network, int pp,
-                 int tp, int dp, const net::LinkFold* fold)
-    : engine_(engine), net_(network), fold_(fold), pp_(pp), tp_(tp), dp_(dp),
-      routes_(static_cast<std::size_t>(pp * pp)) {}
+PpSends::PpSends(Simulator& sim, collective::CollectiveEngine& engine,
+                 const ExecutorNetwork& network, int pp, int tp, int dp, const net::LinkFold* fold)
+    : sim_(sim), engine_(engine), net_(network), fold_(fold), pp_(pp), tp_(tp), dp_(dp),
+      routes_(static_cast<std::size_t>(pp * pp)), batches_(static_cast<std::size_t>(pp * pp)) {}
 
 const PpSends::Route& PpSends::route(int from, int to) {
   Route& r = routes_[static_cast<std::size_t>(from * pp_ + to)];
@@ -57,8 +57,32 @@ void PpSends::send_all(int from, int to, std::function<void()> done) {
 void PpSends::send_one(int d, int from, int to, std::function<void()> done) {
   const Route& r = route(from, to);
   const auto rails = static_cast<std::size_t>(net_.rails);
-  if (net_.coflows) return send(&r.replica[static_cast<std::size_t>(d)], 1, r, std::move(done));
-  send(&r.apart[static_cast<std::size_t>(d) * rails], rails, r, std::move(done));
+  if (!net_.coflows) return send(&r.apart[static_cast<std::size_t>(d) * rails], rails, r, std::move(done));
+  const auto key = static_cast<std::size_t>(from * pp_ + to);
+  Batch& b = batches_[key];
+  b.replicas.push_back(d);
+  b.done.push_back(std::move(done));
+  // After every event already due now: the replicas in step with this one ask at this instant.
+  if (b.replicas.size() == 1) sim_.at(sim_.now(), [this, key] { flush(key); });
+}
+
+void PpSends::flush(std::size_t key) {
+  Batch b = std::move(batches_[key]);
+  batches_[key] = Batch{};
+  const Route& r = routes_[key];
+  auto done = [dones = std::move(b.done)] {
+    for (const auto& f : dones) f();
+  };
+  if (b.replicas.size() == 1) {
+    return send(&r.replica[static_cast<std::size_t>(b.replicas.front())], 1, r, std::move(done));
+  }
+  std::vector<net::Hop> joined;
+  for (int d : b.replicas) {
+    const auto& p = r.replica[static_cast<std::size_t>(d)];
+    joined.insert(joined.end(), p.begin(), p.end());
+  }
+  net::Topology::merge_repeated_links(joined);
+  send(&joined, 1, r, std::move(done));
 }
 
 }  // namespace megasim::step::detail

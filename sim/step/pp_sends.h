@@ -10,8 +10,10 @@
 // is exactly what separate flows give; when ECMP or a DP ring loads some replicas' links more,
 // the lighter copies end with the slowest rather than before it, which is what the folded
 // representative assumes anyway. Full mode issues replica d's message as one coflow over its
-// rails. With coflows off, every (replica, rail) message is a flow of its own: the reference
-// the tests compare with.
+// rails, joined with the same message of every replica that sends it at the same instant
+// (replicas in step with each other stay so, as folded mode assumes; a replica that has
+// fallen behind, a straggler's, sends alone). With coflows off, every (replica, rail) message
+// is a flow of its own: the reference the tests compare with.
 //
 // Not thread-safe; bound to the executor's engine, which outlives it.
 #pragma once
@@ -20,6 +22,7 @@
 #include <vector>
 
 #include "collective/collective_engine.h"
+#include "engine/simulator.h"
 #include "engine/time.h"
 #include "net/link_fold.h"
 #include "net/topology.h"
@@ -30,8 +33,8 @@ namespace megasim::step::detail {
 class PpSends {
  public:
   // `fold`, optional: the quotient the folded coflows are issued on (net/link_fold.h).
-  PpSends(collective::CollectiveEngine& engine, const ExecutorNetwork& network, int pp, int tp,
-          int dp, const net::LinkFold* fold);
+  PpSends(Simulator& sim, collective::CollectiveEngine& engine, const ExecutorNetwork& network,
+          int pp, int tp, int dp, const net::LinkFold* fold);
   PpSends(const PpSends&) = delete;
   PpSends& operator=(const PpSends&) = delete;
 
@@ -53,12 +56,20 @@ class PpSends {
   const Route& route(int from, int to);
   void send(const std::vector<net::Hop>* paths, std::size_t n, const Route& r,
             std::function<void()> done);
+  // Full mode: the replicas that asked for message `key` at this instant, as one coflow.
+  void flush(std::size_t key);
 
+  struct Batch {
+    std::vector<int> replicas;
+    std::vector<std::function<void()>> done;
+  };
+  Simulator& sim_;
   collective::CollectiveEngine& engine_;
   const ExecutorNetwork& net_;
   const net::LinkFold* fold_;
   int pp_, tp_, dp_;
-  std::vector<Route> routes_;  // [from · pp + to]
+  std::vector<Route> routes_;    // [from · pp + to]
+  std::vector<Batch> batches_;  // [from · pp + to]: full mode, this instant's sends
 };
 
 }  // namespace megasim::step::detail

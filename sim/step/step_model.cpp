@@ -169,6 +169,7 @@ StepPrediction predict_step(const StepRequest& r, const net::Topology& topology,
   out.full = cfg.full;
   out.critical_stage = ex.critical_stage;
   out.events = ex.events;
+  out.network_solves = ex.network_solves;
   out.ranks_simulated = ex.ranks_simulated;
   out.trace = std::move(ex.trace);
   const StageBreakdown& b = ex.stages[ex.critical_stage];

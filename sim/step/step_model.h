@@ -77,6 +77,7 @@ struct StepPrediction {
   std::int64_t gpus = 0;
   std::int64_t ranks_simulated = 0;
   std::uint64_t events = 0;
+  std::uint64_t network_solves = 0;  // the shared network's solves (its work; for benchmarks)
   bool full = false;
   std::vector<TraceRecord> trace;
 };

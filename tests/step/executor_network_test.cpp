@@ -238,7 +238,7 @@ TEST_CASE("network: a PP message's copies move in lockstep, and end when the slo
     Simulator sim;
     net::FlowSolver solver(sim, topology, net::Routing::kEcmp);
     collective::CollectiveEngine engine(sim, topology, solver, f.constants);
-    detail::PpSends sends(engine, net, 2, 1, 2, nullptr);
+    detail::PpSends sends(sim, engine, net, 2, 1, 2, nullptr);
     Time done;
     sends.send_all(0, 1, [&] { done = sim.now(); });
     std::size_t in_flight = 0;
@@ -254,4 +254,41 @@ TEST_CASE("network: a PP message's copies move in lockstep, and end when the slo
     const Time latency = engine.send_latency(0, 1, Bytes(1e7));
     CHECK(std::abs((done - (Time::from_us(1500) + latency)).ns()) <= 1);
   }
+}
+
+TEST_CASE("network: full mode joins the replicas that send one message at one instant") {
+  // The fabric above. Replicas 0 and 1 send stage 0's message at 0: one coflow over both
+  // copies (one flow in flight). At 0.2 ms replica 1's stage 1 sends back (GPU 3 -> 2, the
+  // other direction of the same links), alone: its own flow. Each message alone takes 1 ms at
+  // 10 GB/s and none shares a link with another, so the joined copies end at 1 ms and the late
+  // one at 1.2 ms, each plus its send latency.
+  net::ClusterSpec spec = two_servers();
+  spec.gpus = 4;
+  spec.node.gpus = 1;
+  Fabric f;
+  net::Topology topology{spec};
+  StageTraffic t;
+  t.pp_on_network = true;
+  t.pp_bytes = Bytes(1e7);
+  ExecutorNetwork net{&topology, &f.constants, [](int s, int d, int) { return 2 * d + s; }, 1,
+                      {t, t}};
+  Simulator sim;
+  net::FlowSolver solver(sim, topology, net::Routing::kEcmp);
+  collective::CollectiveEngine engine(sim, topology, solver, f.constants);
+  detail::PpSends sends(sim, engine, net, 2, 1, 2, nullptr);
+  Time done[3];
+  sends.send_one(0, 0, 1, [&] { done[0] = sim.now(); });
+  sends.send_one(1, 0, 1, [&] { done[1] = sim.now(); });
+  std::size_t together = 0, then = 0;
+  sim.at(Time::from_us(100), [&] { together = solver.active_flows(); });
+  sim.at(Time::from_us(200), [&] { sends.send_one(1, 1, 0, [&] { done[2] = sim.now(); }); });
+  sim.at(Time::from_us(300), [&] { then = solver.active_flows(); });
+  sim.run();
+  CHECK(together == 1u);
+  CHECK(then == 2u);
+  const Time latency = engine.send_latency(0, 1, Bytes(1e7));
+  CHECK(std::abs((done[0] - (Time::from_ms(1) + latency)).ns()) <= 1);
+  CHECK(done[1] == done[0]);
+  const Time back = engine.send_latency(3, 2, Bytes(1e7));
+  CHECK(std::abs((done[2] - (Time::from_us(1200) + back)).ns()) <= 1);
 }

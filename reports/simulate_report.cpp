@@ -78,6 +78,12 @@ std::string simulate_json(const plan::Evaluation& e) {
       {"simulation",
        {{"mode", p.full ? "full" : "folded"}, {"ranks_simulated", p.ranks_simulated},
         {"gpus", p.gpus}, {"events", p.events}}}};
+  if (e.band) {
+    const double t = seconds(p.step_time);
+    out["step_time_interval_s"] = {t / (1 + e.band->high), t / (1 + e.band->low)};
+    out["mfu_interval"] = {p.mfu * (1 + e.band->low), p.mfu * (1 + e.band->high)};
+    out["interval_basis"] = {{"rule", e.band->rule}, {"scenarios", e.band->basis}};
+  }
   if (in.scenario.run.tokens) {
     out["days_for_tokens"] = *in.scenario.run.tokens / p.tokens_per_s / 86400.0;
   }
@@ -123,6 +129,13 @@ std::string step_text(const plan::Evaluation& e) {
   s += fmt::format("  step time            {:.3f} s\n", p.step_time.to_seconds());
   s += fmt::format("  tokens/s             {:.0f}\n", p.tokens_per_s);
   s += fmt::format("  MFU / HFU            {:.1f} % / {:.1f} %\n", 100 * p.mfu, 100 * p.hfu);
+  if (e.band) {
+    const double t = p.step_time.to_seconds();
+    s += fmt::format("  error band           step {:.3f}–{:.3f} s, MFU {:.1f}–{:.1f} % ({}: {} "
+                     "validation rows)\n",
+                     t / (1 + e.band->high), t / (1 + e.band->low), 100 * p.mfu * (1 + e.band->low),
+                     100 * p.mfu * (1 + e.band->high), e.band->rule, e.band->basis.size());
+  }
   s += fmt::format("  TFLOP/s per GPU      {:.1f} model, {:.1f} hardware\n",
                    p.tflops_per_gpu_model, p.tflops_per_gpu_hw);
   if (tokens) {

@@ -14,6 +14,11 @@ std::string validate_json(const plan::Validation& v) {
                         {"role", r.role},         {"published", r.published},
                         {"predicted", r.predicted}, {"error", r.error()}};
     if (r.step >= 0) j["step"] = r.step;
+    const plan::ResidualRow residual = r.residual();
+    j["family"] = residual.family;
+    j["gpus"] = residual.gpus;
+    j["source"] = residual.source;
+    j["step_time_residual"] = residual.residual;
     out["rows"].push_back(j);
   }
   out["mape"] = v.mape_checked;
@@ -28,6 +33,8 @@ std::string validate_json(const plan::Validation& v) {
                                   {"predicted", g.predicted}});
   }
   out["chain_max_gain_error_points"] = v.gain_max_points;
+  out["band_coverage"] = {{"rows", v.bands.rows}, {"covered", v.bands.covered},
+                          {"median_width", v.bands.median_width}};
   return json_text(out);
 }
 
@@ -68,6 +75,9 @@ std::string validate_text(const plan::Validation& v) {
   t += fmt::format("\nablation chains: largest difference {:.1f} MFU points; largest difference "
                    "of a step's gain {:.1f} points\n",
                    v.chain_max_points, v.gain_max_points);
+  t += fmt::format("error bands (each row's from the other sources' rows): {} of {} rows inside "
+                   "theirs, median width {:.1f} % of the step time\n",
+                   v.bands.covered, v.bands.rows, v.bands.median_width * 100);
   return t;
 }
 

@@ -1,6 +1,7 @@
 // `megasim simulate SCENARIO`: predicts one step of the scenario's plan and, when run.tokens
 // is set, the whole run (days, goodput, restarts, power, energy, cost).
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 #include <optional>
 #include <string>
@@ -36,7 +37,11 @@ void run_simulate(const SimulateOptions& o) {
   const Network network = o.network == "priced" ? Network::kPriced
                           : o.network == "apart" ? Network::kSharedApart
                                                  : Network::kShared;
-  const plan::Evaluation e = plan::evaluate(inputs, {o.full, !o.trace.empty(), network});
+  plan::EvaluateOptions options{o.full, !o.trace.empty(), network, {}};
+  // The residuals of the validation rows, kept beside the published runs in the source tree.
+  const std::filesystem::path residuals = MEGASIM_SOURCE_DIR "/validation/residuals.json";
+  if (std::filesystem::exists(residuals)) options.residuals = residuals;
+  const plan::Evaluation e = plan::evaluate(inputs, options);
   const std::string json_text = reports::simulate_json(e);
   // Files first, so that a failure to write leaves stdout empty.
   if (!o.trace.empty()) io::write_file_atomically(o.trace, reports::chrome_trace_json(e.step.trace));

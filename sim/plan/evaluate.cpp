@@ -44,6 +44,12 @@ Evaluation evaluate(const io::Inputs& in, const EvaluateOptions& o) {
   const step::StepRequest request = assemble_step(in, topology, {o.full, o.trace, o.network});
   const hw::KernelCostModel kernels(in.device);
   e.step = step::predict_step(request, topology, kernels, in.collective);
+  if (!o.residuals.empty()) {
+    // A validation scenario's own publication never vouches for it.
+    const std::string own = in.scenario.validation ? source_of_run(in.scenario.validation->run) : "";
+    Band b = band_for(load_residuals(o.residuals), in.scenario.optimizations.preset, e.step.gpus, own);
+    if (!b.basis.empty()) e.band = std::move(b);
+  }
   if (in.run) {
     e.profile = step_profile(in, topology, e.step);
     e.run = run::simulate_run(*e.profile, in.run->spec, in.run->reliability, in.run->power);

@@ -4,9 +4,11 @@
 // power (sim/run). Rendering lives in reports/.
 #pragma once
 
+#include <filesystem>
 #include <optional>
 
 #include "io/inputs.h"
+#include "plan/bands.h"
 #include "run/run_simulation.h"
 #include "run/step_profile.h"
 #include "step/step_model.h"
@@ -17,6 +19,9 @@ struct EvaluateOptions {
   bool full = false;
   bool trace = false;
   step::StepRequest::Network network = step::StepRequest::Network::kShared;
+  // Validation residuals (`megasim validate --json`, validation/residuals.json) to draw the
+  // prediction's error band from (bands.h); empty: no band.
+  std::filesystem::path residuals;
 };
 
 struct Evaluation {
@@ -24,6 +29,7 @@ struct Evaluation {
   step::StepPrediction step;
   std::optional<run::StepProfile> profile;  // with `run`
   std::optional<run::RunResult> run;        // when inputs.run is set
+  std::optional<Band> band;                 // with `residuals`
 };
 
 // Throws InputError for a plan that does not fit the device memory.

@@ -102,6 +102,9 @@ Validation summarise(std::vector<ValidationRow> rows) {
     if (!v.worst || std::fabs(r.error()) > std::fabs(v.worst->error())) v.worst = r;
   }
   chain_gains(rows, v);
+  std::vector<ResidualRow> residuals;
+  for (const auto& r : rows) residuals.push_back(r.residual());
+  v.bands = band_coverage(residuals);
   v.mape_checked = mean(errors["check"]);
   v.rows_checked = errors["check"].size();
   v.mape_fitted = mean(errors["fit"]);
@@ -119,8 +122,14 @@ Validation validate(const fs::path& published_runs, const fs::path& dir) {
     const io::Scenario s = io::load_scenario(f);
     if (!s.validation) continue;
     const Evaluation e = evaluate(io::load_inputs(s, io_options));
-    ValidationRow row{s.name, s.validation->run, s.validation->metric, s.validation->role,
-                      s.validation->step.value_or(-1)};
+    ValidationRow row;
+    row.scenario = s.name;
+    row.run = s.validation->run;
+    row.metric = s.validation->metric;
+    row.role = s.validation->role;
+    row.step = s.validation->step.value_or(-1);
+    row.family = s.optimizations.preset;
+    row.gpus = e.step.gpus;
     row.published = published_metric(runs, *s.validation, f.string());
     row.predicted = predicted_metric(e.step, row.metric, f.string());
     rows.push_back(row);

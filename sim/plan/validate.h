@@ -6,11 +6,13 @@
 // points of every step and of every step's gain over the step before.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "plan/bands.h"
 #include "step/step_model.h"
 
 namespace megasim::plan {
@@ -19,7 +21,13 @@ struct ValidationRow {
   std::string scenario, run, metric, role;
   int step = -1;  // of an ablation chain; -1 for a plain row
   double published = 0, predicted = 0;
+  std::string family;     // the scenario's optimisation preset
+  std::int64_t gpus = 0;  // of the job
   double error() const { return (predicted - published) / published; }
+  ResidualRow residual() const {
+    return {scenario, source_of_run(run), family, gpus,
+            step_time_residual(metric, predicted, published)};
+  }
 };
 
 struct ChainGain {
@@ -36,6 +44,7 @@ struct Validation {
   double chain_max_points = 0;         // largest |predicted − published| of a chain step
   std::vector<ChainGain> gains;
   double gain_max_points = 0;          // largest |gain difference|
+  Coverage bands;                      // every row's band from the other sources (bands.h)
 };
 
 // The metric of a prediction that a published row names ("iteration_time_s...", "mfu...",

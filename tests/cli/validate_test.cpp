@@ -55,4 +55,11 @@ TEST_CASE("validate: published runs within the issue's bounds") {
   CHECK(doc["rows_fitted"].get<int>() > 0);
   CHECK(doc["rows_checked"].get<int>() > 0);
   CHECK(doc["mape"].get<double>() <= 0.05);
+  // Each row's error band, from the other sources' rows (plan/bands.h), holds its published
+  // value for at least 80 % of the rows; the median width is reported.
+  const auto& bands = doc["band_coverage"];
+  REQUIRE(bands["rows"].get<int>() > 0);
+  CHECK(bands["covered"].get<double>() >= 0.8 * bands["rows"].get<double>());
+  MESSAGE("band coverage " << bands["covered"] << " of " << bands["rows"] << ", median width "
+                           << bands["median_width"]);
 }

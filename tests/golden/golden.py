@@ -115,7 +115,28 @@ def coverage():
     return 1 if missing or stale else 0
 
 
+RESIDUALS = ROOT / "validation/residuals.json"
+
+
+def validate_json(binary):
+    p = subprocess.run([binary, "validate", "--json"], cwd=ROOT, capture_output=True)
+    if p.returncode != 0:
+        sys.exit(f"megasim validate --json exited {p.returncode}:\n{p.stderr.decode(errors='replace')}")
+    return p.stdout
+
+
+def residuals(binary):
+    """validation/residuals.json, which `simulate` draws its error bands from, is today's
+    `megasim validate --json`."""
+    ok = diff(RESIDUALS, validate_json(binary))
+    if not ok:
+        print("If the change is intended: scripts/update-goldens.sh, and say why in the commit.")
+    return 0 if ok else 1
+
+
 def update(binary):
+    # The residuals first: every simulate output's error band is drawn from them.
+    RESIDUALS.write_bytes(validate_json(binary))
     for p in golden_files():
         p.unlink()
     rows = ["# golden case, simulation.events, mode, ranks simulated (scripts/update-goldens.sh)"]
@@ -134,7 +155,7 @@ def update(binary):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--binary", required=True)
-    ap.add_argument("mode", choices=["list", "check", "coverage", "update"])
+    ap.add_argument("mode", choices=["list", "check", "coverage", "residuals", "update"])
     ap.add_argument("stem", nargs="?")
     a = ap.parse_args()
     binary = str(pathlib.Path(a.binary).resolve())
@@ -146,6 +167,8 @@ def main():
         return check(binary, a.stem)
     if a.mode == "coverage":
         return coverage()
+    if a.mode == "residuals":
+        return residuals(binary)
     return update(binary)
 
 

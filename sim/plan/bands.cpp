@@ -1,0 +1,93 @@
+#include "plan/bands.h"
+
+#include <algorithm>
+
+#include "engine/error.h"
+#include "io/json_reader.h"
+
+namespace megasim::plan {
+namespace {
+
+constexpr double kScaleFactor = 8.0;
+constexpr std::size_t kMinBasis = 3;
+
+bool time_metric(const std::string& metric) { return metric.rfind("iteration_time_s", 0) == 0; }
+
+}  // namespace
+
+std::string source_of_run(const std::string& run) { return run.substr(0, run.find('-')); }
+
+double step_time_residual(const std::string& metric, double predicted, double published) {
+  // A throughput predicted (1 + e) times too high means a step (1 + e) times too short.
+  return time_metric(metric) ? predicted / published - 1.0 : published / predicted - 1.0;
+}
+
+Band band_for(const std::vector<ResidualRow>& rows, const std::string& family, std::int64_t gpus,
+              const std::string& exclude_source) {
+  std::vector<const ResidualRow*> pool, family_rows, near;
+  for (const auto& r : rows) {
+    if (r.source == exclude_source) continue;
+    pool.push_back(&r);
+    if (r.family != family) continue;
+    family_rows.push_back(&r);
+    const double ratio = static_cast<double>(r.gpus) / static_cast<double>(std::max<std::int64_t>(1, gpus));
+    if (ratio <= kScaleFactor && ratio >= 1.0 / kScaleFactor) near.push_back(&r);
+  }
+  Band b;
+  const std::vector<const ResidualRow*>* basis = &near;
+  b.rule = family + " rows within 8x the GPUs";
+  if (near.size() < kMinBasis) {
+    basis = &family_rows;
+    b.rule = family + " rows at any scale";
+  }
+  if (basis->size() < kMinBasis) {
+    basis = &pool;
+    b.rule = "every row";
+  }
+  if (basis->empty()) return b;
+  b.low = b.high = basis->front()->residual;
+  for (const ResidualRow* r : *basis) {
+    b.low = std::min(b.low, r->residual);
+    b.high = std::max(b.high, r->residual);
+    b.basis.push_back(r->scenario);
+  }
+  return b;
+}
+
+std::vector<ResidualRow> load_residuals(const std::filesystem::path& file) {
+  const io::Json doc = io::parse_json_file(file);
+  if (!doc.is_object() || !doc.contains("rows") || !doc["rows"].is_array())
+    throw InputError(file.string() + ": rows: not the output of `megasim validate --json`");
+  std::vector<ResidualRow> out;
+  for (const auto& r : doc["rows"]) {
+    if (!r.is_object() || !r.contains("step_time_residual") || !r.contains("gpus") ||
+        !r.contains("family") || !r.contains("source") || !r.contains("scenario"))
+      throw InputError(file.string() + ": rows: a row lacks its residual, GPUs, family or source; "
+                       "regenerate it with scripts/update-goldens.sh");
+    out.push_back(ResidualRow{r["scenario"].get<std::string>(), r["source"].get<std::string>(),
+                              r["family"].get<std::string>(), r["gpus"].get<std::int64_t>(),
+                              r["step_time_residual"].get<double>()});
+  }
+  return out;
+}
+
+Coverage band_coverage(const std::vector<ResidualRow>& rows) {
+  Coverage c;
+  std::vector<double> widths;
+  for (const auto& r : rows) {
+    const Band b = band_for(rows, r.family, r.gpus, r.source);
+    if (b.basis.empty()) continue;
+    ++c.rows;
+    // The truth lies in the band when this row's residual does.
+    if (r.residual >= b.low && r.residual <= b.high) ++c.covered;
+    widths.push_back(b.high - b.low);
+  }
+  if (!widths.empty()) {
+    std::sort(widths.begin(), widths.end());
+    const std::size_t n = widths.size();
+    c.median_width = n % 2 == 1 ? widths[n / 2] : 0.5 * (widths[n / 2 - 1] + widths[n / 2]);
+  }
+  return c;
+}
+
+}  // namespace megasim::plan

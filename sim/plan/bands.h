@@ -1,0 +1,53 @@
+// An error band on a prediction, from how far megasim was off on published runs like it.
+//
+// Every validation row gives a step-time residual r = predicted step time / true step time − 1
+// (a throughput metric, MFU or TFLOP/s, is the inverse of a time). A prediction's band is the
+// range of the residuals of its basis: the rows of the same system family (the scenario's
+// optimisation preset) within a factor of 8 in GPU count; with fewer than three of those, the
+// family's rows at any scale; with fewer still, every row. Rows of the source being predicted
+// (the publication a validation scenario reproduces) are left out, so a row never vouches for
+// itself. The true step time then lies in [T / (1 + max r), T / (1 + min r)], and the MFU in
+// [MFU · (1 + min r), MFU · (1 + max r)]: as wide as megasim's errors on those rows, no wider.
+// `validate` measures the bands' coverage: how many published rows fall inside their band.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace megasim::plan {
+
+struct ResidualRow {
+  std::string scenario, source, family;
+  std::int64_t gpus = 0;
+  double residual = 0;  // predicted step time over the true one, less 1
+};
+
+struct Band {
+  double low = 0, high = 0;         // least and largest residual of the basis
+  std::vector<std::string> basis;   // the scenarios of its rows
+  std::string rule;                 // which selection gave them
+};
+
+// The publication a run id belongs to: its first word ("sc21-t2-..." -> "sc21").
+std::string source_of_run(const std::string& run);
+// r from a metric's predicted and published values.
+double step_time_residual(const std::string& metric, double predicted, double published);
+
+Band band_for(const std::vector<ResidualRow>& rows, const std::string& family, std::int64_t gpus,
+              const std::string& exclude_source);
+
+// The rows of a `megasim validate --json` output (validation/residuals.json); InputError
+// naming the file when it does not hold them.
+std::vector<ResidualRow> load_residuals(const std::filesystem::path& file);
+
+struct Coverage {
+  std::size_t rows = 0, covered = 0;
+  double median_width = 0;  // of the bands, high − low
+};
+// Each row's band from the other sources' rows, and whether its truth lies inside.
+Coverage band_coverage(const std::vector<ResidualRow>& rows);
+
+}  // namespace megasim::plan

@@ -1,0 +1,64 @@
+// Error bands from validation residuals (plan/bands.h), worked by hand.
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+#include "plan/bands.h"
+
+using namespace megasim::plan;
+
+namespace {
+
+ResidualRow row(std::string name, std::string source, std::string family, long gpus, double r) {
+  return ResidualRow{std::move(name), std::move(source), std::move(family), gpus, r};
+}
+
+}  // namespace
+
+TEST_CASE("bands: a residual is the step time's, whatever the metric") {
+  // Time predicted 10 s against 8 s published: the step is 25 % too long. A throughput
+  // predicted 200 against 160 published (25 % too high) means a step 20 % too short.
+  CHECK(step_time_residual("iteration_time_s", 10.0, 8.0) == doctest::Approx(0.25));
+  CHECK(step_time_residual("tflops_per_gpu_hw", 200.0, 160.0) == doctest::Approx(-0.2));
+  CHECK(step_time_residual("mfu", 0.5, 0.5) == doctest::Approx(0.0));
+  CHECK(source_of_run("sc21-t2-ptdp-175b-384") == "sc21");
+  CHECK(source_of_run("korthikanti-175b") == "korthikanti");
+}
+
+TEST_CASE("bands: the family's rows near the scale, then at any scale, then every row") {
+  const std::vector<ResidualRow> rows = {
+      row("a", "p1", "megatron-lm", 64, -0.02), row("b", "p1", "megatron-lm", 256, 0.03),
+      row("c", "p2", "megatron-lm", 512, 0.01), row("d", "p2", "megatron-lm", 8192, -0.08),
+      row("e", "p3", "megascale", 256, 0.05)};
+  // 256 GPUs: a, b, c are within 8x (32..2048); d is not. Band [-0.02, 0.03].
+  Band b = band_for(rows, "megatron-lm", 256, "");
+  CHECK(b.basis == std::vector<std::string>{"a", "b", "c"});
+  CHECK(b.low == doctest::Approx(-0.02));
+  CHECK(b.high == doctest::Approx(0.03));
+  // Leaving out p1 leaves c alone near 256 and c, d in the family: fewer than three, so every
+  // row not of p1: c, d, e. Band [-0.08, 0.05].
+  b = band_for(rows, "megatron-lm", 256, "p1");
+  CHECK(b.rule == "every row");
+  CHECK(b.basis == std::vector<std::string>{"c", "d", "e"});
+  CHECK(b.low == doctest::Approx(-0.08));
+  CHECK(b.high == doctest::Approx(0.05));
+  // At 8192 GPUs only d is near: the family at any scale, a to d.
+  b = band_for(rows, "megatron-lm", 8192, "");
+  CHECK(b.rule == "megatron-lm rows at any scale");
+  CHECK(b.basis.size() == 4);
+}
+
+TEST_CASE("bands: coverage counts the rows whose residual lies in the band of the other sources") {
+  // Three sources of two rows each, one family at one scale. p1's band comes from p2 and p3:
+  // [-0.01, 0.04]; a (0.0) is inside, b (0.06) is not. p2's from p1, p3: [-0.01, 0.06]: both
+  // inside. p3's from p1, p2: [0.0, 0.06]: e (0.04) inside, f (-0.01) not. 4 of 6; widths
+  // 0.05, 0.07, 0.06: median 0.06.
+  const std::vector<ResidualRow> rows = {
+      row("a", "p1", "m", 64, 0.0),   row("b", "p1", "m", 64, 0.06), row("c", "p2", "m", 64, 0.01),
+      row("d", "p2", "m", 64, 0.02),  row("e", "p3", "m", 64, 0.04), row("f", "p3", "m", 64, -0.01)};
+  const Coverage c = band_coverage(rows);
+  CHECK(c.rows == 6);
+  CHECK(c.covered == 4);
+  CHECK(c.median_width == doctest::Approx(0.06));
+}

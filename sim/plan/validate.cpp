@@ -39,6 +39,13 @@ double published_metric(const io::Json& runs, const io::ValidationSettings& v,
   throw InputError(origin + ": validation.run: no run '" + v.run + "' in the published runs");
 }
 
+std::string published_source(const io::Json& runs, const std::string& run) {
+  for (const auto& r : runs["runs"]) {
+    if (r.value("id", "") == run) return r.value("source", "");
+  }
+  return "";
+}
+
 std::vector<fs::path> scenario_files(const fs::path& dir) {
   std::vector<fs::path> files;
   std::error_code ec;
@@ -120,9 +127,10 @@ Validation validate(const fs::path& published_runs, const fs::path& dir) {
     if (!s.validation) continue;
     const Evaluation e = evaluate(io::load_inputs(s, io_options));
     ValidationRow row{s.name, s.validation->run, s.validation->metric, s.validation->role,
-                      s.validation->step.value_or(-1)};
-    row.published = published_metric(runs, *s.validation, f.string());
-    row.predicted = predicted_metric(e.step, row.metric, f.string());
+                      s.validation->step.value_or(-1),
+                      published_metric(runs, *s.validation, f.string()),
+                      predicted_metric(e.step, s.validation->metric, f.string()),
+                      published_source(runs, s.validation->run)};
     rows.push_back(row);
   }
   return summarise(std::move(rows));

@@ -19,6 +19,7 @@ struct ValidationRow {
   std::string scenario, run, metric, role;
   int step = -1;  // of an ablation chain; -1 for a plain row
   double published = 0, predicted = 0;
+  std::string source;  // the published run's `source`: the paper or report it comes from
   double error() const { return (predicted - published) / published; }
 };
 

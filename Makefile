@@ -12,8 +12,12 @@ build: deps
 	cmake --preset release
 	cmake --build --preset release
 
+REPORT ?= build/report.html
+
+# Prints the scenario's results and writes its offline HTML report.
 run: build
-	$(MEGASIM) simulate $(SCENARIO)
+	$(MEGASIM) simulate $(SCENARIO) --html $(REPORT)
+	@echo "HTML report: $(abspath $(REPORT))"
 
 # The release build runs every test; ASan + UBSan builds and runs only the library unit tests
 # (CTest label lib): the CLI, golden and script tests would run the same code a second time.

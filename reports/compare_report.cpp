@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "reports/json_text.h"
+#include "reports/plan_json.h"
 
 namespace megasim::reports {
 
@@ -21,7 +22,13 @@ std::string compare_json(const std::vector<plan::Variant>& variants) {
                   {"tokens_per_s", p.tokens_per_s},
                   {"peak_memory_gib", plan::peak_memory_gib(p)},
                   {"exposed_comm_s", plan::exposed_comm(p).to_seconds()},
-                  {"gpus", p.gpus}});
+                  {"gpus", p.gpus},
+                  {"plan", plan_json(v.plan)},
+                  {"device_memory_gib", v.device_memory.value() / kGiB.value()},
+                  {"memory_headroom_gib", plan::memory_headroom_gib(v)},
+                  {"breakdown_s", breakdown_json(p.breakdown)},
+                  {"critical_stage", p.critical_stage},
+                  {"pareto", v.pareto}});
     } else {
       row.update({{"feasible", false}, {"reason", v.reason}});
     }

@@ -21,4 +21,12 @@ nlohmann::json plan_json(const workload::ParallelPlan& p) {
           {"layer_split", p.layer_split}};
 }
 
+nlohmann::json breakdown_json(const step::Breakdown& b) {
+  const auto s = [](Time t) { return t.to_seconds(); };
+  return {{"compute", s(b.compute)},       {"tp_exposed", s(b.tp_exposed)},
+          {"pp_exposed", s(b.pp_exposed)}, {"dp_exposed", s(b.dp_exposed)},
+          {"bubble", s(b.bubble)},         {"optimizer", s(b.optimizer)},
+          {"other", s(b.other)}};
+}
+
 }  // namespace megasim::reports

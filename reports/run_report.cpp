@@ -24,6 +24,19 @@ double minutes(Time t) {
   return t.to_seconds() / 60.0;
 }
 
+// The job's IT and facility power with every GPU in each activity, and the time a GPU spends
+// in it per step (the activities' order within the step is not modelled).
+Json by_activity(const StepProfile& step, const PowerInputs& power) {
+  Json out = Json::array();
+  for (std::size_t i = 0; i < run::kActivityCount; ++i) {
+    const auto a = static_cast<run::Activity>(i);
+    const double it = mw(run::cluster_power(a, step, power));
+    out.push_back({{"activity", hw::to_string(a)}, {"step_s", step.time_in(a).to_seconds()},
+                   {"it_mw", it}, {"facility_mw", it * power.pue}});
+  }
+  return out;
+}
+
 }  // namespace
 
 Json to_json(const RunResult& r, const StepProfile& step, const PowerInputs& power,
@@ -43,6 +56,8 @@ Json to_json(const RunResult& r, const StepProfile& step, const PowerInputs& pow
       {"days", dist(r.days)},
       {"goodput", dist(r.goodput)},
       {"restarts", dist(r.restarts)},
+      {"trial_days", r.trial_days},
+      {"trial_goodput", r.trial_goodput},
       {"interruptions_by_cause", causes},
       {"lost_gpu_hours", r.lost_gpu_hours},
       {"rework_hours", r.rework_hours},
@@ -63,7 +78,9 @@ Json to_json(const RunResult& r, const StepProfile& step, const PowerInputs& pow
   Json pw = {{"preset", power.name},
              {"it_average_mw", mw(r.power.it_average)},
              {"it_peak_mw", mw(r.power.it_peak)},
+             {"it_trough_mw", mw(r.power.it_trough)},
              {"it_idle_mw", mw(r.power.it_idle)},
+             {"by_activity", by_activity(step, power)},
              {"facility_average_step_mw", mw(r.power.it_average) * power.pue},
              {"facility_peak_mw", mw(r.power.it_peak) * power.pue},
              {"facility_average_run_mw", mw(r.energy.facility_average)},

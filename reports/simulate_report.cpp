@@ -6,8 +6,9 @@
 #include <nlohmann/json.hpp>
 
 #include "reports/plan_json.h"
-#include "reports/run_report.h"
 #include "reports/json_text.h"
+#include "reports/run_report.h"
+#include "reports/timeline_json.h"
 
 namespace megasim::reports {
 namespace {
@@ -38,25 +39,19 @@ json system_json(const step::SystemOptions& sys) {
   return j;
 }
 
-json breakdown_json(const step::Breakdown& b) {
-  return {{"compute", seconds(b.compute)}, {"tp_exposed", seconds(b.tp_exposed)},
-          {"pp_exposed", seconds(b.pp_exposed)}, {"dp_exposed", seconds(b.dp_exposed)},
-          {"bubble", seconds(b.bubble)}, {"optimizer", seconds(b.optimizer)},
-          {"other", seconds(b.other)}};
-}
-
 std::string device_kind(const plan::Evaluation& e) { return hw::to_string(e.inputs.device.kind); }
 
 }  // namespace
 
 std::string simulate_json(const plan::Evaluation& e) {
   const auto& p = e.step;
+  const double device_gib = gib(e.inputs.device.memory);
   const auto& in = e.inputs;
   json out = {
       {"scenario", in.scenario.name},
       {"model", in.model.name},
       {"cluster", in.cluster.name},
-      {"device", {{"name", in.device.name}, {"kind", device_kind(e)}}},
+      {"device", {{"name", in.device.name}, {"kind", device_kind(e)}, {"memory_gib", device_gib}}},
       {"plan", plan_json(in.scenario.plan)},
       {"system", system_json(in.system)},
       {"step_time_s", seconds(p.step_time)},
@@ -87,6 +82,8 @@ std::string simulate_json(const plan::Evaluation& e) {
   if (in.scenario.run.tokens) {
     out["days_for_tokens"] = *in.scenario.run.tokens / p.tokens_per_s / 86400.0;
   }
+  // Only when the step was traced (--trace, --html): the records are kept only then.
+  if (!p.trace.empty()) out["timeline_ns"] = timeline_json(p.trace);
   if (e.run) {
     const json r = to_json(*e.run, *e.profile, in.run->power, in.run->reliability);
     for (const auto& [k, v] : r.items()) out[k] = v;

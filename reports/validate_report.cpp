@@ -12,7 +12,8 @@ std::string validate_json(const plan::Validation& v) {
   for (const auto& r : v.rows) {
     nlohmann::json j = {{"scenario", r.scenario}, {"run", r.run},         {"metric", r.metric},
                         {"role", r.role},         {"published", r.published},
-                        {"predicted", r.predicted}, {"error", r.error()}};
+                        {"predicted", r.predicted}, {"error", r.error()},
+                        {"source", r.source}};
     if (r.step >= 0) j["step"] = r.step;
     const plan::ResidualRow residual = r.residual();
     j["family"] = residual.family;

@@ -8,7 +8,9 @@
 
 #include "cli/commands.h"
 #include "plan/compare.h"
+#include "io/output.h"
 #include "reports/compare_report.h"
+#include "reports/html_report.h"
 
 namespace megasim::cli {
 namespace {
@@ -17,6 +19,7 @@ struct CompareOptions {
   std::string scenario;
   std::vector<std::string> vary;
   std::vector<std::string> overrides;
+  std::string html;
   bool json = false;
 };
 
@@ -24,6 +27,7 @@ void run_compare(const CompareOptions& o) {
   std::vector<plan::Axis> axes;
   for (const auto& v : o.vary) axes.push_back(plan::parse_axis(v));
   const std::vector<plan::Variant> variants = plan::compare(o.scenario, o.overrides, axes);
+  if (!o.html.empty()) io::write_file_atomically(o.html, reports::compare_html(variants));
   const std::string out = o.json ? reports::compare_json(variants) : reports::compare_text(variants);
   std::fwrite(out.data(), 1, out.size(), stdout);
 }
@@ -38,6 +42,7 @@ void add_compare_command(CLI::App& app) {
       ->required();
   cmd->add_option("--set", opts->overrides, "Override a key in every variant; repeatable");
   cmd->add_flag("--json", opts->json, "Print exactly one JSON object on stdout");
+  cmd->add_option("--html", opts->html, "Also write an offline HTML report of the variants");
   cmd->callback([opts] { run_compare(*opts); });
 }
 

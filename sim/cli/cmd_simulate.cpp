@@ -12,6 +12,7 @@
 #include "io/output.h"
 #include "io/scenario.h"
 #include "plan/evaluate.h"
+#include "reports/html_report.h"
 #include "reports/simulate_report.h"
 #include "reports/trace_writer.h"
 
@@ -23,6 +24,7 @@ struct SimulateOptions {
   std::vector<std::string> overrides;
   std::string output;
   std::string trace;
+  std::string html;
   int trials = 0;
   bool json = false;
   bool full = false;
@@ -37,7 +39,9 @@ void run_simulate(const SimulateOptions& o) {
   const Network network = o.network == "priced" ? Network::kPriced
                           : o.network == "apart" ? Network::kSharedApart
                                                  : Network::kShared;
-  plan::EvaluateOptions options{o.full, !o.trace.empty(), network, {}};
+  // The HTML report draws the step's timeline from the trace records.
+  const bool trace = !o.trace.empty() || !o.html.empty();
+  plan::EvaluateOptions options{o.full, trace, network, {}};
   // The residuals of the validation rows, kept beside the published runs in the source tree.
   const std::filesystem::path residuals = MEGASIM_SOURCE_DIR "/validation/residuals.json";
   if (std::filesystem::exists(residuals)) options.residuals = residuals;
@@ -46,6 +50,7 @@ void run_simulate(const SimulateOptions& o) {
   // Files first, so that a failure to write leaves stdout empty.
   if (!o.trace.empty()) io::write_file_atomically(o.trace, reports::chrome_trace_json(e.step.trace));
   if (!o.output.empty()) io::write_file_atomically(o.output, json_text);
+  if (!o.html.empty()) io::write_file_atomically(o.html, reports::simulate_html(e));
   const std::string text = o.json ? json_text : reports::simulate_text(e);
   std::fwrite(text.data(), 1, text.size(), stdout);
 }
@@ -71,6 +76,9 @@ void add_simulate_command(CLI::App& app) {
                   "apart: the same with every flow apart (the slow reference); priced: each "
                   "priced alone before the step (the model before the shared network; see README)")
       ->check(CLI::IsMember({"priced", "shared", "apart"}));
+  cmd->add_option("--html", opts->html,
+                  "Write an offline HTML report (charts; its data is the --json object, with the "
+                  "step's timeline)");
   cmd->add_option("-o,--output", opts->output, "Also write the JSON result to this file");
   cmd->callback([opts] { run_simulate(*opts); });
 }

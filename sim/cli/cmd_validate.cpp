@@ -6,6 +6,8 @@
 
 #include "cli/commands.h"
 #include "plan/validate.h"
+#include "io/output.h"
+#include "reports/html_report.h"
 #include "reports/validate_report.h"
 
 namespace megasim::cli {
@@ -14,11 +16,13 @@ namespace {
 struct ValidateOptions {
   std::string runs = MEGASIM_SOURCE_DIR "/validation/published_runs.json";
   std::string dir = MEGASIM_SOURCE_DIR "/scenarios/validation";
+  std::string html;
   bool json = false;
 };
 
 void run_validate(const ValidateOptions& o) {
   const plan::Validation v = plan::validate(o.runs, o.dir);
+  if (!o.html.empty()) io::write_file_atomically(o.html, reports::validate_html(v));
   const std::string out = o.json ? reports::validate_json(v) : reports::validate_text(v);
   std::fwrite(out.data(), 1, out.size(), stdout);
 }
@@ -32,6 +36,7 @@ void add_validate_command(CLI::App& app) {
   cmd->add_option("--runs", opts->runs, "published_runs.json")->capture_default_str();
   cmd->add_option("--scenarios", opts->dir, "Folder of validation scenarios")->capture_default_str();
   cmd->add_flag("--json", opts->json, "Print exactly one JSON object on stdout");
+  cmd->add_option("--html", opts->html, "Also write an offline HTML report of the rows");
   cmd->callback([opts] { run_validate(*opts); });
 }
 

@@ -58,13 +58,36 @@ std::vector<Variant> compare(const std::filesystem::path& scenario,
     try {
       io::InputOptions io_options;
       io_options.run_level = false;
-      v.step = evaluate(io::load_inputs(io::load_scenario(scenario, sets), io_options)).step;
+      const io::Inputs inputs = io::load_inputs(io::load_scenario(scenario, sets), io_options);
+      v.step = evaluate(inputs).step;
+      v.plan = inputs.scenario.plan;
+      v.device_memory = inputs.device.memory;
     } catch (const InputError& e) {
       v.reason = e.what();
     }
     out.push_back(std::move(v));
   }
+  mark_pareto_front(out);
   return out;
+}
+
+double memory_headroom_gib(const Variant& v) {
+  return v.device_memory.value() / kGiB.value() - peak_memory_gib(*v.step);
+}
+
+void mark_pareto_front(std::vector<Variant>& variants) {
+  for (Variant& v : variants) {
+    v.pareto = false;
+    if (!v.step) continue;
+    const Time t = v.step->step_time;
+    const double room = memory_headroom_gib(v);
+    v.pareto = std::none_of(variants.begin(), variants.end(), [&](const Variant& o) {
+      if (!o.step) return false;
+      const Time ot = o.step->step_time;
+      const double oroom = memory_headroom_gib(o);
+      return ot <= t && oroom >= room && (ot < t || oroom > room);
+    });
+  }
 }
 
 double peak_memory_gib(const step::StepPrediction& p) {

@@ -9,7 +9,9 @@
 #include <utility>
 #include <vector>
 
+#include "engine/units.h"
 #include "step/step_model.h"
+#include "workload/parallel_plan.h"
 
 namespace megasim::plan {
 
@@ -29,6 +31,11 @@ struct Variant {
   std::string label;                                     // "tp=4 pp=8"
   std::optional<step::StepPrediction> step;              // when feasible
   std::string reason;                                    // when not
+  workload::ParallelPlan plan;                           // when feasible: as it ran
+  Bytes device_memory;                                   // when feasible: one GPU's capacity
+  // Feasible and no other feasible variant is at least as fast with at least as much memory
+  // headroom and strictly better in one of the two.
+  bool pareto = false;
 };
 
 // The first axis varies fastest.
@@ -38,6 +45,11 @@ std::vector<Variant> compare(const std::filesystem::path& scenario,
 
 // The variant's largest memory per GPU over its stages, in GiB.
 double peak_memory_gib(const step::StepPrediction& p);
+// Device memory less the peak memory per GPU, in GiB (feasible variants).
+double memory_headroom_gib(const Variant& v);
+// Sets `pareto` on every variant: the front of step time (lower) against memory headroom
+// (higher).
+void mark_pareto_front(std::vector<Variant>& variants);
 // Exposed TP, PP and DP communication of the critical stage.
 Time exposed_comm(const step::StepPrediction& p);
 

@@ -39,6 +39,13 @@ double published_metric(const io::Json& runs, const io::ValidationSettings& v,
   throw InputError(origin + ": validation.run: no run '" + v.run + "' in the published runs");
 }
 
+std::string published_source(const io::Json& runs, const std::string& run) {
+  for (const auto& r : runs["runs"]) {
+    if (r.value("id", "") == run) return r.value("source", "");
+  }
+  return "";
+}
+
 std::vector<fs::path> scenario_files(const fs::path& dir) {
   std::vector<fs::path> files;
   std::error_code ec;
@@ -130,6 +137,7 @@ Validation validate(const fs::path& published_runs, const fs::path& dir) {
     row.step = s.validation->step.value_or(-1);
     row.family = s.optimizations.preset;
     row.gpus = e.step.gpus;
+    row.source = published_source(runs, s.validation->run);
     row.published = published_metric(runs, *s.validation, f.string());
     row.predicted = predicted_metric(e.step, row.metric, f.string());
     rows.push_back(row);

@@ -23,6 +23,7 @@ struct ValidationRow {
   double published = 0, predicted = 0;
   std::string family;     // the scenario's optimisation preset
   std::int64_t gpus = 0;  // of the job
+  std::string source;     // the published run's `source`: the paper or report it comes from
   double error() const { return (predicted - published) / published; }
   ResidualRow residual() const {
     return {scenario, source_of_run(run), family, gpus,

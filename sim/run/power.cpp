@@ -3,16 +3,11 @@
 #include <algorithm>
 
 namespace megasim::run {
-namespace {
-
-// IT power of the whole job with every GPU in activity `a`.
 Watts cluster_power(Activity a, const StepProfile& step, const PowerInputs& in) {
   return in.gpu_in(a) * static_cast<double>(step.gpus) +
          in.node_overhead * static_cast<double>(step.nodes) +
          in.per_switch * static_cast<double>(step.switches);
 }
-
-}  // namespace
 
 Watts node_power(Activity a, int gpus_per_node, const PowerInputs& in) {
   return in.gpu_in(a) * static_cast<double>(gpus_per_node) + in.node_overhead;

@@ -33,6 +33,8 @@ struct PowerInputs {
 
 // IT power of one node with all its GPUs in one activity (GPUs + node overhead).
 Watts node_power(Activity a, int gpus_per_node, const PowerInputs& in);
+// IT power of the whole job with every GPU in activity `a` (GPUs, nodes, the job's switches).
+Watts cluster_power(Activity a, const StepProfile& step, const PowerInputs& in);
 
 // Cluster power over one failure-free step.
 struct StepPower {

@@ -332,6 +332,8 @@ RunResult simulate_run(const StepProfile& step, const RunSpec& spec, const Relia
   r.days = distribution(days);
   r.goodput = distribution(goodput);
   r.restarts = distribution(restarts);
+  r.trial_days = days;
+  r.trial_goodput = goodput;
   r.lost_gpu_hours = distribution(lost).mean;
   for (std::size_t c = 0; c < causes.size(); ++c) {
     r.interruptions.push_back({model.causes[c].name, causes[c] / n});

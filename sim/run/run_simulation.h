@@ -70,6 +70,8 @@ struct RunResult {
   Distribution days;     // wall-clock days
   Distribution goodput;  // effective training time rate (MegaScale §6.3)
   Distribution restarts;
+  // Every trial's wall-clock days and goodput, in trial order (the distributions' samples).
+  std::vector<double> trial_days, trial_goodput;
   std::vector<CauseSummary> interruptions;  // mean per trial, by cause
   double lost_gpu_hours = 0.0;              // mean of gpus × (wall − useful)
   double rework_hours = 0.0, down_hours = 0.0, checkpoint_hours = 0.0;  // means, job hours

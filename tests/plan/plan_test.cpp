@@ -107,3 +107,29 @@ TEST_CASE("plan: compare refuses a scenario that cannot be read, instead of 'inf
   REQUIRE(rows[1].step.has_value());
   CHECK(rows[1].label == "tp=8");
 }
+
+TEST_CASE("compare: the Pareto front of step time against memory headroom, worked by hand") {
+  // Device 80 GiB. Headroom = 80 − peak: A 10 s / 40 GiB free, B 8 s / 20 free, C 12 s / 30
+  // free (A is faster with more room: C is dominated), D 8 s / 20 free (ties B: both stay),
+  // E cannot run.
+  const auto variant = [](double step_s, double peak_gib) {
+    plan::Variant v;
+    step::StepPrediction p;
+    p.step_time = Time::from_seconds(step_s);
+    workload::MemoryEstimate m;
+    m.weights = kGiB * peak_gib;
+    p.memory = {m};
+    v.step = p;
+    v.device_memory = kGiB * 80.0;
+    return v;
+  };
+  std::vector<plan::Variant> vs = {variant(10, 40), variant(8, 60), variant(12, 50),
+                                   variant(8, 60), plan::Variant{}};
+  plan::mark_pareto_front(vs);
+  CHECK(plan::memory_headroom_gib(vs[0]) == doctest::Approx(40));
+  CHECK(vs[0].pareto);
+  CHECK(vs[1].pareto);
+  CHECK_FALSE(vs[2].pareto);
+  CHECK(vs[3].pareto);
+  CHECK_FALSE(vs[4].pareto);
+}

@@ -8,12 +8,12 @@ using megasim::plan::ValidationRow;
 
 TEST_CASE("validate: MAPE by role, the worst row, and each chain step's gain") {
   std::vector<ValidationRow> rows = {
-      {"a", "r1", "iteration_time_s", "check", -1, 10.0, 11.0, "m", 8},  // +10 %
-      {"b", "r2", "iteration_time_s", "check", -1, 20.0, 19.0, "m", 8},  // −5 %
-      {"c", "r3", "mfu", "fit", -1, 0.5, 0.51, "m", 8},                  // +2 %
-      {"s0", "chain", "mfu", "check", 0, 0.40, 0.42, "m", 8},            // +2 points
-      {"s1", "chain", "mfu", "check", 1, 0.45, 0.46, "m", 8},            // +1 point; gain 5 vs 4
-      {"s2", "chain", "mfu", "check", 2, 0.47, 0.49, "m", 8},            // +2 points; gain 2 vs 3
+      {"a", "r1", "iteration_time_s", "check", -1, 10.0, 11.0, "m", 8, "src"},  // +10 %
+      {"b", "r2", "iteration_time_s", "check", -1, 20.0, 19.0, "m", 8, "src"},  // −5 %
+      {"c", "r3", "mfu", "fit", -1, 0.5, 0.51, "m", 8, "src"},                  // +2 %
+      {"s0", "chain", "mfu", "check", 0, 0.40, 0.42, "m", 8, "src"},            // +2 points
+      {"s1", "chain", "mfu", "check", 1, 0.45, 0.46, "m", 8, "src"},            // +1 point; gain 5 vs 4
+      {"s2", "chain", "mfu", "check", 2, 0.47, 0.49, "m", 8, "src"},            // +2 points; gain 2 vs 3
   };
   const auto v = summarise(rows);
   CHECK(v.rows_checked == 2);

@@ -1,0 +1,87 @@
+// Shared by every page of the megasim report: reads the embedded JSON object, lays out cards,
+// draws ECharts charts (no animation, so a page is complete once its script has run) and
+// formats numbers. Each page script calls megasim.done() after drawing its charts.
+'use strict';
+
+const megasim = (() => {
+  const data = JSON.parse(document.getElementById('megasim-data').textContent);
+  const root = document.getElementById('report');
+  const charts = [];
+
+  // Colours of the things every page names alike.
+  const colours = {
+    F: '#4e79a7', B: '#2c5582', W: '#86a8cf', optimizer: '#76b7b2', compute: '#4e79a7',
+    tp: '#f28e2b', pp: '#e15759', dp: '#59a14f', bubble: '#bab0ac', other: '#9c755f',
+    idle: '#d3cfcb',
+  };
+
+  function el(tag, attrs, ...children) {
+    const e = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, v);
+    for (const c of children) e.append(c instanceof Node ? c : String(c));
+    return e;
+  }
+
+  // A card; `wide` spans both columns.
+  function section(title, note, wide) {
+    const card = el('section', { class: wide ? 'card wide' : 'card' }, el('h2', {}, title));
+    if (note) card.append(el('p', { class: 'note' }, note));
+    root.append(card);
+    return card;
+  }
+
+  function chart(card, option, height) {
+    const div = el('div', { class: 'chart' });
+    div.style.height = `${height || 320}px`;
+    card.append(div);
+    const c = echarts.init(div, null, { renderer: 'canvas' });
+    c.setOption(Object.assign({ animation: false, textStyle: { fontFamily: 'sans-serif' } },
+      option));
+    charts.push(c);
+    return c;
+  }
+
+  // Rows of [label, value].
+  function keyValues(card, rows) {
+    const t = el('table', { class: 'kv' });
+    for (const [k, v] of rows) t.append(el('tr', {}, el('th', {}, k), el('td', {}, v)));
+    card.append(t);
+  }
+
+  // header: names; rows: arrays of cells; numeric: indices of right-aligned columns.
+  function table(card, header, rows, numeric) {
+    const num = new Set(numeric || []);
+    const cls = (i) => (num.has(i) ? { class: 'num' } : {});
+    const t = el('table', {}, el('tr', {}, ...header.map((h, i) => el('th', cls(i), h))));
+    for (const r of rows) t.append(el('tr', {}, ...r.map((c, i) => el('td', cls(i), c))));
+    card.append(el('div', { class: 'scroll' }, t));
+  }
+
+  const fmt = {
+    num: (x, digits) => (x === null || x === undefined ? '–' : Number(x).toLocaleString('en-US',
+      { maximumFractionDigits: digits === undefined ? 2 : digits })),
+    pct: (x, digits) => `${(100 * x).toFixed(digits === undefined ? 1 : digits)} %`,
+  };
+
+  // Bins of `values` for a histogram: [[centre, count], ...] and the bin width.
+  function histogram(values) {
+    const lo = Math.min(...values);
+    const hi = Math.max(...values);
+    const bins = Math.max(1, Math.min(30, Math.ceil(Math.sqrt(values.length))));
+    // All trials alike (or one trial): one bin a few per cent wide around the value.
+    const width = hi > lo ? (hi - lo) / bins : (Math.abs(lo) * 0.02 || 1);
+    const counts = new Array(bins).fill(0);
+    for (const v of values) counts[Math.min(bins - 1, Math.floor((v - lo) / width))] += 1;
+    return { width, bins: counts.map((n, i) => [lo + (i + 0.5) * width, n]) };
+  }
+
+  window.addEventListener('resize', () => charts.forEach((c) => c.resize()));
+  document.getElementById('echarts-version').textContent = echarts.version;
+
+  function done() {
+    document.body.dataset.charts = String(charts.length);
+    document.body.dataset.rendered = 'true';
+  }
+
+  return { data, colours, el, section, chart, keyValues, table, fmt, histogram, done };
+})();

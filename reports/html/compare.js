@@ -1,0 +1,77 @@
+// The compare page: every feasible plan as a point (step time and MFU against memory
+// headroom, one colour per TP × PP), the Pareto front of step time against headroom, the
+// fastest plans' breakdowns side by side, and every variant in a table with its reason when
+// it cannot run.
+'use strict';
+
+(() => {
+  const { data: d, colours, section, chart, keyValues, table, fmt } = megasim;
+  const label = (v) => Object.entries(v.set).map(([k, x]) => `${k.split('.').pop()}=${x}`).join(' ');
+  const ok = d.variants.filter((v) => v.feasible);
+  const fastest = [...ok].sort((a, b) => a.step_time_s - b.step_time_s);
+
+  const card = section('Variants', null, true);
+  const rows = [['variants', `${d.variants.length} (${ok.length} can run)`]];
+  if (fastest.length) {
+    const best = fastest[0];
+    rows.push(['fastest', `${label(best)}: ${fmt.num(best.step_time_s, 3)} s, MFU ${fmt.pct(best.mfu)}`]);
+    rows.push(['on the Pareto front', ok.filter((v) => v.pareto).map(label).join('; ')]);
+  }
+  keyValues(card, rows);
+
+  // One series per TP × PP, and the front as a line.
+  const scatter = (title, key, unit, format) => {
+    const groups = new Map();
+    for (const v of ok) {
+      const g = `TP ${v.plan.tp} × PP ${v.plan.pp}`;
+      if (!groups.has(g)) groups.set(g, []);
+      groups.get(g).push({ value: [v.memory_headroom_gib, v[key]], name: label(v) });
+    }
+    const front = ok.filter((v) => v.pareto).sort((a, b) => a.memory_headroom_gib - b.memory_headroom_gib)
+      .map((v) => ({ value: [v.memory_headroom_gib, v[key]], name: label(v) }));
+    const c = section(title, 'Each point a plan that can run; the line joins the Pareto front ' +
+      '(no other plan is both faster and leaves more memory free).');
+    chart(c, {
+      legend: { bottom: 0, type: 'scroll' },
+      tooltip: { trigger: 'item',
+        formatter: (p) => `${p.name}<br>headroom ${fmt.num(p.value[0], 1)} GiB<br>${format(p.value[1])}` },
+      grid: { left: 60, right: 20, top: 30, bottom: 60 },
+      xAxis: { type: 'value', name: 'memory headroom (GiB)', nameLocation: 'middle', nameGap: 25,
+        scale: true },
+      yAxis: { type: 'value', name: unit, scale: true, axisLabel: { formatter: format } },
+      series: [...[...groups].sort().map(([name, pts]) => ({ name, type: 'scatter', symbolSize: 10,
+        data: pts })),
+      { name: 'Pareto front', type: 'line', data: front, symbol: 'none',
+        lineStyle: { type: 'dashed', color: '#333' }, itemStyle: { color: '#333' } }],
+    }, 360);
+  };
+  if (ok.length) {
+    scatter('Step time against memory headroom', 'step_time_s', 's', (x) => `${fmt.num(x, 3)} s`);
+    scatter('MFU against memory headroom', 'mfu', 'MFU', (x) => fmt.pct(x));
+    const top = fastest.slice(0, 8);
+    const parts = [['compute', 'compute'], ['TP exposed', 'tp_exposed'], ['PP exposed', 'pp_exposed'],
+      ['DP exposed', 'dp_exposed'], ['bubble', 'bubble'], ['optimizer', 'optimizer'],
+      ['other', 'other']];
+    const colour = [colours.compute, colours.tp, colours.pp, colours.dp, colours.bubble,
+      colours.optimizer, colours.other];
+    const c = section(`The ${top.length} fastest plans' breakdowns`, 'The critical stage of ' +
+      'each plan, fastest on top.', true);
+    chart(c, {
+      legend: { bottom: 0 },
+      tooltip: { trigger: 'axis', valueFormatter: (v) => `${fmt.num(v, 3)} s` },
+      grid: { left: 220, right: 30, top: 10, bottom: 60 },
+      xAxis: { type: 'value', name: 's' },
+      yAxis: { type: 'category', inverse: true, data: top.map(label) },
+      series: parts.map(([name, key], i) => ({ name, type: 'bar', stack: 'step',
+        itemStyle: { color: colour[i] }, data: top.map((v) => v.breakdown_s[key]) })),
+    }, Math.max(240, 90 + 34 * top.length));
+  }
+
+  const all = section('Every variant', null, true);
+  table(all, ['variant', 'step s', 'MFU', 'peak GiB', 'headroom GiB', 'exposed comm s', 'Pareto', 'note'],
+    d.variants.map((v) => (v.feasible
+      ? [label(v), fmt.num(v.step_time_s, 3), fmt.pct(v.mfu), fmt.num(v.peak_memory_gib, 1),
+        fmt.num(v.memory_headroom_gib, 1), fmt.num(v.exposed_comm_s, 3), v.pareto ? 'yes' : '', '']
+      : [label(v), '–', '–', '–', '–', '–', '', v.reason])), [1, 2, 3, 4, 5]);
+  megasim.done();
+})();

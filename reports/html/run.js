@@ -1,0 +1,121 @@
+// The simulate page's run section: IT and facility power over one step and over the run, the
+// Monte Carlo trials' wall-clock days and goodput, interruptions by cause, and the checkpoint
+// interval sweep.
+'use strict';
+
+function megasimRun(d, section, chart, colours, fmt, histogram) {
+  const run = d.run;
+  const power = d.power;
+
+  // Power over one step: each activity's share of the step at the job's power in it.
+  (() => {
+    const card = section('IT and facility power over one step',
+      'A GPU\'s activities laid end to end for one step (the simulator times how long each ' +
+      'lasts, not their order), at the whole job\'s power in each.');
+    const it = [];
+    const facility = [];
+    let t = 0;
+    for (const a of power.by_activity) {
+      if (a.step_s <= 0) continue;
+      it.push([t, a.it_mw], [t + a.step_s, a.it_mw]);
+      facility.push([t, a.facility_mw], [t + a.step_s, a.facility_mw]);
+      t += a.step_s;
+    }
+    chart(card, {
+      legend: { bottom: 0 },
+      tooltip: { trigger: 'axis', valueFormatter: (v) => `${fmt.num(v, 2)} MW` },
+      grid: { left: 50, right: 20, top: 30, bottom: 60 },
+      xAxis: { type: 'value', name: 's', max: t },
+      yAxis: { type: 'value', name: 'MW' },
+      series: [
+        { name: 'IT', type: 'line', showSymbol: false, data: it, areaStyle: { opacity: 0.15 },
+          markLine: { symbol: 'none', label: { formatter: 'IT average' },
+            data: [{ yAxis: power.it_average_mw }] } },
+        { name: `facility (PUE ${power.pue})`, type: 'line', showSymbol: false, data: facility },
+      ],
+    });
+  })();
+
+  // Power over the run: the step's levels, idle while down, and the run's average.
+  (() => {
+    const card = section('Power over the run',
+      `Facility average over the whole run (downtime at idle power included): ` +
+      `${fmt.num(power.facility_average_run_mw, 2)} MW; ${fmt.num(power.facility_mwh, 0)} MWh.`);
+    const levels = [['step peak', power.it_peak_mw], ['step average', power.it_average_mw],
+      ['step trough', power.it_trough_mw], ['idle (down)', power.it_idle_mw],
+      ['run average', power.facility_average_run_mw / power.pue]];
+    chart(card, {
+      legend: { bottom: 0 },
+      tooltip: { trigger: 'axis', valueFormatter: (v) => `${fmt.num(v, 2)} MW` },
+      grid: { left: 50, right: 20, top: 20, bottom: 60 },
+      xAxis: { type: 'category', data: levels.map((l) => l[0]), axisLabel: { interval: 0 } },
+      yAxis: { type: 'value', name: 'MW' },
+      series: [{ name: 'IT', type: 'bar', data: levels.map((l) => l[1]) },
+        { name: 'facility', type: 'bar', data: levels.map((l) => l[1] * power.pue) }],
+    });
+  })();
+
+  // The Monte Carlo trials.
+  const spread = (title, values, marks, unit, format) => {
+    const card = section(title, `${run.trials} Monte Carlo trials; lines at p10, p50 and p90.`);
+    const h = histogram(values);
+    chart(card, {
+      tooltip: { trigger: 'axis' },
+      grid: { left: 50, right: 20, top: 30, bottom: 40 },
+      xAxis: { type: 'value', name: unit, scale: true,
+        axisLabel: { formatter: (v) => format(v) } },
+      yAxis: { type: 'value', name: 'trials', minInterval: 1 },
+      series: [{ type: 'bar', barWidth: '90%', data: h.bins, itemStyle: { color: colours.compute },
+        markLine: { symbol: 'none', lineStyle: { color: '#c0392b' },
+          data: marks.map(([n, v]) => ({ xAxis: v, label: { formatter: n } })) } }],
+    });
+  };
+  const q = (dist) => [['p10', dist.p10], ['p50', dist.p50], ['p90', dist.p90]];
+  spread('Wall-clock days', run.trial_days, q(run.days), 'days', (v) => fmt.num(v, 2));
+  spread('Goodput (effective training time)', run.trial_goodput, q(run.goodput), '',
+    (v) => fmt.pct(v));
+
+  // Interruptions by cause.
+  (() => {
+    const causes = Object.entries(run.interruptions_by_cause).sort((a, b) => b[1] - a[1]);
+    const card = section('Interruptions by cause', `Mean per trial; ${fmt.num(run.restarts.mean, 1)} ` +
+      `restarts, ${fmt.num(run.failures_per_day, 2)} failures a day.`);
+    chart(card, {
+      tooltip: { trigger: 'axis', valueFormatter: (v) => fmt.num(v, 2) },
+      grid: { left: 190, right: 30, top: 10, bottom: 30 },
+      xAxis: { type: 'value' },
+      yAxis: { type: 'category', inverse: true, data: causes.map((c) => c[0]) },
+      series: [{ type: 'bar', data: causes.map((c) => c[1]), itemStyle: { color: colours.pp } }],
+    }, Math.max(220, 40 + 22 * causes.length));
+  })();
+
+  // The checkpoint interval sweep.
+  (() => {
+    const card = section('Checkpoint interval against goodput',
+      'Mean wall-clock days of the swept intervals and the goodput they give (failure-free ' +
+      'days over mean days); Young\'s and Daly\'s intervals and the best simulated one marked.');
+    if (!run.interval_sweep.length) {
+      card.append(megasim.el('p', { class: 'note' }, 'No interval sweep in the data.'));
+      return;
+    }
+    const pts = run.interval_sweep;
+    const marks = [['Young', run.young_interval_min], ['Daly', run.daly_interval_min],
+      ['best', run.best_interval_min], ['chosen', run.checkpoint_interval_min]]
+      .filter(([, v]) => v !== null);
+    chart(card, {
+      legend: { bottom: 0 },
+      tooltip: { trigger: 'axis' },
+      grid: { left: 55, right: 55, top: 30, bottom: 60 },
+      xAxis: { type: 'value', name: 'min', scale: true },
+      yAxis: [{ type: 'value', name: 'days', scale: true },
+        { type: 'value', name: 'goodput', scale: true, axisLabel: { formatter: (v) => fmt.pct(v) } }],
+      series: [
+        { name: 'mean days', type: 'line', data: pts.map((p) => [p.interval_min, p.mean_days]),
+          markLine: { symbol: 'none', lineStyle: { type: 'dashed' },
+            data: marks.map(([n, v]) => ({ xAxis: v, label: { formatter: n } })) } },
+        { name: 'goodput', type: 'line', yAxisIndex: 1,
+          data: pts.map((p) => [p.interval_min, run.failure_free_days / p.mean_days]) },
+      ],
+    });
+  })();
+}

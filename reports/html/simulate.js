@@ -1,0 +1,86 @@
+// The simulate page: the scenario, the step (timeline per pipeline stage, breakdown of the
+// critical stage, memory against the device), and when the scenario has a run: power, the
+// Monte Carlo trials, failures by cause and the checkpoint interval sweep.
+'use strict';
+
+(() => {
+  const { data: d, colours, section, chart, keyValues, fmt, histogram } = megasim;
+
+  function summary() {
+    const p = d.plan;
+    const card = section('Scenario', null, false);
+    const rows = [
+      ['scenario', d.scenario], ['model', d.model], ['cluster', d.cluster],
+      ['device', `${d.device.name} (${d.device.kind}), ${fmt.num(d.device.memory_gib, 1)} GiB`],
+      ['plan', `TP ${p.tp} × PP ${p.pp} × DP ${p.dp} = ${fmt.num(p.gpus, 0)} GPUs, VPP ${p.vpp}, ` +
+        `${p.micro_batches_per_replica} micro-batches of ${p.micro_batch}, global batch ${p.global_batch}`],
+      ['system', d.system.preset],
+      ['step time', `${fmt.num(d.step_time_s, 3)} s`],
+      ['MFU / HFU', `${fmt.pct(d.mfu)} / ${fmt.pct(d.hfu)}`],
+      ['tokens/s', fmt.num(d.tokens_per_s, 0)],
+      ['TFLOP/s per GPU', `${fmt.num(d.tflops_per_gpu_model, 1)} model, ` +
+        `${fmt.num(d.tflops_per_gpu_hw, 1)} hardware`],
+      ['costs', `${d.costs.source} kernel models, ${fmt.pct(d.costs.measured_share, 0)} measured`],
+      ['simulated', `${d.simulation.mode}, ${d.simulation.ranks_simulated} ranks, ` +
+        `${fmt.num(d.simulation.events, 0)} events`],
+    ];
+    if (d.days_for_tokens !== undefined) rows.push(['days for the tokens (failure-free)',
+      fmt.num(d.days_for_tokens, 2)]);
+    if (d.run) rows.push(['wall-clock days p10 / p50 / p90',
+      `${fmt.num(d.run.days.p10)} / ${fmt.num(d.run.days.p50)} / ${fmt.num(d.run.days.p90)}`]);
+    keyValues(card, rows);
+  }
+
+  function breakdown() {
+    const b = d.breakdown_s;
+    const parts = [['compute', b.compute, colours.compute], ['TP exposed', b.tp_exposed, colours.tp],
+      ['PP exposed', b.pp_exposed, colours.pp], ['DP exposed', b.dp_exposed, colours.dp],
+      ['bubble', b.bubble, colours.bubble], ['optimizer', b.optimizer, colours.optimizer],
+      ['other', b.other, colours.other]];
+    const card = section(`Breakdown of the critical stage (stage ${d.critical_stage})`,
+      `Where the ${fmt.num(d.step_time_s, 3)} s step goes on the stage that finishes last.`);
+    chart(card, {
+      grid: { left: 100, right: 70, top: 10, bottom: 30 },
+      tooltip: { trigger: 'item', valueFormatter: (v) => `${fmt.num(v, 3)} s` },
+      xAxis: { type: 'value', name: 's' },
+      yAxis: { type: 'category', inverse: true, data: parts.map((x) => x[0]) },
+      series: [{ type: 'bar', data: parts.map(([, v, c]) => ({ value: v, itemStyle: { color: c } })),
+        label: { show: true, position: 'right',
+          formatter: (x) => fmt.pct(x.value / d.step_time_s) } }],
+    });
+  }
+
+  function memory() {
+    const m = d.memory_per_stage;
+    const parts = [['weights', 'weights_gib'], ['gradients', 'gradients_gib'],
+      ['optimizer states', 'optimizer_states_gib'], ['activations', 'activations_gib'],
+      ['embedding and logits', 'embedding_logits_gib'], ['workspace', 'workspace_gib']];
+    const card = section('Memory per GPU by pipeline stage',
+      `Against the device's ${fmt.num(d.device.memory_gib, 1)} GiB (dashed line).`);
+    chart(card, {
+      legend: { bottom: 0 },
+      grid: { left: 50, right: 20, top: 20, bottom: 60 },
+      tooltip: { trigger: 'axis', valueFormatter: (v) => `${fmt.num(v, 2)} GiB` },
+      xAxis: { type: 'category', name: 'stage', data: m.map((s) => s.stage) },
+      yAxis: { type: 'value', name: 'GiB', max: Math.ceil(d.device.memory_gib * 1.05) },
+      series: parts.map(([name, key], i) => ({
+        name, type: 'bar', stack: 'memory', data: m.map((s) => s[key]),
+        markLine: i ? undefined : { symbol: 'none', lineStyle: { type: 'dashed', color: '#c0392b' },
+          label: { formatter: 'device capacity', position: 'insideEndTop' }, data: [{ yAxis: d.device.memory_gib }] },
+      })),
+    });
+  }
+
+  if (typeof megasimTimeline === 'undefined') throw new Error('timeline.js was not loaded');
+  summary();
+  megasimTimeline(d, section, chart, colours, fmt);
+  breakdown();
+  memory();
+  if (d.run) {
+    megasimRun(d, section, chart, colours, fmt, histogram);
+  } else {
+    section('Run, power and failures', 'The scenario sets no run.tokens, so there is no ' +
+      'run-level simulation: no power, Monte Carlo trials, failures or checkpoints to show.');
+  }
+  megasim.done();
+})();

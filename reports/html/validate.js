@@ -1,0 +1,80 @@
+// The validate page: predicted against published for every row, one colour per source, on
+// log axes so that seconds, MFU and TFLOP/s share one chart; each row's error; the ablation
+// chains' gains; and the rows in a table.
+'use strict';
+
+(() => {
+  const { data: d, section, chart, keyValues, table, fmt } = megasim;
+  // A source's short name: its text up to the first comma.
+  const short = (s) => (s || 'unknown').split(',')[0].slice(0, 48);
+  const chain = (r) => r.step !== undefined;
+  const err = (r) => (chain(r) ? `${((r.predicted - r.published) * 100).toFixed(1)} pt`
+    : fmt.pct(r.error));
+
+  const card = section('Validation against published runs', null, true);
+  const rows = [['rows', d.rows.length],
+    ['mean absolute error', `${fmt.pct(d.mape)} over ${d.rows_checked} checked rows; ` +
+      `${fmt.pct(d.mape_fit_rows)} over ${d.rows_fitted} rows constants were fitted on`],
+    ['largest ablation-chain difference', `${fmt.num(d.chain_max_error_points, 1)} points`]];
+  if (d.worst) rows.push(['worst row', `${d.worst.scenario} ${fmt.pct(d.worst.error)}`]);
+  keyValues(card, rows);
+
+  const sources = [...new Set(d.rows.map((r) => short(r.source)))].sort();
+  const bySource = sources.map((s) => ({ s, rows: d.rows.filter((r) => short(r.source) === s) }));
+  const values = d.rows.flatMap((r) => [r.published, r.predicted]);
+  const lo = Math.min(...values) / 1.3;
+  const hi = Math.max(...values) * 1.3;
+  const scatter = section('Predicted against published', 'Every row, one colour per source, ' +
+    'log axes. The published runs state no error bands; the dashed lines mark ±10 %.', true);
+  const guide = (f, name) => ({ name, type: 'line', symbol: 'none', silent: true,
+    lineStyle: { type: f === 1 ? 'solid' : 'dashed', color: '#888', width: 1 },
+    data: [[lo, lo * f], [hi, hi * f]] });
+  chart(scatter, {
+    legend: { bottom: 0, type: 'scroll' },
+    tooltip: { trigger: 'item', formatter: (p) => (p.data.row
+      ? `${p.data.row.scenario}<br>${p.data.row.metric}<br>published ${p.value[0]}, ` +
+        `predicted ${fmt.num(p.value[1], 4)} (${err(p.data.row)})` : p.seriesName) },
+    grid: { left: 60, right: 30, top: 20, bottom: 80 },
+    xAxis: { type: 'log', name: 'published', nameLocation: 'middle', nameGap: 25, min: lo, max: hi,
+      axisLabel: { showMinLabel: false, showMaxLabel: false } },
+    yAxis: { type: 'log', name: 'predicted', min: lo, max: hi,
+      axisLabel: { showMinLabel: false, showMaxLabel: false } },
+    series: [guide(1, 'equal'), guide(1.1, '+10 %'), guide(0.9, '−10 %'),
+      ...bySource.map(({ s, rows: rs }) => ({ name: s, type: 'scatter', symbolSize: 9,
+        data: rs.map((r) => ({ value: [r.published, r.predicted], row: r })) }))],
+  }, 440);
+
+  const errors = section('Error of every row', 'Relative error of plain rows (%); ablation-chain ' +
+    'steps in MFU points. One colour per source.', true);
+  chart(errors, {
+    legend: { bottom: 0, type: 'scroll' },
+    tooltip: { trigger: 'item', formatter: (p) => `${p.name}: ${fmt.num(p.value, 1)}` },
+    grid: { left: 270, right: 30, top: 10, bottom: 60 },
+    xAxis: { type: 'value', name: '% or pt' },
+    yAxis: { type: 'category', inverse: true, data: d.rows.map((r) => r.scenario),
+      axisLabel: { fontSize: 10 } },
+    series: bySource.map(({ s }) => ({ name: s, type: 'bar', stack: 'error',
+      data: d.rows.map((r) => (short(r.source) === s
+        ? (chain(r) ? (r.predicted - r.published) * 100 : r.error * 100) : null)) })),
+  }, Math.max(300, 80 + 16 * d.rows.length));
+
+  if (d.chain_gains.length) {
+    const gains = section('Ablation chains: each step\'s gain', 'Gain over the step before, in ' +
+      'MFU points, published and predicted.', true);
+    chart(gains, {
+      legend: { bottom: 0 },
+      tooltip: { trigger: 'axis', valueFormatter: (v) => `${fmt.num(v, 1)} pt` },
+      grid: { left: 50, right: 20, top: 20, bottom: 60 },
+      xAxis: { type: 'category', data: d.chain_gains.map((g) => `${g.run} step ${g.step}`) },
+      yAxis: { type: 'value', name: 'pt' },
+      series: [{ name: 'published', type: 'bar', data: d.chain_gains.map((g) => g.published * 100) },
+        { name: 'predicted', type: 'bar', data: d.chain_gains.map((g) => g.predicted * 100) }],
+    });
+  }
+
+  const all = section('Every row', null, true);
+  table(all, ['scenario', 'metric', 'role', 'source', 'published', 'predicted', 'error'],
+    d.rows.map((r) => [r.scenario, chain(r) ? `${r.metric} (step ${r.step})` : r.metric, r.role,
+      short(r.source), fmt.num(r.published, 4), fmt.num(r.predicted, 4), err(r)]), [4, 5, 6]);
+  megasim.done();
+})();

@@ -1,0 +1,79 @@
+#!/usr/bin/env python3
+"""Writes the three kinds of megasim HTML report and opens them in headless Chromium.
+
+simulate (the default scenario, 12,288 GPUs), compare (TP × PP of it) and validate, each with
+--html; then: every page under 5 MB, the simulate page byte-identical when written twice, its
+embedded data the very object `simulate --json --html` prints, and each page passing
+check_page.py (no console error, no request off the file, every chart drawn; screenshots).
+
+  report_pages.py --binary MEGASIM --source ROOT --out DIR
+Exit 0 pass, 1 fail, 77 Chromium absent (skip).
+"""
+import argparse
+import json
+import pathlib
+import re
+import shutil
+import subprocess
+import sys
+
+sys.path.insert(0, str(pathlib.Path(__file__).parent))
+import check_page  # noqa: E402
+
+MAX_BYTES = 5 * 1000 * 1000
+
+
+def megasim(binary, root, *args):
+    r = subprocess.run([binary, *args], cwd=root, capture_output=True, text=True)
+    if r.returncode != 0:
+        raise SystemExit(f"megasim {' '.join(args)} exited {r.returncode}: {r.stderr}")
+    return r.stdout
+
+
+def embedded(page):
+    m = re.search(r'<script type="application/json" id="megasim-data">(.*?)</script>',
+                  page.read_text(), re.S)
+    return json.loads(m.group(1))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--binary", required=True)
+    ap.add_argument("--source", required=True, type=pathlib.Path)
+    ap.add_argument("--out", required=True, type=pathlib.Path)
+    a = ap.parse_args()
+    chromium = shutil.which("chromium")
+    if not chromium:
+        print("SKIP: chromium is not installed (scripts/install-deps.sh installs Debian's "
+              "chromium); the HTML reports were not opened in a browser")
+        return 77
+    a.out.mkdir(parents=True, exist_ok=True)
+    scenario = "scenarios/megascale-175b-12288.json"
+    sim, again = a.out / "simulate.html", a.out / "simulate-again.html"
+    cmp, val = a.out / "compare.html", a.out / "validate.html"
+    printed = json.loads(megasim(a.binary, a.source, "simulate", scenario, "--json", "--html", sim))
+    megasim(a.binary, a.source, "simulate", scenario, "--html", again)
+    megasim(a.binary, a.source, "compare", scenario, "--vary", "plan.tp=2,4,8",
+            "--vary", "plan.pp=4,8,16", "--html", cmp)
+    megasim(a.binary, a.source, "validate", "--html", val)
+    failures = []
+    for page in (sim, cmp, val):
+        size = page.stat().st_size
+        print(f"{page.name}: {size / 1e6:.2f} MB")
+        if size >= MAX_BYTES:
+            failures.append(f"{page.name} is {size} bytes, not under {MAX_BYTES}")
+    if sim.read_bytes() != again.read_bytes():
+        failures.append("simulate --html wrote different bytes for the same input")
+    if embedded(sim) != printed:
+        failures.append("the simulate page's data is not the object --json printed")
+    if printed["plan"]["gpus"] != 12288 or "timeline_ns" not in printed:
+        failures.append("the simulate page is not of 12,288 GPUs with a timeline")
+    if check_page.run(chromium, [str(sim), str(cmp), str(val)], a.out):
+        failures.append("a page failed in the browser (above)")
+    for f in failures:
+        print("FAIL " + f)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

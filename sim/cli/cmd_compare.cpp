@@ -1,12 +1,12 @@
 // `megasim compare SCENARIO --vary plan.tp=4,8 --vary plan.pp=8,16`: every combination of the
 // varied keys, predicted side by side (plan/compare.h); a combination that cannot run is
 // listed with its reason.
-#include <cstdio>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "cli/commands.h"
+#include "io/output.h"
 #include "plan/compare.h"
 #include "reports/compare_report.h"
 
@@ -25,7 +25,7 @@ void run_compare(const CompareOptions& o) {
   for (const auto& v : o.vary) axes.push_back(plan::parse_axis(v));
   const std::vector<plan::Variant> variants = plan::compare(o.scenario, o.overrides, axes);
   const std::string out = o.json ? reports::compare_json(variants) : reports::compare_text(variants);
-  std::fwrite(out.data(), 1, out.size(), stdout);
+  io::write_stdout(out);
 }
 
 }  // namespace

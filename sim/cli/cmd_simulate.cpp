@@ -1,6 +1,5 @@
 // `megasim simulate SCENARIO`: predicts one step of the scenario's plan and, when run.tokens
 // is set, the whole run (days, goodput, restarts, power, energy, cost).
-#include <cstdio>
 #include <memory>
 #include <optional>
 #include <string>
@@ -20,29 +19,33 @@ namespace {
 struct SimulateOptions {
   std::string scenario;
   std::vector<std::string> overrides;
-  std::string output;
-  std::string trace;
+  std::optional<std::string> output, trace;  // set when the option is given, even empty
   int trials = 0;
   bool json = false;
   bool full = false;
   std::string network;
+  std::int64_t max_events = plan::kDefaultMaxEvents;
 };
 
 void run_simulate(const SimulateOptions& o) {
   io::InputOptions io_options;
   if (o.trials > 0) io_options.trials = o.trials;
   const io::Inputs inputs = io::load_inputs(io::load_scenario(o.scenario, o.overrides), io_options);
+  // Every target is checked before the work, so a bad one costs nothing.
+  io::OutputFiles files(inputs.scenario.files());
+  if (o.trace) files.add("--trace", *o.trace);
+  if (o.output) files.add("-o", *o.output);
   using Network = step::StepRequest::Network;
   const Network network = o.network == "priced" ? Network::kPriced
                           : o.network == "apart" ? Network::kSharedApart
                                                  : Network::kShared;
-  const plan::Evaluation e = plan::evaluate(inputs, {o.full, !o.trace.empty(), network});
+  const plan::Evaluation e = plan::evaluate(inputs, {o.full, o.trace.has_value(), network, {o.max_events}});
   const std::string json_text = reports::simulate_json(e);
+  if (o.trace) files.set("--trace", reports::chrome_trace_json(e.step.trace));
+  files.set("-o", json_text);
   // Files first, so that a failure to write leaves stdout empty.
-  if (!o.trace.empty()) io::write_file_atomically(o.trace, reports::chrome_trace_json(e.step.trace));
-  if (!o.output.empty()) io::write_file_atomically(o.output, json_text);
-  const std::string text = o.json ? json_text : reports::simulate_text(e);
-  std::fwrite(text.data(), 1, text.size(), stdout);
+  files.commit();
+  if (!files.to_stdout()) io::write_stdout(o.json ? json_text : reports::simulate_text(e));
 }
 
 }  // namespace
@@ -59,14 +62,20 @@ void add_simulate_command(CLI::App& app) {
   cmd->add_option("--trials", opts->trials, "Monte Carlo trials of the run (replaces run.trials)")
       ->check(CLI::Range(1, 100000));
   cmd->add_option("--trace", opts->trace,
-                  "Write a Chrome/Perfetto trace of the step (open in ui.perfetto.dev)");
+                  "Write a Chrome/Perfetto trace of the step (open in ui.perfetto.dev); - for "
+                  "stdout");
   cmd->add_option("--network", opts->network,
                   "shared (default): PP and DP communication issued on one shared flow solver "
                   "during the step, every group at once, each message and collective a coflow; "
                   "apart: the same with every flow apart (the slow reference); priced: each "
                   "priced alone before the step (the model before the shared network; see README)")
       ->check(CLI::IsMember({"priced", "shared", "apart"}));
-  cmd->add_option("-o,--output", opts->output, "Also write the JSON result to this file");
+  cmd->add_option("--max-events", opts->max_events,
+                  "Refuse a step or run whose events, counted from the plan before the work, "
+                  "pass this (default 2e7: seconds, well under 2 GiB)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("-o,--output", opts->output, "Also write the JSON result to this file; - for stdout, in place of the "
+                  "report");
   cmd->callback([opts] { run_simulate(*opts); });
 }
 

@@ -1,10 +1,10 @@
 // `megasim validate`: simulates every scenario under scenarios/validation/ that names a
 // published measurement and prints predicted against published (plan/validate.h).
-#include <cstdio>
 #include <memory>
 #include <string>
 
 #include "cli/commands.h"
+#include "io/output.h"
 #include "plan/validate.h"
 #include "reports/validate_report.h"
 
@@ -20,7 +20,7 @@ struct ValidateOptions {
 void run_validate(const ValidateOptions& o) {
   const plan::Validation v = plan::validate(o.runs, o.dir);
   const std::string out = o.json ? reports::validate_json(v) : reports::validate_text(v);
-  std::fwrite(out.data(), 1, out.size(), stdout);
+  io::write_stdout(out);
 }
 
 }  // namespace

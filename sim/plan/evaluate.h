@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "io/inputs.h"
+#include "plan/work_bounds.h"
 #include "run/run_simulation.h"
 #include "run/step_profile.h"
 #include "step/step_model.h"
@@ -17,6 +18,7 @@ struct EvaluateOptions {
   bool full = false;
   bool trace = false;
   step::StepRequest::Network network = step::StepRequest::Network::kShared;
+  WorkLimits limits;
 };
 
 struct Evaluation {
@@ -26,7 +28,8 @@ struct Evaluation {
   std::optional<run::RunResult> run;        // when inputs.run is set
 };
 
-// Throws InputError for a plan that does not fit the device memory.
+// Throws InputError for a plan that does not fit the device memory, and for a step or run
+// whose work passes options.limits, before doing it (work_bounds.h).
 Evaluation evaluate(const io::Inputs& inputs, const EvaluateOptions& options = {});
 
 // The step as the run-level simulation sees it: its time and tokens, the job's GPUs, nodes

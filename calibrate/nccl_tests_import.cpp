@@ -1,13 +1,16 @@
 #include "calibrate/nccl_tests_import.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <optional>
 #include <set>
 #include <sstream>
+#include <system_error>
 
+#include "calibrate/log_file.h"
 #include "engine/error.h"
 
 namespace megasim::calibrate {
@@ -17,6 +20,9 @@ namespace {
 // enough for the rounding to stay below this relative tolerance.
 constexpr double kRatioTolerance = 0.02;
 constexpr double kRatioCheckMinGbps = 1.0;
+// Ranks one log may list: far beyond any published nccl-tests run (tens of thousands of GPUs),
+// and small enough that the set of rank keys a range expands to stays a few MiB.
+constexpr std::int64_t kMaxRanks = std::int64_t{1} << 17;
 
 std::vector<std::string> tokens(const std::string& line) {
   std::istringstream in(line);
@@ -35,6 +41,17 @@ std::optional<double> to_number(const std::string& s) {
 
 bool is_integer(const std::string& s) {
   return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+// A count the log states (ranks, threads, GPUs): digits within [0, kMaxRanks], else an error.
+int count_in_log(const std::string& s, const std::string& what, const std::string& at) {
+  std::int64_t v = 0;
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || end != s.data() + s.size() || v < 0 || v > kMaxRanks) {
+    throw InputError(at + ": " + what + " " + s + " is out of range; a log may name at most " +
+                     std::to_string(kMaxRanks) + " ranks");
+  }
+  return static_cast<int>(v);
 }
 
 // Where each value sits in a data row, from the column header line.
@@ -133,16 +150,16 @@ struct RankLine {
   std::string host, device;
 };
 
-std::optional<RankLine> parse_rank_line(const std::vector<std::string>& t) {
+// `at` names the line in errors.
+std::optional<RankLine> parse_rank_line(const std::vector<std::string>& t, const std::string& at) {
   if (t.size() < 6 || t[0] != "Rank" || !is_integer(t[1])) return std::nullopt;
   RankLine r;
   // Compressed: "Rank 0 .. Rank 7 on HOST NAME".
   if (t[2] == ".." && t.size() >= 7 && t[3] == "Rank" && is_integer(t[4]) && t[5] == "on") {
     r.host = t[6];
     r.device = join_from(t, 7);
-    for (int i = std::stoi(t[1]); i <= std::stoi(t[4]); ++i) {
-      r.keys.push_back(r.host + "/" + std::to_string(i));
-    }
+    const int first = count_in_log(t[1], "rank", at), last = count_in_log(t[4], "rank", at);
+    for (int i = first; i <= last; ++i) r.keys.push_back(r.host + "/" + std::to_string(i));
     return r;
   }
   // "Rank N [Group G] Pid P on HOST device D [BUS] NAME".
@@ -159,14 +176,16 @@ std::optional<RankLine> parse_rank_line(const std::vector<std::string>& t) {
 }
 
 int ranks_from_ratio(hw::CollectiveOp op, double ratio) {
-  // Invert nccl-tests' bus factor: all-reduce 2(n-1)/n, all-gather and friends (n-1)/n.
+  // Invert nccl-tests' bus factor: all-reduce 2(n-1)/n, all-gather and friends (n-1)/n. A
+  // ratio at the limit would imply more ranks than any log names: none can be told.
+  const auto ranks = [](double n) {
+    return n <= static_cast<double>(kMaxRanks) ? static_cast<int>(std::lround(n)) : 0;
+  };
   switch (op) {
-    case hw::CollectiveOp::kAllReduce:
-      return ratio < 2.0 ? static_cast<int>(std::lround(2.0 / (2.0 - ratio))) : 0;
+    case hw::CollectiveOp::kAllReduce: return ratio < 2.0 ? ranks(2.0 / (2.0 - ratio)) : 0;
     case hw::CollectiveOp::kAllGather:
     case hw::CollectiveOp::kReduceScatter:
-    case hw::CollectiveOp::kAllToAll:
-      return ratio < 1.0 ? static_cast<int>(std::lround(1.0 / (1.0 - ratio))) : 0;
+    case hw::CollectiveOp::kAllToAll: return ratio < 1.0 ? ranks(1.0 / (1.0 - ratio)) : 0;
     default: return 0;
   }
 }
@@ -326,13 +345,22 @@ class LogParser {
       // Each MPI process of an old log repeats this line: a new run only after rows.
       if (!b_.run.rows.empty()) finish_run();
       start_run();
-      b_.n_thread = std::stoi(body[1]);
-      b_.n_gpus = std::stoi(body[3]);
+      const std::string at = where(origin_, line_no_);
+      b_.n_thread = count_in_log(body[1], "nThread", at);
+      b_.n_gpus = count_in_log(body[3], "nGpus", at);
+      if (std::int64_t{b_.n_thread} * b_.n_gpus > kMaxRanks) {
+        throw InputError(at + ": nThread × nGpus = " + body[1] + " × " + body[3] +
+                         " ranks; a log may name at most " + std::to_string(kMaxRanks));
+      }
       return true;
     }
-    if (const auto rank = parse_rank_line(body)) {
+    if (const auto rank = parse_rank_line(body, where(origin_, line_no_))) {
       start_run();
       b_.rank_keys.insert(rank->keys.begin(), rank->keys.end());
+      if (b_.rank_keys.size() > static_cast<std::size_t>(kMaxRanks)) {
+        throw InputError(where(origin_, line_no_) + ": the rank lines name more than " +
+                         std::to_string(kMaxRanks) + " ranks");
+      }
       b_.hosts.insert(rank->host);
       if (std::find(b_.run.devices.begin(), b_.run.devices.end(), rank->device) ==
           b_.run.devices.end()) {
@@ -400,15 +428,8 @@ std::vector<NcclTestsRun> parse_nccl_tests_log(const std::string& text,
 
 std::vector<NcclTestsRun> import_nccl_tests_file(const std::filesystem::path& file,
                                                  const ImportOptions& options) {
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(file, ec)) {
-    throw InputError(file.string() + ": not a readable file");
-  }
-  std::ifstream in(file, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
+  const std::string text = read_log_file(file);
   ImportOptions o = options;
-  const std::string text = s.str();
   // Logs without a "Collective test starting" line may still be named after their test.
   if (!o.op) {
     const std::string stem = file.stem().string();

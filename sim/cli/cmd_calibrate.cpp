@@ -16,6 +16,7 @@
 #include <cstring>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <tuple>
@@ -35,6 +36,7 @@
 #include "io/inputs.h"
 #include "io/resolve.h"
 #include "plan/shapes.h"
+#include "reports/shapes_report.h"
 
 namespace megasim::cli {
 namespace {
@@ -57,7 +59,8 @@ struct MeasureOpts {
 };
 
 struct ShapesOpts {
-  std::string scenario, output;
+  std::string scenario;
+  std::optional<std::string> output;  // set when -o is given, even empty
   std::vector<std::string> overrides;
   bool json = false;
 };
@@ -66,18 +69,17 @@ void run_shapes(const ShapesOpts& o) {
   io::InputOptions io_options;
   io_options.run_level = false;
   const io::Inputs inputs = io::load_inputs(io::load_scenario(o.scenario, o.overrides), io_options);
+  io::OutputFiles files(inputs.scenario.files());
+  if (o.output) files.add("-o", *o.output);
   const auto shapes = plan::calibration_gemm_shapes(inputs);
-  const io::Scenario& s = inputs.scenario;
   const std::string doc =
       io::gemm_shapes_to_json(shapes, "megasim calibrate shapes " + o.scenario).dump(1) + "\n";
-  if (!o.output.empty()) io::write_file_atomically(o.output, doc);
-  if (o.json) {
-    std::fwrite(doc.data(), 1, doc.size(), stdout);
-  } else {
-    const std::string text = fmt::format("{} distinct GEMM shapes in {}{}\n", shapes.size(),
-                                         s.name, o.output.empty() ? "" : "; wrote " + o.output);
-    std::fwrite(text.data(), 1, text.size(), stdout);
-  }
+  files.set("-o", doc);
+  files.commit();
+  if (files.to_stdout()) return;
+  std::string text = o.json ? doc : reports::gemm_shapes_text(shapes, inputs.scenario.name);
+  if (o.output && !o.json) text += "wrote " + *o.output + "\n";
+  io::write_stdout(text);
 }
 
 struct FitOpts {
@@ -86,15 +88,14 @@ struct FitOpts {
   bool json = false;
 };
 
-io::LoadedDeviceProfile load_device_ref(const std::string& ref) {
-  const auto file = io::resolve_data_file(ref, io::DataKind::kDevice,
-                                          std::filesystem::current_path(), "--device", "device");
-  return io::load_device_profile(file);
+std::filesystem::path device_file(const std::string& ref, const std::string& option) {
+  return io::resolve_data_file(ref, io::DataKind::kDevice, std::filesystem::current_path(),
+                               option, "");
 }
 
 void emit(const io::Json& result, const std::string& text, bool json) {
-  const std::string out = json ? result.dump(2) + "\n" : text;
-  std::fwrite(out.data(), 1, out.size(), stdout);
+  io::write_stdout(json ? result.dump(2, ' ', false, io::Json::error_handler_t::replace) + "\n"
+                        : text);
 }
 
 void run_import(const ImportOpts& o) {
@@ -107,7 +108,12 @@ void run_import(const ImportOpts& o) {
   options.protocol = o.protocol;
   if (o.nodes > 0) options.nodes = o.nodes;
 
-  io::LoadedDeviceProfile base = load_device_ref(o.device);
+  const auto base_file = device_file(o.device, "--device");
+  std::vector<std::filesystem::path> inputs(o.logs.begin(), o.logs.end());
+  inputs.push_back(base_file);
+  io::OutputFiles files(inputs);
+  files.add("-o", o.output);
+  const io::LoadedDeviceProfile base = io::load_device_profile(base_file);
   hw::DeviceProfile p = base.profile;
   std::vector<std::string> devices;
   io::Json runs = io::Json::array();
@@ -158,14 +164,19 @@ void run_import(const ImportOpts& o) {
   const io::Json fits = doc.value("collective_fits", io::Json::array());
   // The base profile's collective constants stay as they were, for the collective module.
   if (!base.collective.is_null()) doc["collective"] = base.collective;
-  io::write_file_atomically(o.output, doc.dump(2) + "\n");
+  files.set("-o", doc.dump(2) + "\n");
+  files.commit();
+  if (files.to_stdout()) return;
   text += fmt::format("wrote {} (kind imported, {} collective rows)\n", o.output,
                       p.collective_table.size());
   emit({{"output", o.output}, {"runs", runs}, {"fits", fits}}, text, o.json);
 }
 
 void run_fit(const FitOpts& o) {
-  io::LoadedDeviceProfile in = load_device_ref(o.input);
+  const auto input = device_file(o.input, "calibrate fit");
+  io::OutputFiles files({input});
+  files.add("-o", o.output);
+  const io::LoadedDeviceProfile in = io::load_device_profile(input);
   hw::DeviceProfile p = in.profile;
   if (p.gemm_table.empty() && p.memory_table.empty() && p.collective_table.empty()) {
     throw InputError(o.input + ": has no measured tables (gemm_table, memory_table, "
@@ -174,12 +185,17 @@ void run_fit(const FitOpts& o) {
   const auto lines = calibrate::refit_profile(p);
   io::Json doc = io::device_profile_to_json(p);
   if (!in.collective.is_null()) doc["collective"] = in.collective;
-  io::write_file_atomically(o.output, doc.dump(2) + "\n");
+  files.set("-o", doc.dump(2) + "\n");
+  files.commit();
+  if (files.to_stdout()) return;
   std::string text;
   for (const auto& l : lines) text += l + "\n";
   text += "wrote " + o.output + "\n";
   emit({{"output", o.output}, {"fits", lines}}, text, o.json);
 }
+
+// Present exactly when NVIDIA's kernel driver is loaded.
+constexpr const char* kNvidiaDriver = "/proc/driver/nvidia/version";
 
 // The measuring tool: beside this executable (installed), else where the build put it.
 std::string find_gpu_tool() {
@@ -197,6 +213,8 @@ std::string find_gpu_tool() {
 
 void run_measure(const MeasureOpts& o) {
   if (o.output.empty()) throw InputError("calibrate: -o/--output FILE is required to measure");
+  // The tool writes the file; its target is checked here like any other output's.
+  io::OutputFiles().add("-o", o.output);
   // The scenario's shapes are worked out before the tool is looked for: a bad scenario is an
   // input error on any machine.
   std::string shapes_doc, shapes_file;
@@ -209,14 +227,25 @@ void run_measure(const MeasureOpts& o) {
                      .dump(1) +
                  "\n";
   }
+  // Without NVIDIA's kernel driver CUDA can only say that the "driver version is
+  // insufficient"; say what is missing, and what works without a GPU.
+  const std::string without_gpu =
+      "Without one, bring measurements from your cluster with `megasim calibrate "
+      "import-nccl-tests LOG... --device PROFILE -o FILE`, or use a shipped profile from "
+      "calibrate/profiles/ (a100-sxm4-80gb, h100-sxm5-80gb, h200-sxm-141gb) as a scenario's "
+      "device";
+  if (!std::filesystem::exists(kNvidiaDriver)) {
+    throw InputError(std::string("calibration measures the local GPUs and needs an NVIDIA GPU "
+                                 "with its driver, which this machine lacks (no ") +
+                     kNvidiaDriver + "). " + without_gpu);
+  }
   const std::string tool = find_gpu_tool();
   if (tool.empty()) {
     throw InputError(
         "the CUDA measuring tool megasim-calibrate-gpu is not part of this build: configure "
         "megasim on a machine with the CUDA toolkit (nvcc, cuBLASLt, cuDNN 9, NCCL; NVML for "
-        "power) with -DMEGASIM_CUDA=ON and build the target megasim-calibrate-gpu. Meanwhile, "
-        "bring measurements with `megasim calibrate import-nccl-tests LOG... --device PROFILE "
-        "-o FILE` or use a datasheet profile from calibrate/profiles/");
+        "power) with -DMEGASIM_CUDA=ON and build the target megasim-calibrate-gpu. " +
+        without_gpu);
   }
   if (!shapes_doc.empty()) {
     // Beside the output, so that a --resume of the same calibration finds it again.

@@ -2,7 +2,6 @@
 // arguments (sizes in nccl-tests' units), runs it (plan/collective_sweep.h) and prints it
 // (reports/collective_report.h).
 #include <cmath>
-#include <cstdio>
 #include <memory>
 #include <string>
 #include <vector>
@@ -11,6 +10,7 @@
 
 #include "cli/commands.h"
 #include "engine/error.h"
+#include "io/output.h"
 #include "plan/collective_sweep.h"
 #include "reports/collective_report.h"
 
@@ -76,7 +76,7 @@ void run_collective(const CollectiveOptions& o) {
   r.device = o.device;
   const plan::Sweep sweep = plan::collective_sweep(r);
   const std::string out = o.json ? reports::collective_json(sweep) : reports::collective_text(sweep);
-  std::fwrite(out.data(), 1, out.size(), stdout);
+  io::write_stdout(out);
 }
 
 }  // namespace

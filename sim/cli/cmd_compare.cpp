@@ -1,14 +1,14 @@
 // `megasim compare SCENARIO --vary plan.tp=4,8 --vary plan.pp=8,16`: every combination of the
 // varied keys, predicted side by side (plan/compare.h); a combination that cannot run is
 // listed with its reason.
-#include <cstdio>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "cli/commands.h"
-#include "plan/compare.h"
 #include "io/output.h"
+#include "plan/compare.h"
 #include "reports/compare_report.h"
 #include "reports/html_report.h"
 
@@ -19,17 +19,21 @@ struct CompareOptions {
   std::string scenario;
   std::vector<std::string> vary;
   std::vector<std::string> overrides;
-  std::string html;
+  std::optional<std::string> html;  // set when given, even empty
   bool json = false;
 };
 
 void run_compare(const CompareOptions& o) {
   std::vector<plan::Axis> axes;
   for (const auto& v : o.vary) axes.push_back(plan::parse_axis(v));
+  // The target is checked before the work, so a bad one costs nothing.
+  io::OutputFiles files({o.scenario});
+  if (o.html) files.add("--html", *o.html);
   const std::vector<plan::Variant> variants = plan::compare(o.scenario, o.overrides, axes);
-  if (!o.html.empty()) io::write_file_atomically(o.html, reports::compare_html(variants));
+  if (o.html) files.set("--html", reports::compare_html(variants));
+  files.commit();
   const std::string out = o.json ? reports::compare_json(variants) : reports::compare_text(variants);
-  std::fwrite(out.data(), 1, out.size(), stdout);
+  io::write_stdout(out);
 }
 
 }  // namespace

@@ -1,13 +1,13 @@
 // `megasim inspect SCENARIO`: what the workload model makes of a scenario, before any
 // simulation (plan/inspect.h): parameters, FLOPs per token, the op table of each pipeline
 // stage and the memory each stage's GPUs need against the device capacity.
-#include <cstdio>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "cli/commands.h"
 #include "io/inputs.h"
+#include "io/output.h"
 #include "io/scenario.h"
 #include "plan/inspect.h"
 #include "reports/inspect_report.h"
@@ -28,7 +28,7 @@ void run_inspect(const InspectOptions& o) {
   const io::Inputs inputs = io::load_inputs(io::load_scenario(o.scenario, o.overrides), io_options);
   const plan::Inspection i = plan::inspect(inputs, o.plan);
   const std::string out = o.json ? reports::inspect_json(i) : reports::inspect_text(i);
-  std::fwrite(out.data(), 1, out.size(), stdout);
+  io::write_stdout(out);
 }
 
 }  // namespace

@@ -22,37 +22,41 @@ namespace {
 struct SimulateOptions {
   std::string scenario;
   std::vector<std::string> overrides;
-  std::string output;
-  std::string trace;
-  std::string html;
+  std::optional<std::string> output, trace, html;  // set when the option is given, even empty
   int trials = 0;
   bool json = false;
   bool full = false;
   std::string network;
+  std::int64_t max_events = plan::kDefaultMaxEvents;
 };
 
 void run_simulate(const SimulateOptions& o) {
   io::InputOptions io_options;
   if (o.trials > 0) io_options.trials = o.trials;
   const io::Inputs inputs = io::load_inputs(io::load_scenario(o.scenario, o.overrides), io_options);
+  // Every target is checked before the work, so a bad one costs nothing.
+  io::OutputFiles files(inputs.scenario.files());
+  if (o.trace) files.add("--trace", *o.trace);
+  if (o.output) files.add("-o", *o.output);
+  if (o.html) files.add("--html", *o.html);
   using Network = step::StepRequest::Network;
   const Network network = o.network == "priced" ? Network::kPriced
                           : o.network == "apart" ? Network::kSharedApart
                                                  : Network::kShared;
   // The HTML report draws the step's timeline from the trace records.
-  const bool trace = !o.trace.empty() || !o.html.empty();
-  plan::EvaluateOptions options{o.full, trace, network, {}};
+  const bool trace = o.trace.has_value() || o.html.has_value();
+  plan::EvaluateOptions options{o.full, trace, network, {o.max_events}, {}};
   // The residuals of the validation rows, kept beside the published runs in the source tree.
   const std::filesystem::path residuals = MEGASIM_SOURCE_DIR "/validation/residuals.json";
   if (std::filesystem::exists(residuals)) options.residuals = residuals;
   const plan::Evaluation e = plan::evaluate(inputs, options);
   const std::string json_text = reports::simulate_json(e);
+  if (o.trace) files.set("--trace", reports::chrome_trace_json(e.step.trace));
+  files.set("-o", json_text);
+  if (o.html) files.set("--html", reports::simulate_html(e));
   // Files first, so that a failure to write leaves stdout empty.
-  if (!o.trace.empty()) io::write_file_atomically(o.trace, reports::chrome_trace_json(e.step.trace));
-  if (!o.output.empty()) io::write_file_atomically(o.output, json_text);
-  if (!o.html.empty()) io::write_file_atomically(o.html, reports::simulate_html(e));
-  const std::string text = o.json ? json_text : reports::simulate_text(e);
-  std::fwrite(text.data(), 1, text.size(), stdout);
+  files.commit();
+  if (!files.to_stdout()) io::write_stdout(o.json ? json_text : reports::simulate_text(e));
 }
 
 }  // namespace
@@ -69,7 +73,8 @@ void add_simulate_command(CLI::App& app) {
   cmd->add_option("--trials", opts->trials, "Monte Carlo trials of the run (replaces run.trials)")
       ->check(CLI::Range(1, 100000));
   cmd->add_option("--trace", opts->trace,
-                  "Write a Chrome/Perfetto trace of the step (open in ui.perfetto.dev)");
+                  "Write a Chrome/Perfetto trace of the step (open in ui.perfetto.dev); - for "
+                  "stdout");
   cmd->add_option("--network", opts->network,
                   "shared (default): PP and DP communication issued on one shared flow solver "
                   "during the step, every group at once, each message and collective a coflow; "
@@ -79,7 +84,12 @@ void add_simulate_command(CLI::App& app) {
   cmd->add_option("--html", opts->html,
                   "Write an offline HTML report (charts; its data is the --json object, with the "
                   "step's timeline)");
-  cmd->add_option("-o,--output", opts->output, "Also write the JSON result to this file");
+  cmd->add_option("--max-events", opts->max_events,
+                  "Refuse a step or run whose events, counted from the plan before the work, "
+                  "pass this (default 2e7: seconds, well under 2 GiB)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("-o,--output", opts->output, "Also write the JSON result to this file; - for stdout, in place of the "
+                  "report");
   cmd->callback([opts] { run_simulate(*opts); });
 }
 

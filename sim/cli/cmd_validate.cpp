@@ -1,12 +1,12 @@
 // `megasim validate`: simulates every scenario under scenarios/validation/ that names a
 // published measurement and prints predicted against published (plan/validate.h).
-#include <cstdio>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "cli/commands.h"
-#include "plan/validate.h"
 #include "io/output.h"
+#include "plan/validate.h"
 #include "reports/html_report.h"
 #include "reports/validate_report.h"
 
@@ -16,15 +16,19 @@ namespace {
 struct ValidateOptions {
   std::string runs = MEGASIM_SOURCE_DIR "/validation/published_runs.json";
   std::string dir = MEGASIM_SOURCE_DIR "/scenarios/validation";
-  std::string html;
+  std::optional<std::string> html;  // set when given, even empty
   bool json = false;
 };
 
 void run_validate(const ValidateOptions& o) {
+  // The target is checked before the work, so a bad one costs nothing.
+  io::OutputFiles files({o.runs});
+  if (o.html) files.add("--html", *o.html);
   const plan::Validation v = plan::validate(o.runs, o.dir);
-  if (!o.html.empty()) io::write_file_atomically(o.html, reports::validate_html(v));
+  if (o.html) files.set("--html", reports::validate_html(v));
+  files.commit();
   const std::string out = o.json ? reports::validate_json(v) : reports::validate_text(v);
-  std::fwrite(out.data(), 1, out.size(), stdout);
+  io::write_stdout(out);
 }
 
 }  // namespace

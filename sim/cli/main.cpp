@@ -28,7 +28,8 @@ int main(int argc, char** argv) {
   } catch (const CLI::Success& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    app.exit(e);
+    // Bad arguments are bad input like any other: the same prefix and status.
+    std::fprintf(stderr, "megasim: error: %s\nRun with --help for more information.\n", e.what());
     return 2;
   } catch (const megasim::InputError& e) {
     std::fprintf(stderr, "megasim: error: %s\n", e.what());

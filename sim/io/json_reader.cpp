@@ -1,9 +1,9 @@
 #include "io/json_reader.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <fstream>
-#include <sstream>
 #include <system_error>
 
 #include <fmt/format.h>
@@ -13,23 +13,45 @@
 namespace megasim::io {
 namespace {
 
-// Deepest bracket nesting outside strings; stops counting once past the limit.
-int nesting_depth(const std::string& text) {
-  int depth = 0, deepest = 0;
+// What a text would cost once parsed, counted outside and inside strings without parsing it.
+// Values are counted as separators and openers (a comma or a colon ends one, a bracket opens
+// one): an upper bound near the true count, found in one pass with no allocation.
+struct TextShape {
+  int depth = 0;
+  std::size_t values = 0;
+  std::size_t longest_string = 0;
+};
+
+TextShape text_shape(const std::string& text) {
+  TextShape shape;
+  int depth = 0;
   bool in_string = false, escaped = false;
-  for (char c : text) {
+  std::size_t string_start = 0;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
     if (in_string) {
       if (escaped) escaped = false;
       else if (c == '\\') escaped = true;
-      else if (c == '"') in_string = false;
+      else if (c == '"') {
+        in_string = false;
+        shape.longest_string = std::max(shape.longest_string, i - string_start);
+      }
       continue;
     }
-    if (c == '"') in_string = true;
-    else if (c == '[' || c == '{') deepest = std::max(deepest, ++depth);
-    else if (c == ']' || c == '}') --depth;
-    if (deepest > kMaxJsonDepth) break;
+    if (c == '"') {
+      in_string = true;
+      string_start = i + 1;
+    } else if (c == '[' || c == '{') {
+      shape.depth = std::max(shape.depth, ++depth);
+      ++shape.values;
+    } else if (c == ']' || c == '}') {
+      --depth;
+    } else if (c == ',' || c == ':') {
+      ++shape.values;
+    }
   }
-  return deepest;
+  if (in_string) shape.longest_string = std::max(shape.longest_string, text.size() - string_start);
+  return shape;
 }
 
 // Byte offset of the first NUL or other control byte a JSON text cannot hold, or npos.
@@ -48,7 +70,13 @@ std::string strip_nlohmann_prefix(const std::string& what) {
     msg = msg.substr(p + 2);
   }
   if (msg.rfind("parse error at ", 0) == 0) msg = msg.substr(15);
-  return msg;
+  // The parser quotes the bytes it last read, which may be invalid UTF-8 or control bytes.
+  std::string printable;
+  for (const char c : msg) {
+    const auto u = static_cast<unsigned char>(c);
+    printable += u < 0x20 || u >= 0x80 ? fmt::format("\\x{:02x}", u) : std::string(1, c);
+  }
+  return printable;
 }
 
 std::string join(const std::vector<std::string>& items) {
@@ -61,6 +89,19 @@ std::string join(const std::vector<std::string>& items) {
 }
 
 std::string format_number(double v) { return fmt::format("{:g}", v); }
+
+// `word` is `key` with another case or a suffix ("TP", "tp_size", "tp-degree"): a guess safe
+// enough to name a missing required key after, unlike an edit distance ("pp" is near "tp").
+bool decorates(const std::string& word, const std::string& key) {
+  if (word.size() < key.size()) return false;
+  for (std::size_t i = 0; i < key.size(); ++i) {
+    if (std::tolower(static_cast<unsigned char>(word[i])) !=
+        std::tolower(static_cast<unsigned char>(key[i]))) {
+      return false;
+    }
+  }
+  return word.size() == key.size() || word[key.size()] == '_' || word[key.size()] == '-';
+}
 
 }  // namespace
 
@@ -86,8 +127,19 @@ Json parse_json_text(const std::string& text, const std::string& origin) {
     throw InputError(fmt::format("{}: not a JSON text file (binary byte 0x{:02x} at offset {})",
                                  origin, static_cast<unsigned char>(text[at]), at));
   }
-  if (nesting_depth(text) > kMaxJsonDepth) {
+  const TextShape shape = text_shape(text);
+  if (shape.depth > kMaxJsonDepth) {
     throw InputError(fmt::format("{}: JSON nested deeper than {} levels", origin, kMaxJsonDepth));
+  }
+  if (shape.values > kMaxJsonValues) {
+    throw InputError(fmt::format("{}: about {} JSON values, more than the {} an input file may "
+                                 "hold",
+                                 origin, shape.values, kMaxJsonValues));
+  }
+  if (shape.longest_string > kMaxJsonStringBytes) {
+    throw InputError(fmt::format("{}: a JSON string of {} bytes, longer than the {} an input "
+                                 "file may hold",
+                                 origin, shape.longest_string, kMaxJsonStringBytes));
   }
   try {
     return Json::parse(text);
@@ -97,6 +149,11 @@ Json parse_json_text(const std::string& text, const std::string& origin) {
 }
 
 Json parse_json_file(const std::filesystem::path& file) {
+  return parse_json_text(read_input_file(file, kMaxJsonFileBytes, "JSON"), file.string());
+}
+
+std::string read_input_file(const std::filesystem::path& file, std::uintmax_t max_bytes,
+                            const std::string& kind) {
   std::error_code ec;
   const std::string name = file.string();
   const auto status = std::filesystem::status(file, ec);
@@ -104,18 +161,28 @@ Json parse_json_file(const std::filesystem::path& file) {
     throw InputError(name + ": no such file");
   }
   if (std::filesystem::is_directory(status)) {
-    throw InputError(name + ": is a directory, not a JSON file");
+    throw InputError(name + ": is a directory, not a " + kind + " file");
+  }
+  // A device, FIFO or socket has no size to check and may never end (/dev/zero).
+  if (!std::filesystem::is_regular_file(status)) {
+    throw InputError(name + ": is not a regular file (a device, FIFO or socket); megasim reads "
+                            "input only from regular files");
   }
   const auto size = std::filesystem::file_size(file, ec);
-  if (!ec && size > kMaxJsonFileBytes) {
-    throw InputError(fmt::format("{}: file of {} bytes exceeds the {} byte limit for input files",
-                                 name, size, kMaxJsonFileBytes));
-  }
+  if (ec) throw InputError(name + ": cannot read its size (" + ec.message() + ")");
+  const std::string too_large =
+      fmt::format("exceeds the {} byte limit for input files", max_bytes);
+  if (size > max_bytes) throw InputError(fmt::format("{}: file of {} bytes {}", name, size, too_large));
   std::ifstream in(file, std::ios::binary);
   if (!in) throw InputError(name + ": cannot be opened for reading");
-  std::ostringstream buf;
-  buf << in.rdbuf();
-  return parse_json_text(buf.str(), name);
+  // Only the size seen above is read: a file that grows meanwhile is refused, not followed.
+  std::string text(static_cast<std::size_t>(size), '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  text.resize(static_cast<std::size_t>(in.gcount()));
+  if (in && in.peek() != std::char_traits<char>::eof()) {
+    throw InputError(name + ": file grew while being read and now " + too_large);
+  }
+  return text;
 }
 
 std::size_t edit_distance(const std::string& a, const std::string& b) {
@@ -144,7 +211,11 @@ std::string closest_match(const std::string& word, const std::vector<std::string
     }
   }
   const std::size_t tolerance = std::max<std::size_t>(2, word.size() / 3);
-  return best_d <= tolerance ? best : std::string();
+  if (best_d <= tolerance) return best;
+  for (const auto& c : candidates) {
+    if (decorates(word, c)) return c;
+  }
+  return std::string();
 }
 
 JsonReader::JsonReader(const Json& value, std::string path, std::string file, KeyLog* log)
@@ -173,7 +244,15 @@ const Json* JsonReader::find(const std::string& key) {
 
 const Json& JsonReader::at(const std::string& key) {
   const Json* v = find(key);
-  if (!v) fail(key, "missing required key");
+  if (!v) {
+    // "tp_size" given for "tp" is a misspelling: say so, not only that "tp" is missing.
+    for (const auto& [given, unused] : value_.items()) {
+      if (std::find(known_.begin(), known_.end(), given) == known_.end() && decorates(given, key)) {
+        fail(given, fmt::format("unknown key; did you mean '{}'?", key));
+      }
+    }
+    fail(key, "missing required key");
+  }
   return *v;
 }
 
@@ -334,9 +413,13 @@ std::optional<JsonReader> JsonReader::optional_object(const std::string& key) {
   return object(key);
 }
 
-std::vector<JsonReader> JsonReader::object_array(const std::string& key) {
+std::vector<JsonReader> JsonReader::object_array(const std::string& key,
+                                                 std::size_t max_elements) {
   const Json& v = at(key);
   if (!v.is_array()) fail(key, fmt::format("expected an array, found {}", json_type_name(v)));
+  if (v.size() > max_elements) {
+    fail(key, fmt::format("{} elements; at most {} are accepted here", v.size(), max_elements));
+  }
   std::vector<JsonReader> out;
   for (std::size_t i = 0; i < v.size(); ++i) {
     JsonReader& r = out.emplace_back(v[i], fmt::format("{}[{}]", path_of(key), i), file_, log_);

@@ -1,8 +1,11 @@
 // Strict reading of JSON input files.
 //
 // parse_json_file() turns a path into a document or an InputError that says what is wrong
-// with the file (missing, a directory, empty, binary, nested too deeply, or the parser's line
-// and column). JsonReader then reads one JSON object the strict way: every accessor names the
+// with the file (missing, a directory, not a regular file, too large, empty, binary, nested too
+// deeply, too many values or too long a string, or the parser's line and column). The limits
+// bound the time and memory any input can cost before the parser allocates anything: a
+// device or a FIFO could stream forever, and a document under the size cap could still hold
+// a hundred million values (gigabytes once parsed). JsonReader then reads one JSON object the strict way: every accessor names the
 // key's full JSON path in its error, states what was expected and what was found, checks
 // ranges, and records the key as known; finish() rejects any key that no accessor asked for,
 // suggesting the closest known key ("plan.tpp: unknown key; did you mean 'tp'?").
@@ -31,8 +34,17 @@ using Json = nlohmann::json;
 constexpr int kMaxJsonDepth = 64;
 // Largest input file accepted (a scenario is a few KiB; a calibration a few MiB).
 constexpr std::uintmax_t kMaxJsonFileBytes = 256ull << 20;
+// Most values (objects, arrays, keys' values, array elements) in one document: a measured
+// calibration holds some 10^5, and 2^21 parsed values stay in the low hundreds of MiB.
+constexpr std::size_t kMaxJsonValues = std::size_t{1} << 21;
+// Longest string: the longest text in a shipped file (a source note) is a few KiB.
+constexpr std::size_t kMaxJsonStringBytes = std::size_t{1} << 20;
 
 Json parse_json_file(const std::filesystem::path& file);
+// The whole of a regular file of at most `max_bytes`, else an InputError naming it; `kind`
+// names what was expected in the message for a directory ("JSON", "nccl-tests log").
+std::string read_input_file(const std::filesystem::path& file, std::uintmax_t max_bytes,
+                            const std::string& kind);
 // `origin` names the text in errors (a file name, or "--set plan.tp").
 Json parse_json_text(const std::string& text, const std::string& origin);
 
@@ -70,8 +82,9 @@ class JsonReader {
                                           std::int64_t hi);
   JsonReader object(const std::string& key);
   std::optional<JsonReader> optional_object(const std::string& key);
-  // Each element of an array of objects.
-  std::vector<JsonReader> object_array(const std::string& key);
+  // Each element of an array of objects; more than `max_elements` is an error.
+  std::vector<JsonReader> object_array(const std::string& key,
+                                       std::size_t max_elements = kMaxJsonValues);
   // Marks a key as known without reading it (e.g. "$schema").
   void ignore(const std::string& key);
 

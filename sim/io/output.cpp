@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <system_error>
@@ -10,34 +11,126 @@
 #include "engine/error.h"
 
 namespace megasim::io {
+namespace fs = std::filesystem;
+namespace {
 
-void write_file_atomically(const std::filesystem::path& target, const std::string& content) {
-  namespace fs = std::filesystem;
+// The absolute path of `p` with links resolved as far as it exists, for comparing targets.
+fs::path identity(const fs::path& p) {
   std::error_code ec;
-  if (fs::is_directory(target, ec)) {
-    throw InputError(target.string() + ": is a directory; expected a file path to write");
-  }
-  fs::path tmp = target;
+  fs::path id = fs::weakly_canonical(p, ec);
+  return ec ? fs::absolute(p).lexically_normal() : id;
+}
+
+// Writes `content` to a new temporary file beside `path`; returns its name.
+fs::path write_temporary(const std::string& name, const fs::path& path,
+                         const std::string& content) {
+  fs::path tmp = path;
   tmp += ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) {
-      throw InputError(target.string() + ": cannot write here (" + std::strerror(errno) + ")");
+  std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+  if (!out) throw InputError(name + ": cannot write here (" + std::strerror(errno) + ")");
+  out << content;
+  out.flush();
+  if (!out) {
+    const std::string why = std::strerror(errno);
+    out.close();
+    std::error_code ec;
+    fs::remove(tmp, ec);
+    throw InputError(name + ": write failed (" + why + ")");
+  }
+  return tmp;
+}
+
+}  // namespace
+
+OutputFiles::OutputFiles(std::vector<fs::path> inputs) : inputs_(std::move(inputs)) {}
+
+void OutputFiles::add(const std::string& option, const std::string& target) {
+  if (target.empty()) {
+    throw InputError(option + ": empty file name; give a path, or - for standard output");
+  }
+  Target t{option, target, fs::path(target), std::nullopt};
+  if (target != "-") {
+    std::error_code ec;
+    const auto link = fs::symlink_status(t.path, ec);
+    if (fs::is_symlink(link)) t.path = identity(t.path);
+    const auto status = fs::status(t.path, ec);
+    if (fs::is_directory(status)) {
+      throw InputError(target + ": is a directory; " + option + " expects a file path to write");
     }
-    out << content;
-    out.flush();
-    if (!out) {
-      out.close();
-      fs::remove(tmp, ec);
-      throw InputError(target.string() + ": write failed (" + std::strerror(errno) + ")");
+    if (fs::exists(status) && !fs::is_regular_file(status)) {
+      throw InputError(target + ": is a device or other special file; " + option +
+                       " replaces only regular files");
+    }
+    for (const auto& in : inputs_) {
+      if (fs::exists(status) && fs::equivalent(t.path, in, ec)) {
+        throw InputError(target + ": is an input of this command (" + in.string() + "); " +
+                         option + " would overwrite it");
+      }
     }
   }
-  fs::rename(tmp, target, ec);
-  if (ec) {
-    std::error_code ignored;
-    fs::remove(tmp, ignored);
-    throw InputError(target.string() + ": cannot rename the finished file into place (" +
-                     ec.message() + ")");
+  for (const auto& other : targets_) {
+    if ((target == "-" && other.name == "-") ||
+        (target != "-" && other.name != "-" && identity(t.path) == identity(other.path))) {
+      throw InputError(target + ": named by both " + other.option + " and " + option +
+                       "; give each output its own file");
+    }
+  }
+  targets_.push_back(std::move(t));
+}
+
+void OutputFiles::set(const std::string& option, std::string content) {
+  for (auto& t : targets_) {
+    if (t.option == option) t.content = std::move(content);
+  }
+}
+
+bool OutputFiles::to_stdout() const {
+  for (const auto& t : targets_) {
+    if (t.name == "-") return true;
+  }
+  return false;
+}
+
+void OutputFiles::commit() {
+  std::vector<std::pair<fs::path, const Target*>> written;
+  const auto discard = [&written] {
+    std::error_code ec;
+    for (const auto& [tmp, unused] : written) fs::remove(tmp, ec);
+  };
+  try {
+    for (const auto& t : targets_) {
+      if (t.content && t.name != "-") written.emplace_back(write_temporary(t.name, t.path, *t.content), &t);
+    }
+  } catch (...) {
+    discard();
+    throw;
+  }
+  for (std::size_t i = 0; i < written.size(); ++i) {
+    std::error_code ec;
+    fs::rename(written[i].first, written[i].second->path, ec);
+    if (ec) {
+      written.erase(written.begin(), written.begin() + static_cast<std::ptrdiff_t>(i));
+      discard();
+      throw InputError(written.front().second->name +
+                       ": cannot rename the finished file into place (" + ec.message() + ")");
+    }
+  }
+  for (const auto& t : targets_) {
+    if (t.content && t.name == "-") write_stdout(*t.content);
+  }
+}
+
+void write_file_atomically(const fs::path& target, const std::string& content) {
+  OutputFiles out;
+  out.add("-o", target.string());
+  out.set("-o", content);
+  out.commit();
+}
+
+void write_stdout(const std::string& text) {
+  const std::size_t n = std::fwrite(text.data(), 1, text.size(), stdout);
+  if (n != text.size() || std::fflush(stdout) != 0 || std::ferror(stdout)) {
+    throw InputError(std::string("standard output: write failed (") + std::strerror(errno) + ")");
   }
 }
 

@@ -1,6 +1,7 @@
 #include "io/reliability_loader.h"
 
 #include "io/json_reader.h"
+#include "io/resolve.h"
 
 #include <cmath>
 #include <system_error>
@@ -18,22 +19,13 @@ namespace fs = std::filesystem;
 // Pounds to kilograms: the international avoirdupois pound is defined as 0.45359237 kg.
 constexpr double kKgPerLb = 0.45359237;
 constexpr double kHoursPerDay = 24.0;
+// Failure causes in one rate file: published tables list a few dozen (Llama 3: 18), and the
+// run simulation draws every cause's next failure after each event, so the count multiplies
+// its time.
+constexpr std::size_t kMaxFailureCauses = 256;
 
-fs::path find_preset(const std::string& ref, const char* folder) {
-  std::vector<fs::path> names{fs::path(ref)};
-  if (fs::path(ref).extension() != ".json") names.emplace_back(ref + ".json");
-  const std::vector<fs::path> bases{fs::current_path(), fs::path(MEGASIM_SOURCE_DIR) / folder,
-                                    fs::path(MEGASIM_SHARE_DIR) / folder};
-  std::string tried;
-  for (const auto& base : bases) {
-    for (const auto& name : names) {
-      const fs::path candidate = name.is_absolute() ? name : base / name;
-      std::error_code ec;
-      if (fs::is_regular_file(candidate, ec)) return candidate.lexically_normal();
-      tried += "\n  " + candidate.lexically_normal().string();
-    }
-  }
-  throw InputError(fmt::format("{} preset '{}' not found; looked in:{}", folder, ref, tried));
+fs::path find_preset(const std::string& ref, DataKind kind) {
+  return resolve_data_file(ref, kind, fs::current_path(), "", "");
 }
 
 // A {"value": x, "source": "..."} pair; the source is required so no figure goes unsourced.
@@ -69,7 +61,7 @@ Watts sum_components(JsonReader& r, const std::string& key) {
 }
 
 std::vector<run::FailureCause> load_failure_rates(const std::string& ref) {
-  const fs::path file = find_preset(ref, "reliability");
+  const fs::path file = find_preset(ref, DataKind::kReliability);
   const Json doc = parse_json_file(file);
   JsonReader r(doc, "", file.string());
   (void)r.string("name");
@@ -84,7 +76,7 @@ std::vector<run::FailureCause> load_failure_rates(const std::string& ref) {
   const double hours = days * kHoursPerDay;
   const double nodes = std::ceil(gpus / per_node);
   std::vector<run::FailureCause> causes;
-  for (JsonReader c : r.object_array("components")) {
+  for (JsonReader c : r.object_array("components", kMaxFailureCauses)) {
     run::FailureCause f;
     f.name = c.string("name");
     const auto count = c.integer("count", 0, 1 << 30);
@@ -165,7 +157,7 @@ run::ReliabilityModel load_reliability_file(const fs::path& file) {
 
 run::ReliabilityModel load_reliability_preset(const std::string& ref) {
   if (ref == "none") return run::no_failures_model();
-  return load_reliability_file(find_preset(ref, "reliability"));
+  return load_reliability_file(find_preset(ref, DataKind::kReliability));
 }
 
 run::PowerInputs load_power_file(const fs::path& file) {
@@ -192,7 +184,7 @@ run::PowerInputs load_power_file(const fs::path& file) {
 }
 
 run::PowerInputs load_power_preset(const std::string& ref) {
-  return load_power_file(find_preset(ref, "power"));
+  return load_power_file(find_preset(ref, DataKind::kPower));
 }
 
 run::ReliabilityModel reliability_for(const Scenario& s) {

@@ -5,9 +5,10 @@
 // {"value", "source"}, and names a failure-rate file (reliability/failure-rates-*.json) whose
 // per-component interruption counts over an observed run are turned into rates per GPU or per
 // node per hour here. A power preset (power/NAME.json, named after the device) states GPU
-// power by activity and lists node and switch components that are summed here. References
-// are tried as a path, then in the source tree's and the installed share folder's
-// reliability/ or power/. Every key is read strictly (unknown keys are errors).
+// power by activity and lists node and switch components that are summed here. A name is found
+// only in the source tree's and the installed share folder's reliability/ or power/, a path
+// relative to the working directory (io/resolve.h). Every key is read strictly (unknown keys
+// are errors).
 #pragma once
 
 #include <filesystem>

@@ -1,5 +1,6 @@
 #include "io/resolve.h"
 
+#include <algorithm>
 #include <system_error>
 
 #include "engine/error.h"
@@ -13,47 +14,77 @@ const char* data_kind_name(DataKind kind) {
     case DataKind::kCluster: return "cluster";
     case DataKind::kDevice: return "device";
     case DataKind::kSystem: return "system";
+    case DataKind::kReliability: return "reliability preset";
+    case DataKind::kPower: return "power preset";
   }
   return "data";
 }
 
 std::vector<fs::path> builtin_data_dirs(DataKind kind) {
-  const char* sub = kind == DataKind::kModel     ? "models"
-                    : kind == DataKind::kCluster ? "topologies"
-                    : kind == DataKind::kSystem  ? "systems"
-                                                 : "profiles";
-  const fs::path source = kind == DataKind::kModel     ? MEGASIM_SOURCE_DIR "/models"
-                          : kind == DataKind::kCluster ? MEGASIM_SOURCE_DIR "/topologies"
-                          : kind == DataKind::kSystem  ? MEGASIM_SOURCE_DIR "/systems"
-                                                       : MEGASIM_SOURCE_DIR "/calibrate/profiles";
-  return {source, fs::path(MEGASIM_SHARE_DIR) / sub};
+  const char* sub = "";
+  switch (kind) {
+    case DataKind::kModel: sub = "models"; break;
+    case DataKind::kCluster: sub = "topologies"; break;
+    case DataKind::kDevice: sub = "calibrate/profiles"; break;
+    case DataKind::kSystem: sub = "systems"; break;
+    case DataKind::kReliability: sub = "reliability"; break;
+    case DataKind::kPower: sub = "power"; break;
+  }
+  // The installed share folder keeps the profiles flat, without the source tree's calibrate/.
+  const fs::path installed = fs::path(MEGASIM_SHARE_DIR) / fs::path(sub).filename();
+  return {fs::path(MEGASIM_SOURCE_DIR) / sub, installed};
+}
+
+bool is_data_name(const std::string& ref) {
+  if (ref.empty() || ref == "." || ref == ".." || fs::path(ref).extension() == ".json") {
+    return false;
+  }
+  return std::all_of(ref.begin(), ref.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+           c == '.' || c == '_' || c == '-';
+  });
 }
 
 fs::path resolve_data_file(const std::string& ref, DataKind kind, const fs::path& scenario_dir,
                            const std::string& origin, const std::string& json_path) {
-  std::vector<fs::path> bases{scenario_dir, fs::current_path()};
-  for (const auto& d : builtin_data_dirs(kind)) bases.push_back(d);
-
-  std::vector<fs::path> names{fs::path(ref)};
-  if (fs::path(ref).extension() != ".json") names.emplace_back(ref + ".json");
-
-  std::vector<fs::path> tried;
-  for (const auto& base : bases) {
-    for (const auto& name : names) {
-      const fs::path candidate = name.is_absolute() ? name : base / name;
-      std::error_code ec;
-      if (fs::is_regular_file(candidate, ec)) return candidate.lexically_normal();
-      if (fs::is_directory(candidate, ec)) {
-        throw InputError(origin + ": " + json_path + ": '" + ref + "' resolves to the directory " +
-                         candidate.lexically_normal().string() + ", not a " +
-                         data_kind_name(kind) + " file");
-      }
-      tried.push_back(candidate.lexically_normal());
+  std::string where;
+  for (const std::string* part : {&origin, &json_path}) {
+    if (!part->empty()) where += *part + ": ";
+  }
+  std::vector<fs::path> candidates;
+  const auto add = [&](const fs::path& c) {
+    const fs::path n = c.lexically_normal();
+    if (std::find(candidates.begin(), candidates.end(), n) == candidates.end()) {
+      candidates.push_back(n);
+    }
+  };
+  if (is_data_name(ref)) {
+    for (const auto& dir : builtin_data_dirs(kind)) add(dir / (ref + ".json"));
+  } else {
+    std::vector<fs::path> names{fs::path(ref)};
+    if (fs::path(ref).extension() != ".json") names.emplace_back(ref + ".json");
+    for (const auto& base : {scenario_dir, fs::current_path()}) {
+      for (const auto& name : names) add(name.is_absolute() ? name : base / name);
     }
   }
-  std::string msg = origin + ": " + json_path + ": " + data_kind_name(kind) + " '" + ref +
-                    "' not found; looked in:";
-  for (const auto& t : tried) msg += "\n  " + t.string();
+  for (const auto& candidate : candidates) {
+    std::error_code ec;
+    const auto status = fs::status(candidate, ec);
+    if (ec || !fs::exists(status)) continue;
+    if (fs::is_regular_file(status)) return candidate;
+    const std::string what = fs::is_directory(status)
+                                 ? "the directory "
+                                 : "something that is not a regular file (a device, FIFO or "
+                                   "socket): ";
+    throw InputError(where + "'" + ref + "' resolves to " + what + candidate.string() +
+                     ", not a " + data_kind_name(kind) + " file");
+  }
+  std::string msg = where + data_kind_name(kind) + " '" + ref + "' not found; looked in:";
+  for (const auto& t : candidates) msg += "\n  " + t.string();
+  if (is_data_name(ref)) {
+    msg += "\n(a name is looked up only in the built-in folders; give a path such as ./" + ref +
+           ".json for a file of your own)";
+  }
   throw InputError(msg);
 }
 

@@ -89,6 +89,11 @@ struct Scenario {
   DataLoadingSettings data_loading;
   std::string placement = "pack";
   std::optional<ValidationSettings> validation;
+
+  // The files this scenario names and itself: what no output of a command may replace.
+  std::vector<std::filesystem::path> files() const {
+    return {file, model_file, cluster_file, device_file};
+  }
 };
 
 // `overrides` are "path=value" strings from --set; each is applied to the document before it

@@ -40,6 +40,7 @@ run::StepProfile step_profile(const io::Inputs& in, const net::Topology& topolog
 Evaluation evaluate(const io::Inputs& in, const EvaluateOptions& o) {
   Evaluation e;
   e.inputs = in;
+  check_step_work(in, o.full, o.limits);
   const net::Topology topology(in.cluster);
   const step::StepRequest request = assemble_step(in, topology, {o.full, o.trace, o.network});
   const hw::KernelCostModel kernels(in.device);
@@ -52,6 +53,7 @@ Evaluation evaluate(const io::Inputs& in, const EvaluateOptions& o) {
   }
   if (in.run) {
     e.profile = step_profile(in, topology, e.step);
+    check_run_work(in, *e.profile, o.limits);
     e.run = run::simulate_run(*e.profile, in.run->spec, in.run->reliability, in.run->power);
   }
   return e;

@@ -9,6 +9,7 @@
 
 #include "io/inputs.h"
 #include "plan/bands.h"
+#include "plan/work_bounds.h"
 #include "run/run_simulation.h"
 #include "run/step_profile.h"
 #include "step/step_model.h"
@@ -19,6 +20,7 @@ struct EvaluateOptions {
   bool full = false;
   bool trace = false;
   step::StepRequest::Network network = step::StepRequest::Network::kShared;
+  WorkLimits limits;
   // Validation residuals (`megasim validate --json`, validation/residuals.json) to draw the
   // prediction's error band from (bands.h); empty: no band.
   std::filesystem::path residuals;
@@ -32,7 +34,8 @@ struct Evaluation {
   std::optional<Band> band;                 // with `residuals`
 };
 
-// Throws InputError for a plan that does not fit the device memory.
+// Throws InputError for a plan that does not fit the device memory, and for a step or run
+// whose work passes options.limits, before doing it (work_bounds.h).
 Evaluation evaluate(const io::Inputs& inputs, const EvaluateOptions& options = {});
 
 // The step as the run-level simulation sees it: its time and tokens, the job's GPUs, nodes

@@ -1,8 +1,12 @@
 // The bad-input corpus: every file in tests/data/bad/ listed in cases.tsv must make
 // `megasim simulate` exit with status 2, print a message containing the listed fragment, no
-// crash or stack trace, and write no output file.
+// crash or stack trace, and write no output file. Where the args hold {file}, they are the
+// whole command line instead ({file} the case's file, {out} the output that must not appear),
+// so other commands (compare, calibrate import-nccl-tests) share the corpus. The file "@PATH"
+// is an absolute path (a device), "@fifo" a named pipe made for the test.
 #include <doctest/doctest.h>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -44,12 +48,27 @@ TEST_CASE("bad input: every malformed input exits 2 with its message and writes 
   const fs::path out_dir = fs::temp_directory_path() / ("megasim_bad_" + std::to_string(::getpid()));
   fs::create_directories(out_dir);
   const fs::path output = out_dir / "result.json";
+  const fs::path fifo_dir = out_dir.string() + "_fifo";
+  fs::create_directories(fifo_dir);
+  const fs::path fifo = fifo_dir / "scenario.json";
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
   for (const auto& c : cases) {
     const std::string file = c.file == "@missing" ? (bad / "does-not-exist.json").string()
                              : c.file == "@dir"   ? bad.string()
+                             : c.file == "@fifo"  ? fifo.string()
+                             : c.file[0] == '@'   ? c.file.substr(1)
                                                   : (bad / c.file).string();
-    const auto r = run_megasim("simulate " + shell_quote(file) + " " + c.args + " -o " +
-                               shell_quote(output.string()));
+    std::string command = c.args;
+    if (command.find("{file}") == std::string::npos) {
+      command = "simulate {file} " + c.args + " -o {out}";
+    }
+    for (const auto& [key, value] : {std::pair{std::string("{file}"), file},
+                                     std::pair{std::string("{out}"), output.string()}}) {
+      for (auto at = command.find(key); at != std::string::npos; at = command.find(key)) {
+        command.replace(at, key.size(), shell_quote(value));
+      }
+    }
+    const auto r = run_megasim(command);
     INFO("case: ", c.file, " ", c.args, "\nstderr: ", r.err);
     CHECK(r.exit_code == 2);
     CHECK(r.err.find(c.fragment) != std::string::npos);
@@ -61,4 +80,5 @@ TEST_CASE("bad input: every malformed input exits 2 with its message and writes 
     CHECK(fs::is_empty(out_dir));
   }
   fs::remove_all(out_dir);
+  fs::remove_all(fifo_dir);
 }

@@ -72,3 +72,29 @@ TEST_CASE("json reader: the key log records every key asked with arrays as brack
   r.optional_number("absent", 0, 1);
   CHECK(log == megasim::io::KeyLog{"x", "x.y", "list", "list[].k", "absent"});
 }
+
+TEST_CASE("json reader: value count and string length are bounded before parsing") {
+  // 2^21 + 1 values: "[0,0,...]" has one opener and 2^21 commas.
+  std::string many = "[0";
+  for (std::size_t i = 0; i < megasim::io::kMaxJsonValues; ++i) many += ",0";
+  many += "]";
+  CHECK(input_error_of([&] { parse_json_text(many, "x.json"); })
+            .find("x.json: about 2097153 JSON values, more than the 2097152") == 0);
+  const std::string longest = "\"" + std::string(megasim::io::kMaxJsonStringBytes + 1, 'a') + "\"";
+  CHECK(input_error_of([&] { parse_json_text(longest, "x.json"); })
+            .find("x.json: a JSON string of 1048577 bytes") == 0);
+  // Exactly at the limit is accepted.
+  CHECK(parse_json_text("\"" + std::string(megasim::io::kMaxJsonStringBytes, 'a') + "\"", "x.json")
+            .is_string());
+}
+
+TEST_CASE("json reader: a decorated spelling of a missing required key is named as unknown") {
+  const Json doc = Json::parse(R"({"tp_size": 8, "pp": 2})");
+  JsonReader r(doc, "plan", "s.json");
+  CHECK(input_error_of([&] { r.integer("tp", 1, 8); }) ==
+        "s.json: plan.tp_size: unknown key; did you mean 'tp'?");
+  // A near key that is valid in its own right ("pp" for "tp") is not taken for a misspelling.
+  const Json other = Json::parse(R"({"pp": 2})");
+  JsonReader o(other, "plan", "s.json");
+  CHECK(input_error_of([&] { o.integer("tp", 1, 8); }) == "s.json: plan.tp: missing required key");
+}

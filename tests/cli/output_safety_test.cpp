@@ -1,0 +1,147 @@
+// Outputs never clobber what a command read, never replace a device or directory, and appear
+// all together or not at all (io/output.h); stdout writes are checked; a name never finds a
+// stray file of the working directory (io/resolve.h). Each case below failed before the fix.
+#include <doctest/doctest.h>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "run_command.h"
+
+namespace fs = std::filesystem;
+using megasim::test::read_all;
+using megasim::test::run_megasim;
+using megasim::test::shell_quote;
+
+namespace {
+const std::string kScenario = std::string(MEGASIM_SOURCE_DIR) + "/scenarios/megascale-175b-12288.json";
+
+fs::path fresh_dir(const std::string& name) {
+  const fs::path d = fs::temp_directory_path() / ("megasim_out_" + name + "_" + std::to_string(::getpid()));
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+}  // namespace
+
+TEST_CASE("-o naming an input is refused and the input is untouched") {
+  const fs::path d = fresh_dir("input");
+  const fs::path scenario = d / "s.json";
+  fs::copy_file(kScenario, scenario);
+  const std::string before = read_all(scenario);
+  const auto r = run_megasim("simulate " + shell_quote(scenario.string()) + " -o " +
+                             shell_quote(scenario.string()));
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("is an input of this command") != std::string::npos);
+  CHECK(read_all(scenario) == before);
+  fs::remove_all(d);
+}
+
+TEST_CASE("all or nothing: a failing -o leaves no --trace behind") {
+  const fs::path d = fresh_dir("atomic");
+  const auto r = run_megasim("simulate " + shell_quote(kScenario) + " --trace " +
+                             shell_quote((d / "t.json").string()) + " -o " +
+                             shell_quote((d / "nodir" / "x.json").string()));
+  CHECK(r.exit_code == 2);
+  CHECK(r.out.empty());
+  CHECK(fs::is_empty(d));
+  fs::remove_all(d);
+}
+
+TEST_CASE("-o equal to --trace, a device, a directory or empty is refused; - is stdout") {
+  const fs::path d = fresh_dir("targets");
+  const std::string same = shell_quote((d / "a.json").string());
+  auto r = run_megasim("simulate " + shell_quote(kScenario) + " --trace " + same + " -o " + same);
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("named by both --trace and -o") != std::string::npos);
+  r = run_megasim("simulate " + shell_quote(kScenario) + " -o /dev/full");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("is a device or other special file") != std::string::npos);
+  r = run_megasim("simulate " + shell_quote(kScenario) + " -o " + shell_quote(d.string()));
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("is a directory") != std::string::npos);
+  r = run_megasim("simulate " + shell_quote(kScenario) + " -o ''");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("-o: empty file name") != std::string::npos);
+  CHECK(fs::is_empty(d));
+  r = run_megasim("simulate " + shell_quote(kScenario) + " -o -");
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.rfind("{", 0) == 0);  // the JSON result, in place of the text report
+  CHECK_FALSE(fs::exists("-"));
+  fs::remove_all(d);
+}
+
+TEST_CASE("-o over a symbolic link replaces the file it points to and keeps the link") {
+  const fs::path d = fresh_dir("link");
+  std::ofstream(d / "real.json") << "old\n";
+  fs::create_symlink(d / "real.json", d / "link.json");
+  const auto r = run_megasim("simulate " + shell_quote(kScenario) + " -o " +
+                             shell_quote((d / "link.json").string()));
+  CHECK(r.exit_code == 0);
+  CHECK(fs::is_symlink(d / "link.json"));
+  CHECK(read_all(d / "real.json").rfind("{", 0) == 0);
+  fs::remove_all(d);
+}
+
+TEST_CASE("a full stdout is an error") {
+  const fs::path err = fresh_dir("full") / "err.txt";
+  const int status = std::system((std::string(MEGASIM_BINARY) + " simulate " +
+                                  shell_quote(kScenario) + " >/dev/full 2>" +
+                                  shell_quote(err.string()))
+                                     .c_str());
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 2);
+  CHECK(read_all(err).find("standard output: write failed") != std::string::npos);
+  fs::remove_all(err.parent_path());
+}
+
+TEST_CASE("a stray preset in the working directory never replaces a built-in one") {
+  const fs::path d = fresh_dir("stray");
+  for (const char* name : {"a100-sxm4-80gb.json", "default.json", "megascale.json"}) {
+    std::ofstream(d / name) << "{\"not\": \"a preset\"}\n";
+  }
+  const fs::path was = fs::current_path();
+  fs::current_path(d);
+  // The scenario's device, its power preset and its reliability presets, all by name.
+  const auto r = run_megasim("simulate " + shell_quote(kScenario) +
+                             " --set reliability.preset=default");
+  fs::current_path(was);
+  CHECK(r.exit_code == 0);
+  CHECK(r.err.empty());
+  fs::remove_all(d);
+}
+
+TEST_CASE("a bad --device lists each place tried once") {
+  const auto r = run_megasim("calibrate import-nccl-tests " + std::string(MEGASIM_SOURCE_DIR) +
+                             "/tests/data/nccl-tests/h100-2node-all_reduce.log --device nope -o x");
+  CHECK(r.exit_code == 2);
+  // The built-in folder and the installed one; before, the working directory came twice.
+  int places = 0;
+  for (auto at = r.err.find("nope.json\n"); at != std::string::npos;
+       at = r.err.find("nope.json\n", at + 1)) {
+    ++places;
+  }
+  CHECK(places == 2);
+  CHECK(r.err.find("give a path") != std::string::npos);
+}
+
+TEST_CASE("calibrate shapes prints the shapes; calibrate -o without a GPU says what to do") {
+  auto r = run_megasim("calibrate shapes " + shell_quote(kScenario));
+  CHECK(r.exit_code == 0);
+  // The MegaScale 175B QKV projection on TP 8: 2048 x 4608 x 12288.
+  CHECK(r.out.find("    2048     4608    12288") != std::string::npos);
+  if (fs::exists("/proc/driver/nvidia/version")) return;  // a GPU machine measures instead
+  const fs::path d = fresh_dir("gpu");
+  r = run_megasim("calibrate -o " + shell_quote((d / "c.json").string()));
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("needs an NVIDIA GPU with its driver") != std::string::npos);
+  CHECK(r.err.find("import-nccl-tests") != std::string::npos);
+  CHECK(r.err.find("calibrate/profiles/") != std::string::npos);
+  CHECK(fs::is_empty(d));
+  fs::remove_all(d);
+}

@@ -12,6 +12,7 @@
 #include "io/inputs.h"
 #include "io/scenario.h"
 #include "net/topology.h"
+#include "plan/assembly.h"
 #include "plan/compare.h"
 #include "plan/evaluate.h"
 #include "plan/inspect.h"
@@ -51,6 +52,38 @@ TEST_CASE("plan: simulate and inspect see the same memory (they once disagreed)"
   }
   CHECK(i.stages[0].memory.total() / kGiB < 80.0);
   CHECK(i.fused_attention);
+}
+
+TEST_CASE("plan: inspect and simulate report the same bytes per stage for every shipped scenario") {
+  // Both read memory from the one assembly (plan::assemble_workload, which simulate reaches
+  // through assemble_step); a second memory model anywhere would show here as a difference.
+  const std::filesystem::path root(MEGASIM_SOURCE_DIR);
+  std::vector<std::filesystem::path> files;
+  for (const char* dir : {"scenarios", "scenarios/validation"}) {
+    for (const auto& f : std::filesystem::directory_iterator(root / dir)) {
+      if (f.path().extension() == ".json" && f.path().filename() != "schema.json") files.push_back(f.path());
+    }
+  }
+  REQUIRE(files.size() >= 30);
+  for (const auto& f : files) {
+    CAPTURE(f.filename().string());
+    io::InputOptions o;
+    o.run_level = false;
+    const io::Inputs in = io::load_inputs(io::load_scenario(f), o);
+    const plan::Inspection i = plan::inspect(in);
+    const step::AssembledWorkload w = plan::assemble_workload(in);
+    REQUIRE(i.stages.size() == w.memory.size());
+    for (std::size_t s = 0; s < w.memory.size(); ++s) {
+      const auto& a = i.stages[s].memory;
+      const auto& b = w.memory[s];
+      CHECK(a.weights == b.weights);
+      CHECK(a.gradients == b.gradients);
+      CHECK(a.optimizer_states == b.optimizer_states);
+      CHECK(a.activations == b.activations);
+      CHECK(a.embedding_logits == b.embedding_logits);
+      CHECK(a.workspace == b.workspace);
+    }
+  }
 }
 
 TEST_CASE("plan: inspect --unfused-attention stores the scores and can refuse the plan") {

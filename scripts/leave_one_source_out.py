@@ -1,0 +1,59 @@
+#!/usr/bin/python3
+"""Leave-one-source-out validation of the shared constants (scripts/shared_constants.py).
+
+For each source (the publication a validation row comes from: the first word of its run id,
+korthikanti, sc21, megascale), the constants are searched again on every validation row of
+the other sources, fit and check rows alike, and the held-out source's rows are predicted with
+them. What that error is, per source and over all rows, says how the model does on a
+publication its constants never saw; beside it, the error of today's constants.
+Writes validation/leave_one_source_out.json and prints a Markdown table.
+Usage: scripts/leave_one_source_out.py [path/to/megasim]
+"""
+import json
+import pathlib
+import shutil
+import sys
+import tempfile
+
+import shared_constants as sc
+
+args = [a for a in sys.argv[1:] if not a.startswith("--")]
+megasim = args[0] if args else str(sc.root / "build/release/sim/cli/megasim")
+
+scenarios = sorted((sc.root / "scenarios/validation").glob("*.json"))
+by_source = {}
+for f in scenarios:
+    run = sc.load(f)["validation"]["run"]
+    by_source.setdefault(run.split("-")[0], []).append(f)
+
+today = {r["scenario"]: r for r in sc.validate_rows(megasim, sc.root / "scenarios/validation")}
+result = {"sources": {}, "rows": []}
+for source, files in sorted(by_source.items()):
+    train, held = pathlib.Path(tempfile.mkdtemp()), pathlib.Path(tempfile.mkdtemp())
+    for f in scenarios:
+        shutil.copy(f, (held if f in files else train) / f.name)
+    (score, k_half, p2p, _), predicted = sc.search(megasim, train, held)
+    errors = [abs(r["error"]) for r in predicted]
+    result["sources"][source] = {
+        "rows": len(predicted), "k_half": k_half, "blocking_p2p_us": p2p,
+        "fit_rows": len(list(train.glob("*.json"))), "fit_mean_error": score,
+        "held_out_mape": sum(errors) / len(errors),
+        "today_mape": sum(abs(today[r["scenario"]]["error"]) for r in predicted) / len(predicted)}
+    for r in predicted:
+        result["rows"].append({"scenario": r["scenario"], "source": source, "error": r["error"],
+                               "today_error": today[r["scenario"]]["error"]})
+    shutil.rmtree(train)
+    shutil.rmtree(held)
+
+all_errors = [abs(r["error"]) for r in result["rows"]]
+result["overall_mape"] = sum(all_errors) / len(all_errors)
+result["overall_today_mape"] = sum(abs(r["today_error"]) for r in result["rows"]) / len(all_errors)
+(sc.root / "validation/leave_one_source_out.json").write_text(json.dumps(result, indent=2) + "\n")
+
+print("| held-out source | rows | constants refitted on the others (k_half, p2p µs) | MAPE held out | MAPE with today's constants |")
+print("|---|---|---|---|---|")
+for source, s in result["sources"].items():
+    print(f"| {source} | {s['rows']} | {s['k_half']}, {s['blocking_p2p_us']} (on {s['fit_rows']} rows) | "
+          f"{100 * s['held_out_mape']:.1f} % | {100 * s['today_mape']:.1f} % |")
+print(f"| all | {len(all_errors)} | | {100 * result['overall_mape']:.1f} % | "
+      f"{100 * result['overall_today_mape']:.1f} % |")

@@ -11,18 +11,35 @@ std::string collective_text(const plan::Sweep& s) {
   const auto& r = s.request;
   std::string text = fmt::format(
       "# megasim collective: {} on {} ({} of {} GPUs, {} placement), {} routing, device {}\n"
-      "# time: flow-level simulation of the call alone; model: NCCL's analytic estimate\n"
-      "#{:>12} {:>12} {:>6} {:>6} {:>12} {:>8} {:>8} {:>6} {:>7} {:>12}\n"
-      "#{:>12} {:>12} {:>6} {:>6} {:>12} {:>8} {:>8} {:>6} {:>7} {:>12}\n",
-      r.op, s.cluster_name, r.gpus, s.cluster_gpus, r.placement, r.routing, s.device, "size",
-      "count", "type", "redop", "time", "algbw", "busbw", "algo", "proto", "model", "(B)",
-      "(elements)", "", "", "(us)", "(GB/s)", "(GB/s)", "", "", "(us)");
+      "# time: flow-level simulation of the call alone; model: NCCL's analytic estimate",
+      r.op, s.cluster_name, r.gpus, s.cluster_gpus, r.placement, r.routing, s.device);
+  if (s.fit) {
+    text += fmt::format("\n# fit: the device's measured fit ({} ranks, {} nodes, run {}), which "
+                        "gives algbw and busbw from {:.0f} to {:.0f} B, the sizes it measured",
+                        s.fit->ranks, s.fit->nodes, s.fit->run, s.fit_min_size, s.fit_max_size);
+  }
+  const char* header = "#{:>12} {:>12} {:>6} {:>6} {:>12} {:>8} {:>8} {:>6} {:>7} {:>12}";
+  text += '\n';
+  text += fmt::format(fmt::runtime(header), "size", "count", "type", "redop", "time", "algbw",
+                      "busbw", "algo", "proto", "model");
+  if (s.fit) text += fmt::format(" {:>12}", "fit");
+  text += '\n';
+  text += fmt::format(fmt::runtime(header), "(B)", "(elements)", "", "", "(us)", "(GB/s)",
+                      "(GB/s)", "", "", "(us)");
+  if (s.fit) text += fmt::format(" {:>12}", "(us)");
+  text += "\n";
   for (const auto& row : s.rows) {
     const auto& p = row.prediction;
     text += fmt::format(
-        " {:>12.0f} {:>12} {:>6} {:>6} {:>12.2f} {:>8.2f} {:>8.2f} {:>6} {:>7} {:>12.2f}\n",
+        " {:>12.0f} {:>12} {:>6} {:>6} {:>12.2f} {:>8.2f} {:>8.2f} {:>6} {:>7} {:>12.2f}",
         row.size, row.count, "float", "sum", p.time.to_us(), row.algbw_gbps, row.busbw_gbps,
         hw::to_string(p.algorithm), hw::to_string(p.protocol), p.model_time.to_us());
+    if (row.fit_time) {
+      text += fmt::format(" {:>12.2f}", row.fit_time->to_us());
+    } else if (s.fit) {
+      text += fmt::format(" {:>12}", "-");
+    }
+    text += "\n";
   }
   return text;
 }
@@ -36,13 +53,21 @@ std::string collective_json(const plan::Sweep& s) {
                     {"busbw_gbps", row.busbw_gbps}, {"algorithm", hw::to_string(p.algorithm)},
                     {"protocol", hw::to_string(p.protocol)},
                     {"model_time_us", p.model_time.to_us()}, {"flows", p.flows}});
+    if (row.fit_time) rows.back()["fit_time_us"] = row.fit_time->to_us();
   }
   const auto& r = s.request;
-  const nlohmann::json out = {{"cluster", s.cluster_name}, {"op", r.op}, {"gpus", r.gpus},
+  nlohmann::json out = {{"cluster", s.cluster_name}, {"op", r.op}, {"gpus", r.gpus},
                               {"placement", r.placement}, {"routing", r.routing},
                               {"device", s.device},
                               {"bandwidth_unit", "GB/s (1e9 bytes per second), as nccl-tests"},
                               {"rows", rows}};
+  if (s.fit) {
+    out["fit"] = {{"ranks", s.fit->ranks}, {"nodes", s.fit->nodes}, {"run", s.fit->run},
+                  {"alpha_us", s.fit->alpha.to_us()},
+                  {"bus_bandwidth_gbps", s.fit->bus_bandwidth.value() * 1e-9},
+                  {"min_size_bytes", s.fit_min_size}, {"max_size_bytes", s.fit_max_size},
+                  {"gives", "algbw_gbps and busbw_gbps"}};
+  }
   return json_text(out);
 }
 

@@ -63,6 +63,19 @@ std::optional<CollectiveOp> collective_op_from_string(const std::string& s) {
   return std::nullopt;
 }
 
+const CollectiveFit* find_fit(const std::vector<CollectiveFit>& fits, CollectiveOp op, int ranks,
+                              int nodes) {
+  for (const auto& f : fits) {
+    if (f.op == op && f.ranks == ranks && f.nodes == nodes && f.bus_bandwidth.value() > 0) return &f;
+  }
+  return nullptr;
+}
+
+Time fit_time(const CollectiveFit& fit, Bytes size) {
+  return fit.alpha +
+         Time::from_seconds(size.value() * bus_factor(fit.op, fit.ranks) / fit.bus_bandwidth.value());
+}
+
 double bus_factor(CollectiveOp op, int ranks) {
   // nccl-tests doc/PERFORMANCE.md: all-reduce moves 2(n-1)/n of the buffer over each rank's
   // bus; all-gather, reduce-scatter and all-to-all (n-1)/n; the rooted ops and send/recv 1.

@@ -217,4 +217,11 @@ struct DeviceProfile {
 // nccl-tests' bus factor: busbw = algbw × factor(op, ranks).
 double bus_factor(CollectiveOp op, int ranks);
 
+// The fit of `op` on exactly `ranks` ranks over `nodes` nodes, if the profile has one (the
+// first, in the profile's order); null otherwise.
+const CollectiveFit* find_fit(const std::vector<CollectiveFit>& fits, CollectiveOp op, int ranks,
+                              int nodes);
+// A fit's time for a buffer of `size`: alpha + size × bus_factor / bus bandwidth.
+Time fit_time(const CollectiveFit& fit, Bytes size);
+
 }  // namespace megasim::hw

@@ -1,11 +1,15 @@
 #include "plan/collective_sweep.h"
 
+#include <algorithm>
 #include <filesystem>
+#include <limits>
+#include <set>
 
 #include "engine/error.h"
 #include "engine/simulator.h"
 #include "io/cluster_loader.h"
 #include "io/collective_constants_reader.h"
+#include "io/device_profile_loader.h"
 #include "io/resolve.h"
 #include "net/flow_solver.h"
 #include "net/topology.h"
@@ -13,13 +17,17 @@
 namespace megasim::plan {
 namespace {
 
-hw::CollectiveConstants constants_of(const net::ClusterSpec& spec, const SweepRequest& r,
-                                     std::string& device_ref) {
+std::filesystem::path device_file(const net::ClusterSpec& spec, const SweepRequest& r,
+                                  std::string& device_ref) {
   device_ref = r.device.empty() ? spec.node.gpu : r.device;
-  const auto file = io::resolve_data_file(device_ref, io::DataKind::kDevice,
-                                          std::filesystem::current_path(), "--cluster",
-                                          r.device.empty() ? "node.gpu" : "--device");
-  return io::read_collective_constants(file);
+  return io::resolve_data_file(device_ref, io::DataKind::kDevice, std::filesystem::current_path(),
+                               "--cluster", r.device.empty() ? "node.gpu" : "--device");
+}
+
+int nodes_of(const net::Topology& topology, const std::vector<int>& gpus) {
+  std::set<int> nodes;
+  for (int g : gpus) nodes.insert(topology.node_of(g));
+  return static_cast<int>(nodes.size());
 }
 
 std::vector<int> placement_of(const net::Topology& topology, const SweepRequest& r) {
@@ -36,7 +44,9 @@ Sweep collective_sweep(const SweepRequest& r) {
   const net::ClusterSpec spec = io::load_cluster_ref(r.cluster);
   out.cluster_name = spec.name;
   out.cluster_gpus = spec.gpus;
-  const hw::CollectiveConstants constants = constants_of(spec, r, out.device);
+  const std::filesystem::path device = device_file(spec, r, out.device);
+  const hw::CollectiveConstants constants = io::read_collective_constants(device);
+  const hw::DeviceProfile profile = io::load_device_profile(device).profile;
   const hw::CollectiveOp op = collective::parse_op(r.op);
   const hw::CollAlgorithm algorithm = collective::parse_algorithm(r.algorithm);
   const hw::CollProtocol protocol = collective::parse_protocol(r.protocol);
@@ -48,6 +58,16 @@ Sweep collective_sweep(const SweepRequest& r) {
   }
   const net::Topology topology(spec);
   const std::vector<int> placement = placement_of(topology, r);
+  if (const hw::CollectiveFit* f =
+          hw::find_fit(profile.collective_fits, op, r.gpus, nodes_of(topology, placement))) {
+    out.fit = *f;
+    out.fit_min_size = std::numeric_limits<double>::infinity();
+    for (const auto& m : profile.collective_table) {
+      if (m.run != f->run) continue;
+      out.fit_min_size = std::min(out.fit_min_size, m.size.value());
+      out.fit_max_size = std::max(out.fit_max_size, m.size.value());
+    }
+  }
 
   Simulator sim;
   net::FlowSolver solver(sim, topology,
@@ -65,7 +85,10 @@ Sweep collective_sweep(const SweepRequest& r) {
     row.size = size;
     row.count = static_cast<long long>(size / 4.0);
     row.prediction = engine.predict(call);
-    const double seconds = row.prediction.time.to_seconds();
+    if (out.fit && size >= out.fit_min_size && size <= out.fit_max_size) {
+      row.fit_time = hw::fit_time(*out.fit, Bytes(size));
+    }
+    const double seconds = (row.fit_time ? *row.fit_time : row.prediction.time).to_seconds();
     row.algbw_gbps = seconds > 0.0 ? size / seconds * 1e-9 : 0.0;
     row.busbw_gbps = row.algbw_gbps * bus_factor;
     out.rows.push_back(row);

@@ -76,15 +76,9 @@ Time Pricer::concurrent(const std::vector<collective::CollectiveCall>& calls) {
 }
 
 std::optional<Time> Pricer::measured(const workload::CommOp& c, int ranks, int nodes) const {
-  const auto& fits = kernels_.profile().collective_fits;
-  if (fits.empty()) return std::nullopt;
-  const hw::CollectiveOp op = c.kind;
-  for (const auto& f : fits) {
-    if (f.op != op || f.ranks != ranks || f.nodes != nodes || f.bus_bandwidth.value() <= 0) continue;
-    return f.alpha + Time::from_seconds(c.size.value() * hw::bus_factor(op, ranks) /
-                                        f.bus_bandwidth.value());
-  }
-  return std::nullopt;
+  const hw::CollectiveFit* f = hw::find_fit(kernels_.profile().collective_fits, c.kind, ranks, nodes);
+  if (f == nullptr) return std::nullopt;
+  return hw::fit_time(*f, c.size);
 }
 
 Time Pricer::tally_comm(Time t, bool from_measurement, std::int64_t per_step) {

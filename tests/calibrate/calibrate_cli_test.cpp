@@ -2,6 +2,8 @@
 // as a device profile of kind "imported", refit it, and the measuring tool's absence.
 #include <doctest/doctest.h>
 
+#include <cmath>
+
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -93,6 +95,49 @@ TEST_CASE("import-nccl-tests writes an imported calibration usable as a device")
   CHECK(f.exit_code == 0);
   CHECK(f.out.find("all_reduce 16 ranks / 2 nodes") != std::string::npos);
   CHECK(io::load_device_profile(refit).profile.collective_fits.size() == 3);
+}
+
+TEST_CASE("collective --device on an imported calibration answers with its fit") {
+  // The H100 2-node all-reduce log imported, then swept on 16 GPUs packed on an H100 cluster
+  // (2 nodes): the fit covers the call (16 ranks, 2 nodes), so it gives algbw and busbw, and
+  // its time at each size is alpha + size x 2(n-1)/n / busbw. On 8 GPUs (1 node) it does not.
+  const fs::path out = temp_file("imported-for-sweep.json");
+  REQUIRE(run_megasim("calibrate import-nccl-tests " +
+                      shell_quote(kLogs + "h100-2node-all_reduce.log") +
+                      " --device h100-sxm5-80gb -o " + shell_quote(out.string()))
+              .exit_code == 0);
+  const auto fits = io::load_device_profile(out).profile.collective_fits;
+  REQUIRE(fits.size() == 1);
+  const auto sweep = [&](int gpus) {
+    const auto r = run_megasim("collective --cluster llama3-h100-24576 --op all_reduce --gpus " +
+                               std::to_string(gpus) + " --device " + shell_quote(out.string()) +
+                               " --json");
+    REQUIRE(r.exit_code == 0);
+    return io::parse_json_text(r.out, "stdout");
+  };
+  const io::Json two_nodes = sweep(16);
+  REQUIRE(two_nodes.contains("fit"));
+  CHECK(two_nodes["fit"]["nodes"] == 2);
+  // Within the sizes the log measured (8 MiB-16 GiB) only: below, the fit would extrapolate.
+  CHECK(two_nodes["fit"]["min_size_bytes"] == 8388608.0);
+  int inside = 0;
+  for (const auto& row : two_nodes["rows"]) {
+    const double size = row["size_bytes"].get<double>();
+    if (size < 8388608.0 || size > 17179869184.0) {
+      CHECK_FALSE(row.contains("fit_time_us"));
+      continue;
+    }
+    ++inside;
+    const double expected_us =
+        fits[0].alpha.to_us() + size * 2.0 * 15.0 / 16.0 / fits[0].bus_bandwidth.value() * 1e6;
+    CHECK(std::fabs(row["fit_time_us"].get<double>() - expected_us) <= 0.002);  // times are whole ns
+    CHECK(row["algbw_gbps"].get<double>() ==
+          doctest::Approx(size / (row["fit_time_us"].get<double>() * 1e-6) * 1e-9).epsilon(1e-9));
+  }
+  CHECK(inside > 5);
+  const io::Json one_node = sweep(8);
+  CHECK_FALSE(one_node.contains("fit"));
+  CHECK_FALSE(one_node["rows"][0].contains("fit_time_us"));
 }
 
 TEST_CASE("import-nccl-tests with a bad log or device exits 2") {

@@ -152,6 +152,7 @@ void describe_device(hw::DeviceProfile& p, const Options& o, const cudaDevicePro
   cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, 0);
   p.kind = hw::ProfileKind::kMeasured;
   p.name = o.name.empty() ? base_name + "-measured" : o.name;
+  if (p.base.empty()) p.base = base_name;
   p.source = fmt::format("Measured by megasim-calibrate-gpu{} on {} x {}; figures not measured "
                          "keep the sources of the base profile '{}'.",
                          o.quick ? " --quick" : "", devices, prop.name, base_name);

@@ -141,6 +141,7 @@ void run_import(const ImportOpts& o) {
   }
   p.kind = hw::ProfileKind::kImported;
   p.name = o.name.empty() ? base.profile.name + "-nccl-tests" : o.name;
+  p.base = base.profile.base.empty() ? base.profile.name : base.profile.base;
   p.source = base.profile.source + " Collective measurements imported from nccl-tests logs: " +
              [&] {
                std::string s;

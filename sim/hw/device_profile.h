@@ -185,6 +185,9 @@ struct MeasurementInfo {
 
 struct DeviceProfile {
   std::string name;
+  // The shipped profile a measured or imported one was made from ("" for a shipped one): what
+  // the profile does not measure, its power preset included, comes from there.
+  std::string base;
   ProfileKind kind = ProfileKind::kDatasheet;
   std::string source;
 

@@ -300,6 +300,7 @@ LoadedDeviceProfile parse_device_profile(const Json& doc, const std::string& ori
                                          kDeviceProfileSchemaVersion));
   }
   p.name = r.string("name");
+  p.base = r.text_or("base_profile", "");
   const std::string kind = r.choice("kind", {"datasheet", "measured", "imported"});
   p.kind = kind == "measured"   ? hw::ProfileKind::kMeasured
            : kind == "imported" ? hw::ProfileKind::kImported

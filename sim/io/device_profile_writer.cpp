@@ -149,6 +149,7 @@ Json device_profile_to_json(const hw::DeviceProfile& p) {
   Json j;
   j["schema_version"] = kDeviceProfileSchemaVersion;
   j["name"] = p.name;
+  if (!p.base.empty()) j["base_profile"] = p.base;
   j["kind"] = hw::to_string(p.kind);
   j["source"] = p.source;
   Json peak = Json::object();

@@ -87,7 +87,8 @@ void read_run_level(const InputOptions& o, Inputs& in) {
   RunInputs r;
   r.spec = run_spec_for(s, o.trials);
   r.reliability = reliability_for(s);
-  r.power = power_for(s, in.device.name);
+  // A measured or imported profile takes its power preset from the shipped one it came from.
+  r.power = power_for(s, in.device.base.empty() ? in.device.name : in.device.base);
   in.run = r;
 }
 

@@ -140,6 +140,27 @@ TEST_CASE("collective --device on an imported calibration answers with its fit")
   CHECK_FALSE(one_node["rows"][0].contains("fit_time_us"));
 }
 
+TEST_CASE("an imported calibration as a scenario's device takes its base profile's power preset") {
+  // The imported profile is named h100-sxm5-80gb-nccl-tests; no power preset has that name.
+  // It records its base (base_profile), whose preset the run's power figures use.
+  const fs::path out = temp_file("imported-as-device.json");
+  REQUIRE(run_megasim("calibrate import-nccl-tests " +
+                      shell_quote(kLogs + "h100-2node-all_reduce.log") +
+                      " --device h100-sxm5-80gb -o " + shell_quote(out.string()))
+              .exit_code == 0);
+  CHECK(io::load_device_profile(out).profile.base == "h100-sxm5-80gb");
+  io::Json scenario =
+      io::parse_json_file(std::string(MEGASIM_SOURCE_DIR) + "/scenarios/megascale-175b-12288.json");
+  scenario.erase("$schema");
+  scenario["device"] = out.string();
+  scenario["cluster"] = "llama3-h100-24576";
+  const fs::path file = temp_file("scenario-on-imported.json");
+  std::ofstream(file) << scenario.dump(2);
+  const auto r = run_megasim("simulate " + shell_quote(file.string()));
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("power (preset h100-sxm5-80gb") != std::string::npos);
+}
+
 TEST_CASE("import-nccl-tests with a bad log or device exits 2") {
   const fs::path out = temp_file("bad.json");
   const fs::path bad = temp_file("not-a-log.txt");

@@ -117,6 +117,7 @@ void run_import(const ImportOpts& o) {
   hw::DeviceProfile p = base.profile;
   std::vector<std::string> devices;
   io::Json runs = io::Json::array();
+  std::vector<std::pair<std::string, std::size_t>> run_sizes;  // (run id, distinct sizes)
   std::string text;
   for (const auto& log : o.logs) {
     for (const auto& run : calibrate::import_nccl_tests_file(log, options)) {
@@ -124,6 +125,9 @@ void run_import(const ImportOpts& o) {
       for (const auto& d : run.devices) {
         if (std::find(devices.begin(), devices.end(), d) == devices.end()) devices.push_back(d);
       }
+      std::set<double> sizes;
+      for (const auto& row : run.rows) sizes.insert(row.size.value());
+      run_sizes.emplace_back(run.rows.empty() ? std::string() : run.rows.front().run, sizes.size());
       runs.push_back({{"log", log},
                       {"line", run.first_line},
                       {"op", hw::to_string(run.op)},
@@ -160,6 +164,18 @@ void run_import(const ImportOpts& o) {
                         hw::to_string(f.op), f.ranks, f.nodes, f.run, f.alpha.to_us(),
                         f.bus_bandwidth.value() / 1e9, 100.0 * f.rms_relative_residual,
                         f.points);
+  }
+  // A run without a fit is said to be one, with why: its rows stay in the table all the same.
+  for (std::size_t i = 0; i < run_sizes.size(); ++i) {
+    const auto& [id, sizes] = run_sizes[i];
+    const bool fitted = std::any_of(p.collective_fits.begin(), p.collective_fits.end(),
+                                    [&](const hw::CollectiveFit& f) { return f.run == id; });
+    runs[i]["fitted"] = fitted;
+    if (fitted) continue;
+    const std::string why = sizes < 2 ? "it holds one message size, and alpha and beta need two"
+                                      : "its time does not grow with the message size";
+    runs[i]["no_fit"] = why;
+    text += fmt::format("{}: no alpha-beta fit: {}\n", id, why);
   }
   io::Json doc = io::device_profile_to_json(p);
   const io::Json fits = doc.value("collective_fits", io::Json::array());

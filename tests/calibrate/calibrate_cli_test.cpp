@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include "cli/run_command.h"
 #include "io/device_profile_loader.h"
@@ -159,6 +160,30 @@ TEST_CASE("an imported calibration as a scenario's device takes its base profile
   const auto r = run_megasim("simulate " + shell_quote(file.string()));
   CHECK(r.exit_code == 0);
   CHECK(r.out.find("power (preset h100-sxm5-80gb") != std::string::npos);
+}
+
+TEST_CASE("import-nccl-tests says when a run gets no fit, and why") {
+  // The H100 log cut to its header, its first size (8 MiB, out-of-place and in-place rows) and
+  // its footer: one size cannot pin alpha and beta apart.
+  std::ifstream in(kLogs + "h100-2node-all_reduce.log");
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  REQUIRE(lines.size() > 13);
+  const fs::path log = temp_file("one-size.log");
+  {
+    std::ofstream cut(log);
+    for (std::size_t i = 0; i < 10; ++i) cut << lines[i] << "\n";
+    for (std::size_t i = lines.size() - 3; i < lines.size(); ++i) cut << lines[i] << "\n";
+  }
+  const fs::path out = temp_file("one-size.json");
+  const auto r = run_megasim("calibrate import-nccl-tests " + shell_quote(log.string()) +
+                             " --device h100-sxm5-80gb --json -o " + shell_quote(out.string()));
+  REQUIRE(r.exit_code == 0);
+  const io::Json summary = io::parse_json_text(r.out, "stdout");
+  REQUIRE(summary["runs"].size() == 1);
+  CHECK(summary["runs"][0]["fitted"] == false);
+  CHECK(summary["runs"][0]["no_fit"].get<std::string>().find("one message size") != std::string::npos);
+  CHECK(summary["fits"].empty());
 }
 
 TEST_CASE("import-nccl-tests with a bad log or device exits 2") {

@@ -98,6 +98,24 @@ void emit(const io::Json& result, const std::string& text, bool json) {
                         : text);
 }
 
+// A run without a fit is said to be one, with why: its rows stay in the table all the same.
+// `run_sizes`: each run's id and how many message sizes it holds, in the order of `runs`.
+void report_unfitted(const std::vector<std::pair<std::string, std::size_t>>& run_sizes,
+                     const std::vector<hw::CollectiveFit>& fits, io::Json& runs,
+                     std::string& text) {
+  for (std::size_t i = 0; i < run_sizes.size(); ++i) {
+    const auto& [id, sizes] = run_sizes[i];
+    const bool fitted = std::any_of(fits.begin(), fits.end(),
+                                    [&](const hw::CollectiveFit& f) { return f.run == id; });
+    runs[i]["fitted"] = fitted;
+    if (fitted) continue;
+    const std::string why = sizes < 2 ? "it holds one message size, and alpha and beta need two"
+                                      : "its time does not grow with the message size";
+    runs[i]["no_fit"] = why;
+    text += fmt::format("{}: no alpha-beta fit: {}\n", id, why);
+  }
+}
+
 void run_import(const ImportOpts& o) {
   calibrate::ImportOptions options;
   if (!o.op.empty()) {
@@ -165,18 +183,7 @@ void run_import(const ImportOpts& o) {
                         f.bus_bandwidth.value() / 1e9, 100.0 * f.rms_relative_residual,
                         f.points);
   }
-  // A run without a fit is said to be one, with why: its rows stay in the table all the same.
-  for (std::size_t i = 0; i < run_sizes.size(); ++i) {
-    const auto& [id, sizes] = run_sizes[i];
-    const bool fitted = std::any_of(p.collective_fits.begin(), p.collective_fits.end(),
-                                    [&](const hw::CollectiveFit& f) { return f.run == id; });
-    runs[i]["fitted"] = fitted;
-    if (fitted) continue;
-    const std::string why = sizes < 2 ? "it holds one message size, and alpha and beta need two"
-                                      : "its time does not grow with the message size";
-    runs[i]["no_fit"] = why;
-    text += fmt::format("{}: no alpha-beta fit: {}\n", id, why);
-  }
+  report_unfitted(run_sizes, p.collective_fits, runs, text);
   io::Json doc = io::device_profile_to_json(p);
   const io::Json fits = doc.value("collective_fits", io::Json::array());
   // The base profile's collective constants stay as they were, for the collective module.

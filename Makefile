@@ -3,7 +3,7 @@
 SCENARIO ?= scenarios/megascale-175b-12288.json
 MEGASIM := build/release/sim/cli/megasim
 
-.PHONY: deps build run test test-release test-asan bench clean
+.PHONY: deps build run test test-release test-asan test-fuzz fuzz bench clean
 
 deps:
 	./scripts/install-deps.sh
@@ -21,7 +21,8 @@ run: build
 
 # The release build runs every test; ASan + UBSan builds and runs only the library unit tests
 # (CTest label lib): the CLI, golden and script tests would run the same code a second time.
-test: build test-release test-asan
+# Then each loader's fuzz target for a few seconds (label fuzz, a build of the loaders alone).
+test: build test-release test-asan test-fuzz
 
 test-release:
 	ctest --preset release
@@ -30,6 +31,21 @@ test-asan: deps
 	cmake --preset asan
 	cmake --build --preset asan
 	ctest --preset asan
+
+# The fuzz preset builds with clang; without it (or libFuzzer) its tests report themselves skipped.
+test-fuzz: deps
+	cmake --preset fuzz
+	cmake --build --preset fuzz
+	ctest --preset fuzz
+
+# Long fuzzing: every target for FUZZ_SECONDS, growing the corpus in build/fuzz/long/ from one
+# run to the next; a finding is kept in build/fuzz/long/<target>/crashes/.
+FUZZ_SECONDS ?= 60
+fuzz: deps
+	cmake --preset fuzz
+	cmake --build --preset fuzz
+	FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_DIR=$(abspath build/fuzz/long) \
+	  ctest --preset fuzz --timeout $$(( $(FUZZ_SECONDS) + 300 ))
 
 bench: build
 	cmake --build --preset release --target megasim_benches

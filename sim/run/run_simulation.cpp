@@ -29,8 +29,7 @@ class Trial {
  public:
   Trial(const StepProfile& step, std::int64_t steps, Time step_time, const ReliabilityModel& model,
         std::int64_t interval_steps, std::uint64_t seed)
-      : step_(step),
-        model_(model),
+      : model_(model),
         sim_(seed),
         step_time_(step_time),
         work_(step_time * steps),
@@ -181,7 +180,6 @@ class Trial {
     return cause_rates_.size() - 1;
   }
 
-  const StepProfile& step_;
   const ReliabilityModel& model_;
   Simulator sim_;
   Time step_time_, work_;

@@ -155,7 +155,9 @@ void Executor::deliver(int to, int key, std::int64_t produced) {
 void Executor::start_pp(int i) {
   Unit& u = units_[i];
   if (u.pp.busy || u.pp.head == u.pp.queue.size()) return;
-  const auto [duration, to] = u.pp.queue[u.pp.head];
+  // Not a structured binding: clang before 16 cannot capture one in the lambda below.
+  const Time duration = u.pp.queue[u.pp.head].first;
+  const int to = u.pp.queue[u.pp.head].second;
   const int key = u.pp.dest_pass[u.pp.head];
   const std::int64_t produced = u.pp.producer_finish[u.pp.head];
   ++u.pp.head;

@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include "engine/error.h"
+#include "input_error_of.h"
 #include "io/reliability_loader.h"
 #include "io/scenario.h"
 #include "test_profiles.h"
@@ -74,4 +75,33 @@ TEST_CASE("presets: the 530B production scenario gives the run inputs") {
   const RunSpec spec = megasim::io::run_spec_for(s, 3);
   CHECK(spec.tokens == doctest::Approx(2e12));
   CHECK(spec.trials == 3);
+}
+
+TEST_CASE("presets: a failure-rate file with 100,000 components is refused, naming the cap") {
+  // The run simulation draws every cause after each event, so 10^5 causes would multiply its
+  // time by thousands: the loader accepts at most 256 and says so before reading any.
+  const fs::path dir = fs::temp_directory_path() / "megasim_run_presets_many_causes";
+  fs::create_directories(dir);
+  {
+    std::ofstream rates(dir / "rates.json");
+    rates << R"({"name": "many", "source": "test", "observed": {"gpus": 8, "gpus_per_node": 8,)"
+          << R"( "days": 1, "source": "test"}, "components": [)";
+    for (int i = 0; i < 100000; ++i)
+      rates << (i ? "," : "") << R"({"name": "c)" << i << R"(", "count": 1, "scope": "gpu"})";
+    rates << "]}";
+  }
+  std::ifstream in(fs::path(MEGASIM_SOURCE_DIR) / "reliability/default.json");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string named = "\"failure-rates-llama3-405b\"";
+  REQUIRE(text.find(named) != std::string::npos);
+  std::string path = "\"";  // not "\"" + path + "\"": GCC 12 warns (-Wrestrict) on that
+  path += (dir / "rates.json").string();
+  path += '"';
+  text.replace(text.find(named), named.size(), path);
+  std::ofstream(dir / "preset.json") << text;
+  const std::string error = megasim::test::input_error_of(
+      [&] { megasim::io::load_reliability_file(dir / "preset.json"); });
+  CHECK(error.find((dir / "rates.json").string() + ": components: 100000 elements; at most 256 "
+                   "are accepted here") != std::string::npos);
+  fs::remove_all(dir);
 }

@@ -1,0 +1,10 @@
+// A power preset (power/*.json).
+#include "io/reliability_loader.h"
+
+#include "fuzz_input.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  return megasim::fuzz::load_from_file(data, size, "power.json", [](const std::filesystem::path& f) {
+    megasim::io::load_power_file(f);
+  });
+}

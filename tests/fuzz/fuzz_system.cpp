@@ -1,0 +1,10 @@
+// A system preset (systems/*.json).
+#include "io/system_loader.h"
+
+#include "fuzz_input.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  return megasim::fuzz::load_from_file(data, size, "system.json", [](const std::filesystem::path& f) {
+    megasim::io::load_system_file(f);
+  });
+}

@@ -26,6 +26,16 @@ fs::path temp_file(const std::string& name) {
   fs::create_directories(dir);
   return dir / name;
 }
+
+// The H100 2-node all-reduce log imported on its base profile, into a temporary file `name`.
+fs::path import_h100_all_reduce(const std::string& name) {
+  const fs::path out = temp_file(name);
+  REQUIRE(run_megasim("calibrate import-nccl-tests " +
+                      shell_quote(kLogs + "h100-2node-all_reduce.log") +
+                      " --device h100-sxm5-80gb -o " + shell_quote(out.string()))
+              .exit_code == 0);
+  return out;
+}
 }  // namespace
 
 TEST_CASE("calibrate without an output file is a usage error") {
@@ -102,11 +112,7 @@ TEST_CASE("collective --device on an imported calibration answers with its fit")
   // The H100 2-node all-reduce log imported, then swept on 16 GPUs packed on an H100 cluster
   // (2 nodes): the fit covers the call (16 ranks, 2 nodes), so it gives algbw and busbw, and
   // its time at each size is alpha + size x 2(n-1)/n / busbw. On 8 GPUs (1 node) it does not.
-  const fs::path out = temp_file("imported-for-sweep.json");
-  REQUIRE(run_megasim("calibrate import-nccl-tests " +
-                      shell_quote(kLogs + "h100-2node-all_reduce.log") +
-                      " --device h100-sxm5-80gb -o " + shell_quote(out.string()))
-              .exit_code == 0);
+  const fs::path out = import_h100_all_reduce("imported-for-sweep.json");
   const auto fits = io::load_device_profile(out).profile.collective_fits;
   REQUIRE(fits.size() == 1);
   const auto sweep = [&](int gpus) {
@@ -144,11 +150,7 @@ TEST_CASE("collective --device on an imported calibration answers with its fit")
 TEST_CASE("an imported calibration as a scenario's device takes its base profile's power preset") {
   // The imported profile is named h100-sxm5-80gb-nccl-tests; no power preset has that name.
   // It records its base (base_profile), whose preset the run's power figures use.
-  const fs::path out = temp_file("imported-as-device.json");
-  REQUIRE(run_megasim("calibrate import-nccl-tests " +
-                      shell_quote(kLogs + "h100-2node-all_reduce.log") +
-                      " --device h100-sxm5-80gb -o " + shell_quote(out.string()))
-              .exit_code == 0);
+  const fs::path out = import_h100_all_reduce("imported-as-device.json");
   CHECK(io::load_device_profile(out).profile.base == "h100-sxm5-80gb");
   io::Json scenario =
       io::parse_json_file(std::string(MEGASIM_SOURCE_DIR) + "/scenarios/megascale-175b-12288.json");

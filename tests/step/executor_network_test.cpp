@@ -216,6 +216,34 @@ TEST_CASE("network: coflows give every replica's PP message the rates of separat
   }
 }
 
+// Four single-GPU servers under one ToR, replica d's stages on servers 2d and 2d + 1, PP
+// messages of 1e7 bytes: the executor's PP sends on their own solver, for tests that drive them.
+struct ReplicaPairs {
+  explicit ReplicaPairs(bool coflows) {
+    net.coflows = coflows;
+  }
+  static net::ClusterSpec spec() {
+    net::ClusterSpec c = two_servers();
+    c.gpus = 4;
+    c.node.gpus = 1;
+    return c;
+  }
+  static StageTraffic traffic() {
+    StageTraffic t;
+    t.pp_on_network = true;
+    t.pp_bytes = Bytes(1e7);
+    return t;
+  }
+  Fabric f;
+  net::Topology topology{spec()};
+  ExecutorNetwork net{&topology, &f.constants, [](int s, int d, int) { return 2 * d + s; }, 1,
+                      {traffic(), traffic()}};
+  Simulator sim;
+  net::FlowSolver solver{sim, topology, net::Routing::kEcmp};
+  collective::CollectiveEngine engine{sim, topology, solver, f.constants};
+  detail::PpSends sends{sim, engine, net, 2, 1, 2, nullptr};
+};
+
 TEST_CASE("network: a PP message's copies move in lockstep, and end when the slowest would") {
   // The fabric above, replica d's stages on servers 2d and 2d + 1. Both replicas send 1e7
   // bytes at 0 (alone 1e7 / 10 GB/s = 1 ms). At 0.5 ms a long flow leaves replica 1's stage-0
@@ -223,31 +251,19 @@ TEST_CASE("network: a PP message's copies move in lockstep, and end when the slo
   // bytes at 5 GB/s, to 1.5 ms. As one coflow both copies slow down (one flow in flight), as
   // flows apart replica 0's ends at 1 ms; the message is done at 1.5 ms plus the send latency
   // either way.
-  net::ClusterSpec spec = two_servers();
-  spec.gpus = 4;
-  spec.node.gpus = 1;
-  Fabric f;
-  net::Topology topology{spec};
-  StageTraffic t;
-  t.pp_on_network = true;
-  t.pp_bytes = Bytes(1e7);
   for (const bool coflows : {true, false}) {
-    ExecutorNetwork net{&topology, &f.constants, [](int s, int d, int) { return 2 * d + s; }, 1,
-                        {t, t}};
-    net.coflows = coflows;
-    Simulator sim;
-    net::FlowSolver solver(sim, topology, net::Routing::kEcmp);
-    collective::CollectiveEngine engine(sim, topology, solver, f.constants);
-    detail::PpSends sends(sim, engine, net, 2, 1, 2, nullptr);
+    ReplicaPairs p(coflows);
+    Simulator& sim = p.sim;
+    collective::CollectiveEngine& engine = p.engine;
     Time done;
-    sends.send_all(0, 1, [&] { done = sim.now(); });
+    p.sends.send_all(0, 1, [&] { done = sim.now(); });
     std::size_t in_flight = 0;
     sim.at(Time::from_us(500), [&] {
-      in_flight = solver.active_flows();
+      in_flight = p.solver.active_flows();
       engine.send(2, 0, Bytes(1e9), 7, [] {});
     });
     std::size_t at_1200us = 0;
-    sim.at(Time::from_us(1200), [&] { at_1200us = solver.active_flows(); });
+    sim.at(Time::from_us(1200), [&] { at_1200us = p.solver.active_flows(); });
     sim.run_until(Time::from_ms(10));
     CHECK(in_flight == (coflows ? 1u : 2u));
     CHECK(at_1200us == 2u);  // the long flow and the copy (or coflow) still sending
@@ -262,27 +278,16 @@ TEST_CASE("network: full mode joins the replicas that send one message at one in
   // other direction of the same links), alone: its own flow. Each message alone takes 1 ms at
   // 10 GB/s and none shares a link with another, so the joined copies end at 1 ms and the late
   // one at 1.2 ms, each plus its send latency.
-  net::ClusterSpec spec = two_servers();
-  spec.gpus = 4;
-  spec.node.gpus = 1;
-  Fabric f;
-  net::Topology topology{spec};
-  StageTraffic t;
-  t.pp_on_network = true;
-  t.pp_bytes = Bytes(1e7);
-  ExecutorNetwork net{&topology, &f.constants, [](int s, int d, int) { return 2 * d + s; }, 1,
-                      {t, t}};
-  Simulator sim;
-  net::FlowSolver solver(sim, topology, net::Routing::kEcmp);
-  collective::CollectiveEngine engine(sim, topology, solver, f.constants);
-  detail::PpSends sends(sim, engine, net, 2, 1, 2, nullptr);
+  ReplicaPairs p(true);
+  Simulator& sim = p.sim;
+  collective::CollectiveEngine& engine = p.engine;
   Time done[3];
-  sends.send_one(0, 0, 1, [&] { done[0] = sim.now(); });
-  sends.send_one(1, 0, 1, [&] { done[1] = sim.now(); });
+  p.sends.send_one(0, 0, 1, [&] { done[0] = sim.now(); });
+  p.sends.send_one(1, 0, 1, [&] { done[1] = sim.now(); });
   std::size_t together = 0, then = 0;
-  sim.at(Time::from_us(100), [&] { together = solver.active_flows(); });
-  sim.at(Time::from_us(200), [&] { sends.send_one(1, 1, 0, [&] { done[2] = sim.now(); }); });
-  sim.at(Time::from_us(300), [&] { then = solver.active_flows(); });
+  sim.at(Time::from_us(100), [&] { together = p.solver.active_flows(); });
+  sim.at(Time::from_us(200), [&] { p.sends.send_one(1, 1, 0, [&] { done[2] = sim.now(); }); });
+  sim.at(Time::from_us(300), [&] { then = p.solver.active_flows(); });
   sim.run();
   CHECK(together == 1u);
   CHECK(then == 2u);

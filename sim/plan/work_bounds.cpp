@@ -13,8 +13,7 @@ double step_passes(const io::Inputs& in, bool full) {
   const workload::ParallelPlan& p = in.scenario.plan;
   // A TP group runs lock-stepped as one unit even in full mode (step/README.md).
   const double ranks = static_cast<double>(p.pp) * (full ? p.dp : 1);
-  const double micro_batches = static_cast<double>(p.global_batch) /
-                               (static_cast<double>(p.dp) * static_cast<double>(p.micro_batch));
+  const auto micro_batches = static_cast<double>(p.micro_batches());
   // Forward and backward; zero-bubble splits the backward into input and weight gradients.
   const double passes = p.schedule == workload::Schedule::kZeroBubble ? 3.0 : 2.0;
   return ranks * micro_batches * static_cast<double>(p.vpp) * passes;
@@ -29,7 +28,7 @@ void check_step_work(const io::Inputs& in, bool full, const WorkLimits& limits) 
       "micro-batches of global_batch {} / (dp {} × micro_batch {}) × vpp {}, forward and "
       "backward) needs at least as many events, more than --max-events {}",
       in.scenario.file.string(), passes, p.pp, full ? fmt::format(" × dp {} (--full)", p.dp) : "",
-      static_cast<double>(p.global_batch) / (static_cast<double>(p.dp) * p.micro_batch),
+      static_cast<double>(p.micro_batches()),
       p.global_batch, p.dp, p.micro_batch, p.vpp, limits.max_events));
 }
 

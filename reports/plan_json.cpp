@@ -23,7 +23,8 @@ nlohmann::json plan_json(const workload::ParallelPlan& p) {
 
 nlohmann::json breakdown_json(const step::Breakdown& b) {
   const auto s = [](Time t) { return t.to_seconds(); };
-  return {{"compute", s(b.compute)},       {"tp_exposed", s(b.tp_exposed)},
+  return {{"compute", s(b.compute)},       {"slowest_gpu", s(b.slowest_gpu)},
+          {"tp_exposed", s(b.tp_exposed)},
           {"pp_exposed", s(b.pp_exposed)}, {"dp_exposed", s(b.dp_exposed)},
           {"bubble", s(b.bubble)},         {"optimizer", s(b.optimizer)},
           {"other", s(b.other)}};

@@ -20,8 +20,8 @@ import subprocess
 root = pathlib.Path(__file__).resolve().parent.parent
 profile_path = root / "calibrate/profiles/a100-sxm4-80gb.json"
 system_path = root / "systems/megatron-lm.json"
-K_HALF = [256, 384, 448, 512, 576, 640, 768]
-P2P_US = [0, 100, 200, 300, 400, 500, 600, 800, 1000]
+K_HALF = [256, 320, 384, 448, 512, 576, 640, 768]
+P2P_US = [0, 200, 400, 600, 800, 1000, 1200, 1400, 1600]
 EFFICIENCY = 0.86
 
 

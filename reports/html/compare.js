@@ -49,11 +49,12 @@
     scatter('Step time against memory headroom', 'step_time_s', 's', (x) => `${fmt.num(x, 3)} s`);
     scatter('MFU against memory headroom', 'mfu', 'MFU', (x) => fmt.pct(x));
     const top = fastest.slice(0, 8);
-    const parts = [['compute', 'compute'], ['TP exposed', 'tp_exposed'], ['PP exposed', 'pp_exposed'],
+    const parts = [['compute', 'compute'], ['slowest GPU', 'slowest_gpu'],
+      ['TP exposed', 'tp_exposed'], ['PP exposed', 'pp_exposed'],
       ['DP exposed', 'dp_exposed'], ['bubble', 'bubble'], ['optimizer', 'optimizer'],
       ['other', 'other']];
-    const colour = [colours.compute, colours.tp, colours.pp, colours.dp, colours.bubble,
-      colours.optimizer, colours.other];
+    const colour = [colours.compute, colours.slowest, colours.tp, colours.pp, colours.dp,
+      colours.bubble, colours.optimizer, colours.other];
     const c = section(`The ${top.length} fastest plans' breakdowns`, 'The critical stage of ' +
       'each plan, fastest on top.', true);
     chart(c, {

@@ -110,6 +110,22 @@ struct InterferenceParams {
   std::string source;
 };
 
+// GPUs of one SKU are not equally fast: power management and manufacturing spread their
+// sustained throughput across a fleet (Sinha et al., SC'22). `sigma` is that spread's standard
+// deviation as a fraction of the mean; 0 leaves every GPU at the profile's speed.
+struct FleetVariation {
+  double sigma = 0.0;
+  std::string source;
+
+  // How much longer the slowest of `gpus` GPUs takes over the same compute than a GPU of mean
+  // speed, as a fraction: sigma × the expected largest of `gpus` standard normal draws. A
+  // synchronous step waits for its slowest GPU at every TP collective, PP hand-off and DP sync.
+  double slowest_of(std::int64_t gpus) const;
+};
+
+// The expected largest of n independent standard normal draws (0 for n = 1), by quadrature.
+double expected_max_of_normals(std::int64_t n);
+
 // One measured GEMM: the shape and the median time of its repeats.
 struct GemmMeasurement {
   GemmShape shape;
@@ -200,6 +216,7 @@ struct DeviceProfile {
   PowerProfile power;
   std::optional<ReferenceSystem> reference_system;
   InterferenceParams interference;
+  FleetVariation fleet_variation;
   GemmModelParams gemm;
   AttentionModelParams attention;
   MemoryModelParams memory_model;

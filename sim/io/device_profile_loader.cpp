@@ -248,6 +248,11 @@ void read_models(JsonReader& r, hw::DeviceProfile& p) {
     p.interference.source = required_source(i);
     i.finish();
   }
+  if (auto f = r.optional_object("fleet_variation")) {
+    p.fleet_variation.sigma = f->number("sigma", 0.0, 0.2);
+    p.fleet_variation.source = required_source(*f);
+    f->finish();
+  }
   p.gemm = read_gemm_model(r.object("gemm_model"));
   {
     JsonReader a = r.object("attention_model");

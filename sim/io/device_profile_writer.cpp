@@ -15,6 +15,10 @@ void put_nonempty(Json& j, const char* key, const std::string& v) {
 void put_models(Json& j, const hw::DeviceProfile& p) {
   j["interference"] = {{"compute_slowdown", p.interference.compute_slowdown},
                        {"source", p.interference.source}};
+  if (p.fleet_variation.sigma > 0.0) {
+    j["fleet_variation"] = {{"sigma", p.fleet_variation.sigma},
+                            {"source", p.fleet_variation.source}};
+  }
   Json tiles = Json::array(), classes = Json::array();
   for (const auto& t : p.gemm.tiles) tiles.push_back({{"m", t.m}, {"n", t.n}});
   for (const auto& c : p.gemm.classes) {

@@ -164,9 +164,12 @@ void Executor::start_pass(int i, const PassId& p) {
                    : p.pass == Pass::kBackward ? c.backward_tp
                                                : c.weight_grad_tp;
   const bool slowed = p.pass == Pass::kForward || cfg_.slow_all_passes;
-  const Time work = t[p.chunk] * (slowed ? u.slowdown : 1.0);
+  const Time nominal = t[p.chunk] * (slowed ? u.slowdown : 1.0);
+  const Time paced = (t[p.chunk] - tp[p.chunk]) * cfg_.slowest_gpu;
+  const Time work = nominal + paced;
   u.stats.tp_exposed += tp[p.chunk];
-  u.stats.compute += work - tp[p.chunk];
+  u.stats.compute += nominal - tp[p.chunk];
+  u.stats.slowest_gpu += paced;
   u.compute.running_pass = true;
   u.compute.current = p;
   // Names are built only for traced ranks: this is the executor's hottest path.

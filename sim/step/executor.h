@@ -114,6 +114,9 @@ struct ExecutorConfig {
   // synchronisation), paid on the compute stream once the exchange has completed.
   Time blocking_p2p_overhead;
   double interference = 0.0;  // fractional compute slowdown beside PP/DP communication
+  // Every pass's compute (not its exposed TP communication) takes this fraction longer: the
+  // step is paced by the job's slowest GPU (hw::FleetVariation::slowest_of).
+  double slowest_gpu = 0.0;
   bool full = false;          // every rank, rather than one per stage
   int tp = 1, dp = 1;
   // Full mode only, optional: per job rank (workload::RankIndex order over tp, the schedule's
@@ -128,6 +131,7 @@ struct ExecutorConfig {
 
 struct StageBreakdown {
   Time compute;      // compute-stream busy time net of exposed TP communication
+  Time slowest_gpu;  // what the passes took longer because the slowest GPU paces them
   Time tp_exposed;   // exposed TP communication inside passes
   Time pp_exposed;   // waiting for activations/gradients in flight, or blocked sending them
   Time dp_exposed;   // waiting for DP collectives

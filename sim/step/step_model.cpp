@@ -61,6 +61,7 @@ ExecutorConfig executor_config(const StepRequest& r, const net::Topology& topolo
   cfg.dp_overlap = r.system.dp_overlap;
   cfg.blocking_p2p_overhead = r.system.blocking_p2p_overhead;
   cfg.interference = profile.interference.compute_slowdown - 1.0;
+  cfg.slowest_gpu = profile.fleet_variation.slowest_of(r.workload.plan.gpus());
   cfg.tp = r.workload.plan.tp;
   cfg.dp = r.workload.plan.dp;
   cfg.rank_slowdown = straggler_factors(r, topology);
@@ -113,11 +114,13 @@ void add_activity(const PricingTally& t, const StageBreakdown& b, std::int64_t m
   out.kernel_attention = t.attention * m;
   out.kernel_memory_bound = t.memory_bound * m;
   const double kernel_total = static_cast<double>((t.gemm + t.attention + t.memory_bound).ns());
-  const double compute = static_cast<double>((b.compute + b.optimizer).ns());
+  // The slowest GPU's longer passes are busy time too.
+  const Time busy = b.compute + b.slowest_gpu + b.optimizer;
+  const double compute = static_cast<double>(busy.ns());
   const double gemm_share =
       kernel_total > 0 ? static_cast<double>((t.gemm + t.attention).ns()) / kernel_total : 1.0;
   out.gemm_time = Time::from_ns(std::llround(compute * gemm_share));
-  out.memory_bound_time = b.compute + b.optimizer - out.gemm_time;
+  out.memory_bound_time = busy - out.gemm_time;
   out.comm_only_time = b.tp_exposed + b.pp_exposed + b.dp_exposed;
   out.idle_time = out.step_time - out.gemm_time - out.memory_bound_time - out.comm_only_time;
 }
@@ -174,7 +177,7 @@ StepPrediction predict_step(const StepRequest& r, const net::Topology& topology,
   out.trace = std::move(ex.trace);
   const StageBreakdown& b = ex.stages[ex.critical_stage];
   out.breakdown = {b.compute, b.tp_exposed, b.pp_exposed, b.dp_exposed, b.bubble, b.optimizer,
-                   b.data_loading + (out.step_time - b.end)};
+                   b.data_loading + (out.step_time - b.end), b.slowest_gpu};
 
   add_rates(r.workload, kernels.profile(), out);
   add_cost_sources(tallies, kernels.profile(), out);

@@ -54,6 +54,7 @@ struct StepRequest {
 // waits, done, for a slower stage to finish the step.
 struct Breakdown {
   Time compute, tp_exposed, pp_exposed, dp_exposed, bubble, optimizer, other;
+  Time slowest_gpu;  // the slowest of the job's GPUs pacing the passes (hw::FleetVariation)
 };
 
 struct StepPrediction {

@@ -148,6 +148,14 @@ TEST_CASE("schema round trip keeps tables and fits") {
   CHECK(back.power_table[0].communication_share == 0.25);
   CHECK(back.power_table[0].idle_share() == 0.25);
   CHECK(back.power_table[0].watts == Watts(412.5));
+  CHECK(back.fleet_variation.sigma == p.fleet_variation.sigma);
+  CHECK(back.fleet_variation.sigma > 0.0);
+}
+
+TEST_CASE("a fleet variation past 20 % is rejected naming its path") {
+  Json doc = a100_doc();
+  doc["fleet_variation"]["sigma"] = 0.5;
+  CHECK(error_of(doc).find("fleet_variation.sigma") != std::string::npos);
 }
 
 TEST_CASE("a power reading whose activity shares exceed the phase is rejected") {

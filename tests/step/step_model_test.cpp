@@ -182,3 +182,24 @@ TEST_CASE("step model: on the shared network, folded and full agree on a symmetr
     CHECK(f.predict(r).step_time != folded.step_time);
   }
 }
+
+TEST_CASE("step model: the job's slowest GPU paces the passes, as its own breakdown term") {
+  Fixture f;
+  const auto r = f.request("megascale");
+  const auto paced = f.predict(r);
+  hw::DeviceProfile even = f.device.profile;
+  even.fleet_variation.sigma = 0.0;
+  const hw::KernelCostModel even_kernels(even);
+  const auto level = step::predict_step(r, f.topology, even_kernels, f.constants);
+  CHECK(level.breakdown.slowest_gpu == Time::zero());
+  REQUIRE(paced.breakdown.slowest_gpu > Time::zero());
+  // The passes' compute, 64 GPUs' worth of slowest: the term is that share of the compute.
+  const double share = f.device.profile.fleet_variation.slowest_of(64);
+  CHECK(paced.breakdown.slowest_gpu.to_seconds() ==
+        doctest::Approx(share * paced.breakdown.compute.to_seconds()).epsilon(0.01));
+  CHECK(paced.breakdown.compute == level.breakdown.compute);
+  // The step lengthens by about the term (the pipeline carries it through the bubble too).
+  const double longer = (paced.step_time - level.step_time).to_seconds();
+  CHECK(longer >= 0.9 * paced.breakdown.slowest_gpu.to_seconds());
+  CHECK(longer <= 1.5 * paced.breakdown.slowest_gpu.to_seconds());
+}

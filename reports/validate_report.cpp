@@ -36,6 +36,11 @@ std::string validate_json(const plan::Validation& v) {
   out["chain_max_gain_error_points"] = v.gain_max_points;
   out["band_coverage"] = {{"rows", v.bands.rows}, {"covered", v.bands.covered},
                           {"median_width", v.bands.median_width}};
+  out["families"] = nlohmann::json::array();
+  for (const auto& f : v.families) {
+    out["families"].push_back({{"family", f.name}, {"rows", f.rows}, {"mape", f.mape},
+                               {"worst", f.worst}});
+  }
   return json_text(out);
 }
 
@@ -65,6 +70,12 @@ std::string validate_text(const plan::Validation& v) {
                      v.rows_fitted);
   }
   if (v.worst) t += fmt::format("; worst {} {:+.1f} %", v.worst->scenario, v.worst->error() * 100);
+  t += "\nby system (fit and check rows):";
+  for (std::size_t i = 0; i < v.families.size(); ++i) {
+    const auto& f = v.families[i];
+    t += fmt::format("{} {} {:.1f} % over {} rows (worst {:.1f} %)", i == 0 ? "" : ";", f.name,
+                     f.mape * 100, f.rows, f.worst * 100);
+  }
   if (!v.gains.empty()) {
     t += fmt::format("\n{:<24} {:>5} {:>15} {:>15} {:>11}\n", "ablation chain", "step",
                      "gain published", "gain predicted", "difference");

@@ -37,6 +37,11 @@ step::SystemOptions load_system_file(const std::filesystem::path& file) {
     p.string("source");
     p.finish();
   }
+  if (auto b = r.optional_object("dp_bucket_overlap")) {
+    s.dp_bucket_overlap = b->boolean_or("enabled", false);
+    b->string("source");
+    b->finish();
+  }
   r.finish();
   return s;
 }

@@ -112,6 +112,13 @@ Validation summarise(std::vector<ValidationRow> rows) {
   std::vector<ResidualRow> residuals;
   for (const auto& r : rows) residuals.push_back(r.residual());
   v.bands = band_coverage(residuals);
+  std::map<std::string, std::vector<double>> by_family;
+  for (const auto& r : rows) {
+    if (r.step < 0) by_family[r.residual().family].push_back(std::fabs(r.error()));
+  }
+  for (const auto& [name, e] : by_family) {
+    v.families.push_back({name, e.size(), mean(e), *std::max_element(e.begin(), e.end())});
+  }
   v.mape_checked = mean(errors["check"]);
   v.rows_checked = errors["check"].size();
   v.mape_fitted = mean(errors["fit"]);

@@ -46,6 +46,13 @@ struct Validation {
   std::vector<ChainGain> gains;
   double gain_max_points = 0;          // largest |gain difference|
   Coverage bands;                      // every row's band from the other sources (bands.h)
+  // Per system family (the scenario's preset), over its plain rows, fit and check alike.
+  struct Family {
+    std::string name;
+    std::size_t rows = 0;
+    double mape = 0, worst = 0;  // worst: the largest |error|
+  };
+  std::vector<Family> families;  // by name
 };
 
 // The metric of a prediction that a published row names ("iteration_time_s...", "mfu...",

@@ -31,11 +31,20 @@ Executor::Executor(const PipelineSchedule& sched, const std::vector<StageCosts>&
         u.exchange.inbox.assign(3 * slots_, BlockingMessage{});
       }
       u.dp.ag_done.assign(sched.vpp, !cfg.dp_overlap);
+      u.dp.ag_buckets_done.assign(sched.vpp, 0);
+      u.dp.ag_complete_at.assign(sched.vpp, Time::zero());
+      u.dp.rs_buckets_sent.assign(sched.vpp, 0);
       u.dp.backward_left.assign(sched.vpp, sched.micro_batches);
       units_.push_back(std::move(u));
     }
   }
-  dp_members_ready_.assign(static_cast<std::size_t>(sched.pp) * (4 * sched.vpp + 4), 0);
+  // Every bucket's all-gather and reduce-scatter, twice over, and a few more.
+  for (int s = 0; s < sched.pp; ++s) {
+    std::size_t n = 4;
+    for (int c = 0; c < sched.vpp; ++c) n += 4 * static_cast<std::size_t>(buckets(s, c));
+    dp_stride_ = std::max(dp_stride_, n);
+  }
+  dp_members_ready_.assign(static_cast<std::size_t>(sched.pp) * dp_stride_, 0);
   if (!cfg.pp_overlap) {
     for (int s = 0; s < sched.pp; ++s) program_.push_back(blocking_p2p_program(sched, s));
     rendezvous_ = blocking_sends_rendezvous(sched);
@@ -86,7 +95,10 @@ double Executor::unit_slowdown(int d, int s) const {
 void Executor::start_unit(int i) {
   Unit& u = units_[i];
   if (cfg_.dp_overlap) {
-    for (int c = 0; c < sched_.vpp; ++c) enqueue_dp(i, DpOp{true, c});
+    for (int c = 0; c < sched_.vpp; ++c) {
+      const int n = buckets(u.s, c);
+      for (int b = 0; b < n; ++b) enqueue_dp(i, DpOp{true, c, b, n});
+    }
   }
   u.phase = StepPhase::kPasses;
   const Time load = costs_[u.s].data_loading;
@@ -128,7 +140,7 @@ void Executor::try_compute(int i) {
     if (cfg_.pp_overlap ? next_pass(i) : next_step(i)) return;
     // All passes done: gradients.
     if (!cfg_.dp_overlap) {
-      for (int c = 0; c < sched_.vpp; ++c) enqueue_dp(i, DpOp{false, c});
+      for (int c = 0; c < sched_.vpp; ++c) enqueue_dp(i, DpOp{false, c, 0, 1});
     }
     u.phase = StepPhase::kGradientSync;
   }
@@ -143,7 +155,7 @@ void Executor::try_compute(int i) {
   if (u.phase == StepPhase::kOptimizer) {
     u.phase = StepPhase::kParameterSync;
     if (!cfg_.dp_overlap) {
-      for (int c = 0; c < sched_.vpp; ++c) enqueue_dp(i, DpOp{true, c});
+      for (int c = 0; c < sched_.vpp; ++c) enqueue_dp(i, DpOp{true, c, 0, 1});
     }
   }
   if (u.phase == StepPhase::kParameterSync) {
@@ -172,6 +184,22 @@ void Executor::start_pass(int i, const PassId& p) {
   u.stats.slowest_gpu += paced;
   u.compute.running_pass = true;
   u.compute.current = p;
+  const int n = buckets(u.s, p.chunk);
+  if (p.pass == Pass::kForward && !u.dp.ag_done[p.chunk]) {
+    // Started on the chunk's first buckets: its last bucket's layers wait for their parameters.
+    u.compute.gate_chunk = p.chunk;
+    u.compute.gate_tail = work * (1.0 / n);
+  }
+  const bool last_grad_pass = sched_.split_backward() ? p.pass == Pass::kWeightGrad
+                                                      : p.pass == Pass::kBackward;
+  if (cfg_.dp_overlap && n > 1 && last_grad_pass && u.dp.backward_left[p.chunk] == 1) {
+    // The chunk's last backward pass produces its gradients bucket by bucket: each bucket's
+    // reduce-scatter goes out when its share of the pass is done (the last one at the end).
+    for (int b = 1; b < n; ++b) {
+      sim_.after(work * (static_cast<double>(b) / n),
+                 [this, i, c = p.chunk, b] { send_rs_buckets(i, c, b); });
+    }
+  }
   // Names are built only for traced ranks: this is the executor's hottest path.
   run_compute(i, work, true,
               traced(u) ? fmt::format("{} mb{} c{}", to_string(p.pass), p.micro_batch, p.chunk)
@@ -205,7 +233,32 @@ void Executor::comm_changed(int i, int delta) {
 
 void Executor::compute_done(int i) {
   Unit& u = units_[i];
+  const int c = u.compute.gate_chunk;
+  if (u.compute.running_pass && c >= 0) {
+    if (!u.dp.ag_done[c]) {
+      // Held until the chunk's last bucket is gathered (finish_dp releases it).
+      u.compute.held = true;
+      begin_wait(u, Wait::kAllGather);
+      return;
+    }
+    const Time ready = u.dp.ag_complete_at[c] + u.compute.gate_tail;
+    u.compute.gate_chunk = -1;
+    if (ready > sim_.now()) {
+      begin_wait(u, Wait::kAllGather);
+      sim_.at(ready, [this, i] {
+        end_wait(units_[i], 0);
+        finish_pass(i);
+      });
+      return;
+    }
+  }
+  finish_pass(i);
+}
+
+void Executor::finish_pass(int i) {
+  Unit& u = units_[i];
   u.compute.busy = false;
+  u.compute.held = false;
   if (traced(u)) {
     auto& [name, start] = pending_names_[i];
     record(u, "compute", name, start, sim_.now());
@@ -225,7 +278,7 @@ void Executor::pass_done(int i, const PassId& p) {
   const bool last_grad_pass = sched_.split_backward() ? p.pass == Pass::kWeightGrad
                                                       : p.pass == Pass::kBackward;
   if (last_grad_pass && --u.dp.backward_left[p.chunk] == 0 && cfg_.dp_overlap) {
-    enqueue_dp(i, DpOp{false, p.chunk});
+    send_rs_buckets(i, p.chunk, buckets(u.s, p.chunk));
   }
   // Asynchronous PP: hand the output to the consumer pass on the next (forward) or
   // previous (backward) virtual stage, if that lives on another stage. Blocking PP sends it
@@ -238,6 +291,12 @@ void Executor::pass_done(int i, const PassId& p) {
   u.pp.dest_pass.push_back(key);
   u.pp.producer_finish.push_back(sim_.now().ns());
   start_pp(i);
+}
+
+void Executor::send_rs_buckets(int i, int c, int until) {
+  Unit& u = units_[i];
+  const int n = buckets(u.s, c);
+  for (int& b = u.dp.rs_buckets_sent[c]; b < until; ++b) enqueue_dp(i, DpOp{false, c, b, n});
 }
 
 void Executor::enqueue_dp(int i, DpOp op) {
@@ -274,7 +333,18 @@ void Executor::finish_dp(int s, int d0, int members, DpOp op, Time start) {
     comm_changed(m, -1);
     if (op.all_gather) {
       --v.dp.ag_outstanding;
-      v.dp.ag_done[op.chunk] = true;
+      if (++v.dp.ag_buckets_done[op.chunk] == op.buckets) {
+        v.dp.ag_done[op.chunk] = true;
+        v.dp.ag_complete_at[op.chunk] = sim_.now();
+        if (v.compute.held && v.compute.gate_chunk == op.chunk) {
+          // Its pass's last bucket of layers runs now that their parameters are in.
+          v.compute.gate_chunk = -1;
+          sim_.after(v.compute.gate_tail, [this, m] {
+            end_wait(units_[m], 0);
+            finish_pass(m);
+          });
+        }
+      }
     } else {
       --v.dp.rs_outstanding;
     }

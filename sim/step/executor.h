@@ -71,6 +71,8 @@ struct StageCosts {
   Time pp_gradient;    // backward send of the gradient to the previous stage
   std::vector<Time> dp_reduce_scatter;  // per chunk: gradient reduce-scatter (or all-reduce)
   std::vector<Time> dp_all_gather;      // per chunk: parameter all-gather (distributed optimizer)
+  // Per chunk: the DP buckets its collectives go out in (empty or 1: the whole chunk at once).
+  std::vector<int> dp_buckets;
   Time optimizer;                       // the optimizer step on this rank
   Time data_loading;                    // before the first pass: reading the step's batch
 };

@@ -41,9 +41,12 @@ struct BlockingMessage {
   Time transfer;
 };
 
+// A DP collective of one model chunk, or of one of its buckets (1/buckets of it).
 struct DpOp {
   bool all_gather = false;
   int chunk = 0;
+  int bucket = 0;
+  int buckets = 1;
 };
 
 // Where a unit is in its step, in order.
@@ -68,6 +71,12 @@ struct ComputeStream {
   EventId done_event;
   Wait waiting = Wait::kNone;
   Time wait_since;
+  // A forward pass started on a chunk whose parameters were still being gathered bucket by
+  // bucket: it cannot end before the last bucket is in plus `gate_tail` (its last bucket's
+  // share of the pass). `held`: its compute is done and it waits for that.
+  int gate_chunk = -1;
+  Time gate_tail;
+  bool held = false;
 };
 
 // Megatron-LM's blocking exchange in progress: messages not yet delivered, and when the last
@@ -96,7 +105,10 @@ struct DpStream {
   bool busy = false;
   std::vector<DpOp> queue;
   std::size_t head = 0;
-  std::vector<bool> ag_done;
+  std::vector<bool> ag_done;        // per chunk: every bucket gathered
+  std::vector<int> ag_buckets_done;  // per chunk
+  std::vector<Time> ag_complete_at;  // per chunk: when its last bucket was gathered
+  std::vector<int> rs_buckets_sent;  // per chunk: reduce-scatter buckets enqueued
   std::vector<int> backward_left;  // per chunk: B (or W) passes still to run
   int rs_outstanding = 0;
   int ag_outstanding = 0;
@@ -194,8 +206,17 @@ class Executor {
   void enqueue_dp(int i, DpOp op);
   // Which DP collective of stage s this is (its position in every member's DP queue).
   std::size_t dp_key(int s, std::size_t position) const {
-    return static_cast<std::size_t>(s) * (4 * sched_.vpp + 4) + position;
+    return static_cast<std::size_t>(s) * dp_stride_ + position;
   }
+  // Stage s's DP buckets of chunk c (1 without bucketed overlap).
+  int buckets(int s, int c) const {
+    const auto& b = costs_[static_cast<std::size_t>(s)].dp_buckets;
+    return b.empty() ? 1 : b[static_cast<std::size_t>(c)];
+  }
+  // Enqueues the reduce-scatter buckets of chunk c up to (not including) `until`.
+  void send_rs_buckets(int i, int c, int until);
+  // The pass of unit i is over (its compute, and any wait for its chunk's parameters).
+  void finish_pass(int i);
   void start_dp(int i);
   // The DP collective `op` of stage s ended on its members (every replica in full mode, the
   // representative d0 when folded).
@@ -231,6 +252,7 @@ class Executor {
   int slots_ = 0;
   std::vector<Unit> units_;
   std::vector<int> dp_members_ready_;
+  std::size_t dp_stride_ = 0;  // DP collectives a stage can issue in a step, and some
   std::vector<std::vector<ProgramStep>> program_;  // per stage, blocking PP only
   bool rendezvous_ = false;  // blocking sends wait for the receiver to post
   std::vector<TraceRecord> trace_;

@@ -72,20 +72,25 @@ const collective::CollectiveEngine::Coflow& Executor::dp_coflow(int s, const DpP
 
 void Executor::run_dp(int s, DpOp op, std::size_t part, std::function<void()> done) {
   const StageCosts& c = costs_[s];
+  const double share = 1.0 / op.buckets;  // a bucket's share of the chunk's collective
   if (!engine_) {
-    sim_.after(op.all_gather ? c.dp_all_gather[op.chunk] : c.dp_reduce_scatter[op.chunk],
-               std::move(done));
+    const Time whole = op.all_gather ? c.dp_all_gather[op.chunk] : c.dp_reduce_scatter[op.chunk];
+    sim_.after(op.buckets == 1 ? whole : whole * share, std::move(done));
     return;
   }
   const ExecutorNetwork& n = *cfg_.network;
   const StageTraffic& traffic = n.stages[static_cast<std::size_t>(s)];
   const auto& parts = (op.all_gather ? traffic.all_gather : traffic.reduce_scatter)[op.chunk];
-  if (part >= parts.size()) {
+  // A bucket runs its share of the chunk's parts (the workload's buckets), the whole chunk all.
+  const std::size_t b = static_cast<std::size_t>(op.bucket), nb = static_cast<std::size_t>(op.buckets);
+  const std::size_t first = b * parts.size() / nb, last = (b + 1) * parts.size() / nb;
+  part = std::max(part, first);
+  if (part >= last) {
     sim_.after(Time::zero(), std::move(done));
     return;
   }
   std::function<void()> next =
-      part + 1 == parts.size()
+      part + 1 == last
           ? std::move(done)
           : std::function<void()>([this, s, op, part, done = std::move(done)]() mutable {
               run_dp(s, op, part + 1, std::move(done));

@@ -28,7 +28,9 @@ bool Executor::next_pass(int i) {
       return true;
     }
   }
-  if (p.pass == Pass::kForward && !u.dp.ag_done[p.chunk]) {
+  // A forward pass needs its chunk's parameters: all of them, or with bucketed overlap the
+  // first bucket (the pass then waits for the rest as it goes, start_pass).
+  if (p.pass == Pass::kForward && !u.dp.ag_done[p.chunk] && u.dp.ag_buckets_done[p.chunk] == 0) {
     begin_wait(u, Wait::kAllGather);
     return true;
   }
@@ -69,7 +71,7 @@ bool Executor::next_step(int i) {
     const int k = slot(dep.pass);
     return dep.crosses_stages ? u.arrived[k] != kUnknown : u.finished[k] != kUnknown;
   }());
-  if (p.pass == Pass::kForward && !u.dp.ag_done[p.chunk]) {
+  if (p.pass == Pass::kForward && !u.dp.ag_done[p.chunk] && u.dp.ag_buckets_done[p.chunk] == 0) {
     begin_wait(u, Wait::kAllGather);
     return true;
   }

@@ -292,11 +292,20 @@ StageCosts Pricer::price(const workload::StageProgram& stage, PricingTally& tall
     c.pp_gradient = pp_time(stage.pp_send_bytes, s, (s + plan_.pp - 1) % plan_.pp);
   }
   Time grads, params;
-  for (const Op& op : stage.dp_gradient_comm) grads += dp_time(*op.comm());
+  int dp_buckets = 0;
+  for (const Op& op : stage.dp_gradient_comm) {
+    grads += dp_time(*op.comm());
+    if (op.comm()->group == Group::kDp) ++dp_buckets;
+  }
   for (const Op& op : stage.dp_param_comm) params += dp_time(*op.comm());
   for (const double share : chunk_shares(stage)) {
     c.dp_reduce_scatter.push_back(grads * share);
     c.dp_all_gather.push_back(params * share);
+    // Overlapped bucket by bucket: the chunk's share of the stage's DP buckets (as traffic()
+    // splits them); else the chunk's collectives go out as one.
+    c.dp_buckets.push_back(system_.dp_overlap && system_.dp_bucket_overlap
+                               ? std::max(1, static_cast<int>(std::lround(dp_buckets * share)))
+                               : 1);
   }
   for (const Op& op : stage.optimizer) {
     const hw::KernelCost kc = kernels_.cost(*op.kernel());

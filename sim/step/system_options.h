@@ -37,6 +37,12 @@ struct SystemOptions {
   // Host-side cost of each blocking point-to-point exchange (Megatron-LM synchronises the
   // device after batch_isend_irecv), paid once per exchange when !pp_overlap.
   Time blocking_p2p_overhead;
+  // With dp_overlap: overlap bucket by bucket (the workload's DP buckets, Megatron's sizes)
+  // rather than chunk by chunk (MegaScale). A chunk's reduce-scatter then goes out bucket by
+  // bucket as its last backward pass produces them, and its all-gather comes in bucket by
+  // bucket while its first forward pass runs (Megatron-Core's --overlap-grad-reduce and
+  // --overlap-param-gather).
+  bool dp_bucket_overlap = false;
 
   AttentionKernel attention_kernel() const {
     return efficient_operators ? AttentionKernel::kFlashV2 : attention;

@@ -46,14 +46,15 @@ void validate_plan(const ModelSpec& m, const ParallelPlan& p) {
                                 m.layers, p.pp, p.vpp, p.pp * p.vpp));
     }
   } else {
-    if (static_cast<int>(p.layer_split.size()) != p.pp) {
-      plan_error(m,
-                 fmt::format("layer_split has {} entries but pp = {}", p.layer_split.size(), p.pp));
-    }
-    if (p.vpp != 1) {
-      plan_error(m, fmt::format("layer_split gives an uneven split of stages, which the "
-                                "interleaved schedule (vpp = {}) does not support; use vpp 1",
-                                p.vpp));
+    // One entry per virtual stage, in model order: pp entries, or pp × vpp interleaved.
+    if (static_cast<int>(p.layer_split.size()) != p.pp * p.vpp) {
+      plan_error(m, p.vpp == 1
+                        ? fmt::format("layer_split has {} entries but pp = {}",
+                                      p.layer_split.size(), p.pp)
+                        : fmt::format("layer_split has {} entries but the interleaved schedule "
+                                      "has pp × vpp = {} × {} = {} virtual stages, one entry each "
+                                      "in model order",
+                                      p.layer_split.size(), p.pp, p.vpp, p.pp * p.vpp));
     }
     const int sum = std::accumulate(p.layer_split.begin(), p.layer_split.end(), 0);
     if (sum != m.layers) {
@@ -62,7 +63,8 @@ void validate_plan(const ModelSpec& m, const ParallelPlan& p) {
     }
     for (std::size_t i = 0; i < p.layer_split.size(); ++i) {
       if (p.layer_split[i] < 1) {
-        plan_error(m, fmt::format("layer_split[{}] = {}: every stage needs at least one layer", i,
+        plan_error(m, fmt::format("layer_split[{}] = {}: every virtual stage needs at least one "
+                                  "layer", i,
                                   p.layer_split[i]));
       }
     }
@@ -91,8 +93,10 @@ void check_gpu_count(const ParallelPlan& p, std::int64_t cluster_gpus) {
 
 LayerRange chunk_layers(const ModelSpec& m, const ParallelPlan& p, int stage, int chunk) {
   if (!p.layer_split.empty()) {
-    const int first = std::accumulate(p.layer_split.begin(), p.layer_split.begin() + stage, 0);
-    return {first, p.layer_split[static_cast<std::size_t>(stage)]};
+    // Virtual stage chunk·pp + stage, in model order.
+    const int v = chunk * p.pp + stage;
+    const int first = std::accumulate(p.layer_split.begin(), p.layer_split.begin() + v, 0);
+    return {first, p.layer_split[static_cast<std::size_t>(v)]};
   }
   const int per_chunk = m.layers / (p.pp * p.vpp);
   return {chunk * (m.layers / p.vpp) + stage * per_chunk, per_chunk};

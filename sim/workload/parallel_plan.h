@@ -33,7 +33,9 @@ struct ParallelPlan {
   Optimizer optimizer = Optimizer::kAdam;
   Precision precision = Precision::kBf16;
   Schedule schedule = Schedule::kOneFOneB;
-  std::vector<int> layer_split;  // layers per pipeline stage when uneven; empty = even
+  // Layers per virtual stage in model order (pp entries, or pp × vpp when interleaved) when
+  // uneven; empty = even.
+  std::vector<int> layer_split;
 
   std::int64_t gpus() const { return static_cast<std::int64_t>(tp) * pp * dp; }
   std::int64_t micro_batches() const {
@@ -54,7 +56,9 @@ struct LayerRange {
   int count = 0;
 };
 // Megatron-LM's assignment: chunk c of stage i holds layers starting at
-// c·(L/vpp) + i·(L/(pp·vpp)); with layer_split (vpp = 1) stage i holds layer_split[i] layers.
+// c·(L/vpp) + i·(L/(pp·vpp)); with layer_split, virtual stage c·pp + i (model order) holds
+// layer_split[c·pp + i] layers, so an interleaved plan can be uneven too (Llama 3's first and
+// last virtual stages hold one layer fewer).
 LayerRange chunk_layers(const ModelSpec& m, const ParallelPlan& p, int stage, int chunk);
 int stage_layers(const ModelSpec& m, const ParallelPlan& p, int stage);
 

@@ -120,6 +120,35 @@ TEST_CASE("executor: DP overlap hides all but the last chunk's reduce-scatter an
   CHECK(overlap.stages[0].dp_exposed < us(20));
 }
 
+TEST_CASE("executor: bucketed DP overlap gathers while the first forward runs, scatters during the last backward") {
+  // One stage, one micro-batch: F = 10 us, B = 20 us; all-gather and reduce-scatter 8 us each.
+  auto s = build_schedule(Schedule::kOneFOneB, 1, 1, 1);
+  auto costs = uniform(1, 1);
+  costs[0].dp_reduce_scatter = {us(8)};
+  costs[0].dp_all_gather = {us(8)};
+  ExecutorConfig cfg;
+  cfg.dp_overlap = true;
+  // Chunk-wise (MegaScale): AG [0,8], F [8,18], B [18,38], RS [38,46].
+  auto chunked = execute_step(s, costs, cfg);
+  CHECK(chunked.step_time == us(46));
+  CHECK(chunked.stages[0].dp_exposed == us(16));
+  // Four buckets of 2 us: F starts on the first [2,12] (the last bucket is in at 8, its
+  // quarter of F could end at 10.5 < 12); B [12,32] sends buckets at 17, 22, 27 and 32, each
+  // [t, t+2]: the step ends at 34, with 2 us exposed at each end.
+  costs[0].dp_buckets = {4};
+  auto bucketed = execute_step(s, costs, cfg);
+  CHECK(bucketed.step_time == us(34));
+  CHECK(bucketed.stages[0].dp_exposed == us(4));
+  // A slow all-gather (40 us, buckets of 10): F starts at 10 and its compute is done at 20,
+  // but its last quarter needs the last bucket (in at 40): F ends at 42.5. B [42.5,62.5], the
+  // last reduce-scatter bucket [62.5,64.5].
+  costs[0].dp_all_gather = {us(40)};
+  auto gated = execute_step(s, costs, cfg);
+  CHECK(gated.step_time == us(64.5));
+  CHECK(gated.stages[0].dp_exposed == us(10 + 22.5 + 2));
+  CHECK(gated.stages[0].compute == us(30));
+}
+
 TEST_CASE("executor: interference slows compute only while communication runs beside it") {
   // One stage, one chunk, m = 1: AG (prefetch) 10 us, then F 10, B 20; RS of 10 starts after
   // B. With dp_overlap the F waits for the AG (nothing overlaps): no slowdown at all.

@@ -79,7 +79,8 @@ TEST_CASE("plan: every invalid plan in the table gets its own error naming the n
       {"layer_split sum", base, split_sum, "layer_split sums to 90 layers but the model has 96"},
       {"layer_split length", base, split_len, "layer_split has 1 entries but pp = 2"},
       {"layer_split empty stage", base, split_zero, "layer_split[2] = 0"},
-      {"layer_split with vpp", base, split_vpp, "interleaved schedule (vpp = 2)"},
+      {"layer_split with vpp", base, split_vpp,
+       "layer_split has 2 entries but the interleaved schedule has pp × vpp = 2 × 2 = 4"},
       {"global batch % (dp × micro_batch)", base, plan(1, 1, 1, 3, 2, 100),
        "global_batch 100 is not divisible by dp × micro_batch = 3 × 2 = 6"},
       {"micro-batches % pp interleaved", base, plan(1, 8, 2, 1, 1, 12),
@@ -107,6 +108,30 @@ TEST_CASE("plan: the MegaScale plans and an uneven split validate") {
   CHECK_NOTHROW(validate_plan(m175, uneven));
   CHECK(chunk_layers(m175, uneven, 1, 0).first == 46);
   CHECK(stage_layers(m175, uneven, 1) == 50);
+}
+
+TEST_CASE("plan: Llama 3's interleaved plan with lighter first and last virtual stages") {
+  // 126 layers on PP 16 × VPP 2: 32 virtual stages of 4 layers, the first and the last with 3
+  // (Llama 3 Herd, section 3.3.2), in model order: virtual stage c·pp + i is chunk c of stage i.
+  const ModelSpec llama =
+      io::load_model(std::string(MEGASIM_SOURCE_DIR) + "/models/llama3-405b-like.json");
+  ParallelPlan p = plan(8, 16, 2, 64, 1, 2048);
+  p.layer_split.assign(32, 4);
+  p.layer_split.front() = 3;
+  p.layer_split.back() = 3;
+  CHECK_NOTHROW(validate_plan(llama, p));
+  CHECK(chunk_layers(llama, p, 0, 0).first == 0);
+  CHECK(chunk_layers(llama, p, 0, 0).count == 3);
+  CHECK(chunk_layers(llama, p, 1, 0).first == 3);
+  CHECK(chunk_layers(llama, p, 0, 1).first == 3 + 15 * 4);  // chunk 1 of stage 0: virtual stage 16
+  CHECK(chunk_layers(llama, p, 15, 1).count == 3);
+  CHECK(chunk_layers(llama, p, 15, 1).first == 123);
+  CHECK(stage_layers(llama, p, 0) == 7);
+  CHECK(stage_layers(llama, p, 15) == 7);
+  CHECK(stage_layers(llama, p, 7) == 8);
+  int total = 0;
+  for (int s = 0; s < 16; ++s) total += stage_layers(llama, p, s);
+  CHECK(total == 126);
 }
 
 TEST_CASE("plan: the GPU count must match the cluster") {

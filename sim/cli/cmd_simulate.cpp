@@ -33,9 +33,11 @@ struct SimulateOptions {
 void run_simulate(const SimulateOptions& o) {
   io::InputOptions io_options;
   if (o.trials > 0) io_options.trials = o.trials;
-  const io::Inputs inputs = io::load_inputs(io::load_scenario(o.scenario, o.overrides), io_options);
+  io::FilesRead read;
+  const io::Inputs inputs =
+      io::load_inputs(io::load_scenario(o.scenario, o.overrides, nullptr, &read), io_options, &read);
   // Every target is checked before the work, so a bad one costs nothing.
-  io::OutputFiles files(inputs.scenario.files());
+  io::OutputFiles files({}, &read);
   if (o.trace) files.add("--trace", *o.trace);
   if (o.output) files.add("-o", *o.output);
   if (o.html) files.add("--html", *o.html);
@@ -45,7 +47,7 @@ void run_simulate(const SimulateOptions& o) {
                                                  : Network::kShared;
   // The HTML report draws the step's timeline from the trace records.
   const bool trace = o.trace.has_value() || o.html.has_value();
-  plan::EvaluateOptions options{o.full, trace, network, {o.max_events}, {}};
+  plan::EvaluateOptions options{o.full, trace, network, {o.max_events}, {}, &read};
   // The residuals of the validation rows, kept beside the published runs in the source tree.
   const std::filesystem::path residuals = MEGASIM_SOURCE_DIR "/validation/residuals.json";
   if (std::filesystem::exists(residuals)) options.residuals = residuals;

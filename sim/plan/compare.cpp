@@ -31,7 +31,7 @@ Axis parse_axis(const std::string& spec) {
 
 std::vector<Variant> compare(const std::filesystem::path& scenario,
                              const std::vector<std::string>& overrides,
-                             const std::vector<Axis>& axes) {
+                             const std::vector<Axis>& axes, io::FilesRead* read) {
   if (axes.empty()) throw InputError("compare: give at least one --vary PATH=V1,V2,...");
   std::size_t combos = 1;
   for (const auto& a : axes) combos *= a.values.size();
@@ -41,7 +41,7 @@ std::vector<Variant> compare(const std::filesystem::path& scenario,
   }
   // The scenario itself must load: a file that is missing or broken is the user's error, not
   // a column of infeasible variants.
-  io::load_scenario(scenario, overrides);
+  io::load_scenario(scenario, overrides, nullptr, read);
   std::vector<Variant> out;
   for (std::size_t i = 0; i < combos; ++i) {
     Variant v;
@@ -58,7 +58,8 @@ std::vector<Variant> compare(const std::filesystem::path& scenario,
     try {
       io::InputOptions io_options;
       io_options.run_level = false;
-      const io::Inputs inputs = io::load_inputs(io::load_scenario(scenario, sets), io_options);
+      const io::Inputs inputs =
+          io::load_inputs(io::load_scenario(scenario, sets, nullptr, read), io_options, read);
       v.step = evaluate(inputs).step;
       v.plan = inputs.scenario.plan;
       v.device_memory = inputs.device.memory;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "engine/units.h"
+#include "io/files_read.h"
 #include "step/step_model.h"
 #include "workload/parallel_plan.h"
 
@@ -41,7 +42,7 @@ struct Variant {
 // The first axis varies fastest.
 std::vector<Variant> compare(const std::filesystem::path& scenario,
                              const std::vector<std::string>& overrides,
-                             const std::vector<Axis>& axes);
+                             const std::vector<Axis>& axes, io::FilesRead* read = nullptr);
 
 // The variant's largest memory per GPU over its stages, in GiB.
 double peak_memory_gib(const step::StepPrediction& p);

@@ -41,6 +41,7 @@ Evaluation evaluate(const io::Inputs& in, const EvaluateOptions& o) {
   Evaluation e;
   e.inputs = in;
   check_step_work(in, o.full, o.limits);
+  check_step_memory(in, o.full, o.trace, o.limits);
   const net::Topology topology(in.cluster);
   const step::StepRequest request = assemble_step(in, topology, {o.full, o.trace, o.network});
   const hw::KernelCostModel kernels(in.device);

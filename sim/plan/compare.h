@@ -26,6 +26,9 @@ struct Axis {
 
 // "plan.tp=4,8" → {"plan.tp", {"4", "8"}}; InputError for anything else.
 Axis parse_axis(const std::string& spec);
+// The combinations of `axes` (the product of their value counts); InputError when there are
+// none or more than kMaxCombinations, found without overflowing however many axes are given.
+std::size_t count_combinations(const std::vector<Axis>& axes);
 
 struct Variant {
   std::vector<std::pair<std::string, std::string>> set;  // (path, value), in axis order

@@ -17,6 +17,7 @@ tests/fuzz/fuzz_system covers them. Every finding is saved under OUT/finding-N/ 
 command line, the mutated file and the output. Same --seed, same mutations.
 
   scripts/mutation_fuzz.py --megasim build/release/sim/cli/megasim --runs 2000 --seed 1 [--out DIR]
+  scripts/mutation_fuzz.py --megasim ... --sweep --runs 100000   # every number, each extreme
 
 Exit status: 0 when nothing was flagged, 1 otherwise.
 """
@@ -67,6 +68,12 @@ def kinds():
     }
 
 
+# This script's own address space: a mutation that would build a document of gigabytes fails
+# with MemoryError here instead of swapping the machine. A mutant past MAX_MUTANT_BYTES falls
+# back to a byte mutation (megasim's own limit on an input file is 256 MiB).
+SCRIPT_AS_LIMIT_BYTES = 3 << 30
+MAX_MUTANT_BYTES = 32 << 20
+
 # The longest single argument Linux passes to a program (MAX_ARG_STRLEN is 128 KiB).
 MAX_ARG_BYTES = 120_000
 
@@ -105,9 +112,11 @@ def extreme_value(rng, old):
         return json.loads("[" * depth + "1" + "]" * depth)
     if choice == 3:
         return rng.choice([None, True, {}, [], [1, 2, 3], {"a": 1}])
-    if choice == 4:
+    if choice == 4 and not isinstance(old, (dict, list)):
+        # Only a scalar is repeated: repeating a table, then a table holding it, made one
+        # document of gigabytes in this script before megasim saw it.
         return [old] * rng.choice([2, 1000, 100_000])
-    return str(old) if not isinstance(old, str) else 12345
+    return str(old)[:1000] if not isinstance(old, str) else 12345
 
 
 def mutate_json_doc(rng, doc):
@@ -155,8 +164,10 @@ def mutate_file(rng, data, is_json):
             doc = json.loads(data)
             for _ in range(rng.choice([1, 1, 2, 3])):
                 doc = mutate_json_doc(rng, doc)
-            return json.dumps(doc, indent=1).encode()
-        except (ValueError, RecursionError, IndexError, KeyError, TypeError):
+            text = json.dumps(doc, indent=1).encode()
+            if len(text) <= MAX_MUTANT_BYTES:
+                return text
+        except (ValueError, RecursionError, IndexError, KeyError, TypeError, MemoryError):
             pass
     return mutate_bytes(rng, data)
 
@@ -179,10 +190,32 @@ def vary_value(rng, base):
     return f"{path}={','.join(values)}"[:MAX_ARG_BYTES]
 
 
+SWEEP_VALUES = [0, -1, 1e-12, 1e308, 2**63]
+
+
+def sweep_cases(all_kinds, chosen):
+    """(kind, source, mutated bytes) for every numeric value of every JSON file of the chosen
+    kinds set to each of SWEEP_VALUES, one at a time: the numeric extremes, exhaustively."""
+    for kind in chosen:
+        for source in all_kinds[kind]:
+            if kind in ("set", "vary", "nccl_tests"):
+                continue
+            doc = json.loads(source.read_text())
+            for path, value in list(json_paths(doc)):
+                if not isinstance(value, (int, float)) or isinstance(value, bool):
+                    continue
+                for extreme in SWEEP_VALUES:
+                    if extreme == value:
+                        continue
+                    mutant = set_at(json.loads(source.read_text()), path, extreme)
+                    yield kind, source, json.dumps(mutant, indent=1).encode()
+
+
 # --- one run -----------------------------------------------------------------------------
 
-def make_case(rng, kind, source, work):
-    """(argv after the binary, the mutated file or None, the expected output file or None)."""
+def make_case(rng, kind, source, work, data=None):
+    """(argv after the binary, the mutated file or None, the expected output file or None).
+    `data`: the mutated file's bytes, made here from `source` when not given."""
     out = work / "out.json"
     base = ["simulate", str(BASE_SCENARIO), "-o", str(out)]
     if kind in ("set", "vary"):
@@ -191,7 +224,8 @@ def make_case(rng, kind, source, work):
             sets = [set_value(rng, doc) for _ in range(rng.choice([1, 1, 2, 4]))]
             return base + [a for s in sets for a in ("--set", s)], None, out
         return ["compare", str(BASE_SCENARIO), "--vary", vary_value(rng, doc)], None, None
-    data = mutate_file(rng, source.read_bytes(), source.suffix == ".json")
+    if data is None:
+        data = mutate_file(rng, source.read_bytes(), source.suffix == ".json")
     target = work / (source.stem + source.suffix)
     target.write_bytes(data)
     if kind == "scenario":
@@ -278,8 +312,13 @@ def main():
     ap.add_argument("--timeout", type=float, default=20.0)
     ap.add_argument("--out", default=None, help="where findings are kept (default: a temp dir)")
     ap.add_argument("--kinds", default="", help="comma-separated subset of the input kinds")
+    ap.add_argument("--sweep", action="store_true",
+                    help="instead of random mutations, set every number of every file to each "
+                         "of 0, -1, 1e-12, 1e308, 2^63 (--runs then caps the count)")
     args = ap.parse_args()
 
+    _, hard = resource.getrlimit(resource.RLIMIT_AS)
+    resource.setrlimit(resource.RLIMIT_AS, (SCRIPT_AS_LIMIT_BYTES, hard))
     rng = random.Random(args.seed)
     all_kinds = kinds()
     chosen = args.kinds.split(",") if args.kinds else sorted(all_kinds)
@@ -288,12 +327,21 @@ def main():
     for old in out_dir.glob("finding-*"):  # an earlier run's, which the numbering would meet
         shutil.rmtree(old)
     findings, codes, peak = [], {}, 0
+    sweep = sweep_cases(all_kinds, chosen) if args.sweep else None
+    runs = 0
     for n in range(args.runs):
-        kind = chosen[n % len(chosen)]
-        source = rng.choice(all_kinds[kind])
+        data = None
+        if sweep is not None:
+            kind, source, data = next(sweep, (None, None, None))
+            if kind is None:
+                break
+        else:
+            kind = chosen[n % len(chosen)]
+            source = rng.choice(all_kinds[kind])
+        runs += 1
         work = pathlib.Path(tempfile.mkdtemp(prefix="megasim-mut-"))
         try:
-            argv, mutated, out_file = make_case(rng, kind, source, work)
+            argv, mutated, out_file = make_case(rng, kind, source, work, data)
             code, out, err, rss, secs = run_case(args.megasim, argv, args.timeout)
             verdict = judge(code, err, rss, out_file, work)
             peak = max(peak, rss)
@@ -312,7 +360,7 @@ def main():
             shutil.rmtree(work, ignore_errors=True)
         if (n + 1) % 100 == 0:
             print(f"{n + 1} runs, {len(findings)} findings, exits {codes}", flush=True)
-    print(f"done: {args.runs} runs (seed {args.seed}), {len(findings)} findings, exits {codes}, "
+    print(f"done: {runs} runs ({'sweep' if args.sweep else f'seed {args.seed}'}), {len(findings)} findings, exits {codes}, "
           f"largest peak RSS {peak // 1024} MiB" + (f"; findings in {out_dir}" if findings else ""))
     if not findings and not args.out:
         shutil.rmtree(out_dir, ignore_errors=True)

@@ -1,6 +1,10 @@
 #include "calibrate/log_file.h"
 
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
 #include <fstream>
+#include <sstream>
 #include <system_error>
 
 #include "engine/error.h"
@@ -24,6 +28,25 @@ std::string read_log_file(const std::filesystem::path& file) {
   in.read(text.data(), static_cast<std::streamsize>(text.size()));
   if (!in) throw InputError(name + ": cannot be read");
   return text;
+}
+
+std::vector<std::string> tokens(const std::string& line) {
+  std::istringstream in(line);
+  std::vector<std::string> out;
+  for (std::string t; in >> t;) out.push_back(t);
+  return out;
+}
+
+std::optional<double> to_number(const std::string& s) {
+  if (s.empty()) return std::nullopt;
+  char* end = nullptr;
+  const double v = std::strtod(s.c_str(), &end);
+  if (end != s.c_str() + s.size() || !std::isfinite(v)) return std::nullopt;
+  return v;
+}
+
+bool is_integer(const std::string& s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
 }  // namespace megasim::calibrate

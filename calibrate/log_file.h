@@ -1,11 +1,13 @@
 // Reading a measurement log (nccl-tests output) whole, within bounds: only a regular file, of
 // at most kMaxLogBytes, since a FIFO or a device such as /dev/zero may never end. Anything else
-// is an InputError naming the file.
+// is an InputError naming the file. And the words of its lines: tokens, numbers, integers.
 #pragma once
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
+#include <vector>
 
 namespace megasim::calibrate {
 
@@ -13,5 +15,12 @@ namespace megasim::calibrate {
 constexpr std::uintmax_t kMaxLogBytes = std::uintmax_t{64} << 20;
 
 std::string read_log_file(const std::filesystem::path& file);
+
+// The whitespace-separated words of a line.
+std::vector<std::string> tokens(const std::string& line);
+// A whole word that is a finite number; nothing otherwise.
+std::optional<double> to_number(const std::string& s);
+// A non-empty word of digits only.
+bool is_integer(const std::string& s);
 
 }  // namespace megasim::calibrate

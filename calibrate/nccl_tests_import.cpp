@@ -9,6 +9,9 @@
 #include <set>
 #include <sstream>
 #include <system_error>
+#include <tuple>
+
+#include <fmt/format.h>
 
 #include "calibrate/log_file.h"
 #include "engine/error.h"
@@ -20,28 +23,13 @@ namespace {
 // enough for the rounding to stay below this relative tolerance.
 constexpr double kRatioTolerance = 0.02;
 constexpr double kRatioCheckMinGbps = 1.0;
+// A row's time (µs) and bandwidths (GB/s) past these are no measurement (an hour per
+// collective; a thousand times NVLink 5's per-GPU bandwidth): refused, not fitted.
+constexpr double kMaxRowTimeUs = 3.6e9;
+constexpr double kMaxRowGbps = 1e6;
 // Ranks one log may list: far beyond any published nccl-tests run (tens of thousands of GPUs),
 // and small enough that the set of rank keys a range expands to stays a few MiB.
 constexpr std::int64_t kMaxRanks = std::int64_t{1} << 17;
-
-std::vector<std::string> tokens(const std::string& line) {
-  std::istringstream in(line);
-  std::vector<std::string> out;
-  for (std::string t; in >> t;) out.push_back(t);
-  return out;
-}
-
-std::optional<double> to_number(const std::string& s) {
-  if (s.empty()) return std::nullopt;
-  char* end = nullptr;
-  const double v = std::strtod(s.c_str(), &end);
-  if (end != s.c_str() + s.size() || !std::isfinite(v)) return std::nullopt;
-  return v;
-}
-
-bool is_integer(const std::string& s) {
-  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
-}
 
 // A count the log states (ranks, threads, GPUs): digits within [0, kMaxRanks], else an error.
 int count_in_log(const std::string& s, const std::string& what, const std::string& at) {
@@ -371,6 +359,17 @@ class LogParser {
     return false;
   }
 
+  // A time in (0, kMaxRowTimeUs] µs and bandwidths in [0, kMaxRowGbps] GB/s, else an error.
+  void check_row_figures(double time_us, double algbw, double busbw) const {
+    for (const auto& [what, v, lo_open, hi] : {std::tuple{"time (us)", time_us, true, kMaxRowTimeUs},
+                                               std::tuple{"algbw", algbw, false, kMaxRowGbps},
+                                               std::tuple{"busbw", busbw, false, kMaxRowGbps}}) {
+      if ((lo_open ? v > 0.0 : v >= 0.0) && v <= hi) continue;
+      throw InputError(fmt::format("{}: {} {} is out of range; expected {}0, {}]",
+                                   where(origin_, line_no_), what, v, lo_open ? "(" : "[", hi));
+    }
+  }
+
   // A data row: integer size first, as many tokens as the header names; one measurement per
   // side (out-of-place, in-place) whose numbers parse and whose #wrong is zero.
   void read_data_row(const std::vector<std::string>& t) {
@@ -383,6 +382,7 @@ class LogParser {
       const auto algbw = to_number(t[c.algbw[side]]);
       const auto busbw = to_number(t[c.busbw[side]]);
       if (!time || !algbw || !busbw) continue;
+      check_row_figures(*time, *algbw, *busbw);
       if (side < c.wrong.size()) {
         const auto wrong = to_number(t[c.wrong[side]]);
         if (wrong && *wrong != 0.0) {

@@ -68,8 +68,10 @@ struct ShapesOpts {
 void run_shapes(const ShapesOpts& o) {
   io::InputOptions io_options;
   io_options.run_level = false;
-  const io::Inputs inputs = io::load_inputs(io::load_scenario(o.scenario, o.overrides), io_options);
-  io::OutputFiles files(inputs.scenario.files());
+  io::FilesRead read;
+  const io::Inputs inputs =
+      io::load_inputs(io::load_scenario(o.scenario, o.overrides, nullptr, &read), io_options, &read);
+  io::OutputFiles files({}, &read);
   if (o.output) files.add("-o", *o.output);
   const auto shapes = plan::calibration_gemm_shapes(inputs);
   const std::string doc =
@@ -237,20 +239,22 @@ std::string find_gpu_tool() {
 
 void run_measure(const MeasureOpts& o) {
   if (o.output.empty()) throw InputError("calibrate: -o/--output FILE is required to measure");
-  // The tool writes the file; its target is checked here like any other output's.
-  io::OutputFiles().add("-o", o.output);
   // The scenario's shapes are worked out before the tool is looked for: a bad scenario is an
   // input error on any machine.
   std::string shapes_doc, shapes_file;
+  io::FilesRead read;
   if (!o.scenario.empty()) {
     io::InputOptions io_options;
     io_options.run_level = false;
-    const io::Inputs inputs = io::load_inputs(io::load_scenario(o.scenario), io_options);
+    const io::Inputs inputs =
+        io::load_inputs(io::load_scenario(o.scenario, {}, nullptr, &read), io_options, &read);
     shapes_doc = io::gemm_shapes_to_json(plan::calibration_gemm_shapes(inputs),
                                          "megasim calibrate --scenario " + o.scenario)
                      .dump(1) +
                  "\n";
   }
+  // The tool writes the file; its target is checked here like any other output's.
+  io::OutputFiles({}, &read).add("-o", o.output);
   // Without NVIDIA's kernel driver CUDA can only say that the "driver version is
   // insufficient"; say what is missing, and what works without a GPU.
   const std::string without_gpu =

@@ -27,9 +27,13 @@ void run_compare(const CompareOptions& o) {
   std::vector<plan::Axis> axes;
   for (const auto& v : o.vary) axes.push_back(plan::parse_axis(v));
   // The target is checked before the work, so a bad one costs nothing.
-  io::OutputFiles files({o.scenario});
+  // The scenario is read first, so that a target naming it is refused before the work;
+  // commit() checks again against everything the variants read (model, cluster, presets).
+  io::FilesRead read;
+  io::load_scenario(o.scenario, o.overrides, nullptr, &read);
+  io::OutputFiles files({}, &read);
   if (o.html) files.add("--html", *o.html);
-  const std::vector<plan::Variant> variants = plan::compare(o.scenario, o.overrides, axes);
+  const std::vector<plan::Variant> variants = plan::compare(o.scenario, o.overrides, axes, &read);
   if (o.html) files.set("--html", reports::compare_html(variants));
   files.commit();
   const std::string out = o.json ? reports::compare_json(variants) : reports::compare_text(variants);

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "io/byte_size.h"
 #include "io/inputs.h"
 #include "io/output.h"
 #include "io/scenario.h"
@@ -28,14 +29,20 @@ struct SimulateOptions {
   bool full = false;
   std::string network;
   std::int64_t max_events = plan::kDefaultMaxEvents;
+  std::string max_memory;  // as given: parsed by io::parse_byte_size
 };
 
 void run_simulate(const SimulateOptions& o) {
+  const plan::WorkLimits limits{
+      o.max_events, o.max_memory.empty() ? plan::kDefaultMaxMemory
+                                         : io::parse_byte_size(o.max_memory, "--max-memory")};
   io::InputOptions io_options;
   if (o.trials > 0) io_options.trials = o.trials;
-  const io::Inputs inputs = io::load_inputs(io::load_scenario(o.scenario, o.overrides), io_options);
+  io::FilesRead read;
+  const io::Inputs inputs =
+      io::load_inputs(io::load_scenario(o.scenario, o.overrides, nullptr, &read), io_options, &read);
   // Every target is checked before the work, so a bad one costs nothing.
-  io::OutputFiles files(inputs.scenario.files());
+  io::OutputFiles files({}, &read);
   if (o.trace) files.add("--trace", *o.trace);
   if (o.output) files.add("-o", *o.output);
   if (o.html) files.add("--html", *o.html);
@@ -45,7 +52,7 @@ void run_simulate(const SimulateOptions& o) {
                                                  : Network::kShared;
   // The HTML report draws the step's timeline from the trace records.
   const bool trace = o.trace.has_value() || o.html.has_value();
-  plan::EvaluateOptions options{o.full, trace, network, {o.max_events}, {}};
+  plan::EvaluateOptions options{o.full, trace, network, limits, {}, &read};
   // The residuals of the validation rows, kept beside the published runs in the source tree.
   const std::filesystem::path residuals = MEGASIM_SOURCE_DIR "/validation/residuals.json";
   if (std::filesystem::exists(residuals)) options.residuals = residuals;
@@ -88,6 +95,9 @@ void add_simulate_command(CLI::App& app) {
                   "Refuse a step or run whose events, counted from the plan before the work, "
                   "pass this (default 2e7: seconds, well under 2 GiB)")
       ->check(CLI::PositiveNumber);
+  cmd->add_option("--max-memory", opts->max_memory,
+                  "Refuse a step whose memory, estimated from the plan before the work, passes "
+                  "this many bytes (8GiB, 512MiB, 1073741824; default 8GiB)");
   cmd->add_option("-o,--output", opts->output, "Also write the JSON result to this file; - for stdout, in place of the "
                   "report");
   cmd->callback([opts] { run_simulate(*opts); });

@@ -22,9 +22,11 @@ struct ValidateOptions {
 
 void run_validate(const ValidateOptions& o) {
   // The target is checked before the work, so a bad one costs nothing.
-  io::OutputFiles files({o.runs});
+  // --runs is checked before the work; commit() checks again against every file read.
+  io::FilesRead read;
+  io::OutputFiles files({o.runs}, &read);
   if (o.html) files.add("--html", *o.html);
-  const plan::Validation v = plan::validate(o.runs, o.dir);
+  const plan::Validation v = plan::validate(o.runs, o.dir, &read);
   if (o.html) files.set("--html", reports::validate_html(v));
   files.commit();
   const std::string out = o.json ? reports::validate_json(v) : reports::validate_text(v);

@@ -62,8 +62,8 @@ net::FabricSpec read_fabric(JsonReader r) {
 
 }  // namespace
 
-net::ClusterSpec load_cluster(const std::filesystem::path& file) {
-  const Json doc = parse_json_file(file);
+net::ClusterSpec load_cluster(const std::filesystem::path& file, FilesRead* read) {
+  const Json doc = parse_json_file(file, read);
   if (!doc.is_object())
     throw InputError(file.string() + ": expected a JSON object describing a cluster, found " +
                      json_type_name(doc));

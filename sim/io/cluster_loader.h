@@ -7,11 +7,12 @@
 #include <filesystem>
 #include <string>
 
+#include "io/files_read.h"
 #include "net/cluster_spec.h"
 
 namespace megasim::io {
 
-net::ClusterSpec load_cluster(const std::filesystem::path& file);
+net::ClusterSpec load_cluster(const std::filesystem::path& file, FilesRead* read = nullptr);
 // By name or path, resolved like a scenario's "cluster" key (topologies/ searched).
 net::ClusterSpec load_cluster_ref(const std::string& ref);
 

@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include <fmt/format.h>
+
 #include "engine/error.h"
 
 namespace megasim::io {
@@ -11,6 +13,29 @@ constexpr double kMaxLatencyUs = 1e4;
 // The smallest share of a link's bandwidth a protocol may reach. NCCL's own factors lie
 // between 0.24 and 1; one near zero turns a gigabyte into centuries, past the simulator's clock.
 constexpr double kMinBandwidthFactor = 0.01;
+// The smallest bandwidth cap (GB/s) other than 0 (no cap): NCCL's lie between 20 and 235, and
+// one near zero turns a gigabyte into centuries, past the simulator's clock.
+constexpr double kMinBusbwCapGbps = 0.1;
+constexpr double kMaxBusbwCapGbps = 1e5;
+
+// A cap in GB/s: 0 (none) or in [kMinBusbwCapGbps, kMaxBusbwCapGbps].
+double read_cap(JsonReader& r, const std::string& key) {
+  const double v = r.number(key, 0.0, kMaxBusbwCapGbps);
+  if (v > 0.0 && v < kMinBusbwCapGbps) {
+    r.fail(key, fmt::format("{} GB/s is below the {} GB/s a bandwidth cap may be (0: no cap)", v,
+                            kMinBusbwCapGbps));
+  }
+  return v;
+}
+
+hw::ProtoTable read_caps(JsonReader r) {
+  hw::ProtoTable t{};
+  t[0] = read_cap(r, "ll");
+  t[1] = read_cap(r, "ll128");
+  t[2] = read_cap(r, "simple");
+  r.finish();
+  return t;
+}
 
 hw::ProtoTable read_protocols(JsonReader r, double lo, double hi) {
   hw::ProtoTable t{};
@@ -63,15 +88,15 @@ hw::CollectiveConstants read_collective_constants(JsonReader r) {
   }
   {
     JsonReader cap = r.object("busbw_cap_gbps");
-    c.busbw_cap_gbps = cap.number("value", 0.0, 1e5);
+    c.busbw_cap_gbps = read_cap(cap, "value");
     cap.string("source");
     cap.finish();
   }
   {
     JsonReader t = r.object("tree_busbw_cap_gbps");
     t.string("source");
-    c.tree_cap_two_nodes_gbps = read_protocols(t.object("two_nodes"), 0.0, 1e5);
-    c.tree_cap_more_nodes_gbps = read_protocols(t.object("more_nodes"), 0.0, 1e5);
+    c.tree_cap_two_nodes_gbps = read_caps(t.object("two_nodes"));
+    c.tree_cap_more_nodes_gbps = read_caps(t.object("more_nodes"));
     t.finish();
   }
   {

@@ -336,8 +336,8 @@ LoadedDeviceProfile parse_device_profile(const Json& doc, const std::string& ori
   return out;
 }
 
-LoadedDeviceProfile load_device_profile(const std::filesystem::path& file) {
-  const Json doc = parse_json_file(file);
+LoadedDeviceProfile load_device_profile(const std::filesystem::path& file, FilesRead* read) {
+  const Json doc = parse_json_file(file, read);
   LoadedDeviceProfile out = parse_device_profile(doc, file.string());
   out.file = file;
   return out;

@@ -26,7 +26,8 @@ struct LoadedDeviceProfile {
   std::filesystem::path file;
 };
 
-LoadedDeviceProfile load_device_profile(const std::filesystem::path& file);
+LoadedDeviceProfile load_device_profile(const std::filesystem::path& file,
+                                        FilesRead* read = nullptr);
 
 // Now, in UTC, as a calibration records when it was measured or imported
 // (measurement.date): ISO 8601, "2026-11-29T23:59:00Z".

@@ -52,8 +52,8 @@ class Clashes {
   std::vector<std::string> messages_;
 };
 
-void read_device(const Scenario& s, Inputs& in) {
-  const LoadedDeviceProfile device = load_device_profile(s.device_file);
+void read_device(const Scenario& s, Inputs& in, FilesRead* read) {
+  const LoadedDeviceProfile device = load_device_profile(s.device_file, read);
   in.device = device.profile;
   if (device.collective.is_null()) {
     throw InputError(fmt::format("{}: device profile '{}' has no \"collective\" constants table, "
@@ -101,35 +101,35 @@ void check_window(const Inputs& in) {
   }
 }
 
-void read_run_level(const InputOptions& o, Inputs& in) {
+void read_run_level(const InputOptions& o, Inputs& in, FilesRead* read) {
   const Scenario& s = in.scenario;
   RunInputs r;
   r.spec = run_spec_for(s, o.trials);
-  r.reliability = reliability_for(s);
+  r.reliability = reliability_for(s, read);
   // A measured or imported profile takes its power preset from the shipped one it came from.
-  r.power = power_for(s, in.device.base.empty() ? in.device.name : in.device.base);
+  r.power = power_for(s, in.device.base.empty() ? in.device.name : in.device.base, read);
   in.run = r;
 }
 
 }  // namespace
 
-Inputs load_inputs(const Scenario& s, const InputOptions& o) {
+Inputs load_inputs(const Scenario& s, const InputOptions& o, FilesRead* read) {
   Inputs in;
   in.scenario = s;
   Clashes clashes;
   bool have_model = false, have_cluster = false, have_system = false;
-  clashes.check([&] { in.model = load_model(s.model_file); have_model = true; });
-  clashes.check([&] { in.cluster = load_cluster(s.cluster_file); have_cluster = true; });
-  clashes.check([&] { read_device(s, in); });
+  clashes.check([&] { in.model = load_model(s.model_file, nullptr, read); have_model = true; });
+  clashes.check([&] { in.cluster = load_cluster(s.cluster_file, read); have_cluster = true; });
+  clashes.check([&] { read_device(s, in, read); });
   clashes.check([&] {
-    in.system = step::apply_overrides(load_system_preset(s.optimizations.preset),
+    in.system = step::apply_overrides(load_system_preset(s.optimizations.preset, read),
                                       s.optimizations.overrides, in.model.attention_window);
     have_system = have_model;
   });
   if (have_model) clashes.check([&] { check_plan_against_model(in); });
   if (have_cluster) clashes.check([&] { check_plan_against_cluster(in); });
   if (have_system) clashes.check([&] { check_window(in); });
-  if (o.run_level && s.run.tokens) clashes.check([&] { read_run_level(o, in); });
+  if (o.run_level && s.run.tokens) clashes.check([&] { read_run_level(o, in, read); });
   clashes.throw_if_any();
   return in;
 }

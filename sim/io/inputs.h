@@ -45,6 +45,8 @@ struct InputOptions {
   std::optional<int> trials;  // --trials replaces run.trials
 };
 
-Inputs load_inputs(const Scenario& scenario, const InputOptions& options = {});
+// `read`, when given, records every file read (io/files_read.h): no output may replace one.
+Inputs load_inputs(const Scenario& scenario, const InputOptions& options = {},
+                   FilesRead* read = nullptr);
 
 }  // namespace megasim::io

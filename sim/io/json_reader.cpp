@@ -148,12 +148,12 @@ Json parse_json_text(const std::string& text, const std::string& origin) {
   }
 }
 
-Json parse_json_file(const std::filesystem::path& file) {
-  return parse_json_text(read_input_file(file, kMaxJsonFileBytes, "JSON"), file.string());
+Json parse_json_file(const std::filesystem::path& file, FilesRead* read) {
+  return parse_json_text(read_input_file(file, kMaxJsonFileBytes, "JSON", read), file.string());
 }
 
 std::string read_input_file(const std::filesystem::path& file, std::uintmax_t max_bytes,
-                            const std::string& kind) {
+                            const std::string& kind, FilesRead* read) {
   std::error_code ec;
   const std::string name = file.string();
   const auto status = std::filesystem::status(file, ec);
@@ -175,6 +175,9 @@ std::string read_input_file(const std::filesystem::path& file, std::uintmax_t ma
   if (size > max_bytes) throw InputError(fmt::format("{}: file of {} bytes {}", name, size, too_large));
   std::ifstream in(file, std::ios::binary);
   if (!in) throw InputError(name + ": cannot be opened for reading");
+  // Recorded once open, before its content is judged: a file that fails to parse is still
+  // one no output may replace.
+  if (read != nullptr) read->record(file);
   // Only the size seen above is read: a file that grows meanwhile is refused, not followed.
   std::string text(static_cast<std::size_t>(size), '\0');
   in.read(text.data(), static_cast<std::streamsize>(text.size()));

@@ -24,6 +24,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "io/files_read.h"
 #include "io/key_log.h"
 
 namespace megasim::io {
@@ -40,11 +41,12 @@ constexpr std::size_t kMaxJsonValues = std::size_t{1} << 21;
 // Longest string: the longest text in a shipped file (a source note) is a few KiB.
 constexpr std::size_t kMaxJsonStringBytes = std::size_t{1} << 20;
 
-Json parse_json_file(const std::filesystem::path& file);
+// `read`, when given, records the file (io/files_read.h).
+Json parse_json_file(const std::filesystem::path& file, FilesRead* read = nullptr);
 // The whole of a regular file of at most `max_bytes`, else an InputError naming it; `kind`
 // names what was expected in the message for a directory ("JSON", "nccl-tests log").
 std::string read_input_file(const std::filesystem::path& file, std::uintmax_t max_bytes,
-                            const std::string& kind);
+                            const std::string& kind, FilesRead* read = nullptr);
 // `origin` names the text in errors (a file name, or "--set plan.tp").
 Json parse_json_text(const std::string& text, const std::string& origin);
 

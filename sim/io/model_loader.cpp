@@ -11,8 +11,8 @@ using workload::ModelSpec;
 using workload::Norm;
 using workload::Position;
 
-workload::ModelSpec load_model(const std::filesystem::path& file, KeyLog* log) {
-  const Json doc = parse_json_file(file);
+workload::ModelSpec load_model(const std::filesystem::path& file, KeyLog* log, FilesRead* read) {
+  const Json doc = parse_json_file(file, read);
   const std::string origin = file.string();
   JsonReader r(doc, "", origin, log);
   r.ignore("$schema");

@@ -7,12 +7,14 @@
 
 #include <filesystem>
 
+#include "io/files_read.h"
 #include "io/key_log.h"
 #include "workload/model_spec.h"
 
 namespace megasim::io {
 
 // `log`, when given, receives every key the loader asks about (for the schema test).
-workload::ModelSpec load_model(const std::filesystem::path& file, KeyLog* log = nullptr);
+workload::ModelSpec load_model(const std::filesystem::path& file, KeyLog* log = nullptr,
+                               FilesRead* read = nullptr);
 
 }  // namespace megasim::io

@@ -42,7 +42,25 @@ fs::path write_temporary(const std::string& name, const fs::path& path,
 
 }  // namespace
 
-OutputFiles::OutputFiles(std::vector<fs::path> inputs) : inputs_(std::move(inputs)) {}
+OutputFiles::OutputFiles(std::vector<fs::path> inputs, const FilesRead* read)
+    : inputs_(std::move(inputs)), read_(read) {}
+
+void OutputFiles::check_not_input(const Target& t) const {
+  if (t.name == "-") return;
+  std::error_code ec;
+  if (!fs::exists(t.path, ec)) return;
+  const auto refuse = [&t](const fs::path& in) {
+    throw InputError(t.name + ": is an input of this command (" + in.string() + "); " + t.option +
+                     " would overwrite it");
+  };
+  for (const auto& in : inputs_) {
+    if (fs::equivalent(t.path, in, ec)) refuse(in);
+  }
+  if (read_ == nullptr) return;
+  for (const auto& in : read_->files()) {
+    if (fs::equivalent(t.path, in, ec)) refuse(in);
+  }
+}
 
 void OutputFiles::add(const std::string& option, const std::string& target) {
   if (target.empty()) {
@@ -61,12 +79,7 @@ void OutputFiles::add(const std::string& option, const std::string& target) {
       throw InputError(target + ": is a device or other special file; " + option +
                        " replaces only regular files");
     }
-    for (const auto& in : inputs_) {
-      if (fs::exists(status) && fs::equivalent(t.path, in, ec)) {
-        throw InputError(target + ": is an input of this command (" + in.string() + "); " +
-                         option + " would overwrite it");
-      }
-    }
+    check_not_input(t);
   }
   for (const auto& other : targets_) {
     if ((target == "-" && other.name == "-") ||
@@ -92,6 +105,7 @@ bool OutputFiles::to_stdout() const {
 }
 
 void OutputFiles::commit() {
+  for (const auto& t : targets_) check_not_input(t);
   std::vector<std::pair<fs::path, const Target*>> written;
   const auto discard = [&written] {
     std::error_code ec;

@@ -3,7 +3,10 @@
 //
 // An OutputFiles collects every file a command writes (-o, --trace, ...). Each target is
 // checked when it is added, before any work: not empty, not a directory, not a device or other
-// special file, not one of the command's input files, not another output of the same command.
+// special file, not one of the command's input files (those given, and every file recorded in
+// the command's FilesRead so far, presets found by name included), not another output of the
+// same command. commit() checks the targets against the files read once more, since the work
+// may read more (compare reads what each variant names), before it writes anything.
 // "-" names standard output. commit() writes each content to a temporary file beside its
 // target and renames them into place only once every one of them is written: all or nothing.
 // A target that is a symbolic link keeps its link; the file it points to is replaced.
@@ -16,12 +19,17 @@
 #include <string>
 #include <vector>
 
+#include "io/files_read.h"
+
 namespace megasim::io {
 
 class OutputFiles {
  public:
-  // `inputs`: every file the command has read; a target equal to one of them is refused.
-  explicit OutputFiles(std::vector<std::filesystem::path> inputs = {});
+  // `inputs`: files the command reads that no FilesRead records (nccl-tests logs); `read`: the
+  // command's record of the files it has read, kept by pointer and consulted at add() and
+  // commit(). A target that is the same file as any of them is refused.
+  explicit OutputFiles(std::vector<std::filesystem::path> inputs = {},
+                       const FilesRead* read = nullptr);
 
   // Registers the target of `option` ("-o"). "-" is standard output.
   void add(const std::string& option, const std::string& target);
@@ -38,7 +46,11 @@ class OutputFiles {
     std::filesystem::path path;  // the file replaced: the link's destination for a symlink
     std::optional<std::string> content;
   };
+  // InputError when `t` is the same file as an input.
+  void check_not_input(const Target& t) const;
+
   std::vector<std::filesystem::path> inputs_;
+  const FilesRead* read_;
   std::vector<Target> targets_;
 };
 

@@ -60,9 +60,9 @@ Watts sum_components(JsonReader& r, const std::string& key) {
   return total;
 }
 
-std::vector<run::FailureCause> load_failure_rates(const std::string& ref) {
+std::vector<run::FailureCause> load_failure_rates(const std::string& ref, FilesRead* read) {
   const fs::path file = find_preset(ref, DataKind::kReliability);
-  const Json doc = parse_json_file(file);
+  const Json doc = parse_json_file(file, read);
   JsonReader r(doc, "", file.string());
   (void)r.string("name");
   const std::string source = r.string("source");
@@ -124,13 +124,13 @@ run::CommInitModel read_comm_init(JsonReader r) {
 
 }  // namespace
 
-run::ReliabilityModel load_reliability_file(const fs::path& file) {
-  const Json doc = parse_json_file(file);
+run::ReliabilityModel load_reliability_file(const fs::path& file, FilesRead* read) {
+  const Json doc = parse_json_file(file, read);
   JsonReader r(doc, "", file.string());
   run::ReliabilityModel m;
   m.name = r.string("name");
   m.source = r.string("source");
-  m.causes = load_failure_rates(r.string("failure_rates"));
+  m.causes = load_failure_rates(r.string("failure_rates"), read);
   m.detection = Time::from_minutes(sourced(r, "detection_min", 0.0, 1e5));
   m.restart_overhead = Time::from_seconds(sourced(r, "restart_overhead_s", 0.0, 1e7));
   m.comm_init = read_comm_init(r.object("comm_init"));
@@ -155,13 +155,13 @@ run::ReliabilityModel load_reliability_file(const fs::path& file) {
   return m;
 }
 
-run::ReliabilityModel load_reliability_preset(const std::string& ref) {
+run::ReliabilityModel load_reliability_preset(const std::string& ref, FilesRead* read) {
   if (ref == "none") return run::no_failures_model();
-  return load_reliability_file(find_preset(ref, DataKind::kReliability));
+  return load_reliability_file(find_preset(ref, DataKind::kReliability), read);
 }
 
-run::PowerInputs load_power_file(const fs::path& file) {
-  const Json doc = parse_json_file(file);
+run::PowerInputs load_power_file(const fs::path& file, FilesRead* read) {
+  const Json doc = parse_json_file(file, read);
   JsonReader r(doc, "", file.string());
   run::PowerInputs p;
   p.name = r.string("name");
@@ -183,12 +183,12 @@ run::PowerInputs load_power_file(const fs::path& file) {
   return p;
 }
 
-run::PowerInputs load_power_preset(const std::string& ref) {
-  return load_power_file(find_preset(ref, DataKind::kPower));
+run::PowerInputs load_power_preset(const std::string& ref, FilesRead* read) {
+  return load_power_file(find_preset(ref, DataKind::kPower), read);
 }
 
-run::ReliabilityModel reliability_for(const Scenario& s) {
-  run::ReliabilityModel m = load_reliability_preset(s.reliability.preset);
+run::ReliabilityModel reliability_for(const Scenario& s, FilesRead* read) {
+  run::ReliabilityModel m = load_reliability_preset(s.reliability.preset, read);
   if (s.reliability.checkpoint_interval_min) {
     m.checkpoint_interval = Time::from_minutes(*s.reliability.checkpoint_interval_min);
   }
@@ -197,10 +197,10 @@ run::ReliabilityModel reliability_for(const Scenario& s) {
   return m;
 }
 
-run::PowerInputs power_for(const Scenario& s, const std::string& device_name) {
+run::PowerInputs power_for(const Scenario& s, const std::string& device_name, FilesRead* read) {
   // Unset, the preset is the device profile's own name: a calibration file measured on an
   // A100 names "a100-sxm4-80gb" whatever the file is called.
-  run::PowerInputs p = load_power_preset(s.power.preset.value_or(device_name));
+  run::PowerInputs p = load_power_preset(s.power.preset.value_or(device_name), read);
   p.pue = s.power.pue;
   p.usd_per_gpu_hour = s.power.usd_per_gpu_hour;
   p.usd_per_kwh = s.power.usd_per_kwh;

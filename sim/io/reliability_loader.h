@@ -15,6 +15,7 @@
 #include <optional>
 #include <string>
 
+#include "io/files_read.h"
 #include "io/scenario.h"
 #include "run/power.h"
 #include "run/reliability.h"
@@ -23,17 +24,20 @@
 namespace megasim::io {
 
 // "none" gives run::no_failures_model() without reading a file.
-run::ReliabilityModel load_reliability_preset(const std::string& ref);
-run::ReliabilityModel load_reliability_file(const std::filesystem::path& file);
-run::PowerInputs load_power_preset(const std::string& ref);
-run::PowerInputs load_power_file(const std::filesystem::path& file);
+// `read`, when given, records every file read (the preset and its failure-rate file).
+run::ReliabilityModel load_reliability_preset(const std::string& ref, FilesRead* read = nullptr);
+run::ReliabilityModel load_reliability_file(const std::filesystem::path& file,
+                                            FilesRead* read = nullptr);
+run::PowerInputs load_power_preset(const std::string& ref, FilesRead* read = nullptr);
+run::PowerInputs load_power_file(const std::filesystem::path& file, FilesRead* read = nullptr);
 
 // The scenario's reliability preset with its overrides (checkpoint interval, spare nodes,
 // straggler eviction) applied.
-run::ReliabilityModel reliability_for(const Scenario& s);
+run::ReliabilityModel reliability_for(const Scenario& s, FilesRead* read = nullptr);
 // The scenario's power preset (power.preset, else `device_name`, the device profile's own
 // name) with pue, prices and grid intensity from the scenario where it sets them.
-run::PowerInputs power_for(const Scenario& s, const std::string& device_name);
+run::PowerInputs power_for(const Scenario& s, const std::string& device_name,
+                           FilesRead* read = nullptr);
 // tokens, seed and trials; `trials` (from --trials) replaces the scenario's when given.
 // Throws InputError when run.tokens is not set.
 run::RunSpec run_spec_for(const Scenario& s, std::optional<int> trials = std::nullopt);

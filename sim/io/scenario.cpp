@@ -189,8 +189,8 @@ void apply_override(Json& doc, const std::string& assignment) {
 }  // namespace
 
 Scenario load_scenario(const fs::path& file, const std::vector<std::string>& overrides,
-                       KeyLog* log) {
-  Json doc = parse_json_file(file);
+                       KeyLog* log, FilesRead* read) {
+  Json doc = parse_json_file(file, read);
   const std::string origin = file.string();
   if (!doc.is_object()) {
     throw InputError(fmt::format("{}: expected a scenario object, found {}", origin,

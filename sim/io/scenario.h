@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "io/files_read.h"
 #include "io/key_log.h"
 #include "step/system_options.h"
 #include "workload/parallel_plan.h"
@@ -90,15 +91,12 @@ struct Scenario {
   std::string placement = "pack";
   std::optional<ValidationSettings> validation;
 
-  // The files this scenario names and itself: what no output of a command may replace.
-  std::vector<std::filesystem::path> files() const {
-    return {file, model_file, cluster_file, device_file};
-  }
 };
 
 // `overrides` are "path=value" strings from --set; each is applied to the document before it
-// is validated, so it is type-checked like the file's own keys.
+// is validated, so it is type-checked like the file's own keys. `read` records the file.
 Scenario load_scenario(const std::filesystem::path& file,
-                       const std::vector<std::string>& overrides = {}, KeyLog* log = nullptr);
+                       const std::vector<std::string>& overrides = {}, KeyLog* log = nullptr,
+                       FilesRead* read = nullptr);
 
 }  // namespace megasim::io

@@ -6,8 +6,8 @@
 
 namespace megasim::io {
 
-step::SystemOptions load_system_file(const std::filesystem::path& file) {
-  const Json doc = parse_json_file(file);
+step::SystemOptions load_system_file(const std::filesystem::path& file, FilesRead* read) {
+  const Json doc = parse_json_file(file, read);
   JsonReader r(doc, "", file.string());
   step::SystemOptions s;
   r.ignore("$schema");
@@ -46,11 +46,12 @@ step::SystemOptions load_system_file(const std::filesystem::path& file) {
   return s;
 }
 
-step::SystemOptions load_system_preset(const std::string& name) {
+step::SystemOptions load_system_preset(const std::string& name, FilesRead* read) {
   // Looked up in the built-in systems/ folders (the scenario already chose the name from a
   // fixed list), or taken as a path.
   return load_system_file(resolve_data_file(name, DataKind::kSystem, builtin_data_dirs(DataKind::kSystem).front(),
-                                            "optimizations.preset", "preset"));
+                                            "optimizations.preset", "preset"),
+                          read);
 }
 
 }  // namespace megasim::io

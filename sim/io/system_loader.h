@@ -6,12 +6,14 @@
 #include <filesystem>
 #include <string>
 
+#include "io/files_read.h"
 #include "step/system_options.h"
 
 namespace megasim::io {
 
 // `name` is resolved in the built-in systems/ folder (or taken as a path).
-step::SystemOptions load_system_preset(const std::string& name);
-step::SystemOptions load_system_file(const std::filesystem::path& file);
+step::SystemOptions load_system_preset(const std::string& name, FilesRead* read = nullptr);
+step::SystemOptions load_system_file(const std::filesystem::path& file,
+                                     FilesRead* read = nullptr);
 
 }  // namespace megasim::io

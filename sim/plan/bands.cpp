@@ -54,8 +54,8 @@ Band band_for(const std::vector<ResidualRow>& rows, const std::string& family, s
   return b;
 }
 
-std::vector<ResidualRow> load_residuals(const std::filesystem::path& file) {
-  const io::Json doc = io::parse_json_file(file);
+std::vector<ResidualRow> load_residuals(const std::filesystem::path& file, io::FilesRead* read) {
+  const io::Json doc = io::parse_json_file(file, read);
   if (!doc.is_object() || !doc.contains("rows") || !doc["rows"].is_array())
     throw InputError(file.string() + ": rows: not the output of `megasim validate --json`");
   std::vector<ResidualRow> out;

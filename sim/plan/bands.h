@@ -17,6 +17,8 @@
 #include <string>
 #include <vector>
 
+#include "io/files_read.h"
+
 namespace megasim::plan {
 
 struct ResidualRow {
@@ -41,7 +43,8 @@ Band band_for(const std::vector<ResidualRow>& rows, const std::string& family, s
 
 // The rows of a `megasim validate --json` output (validation/residuals.json); InputError
 // naming the file when it does not hold them.
-std::vector<ResidualRow> load_residuals(const std::filesystem::path& file);
+std::vector<ResidualRow> load_residuals(const std::filesystem::path& file,
+                                        io::FilesRead* read = nullptr);
 
 struct Coverage {
   std::size_t rows = 0, covered = 0;

@@ -29,19 +29,28 @@ Axis parse_axis(const std::string& spec) {
   return a;
 }
 
+std::size_t count_combinations(const std::vector<Axis>& axes) {
+  if (axes.empty()) throw InputError("compare: give at least one --vary PATH=V1,V2,...");
+  // Checked axis by axis: 65 axes of two values would wrap a 64-bit product to 0.
+  double combos = 1.0;
+  for (const auto& a : axes) {
+    combos *= static_cast<double>(a.values.size());
+    if (combos > static_cast<double>(kMaxCombinations)) {
+      throw InputError(fmt::format("compare: {} --vary axes give more than {} combinations ({:.3g} "
+                                   "or more); at most {} are evaluated",
+                                   axes.size(), kMaxCombinations, combos, kMaxCombinations));
+    }
+  }
+  return static_cast<std::size_t>(combos);
+}
+
 std::vector<Variant> compare(const std::filesystem::path& scenario,
                              const std::vector<std::string>& overrides,
-                             const std::vector<Axis>& axes) {
-  if (axes.empty()) throw InputError("compare: give at least one --vary PATH=V1,V2,...");
-  std::size_t combos = 1;
-  for (const auto& a : axes) combos *= a.values.size();
-  if (combos > kMaxCombinations) {
-    throw InputError(fmt::format("compare: {} combinations; at most {} are evaluated", combos,
-                                 kMaxCombinations));
-  }
+                             const std::vector<Axis>& axes, io::FilesRead* read) {
+  const std::size_t combos = count_combinations(axes);
   // The scenario itself must load: a file that is missing or broken is the user's error, not
   // a column of infeasible variants.
-  io::load_scenario(scenario, overrides);
+  io::load_scenario(scenario, overrides, nullptr, read);
   std::vector<Variant> out;
   for (std::size_t i = 0; i < combos; ++i) {
     Variant v;
@@ -58,7 +67,8 @@ std::vector<Variant> compare(const std::filesystem::path& scenario,
     try {
       io::InputOptions io_options;
       io_options.run_level = false;
-      const io::Inputs inputs = io::load_inputs(io::load_scenario(scenario, sets), io_options);
+      const io::Inputs inputs =
+          io::load_inputs(io::load_scenario(scenario, sets, nullptr, read), io_options, read);
       v.step = evaluate(inputs).step;
       v.plan = inputs.scenario.plan;
       v.device_memory = inputs.device.memory;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "engine/units.h"
+#include "io/files_read.h"
 #include "step/step_model.h"
 #include "workload/parallel_plan.h"
 
@@ -25,6 +26,9 @@ struct Axis {
 
 // "plan.tp=4,8" → {"plan.tp", {"4", "8"}}; InputError for anything else.
 Axis parse_axis(const std::string& spec);
+// The combinations of `axes` (the product of their value counts); InputError when there are
+// none or more than kMaxCombinations, found without overflowing however many axes are given.
+std::size_t count_combinations(const std::vector<Axis>& axes);
 
 struct Variant {
   std::vector<std::pair<std::string, std::string>> set;  // (path, value), in axis order
@@ -41,7 +45,7 @@ struct Variant {
 // The first axis varies fastest.
 std::vector<Variant> compare(const std::filesystem::path& scenario,
                              const std::vector<std::string>& overrides,
-                             const std::vector<Axis>& axes);
+                             const std::vector<Axis>& axes, io::FilesRead* read = nullptr);
 
 // The variant's largest memory per GPU over its stages, in GiB.
 double peak_memory_gib(const step::StepPrediction& p);

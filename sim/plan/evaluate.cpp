@@ -41,6 +41,7 @@ Evaluation evaluate(const io::Inputs& in, const EvaluateOptions& o) {
   Evaluation e;
   e.inputs = in;
   check_step_work(in, o.full, o.limits);
+  check_step_memory(in, o.full, o.trace, o.limits);
   const net::Topology topology(in.cluster);
   const step::StepRequest request = assemble_step(in, topology, {o.full, o.trace, o.network});
   const hw::KernelCostModel kernels(in.device);
@@ -48,7 +49,7 @@ Evaluation evaluate(const io::Inputs& in, const EvaluateOptions& o) {
   if (!o.residuals.empty()) {
     // A validation scenario's own publication never vouches for it.
     const std::string own = in.scenario.validation ? source_of_run(in.scenario.validation->run) : "";
-    Band b = band_for(load_residuals(o.residuals), in.scenario.optimizations.preset, e.step.gpus, own);
+    Band b = band_for(load_residuals(o.residuals, o.read), in.scenario.optimizations.preset, e.step.gpus, own);
     if (!b.basis.empty()) e.band = std::move(b);
   }
   if (in.run) {

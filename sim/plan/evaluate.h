@@ -24,6 +24,8 @@ struct EvaluateOptions {
   // Validation residuals (`megasim validate --json`, validation/residuals.json) to draw the
   // prediction's error band from (bands.h); empty: no band.
   std::filesystem::path residuals;
+  // Records the residuals file when given (io/files_read.h).
+  io::FilesRead* read = nullptr;
 };
 
 struct Evaluation {

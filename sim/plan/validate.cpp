@@ -127,15 +127,15 @@ Validation summarise(std::vector<ValidationRow> rows) {
   return v;
 }
 
-Validation validate(const fs::path& published_runs, const fs::path& dir) {
-  const io::Json runs = io::parse_json_file(published_runs);
+Validation validate(const fs::path& published_runs, const fs::path& dir, io::FilesRead* read) {
+  const io::Json runs = io::parse_json_file(published_runs, read);
   std::vector<ValidationRow> rows;
   io::InputOptions io_options;
   io_options.run_level = false;
   for (const auto& f : scenario_files(dir)) {
-    const io::Scenario s = io::load_scenario(f);
+    const io::Scenario s = io::load_scenario(f, {}, nullptr, read);
     if (!s.validation) continue;
-    const Evaluation e = evaluate(io::load_inputs(s, io_options));
+    const Evaluation e = evaluate(io::load_inputs(s, io_options, read));
     ValidationRow row;
     row.scenario = s.name;
     row.run = s.validation->run;

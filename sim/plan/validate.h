@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "io/files_read.h"
 #include "plan/bands.h"
 #include "step/step_model.h"
 
@@ -60,8 +61,9 @@ struct Validation {
 double predicted_metric(const step::StepPrediction& p, const std::string& metric,
                         const std::string& origin);
 
+// `read`, when given, records every file read (io/files_read.h).
 Validation validate(const std::filesystem::path& published_runs,
-                    const std::filesystem::path& scenario_dir);
+                    const std::filesystem::path& scenario_dir, io::FilesRead* read = nullptr);
 
 // The statistics of `rows` (rows given in order), as validate() computes them.
 Validation summarise(std::vector<ValidationRow> rows);

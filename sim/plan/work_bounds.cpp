@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
 
 #include <fmt/format.h>
 
@@ -30,6 +31,42 @@ void check_step_work(const io::Inputs& in, bool full, const WorkLimits& limits) 
       in.scenario.file.string(), passes, p.pp, full ? fmt::format(" × dp {} (--full)", p.dp) : "",
       static_cast<double>(p.micro_batches()),
       p.global_batch, p.dp, p.micro_batch, p.vpp, limits.max_events));
+}
+
+Bytes step_memory(const io::Inputs& in, bool full, bool trace) {
+  const double cluster_gpus = static_cast<double>(in.cluster.gpus);
+  return kBaseMemory + kMemoryPerClusterGpu * cluster_gpus + kMemoryPerPass * step_passes(in, full) +
+         (trace ? kMemoryPerTracedPass * step_passes(in, false) : Bytes{});
+}
+
+namespace {
+// "40 MiB", "8.5 GiB": a size as the user wrote --max-memory.
+std::string size_text(Bytes b) {
+  if (b >= kGiB) return fmt::format("{:.3g} GiB", b / kGiB);
+  if (b >= kMiB) return fmt::format("{:.3g} MiB", b / kMiB);
+  if (b >= kKiB) return fmt::format("{:.3g} KiB", b / kKiB);
+  return fmt::format("{:.0f} B", b.value());
+}
+}  // namespace
+
+void check_step_memory(const io::Inputs& in, bool full, bool trace, const WorkLimits& limits) {
+  const Bytes need = step_memory(in, full, trace);
+  if (need <= limits.max_memory) return;
+  const workload::ParallelPlan& p = in.scenario.plan;
+  throw InputError(fmt::format(
+      "{}: plan.global_batch: a step of {:.3g} pipeline passes (plan.pp {}{} × {:.3g} "
+      "micro-batches of plan.global_batch {} / (plan.dp {} × plan.micro_batch {}) × plan.vpp "
+      "{}){} needs an estimated {} ({} + {} cluster GPUs × {} + passes × {}{}), more than "
+      "--max-memory {}",
+      in.scenario.file.string(), step_passes(in, full), p.pp,
+      full ? fmt::format(" × plan.dp {} (--full)", p.dp) : "",
+      static_cast<double>(p.micro_batches()), p.global_batch, p.dp, p.micro_batch, p.vpp,
+      trace ? " with its trace (--trace or --html)" : "", size_text(need), size_text(kBaseMemory),
+      in.cluster.gpus, size_text(kMemoryPerClusterGpu), size_text(kMemoryPerPass),
+      trace ? fmt::format(" + {:.3g} traced passes × {}", step_passes(in, false),
+                          size_text(kMemoryPerTracedPass))
+            : "",
+      size_text(limits.max_memory)));
 }
 
 void check_run_work(const io::Inputs& in, const run::StepProfile& step, const WorkLimits& limits) {

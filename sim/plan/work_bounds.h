@@ -7,10 +7,14 @@
 // checkpoint and per expected failure of each trial), computed exactly from the inputs, so a
 // refusal is never a guess; the message names the keys that set the count, the count and the
 // limit (--max-events).
+//
+// The memory a step takes is estimated from the same counts before the work, as an upper bound
+// measured on this build (the constants below) and refused past --max-memory.
 #pragma once
 
 #include <cstdint>
 
+#include "engine/units.h"
 #include "io/inputs.h"
 #include "run/step_profile.h"
 
@@ -20,8 +24,28 @@ namespace megasim::plan {
 // the largest shipped scenario (--full, 12,288 GPUs) needs 6·10^5 passes.
 constexpr std::int64_t kDefaultMaxEvents = 20'000'000;
 
+// The default --max-memory: room for a run beside the desktop on a 24 GiB machine.
+constexpr Bytes kDefaultMaxMemory = kGiB * 8.0;
+
+// Peak RSS of `megasim simulate` (release build, GCC 12, glibc, x86-64; /usr/bin/time -v,
+// 2026-12-01), against the passes of step_passes():
+//   default scenario (12,288 GPUs), folded, 3,072 passes: 30 MB; --trace: 32 MB
+//   the same --full, 589,824 passes: 74 MB; --full with global_batch 24,576, 2.36 M: 196 MB
+//   530B production (PP 35) folded, 29,400 passes: 34 MB; --full, 1.26 M passes: 120 MB
+//   530B with --trace: 251 MB; global_batch ×2: 482 MB; ×4 (117,600 passes): 957 MB
+//   default with global_batch 98,304 (49,152 passes) and --trace: 413 MB
+//   530B --html (the trace's records without its JSON document): 41 MB; --trials 2000: 34 MB
+// So: 68-75 bytes per pass beyond the base, 7.7-8.1 KB per traced pass (the trace JSON
+// document), the trials nothing measurable. Each constant is rounded up from those figures;
+// the base and the per-GPU term cover the topology (inputs.cpp: 262,144 GPUs took 0.6 GB).
+constexpr Bytes kBaseMemory = kMiB * 32.0;
+constexpr Bytes kMemoryPerClusterGpu = kKiB * 3.0;
+constexpr Bytes kMemoryPerPass{96.0};
+constexpr Bytes kMemoryPerTracedPass = kKiB * 10.0;
+
 struct WorkLimits {
   std::int64_t max_events = kDefaultMaxEvents;
+  Bytes max_memory = kDefaultMaxMemory;
 };
 
 // Pipeline passes of one step: simulated ranks (a stage each folded, every TP group with
@@ -29,6 +53,13 @@ struct WorkLimits {
 double step_passes(const io::Inputs& inputs, bool full);
 // Throws InputError, naming the scenario and its plan, when step_passes passes the limit.
 void check_step_work(const io::Inputs& inputs, bool full, const WorkLimits& limits);
+// The memory estimate of one step: kBaseMemory + the cluster's GPUs × kMemoryPerClusterGpu +
+// step_passes × kMemoryPerPass + with `trace`, the traced passes (those of one replica, as
+// in folded mode) × kMemoryPerTracedPass.
+Bytes step_memory(const io::Inputs& inputs, bool full, bool trace);
+// Throws InputError, naming the scenario, the keys, the estimate and the limit, when
+// step_memory passes limits.max_memory.
+void check_step_memory(const io::Inputs& inputs, bool full, bool trace, const WorkLimits& limits);
 // Throws InputError, naming run.tokens or the trial count, when the run simulation's events
 // (trials × (checkpoints + expected failures)) pass the limit.
 void check_run_work(const io::Inputs& inputs, const run::StepProfile& step,

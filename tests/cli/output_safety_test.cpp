@@ -145,3 +145,41 @@ TEST_CASE("calibrate shapes prints the shapes; calibrate -o without a GPU says w
   CHECK(fs::is_empty(d));
   fs::remove_all(d);
 }
+
+namespace {
+// Runs `args` with `option` naming the source tree's `file`, checks the refusal and that the
+// file is untouched; restores it when the command wrote it anyway, so a failing run cannot
+// leave a built-in preset broken.
+void check_refused(const std::string& args, const std::string& option, const std::string& file) {
+  const fs::path target = fs::path(MEGASIM_SOURCE_DIR) / file;
+  const std::string before = read_all(target);
+  const auto r = run_megasim(args + " " + option + " " + shell_quote(target.string()));
+  const std::string after = read_all(target);
+  if (after != before) std::ofstream(target, std::ios::binary | std::ios::trunc) << before;
+  INFO(args, " ", option, " ", file, "\nstderr: ", r.err);
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.rfind("megasim: error: ", 0) == 0);
+  CHECK(r.err.find("is an input of this command") != std::string::npos);
+  CHECK(after == before);
+}
+}  // namespace
+
+TEST_CASE("an output naming any file the command read, a preset found by name included, is "
+          "refused") {
+  const std::string simulate = "simulate " + shell_quote(kScenario);
+  // The default scenario names its model, cluster and device, and by name the megascale
+  // system, reliability and power presets; the reliability preset names its failure rates.
+  check_refused(simulate, "-o", "systems/megascale.json");
+  check_refused(simulate, "--trace", "reliability/megascale.json");
+  check_refused(simulate, "--html", "reliability/failure-rates-llama3-405b.json");
+  check_refused(simulate, "-o", "power/a100-sxm4-80gb.json");
+  check_refused(simulate, "-o", "models/gpt-175b-megascale.json");
+  check_refused(simulate, "--trace", "topologies/megascale-a100-12288.json");
+  check_refused(simulate, "-o", "calibrate/profiles/a100-sxm4-80gb.json");
+  check_refused(simulate, "-o", "validation/residuals.json");
+  // compare reads each variant's files during the work: refused before anything is written.
+  check_refused("compare " + shell_quote(kScenario) + " --vary plan.tp=4,8", "--html",
+                "models/gpt-175b-megascale.json");
+  check_refused("calibrate shapes " + shell_quote(kScenario), "-o", "systems/megascale.json");
+  check_refused("validate", "--html", "models/korthikanti-22b.json");
+}

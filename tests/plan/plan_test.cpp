@@ -166,3 +166,15 @@ TEST_CASE("compare: the Pareto front of step time against memory headroom, worke
   CHECK(vs[3].pareto);
   CHECK_FALSE(vs[4].pareto);
 }
+
+TEST_CASE("plan: compare counts combinations without overflow (64 axes of two once wrapped to 0)") {
+  CHECK(plan::count_combinations({plan::parse_axis("plan.tp=4,8"), plan::parse_axis("plan.pp=8,16,32")}) == 6);
+  // 2^12 = 4,096 is the most; a 13th axis of two is refused, and so are 64 (2^64 wraps to 0).
+  const std::vector<plan::Axis> twelve(12, plan::parse_axis("plan.tp=4,8"));
+  CHECK(plan::count_combinations(twelve) == 4096);
+  const std::vector<plan::Axis> many(64, plan::parse_axis("plan.tp=4,8"));
+  CHECK(input_error_of([&] { plan::count_combinations(many); })
+            .find("64 --vary axes give more than 4096 combinations") != std::string::npos);
+  CHECK(input_error_of([] { plan::count_combinations({}); }).find("give at least one --vary") !=
+        std::string::npos);
+}

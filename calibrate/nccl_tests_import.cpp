@@ -214,31 +214,41 @@ hw::CollectiveOp run_op(const NcclTestsRun& r, const std::string& at,
                    "line); pass --op");
 }
 
-// Ranks from the device lines, cross-checked against busbw/algbw on the first row fast enough
-// for the ratio to be trusted; without device lines, from that ratio or nThread × nGpus.
-int run_ranks(const RunBuilder& b, hw::CollectiveOp op, const std::string& at) {
+// Ranks from --ranks or the device lines, cross-checked against busbw/algbw on the first row
+// fast enough for the ratio to be trusted; without either, from that ratio or nThread × nGpus.
+int run_ranks(const RunBuilder& b, hw::CollectiveOp op, const std::string& at,
+              const ImportOptions& options) {
   const int from_lines = static_cast<int>(b.rank_keys.size());
+  if (options.ranks && from_lines > 0 && *options.ranks != from_lines) {
+    throw InputError(at + ": --ranks " + std::to_string(*options.ranks) +
+                     " but the device lines list " + std::to_string(from_lines) + " ranks");
+  }
+  const int claimed = options.ranks ? *options.ranks : from_lines;
+  const std::string said =
+      options.ranks ? "--ranks says " : "the device lines list ";
   int from_ratio = 0;
   for (const auto& m : b.run.rows) {
     if (m.algbw.value() / 1e9 < kRatioCheckMinGbps) continue;
     const double ratio = m.busbw / m.algbw;
     from_ratio = ranks_from_ratio(op, ratio);
-    if (from_lines > 0 &&
-        std::fabs(ratio - hw::bus_factor(op, from_lines)) >
-            kRatioTolerance * hw::bus_factor(op, from_lines) &&
-        hw::bus_factor(op, from_lines) != 1.0) {
-      throw InputError(at + ": the device lines list " + std::to_string(from_lines) +
+    if (claimed > 0 &&
+        std::fabs(ratio - hw::bus_factor(op, claimed)) >
+            kRatioTolerance * hw::bus_factor(op, claimed) &&
+        hw::bus_factor(op, claimed) != 1.0) {
+      throw InputError(at + ": " + said + std::to_string(claimed) +
                        " ranks, but busbw/algbw = " + std::to_string(ratio) + " at " +
                        std::to_string(m.size.value()) + " B implies " +
                        std::to_string(from_ratio) + " for " + hw::to_string(op));
     }
     break;
   }
+  if (options.ranks) return *options.ranks;
   const int ranks = from_lines > 0   ? from_lines
                     : from_ratio > 0 ? from_ratio
                                      : b.n_thread * b.n_gpus;
   if (ranks <= 0) {
-    throw InputError(at + ": cannot tell the rank count (no device lines, no usable busbw/algbw)");
+    throw InputError(at + ": cannot tell the rank count (no device lines, no usable busbw/algbw); "
+                          "pass --ranks");
   }
   return ranks;
 }
@@ -293,7 +303,7 @@ class LogParser {
     }
     const std::string at = where(origin_, r.first_line);
     r.op = run_op(r, at, options_);
-    r.ranks = run_ranks(b_, r.op, at);
+    r.ranks = run_ranks(b_, r.op, at, options_);
     r.nodes = options_.nodes.value_or(b_.hosts.empty() ? 1 : static_cast<int>(b_.hosts.size()));
     for (auto& m : r.rows) {
       m.run = at;

@@ -40,6 +40,7 @@ struct ImportOptions {
   std::optional<hw::CollectiveOp> op;  // for logs that do not say which test ran
   std::string algorithm, protocol;     // labels when the run forced NCCL_ALGO / NCCL_PROTO
   std::optional<int> nodes;            // when the log's rank lines do not name hosts
+  std::optional<int> ranks;            // when the log has no device lines (checked if it has)
 };
 
 std::vector<NcclTestsRun> parse_nccl_tests_log(const std::string& text,

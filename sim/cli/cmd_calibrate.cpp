@@ -48,6 +48,7 @@ struct ImportOpts {
   std::string name;
   std::string op, algorithm, protocol;
   int nodes = 0;
+  int ranks = 0;
   bool json = false;
 };
 
@@ -127,6 +128,7 @@ void run_import(const ImportOpts& o) {
   options.algorithm = o.algorithm;
   options.protocol = o.protocol;
   if (o.nodes > 0) options.nodes = o.nodes;
+  if (o.ranks > 0) options.ranks = o.ranks;
 
   const auto base_file = device_file(o.device, "--device");
   std::vector<std::filesystem::path> inputs(o.logs.begin(), o.logs.end());
@@ -260,7 +262,7 @@ void run_measure(const MeasureOpts& o) {
   const std::string without_gpu =
       "Without one, bring measurements from your cluster with `megasim calibrate "
       "import-nccl-tests LOG... --device PROFILE -o FILE`, or use a shipped profile from "
-      "calibrate/profiles/ (a100-sxm4-80gb, h100-sxm5-80gb, h200-sxm-141gb) as a scenario's "
+      "calibrate/profiles/ (a100-sxm4-80gb, a100-sxm4-40gb, h100-sxm5-80gb, h200-sxm-141gb) as a scenario's "
       "device";
   if (!std::filesystem::exists(kNvidiaDriver)) {
     throw InputError(std::string("calibration measures the local GPUs and needs an NVIDIA GPU "
@@ -356,6 +358,10 @@ void add_calibrate_command(CLI::App& app) {
                   "Label rows with the NCCL_PROTO the run forced (LL, LL128, Simple)");
   imp->add_option("--nodes", io_opts->nodes, "Node count, when the log's rank lines omit hosts")
       ->check(CLI::PositiveNumber);
+  imp->add_option("--ranks", io_opts->ranks,
+                  "Rank count, for a log without device lines (checked against them and "
+                  "busbw/algbw when the log has them)")
+      ->check(CLI::Range(1, 1 << 20));
   imp->add_flag("--json", io_opts->json, "Print exactly one JSON object on stdout");
   imp->callback([io_opts] { run_import(*io_opts); });
 

@@ -151,6 +151,36 @@ TEST_CASE("rank lines that contradict busbw over algbw are an error") {
                        InputError);
 }
 
+TEST_CASE("a log without device lines takes its rank count from --ranks, checked against the rows") {
+  // Device lines removed: all_reduce's busbw/algbw still says 8 ranks.
+  std::string text;
+  std::istringstream in(kOldLayout);
+  for (std::string line; std::getline(in, line);) {
+    if (line.find("Rank") == std::string::npos || line.find("device") == std::string::npos) {
+      text += line + "\n";
+    }
+  }
+  calibrate::ImportOptions o;
+  o.op = hw::CollectiveOp::kAllReduce;
+  o.nodes = 2;
+  CHECK(parse_nccl_tests_log(text, "nolines.log", o)[0].ranks == 8);  // from the ratio
+  o.ranks = 8;
+  CHECK(parse_nccl_tests_log(text, "nolines.log", o)[0].ranks == 8);
+  o.ranks = 4;  // 2·3/4 = 1.5, but the rows say 1.75
+  CHECK_THROWS_WITH_AS(parse_nccl_tests_log(text, "nolines.log", o),
+                       doctest::Contains("--ranks says 4 ranks"), InputError);
+  // With the device lines, --ranks must agree with them.
+  CHECK_THROWS_WITH_AS(parse_nccl_tests_log(kOldLayout, "old.log", o),
+                       doctest::Contains("--ranks 4 but the device lines list 8"), InputError);
+  // A sendrecv log (busbw = algbw: the ratio cannot tell) is imported with --ranks.
+  std::string sendrecv = text;
+  calibrate::ImportOptions s;
+  s.op = hw::CollectiveOp::kSendRecv;
+  s.nodes = 2;
+  s.ranks = 8;
+  CHECK(parse_nccl_tests_log(sendrecv, "sendrecv.log", s)[0].ranks == 8);
+}
+
 TEST_CASE("a file with no result rows is an error") {
   CHECK_THROWS_WITH_AS(parse_nccl_tests_log("hello\nworld\n", "empty.log"),
                        doctest::Contains("no nccl-tests result rows"), InputError);

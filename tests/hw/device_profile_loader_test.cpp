@@ -28,7 +28,7 @@ std::string error_of(const Json& doc) {
 }  // namespace
 
 TEST_CASE("shipped datasheet profiles load") {
-  for (const char* name : {"a100-sxm4-80gb", "h100-sxm5-80gb", "h200-sxm-141gb"}) {
+  for (const char* name : {"a100-sxm4-80gb", "a100-sxm4-40gb", "h100-sxm5-80gb", "h200-sxm-141gb"}) {
     CAPTURE(name);
     const auto p = io::load_device_profile(kProfiles + name + ".json").profile;
     CHECK(p.name == name);
@@ -43,6 +43,14 @@ TEST_CASE("shipped datasheet profiles load") {
   CHECK(h200.peak_for(hw::DType::kBf16) == h100.peak_for(hw::DType::kBf16));
   CHECK(h200.hbm_bandwidth > h100.hbm_bandwidth);
   CHECK(h200.memory > h100.memory);
+  // The 40 GB A100: the 80 GB one's die and board, less and slower HBM; its power preset is the
+  // 80 GB one's (base_profile).
+  const auto a40 = io::load_device_profile(kProfiles + "a100-sxm4-40gb.json").profile;
+  const auto a80 = io::load_device_profile(kProfiles + "a100-sxm4-80gb.json").profile;
+  CHECK(a40.peak_for(hw::DType::kBf16) == a80.peak_for(hw::DType::kBf16));
+  CHECK(a40.memory.value() == doctest::Approx(a80.memory.value() / 2));
+  CHECK(a40.hbm_bandwidth < a80.hbm_bandwidth);
+  CHECK(a40.base == "a100-sxm4-80gb");
 }
 
 TEST_CASE("unknown key is an error with a suggestion") {

@@ -220,25 +220,21 @@ int run_ranks(const RunBuilder& b, hw::CollectiveOp op, const std::string& at,
               const ImportOptions& options) {
   const int from_lines = static_cast<int>(b.rank_keys.size());
   if (options.ranks && from_lines > 0 && *options.ranks != from_lines) {
-    throw InputError(at + ": --ranks " + std::to_string(*options.ranks) +
-                     " but the device lines list " + std::to_string(from_lines) + " ranks");
+    throw InputError(fmt::format("{}: --ranks {} but the device lines list {} ranks", at,
+                                 *options.ranks, from_lines));
   }
   const int claimed = options.ranks ? *options.ranks : from_lines;
-  const std::string said =
-      options.ranks ? "--ranks says " : "the device lines list ";
+  const std::string said = options.ranks ? "--ranks says " : "the device lines list ";
   int from_ratio = 0;
   for (const auto& m : b.run.rows) {
     if (m.algbw.value() / 1e9 < kRatioCheckMinGbps) continue;
     const double ratio = m.busbw / m.algbw;
     from_ratio = ranks_from_ratio(op, ratio);
-    if (claimed > 0 &&
-        std::fabs(ratio - hw::bus_factor(op, claimed)) >
-            kRatioTolerance * hw::bus_factor(op, claimed) &&
-        hw::bus_factor(op, claimed) != 1.0) {
-      throw InputError(at + ": " + said + std::to_string(claimed) +
-                       " ranks, but busbw/algbw = " + std::to_string(ratio) + " at " +
-                       std::to_string(m.size.value()) + " B implies " +
-                       std::to_string(from_ratio) + " for " + hw::to_string(op));
+    const double want = claimed > 0 ? hw::bus_factor(op, claimed) : 1.0;
+    if (want != 1.0 && std::fabs(ratio - want) > kRatioTolerance * want) {
+      throw InputError(fmt::format("{}: {}{} ranks, but busbw/algbw = {:f} at {} B implies {} "
+                                   "for {}", at, said, claimed, ratio, m.size.value(),
+                                   from_ratio, hw::to_string(op)));
     }
     break;
   }

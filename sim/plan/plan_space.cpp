@@ -199,15 +199,18 @@ class Walker {
     } else if (model.layers % pp == 0 && pp > 1) {
       vpps = divisors(model.layers / pp);
     }
+    const bool fits = gpus <= in_.cluster.gpus && gpus % (static_cast<std::int64_t>(tp) * pp) == 0;
+    const int dp = fits ? static_cast<int>(gpus / (static_cast<std::int64_t>(tp) * pp)) : 0;
+    // With one replica the distributed optimizer shards nothing: the same plan as without.
+    dists_ = dp == 1 && !r_.dist_opt ? std::vector<bool>{false} : dist_;
     const auto inner = static_cast<std::int64_t>(vpps.size() * mbs_.size() * rcs_.size() *
-                                                 sps.size() * dist_.size());
+                                                 sps.size() * dists_.size());
     space_.size += inner;
     // Whole sub-spaces first: the GPU count, then the model's heads.
-    if (gpus > in_.cluster.gpus || gpus % (static_cast<std::int64_t>(tp) * pp) != 0) {
+    if (!fits) {
       prune(Prune::kClusterSize, inner);
       return;
     }
-    const int dp = static_cast<int>(gpus / (static_cast<std::int64_t>(tp) * pp));
     if (!allowed(r_.dp, dp)) {
       space_.size -= inner;  // not in the space the user asked for
       return;
@@ -233,7 +236,7 @@ class Walker {
           p.recompute = rc;
           for (const bool sp : sps) {
             p.sequence_parallel = sp && tp > 1;
-            for (const bool dopt : dist_) {
+            for (const bool dopt : dists_) {
               p.distributed_optimizer = dopt;
               add(p, system);
             }
@@ -286,7 +289,7 @@ class Walker {
   Space& space_;
   std::vector<int> mbs_;
   std::vector<Recompute> rcs_;
-  std::vector<bool> dist_;
+  std::vector<bool> dist_, dists_;
 };
 
 }  // namespace

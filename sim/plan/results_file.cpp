@@ -44,18 +44,15 @@ FigureMap read_results(const std::filesystem::path& path, std::uint64_t fingerpr
   std::ifstream in(path, std::ios::binary);
   if (!in) return out;
   std::string line;
-  int number = 0;
   while (std::getline(in, line)) {
-    ++number;
-    const bool last = in.peek() == std::char_traits<char>::eof();
-    nlohmann::json j;
+    if (line.empty()) continue;
     try {
-      j = nlohmann::json::parse(line);
+      const nlohmann::json j = nlohmann::json::parse(line);
       if (j.at("inputs").get<std::string>() != hex(fingerprint)) continue;
       StepFigures f;
       f.step_time = Time::from_ns(j.at("step_time_ns").get<std::int64_t>());
       const auto b = j.at("breakdown_ns").get<std::vector<std::int64_t>>();
-      if (b.size() != 7) throw std::runtime_error("breakdown_ns needs 7 values");
+      if (b.size() != 7) continue;
       f.breakdown = {Time::from_ns(b[0]), Time::from_ns(b[1]), Time::from_ns(b[2]),
                      Time::from_ns(b[3]), Time::from_ns(b[4]), Time::from_ns(b[5]),
                      Time::from_ns(b[6])};
@@ -67,11 +64,10 @@ FigureMap read_results(const std::filesystem::path& path, std::uint64_t fingerpr
       f.idle_time = Time::from_ns(j.at("idle_ns").get<std::int64_t>());
       const std::string key = j.at("key").get<std::string>();
       const std::uint64_t hash = std::stoull(j.at("hash").get<std::string>(), nullptr, 16);
-      if (fnv1a(key) != hash) throw std::runtime_error("hash does not match key");
+      if (fnv1a(key) != hash) continue;
       out[hash] = f;
-    } catch (const std::exception& e) {
-      if (last) break;  // cut short by a kill: redone
-      throw InputError(fmt::format("--results {}: line {}: {}", path.string(), number, e.what()));
+    } catch (const std::exception&) {
+      // A line cut short by a kill (or otherwise unreadable): its plan is simulated again.
     }
   }
   return out;
@@ -82,6 +78,15 @@ ResultsFile::ResultsFile(const std::filesystem::path& path, std::uint64_t finger
   fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (fd_ < 0) {
     throw InputError(fmt::format("--results {}: {}", path.string(), std::strerror(errno)));
+  }
+  // A line cut short by a kill is ended, so that the next line starts on its own.
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  if (in && in.tellg() > 0) {
+    in.seekg(-1, std::ios::end);
+    if (in.get() != '\n' && ::write(fd_, "\n", 1) != 1) {
+      throw InputError(fmt::format("--results {}: write failed: {}", path.string(),
+                                   std::strerror(errno)));
+    }
   }
 }
 

@@ -5,8 +5,9 @@
 // build of the inputs is never read as this one's.
 //
 // Each line is written with one write(2) on a descriptor opened with O_APPEND, so lines from
-// several processes (MPI ranks) do not interleave. A last line cut short by a kill is skipped
-// on reading; any other unreadable line is an InputError naming the file and the line.
+// several processes (MPI ranks) do not interleave. A line cut short by a kill is ended with a
+// newline when the file is opened again and skipped on reading (as is any line that does not
+// parse): its plan is simulated again, never misread.
 #pragma once
 
 #include <cstdint>

@@ -54,19 +54,22 @@ TEST_CASE("search: spearman of hand-made rankings (the statistic the next test r
   CHECK(spearman({1, 2, 3, 4}, {1, 3, 2, 4}) == doctest::Approx(0.8));
 }
 
-// The top 200 plans by estimate, each re-simulated event by event: their two rankings agree
+// The top 200 plans by estimate (all of them when fewer), each re-simulated event by event: their two rankings agree
 // (Spearman ≥ 0.9) and the plan the estimate puts first is the event-level best, or within
 // 0.1 % of it (the Megatron-LM scenario's best two plans differ by 0.01 %: a tie).
 TEST_CASE("search: analytic and event-level rankings agree on the top 200 of three scenarios") {
   for (const char* scenario : {"scenarios/validation/megascale-175b-256-megascale-iteration.json",
                                "scenarios/validation/megascale-175b-256-megatron-iteration.json",
                                "scenarios/validation/korthikanti-175b-selective.json"}) {
-    CAPTURE(scenario);
+    const std::string name = scenario;
+    CAPTURE(name);
     const io::Inputs in = inputs_of(scenario);
     plan::SearchOptions o;
     o.top_k = 200;
     const plan::SearchResult r = plan::search(in, o);
-    REQUIRE(r.ranked.size() == 200);
+    // Korthikanti et al.'s 175B on 64 GPUs has 183 feasible plans: all of them.
+    REQUIRE(r.ranked.size() == std::min<std::size_t>(200, r.analytic.size()));
+    REQUIRE(r.ranked.size() >= 150);
     std::vector<double> analytic, event;
     for (const auto& p : r.ranked) {
       REQUIRE(p.event);
@@ -91,10 +94,13 @@ TEST_CASE("search: every plan of the space is feasible or counted under one prun
   for (const auto n : s.pruned) pruned += n;
   CHECK(pruned + static_cast<std::int64_t>(s.feasible.size()) == s.size);
   for (const auto n : s.pruned) CHECK(n > 0);  // every reason occurs
-  // The space per GPU count: tp 1..8, (pp, vpp) with pp·vpp dividing 96 layers (52 pairs),
-  // micro-batch 1, 2, 4, 8, three recomputes, SP (tp > 1) and the distributed optimizer:
-  // 52 × 4 × 3 × 2 × (1 + 7 × 2) = 18,720.
-  CHECK(s.size == 3 * 18720);
+  // The space of a GPU count the cluster does not have (where dp is never 1): tp 1..8,
+  // (pp, vpp) with pp·vpp dividing 96 layers (52 pairs), micro-batch 1, 2, 4, 8, three
+  // recomputes, SP (tp > 1) and the distributed optimizer: 52 × 4 × 3 × 2 × (1 + 7 × 2).
+  o.gpus = {100000};
+  const plan::Space too_big = plan::enumerate_space(in, o);
+  CHECK(too_big.size == 18720);
+  CHECK(too_big.pruned[static_cast<std::size_t>(plan::Prune::kClusterSize)] == 18720);
   for (const auto& c : s.feasible) CHECK(c.plan.gpus() <= in.cluster.gpus);
 }
 

@@ -136,3 +136,31 @@ TEST_CASE("cli: mpirun -np 2 search prints the bytes one process does, and resum
   CHECK(lines_of(results) == 6);
 }
 #endif
+
+TEST_CASE("cli: compare --vary tp and pp keeps the scenario's GPU count, and shows headroom") {
+  const std::string scenario = std::string(MEGASIM_SOURCE_DIR) + "/scenarios/megascale-175b-12288.json";
+  auto r = run_megasim("compare --json " + scenario + " --vary plan.tp=4,8 --vary plan.pp=8,16");
+  REQUIRE(r.exit_code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  REQUIRE(j["variants"].size() == 4);
+  // 12,288 GPUs / (tp × pp): 384, 192, 192, 96 — every variant on the whole cluster, and
+  // tp 8 × pp 16 (once "infeasible" at dp 192: 24,576 GPUs) re-sized to dp 96.
+  const int dps[] = {384, 192, 192, 96};
+  for (std::size_t i = 0; i < 4; ++i) {
+    const auto& v = j["variants"][i];
+    REQUIRE(v["feasible"].get<bool>());
+    CHECK(v["plan"]["dp"] == dps[i]);
+    CHECK(v["plan"]["gpus"] == 12288);
+    CHECK(v["memory_headroom_gib"].get<double>() > 0.0);
+  }
+  auto text = run_megasim("compare " + scenario + " --vary plan.tp=4,8");
+  REQUIRE(text.exit_code == 0);
+  CHECK(text.out.find("room GiB") != std::string::npos);
+  CHECK(text.out.find("tp=4 (dp=384)") != std::string::npos);
+  // tp 5 × pp 8 = 40 does not divide 12,288 GPUs: named as such.
+  auto odd = run_megasim("compare --json " + scenario + " --vary plan.tp=5");
+  REQUIRE(odd.exit_code == 0);
+  const auto o = nlohmann::json::parse(odd.out);
+  CHECK(o["variants"][0]["reason"].get<std::string>().find("does not divide the scenario's 12288 GPUs") !=
+        std::string::npos);
+}

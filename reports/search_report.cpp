@@ -70,6 +70,7 @@ std::string search_json(const plan::SearchResult& r) {
       row["objective"] = p.objective;
       row["why"] = why(p, r.ranked.front());
       row["pareto_memory"] = p.pareto_memory;
+      row["scenario_plan"] = p.scenario_plan;
       if (r.gpus.size() > 1) row["pareto_gpus"] = p.pareto_gpus;
     } else {
       row["refused"] = p.refused;
@@ -104,9 +105,11 @@ std::string search_text(const plan::SearchResult& r) {
   std::string t = fmt::format("search {}: {} GPUs, objective {}\n", r.scenario, gpus,
                               plan::to_string(r.objective));
   t += fmt::format("space {} plans: pruned {} by cluster size, {} by heads, {} by divisibility, "
-                   "{} by memory; {} feasible, estimated; best {} simulated event by event\n",
+                   "{} by memory; {} feasible, estimated; {} simulated event by event{}\n",
                    r.space.size, r.space.pruned[0], r.space.pruned[1], r.space.pruned[2],
-                   r.space.pruned[3], r.analytic.size(), r.ranked.size());
+                   r.space.pruned[3], r.analytic.size(), r.ranked.size(),
+                   r.scenario_plan_added ? " (the best by estimate and the scenario's own plan)"
+                       : "");
   if (r.scenario_plan_rank) {
     t += fmt::format("the scenario's own plan ranks {} of {} by estimate\n", *r.scenario_plan_rank + 1,
                      r.analytic.size());
@@ -129,6 +132,7 @@ std::string search_text(const plan::SearchResult& r) {
     std::string front;
     if (p.pareto_memory) front.push_back('m');
     if (p.pareto_gpus) front.push_back('g');
+    if (p.scenario_plan) front.push_back('*');
     t += fmt::format(
         "{:>4} {:>6} {:<66} {:>8.3f} {:>6.1f} {:>9.0f} {:>8.1f} {:>8.3f} {:>7.3f} {:>7.3f} {:>7.3f} "
         "{:>7.3f} {:>7.3f}  {:<3} {}\n",
@@ -138,7 +142,8 @@ std::string search_text(const plan::SearchResult& r) {
         b.pp_exposed.to_seconds(), b.dp_exposed.to_seconds(), front, why(p, r.ranked.front()));
   }
   t += "\nP: on the Pareto front of tokens/s against memory headroom (m)";
-  t += r.gpus.size() > 1 ? " and against the GPU count (g)\n" : "\n";
+  t += r.gpus.size() > 1 ? " and against the GPU count (g); " : "; ";
+  t += "*: the scenario's own plan\n";
   return t;
 }
 

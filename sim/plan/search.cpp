@@ -170,16 +170,27 @@ void analytic_stage(const io::Inputs& in, const SearchOptions& o, const SearchSh
   }
 }
 
+// The plans the event-level stage simulates, in order: the best top_k by estimate, and the
+// scenario's own plan when it is further down (so the ranking shows it beside the best).
+std::vector<std::size_t> event_plans(const SearchOptions& o, const SearchResult& r) {
+  std::vector<std::size_t> out;
+  const std::size_t k = std::min(r.analytic.size(), static_cast<std::size_t>(o.top_k));
+  for (std::size_t i = 0; i < k; ++i) out.push_back(i);
+  if (r.scenario_plan_rank && *r.scenario_plan_rank >= k) out.push_back(*r.scenario_plan_rank);
+  return out;
+}
+
 // Stage 2: the best top_k event by event (those in o.done taken as they are), this process's
 // share; everyone's figures returned.
 FigureMap event_stage(const io::Inputs& in, const SearchOptions& o, const SearchShare& share,
                       const net::Topology& topology, const hw::KernelCostModel& kernels,
                       const SearchResult& r) {
-  const auto k = static_cast<std::int64_t>(std::min(r.analytic.size(), static_cast<std::size_t>(o.top_k)));
+  const std::vector<std::size_t> plans = event_plans(o, r);
+  const auto k = static_cast<std::int64_t>(plans.size());
   FigureMap simulated;
   std::int64_t ran = 0, done = 0;
   for (std::int64_t i = share.rank; i < k; i += share.size) {
-    const Candidate& c = r.analytic[static_cast<std::size_t>(i)].candidate;
+    const Candidate& c = r.analytic[plans[static_cast<std::size_t>(i)]].candidate;
     if (auto it = o.done.find(c.hash); it != o.done.end()) {
       simulated[c.hash] = it->second;
     } else if (o.stop_after && ran >= *o.stop_after) {
@@ -214,9 +225,11 @@ SearchResult search(const io::Inputs& in, const SearchOptions& o, const SearchSh
   analytic_stage(in, o, share, estimator, r);
   const FigureMap events = event_stage(in, o, share, topology, kernels, r);
 
-  const std::size_t k = std::min(r.analytic.size(), static_cast<std::size_t>(o.top_k));
-  for (std::size_t i = 0; i < k; ++i) {
+  const std::vector<std::size_t> simulated = event_plans(o, r);
+  r.scenario_plan_added = simulated.size() > static_cast<std::size_t>(o.top_k);
+  for (const std::size_t i : simulated) {
     RankedPlan p = r.analytic[i];
+    p.scenario_plan = r.scenario_plan_rank == i;
     const auto it = events.find(p.candidate.hash);
     if (it == events.end()) {
       r.stopped = true;

@@ -63,6 +63,7 @@ struct RankedPlan {
   double objective = 0.0;            // of the event-level figures when present
   bool pareto_memory = false;        // tokens/s against memory headroom
   bool pareto_gpus = false;          // tokens/s against GPU count (several counts)
+  bool scenario_plan = false;        // the scenario's own plan
   const StepFigures& figures() const { return event ? *event : analytic; }
 };
 
@@ -70,12 +71,15 @@ struct SearchResult {
   std::string scenario;
   Objective objective = Objective::kStepTime;
   Space space;                      // feasible plans moved into `analytic`
-  std::vector<RankedPlan> ranked;   // the event-level ranking, best first
+  // The event-level ranking, best first: the top_k by estimate, and the scenario's own plan
+  // wherever its estimate put it.
+  std::vector<RankedPlan> ranked;
   std::vector<RankedPlan> analytic; // every feasible plan by its estimate, best first
   std::vector<std::int64_t> gpus;   // the GPU counts searched
   bool stopped = false;             // stop_after cut the event-level stage short
   // Where the scenario's own plan ranks (by estimate), if it is in the space.
   std::optional<std::size_t> scenario_plan_rank;
+  bool scenario_plan_added = false;  // simulated beside the top_k, not among them
 };
 
 // The value the ranking minimises (MFU negated) from a plan's figures.

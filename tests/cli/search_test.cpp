@@ -46,7 +46,11 @@ TEST_CASE("cli: search --json ranks the top plans by the objective, with the spa
   REQUIRE(r.exit_code == 0);
   CHECK(r.err.empty());  // no progress bar when stderr is not a terminal
   const auto j = nlohmann::json::parse(r.out);
-  REQUIRE(j["ranked"].size() == 5);
+  // The best 5 by estimate and the scenario's own plan (8th by estimate), all event-level.
+  REQUIRE(j["ranked"].size() == 6);
+  int own = 0;
+  for (const auto& p : j["ranked"]) own += p["scenario_plan"].get<bool>() ? 1 : 0;
+  CHECK(own == 1);
   std::int64_t pruned = 0;
   for (const auto& [reason, n] : j["space"]["pruned"].items()) pruned += n.get<std::int64_t>();
   CHECK(pruned + j["space"]["feasible"].get<std::int64_t>() == j["space"]["size"].get<std::int64_t>());
@@ -133,7 +137,7 @@ TEST_CASE("cli: mpirun -np 2 search prints the bytes one process does, and resum
   CHECK(lines_of(results) == 4);
   const auto resumed = run_megasim(with);
   CHECK(resumed.out == run_megasim("search " + kScenario + " --top 6").out);
-  CHECK(lines_of(results) == 6);
+  CHECK(lines_of(results) == 7);  // the best 6 and the scenario's own plan
 }
 #endif
 

@@ -56,7 +56,8 @@ nlohmann::json figures_json(const plan::StepFigures& f) {
 
 std::string search_json(const plan::SearchResult& r) {
   nlohmann::json pruned = nlohmann::json::object();
-  for (std::size_t i = 0; i < plan::kPruneNames.size(); ++i) pruned[plan::kPruneNames[i]] = r.space.pruned[i];
+  for (std::size_t i = 0; i < plan::kPruneNames.size(); ++i)
+    pruned[plan::kPruneNames[i]] = r.space.pruned[i];
   nlohmann::json ranked = nlohmann::json::array();
   for (const auto& p : r.ranked) {
     nlohmann::json row = {{"key", p.candidate.key},
@@ -80,17 +81,18 @@ std::string search_json(const plan::SearchResult& r) {
   nlohmann::json analytic = nlohmann::json::array();
   for (std::size_t i = 0; i < std::min(kAnalyticListed, r.analytic.size()); ++i) {
     const auto& p = r.analytic[i];
-    analytic.push_back({{"key", p.candidate.key}, {"objective", p.objective},
-                        {"step_time_s", p.analytic.step_time.to_seconds()}, {"mfu", p.analytic.mfu}});
+    analytic.push_back({{"key", p.candidate.key},
+                        {"objective", p.objective},
+                        {"step_time_s", p.analytic.step_time.to_seconds()},
+                        {"mfu", p.analytic.mfu}});
   }
-  nlohmann::json j = {{"scenario", r.scenario},
-                      {"objective", plan::to_string(r.objective)},
-                      {"gpus", r.gpus},
-                      {"space", {{"size", r.space.size},
-                                 {"feasible", r.analytic.size()},
-                                 {"pruned", pruned}}},
-                      {"ranked", ranked},
-                      {"analytic_best", analytic}};
+  nlohmann::json j = {
+      {"scenario", r.scenario},
+      {"objective", plan::to_string(r.objective)},
+      {"gpus", r.gpus},
+      {"space", {{"size", r.space.size}, {"feasible", r.analytic.size()}, {"pruned", pruned}}},
+      {"ranked", ranked},
+      {"analytic_best", analytic}};
   j["scenario_plan_analytic_rank"] =
       r.scenario_plan_rank ? nlohmann::json(*r.scenario_plan_rank + 1) : nlohmann::json(nullptr);
   return json_text(j);
@@ -104,21 +106,23 @@ std::string search_text(const plan::SearchResult& r) {
   }
   std::string t = fmt::format("search {}: {} GPUs, objective {}\n", r.scenario, gpus,
                               plan::to_string(r.objective));
-  t += fmt::format("space {} plans: pruned {} by cluster size, {} by heads, {} by divisibility, "
-                   "{} by memory; {} feasible, estimated; {} simulated event by event{}\n",
-                   r.space.size, r.space.pruned[0], r.space.pruned[1], r.space.pruned[2],
-                   r.space.pruned[3], r.analytic.size(), r.ranked.size(),
-                   r.scenario_plan_added ? " (the best by estimate and the scenario's own plan)"
-                       : "");
+  t += fmt::format(
+      "space {} plans: pruned {} by cluster size, {} by heads, {} by divisibility, "
+      "{} by memory; {} feasible, estimated; {} simulated event by event{}\n",
+      r.space.size, r.space.pruned[0], r.space.pruned[1], r.space.pruned[2], r.space.pruned[3],
+      r.analytic.size(), r.ranked.size(),
+      r.scenario_plan_added ? " (the best by estimate and the scenario's own plan)" : "");
   if (r.scenario_plan_rank) {
-    t += fmt::format("the scenario's own plan ranks {} of {} by estimate\n", *r.scenario_plan_rank + 1,
-                     r.analytic.size());
+    t += fmt::format("the scenario's own plan ranks {} of {} by estimate\n",
+                     *r.scenario_plan_rank + 1, r.analytic.size());
   } else {
     t += "the scenario's own plan is not in the space searched\n";
   }
-  t += fmt::format("\n{:>4} {:>6} {:<66} {:>8} {:>6} {:>9} {:>8} {:>8} {:>7} {:>7} {:>7} {:>7} {:>7}  {:<3} {}\n",
-                   "rank", "GPUs", "plan", "step s", "MFU %", "tok/s", "room GiB", "estim. s",
-                   "compute", "bubble", "tp exp", "pp exp", "dp exp", "P", "why");
+  t += fmt::format(
+      "\n{:>4} {:>6} {:<66} {:>8} {:>6} {:>9} {:>8} {:>8} {:>7} {:>7} {:>7} {:>7} {:>7}  {:<3} "
+      "{}\n",
+      "rank", "GPUs", "plan", "step s", "MFU %", "tok/s", "room GiB", "estim. s", "compute",
+      "bubble", "tp exp", "pp exp", "dp exp", "P", "why");
   std::size_t rank = 0;
   for (const auto& p : r.ranked) {
     ++rank;
@@ -134,7 +138,8 @@ std::string search_text(const plan::SearchResult& r) {
     if (p.pareto_gpus) front.push_back('g');
     if (p.scenario_plan) front.push_back('*');
     t += fmt::format(
-        "{:>4} {:>6} {:<66} {:>8.3f} {:>6.1f} {:>9.0f} {:>8.1f} {:>8.3f} {:>7.3f} {:>7.3f} {:>7.3f} "
+        "{:>4} {:>6} {:<66} {:>8.3f} {:>6.1f} {:>9.0f} {:>8.1f} {:>8.3f} {:>7.3f} {:>7.3f} "
+        "{:>7.3f} "
         "{:>7.3f} {:>7.3f}  {:<3} {}\n",
         rank, p.candidate.plan.gpus(), label(p.candidate), f.step_time.to_seconds(), 100 * f.mfu,
         f.tokens_per_s, p.candidate.headroom_gib(), p.analytic.step_time.to_seconds(),

@@ -52,7 +52,8 @@ void BM_AnalyticCold(benchmark::State& state) {
   std::int64_t plans = 0;
   for (auto _ : state) {
     plan::AnalyticEstimator estimator(s.inputs, s.topology, s.kernels);
-    for (const auto& c : s.space.feasible) benchmark::DoNotOptimize(estimator.estimate(c).step_time);
+    for (const auto& c : s.space.feasible)
+      benchmark::DoNotOptimize(estimator.estimate(c).step_time);
     plans += static_cast<std::int64_t>(s.space.feasible.size());
   }
   state.SetItemsProcessed(plans);
@@ -64,7 +65,8 @@ void BM_AnalyticWarm(benchmark::State& state) {
   for (const auto& c : s.space.feasible) estimator.estimate(c);
   std::int64_t plans = 0;
   for (auto _ : state) {
-    for (const auto& c : s.space.feasible) benchmark::DoNotOptimize(estimator.estimate(c).step_time);
+    for (const auto& c : s.space.feasible)
+      benchmark::DoNotOptimize(estimator.estimate(c).step_time);
     plans += static_cast<std::int64_t>(s.space.feasible.size());
   }
   state.SetItemsProcessed(plans);

@@ -81,7 +81,8 @@ void run_search(const SearchCliOptions& o) {
   }
   for (const auto& f : o.fix) {
     plan::Axis a = plan::parse_axis(f);
-    if (a.values.size() != 1) throw InputError("--fix " + f + ": one value; use --vary for several");
+    if (a.values.size() != 1)
+      throw InputError("--fix " + f + ": one value; use --vary for several");
     options.space.restrict.push_back(std::move(a));
   }
   for (const auto& v : o.vary) options.space.restrict.push_back(plan::parse_axis(v));
@@ -107,7 +108,8 @@ void run_search(const SearchCliOptions& o) {
   const plan::SearchResult r = plan::search(inputs, options, share);
   if (mpi.rank() != 0) return;
   if (r.stopped) {
-    std::fprintf(stderr, "megasim: search stopped after --stop-after %lld event-level plans; run it "
+    std::fprintf(stderr,
+                 "megasim: search stopped after --stop-after %lld event-level plans; run it "
                  "again with the same --results to finish\n",
                  static_cast<long long>(*o.stop_after));
     return;

@@ -55,8 +55,8 @@ plan::FigureMap all_gather(const plan::FigureMap& mine) {
     total += counts[static_cast<std::size_t>(i)];
   }
   std::vector<Packed> all(static_cast<std::size_t>(total) / sizeof(Packed));
-  MPI_Allgatherv(local.data(), bytes, MPI_BYTE, all.data(), counts.data(), offsets.data(),
-                 MPI_BYTE, MPI_COMM_WORLD);
+  MPI_Allgatherv(local.data(), bytes, MPI_BYTE, all.data(), counts.data(), offsets.data(), MPI_BYTE,
+                 MPI_COMM_WORLD);
   plan::FigureMap out;
   for (const Packed& p : all) {
     plan::StepFigures f;

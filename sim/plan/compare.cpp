@@ -79,9 +79,10 @@ std::vector<Variant> compare(const std::filesystem::path& scenario,
         const workload::ParallelPlan p = io::load_scenario(scenario, sets).plan;
         const std::int64_t replica = static_cast<std::int64_t>(p.tp) * p.pp;
         if (gpus % replica != 0) {
-          throw InputError(fmt::format("tp × pp = {} × {} = {} does not divide the scenario's {} "
-                                       "GPUs (give plan.dp to set it)",
-                                       p.tp, p.pp, replica, gpus));
+          throw InputError(
+              fmt::format("tp × pp = {} × {} = {} does not divide the scenario's {} "
+                          "GPUs (give plan.dp to set it)",
+                          p.tp, p.pp, replica, gpus));
         }
         sets.push_back(fmt::format("plan.dp={}", gpus / replica));
         v.label += fmt::format(" (dp={})", gpus / replica);

@@ -16,7 +16,9 @@
 namespace megasim::plan {
 namespace {
 
-double sec(Time t) { return t.to_seconds(); }
+double sec(Time t) {
+  return t.to_seconds();
+}
 
 // The switches and the attention kernel of a system, as a cache key.
 std::uint32_t system_bits(const step::SystemOptions& s) {
@@ -98,7 +100,8 @@ double AnalyticEstimator::schedule_seconds(const workload::ParallelPlan& p, doub
   // The makespan is homogeneous of degree one in (f, b, hop): keyed by the ratios, rounded to
   // kScheduleRatioStep, and scaled back by f.
   const auto q = [](double x) { return static_cast<int>(std::lround(x / kScheduleRatioStep)); };
-  const auto key = std::make_tuple(p.pp, p.vpp, m, static_cast<int>(p.schedule), q(b / f), q(hop / f));
+  const auto key =
+      std::make_tuple(p.pp, p.vpp, m, static_cast<int>(p.schedule), q(b / f), q(hop / f));
   auto it = schedules_.find(key);
   if (it == schedules_.end()) {
     const step::PipelineSchedule s = step::build_schedule(p.schedule, p.pp, p.vpp, m);
@@ -177,8 +180,9 @@ AnalyticEstimator::DpParts AnalyticEstimator::dp_parts(const Candidate& c, const
   const auto params = static_cast<double>(workload::stage_parameters_per_rank(model, p, stage));
   const double grad_bytes = p.precision == workload::Precision::kBf16 ? 4.0 : 2.0;
   const bool sharded = p.distributed_optimizer;
-  double grads = dp_seconds(sharded ? hw::CollectiveOp::kReduceScatter : hw::CollectiveOp::kAllReduce,
-                            params * grad_bytes, p);
+  double grads =
+      dp_seconds(sharded ? hw::CollectiveOp::kReduceScatter : hw::CollectiveOp::kAllReduce,
+                 params * grad_bytes, p);
   const double gather = sharded ? dp_seconds(hw::CollectiveOp::kAllGather, params * 2.0, p) : 0.0;
   if (model.tied_embeddings && p.pp > 1) {
     // The tied embedding's gradient between the pipeline's two ends, never overlapped.
@@ -226,8 +230,8 @@ StepFigures AnalyticEstimator::estimate(const Candidate& c) {
   // between them.
   double pp_hop = 0.0;
   const double pp_exposed = pp_exposure(c, lp, pp_hop);
-  const double makespan = schedule_seconds(p, c_max * fwd_share / vpp,
-                                           c_max * (1.0 - fwd_share) / vpp, pp_hop);
+  const double makespan =
+      schedule_seconds(p, c_max * fwd_share / vpp, c_max * (1.0 - fwd_share) / vpp, pp_hop);
   const double pipeline = makespan;
 
   const DpParts dp = dp_parts(c, lp, last_critical ? p.pp - 1 : 0);
@@ -236,8 +240,7 @@ StepFigures AnalyticEstimator::estimate(const Candidate& c) {
   // Data loading (step::StepRequest::data_per_sample).
   const double load = inputs_.scenario.data_loading.host_ms_per_sample * 1e-3 *
                       static_cast<double>(p.global_batch / p.dp);
-  const double load_exposed =
-      sys.misc ? std::max(0.0, load - dp_exposed - optimizer) : load;
+  const double load_exposed = sys.misc ? std::max(0.0, load - dp_exposed - optimizer) : load;
 
   const double step = pipeline + interference + pp_exposed + dp_exposed + optimizer + load_exposed;
   StepFigures e;

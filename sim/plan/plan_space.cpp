@@ -66,13 +66,20 @@ Restrictions read_restrictions(const std::vector<Axis>& axes) {
       for (const auto& s : a.values) v.push_back(parse_bool(what, s));
       return v;
     };
-    if (key == "tp") r.tp = ints();
-    else if (key == "pp") r.pp = ints();
-    else if (key == "vpp") r.vpp = ints();
-    else if (key == "dp") r.dp = ints();
-    else if (key == "micro_batch") r.mb = ints();
-    else if (key == "sequence_parallel") r.sp = bools();
-    else if (key == "distributed_optimizer") r.dist_opt = bools();
+    if (key == "tp")
+      r.tp = ints();
+    else if (key == "pp")
+      r.pp = ints();
+    else if (key == "vpp")
+      r.vpp = ints();
+    else if (key == "dp")
+      r.dp = ints();
+    else if (key == "micro_batch")
+      r.mb = ints();
+    else if (key == "sequence_parallel")
+      r.sp = bools();
+    else if (key == "distributed_optimizer")
+      r.dist_opt = bools();
     else if (key == "recompute") {
       std::vector<Recompute> v;
       for (const auto& s : a.values) {
@@ -137,12 +144,13 @@ std::uint64_t fnv1a(const std::string& s) {
 
 std::string canonical_key(const workload::ParallelPlan& p, const step::SystemOptions& system,
                           const step::SystemOptions& base) {
-  std::string k = fmt::format("gpus={} tp={} pp={} vpp={} dp={} mb={} recompute={} sp={} dist_opt={}",
-                              p.gpus(), p.tp, p.pp, p.vpp, p.dp, p.micro_batch,
-                              workload::to_string(p.recompute), p.sequence_parallel ? 1 : 0,
-                              p.distributed_optimizer ? 1 : 0);
+  std::string k =
+      fmt::format("gpus={} tp={} pp={} vpp={} dp={} mb={} recompute={} sp={} dist_opt={}", p.gpus(),
+                  p.tp, p.pp, p.vpp, p.dp, p.micro_batch, workload::to_string(p.recompute),
+                  p.sequence_parallel ? 1 : 0, p.distributed_optimizer ? 1 : 0);
   for (const auto& s : step::kSwitches) {
-    if (system.*s.field != base.*s.field) k += fmt::format(" {}={}", s.key, system.*s.field ? 1 : 0);
+    if (system.*s.field != base.*s.field)
+      k += fmt::format(" {}={}", s.key, system.*s.field ? 1 : 0);
   }
   return k;
 }
@@ -165,7 +173,8 @@ std::vector<std::int64_t> parse_gpus(const std::string& spec) {
       const std::int64_t last = parse_int("--gpus", item.substr(c1 + 1, c2 - c1 - 1));
       const std::int64_t step = parse_int("--gpus", item.substr(c2 + 1));
       if (last < first) throw InputError("--gpus " + spec + ": the range ends before it starts");
-      if ((last - first) / step >= 4096) throw InputError("--gpus " + spec + ": at most 4096 counts");
+      if ((last - first) / step >= 4096)
+        throw InputError("--gpus " + spec + ": at most 4096 counts");
       for (std::int64_t g = first; g <= last; g += step) out.push_back(g);
     }
     if (comma == std::string::npos) break;

@@ -32,15 +32,15 @@ namespace megasim::plan {
 
 enum class Prune { kClusterSize, kHeads, kDivisibility, kMemory };
 inline constexpr std::array<const char*, 4> kPruneNames{"cluster size", "heads", "divisibility",
-                                                         "memory"};
+                                                        "memory"};
 
 // One plan of the space with the system it runs under.
 struct Candidate {
   workload::ParallelPlan plan;
   step::SystemOptions system;
-  std::string key;          // canonical text, "gpus=256 tp=8 pp=8 vpp=1 dp=4 mb=1 ..."
-  std::uint64_t hash = 0;   // FNV-1a 64 of key: the results file's key and the tie-break
-  Bytes peak_memory;        // per GPU, the largest stage's (memory model)
+  std::string key;         // canonical text, "gpus=256 tp=8 pp=8 vpp=1 dp=4 mb=1 ..."
+  std::uint64_t hash = 0;  // FNV-1a 64 of key: the results file's key and the tie-break
+  Bytes peak_memory;       // per GPU, the largest stage's (memory model)
   Bytes device_memory;
   double headroom_gib() const { return (device_memory - peak_memory).value() / kGiB.value(); }
 };

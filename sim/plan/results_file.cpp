@@ -16,7 +16,9 @@
 namespace megasim::plan {
 namespace {
 
-std::string hex(std::uint64_t h) { return fmt::format("{:016x}", h); }
+std::string hex(std::uint64_t h) {
+  return fmt::format("{:016x}", h);
+}
 
 nlohmann::json times(const step::Breakdown& b) {
   return {b.compute.ns(), b.tp_exposed.ns(), b.pp_exposed.ns(), b.dp_exposed.ns(),
@@ -84,8 +86,8 @@ ResultsFile::ResultsFile(const std::filesystem::path& path, std::uint64_t finger
   if (in && in.tellg() > 0) {
     in.seekg(-1, std::ios::end);
     if (in.get() != '\n' && ::write(fd_, "\n", 1) != 1) {
-      throw InputError(fmt::format("--results {}: write failed: {}", path.string(),
-                                   std::strerror(errno)));
+      throw InputError(
+          fmt::format("--results {}: write failed: {}", path.string(), std::strerror(errno)));
     }
   }
 }

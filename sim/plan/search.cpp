@@ -15,7 +15,7 @@ namespace megasim::plan {
 namespace {
 
 constexpr std::array<const char*, 5> kObjectiveNames{"step-time", "mfu", "time-to-train", "cost",
-                                                      "energy"};
+                                                     "energy"};
 
 // GPU energy of one step on the job, in joules: each activity's time at its board power.
 double step_joules(const io::Inputs& in, const Candidate& c, const StepFigures& f) {
@@ -76,12 +76,15 @@ Objective objective_from_string(const std::string& name) {
   for (std::size_t i = 0; i < kObjectiveNames.size(); ++i) {
     if (name == kObjectiveNames[i]) return static_cast<Objective>(i);
   }
-  throw InputError(fmt::format("--objective {}: expected step-time, mfu, time-to-train, cost or "
-                               "energy",
-                               name));
+  throw InputError(
+      fmt::format("--objective {}: expected step-time, mfu, time-to-train, cost or "
+                  "energy",
+                  name));
 }
 
-const char* to_string(Objective o) { return kObjectiveNames[static_cast<std::size_t>(o)]; }
+const char* to_string(Objective o) {
+  return kObjectiveNames[static_cast<std::size_t>(o)];
+}
 
 StepFigures figures_of(const step::StepPrediction& p) {
   StepFigures f;
@@ -101,9 +104,12 @@ double objective_value(Objective o, const io::Inputs& in, const Candidate& c,
   const double tokens = in.scenario.run.tokens.value_or(0.0);
   const double seconds = tokens / f.tokens_per_s;
   switch (o) {
-    case Objective::kStepTime: return f.step_time.to_seconds();
-    case Objective::kMfu: return -f.mfu;
-    case Objective::kTimeToTrain: return seconds;
+    case Objective::kStepTime:
+      return f.step_time.to_seconds();
+    case Objective::kMfu:
+      return -f.mfu;
+    case Objective::kTimeToTrain:
+      return seconds;
     case Objective::kCost:
       return seconds / 3600.0 * static_cast<double>(c.plan.gpus()) *
              in.scenario.power.usd_per_gpu_hour.value_or(0.0);

@@ -70,13 +70,13 @@ struct RankedPlan {
 struct SearchResult {
   std::string scenario;
   Objective objective = Objective::kStepTime;
-  Space space;                      // feasible plans moved into `analytic`
+  Space space;  // feasible plans moved into `analytic`
   // The event-level ranking, best first: the top_k by estimate, and the scenario's own plan
   // wherever its estimate put it.
   std::vector<RankedPlan> ranked;
-  std::vector<RankedPlan> analytic; // every feasible plan by its estimate, best first
-  std::vector<std::int64_t> gpus;   // the GPU counts searched
-  bool stopped = false;             // stop_after cut the event-level stage short
+  std::vector<RankedPlan> analytic;  // every feasible plan by its estimate, best first
+  std::vector<std::int64_t> gpus;    // the GPU counts searched
+  bool stopped = false;              // stop_after cut the event-level stage short
   // Where the scenario's own plan ranks (by estimate), if it is in the space.
   std::optional<std::size_t> scenario_plan_rank;
   bool scenario_plan_added = false;  // simulated beside the top_k, not among them

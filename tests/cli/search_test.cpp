@@ -53,7 +53,8 @@ TEST_CASE("cli: search --json ranks the top plans by the objective, with the spa
   CHECK(own == 1);
   std::int64_t pruned = 0;
   for (const auto& [reason, n] : j["space"]["pruned"].items()) pruned += n.get<std::int64_t>();
-  CHECK(pruned + j["space"]["feasible"].get<std::int64_t>() == j["space"]["size"].get<std::int64_t>());
+  CHECK(pruned + j["space"]["feasible"].get<std::int64_t>() ==
+        j["space"]["size"].get<std::int64_t>());
   double last = 0.0;
   for (const auto& p : j["ranked"]) {
     CHECK(p["objective"].get<double>() >= last);
@@ -91,7 +92,8 @@ TEST_CASE("cli: a search stopped half-way and resumed from --results prints what
   const auto fresh = run_megasim("search " + kScenario + " --top 8");
   REQUIRE(fresh.exit_code == 0);
   const fs::path results = temp_file("results.jsonl");
-  const std::string with = "search " + kScenario + " --top 8 --results " + shell_quote(results.string());
+  const std::string with =
+      "search " + kScenario + " --top 8 --results " + shell_quote(results.string());
   auto stopped = run_megasim(with + " --stop-after 5");
   REQUIRE(stopped.exit_code == 0);
   CHECK(stopped.out.empty());
@@ -132,7 +134,8 @@ TEST_CASE("cli: mpirun -np 2 search prints the bytes one process does, and resum
   }
   // Each rank stops after 2 of its 3 plans, as if the job died; one process finishes.
   const fs::path results = temp_file("mpi.jsonl");
-  const std::string with = "search " + kScenario + " --top 6 --results " + shell_quote(results.string());
+  const std::string with =
+      "search " + kScenario + " --top 6 --results " + shell_quote(results.string());
   run(with + " --stop-after 2");
   CHECK(lines_of(results) == 4);
   const auto resumed = run_megasim(with);
@@ -142,7 +145,8 @@ TEST_CASE("cli: mpirun -np 2 search prints the bytes one process does, and resum
 #endif
 
 TEST_CASE("cli: compare --vary tp and pp keeps the scenario's GPU count, and shows headroom") {
-  const std::string scenario = std::string(MEGASIM_SOURCE_DIR) + "/scenarios/megascale-175b-12288.json";
+  const std::string scenario =
+      std::string(MEGASIM_SOURCE_DIR) + "/scenarios/megascale-175b-12288.json";
   auto r = run_megasim("compare --json " + scenario + " --vary plan.tp=4,8 --vary plan.pp=8,16");
   REQUIRE(r.exit_code == 0);
   const auto j = nlohmann::json::parse(r.out);
@@ -165,6 +169,6 @@ TEST_CASE("cli: compare --vary tp and pp keeps the scenario's GPU count, and sho
   auto odd = run_megasim("compare --json " + scenario + " --vary plan.tp=5");
   REQUIRE(odd.exit_code == 0);
   const auto o = nlohmann::json::parse(odd.out);
-  CHECK(o["variants"][0]["reason"].get<std::string>().find("does not divide the scenario's 12288 GPUs") !=
-        std::string::npos);
+  CHECK(o["variants"][0]["reason"].get<std::string>().find(
+            "does not divide the scenario's 12288 GPUs") != std::string::npos);
 }

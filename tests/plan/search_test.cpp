@@ -54,9 +54,9 @@ TEST_CASE("search: spearman of hand-made rankings (the statistic the next test r
   CHECK(spearman({1, 2, 3, 4}, {1, 3, 2, 4}) == doctest::Approx(0.8));
 }
 
-// The top 200 plans by estimate (all of them when fewer), each re-simulated event by event: their two rankings agree
-// (Spearman ≥ 0.9) and the plan the estimate puts first is the event-level best, or within
-// 0.1 % of it (the Megatron-LM scenario's best two plans differ by 0.01 %: a tie).
+// The top 200 plans by estimate (all of them when fewer), each re-simulated event by event: their
+// two rankings agree (Spearman ≥ 0.9) and the plan the estimate puts first is the event-level best,
+// or within 0.1 % of it (the Megatron-LM scenario's best two plans differ by 0.01 %: a tie).
 TEST_CASE("search: analytic and event-level rankings agree on the top 200 of three scenarios") {
   for (const char* scenario : {"scenarios/validation/megascale-175b-256-megascale-iteration.json",
                                "scenarios/validation/megascale-175b-256-megatron-iteration.json",
@@ -85,7 +85,8 @@ TEST_CASE("search: analytic and event-level rankings agree on the top 200 of thr
 }
 
 TEST_CASE("search: every plan of the space is feasible or counted under one pruning reason") {
-  const io::Inputs in = inputs_of("scenarios/validation/megascale-175b-256-megascale-iteration.json");
+  const io::Inputs in =
+      inputs_of("scenarios/validation/megascale-175b-256-megascale-iteration.json");
   plan::SpaceOptions o;
   o.gpus = {256, 280, 100000};  // tp 5 and 7 divide 280 but not the 96 heads; 100,000 GPUs
                                 // are more than the cluster has
@@ -105,12 +106,13 @@ TEST_CASE("search: every plan of the space is feasible or counted under one prun
 }
 
 TEST_CASE("search: a plan the memory model rejects is never ranked") {
-  const io::Inputs in = inputs_of("scenarios/validation/megascale-175b-256-megascale-iteration.json");
+  const io::Inputs in =
+      inputs_of("scenarios/validation/megascale-175b-256-megascale-iteration.json");
   plan::SearchOptions o;
   o.top_k = 20;
   // No recompute, no distributed optimizer, large micro-batches: most of these do not fit.
-  o.space.restrict = {{"recompute", {"none"}}, {"distributed_optimizer", {"false"}},
-                      {"micro_batch", {"4", "8"}}};
+  o.space.restrict = {
+      {"recompute", {"none"}}, {"distributed_optimizer", {"false"}}, {"micro_batch", {"4", "8"}}};
   const plan::SearchResult r = plan::search(in, o);
   CHECK(r.space.pruned[static_cast<std::size_t>(plan::Prune::kMemory)] > 0);
   REQUIRE(!r.analytic.empty());

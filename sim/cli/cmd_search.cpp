@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <exception>
 #include <memory>
 #include <optional>
 #include <string>
@@ -68,8 +69,7 @@ class ProgressBar {
   Clock::time_point start_, last_, stage_start_;
 };
 
-void run_search(const SearchCliOptions& o) {
-  MpiShare mpi;  // one process unless launched by mpirun
+void search_on(const MpiShare& mpi, const SearchCliOptions& o) {
   const io::Scenario scenario = io::load_scenario(o.scenario, o.overrides);
   io::InputOptions io_options;
   io_options.run_level = false;
@@ -115,6 +115,23 @@ void run_search(const SearchCliOptions& o) {
     return;
   }
   io::write_stdout(o.json ? reports::search_json(r) : reports::search_text(r));
+}
+
+void run_search(const SearchCliOptions& o) {
+  MpiShare mpi;  // one process unless launched by mpirun
+  try {
+    search_on(mpi, o);
+  } catch (const std::exception& e) {
+    // One rank failing alone would leave the others waiting in a gather: say why, then take
+    // the job down with the status main() would give.
+    if (mpi.size() > 1) {
+      const bool input = dynamic_cast<const InputError*>(&e) != nullptr;
+      std::fprintf(stderr, "megasim: %s (rank %d): %s\n", input ? "error" : "internal error",
+                   mpi.rank(), e.what());
+      mpi.abort(input ? 2 : 1);
+    }
+    throw;
+  }
 }
 
 }  // namespace

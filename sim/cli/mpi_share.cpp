@@ -98,6 +98,14 @@ MpiShare::~MpiShare() {
 #endif
 }
 
+void MpiShare::abort(int status) const {
+#ifdef MEGASIM_HAVE_MPI
+  if (initialised_) MPI_Abort(MPI_COMM_WORLD, status);
+#else
+  (void)status;
+#endif
+}
+
 plan::SearchShare MpiShare::share() const {
   plan::SearchShare s;
   s.rank = rank_;

@@ -5,7 +5,9 @@
 // ranks the same figures, and rank 0 prints. Without MPI at build time (MEGASIM_HAVE_MPI
 // unset), a launch under mpirun with more than one rank is refused rather than run size times.
 //
-// A rank that dies takes the job with it (OpenMPI aborts every rank by default): its share
+// A rank whose search throws (bad input on every rank alike, or an internal error on one)
+// prints why and aborts the job with the status main() would give, rather than leave the
+// others waiting in a gather. A rank that dies takes the job with it (OpenMPI aborts every rank by default): its share
 // is not lost when the search runs with --results, since each rank appends every plan it
 // finishes to that file, and the search run again (with any number of ranks) skips them.
 #pragma once
@@ -24,6 +26,8 @@ class MpiShare {
   int rank() const { return rank_; }
   int size() const { return size_; }
   plan::SearchShare share() const;
+  // Ends every rank of the job with `status` (MPI_Abort); returns only outside MPI.
+  void abort(int status) const;
 
  private:
   int rank_ = 0;

@@ -2,6 +2,7 @@
 // half-way and resumed from its results file, and the same search under mpirun.
 #include <doctest/doctest.h>
 
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -141,6 +142,13 @@ TEST_CASE("cli: mpirun -np 2 search prints the bytes one process does, and resum
   const auto resumed = run_megasim(with);
   CHECK(resumed.out == run_megasim("search " + kScenario + " --top 6").out);
   CHECK(lines_of(results) == 7);  // the best 6 and the scenario's own plan
+  // Bad input on every rank: each says so and the job ends with exit 2, not a hang.
+  const int status = std::system((mpi + " search " + kScenario + " --objective nope >" +
+                                  shell_quote(out.string()) + " 2>" + shell_quote(err.string()))
+                                     .c_str());
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 2);
+  CHECK(read_all(err).find("megasim: error (rank 0): --objective nope") != std::string::npos);
 }
 #endif
 

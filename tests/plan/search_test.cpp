@@ -162,3 +162,32 @@ TEST_CASE("search: the result does not depend on how the plans are split") {
     }
   }
 }
+
+TEST_CASE("search: the objectives of one plan's figures, worked by hand") {
+  io::InputOptions io;
+  io.run_level = false;
+  const io::Inputs in = io::load_inputs(
+      io::load_scenario(
+          std::filesystem::path(MEGASIM_SOURCE_DIR) / "scenarios/megascale-175b-12288.json", {}),
+      io);
+  plan::Candidate c;
+  c.plan = in.scenario.plan;  // 12,288 GPUs, batch 6,144 of 2,048 tokens
+  plan::StepFigures f;
+  f.step_time = Time::from_seconds(12.582912);  // 6,144 × 2,048 tokens at 10^6 tokens/s
+  f.tokens_per_s = 1e6;
+  f.mfu = 0.5;
+  f.gemm_time = Time::from_seconds(1.0);  // one second of GEMMs, nothing else
+  using plan::Objective;
+  CHECK(plan::objective_value(Objective::kStepTime, in, c, f) == doctest::Approx(12.582912));
+  CHECK(plan::objective_value(Objective::kMfu, in, c, f) == doctest::Approx(-0.5));
+  // run.tokens 3·10^11 at 10^6 tokens/s: 3·10^5 s.
+  CHECK(plan::objective_value(Objective::kTimeToTrain, in, c, f) == doctest::Approx(3e5));
+  // 83.33 h × 12,288 GPUs × $1.5: $1,536,000.
+  CHECK(plan::objective_value(Objective::kCost, in, c, f) == doctest::Approx(1.536e6));
+  // 3·10^11 / 12,582,912 tokens a step = 23,841.86 steps, each 1 s × 12,288 GPUs at the
+  // device's GEMM board power.
+  const double watts = in.device.power.gemm.value();
+  REQUIRE(watts > 0.0);
+  CHECK(plan::objective_value(Objective::kEnergy, in, c, f) ==
+        doctest::Approx(3e11 / 12582912.0 * 12288.0 * watts));
+}

@@ -12,6 +12,10 @@
 namespace megasim::reports {
 namespace {
 
+// Every part of a step's breakdown is carried here: a new part must be added below too.
+static_assert(sizeof(step::Breakdown) == 7 * sizeof(Time),
+              "step::Breakdown changed: carry the new part in parts()");
+
 // Analytic estimates listed besides the event-level ranking.
 constexpr std::size_t kAnalyticListed = 20;
 

@@ -14,6 +14,10 @@
 namespace megasim::cli {
 namespace {
 
+// Every part of a step's breakdown is carried here: a new part must be added below too.
+static_assert(sizeof(step::Breakdown) == 7 * sizeof(Time),
+              "step::Breakdown changed: carry the new part in the MPI gather (Packed)");
+
 // The ranks OpenMPI's launcher started, or 1 outside mpirun.
 int launched_size() {
   const char* s = std::getenv("OMPI_COMM_WORLD_SIZE");

@@ -16,6 +16,11 @@
 namespace megasim::plan {
 namespace {
 
+// Every part of a step's breakdown is carried here: a new part must be added below too.
+static_assert(
+    sizeof(step::Breakdown) == 7 * sizeof(Time),
+    "step::Breakdown changed: carry the new part in the results file (times(), read_results)");
+
 std::string hex(std::uint64_t h) {
   return fmt::format("{:016x}", h);
 }

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdio>
 #include <exception>
+#include <filesystem>
 #include <memory>
 #include <optional>
 #include <string>
@@ -93,6 +94,17 @@ void search_on(const MpiShare& mpi, const SearchCliOptions& o) {
 
   std::unique_ptr<plan::ResultsFile> results;
   if (o.results) {
+    // The results file is appended to: never one the search reads.
+    std::error_code ec;
+    for (const auto& f : scenario.files()) {
+      if (std::filesystem::equivalent(*o.results, f, ec)) {
+        throw InputError("--results " + *o.results + ": is " + f.string() +
+                         ", an input of this search; give a file of its own");
+      }
+    }
+    if (std::filesystem::is_directory(*o.results, ec)) {
+      throw InputError("--results " + *o.results + ": is a directory");
+    }
     const std::uint64_t fingerprint = plan::inputs_fingerprint(scenario.files(), o.overrides);
     options.done = plan::read_results(*o.results, fingerprint);
     results = std::make_unique<plan::ResultsFile>(*o.results, fingerprint);

@@ -85,6 +85,12 @@ TEST_CASE("cli: search refuses bad input with exit 2 and names it") {
   auto objective = run_megasim("search " + kScenario + " --objective time-to-train");
   CHECK(objective.exit_code == 2);
   CHECK(objective.err.find("run.tokens") != std::string::npos);
+  // The results file is appended to: the scenario itself is refused, and left as it was.
+  const std::string before = read_all(kScenario);
+  auto results = run_megasim("search " + kScenario + " --top 2 --results " + kScenario);
+  CHECK(results.exit_code == 2);
+  CHECK(results.err.find("an input of this search") != std::string::npos);
+  CHECK(read_all(kScenario) == before);
   CHECK(missing.out.empty());
   CHECK(objective.out.empty());
 }

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs megasim's build and test dependencies: Debian's packages (Chromium for the HTML
-# report's browser test, Node.js's npm, clang and its libFuzzer runtime for the fuzz targets), then the HTML report's charting library from the npm
+# report's browser test, Node.js's npm, clang and its libFuzzer runtime for the fuzz targets, OpenMPI for
+# `mpirun megasim search`), then the HTML report's charting library from the npm
 # registry at the version reports/html/package-lock.json pins (npm ci checks its hash).
 # Idempotent: packages already present are skipped, `apt-get update` runs only when
 # something must be installed, npm runs only when the pinned version is not in place, and sudo
@@ -11,7 +12,7 @@ packages=(
   build-essential cmake make pkg-config ccache
   libeigen3-dev nlohmann-json3-dev libboost-graph-dev doctest-dev libcli11-dev
   libfmt-dev libbenchmark-dev hyperfine python3-jsonschema chromium
-  clang libclang-rt-14-dev
+  clang libclang-rt-14-dev openmpi-bin libopenmpi-dev
 )
 # npm: Debian's package, unless a Node.js that ships its own npm is installed already.
 command -v npm >/dev/null 2>&1 || packages+=(npm)

@@ -13,5 +13,6 @@ void add_collective_command(CLI::App& app);
 void add_calibrate_command(CLI::App& app);
 void add_validate_command(CLI::App& app);
 void add_compare_command(CLI::App& app);
+void add_search_command(CLI::App& app);
 
 }  // namespace megasim::cli

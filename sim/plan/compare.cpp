@@ -44,13 +44,31 @@ std::size_t count_combinations(const std::vector<Axis>& axes) {
   return static_cast<std::size_t>(combos);
 }
 
+namespace {
+
+// dp is derived from the GPU count when tp or pp varies and neither --vary nor --set gives dp.
+bool derives_dp(const std::vector<std::string>& overrides, const std::vector<Axis>& axes) {
+  bool varies_split = false;
+  for (const auto& a : axes) {
+    if (a.path == "plan.dp") return false;
+    if (a.path == "plan.tp" || a.path == "plan.pp") varies_split = true;
+  }
+  for (const auto& o : overrides) {
+    if (o.rfind("plan.dp=", 0) == 0) return false;
+  }
+  return varies_split;
+}
+
+}  // namespace
+
 std::vector<Variant> compare(const std::filesystem::path& scenario,
                              const std::vector<std::string>& overrides,
                              const std::vector<Axis>& axes, io::FilesRead* read) {
   const std::size_t combos = count_combinations(axes);
   // The scenario itself must load: a file that is missing or broken is the user's error, not
   // a column of infeasible variants.
-  io::load_scenario(scenario, overrides, nullptr, read);
+  const std::int64_t gpus = io::load_scenario(scenario, overrides, nullptr, read).plan.gpus();
+  const bool derive_dp = derives_dp(overrides, axes);
   std::vector<Variant> out;
   for (std::size_t i = 0; i < combos; ++i) {
     Variant v;
@@ -65,6 +83,19 @@ std::vector<Variant> compare(const std::filesystem::path& scenario,
       v.label.append(a.path, a.path.rfind('.') + 1).append("=").append(value);
     }
     try {
+      if (derive_dp) {
+        // The scenario's GPU count kept: dp follows the varied tp and pp.
+        const workload::ParallelPlan p = io::load_scenario(scenario, sets).plan;
+        const std::int64_t replica = static_cast<std::int64_t>(p.tp) * p.pp;
+        if (gpus % replica != 0) {
+          throw InputError(
+              fmt::format("tp × pp = {} × {} = {} does not divide the scenario's {} "
+                          "GPUs (give plan.dp to set it)",
+                          p.tp, p.pp, replica, gpus));
+        }
+        sets.push_back(fmt::format("plan.dp={}", gpus / replica));
+        v.label += fmt::format(" (dp={})", gpus / replica);
+      }
       io::InputOptions io_options;
       io_options.run_level = false;
       const io::Inputs inputs =

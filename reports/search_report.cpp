@@ -1,0 +1,160 @@
+#include "reports/search_report.h"
+
+#include <array>
+#include <utility>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "reports/json_text.h"
+#include "reports/plan_json.h"
+
+namespace megasim::reports {
+namespace {
+
+// Every part of a step's breakdown is carried here: a new part must be added below too.
+static_assert(sizeof(step::Breakdown) == 8 * sizeof(Time),
+              "step::Breakdown changed: carry the new part in parts()");
+
+// Analytic estimates listed besides the event-level ranking.
+constexpr std::size_t kAnalyticListed = 20;
+
+// The breakdown's parts, named as breakdown_json names them.
+std::array<std::pair<const char*, Time>, 8> parts(const step::Breakdown& b) {
+  return {{{"compute", b.compute},
+           {"slowest_gpu", b.slowest_gpu},
+           {"tp_exposed", b.tp_exposed},
+           {"pp_exposed", b.pp_exposed},
+           {"dp_exposed", b.dp_exposed},
+           {"bubble", b.bubble},
+           {"optimizer", b.optimizer},
+           {"other", b.other}}};
+}
+
+// Why a plan's step is longer than the best's: the part that grew most, in seconds.
+std::string why(const plan::RankedPlan& p, const plan::RankedPlan& best) {
+  if (&p == &best) return "best";
+  const auto mine = parts(p.figures().breakdown);
+  const auto theirs = parts(best.figures().breakdown);
+  std::size_t worst = 0;
+  for (std::size_t i = 1; i < mine.size(); ++i) {
+    if (mine[i].second - theirs[i].second > mine[worst].second - theirs[worst].second) worst = i;
+  }
+  return fmt::format("{:+.3f} s {}", (mine[worst].second - theirs[worst].second).to_seconds(),
+                     mine[worst].first);
+}
+
+std::string label(const plan::Candidate& c) {
+  // The canonical key without its GPU count (a column of its own).
+  const auto space = c.key.find(' ');
+  return space == std::string::npos ? c.key : c.key.substr(space + 1);
+}
+
+nlohmann::json figures_json(const plan::StepFigures& f) {
+  return {{"step_time_s", f.step_time.to_seconds()},
+          {"mfu", f.mfu},
+          {"tokens_per_s", f.tokens_per_s},
+          {"breakdown_s", breakdown_json(f.breakdown)}};
+}
+
+}  // namespace
+
+std::string search_json(const plan::SearchResult& r) {
+  nlohmann::json pruned = nlohmann::json::object();
+  for (std::size_t i = 0; i < plan::kPruneNames.size(); ++i)
+    pruned[plan::kPruneNames[i]] = r.space.pruned[i];
+  nlohmann::json ranked = nlohmann::json::array();
+  for (const auto& p : r.ranked) {
+    nlohmann::json row = {{"key", p.candidate.key},
+                          {"hash", fmt::format("{:016x}", p.candidate.hash)},
+                          {"plan", plan_json(p.candidate.plan)},
+                          {"peak_memory_gib", p.candidate.peak_memory.value() / kGiB.value()},
+                          {"memory_headroom_gib", p.candidate.headroom_gib()},
+                          {"analytic", figures_json(p.analytic)}};
+    if (p.event) {
+      row.update(figures_json(*p.event));
+      row["objective"] = p.objective;
+      row["why"] = why(p, r.ranked.front());
+      row["pareto_memory"] = p.pareto_memory;
+      row["scenario_plan"] = p.scenario_plan;
+      if (r.gpus.size() > 1) row["pareto_gpus"] = p.pareto_gpus;
+    } else {
+      row["refused"] = p.refused;
+    }
+    ranked.push_back(row);
+  }
+  nlohmann::json analytic = nlohmann::json::array();
+  for (std::size_t i = 0; i < std::min(kAnalyticListed, r.analytic.size()); ++i) {
+    const auto& p = r.analytic[i];
+    analytic.push_back({{"key", p.candidate.key},
+                        {"objective", p.objective},
+                        {"step_time_s", p.analytic.step_time.to_seconds()},
+                        {"mfu", p.analytic.mfu}});
+  }
+  nlohmann::json j = {
+      {"scenario", r.scenario},
+      {"objective", plan::to_string(r.objective)},
+      {"gpus", r.gpus},
+      {"space", {{"size", r.space.size}, {"feasible", r.analytic.size()}, {"pruned", pruned}}},
+      {"ranked", ranked},
+      {"analytic_best", analytic}};
+  j["scenario_plan_analytic_rank"] =
+      r.scenario_plan_rank ? nlohmann::json(*r.scenario_plan_rank + 1) : nlohmann::json(nullptr);
+  return json_text(j);
+}
+
+std::string search_text(const plan::SearchResult& r) {
+  std::string gpus;
+  for (const auto g : r.gpus) {
+    if (!gpus.empty()) gpus.push_back(',');
+    gpus += std::to_string(g);
+  }
+  std::string t = fmt::format("search {}: {} GPUs, objective {}\n", r.scenario, gpus,
+                              plan::to_string(r.objective));
+  t += fmt::format(
+      "space {} plans: pruned {} by cluster size, {} by heads, {} by divisibility, "
+      "{} by memory; {} feasible, estimated; {} simulated event by event{}\n",
+      r.space.size, r.space.pruned[0], r.space.pruned[1], r.space.pruned[2], r.space.pruned[3],
+      r.analytic.size(), r.ranked.size(),
+      r.scenario_plan_added ? " (the best by estimate and the scenario's own plan)" : "");
+  if (r.scenario_plan_rank) {
+    t += fmt::format("the scenario's own plan ranks {} of {} by estimate\n",
+                     *r.scenario_plan_rank + 1, r.analytic.size());
+  } else {
+    t += "the scenario's own plan is not in the space searched\n";
+  }
+  t += fmt::format(
+      "\n{:>4} {:>6} {:<66} {:>8} {:>6} {:>9} {:>8} {:>8} {:>7} {:>7} {:>7} {:>7} {:>7}  {:<3} "
+      "{}\n",
+      "rank", "GPUs", "plan", "step s", "MFU %", "tok/s", "room GiB", "estim. s", "compute",
+      "bubble", "tp exp", "pp exp", "dp exp", "P", "why");
+  std::size_t rank = 0;
+  for (const auto& p : r.ranked) {
+    ++rank;
+    if (!p.event) {
+      t += fmt::format("{:>4} {:>6} {:<66} refused: {}\n", "-", p.candidate.plan.gpus(),
+                       label(p.candidate), p.refused);
+      continue;
+    }
+    const auto& f = *p.event;
+    const auto& b = f.breakdown;
+    std::string front;
+    if (p.pareto_memory) front.push_back('m');
+    if (p.pareto_gpus) front.push_back('g');
+    if (p.scenario_plan) front.push_back('*');
+    t += fmt::format(
+        "{:>4} {:>6} {:<66} {:>8.3f} {:>6.1f} {:>9.0f} {:>8.1f} {:>8.3f} {:>7.3f} {:>7.3f} "
+        "{:>7.3f} "
+        "{:>7.3f} {:>7.3f}  {:<3} {}\n",
+        rank, p.candidate.plan.gpus(), label(p.candidate), f.step_time.to_seconds(), 100 * f.mfu,
+        f.tokens_per_s, p.candidate.headroom_gib(), p.analytic.step_time.to_seconds(),
+        b.compute.to_seconds(), b.bubble.to_seconds(), b.tp_exposed.to_seconds(),
+        b.pp_exposed.to_seconds(), b.dp_exposed.to_seconds(), front, why(p, r.ranked.front()));
+  }
+  t += "\nP: on the Pareto front of tokens/s against memory headroom (m)";
+  t += r.gpus.size() > 1 ? " and against the GPU count (g); " : "; ";
+  t += "*: the scenario's own plan\n";
+  return t;
+}
+
+}  // namespace megasim::reports

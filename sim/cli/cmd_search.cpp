@@ -1,0 +1,176 @@
+// `megasim search SCENARIO`: the best plans of the scenario's model on its cluster (or on
+// --gpus), out of every plan of the space (plan/search.h). Under mpirun the plans are split
+// over the ranks (cli/mpi_share.h) and rank 0 prints; the output is the same bytes.
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <exception>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "cli/commands.h"
+#include "cli/mpi_share.h"
+#include "engine/error.h"
+#include "io/inputs.h"
+#include "io/output.h"
+#include "io/scenario.h"
+#include "plan/results_file.h"
+#include "plan/search.h"
+#include "reports/search_report.h"
+
+namespace megasim::cli {
+namespace {
+
+struct SearchCliOptions {
+  std::string scenario;
+  std::vector<std::string> gpus, fix, vary, overrides;
+  std::string objective = "step-time";
+  int top = 50;
+  bool json = false;
+  std::optional<std::string> results;
+  std::optional<std::int64_t> stop_after;
+  std::int64_t max_events = plan::kDefaultMaxEvents;
+};
+
+// A progress bar on stderr, drawn only when stderr is a terminal, at most ten times a second.
+class ProgressBar {
+ public:
+  explicit ProgressBar(bool on) : on_(on), start_(Clock::now()), last_(start_) {}
+  void operator()(const char* stage, std::int64_t done, std::int64_t total) {
+    if (!on_) return;
+    const auto now = Clock::now();
+    if (done < total && now - last_ < std::chrono::milliseconds(100)) return;
+    if (stage_ != stage) {
+      stage_ = stage;
+      stage_start_ = now;
+    }
+    last_ = now;
+    const double s = std::chrono::duration<double>(now - stage_start_).count();
+    const double rate = s > 0 ? static_cast<double>(done) / s : 0.0;
+    const double left = rate > 0 ? static_cast<double>(total - done) / rate : 0.0;
+    constexpr int kWidth = 30;
+    const int filled = total > 0 ? static_cast<int>(kWidth * done / total) : kWidth;
+    std::fprintf(stderr, "\r%-11s [%s%s] %lld/%lld plans, %.0f plans/s, %.0f s left  ", stage,
+                 std::string(static_cast<std::size_t>(filled), '#').c_str(),
+                 std::string(static_cast<std::size_t>(kWidth - filled), ' ').c_str(),
+                 static_cast<long long>(done), static_cast<long long>(total), rate, left);
+    if (done == total) std::fputc('\n', stderr);
+  }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  bool on_;
+  std::string stage_;
+  Clock::time_point start_, last_, stage_start_;
+};
+
+void search_on(const MpiShare& mpi, const SearchCliOptions& o) {
+  // Every file the search reads, recorded where it is read (io::FilesRead).
+  io::FilesRead read;
+  const io::Scenario scenario = io::load_scenario(o.scenario, o.overrides, nullptr, &read);
+  io::InputOptions io_options;
+  io_options.run_level = false;
+  const io::Inputs inputs = io::load_inputs(scenario, io_options, &read);
+
+  plan::SearchOptions options;
+  for (const auto& g : o.gpus) {
+    for (const auto n : plan::parse_gpus(g)) options.space.gpus.push_back(n);
+  }
+  for (const auto& f : o.fix) {
+    plan::Axis a = plan::parse_axis(f);
+    if (a.values.size() != 1)
+      throw InputError("--fix " + f + ": one value; use --vary for several");
+    options.space.restrict.push_back(std::move(a));
+  }
+  for (const auto& v : o.vary) options.space.restrict.push_back(plan::parse_axis(v));
+  options.objective = plan::objective_from_string(o.objective);
+  options.top_k = o.top;
+  options.limits.max_events = o.max_events;
+  options.stop_after = o.stop_after;
+
+  std::unique_ptr<plan::ResultsFile> results;
+  if (o.results) {
+    // The results file is appended to: never one the search reads.
+    std::error_code ec;
+    for (const auto& f : read.files()) {
+      if (std::filesystem::equivalent(*o.results, f, ec)) {
+        throw InputError("--results " + *o.results + ": is " + f.string() +
+                         ", an input of this search; give a file of its own");
+      }
+    }
+    if (std::filesystem::is_directory(*o.results, ec)) {
+      throw InputError("--results " + *o.results + ": is a directory");
+    }
+    const std::uint64_t fingerprint = plan::inputs_fingerprint(read.files(), o.overrides);
+    options.done = plan::read_results(*o.results, fingerprint);
+    results = std::make_unique<plan::ResultsFile>(*o.results, fingerprint);
+    options.on_simulated = [&results](const plan::Candidate& c, const plan::StepFigures& f) {
+      results->append(c, f);
+    };
+  }
+  plan::SearchShare share = mpi.share();
+  ProgressBar bar(mpi.rank() == 0 && ::isatty(STDERR_FILENO) == 1);
+  share.progress = [&bar](const char* stage, std::int64_t done, std::int64_t total) {
+    bar(stage, done, total);
+  };
+  const plan::SearchResult r = plan::search(inputs, options, share);
+  if (mpi.rank() != 0) return;
+  if (r.stopped) {
+    std::fprintf(stderr,
+                 "megasim: search stopped after --stop-after %lld event-level plans; run it "
+                 "again with the same --results to finish\n",
+                 static_cast<long long>(*o.stop_after));
+    return;
+  }
+  io::write_stdout(o.json ? reports::search_json(r) : reports::search_text(r));
+}
+
+void run_search(const SearchCliOptions& o) {
+  MpiShare mpi;  // one process unless launched by mpirun
+  try {
+    search_on(mpi, o);
+  } catch (const std::exception& e) {
+    // One rank failing alone would leave the others waiting in a gather: say why, then take
+    // the job down with the status main() would give.
+    if (mpi.size() > 1) {
+      const bool input = dynamic_cast<const InputError*>(&e) != nullptr;
+      std::fprintf(stderr, "megasim: %s (rank %d): %s\n", input ? "error" : "internal error",
+                   mpi.rank(), e.what());
+      mpi.abort(input ? 2 : 1);
+    }
+    throw;
+  }
+}
+
+}  // namespace
+
+void add_search_command(CLI::App& app) {
+  auto opts = std::make_shared<SearchCliOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "search", "The best parallelism plans of a scenario's model on its cluster, out of all");
+  cmd->add_option("scenario", opts->scenario, "Scenario file")->required();
+  cmd->add_option("--gpus", opts->gpus,
+                  "GPU counts: N, N1,N2 or FIRST:LAST:STEP (default: the scenario plan's)");
+  cmd->add_option("--fix", opts->fix, "KEY=V: hold an axis at one value; repeatable");
+  cmd->add_option("--vary", opts->vary, "KEY=V1,V2,...: the values an axis may take; repeatable");
+  cmd->add_option("--set", opts->overrides, "Override a scenario key; repeatable");
+  cmd->add_option("--objective", opts->objective,
+                  "step-time (default), mfu, time-to-train, cost or energy");
+  cmd->add_option("--top", opts->top, "Plans re-simulated event by event (default 50)");
+  cmd->add_option("--results", opts->results,
+                  "Append each simulated plan to this JSON Lines file; plans in it are skipped");
+  cmd->add_option("--max-events", opts->max_events,
+                  "Largest event-level step simulated, in pipeline passes");
+  cmd->add_flag("--json", opts->json, "Print exactly one JSON object on stdout");
+  // Tests of resuming: stop after N event-level simulations, as a kill would.
+  cmd->add_option("--stop-after", opts->stop_after)->group("");
+  cmd->callback([opts] { run_search(*opts); });
+}
+
+}  // namespace megasim::cli

@@ -1,0 +1,277 @@
+#include "plan/estimate.h"
+
+#include <algorithm>
+#include <cassert>
+#include <cmath>
+#include <vector>
+
+#include "collective/nccl_model.h"
+#include "step/pipeline_schedule.h"
+#include "step/pricing.h"
+#include "step/workload_assembly.h"
+#include "workload/flops.h"
+#include "workload/program.h"
+#include "workload/rank_index.h"
+
+namespace megasim::plan {
+namespace {
+
+double sec(Time t) {
+  return t.to_seconds();
+}
+
+// The switches and the attention kernel of a system, as a cache key.
+std::uint32_t system_bits(const step::SystemOptions& s) {
+  std::uint32_t bits = 0;
+  for (std::size_t i = 0; i < step::kSwitches.size(); ++i) {
+    if (s.*step::kSwitches[i].field) bits |= 1u << i;
+  }
+  bits |= static_cast<std::uint32_t>(s.attention_kernel()) << 16;
+  if (s.backward_tp_overlap) bits |= 1u << 24;
+  return bits;
+}
+
+}  // namespace
+
+AnalyticEstimator::AnalyticEstimator(const io::Inputs& in, const net::Topology& topology,
+                                     const hw::KernelCostModel& kernels)
+    : inputs_(in), topology_(topology), kernels_(kernels) {
+  peak_flops_ = in.device.peak_for(hw::DType::kBf16).value();
+  model_flops_per_token_ = workload::model_flops_per_token(in.model).value();
+}
+
+const AnalyticEstimator::LayerPrices& AnalyticEstimator::layer_prices(const Candidate& c) {
+  const workload::ParallelPlan& real = c.plan;
+  const auto key = std::make_tuple(real.tp, real.sequence_parallel, real.micro_batch,
+                                   static_cast<int>(real.recompute), system_bits(c.system));
+  if (auto it = layers_.find(key); it != layers_.end()) return it->second;
+
+  // The probe: three stages of one layer each. Stage 0 holds the embedding and a layer,
+  // stage 1 a layer alone, stage 2 a layer and the head.
+  workload::ModelSpec model = inputs_.model;
+  model.layers = 3;
+  workload::ParallelPlan p;
+  p.tp = real.tp;
+  p.sequence_parallel = real.sequence_parallel;
+  p.pp = 3;
+  p.vpp = 1;
+  p.dp = 1;
+  p.micro_batch = real.micro_batch;
+  p.global_batch = 3 * static_cast<std::int64_t>(real.micro_batch);
+  p.recompute = real.recompute;
+  p.precision = real.precision;
+  p.schedule = workload::Schedule::kOneFOneB;
+  const step::AssembledWorkload w = step::assemble_workload(model, p, c.system);
+  // The probe's GPUs: three TP groups, packed; a cluster smaller than that reuses its GPUs
+  // (only the TP groups of stage 0 are priced on the fabric; PP is priced analytically).
+  std::vector<int> placement(static_cast<std::size_t>(3 * p.tp));
+  for (std::size_t i = 0; i < placement.size(); ++i) {
+    placement[i] = static_cast<int>(i % static_cast<std::size_t>(topology_.gpus()));
+  }
+  step::Pricer pricer(topology_, placement, inputs_.collective, kernels_, w.plan, c.system);
+  pricer.set_traffic_on_network(true);
+  std::vector<step::StageCosts> costs;
+  std::vector<step::PricingTally> tally(3);
+  for (int s = 0; s < 3; ++s) costs.push_back(pricer.price(w.program[s], tally[s]));
+
+  LayerPrices lp;
+  lp.layer_f = sec(costs[1].forward[0]);
+  lp.layer_b = sec(costs[1].backward[0]);
+  lp.layer_tp = sec(costs[1].forward_tp[0] + costs[1].backward_tp[0]);
+  lp.embed_f = sec(costs[0].forward[0]) - lp.layer_f;
+  lp.embed_b = sec(costs[0].backward[0]) - lp.layer_b;
+  lp.embed_tp = sec(costs[0].forward_tp[0] + costs[0].backward_tp[0]) - lp.layer_tp;
+  lp.head_f = sec(costs[2].forward[0]) - lp.layer_f;
+  lp.head_b = sec(costs[2].backward[0]) - lp.layer_b;
+  lp.head_tp = sec(costs[2].forward_tp[0] + costs[2].backward_tp[0]) - lp.layer_tp;
+  const double params = static_cast<double>(w.program[1].parameters_per_rank);
+  lp.optimizer_per_param = params > 0 ? sec(costs[1].optimizer) / params : 0.0;
+  const step::PricingTally& t = tally[1];
+  const double kernel = sec(t.gemm + t.attention + t.memory_bound);
+  lp.gemm_share = kernel > 0 ? sec(t.gemm + t.attention) / kernel : 1.0;
+  lp.pp_bytes = w.program[0].pp_send_bytes.value();
+  return layers_[key] = lp;
+}
+
+double AnalyticEstimator::schedule_seconds(const workload::ParallelPlan& p, double f, double b,
+                                           double hop) {
+  const int m = static_cast<int>(p.micro_batches());
+  if (p.pp == 1) return m * (f + b);
+  // The makespan is homogeneous of degree one in (f, b, hop): keyed by the ratios, rounded to
+  // kScheduleRatioStep, and scaled back by f.
+  const auto q = [](double x) { return static_cast<int>(std::lround(x / kScheduleRatioStep)); };
+  const auto key =
+      std::make_tuple(p.pp, p.vpp, m, static_cast<int>(p.schedule), q(b / f), q(hop / f));
+  auto it = schedules_.find(key);
+  if (it == schedules_.end()) {
+    const step::PipelineSchedule s = step::build_schedule(p.schedule, p.pp, p.vpp, m);
+    constexpr double kUnit = 1e6;  // ns of f: resolution of the ratios
+    step::IdealTimes t;
+    t.forward = Time::from_ns(static_cast<std::int64_t>(kUnit));
+    t.backward = Time::from_ns(std::llround(kUnit * std::get<4>(key) * kScheduleRatioStep));
+    t.p2p = Time::from_ns(std::llround(kUnit * std::get<5>(key) * kScheduleRatioStep));
+    const double units = static_cast<double>(step::simulate_ideal(s, t).makespan.ns()) / kUnit;
+    it = schedules_.emplace(key, units).first;
+  }
+  return it->second * f;
+}
+
+double AnalyticEstimator::pp_seconds(double bytes, bool same_node) {
+  const auto key = std::make_pair(bytes, same_node);
+  if (auto it = pp_.find(key); it != pp_.end()) return it->second;
+  const int g = topology_.gpus_per_node();
+  collective::CollectiveCall call;
+  call.op = hw::CollectiveOp::kSendRecv;
+  call.bytes = Bytes(bytes);
+  call.gpus = {0, same_node || topology_.gpus() <= g ? 1 % topology_.gpus() : g};
+  const collective::NcclModel model(topology_, inputs_.collective);
+  const collective::CommShape shape = collective::comm_shape(topology_, call.gpus);
+  const auto [algorithm, protocol] = model.choose(call, shape);
+  return pp_[key] = sec(model.cost(call, shape, algorithm, protocol).time);
+}
+
+double AnalyticEstimator::dp_seconds(hw::CollectiveOp op, double bytes,
+                                     const workload::ParallelPlan& p) {
+  if (p.dp <= 1 || bytes <= 0) return 0.0;
+  const auto key = std::make_tuple(static_cast<int>(op), bytes, p.tp, p.pp, p.dp);
+  if (auto it = dp_.find(key); it != dp_.end()) return it->second;
+  // Stage 0's DP group of TP rank 0, packed (GPU = job rank).
+  const workload::RankIndex ranks(p);
+  collective::CollectiveCall call;
+  call.op = op;
+  call.bytes = Bytes(bytes);
+  for (int d = 0; d < p.dp; ++d) call.gpus.push_back(static_cast<int>(ranks.linear(0, d, 0)));
+  const collective::NcclModel model(topology_, inputs_.collective);
+  const collective::CommShape shape = collective::comm_shape(topology_, call.gpus);
+  const auto [algorithm, protocol] = model.choose(call, shape);
+  return dp_[key] = sec(model.cost(call, shape, algorithm, protocol).time);
+}
+
+double AnalyticEstimator::pp_exposure(const Candidate& c, const LayerPrices& lp, double& hop) {
+  const workload::ParallelPlan& p = c.plan;
+  const double m = static_cast<double>(p.micro_batches());
+  const double vpp = p.vpp;
+  hop = 0.0;
+  if (p.pp == 1) return 0.0;
+  const bool same_node = static_cast<std::int64_t>(p.tp) * p.dp < topology_.gpus_per_node();
+  const double t = pp_seconds(lp.pp_bytes, same_node);
+  if (!c.system.pp_overlap) {
+    // Megatron-LM's exchanges on the first stage (step::blocking_p2p_program): interleaved,
+    // one after each of its warm-up forwards, steady-state pairs and cool-down backwards, each
+    // sending and receiving an activation and a gradient; 1F1B, two per micro-batch, each one
+    // message each way. Each ends with the host synchronisation.
+    const double exchanges =
+        p.vpp > 1 ? m * vpp + std::min(m * vpp, 2.0 * (p.pp - 1) + (vpp - 1) * p.pp) + 1 : 2.0 * m;
+    const double messages = p.vpp > 1 ? 2.0 : 1.0;
+    hop = messages * t + sec(c.system.blocking_p2p_overhead);
+    return exchanges * hop;
+  }
+  hop = t;
+  // Interleaved, each chunk's pass waits for its input from the neighbouring stage, which has
+  // only just produced it: a send per forward and per backward pass is exposed.
+  return p.vpp > 1 ? 2.0 * m * vpp * t : 0.0;
+}
+
+AnalyticEstimator::DpParts AnalyticEstimator::dp_parts(const Candidate& c, const LayerPrices& lp,
+                                                       int stage) {
+  const workload::ParallelPlan& p = c.plan;
+  const workload::ModelSpec& model = inputs_.model;
+  // The critical stage's gradients and, with the distributed optimizer, its parameters.
+  const auto params = static_cast<double>(workload::stage_parameters_per_rank(model, p, stage));
+  const double grad_bytes = p.precision == workload::Precision::kBf16 ? 4.0 : 2.0;
+  const bool sharded = p.distributed_optimizer;
+  double grads =
+      dp_seconds(sharded ? hw::CollectiveOp::kReduceScatter : hw::CollectiveOp::kAllReduce,
+                 params * grad_bytes, p);
+  const double gather = sharded ? dp_seconds(hw::CollectiveOp::kAllGather, params * 2.0, p) : 0.0;
+  if (model.tied_embeddings && p.pp > 1) {
+    // The tied embedding's gradient between the pipeline's two ends, never overlapped.
+    const double vocab_r = static_cast<double>((model.vocab + p.tp - 1) / p.tp);
+    grads += 2.0 * pp_seconds(vocab_r * static_cast<double>(model.hidden) * grad_bytes, false);
+  }
+  DpParts d;
+  d.exposed = grads + gather;
+  if (c.system.dp_overlap) {
+    d.exposed = (grads + gather) / p.vpp;
+    const double hidden = grads + gather - d.exposed;
+    d.interference = (kernels_.profile().interference.compute_slowdown - 1.0) * hidden;
+  }
+  d.optimizer = lp.optimizer_per_param * (sharded ? params / p.dp : params);
+  return d;
+}
+
+StepFigures AnalyticEstimator::estimate(const Candidate& c) {
+  const workload::ParallelPlan& p = c.plan;
+  const step::SystemOptions& sys = c.system;
+  const LayerPrices& lp = layer_prices(c);
+  const workload::ModelSpec& model = inputs_.model;
+  const double m = static_cast<double>(p.micro_batches());
+  const double per_stage_layers = static_cast<double>(model.layers / p.pp);
+  const double vpp = p.vpp;
+
+  // Per micro-batch work of the first, a middle and the last stage (all chunks).
+  const double body = per_stage_layers * (lp.layer_f + lp.layer_b);
+  const double body_tp = per_stage_layers * lp.layer_tp;
+  const double embed = lp.embed_f + lp.embed_b, head = lp.head_f + lp.head_b;
+  double c_first = body + embed, c_last = body + head, c_mid = body;
+  double tp_first = body_tp + lp.embed_tp, tp_last = body_tp + lp.head_tp;
+  if (p.pp == 1) {
+    c_first = c_last = body + embed + head;
+    tp_first = tp_last = body_tp + lp.embed_tp + lp.head_tp;
+  }
+  const bool last_critical = c_last >= c_first;
+  // The job's slowest GPU paces every pass's compute, as in the executor (ExecutorConfig::
+  // slowest_gpu): the passes' compute, not their exposed TP time, takes `slow` longer.
+  const double slow = kernels_.profile().fleet_variation.slowest_of(p.gpus());
+  const double c_crit_nominal = last_critical ? c_last : c_first;
+  const double tp_crit = last_critical ? tp_last : tp_first;
+  c_first += slow * (c_first - tp_first);
+  c_last += slow * (c_last - tp_last);
+  c_mid += slow * (c_mid - body_tp);
+  const double c_max = std::max({c_first, c_last, c_mid});
+  const double compute_tp = m * (last_critical ? tp_last : tp_first);
+  const double fwd_share = (last_critical ? lp.layer_f * per_stage_layers + lp.head_f
+                                          : lp.layer_f * per_stage_layers + lp.embed_f) /
+                           c_crit_nominal;
+
+  // The schedule with the critical stage's passes on every stage and each PP send's time
+  // between them.
+  double pp_hop = 0.0;
+  const double pp_exposed = pp_exposure(c, lp, pp_hop);
+  const double makespan =
+      schedule_seconds(p, c_max * fwd_share / vpp, c_max * (1.0 - fwd_share) / vpp, pp_hop);
+  const double pipeline = makespan;
+
+  const DpParts dp = dp_parts(c, lp, last_critical ? p.pp - 1 : 0);
+  const double dp_exposed = dp.exposed, interference = dp.interference, optimizer = dp.optimizer;
+
+  // Data loading (step::StepRequest::data_per_sample).
+  const double load = inputs_.scenario.data_loading.host_ms_per_sample * 1e-3 *
+                      static_cast<double>(p.global_batch / p.dp);
+  const double load_exposed = sys.misc ? std::max(0.0, load - dp_exposed - optimizer) : load;
+
+  const double step = pipeline + interference + pp_exposed + dp_exposed + optimizer + load_exposed;
+  StepFigures e;
+  e.step_time = Time::from_seconds(step);
+  const double c_crit = last_critical ? c_last : c_first;
+  const double paced = m * slow * (c_crit_nominal - tp_crit);
+  e.breakdown.compute = Time::from_seconds(m * c_crit_nominal - compute_tp + interference);
+  e.breakdown.slowest_gpu = Time::from_seconds(paced);
+  e.breakdown.tp_exposed = Time::from_seconds(compute_tp);
+  e.breakdown.bubble = Time::from_seconds(pipeline - m * c_crit);
+  e.breakdown.pp_exposed = Time::from_seconds(pp_exposed);
+  e.breakdown.dp_exposed = Time::from_seconds(dp_exposed);
+  e.breakdown.optimizer = Time::from_seconds(optimizer);
+  e.breakdown.other = Time::from_seconds(load_exposed);
+  const double tokens = static_cast<double>(p.global_batch) * static_cast<double>(model.seq);
+  e.tokens_per_s = tokens / step;
+  e.mfu = model_flops_per_token_ * e.tokens_per_s / static_cast<double>(p.gpus()) / peak_flops_;
+  const double busy = m * c_crit - compute_tp + interference + optimizer;  // paced included
+  e.gemm_time = Time::from_seconds(busy * lp.gemm_share);
+  e.memory_bound_time = Time::from_seconds(busy * (1.0 - lp.gemm_share));
+  e.comm_time = Time::from_seconds(compute_tp + pp_exposed + dp_exposed);
+  e.idle_time = e.step_time - e.gemm_time - e.memory_bound_time - e.comm_time;
+  return e;
+}
+
+}  // namespace megasim::plan

@@ -1,0 +1,96 @@
+// The analytic stage of `megasim search`: a plan's step in closed form, from the same prices
+// the event-level executor runs on, fast enough to rank every plan of a space.
+//
+// Prices. One transformer layer's forward and backward pass (TP collectives and their overlap
+// with the GEMMs included), the embedding's and the logits head's, and the optimizer's cost
+// per parameter come from step::Pricer on a probe workload of three one-layer stages
+// (step::assemble_workload: the same op generator, kernel cost model and TP pricing as the
+// executor's), priced once per (tp, sequence parallelism, micro-batch, recompute, system) and
+// cached. PP sends and DP collectives are priced by NCCL's analytic model
+// (collective::NcclModel) for one call alone, once per message size and communicator shape.
+//
+// Schedule, for m micro-batches, stages s with per-micro-batch work c_s (every chunk's
+// forward and backward): pipeline = m·max c_s + Σ_{s ≠ argmax} c_s / vpp (the fill and drain
+// of the other stages, each a chunk deep). PP: with the system's pp_overlap, 2(pp − 1) sends on
+// the critical path; without, every blocking exchange (m·vpp steady-state pairs and 2(pp − 1)
+// in warm-up and cool-down), each with the system's host synchronisation. DP: without
+// dp_overlap the gradient reduce-scatter (or all-reduce) and the parameter all-gather after the
+// backward; with it one chunk's share of each, the rest hidden beside compute (which it slows by
+// the interference factor). Then the optimizer and exposed data loading.
+//
+// Left out, and so left to the event-level stage: contention between groups on the fabric
+// (each call is priced alone), Megatron-LM's lock-step coupling of neighbouring stages beyond
+// the exchanges themselves, and the stages' unequal memory of the interleaved warm-up.
+// Not thread-safe (caches); one estimator per thread.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <tuple>
+
+#include "engine/time.h"
+#include "hw/kernel_cost_model.h"
+#include "io/inputs.h"
+#include "net/topology.h"
+#include "plan/plan_space.h"
+#include "step/step_model.h"
+
+namespace megasim::plan {
+
+struct StepFigures {
+  Time step_time;
+  step::Breakdown breakdown;
+  double tokens_per_s = 0.0;
+  double mfu = 0.0;
+  // How a GPU of the critical stage spends the step, for energy (sums to step_time).
+  Time gemm_time, memory_bound_time, comm_time, idle_time;
+};
+
+class AnalyticEstimator {
+ public:
+  // `inputs` gives the model, the device, the collective constants and the scenario's data
+  // loading; `topology` (of inputs.cluster) and `kernels` must outlive the estimator.
+  AnalyticEstimator(const io::Inputs& inputs, const net::Topology& topology,
+                    const hw::KernelCostModel& kernels);
+  AnalyticEstimator(const AnalyticEstimator&) = delete;
+  AnalyticEstimator& operator=(const AnalyticEstimator&) = delete;
+
+  StepFigures estimate(const Candidate& c);
+
+ private:
+  // Per micro-batch, in seconds: one layer, and what the embedding and the head add.
+  struct LayerPrices {
+    double layer_f = 0, layer_b = 0, layer_tp = 0;
+    double embed_f = 0, embed_b = 0, embed_tp = 0;
+    double head_f = 0, head_b = 0, head_tp = 0;
+    double optimizer_per_param = 0;  // seconds per parameter the rank updates
+    double gemm_share = 1;           // of kernel time: GEMM and attention
+    double pp_bytes = 0;
+  };
+  const LayerPrices& layer_prices(const Candidate& c);
+  // Exposed PP time in seconds; `hop` is set to the time between stages the schedule sees.
+  double pp_exposure(const Candidate& c, const LayerPrices& lp, double& hop);
+  struct DpParts {
+    double exposed = 0, interference = 0, optimizer = 0;  // seconds
+  };
+  DpParts dp_parts(const Candidate& c, const LayerPrices& lp, int stage);
+  double pp_seconds(double bytes, bool same_node);
+  // The makespan of the plan's pipeline schedule with forward f, backward b and a PP send of
+  // `hop` between stages (step::simulate_ideal), in seconds.
+  double schedule_seconds(const workload::ParallelPlan& p, double f, double b, double hop);
+  double dp_seconds(hw::CollectiveOp op, double bytes, const workload::ParallelPlan& p);
+
+  const io::Inputs& inputs_;
+  const net::Topology& topology_;
+  const hw::KernelCostModel& kernels_;
+  double peak_flops_ = 0;
+  double model_flops_per_token_ = 0;
+  std::map<std::tuple<int, bool, int, int, std::uint32_t>, LayerPrices> layers_;
+  std::map<std::pair<double, bool>, double> pp_;
+  // Ratios b/f and hop/f are rounded to this step for the schedule cache.
+  static constexpr double kScheduleRatioStep = 0.02;
+  std::map<std::tuple<int, int, int, int, int, int>, double> schedules_;
+  std::map<std::tuple<int, double, int, int, int>, double> dp_;
+};
+
+}  // namespace megasim::plan

@@ -1,0 +1,327 @@
+#include "plan/plan_space.h"
+
+#include <algorithm>
+#include <charconv>
+#include <optional>
+
+#include <fmt/format.h>
+
+#include "engine/error.h"
+#include "step/workload_assembly.h"
+#include "workload/memory.h"
+
+namespace megasim::plan {
+namespace {
+
+using workload::Recompute;
+
+constexpr std::array<Recompute, 3> kRecomputes{Recompute::kNone, Recompute::kSelective,
+                                               Recompute::kFull};
+constexpr std::array<int, 4> kMicroBatches{1, 2, 4, 8};
+
+std::int64_t parse_int(const std::string& what, const std::string& v) {
+  std::int64_t x = 0;
+  const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), x);
+  if (ec != std::errc() || end != v.data() + v.size() || x < 1) {
+    throw InputError(fmt::format("{}: '{}' is not a positive integer", what, v));
+  }
+  return x;
+}
+
+bool parse_bool(const std::string& what, const std::string& v) {
+  if (v == "true" || v == "1") return true;
+  if (v == "false" || v == "0") return false;
+  throw InputError(fmt::format("{}: '{}' is not true or false", what, v));
+}
+
+std::vector<int> divisors(int n) {
+  std::vector<int> d;
+  for (int i = 1; i <= n; ++i) {
+    if (n % i == 0) d.push_back(i);
+  }
+  return d;
+}
+
+// The values each axis may take, after --fix / --vary; nullopt: the default domain.
+struct Restrictions {
+  std::optional<std::vector<int>> tp, pp, vpp, dp, mb;
+  std::optional<std::vector<Recompute>> recompute;
+  std::optional<std::vector<bool>> sp, dist_opt;
+  std::vector<std::pair<std::size_t, std::vector<bool>>> switches;  // kSwitches index, values
+};
+
+Restrictions read_restrictions(const std::vector<Axis>& axes) {
+  Restrictions r;
+  for (const Axis& a : axes) {
+    std::string key = a.path;
+    if (key.rfind("plan.", 0) == 0) key = key.substr(5);
+    const std::string what = "--fix/--vary " + a.path;
+    auto ints = [&] {
+      std::vector<int> v;
+      for (const auto& s : a.values) v.push_back(static_cast<int>(parse_int(what, s)));
+      return v;
+    };
+    auto bools = [&] {
+      std::vector<bool> v;
+      for (const auto& s : a.values) v.push_back(parse_bool(what, s));
+      return v;
+    };
+    if (key == "tp")
+      r.tp = ints();
+    else if (key == "pp")
+      r.pp = ints();
+    else if (key == "vpp")
+      r.vpp = ints();
+    else if (key == "dp")
+      r.dp = ints();
+    else if (key == "micro_batch")
+      r.mb = ints();
+    else if (key == "sequence_parallel")
+      r.sp = bools();
+    else if (key == "distributed_optimizer")
+      r.dist_opt = bools();
+    else if (key == "recompute") {
+      std::vector<Recompute> v;
+      for (const auto& s : a.values) {
+        const auto it = std::find_if(kRecomputes.begin(), kRecomputes.end(),
+                                     [&](Recompute x) { return s == workload::to_string(x); });
+        if (it == kRecomputes.end()) {
+          throw InputError(fmt::format("{}: '{}' is not none, selective or full", what, s));
+        }
+        v.push_back(*it);
+      }
+      r.recompute = v;
+    } else if (key.rfind("optimizations.", 0) == 0) {
+      const std::string name = key.substr(14);
+      const auto it = std::find_if(step::kSwitches.begin(), step::kSwitches.end(),
+                                   [&](const step::Switch& s) { return name == s.key; });
+      if (it == step::kSwitches.end()) {
+        throw InputError(fmt::format("{}: '{}' is not a system switch", what, name));
+      }
+      r.switches.emplace_back(static_cast<std::size_t>(it - step::kSwitches.begin()), bools());
+    } else {
+      throw InputError(fmt::format(
+          "{}: search varies tp, pp, vpp, dp, micro_batch, recompute, sequence_parallel, "
+          "distributed_optimizer and optimizations.SWITCH, not '{}'",
+          what, a.path));
+    }
+  }
+  return r;
+}
+
+template <typename T>
+bool allowed(const std::optional<std::vector<T>>& set, T v) {
+  return !set || std::find(set->begin(), set->end(), v) != set->end();
+}
+
+// Every system the switches' values give, the scenario's first.
+std::vector<step::SystemOptions> systems(const step::SystemOptions& base, const Restrictions& r) {
+  std::vector<step::SystemOptions> out{base};
+  for (const auto& [index, values] : r.switches) {
+    std::vector<step::SystemOptions> next;
+    for (const auto& s : out) {
+      for (const bool v : values) {
+        step::SystemOptions x = s;
+        x.*step::kSwitches[index].field = v;
+        next.push_back(x);
+      }
+    }
+    out = std::move(next);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::uint64_t fnv1a(const std::string& s) {
+  std::uint64_t h = 14695981039346656037ull;
+  for (const unsigned char c : s) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+std::string canonical_key(const workload::ParallelPlan& p, const step::SystemOptions& system,
+                          const step::SystemOptions& base) {
+  std::string k =
+      fmt::format("gpus={} tp={} pp={} vpp={} dp={} mb={} recompute={} sp={} dist_opt={}", p.gpus(),
+                  p.tp, p.pp, p.vpp, p.dp, p.micro_batch, workload::to_string(p.recompute),
+                  p.sequence_parallel ? 1 : 0, p.distributed_optimizer ? 1 : 0);
+  for (const auto& s : step::kSwitches) {
+    if (system.*s.field != base.*s.field)
+      k += fmt::format(" {}={}", s.key, system.*s.field ? 1 : 0);
+  }
+  return k;
+}
+
+std::vector<std::int64_t> parse_gpus(const std::string& spec) {
+  std::vector<std::int64_t> out;
+  std::size_t start = 0;
+  for (;;) {
+    const auto comma = spec.find(',', start);
+    const std::string item = spec.substr(start, comma == std::string::npos ? comma : comma - start);
+    const auto c1 = item.find(':');
+    if (c1 == std::string::npos) {
+      out.push_back(parse_int("--gpus", item));
+    } else {
+      const auto c2 = item.find(':', c1 + 1);
+      if (c2 == std::string::npos) {
+        throw InputError("--gpus " + spec + ": a range is FIRST:LAST:STEP, e.g. 4096:12288:4096");
+      }
+      const std::int64_t first = parse_int("--gpus", item.substr(0, c1));
+      const std::int64_t last = parse_int("--gpus", item.substr(c1 + 1, c2 - c1 - 1));
+      const std::int64_t step = parse_int("--gpus", item.substr(c2 + 1));
+      if (last < first) throw InputError("--gpus " + spec + ": the range ends before it starts");
+      if ((last - first) / step >= 4096)
+        throw InputError("--gpus " + spec + ": at most 4096 counts");
+      for (std::int64_t g = first; g <= last; g += step) out.push_back(g);
+    }
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+namespace {
+
+// Walks the axes in their fixed order, pruning and collecting into `space`.
+class Walker {
+ public:
+  Walker(const io::Inputs& in, const Restrictions& r, Space& space)
+      : in_(in), r_(r), space_(space) {
+    mbs_ = r.mb.value_or(std::vector<int>(kMicroBatches.begin(), kMicroBatches.end()));
+    rcs_ = r.recompute.value_or(std::vector<Recompute>(kRecomputes.begin(), kRecomputes.end()));
+    dist_ = r.dist_opt.value_or(std::vector<bool>{false, true});
+  }
+
+  // Every plan of `tp` × `pp` on `gpus` GPUs under `system`.
+  void walk(std::int64_t gpus, const step::SystemOptions& system, int tp, int pp) {
+    const workload::ModelSpec& model = in_.model;
+    const std::vector<bool> sps =
+        r_.sp.value_or(tp > 1 ? std::vector<bool>{false, true} : std::vector<bool>{false});
+    std::vector<int> vpps{1};
+    if (r_.vpp) {
+      vpps = *r_.vpp;
+    } else if (model.layers % pp == 0 && pp > 1) {
+      vpps = divisors(model.layers / pp);
+    }
+    const bool fits = gpus <= in_.cluster.gpus && gpus % (static_cast<std::int64_t>(tp) * pp) == 0;
+    const int dp = fits ? static_cast<int>(gpus / (static_cast<std::int64_t>(tp) * pp)) : 0;
+    // With one replica the distributed optimizer shards nothing: the same plan as without.
+    dists_ = dp == 1 && !r_.dist_opt ? std::vector<bool>{false} : dist_;
+    const auto inner = static_cast<std::int64_t>(vpps.size() * mbs_.size() * rcs_.size() *
+                                                 sps.size() * dists_.size());
+    space_.size += inner;
+    // Whole sub-spaces first: the GPU count, then the model's heads.
+    if (!fits) {
+      prune(Prune::kClusterSize, inner);
+      return;
+    }
+    if (!allowed(r_.dp, dp)) {
+      space_.size -= inner;  // not in the space the user asked for
+      return;
+    }
+    if (model.heads % tp != 0 || (model.kv_heads % tp != 0 && tp % model.kv_heads != 0) ||
+        model.ffn_hidden % tp != 0) {
+      prune(Prune::kHeads, inner);
+      return;
+    }
+    workload::ParallelPlan p = in_.scenario.plan;
+    p.layer_split.clear();
+    p.tp = tp;
+    p.pp = pp;
+    p.dp = dp;
+    p.zero3 = false;
+    if (system.lamb) p.optimizer = workload::Optimizer::kLamb;
+    for (const int vpp : vpps) {
+      p.vpp = vpp;
+      p.schedule = vpp > 1 ? workload::Schedule::kInterleaved : workload::Schedule::kOneFOneB;
+      for (const int mb : mbs_) {
+        p.micro_batch = mb;
+        for (const Recompute rc : rcs_) {
+          p.recompute = rc;
+          for (const bool sp : sps) {
+            p.sequence_parallel = sp && tp > 1;
+            for (const bool dopt : dists_) {
+              p.distributed_optimizer = dopt;
+              add(p, system);
+            }
+          }
+        }
+      }
+    }
+  }
+
+ private:
+  void prune(Prune why, std::int64_t n = 1) { space_.pruned[static_cast<std::size_t>(why)] += n; }
+
+  // One plan: pruned, or a candidate with its peak memory.
+  void add(const workload::ParallelPlan& p, const step::SystemOptions& system) {
+    const workload::ModelSpec& model = in_.model;
+    if ((p.vpp > 1 && p.pp == 1) || model.layers % (p.pp * p.vpp) != 0 ||
+        p.global_batch % (static_cast<std::int64_t>(p.dp) * p.micro_batch) != 0 ||
+        (p.vpp > 1 && p.micro_batches() % p.pp != 0) ||
+        (p.sequence_parallel && model.seq % p.tp != 0)) {
+      prune(Prune::kDivisibility);
+      return;
+    }
+    workload::validate_plan(model, p);  // the same rules, once more: a guard
+    const workload::ModelSpec executed = step::executed_model(model, system);
+    workload::MemoryOptions memory;
+    memory.fused_attention = system.attention_kernel() != step::AttentionKernel::kUnfused;
+    // The first stage holds the most micro-batches in flight and the embedding, the last the
+    // logits; every other stage has as many layers and fewer micro-batches in flight: one of
+    // the two is the peak.
+    Bytes peak = workload::estimate_memory(executed, p, 0, memory).total();
+    if (p.pp > 1) {
+      peak = std::max(peak, workload::estimate_memory(executed, p, p.pp - 1, memory).total());
+    }
+    if (peak > in_.device.memory) {
+      prune(Prune::kMemory);
+      return;
+    }
+    Candidate c;
+    c.plan = p;
+    c.system = system;
+    c.key = canonical_key(p, system, in_.system);
+    c.hash = fnv1a(c.key);
+    c.peak_memory = peak;
+    c.device_memory = in_.device.memory;
+    space_.feasible.push_back(std::move(c));
+  }
+
+  const io::Inputs& in_;
+  const Restrictions& r_;
+  Space& space_;
+  std::vector<int> mbs_;
+  std::vector<Recompute> rcs_;
+  std::vector<bool> dist_, dists_;
+};
+
+}  // namespace
+
+Space enumerate_space(const io::Inputs& in, const SpaceOptions& o) {
+  const Restrictions r = read_restrictions(o.restrict);
+  const std::vector<std::int64_t> gpu_counts =
+      o.gpus.empty() ? std::vector<std::int64_t>{in.scenario.plan.gpus()} : o.gpus;
+  std::vector<int> tps = r.tp.value_or(std::vector<int>{});
+  if (!r.tp) {
+    for (int t = 1; t <= in.cluster.node.gpus; ++t) tps.push_back(t);
+  }
+  const std::vector<int> pps = r.pp.value_or(divisors(in.model.layers));
+  Space space;
+  Walker walker(in, r, space);
+  for (const std::int64_t gpus : gpu_counts) {
+    for (const step::SystemOptions& system : systems(in.system, r)) {
+      for (const int tp : tps) {
+        for (const int pp : pps) walker.walk(gpus, system, tp, pp);
+      }
+    }
+  }
+  return space;
+}
+
+}  // namespace megasim::plan

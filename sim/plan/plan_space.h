@@ -1,0 +1,74 @@
+// The space `megasim search` walks: every plan of a model on a GPU count, enumerated in one
+// deterministic order, and pruned before anything is priced, each pruned plan counted under
+// the reason it cannot run.
+//
+// Axes (each restricted by --fix / --vary): the GPU count; the system switches the user varies
+// (none by default: the scenario's system is what the cluster runs); tp in 1..GPUs per node;
+// pp over the divisors of the layer count and vpp over the divisors of layers / pp (vpp > 1
+// only with pp > 1: the interleaved schedule); dp = GPUs / (tp × pp); micro-batch 1, 2, 4, 8;
+// recompute none / selective / full; sequence parallelism (tp > 1); the distributed optimizer
+// (ZeRO-1) on or off. Context parallelism and ZeRO-3 are not enumerated: the plan has no
+// context-parallel axis yet, and ZeRO-3's per-layer gathers are not in the analytic estimate.
+//
+// Pruning reasons: cluster size (more GPUs than the cluster, or tp × pp not dividing the GPU
+// count), heads (tp against heads, KV heads and the FFN width), divisibility (batch, the
+// interleaved schedule's micro-batches, sequence parallelism's sequence split, an explicit
+// pp not dividing the layers) and memory (workload::estimate_memory, the one memory model,
+// over the device's capacity). A plan that survives also passes workload::validate_plan.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "engine/units.h"
+#include "io/inputs.h"
+#include "plan/compare.h"
+#include "step/system_options.h"
+#include "workload/parallel_plan.h"
+
+namespace megasim::plan {
+
+enum class Prune { kClusterSize, kHeads, kDivisibility, kMemory };
+inline constexpr std::array<const char*, 4> kPruneNames{"cluster size", "heads", "divisibility",
+                                                        "memory"};
+
+// One plan of the space with the system it runs under.
+struct Candidate {
+  workload::ParallelPlan plan;
+  step::SystemOptions system;
+  std::string key;         // canonical text, "gpus=256 tp=8 pp=8 vpp=1 dp=4 mb=1 ..."
+  std::uint64_t hash = 0;  // FNV-1a 64 of key: the results file's key and the tie-break
+  Bytes peak_memory;       // per GPU, the largest stage's (memory model)
+  Bytes device_memory;
+  double headroom_gib() const { return (device_memory - peak_memory).value() / kGiB.value(); }
+};
+
+struct Space {
+  std::int64_t size = 0;  // every combination of the axes' values
+  std::array<std::int64_t, kPruneNames.size()> pruned{};
+  std::vector<Candidate> feasible;  // in enumeration order
+};
+
+struct SpaceOptions {
+  std::vector<std::int64_t> gpus;  // empty: the scenario's plan's (tp × pp × dp)
+  // --fix KEY=V and --vary KEY=V1,V2: the values an axis may take. Keys: tp, pp, vpp, dp,
+  // micro_batch, recompute, sequence_parallel, distributed_optimizer (with or without
+  // "plan."), and optimizations.SWITCH for any step::kSwitches switch (true / false).
+  std::vector<Axis> restrict;
+};
+
+// "8", "8,16", "256:1024:256" (first:last:step), or a comma list of those; InputError else.
+std::vector<std::int64_t> parse_gpus(const std::string& spec);
+
+// Enumerates and prunes the space of `inputs`' model on its cluster. InputError for an
+// unknown key or an unreadable value in options.restrict.
+Space enumerate_space(const io::Inputs& inputs, const SpaceOptions& options);
+
+// The canonical key of a plan under a system (the switches that differ from `base` named).
+std::string canonical_key(const workload::ParallelPlan& p, const step::SystemOptions& system,
+                          const step::SystemOptions& base);
+std::uint64_t fnv1a(const std::string& s);
+
+}  // namespace megasim::plan

@@ -1,0 +1,44 @@
+// `megasim search --results FILE`: an append-only JSON Lines file of event-level figures, one
+// line per simulated plan, keyed by the plan's canonical hash and the fingerprint of the
+// search's inputs (the scenario's files and --set overrides), so that a search run again
+// after a kill skips the plans already done, and a file shared by another scenario or another
+// build of the inputs is never read as this one's.
+//
+// Each line is written with one write(2) on a descriptor opened with O_APPEND, so lines from
+// several processes (MPI ranks) do not interleave. A line cut short by a kill is ended with a
+// newline when the file is opened again and skipped on reading (as is any line that does not
+// parse): its plan is simulated again, never misread.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "plan/search.h"
+
+namespace megasim::plan {
+
+// FNV-1a over the bytes of `files` and the overrides, in order.
+std::uint64_t inputs_fingerprint(const std::vector<std::filesystem::path>& files,
+                                 const std::vector<std::string>& overrides);
+
+// The figures in `path` for `fingerprint`; empty when the file does not exist.
+FigureMap read_results(const std::filesystem::path& path, std::uint64_t fingerprint);
+
+class ResultsFile {
+ public:
+  ResultsFile(const std::filesystem::path& path, std::uint64_t fingerprint);
+  ~ResultsFile();
+  ResultsFile(const ResultsFile&) = delete;
+  ResultsFile& operator=(const ResultsFile&) = delete;
+
+  void append(const Candidate& c, const StepFigures& f);
+
+ private:
+  std::filesystem::path path_;
+  std::uint64_t fingerprint_;
+  int fd_ = -1;
+};
+
+}  // namespace megasim::plan

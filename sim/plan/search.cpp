@@ -1,0 +1,261 @@
+#include "plan/search.h"
+
+#include <algorithm>
+#include <array>
+
+#include <fmt/format.h>
+
+#include "engine/error.h"
+#include "hw/kernel_cost_model.h"
+#include "net/topology.h"
+#include "plan/assembly.h"
+#include "step/step_model.h"
+
+namespace megasim::plan {
+namespace {
+
+constexpr std::array<const char*, 5> kObjectiveNames{"step-time", "mfu", "time-to-train", "cost",
+                                                     "energy"};
+
+// GPU energy of one step on the job, in joules: each activity's time at its board power.
+double step_joules(const io::Inputs& in, const Candidate& c, const StepFigures& f) {
+  const hw::PowerProfile& w = in.device.power;
+  const double per_gpu = f.gemm_time.to_seconds() * w.gemm.value() +
+                         f.memory_bound_time.to_seconds() * w.memory.value() +
+                         f.comm_time.to_seconds() * w.communication.value() +
+                         f.idle_time.to_seconds() * w.idle.value();
+  return per_gpu * static_cast<double>(c.plan.gpus());
+}
+
+// The step's event-level figures, or InputError when its work passes the limit.
+StepFigures simulate(const io::Inputs& base, const net::Topology& topology,
+                     const hw::KernelCostModel& kernels, const Candidate& c,
+                     const WorkLimits& limits) {
+  io::Inputs in = base;
+  in.scenario.plan = c.plan;
+  in.system = c.system;
+  check_step_work(in, false, limits);
+  const step::StepRequest request = assemble_step(in, topology);
+  return figures_of(step::predict_step(request, topology, kernels, in.collective));
+}
+
+bool better(const RankedPlan& a, const RankedPlan& b) {
+  if (a.objective != b.objective) return a.objective < b.objective;
+  return a.candidate.key < b.candidate.key;
+}
+
+// Pareto fronts of the event-level ranking: tokens/s (higher) against memory headroom
+// (higher), and against the GPU count (lower).
+void mark_fronts(std::vector<RankedPlan>& plans, bool by_gpus) {
+  auto dominated = [&plans](const RankedPlan& p, auto&& other_axis) {
+    const double tput = p.figures().tokens_per_s;
+    return std::any_of(plans.begin(), plans.end(), [&](const RankedPlan& o) {
+      if (!o.event) return false;
+      const double ot = o.figures().tokens_per_s;
+      const auto [mine, theirs] = other_axis(p, o);  // higher is better
+      return ot >= tput && theirs >= mine && (ot > tput || theirs > mine);
+    });
+  };
+  for (RankedPlan& p : plans) {
+    if (!p.event) continue;
+    p.pareto_memory = !dominated(p, [](const RankedPlan& a, const RankedPlan& b) {
+      return std::pair{a.candidate.headroom_gib(), b.candidate.headroom_gib()};
+    });
+    if (by_gpus) {
+      p.pareto_gpus = !dominated(p, [](const RankedPlan& a, const RankedPlan& b) {
+        return std::pair{-static_cast<double>(a.candidate.plan.gpus()),
+                         -static_cast<double>(b.candidate.plan.gpus())};
+      });
+    }
+  }
+}
+
+}  // namespace
+
+Objective objective_from_string(const std::string& name) {
+  for (std::size_t i = 0; i < kObjectiveNames.size(); ++i) {
+    if (name == kObjectiveNames[i]) return static_cast<Objective>(i);
+  }
+  throw InputError(
+      fmt::format("--objective {}: expected step-time, mfu, time-to-train, cost or "
+                  "energy",
+                  name));
+}
+
+const char* to_string(Objective o) {
+  return kObjectiveNames[static_cast<std::size_t>(o)];
+}
+
+StepFigures figures_of(const step::StepPrediction& p) {
+  StepFigures f;
+  f.step_time = p.step_time;
+  f.breakdown = p.breakdown;
+  f.tokens_per_s = p.tokens_per_s;
+  f.mfu = p.mfu;
+  f.gemm_time = p.gemm_time;
+  f.memory_bound_time = p.memory_bound_time;
+  f.comm_time = p.comm_only_time;
+  f.idle_time = p.idle_time;
+  return f;
+}
+
+double objective_value(Objective o, const io::Inputs& in, const Candidate& c,
+                       const StepFigures& f) {
+  const double tokens = in.scenario.run.tokens.value_or(0.0);
+  const double seconds = tokens / f.tokens_per_s;
+  switch (o) {
+    case Objective::kStepTime:
+      return f.step_time.to_seconds();
+    case Objective::kMfu:
+      return -f.mfu;
+    case Objective::kTimeToTrain:
+      return seconds;
+    case Objective::kCost:
+      return seconds / 3600.0 * static_cast<double>(c.plan.gpus()) *
+             in.scenario.power.usd_per_gpu_hour.value_or(0.0);
+    case Objective::kEnergy: {
+      const double tokens_per_step =
+          static_cast<double>(c.plan.global_batch) * static_cast<double>(in.model.seq);
+      return step_joules(in, c, f) * tokens / tokens_per_step;
+    }
+  }
+  return 0.0;
+}
+
+namespace {
+
+void check_objective(const io::Inputs& in, const SearchOptions& o) {
+  const bool needs_tokens = o.objective == Objective::kTimeToTrain ||
+                            o.objective == Objective::kCost || o.objective == Objective::kEnergy;
+  if (needs_tokens && !in.scenario.run.tokens) {
+    throw InputError(fmt::format("{}: --objective {} needs run.tokens in the scenario",
+                                 in.scenario.file.string(), to_string(o.objective)));
+  }
+  if (o.objective == Objective::kCost && !in.scenario.power.usd_per_gpu_hour) {
+    throw InputError(fmt::format("{}: --objective cost needs power.usd_per_gpu_hour",
+                                 in.scenario.file.string()));
+  }
+  if (o.top_k < 1) throw InputError(fmt::format("--top {}: must be at least 1", o.top_k));
+}
+
+FigureMap gathered(const SearchShare& share, const FigureMap& mine) {
+  return share.gather ? share.gather(mine) : mine;
+}
+
+// Plans this process takes of n: every size-th from its rank.
+std::int64_t share_of(const SearchShare& share, std::int64_t n) {
+  return (n - share.rank + share.size - 1) / share.size;
+}
+
+// Stage 1: every feasible plan in closed form, this process's share, then everyone's figures;
+// r.analytic ends sorted by objective.
+void analytic_stage(const io::Inputs& in, const SearchOptions& o, const SearchShare& share,
+                    AnalyticEstimator& estimator, SearchResult& r) {
+  std::vector<Candidate>& plans = r.space.feasible;
+  FigureMap mine;
+  const auto n = static_cast<std::int64_t>(plans.size());
+  std::int64_t done = 0;
+  for (std::int64_t i = share.rank; i < n; i += share.size) {
+    const Candidate& c = plans[static_cast<std::size_t>(i)];
+    mine[c.hash] = estimator.estimate(c);
+    if (share.progress) share.progress("analytic", ++done, share_of(share, n));
+  }
+  const FigureMap estimates = gathered(share, mine);
+  for (Candidate& c : plans) {
+    RankedPlan p;
+    p.analytic = estimates.at(c.hash);
+    p.objective = objective_value(o.objective, in, c, p.analytic);
+    p.candidate = std::move(c);
+    r.analytic.push_back(std::move(p));
+  }
+  plans.clear();
+  std::sort(r.analytic.begin(), r.analytic.end(), better);
+  const std::string own = canonical_key(in.scenario.plan, in.system, in.system);
+  for (std::size_t i = 0; i < r.analytic.size(); ++i) {
+    if (r.analytic[i].candidate.key == own) r.scenario_plan_rank = i;
+  }
+}
+
+// The plans the event-level stage simulates, in order: the best top_k by estimate, and the
+// scenario's own plan when it is further down (so the ranking shows it beside the best).
+std::vector<std::size_t> event_plans(const SearchOptions& o, const SearchResult& r) {
+  std::vector<std::size_t> out;
+  const std::size_t k = std::min(r.analytic.size(), static_cast<std::size_t>(o.top_k));
+  for (std::size_t i = 0; i < k; ++i) out.push_back(i);
+  if (r.scenario_plan_rank && *r.scenario_plan_rank >= k) out.push_back(*r.scenario_plan_rank);
+  return out;
+}
+
+// Stage 2: the best top_k event by event (those in o.done taken as they are), this process's
+// share; everyone's figures returned.
+FigureMap event_stage(const io::Inputs& in, const SearchOptions& o, const SearchShare& share,
+                      const net::Topology& topology, const hw::KernelCostModel& kernels,
+                      const SearchResult& r) {
+  const std::vector<std::size_t> plans = event_plans(o, r);
+  const auto k = static_cast<std::int64_t>(plans.size());
+  FigureMap simulated;
+  std::int64_t ran = 0, done = 0;
+  for (std::int64_t i = share.rank; i < k; i += share.size) {
+    const Candidate& c = r.analytic[plans[static_cast<std::size_t>(i)]].candidate;
+    if (auto it = o.done.find(c.hash); it != o.done.end()) {
+      simulated[c.hash] = it->second;
+    } else if (o.stop_after && ran >= *o.stop_after) {
+      continue;
+    } else {
+      StepFigures f;  // a zero step time: refused by the work bound
+      try {
+        f = simulate(in, topology, kernels, c, o.limits);
+      } catch (const InputError&) {
+      }
+      ++ran;
+      simulated[c.hash] = f;
+      if (o.on_simulated) o.on_simulated(c, f);
+    }
+    if (share.progress) share.progress("event-level", ++done, share_of(share, k));
+  }
+  return gathered(share, simulated);
+}
+
+}  // namespace
+
+SearchResult search(const io::Inputs& in, const SearchOptions& o, const SearchShare& share) {
+  check_objective(in, o);
+  SearchResult r;
+  r.scenario = in.scenario.name;
+  r.objective = o.objective;
+  r.space = enumerate_space(in, o.space);
+  r.gpus = o.space.gpus.empty() ? std::vector<std::int64_t>{in.scenario.plan.gpus()} : o.space.gpus;
+  const net::Topology topology(in.cluster);
+  const hw::KernelCostModel kernels(in.device);
+  AnalyticEstimator estimator(in, topology, kernels);
+  analytic_stage(in, o, share, estimator, r);
+  const FigureMap events = event_stage(in, o, share, topology, kernels, r);
+
+  const std::vector<std::size_t> simulated = event_plans(o, r);
+  r.scenario_plan_added = simulated.size() > static_cast<std::size_t>(o.top_k);
+  for (const std::size_t i : simulated) {
+    RankedPlan p = r.analytic[i];
+    p.scenario_plan = r.scenario_plan_rank == i;
+    const auto it = events.find(p.candidate.hash);
+    if (it == events.end()) {
+      r.stopped = true;
+      continue;
+    }
+    if (it->second.step_time == Time::zero()) {
+      p.refused = fmt::format("more than --max-events {} pipeline passes", o.limits.max_events);
+      p.objective = 0.0;
+    } else {
+      p.event = it->second;
+      p.objective = objective_value(o.objective, in, p.candidate, *p.event);
+    }
+    r.ranked.push_back(std::move(p));
+  }
+  std::stable_sort(r.ranked.begin(), r.ranked.end(), [](const RankedPlan& a, const RankedPlan& b) {
+    if (a.event.has_value() != b.event.has_value()) return a.event.has_value();
+    return better(a, b);
+  });
+  mark_fronts(r.ranked, r.gpus.size() > 1);
+  return r;
+}
+
+}  // namespace megasim::plan

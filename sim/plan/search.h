@@ -1,0 +1,95 @@
+// `megasim search`: the best plans of a model on a cluster, out of every plan of the space
+// (plan_space.h). Two stages: every feasible plan estimated in closed form (estimate.h), then
+// the best top_k re-simulated event by event (the executor every other command uses), which
+// gives the final ranking. The ranking is a total order (objective, then the canonical plan
+// hash), so the result does not depend on how the work was split.
+//
+// The work can be split (SearchShare): each process estimates and simulates its share of the
+// plans, and a gather hook returns everyone's figures to all; what each process then ranks
+// is identical. Finished event-level figures can be kept in a results file (results_file.h)
+// and are not simulated again.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "io/inputs.h"
+#include "plan/estimate.h"
+#include "plan/plan_space.h"
+#include "plan/work_bounds.h"
+
+namespace megasim::plan {
+
+enum class Objective { kStepTime, kMfu, kTimeToTrain, kCost, kEnergy };
+// "step-time" | "mfu" | "time-to-train" | "cost" | "energy"; InputError for anything else.
+Objective objective_from_string(const std::string& name);
+const char* to_string(Objective o);
+
+// The figures of one plan that the ranking and the report read, keyed by the plan's hash.
+using FigureMap = std::map<std::uint64_t, StepFigures>;
+
+// How the work is split over processes, and how the shares come back together.
+struct SearchShare {
+  int rank = 0, size = 1;
+  // Every process's figures to every process (a no-op for one process).
+  std::function<FigureMap(const FigureMap& mine)> gather;
+  // Called as plans finish on this process: (stage, done, total of this process's share).
+  std::function<void(const char* stage, std::int64_t done, std::int64_t total)> progress;
+};
+
+struct SearchOptions {
+  SpaceOptions space;
+  Objective objective = Objective::kStepTime;
+  int top_k = 50;
+  WorkLimits limits;  // on each event-level step
+  // Event-level figures already known (from a results file): not simulated again.
+  FigureMap done;
+  // Called with each event-level figure this process finishes (to append it to a file).
+  std::function<void(const Candidate&, const StepFigures&)> on_simulated;
+  // Stop after this many event-level simulations on this process (tests of resuming):
+  // the result is then partial and `stopped` is set.
+  std::optional<std::int64_t> stop_after;
+};
+
+struct RankedPlan {
+  Candidate candidate;
+  StepFigures analytic;
+  std::optional<StepFigures> event;  // the top_k plans
+  std::string refused;               // an event-level step refused (work bound), with why
+  double objective = 0.0;            // of the event-level figures when present
+  bool pareto_memory = false;        // tokens/s against memory headroom
+  bool pareto_gpus = false;          // tokens/s against GPU count (several counts)
+  bool scenario_plan = false;        // the scenario's own plan
+  const StepFigures& figures() const { return event ? *event : analytic; }
+};
+
+struct SearchResult {
+  std::string scenario;
+  Objective objective = Objective::kStepTime;
+  Space space;  // feasible plans moved into `analytic`
+  // The event-level ranking, best first: the top_k by estimate, and the scenario's own plan
+  // wherever its estimate put it.
+  std::vector<RankedPlan> ranked;
+  std::vector<RankedPlan> analytic;  // every feasible plan by its estimate, best first
+  std::vector<std::int64_t> gpus;    // the GPU counts searched
+  bool stopped = false;              // stop_after cut the event-level stage short
+  // Where the scenario's own plan ranks (by estimate), if it is in the space.
+  std::optional<std::size_t> scenario_plan_rank;
+  bool scenario_plan_added = false;  // simulated beside the top_k, not among them
+};
+
+// The value the ranking minimises (MFU negated) from a plan's figures.
+double objective_value(Objective o, const io::Inputs& inputs, const Candidate& c,
+                       const StepFigures& f);
+
+SearchResult search(const io::Inputs& inputs, const SearchOptions& options,
+                    const SearchShare& share = {});
+
+// The step's figures from an event-level prediction.
+StepFigures figures_of(const step::StepPrediction& p);
+
+}  // namespace megasim::plan

@@ -1,0 +1,193 @@
+// `megasim search` as a user runs it: the table and the JSON, bad input, a search stopped
+// half-way and resumed from its results file, and the same search under mpirun.
+#include <doctest/doctest.h>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "run_command.h"
+
+using megasim::test::read_all;
+using megasim::test::run_megasim;
+using megasim::test::shell_quote;
+
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string kScenario =
+    std::string(MEGASIM_SOURCE_DIR) + "/scenarios/validation/korthikanti-175b-selective.json";
+
+fs::path temp_file(const std::string& name) {
+  const fs::path dir = fs::temp_directory_path() / ("megasim_search_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  fs::remove(dir / name);
+  return dir / name;
+}
+
+int lines_of(const fs::path& p) {
+  std::ifstream in(p);
+  std::string line;
+  int n = 0;
+  while (std::getline(in, line)) ++n;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("cli: search --json ranks the top plans by the objective, with the space's counts") {
+  auto r = run_megasim("search " + kScenario + " --top 5 --json");
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.err.empty());  // no progress bar when stderr is not a terminal
+  const auto j = nlohmann::json::parse(r.out);
+  // The best 5 by estimate and the scenario's own plan (8th by estimate), all event-level.
+  REQUIRE(j["ranked"].size() == 6);
+  int own = 0;
+  for (const auto& p : j["ranked"]) own += p["scenario_plan"].get<bool>() ? 1 : 0;
+  CHECK(own == 1);
+  std::int64_t pruned = 0;
+  for (const auto& [reason, n] : j["space"]["pruned"].items()) pruned += n.get<std::int64_t>();
+  CHECK(pruned + j["space"]["feasible"].get<std::int64_t>() ==
+        j["space"]["size"].get<std::int64_t>());
+  double last = 0.0;
+  for (const auto& p : j["ranked"]) {
+    CHECK(p["objective"].get<double>() >= last);
+    last = p["objective"].get<double>();
+    CHECK(p["objective"].get<double>() == p["step_time_s"].get<double>());
+    CHECK(p["breakdown_s"].contains("bubble"));
+    CHECK(p["memory_headroom_gib"].get<double>() >= 0.0);
+    CHECK(p["plan"]["gpus"] == 64);  // the scenario's own GPU count
+  }
+  CHECK(j["ranked"][0]["why"] == "best");
+  CHECK(j["ranked"][0]["pareto_memory"] == true);  // the fastest is never dominated
+}
+
+TEST_CASE("cli: search refuses bad input with exit 2 and names it") {
+  auto missing = run_megasim("search /nonexistent/scenario.json");
+  CHECK(missing.exit_code == 2);
+  CHECK(missing.err.find("megasim: error:") == 0);
+  auto fix = run_megasim("search " + kScenario + " --fix tp=4,8");
+  CHECK(fix.exit_code == 2);
+  CHECK(fix.err.find("--fix tp=4,8") != std::string::npos);
+  auto key = run_megasim("search " + kScenario + " --vary plan.tpp=4");
+  CHECK(key.exit_code == 2);
+  CHECK(key.err.find("plan.tpp") != std::string::npos);
+  auto gpus = run_megasim("search " + kScenario + " --gpus 64:32:8");
+  CHECK(gpus.exit_code == 2);
+  CHECK(gpus.err.find("--gpus") != std::string::npos);
+  auto objective = run_megasim("search " + kScenario + " --objective time-to-train");
+  CHECK(objective.exit_code == 2);
+  CHECK(objective.err.find("run.tokens") != std::string::npos);
+  // The results file is appended to: the scenario itself is refused, and left as it was.
+  const std::string before = read_all(kScenario);
+  auto results = run_megasim("search " + kScenario + " --top 2 --results " + kScenario);
+  CHECK(results.exit_code == 2);
+  CHECK(results.err.find("an input of this search") != std::string::npos);
+  CHECK(read_all(kScenario) == before);
+  CHECK(missing.out.empty());
+  CHECK(objective.out.empty());
+}
+
+TEST_CASE("cli: a search stopped half-way and resumed from --results prints what one run does") {
+  // The plans simulated event by event: the top 8 and, if not among them, the scenario's own.
+  const fs::path all = temp_file("all.jsonl");
+  const auto fresh =
+      run_megasim("search " + kScenario + " --top 8 --results " + shell_quote(all.string()));
+  REQUIRE(fresh.exit_code == 0);
+  const int simulated = lines_of(all);
+  REQUIRE(simulated >= 8);
+  const fs::path results = temp_file("results.jsonl");
+  const std::string with =
+      "search " + kScenario + " --top 8 --results " + shell_quote(results.string());
+  auto stopped = run_megasim(with + " --stop-after 5");
+  REQUIRE(stopped.exit_code == 0);
+  CHECK(stopped.out.empty());
+  CHECK(lines_of(results) == 5);
+  // A kill in the middle of a write leaves half a line: it is redone, not misread.
+  const std::string text = read_all(results);
+  std::ofstream(results, std::ios::trunc) << text.substr(0, text.size() - 40);
+  auto resumed = run_megasim(with);
+  REQUIRE(resumed.exit_code == 0);
+  CHECK(resumed.out == fresh.out);
+  // 4 whole lines kept (and the cut one): the cut plan and the never-done ones are appended.
+  CHECK(lines_of(results) == 5 + (simulated - 4));
+  // Run again: nothing left to simulate, nothing appended, same bytes.
+  auto again = run_megasim(with);
+  CHECK(again.out == fresh.out);
+  CHECK(lines_of(results) == 5 + (simulated - 4));
+}
+
+#ifdef MEGASIM_MPIRUN
+TEST_CASE("cli: mpirun -np 2 search prints the bytes one process does, and resumes its share") {
+  ::setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
+  ::setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
+  const std::string mpi = std::string(MEGASIM_MPIRUN) + " --oversubscribe -np 2 " + MEGASIM_BINARY;
+  const fs::path out = temp_file("mpi.out");
+  const fs::path err = temp_file("mpi.err");
+  auto run = [&](const std::string& args) {
+    const int status = std::system((mpi + " " + args + " >" + shell_quote(out.string()) + " 2>" +
+                                    shell_quote(err.string()) + " </dev/null")
+                                       .c_str());
+    INFO(read_all(err));
+    CHECK(status == 0);
+    return read_all(out);
+  };
+  for (const std::string format : {"", " --json"}) {
+    const auto one = run_megasim("search " + kScenario + " --top 6" + format);
+    REQUIRE(one.exit_code == 0);
+    CHECK(run("search " + kScenario + " --top 6" + format) == one.out);
+  }
+  // Each rank stops after 2 of its 3 plans, as if the job died; one process finishes.
+  const fs::path results = temp_file("mpi.jsonl");
+  const std::string with =
+      "search " + kScenario + " --top 6 --results " + shell_quote(results.string());
+  run(with + " --stop-after 2");
+  CHECK(lines_of(results) == 4);
+  const auto resumed = run_megasim(with);
+  CHECK(resumed.out == run_megasim("search " + kScenario + " --top 6").out);
+  CHECK(lines_of(results) == 7);  // the best 6 and the scenario's own plan
+  // Bad input on every rank: each says so and the job ends with exit 2, not a hang.
+  const int status = std::system((mpi + " search " + kScenario + " --objective nope >" +
+                                  shell_quote(out.string()) + " 2>" + shell_quote(err.string()))
+                                     .c_str());
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 2);
+  CHECK(read_all(err).find("megasim: error (rank 0): --objective nope") != std::string::npos);
+}
+#endif
+
+TEST_CASE("cli: compare --vary tp and pp keeps the scenario's GPU count, and shows headroom") {
+  const std::string scenario =
+      std::string(MEGASIM_SOURCE_DIR) + "/scenarios/megascale-175b-12288.json";
+  auto r = run_megasim("compare --json " + scenario + " --vary plan.tp=4,8 --vary plan.pp=8,16");
+  REQUIRE(r.exit_code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  REQUIRE(j["variants"].size() == 4);
+  // 12,288 GPUs / (tp × pp): 384, 192, 192, 96 — every variant on the whole cluster, and
+  // tp 8 × pp 16 (once "infeasible" at dp 192: 24,576 GPUs) re-sized to dp 96.
+  const int dps[] = {384, 192, 192, 96};
+  for (std::size_t i = 0; i < 4; ++i) {
+    const auto& v = j["variants"][i];
+    REQUIRE(v["feasible"].get<bool>());
+    CHECK(v["plan"]["dp"] == dps[i]);
+    CHECK(v["plan"]["gpus"] == 12288);
+    CHECK(v["memory_headroom_gib"].get<double>() > 0.0);
+  }
+  auto text = run_megasim("compare " + scenario + " --vary plan.tp=4,8");
+  REQUIRE(text.exit_code == 0);
+  CHECK(text.out.find("room GiB") != std::string::npos);
+  CHECK(text.out.find("tp=4 (dp=384)") != std::string::npos);
+  // tp 5 × pp 8 = 40 does not divide 12,288 GPUs: named as such.
+  auto odd = run_megasim("compare --json " + scenario + " --vary plan.tp=5");
+  REQUIRE(odd.exit_code == 0);
+  const auto o = nlohmann::json::parse(odd.out);
+  CHECK(o["variants"][0]["reason"].get<std::string>().find(
+            "does not divide the scenario's 12288 GPUs") != std::string::npos);
+}

@@ -1,0 +1,139 @@
+// `megasim search` through the library: every pruned plan counted, no plan the memory model
+// rejects ranked, the same ranking however the work is split, the objectives. The estimate
+// against the event level is search_agreement_test.cpp.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <array>
+#include <barrier>
+#include <filesystem>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "io/inputs.h"
+#include "io/scenario.h"
+#include "plan/search.h"
+#include "step/workload_assembly.h"
+#include "workload/memory.h"
+
+using namespace megasim;
+
+namespace {
+
+io::Inputs inputs_of(const std::string& scenario) {
+  io::InputOptions o;
+  o.run_level = false;
+  return io::load_inputs(
+      io::load_scenario(std::filesystem::path(MEGASIM_SOURCE_DIR) / scenario, {}), o);
+}
+
+}  // namespace
+
+TEST_CASE("search: every plan of the space is feasible or counted under one pruning reason") {
+  const io::Inputs in =
+      inputs_of("scenarios/validation/megascale-175b-256-megascale-iteration.json");
+  plan::SpaceOptions o;
+  o.gpus = {256, 280, 100000};  // tp 5 and 7 divide 280 but not the 96 heads; 100,000 GPUs
+                                // are more than the cluster has
+  const plan::Space s = plan::enumerate_space(in, o);
+  std::int64_t pruned = 0;
+  for (const auto n : s.pruned) pruned += n;
+  CHECK(pruned + static_cast<std::int64_t>(s.feasible.size()) == s.size);
+  for (const auto n : s.pruned) CHECK(n > 0);  // every reason occurs
+  // The space of a GPU count the cluster does not have (where dp is never 1): tp 1..8,
+  // (pp, vpp) with pp·vpp dividing 96 layers (52 pairs), micro-batch 1, 2, 4, 8, three
+  // recomputes, SP (tp > 1) and the distributed optimizer: 52 × 4 × 3 × 2 × (1 + 7 × 2).
+  o.gpus = {100000};
+  const plan::Space too_big = plan::enumerate_space(in, o);
+  CHECK(too_big.size == 18720);
+  CHECK(too_big.pruned[static_cast<std::size_t>(plan::Prune::kClusterSize)] == 18720);
+  for (const auto& c : s.feasible) CHECK(c.plan.gpus() <= in.cluster.gpus);
+}
+
+TEST_CASE("search: a plan the memory model rejects is never ranked") {
+  const io::Inputs in =
+      inputs_of("scenarios/validation/megascale-175b-256-megascale-iteration.json");
+  plan::SearchOptions o;
+  o.top_k = 20;
+  // No recompute, no distributed optimizer, large micro-batches: most of these do not fit.
+  o.space.restrict = {
+      {"recompute", {"none"}}, {"distributed_optimizer", {"false"}}, {"micro_batch", {"4", "8"}}};
+  const plan::SearchResult r = plan::search(in, o);
+  CHECK(r.space.pruned[static_cast<std::size_t>(plan::Prune::kMemory)] > 0);
+  REQUIRE(!r.analytic.empty());
+  // Every ranked plan fits on every stage by the one memory model (not only the two stages
+  // enumeration checks), as the event-level assembly would insist.
+  for (const auto& p : r.analytic) {
+    const step::AssembledWorkload w =
+        step::assemble_workload(in.model, p.candidate.plan, p.candidate.system);
+    for (const auto& m : w.memory) CHECK(m.total() <= in.device.memory);
+  }
+  // tp 1, pp 1 holds all of 175B on one GPU: rejected, so absent.
+  for (const auto& p : r.analytic) CHECK(p.candidate.plan.tp * p.candidate.plan.pp > 1);
+}
+
+TEST_CASE("search: the result does not depend on how the plans are split") {
+  const io::Inputs in = inputs_of("scenarios/validation/korthikanti-175b-selective.json");
+  plan::SearchOptions o;
+  o.top_k = 10;
+  const plan::SearchResult one = plan::search(in, o);
+  // Two shares on two threads, gathering through shared slots as MPI's all-gather would.
+  std::barrier sync(2);
+  std::array<plan::FigureMap, 2> slots;
+  auto share = [&](int rank) {
+    plan::SearchShare s;
+    s.rank = rank;
+    s.size = 2;
+    s.gather = [&, rank](const plan::FigureMap& mine) {
+      slots[static_cast<std::size_t>(rank)] = mine;
+      sync.arrive_and_wait();
+      plan::FigureMap all = slots[0];
+      all.insert(slots[1].begin(), slots[1].end());
+      sync.arrive_and_wait();  // both have read before either writes again
+      return all;
+    };
+    return s;
+  };
+  plan::SearchResult r0, r1;
+  std::thread t([&] { r1 = plan::search(in, o, share(1)); });
+  r0 = plan::search(in, o, share(0));
+  t.join();
+  for (const plan::SearchResult* two : {&r0, &r1}) {
+    REQUIRE(two->ranked.size() == one.ranked.size());
+    for (std::size_t i = 0; i < one.ranked.size(); ++i) {
+      CHECK(two->ranked[i].candidate.key == one.ranked[i].candidate.key);
+      CHECK(two->ranked[i].event->step_time == one.ranked[i].event->step_time);
+      CHECK(two->ranked[i].analytic.step_time == one.ranked[i].analytic.step_time);
+    }
+  }
+}
+
+TEST_CASE("search: the objectives of one plan's figures, worked by hand") {
+  io::InputOptions io;
+  io.run_level = false;
+  const io::Inputs in = io::load_inputs(
+      io::load_scenario(
+          std::filesystem::path(MEGASIM_SOURCE_DIR) / "scenarios/megascale-175b-12288.json", {}),
+      io);
+  plan::Candidate c;
+  c.plan = in.scenario.plan;  // 12,288 GPUs, batch 6,144 of 2,048 tokens
+  plan::StepFigures f;
+  f.step_time = Time::from_seconds(12.582912);  // 6,144 × 2,048 tokens at 10^6 tokens/s
+  f.tokens_per_s = 1e6;
+  f.mfu = 0.5;
+  f.gemm_time = Time::from_seconds(1.0);  // one second of GEMMs, nothing else
+  using plan::Objective;
+  CHECK(plan::objective_value(Objective::kStepTime, in, c, f) == doctest::Approx(12.582912));
+  CHECK(plan::objective_value(Objective::kMfu, in, c, f) == doctest::Approx(-0.5));
+  // run.tokens 3·10^11 at 10^6 tokens/s: 3·10^5 s.
+  CHECK(plan::objective_value(Objective::kTimeToTrain, in, c, f) == doctest::Approx(3e5));
+  // 83.33 h × 12,288 GPUs × $1.5: $1,536,000.
+  CHECK(plan::objective_value(Objective::kCost, in, c, f) == doctest::Approx(1.536e6));
+  // 3·10^11 / 12,582,912 tokens a step = 23,841.86 steps, each 1 s × 12,288 GPUs at the
+  // device's GEMM board power.
+  const double watts = in.device.power.gemm.value();
+  REQUIRE(watts > 0.0);
+  CHECK(plan::objective_value(Objective::kEnergy, in, c, f) ==
+        doctest::Approx(3e11 / 12582912.0 * 12288.0 * watts));
+}

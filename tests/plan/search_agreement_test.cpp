@@ -11,17 +11,13 @@
 #include "io/inputs.h"
 #include "io/scenario.h"
 #include "plan/search.h"
+#include "search_inputs.h"
 
 using namespace megasim;
 
 namespace {
 
-io::Inputs inputs_of(const std::string& scenario) {
-  io::InputOptions o;
-  o.run_level = false;
-  return io::load_inputs(
-      io::load_scenario(std::filesystem::path(MEGASIM_SOURCE_DIR) / scenario, {}), o);
-}
+io::Inputs inputs_of(const std::string& scenario) { return test::search_inputs(scenario); }
 
 std::vector<double> ranks(const std::vector<double>& v) {
   std::vector<std::size_t> order(v.size());

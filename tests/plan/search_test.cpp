@@ -14,6 +14,7 @@
 #include "io/inputs.h"
 #include "io/scenario.h"
 #include "plan/search.h"
+#include "search_inputs.h"
 #include "step/workload_assembly.h"
 #include "workload/memory.h"
 
@@ -21,12 +22,7 @@ using namespace megasim;
 
 namespace {
 
-io::Inputs inputs_of(const std::string& scenario) {
-  io::InputOptions o;
-  o.run_level = false;
-  return io::load_inputs(
-      io::load_scenario(std::filesystem::path(MEGASIM_SOURCE_DIR) / scenario, {}), o);
-}
+io::Inputs inputs_of(const std::string& scenario) { return test::search_inputs(scenario); }
 
 }  // namespace
 

@@ -222,7 +222,7 @@ StepFigures AnalyticEstimator::estimate(const Candidate& c) {
   const bool last_critical = c_last >= c_first;
   // The job's slowest GPU paces every pass's compute, as in the executor (ExecutorConfig::
   // slowest_gpu): the passes' compute, not their exposed TP time, takes `slow` longer.
-  const double slow = kernels_.profile().fleet_variation.slowest_of(p.gpus());
+  const double slow = slowest_gpu(p.gpus());
   const double c_crit_nominal = last_critical ? c_last : c_first;
   const double tp_crit = last_critical ? tp_last : tp_first;
   c_first += slow * (c_first - tp_first);
@@ -272,6 +272,12 @@ StepFigures AnalyticEstimator::estimate(const Candidate& c) {
   e.comm_time = Time::from_seconds(compute_tp + pp_exposed + dp_exposed);
   e.idle_time = e.step_time - e.gemm_time - e.memory_bound_time - e.comm_time;
   return e;
+}
+
+double AnalyticEstimator::slowest_gpu(std::int64_t gpus) {
+  const auto it = slowest_.find(gpus);
+  if (it != slowest_.end()) return it->second;
+  return slowest_[gpus] = kernels_.profile().fleet_variation.slowest_of(gpus);
 }
 
 }  // namespace megasim::plan

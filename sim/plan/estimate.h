@@ -68,6 +68,8 @@ class AnalyticEstimator {
     double pp_bytes = 0;
   };
   const LayerPrices& layer_prices(const Candidate& c);
+  // hw::FleetVariation::slowest_of, once per GPU count (a quadrature: not for every plan).
+  double slowest_gpu(std::int64_t gpus);
   // Exposed PP time in seconds; `hop` is set to the time between stages the schedule sees.
   double pp_exposure(const Candidate& c, const LayerPrices& lp, double& hop);
   struct DpParts {
@@ -91,6 +93,7 @@ class AnalyticEstimator {
   static constexpr double kScheduleRatioStep = 0.02;
   std::map<std::tuple<int, int, int, int, int, int>, double> schedules_;
   std::map<std::tuple<int, double, int, int, int>, double> dp_;
+  std::map<std::int64_t, double> slowest_;
 };
 
 }  // namespace megasim::plan

@@ -245,14 +245,17 @@ void Executor::compute_done(int i) {
     u.compute.gate_chunk = -1;
     if (ready > sim_.now()) {
       begin_wait(u, Wait::kAllGather);
-      sim_.at(ready, [this, i] {
-        end_wait(units_[i], 0);
-        finish_pass(i);
-      });
-      return;
+      return release_pass_at(i, ready);
     }
   }
   finish_pass(i);
+}
+
+void Executor::release_pass_at(int i, Time t) {
+  sim_.at(t, [this, i] {
+    end_wait(units_[i], 0);
+    finish_pass(i);
+  });
 }
 
 void Executor::finish_pass(int i) {
@@ -339,10 +342,7 @@ void Executor::finish_dp(int s, int d0, int members, DpOp op, Time start) {
         if (v.compute.held && v.compute.gate_chunk == op.chunk) {
           // Its pass's last bucket of layers runs now that their parameters are in.
           v.compute.gate_chunk = -1;
-          sim_.after(v.compute.gate_tail, [this, m] {
-            end_wait(units_[m], 0);
-            finish_pass(m);
-          });
+          release_pass_at(m, sim_.now() + v.compute.gate_tail);
         }
       }
     } else {

@@ -217,6 +217,8 @@ class Executor {
   void send_rs_buckets(int i, int c, int until);
   // The pass of unit i is over (its compute, and any wait for its chunk's parameters).
   void finish_pass(int i);
+  // Ends unit i's wait for its chunk's parameters at `t` and finishes its pass then.
+  void release_pass_at(int i, Time t);
   void start_dp(int i);
   // The DP collective `op` of stage s ended on its members (every replica in full mode, the
   // representative d0 when folded).

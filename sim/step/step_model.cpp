@@ -6,6 +6,7 @@
 #include <numeric>
 
 #include "engine/rng.h"
+#include "step/evaluation_pass.h"
 #include "step/pipeline_schedule.h"
 #include "step/pricing.h"
 #include "workload/flops.h"
@@ -162,6 +163,7 @@ StepPrediction predict_step(const StepRequest& r, const net::Topology& topology,
     cfg.network = &network;
   }
   ExecutionResult ex = execute_step(schedule, costs, cfg);
+  out.evaluation_iteration = evaluation_iteration(schedule, costs, cfg);
 
   // Asynchronous loading runs while the step ends synchronising gradients; the rest of it is
   // exposed before the next step can start.

@@ -79,6 +79,8 @@ struct StepPrediction {
   std::int64_t ranks_simulated = 0;
   std::uint64_t events = 0;
   std::uint64_t network_solves = 0;  // the shared network's solves (its work; for benchmarks)
+  // One forward-only evaluation iteration over the step's micro-batches (evaluation_pass.h).
+  Time evaluation_iteration;
   bool full = false;
   std::vector<TraceRecord> trace;
 };

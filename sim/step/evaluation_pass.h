@@ -1,0 +1,30 @@
+// One evaluation iteration, as Megatron-LM runs it (training.py evaluate(): the schedule's
+// forward_backward_func with forward_only=True over the step's micro-batches): every stage runs
+// the forward passes of its schedule in their training order and nothing else: no backward
+// pass, no DP synchronisation, no optimizer step. A run that evaluates every N steps pays it
+// between steps (run/run_simulation.h).
+//
+// Timed as a list schedule over the stages, with each stage's priced forward passes (their
+// compute paced by the slowest GPU as in the step, their exposed TP communication as priced),
+// the activation send between stages (StageCosts::pp_activation) and, under Megatron-LM's
+// blocking exchanges (no PP overlap), the host cost of one exchange after each forward pass.
+// Left out: stragglers (the run level slows the whole job instead) and the contention of PP
+// sends with each other on the fabric, which the forward-only pass makes lighter than the step's.
+#pragma once
+
+#include <vector>
+
+#include "engine/time.h"
+#include "step/executor.h"
+#include "step/pipeline_schedule.h"
+
+namespace megasim::step {
+
+// The schedule's forward passes only, in each stage's order.
+PipelineSchedule forward_only(const PipelineSchedule& s);
+
+// Throws std::logic_error if the forward passes deadlock (a bug in a schedule generator).
+Time evaluation_iteration(const PipelineSchedule& s, const std::vector<StageCosts>& costs,
+                          const ExecutorConfig& config);
+
+}  // namespace megasim::step

@@ -52,6 +52,11 @@ Json to_json(const RunResult& r, const StepProfile& step, const PowerInputs& pow
       {"steps", r.steps},
       {"step_time_s", r.step_time.to_seconds()},
       {"failure_free_days", r.failure_free.to_days()},
+      {"evaluation_hours", r.evaluation.to_hours()},
+      {"evaluation_interval_steps", step.evaluation_interval_steps},
+      {"evaluation_s", step.evaluation.to_seconds()},
+      {"step_share", r.step_share},
+      {"running_mfu", step.mfu * r.step_share},
       {"trials", r.trials},
       {"days", dist(r.days)},
       {"goodput", dist(r.goodput)},
@@ -103,6 +108,14 @@ std::string to_text(const RunResult& r, const StepProfile& step, const PowerInpu
   o += fmt::format("run ({} trials, reliability preset {})\n", r.trials, model.name);
   o += fmt::format("  steps          {} at {:.3f} s; failure-free {:.2f} days\n", r.steps,
                    r.step_time.to_seconds(), r.failure_free.to_days());
+  if (step.evaluation_interval_steps > 0) {
+    o += fmt::format("  evaluation     {:.1f} s every {} steps; {:.1f} h in all, {:.1f}% of the failure-free time\n",
+                     step.evaluation.to_seconds(), step.evaluation_interval_steps,
+                     r.evaluation.to_hours(), 100.0 * r.evaluation.to_seconds() / r.failure_free.to_seconds());
+  }
+  o += fmt::format("  running MFU    {:.1f}%: the step's {:.1f}% over the {:.1f}% of the running time spent in steps "
+                   "(evaluation, checkpoint stalls and stragglers take the rest)\n",
+                   100.0 * step.mfu * r.step_share, 100.0 * step.mfu, 100.0 * r.step_share);
   o += fmt::format("  wall-clock     p10 {:.2f} / p50 {:.2f} / p90 {:.2f} days\n", r.days.p10,
                    r.days.p50, r.days.p90);
   o += fmt::format("  goodput        {:.1f}% (p10 {:.1f}%, p90 {:.1f}%) effective training time\n",

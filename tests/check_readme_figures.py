@@ -24,6 +24,8 @@ def main(root: Path) -> int:
             production["run"]["days"]["p10"], production["run"]["days"]["p50"],
             production["run"]["days"]["p90"]),
         f"| effective training time (goodput) | {100 * production['run']['goodput']['mean']:.1f} %",
+        "| MFU of the running job (evaluation, checkpoint stalls, stragglers) | "
+        f"{100 * production['run']['running_mfu']:.1f} % |",
     ]
     missing = [line for line in expected if line not in readme]
     for line in missing:

@@ -121,6 +121,11 @@ RunSettings read_run(JsonReader r) {
   s.tokens = r.optional_number("tokens", 1.0, 1e16);
   s.seed = static_cast<std::uint64_t>(r.integer_or("seed", 1, 0, std::int64_t{1} << 53));
   s.trials = static_cast<int>(r.integer_or("trials", 1, 1, 100000));
+  if (auto e = r.optional_object("evaluation")) {
+    s.evaluation_interval_steps = e->integer("interval_steps", 1, std::int64_t{1} << 40);
+    s.evaluation_iterations = static_cast<int>(e->integer("iterations", 0, 1000000));
+    e->finish();
+  }
   r.finish();
   return s;
 }

@@ -55,6 +55,10 @@ struct RunSettings {
   std::optional<double> tokens;  // tokens to train; enables the run-level prediction
   std::uint64_t seed = 1;
   int trials = 1;
+  // run.evaluation: evaluate every `interval_steps` steps for `iterations` forward-only
+  // iterations (Megatron-LM's --eval-interval and --eval-iters); 0: no evaluation.
+  std::int64_t evaluation_interval_steps = 0;
+  int evaluation_iterations = 0;
 };
 
 // Which reliability preset (reliability/NAME.json) and what the scenario overrides in it.

@@ -26,6 +26,9 @@ run::StepProfile step_profile(const io::Inputs& in, const net::Topology& topolog
   p.nodes = (p.gpus + p.gpus_per_node - 1) / p.gpus_per_node;
   p.switches = fabric_switches(topology, p.gpus);
   p.checkpoint_size = workload::checkpoint_bytes(in.model);
+  p.evaluation = step.evaluation_iteration * in.scenario.run.evaluation_iterations;
+  p.evaluation_interval_steps = in.scenario.run.evaluation_interval_steps;
+  p.mfu = step.mfu;
   const auto at = [&p](hw::Activity a) -> Time& {
     return p.activity_time[static_cast<std::size_t>(a)];
   };

@@ -242,7 +242,9 @@ TrialResult simulate_trial(const StepProfile& step, double tokens, const Reliabi
   m.spare_nodes = s.spares_left;
   Rng draw(seed);
   const bool slow = s.slow_probability > 0.0 && draw.bernoulli(s.slow_probability);
-  const Time step_time = slow ? slowed(step.step_time, model.straggler_slowdown) : step.step_time;
+  // A straggler slows the evaluation's forward passes as much as the step's.
+  const Time per_step = step.step_time + step.evaluation_per_step();
+  const Time step_time = slow ? slowed(per_step, model.straggler_slowdown) : per_step;
   Trial t(step, steps_for(tokens, step), step_time, m, interval_in_steps(interval, step_time),
           draw.next_u64());
   TrialResult r = t.run();
@@ -283,6 +285,33 @@ Time expected_wall_time_poisson(Time work, Time interval, Time cost, double rate
   return Time::from_seconds(full * segment(i + c) + segment(w - full * i));
 }
 
+namespace {
+
+// Mean wall-clock days at checkpoint intervals Daly × 2^(k/2), with common random numbers
+// (the same trial seeds at every interval); the least is the best interval.
+void sweep_intervals(const StepProfile& step, const RunSpec& spec, const ReliabilityModel& model,
+                     RunResult& r) {
+  const int sweep_trials = std::max(1, spec.sweep_trials);
+  double best = std::numeric_limits<double>::infinity();
+  for (int k = -kSweepHalfSteps; k <= kSweepHalfSteps; ++k) {
+    const Time interval =
+        r.daly * std::pow(2.0, 0.5 * static_cast<double>(k));
+    double sum = 0.0;
+    for (int t = 0; t < sweep_trials; ++t) {
+      sum += simulate_trial(step, spec.tokens, model, interval, trial_seed(spec.seed, t))
+                 .wall.to_days();
+    }
+    const double mean = sum / static_cast<double>(sweep_trials);
+    r.sweep.push_back({interval, mean});
+    if (mean < best) {
+      best = mean;
+      r.best_interval = interval;
+    }
+  }
+}
+
+}  // namespace
+
 RunResult simulate_run(const StepProfile& step, const RunSpec& spec, const ReliabilityModel& model,
                        const PowerInputs& power) {
   step.validate();
@@ -294,7 +323,9 @@ RunResult simulate_run(const StepProfile& step, const RunSpec& spec, const Relia
   RunResult r;
   r.steps = steps_for(spec.tokens, step);
   r.step_time = step.step_time;
-  r.failure_free = step.step_time * r.steps;
+  if (step.evaluation_interval_steps > 0)
+    r.evaluation = step.evaluation * (r.steps / step.evaluation_interval_steps);
+  r.failure_free = step.step_time * r.steps + r.evaluation;
   r.trials = spec.trials;
   const double rate = model.failures_per_hour(step);
   r.failures_per_day = rate * 24.0;
@@ -309,7 +340,8 @@ RunResult simulate_run(const StepProfile& step, const RunSpec& spec, const Relia
 
   std::vector<double> days, goodput, restarts, lost;
   std::vector<double> causes(model.causes.size(), 0.0);
-  double rework = 0.0, down = 0.0, ckpt = 0.0, trained = 0.0, idle = 0.0;
+  double rework = 0.0, down = 0.0, ckpt = 0.0, trained = 0.0, idle = 0.0, step_share = 0.0;
+  const double steps_alone = (step.step_time * r.steps).to_seconds();
   r.power = step_power(step, power);
   for (int t = 0; t < spec.trials; ++t) {
     const TrialResult tr = simulate_trial(step, spec.tokens, model, model.checkpoint_interval,
@@ -325,6 +357,7 @@ RunResult simulate_run(const StepProfile& step, const RunSpec& spec, const Relia
     ckpt += tr.checkpointing.to_hours();
     trained += tr.trained.to_seconds();
     idle += (tr.wall - tr.trained).to_seconds();
+    step_share += steps_alone / (tr.useful + tr.checkpointing).to_seconds();
   }
   const double n = static_cast<double>(spec.trials);
   r.days = distribution(days);
@@ -339,28 +372,12 @@ RunResult simulate_run(const StepProfile& step, const RunSpec& spec, const Relia
   r.rework_hours = rework / n;
   r.down_hours = down / n;
   r.checkpoint_hours = ckpt / n;
+  r.step_share = step_share / n;
   r.energy = run_energy(r.power, Time::from_seconds(trained / n), Time::from_seconds(idle / n),
                         step.gpus, power);
 
-  if (spec.sweep_checkpoint_interval && rate > 0.0 && r.checkpoint_cost > Time::zero()) {
-    const int sweep_trials = std::max(1, spec.sweep_trials);
-    double best = std::numeric_limits<double>::infinity();
-    for (int k = -kSweepHalfSteps; k <= kSweepHalfSteps; ++k) {
-      const Time interval =
-          r.daly * std::pow(2.0, 0.5 * static_cast<double>(k));
-      double sum = 0.0;
-      for (int t = 0; t < sweep_trials; ++t) {
-        sum += simulate_trial(step, spec.tokens, model, interval, trial_seed(spec.seed, t))
-                   .wall.to_days();
-      }
-      const double mean = sum / static_cast<double>(sweep_trials);
-      r.sweep.push_back({interval, mean});
-      if (mean < best) {
-        best = mean;
-        r.best_interval = interval;
-      }
-    }
-  }
+  if (spec.sweep_checkpoint_interval && rate > 0.0 && r.checkpoint_cost > Time::zero())
+    sweep_intervals(step, spec, model, r);
   return r;
 }
 

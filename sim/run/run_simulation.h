@@ -33,7 +33,7 @@ struct RunSpec {
 
 struct TrialResult {
   Time wall;           // launch to the last step
-  Time useful;         // steps × step time: MegaScale's "iterations × iteration time"
+  Time useful;         // steps × step time (evaluations included): MegaScale's "iterations × iteration time"
   Time trained;        // all training time, redone work included
   Time checkpointing;  // blocking checkpoint time and waits for a pending write
   Time down;           // detection, replacement, restart, load
@@ -65,7 +65,8 @@ struct IntervalPoint {
 struct RunResult {
   std::int64_t steps = 0;
   Time step_time;     // failure-free step, stragglers included when not evicted
-  Time failure_free;  // steps × step time
+  Time failure_free;  // steps × step time, plus the evaluations
+  Time evaluation;    // the run's evaluations, failure-free (StepProfile::evaluation)
   int trials = 0;
   Distribution days;     // wall-clock days
   Distribution goodput;  // effective training time rate (MegaScale §6.3)
@@ -76,6 +77,11 @@ struct RunResult {
   double lost_gpu_hours = 0.0;              // mean of gpus × (wall − useful)
   double rework_hours = 0.0, down_hours = 0.0, checkpoint_hours = 0.0;  // means, job hours
   double failures_per_day = 0.0;                                        // expected, whole job
+  // Of the time the job runs (steps, evaluations, checkpoint stalls, a straggler's slowdown;
+  // not redone work, not downtime), the share its first-time steps would take at the
+  // failure-free step time (mean over trials): the step's MFU times this is the MFU of the
+  // running job, the figure a production dashboard shows between interruptions.
+  double step_share = 1.0;
   Time mtbf;
   Time recovery;             // mean recovery per interruption (spare free)
   Time checkpoint_interval;  // the one simulated

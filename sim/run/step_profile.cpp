@@ -25,6 +25,10 @@ void StepProfile::validate() const {
     throw std::invalid_argument(fmt::format("step profile: {} nodes × {} GPUs per node cannot hold {} GPUs",
                                  nodes, gpus_per_node, gpus));
   }
+  if (evaluation < Time::zero() || evaluation_interval_steps < 0) {
+    throw std::invalid_argument(fmt::format("step profile: evaluation {} every {} steps must not be negative",
+                                            evaluation.to_string(), evaluation_interval_steps));
+  }
   Time sum = Time::zero();
   for (const Time t : activity_time) {
     if (t < Time::zero()) throw std::invalid_argument("step profile: negative activity time");

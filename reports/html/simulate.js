@@ -32,6 +32,11 @@
       fmt.num(d.days_for_tokens, 2)]);
     if (d.run) rows.push(['wall-clock days p10 / p50 / p90',
       `${fmt.num(d.run.days.p10)} / ${fmt.num(d.run.days.p50)} / ${fmt.num(d.run.days.p90)}`]);
+    if (d.run) rows.push(['MFU of the running job',
+      `${fmt.pct(d.run.running_mfu)} (evaluation, checkpoint stalls and stragglers included)`]);
+    if (d.run && d.run.evaluation_interval_steps > 0) rows.push(['evaluation',
+      `${fmt.num(d.run.evaluation_s, 1)} s every ${d.run.evaluation_interval_steps} steps, ` +
+      `${fmt.num(d.run.evaluation_hours, 1)} h in all`]);
     keyValues(card, rows);
   }
 

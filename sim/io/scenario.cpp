@@ -72,7 +72,8 @@ workload::ParallelPlan read_plan(JsonReader r) {
 
 OptimizationSpec read_optimizations(JsonReader r) {
   OptimizationSpec o;
-  o.preset = r.choice_or("preset", "megatron-lm", {"megatron-lm", "megascale", "megatron-core"});
+  o.preset = r.choice_or("preset", "megatron-lm",
+                         {"megatron-lm", "megascale", "megatron-core", "deepspeed", "fsdp"});
   for (std::size_t i = 0; i < step::kSwitches.size(); ++i) {
     o.overrides.switches[i] = r.optional_boolean(step::kSwitches[i].key);
   }

@@ -6,6 +6,7 @@
 
 #include "engine/simulator.h"
 #include "net/flow_solver.h"
+#include "step/sharded_pass.h"
 
 namespace megasim::step {
 namespace {
@@ -193,7 +194,7 @@ Time Pricer::dp_time_simulated(const workload::CommOp& c) {
 }
 
 Time Pricer::pass_time(const std::vector<Op>& ops, bool backward, PricingTally& tally,
-                       Time& tp_exposed) {
+                       Time& tp_exposed, Time& dp_exposed) {
   const std::size_t n = ops.size();
   std::vector<Time> cost(n);
   for (std::size_t i = 0; i < n; ++i) {
@@ -241,24 +242,55 @@ Time Pricer::pass_time(const std::vector<Op>& ops, bool backward, PricingTally& 
       taken[static_cast<std::size_t>(j)] = true;
     }
   }
-  Time total;
+  // Each op's share of the pass: a paired collective carries its GEMM's time.
+  std::vector<Time> share(n);
+  bool sharded = false;
   for (std::size_t i = 0; i < n; ++i) {
     if (taken[i]) continue;  // counted with its collective
     if (partner[i] < 0) {
-      total += cost[i];
+      share[i] = cost[i];
       if (ops[i].comm() && ops[i].comm()->group == Group::kTp) tp_exposed += cost[i];
+      if (ops[i].comm() && ops[i].comm()->group == Group::kDp) sharded = true;
       continue;
     }
     const Time g = cost[static_cast<std::size_t>(partner[i])];
     const Time slowed = g * interference_;
     const Time c = cost[i];
     const Time pair = std::max(slowed, c) + Time::from_ns(std::min(slowed, c).ns() / plan_.tp);
-    total += pair;
+    share[i] = pair;
     tp_exposed += pair - g;
     tally.tp_hidden += c - (pair - g);
   }
   tally.tp_exposed += tp_exposed;
+  if (sharded) return sharded_time(ops, share, taken, tally, dp_exposed);
+  Time total;
+  for (std::size_t i = 0; i < n; ++i) total += share[i];
   return total;
+}
+
+Time Pricer::sharded_time(const std::vector<Op>& ops, const std::vector<Time>& share,
+                          const std::vector<bool>& taken, PricingTally& tally, Time& dp_exposed) {
+  // ZeRO-3 / FSDP: the layer's all-gathers and reduce-scatters on the DP communicator,
+  // overlapped with compute as the system's framework does it.
+  using Kind = ShardedSegment::Kind;
+  std::vector<ShardedSegment> segments;
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    if (taken[i]) continue;
+    const workload::CommOp* c = ops[i].comm();
+    const Kind kind = c == nullptr || c->group != Group::kDp ? Kind::kCompute
+                      : c->kind == CollectiveOp::kReduceScatter ? Kind::kScatter
+                                                                : Kind::kGather;
+    if (segments.empty() || segments.back().kind != kind) segments.push_back({kind, Time::zero()});
+    segments.back().time += share[i];
+    if (kind != Kind::kCompute && system_.sharding.per_rank_copies) {
+      segments.back().time += per_rank_copies(*c);
+    }
+  }
+  const ShardedPassTime t = sharded_pass_time(segments, system_.sharding.prefetch_layers,
+                                              system_.sharding.blocking_reduce);
+  dp_exposed += t.dp_exposed;
+  tally.dp_hidden += t.dp_hidden;
+  return t.total;
 }
 
 StageCosts Pricer::price(const workload::StageProgram& stage, PricingTally& tally) {
@@ -267,25 +299,22 @@ StageCosts Pricer::price(const workload::StageProgram& stage, PricingTally& tall
   const int s = stage.stage;
   const bool split = plan_.schedule == workload::Schedule::kZeroBubble;
   for (const auto& chunk : stage.chunks) {
-    Time tp;
-    c.forward.push_back(pass_time(chunk.forward, false, tally, tp));
+    Time tp, dp;
+    c.forward.push_back(pass_time(chunk.forward, false, tally, tp, dp));
     c.forward_tp.push_back(tp);
+    c.forward_dp.push_back(dp);
+    std::vector<Op> b, w;
     if (split) {
-      std::vector<Op> b, w;
       for (const Op& op : chunk.backward) (is_weight_grad(op) ? w : b).push_back(op);
-      tp = Time::zero();
-      c.backward.push_back(pass_time(b, true, tally, tp));
-      c.backward_tp.push_back(tp);
-      tp = Time::zero();
-      c.weight_grad.push_back(pass_time(w, true, tally, tp));
-      c.weight_grad_tp.push_back(tp);
-    } else {
-      tp = Time::zero();
-      c.backward.push_back(pass_time(chunk.backward, true, tally, tp));
-      c.backward_tp.push_back(tp);
-      c.weight_grad.push_back(Time::zero());
-      c.weight_grad_tp.push_back(Time::zero());
     }
+    tp = dp = Time::zero();
+    c.backward.push_back(pass_time(split ? b : chunk.backward, true, tally, tp, dp));
+    c.backward_tp.push_back(tp);
+    c.backward_dp.push_back(dp);
+    tp = dp = Time::zero();
+    c.weight_grad.push_back(split ? pass_time(w, true, tally, tp, dp) : Time::zero());
+    c.weight_grad_tp.push_back(tp);
+    c.weight_grad_dp.push_back(dp);
   }
   if (plan_.pp > 1) {
     c.pp_activation = pp_time(stage.pp_send_bytes, s, (s + 1) % plan_.pp);
@@ -313,6 +342,14 @@ StageCosts Pricer::price(const workload::StageProgram& stage, PricingTally& tall
   }
   tally_ = nullptr;
   return c;
+}
+
+Time Pricer::per_rank_copies(const workload::CommOp& c) const {
+  // One copy_ per rank of the DP group, each a kernel launch (the profile's gap between
+  // back-to-back kernels) moving 1/dp of the buffer: together the whole buffer read and written.
+  hw::MemoryShape copy{hw::MemoryKernel::kCopy, c.size, c.size, Flops(0.0)};
+  const Time bytes = kernels_.cost(hw::KernelShape{copy}).time;
+  return bytes + kernels_.profile().memory_model.launch_overhead * (plan_.dp - 1);
 }
 
 std::vector<double> Pricer::chunk_shares(const workload::StageProgram& stage) {

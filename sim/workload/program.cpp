@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <numeric>
 
 #include <fmt/format.h>
 
@@ -54,7 +55,7 @@ void build_chunk(const detail::LayerContext& c, ChunkProgram& ch) {
   const int first = ch.layers.first, last = ch.layers.first + ch.layers.count;
   if (ch.has_embedding) detail::append_embedding_forward(c, ch.forward);
   for (int l = first; l < last; ++l) {
-    if (p.zero3) ch.forward.push_back(detail::zero3_param_gather(c, l, Phase::kForward));
+    if (p.zero3) detail::append_zero3_gathers(c, l, Phase::kForward, ch.forward);
     detail::append_layer_forward(c, l, Phase::kForward, ch.forward);
   }
   if (ch.has_logits) detail::append_logits_forward(c, ch.forward);
@@ -62,7 +63,7 @@ void build_chunk(const detail::LayerContext& c, ChunkProgram& ch) {
   // Recompute opens the backward of the chunk (the step simulator's contract).
   for (int l = first; l < last; ++l) {
     if (p.recompute == Recompute::kFull) {
-      if (p.zero3) ch.backward.push_back(detail::zero3_param_gather(c, l, Phase::kRecompute));
+      if (p.zero3) detail::append_zero3_gathers(c, l, Phase::kRecompute, ch.backward);
       detail::append_layer_forward(c, l, Phase::kRecompute, ch.backward);
     } else if (p.recompute == Recompute::kSelective) {
       detail::append_attention_core(c, l, Phase::kRecompute, ch.backward);
@@ -70,28 +71,45 @@ void build_chunk(const detail::LayerContext& c, ChunkProgram& ch) {
   }
   if (ch.has_logits) detail::append_logits_backward(c, ch.backward);
   for (int l = last - 1; l >= first; --l) {
-    // With full recompute the parameters gathered for the recompute are still held.
-    if (p.zero3 && p.recompute != Recompute::kFull) {
-      ch.backward.push_back(detail::zero3_param_gather(c, l, Phase::kBackward));
+    // With full recompute the parameters gathered for the recompute may still be held.
+    if (p.zero3 && (p.recompute != Recompute::kFull || c.opts.regather_after_recompute)) {
+      detail::append_zero3_gathers(c, l, Phase::kBackward, ch.backward);
     }
     detail::append_layer_backward(c, l, ch.backward);
-    if (p.zero3) ch.backward.push_back(detail::zero3_grad_scatter(c, l));
+    if (p.zero3) detail::append_zero3_scatters(c, l, ch.backward);
   }
   if (ch.has_embedding) detail::append_embedding_backward(c, ch.backward);
 }
 
 }  // namespace
 
-std::int64_t rank_layer_parameters(const ModelSpec& m, int tp) {
+std::vector<std::int64_t> rank_layer_parameter_tensors(const ModelSpec& m, int tp) {
   const std::int64_t t = tp, h = m.hidden, d_head = m.head_dim();
   const std::int64_t q_r = static_cast<std::int64_t>(m.heads / tp) * d_head;
   const std::int64_t kv_r = std::max<std::int64_t>(1, m.kv_heads / tp) * d_head;
   const std::int64_t f_r = m.ffn_hidden / t;
-  const bool swiglu = m.activation == Activation::kSwiglu;
-  std::int64_t p = h * (q_r + 2 * kv_r) + q_r * h + (swiglu ? 3 : 2) * h * f_r;
-  if (m.bias) p += (q_r + 2 * kv_r) + h + (swiglu ? 2 : 1) * f_r + h;
-  p += (m.parallel_block ? 1 : 2) * norm_parameters(m);
-  return p;
+  const std::int64_t fc1 = (m.activation == Activation::kSwiglu ? 2 : 1) * f_r;
+  std::vector<std::int64_t> out;
+  const auto norm = [&] {
+    out.push_back(h);
+    if (m.norm == Norm::kLayerNorm) out.push_back(h);
+  };
+  const auto linear = [&](std::int64_t weights, std::int64_t bias) {
+    out.push_back(weights);
+    if (m.bias) out.push_back(bias);
+  };
+  norm();
+  linear(h * (q_r + 2 * kv_r), q_r + 2 * kv_r);
+  linear(q_r * h, h);
+  if (!m.parallel_block) norm();
+  linear(h * fc1, fc1);
+  linear(f_r * h, h);
+  return out;
+}
+
+std::int64_t rank_layer_parameters(const ModelSpec& m, int tp) {
+  const auto tensors = rank_layer_parameter_tensors(m, tp);
+  return std::accumulate(tensors.begin(), tensors.end(), std::int64_t{0});
 }
 
 std::int64_t stage_parameters_per_rank(const ModelSpec& m, const ParallelPlan& p, int stage) {

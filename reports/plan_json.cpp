@@ -13,6 +13,7 @@ nlohmann::json plan_json(const workload::ParallelPlan& p) {
           {"micro_batches_per_replica", p.micro_batches()},
           {"sequence_parallel", p.sequence_parallel},
           {"distributed_optimizer", p.distributed_optimizer},
+          {"zero2", p.zero2},
           {"zero3", p.zero3},
           {"recompute", workload::to_string(p.recompute)},
           {"optimizer", workload::to_string(p.optimizer)},

@@ -28,6 +28,7 @@ workload::ParallelPlan read_plan(JsonReader r) {
   p.global_batch = r.integer("global_batch", 1, kMaxBatch);
   p.sequence_parallel = r.boolean_or("sequence_parallel", false);
   p.distributed_optimizer = r.boolean_or("distributed_optimizer", false);
+  p.zero2 = r.boolean_or("zero2", false);
   p.zero3 = r.boolean_or("zero3", false);
   const std::string rc = r.choice_or("recompute", "none", {"none", "selective", "full"});
   p.recompute = rc == "full" ? Recompute::kFull : rc == "selective" ? Recompute::kSelective
@@ -60,6 +61,13 @@ workload::ParallelPlan read_plan(JsonReader r) {
   if (p.vpp > 1 && p.schedule != Schedule::kInterleaved) {
     r.fail("vpp", fmt::format("vpp = {} needs schedule 'interleaved', not '{}'", p.vpp,
                               workload::to_string(p.schedule)));
+  }
+  if (p.zero2 && !p.distributed_optimizer) {
+    r.fail("zero2", "ZeRO-2 shards gradients beside the optimizer states: it needs "
+                    "distributed_optimizer (ZeRO-1) true as well");
+  }
+  if (p.zero2 && p.zero3) {
+    r.fail("zero2", "zero2 and zero3 are two stages of one choice: set one of them");
   }
   if (p.micro_batch > p.global_batch) {
     r.fail("micro_batch", fmt::format("micro_batch {} is larger than global_batch {}",

@@ -81,7 +81,8 @@ MemoryEstimate estimate_memory(const ModelSpec& m, const ParallelPlan& p, int st
     e.optimizer_states = Bytes(params / dp * o);
   } else {
     e.weights = Bytes(params * w);
-    e.gradients = Bytes(params * g);
+    // ZeRO-2 keeps only its shard of the reduced gradients (its reduce bucket is not counted).
+    e.gradients = Bytes(params * g / (p.zero2 ? dp : 1.0));
     e.optimizer_states = Bytes(params * o / (p.distributed_optimizer ? dp : 1.0));
   }
 

@@ -29,7 +29,8 @@ struct ParallelPlan {
   std::int64_t global_batch = 1;  // sequences per optimizer step
   Recompute recompute = Recompute::kNone;
   bool distributed_optimizer = false;  // ZeRO-1: optimizer states sharded over DP
-  bool zero3 = false;                  // ZeRO-3 / FSDP: parameters and gradients sharded too
+  bool zero2 = false;  // ZeRO-2: gradients sharded too (with distributed_optimizer)
+  bool zero3 = false;  // ZeRO-3 / FSDP: parameters and gradients sharded too
   Optimizer optimizer = Optimizer::kAdam;
   Precision precision = Precision::kBf16;
   Schedule schedule = Schedule::kOneFOneB;

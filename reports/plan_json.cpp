@@ -18,6 +18,7 @@ nlohmann::json plan_json(const workload::ParallelPlan& p) {
           {"recompute", workload::to_string(p.recompute)},
           {"optimizer", workload::to_string(p.optimizer)},
           {"precision", workload::to_string(p.precision)},
+          {"fp32_gradients", p.fp32_gradients},
           {"schedule", workload::to_string(p.schedule)},
           {"layer_split", p.layer_split}};
 }

@@ -37,6 +37,7 @@ workload::ParallelPlan read_plan(JsonReader r) {
                                                                              : Optimizer::kAdam;
   p.precision = r.choice_or("precision", "bf16", {"bf16", "fp16"}) == "fp16" ? Precision::kFp16
                                                                             : Precision::kBf16;
+  p.fp32_gradients = r.boolean_or("fp32_gradients", p.precision == Precision::kBf16);
   const std::string sched = r.choice_or("schedule", p.vpp > 1 ? "interleaved" : "1f1b",
                                         {"gpipe", "1f1b", "interleaved", "zero-bubble"});
   p.schedule = sched == "gpipe"         ? Schedule::kGpipe

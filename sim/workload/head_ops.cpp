@@ -87,8 +87,7 @@ void append_zero3_gathers(const LayerContext& c, int layer, Phase phase, std::ve
 }
 
 void append_zero3_scatters(const LayerContext& c, int layer, std::vector<Op>& out) {
-  // fp32 gradients with bf16 (Megatron-LM's rule), the training dtype with fp16.
-  const double grad_bytes = c.plan.precision == Precision::kBf16 ? 4.0 : c.elem;
+  const double grad_bytes = gradient_bytes(c.plan);
   for (const std::int64_t n : zero3_units(c)) {
     add_comm(out, layer, "zero3 gradient reduce-scatter", Phase::kBackward,
              CollectiveOp::kReduceScatter, Group::kDp, d(n) * grad_bytes, false);

@@ -70,10 +70,10 @@ MemoryEstimate estimate_memory(const ModelSpec& m, const ParallelPlan& p, int st
   e.stage = stage;
   const double params = d(stage_parameters_per_rank(m, p, stage));
   const double dp = p.dp;
-  const bool bf16 = p.precision == Precision::kBf16;
-  const double w = kWeightBytes, g = bf16 ? 4.0 : 2.0;
-  // fp16 also keeps an fp32 main gradient beside the master weights and moments.
-  const double o = bf16 ? kMasterAndMomentsBytes : kMasterAndMomentsBytes + 4.0;
+  const double w = kWeightBytes, g = gradient_bytes(p);
+  // Gradients kept in 16 bits (fp16 runs, FSDP's bf16 reduction) are cast to an fp32 main
+  // gradient for the optimizer, held beside the master weights and moments.
+  const double o = kMasterAndMomentsBytes + (p.fp32_gradients ? 0.0 : 4.0);
   if (p.zero3) {
     // Sharded over DP, plus the gathered layer being computed and the one prefetched.
     e.weights = Bytes(params / dp * w + 2.0 * d(rank_layer_parameters(m, p.tp)) * w);

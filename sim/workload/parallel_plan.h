@@ -33,6 +33,10 @@ struct ParallelPlan {
   bool zero3 = false;  // ZeRO-3 / FSDP: parameters and gradients sharded too
   Optimizer optimizer = Optimizer::kAdam;
   Precision precision = Precision::kBf16;
+  // Gradients accumulated, kept and reduced in fp32 (Megatron-LM's accumulate_allreduce_grads_
+  // in_fp32, forced with bf16), or in the training dtype (fp16 runs; bf16 with PyTorch FSDP's
+  // reduce_dtype=bf16). The scenario's default follows the precision: fp32 with bf16.
+  bool fp32_gradients = true;
   Schedule schedule = Schedule::kOneFOneB;
   // Layers per virtual stage in model order (pp entries, or pp × vpp when interleaved) when
   // uneven; empty = even.
@@ -43,6 +47,11 @@ struct ParallelPlan {
     return global_batch / (static_cast<std::int64_t>(dp) * micro_batch);
   }
 };
+
+// Bytes per gradient element in the gradient buffers and the DP reductions.
+inline double gradient_bytes(const ParallelPlan& p) {
+  return p.fp32_gradients ? 4.0 : 2.0;
+}
 
 // Throws InputError when the plan cannot run the model: heads % tp, kv_heads vs tp, ffn and
 // sequence divisibility, layers into pp × vpp (or the explicit layer_split), global_batch %

@@ -16,10 +16,9 @@ double d(std::int64_t v) {
   return static_cast<double>(v);
 }
 
-// Bytes per gradient element as reduced over DP: fp32 with bf16 (Megatron-LM sets
-// accumulate_allreduce_grads_in_fp32 for bf16), the training dtype otherwise.
+// Bytes per gradient element as reduced over DP (ParallelPlan::fp32_gradients).
 double grad_bytes(const ParallelPlan& p) {
-  return p.precision == Precision::kBf16 ? 4.0 : 2.0;
+  return gradient_bytes(p);
 }
 
 Op comm_op(const std::string& name, Phase phase, CollectiveOp kind, Group group, double bytes) {

@@ -152,6 +152,28 @@ TEST_CASE("memory: model states follow Megatron-LM's bytes per parameter") {
   CHECK(e.gradients.value() == doctest::Approx(4.0 * params / 16.0 + 4.0 * layer));
 }
 
+TEST_CASE("memory: gradient buffers in fp32 or in the training dtype") {
+  // bf16 with fp32 gradients: 2 + 4 + 12 = 18 B per parameter. Kept in bf16 (FSDP's
+  // reduce_dtype): 2 + 2 + 12 + an fp32 main gradient 4 = 20 B, of which 16 B shard with the
+  // optimizer: with ZeRO-1 over 16, 2 + 2 + 16/16 = 5 B against 2 + 4 + 12/16 = 6.75 B.
+  const ModelSpec m = model("gpt-175b-megascale");
+  ParallelPlan p;
+  p.tp = 8;
+  p.pp = 8;
+  p.dp = 16;
+  p.global_batch = 128;
+  p.distributed_optimizer = true;
+  const double params = static_cast<double>(stage_parameters_per_rank(m, p, 3));
+  const auto states = [&] {
+    const MemoryEstimate e = estimate_memory(m, p, 3);
+    return (e.weights + e.gradients + e.optimizer_states).value();
+  };
+  CHECK(states() == doctest::Approx(6.75 * params));
+  p.fp32_gradients = false;
+  CHECK(states() == doctest::Approx(5.0 * params));
+  CHECK(gradient_bytes(p) == 2.0);
+}
+
 TEST_CASE("memory: one layer's parameter tensors add up to its parameters") {
   // GPT (LayerNorm, biases): norms, QKV, output, fc1 and fc2, each weight and bias.
   const ModelSpec gpt = model("gpt-175b-megascale");

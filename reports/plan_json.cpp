@@ -15,6 +15,7 @@ nlohmann::json plan_json(const workload::ParallelPlan& p) {
           {"distributed_optimizer", p.distributed_optimizer},
           {"zero2", p.zero2},
           {"zero3", p.zero3},
+          {"shard_group", p.shard_group},
           {"recompute", workload::to_string(p.recompute)},
           {"optimizer", workload::to_string(p.optimizer)},
           {"precision", workload::to_string(p.precision)},

@@ -30,6 +30,7 @@ workload::ParallelPlan read_plan(JsonReader r) {
   p.distributed_optimizer = r.boolean_or("distributed_optimizer", false);
   p.zero2 = r.boolean_or("zero2", false);
   p.zero3 = r.boolean_or("zero3", false);
+  p.shard_group = static_cast<int>(r.integer_or("shard_group", 0, 0, kMaxDegree));
   const std::string rc = r.choice_or("recompute", "none", {"none", "selective", "full"});
   p.recompute = rc == "full" ? Recompute::kFull : rc == "selective" ? Recompute::kSelective
                                                                     : Recompute::kNone;
@@ -66,6 +67,13 @@ workload::ParallelPlan read_plan(JsonReader r) {
   if (p.zero2 && !p.distributed_optimizer) {
     r.fail("zero2", "ZeRO-2 shards gradients beside the optimizer states: it needs "
                     "distributed_optimizer (ZeRO-1) true as well");
+  }
+  if (p.shard_group > 0 && !p.zero3) {
+    r.fail("shard_group", "a shard group says how far ZeRO-3 / FSDP shards: it needs zero3 true");
+  }
+  if (p.shard_group > 0 && p.dp % p.shard_group != 0) {
+    r.fail("shard_group", fmt::format("shard_group {} does not divide dp {} into replicas",
+                                      p.shard_group, p.dp));
   }
   if (p.zero2 && p.zero3) {
     r.fail("zero2", "zero2 and zero3 are two stages of one choice: set one of them");

@@ -23,6 +23,11 @@ bool is_gemm(const Op& op) {
   return k && std::holds_alternative<hw::GemmShape>(*k);
 }
 
+// ZeRO-3 / FSDP's collectives inside a pass: on all of DP, or on a hybrid shard's group.
+bool is_sharded_dp(Group g) {
+  return g == Group::kDp || g == Group::kDpShard;
+}
+
 bool is_weight_grad(const Op& op) {
   return is_gemm(op) && op.gemm_role == workload::GemmRole::kWeightGrad;
 }
@@ -156,12 +161,14 @@ Time Pricer::dp_time_simulated(const workload::CommOp& c) {
   const bool pp_group = c.group == Group::kPp;
   // Gradient buckets are hundreds of megabytes: their time is proportional to their size, so
   // a bucket within a factor 2 of one already simulated is priced by scaling it.
-  const int kind = (pp_group ? 3 : 2) * 16 + static_cast<int>(c.kind);
+  const int kind = (pp_group ? 3 : 2) * 16 + static_cast<int>(c.kind) +
+                   256 * static_cast<int>(c.group);
   for (const auto& [ref_bytes, ref_time] : scaled_[kind]) {
     const double ratio = c.size.value() / ref_bytes;
     if (ratio >= 0.5 && ratio <= 2.0) return ref_time * ratio;
   }
-  const auto key = std::make_tuple(pp_group ? 3 : 2, static_cast<int>(c.kind), 0, c.size.value());
+  const auto key = std::make_tuple(pp_group ? 3 : 2, static_cast<int>(c.kind),
+                                   static_cast<int>(c.group), c.size.value());
   if (auto it = cache_.find(key); it != cache_.end()) return it->second;
   std::vector<collective::CollectiveCall> calls;
   if (pp_group) {
@@ -173,16 +180,23 @@ Time Pricer::dp_time_simulated(const workload::CommOp& c) {
     call.bytes = c.size;
     call.gpus = {gpu(0, 0, 0), gpu(plan_.pp - 1, 0, 0)};
     calls.push_back(std::move(call));
-  } else if (plan_.dp > 1) {
-    // Every DP group of every stage at once, as at the end of Megatron-LM's backward.
+  } else {
+    // Every DP group (or hybrid shard's subgroup) of every stage at once, as at the end of
+    // Megatron-LM's backward.
     for (int s = 0; s < plan_.pp; ++s) {
       for (int t = 0; t < rails(); ++t) {
-        collective::CollectiveCall call;
-        call.op = c.kind;
-        call.bytes = c.size;
-        call.tag = static_cast<std::uint64_t>(s * plan_.tp + t);
-        for (int d = 0; d < plan_.dp; ++d) call.gpus.push_back(gpu(s, d, t));
-        calls.push_back(std::move(call));
+        const auto groups = dp_groups(c.group);
+        for (std::size_t i = 0; i < groups.size(); ++i) {
+          const auto& members = groups[i];
+          if (members.size() < 2) continue;
+          collective::CollectiveCall call;
+          call.op = c.kind;
+          call.bytes = c.size;
+          call.tag = static_cast<std::uint64_t>(s * plan_.tp + t) +
+                     static_cast<std::uint64_t>(i) * static_cast<std::uint64_t>(plan_.pp * plan_.tp);
+          for (const int d : members) call.gpus.push_back(gpu(s, d, t));
+          calls.push_back(std::move(call));
+        }
       }
     }
   }
@@ -250,7 +264,7 @@ Time Pricer::pass_time(const std::vector<Op>& ops, bool backward, PricingTally& 
     if (partner[i] < 0) {
       share[i] = cost[i];
       if (ops[i].comm() && ops[i].comm()->group == Group::kTp) tp_exposed += cost[i];
-      if (ops[i].comm() && ops[i].comm()->group == Group::kDp) sharded = true;
+      if (ops[i].comm() && is_sharded_dp(ops[i].comm()->group)) sharded = true;
       continue;
     }
     const Time g = cost[static_cast<std::size_t>(partner[i])];
@@ -277,7 +291,7 @@ Time Pricer::sharded_time(const std::vector<Op>& ops, const std::vector<Time>& s
   for (std::size_t i = 0; i < ops.size(); ++i) {
     if (taken[i]) continue;
     const workload::CommOp* c = ops[i].comm();
-    const Kind kind = c == nullptr || c->group != Group::kDp ? Kind::kCompute
+    const Kind kind = c == nullptr || !is_sharded_dp(c->group) ? Kind::kCompute
                       : c->kind == CollectiveOp::kReduceScatter ? Kind::kScatter
                                                                 : Kind::kGather;
     if (segments.empty() || segments.back().kind != kind) segments.push_back({kind, Time::zero()});
@@ -344,12 +358,35 @@ StageCosts Pricer::price(const workload::StageProgram& stage, PricingTally& tall
   return c;
 }
 
+std::vector<std::vector<int>> Pricer::dp_groups(Group g) const {
+  // The DP indices of each communicator: all of DP, or, with a hybrid shard of `k` ranks, the
+  // shard groups (consecutive indices) and the replica groups (every k-th).
+  const int k = plan_.shard_ranks(), dp = plan_.dp;
+  std::vector<std::vector<int>> out;
+  if (g == Group::kDpShard) {
+    for (int r = 0; r < dp / k; ++r) {
+      out.emplace_back();
+      for (int i = 0; i < k; ++i) out.back().push_back(r * k + i);
+    }
+  } else if (g == Group::kDpReplica) {
+    for (int i = 0; i < k; ++i) {
+      out.emplace_back();
+      for (int r = 0; r < dp / k; ++r) out.back().push_back(r * k + i);
+    }
+  } else {
+    out.emplace_back();
+    for (int d = 0; d < dp; ++d) out.back().push_back(d);
+  }
+  return out;
+}
+
 Time Pricer::per_rank_copies(const workload::CommOp& c) const {
   // One copy_ per rank of the DP group, each a kernel launch (the profile's gap between
   // back-to-back kernels) moving 1/dp of the buffer: together the whole buffer read and written.
   hw::MemoryShape copy{hw::MemoryKernel::kCopy, c.size, c.size, Flops(0.0)};
   const Time bytes = kernels_.cost(hw::KernelShape{copy}).time;
-  return bytes + kernels_.profile().memory_model.launch_overhead * (plan_.dp - 1);
+  const int ranks = c.group == Group::kDpShard ? plan_.shard_ranks() : plan_.dp;
+  return bytes + kernels_.profile().memory_model.launch_overhead * (ranks - 1);
 }
 
 std::vector<double> Pricer::chunk_shares(const workload::StageProgram& stage) {

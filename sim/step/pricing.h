@@ -82,6 +82,8 @@ class Pricer {
   Time tp_time_simulated(const workload::CommOp& c);
   Time pp_time_simulated(Bytes bytes, int from_stage, int to_stage);
   Time dp_time_simulated(const workload::CommOp& c);
+  // The DP indices of each communicator of group `g` (kDp, kDpShard or kDpReplica).
+  std::vector<std::vector<int>> dp_groups(workload::Group g) const;
   // SystemOptions::Sharding::per_rank_copies: the copies between the flat buffer and the
   // per-rank tensors of one list-form collective.
   Time per_rank_copies(const workload::CommOp& c) const;

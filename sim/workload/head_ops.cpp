@@ -79,10 +79,14 @@ std::vector<std::int64_t> zero3_units(const LayerContext& c) {
 
 }  // namespace
 
+Group zero3_group(const LayerContext& c) {
+  return c.plan.hybrid_shard() ? Group::kDpShard : Group::kDp;
+}
+
 void append_zero3_gathers(const LayerContext& c, int layer, Phase phase, std::vector<Op>& out) {
   for (const std::int64_t n : zero3_units(c)) {
     add_comm(out, layer, "zero3 parameter all-gather", phase, CollectiveOp::kAllGather,
-             Group::kDp, d(n) * c.elem, false);
+             zero3_group(c), d(n) * c.elem, false);
   }
 }
 
@@ -90,7 +94,7 @@ void append_zero3_scatters(const LayerContext& c, int layer, std::vector<Op>& ou
   const double grad_bytes = gradient_bytes(c.plan);
   for (const std::int64_t n : zero3_units(c)) {
     add_comm(out, layer, "zero3 gradient reduce-scatter", Phase::kBackward,
-             CollectiveOp::kReduceScatter, Group::kDp, d(n) * grad_bytes, false);
+             CollectiveOp::kReduceScatter, zero3_group(c), d(n) * grad_bytes, false);
   }
 }
 

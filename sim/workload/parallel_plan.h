@@ -31,6 +31,11 @@ struct ParallelPlan {
   bool distributed_optimizer = false;  // ZeRO-1: optimizer states sharded over DP
   bool zero2 = false;  // ZeRO-2: gradients sharded too (with distributed_optimizer)
   bool zero3 = false;  // ZeRO-3 / FSDP: parameters and gradients sharded too
+  // ZeRO-3 / FSDP: the DP ranks one shard spans (consecutive ranks; 0 = all of DP, full shard).
+  // Fewer than dp is FSDP's HYBRID_SHARD: parameters gathered and gradients reduce-scattered
+  // within the shard group, the shard's gradients all-reduced across the dp / shard_group
+  // replicas once per step.
+  int shard_group = 0;
   Optimizer optimizer = Optimizer::kAdam;
   Precision precision = Precision::kBf16;
   // Gradients accumulated, kept and reduced in fp32 (Megatron-LM's accumulate_allreduce_grads_
@@ -43,6 +48,8 @@ struct ParallelPlan {
   std::vector<int> layer_split;
 
   std::int64_t gpus() const { return static_cast<std::int64_t>(tp) * pp * dp; }
+  int shard_ranks() const { return shard_group > 0 ? shard_group : dp; }
+  bool hybrid_shard() const { return zero3 && shard_ranks() < dp; }
   std::int64_t micro_batches() const {
     return global_batch / (static_cast<std::int64_t>(dp) * micro_batch);
   }

@@ -40,11 +40,12 @@ Op memory_op(const std::string& name, hw::MemoryKernel kind, double read, double
 
 // Splits `elements` into DP buckets of Megatron-LM's size, each one collective.
 void add_buckets(std::vector<Op>& out, const std::string& what, CollectiveOp kind,
-                 std::int64_t elements, std::int64_t bucket, double bytes_per_element) {
+                 std::int64_t elements, std::int64_t bucket, double bytes_per_element,
+                 Group group = Group::kDp) {
   int i = 0;
   for (std::int64_t left = elements; left > 0; left -= bucket, ++i) {
     const std::int64_t n = std::min(left, bucket);
-    out.push_back(comm_op(fmt::format("{} bucket {}", what, i), Phase::kOptimizer, kind, Group::kDp,
+    out.push_back(comm_op(fmt::format("{} bucket {}", what, i), Phase::kOptimizer, kind, group,
                           d(n) * bytes_per_element));
   }
 }
@@ -160,6 +161,11 @@ StageProgram build_stage(const ModelSpec& m, const ParallelPlan& p, int stage,
         p.distributed_optimizer ? CollectiveOp::kReduceScatter : CollectiveOp::kAllReduce,
         params, bucket, grad_bytes(p));
   }
+  if (p.hybrid_shard()) {
+    // HYBRID_SHARD: each replica's shard of the gradients, all-reduced across the replicas.
+    add_buckets(sp.dp_gradient_comm, "shard gradient all-reduce", CollectiveOp::kAllReduce,
+                params / p.shard_ranks(), bucket, grad_bytes(p), Group::kDpReplica);
+  }
   if (m.tied_embeddings && p.pp > 1 && (stage == 0 || stage == p.pp - 1)) {
     sp.dp_gradient_comm.push_back(comm_op("tied embedding gradient all-reduce", Phase::kOptimizer,
                                           CollectiveOp::kAllReduce, Group::kPp,
@@ -172,7 +178,9 @@ StageProgram build_stage(const ModelSpec& m, const ParallelPlan& p, int stage,
   // writes then rereads an fp32 update (+8 B read, +4 B written). Global-norm clipping first
   // reads every gradient once. FLOPs per parameter are counted from the update equations
   // (Adam: moment updates 7, bias-corrected step 5, weight decay and update 4).
-  const double owned = sharded ? d(params) / d(p.dp) : d(params);
+  const double owned = p.zero3 ? d(params) / d(p.shard_ranks())
+                       : sharded ? d(params) / d(p.dp)
+                                 : d(params);
   const double gb = grad_bytes(p);
   sp.optimizer.push_back(
       memory_op("gradient norm", hw::MemoryKernel::kCopy, owned * gb, 0.0, 2.0 * owned));

@@ -199,6 +199,14 @@ TEST_CASE("cli: ZeRO-3's collectives are DP time, exposed or hidden, never compu
   CHECK(a["breakdown_s"]["compute"].get<double>() == b["breakdown_s"]["compute"].get<double>());
   CHECK(a["dp_hidden_s"].get<double>() > 0.0);
   CHECK(dp(b) < dp(a));
+  // Hybrid shard over half the GPUs: gathers on rings of 384 ranks, fewer per-rank copies, so
+  // less DP time; twice the shard in memory.
+  const auto hybrid = run_megasim("simulate --json --set plan.shard_group=384 " + s);
+  REQUIRE(hybrid.exit_code == 0);
+  const auto h = nlohmann::json::parse(hybrid.out);
+  CHECK(dp(h) < dp(a));
+  CHECK(h["memory_per_stage"][0]["optimizer_states_gib"].get<double>() ==
+        doctest::Approx(2.0 * a["memory_per_stage"][0]["optimizer_states_gib"].get<double>()));
   // The breakdown still sums to the step: the hidden part is beside it, not in it.
   double sum = 0;
   for (const auto& [k, v] : a["breakdown_s"].items()) sum += v.get<double>();

@@ -150,6 +150,11 @@ TEST_CASE("memory: model states follow Megatron-LM's bytes per parameter") {
   const double layer = static_cast<double>(rank_layer_parameters(m, p.tp));
   CHECK(e.weights.value() == doctest::Approx(2.0 * params / 16.0 + 2.0 * 2.0 * layer));
   CHECK(e.gradients.value() == doctest::Approx(4.0 * params / 16.0 + 4.0 * layer));
+  // Hybrid shard over 4 of the 16: every shard four times the full shard's.
+  p.shard_group = 4;
+  e = estimate_memory(m, p, 3);
+  CHECK(e.optimizer_states.value() == doctest::Approx(12.0 * params / 4.0));
+  CHECK(e.weights.value() == doctest::Approx(2.0 * params / 4.0 + 2.0 * 2.0 * layer));
 }
 
 TEST_CASE("memory: gradient buffers in fp32 or in the training dtype") {

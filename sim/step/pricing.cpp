@@ -383,9 +383,10 @@ std::vector<std::vector<int>> Pricer::dp_groups(Group g) const {
 Time Pricer::per_rank_copies(const workload::CommOp& c) const {
   // One copy_ per rank of the DP group, each a kernel launch (the profile's gap between
   // back-to-back kernels) moving 1/dp of the buffer: together the whole buffer read and written.
+  const int ranks = c.group == Group::kDpShard ? plan_.shard_ranks() : plan_.dp;
+  if (ranks < 2) return Time::zero();  // no collective, nothing to copy
   hw::MemoryShape copy{hw::MemoryKernel::kCopy, c.size, c.size, Flops(0.0)};
   const Time bytes = kernels_.cost(hw::KernelShape{copy}).time;
-  const int ranks = c.group == Group::kDpShard ? plan_.shard_ranks() : plan_.dp;
   return bytes + kernels_.profile().memory_model.launch_overhead * (ranks - 1);
 }
 

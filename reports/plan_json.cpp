@@ -13,10 +13,13 @@ nlohmann::json plan_json(const workload::ParallelPlan& p) {
           {"micro_batches_per_replica", p.micro_batches()},
           {"sequence_parallel", p.sequence_parallel},
           {"distributed_optimizer", p.distributed_optimizer},
+          {"zero2", p.zero2},
           {"zero3", p.zero3},
+          {"shard_group", p.shard_group},
           {"recompute", workload::to_string(p.recompute)},
           {"optimizer", workload::to_string(p.optimizer)},
           {"precision", workload::to_string(p.precision)},
+          {"fp32_gradients", p.fp32_gradients},
           {"schedule", workload::to_string(p.schedule)},
           {"layer_split", p.layer_split}};
 }

@@ -62,6 +62,7 @@ std::string simulate_json(const plan::Evaluation& e) {
       {"tflops_per_gpu_hw", p.tflops_per_gpu_hw},
       {"model_flops_per_token", p.model_flops_per_token},
       {"breakdown_s", breakdown_json(p.breakdown)},
+      {"dp_hidden_s", seconds(p.dp_hidden)},
       {"critical_stage", p.critical_stage},
       {"kernel_time_s",
        {{"gemm", seconds(p.kernel_gemm)}, {"attention", seconds(p.kernel_attention)},
@@ -148,6 +149,10 @@ std::string step_text(const plan::Evaluation& e) {
                          {"bubble", b.bubble}, {"optimizer", b.optimizer}, {"other", b.other}}) {
     s += fmt::format("  {:<20} {:8.3f}  {:5.1f} %\n", name, t.to_seconds(),
                      100.0 * t.to_seconds() / st);
+  }
+  if (p.dp_hidden > Time::zero()) {
+    s += fmt::format("  ({:.3f} s of ZeRO-3/FSDP collectives hidden behind compute)\n",
+                     p.dp_hidden.to_seconds());
   }
   return s;
 }

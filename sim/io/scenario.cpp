@@ -28,7 +28,9 @@ workload::ParallelPlan read_plan(JsonReader r) {
   p.global_batch = r.integer("global_batch", 1, kMaxBatch);
   p.sequence_parallel = r.boolean_or("sequence_parallel", false);
   p.distributed_optimizer = r.boolean_or("distributed_optimizer", false);
+  p.zero2 = r.boolean_or("zero2", false);
   p.zero3 = r.boolean_or("zero3", false);
+  p.shard_group = static_cast<int>(r.integer_or("shard_group", 0, 0, kMaxDegree));
   const std::string rc = r.choice_or("recompute", "none", {"none", "selective", "full"});
   p.recompute = rc == "full" ? Recompute::kFull : rc == "selective" ? Recompute::kSelective
                                                                     : Recompute::kNone;
@@ -36,6 +38,7 @@ workload::ParallelPlan read_plan(JsonReader r) {
                                                                              : Optimizer::kAdam;
   p.precision = r.choice_or("precision", "bf16", {"bf16", "fp16"}) == "fp16" ? Precision::kFp16
                                                                             : Precision::kBf16;
+  p.fp32_gradients = r.boolean_or("fp32_gradients", p.precision == Precision::kBf16);
   const std::string sched = r.choice_or("schedule", p.vpp > 1 ? "interleaved" : "1f1b",
                                         {"gpipe", "1f1b", "interleaved", "zero-bubble"});
   p.schedule = sched == "gpipe"         ? Schedule::kGpipe
@@ -61,6 +64,20 @@ workload::ParallelPlan read_plan(JsonReader r) {
     r.fail("vpp", fmt::format("vpp = {} needs schedule 'interleaved', not '{}'", p.vpp,
                               workload::to_string(p.schedule)));
   }
+  if (p.zero2 && !p.distributed_optimizer) {
+    r.fail("zero2", "ZeRO-2 shards gradients beside the optimizer states: it needs "
+                    "distributed_optimizer (ZeRO-1) true as well");
+  }
+  if (p.shard_group > 0 && !p.zero3) {
+    r.fail("shard_group", "a shard group says how far ZeRO-3 / FSDP shards: it needs zero3 true");
+  }
+  if (p.shard_group > 0 && p.dp % p.shard_group != 0) {
+    r.fail("shard_group", fmt::format("shard_group {} does not divide dp {} into replicas",
+                                      p.shard_group, p.dp));
+  }
+  if (p.zero2 && p.zero3) {
+    r.fail("zero2", "zero2 and zero3 are two stages of one choice: set one of them");
+  }
   if (p.micro_batch > p.global_batch) {
     r.fail("micro_batch", fmt::format("micro_batch {} is larger than global_batch {}",
                                       p.micro_batch, p.global_batch));
@@ -72,7 +89,8 @@ workload::ParallelPlan read_plan(JsonReader r) {
 
 OptimizationSpec read_optimizations(JsonReader r) {
   OptimizationSpec o;
-  o.preset = r.choice_or("preset", "megatron-lm", {"megatron-lm", "megascale", "megatron-core"});
+  o.preset = r.choice_or("preset", "megatron-lm",
+                         {"megatron-lm", "megascale", "megatron-core", "deepspeed", "fsdp"});
   for (std::size_t i = 0; i < step::kSwitches.size(); ++i) {
     o.overrides.switches[i] = r.optional_boolean(step::kSwitches[i].key);
   }

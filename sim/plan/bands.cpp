@@ -1,6 +1,9 @@
 #include "plan/bands.h"
 
 #include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
 
 #include "engine/error.h"
 #include "io/json_reader.h"
@@ -10,6 +13,24 @@ namespace {
 
 constexpr double kScaleFactor = 8.0;
 constexpr std::size_t kMinBasis = 3;
+// The last fallback borrows only from families validated within the issue's bound per
+// framework family (issue 13: MAPE ≤ 8 %), measured as the mean |step-time residual| of the
+// family's rows: a family megasim does not yet predict lends no band to another.
+constexpr double kValidatedFamily = 0.08;
+
+// Families whose rows' mean |residual| is within kValidatedFamily.
+std::set<std::string> validated_families(const std::vector<ResidualRow>& rows) {
+  std::map<std::string, std::pair<double, int>> sum;
+  for (const auto& r : rows) {
+    sum[r.family].first += std::fabs(r.residual);
+    ++sum[r.family].second;
+  }
+  std::set<std::string> out;
+  for (const auto& [family, s] : sum) {
+    if (s.first / s.second <= kValidatedFamily) out.insert(family);
+  }
+  return out;
+}
 
 bool time_metric(const std::string& metric) { return metric.rfind("iteration_time_s", 0) == 0; }
 
@@ -25,9 +46,10 @@ double step_time_residual(const std::string& metric, double predicted, double pu
 Band band_for(const std::vector<ResidualRow>& rows, const std::string& family, std::int64_t gpus,
               const std::string& exclude_source) {
   std::vector<const ResidualRow*> pool, family_rows, near;
+  const std::set<std::string> validated = validated_families(rows);
   for (const auto& r : rows) {
     if (r.source == exclude_source) continue;
-    pool.push_back(&r);
+    if (validated.count(r.family) != 0) pool.push_back(&r);
     if (r.family != family) continue;
     family_rows.push_back(&r);
     const double ratio = static_cast<double>(r.gpus) / static_cast<double>(std::max<std::int64_t>(1, gpus));
@@ -42,7 +64,7 @@ Band band_for(const std::vector<ResidualRow>& rows, const std::string& family, s
   }
   if (basis->size() < kMinBasis) {
     basis = &pool;
-    b.rule = "every row";
+    b.rule = "every row of a family within 8 %";
   }
   if (basis->empty()) return b;
   b.low = b.high = basis->front()->residual;

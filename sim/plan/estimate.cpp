@@ -178,7 +178,7 @@ AnalyticEstimator::DpParts AnalyticEstimator::dp_parts(const Candidate& c, const
   const workload::ModelSpec& model = inputs_.model;
   // The critical stage's gradients and, with the distributed optimizer, its parameters.
   const auto params = static_cast<double>(workload::stage_parameters_per_rank(model, p, stage));
-  const double grad_bytes = p.precision == workload::Precision::kBf16 ? 4.0 : 2.0;
+  const double grad_bytes = workload::gradient_bytes(p);
   const bool sharded = p.distributed_optimizer;
   double grads =
       dp_seconds(sharded ? hw::CollectiveOp::kReduceScatter : hw::CollectiveOp::kAllReduce,

@@ -234,6 +234,7 @@ class Walker {
     p.tp = tp;
     p.pp = pp;
     p.dp = dp;
+    p.zero2 = false;
     p.zero3 = false;
     if (system.lamb) p.optimizer = workload::Optimizer::kLamb;
     for (const int vpp : vpps) {

@@ -175,12 +175,18 @@ void Executor::start_pass(int i, const PassId& p) {
   const auto& tp = p.pass == Pass::kForward    ? c.forward_tp
                    : p.pass == Pass::kBackward ? c.backward_tp
                                                : c.weight_grad_tp;
+  const auto& dp = p.pass == Pass::kForward    ? c.forward_dp
+                   : p.pass == Pass::kBackward ? c.backward_dp
+                                               : c.weight_grad_dp;
   const bool slowed = p.pass == Pass::kForward || cfg_.slow_all_passes;
   const Time nominal = t[p.chunk] * (slowed ? u.slowdown : 1.0);
-  const Time paced = (t[p.chunk] - tp[p.chunk]) * cfg_.slowest_gpu;
+  const Time dp_wait = dp.empty() ? Time::zero() : dp[p.chunk];
+  const Time waits = tp[p.chunk] + dp_wait;
+  const Time paced = (t[p.chunk] - waits) * cfg_.slowest_gpu;
   const Time work = nominal + paced;
   u.stats.tp_exposed += tp[p.chunk];
-  u.stats.compute += nominal - tp[p.chunk];
+  u.stats.dp_exposed += dp_wait;
+  u.stats.compute += nominal - waits;
   u.stats.slowest_gpu += paced;
   u.compute.running_pass = true;
   u.compute.current = p;

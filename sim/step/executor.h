@@ -67,6 +67,8 @@ struct StageCosts {
   // that is exposed TP communication (for the breakdown).
   std::vector<Time> forward, backward, weight_grad;
   std::vector<Time> forward_tp, backward_tp, weight_grad_tp;
+  // The part that is waiting for ZeRO-3 / FSDP collectives inside the pass (sharded_pass.h).
+  std::vector<Time> forward_dp, backward_dp, weight_grad_dp;
   Time pp_activation;  // forward send of one micro-batch's activations to the next stage
   Time pp_gradient;    // backward send of the gradient to the previous stage
   std::vector<Time> dp_reduce_scatter;  // per chunk: gradient reduce-scatter (or all-reduce)

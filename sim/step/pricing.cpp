@@ -6,6 +6,7 @@
 
 #include "engine/simulator.h"
 #include "net/flow_solver.h"
+#include "step/sharded_pass.h"
 
 namespace megasim::step {
 namespace {
@@ -20,6 +21,11 @@ constexpr double kScalableBytes = 64.0 * 1024 * 1024;
 bool is_gemm(const Op& op) {
   const auto* k = op.kernel();
   return k && std::holds_alternative<hw::GemmShape>(*k);
+}
+
+// ZeRO-3 / FSDP's collectives inside a pass: on all of DP, or on a hybrid shard's group.
+bool is_sharded_dp(Group g) {
+  return g == Group::kDp || g == Group::kDpShard;
 }
 
 bool is_weight_grad(const Op& op) {
@@ -155,12 +161,14 @@ Time Pricer::dp_time_simulated(const workload::CommOp& c) {
   const bool pp_group = c.group == Group::kPp;
   // Gradient buckets are hundreds of megabytes: their time is proportional to their size, so
   // a bucket within a factor 2 of one already simulated is priced by scaling it.
-  const int kind = (pp_group ? 3 : 2) * 16 + static_cast<int>(c.kind);
+  const int kind = (pp_group ? 3 : 2) * 16 + static_cast<int>(c.kind) +
+                   256 * static_cast<int>(c.group);
   for (const auto& [ref_bytes, ref_time] : scaled_[kind]) {
     const double ratio = c.size.value() / ref_bytes;
     if (ratio >= 0.5 && ratio <= 2.0) return ref_time * ratio;
   }
-  const auto key = std::make_tuple(pp_group ? 3 : 2, static_cast<int>(c.kind), 0, c.size.value());
+  const auto key = std::make_tuple(pp_group ? 3 : 2, static_cast<int>(c.kind),
+                                   static_cast<int>(c.group), c.size.value());
   if (auto it = cache_.find(key); it != cache_.end()) return it->second;
   std::vector<collective::CollectiveCall> calls;
   if (pp_group) {
@@ -172,16 +180,23 @@ Time Pricer::dp_time_simulated(const workload::CommOp& c) {
     call.bytes = c.size;
     call.gpus = {gpu(0, 0, 0), gpu(plan_.pp - 1, 0, 0)};
     calls.push_back(std::move(call));
-  } else if (plan_.dp > 1) {
-    // Every DP group of every stage at once, as at the end of Megatron-LM's backward.
+  } else {
+    // Every DP group (or hybrid shard's subgroup) of every stage at once, as at the end of
+    // Megatron-LM's backward.
     for (int s = 0; s < plan_.pp; ++s) {
       for (int t = 0; t < rails(); ++t) {
-        collective::CollectiveCall call;
-        call.op = c.kind;
-        call.bytes = c.size;
-        call.tag = static_cast<std::uint64_t>(s * plan_.tp + t);
-        for (int d = 0; d < plan_.dp; ++d) call.gpus.push_back(gpu(s, d, t));
-        calls.push_back(std::move(call));
+        const auto groups = dp_groups(c.group);
+        for (std::size_t i = 0; i < groups.size(); ++i) {
+          const auto& members = groups[i];
+          if (members.size() < 2) continue;
+          collective::CollectiveCall call;
+          call.op = c.kind;
+          call.bytes = c.size;
+          call.tag = static_cast<std::uint64_t>(s * plan_.tp + t) +
+                     static_cast<std::uint64_t>(i) * static_cast<std::uint64_t>(plan_.pp * plan_.tp);
+          for (const int d : members) call.gpus.push_back(gpu(s, d, t));
+          calls.push_back(std::move(call));
+        }
       }
     }
   }
@@ -193,7 +208,7 @@ Time Pricer::dp_time_simulated(const workload::CommOp& c) {
 }
 
 Time Pricer::pass_time(const std::vector<Op>& ops, bool backward, PricingTally& tally,
-                       Time& tp_exposed) {
+                       Time& tp_exposed, Time& dp_exposed) {
   const std::size_t n = ops.size();
   std::vector<Time> cost(n);
   for (std::size_t i = 0; i < n; ++i) {
@@ -241,24 +256,55 @@ Time Pricer::pass_time(const std::vector<Op>& ops, bool backward, PricingTally& 
       taken[static_cast<std::size_t>(j)] = true;
     }
   }
-  Time total;
+  // Each op's share of the pass: a paired collective carries its GEMM's time.
+  std::vector<Time> share(n);
+  bool sharded = false;
   for (std::size_t i = 0; i < n; ++i) {
     if (taken[i]) continue;  // counted with its collective
     if (partner[i] < 0) {
-      total += cost[i];
+      share[i] = cost[i];
       if (ops[i].comm() && ops[i].comm()->group == Group::kTp) tp_exposed += cost[i];
+      if (ops[i].comm() && is_sharded_dp(ops[i].comm()->group)) sharded = true;
       continue;
     }
     const Time g = cost[static_cast<std::size_t>(partner[i])];
     const Time slowed = g * interference_;
     const Time c = cost[i];
     const Time pair = std::max(slowed, c) + Time::from_ns(std::min(slowed, c).ns() / plan_.tp);
-    total += pair;
+    share[i] = pair;
     tp_exposed += pair - g;
     tally.tp_hidden += c - (pair - g);
   }
   tally.tp_exposed += tp_exposed;
+  if (sharded) return sharded_time(ops, share, taken, tally, dp_exposed);
+  Time total;
+  for (std::size_t i = 0; i < n; ++i) total += share[i];
   return total;
+}
+
+Time Pricer::sharded_time(const std::vector<Op>& ops, const std::vector<Time>& share,
+                          const std::vector<bool>& taken, PricingTally& tally, Time& dp_exposed) {
+  // ZeRO-3 / FSDP: the layer's all-gathers and reduce-scatters on the DP communicator,
+  // overlapped with compute as the system's framework does it.
+  using Kind = ShardedSegment::Kind;
+  std::vector<ShardedSegment> segments;
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    if (taken[i]) continue;
+    const workload::CommOp* c = ops[i].comm();
+    const Kind kind = c == nullptr || !is_sharded_dp(c->group) ? Kind::kCompute
+                      : c->kind == CollectiveOp::kReduceScatter ? Kind::kScatter
+                                                                : Kind::kGather;
+    if (segments.empty() || segments.back().kind != kind) segments.push_back({kind, Time::zero()});
+    segments.back().time += share[i];
+    if (kind != Kind::kCompute && system_.sharding.per_rank_copies) {
+      segments.back().time += per_rank_copies(*c);
+    }
+  }
+  const ShardedPassTime t = sharded_pass_time(segments, system_.sharding.prefetch_layers,
+                                              system_.sharding.blocking_reduce);
+  dp_exposed += t.dp_exposed;
+  tally.dp_hidden += t.dp_hidden;
+  return t.total;
 }
 
 StageCosts Pricer::price(const workload::StageProgram& stage, PricingTally& tally) {
@@ -267,25 +313,22 @@ StageCosts Pricer::price(const workload::StageProgram& stage, PricingTally& tall
   const int s = stage.stage;
   const bool split = plan_.schedule == workload::Schedule::kZeroBubble;
   for (const auto& chunk : stage.chunks) {
-    Time tp;
-    c.forward.push_back(pass_time(chunk.forward, false, tally, tp));
+    Time tp, dp;
+    c.forward.push_back(pass_time(chunk.forward, false, tally, tp, dp));
     c.forward_tp.push_back(tp);
+    c.forward_dp.push_back(dp);
+    std::vector<Op> b, w;
     if (split) {
-      std::vector<Op> b, w;
       for (const Op& op : chunk.backward) (is_weight_grad(op) ? w : b).push_back(op);
-      tp = Time::zero();
-      c.backward.push_back(pass_time(b, true, tally, tp));
-      c.backward_tp.push_back(tp);
-      tp = Time::zero();
-      c.weight_grad.push_back(pass_time(w, true, tally, tp));
-      c.weight_grad_tp.push_back(tp);
-    } else {
-      tp = Time::zero();
-      c.backward.push_back(pass_time(chunk.backward, true, tally, tp));
-      c.backward_tp.push_back(tp);
-      c.weight_grad.push_back(Time::zero());
-      c.weight_grad_tp.push_back(Time::zero());
     }
+    tp = dp = Time::zero();
+    c.backward.push_back(pass_time(split ? b : chunk.backward, true, tally, tp, dp));
+    c.backward_tp.push_back(tp);
+    c.backward_dp.push_back(dp);
+    tp = dp = Time::zero();
+    c.weight_grad.push_back(split ? pass_time(w, true, tally, tp, dp) : Time::zero());
+    c.weight_grad_tp.push_back(tp);
+    c.weight_grad_dp.push_back(dp);
   }
   if (plan_.pp > 1) {
     c.pp_activation = pp_time(stage.pp_send_bytes, s, (s + 1) % plan_.pp);
@@ -313,6 +356,38 @@ StageCosts Pricer::price(const workload::StageProgram& stage, PricingTally& tall
   }
   tally_ = nullptr;
   return c;
+}
+
+std::vector<std::vector<int>> Pricer::dp_groups(Group g) const {
+  // The DP indices of each communicator: all of DP, or, with a hybrid shard of `k` ranks, the
+  // shard groups (consecutive indices) and the replica groups (every k-th).
+  const int k = plan_.shard_ranks(), dp = plan_.dp;
+  std::vector<std::vector<int>> out;
+  if (g == Group::kDpShard) {
+    for (int r = 0; r < dp / k; ++r) {
+      out.emplace_back();
+      for (int i = 0; i < k; ++i) out.back().push_back(r * k + i);
+    }
+  } else if (g == Group::kDpReplica) {
+    for (int i = 0; i < k; ++i) {
+      out.emplace_back();
+      for (int r = 0; r < dp / k; ++r) out.back().push_back(r * k + i);
+    }
+  } else {
+    out.emplace_back();
+    for (int d = 0; d < dp; ++d) out.back().push_back(d);
+  }
+  return out;
+}
+
+Time Pricer::per_rank_copies(const workload::CommOp& c) const {
+  // One copy_ per rank of the DP group, each a kernel launch (the profile's gap between
+  // back-to-back kernels) moving 1/dp of the buffer: together the whole buffer read and written.
+  const int ranks = c.group == Group::kDpShard ? plan_.shard_ranks() : plan_.dp;
+  if (ranks < 2) return Time::zero();  // no collective, nothing to copy
+  hw::MemoryShape copy{hw::MemoryKernel::kCopy, c.size, c.size, Flops(0.0)};
+  const Time bytes = kernels_.cost(hw::KernelShape{copy}).time;
+  return bytes + kernels_.profile().memory_model.launch_overhead * (ranks - 1);
 }
 
 std::vector<double> Pricer::chunk_shares(const workload::StageProgram& stage) {

@@ -42,6 +42,7 @@ struct PricingTally {
   Time measured;  // compute time priced from measured tables
   Time priced;    // all compute time priced
   Time comm_measured, comm_priced;  // the same for collectives (measured alpha-beta fits)
+  Time dp_hidden;  // per micro-batch: ZeRO-3 / FSDP collective time run beside compute
 };
 
 class Pricer {
@@ -70,13 +71,22 @@ class Pricer {
 
  private:
   Time pass_time(const std::vector<workload::Op>& ops, bool backward, PricingTally& tally,
-                 Time& tp_exposed);
+                 Time& tp_exposed, Time& dp_exposed);
+  // A pass with ZeRO-3 / FSDP collectives on the DP communicator (sharded_pass.h): each op's
+  // share of the pass (`share`, paired GEMMs `taken` into their collective's) as segments.
+  Time sharded_time(const std::vector<workload::Op>& ops, const std::vector<Time>& share,
+                    const std::vector<bool>& taken, PricingTally& tally, Time& dp_exposed);
   Time tp_time(const workload::CommOp& c);
   Time pp_time(Bytes bytes, int from_stage, int to_stage);
   Time dp_time(const workload::CommOp& c);
   Time tp_time_simulated(const workload::CommOp& c);
   Time pp_time_simulated(Bytes bytes, int from_stage, int to_stage);
   Time dp_time_simulated(const workload::CommOp& c);
+  // The DP indices of each communicator of group `g` (kDp, kDpShard or kDpReplica).
+  std::vector<std::vector<int>> dp_groups(workload::Group g) const;
+  // SystemOptions::Sharding::per_rank_copies: the copies between the flat buffer and the
+  // per-rank tensors of one list-form collective.
+  Time per_rank_copies(const workload::CommOp& c) const;
   // Each chunk's share of the stage's DP traffic.
   static std::vector<double> chunk_shares(const workload::StageProgram& stage);
   // NCCL's analytic time of one call alone.

@@ -185,6 +185,7 @@ StepPrediction predict_step(const StepRequest& r, const net::Topology& topology,
   add_cost_sources(tallies, kernels.profile(), out);
 
   add_activity(tallies[ex.critical_stage], b, plan.micro_batches(), out);
+  out.dp_hidden = tallies[ex.critical_stage].dp_hidden * plan.micro_batches();
   return out;
 }
 

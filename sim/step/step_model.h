@@ -65,6 +65,9 @@ struct StepPrediction {
   double tflops_per_gpu_model = 0.0, tflops_per_gpu_hw = 0.0;
   double model_flops_per_token = 0.0, hardware_flops_per_token = 0.0;
   Breakdown breakdown;  // of the stage that finishes last
+  // ZeRO-3 / FSDP collective time on the critical stage that ran beside compute (not part of
+  // the breakdown's sum; the exposed part is in breakdown.dp_exposed).
+  Time dp_hidden;
   int critical_stage = 0;
   std::vector<workload::MemoryEstimate> memory;  // per stage
   double measured_share = 0.0;  // of compute time priced from measured kernel tables

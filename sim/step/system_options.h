@@ -43,6 +43,26 @@ struct SystemOptions {
   // bucket while its first forward pass runs (Megatron-Core's --overlap-grad-reduce and
   // --overlap-param-gather).
   bool dp_bucket_overlap = false;
+  // Sharded data parallelism (plan.zero3: ZeRO-3, FSDP full shard) as the framework runs it.
+  // Inside a pass each layer's parameters are all-gathered before its compute and its gradients
+  // reduce-scattered after its backward, on the DP communicator (sharded_pass.h):
+  struct Sharding {
+    // One collective per parameter tensor (DeepSpeed's ZeRO-3 of 2021), or per layer.
+    bool per_tensor = false;
+    // Layers whose gathers are issued ahead of the compute that needs them: 0 = every
+    // collective in line with compute (no overlap), 1 = the next layer's gather runs beside
+    // this layer's compute.
+    int prefetch_layers = 0;
+    // One gradient reduce-scatter in flight, the host waiting for it before it issues the next
+    // (and so before it queues more backward compute).
+    bool blocking_reduce = false;
+    // With full recompute: gather again for the backward after the recompute released them.
+    bool regather_after_recompute = false;
+    // The collectives go through torch.distributed's list-form all_gather and reduce_scatter
+    // (PyTorch 1.8's ProcessGroupNCCL): the flat buffer NCCL works on is copied out to (or in
+    // from) each of the DP group's per-rank tensors, one copy_ each, on the collective's stream.
+    bool per_rank_copies = false;
+  } sharding;
 
   AttentionKernel attention_kernel() const {
     return efficient_operators ? AttentionKernel::kFlashV2 : attention;

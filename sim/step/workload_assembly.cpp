@@ -25,6 +25,8 @@ AssembledWorkload assemble_workload(const workload::ModelSpec& model,
   w.fused_attention = system.attention_kernel() != AttentionKernel::kUnfused;
   workload::GeneratorOptions gen;
   gen.fused_attention = w.fused_attention;
+  gen.shard_per_tensor = system.sharding.per_tensor;
+  gen.regather_after_recompute = system.sharding.regather_after_recompute;
   workload::MemoryOptions memory;
   memory.fused_attention = w.fused_attention;
   w.program = workload::build_program(w.executed, w.plan, gen);

@@ -69,20 +69,33 @@ void append_logits_backward(const LayerContext& c, std::vector<Op>& out) {
   norm_backward(c, out, -1, "final norm");
 }
 
-Op zero3_param_gather(const LayerContext& c, int layer, Phase phase) {
-  std::vector<Op> one;
-  add_comm(one, layer, "zero3 parameter all-gather", phase, CollectiveOp::kAllGather, Group::kDp,
-           d(rank_layer_parameters(c.model, static_cast<int>(c.t))) * c.elem, false);
-  return one.front();
+namespace {
+
+// The sizes (elements) a layer's ZeRO-3 collectives carry: one per tensor, or the layer's sum.
+std::vector<std::int64_t> zero3_units(const LayerContext& c) {
+  if (c.opts.shard_per_tensor) return rank_layer_parameter_tensors(c.model, static_cast<int>(c.t));
+  return {rank_layer_parameters(c.model, static_cast<int>(c.t))};
 }
 
-Op zero3_grad_scatter(const LayerContext& c, int layer) {
-  std::vector<Op> one;
-  const double grad_bytes = c.plan.precision == Precision::kBf16 ? 4.0 : c.elem;
-  add_comm(one, layer, "zero3 gradient reduce-scatter", Phase::kBackward,
-           CollectiveOp::kReduceScatter, Group::kDp,
-           d(rank_layer_parameters(c.model, static_cast<int>(c.t))) * grad_bytes, false);
-  return one.front();
+}  // namespace
+
+Group zero3_group(const LayerContext& c) {
+  return c.plan.hybrid_shard() ? Group::kDpShard : Group::kDp;
+}
+
+void append_zero3_gathers(const LayerContext& c, int layer, Phase phase, std::vector<Op>& out) {
+  for (const std::int64_t n : zero3_units(c)) {
+    add_comm(out, layer, "zero3 parameter all-gather", phase, CollectiveOp::kAllGather,
+             zero3_group(c), d(n) * c.elem, false);
+  }
+}
+
+void append_zero3_scatters(const LayerContext& c, int layer, std::vector<Op>& out) {
+  const double grad_bytes = gradient_bytes(c.plan);
+  for (const std::int64_t n : zero3_units(c)) {
+    add_comm(out, layer, "zero3 gradient reduce-scatter", Phase::kBackward,
+             CollectiveOp::kReduceScatter, zero3_group(c), d(n) * grad_bytes, false);
+  }
 }
 
 }  // namespace megasim::workload::detail

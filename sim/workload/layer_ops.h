@@ -42,8 +42,9 @@ void append_logits_forward(const LayerContext& c, std::vector<Op>& out);
 void append_logits_backward(const LayerContext& c, std::vector<Op>& out);
 
 // ZeRO-3: the all-gather of one layer's parameters before its forward and backward, and the
-// reduce-scatter of its gradients after its backward.
-Op zero3_param_gather(const LayerContext& c, int layer, Phase phase);
-Op zero3_grad_scatter(const LayerContext& c, int layer);
+// reduce-scatter of its gradients after its backward; one collective per parameter tensor
+// (GeneratorOptions::shard_per_tensor) or one for the layer.
+void append_zero3_gathers(const LayerContext& c, int layer, Phase phase, std::vector<Op>& out);
+void append_zero3_scatters(const LayerContext& c, int layer, std::vector<Op>& out);
 
 }  // namespace megasim::workload::detail

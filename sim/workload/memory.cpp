@@ -70,18 +70,20 @@ MemoryEstimate estimate_memory(const ModelSpec& m, const ParallelPlan& p, int st
   e.stage = stage;
   const double params = d(stage_parameters_per_rank(m, p, stage));
   const double dp = p.dp;
-  const bool bf16 = p.precision == Precision::kBf16;
-  const double w = kWeightBytes, g = bf16 ? 4.0 : 2.0;
-  // fp16 also keeps an fp32 main gradient beside the master weights and moments.
-  const double o = bf16 ? kMasterAndMomentsBytes : kMasterAndMomentsBytes + 4.0;
+  const double shard = p.shard_ranks();  // ZeRO-3 / FSDP: the ranks one shard spans
+  const double w = kWeightBytes, g = gradient_bytes(p);
+  // Gradients kept in 16 bits (fp16 runs, FSDP's bf16 reduction) are cast to an fp32 main
+  // gradient for the optimizer, held beside the master weights and moments.
+  const double o = kMasterAndMomentsBytes + (p.fp32_gradients ? 0.0 : 4.0);
   if (p.zero3) {
     // Sharded over DP, plus the gathered layer being computed and the one prefetched.
-    e.weights = Bytes(params / dp * w + 2.0 * d(rank_layer_parameters(m, p.tp)) * w);
-    e.gradients = Bytes(params / dp * g + d(rank_layer_parameters(m, p.tp)) * g);
-    e.optimizer_states = Bytes(params / dp * o);
+    e.weights = Bytes(params / shard * w + 2.0 * d(rank_layer_parameters(m, p.tp)) * w);
+    e.gradients = Bytes(params / shard * g + d(rank_layer_parameters(m, p.tp)) * g);
+    e.optimizer_states = Bytes(params / shard * o);
   } else {
     e.weights = Bytes(params * w);
-    e.gradients = Bytes(params * g);
+    // ZeRO-2 keeps only its shard of the reduced gradients (its reduce bucket is not counted).
+    e.gradients = Bytes(params * g / (p.zero2 ? dp : 1.0));
     e.optimizer_states = Bytes(params * o / (p.distributed_optimizer ? dp : 1.0));
   }
 

@@ -14,7 +14,8 @@ namespace megasim::workload {
 
 // Megatron-LM's bytes per parameter (docs, distributed optimizer): bf16 or fp16 weights (2),
 // and fp32 master weights with two moments (12; LAMB keeps the same two moments as Adam).
-// Gradients (fp32 4 with bf16, fp16 2 plus an fp32 main gradient 4) are set in memory.cpp.
+// Gradients: 4 bytes in fp32 (ParallelPlan::fp32_gradients, the default with bf16), else 2
+// plus an fp32 main gradient of 4 beside the optimizer states (set in memory.cpp).
 inline constexpr double kWeightBytes = 2.0;
 inline constexpr double kMasterAndMomentsBytes = 12.0;
 

@@ -42,6 +42,10 @@ const char* to_string(Group g) {
       return "pp";
     case Group::kDp:
       return "dp";
+    case Group::kDpShard:
+      return "dp-shard";
+    case Group::kDpReplica:
+      return "dp-replica";
   }
   return "?";
 }

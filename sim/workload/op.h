@@ -16,7 +16,10 @@ namespace megasim::workload {
 enum class Phase { kForward, kBackward, kRecompute, kOptimizer };
 // A collective's operation is the hw module's one collective-op type.
 using hw::CollectiveOp;
-enum class Group { kTp, kPp, kDp };
+// kDp is the whole data-parallel group. Hybrid sharding (ParallelPlan::shard_group) splits it:
+// kDpShard, the consecutive DP ranks one shard spans, and kDpReplica, the ranks holding the same
+// shard in every replica.
+enum class Group { kTp, kPp, kDp, kDpShard, kDpReplica };
 // The part a linear layer's GEMM plays: its forward, its input gradient (dgrad) or its weight
 // gradient (wgrad, which zero-bubble schedules run as a separate W pass). kNone for every
 // other op, attention's batched GEMMs included.

@@ -29,19 +29,36 @@ struct ParallelPlan {
   std::int64_t global_batch = 1;  // sequences per optimizer step
   Recompute recompute = Recompute::kNone;
   bool distributed_optimizer = false;  // ZeRO-1: optimizer states sharded over DP
-  bool zero3 = false;                  // ZeRO-3 / FSDP: parameters and gradients sharded too
+  bool zero2 = false;  // ZeRO-2: gradients sharded too (with distributed_optimizer)
+  bool zero3 = false;  // ZeRO-3 / FSDP: parameters and gradients sharded too
+  // ZeRO-3 / FSDP: the DP ranks one shard spans (consecutive ranks; 0 = all of DP, full shard).
+  // Fewer than dp is FSDP's HYBRID_SHARD: parameters gathered and gradients reduce-scattered
+  // within the shard group, the shard's gradients all-reduced across the dp / shard_group
+  // replicas once per step.
+  int shard_group = 0;
   Optimizer optimizer = Optimizer::kAdam;
   Precision precision = Precision::kBf16;
+  // Gradients accumulated, kept and reduced in fp32 (Megatron-LM's accumulate_allreduce_grads_
+  // in_fp32, forced with bf16), or in the training dtype (fp16 runs; bf16 with PyTorch FSDP's
+  // reduce_dtype=bf16). The scenario's default follows the precision: fp32 with bf16.
+  bool fp32_gradients = true;
   Schedule schedule = Schedule::kOneFOneB;
   // Layers per virtual stage in model order (pp entries, or pp × vpp when interleaved) when
   // uneven; empty = even.
   std::vector<int> layer_split;
 
   std::int64_t gpus() const { return static_cast<std::int64_t>(tp) * pp * dp; }
+  int shard_ranks() const { return shard_group > 0 ? shard_group : dp; }
+  bool hybrid_shard() const { return zero3 && shard_ranks() < dp; }
   std::int64_t micro_batches() const {
     return global_batch / (static_cast<std::int64_t>(dp) * micro_batch);
   }
 };
+
+// Bytes per gradient element in the gradient buffers and the DP reductions.
+inline double gradient_bytes(const ParallelPlan& p) {
+  return p.fp32_gradients ? 4.0 : 2.0;
+}
 
 // Throws InputError when the plan cannot run the model: heads % tp, kv_heads vs tp, ffn and
 // sequence divisibility, layers into pp × vpp (or the explicit layer_split), global_batch %

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <numeric>
 
 #include <fmt/format.h>
 
@@ -15,10 +16,9 @@ double d(std::int64_t v) {
   return static_cast<double>(v);
 }
 
-// Bytes per gradient element as reduced over DP: fp32 with bf16 (Megatron-LM sets
-// accumulate_allreduce_grads_in_fp32 for bf16), the training dtype otherwise.
+// Bytes per gradient element as reduced over DP (ParallelPlan::fp32_gradients).
 double grad_bytes(const ParallelPlan& p) {
-  return p.precision == Precision::kBf16 ? 4.0 : 2.0;
+  return gradient_bytes(p);
 }
 
 Op comm_op(const std::string& name, Phase phase, CollectiveOp kind, Group group, double bytes) {
@@ -40,11 +40,12 @@ Op memory_op(const std::string& name, hw::MemoryKernel kind, double read, double
 
 // Splits `elements` into DP buckets of Megatron-LM's size, each one collective.
 void add_buckets(std::vector<Op>& out, const std::string& what, CollectiveOp kind,
-                 std::int64_t elements, std::int64_t bucket, double bytes_per_element) {
+                 std::int64_t elements, std::int64_t bucket, double bytes_per_element,
+                 Group group = Group::kDp) {
   int i = 0;
   for (std::int64_t left = elements; left > 0; left -= bucket, ++i) {
     const std::int64_t n = std::min(left, bucket);
-    out.push_back(comm_op(fmt::format("{} bucket {}", what, i), Phase::kOptimizer, kind, Group::kDp,
+    out.push_back(comm_op(fmt::format("{} bucket {}", what, i), Phase::kOptimizer, kind, group,
                           d(n) * bytes_per_element));
   }
 }
@@ -54,7 +55,7 @@ void build_chunk(const detail::LayerContext& c, ChunkProgram& ch) {
   const int first = ch.layers.first, last = ch.layers.first + ch.layers.count;
   if (ch.has_embedding) detail::append_embedding_forward(c, ch.forward);
   for (int l = first; l < last; ++l) {
-    if (p.zero3) ch.forward.push_back(detail::zero3_param_gather(c, l, Phase::kForward));
+    if (p.zero3) detail::append_zero3_gathers(c, l, Phase::kForward, ch.forward);
     detail::append_layer_forward(c, l, Phase::kForward, ch.forward);
   }
   if (ch.has_logits) detail::append_logits_forward(c, ch.forward);
@@ -62,7 +63,7 @@ void build_chunk(const detail::LayerContext& c, ChunkProgram& ch) {
   // Recompute opens the backward of the chunk (the step simulator's contract).
   for (int l = first; l < last; ++l) {
     if (p.recompute == Recompute::kFull) {
-      if (p.zero3) ch.backward.push_back(detail::zero3_param_gather(c, l, Phase::kRecompute));
+      if (p.zero3) detail::append_zero3_gathers(c, l, Phase::kRecompute, ch.backward);
       detail::append_layer_forward(c, l, Phase::kRecompute, ch.backward);
     } else if (p.recompute == Recompute::kSelective) {
       detail::append_attention_core(c, l, Phase::kRecompute, ch.backward);
@@ -70,28 +71,45 @@ void build_chunk(const detail::LayerContext& c, ChunkProgram& ch) {
   }
   if (ch.has_logits) detail::append_logits_backward(c, ch.backward);
   for (int l = last - 1; l >= first; --l) {
-    // With full recompute the parameters gathered for the recompute are still held.
-    if (p.zero3 && p.recompute != Recompute::kFull) {
-      ch.backward.push_back(detail::zero3_param_gather(c, l, Phase::kBackward));
+    // With full recompute the parameters gathered for the recompute may still be held.
+    if (p.zero3 && (p.recompute != Recompute::kFull || c.opts.regather_after_recompute)) {
+      detail::append_zero3_gathers(c, l, Phase::kBackward, ch.backward);
     }
     detail::append_layer_backward(c, l, ch.backward);
-    if (p.zero3) ch.backward.push_back(detail::zero3_grad_scatter(c, l));
+    if (p.zero3) detail::append_zero3_scatters(c, l, ch.backward);
   }
   if (ch.has_embedding) detail::append_embedding_backward(c, ch.backward);
 }
 
 }  // namespace
 
-std::int64_t rank_layer_parameters(const ModelSpec& m, int tp) {
+std::vector<std::int64_t> rank_layer_parameter_tensors(const ModelSpec& m, int tp) {
   const std::int64_t t = tp, h = m.hidden, d_head = m.head_dim();
   const std::int64_t q_r = static_cast<std::int64_t>(m.heads / tp) * d_head;
   const std::int64_t kv_r = std::max<std::int64_t>(1, m.kv_heads / tp) * d_head;
   const std::int64_t f_r = m.ffn_hidden / t;
-  const bool swiglu = m.activation == Activation::kSwiglu;
-  std::int64_t p = h * (q_r + 2 * kv_r) + q_r * h + (swiglu ? 3 : 2) * h * f_r;
-  if (m.bias) p += (q_r + 2 * kv_r) + h + (swiglu ? 2 : 1) * f_r + h;
-  p += (m.parallel_block ? 1 : 2) * norm_parameters(m);
-  return p;
+  const std::int64_t fc1 = (m.activation == Activation::kSwiglu ? 2 : 1) * f_r;
+  std::vector<std::int64_t> out;
+  const auto norm = [&] {
+    out.push_back(h);
+    if (m.norm == Norm::kLayerNorm) out.push_back(h);
+  };
+  const auto linear = [&](std::int64_t weights, std::int64_t bias) {
+    out.push_back(weights);
+    if (m.bias) out.push_back(bias);
+  };
+  norm();
+  linear(h * (q_r + 2 * kv_r), q_r + 2 * kv_r);
+  linear(q_r * h, h);
+  if (!m.parallel_block) norm();
+  linear(h * fc1, fc1);
+  linear(f_r * h, h);
+  return out;
+}
+
+std::int64_t rank_layer_parameters(const ModelSpec& m, int tp) {
+  const auto tensors = rank_layer_parameter_tensors(m, tp);
+  return std::accumulate(tensors.begin(), tensors.end(), std::int64_t{0});
 }
 
 std::int64_t stage_parameters_per_rank(const ModelSpec& m, const ParallelPlan& p, int stage) {
@@ -143,6 +161,11 @@ StageProgram build_stage(const ModelSpec& m, const ParallelPlan& p, int stage,
         p.distributed_optimizer ? CollectiveOp::kReduceScatter : CollectiveOp::kAllReduce,
         params, bucket, grad_bytes(p));
   }
+  if (p.hybrid_shard()) {
+    // HYBRID_SHARD: each replica's shard of the gradients, all-reduced across the replicas.
+    add_buckets(sp.dp_gradient_comm, "shard gradient all-reduce", CollectiveOp::kAllReduce,
+                params / p.shard_ranks(), bucket, grad_bytes(p), Group::kDpReplica);
+  }
   if (m.tied_embeddings && p.pp > 1 && (stage == 0 || stage == p.pp - 1)) {
     sp.dp_gradient_comm.push_back(comm_op("tied embedding gradient all-reduce", Phase::kOptimizer,
                                           CollectiveOp::kAllReduce, Group::kPp,
@@ -155,7 +178,9 @@ StageProgram build_stage(const ModelSpec& m, const ParallelPlan& p, int stage,
   // writes then rereads an fp32 update (+8 B read, +4 B written). Global-norm clipping first
   // reads every gradient once. FLOPs per parameter are counted from the update equations
   // (Adam: moment updates 7, bias-corrected step 5, weight decay and update 4).
-  const double owned = sharded ? d(params) / d(p.dp) : d(params);
+  const double owned = p.zero3 ? d(params) / d(p.shard_ranks())
+                       : sharded ? d(params) / d(p.dp)
+                                 : d(params);
   const double gb = grad_bytes(p);
   sp.optimizer.push_back(
       memory_op("gradient norm", hw::MemoryKernel::kCopy, owned * gb, 0.0, 2.0 * owned));

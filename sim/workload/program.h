@@ -27,6 +27,14 @@ struct GeneratorOptions {
   // parameters (megatron/core/distributed/distributed_data_parallel.py, bucket_size default).
   std::int64_t dp_bucket_min_elements = 40'000'000;
   std::int64_t dp_bucket_elements_per_rank = 1'000'000;
+  // ZeRO-3 / FSDP (plan.zero3): one all-gather and one reduce-scatter per parameter tensor, as
+  // DeepSpeed's ZeRO-3 of 2021 issued them, rather than one per layer (FSDP's flat parameter
+  // per transformer block).
+  bool shard_per_tensor = false;
+  // ZeRO-3 with full recompute: a layer's parameters, released after the recompute's forward,
+  // are gathered again for its backward (DeepSpeed's ZeRO-3); else the recompute's gather
+  // serves the backward too.
+  bool regather_after_recompute = false;
 };
 
 struct ChunkProgram {
@@ -60,6 +68,10 @@ struct StageProgram {
 // biases / tp; norms and the row-parallel output biases replicated; KV replicated when
 // kv_heads < tp.
 std::int64_t rank_layer_parameters(const ModelSpec& m, int tp);
+// The same parameters as the tensors a framework holds them in, in module order: input norm,
+// QKV, attention output, post-attention norm (absent with the parallel block), fc1, fc2, each
+// weight then bias. Their sum is rank_layer_parameters.
+std::vector<std::int64_t> rank_layer_parameter_tensors(const ModelSpec& m, int tp);
 std::int64_t stage_parameters_per_rank(const ModelSpec& m, const ParallelPlan& p, int stage);
 
 // The plan must be valid for the model (validate_plan; io::load_inputs checks it once).

@@ -30,16 +30,17 @@ TEST_CASE("bands: the family's rows near the scale, then at any scale, then ever
   const std::vector<ResidualRow> rows = {
       row("a", "p1", "megatron-lm", 64, -0.02), row("b", "p1", "megatron-lm", 256, 0.03),
       row("c", "p2", "megatron-lm", 512, 0.01), row("d", "p2", "megatron-lm", 8192, -0.08),
-      row("e", "p3", "megascale", 256, 0.05)};
+      row("e", "p3", "megascale", 256, 0.05), row("g", "p4", "deepspeed", 256, 0.60)};
   // 256 GPUs: a, b, c are within 8x (32..2048); d is not. Band [-0.02, 0.03].
   Band b = band_for(rows, "megatron-lm", 256, "");
   CHECK(b.basis == std::vector<std::string>{"a", "b", "c"});
   CHECK(b.low == doctest::Approx(-0.02));
   CHECK(b.high == doctest::Approx(0.03));
   // Leaving out p1 leaves c alone near 256 and c, d in the family: fewer than three, so every
-  // row not of p1: c, d, e. Band [-0.08, 0.05].
+  // row not of p1 of a family within 8 % (mean |residual|: megatron-lm 0.035, megascale 0.05,
+  // deepspeed 0.60, left out): c, d, e. Band [-0.08, 0.05], not [-0.08, 0.60].
   b = band_for(rows, "megatron-lm", 256, "p1");
-  CHECK(b.rule == "every row");
+  CHECK(b.rule == "every row of a family within 8 %");
   CHECK(b.basis == std::vector<std::string>{"c", "d", "e"});
   CHECK(b.low == doctest::Approx(-0.08));
   CHECK(b.high == doctest::Approx(0.05));

@@ -10,6 +10,7 @@
 #include "engine/error.h"
 #include "test_models.h"
 #include "workload/memory.h"
+#include "workload/program.h"
 
 using namespace megasim;
 using namespace megasim::workload;
@@ -135,10 +136,60 @@ TEST_CASE("memory: model states follow Megatron-LM's bytes per parameter") {
   e = estimate_memory(m, p, 3);
   CHECK((e.weights + e.gradients + e.optimizer_states).value() ==
         doctest::Approx((6.0 + 12.0 / 16.0) * params));
+  // ZeRO-2: the fp32 gradients sharded too, 2 + 16/d.
+  p.zero2 = true;
+  e = estimate_memory(m, p, 3);
+  CHECK((e.weights + e.gradients + e.optimizer_states).value() ==
+        doctest::Approx((2.0 + 16.0 / 16.0) * params));
+  p.zero2 = false;
   p.zero3 = true;
   e = estimate_memory(m, p, 3);
   CHECK(e.optimizer_states.value() == doctest::Approx(12.0 * params / 16.0));
-  CHECK(e.weights.value() < 2.0 * params / 4.0);
+  // Weights: the shard (2/d per parameter) and two gathered layers (the one computing, the one
+  // prefetched); gradients: the shard (4/d) and one layer's full gradient before its scatter.
+  const double layer = static_cast<double>(rank_layer_parameters(m, p.tp));
+  CHECK(e.weights.value() == doctest::Approx(2.0 * params / 16.0 + 2.0 * 2.0 * layer));
+  CHECK(e.gradients.value() == doctest::Approx(4.0 * params / 16.0 + 4.0 * layer));
+  // Hybrid shard over 4 of the 16: every shard four times the full shard's.
+  p.shard_group = 4;
+  e = estimate_memory(m, p, 3);
+  CHECK(e.optimizer_states.value() == doctest::Approx(12.0 * params / 4.0));
+  CHECK(e.weights.value() == doctest::Approx(2.0 * params / 4.0 + 2.0 * 2.0 * layer));
+}
+
+TEST_CASE("memory: gradient buffers in fp32 or in the training dtype") {
+  // bf16 with fp32 gradients: 2 + 4 + 12 = 18 B per parameter. Kept in bf16 (FSDP's
+  // reduce_dtype): 2 + 2 + 12 + an fp32 main gradient 4 = 20 B, of which 16 B shard with the
+  // optimizer: with ZeRO-1 over 16, 2 + 2 + 16/16 = 5 B against 2 + 4 + 12/16 = 6.75 B.
+  const ModelSpec m = model("gpt-175b-megascale");
+  ParallelPlan p;
+  p.tp = 8;
+  p.pp = 8;
+  p.dp = 16;
+  p.global_batch = 128;
+  p.distributed_optimizer = true;
+  const double params = static_cast<double>(stage_parameters_per_rank(m, p, 3));
+  const auto states = [&] {
+    const MemoryEstimate e = estimate_memory(m, p, 3);
+    return (e.weights + e.gradients + e.optimizer_states).value();
+  };
+  CHECK(states() == doctest::Approx(6.75 * params));
+  p.fp32_gradients = false;
+  CHECK(states() == doctest::Approx(5.0 * params));
+  CHECK(gradient_bytes(p) == 2.0);
+}
+
+TEST_CASE("memory: one layer's parameter tensors add up to its parameters") {
+  // GPT (LayerNorm, biases): norms, QKV, output, fc1 and fc2, each weight and bias.
+  const ModelSpec gpt = model("gpt-175b-megascale");
+  CHECK(rank_layer_parameter_tensors(gpt, 8).size() == 12);
+  const auto t = rank_layer_parameter_tensors(gpt, 8);
+  // QKV weight and fc1 weight of GPT-3 175B on TP 8: 12288 x 4608 and 12288 x 6144.
+  CHECK(t[2] == 12288LL * 4608);
+  CHECK(t[8] == 12288LL * 6144);
+  std::int64_t sum = 0;
+  for (auto n : t) sum += n;
+  CHECK(sum == rank_layer_parameters(gpt, 8));
 }
 
 TEST_CASE("memory: a plan that does not fit names the stage every part and the capacity") {

@@ -170,6 +170,44 @@ TEST_CASE("ops: ZeRO-3 gathers each layer's parameters and scatters its gradient
   CHECK(st.dp_param_comm.empty());
 }
 
+TEST_CASE("ops: ZeRO-3 per tensor, with full recompute gathering again, and hybrid shard") {
+  const ModelSpec m = test::tiny_gqa();
+  ParallelPlan p;
+  p.dp = 8;
+  p.global_batch = 8;
+  p.zero3 = true;
+  p.recompute = Recompute::kFull;
+  GeneratorOptions o;
+  o.shard_per_tensor = true;
+  o.regather_after_recompute = true;
+  const auto tensors = static_cast<int>(rank_layer_parameter_tensors(m, 1).size());
+  const auto count = [](const StageProgram& st, Group g, CollectiveOp kind) {
+    int n = 0;
+    for (const auto* ops : {&st.chunks[0].forward, &st.chunks[0].backward}) {
+      for (const Op& op : *ops) {
+        const CommOp* c = op.comm();
+        n += c && c->group == g && c->kind == kind;
+      }
+    }
+    return n;
+  };
+  // 2 layers × 3 gathers (forward, recompute, backward) × each tensor; a scatter per tensor.
+  const StageProgram full = build_stage(m, p, 0, o);
+  CHECK(count(full, Group::kDp, CollectiveOp::kAllGather) == 2 * 3 * tensors);
+  CHECK(count(full, Group::kDp, CollectiveOp::kReduceScatter) == 2 * tensors);
+  // Hybrid shard over 4 of the 8: the same collectives on the shard group, and each replica's
+  // shard of the gradients (1/4 of them, fp32) all-reduced across the 2 replicas.
+  p.shard_group = 4;
+  const StageProgram hybrid = build_stage(m, p, 0, o);
+  CHECK(count(hybrid, Group::kDp, CollectiveOp::kAllGather) == 0);
+  CHECK(count(hybrid, Group::kDpShard, CollectiveOp::kAllGather) == 2 * 3 * tensors);
+  double replica_bytes = 0;
+  for (const Op& op : hybrid.dp_gradient_comm) {
+    if (op.comm()->group == Group::kDpReplica) replica_bytes += op.comm()->size.value();
+  }
+  CHECK(replica_bytes == doctest::Approx(4.0 * static_cast<double>(hybrid.parameters_per_rank / 4)));
+}
+
 TEST_CASE("ops: GQA shapes on a TP rank") {
   const ModelSpec m =
       io::load_model(std::string(MEGASIM_SOURCE_DIR) + "/models/llama3-405b-like.json");

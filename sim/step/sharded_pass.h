@@ -1,0 +1,46 @@
+// One pass (forward or backward of one micro-batch of one model chunk) under sharded data
+// parallelism (ZeRO-3, FSDP full shard): its compute interleaved with the per-layer parameter
+// all-gathers and gradient reduce-scatters on the DP communicator, timed as the framework
+// overlaps them.
+//
+// The pass is a sequence of segments in program order: compute (a run of kernels and TP
+// collectives, already priced), gather (a layer's all-gathers, one after another) and scatter
+// (a layer's reduce-scatters). Three resources: the compute stream, the host that issues work,
+// and the GPU's DP communication, one collective at a time (a gather and a reduce-scatter in
+// flight together share the same NICs, so they are run one after the other in issue order,
+// which keeps the bytes per second the network can carry).
+//   - A gather is issued `prefetch` compute segments ahead of the one that needs it: with 1,
+//     when the host starts the previous layer's compute; with 0, in line (after the previous
+//     compute ends: no overlap).
+//   - A compute segment starts when the previous one has ended and its layer's gather is in.
+//   - A scatter is issued when the compute before it (its layer's backward) has ended. With
+//     `blocking_reduce` the host waits for the previous scatter before it issues the next, so
+//     the compute after it cannot start before then; with prefetch 0 every scatter is in line.
+//   - The pass ends when its compute and every collective it issued have ended.
+// Collective prices are each one alone on the DP communicator (step/pricing.h); compute beside
+// a collective is not slowed here (the executor's interference applies to PP and DP streams).
+#pragma once
+
+#include <vector>
+
+#include "engine/time.h"
+
+namespace megasim::step {
+
+struct ShardedSegment {
+  enum class Kind { kCompute, kGather, kScatter };
+  Kind kind = Kind::kCompute;
+  Time time;
+};
+
+struct ShardedPassTime {
+  Time total;       // the pass, start to end
+  Time compute;     // the compute segments' sum
+  Time dp_exposed;  // total − compute: the pass waiting for DP collectives
+  Time dp_hidden;   // collective time that ran beside compute
+};
+
+ShardedPassTime sharded_pass_time(const std::vector<ShardedSegment>& segments, int prefetch,
+                                  bool blocking_reduce);
+
+}  // namespace megasim::step

@@ -1,0 +1,65 @@
+// `inspect` and `simulate` report the same bytes per stage, part by part, for every scenario in
+// the repository. simulate's figures are its golden outputs (tests/golden/, which the golden
+// tests hold to the binary), so one inspect run per scenario checks both commands.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "run_command.h"
+
+using megasim::test::run_megasim;
+using megasim::test::shell_quote;
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// Every shipped scenario and its golden simulate output.
+std::vector<std::pair<fs::path, fs::path>> scenarios() {
+  const fs::path root = MEGASIM_SOURCE_DIR;
+  std::vector<std::pair<fs::path, fs::path>> out;
+  for (const char* dir : {"", "validation"}) {
+    for (const auto& e : fs::directory_iterator(root / "scenarios" / dir)) {
+      const fs::path p = e.path();
+      if (p.extension() != ".json" || p.filename() == "schema.json") continue;
+      const fs::path golden = root / "tests/golden" / dir / p.filename();
+      out.emplace_back(p, golden);
+    }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("inspect and simulate report the same memory per stage for every scenario") {
+  constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+  const auto all = scenarios();
+  REQUIRE(all.size() >= 40);
+  for (const auto& [scenario, golden] : all) {
+    INFO(scenario.string());
+    std::ifstream in(golden);
+    REQUIRE_MESSAGE(in.good(), "no golden simulate output: scripts/update-goldens.sh");
+    const auto sim = nlohmann::json::parse(in)["memory_per_stage"];
+    const auto r = run_megasim("inspect --json " + shell_quote(scenario.string()));
+    REQUIRE(r.exit_code == 0);
+    const auto ins = nlohmann::json::parse(r.out)["stages"];
+    REQUIRE(sim.size() == ins.size());
+    for (std::size_t k = 0; k < sim.size(); ++k) {
+      const auto& m = ins[k]["memory"];
+      for (const char* part : {"weights", "gradients", "optimizer_states", "activations",
+                               "embedding_logits", "workspace", "total"}) {
+        INFO("stage " << k << ", " << part);
+        CHECK(sim[k][std::string(part) + "_gib"].get<double>() ==
+              doctest::Approx(m[std::string(part) + "_bytes"].get<double>() / kGiB)
+                  .epsilon(1e-12));
+      }
+    }
+  }
+}

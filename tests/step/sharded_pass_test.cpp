@@ -1,0 +1,77 @@
+// ZeRO-3 / FSDP passes timed by hand (step/sharded_pass.h). Units: microseconds.
+#include <doctest/doctest.h>
+
+#include "step/sharded_pass.h"
+
+using megasim::Time;
+using megasim::step::ShardedSegment;
+using megasim::step::sharded_pass_time;
+using Kind = ShardedSegment::Kind;
+
+namespace {
+
+Time us(double v) {
+  return Time::from_us(v);
+}
+
+// A forward pass of three layers: gather 4, compute 10, each.
+std::vector<ShardedSegment> forward() {
+  std::vector<ShardedSegment> s;
+  for (int l = 0; l < 3; ++l) {
+    s.push_back({Kind::kGather, us(4)});
+    s.push_back({Kind::kCompute, us(10)});
+  }
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("sharded pass: no prefetch puts every gather in line with compute") {
+  // 3 × (4 + 10) = 42, of which 12 waiting for gathers, none hidden.
+  const auto t = sharded_pass_time(forward(), 0, false);
+  CHECK(t.total == us(42));
+  CHECK(t.compute == us(30));
+  CHECK(t.dp_exposed == us(12));
+  CHECK(t.dp_hidden == us(0));
+}
+
+TEST_CASE("sharded pass: one layer of prefetch hides the gathers behind the previous layer") {
+  // Gather 0 at 0–4 (exposed); compute 0 at 4–14, gather 1 issued at 4, 4–8; compute 1 at
+  // 14–24, gather 2 at 14–18; compute 2 at 24–34. Exposed 4, hidden 8.
+  const auto t = sharded_pass_time(forward(), 1, false);
+  CHECK(t.total == us(34));
+  CHECK(t.dp_exposed == us(4));
+  CHECK(t.dp_hidden == us(8));
+}
+
+TEST_CASE("sharded pass: gathers longer than compute set the pace") {
+  // Gathers of 15 beside compute of 10, prefetch 1: gather 0 0–15, compute 0 15–25, gather 1
+  // 15–30, compute 1 30–40, gather 2 30–45, compute 2 45–55. 55 = 3 × 15 + 10.
+  auto s = forward();
+  for (auto& seg : s) {
+    if (seg.kind == Kind::kGather) seg.time = us(15);
+  }
+  const auto t = sharded_pass_time(s, 1, false);
+  CHECK(t.total == us(55));
+  CHECK(t.dp_exposed == us(25));
+  CHECK(t.dp_hidden == us(20));
+}
+
+TEST_CASE("sharded pass: a blocking reduce holds the host, a free one runs beside compute") {
+  // Backward of three layers: compute 10 then a reduce-scatter of 12 (gathers left out).
+  std::vector<ShardedSegment> s;
+  for (int l = 0; l < 3; ++l) {
+    s.push_back({Kind::kCompute, us(10)});
+    s.push_back({Kind::kScatter, us(12)});
+  }
+  // Free: scatters at 10–22, 22–34, 34–46; compute 0–10, 10–20, 20–30. Total 46.
+  CHECK(sharded_pass_time(s, 1, false).total == us(46));
+  // Blocking: scatter 0 10–22; scatter 1 issued when compute 1 ends (20) and scatter 0 is done
+  // (22): 22–34, and the host, waiting for scatter 0 until 22, queues compute 2 at 22: 22–32;
+  // scatter 2 issued at max(32, 34) = 34: 34–46. Total 46 again, but compute 2 starts later.
+  const auto b = sharded_pass_time(s, 1, true);
+  CHECK(b.total == us(46));
+  CHECK(b.compute == us(30));
+  // In line (prefetch 0): 3 × (10 + 12) = 66.
+  CHECK(sharded_pass_time(s, 0, false).total == us(66));
+}

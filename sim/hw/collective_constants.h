@@ -77,6 +77,9 @@ struct CollectiveConstants {
   ProtoTable tree_cap_two_nodes_gbps{};
   ProtoTable tree_cap_more_nodes_gbps{};
   int channels = 1;             // channels (rings / tree pairs) NCCL opens
+  // Cap on the LL ring's bus bandwidth after its factor (NCCL 2.19+ llMaxBws: by GPU on one
+  // node, by host CPU on 2 and on more nodes), GB/s; 0: none (NCCL 2.8 had no such cap).
+  std::array<double, 3> ring_ll_cap_gbps{};  // one node, two nodes, more
   // Latency on several nodes: the LL intra-node hop latency is multiplied by ll_intra_factor
   // (NCCL 2.8), and a ring's intra-node step costs at least ring_net_overhead_us (x 3 for
   // Simple; NCCL 2.19+ "net overhead").

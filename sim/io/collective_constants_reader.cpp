@@ -165,6 +165,11 @@ hw::CollectiveConstants read_collective_constants(JsonReader r) {
   }
   read_multi_node(r, c);
   if (auto t = r.optional_object("tree_correction")) read_tree_correction(*t, c);
+  if (auto l = r.optional_object("ring_ll_busbw_cap_gbps")) {
+    l->string("source");
+    c.ring_ll_cap_gbps = {read_cap(*l, "one_node"), read_cap(*l, "two_nodes"), read_cap(*l, "more_nodes")};
+    l->finish();
+  }
   if (auto n = r.optional_object("nvls")) c.nvls = read_nvls(*n);
   r.finish();
   return c;

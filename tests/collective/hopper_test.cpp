@@ -159,6 +159,20 @@ TEST_CASE("mid sizes: NCCL's tree correction slows the tree, in the model and in
   CHECK(busbw_gbps(small, h.engine.predict(small).time) < 0.2 * busbw_gbps(large, h.engine.predict(large).time));
 }
 
+TEST_CASE("the LL ring's bandwidth is NCCL 2.30's llMaxBws, not the link's half") {
+  // busBw = min(llMaxBw, 370.8 x 0.5 = 185.4): 141 GB/s on one node (Hopper), 39 on two and
+  // 20.4 on more (x86 Intel hosts).
+  Hopper h;
+  auto bus = [&](int gpus) {
+    const auto c = all_reduce(h.topology.pack_placement(gpus), 1048576.0);
+    const auto shape = collective::comm_shape(h.topology, c.gpus);
+    return h.engine.model().bus_bandwidth(shape, CollAlgorithm::kRing, CollProtocol::kLL).value() / 1e9;
+  };
+  CHECK(bus(8) == doctest::Approx(141.0));
+  CHECK(bus(16) == doctest::Approx(39.0));
+  CHECK(bus(32) == doctest::Approx(20.4));
+}
+
 TEST_CASE("the Simple ring's latency floor across two H100 nodes") {
   // 16 ranks, 2 nodes: 30 steps, 2 across the network. Intra step max(3.4, 3 x 1.0 us net
   // overhead) = 3.4 us, network step 14 us: 8.4 + 28 x 3.4 + 2 x 14 = 131.6 us, x 1.4 plateau

@@ -5,6 +5,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <tuple>
 #include <utility>
 
 #include "engine/error.h"
@@ -362,6 +363,7 @@ Prediction CollectiveEngine::predict(const CollectiveCall& call) const {
   Prediction p;
   p.algorithm = algorithm;
   p.protocol = protocol;
+  std::tie(p.nccl_algorithm, p.nccl_protocol) = model_.choose(call, shape);
   p.model_time = model_.cost(call, shape, algorithm, protocol).time;
   CollectiveCall forced = call;
   forced.algorithm = algorithm;

@@ -52,8 +52,10 @@
 namespace megasim::collective {
 
 struct Prediction {
-  CollAlgorithm algorithm = CollAlgorithm::kRing;
+  CollAlgorithm algorithm = CollAlgorithm::kRing;  // what ran (see "Choice" below)
   CollProtocol protocol = CollProtocol::kSimple;
+  CollAlgorithm nccl_algorithm = CollAlgorithm::kRing;  // NCCL's pick by its model alone
+  CollProtocol nccl_protocol = CollProtocol::kSimple;
   Time model_time;  // NCCL's analytic estimate
   Time time;        // flow-level simulation of the call alone
   std::size_t flows = 0;

@@ -30,6 +30,8 @@
 // ranked second. The outcome is kept per shape (operation, size, forced values, ranks, nodes,
 // GPUs per node: the first communicator of a shape stands for the rest) for the engine's life.
 //
+// Not thread-safe: choose() and predict() fill that cache, though they are const.
+//
 // The simulator and solver are the caller's: a step executor hands its own, so that every call
 // it launches meets every other flow in flight. predict() runs the call alone on a private
 // simulator and solver over the same topology.

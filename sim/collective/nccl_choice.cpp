@@ -9,27 +9,33 @@
 namespace megasim::collective {
 namespace {
 
-bool is_nvls(CollAlgorithm a) { return a == CollAlgorithm::kNvls || a == CollAlgorithm::kNvlsTree; }
+bool is_nvls(CollAlgorithm a) {
+  return a == CollAlgorithm::kNvls || a == CollAlgorithm::kNvlsTree;
+}
 
 // Throws InputError for a forced algorithm or protocol the call cannot run.
 void check_forced(const NcclModel& model, const CollectiveCall& call, const CommShape& shape) {
   if (call.algorithm == CollAlgorithm::kTree && call.op != CollectiveOp::kAllReduce)
-    throw InputError(std::string("--algo tree: NCCL has a tree only for all_reduce, not ") + op_name(call.op));
+    throw InputError(std::string("--algo tree: NCCL has a tree only for all_reduce, not ") +
+                     op_name(call.op));
   if (!is_nvls(call.algorithm)) return;
   const std::string why = model.nvls_unusable_reason(call, shape, call.algorithm);
-  if (!why.empty()) throw InputError(std::string("--algo ") + to_string(call.algorithm) + ": " + why);
+  if (!why.empty())
+    throw InputError(std::string("--algo ") + to_string(call.algorithm) + ": " + why);
   if (call.protocol != CollProtocol::kAuto && call.protocol != CollProtocol::kSimple)
     throw InputError(std::string("--algo ") + to_string(call.algorithm) + " --proto " +
-                     to_string(call.protocol) + ": NVLink SHARP runs only with the simple protocol");
+                     to_string(call.protocol) +
+                     ": NVLink SHARP runs only with the simple protocol");
 }
 
 }  // namespace
 
-std::vector<std::pair<CollAlgorithm, CollProtocol>> NcclModel::candidates(const CollectiveCall& call,
-                                                                          const CommShape& shape) const {
+std::vector<std::pair<CollAlgorithm, CollProtocol>> NcclModel::candidates(
+    const CollectiveCall& call, const CommShape& shape) const {
   if (call.op == CollectiveOp::kAllToAll || call.op == CollectiveOp::kSendRecv) {
     if (call.algorithm != CollAlgorithm::kAuto && call.algorithm != CollAlgorithm::kDirect)
-      throw InputError(std::string("--algo ") + to_string(call.algorithm) + ": " + op_name(call.op) +
+      throw InputError(std::string("--algo ") + to_string(call.algorithm) + ": " +
+                       op_name(call.op) +
                        " runs as point-to-point sends, not as a ring, tree or NVLS");
     return {{CollAlgorithm::kDirect, CollProtocol::kSimple}};
   }
@@ -50,7 +56,8 @@ std::vector<std::pair<CollAlgorithm, CollProtocol>> NcclModel::candidates(const 
   };
   std::vector<Option> options;
   for (CollAlgorithm a : algos) {
-    std::vector<CollProtocol> protos = {CollProtocol::kLL, CollProtocol::kLL128, CollProtocol::kSimple};
+    std::vector<CollProtocol> protos = {CollProtocol::kLL, CollProtocol::kLL128,
+                                        CollProtocol::kSimple};
     if (is_nvls(a)) protos = {CollProtocol::kSimple};
     if (call.protocol != CollProtocol::kAuto) {
       if (std::find(protos.begin(), protos.end(), call.protocol) == protos.end()) continue;
@@ -63,7 +70,9 @@ std::vector<std::pair<CollAlgorithm, CollProtocol>> NcclModel::candidates(const 
     }
     if (best.time < Time::max()) options.push_back(best);
   }
-  if (options.empty()) return {{algos.front(), call.protocol == CollProtocol::kAuto ? CollProtocol::kSimple : call.protocol}};
+  if (options.empty())
+    return {{algos.front(),
+             call.protocol == CollProtocol::kAuto ? CollProtocol::kSimple : call.protocol}};
   // Fastest first; equal times keep NCCL's order of algorithms (ring, tree, NVLS, NVLSTree).
   std::stable_sort(options.begin(), options.end(),
                    [](const Option& x, const Option& y) { return x.time < y.time; });

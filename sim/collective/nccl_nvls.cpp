@@ -20,7 +20,8 @@ constexpr double kTwoNodeTreeFactor = 2.0;
 
 int fewest_per_node(const CommShape& shape) {
   int fewest = shape.ranks;
-  for (const auto& members : shape.by_node) fewest = std::min(fewest, static_cast<int>(members.size()));
+  for (const auto& members : shape.by_node)
+    fewest = std::min(fewest, static_cast<int>(members.size()));
   return fewest;
 }
 
@@ -57,7 +58,8 @@ std::string NcclModel::nvls_unusable_reason(const CollectiveCall& call, const Co
     return std::string("modelled for all_reduce only, not ") + op_name(call.op) +
            " (NCCL's model puts NVLS all-gather and reduce-scatter below the ring on one node)";
   if (algorithm == CollAlgorithm::kNvls && shape.nodes > 1)
-    return "NVLS runs inside one node; across nodes NCCL runs nvls_tree (NVLS with CollNet is not modelled)";
+    return "NVLS runs inside one node; across nodes NCCL runs nvls_tree (NVLS with CollNet is not "
+           "modelled)";
   if (algorithm == CollAlgorithm::kNvlsTree && shape.nodes < 2)
     return "nvls_tree needs 2 nodes or more; inside one node NCCL runs nvls";
   if (fewest_per_node(shape) < 2)
@@ -74,14 +76,17 @@ ModelCost NcclModel::nvls_cost(const CollectiveCall& call, const CommShape& shap
   const hw::NvlsConstants& k = constants_.nvls;
   const NvlsGraph g = nvls_graph(shape);
   const int n = shape.ranks, nn = shape.nodes;
-  double per_channel_gbps = g.speed_gbps * k.efficiency * (g.heads - 1) / g.heads * kAllReducePipelining;
+  double per_channel_gbps =
+      g.speed_gbps * k.efficiency * (g.heads - 1) / g.heads * kAllReducePipelining;
   double lat_us = k.nvlink_latency_us;
   if (algorithm == CollAlgorithm::kNvlsTree) {
     const net::NodeSpec& node = topology_.spec().node;
-    const int nics_used = std::max(1, std::min(node.nics, shape.max_per_node * node.nics / node.gpus));
-    const double nic_per_head_gbps =
-        node.nic.value() * node.nic_efficiency * nics_used / g.heads / 1e9 * (nn <= 2 ? kTwoNodeTreeFactor : 1.0);
-    const double cap = nn <= 2 ? k.tree_channel_cap_two_nodes_gbps : k.tree_channel_cap_more_nodes_gbps;
+    const int nics_used =
+        std::max(1, std::min(node.nics, shape.max_per_node * node.nics / node.gpus));
+    const double nic_per_head_gbps = node.nic.value() * node.nic_efficiency * nics_used / g.heads /
+                                     1e9 * (nn <= 2 ? kTwoNodeTreeFactor : 1.0);
+    const double cap =
+        nn <= 2 ? k.tree_channel_cap_two_nodes_gbps : k.tree_channel_cap_more_nodes_gbps;
     per_channel_gbps = std::min({per_channel_gbps, nic_per_head_gbps, cap});
     lat_us += 2.0 * log2_floor(nn) * k.net_latency_us;
   }

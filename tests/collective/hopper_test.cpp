@@ -15,14 +15,16 @@
 #include "io/collective_constants_reader.h"
 
 using namespace megasim;
-using megasim::hw::CollAlgorithm;
 using collective::CollectiveCall;
+using megasim::hw::CollAlgorithm;
 using megasim::hw::CollectiveOp;
 using megasim::hw::CollProtocol;
 
 namespace {
 
-std::filesystem::path source(const std::string& rel) { return std::filesystem::path(MEGASIM_SOURCE_DIR) / rel; }
+std::filesystem::path source(const std::string& rel) {
+  return std::filesystem::path(MEGASIM_SOURCE_DIR) / rel;
+}
 
 constexpr double kOneGiB = 1073741824.0;
 
@@ -40,7 +42,8 @@ struct Hopper {
   collective::CollectiveEngine engine;
 };
 
-CollectiveCall all_reduce(std::vector<int> gpus, double bytes, CollAlgorithm a = CollAlgorithm::kAuto,
+CollectiveCall all_reduce(std::vector<int> gpus, double bytes,
+                          CollAlgorithm a = CollAlgorithm::kAuto,
                           CollProtocol p = CollProtocol::kAuto) {
   CollectiveCall c;
   c.op = CollectiveOp::kAllReduce;
@@ -82,14 +85,16 @@ TEST_CASE("NVLS bandwidth by GPUs per node, and where NCCL's model prefers the r
   auto bus = [&](int gpus) {
     const auto c = all_reduce(h.topology.pack_placement(gpus), kOneGiB);
     const auto shape = collective::comm_shape(h.topology, c.gpus);
-    return m.cost(c, shape, CollAlgorithm::kNvls, CollProtocol::kSimple).bus_bandwidth.value() / 1e9;
+    return m.cost(c, shape, CollAlgorithm::kNvls, CollProtocol::kSimple).bus_bandwidth.value() /
+           1e9;
   };
   CHECK(bus(4) == doctest::Approx(306.0));
   CHECK(bus(5) == doctest::Approx(408.0));
   CHECK(bus(6) == doctest::Approx(425.0));
   CHECK(bus(8) == doctest::Approx(476.0));
   // On 4 GPUs the ring's 370.8 GB/s beats NVLS's 306: NCCL runs the ring there.
-  CHECK(h.engine.predict(all_reduce(h.topology.pack_placement(4), kOneGiB)).algorithm == CollAlgorithm::kRing);
+  CHECK(h.engine.predict(all_reduce(h.topology.pack_placement(4), kOneGiB)).algorithm ==
+        CollAlgorithm::kRing);
 }
 
 TEST_CASE("NCCL's choice on known Hopper cases") {
@@ -112,13 +117,18 @@ TEST_CASE("NCCL's choice on known Hopper cases") {
   std::vector<int> spread;
   for (int n = 0; n < 4; ++n) spread.push_back(n * 8);
   CHECK(h.engine.predict(all_reduce(spread, kOneGiB)).algorithm != CollAlgorithm::kNvlsTree);
-  CHECK_THROWS_AS(h.engine.predict(all_reduce(spread, kOneGiB, CollAlgorithm::kNvlsTree)), InputError);
-  CHECK_THROWS_AS(h.engine.predict(all_reduce(one, kOneGiB, CollAlgorithm::kNvls, CollProtocol::kLL)), InputError);
+  CHECK_THROWS_AS(h.engine.predict(all_reduce(spread, kOneGiB, CollAlgorithm::kNvlsTree)),
+                  InputError);
+  CHECK_THROWS_AS(
+      h.engine.predict(all_reduce(one, kOneGiB, CollAlgorithm::kNvls, CollProtocol::kLL)),
+      InputError);
   // An A100 profile has no "nvls" group: never chosen, and forcing it is an error.
   Hopper a("dgx-a100-8", "a100-sxm4-80gb");
-  CHECK(a.engine.predict(all_reduce(a.topology.pack_placement(8), kOneGiB)).algorithm == CollAlgorithm::kRing);
-  CHECK_THROWS_AS(a.engine.predict(all_reduce(a.topology.pack_placement(8), kOneGiB, CollAlgorithm::kNvls)),
-                  InputError);
+  CHECK(a.engine.predict(all_reduce(a.topology.pack_placement(8), kOneGiB)).algorithm ==
+        CollAlgorithm::kRing);
+  CHECK_THROWS_AS(
+      a.engine.predict(all_reduce(a.topology.pack_placement(8), kOneGiB, CollAlgorithm::kNvls)),
+      InputError);
 }
 
 TEST_CASE("on a rail-optimised SuperPOD the 1 GiB all-reduce never speeds up with more nodes") {
@@ -148,7 +158,8 @@ TEST_CASE("mid sizes: NCCL's tree correction slows the tree, in the model and in
   // once per channel, not twice), so alone they come within 5 % of the model; without the
   // correction they took 48.5 + 11.5 = 60.0 us.
   Hopper h;
-  const auto c = all_reduce(h.topology.pack_placement(16), 2097152.0, CollAlgorithm::kTree, CollProtocol::kLL128);
+  const auto c = all_reduce(h.topology.pack_placement(16), 2097152.0, CollAlgorithm::kTree,
+                            CollProtocol::kLL128);
   const auto p = h.engine.predict(c);
   CHECK(p.model_time.to_us() == doctest::Approx(70.36).epsilon(1e-3));
   CHECK(p.time.to_us() == doctest::Approx(p.model_time.to_us()).epsilon(0.05));
@@ -156,7 +167,8 @@ TEST_CASE("mid sizes: NCCL's tree correction slows the tree, in the model and in
   // The ramp: at 1 MiB the 2-node all-reduce is under a fifth of its 1 GiB bus bandwidth.
   const auto small = all_reduce(h.topology.pack_placement(16), 1048576.0);
   const auto large = all_reduce(h.topology.pack_placement(16), kOneGiB);
-  CHECK(busbw_gbps(small, h.engine.predict(small).time) < 0.2 * busbw_gbps(large, h.engine.predict(large).time));
+  CHECK(busbw_gbps(small, h.engine.predict(small).time) <
+        0.2 * busbw_gbps(large, h.engine.predict(large).time));
 }
 
 TEST_CASE("the LL ring's bandwidth is NCCL 2.30's llMaxBws, not the link's half") {
@@ -166,7 +178,8 @@ TEST_CASE("the LL ring's bandwidth is NCCL 2.30's llMaxBws, not the link's half"
   auto bus = [&](int gpus) {
     const auto c = all_reduce(h.topology.pack_placement(gpus), 1048576.0);
     const auto shape = collective::comm_shape(h.topology, c.gpus);
-    return h.engine.model().bus_bandwidth(shape, CollAlgorithm::kRing, CollProtocol::kLL).value() / 1e9;
+    return h.engine.model().bus_bandwidth(shape, CollAlgorithm::kRing, CollProtocol::kLL).value() /
+           1e9;
   };
   CHECK(bus(8) == doctest::Approx(141.0));
   CHECK(bus(16) == doctest::Approx(39.0));
@@ -178,7 +191,8 @@ TEST_CASE("the Simple ring's latency floor across two H100 nodes") {
   // overhead) = 3.4 us, network step 14 us: 8.4 + 28 x 3.4 + 2 x 14 = 131.6 us, x 1.4 plateau
   // (1 MiB >= 1024 B x 16 ranks) = 184.24 us.
   Hopper h;
-  const auto c = all_reduce(h.topology.pack_placement(16), 1048576.0, CollAlgorithm::kRing, CollProtocol::kSimple);
+  const auto c = all_reduce(h.topology.pack_placement(16), 1048576.0, CollAlgorithm::kRing,
+                            CollProtocol::kSimple);
   const auto shape = collective::comm_shape(h.topology, c.gpus);
   const auto cost = h.engine.model().cost(c, shape, CollAlgorithm::kRing, CollProtocol::kSimple);
   CHECK(cost.latency.to_us() == doctest::Approx(184.24).epsilon(1e-4));

@@ -35,6 +35,9 @@ int tree_parent(int i, int m, int t) {
 // NCCL's bandwidth formulas by a few per cent; a collision on an ECMP uplink costs a factor of
 // 2 or more, and that is what the check is for.
 constexpr double kChoiceSlack = 1.05;
+// Calls whose time alone is kept (time_alone): a choice times up to four candidates of one
+// call, and predict() asks for one of them again.
+constexpr std::size_t kAloneKept = 8;
 
 }  // namespace
 
@@ -191,7 +194,7 @@ std::pair<CollAlgorithm, CollProtocol> CollectiveEngine::choose(const Collective
     CollectiveCall forced = call;
     forced.algorithm = a;
     forced.protocol = p;
-    return time_alone(forced);
+    return time_alone(forced).time;
   };
   auto best = options.front();
   Time best_time = timed(best.first, best.second);
@@ -345,16 +348,21 @@ CollectiveEngine::Coflow CollectiveEngine::coflow(const std::vector<CollectiveCa
   return c;
 }
 
-Time CollectiveEngine::time_alone(const CollectiveCall& forced, std::size_t* flows) const {
+CollectiveEngine::Alone CollectiveEngine::time_alone(const CollectiveCall& forced) const {
+  AloneKey key{static_cast<int>(forced.op), forced.bytes.value(), static_cast<int>(forced.algorithm),
+               static_cast<int>(forced.protocol), forced.root, forced.tag, forced.gpus};
+  if (auto it = alone_.find(key); it != alone_.end()) return it->second;
+  // Only the latest few calls are asked for again (choose, then predict, of one call).
+  if (alone_.size() >= kAloneKept) alone_.clear();
   Simulator sim;
   net::FlowSolver solver(sim, topology_, solver_.routing());
   CollectiveEngine alone(sim, topology_, solver, constants_);
   alone.check_choice_at_flow_level(false);
-  Time done = Time::zero();
-  alone.launch(forced, [&sim, &done] { done = sim.now(); });
+  Alone out;
+  alone.launch(forced, [&sim, &out] { out.time = sim.now(); });
   sim.run();
-  if (flows != nullptr) *flows = alone.last_flow_count();
-  return done;
+  out.flows = alone.last_flow_count();
+  return alone_[key] = out;
 }
 
 Prediction CollectiveEngine::predict(const CollectiveCall& call) const {
@@ -368,7 +376,9 @@ Prediction CollectiveEngine::predict(const CollectiveCall& call) const {
   CollectiveCall forced = call;
   forced.algorithm = algorithm;
   forced.protocol = protocol;
-  p.time = time_alone(forced, &p.flows);
+  const Alone a = time_alone(forced);
+  p.time = a.time;
+  p.flows = a.flows;
   return p;
 }
 

@@ -37,6 +37,7 @@
 // simulator and solver over the same topology.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <tuple>
@@ -135,8 +136,13 @@ class CollectiveEngine {
   void nvls_flows(const CollectiveCall& call, const CommShape& shape, CollAlgorithm algorithm,
                   std::vector<Flow>& out) const;
   // The call with its algorithm and protocol forced, run alone on a private simulator and
-  // solver: when its last byte has arrived plus its latency term.
-  Time time_alone(const CollectiveCall& forced, std::size_t* flows = nullptr) const;
+  // solver: when its last byte has arrived plus its latency term, and its flow count. The
+  // last few results are kept, so predict() does not run again what choose() just timed.
+  struct Alone {
+    Time time;
+    std::size_t flows = 0;
+  };
+  Alone time_alone(const CollectiveCall& forced) const;
   // Appends the flows of `call` to `out`; returns its NCCL latency term.
   Time flows_of(const CollectiveCall& call, std::vector<Flow>& out) const;
   // Starts the flows; on_done runs `latency` after the last one has arrived.
@@ -153,6 +159,8 @@ class CollectiveEngine {
   bool check_choice_ = true;
   using ChoiceKey = std::tuple<int, double, int, int, int, int, int>;
   mutable std::map<ChoiceKey, std::pair<CollAlgorithm, CollProtocol>> choices_;
+  using AloneKey = std::tuple<int, double, int, int, int, std::uint64_t, std::vector<int>>;
+  mutable std::map<AloneKey, Alone> alone_;
 };
 
 }  // namespace megasim::collective

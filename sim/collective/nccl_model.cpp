@@ -160,7 +160,10 @@ ModelCost NcclModel::cost(const CollectiveCall& call, const CommShape& shape,
   }
   if (!multi) inter_steps = 0;
   double intra_lat = constants_.hw_latency(intra_hw, a, p);
-  const double inter_lat = constants_.hw_latency(hw::CollLinkType::kNet, a, p);
+  // NCCL 2.30: "With ppn=1 latencies are fully exposed, use the Tree network latency".
+  const bool one_per_node = multi && n == nn && constants_.one_rank_per_node_tree_net_latency;
+  const double inter_lat =
+      constants_.hw_latency(hw::CollLinkType::kNet, one_per_node ? hw::CollAlgorithm::kTree : a, p);
   if (multi && p == hw::CollProtocol::kLL) intra_lat *= constants_.ll_intra_factor_multi_node;
   double lat_us = constants_.base_latency(a, p);
   double algbw = 0.0;

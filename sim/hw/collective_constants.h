@@ -81,10 +81,13 @@ struct CollectiveConstants {
   // node, by host CPU on 2 and on more nodes), GB/s; 0: none (NCCL 2.8 had no such cap).
   std::array<double, 3> ring_ll_cap_gbps{};  // one node, two nodes, more
   // Latency on several nodes: the LL intra-node hop latency is multiplied by ll_intra_factor
-  // (NCCL 2.8), and a ring's intra-node step costs at least ring_net_overhead_us (x 3 for
-  // Simple; NCCL 2.19+ "net overhead").
+  // (NCCL 2.8), a ring's intra-node step costs at least ring_net_overhead_us (x 3 for Simple;
+  // NCCL 2.19+ "net overhead"), and:
   double ll_intra_factor_multi_node = 1.0;
   double ring_net_overhead_us = 0.0;
+  // With one rank per node every step is a network step whose latency nothing hides: NCCL
+  // 2.30 charges the tree's network latency for every algorithm then.
+  bool one_rank_per_node_tree_net_latency = false;
   RingPlateau ring_plateau;
   bool has_tree_correction = false;
   TreeCorrection tree_correction{};

@@ -100,6 +100,7 @@ void read_multi_node(JsonReader& r, hw::CollectiveConstants& c) {
     m.string("source");
     c.ll_intra_factor_multi_node = m.number("ll_intra_factor", 1.0, 100.0);
     c.ring_net_overhead_us = m.number("ring_net_overhead_us", 0.0, kMaxLatencyUs);
+    c.one_rank_per_node_tree_net_latency = m.boolean_or("one_rank_per_node_uses_tree_net_latency", false);
     m.finish();
   }
   {

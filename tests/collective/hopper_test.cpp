@@ -213,3 +213,15 @@ TEST_CASE("on an ECMP fabric no forced algorithm beats the one the engine runs")
     }
   }
 }
+
+TEST_CASE("one rank per node: NCCL 2.30 charges the tree's network latency to the ring") {
+  // 4 ranks on 4 nodes, all-reduce ring LL: 6 steps, all across the network, each at the
+  // tree's LL network latency 5.0 us instead of the ring's 2.7: 6.6 + 6 x 5.0 = 36.6 us.
+  Hopper h;
+  std::vector<int> spread;
+  for (int n = 0; n < 4; ++n) spread.push_back(n * 8);
+  const auto c = all_reduce(spread, 8, CollAlgorithm::kRing, CollProtocol::kLL);
+  const auto shape = collective::comm_shape(h.topology, c.gpus);
+  const auto cost = h.engine.model().cost(c, shape, CollAlgorithm::kRing, CollProtocol::kLL);
+  CHECK(cost.latency.to_us() == doctest::Approx(36.6).epsilon(1e-4));
+}

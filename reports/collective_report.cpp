@@ -1,11 +1,22 @@
 #include "reports/collective_report.h"
 
+#include <string>
+
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "reports/json_text.h"
 
 namespace megasim::reports {
+namespace {
+
+std::string algo_label(const collective::Prediction& p) {
+  std::string label = hw::to_string(p.algorithm);
+  if (p.algorithm != p.nccl_algorithm || p.protocol != p.nccl_protocol) label += '*';
+  return label;
+}
+
+}  // namespace
 
 std::string collective_text(const plan::Sweep& s) {
   const auto& r = s.request;
@@ -13,6 +24,15 @@ std::string collective_text(const plan::Sweep& s) {
       "# megasim collective: {} on {} ({} of {} GPUs, {} placement), {} routing, device {}\n"
       "# time: flow-level simulation of the call alone; model: NCCL's analytic estimate",
       r.op, s.cluster_name, r.gpus, s.cluster_gpus, r.placement, r.routing, s.device);
+  bool overruled = false;
+  for (const auto& row : s.rows) {
+    const auto& p = row.prediction;
+    overruled |= p.algorithm != p.nccl_algorithm || p.protocol != p.nccl_protocol;
+  }
+  if (overruled) {
+    text += "\n# *: NCCL's model picks another algorithm here, which the fabric slows past its "
+            "model (an ECMP collision); this one runs faster alone";
+  }
   if (s.fit) {
     text += fmt::format("\n# fit: the device's measured fit ({} ranks, {} nodes, run {}), which "
                         "gives algbw and busbw from {:.0f} to {:.0f} B, the sizes it measured",
@@ -33,7 +53,7 @@ std::string collective_text(const plan::Sweep& s) {
     text += fmt::format(
         " {:>12.0f} {:>12} {:>6} {:>6} {:>12.2f} {:>8.2f} {:>8.2f} {:>6} {:>7} {:>12.2f}",
         row.size, row.count, "float", "sum", p.time.to_us(), row.algbw_gbps, row.busbw_gbps,
-        hw::to_string(p.algorithm), hw::to_string(p.protocol), p.model_time.to_us());
+        algo_label(p), hw::to_string(p.protocol), p.model_time.to_us());
     if (row.fit_time) {
       text += fmt::format(" {:>12.2f}", row.fit_time->to_us());
     } else if (s.fit) {
@@ -52,7 +72,9 @@ std::string collective_json(const plan::Sweep& s) {
                     {"time_us", p.time.to_us()}, {"algbw_gbps", row.algbw_gbps},
                     {"busbw_gbps", row.busbw_gbps}, {"algorithm", hw::to_string(p.algorithm)},
                     {"protocol", hw::to_string(p.protocol)},
-                    {"model_time_us", p.model_time.to_us()}, {"flows", p.flows}});
+                    {"model_time_us", p.model_time.to_us()}, {"flows", p.flows},
+                    {"nccl_algorithm", hw::to_string(p.nccl_algorithm)},
+                    {"nccl_protocol", hw::to_string(p.nccl_protocol)}});
     if (row.fit_time) rows.back()["fit_time_us"] = row.fit_time->to_us();
   }
   const auto& r = s.request;

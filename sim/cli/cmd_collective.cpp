@@ -89,7 +89,7 @@ void add_collective_command(CLI::App& app) {
   cmd->add_option("--gpus", opts->gpus, "GPUs in the communicator")->check(CLI::Range(1, 1 << 22));
   cmd->add_option("--bytes", opts->bytes, "Size or MIN:MAX, e.g. 8:8G (binary units)");
   cmd->add_option("--step-factor", opts->step_factor, "Multiply the size by this between rows (nccl-tests -f)");
-  cmd->add_option("--algo", opts->algo, "ring, tree or auto (NCCL's choice)");
+  cmd->add_option("--algo", opts->algo, "ring, tree, nvls, nvls_tree or auto (NCCL's choice)");
   cmd->add_option("--proto", opts->proto, "ll, ll128, simple or auto");
   cmd->add_option("--routing", opts->routing, "ecmp (flow hash) or spray (ideal)");
   cmd->add_option("--placement", opts->placement, "packed (consecutive servers) or spread");

@@ -27,12 +27,10 @@ CollectiveOp parse_op(const std::string& name) {
 }
 
 CollAlgorithm parse_algorithm(const std::string& name) {
-  for (CollAlgorithm a : {CollAlgorithm::kAuto, CollAlgorithm::kRing, CollAlgorithm::kTree})
+  for (CollAlgorithm a : {CollAlgorithm::kAuto, CollAlgorithm::kRing, CollAlgorithm::kTree,
+                          CollAlgorithm::kNvls, CollAlgorithm::kNvlsTree})
     if (name == to_string(a)) return a;
-  if (name == "nvls")
-    throw InputError("--algo nvls: NVLink SHARP needs NVSwitch 3 (H100 and later) and is not "
-                     "modelled; use ring, tree or auto");
-  throw InputError("--algo: unknown algorithm '" + name + "'; expected ring, tree or auto");
+  throw InputError("--algo: unknown algorithm '" + name + "'; expected ring, tree, nvls, nvls_tree or auto");
 }
 
 CollProtocol parse_protocol(const std::string& name) {

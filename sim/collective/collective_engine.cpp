@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
+#include <tuple>
 #include <utility>
 
 #include "engine/error.h"
@@ -27,6 +29,15 @@ int tree_parent(int i, int m, int t) {
   const int pj = (j - 1) / 2;
   return t == 0 ? pj : m - 1 - pj;
 }
+
+// NCCL's pick is kept when it runs, alone on the fabric, within this factor of the time its
+// model promised: the flow solver's rounding and the algorithms' own flow patterns differ from
+// NCCL's bandwidth formulas by a few per cent; a collision on an ECMP uplink costs a factor of
+// 2 or more, and that is what the check is for.
+constexpr double kChoiceSlack = 1.05;
+// Calls whose time alone is kept (time_alone): a choice times up to four candidates of one
+// call, and predict() asks for one of them again.
+constexpr std::size_t kAloneKept = 8;
 
 }  // namespace
 
@@ -105,24 +116,98 @@ void CollectiveEngine::direct_flows(const CollectiveCall& call, std::vector<Flow
       if (i != j) out.push_back(Flow{call.gpus[i], call.gpus[j], chunk, call.tag});
 }
 
+void CollectiveEngine::nvls_flows(const CollectiveCall& call, const CommShape& shape,
+                                  CollAlgorithm algorithm, std::vector<Flow>& out) const {
+  // Every flow is sized to take the model's bandwidth time on idle links at the share of its
+  // port it then gets, as ring and tree flows are (flow_scale): the call runs at NCCL's rate
+  // alone and slows where other traffic or a collision takes part of a port.
+  const ModelCost cost = model_.cost(call, shape, algorithm, CollProtocol::kSimple);
+  const int n = shape.ranks;
+  const double seconds = call.bytes.value() / (cost.bus_bandwidth.value() * n / (2.0 * (n - 1)));
+  const net::NodeSpec& node = topology_.spec().node;
+  const double nvlink = node.nvlink_per_gpu.value() * node.nvlink_efficiency;
+  for (const auto& members : shape.by_node) {
+    const std::size_t k = members.size();
+    for (std::size_t i = 0; i < k; ++i)
+      out.push_back(Flow{members[i], members[(i + 1) % k], seconds * nvlink, call.tag});
+  }
+  if (algorithm != CollAlgorithm::kNvlsTree) return;
+  const std::size_t first = out.size();
+  const int heads = model_.nvls_graph(shape).heads, m = shape.nodes;
+  for (int c = 0; c < heads; ++c) {
+    const std::uint64_t entropy = call.tag * 4099u + static_cast<std::uint64_t>(c);
+    for (int i = 0; i < m; ++i) {
+      const int parent = tree_parent(i, m, c % 2);
+      if (parent < 0) continue;
+      const int head = rotated(shape.by_node[static_cast<std::size_t>(i)], c, 0);
+      const int parent_head = rotated(shape.by_node[static_cast<std::size_t>(parent)], c, 0);
+      out.push_back(Flow{head, parent_head, 0.0, entropy});
+      out.push_back(Flow{parent_head, head, 0.0, entropy});
+    }
+  }
+  // The most tree flows one head sends or receives share its NIC.
+  std::map<std::pair<int, bool>, int> load;
+  int most = 1;
+  for (std::size_t i = first; i < out.size(); ++i) {
+    most = std::max(most, ++load[{out[i].src, true}]);
+    most = std::max(most, ++load[{out[i].dst, false}]);
+  }
+  const double nic = node.nic.value() * node.nic_efficiency;
+  for (std::size_t i = first; i < out.size(); ++i) out[i].bytes = seconds * nic / most;
+}
+
 Time CollectiveEngine::flows_of(const CollectiveCall& call, std::vector<Flow>& out) const {
   if (call.gpus.empty()) throw InputError("collective: empty communicator");
   if (call.root < 0 || call.root >= static_cast<int>(call.gpus.size()))
     throw InputError("collective: root rank " + std::to_string(call.root) + " outside a communicator of " +
                      std::to_string(call.gpus.size()));
   const CommShape shape = comm_shape(topology_, call.gpus);
-  const auto [algorithm, protocol] = model_.choose(call, shape);
+  const auto [algorithm, protocol] = choose(call, shape);
   const ModelCost cost = model_.cost(call, shape, algorithm, protocol);
   if (shape.ranks > 1) {
     if (algorithm == CollAlgorithm::kDirect) {
       direct_flows(call, out);
+    } else if (algorithm == CollAlgorithm::kNvls || algorithm == CollAlgorithm::kNvlsTree) {
+      nvls_flows(call, shape, algorithm, out);
     } else {
-      const double factor = 1.0 / model_.flow_scale(shape, algorithm, protocol);
-      if (algorithm == CollAlgorithm::kRing) ring_flows(call, shape, factor, out);
-      else tree_flows(call, shape, factor, out);
+      double factor = 1.0 / model_.flow_scale(shape, algorithm, protocol);
+      if (algorithm == CollAlgorithm::kRing) {
+        ring_flows(call, shape, factor, out);
+      } else {
+        // NCCL's mid-size correction slows the tree's bandwidth; its flows carry that much more.
+        factor *= model_.tree_correction(protocol, call.bytes.value());
+        tree_flows(call, shape, factor, out);
+      }
     }
   }
   return cost.latency;
+}
+
+std::pair<CollAlgorithm, CollProtocol> CollectiveEngine::choose(const CollectiveCall& call,
+                                                                const CommShape& shape) const {
+  const auto options = model_.candidates(call, shape);
+  if (!check_choice_ || options.size() < 2 || shape.nodes < 2) return options.front();
+  const ChoiceKey key{static_cast<int>(call.op), call.bytes.value(), static_cast<int>(call.algorithm),
+                      static_cast<int>(call.protocol), shape.ranks, shape.nodes, shape.max_per_node};
+  if (auto it = choices_.find(key); it != choices_.end()) return it->second;
+  auto timed = [&](CollAlgorithm a, CollProtocol p) {
+    CollectiveCall forced = call;
+    forced.algorithm = a;
+    forced.protocol = p;
+    return time_alone(forced).time;
+  };
+  auto best = options.front();
+  Time best_time = timed(best.first, best.second);
+  const Time promised = model_.cost(call, shape, best.first, best.second).time;
+  if (best_time.to_seconds() <= promised.to_seconds() * kChoiceSlack) return choices_[key] = best;
+  for (std::size_t i = 1; i < options.size(); ++i) {
+    const Time t = timed(options[i].first, options[i].second);
+    if (t < best_time) {
+      best_time = t;
+      best = options[i];
+    }
+  }
+  return choices_[key] = best;
 }
 
 void CollectiveEngine::launch(const CollectiveCall& call, std::function<void()> on_done) {
@@ -163,7 +248,7 @@ Time CollectiveEngine::send_latency(int src_gpu, int dst_gpu, Bytes bytes) const
   call.gpus = {src_gpu, dst_gpu};
   call.bytes = bytes;
   const CommShape shape = comm_shape(topology_, call.gpus);
-  const auto [algorithm, protocol] = model_.choose(call, shape);
+  const auto [algorithm, protocol] = model_.choose(call, shape);  // point-to-point: no choice
   return model_.cost(call, shape, algorithm, protocol).latency;
 }
 
@@ -263,24 +348,37 @@ CollectiveEngine::Coflow CollectiveEngine::coflow(const std::vector<CollectiveCa
   return c;
 }
 
-Prediction CollectiveEngine::predict(const CollectiveCall& call) const {
-  const CommShape shape = comm_shape(topology_, call.gpus);
-  const auto [algorithm, protocol] = model_.choose(call, shape);
-  Prediction p;
-  p.algorithm = algorithm;
-  p.protocol = protocol;
-  p.model_time = model_.cost(call, shape, algorithm, protocol).time;
+CollectiveEngine::Alone CollectiveEngine::time_alone(const CollectiveCall& forced) const {
+  AloneKey key{static_cast<int>(forced.op), forced.bytes.value(), static_cast<int>(forced.algorithm),
+               static_cast<int>(forced.protocol), forced.root, forced.tag, forced.gpus};
+  if (auto it = alone_.find(key); it != alone_.end()) return it->second;
+  // Only the latest few calls are asked for again (choose, then predict, of one call).
+  if (alone_.size() >= kAloneKept) alone_.clear();
   Simulator sim;
   net::FlowSolver solver(sim, topology_, solver_.routing());
   CollectiveEngine alone(sim, topology_, solver, constants_);
+  alone.check_choice_at_flow_level(false);
+  Alone out;
+  alone.launch(forced, [&sim, &out] { out.time = sim.now(); });
+  sim.run();
+  out.flows = alone.last_flow_count();
+  return alone_[key] = out;
+}
+
+Prediction CollectiveEngine::predict(const CollectiveCall& call) const {
+  const CommShape shape = comm_shape(topology_, call.gpus);
+  const auto [algorithm, protocol] = choose(call, shape);
+  Prediction p;
+  p.algorithm = algorithm;
+  p.protocol = protocol;
+  std::tie(p.nccl_algorithm, p.nccl_protocol) = model_.choose(call, shape);
+  p.model_time = model_.cost(call, shape, algorithm, protocol).time;
   CollectiveCall forced = call;
   forced.algorithm = algorithm;
   forced.protocol = protocol;
-  Time done = Time::zero();
-  alone.launch(forced, [&sim, &done] { done = sim.now(); });
-  sim.run();
-  p.time = done;
-  p.flows = alone.last_flow_count();
+  const Alone a = time_alone(forced);
+  p.time = a.time;
+  p.flows = a.flows;
   return p;
 }
 

@@ -11,6 +11,10 @@
 //  tree (all-reduce): NCCL's double binary tree over nodes with a chain inside each node;
 //    channels alternate between the two trees; every tree edge carries size / channels up
 //    (reduce) and down (broadcast).
+//  nvls (all-reduce, NVLink SHARP): inside each node, one flow per GPU's NVLink port (GPU to
+//    the next GPU of its node); nvls_tree adds NCCL's double binary tree between the nodes'
+//    channel heads (channel c's head is the node's GPU c, on its own rail), one flow up and
+//    one down per tree edge and channel.
 //  direct (all-to-all, send/recv): one flow per pair that exchanges data.
 // Rings and trees are pipelined in NCCL, so their flows run concurrently here; a flow
 // slowed by contention ends later and the call ends with its slowest flow.
@@ -18,12 +22,26 @@
 // send() is one point-to-point message (a pipeline send): one flow, src to dst, and the latency
 // of a two-rank send/recv; unlike a kSendRecv call it does not send back.
 //
+// Choice: NCCL's model ranks the algorithms (NcclModel::candidates). When the communicator spans
+// several nodes and more than one algorithm can run, NCCL's pick is timed alone on a private
+// solver over the same topology and routing; if the fabric makes it slower than its model
+// promised (an ECMP collision on an uplink), every candidate is timed so and the fastest (flows
+// plus latency) runs. So a collision that slows a ring cannot make it win over a tree the model
+// ranked second. The outcome is kept per shape (operation, size, forced values, ranks, nodes,
+// GPUs per node: the first communicator of a shape stands for the rest) for the engine's life.
+//
+// Not thread-safe: choose() and predict() fill that cache, though they are const.
+//
 // The simulator and solver are the caller's: a step executor hands its own, so that every call
 // it launches meets every other flow in flight. predict() runs the call alone on a private
 // simulator and solver over the same topology.
 #pragma once
 
+#include <cstdint>
 #include <functional>
+#include <map>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "collective/collective.h"
@@ -37,8 +55,10 @@
 namespace megasim::collective {
 
 struct Prediction {
-  CollAlgorithm algorithm = CollAlgorithm::kRing;
+  CollAlgorithm algorithm = CollAlgorithm::kRing;  // what ran (see "Choice" below)
   CollProtocol protocol = CollProtocol::kSimple;
+  CollAlgorithm nccl_algorithm = CollAlgorithm::kRing;  // NCCL's pick by its model alone
+  CollProtocol nccl_protocol = CollProtocol::kSimple;
   Time model_time;  // NCCL's analytic estimate
   Time time;        // flow-level simulation of the call alone
   std::size_t flows = 0;
@@ -94,6 +114,11 @@ class CollectiveEngine {
   };
   Coflow coflow(const std::vector<CollectiveCall>& calls) const;
   const NcclModel& model() const { return model_; }
+  // The algorithm and protocol the call runs with (see "Choice" above); throws InputError as
+  // NcclModel::choose does.
+  std::pair<CollAlgorithm, CollProtocol> choose(const CollectiveCall& call, const CommShape& shape) const;
+  // Off: NCCL's analytic choice alone (the flow-level check above is skipped). On by default.
+  void check_choice_at_flow_level(bool on) { check_choice_ = on; }
   std::size_t last_flow_count() const { return last_flow_count_; }
 
  private:
@@ -108,6 +133,16 @@ class CollectiveEngine {
   void tree_flows(const CollectiveCall& call, const CommShape& shape, double factor,
                   std::vector<Flow>& out) const;
   void direct_flows(const CollectiveCall& call, std::vector<Flow>& out) const;
+  void nvls_flows(const CollectiveCall& call, const CommShape& shape, CollAlgorithm algorithm,
+                  std::vector<Flow>& out) const;
+  // The call with its algorithm and protocol forced, run alone on a private simulator and
+  // solver: when its last byte has arrived plus its latency term, and its flow count. The
+  // last few results are kept, so predict() does not run again what choose() just timed.
+  struct Alone {
+    Time time;
+    std::size_t flows = 0;
+  };
+  Alone time_alone(const CollectiveCall& forced) const;
   // Appends the flows of `call` to `out`; returns its NCCL latency term.
   Time flows_of(const CollectiveCall& call, std::vector<Flow>& out) const;
   // Starts the flows; on_done runs `latency` after the last one has arrived.
@@ -121,6 +156,11 @@ class CollectiveEngine {
   std::size_t last_flow_count_ = 0;
   bool merge_ = false;
   bool coflows_ = false;
+  bool check_choice_ = true;
+  using ChoiceKey = std::tuple<int, double, int, int, int, int, int>;
+  mutable std::map<ChoiceKey, std::pair<CollAlgorithm, CollProtocol>> choices_;
+  using AloneKey = std::tuple<int, double, int, int, int, std::uint64_t, std::vector<int>>;
+  mutable std::map<AloneKey, Alone> alone_;
 };
 
 }  // namespace megasim::collective

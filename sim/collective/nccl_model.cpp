@@ -1,6 +1,7 @@
 #include "collective/nccl_model.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <unordered_map>
 
@@ -18,14 +19,15 @@ int log2i(int n) {
   return r;
 }
 
-// NCCL's Simple ring all-reduce runs below its model on several nodes once the buffer passes
-// nRanks/16 x 64 KiB; tuning.cc multiplies the latency by 1.9 there ("plateau effect of ring").
-constexpr double kRingPlateauFactor = 1.9;
-constexpr double kRingPlateauBytesPerRank = 65536.0 / 16.0;
-// tuning.cc: "if (nNodes > 1 && p == LL) intraLat *= 1.8".
-constexpr double kLLIntraLatencyFactor = 1.8;
+// NCCL's Simple protocol posts three network operations per step where LL and LL128 post one
+// (tuning.cc: "if (p == NCCL_PROTO_SIMPLE) netOverhead *= 3").
+constexpr double kSimpleNetOverheadPosts = 3.0;
+// The tree correction table starts at 64 B (tuning.cc: log2i(nBytes >> 6)).
+constexpr double kTreeCorrectionFirstBytes = 64.0;
 
 }  // namespace
+
+int log2_floor(int n) { return log2i(n); }
 
 CommShape comm_shape(const net::Topology& topology, const std::vector<int>& gpus) {
   CommShape s;
@@ -67,6 +69,10 @@ BytesPerSec NcclModel::bus_bandwidth(const CommShape& shape, CollAlgorithm algor
   const hw::CollAlgorithm a = algorithm;
   const hw::CollProtocol p = protocol;
   BytesPerSec bus = link_bus_bandwidth(shape) * constants_.bandwidth_factor(a, p, shape.nodes > 1);
+  if (algorithm == CollAlgorithm::kRing && p == hw::CollProtocol::kLL) {
+    const double cap = constants_.ring_ll_cap_gbps[static_cast<std::size_t>(std::min(shape.nodes, 3) - 1)];
+    if (cap > 0.0) bus = std::min(bus, gbyte_per_s(cap));
+  }
   if (algorithm == CollAlgorithm::kTree) {
     const double cap = constants_.tree_busbw_cap(p, shape.nodes);
     if (cap > 0.0) bus = std::min(bus, gbyte_per_s(cap));
@@ -117,6 +123,13 @@ ModelCost NcclModel::direct_cost(const CollectiveCall& call, const CommShape& sh
   return c;
 }
 
+double NcclModel::tree_correction(CollProtocol protocol, double bytes) const {
+  if (!constants_.has_tree_correction || bytes < kTreeCorrectionFirstBytes) return 1.0;
+  const auto index = static_cast<std::size_t>(std::floor(std::log2(bytes / kTreeCorrectionFirstBytes)));
+  if (index >= static_cast<std::size_t>(hw::kTreeCorrectionSizes)) return 1.0;
+  return constants_.tree_correction[static_cast<std::size_t>(protocol)][index];
+}
+
 ModelCost NcclModel::cost(const CollectiveCall& call, const CommShape& shape,
                           CollAlgorithm algorithm, CollProtocol protocol) const {
   ModelCost c;
@@ -130,6 +143,8 @@ ModelCost NcclModel::cost(const CollectiveCall& call, const CommShape& shape,
   const double size = call.bytes.value();
 
   if (algorithm == CollAlgorithm::kDirect) return direct_cost(call, shape);
+  if (algorithm == CollAlgorithm::kNvls || algorithm == CollAlgorithm::kNvlsTree)
+    return nvls_cost(call, shape, algorithm);
   if (algorithm == CollAlgorithm::kTree && call.op != CollectiveOp::kAllReduce) return c;
   const hw::CollAlgorithm a = algorithm;
   const hw::CollProtocol p = protocol;
@@ -145,62 +160,33 @@ ModelCost NcclModel::cost(const CollectiveCall& call, const CommShape& shape,
   }
   if (!multi) inter_steps = 0;
   double intra_lat = constants_.hw_latency(intra_hw, a, p);
-  const double inter_lat = constants_.hw_latency(hw::CollLinkType::kNet, a, p);
-  if (multi && p == hw::CollProtocol::kLL) intra_lat *= kLLIntraLatencyFactor;
+  // NCCL 2.30: "With ppn=1 latencies are fully exposed, use the Tree network latency".
+  const bool one_per_node = multi && n == nn && constants_.one_rank_per_node_tree_net_latency;
+  const double inter_lat =
+      constants_.hw_latency(hw::CollLinkType::kNet, one_per_node ? hw::CollAlgorithm::kTree : a, p);
+  if (multi && p == hw::CollProtocol::kLL) intra_lat *= constants_.ll_intra_factor_multi_node;
   double lat_us = constants_.base_latency(a, p);
   double algbw = 0.0;
   if (algorithm == CollAlgorithm::kRing) {
+    if (multi) {
+      const double posts = p == hw::CollProtocol::kSimple ? kSimpleNetOverheadPosts : 1.0;
+      intra_lat = std::max(intra_lat, constants_.ring_net_overhead_us * posts);
+    }
     lat_us += (nsteps - inter_steps) * intra_lat + inter_steps * inter_lat;
     if (p == hw::CollProtocol::kSimple && multi && call.op == CollectiveOp::kAllReduce &&
-        size >= n * kRingPlateauBytesPerRank)
-      lat_us *= kRingPlateauFactor;
+        size >= n * constants_.ring_plateau.min_bytes_per_rank)
+      lat_us *= constants_.ring_plateau.factor;
     algbw = bus.value() * static_cast<double>(n) / static_cast<double>(nsteps);
   } else {
     const int chain = n / nn - 1;
     lat_us += 2.0 * (chain * intra_lat + log2i(nn) * inter_lat);
-    algbw = bus.value() * 0.5;
+    algbw = bus.value() * 0.5 * tree_correction(p, size);
   }
   c.applicable = true;
   c.latency = Time::from_us(lat_us);
   c.bus_bandwidth = bus;
   c.time = c.latency + Time::from_seconds(size / algbw);
   return c;
-}
-
-std::pair<CollAlgorithm, CollProtocol> NcclModel::choose(const CollectiveCall& call,
-                                                 const CommShape& shape) const {
-  if (call.op == CollectiveOp::kAllToAll || call.op == CollectiveOp::kSendRecv) {
-    if (call.algorithm != CollAlgorithm::kAuto && call.algorithm != CollAlgorithm::kDirect)
-      throw InputError(std::string("--algo ") + to_string(call.algorithm) + ": " + op_name(call.op) +
-                       " runs as point-to-point sends, not as a ring or tree");
-    return {CollAlgorithm::kDirect, CollProtocol::kSimple};
-  }
-  if (call.algorithm == CollAlgorithm::kTree && call.op != CollectiveOp::kAllReduce)
-    throw InputError(std::string("--algo tree: NCCL has a tree only for all_reduce, not ") + op_name(call.op));
-  std::vector<CollAlgorithm> algos;
-  if (call.algorithm != CollAlgorithm::kAuto) {
-    algos = {call.algorithm};
-  } else {
-    algos = {CollAlgorithm::kRing};
-    if (call.op == CollectiveOp::kAllReduce) algos.push_back(CollAlgorithm::kTree);
-  }
-  std::vector<CollProtocol> protos;
-  if (call.protocol != CollProtocol::kAuto) {
-    protos = {call.protocol};
-  } else {
-    protos = {CollProtocol::kLL, CollProtocol::kLL128, CollProtocol::kSimple};
-  }
-  std::pair<CollAlgorithm, CollProtocol> best{algos.front(), protos.front()};
-  Time best_time = Time::max();
-  for (CollAlgorithm a : algos)
-    for (CollProtocol p : protos) {
-      const ModelCost c = cost(call, shape, a, p);
-      if (c.applicable && c.time < best_time) {
-        best_time = c.time;
-        best = {a, p};
-      }
-    }
-  return best;
 }
 
 }  // namespace megasim::collective

@@ -7,6 +7,7 @@
 // the flow-level engine adds to its flows. Immutable; safe to share.
 #pragma once
 
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -27,6 +28,8 @@ struct CommShape {
   std::vector<std::vector<int>> by_node;  // GPU ids
 };
 CommShape comm_shape(const net::Topology& topology, const std::vector<int>& gpus);
+// floor(log2(n)) for n >= 1 (NCCL's log2i), 0 for n < 1.
+int log2_floor(int n);
 
 struct ModelCost {
   bool applicable = false;
@@ -46,6 +49,26 @@ class NcclModel {
   // value is kept. Throws InputError for an algorithm the operation does not have.
   std::pair<CollAlgorithm, CollProtocol> choose(const CollectiveCall& call,
                                                 const CommShape& shape) const;
+  // The algorithms NCCL would consider for the call (a forced one alone), each with its best
+  // protocol by the model (a forced protocol kept), fastest first; throws as choose() does.
+  std::vector<std::pair<CollAlgorithm, CollProtocol>> candidates(const CollectiveCall& call,
+                                                                 const CommShape& shape) const;
+  // Whether NVLink SHARP can run the call: the profile has it, the operation is an all-reduce,
+  // every node holds 2 GPUs or more of the communicator and NCCL's channel search fits a speed
+  // into the GPU's NVLink. NVLS needs one node, NVLSTree several.
+  bool nvls_usable(const CollectiveCall& call, const CommShape& shape,
+                   CollAlgorithm algorithm) const {
+    return nvls_unusable_reason(call, shape, algorithm).empty();
+  }
+  // Why not, in words ("" when it can).
+  std::string nvls_unusable_reason(const CollectiveCall& call, const CommShape& shape,
+                                   CollAlgorithm algorithm) const;
+  // NVLS channels (heads) and per-channel speed of NCCL's NVLS graph (hw::NvlsConstants).
+  struct NvlsGraph {
+    int heads = 0;
+    double speed_gbps = 0.0;  // 0: no speed fits
+  };
+  NvlsGraph nvls_graph(const CommShape& shape) const;
   // Bus bandwidth of the links before protocol factors: NVLink per GPU on one node; on
   // several, the lesser of NVLink and the NICs' share per GPU.
   BytesPerSec link_bus_bandwidth(const CommShape& shape) const;
@@ -58,11 +81,18 @@ class NcclModel {
   // bandwidth over bus_bandwidth (>= 1), so flows on idle links reproduce the model's rate.
   double flow_scale(const CommShape& shape, CollAlgorithm algorithm,
                     CollProtocol protocol) const;
+  // NCCL's treeCorrectionFactor for a tree of that size and protocol (1 where the profile has
+  // none): the share of the tree's modelled bandwidth it reaches at mid sizes.
+  double tree_correction(CollProtocol protocol, double bytes) const;
 
  private:
   // Point-to-point (all-to-all, send/recv): the busiest rank's bytes over NVLink and its share
   // of the node's NICs.
   ModelCost direct_cost(const CollectiveCall& call, const CommShape& shape) const;
+  // NVLS and NVLSTree (nccl_nvls.cpp): bus bandwidth heads x min(intra, inter, cap) per channel,
+  // algorithm bandwidth that x n / (2(n-1)), latency NVLink + 2 log2(nodes) x net.
+  ModelCost nvls_cost(const CollectiveCall& call, const CommShape& shape,
+                      CollAlgorithm algorithm) const;
 
   const net::Topology& topology_;
   const hw::CollectiveConstants& constants_;

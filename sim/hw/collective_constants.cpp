@@ -8,6 +8,8 @@ const char* to_string(CollAlgorithm a) {
     case CollAlgorithm::kRing: return "ring";
     case CollAlgorithm::kDirect: return "direct";
     case CollAlgorithm::kAuto: return "auto";
+    case CollAlgorithm::kNvls: return "nvls";
+    case CollAlgorithm::kNvlsTree: return "nvls_tree";
   }
   return "?";
 }

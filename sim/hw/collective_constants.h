@@ -10,6 +10,7 @@
 #include <cassert>
 #include <cstddef>
 #include <string>
+#include <vector>
 
 namespace megasim::hw {
 
@@ -17,8 +18,10 @@ namespace megasim::hw {
 // carry them. kAuto (NCCL chooses by size) is a member rather than an std::optional because a
 // call states it the way NCCL_ALGO/NCCL_PROTO do, and every chosen value is concrete. kDirect
 // (point-to-point, for all-to-all and send/recv) has no tuning-table row; only kTree and kRing
-// index the tables, and kAuto never does.
-enum class CollAlgorithm { kTree = 0, kRing = 1, kDirect = 2, kAuto = 3 };
+// index the tables, and kAuto never does. kNvls (NVLink SHARP inside one node) and kNvlsTree
+// (NVLink SHARP inside each node, a tree over nodes) run only with the Simple protocol and take
+// their constants from NvlsConstants; they exist only where the profile has an "nvls" group.
+enum class CollAlgorithm { kTree = 0, kRing = 1, kDirect = 2, kAuto = 3, kNvls = 4, kNvlsTree = 5 };
 enum class CollProtocol { kLL = 0, kLL128 = 1, kSimple = 2, kAuto = 3 };
 enum class CollLinkType { kNvlink = 0, kPcie = 1, kNet = 2 };
 
@@ -31,6 +34,34 @@ const char* to_string(CollProtocol p);
 
 using ProtoTable = std::array<double, kCollProtocols>;
 using AlgoProtoTable = std::array<ProtoTable, kCollAlgorithms>;
+
+// NCCL's NVLink SHARP (NVLS, NCCL 2.17+; NVLSTree across nodes, 2.18+) on NVSwitch 3 (H100,
+// H200): every GPU of a node heads one channel and pulls its slice reduced by the switch. Its
+// per-channel speed is the fastest of `channel_speeds_gbps` (NCCL's search list, fastest
+// first) at which the heads' load fits the GPU's NVLink: the head of a channel pulls twice, the
+// others once, so a GPU carries (heads + 1) x speed. Present only on a profile with an "nvls"
+// group.
+struct NvlsConstants {
+  bool available = false;
+  std::vector<double> channel_speeds_gbps;  // fastest first
+  double efficiency = 0.0;                  // nvlsEfficiency: share of the pulled bandwidth
+  double tree_channel_cap_two_nodes_gbps = 0.0;   // perChMaxNVLSTreeBws, 2 nodes
+  double tree_channel_cap_more_nodes_gbps = 0.0;  // 4 or more nodes
+  double nvlink_latency_us = 0.0;  // hwLat[NVLINK][NVLS] (= NVLSTree's)
+  double net_latency_us = 0.0;     // hwLat[NET][NVLS_TREE] per tree level and direction
+};
+
+// NCCL's "plateau effect of ring": a Simple ring all-reduce on several nodes, once each rank's
+// share passes min_bytes_per_rank, has its latency multiplied by factor.
+struct RingPlateau {
+  double factor = 1.0;
+  double min_bytes_per_rank = 0.0;
+};
+
+// NCCL's corrections to its tree model at mid sizes (treeCorrectionFactor): the tree's bandwidth
+// times factor[proto][log2(size / 64 B)], sizes 64 B to 256 MiB (1 outside). Absent: none.
+constexpr int kTreeCorrectionSizes = 23;
+using TreeCorrection = std::array<std::array<double, kTreeCorrectionSizes>, kCollProtocols>;
 
 struct CollectiveConstants {
   std::string source;
@@ -46,6 +77,21 @@ struct CollectiveConstants {
   ProtoTable tree_cap_two_nodes_gbps{};
   ProtoTable tree_cap_more_nodes_gbps{};
   int channels = 1;             // channels (rings / tree pairs) NCCL opens
+  // Cap on the LL ring's bus bandwidth after its factor (NCCL 2.19+ llMaxBws: by GPU on one
+  // node, by host CPU on 2 and on more nodes), GB/s; 0: none (NCCL 2.8 had no such cap).
+  std::array<double, 3> ring_ll_cap_gbps{};  // one node, two nodes, more
+  // Latency on several nodes: the LL intra-node hop latency is multiplied by ll_intra_factor
+  // (NCCL 2.8), a ring's intra-node step costs at least ring_net_overhead_us (x 3 for Simple;
+  // NCCL 2.19+ "net overhead"), and:
+  double ll_intra_factor_multi_node = 1.0;
+  double ring_net_overhead_us = 0.0;
+  // With one rank per node every step is a network step whose latency nothing hides: NCCL
+  // 2.30 charges the tree's network latency for every algorithm then.
+  bool one_rank_per_node_tree_net_latency = false;
+  RingPlateau ring_plateau;
+  bool has_tree_correction = false;
+  TreeCorrection tree_correction{};
+  NvlsConstants nvls;
 
   double base_latency(CollAlgorithm a, CollProtocol p) const {
     return base_latency_us[row(a)][column(p)];

@@ -1,6 +1,8 @@
 #include "io/collective_constants_reader.h"
 
+#include <algorithm>
 #include <string>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -51,6 +53,63 @@ hw::AlgoProtoTable read_algorithms(JsonReader& r, double lo, double hi) {
   t[static_cast<int>(hw::CollAlgorithm::kTree)] = read_protocols(r.object("tree"), lo, hi);
   t[static_cast<int>(hw::CollAlgorithm::kRing)] = read_protocols(r.object("ring"), lo, hi);
   return t;
+}
+
+// NVLink SHARP speeds, caps and latencies: bounded like the tables above.
+constexpr double kMaxSpeedGbps = 1e4;
+constexpr std::size_t kMaxSpeeds = 64;
+
+hw::NvlsConstants read_nvls(JsonReader n) {
+  hw::NvlsConstants c;
+  c.available = true;
+  n.string("source");
+  c.channel_speeds_gbps = n.number_array("channel_speeds_gbps", kMinBusbwCapGbps, kMaxSpeedGbps, 1, kMaxSpeeds);
+  for (std::size_t i = 1; i < c.channel_speeds_gbps.size(); ++i) {
+    if (!(c.channel_speeds_gbps[i] < c.channel_speeds_gbps[i - 1]))
+      n.fail("channel_speeds_gbps", fmt::format("element {}: {} is not below the one before it; the "
+                                                "speeds are listed fastest first", i, c.channel_speeds_gbps[i]));
+  }
+  c.efficiency = n.number("efficiency", kMinBandwidthFactor, 1.0);
+  {
+    JsonReader cap = n.object("tree_channel_cap_gbps");
+    c.tree_channel_cap_two_nodes_gbps = cap.number("two_nodes", kMinBusbwCapGbps, kMaxSpeedGbps);
+    c.tree_channel_cap_more_nodes_gbps = cap.number("more_nodes", kMinBusbwCapGbps, kMaxSpeedGbps);
+    cap.finish();
+  }
+  c.nvlink_latency_us = n.number("nvlink_latency_us", 0.0, kMaxLatencyUs);
+  c.net_latency_us = n.number("net_latency_us", 0.0, kMaxLatencyUs);
+  n.finish();
+  return c;
+}
+
+void read_tree_correction(JsonReader t, hw::CollectiveConstants& c) {
+  t.string("source");
+  const char* names[hw::kCollProtocols] = {"ll", "ll128", "simple"};  // CollProtocol order
+  for (int p = 0; p < hw::kCollProtocols; ++p) {
+    const std::vector<double> v =
+        t.number_array(names[p], kMinBandwidthFactor, 1.0, hw::kTreeCorrectionSizes, hw::kTreeCorrectionSizes);
+    std::copy(v.begin(), v.end(), c.tree_correction[static_cast<std::size_t>(p)].begin());
+  }
+  t.finish();
+  c.has_tree_correction = true;
+}
+
+void read_multi_node(JsonReader& r, hw::CollectiveConstants& c) {
+  {
+    JsonReader m = r.object("multi_node_latency");
+    m.string("source");
+    c.ll_intra_factor_multi_node = m.number("ll_intra_factor", 1.0, 100.0);
+    c.ring_net_overhead_us = m.number("ring_net_overhead_us", 0.0, kMaxLatencyUs);
+    c.one_rank_per_node_tree_net_latency = m.boolean_or("one_rank_per_node_uses_tree_net_latency", false);
+    m.finish();
+  }
+  {
+    JsonReader p = r.object("ring_plateau");
+    p.string("source");
+    c.ring_plateau.factor = p.number("factor", 1.0, 100.0);
+    c.ring_plateau.min_bytes_per_rank = p.number("min_bytes_per_rank", 0.0, 1e15);
+    p.finish();
+  }
 }
 
 }  // namespace
@@ -105,6 +164,14 @@ hw::CollectiveConstants read_collective_constants(JsonReader r) {
     ch.string("source");
     ch.finish();
   }
+  read_multi_node(r, c);
+  if (auto t = r.optional_object("tree_correction")) read_tree_correction(*t, c);
+  if (auto l = r.optional_object("ring_ll_busbw_cap_gbps")) {
+    l->string("source");
+    c.ring_ll_cap_gbps = {read_cap(*l, "one_node"), read_cap(*l, "two_nodes"), read_cap(*l, "more_nodes")};
+    l->finish();
+  }
+  if (auto n = r.optional_object("nvls")) c.nvls = read_nvls(*n);
   r.finish();
   return c;
 }

@@ -82,6 +82,9 @@ class JsonReader {
   std::string text_or(const std::string& key, const std::string& fallback);
   std::vector<std::int64_t> integer_array(const std::string& key, std::int64_t lo,
                                           std::int64_t hi);
+  // An array of min_size to max_size numbers, each in [lo, hi] (json_reader_arrays.cpp).
+  std::vector<double> number_array(const std::string& key, double lo, double hi,
+                                   std::size_t min_size, std::size_t max_size);
   JsonReader object(const std::string& key);
   std::optional<JsonReader> optional_object(const std::string& key);
   // Each element of an array of objects; more than `max_elements` is an error.

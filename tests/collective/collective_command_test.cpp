@@ -39,3 +39,29 @@ TEST_CASE("megasim collective rejects bad input with exit status 2") {
   CHECK(run_megasim("collective --cluster dgx-a100-8 --routing random").exit_code == 2);
   CHECK(run_megasim("collective --cluster dgx-a100-8 --op all_gather --algo tree").exit_code == 2);
 }
+
+TEST_CASE("megasim collective says when the fabric overturns NCCL's pick") {
+  // 8 H100 servers on the Llama-3-like ToR cluster, 1 GiB: NCCL's model picks NVLSTree, whose
+  // head-to-head tree flows collide on ECMP uplinks; the ring, timed alone, ends sooner.
+  const auto r = run_megasim("collective --cluster llama3-h100-24576 --gpus 64 --bytes 1G --json");
+  REQUIRE(r.exit_code == 0);
+  const auto row = nlohmann::json::parse(r.out)["rows"].back();
+  CHECK(row["nccl_algorithm"] == "nvls_tree");
+  CHECK(row["algorithm"] == "ring");
+  const auto text = run_megasim("collective --cluster llama3-h100-24576 --gpus 64 --bytes 1G");
+  CHECK(text.out.find("ring*") != std::string::npos);
+  // On the rail-optimised SuperPOD nothing collides: NCCL's pick runs, unmarked.
+  const auto rail = run_megasim("collective --cluster dgx-h100-superpod-6144 --gpus 64 --bytes 1G --json");
+  const auto rail_row = nlohmann::json::parse(rail.out)["rows"].back();
+  CHECK(rail_row["algorithm"] == "nvls_tree");
+  CHECK(rail_row["nccl_algorithm"] == "nvls_tree");
+}
+
+TEST_CASE("megasim collective: NVLink SHARP only where the profile has it") {
+  const auto a100 = run_megasim("collective --cluster dgx-a100-8 --algo nvls --bytes 1G");
+  CHECK(a100.exit_code == 2);
+  CHECK(a100.err.find("no NVLink SHARP") != std::string::npos);
+  const auto h200 = run_megasim("collective --cluster dgx-h200-superpod-1024 --gpus 8 --bytes 1G --json");
+  REQUIRE(h200.exit_code == 0);
+  CHECK(nlohmann::json::parse(h200.out)["rows"].back()["algorithm"] == "nvls");
+}

@@ -1,0 +1,89 @@
+// NcclModel's choice of algorithm and protocol: NCCL's least predicted time over the algorithms
+// the operation and the node allow (ncclTopoGetAlgoInfo), forced values kept.
+#include <algorithm>
+#include <string>
+
+#include "collective/nccl_model.h"
+#include "engine/error.h"
+
+namespace megasim::collective {
+namespace {
+
+bool is_nvls(CollAlgorithm a) {
+  return a == CollAlgorithm::kNvls || a == CollAlgorithm::kNvlsTree;
+}
+
+// Throws InputError for a forced algorithm or protocol the call cannot run.
+void check_forced(const NcclModel& model, const CollectiveCall& call, const CommShape& shape) {
+  if (call.algorithm == CollAlgorithm::kTree && call.op != CollectiveOp::kAllReduce)
+    throw InputError(std::string("--algo tree: NCCL has a tree only for all_reduce, not ") +
+                     op_name(call.op));
+  if (!is_nvls(call.algorithm)) return;
+  const std::string why = model.nvls_unusable_reason(call, shape, call.algorithm);
+  if (!why.empty())
+    throw InputError(std::string("--algo ") + to_string(call.algorithm) + ": " + why);
+  if (call.protocol != CollProtocol::kAuto && call.protocol != CollProtocol::kSimple)
+    throw InputError(std::string("--algo ") + to_string(call.algorithm) + " --proto " +
+                     to_string(call.protocol) +
+                     ": NVLink SHARP runs only with the simple protocol");
+}
+
+}  // namespace
+
+std::vector<std::pair<CollAlgorithm, CollProtocol>> NcclModel::candidates(
+    const CollectiveCall& call, const CommShape& shape) const {
+  if (call.op == CollectiveOp::kAllToAll || call.op == CollectiveOp::kSendRecv) {
+    if (call.algorithm != CollAlgorithm::kAuto && call.algorithm != CollAlgorithm::kDirect)
+      throw InputError(std::string("--algo ") + to_string(call.algorithm) + ": " +
+                       op_name(call.op) +
+                       " runs as point-to-point sends, not as a ring, tree or NVLS");
+    return {{CollAlgorithm::kDirect, CollProtocol::kSimple}};
+  }
+  check_forced(*this, call, shape);
+  std::vector<CollAlgorithm> algos;
+  if (call.algorithm != CollAlgorithm::kAuto) {
+    algos = {call.algorithm};
+  } else {
+    algos = {CollAlgorithm::kRing};
+    if (call.op == CollectiveOp::kAllReduce) algos.push_back(CollAlgorithm::kTree);
+    for (CollAlgorithm a : {CollAlgorithm::kNvls, CollAlgorithm::kNvlsTree})
+      if (nvls_usable(call, shape, a)) algos.push_back(a);
+  }
+  struct Option {
+    CollAlgorithm algorithm;
+    CollProtocol protocol;
+    Time time;
+  };
+  std::vector<Option> options;
+  for (CollAlgorithm a : algos) {
+    std::vector<CollProtocol> protos = {CollProtocol::kLL, CollProtocol::kLL128,
+                                        CollProtocol::kSimple};
+    if (is_nvls(a)) protos = {CollProtocol::kSimple};
+    if (call.protocol != CollProtocol::kAuto) {
+      if (std::find(protos.begin(), protos.end(), call.protocol) == protos.end()) continue;
+      protos = {call.protocol};
+    }
+    Option best{a, protos.front(), Time::max()};
+    for (CollProtocol p : protos) {
+      const ModelCost c = cost(call, shape, a, p);
+      if (c.applicable && c.time < best.time) best = {a, p, c.time};
+    }
+    if (best.time < Time::max()) options.push_back(best);
+  }
+  if (options.empty())
+    return {{algos.front(),
+             call.protocol == CollProtocol::kAuto ? CollProtocol::kSimple : call.protocol}};
+  // Fastest first; equal times keep NCCL's order of algorithms (ring, tree, NVLS, NVLSTree).
+  std::stable_sort(options.begin(), options.end(),
+                   [](const Option& x, const Option& y) { return x.time < y.time; });
+  std::vector<std::pair<CollAlgorithm, CollProtocol>> out;
+  for (const Option& o : options) out.emplace_back(o.algorithm, o.protocol);
+  return out;
+}
+
+std::pair<CollAlgorithm, CollProtocol> NcclModel::choose(const CollectiveCall& call,
+                                                         const CommShape& shape) const {
+  return candidates(call, shape).front();
+}
+
+}  // namespace megasim::collective

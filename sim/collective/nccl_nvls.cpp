@@ -1,0 +1,102 @@
+// NCCL's NVLink SHARP algorithms in its tuning model (tuning.cc, NCCL 2.30): NVLS inside one
+// node and NVLSTree (NVLS inside each node, a tree between nodes), all-reduce, Simple protocol.
+//
+// Per channel (one per head GPU), NCCL gives NVLS the intra-node bandwidth
+//   speed x efficiency x (heads - 1) / heads x 2   (all-reduce pipelines reduce and multicast),
+// across nodes also the head's NIC (x 2 on 2 nodes, where the tree's one edge runs both ways at
+// once) and NVLSTree's per-channel cap, the least of them; bus bandwidth = heads x that.
+#include <algorithm>
+#include <string>
+
+#include "collective/nccl_model.h"
+
+namespace megasim::collective {
+namespace {
+
+// All-reduce pipelines the switch's reduction with its multicast (tuning.cc: "intraBw *= 2").
+constexpr double kAllReducePipelining = 2.0;
+// NVLSTree's inter-node bandwidth on 2 nodes (tuning.cc: "Handle 2 node case of NVLSTree").
+constexpr double kTwoNodeTreeFactor = 2.0;
+
+int fewest_per_node(const CommShape& shape) {
+  int fewest = shape.ranks;
+  for (const auto& members : shape.by_node)
+    fewest = std::min(fewest, static_cast<int>(members.size()));
+  return fewest;
+}
+
+}  // namespace
+
+NcclModel::NvlsGraph NcclModel::nvls_graph(const CommShape& shape) const {
+  NvlsGraph g;
+  const net::NodeSpec& node = topology_.spec().node;
+  g.heads = fewest_per_node(shape);
+  if (shape.nodes > 1) {
+    // Across nodes each channel's head needs a NIC of its own (search.cc: NVLS heads are the
+    // GPUs with a local NIC).
+    const int nics_used = std::max(1, std::min(node.nics, g.heads * node.nics / node.gpus));
+    g.heads = std::min(g.heads, nics_used);
+  }
+  // search.cc ncclTopoSearchTryNvls: a channel's head pulls twice its speed through its NVLink,
+  // every other GPU once, so each GPU carries (heads + 1) x speed.
+  const double nvlink_gbps = node.nvlink_per_gpu.value() * node.nvlink_efficiency / 1e9;
+  for (double s : constants_.nvls.channel_speeds_gbps) {
+    if ((g.heads + 1) * s <= nvlink_gbps) {
+      g.speed_gbps = s;
+      break;
+    }
+  }
+  return g;
+}
+
+std::string NcclModel::nvls_unusable_reason(const CollectiveCall& call, const CommShape& shape,
+                                            CollAlgorithm algorithm) const {
+  if (!constants_.nvls.available)
+    return "the device profile has no NVLink SHARP (no \"nvls\" group in its collective section; "
+           "NVLS needs NVSwitch 3, H100/H200 HGX boards)";
+  if (call.op != CollectiveOp::kAllReduce)
+    return std::string("modelled for all_reduce only, not ") + op_name(call.op) +
+           " (NCCL's model puts NVLS all-gather and reduce-scatter below the ring on one node)";
+  if (algorithm == CollAlgorithm::kNvls && shape.nodes > 1)
+    return "NVLS runs inside one node; across nodes NCCL runs nvls_tree (NVLS with CollNet is not "
+           "modelled)";
+  if (algorithm == CollAlgorithm::kNvlsTree && shape.nodes < 2)
+    return "nvls_tree needs 2 nodes or more; inside one node NCCL runs nvls";
+  if (fewest_per_node(shape) < 2)
+    return "NVLink SHARP needs 2 GPUs or more of the communicator on every node";
+  if (nvls_graph(shape).speed_gbps <= 0.0)
+    return "no NVLS channel speed of the profile fits the node's NVLink";
+  return "";
+}
+
+ModelCost NcclModel::nvls_cost(const CollectiveCall& call, const CommShape& shape,
+                               CollAlgorithm algorithm) const {
+  ModelCost c;
+  if (!nvls_usable(call, shape, algorithm)) return c;
+  const hw::NvlsConstants& k = constants_.nvls;
+  const NvlsGraph g = nvls_graph(shape);
+  const int n = shape.ranks, nn = shape.nodes;
+  double per_channel_gbps =
+      g.speed_gbps * k.efficiency * (g.heads - 1) / g.heads * kAllReducePipelining;
+  double lat_us = k.nvlink_latency_us;
+  if (algorithm == CollAlgorithm::kNvlsTree) {
+    const net::NodeSpec& node = topology_.spec().node;
+    const int nics_used =
+        std::max(1, std::min(node.nics, shape.max_per_node * node.nics / node.gpus));
+    const double nic_per_head_gbps = node.nic.value() * node.nic_efficiency * nics_used / g.heads /
+                                     1e9 * (nn <= 2 ? kTwoNodeTreeFactor : 1.0);
+    const double cap =
+        nn <= 2 ? k.tree_channel_cap_two_nodes_gbps : k.tree_channel_cap_more_nodes_gbps;
+    per_channel_gbps = std::min({per_channel_gbps, nic_per_head_gbps, cap});
+    lat_us += 2.0 * log2_floor(nn) * k.net_latency_us;
+  }
+  const BytesPerSec bus = gbyte_per_s(per_channel_gbps * g.heads);
+  const double algbw = bus.value() * n / (2.0 * (n - 1));
+  c.applicable = true;
+  c.latency = Time::from_us(lat_us);
+  c.bus_bandwidth = bus;
+  c.time = c.latency + Time::from_seconds(call.bytes.value() / algbw);
+  return c;
+}
+
+}  // namespace megasim::collective

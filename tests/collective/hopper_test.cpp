@@ -1,0 +1,227 @@
+// Collectives on HGX H100 nodes (NCCL 2.30's Hopper constants in calibrate/profiles/
+// h100-sxm5-80gb.json): NVLink SHARP inside a node and NVLSTree across nodes, NCCL's choice on
+// known cases, the node-count trend on a rail-optimised fabric, the mid-size tree correction,
+// the Simple ring's latency floor, and the flow-level check of the choice on an ECMP fabric.
+// Every figure is worked by hand from the profile's constants in the comment above its check.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "collective/collective_engine.h"
+#include "engine/error.h"
+#include "io/cluster_loader.h"
+#include "io/collective_constants_reader.h"
+
+using namespace megasim;
+using collective::CollectiveCall;
+using megasim::hw::CollAlgorithm;
+using megasim::hw::CollectiveOp;
+using megasim::hw::CollProtocol;
+
+namespace {
+
+std::filesystem::path source(const std::string& rel) {
+  return std::filesystem::path(MEGASIM_SOURCE_DIR) / rel;
+}
+
+constexpr double kOneGiB = 1073741824.0;
+
+struct Hopper {
+  explicit Hopper(const std::string& cluster = "dgx-h100-superpod-6144",
+                  const std::string& profile = "h100-sxm5-80gb")
+      : topology(io::load_cluster(source("topologies/" + cluster + ".json"))),
+        constants(io::read_collective_constants(source("calibrate/profiles/" + profile + ".json"))),
+        solver(sim, topology, net::Routing::kEcmp),
+        engine(sim, topology, solver, constants) {}
+  Simulator sim;
+  net::Topology topology;
+  hw::CollectiveConstants constants;
+  net::FlowSolver solver;
+  collective::CollectiveEngine engine;
+};
+
+CollectiveCall all_reduce(std::vector<int> gpus, double bytes,
+                          CollAlgorithm a = CollAlgorithm::kAuto,
+                          CollProtocol p = CollProtocol::kAuto) {
+  CollectiveCall c;
+  c.op = CollectiveOp::kAllReduce;
+  c.gpus = std::move(gpus);
+  c.bytes = Bytes(bytes);
+  c.algorithm = a;
+  c.protocol = p;
+  return c;
+}
+
+double busbw_gbps(const CollectiveCall& c, Time t) {
+  const double n = static_cast<double>(c.gpus.size());
+  return c.bytes.value() / t.to_seconds() * 1e-9 * 2.0 * (n - 1) / n;
+}
+
+}  // namespace
+
+TEST_CASE("one HGX H100: a 1 GiB all-reduce runs as NVLS at NCCL's NVLS bandwidth") {
+  // NVLink 4: 450 GB/s x 0.824 = 370.8 GB/s per GPU. 8 heads: the fastest channel speed with
+  // 9 x speed <= 370.8 is 40 GB/s (60 and 50 do not fit). Bus bandwidth 8 x 40 x 0.85 x 7/8 x 2
+  // = 476 GB/s; algbw 476 x 8/14 = 272 GB/s; 1 GiB takes 25 us + 3947.6 us = 3972.6 us, busbw
+  // 1 GiB / 3972.6 us x 14/8 = 473.0 GB/s (measured ~474-480: nccl-tests#212, nccl#1455),
+  // above any ring (370.8 GB/s of NVLink).
+  Hopper h;
+  const auto c = all_reduce(h.topology.pack_placement(8), kOneGiB);
+  const auto p = h.engine.predict(c);
+  CHECK(p.algorithm == CollAlgorithm::kNvls);
+  CHECK(p.protocol == CollProtocol::kSimple);
+  CHECK(p.time.to_us() == doctest::Approx(3972.6).epsilon(1e-3));
+  CHECK(busbw_gbps(c, p.time) == doctest::Approx(473.0).epsilon(1e-3));
+  CHECK(busbw_gbps(c, p.time) < 476.0);
+}
+
+TEST_CASE("NVLS bandwidth by GPUs per node, and where NCCL's model prefers the ring") {
+  // Speed s: the fastest of 60, 50, 40, ... with (h + 1) x s <= 370.8. Bus bandwidth
+  // h x s x 0.85 x (h-1)/h x 2: h=4: s=60, 306; h=5: s=60, 408; h=6: s=50, 425; h=8: s=40, 476.
+  Hopper h;
+  const collective::NcclModel& m = h.engine.model();
+  auto bus = [&](int gpus) {
+    const auto c = all_reduce(h.topology.pack_placement(gpus), kOneGiB);
+    const auto shape = collective::comm_shape(h.topology, c.gpus);
+    return m.cost(c, shape, CollAlgorithm::kNvls, CollProtocol::kSimple).bus_bandwidth.value() /
+           1e9;
+  };
+  CHECK(bus(4) == doctest::Approx(306.0));
+  CHECK(bus(5) == doctest::Approx(408.0));
+  CHECK(bus(6) == doctest::Approx(425.0));
+  CHECK(bus(8) == doctest::Approx(476.0));
+  // On 4 GPUs the ring's 370.8 GB/s beats NVLS's 306: NCCL runs the ring there.
+  CHECK(h.engine.predict(all_reduce(h.topology.pack_placement(4), kOneGiB)).algorithm ==
+        CollAlgorithm::kRing);
+}
+
+TEST_CASE("NCCL's choice on known Hopper cases") {
+  Hopper h;
+  const auto one = h.topology.pack_placement(8), two = h.topology.pack_placement(16);
+  // 8 B on one node: ring LL, 6.6 + 14 x 0.6 = 15.0 us.
+  auto p = h.engine.predict(all_reduce(one, 8));
+  CHECK(p.algorithm == CollAlgorithm::kRing);
+  CHECK(p.protocol == CollProtocol::kLL);
+  CHECK(p.model_time.to_us() == doctest::Approx(15.0).epsilon(1e-3));
+  // 8 B on two nodes: tree LL, 6.8 + 2 x (7 x 0.6 + 1 x 5.0) = 25.2 us (NCCL 2.30 has no LL
+  // intra factor; NCCL 2.8's x 1.8 made it 31.9).
+  p = h.engine.predict(all_reduce(two, 8));
+  CHECK(p.algorithm == CollAlgorithm::kTree);
+  CHECK(p.protocol == CollProtocol::kLL);
+  CHECK(p.model_time.to_us() == doctest::Approx(25.2).epsilon(1e-3));
+  // 1 GiB on two nodes: NVLSTree.
+  CHECK(h.engine.predict(all_reduce(two, kOneGiB)).algorithm == CollAlgorithm::kNvlsTree);
+  // One GPU per node (a DP group): no NVLink SHARP; forcing it says why.
+  std::vector<int> spread;
+  for (int n = 0; n < 4; ++n) spread.push_back(n * 8);
+  CHECK(h.engine.predict(all_reduce(spread, kOneGiB)).algorithm != CollAlgorithm::kNvlsTree);
+  CHECK_THROWS_AS(h.engine.predict(all_reduce(spread, kOneGiB, CollAlgorithm::kNvlsTree)),
+                  InputError);
+  CHECK_THROWS_AS(
+      h.engine.predict(all_reduce(one, kOneGiB, CollAlgorithm::kNvls, CollProtocol::kLL)),
+      InputError);
+  // An A100 profile has no "nvls" group: never chosen, and forcing it is an error.
+  Hopper a("dgx-a100-8", "a100-sxm4-80gb");
+  CHECK(a.engine.predict(all_reduce(a.topology.pack_placement(8), kOneGiB)).algorithm ==
+        CollAlgorithm::kRing);
+  CHECK_THROWS_AS(
+      a.engine.predict(all_reduce(a.topology.pack_placement(8), kOneGiB, CollAlgorithm::kNvls)),
+      InputError);
+}
+
+TEST_CASE("on a rail-optimised SuperPOD the 1 GiB all-reduce never speeds up with more nodes") {
+  // NVLSTree per channel: min(NVLS 40 x 0.85 x 7/8 x 2 = 59.5, NIC 49.7 (x 2 on 2 nodes),
+  // cap 57.7 on 2 nodes / 45.5 on more) = 57.7 / 45.5 GB/s, x 8 heads = 461.6 / 364 GB/s.
+  // Latency 25 + 2 log2(nodes) x 20.9 us. 4 nodes: algbw 364 x 32/62 = 187.87 GB/s, 5715.4 +
+  // 108.6 = 5824.0 us, busbw 357.2; 8 nodes: 364 x 64/126 = 184.89 GB/s, 5807.4 + 150.4 =
+  // 5957.8 us, busbw 354.8. Measured on healthy systems: ~474, ~469, 325-366, 321-391.
+  Hopper h;
+  std::vector<double> bw;
+  for (int nodes : {1, 2, 4, 8}) {
+    const auto c = all_reduce(h.topology.pack_placement(8 * nodes), kOneGiB);
+    bw.push_back(busbw_gbps(c, h.engine.predict(c).time));
+  }
+  CHECK(bw[0] == doctest::Approx(473.0).epsilon(1e-3));
+  CHECK(bw[1] > 440.0);
+  CHECK(bw[2] == doctest::Approx(357.2).epsilon(1e-3));
+  CHECK(bw[3] == doctest::Approx(354.8).epsilon(1e-3));
+  for (std::size_t i = 1; i < bw.size(); ++i) CHECK(bw[i] <= bw[i - 1]);
+}
+
+TEST_CASE("mid sizes: NCCL's tree correction slows the tree, in the model and in the flows") {
+  // Tree LL128 on 2 nodes at 2 MiB: latency 14 + 2 x (7 x 1.25 + 8.5) = 48.5 us; bus
+  // 370.8 x 0.8625 = 319.8 GB/s, algbw x 0.5 x 0.6 (treeCorrectionFactor LL128, log2(2 MiB /
+  // 64) = 15) = 95.94 GB/s: 21.86 us more, 70.36 us. The flows carry the correction too: a
+  // tree's flows load NVLink ~13 % less than NCCL's formula (the ends of a node's chain send
+  // once per channel, not twice), so alone they come within 5 % of the model; without the
+  // correction they took 48.5 + 11.5 = 60.0 us.
+  Hopper h;
+  const auto c = all_reduce(h.topology.pack_placement(16), 2097152.0, CollAlgorithm::kTree,
+                            CollProtocol::kLL128);
+  const auto p = h.engine.predict(c);
+  CHECK(p.model_time.to_us() == doctest::Approx(70.36).epsilon(1e-3));
+  CHECK(p.time.to_us() == doctest::Approx(p.model_time.to_us()).epsilon(0.05));
+  CHECK(p.time.to_us() > 65.0);
+  // The ramp: at 1 MiB the 2-node all-reduce is under a fifth of its 1 GiB bus bandwidth.
+  const auto small = all_reduce(h.topology.pack_placement(16), 1048576.0);
+  const auto large = all_reduce(h.topology.pack_placement(16), kOneGiB);
+  CHECK(busbw_gbps(small, h.engine.predict(small).time) <
+        0.2 * busbw_gbps(large, h.engine.predict(large).time));
+}
+
+TEST_CASE("the LL ring's bandwidth is NCCL 2.30's llMaxBws, not the link's half") {
+  // busBw = min(llMaxBw, 370.8 x 0.5 = 185.4): 141 GB/s on one node (Hopper), 39 on two and
+  // 20.4 on more (x86 Intel hosts).
+  Hopper h;
+  auto bus = [&](int gpus) {
+    const auto c = all_reduce(h.topology.pack_placement(gpus), 1048576.0);
+    const auto shape = collective::comm_shape(h.topology, c.gpus);
+    return h.engine.model().bus_bandwidth(shape, CollAlgorithm::kRing, CollProtocol::kLL).value() /
+           1e9;
+  };
+  CHECK(bus(8) == doctest::Approx(141.0));
+  CHECK(bus(16) == doctest::Approx(39.0));
+  CHECK(bus(32) == doctest::Approx(20.4));
+}
+
+TEST_CASE("the Simple ring's latency floor across two H100 nodes") {
+  // 16 ranks, 2 nodes: 30 steps, 2 across the network. Intra step max(3.4, 3 x 1.0 us net
+  // overhead) = 3.4 us, network step 14 us: 8.4 + 28 x 3.4 + 2 x 14 = 131.6 us, x 1.4 plateau
+  // (1 MiB >= 1024 B x 16 ranks) = 184.24 us.
+  Hopper h;
+  const auto c = all_reduce(h.topology.pack_placement(16), 1048576.0, CollAlgorithm::kRing,
+                            CollProtocol::kSimple);
+  const auto shape = collective::comm_shape(h.topology, c.gpus);
+  const auto cost = h.engine.model().cost(c, shape, CollAlgorithm::kRing, CollProtocol::kSimple);
+  CHECK(cost.latency.to_us() == doctest::Approx(184.24).epsilon(1e-4));
+}
+
+TEST_CASE("on an ECMP fabric no forced algorithm beats the one the engine runs") {
+  // Llama-3-like cluster: two servers per ToR, so 4 and 8 servers cross ECMP uplinks where
+  // channels collide. The engine times NCCL's pick alone and, when the fabric slows it, every
+  // candidate: what it runs is never slower than any algorithm forced.
+  Hopper h("llama3-h100-24576");
+  for (int nodes : {4, 8}) {
+    CAPTURE(nodes);
+    const auto gpus = h.topology.pack_placement(8 * nodes);
+    const Time chosen = h.engine.predict(all_reduce(gpus, kOneGiB)).time;
+    for (CollAlgorithm a : {CollAlgorithm::kRing, CollAlgorithm::kTree, CollAlgorithm::kNvlsTree}) {
+      CAPTURE(hw::to_string(a));
+      CHECK(chosen <= h.engine.predict(all_reduce(gpus, kOneGiB, a)).time);
+    }
+  }
+}
+
+TEST_CASE("one rank per node: NCCL 2.30 charges the tree's network latency to the ring") {
+  // 4 ranks on 4 nodes, all-reduce ring LL: 6 steps, all across the network, each at the
+  // tree's LL network latency 5.0 us instead of the ring's 2.7: 6.6 + 6 x 5.0 = 36.6 us.
+  Hopper h;
+  std::vector<int> spread;
+  for (int n = 0; n < 4; ++n) spread.push_back(n * 8);
+  const auto c = all_reduce(spread, 8, CollAlgorithm::kRing, CollProtocol::kLL);
+  const auto shape = collective::comm_shape(h.topology, c.gpus);
+  const auto cost = h.engine.model().cost(c, shape, CollAlgorithm::kRing, CollProtocol::kLL);
+  CHECK(cost.latency.to_us() == doctest::Approx(36.6).epsilon(1e-4));
+}

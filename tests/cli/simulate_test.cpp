@@ -92,17 +92,22 @@ TEST_CASE("cli: a scenario run on an imported calibration uses its measured coll
   namespace fs = std::filesystem;
   const fs::path dir = fs::temp_directory_path() / ("megasim_imported_" + std::to_string(::getpid()));
   fs::create_directories(dir);
-  // The A100 datasheet profile with two measured alpha-beta fits for the TP group's
-  // collectives (8 ranks on 1 node), as `megasim calibrate import-nccl-tests` writes them.
+  // The A100 datasheet profile with measured rows for the TP group's collectives (8 ranks on
+  // 1 node), 1 KiB-16 GiB, as `megasim calibrate import-nccl-tests` writes them: each at 30 us
+  // + size x 7/8 / 120 GB/s of bus bandwidth (the model gives about 230).
   auto profile = nlohmann::json::parse(megasim::test::read_all(
       std::string(MEGASIM_SOURCE_DIR) + "/calibrate/profiles/a100-sxm4-80gb.json"));
   profile["kind"] = "imported";
   profile["measurement"] = {{"date", "2026-11-29"}, {"tool", "nccl-tests (test fixture)"}};
-  profile["collective_fits"] = nlohmann::json::array();
+  profile["collective_table"] = nlohmann::json::array();
   for (const char* op : {"all_gather", "reduce_scatter"}) {
-    profile["collective_fits"].push_back({{"op", op}, {"ranks", 8}, {"nodes", 1},
-                                          {"alpha_us", 30.0}, {"bus_gbps", 120.0},
-                                          {"rms_relative_residual", 0.02}, {"points", 12}});
+    for (double bytes = 1024.0; bytes <= 16.0 * (1 << 30); bytes *= 4.0) {
+      const double us = 30.0 + bytes * 7.0 / 8.0 / 120e9 * 1e6;
+      const double algbw = bytes / us * 1e-3;
+      profile["collective_table"].push_back(
+          {{"op", op}, {"ranks", 8}, {"nodes", 1}, {"bytes", bytes}, {"time_us", us},
+           {"algbw_gbps", algbw}, {"busbw_gbps", algbw * 7.0 / 8.0}, {"run", op}});
+    }
   }
   const fs::path device = dir / "a100-imported.json";
   std::ofstream(device) << profile.dump(2);

@@ -67,19 +67,6 @@ std::optional<CollectiveOp> collective_op_from_string(const std::string& s) {
   return std::nullopt;
 }
 
-const CollectiveFit* find_fit(const std::vector<CollectiveFit>& fits, CollectiveOp op, int ranks,
-                              int nodes) {
-  for (const auto& f : fits) {
-    if (f.op == op && f.ranks == ranks && f.nodes == nodes && f.bus_bandwidth.value() > 0) return &f;
-  }
-  return nullptr;
-}
-
-Time fit_time(const CollectiveFit& fit, Bytes size) {
-  return fit.alpha +
-         Time::from_seconds(size.value() * bus_factor(fit.op, fit.ranks) / fit.bus_bandwidth.value());
-}
-
 std::optional<Time> measured_collective_time(const std::vector<CollectiveMeasurement>& table,
                                              CollectiveOp op, int ranks, int nodes, Bytes size) {
   const auto first = std::find_if(table.begin(), table.end(), [&](const CollectiveMeasurement& m) {

@@ -183,6 +183,8 @@ struct CollectiveMeasurement {
 
 // Fitted alpha-beta model of one collective on one communicator size: time = alpha + size /
 // beta_bus × bus_factor. Residual is the RMS relative error over the rows it was fitted on.
+// A summary of a run for the import report: nothing prices with it (one line cannot follow
+// NCCL's algorithm and protocol switches); the measured rows and CollectiveScaleFit do.
 struct CollectiveFit {
   CollectiveOp op = CollectiveOp::kAllReduce;
   int ranks = 0;
@@ -264,13 +266,6 @@ struct DeviceProfile {
 
 // nccl-tests' bus factor: busbw = algbw × factor(op, ranks).
 double bus_factor(CollectiveOp op, int ranks);
-
-// The fit of `op` on exactly `ranks` ranks over `nodes` nodes, if the profile has one (the
-// first, in the profile's order); null otherwise.
-const CollectiveFit* find_fit(const std::vector<CollectiveFit>& fits, CollectiveOp op, int ranks,
-                              int nodes);
-// A fit's time for a buffer of `size`: alpha + size × bus_factor / bus bandwidth.
-Time fit_time(const CollectiveFit& fit, Bytes size);
 
 // The measured time of `op` on exactly `ranks` ranks over `nodes` nodes at `size`, from the
 // first run of `table` that measured that shape with NCCL's own choice (no forced algorithm or

@@ -69,7 +69,13 @@ Sweep collective_sweep(const SweepRequest& r) {
   out.nodes = nodes_of(topology, placement);
   constants.scale = hw::collective_scale(profile.collective_scales);
   out.scale = constants.scale;
-  out.fitted_scale = !profile.collective_scales.empty();
+  // Fitted for this call when a run of its link class (one node or several) pinned a regime.
+  out.fitted_scale = std::any_of(
+      profile.collective_scales.begin(), profile.collective_scales.end(),
+      [&](const hw::CollectiveScaleFit& f) {
+        return (f.nodes > 1) == (out.nodes > 1) && (f.bandwidth_rows >= hw::kRowsToPinRegime ||
+                                                    f.latency_rows >= hw::kRowsToPinRegime);
+      });
 
   Simulator sim;
   net::FlowSolver solver(sim, topology,

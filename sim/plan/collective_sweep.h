@@ -46,7 +46,8 @@ struct Sweep {
   int cluster_gpus = 0;
   std::string device;  // the profile the constants came from
   int nodes = 0;       // the communicator's
-  // The scales the profile fitted to imported logs (neutral when it has none).
+  // The scales the profile fitted to imported logs (neutral when it has none), and whether a
+  // run of this call's link class (one node or several) pinned any of them.
   hw::CollectiveScale scale;
   bool fitted_scale = false;
   std::vector<SweepRow> rows;

@@ -198,6 +198,11 @@ TEST_CASE("a fitted H100 calibration prices 4 nodes in the direction its fit say
     CHECK((ratio - 1.0) * (1.0 / k - 1.0) > 0.0);
     CHECK(ratio == doctest::Approx(1.0 / k).epsilon(0.05));
   }
+  // One node (8 GPUs): the 2-node log says nothing of NVLink, so the profile answers as it is.
+  const io::Json one_node = sweep_h100(out.string(), 8, "1G:1G");
+  const io::Json one_node_datasheet = sweep_h100("h100-sxm5-80gb", 8, "1G:1G");
+  CHECK(one_node["rows"][0]["answer"] == "NCCL model");
+  CHECK(one_node["rows"][0]["time_us"] == one_node_datasheet["rows"][0]["time_us"]);
 }
 
 TEST_CASE("an imported calibration as a scenario's device takes its base profile's power preset") {

@@ -109,6 +109,18 @@ TEST_CASE("a run of large messages only pins the bandwidth and says so") {
   CHECK(lines[2] == "NVLink bandwidth: not measured (a 2-node run), left to the profile");
 }
 
+TEST_CASE("a DP group with one GPU per node is priced under the NIC scale") {
+  // 4 ranks on 4 nodes: no log of 8-GPU nodes measured it, but the NIC scale reaches it. At
+  // 1 GiB the bandwidth term is nearly all of the time, so x 0.8 of the bandwidth is about
+  // x 1.25 of the time; at 8 B latency rules and the scale moves it by a nanosecond.
+  const auto model = h100_model(4, 4);
+  hw::CollectiveScale fitted;
+  fitted.net_bandwidth = 0.8;
+  const double gib = 1 << 30;
+  CHECK(model(gib, fitted).time_s / model(gib, {}).time_s == doctest::Approx(1.25).epsilon(0.01));
+  CHECK(model(8.0, fitted).time_s == doctest::Approx(model(8.0, {}).time_s).epsilon(1e-4));
+}
+
 TEST_CASE("the fitted scales of several runs combine per link, weighted by their rows") {
   hw::CollectiveScaleFit a, b, c;
   a.nodes = b.nodes = 2;

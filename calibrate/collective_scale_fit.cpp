@@ -184,8 +184,16 @@ std::vector<std::string> describe_regimes(const hw::CollectiveScaleFit& fit,
   pinned("latency", fit.latency_rows, span.latency_min, span.latency_max,
          fmt::format("offset {:+.2f} us", fit.latency_offset_us));
   const bool multi = fit.nodes > 1;
+  // A scale at the edge of its search range is no fit: the model on this cluster cannot
+  // reach the log (most likely the log ran on another fabric).
+  const bool at_edge = fit.bandwidth_scale <= (1.0 + kConverged) / kScaleRange ||
+                       fit.bandwidth_scale >= (1.0 - kConverged) * kScaleRange;
   pinned(multi ? "NIC bandwidth" : "NVLink bandwidth", fit.bandwidth_rows, span.bandwidth_min,
-         span.bandwidth_max, fmt::format("scale {:.3f}", fit.bandwidth_scale));
+         span.bandwidth_max,
+         fmt::format("scale {:.3f}{}", fit.bandwidth_scale,
+                     at_edge ? " (the edge of the search, 1/10 to 10: does the cluster match "
+                               "the fabric the log ran on?)"
+                             : ""));
   out.push_back(multi ? fmt::format("NVLink bandwidth: not measured (a {}-node run), left to "
                                     "the profile", fit.nodes)
                       : "NIC bandwidth: not measured (a 1-node run), left to the profile");

@@ -109,6 +109,19 @@ TEST_CASE("a run of large messages only pins the bandwidth and says so") {
   CHECK(lines[2] == "NVLink bandwidth: not measured (a 2-node run), left to the profile");
 }
 
+TEST_CASE("a run 20 times slower than the model lands on the search's edge and says so") {
+  const auto model = h100_model(16, 2);
+  hw::CollectiveScale truth;
+  truth.net_bandwidth = 0.05;  // below the 1/10 the search allows
+  const auto rows = synthetic(model, truth, 8.0 * (1 << 20), 16.0 * (1 << 30));
+  const hw::CollectiveScaleFit f =
+      calibrate::fit_collective_scale(rows, model, CollectiveOp::kAllReduce, 16, 2);
+  CHECK(f.bandwidth_scale == doctest::Approx(0.1).epsilon(1e-6));
+  const auto lines = calibrate::describe_regimes(f, calibrate::regime_span(rows, model));
+  CHECK(lines[1].find("the edge of the search, 1/10 to 10: does the cluster match the fabric "
+                      "the log ran on?") != std::string::npos);
+}
+
 TEST_CASE("a DP group with one GPU per node is priced under the NIC scale") {
   // 4 ranks on 4 nodes: no log of 8-GPU nodes measured it, but the NIC scale reaches it. At
   // 1 GiB the bandwidth term is nearly all of the time, so x 0.8 of the bandwidth is about

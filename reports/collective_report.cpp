@@ -34,9 +34,9 @@ std::string collective_text(const plan::Sweep& s) {
     text += "\n# *: NCCL's model picks another algorithm here, which the fabric slows past its "
             "model (an ECMP collision); this one runs faster alone";
   }
-  const bool calibrated = s.fitted_scale || std::any_of(s.rows.begin(), s.rows.end(), [](const auto& row) {
-    return row.measured_time.has_value();
-  });
+  const bool calibrated =
+      s.fitted_scale || std::any_of(s.rows.begin(), s.rows.end(),
+                                    [](const auto& row) { return row.measured_time.has_value(); });
   if (calibrated) {
     text += fmt::format(
         "\n# answer: where the device measured this shape ({} ranks, {} nodes), its measured "
@@ -49,6 +49,9 @@ std::string collective_text(const plan::Sweep& s) {
                           s.scale.latency_offset_us(s.nodes > 1),
                           s.nodes > 1 ? "several nodes" : "one node")
             : std::string("by NCCL's model with the profile's constants"));
+  } else {
+    text += "\n# answer: NCCL's model with the profile's constants on every row (the device "
+            "holds no collective measurements or fitted scales for this shape)";
   }
   const char* header = "#{:>12} {:>12} {:>6} {:>6} {:>12} {:>8} {:>8} {:>6} {:>7} {:>12}";
   text += '\n';

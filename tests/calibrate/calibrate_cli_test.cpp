@@ -175,6 +175,14 @@ TEST_CASE("collective --device reproduces the imported H100 log within 5 % at ev
     }
   }
   CHECK(measured == 12);
+  // The text says the same per row, and a datasheet sweep says the model answered throughout.
+  const auto text = run_megasim("collective --cluster dgx-h100-superpod-6144 --gpus 16 --bytes "
+                                "4M:8M --device " + shell_quote(out.string()));
+  CHECK(text.out.find("  fitted model\n") != std::string::npos);
+  CHECK(text.out.find("  measured table\n") != std::string::npos);
+  const auto plain = run_megasim("collective --cluster dgx-h100-superpod-6144 --gpus 16 --bytes 8M");
+  CHECK(plain.out.find("# answer: NCCL's model with the profile's constants on every row") !=
+        std::string::npos);
 }
 
 TEST_CASE("a fitted H100 calibration prices 4 nodes in the direction its fit says") {

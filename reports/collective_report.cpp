@@ -1,5 +1,6 @@
 #include "reports/collective_report.h"
 
+#include <algorithm>
 #include <string>
 
 #include <fmt/format.h>
@@ -33,20 +34,34 @@ std::string collective_text(const plan::Sweep& s) {
     text += "\n# *: NCCL's model picks another algorithm here, which the fabric slows past its "
             "model (an ECMP collision); this one runs faster alone";
   }
-  if (s.fit) {
-    text += fmt::format("\n# fit: the device's measured fit ({} ranks, {} nodes, run {}), which "
-                        "gives algbw and busbw from {:.0f} to {:.0f} B, the sizes it measured",
-                        s.fit->ranks, s.fit->nodes, s.fit->run, s.fit_min_size, s.fit_max_size);
+  const bool calibrated =
+      s.fitted_scale || std::any_of(s.rows.begin(), s.rows.end(),
+                                    [](const auto& row) { return row.measured_time.has_value(); });
+  if (calibrated) {
+    text += fmt::format(
+        "\n# answer: where the device measured this shape ({} ranks, {} nodes), its measured "
+        "table (log-log between measured sizes) gives algbw and busbw; elsewhere the time, {}",
+        r.gpus, s.nodes,
+        s.fitted_scale
+            ? fmt::format("under the scales fitted to its logs (bandwidth x {:.3f}, latency "
+                          "{:+.2f} us on {})",
+                          s.scale.bandwidth(s.nodes > 1),
+                          s.scale.latency_offset_us(s.nodes > 1),
+                          s.nodes > 1 ? "several nodes" : "one node")
+            : std::string("by NCCL's model with the profile's constants"));
+  } else {
+    text += "\n# answer: NCCL's model with the profile's constants on every row (the device "
+            "holds no collective measurements or fitted scales for this shape)";
   }
   const char* header = "#{:>12} {:>12} {:>6} {:>6} {:>12} {:>8} {:>8} {:>6} {:>7} {:>12}";
   text += '\n';
   text += fmt::format(fmt::runtime(header), "size", "count", "type", "redop", "time", "algbw",
                       "busbw", "algo", "proto", "model");
-  if (s.fit) text += fmt::format(" {:>12}", "fit");
+  if (calibrated) text += fmt::format(" {:>12} {:>15}", "measured", "answer");
   text += '\n';
   text += fmt::format(fmt::runtime(header), "(B)", "(elements)", "", "", "(us)", "(GB/s)",
                       "(GB/s)", "", "", "(us)");
-  if (s.fit) text += fmt::format(" {:>12}", "(us)");
+  if (calibrated) text += fmt::format(" {:>12} {:>15}", "(us)", "");
   text += "\n";
   for (const auto& row : s.rows) {
     const auto& p = row.prediction;
@@ -54,10 +69,10 @@ std::string collective_text(const plan::Sweep& s) {
         " {:>12.0f} {:>12} {:>6} {:>6} {:>12.2f} {:>8.2f} {:>8.2f} {:>6} {:>7} {:>12.2f}",
         row.size, row.count, "float", "sum", p.time.to_us(), row.algbw_gbps, row.busbw_gbps,
         algo_label(p), hw::to_string(p.protocol), p.model_time.to_us());
-    if (row.fit_time) {
-      text += fmt::format(" {:>12.2f}", row.fit_time->to_us());
-    } else if (s.fit) {
-      text += fmt::format(" {:>12}", "-");
+    if (calibrated) {
+      text += row.measured_time ? fmt::format(" {:>12.2f}", row.measured_time->to_us())
+                                : fmt::format(" {:>12}", "-");
+      text += fmt::format(" {:>15}", plan::to_string(row.answer));
     }
     text += "\n";
   }
@@ -75,7 +90,8 @@ std::string collective_json(const plan::Sweep& s) {
                     {"model_time_us", p.model_time.to_us()}, {"flows", p.flows},
                     {"nccl_algorithm", hw::to_string(p.nccl_algorithm)},
                     {"nccl_protocol", hw::to_string(p.nccl_protocol)}});
-    if (row.fit_time) rows.back()["fit_time_us"] = row.fit_time->to_us();
+    rows.back()["answer"] = plan::to_string(row.answer);
+    if (row.measured_time) rows.back()["measured_time_us"] = row.measured_time->to_us();
   }
   const auto& r = s.request;
   nlohmann::json out = {{"cluster", s.cluster_name}, {"op", r.op}, {"gpus", r.gpus},
@@ -83,12 +99,10 @@ std::string collective_json(const plan::Sweep& s) {
                               {"device", s.device},
                               {"bandwidth_unit", "GB/s (1e9 bytes per second), as nccl-tests"},
                               {"rows", rows}};
-  if (s.fit) {
-    out["fit"] = {{"ranks", s.fit->ranks}, {"nodes", s.fit->nodes}, {"run", s.fit->run},
-                  {"alpha_us", s.fit->alpha.to_us()},
-                  {"bus_bandwidth_gbps", s.fit->bus_bandwidth.value() * 1e-9},
-                  {"min_size_bytes", s.fit_min_size}, {"max_size_bytes", s.fit_max_size},
-                  {"gives", "algbw_gbps and busbw_gbps"}};
+  if (s.fitted_scale) {
+    out["fitted_scale"] = {{"nodes", s.nodes},
+                           {"bandwidth_scale", s.scale.bandwidth(s.nodes > 1)},
+                           {"latency_offset_us", s.scale.latency_offset_us(s.nodes > 1)}};
   }
   return json_text(out);
 }

@@ -29,6 +29,7 @@
 #include "calibrate/fit.h"
 #include "calibrate/nccl_tests_import.h"
 #include "cli/commands.h"
+#include "cli/import_scales.h"
 #include "engine/error.h"
 #include "io/device_profile_loader.h"
 #include "io/output.h"
@@ -49,6 +50,7 @@ struct ImportOpts {
   std::string op, algorithm, protocol;
   int nodes = 0;
   int ranks = 0;
+  std::string cluster;  // the fabric the logs ran on: NCCL's model is fitted on it
   bool json = false;
 };
 
@@ -119,6 +121,28 @@ void report_unfitted(const std::vector<std::pair<std::string, std::size_t>>& run
   }
 }
 
+// The alpha-beta fits per run, and NCCL's model fitted on `cluster` ("": not fitted, said so).
+void fit_imported(hw::DeviceProfile& p,
+                  const std::vector<std::pair<std::string, std::size_t>>& run_sizes,
+                  const std::filesystem::path& base_file, const std::string& cluster,
+                  io::Json& runs, io::Json& scales, std::string& text) {
+  p.collective_fits = calibrate::fit_collectives(p.collective_table);
+  for (const auto& f : p.collective_fits) {
+    text += fmt::format("fit {} {} ranks / {} nodes ({}): alpha {:.2f} us, bus {:.2f} GB/s, rms "
+                        "residual {:.1f} % over {} rows\n",
+                        hw::to_string(f.op), f.ranks, f.nodes, f.run, f.alpha.to_us(),
+                        f.bus_bandwidth.value() / 1e9, 100.0 * f.rms_relative_residual,
+                        f.points);
+  }
+  report_unfitted(run_sizes, p.collective_fits, runs, text);
+  if (cluster.empty()) {
+    text += "no --cluster: NCCL's model not fitted to the logs (their measured tables answer "
+            "for the shapes they hold; other shapes take the profile's constants)\n";
+  } else {
+    p.collective_scales = fit_import_scales(p, base_file, cluster, text, scales);
+  }
+}
+
 void run_import(const ImportOpts& o) {
   calibrate::ImportOptions options;
   if (!o.op.empty()) {
@@ -179,15 +203,8 @@ void run_import(const ImportOpts& o) {
   info.tool = "megasim calibrate import-nccl-tests";
   for (const auto& d : devices) info.device_name += (info.device_name.empty() ? "" : "; ") + d;
   p.measurement = info;
-  p.collective_fits = calibrate::fit_collectives(p.collective_table);
-  for (const auto& f : p.collective_fits) {
-    text += fmt::format("fit {} {} ranks / {} nodes ({}): alpha {:.2f} us, bus {:.2f} GB/s, rms "
-                        "residual {:.1f} % over {} rows\n",
-                        hw::to_string(f.op), f.ranks, f.nodes, f.run, f.alpha.to_us(),
-                        f.bus_bandwidth.value() / 1e9, 100.0 * f.rms_relative_residual,
-                        f.points);
-  }
-  report_unfitted(run_sizes, p.collective_fits, runs, text);
+  io::Json scales = io::Json::array();
+  fit_imported(p, run_sizes, base_file, o.cluster, runs, scales, text);
   io::Json doc = io::device_profile_to_json(p);
   const io::Json fits = doc.value("collective_fits", io::Json::array());
   // The base profile's collective constants stay as they were, for the collective module.
@@ -197,7 +214,7 @@ void run_import(const ImportOpts& o) {
   if (files.to_stdout()) return;
   text += fmt::format("wrote {} (kind imported, {} collective rows)\n", o.output,
                       p.collective_table.size());
-  emit({{"output", o.output}, {"runs", runs}, {"fits", fits}}, text, o.json);
+  emit({{"output", o.output}, {"runs", runs}, {"fits", fits}, {"scales", scales}}, text, o.json);
 }
 
 void run_fit(const FitOpts& o) {
@@ -358,6 +375,8 @@ void add_calibrate_command(CLI::App& app) {
                   "Label rows with the NCCL_PROTO the run forced (LL, LL128, Simple)");
   imp->add_option("--nodes", io_opts->nodes, "Node count, when the log's rank lines omit hosts")
       ->check(CLI::PositiveNumber);
+  imp->add_option("--cluster", io_opts->cluster,
+                  "Cluster the logs ran on (topologies/): fit NCCL's model to them there");
   imp->add_option("--ranks", io_opts->ranks,
                   "Rank count, for a log without device lines (checked against them and "
                   "busbw/algbw when the log has them)")

@@ -77,7 +77,7 @@ BytesPerSec NcclModel::bus_bandwidth(const CommShape& shape, CollAlgorithm algor
     const double cap = constants_.tree_busbw_cap(p, shape.nodes);
     if (cap > 0.0) bus = std::min(bus, gbyte_per_s(cap));
   }
-  return bus;
+  return bus * constants_.scale.bandwidth(shape.nodes > 1);
 }
 
 double NcclModel::flow_scale(const CommShape& shape, CollAlgorithm algorithm,
@@ -183,7 +183,7 @@ ModelCost NcclModel::cost(const CollectiveCall& call, const CommShape& shape,
     algbw = bus.value() * 0.5 * tree_correction(p, size);
   }
   c.applicable = true;
-  c.latency = Time::from_us(lat_us);
+  c.latency = Time::from_us(std::max(0.0, lat_us + constants_.scale.latency_offset_us(multi)));
   c.bus_bandwidth = bus;
   c.time = c.latency + Time::from_seconds(size / algbw);
   return c;

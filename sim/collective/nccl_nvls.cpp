@@ -90,10 +90,12 @@ ModelCost NcclModel::nvls_cost(const CollectiveCall& call, const CommShape& shap
     per_channel_gbps = std::min({per_channel_gbps, nic_per_head_gbps, cap});
     lat_us += 2.0 * log2_floor(nn) * k.net_latency_us;
   }
-  const BytesPerSec bus = gbyte_per_s(per_channel_gbps * g.heads);
+  const bool multi = nn > 1;
+  const BytesPerSec bus =
+      gbyte_per_s(per_channel_gbps * g.heads) * constants_.scale.bandwidth(multi);
   const double algbw = bus.value() * n / (2.0 * (n - 1));
   c.applicable = true;
-  c.latency = Time::from_us(lat_us);
+  c.latency = Time::from_us(std::max(0.0, lat_us + constants_.scale.latency_offset_us(multi)));
   c.bus_bandwidth = bus;
   c.time = c.latency + Time::from_seconds(call.bytes.value() / algbw);
   return c;

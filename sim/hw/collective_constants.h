@@ -63,6 +63,28 @@ struct RingPlateau {
 constexpr int kTreeCorrectionSizes = 23;
 using TreeCorrection = std::array<std::array<double, kTreeCorrectionSizes>, kCollProtocols>;
 
+// Scale factors fitted to imported nccl-tests logs (calibrate/collective_scale_fit.h), laid
+// over NCCL's model: the modelled bus bandwidth of every ring, tree and NVLS call is multiplied
+// by the bandwidth scale of the links it crosses (NVLink on one node, the NICs on several) and
+// the latency offset is added to its latency. Neutral (1, 1, 0, 0) for a datasheet profile.
+struct CollectiveScale {
+  double nvlink_bandwidth = 1.0;
+  double net_bandwidth = 1.0;
+  double nvlink_latency_offset_us = 0.0;
+  double net_latency_offset_us = 0.0;
+
+  double bandwidth(bool multi_node) const { return multi_node ? net_bandwidth : nvlink_bandwidth; }
+  double latency_offset_us(bool multi_node) const {
+    return multi_node ? net_latency_offset_us : nvlink_latency_offset_us;
+  }
+};
+
+// NCCL's modelled time of one call and the latency term within it, seconds.
+struct ModelledTime {
+  double latency_s = 0.0;
+  double time_s = 0.0;
+};
+
 struct CollectiveConstants {
   std::string source;
   AlgoProtoTable base_latency_us{};                          // [algo][proto]
@@ -92,6 +114,7 @@ struct CollectiveConstants {
   bool has_tree_correction = false;
   TreeCorrection tree_correction{};
   NvlsConstants nvls;
+  CollectiveScale scale;  // from the profile's "collective_scales", not from this table
 
   double base_latency(CollAlgorithm a, CollProtocol p) const {
     return base_latency_us[row(a)][column(p)];

@@ -1,6 +1,8 @@
 #include "hw/device_profile.h"
 
+#include <algorithm>
 #include <cmath>
+#include <map>
 
 #include "engine/error.h"
 
@@ -65,17 +67,54 @@ std::optional<CollectiveOp> collective_op_from_string(const std::string& s) {
   return std::nullopt;
 }
 
-const CollectiveFit* find_fit(const std::vector<CollectiveFit>& fits, CollectiveOp op, int ranks,
-                              int nodes) {
-  for (const auto& f : fits) {
-    if (f.op == op && f.ranks == ranks && f.nodes == nodes && f.bus_bandwidth.value() > 0) return &f;
+std::optional<Time> measured_collective_time(const std::vector<CollectiveMeasurement>& table,
+                                             CollectiveOp op, int ranks, int nodes, Bytes size) {
+  const auto first = std::find_if(table.begin(), table.end(), [&](const CollectiveMeasurement& m) {
+    return m.op == op && m.ranks == ranks && m.nodes == nodes && m.algorithm.empty() &&
+           m.protocol.empty() && m.time > Time::zero();
+  });
+  if (first == table.end()) return std::nullopt;
+  const std::string& run = first->run;
+  // size -> seconds, out-of-place rows first (an in-place row only fills a size they lack).
+  std::map<double, double> out_of_place, in_place;
+  for (const auto& m : table) {
+    if (m.run != run || m.op != op || m.ranks != ranks || m.nodes != nodes || !m.algorithm.empty() ||
+        !m.protocol.empty() || m.time <= Time::zero())
+      continue;
+    (m.in_place ? in_place : out_of_place).emplace(m.size.value(), m.time.to_seconds());
   }
-  return nullptr;
+  const std::map<double, double>& rows = out_of_place.empty() ? in_place : out_of_place;
+  const double s = size.value();
+  if (rows.empty() || s < rows.begin()->first || s > rows.rbegin()->first) return std::nullopt;
+  const auto hi = rows.lower_bound(s);
+  if (hi->first == s) return Time::from_seconds(hi->second);
+  const auto lo = std::prev(hi);
+  const double w = std::log(s / lo->first) / std::log(hi->first / lo->first);
+  return Time::from_seconds(std::exp((1.0 - w) * std::log(lo->second) + w * std::log(hi->second)));
 }
 
-Time fit_time(const CollectiveFit& fit, Bytes size) {
-  return fit.alpha +
-         Time::from_seconds(size.value() * bus_factor(fit.op, fit.ranks) / fit.bus_bandwidth.value());
+CollectiveScale collective_scale(const std::vector<CollectiveScaleFit>& fits) {
+  CollectiveScale out;
+  for (const bool multi : {false, true}) {
+    double log_bw = 0.0, lat = 0.0;
+    int bw_rows = 0, lat_rows = 0;
+    for (const auto& f : fits) {
+      if ((f.nodes > 1) != multi) continue;
+      if (f.bandwidth_rows >= kRowsToPinRegime) {
+        log_bw += f.bandwidth_rows * std::log(f.bandwidth_scale);
+        bw_rows += f.bandwidth_rows;
+      }
+      if (f.latency_rows >= kRowsToPinRegime) {
+        lat += f.latency_rows * f.latency_offset_us;
+        lat_rows += f.latency_rows;
+      }
+    }
+    const double bw = bw_rows > 0 ? std::exp(log_bw / bw_rows) : 1.0;
+    const double offset = lat_rows > 0 ? lat / lat_rows : 0.0;
+    (multi ? out.net_bandwidth : out.nvlink_bandwidth) = bw;
+    (multi ? out.net_latency_offset_us : out.nvlink_latency_offset_us) = offset;
+  }
+  return out;
 }
 
 double bus_factor(CollectiveOp op, int ranks) {

@@ -19,6 +19,7 @@
 
 #include "engine/time.h"
 #include "engine/units.h"
+#include "hw/collective_constants.h"
 #include "hw/kernel.h"
 
 namespace megasim::hw {
@@ -182,6 +183,8 @@ struct CollectiveMeasurement {
 
 // Fitted alpha-beta model of one collective on one communicator size: time = alpha + size /
 // beta_bus × bus_factor. Residual is the RMS relative error over the rows it was fitted on.
+// A summary of a run for the import report: nothing prices with it (one line cannot follow
+// NCCL's algorithm and protocol switches); the measured rows and CollectiveScaleFit do.
 struct CollectiveFit {
   CollectiveOp op = CollectiveOp::kAllReduce;
   int ranks = 0;
@@ -193,6 +196,32 @@ struct CollectiveFit {
   double rms_relative_residual = 0.0;
   int points = 0;
 };
+
+// NCCL's model fitted to one imported run (calibrate/collective_scale_fit.h): the scale of its
+// modelled bus bandwidth on the links the run crossed (NVLink for one node, the NICs for
+// several) and an offset to its latency, by least squares in log time over the run's rows.
+// A regime the run does not pin (too few rows where its term is 80 % of the modelled time) keeps
+// its neutral value (scale 1, offset 0): the profile answers there.
+struct CollectiveScaleFit {
+  std::string run;      // the run's id ("log:line")
+  std::string cluster;  // the fabric NCCL's model was evaluated on
+  CollectiveOp op = CollectiveOp::kAllReduce;
+  int ranks = 0;
+  int nodes = 0;
+  double bandwidth_scale = 1.0;
+  double latency_offset_us = 0.0;
+  int bandwidth_rows = 0;  // rows where the bandwidth term is 80 % of the modelled time or more
+  int latency_rows = 0;    // rows where the latency term is
+  int rows = 0;
+  double rms_log_residual = 0.0;  // of ln(time), over every row of the run
+};
+// A run pins a regime with this many rows in it.
+constexpr int kRowsToPinRegime = 2;
+
+// The scales a profile's fits lay over NCCL's model: per link (NVLink: one-node runs; NICs:
+// multi-node runs) the row-weighted geometric mean of the pinned bandwidth scales and the
+// row-weighted mean of the pinned latency offsets; neutral where no run pins them.
+CollectiveScale collective_scale(const std::vector<CollectiveScaleFit>& fits);
 
 // Versions and date of a measurement run.
 struct MeasurementInfo {
@@ -229,6 +258,7 @@ struct DeviceProfile {
   std::vector<MemoryMeasurement> memory_table;
   std::vector<CollectiveMeasurement> collective_table;
   std::vector<CollectiveFit> collective_fits;
+  std::vector<CollectiveScaleFit> collective_scales;
 
   // The peak for `t`; an fp8 GEMM on a GPU without fp8 is an InputError naming the profile.
   FlopsPerSec peak_for(DType t) const;
@@ -237,11 +267,12 @@ struct DeviceProfile {
 // nccl-tests' bus factor: busbw = algbw × factor(op, ranks).
 double bus_factor(CollectiveOp op, int ranks);
 
-// The fit of `op` on exactly `ranks` ranks over `nodes` nodes, if the profile has one (the
-// first, in the profile's order); null otherwise.
-const CollectiveFit* find_fit(const std::vector<CollectiveFit>& fits, CollectiveOp op, int ranks,
-                              int nodes);
-// A fit's time for a buffer of `size`: alpha + size × bus_factor / bus bandwidth.
-Time fit_time(const CollectiveFit& fit, Bytes size);
+// The measured time of `op` on exactly `ranks` ranks over `nodes` nodes at `size`, from the
+// first run of `table` that measured that shape with NCCL's own choice (no forced algorithm or
+// protocol), out-of-place rows (nccl-tests' first columns; in-place where a run has none):
+// the row itself at a measured size, log-log linear between two measured sizes, nullopt
+// outside the run's sizes or without such a run.
+std::optional<Time> measured_collective_time(const std::vector<CollectiveMeasurement>& table,
+                                             CollectiveOp op, int ranks, int nodes, Bytes size);
 
 }  // namespace megasim::hw

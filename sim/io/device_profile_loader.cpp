@@ -195,6 +195,24 @@ void read_collective_tables(JsonReader& r, hw::DeviceProfile& p) {
       p.collective_fits.push_back(f);
     }
   }
+  if (r.has("collective_scales")) {
+    for (JsonReader row : r.object_array("collective_scales")) {
+      hw::CollectiveScaleFit f;
+      f.run = row.string_or("run", "");
+      f.cluster = row.string_or("cluster", "");
+      f.op = pick(row, "op", kOps);
+      f.ranks = static_cast<int>(row.integer("ranks", 2, 1 << 24));
+      f.nodes = static_cast<int>(row.integer("nodes", 1, 1 << 24));
+      f.bandwidth_scale = row.number("bandwidth_scale", 1e-3, 1e3);
+      f.latency_offset_us = row.number("latency_offset_us", -1e6, 1e6);
+      f.bandwidth_rows = static_cast<int>(row.integer("bandwidth_rows", 0, 1 << 24));
+      f.latency_rows = static_cast<int>(row.integer("latency_rows", 0, 1 << 24));
+      f.rows = static_cast<int>(row.integer("rows", 1, 1 << 24));
+      f.rms_log_residual = row.number("rms_log_residual", 0.0, kInf);
+      row.finish();
+      p.collective_scales.push_back(f);
+    }
+  }
 }
 
 void read_tables(JsonReader& r, hw::DeviceProfile& p) {

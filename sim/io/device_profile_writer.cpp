@@ -145,6 +145,23 @@ void put_collective_tables(Json& j, const hw::DeviceProfile& p) {
     }
     j["collective_fits"] = rows;
   }
+  if (!p.collective_scales.empty()) {
+    Json rows = Json::array();
+    for (const auto& f : p.collective_scales) {
+      rows.push_back({{"run", f.run},
+                      {"cluster", f.cluster},
+                      {"op", hw::to_string(f.op)},
+                      {"ranks", f.ranks},
+                      {"nodes", f.nodes},
+                      {"bandwidth_scale", f.bandwidth_scale},
+                      {"latency_offset_us", f.latency_offset_us},
+                      {"bandwidth_rows", f.bandwidth_rows},
+                      {"latency_rows", f.latency_rows},
+                      {"rows", f.rows},
+                      {"rms_log_residual", f.rms_log_residual}});
+    }
+    j["collective_scales"] = rows;
+  }
 }
 
 }  // namespace

@@ -62,6 +62,7 @@ void read_device(const Scenario& s, Inputs& in, FilesRead* read) {
   }
   in.collective = read_collective_constants(
       JsonReader(device.collective, "collective", s.device_file.string()));
+  in.collective.scale = hw::collective_scale(in.device.collective_scales);
 }
 
 void check_plan_against_model(const Inputs& in) {

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <limits>
 #include <set>
 
 #include "engine/error.h"
@@ -38,6 +37,15 @@ std::vector<int> placement_of(const net::Topology& topology, const SweepRequest&
 
 }  // namespace
 
+const char* to_string(SweepAnswer a) {
+  switch (a) {
+    case SweepAnswer::kMeasured: return "measured table";
+    case SweepAnswer::kFittedModel: return "fitted model";
+    case SweepAnswer::kModel: return "NCCL model";
+  }
+  return "?";
+}
+
 Sweep collective_sweep(const SweepRequest& r) {
   Sweep out;
   out.request = r;
@@ -45,7 +53,7 @@ Sweep collective_sweep(const SweepRequest& r) {
   out.cluster_name = spec.name;
   out.cluster_gpus = spec.gpus;
   const std::filesystem::path device = device_file(spec, r, out.device);
-  const hw::CollectiveConstants constants = io::read_collective_constants(device);
+  hw::CollectiveConstants constants = io::read_collective_constants(device);
   const hw::DeviceProfile profile = io::load_device_profile(device).profile;
   const hw::CollectiveOp op = collective::parse_op(r.op);
   const hw::CollAlgorithm algorithm = collective::parse_algorithm(r.algorithm);
@@ -58,16 +66,16 @@ Sweep collective_sweep(const SweepRequest& r) {
   }
   const net::Topology topology(spec);
   const std::vector<int> placement = placement_of(topology, r);
-  if (const hw::CollectiveFit* f =
-          hw::find_fit(profile.collective_fits, op, r.gpus, nodes_of(topology, placement))) {
-    out.fit = *f;
-    out.fit_min_size = std::numeric_limits<double>::infinity();
-    for (const auto& m : profile.collective_table) {
-      if (m.run != f->run) continue;
-      out.fit_min_size = std::min(out.fit_min_size, m.size.value());
-      out.fit_max_size = std::max(out.fit_max_size, m.size.value());
-    }
-  }
+  out.nodes = nodes_of(topology, placement);
+  constants.scale = hw::collective_scale(profile.collective_scales);
+  out.scale = constants.scale;
+  // Fitted for this call when a run of its link class (one node or several) pinned a regime.
+  out.fitted_scale = std::any_of(
+      profile.collective_scales.begin(), profile.collective_scales.end(),
+      [&](const hw::CollectiveScaleFit& f) {
+        return (f.nodes > 1) == (out.nodes > 1) && (f.bandwidth_rows >= hw::kRowsToPinRegime ||
+                                                    f.latency_rows >= hw::kRowsToPinRegime);
+      });
 
   Simulator sim;
   net::FlowSolver solver(sim, topology,
@@ -85,10 +93,18 @@ Sweep collective_sweep(const SweepRequest& r) {
     row.size = size;
     row.count = static_cast<long long>(size / 4.0);
     row.prediction = engine.predict(call);
-    if (out.fit && size >= out.fit_min_size && size <= out.fit_max_size) {
-      row.fit_time = hw::fit_time(*out.fit, Bytes(size));
+    row.measured_time =
+        hw::measured_collective_time(profile.collective_table, op, r.gpus, out.nodes, Bytes(size));
+    row.answer = row.measured_time ? SweepAnswer::kMeasured
+                 : out.fitted_scale ? SweepAnswer::kFittedModel
+                                    : SweepAnswer::kModel;
+    // A forced algorithm or protocol is not what the measured rows (NCCL's choice) ran.
+    if (algorithm != hw::CollAlgorithm::kAuto || protocol != hw::CollProtocol::kAuto) {
+      row.measured_time.reset();
+      row.answer = out.fitted_scale ? SweepAnswer::kFittedModel : SweepAnswer::kModel;
     }
-    const double seconds = (row.fit_time ? *row.fit_time : row.prediction.time).to_seconds();
+    const double seconds =
+        (row.measured_time ? *row.measured_time : row.prediction.time).to_seconds();
     row.algbw_gbps = seconds > 0.0 ? size / seconds * 1e-9 : 0.0;
     row.busbw_gbps = row.algbw_gbps * bus_factor;
     out.rows.push_back(row);

@@ -23,15 +23,21 @@ struct SweepRequest {
   std::string device;              // profile for the collective constants; "" = the node's GPU
 };
 
+// Which answer a row gives, as the step's pricing takes it: the profile's measured table (the
+// exact shape was measured and the size lies within its sizes), NCCL's model with the scales
+// the profile fitted to imported logs, or NCCL's model with the profile's constants alone.
+enum class SweepAnswer { kMeasured, kFittedModel, kModel };
+const char* to_string(SweepAnswer a);
+
 struct SweepRow {
   double size = 0;  // bytes
   long long count = 0;  // fp32 elements, as nccl-tests counts them
-  double algbw_gbps = 0, busbw_gbps = 0;  // of the fit's time when there is one, else simulated
+  double algbw_gbps = 0, busbw_gbps = 0;  // of the measured time when there is one, else simulated
   collective::Prediction prediction;
-  // The device profile's measured fit, when it covers the call and this size lies within the
-  // sizes its run measured (outside them it would extrapolate: a fit of large messages carries
-  // an alpha far above the real small-message latency).
-  std::optional<Time> fit_time;
+  SweepAnswer answer = SweepAnswer::kModel;
+  // Interpolated from the profile's measured rows of this shape (hw::measured_collective_time);
+  // outside the measured sizes the model answers.
+  std::optional<Time> measured_time;
 };
 
 struct Sweep {
@@ -39,11 +45,11 @@ struct Sweep {
   std::string cluster_name;
   int cluster_gpus = 0;
   std::string device;  // the profile the constants came from
-  // A measured fit of the profile (imported nccl-tests logs or a calibration) of this operation
-  // on exactly these ranks and nodes: it answers, as it does when a step is priced, and the
-  // flow-level simulation stands beside it.
-  std::optional<hw::CollectiveFit> fit;
-  double fit_min_size = 0, fit_max_size = 0;  // bytes: the sizes the fit's run measured
+  int nodes = 0;       // the communicator's
+  // The scales the profile fitted to imported logs (neutral when it has none), and whether a
+  // run of this call's link class (one node or several) pinned any of them.
+  hw::CollectiveScale scale;
+  bool fitted_scale = false;
   std::vector<SweepRow> rows;
 };
 

@@ -82,9 +82,8 @@ Time Pricer::concurrent(const std::vector<collective::CollectiveCall>& calls) {
 }
 
 std::optional<Time> Pricer::measured(const workload::CommOp& c, int ranks, int nodes) const {
-  const hw::CollectiveFit* f = hw::find_fit(kernels_.profile().collective_fits, c.kind, ranks, nodes);
-  if (f == nullptr) return std::nullopt;
-  return hw::fit_time(*f, c.size);
+  return hw::measured_collective_time(kernels_.profile().collective_table, c.kind, ranks, nodes,
+                                     c.size);
 }
 
 Time Pricer::tally_comm(Time t, bool from_measurement, std::int64_t per_step) {

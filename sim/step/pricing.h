@@ -41,7 +41,7 @@ struct PricingTally {
   Time gemm, attention, memory_bound, tp_exposed, tp_hidden;
   Time measured;  // compute time priced from measured tables
   Time priced;    // all compute time priced
-  Time comm_measured, comm_priced;  // the same for collectives (measured alpha-beta fits)
+  Time comm_measured, comm_priced;  // the same for collectives (measured tables)
   Time dp_hidden;  // per micro-batch: ZeRO-3 / FSDP collective time run beside compute
 };
 
@@ -55,7 +55,7 @@ class Pricer {
   StageCosts price(const workload::StageProgram& stage, PricingTally& tally);
   // What the stage's PP and DP streams send when the executor runs them on the network
   // (ExecutorNetwork): the PP message size, and each chunk's DP collectives split by its share
-  // of the stage's layers as price() splits their times. Communication with a measured fit,
+  // of the stage's layers as price() splits their times. Communication with a measured table,
   // and the tied-embedding all-reduce between the pipeline's ends, keep their price.
   StageTraffic traffic(const workload::StageProgram& stage);
 
@@ -93,8 +93,10 @@ class Pricer {
   Time analytic(const collective::CollectiveCall& call) const;
   // Runs the calls together on a private simulator and returns when the last one ends.
   Time concurrent(const std::vector<collective::CollectiveCall>& calls);
-  // A collective priced from the profile's measured alpha-beta fit of the same operation on a
-  // communicator of the same ranks and nodes (nccl-tests imported or measured), if it has one.
+  // A collective priced from the profile's measured table of the same operation on a
+  // communicator of the same ranks and nodes (nccl-tests imported or measured), interpolated
+  // log-log within its measured sizes (hw::measured_collective_time); nullopt elsewhere, where
+  // NCCL's model answers (with the scales the profile fitted to its logs, if any).
   std::optional<Time> measured(const workload::CommOp& c, int ranks, int nodes) const;
   // Records a collective's price, run `per_step` times a step, in the current stage's tally.
   Time tally_comm(Time t, bool from_measurement, std::int64_t per_step);

@@ -92,17 +92,22 @@ TEST_CASE("cli: a scenario run on an imported calibration uses its measured coll
   namespace fs = std::filesystem;
   const fs::path dir = fs::temp_directory_path() / ("megasim_imported_" + std::to_string(::getpid()));
   fs::create_directories(dir);
-  // The A100 datasheet profile with two measured alpha-beta fits for the TP group's
-  // collectives (8 ranks on 1 node), as `megasim calibrate import-nccl-tests` writes them.
+  // The A100 datasheet profile with measured rows for the TP group's collectives (8 ranks on
+  // 1 node), 1 KiB-16 GiB, as `megasim calibrate import-nccl-tests` writes them: each at 30 us
+  // + size x 7/8 / 120 GB/s of bus bandwidth (the model gives about 230).
   auto profile = nlohmann::json::parse(megasim::test::read_all(
       std::string(MEGASIM_SOURCE_DIR) + "/calibrate/profiles/a100-sxm4-80gb.json"));
   profile["kind"] = "imported";
   profile["measurement"] = {{"date", "2026-11-29"}, {"tool", "nccl-tests (test fixture)"}};
-  profile["collective_fits"] = nlohmann::json::array();
+  profile["collective_table"] = nlohmann::json::array();
   for (const char* op : {"all_gather", "reduce_scatter"}) {
-    profile["collective_fits"].push_back({{"op", op}, {"ranks", 8}, {"nodes", 1},
-                                          {"alpha_us", 30.0}, {"bus_gbps", 120.0},
-                                          {"rms_relative_residual", 0.02}, {"points", 12}});
+    for (double bytes = 1024.0; bytes <= 16.0 * (1 << 30); bytes *= 4.0) {
+      const double us = 30.0 + bytes * 7.0 / 8.0 / 120e9 * 1e6;
+      const double algbw = bytes / us * 1e-3;
+      profile["collective_table"].push_back(
+          {{"op", op}, {"ranks", 8}, {"nodes", 1}, {"bytes", bytes}, {"time_us", us},
+           {"algbw_gbps", algbw}, {"busbw_gbps", algbw * 7.0 / 8.0}, {"run", op}});
+    }
   }
   const fs::path device = dir / "a100-imported.json";
   std::ofstream(device) << profile.dump(2);
@@ -120,6 +125,41 @@ TEST_CASE("cli: a scenario run on an imported calibration uses its measured coll
   CHECK(b["costs"]["collective_measured_share"].get<double>() > 0.2);
   // 120 GB/s measured against the model's 230: the TP collectives got slower.
   CHECK(b["step_time_s"].get<double>() > a["step_time_s"].get<double>());
+  fs::remove_all(dir);
+}
+
+TEST_CASE("cli: a calibration's fitted scales price the step's unmeasured collectives") {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("megasim_scaled_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  // The H100 profile with fitted scales and no measured rows: NVLink and NICs at a fifth of
+  // the modelled bus bandwidth. No shape is measured, so NCCL's model answers every
+  // collective, under the scales: the TP collectives (8 ranks, NVLink) take longer, and the
+  // step with them; none is counted as measured.
+  auto profile = nlohmann::json::parse(megasim::test::read_all(
+      std::string(MEGASIM_SOURCE_DIR) + "/calibrate/profiles/h100-sxm5-80gb.json"));
+  profile["kind"] = "imported";
+  profile["measurement"] = {{"date", "2026-12-01"}, {"tool", "nccl-tests (test fixture)"}};
+  profile["collective_scales"] = nlohmann::json::array();
+  for (int nodes : {1, 2}) {
+    profile["collective_scales"].push_back(
+        {{"run", "fixture"}, {"cluster", "llama3-h100-24576"}, {"op", "all_reduce"},
+         {"ranks", 8 * nodes}, {"nodes", nodes}, {"bandwidth_scale", 0.2},
+         {"latency_offset_us", 0.0}, {"bandwidth_rows", 9}, {"latency_rows", 0}, {"rows", 12},
+         {"rms_log_residual", 0.0}});
+  }
+  const fs::path device = dir / "h100-scaled.json";
+  std::ofstream(device) << profile.dump(2);
+  const std::string common = " --json " + kDefault + " --set cluster=llama3-h100-24576";
+  auto datasheet = run_megasim("simulate" + common + " --set device=h100-sxm5-80gb");
+  auto scaled = run_megasim("simulate" + common + " --set device=" + device.string());
+  REQUIRE(datasheet.exit_code == 0);
+  INFO(scaled.err);
+  REQUIRE(scaled.exit_code == 0);
+  const auto a = nlohmann::json::parse(datasheet.out);
+  const auto b = nlohmann::json::parse(scaled.out);
+  CHECK(b["costs"]["collective_measured_share"].get<double>() == 0.0);
+  CHECK(b["step_time_s"].get<double>() > 1.05 * a["step_time_s"].get<double>());
   fs::remove_all(dir);
 }
 

@@ -1,0 +1,78 @@
+#include "cli/import_scales.h"
+
+#include <map>
+#include <memory>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "calibrate/collective_scale_fit.h"
+#include "io/cluster_loader.h"
+#include "io/collective_constants_reader.h"
+#include "net/topology.h"
+#include "plan/collective_calibration.h"
+
+namespace megasim::cli {
+namespace {
+
+// A run's rows as the fit takes them: out-of-place, one per size (in-place where the run has
+// no out-of-place row), as hw::measured_collective_time reads the table.
+std::vector<calibrate::ScaleFitRow> run_rows(const std::vector<hw::CollectiveMeasurement>& rows) {
+  std::map<double, double> out_of_place, in_place;
+  for (const auto& m : rows)
+    (m.in_place ? in_place : out_of_place).emplace(m.size.value(), m.time.to_seconds());
+  std::vector<calibrate::ScaleFitRow> out;
+  for (const auto& [size, seconds] : out_of_place.empty() ? in_place : out_of_place)
+    out.push_back({size, seconds});
+  return out;
+}
+
+bool priced_by_tuning_model(hw::CollectiveOp op) {
+  return op != hw::CollectiveOp::kAllToAll && op != hw::CollectiveOp::kSendRecv;
+}
+
+}  // namespace
+
+std::vector<hw::CollectiveScaleFit> fit_import_scales(const hw::DeviceProfile& profile,
+                                                      const std::filesystem::path& device_file,
+                                                      const std::string& cluster_ref,
+                                                      std::string& text, io::Json& json) {
+  const net::ClusterSpec spec = io::load_cluster_ref(cluster_ref);
+  const auto topology = std::make_shared<const net::Topology>(spec);
+  const hw::CollectiveConstants constants = io::read_collective_constants(device_file);
+  std::vector<std::string> order;  // runs in table order
+  std::map<std::string, std::vector<hw::CollectiveMeasurement>> runs;
+  for (const auto& m : profile.collective_table) {
+    if (!m.algorithm.empty() || !m.protocol.empty()) continue;
+    if (runs.find(m.run) == runs.end()) order.push_back(m.run);
+    runs[m.run].push_back(m);
+  }
+  std::vector<hw::CollectiveScaleFit> fits;
+  for (const auto& id : order) {
+    const hw::CollectiveMeasurement& first = runs[id].front();
+    if (!priced_by_tuning_model(first.op)) {
+      text += fmt::format("{}: {} is point-to-point, outside NCCL's tuning model: no scales "
+                          "fitted\n", id, hw::to_string(first.op));
+      continue;
+    }
+    const std::string what = fmt::format("{} on cluster '{}'", id, spec.name);
+    const auto model = plan::scaled_nccl_model(topology, constants, first.op, first.ranks,
+                                               first.nodes, what);
+    const auto rows = run_rows(runs[id]);
+    hw::CollectiveScaleFit f =
+        calibrate::fit_collective_scale(rows, model, first.op, first.ranks, first.nodes);
+    f.run = id;
+    f.cluster = spec.name;
+    const auto regimes = calibrate::describe_regimes(f, calibrate::regime_span(rows, model));
+    text += fmt::format("{}: NCCL's model on {} fitted over {} rows, rms {:.1f} % in log time\n",
+                        id, spec.name, f.rows, 100.0 * f.rms_log_residual);
+    for (const auto& line : regimes) text += "  " + line + "\n";
+    json.push_back({{"run", id}, {"cluster", spec.name}, {"bandwidth_scale", f.bandwidth_scale},
+                    {"latency_offset_us", f.latency_offset_us}, {"rows", f.rows},
+                    {"rms_log_residual", f.rms_log_residual}, {"regimes", regimes}});
+    fits.push_back(f);
+  }
+  return fits;
+}
+
+}  // namespace megasim::cli

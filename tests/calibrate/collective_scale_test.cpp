@@ -1,0 +1,176 @@
+// NCCL's model fitted to nccl-tests runs (calibrate/collective_scale_fit.h) and the measured
+// table's interpolation (hw::measured_collective_time): a run written from the model itself
+// with known scales is fitted back to them; regimes are said as the rows pin them; the table
+// answers log-log between measured sizes and nowhere else.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "calibrate/collective_scale_fit.h"
+#include "io/cluster_loader.h"
+#include "io/collective_constants_reader.h"
+#include "net/topology.h"
+#include "plan/collective_calibration.h"
+
+using namespace megasim;
+using hw::CollectiveOp;
+
+namespace {
+
+std::filesystem::path source(const std::string& rel) {
+  return std::filesystem::path(MEGASIM_SOURCE_DIR) / rel;
+}
+
+// NCCL's model of an all-reduce on `ranks` over `nodes` H100 nodes of the DGX H100 SuperPOD.
+calibrate::ScaledModel h100_model(int ranks, int nodes) {
+  const auto topology = std::make_shared<const net::Topology>(
+      io::load_cluster(source("topologies/dgx-h100-superpod-6144.json")));
+  return plan::scaled_nccl_model(
+      topology, io::read_collective_constants(source("calibrate/profiles/h100-sxm5-80gb.json")),
+      CollectiveOp::kAllReduce, ranks, nodes, "test");
+}
+
+// A synthetic nccl-tests run: the model's time under `truth` at every size lo..hi, x 2.
+std::vector<calibrate::ScaleFitRow> synthetic(const calibrate::ScaledModel& model,
+                                              const hw::CollectiveScale& truth, double lo,
+                                              double hi) {
+  std::vector<calibrate::ScaleFitRow> rows;
+  for (double s = lo; s <= hi; s *= 2.0) rows.push_back({s, model(s, truth).time_s});
+  return rows;
+}
+
+hw::CollectiveMeasurement row(double bytes, double us, bool in_place = false) {
+  hw::CollectiveMeasurement m;
+  m.op = CollectiveOp::kAllReduce;
+  m.ranks = 16;
+  m.nodes = 2;
+  m.size = Bytes(bytes);
+  m.time = Time::from_us(us);
+  m.in_place = in_place;
+  m.run = "log:1";
+  return m;
+}
+
+}  // namespace
+
+TEST_CASE("a 2-node run written from the model with NIC x 0.8 and +6 us is fitted back") {
+  const auto model = h100_model(16, 2);
+  hw::CollectiveScale truth;
+  truth.net_bandwidth = 0.8;
+  truth.net_latency_offset_us = 6.0;
+  const auto rows = synthetic(model, truth, 8.0, 16.0 * (1 << 30));  // 8 B-16 GiB: 32 rows
+  const hw::CollectiveScaleFit f =
+      calibrate::fit_collective_scale(rows, model, CollectiveOp::kAllReduce, 16, 2);
+  CHECK(f.rows == 32);
+  CHECK(f.latency_rows >= hw::kRowsToPinRegime);
+  CHECK(f.bandwidth_rows >= hw::kRowsToPinRegime);
+  CHECK(f.bandwidth_scale == doctest::Approx(0.8).epsilon(0.02));
+  CHECK(f.latency_offset_us == doctest::Approx(6.0).epsilon(0.02));
+  CHECK(f.rms_log_residual < 0.01);
+}
+
+TEST_CASE("a 1-node run written from the model with NVLink x 1.15 and -3 us is fitted back") {
+  const auto model = h100_model(8, 1);
+  hw::CollectiveScale truth;
+  truth.nvlink_bandwidth = 1.15;
+  truth.nvlink_latency_offset_us = -3.0;
+  const auto rows = synthetic(model, truth, 8.0, 8.0 * (1 << 30));
+  const hw::CollectiveScaleFit f =
+      calibrate::fit_collective_scale(rows, model, CollectiveOp::kAllReduce, 8, 1);
+  CHECK(f.bandwidth_scale == doctest::Approx(1.15).epsilon(0.02));
+  CHECK(f.latency_offset_us == doctest::Approx(-3.0).epsilon(0.02));
+}
+
+TEST_CASE("a run of large messages only pins the bandwidth and says so") {
+  // 8 MiB-16 GiB across 2 nodes, as the shipped H100 log: NVLSTree's latency (25 + 2 x 20.9
+  // = 66.8 us) is at most 66 % of the modelled time (8 MiB: 66.8 of 100.9 us), under the 80 %
+  // that makes a row latency-bound; the bandwidth term reaches 80 % at 64 MiB (272.6 of
+  // 339.4 us), so 9 rows, 64 MiB-16 GiB, pin the bandwidth and none the latency.
+  const auto model = h100_model(16, 2);
+  hw::CollectiveScale truth;
+  truth.net_bandwidth = 0.9;
+  const auto rows = synthetic(model, truth, 8.0 * (1 << 20), 16.0 * (1 << 30));
+  const hw::CollectiveScaleFit f =
+      calibrate::fit_collective_scale(rows, model, CollectiveOp::kAllReduce, 16, 2);
+  CHECK(f.latency_rows == 0);
+  CHECK(f.latency_offset_us == 0.0);
+  CHECK(f.bandwidth_rows == 9);
+  CHECK(f.bandwidth_scale == doctest::Approx(0.9).epsilon(0.02));
+  const auto lines = calibrate::describe_regimes(f, calibrate::regime_span(rows, model));
+  REQUIRE(lines.size() == 3);
+  CHECK(lines[0] ==
+        "latency: not pinned (0 rows where it is 80 % of the modelled time or more, 2 needed), "
+        "left to the profile");
+  CHECK(lines[1] == "NIC bandwidth: pinned by 9 rows (64 MiB-16 GiB), scale 0.900");
+  CHECK(lines[2] == "NVLink bandwidth: not measured (a 2-node run), left to the profile");
+}
+
+TEST_CASE("a run 20 times slower than the model lands on the search's edge and says so") {
+  const auto model = h100_model(16, 2);
+  hw::CollectiveScale truth;
+  truth.net_bandwidth = 0.05;  // below the 1/10 the search allows
+  const auto rows = synthetic(model, truth, 8.0 * (1 << 20), 16.0 * (1 << 30));
+  const hw::CollectiveScaleFit f =
+      calibrate::fit_collective_scale(rows, model, CollectiveOp::kAllReduce, 16, 2);
+  CHECK(f.bandwidth_scale == doctest::Approx(0.1).epsilon(1e-6));
+  const auto lines = calibrate::describe_regimes(f, calibrate::regime_span(rows, model));
+  CHECK(lines[1].find("the edge of the search, 1/10 to 10: does the cluster match the fabric "
+                      "the log ran on?") != std::string::npos);
+}
+
+TEST_CASE("a DP group with one GPU per node is priced under the NIC scale") {
+  // 4 ranks on 4 nodes: no log of 8-GPU nodes measured it, but the NIC scale reaches it. At
+  // 1 GiB the bandwidth term is nearly all of the time, so x 0.8 of the bandwidth is about
+  // x 1.25 of the time; at 8 B latency rules and the scale moves it by a nanosecond.
+  const auto model = h100_model(4, 4);
+  hw::CollectiveScale fitted;
+  fitted.net_bandwidth = 0.8;
+  const double gib = 1 << 30;
+  CHECK(model(gib, fitted).time_s / model(gib, {}).time_s == doctest::Approx(1.25).epsilon(0.01));
+  CHECK(model(8.0, fitted).time_s == doctest::Approx(model(8.0, {}).time_s).epsilon(1e-4));
+}
+
+TEST_CASE("the fitted scales of several runs combine per link, weighted by their rows") {
+  hw::CollectiveScaleFit a, b, c;
+  a.nodes = b.nodes = 2;
+  a.bandwidth_scale = 0.5, a.bandwidth_rows = 3, a.latency_offset_us = 10.0, a.latency_rows = 1;
+  b.bandwidth_scale = 2.0, b.bandwidth_rows = 2, b.latency_offset_us = 4.0, b.latency_rows = 4;
+  c.nodes = 1;
+  c.bandwidth_scale = 1.2, c.bandwidth_rows = 5, c.latency_offset_us = -2.0, c.latency_rows = 2;
+  const hw::CollectiveScale s = hw::collective_scale({a, b, c});
+  // NIC: exp((3 ln 0.5 + 2 ln 2) / 5) = 2^(-1/5); latency: a pins none (1 row), b alone: 4 us.
+  CHECK(s.net_bandwidth == doctest::Approx(std::pow(2.0, -0.2)));
+  CHECK(s.net_latency_offset_us == doctest::Approx(4.0));
+  CHECK(s.nvlink_bandwidth == doctest::Approx(1.2));
+  CHECK(s.nvlink_latency_offset_us == doctest::Approx(-2.0));
+  const hw::CollectiveScale none = hw::collective_scale({});
+  CHECK(none.net_bandwidth == 1.0);
+  CHECK(none.nvlink_latency_offset_us == 0.0);
+}
+
+TEST_CASE("the measured table answers log-log between its sizes and nowhere else") {
+  // 1 MiB in 100 us, 4 MiB in 400 us: 2 MiB lies halfway in log size, so its time is
+  // halfway in log time, sqrt(100 x 400) = 200 us; 3 MiB: w = ln 3 / ln 4 = 0.7925,
+  // 100^0.2075 x 400^0.7925 = 300.0 us (the line is t proportional to size here).
+  const double mib = 1 << 20;
+  const std::vector<hw::CollectiveMeasurement> table = {
+      row(mib, 100.0), row(4 * mib, 400.0), row(mib, 50.0, true), row(8 * mib, 700.0, true)};
+  const auto at = [&](double bytes) {
+    return hw::measured_collective_time(table, CollectiveOp::kAllReduce, 16, 2, Bytes(bytes));
+  };
+  CHECK(at(mib)->to_us() == doctest::Approx(100.0));  // the out-of-place row, not in-place's 50
+  CHECK(at(2 * mib)->to_us() == doctest::Approx(200.0).epsilon(1e-4));
+  CHECK(at(3 * mib)->to_us() == doctest::Approx(300.0).epsilon(1e-4));
+  CHECK(at(4 * mib)->to_us() == doctest::Approx(400.0));
+  CHECK_FALSE(at(mib / 2).has_value());     // below the run's sizes: the model answers
+  CHECK_FALSE(at(8 * mib).has_value());     // in-place rows do not extend the out-of-place ones
+  CHECK_FALSE(hw::measured_collective_time(table, CollectiveOp::kAllReduce, 16, 4, Bytes(mib)));
+  CHECK_FALSE(hw::measured_collective_time(table, CollectiveOp::kAllGather, 16, 2, Bytes(mib)));
+  auto forced = table;
+  for (auto& m : forced) m.algorithm = "ring";
+  CHECK_FALSE(hw::measured_collective_time(forced, CollectiveOp::kAllReduce, 16, 2, Bytes(mib)));
+}

@@ -82,7 +82,10 @@ BytesPerSec NcclModel::bus_bandwidth(const CommShape& shape, CollAlgorithm algor
 
 double NcclModel::flow_scale(const CommShape& shape, CollAlgorithm algorithm,
                              CollProtocol protocol) const {
-  return std::max(1.0, uncapped_link_bandwidth(shape) / bus_bandwidth(shape, algorithm, protocol));
+  // A fitted scale k stands for links k times as fast as the profile's: the protocol's
+  // overhead (>= 1 wire byte per payload byte) is taken before it, so k > 1 speeds flows too.
+  const double k = constants_.scale.bandwidth(shape.nodes > 1);
+  return std::max(1.0, uncapped_link_bandwidth(shape) * k / bus_bandwidth(shape, algorithm, protocol)) / k;
 }
 
 ModelCost NcclModel::direct_cost(const CollectiveCall& call, const CommShape& shape) const {

@@ -225,3 +225,20 @@ TEST_CASE("one rank per node: NCCL 2.30 charges the tree's network latency to th
   const auto cost = h.engine.model().cost(c, shape, CollAlgorithm::kRing, CollProtocol::kLL);
   CHECK(cost.latency.to_us() == doctest::Approx(36.6).epsilon(1e-4));
 }
+
+TEST_CASE("hopper: a fitted bandwidth scale speeds or slows the ring's flows as it does the model") {
+  // One DGX H100, a forced Simple ring at 1 GiB: the flows carry the bytes the model's bus
+  // bandwidth implies, so a fitted NVLink scale of 1.15 (or 0.8) divides the bandwidth-bound
+  // time by about 1.15 (or 0.8), above as well as below the link's own rate.
+  const CollectiveCall call = all_reduce({0, 1, 2, 3, 4, 5, 6, 7}, kOneGiB, CollAlgorithm::kRing,
+                                         CollProtocol::kSimple);
+  Hopper plain;
+  const Time base = plain.engine.predict(call).time;
+  for (double k : {1.15, 0.8}) {
+    Hopper scaled;
+    scaled.constants.scale.nvlink_bandwidth = k;
+    const auto p = scaled.engine.predict(call);
+    CHECK(base.to_seconds() / p.time.to_seconds() == doctest::Approx(k).epsilon(0.02));
+    CHECK(p.time.to_seconds() == doctest::Approx(p.model_time.to_seconds()).epsilon(0.02));
+  }
+}

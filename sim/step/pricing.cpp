@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cassert>
 #include <cmath>
+#include <set>
 
 #include "engine/simulator.h"
 #include "net/flow_solver.h"
@@ -24,9 +25,7 @@ bool is_gemm(const Op& op) {
 }
 
 // ZeRO-3 / FSDP's collectives inside a pass: on all of DP, or on a hybrid shard's group.
-bool is_sharded_dp(Group g) {
-  return g == Group::kDp || g == Group::kDpShard;
-}
+bool is_sharded_dp(Group g) { return g == Group::kDp || g == Group::kDpShard; }
 
 bool is_weight_grad(const Op& op) {
   return is_gemm(op) && op.gemm_role == workload::GemmRole::kWeightGrad;
@@ -43,7 +42,8 @@ Pricer::Pricer(const net::Topology& topology, std::vector<int> placement,
       kernels_(kernels),
       plan_(plan),
       system_(system),
-      interference_(kernels.profile().interference.compute_slowdown) {}
+      interference_(kernels.profile().interference.compute_slowdown),
+      dp_nodes_(dp_group_nodes()) {}
 
 int Pricer::rails() const {
   // TP rank t of every group sits on local GPU t of its node, whose NIC is rail t: the calls of
@@ -148,12 +148,17 @@ Time Pricer::pp_time_simulated(Bytes bytes, int from, int to) {
   return cache_[key] = traffic_on_network_ ? analytic(calls.front()) : concurrent(calls);
 }
 
-Time Pricer::dp_time(const workload::CommOp& c) {
-  // With one GPU of each DP group per node, a DP communicator spans dp nodes.
+int Pricer::dp_group_nodes() const {
+  std::set<int> nodes;  // of stage 0's and TP rank 0's communicator: placements are symmetric
+  for (int d = 0; d < plan_.dp; ++d) nodes.insert(topology_.node_of(gpu(0, d, 0)));
+  return static_cast<int>(nodes.size());
+}
+
+Time Pricer::dp_time(const workload::CommOp& c, std::int64_t per_step) {
   if (c.group == Group::kDp) {
-    if (auto m = measured(c, plan_.dp, plan_.dp)) return tally_comm(*m, true, 1);
+    if (auto m = measured(c, plan_.dp, dp_nodes_)) return tally_comm(*m, true, per_step);
   }
-  return tally_comm(dp_time_simulated(c), false, 1);
+  return tally_comm(dp_time_simulated(c), false, per_step);
 }
 
 Time Pricer::dp_time_simulated(const workload::CommOp& c) {
@@ -226,7 +231,7 @@ Time Pricer::pass_time(const std::vector<Op>& ops, bool backward, PricingTally& 
       else tally.memory_bound += kc.time;
     } else {
       const workload::CommOp& c = *op.comm();
-      cost[i] = c.group == Group::kTp ? tp_time(c) : dp_time(c);
+      cost[i] = c.group == Group::kTp ? tp_time(c) : dp_time(c, plan_.micro_batches());
     }
   }
   // Pair each overlappable TP collective with its GEMM.
@@ -417,7 +422,7 @@ StageTraffic Pricer::traffic(const workload::StageProgram& stage) {
       const workload::CommOp& c = *op.comm();
       if (c.group == Group::kDp && plan_.dp == 1) continue;  // nothing to send
       DpPart p;
-      p.on_network = c.group == Group::kDp && !measured(c, plan_.dp, plan_.dp);
+      p.on_network = c.group == Group::kDp && !measured(c, plan_.dp, dp_nodes_);
       p.op = c.kind;
       if (p.on_network) {
         bucket_bytes += c.size.value();

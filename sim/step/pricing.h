@@ -78,7 +78,11 @@ class Pricer {
                     const std::vector<bool>& taken, PricingTally& tally, Time& dp_exposed);
   Time tp_time(const workload::CommOp& c);
   Time pp_time(Bytes bytes, int from_stage, int to_stage);
-  Time dp_time(const workload::CommOp& c);
+  // A DP-group collective run `per_step` times a step (once for the gradient and parameter
+  // collectives at the step's edges; once per micro-batch inside a ZeRO-3 / FSDP pass).
+  Time dp_time(const workload::CommOp& c, std::int64_t per_step = 1);
+  // The nodes one DP communicator (kDp) spans under the placement.
+  int dp_group_nodes() const;
   Time tp_time_simulated(const workload::CommOp& c);
   Time pp_time_simulated(Bytes bytes, int from_stage, int to_stage);
   Time dp_time_simulated(const workload::CommOp& c);
@@ -108,6 +112,7 @@ class Pricer {
   const workload::ParallelPlan& plan_;
   SystemOptions system_;
   double interference_;
+  int dp_nodes_;  // dp_group_nodes(), once
   std::map<std::tuple<int, int, int, double>, Time> cache_;
   PricingTally* tally_ = nullptr;  // of the stage being priced
   std::map<int, std::vector<std::pair<double, Time>>> scaled_;  // by op kind: (bytes, time)

@@ -75,6 +75,10 @@ workload::ParallelPlan read_plan(JsonReader r) {
     r.fail("shard_group", fmt::format("shard_group {} does not divide dp {} into replicas",
                                       p.shard_group, p.dp));
   }
+  if (p.zero3 && p.schedule == Schedule::kZeroBubble) {
+    r.fail("schedule", "zero-bubble defers the weight gradients that ZeRO-3 / FSDP reduce-scatter "
+                       "after each layer's backward; megasim does not model the two together");
+  }
   if (p.zero2 && p.zero3) {
     r.fail("zero2", "zero2 and zero3 are two stages of one choice: set one of them");
   }

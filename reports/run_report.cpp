@@ -113,7 +113,7 @@ std::string to_text(const RunResult& r, const StepProfile& step, const PowerInpu
                      step.evaluation.to_seconds(), step.evaluation_interval_steps,
                      r.evaluation.to_hours(), 100.0 * r.evaluation.to_seconds() / r.failure_free.to_seconds());
   }
-  o += fmt::format("  running MFU    {:.1f}%: the step's {:.1f}% over the {:.1f}% of the running time spent in steps "
+  o += fmt::format("  running MFU    {:.1f}%: the step's {:.1f}% times the {:.1f}% of the running time spent in steps "
                    "(evaluation, checkpoint stalls and stragglers take the rest)\n",
                    100.0 * step.mfu * r.step_share, 100.0 * step.mfu, 100.0 * r.step_share);
   o += fmt::format("  wall-clock     p10 {:.2f} / p50 {:.2f} / p90 {:.2f} days\n", r.days.p10,

@@ -228,6 +228,14 @@ std::uint64_t trial_seed(std::uint64_t seed, int trial) {
   return r.next_u64();
 }
 
+// The run's evaluations: one after every whole interval of steps, as Megatron-LM evaluates at
+// each multiple of --eval-interval. Trials spread them evenly over the steps, so redone steps
+// redo their share.
+Time run_evaluation(const StepProfile& step, std::int64_t steps) {
+  if (step.evaluation_interval_steps <= 0) return Time::zero();
+  return step.evaluation * static_cast<double>(steps / step.evaluation_interval_steps);
+}
+
 Time slowed(Time t, double slowdown) {
   return t * (1.0 + slowdown);
 }
@@ -243,7 +251,8 @@ TrialResult simulate_trial(const StepProfile& step, double tokens, const Reliabi
   Rng draw(seed);
   const bool slow = s.slow_probability > 0.0 && draw.bernoulli(s.slow_probability);
   // A straggler slows the evaluation's forward passes as much as the step's.
-  const Time per_step = step.step_time + step.evaluation_per_step();
+  const Time per_step = step.step_time + run_evaluation(step, steps_for(tokens, step)) /
+                                             static_cast<double>(steps_for(tokens, step));
   const Time step_time = slow ? slowed(per_step, model.straggler_slowdown) : per_step;
   Trial t(step, steps_for(tokens, step), step_time, m, interval_in_steps(interval, step_time),
           draw.next_u64());
@@ -323,8 +332,7 @@ RunResult simulate_run(const StepProfile& step, const RunSpec& spec, const Relia
   RunResult r;
   r.steps = steps_for(spec.tokens, step);
   r.step_time = step.step_time;
-  if (step.evaluation_interval_steps > 0)
-    r.evaluation = step.evaluation * (r.steps / step.evaluation_interval_steps);
+  r.evaluation = run_evaluation(step, r.steps);
   r.failure_free = step.step_time * r.steps + r.evaluation;
   r.trials = spec.trials;
   const double rate = model.failures_per_hour(step);

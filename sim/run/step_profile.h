@@ -44,7 +44,7 @@ struct StepProfile {
   // The evaluation the job runs every `evaluation_interval_steps` steps (0: none), taking
   // `evaluation` (eval iterations × one forward-only iteration). Megatron-LM evaluates at every
   // multiple of its interval, so redone steps redo their evaluations: the run level spreads
-  // the cost over the interval's steps.
+  // the run's whole evaluations evenly over its steps.
   Time evaluation;
   std::int64_t evaluation_interval_steps = 0;
   double mfu = 0.0;  // the step's model FLOPs utilisation (for the running job's MFU)
@@ -52,10 +52,6 @@ struct StepProfile {
   // Throws InputError when a field is out of range or the activity times do not add up.
   void validate() const;
   Time time_in(Activity a) const { return activity_time[static_cast<std::size_t>(a)]; }
-  // The evaluation's share of one step (zero without evaluation).
-  Time evaluation_per_step() const {
-    return evaluation_interval_steps > 0 ? evaluation / evaluation_interval_steps : Time::zero();
-  }
 };
 
 // A profile whose GPUs spend the whole step in one activity (for tests and quick estimates).

@@ -5,7 +5,8 @@
 // between steps (run/run_simulation.h).
 //
 // Timed as a list schedule over the stages, with each stage's priced forward passes (their
-// compute paced by the slowest GPU as in the step, their exposed TP communication as priced),
+// compute paced by the slowest GPU as in the step, their exposed TP and ZeRO-3 / FSDP waits as
+// priced),
 // the activation send between stages (StageCosts::pp_activation) and, under Megatron-LM's
 // blocking exchanges (no PP overlap), the host cost of one exchange after each forward pass.
 // Left out: stragglers (the run level slows the whole job instead) and the contention of PP

@@ -216,21 +216,21 @@ TEST_CASE("run: without spares a hardware failure waits for the node's repair") 
 }
 
 TEST_CASE("run: evaluations every N steps lengthen the run and lower the running MFU") {
-  // 2,500 steps of 60 s, a 300 s evaluation every 1,000 steps: 0.3 s a step, so a failure-free
-  // trial takes 2,500 × 60.3 s; the run counts two evaluations (steps 1,000 and 2,000).
+  // 2,500 steps of 60 s, a 300 s evaluation every 1,000 steps: two evaluations (after steps
+  // 1,000 and 2,000), 600 s spread over the steps, so a failure-free trial takes 2,500 × 60.24 s.
   StepProfile step = uniform_step(Time::from_seconds(60), 1.0, 64, 8, 0, Activity::kGemm);
   step.evaluation = Time::from_seconds(300);
   step.evaluation_interval_steps = 1000;
   step.mfu = 0.5;
   const ReliabilityModel m = no_failures_model();
-  CHECK(simulate_trial(step, 2500.0, m, Time::max(), 1).wall == Time::from_seconds(2500 * 60.3));
+  CHECK(simulate_trial(step, 2500.0, m, Time::max(), 1).wall == Time::from_seconds(2500 * 60.24));
   RunSpec spec;
   spec.tokens = 2500.0;
   const RunResult r = simulate_run(step, spec, m, PowerInputs{});
   CHECK(r.evaluation == Time::from_seconds(600));
   CHECK(r.failure_free == Time::from_seconds(2500 * 60 + 600));
-  // Of the running time, 60 / 60.3 is spent in steps.
-  CHECK(r.step_share == doctest::Approx(60.0 / 60.3).epsilon(1e-9));
+  // Of the running time, 60 / 60.24 is spent in steps.
+  CHECK(r.step_share == doctest::Approx(60.0 / 60.24).epsilon(1e-9));
 
   SUBCASE("a negative evaluation is a bug upstream") {
     step.evaluation = Time::from_seconds(-1);

@@ -63,6 +63,10 @@ TEST_CASE("evaluation: a forward-only iteration is the forwards of the last stag
     cfg.slowest_gpu = 0.1;
     const auto tp = stages(2, Time::from_ms(1), Time::from_us(500), Time::from_us(100));
     CHECK(evaluation_iteration(s, tp, cfg) == Time::from_us(5 * 1050 + 100));
+    // Nor a ZeRO-3 gather's exposed wait: 0.25 ms TP and 0.25 ms DP of the 1 ms pass.
+    auto dp = stages(2, Time::from_ms(1), Time::from_us(250), Time::from_us(100));
+    for (auto& k : dp) k.forward_dp = {Time::from_us(250)};
+    CHECK(evaluation_iteration(s, dp, cfg) == Time::from_us(5 * 1050 + 100));
   }
 }
 

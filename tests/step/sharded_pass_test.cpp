@@ -74,4 +74,12 @@ TEST_CASE("sharded pass: a blocking reduce holds the host, a free one runs besid
   CHECK(b.compute == us(30));
   // In line (prefetch 0): 3 × (10 + 12) = 66.
   CHECK(sharded_pass_time(s, 0, false).total == us(66));
+
+  SUBCASE("the held host shows once the last layer's compute is long") {
+    // Compute 2 of 50: free, it runs 20–70 and scatter 2 70–82; blocking, it is queued at 22
+    // (the host held by scatter 0), runs 22–72, and scatter 2 runs 72–84.
+    s[4].time = us(50);
+    CHECK(sharded_pass_time(s, 1, false).total == us(82));
+    CHECK(sharded_pass_time(s, 1, true).total == us(84));
+  }
 }

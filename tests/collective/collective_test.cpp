@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "calls.h"
 #include "collective/collective_engine.h"
 #include "engine/error.h"
 #include "io/cluster_loader.h"
@@ -17,6 +18,9 @@ using megasim::hw::CollAlgorithm;
 using collective::CollectiveCall;
 using megasim::hw::CollectiveOp;
 using megasim::hw::CollProtocol;
+
+using megasim::testing::busbw_gbps;
+using megasim::testing::call;
 
 namespace {
 
@@ -34,22 +38,6 @@ struct Fixture {
   net::FlowSolver solver;
   collective::CollectiveEngine engine;
 };
-
-CollectiveCall call(CollectiveOp op, std::vector<int> gpus, double bytes, CollAlgorithm a = CollAlgorithm::kAuto,
-                    CollProtocol p = CollProtocol::kAuto) {
-  CollectiveCall c;
-  c.op = op;
-  c.gpus = std::move(gpus);
-  c.bytes = Bytes(bytes);
-  c.algorithm = a;
-  c.protocol = p;
-  return c;
-}
-
-double busbw_gbps(const CollectiveCall& c, Time t) {
-  return c.bytes.value() / t.to_seconds() * 1e-9 *
-         hw::bus_factor(c.op, static_cast<int>(c.gpus.size()));
-}
 
 }  // namespace
 

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "calls.h"
 #include "collective/collective_engine.h"
 #include "engine/error.h"
 #include "io/cluster_loader.h"
@@ -19,6 +20,8 @@ using collective::CollectiveCall;
 using megasim::hw::CollAlgorithm;
 using megasim::hw::CollectiveOp;
 using megasim::hw::CollProtocol;
+
+using megasim::testing::busbw_gbps;
 
 namespace {
 
@@ -45,18 +48,7 @@ struct Hopper {
 CollectiveCall all_reduce(std::vector<int> gpus, double bytes,
                           CollAlgorithm a = CollAlgorithm::kAuto,
                           CollProtocol p = CollProtocol::kAuto) {
-  CollectiveCall c;
-  c.op = CollectiveOp::kAllReduce;
-  c.gpus = std::move(gpus);
-  c.bytes = Bytes(bytes);
-  c.algorithm = a;
-  c.protocol = p;
-  return c;
-}
-
-double busbw_gbps(const CollectiveCall& c, Time t) {
-  const double n = static_cast<double>(c.gpus.size());
-  return c.bytes.value() / t.to_seconds() * 1e-9 * 2.0 * (n - 1) / n;
+  return testing::call(CollectiveOp::kAllReduce, std::move(gpus), bytes, a, p);
 }
 
 }  // namespace

@@ -106,8 +106,9 @@ std::string to_text(const RunResult& r, const StepProfile& step, const PowerInpu
                     const ReliabilityModel& model) {
   std::string o;
   o += fmt::format("run ({} trials, reliability preset {})\n", r.trials, model.name);
-  o += fmt::format("  steps          {} at {:.3f} s; failure-free {:.2f} days\n", r.steps,
-                   r.step_time.to_seconds(), r.failure_free.to_days());
+  o += fmt::format("  steps          {} at {:.3f} s; failure-free {:.2f} days{}\n", r.steps,
+                   r.step_time.to_seconds(), r.failure_free.to_days(),
+                   step.evaluation_interval_steps > 0 ? " with the evaluations" : "");
   if (step.evaluation_interval_steps > 0) {
     o += fmt::format("  evaluation     {:.1f} s every {} steps; {:.1f} h in all, {:.1f}% of the failure-free time\n",
                      step.evaluation.to_seconds(), step.evaluation_interval_steps,

@@ -28,7 +28,7 @@
       `step ${fmt.num(d.step_time_interval_s[0], 3)}–${fmt.num(d.step_time_interval_s[1], 3)} s, ` +
       `MFU ${fmt.pct(d.mfu_interval[0])}–${fmt.pct(d.mfu_interval[1])} ` +
       `(${d.interval_basis.rule}: ${d.interval_basis.scenarios.length} validation rows)`]);
-    if (d.days_for_tokens !== undefined) rows.push(['days for the tokens (failure-free)',
+    if (d.days_for_tokens !== undefined) rows.push(['days for the tokens (failure-free steps)',
       fmt.num(d.days_for_tokens, 2)]);
     if (d.run) rows.push(['wall-clock days p10 / p50 / p90',
       `${fmt.num(d.run.days.p10)} / ${fmt.num(d.run.days.p50)} / ${fmt.num(d.run.days.p90)}`]);

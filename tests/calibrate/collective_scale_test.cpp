@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "calibrate/collective_scale_fit.h"
+#include "collective_bench.h"
 #include "io/cluster_loader.h"
 #include "io/collective_constants_reader.h"
 #include "net/topology.h"
@@ -21,9 +22,7 @@ using hw::CollectiveOp;
 
 namespace {
 
-std::filesystem::path source(const std::string& rel) {
-  return std::filesystem::path(MEGASIM_SOURCE_DIR) / rel;
-}
+using testing::source;
 
 // NCCL's model of an all-reduce on `ranks` over `nodes` H100 nodes of the DGX H100 SuperPOD.
 calibrate::ScaledModel h100_model(int ranks, int nodes) {

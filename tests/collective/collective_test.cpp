@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "calls.h"
+#include "collective_bench.h"
 #include "collective/collective_engine.h"
 #include "engine/error.h"
 #include "io/cluster_loader.h"
@@ -24,19 +24,11 @@ using megasim::testing::call;
 
 namespace {
 
-std::filesystem::path source(const std::string& rel) { return std::filesystem::path(MEGASIM_SOURCE_DIR) / rel; }
+using testing::source;
 
-struct Fixture {
+struct Fixture : testing::CollectiveBench {
   explicit Fixture(const std::string& cluster, net::Routing routing = net::Routing::kEcmp)
-      : topology(io::load_cluster(source("topologies/" + cluster + ".json"))),
-        constants(io::read_collective_constants(source("calibrate/profiles/a100-sxm4-80gb.json"))),
-        solver(sim, topology, routing),
-        engine(sim, topology, solver, constants) {}
-  Simulator sim;
-  net::Topology topology;
-  hw::CollectiveConstants constants;
-  net::FlowSolver solver;
-  collective::CollectiveEngine engine;
+      : CollectiveBench(cluster, "a100-sxm4-80gb", routing) {}
 };
 
 }  // namespace

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "calls.h"
+#include "collective_bench.h"
 #include "collective/collective_engine.h"
 #include "engine/error.h"
 #include "io/cluster_loader.h"
@@ -25,24 +25,14 @@ using megasim::testing::busbw_gbps;
 
 namespace {
 
-std::filesystem::path source(const std::string& rel) {
-  return std::filesystem::path(MEGASIM_SOURCE_DIR) / rel;
-}
+using testing::source;
 
 constexpr double kOneGiB = 1073741824.0;
 
-struct Hopper {
+struct Hopper : testing::CollectiveBench {
   explicit Hopper(const std::string& cluster = "dgx-h100-superpod-6144",
                   const std::string& profile = "h100-sxm5-80gb")
-      : topology(io::load_cluster(source("topologies/" + cluster + ".json"))),
-        constants(io::read_collective_constants(source("calibrate/profiles/" + profile + ".json"))),
-        solver(sim, topology, net::Routing::kEcmp),
-        engine(sim, topology, solver, constants) {}
-  Simulator sim;
-  net::Topology topology;
-  hw::CollectiveConstants constants;
-  net::FlowSolver solver;
-  collective::CollectiveEngine engine;
+      : CollectiveBench(cluster, profile) {}
 };
 
 CollectiveCall all_reduce(std::vector<int> gpus, double bytes,

@@ -51,6 +51,7 @@ step::SystemOptions load_system_file(const std::filesystem::path& file, FilesRea
     s.sharding.regather_after_recompute = z->boolean_or("regather_after_recompute", false);
     s.sharding.per_rank_copies = z->boolean_or("per_rank_copies", false);
     s.sharding.zeroed_gather_buffer = z->boolean_or("zeroed_gather_buffer", false);
+    s.sharding.gather_host = Time::from_us(z->number_or("gather_host_us", 0.0, 0.0, 1e6));
     z->string("source");
     z->finish();
   }

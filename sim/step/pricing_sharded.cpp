@@ -24,7 +24,7 @@ Time Pricer::sharded_time(const std::vector<Op>& ops, const std::vector<Time>& s
     const Kind kind = c == nullptr || !is_sharded_dp(c->group) ? Kind::kCompute
                       : c->kind == CollectiveOp::kReduceScatter ? Kind::kScatter
                                                                 : Kind::kGather;
-    if (segments.empty() || segments.back().kind != kind) segments.push_back({kind, Time::zero()});
+    if (segments.empty() || segments.back().kind != kind) segments.push_back({kind, Time::zero(), Time::zero()});
     segments.back().time += share[i];
     if (kind != Kind::kCompute && system_.sharding.per_rank_copies) {
       segments.back().time += per_rank_copies(*c);
@@ -32,6 +32,7 @@ Time Pricer::sharded_time(const std::vector<Op>& ops, const std::vector<Time>& s
     if (kind == Kind::kGather && system_.sharding.zeroed_gather_buffer) {
       segments.back().time += zero_fill(*c);
     }
+    if (kind == Kind::kGather) segments.back().host += system_.sharding.gather_host;
   }
   const ShardedPassTime t = sharded_pass_time(segments, system_.sharding.prefetch_layers,
                                               system_.sharding.blocking_reduce);

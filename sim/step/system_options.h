@@ -68,6 +68,9 @@ struct SystemOptions {
     // Each all-gather's output buffer is allocated with torch.zeros (DeepSpeed 2021's
     // _allgather_param): a fill kernel writing the whole gathered tensor before the collective.
     bool zeroed_gather_buffer = false;
+    // Host time to issue one all-gather (the framework's Python before the call and the
+    // library's launch path), during which the host queues nothing else (sharded_pass.h).
+    Time gather_host;
   } sharding;
 
   AttentionKernel attention_kernel() const {

@@ -52,6 +52,8 @@ step::SystemOptions load_system_file(const std::filesystem::path& file, FilesRea
     s.sharding.per_rank_copies = z->boolean_or("per_rank_copies", false);
     s.sharding.zeroed_gather_buffer = z->boolean_or("zeroed_gather_buffer", false);
     s.sharding.gather_host = Time::from_us(z->number_or("gather_host_us", 0.0, 0.0, 1e6));
+    s.sharding.persistence_threshold =
+        z->integer_or("param_persistence_threshold", 0, 0, std::int64_t{1} << 40);
     z->string("source");
     z->finish();
   }

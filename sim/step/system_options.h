@@ -71,6 +71,9 @@ struct SystemOptions {
     // Host time to issue one all-gather (the framework's Python before the call and the
     // library's launch path), during which the host queues nothing else (sharded_pass.h).
     Time gather_host;
+    // Per tensor: tensors under this many elements stay gathered (DeepSpeed's
+    // stage3_param_persistence_threshold); no pass gathers them again. 0: none.
+    std::int64_t persistence_threshold = 0;
   } sharding;
 
   AttentionKernel attention_kernel() const {

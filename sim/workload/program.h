@@ -39,6 +39,9 @@ struct GeneratorOptions {
   // fetch_sub_module in the module's pre-forward and pre-backward hooks), rather than the
   // layer's all before the layer.
   bool shard_per_sub_module = false;
+  // ZeRO-3, per tensor: tensors of fewer elements than this stay gathered once gathered
+  // (DeepSpeed's stage3_param_persistence_threshold), so no pass gathers them; 0: none.
+  std::int64_t shard_persistence_threshold = 0;
 };
 
 struct ChunkProgram {

@@ -253,6 +253,40 @@ TEST_CASE("ops: ZeRO-3 fetched sub-module by sub-module, each gather just before
   CHECK(bwd_gathers == 2 * tensors);
 }
 
+TEST_CASE("ops: ZeRO-3 leaves tensors under the persistence threshold gathered") {
+  // DeepSpeed's stage3_param_persistence_threshold: small tensors (here the norms, 64 elements)
+  // stay gathered, so each pass gathers only the four weights of each layer; every tensor's
+  // gradient is still reduce-scattered.
+  const ModelSpec m = test::tiny_gqa();
+  ParallelPlan p;
+  p.dp = 8;
+  p.global_batch = 8;
+  p.zero3 = true;
+  p.recompute = Recompute::kFull;
+  GeneratorOptions o;
+  o.shard_per_tensor = true;
+  o.regather_after_recompute = true;
+  o.shard_per_sub_module = true;
+  o.shard_persistence_threshold = 1000;
+  const StageProgram st = build_stage(m, p, 0, o);
+  int gathers = 0, scatters = 0;
+  for (const auto* ops : {&st.chunks[0].forward, &st.chunks[0].backward}) {
+    for (const Op& op : *ops) {
+      const CommOp* c = op.comm();
+      if (c == nullptr || c->group != Group::kDp) continue;
+      if (c->kind == CollectiveOp::kAllGather) {
+        ++gathers;
+        CHECK(c->size.value() >= 1000.0 * 2.0);  // bf16 elements of a weight
+      }
+      scatters += c->kind == CollectiveOp::kReduceScatter;
+    }
+  }
+  const auto tensors = static_cast<int>(rank_layer_parameter_tensors(m, 1).size());
+  CHECK(tensors == 6);  // two norms, four weights (no biases)
+  CHECK(gathers == 2 * 3 * 4);
+  CHECK(scatters == 2 * tensors);
+}
+
 TEST_CASE("ops: GQA shapes on a TP rank") {
   const ModelSpec m =
       io::load_model(std::string(MEGASIM_SOURCE_DIR) + "/models/llama3-405b-like.json");

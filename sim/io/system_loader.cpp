@@ -44,10 +44,16 @@ step::SystemOptions load_system_file(const std::filesystem::path& file, FilesRea
   }
   if (auto z = r.optional_object("sharded_data_parallel")) {
     s.sharding.per_tensor = z->choice("collective_per", {"tensor", "layer"}) == "tensor";
+    s.sharding.per_sub_module =
+        z->choice_or("fetch_unit", "layer", {"layer", "sub-module"}) == "sub-module";
     s.sharding.prefetch_layers = static_cast<int>(z->integer("prefetch_layers", 0, 64));
     s.sharding.blocking_reduce = z->boolean_or("blocking_reduce", false);
     s.sharding.regather_after_recompute = z->boolean_or("regather_after_recompute", false);
     s.sharding.per_rank_copies = z->boolean_or("per_rank_copies", false);
+    s.sharding.zeroed_gather_buffer = z->boolean_or("zeroed_gather_buffer", false);
+    s.sharding.gather_host = Time::from_us(z->number_or("gather_host_us", 0.0, 0.0, 1e6));
+    s.sharding.persistence_threshold =
+        z->integer_or("param_persistence_threshold", 0, 0, std::int64_t{1} << 40);
     z->string("source");
     z->finish();
   }

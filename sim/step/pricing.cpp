@@ -7,7 +7,6 @@
 
 #include "engine/simulator.h"
 #include "net/flow_solver.h"
-#include "step/sharded_pass.h"
 
 namespace megasim::step {
 namespace {
@@ -23,9 +22,6 @@ bool is_gemm(const Op& op) {
   const auto* k = op.kernel();
   return k && std::holds_alternative<hw::GemmShape>(*k);
 }
-
-// ZeRO-3 / FSDP's collectives inside a pass: on all of DP, or on a hybrid shard's group.
-bool is_sharded_dp(Group g) { return g == Group::kDp || g == Group::kDpShard; }
 
 bool is_weight_grad(const Op& op) {
   return is_gemm(op) && op.gemm_role == workload::GemmRole::kWeightGrad;
@@ -286,31 +282,6 @@ Time Pricer::pass_time(const std::vector<Op>& ops, bool backward, PricingTally& 
   return total;
 }
 
-Time Pricer::sharded_time(const std::vector<Op>& ops, const std::vector<Time>& share,
-                          const std::vector<bool>& taken, PricingTally& tally, Time& dp_exposed) {
-  // ZeRO-3 / FSDP: the layer's all-gathers and reduce-scatters on the DP communicator,
-  // overlapped with compute as the system's framework does it.
-  using Kind = ShardedSegment::Kind;
-  std::vector<ShardedSegment> segments;
-  for (std::size_t i = 0; i < ops.size(); ++i) {
-    if (taken[i]) continue;
-    const workload::CommOp* c = ops[i].comm();
-    const Kind kind = c == nullptr || !is_sharded_dp(c->group) ? Kind::kCompute
-                      : c->kind == CollectiveOp::kReduceScatter ? Kind::kScatter
-                                                                : Kind::kGather;
-    if (segments.empty() || segments.back().kind != kind) segments.push_back({kind, Time::zero()});
-    segments.back().time += share[i];
-    if (kind != Kind::kCompute && system_.sharding.per_rank_copies) {
-      segments.back().time += per_rank_copies(*c);
-    }
-  }
-  const ShardedPassTime t = sharded_pass_time(segments, system_.sharding.prefetch_layers,
-                                              system_.sharding.blocking_reduce);
-  dp_exposed += t.dp_exposed;
-  tally.dp_hidden += t.dp_hidden;
-  return t.total;
-}
-
 StageCosts Pricer::price(const workload::StageProgram& stage, PricingTally& tally) {
   tally_ = &tally;
   StageCosts c;
@@ -382,16 +353,6 @@ std::vector<std::vector<int>> Pricer::dp_groups(Group g) const {
     for (int d = 0; d < dp; ++d) out.back().push_back(d);
   }
   return out;
-}
-
-Time Pricer::per_rank_copies(const workload::CommOp& c) const {
-  // One copy_ per rank of the DP group, each a kernel launch (the profile's gap between
-  // back-to-back kernels) moving 1/dp of the buffer: together the whole buffer read and written.
-  const int ranks = c.group == Group::kDpShard ? plan_.shard_ranks() : plan_.dp;
-  if (ranks < 2) return Time::zero();  // no collective, nothing to copy
-  hw::MemoryShape copy{hw::MemoryKernel::kCopy, c.size, c.size, Flops(0.0)};
-  const Time bytes = kernels_.cost(hw::KernelShape{copy}).time;
-  return bytes + kernels_.profile().memory_model.launch_overhead * (ranks - 1);
 }
 
 std::vector<double> Pricer::chunk_shares(const workload::StageProgram& stage) {

@@ -36,6 +36,9 @@
 
 namespace megasim::step {
 
+// ZeRO-3 / FSDP's collectives inside a pass: on all of DP, or on a hybrid shard's group.
+bool is_sharded_dp(workload::Group g);
+
 // What a stage's compute time is made of, for the breakdown, power and the measured share.
 struct PricingTally {
   Time gemm, attention, memory_bound, tp_exposed, tp_hidden;
@@ -91,6 +94,8 @@ class Pricer {
   // SystemOptions::Sharding::per_rank_copies: the copies between the flat buffer and the
   // per-rank tensors of one list-form collective.
   Time per_rank_copies(const workload::CommOp& c) const;
+  // SystemOptions::Sharding::zeroed_gather_buffer: the fill of an all-gather's output buffer.
+  Time zero_fill(const workload::CommOp& c) const;
   // Each chunk's share of the stage's DP traffic.
   static std::vector<double> chunk_shares(const workload::StageProgram& stage);
   // NCCL's analytic time of one call alone.

@@ -17,37 +17,51 @@ struct DpLine {
   }
 };
 
+// The gathers feeding each compute segment (summed: they run one after another) and their
+// host time, by the compute segment's index; gathers after the last compute feed nothing.
+struct Feeds {
+  std::vector<Time> time, host;
+  Time trailing_time, trailing_host;
+  Time comm;  // every collective's time and host time
+};
+
+Feeds gathers_by_compute(const std::vector<ShardedSegment>& segments) {
+  Feeds f;
+  for (const ShardedSegment& s : segments) {
+    if (s.kind != Kind::kCompute) f.comm += s.time + s.host;
+    if (s.kind == Kind::kGather) {
+      f.trailing_time += s.time;
+      f.trailing_host += s.host;
+    }
+    if (s.kind != Kind::kCompute) continue;
+    f.time.push_back(f.trailing_time);
+    f.host.push_back(f.trailing_host);
+    f.trailing_time = f.trailing_host = Time::zero();
+  }
+  return f;
+}
+
 }  // namespace
 
 ShardedPassTime sharded_pass_time(const std::vector<ShardedSegment>& segments, int prefetch,
                                   bool blocking_reduce) {
-  // The gathers feeding each compute segment (summed: they run one after another), by the
-  // compute segment's index; gathers after the last compute segment feed nothing.
-  std::vector<Time> gather_for;
-  Time trailing_gathers, comm;
-  for (const ShardedSegment& s : segments) {
-    if (s.kind == Kind::kCompute) {
-      gather_for.emplace_back();
-    } else if (s.kind == Kind::kGather) {
-      trailing_gathers += s.time;
-    }
-    if (s.kind == Kind::kCompute && trailing_gathers > Time::zero()) {
-      gather_for.back() = trailing_gathers;
-      trailing_gathers = Time::zero();
-    }
-    if (s.kind != Kind::kCompute) comm += s.time;
-  }
+  const Feeds feeds = gathers_by_compute(segments);
+  const std::vector<Time>& gather_for = feeds.time;
+  const std::vector<Time>& host_for = feeds.host;
   const std::size_t n = gather_for.size();
   std::vector<Time> gathered(n);  // when compute segment k's parameters are in
   DpLine line;
+  Time host;  // when the host is free to queue more work
   const auto issue_gather = [&](std::size_t k, Time at) {
-    if (k < n && gather_for[k] > Time::zero()) gathered[k] = line.run(at, gather_for[k]);
+    if (k >= n || (gather_for[k] == Time::zero() && host_for[k] == Time::zero())) return;
+    host = std::max(at, host) + host_for[k];
+    gathered[k] = line.run(host, gather_for[k]);
   };
   const std::size_t ahead = static_cast<std::size_t>(std::max(prefetch, 0));
   for (std::size_t k = 0; k < ahead; ++k) issue_gather(k, Time::zero());
 
   ShardedPassTime out;
-  Time compute_free, host, last_scatter;
+  Time compute_free, last_scatter;
   std::size_t k = 0;
   for (const ShardedSegment& s : segments) {
     if (s.kind == Kind::kGather) continue;  // issued with the compute it feeds
@@ -57,22 +71,27 @@ ShardedPassTime sharded_pass_time(const std::vector<ShardedSegment>& segments, i
       Time issued = compute_free;
       if (blocking_reduce) issued = std::max(issued, last_scatter);
       last_scatter = line.run(issued, s.time);
-      if (ahead == 0) host = last_scatter;
+      if (ahead == 0) host = std::max(host, last_scatter);
       else if (blocking_reduce) host = std::max(host, issued);
       continue;
     }
     // A compute segment: in line, its gather starts once the previous compute has ended.
     if (ahead == 0) issue_gather(k, std::max(compute_free, host));
-    const Time start = std::max({compute_free, host, gathered[k]});
-    if (ahead > 0) issue_gather(k + ahead, start);
+    Time start = std::max({compute_free, host, gathered[k]});
+    if (ahead > 0) {
+      issue_gather(k + ahead, start);
+      start = std::max(start, host);  // queued once the host has issued the prefetch
+    }
     compute_free = start + s.time;
     out.compute += s.time;
     ++k;
   }
-  if (trailing_gathers > Time::zero()) line.run(compute_free, trailing_gathers);
+  if (feeds.trailing_time > Time::zero() || feeds.trailing_host > Time::zero()) {
+    line.run(std::max(compute_free, host) + feeds.trailing_host, feeds.trailing_time);
+  }
   out.total = std::max(compute_free, line.free);
   out.dp_exposed = out.total - out.compute;
-  out.dp_hidden = std::max(Time::zero(), comm - out.dp_exposed);
+  out.dp_hidden = std::max(Time::zero(), feeds.comm - out.dp_exposed);
   return out;
 }
 

@@ -16,6 +16,11 @@
 //   - A scatter is issued when the compute before it (its layer's backward) has ended. With
 //     `blocking_reduce` the host waits for the previous scatter before it issues the next, so
 //     the compute after it cannot start before then; with prefetch 0 every scatter is in line.
+//   - A gather segment may carry host time: the host issuing its collectives (the framework's
+//     Python and the library's launch path, measured per call). The host is busy meanwhile, so
+//     neither that gather nor compute it has not queued yet starts before it is done; with
+//     prefetch the next unit's gathers are issued before the current compute is queued (as
+//     DeepSpeed's pre-forward hook does), so their host time delays that compute.
 //   - The pass ends when its compute and every collective it issued have ended.
 // Collective prices are each one alone on the DP communicator (step/pricing.h); compute beside
 // a collective is not slowed here (the executor's interference applies to PP and DP streams).
@@ -31,13 +36,14 @@ struct ShardedSegment {
   enum class Kind { kCompute, kGather, kScatter };
   Kind kind = Kind::kCompute;
   Time time;
+  Time host;  // gathers: host time to issue them, before they start
 };
 
 struct ShardedPassTime {
   Time total;       // the pass, start to end
   Time compute;     // the compute segments' sum
   Time dp_exposed;  // total − compute: the pass waiting for DP collectives
-  Time dp_hidden;   // collective time that ran beside compute
+  Time dp_hidden;   // collective (and host issue) time that ran beside compute
 };
 
 ShardedPassTime sharded_pass_time(const std::vector<ShardedSegment>& segments, int prefetch,

@@ -49,9 +49,12 @@ struct SystemOptions {
   struct Sharding {
     // One collective per parameter tensor (DeepSpeed's ZeRO-3 of 2021), or per layer.
     bool per_tensor = false;
-    // Layers whose gathers are issued ahead of the compute that needs them: 0 = every
-    // collective in line with compute (no overlap), 1 = the next layer's gather runs beside
-    // this layer's compute.
+    // The unit fetched at a time: each sub-module (norm, QKV, attention output, fc1, fc2: the
+    // nn.Modules DeepSpeed's ZeRO-3 of 2021 hooks) just before its compute, or the layer.
+    bool per_sub_module = false;
+    // Units whose gathers are issued ahead of the compute that needs them: 0 = every
+    // collective in line with compute (no overlap), 1 = the next unit's gather runs beside
+    // this unit's compute.
     int prefetch_layers = 0;
     // One gradient reduce-scatter in flight, the host waiting for it before it issues the next
     // (and so before it queues more backward compute).
@@ -62,6 +65,15 @@ struct SystemOptions {
     // (PyTorch 1.8's ProcessGroupNCCL): the flat buffer NCCL works on is copied out to (or in
     // from) each of the DP group's per-rank tensors, one copy_ each, on the collective's stream.
     bool per_rank_copies = false;
+    // Each all-gather's output buffer is allocated with torch.zeros (DeepSpeed 2021's
+    // _allgather_param): a fill kernel writing the whole gathered tensor before the collective.
+    bool zeroed_gather_buffer = false;
+    // Host time to issue one all-gather (the framework's Python before the call and the
+    // library's launch path), during which the host queues nothing else (sharded_pass.h).
+    Time gather_host;
+    // Per tensor: tensors under this many elements stay gathered (DeepSpeed's
+    // stage3_param_persistence_threshold); no pass gathers them again. 0: none.
+    std::int64_t persistence_threshold = 0;
   } sharding;
 
   AttentionKernel attention_kernel() const {

@@ -27,6 +27,8 @@ AssembledWorkload assemble_workload(const workload::ModelSpec& model,
   gen.fused_attention = w.fused_attention;
   gen.shard_per_tensor = system.sharding.per_tensor;
   gen.regather_after_recompute = system.sharding.regather_after_recompute;
+  gen.shard_per_sub_module = system.sharding.per_sub_module;
+  gen.shard_persistence_threshold = system.sharding.persistence_threshold;
   workload::MemoryOptions memory;
   memory.fused_attention = w.fused_attention;
   w.program = workload::build_program(w.executed, w.plan, gen);

@@ -1,5 +1,7 @@
 // The embedding and logits head of the first and last pipeline stages, and ZeRO-3's
 // per-layer parameter gathers and gradient scatters.
+#include <numeric>
+
 #include <fmt/format.h>
 
 #include "workload/op_builders.h"
@@ -83,10 +85,37 @@ Group zero3_group(const LayerContext& c) {
   return c.plan.hybrid_shard() ? Group::kDpShard : Group::kDp;
 }
 
-void append_zero3_gathers(const LayerContext& c, int layer, Phase phase, std::vector<Op>& out) {
-  for (const std::int64_t n : zero3_units(c)) {
+namespace {
+
+void add_gathers(const LayerContext& c, int layer, Phase phase,
+                 const std::vector<std::int64_t>& units, std::vector<Op>& out) {
+  for (const std::int64_t n : units) {
+    if (c.opts.shard_per_tensor && n < c.opts.shard_persistence_threshold) continue;
     add_comm(out, layer, "zero3 parameter all-gather", phase, CollectiveOp::kAllGather,
              zero3_group(c), d(n) * c.elem, false);
+  }
+}
+
+}  // namespace
+
+void append_zero3_gathers(const LayerContext& c, int layer, Phase phase, std::vector<Op>& out) {
+  add_gathers(c, layer, phase, zero3_units(c), out);
+}
+
+bool zero3_gathers_for_backward(const LayerContext& c) {
+  return c.plan.recompute != Recompute::kFull || c.opts.regather_after_recompute;
+}
+
+void fetch_sub_module(const LayerContext& c, int layer, Phase phase, SubModule s,
+                      std::vector<Op>& out) {
+  if (!c.plan.zero3 || !c.opts.shard_per_sub_module) return;
+  if (phase == Phase::kBackward && !zero3_gathers_for_backward(c)) return;
+  const auto tensors = sub_module_tensors(c.model, static_cast<int>(c.t), s);
+  if (c.opts.shard_per_tensor) {
+    add_gathers(c, layer, phase, tensors, out);
+  } else if (!tensors.empty()) {
+    add_gathers(c, layer, phase, {std::accumulate(tensors.begin(), tensors.end(), std::int64_t{0})},
+                out);
   }
 }
 

@@ -18,12 +18,14 @@ double attention_convention_fwd(const LayerContext& c) {
 void mlp_forward(const LayerContext& c, std::vector<Op>& out, int layer, Phase phase) {
   const bool swiglu = c.model.activation == Activation::kSwiglu;
   const std::int64_t fc1_n = swiglu ? 2 * c.f_r : c.f_r;
+  fetch_sub_module(c, layer, phase, SubModule::kFc1, out);
   linear_forward(c, out, layer, "mlp fc1", phase, fc1_n, c.h,
                  2.0 * d(c.tokens) * d(c.h) * d(fc1_n));
   const double act_in = d(c.tokens) * d(fc1_n) * c.elem;
   add_memory(out, layer, swiglu ? "mlp swiglu" : "mlp gelu", phase,
              swiglu ? hw::MemoryKernel::kSwiglu : hw::MemoryKernel::kGelu, act_in,
              d(c.tokens) * d(c.f_r) * c.elem);
+  fetch_sub_module(c, layer, phase, SubModule::kFc2, out);
   linear_forward(c, out, layer, "mlp fc2", phase, c.h, c.f_r,
                  2.0 * d(c.tokens) * d(c.f_r) * d(c.h));
 }
@@ -32,12 +34,14 @@ void attention_forward(const LayerContext& c, std::vector<Op>& out, int layer, P
   const std::int64_t qkv_n = c.q_r + 2 * c.kv_r;
   const double qkv_exact =
       2.0 * d(c.tokens) * d(c.h) * d(c.model.q_dim() + 2 * c.model.kv_dim()) / d(c.t);
+  fetch_sub_module(c, layer, phase, SubModule::kQkv, out);
   linear_forward(c, out, layer, "attention qkv", phase, qkv_n, c.h, qkv_exact);
   if (c.model.position == Position::kRotary) {
     const double qk = d(c.tokens) * d(c.q_r + c.kv_r) * c.elem;
     add_memory(out, layer, "attention rotary", phase, hw::MemoryKernel::kRotary, qk, qk);
   }
   append_attention_core(c, layer, phase, out);
+  fetch_sub_module(c, layer, phase, SubModule::kAttentionOut, out);
   linear_forward(c, out, layer, "attention out", phase, c.h, c.q_r,
                  2.0 * d(c.tokens) * d(c.q_r) * d(c.h));
 }
@@ -106,6 +110,7 @@ void append_layer_forward(const LayerContext& c, int layer, Phase phase, std::ve
   const hw::MemoryKernel nk = norm_kind(c);
   if (c.model.parallel_block) {
     // y = x + attention(norm(x)) + mlp(norm(x)): one norm, one gather, one reduce.
+    fetch_sub_module(c, layer, phase, SubModule::kInputNorm, out);
     add_memory(out, layer, "input norm", phase, nk, norm_bytes(c), norm_bytes(c));
     tp_enter_forward(c, out, layer, "input", phase);
     attention_forward(c, out, layer, phase);
@@ -114,11 +119,13 @@ void append_layer_forward(const LayerContext& c, int layer, Phase phase, std::ve
     residual(c, out, layer, "dropout residual", phase);
     return;
   }
+  fetch_sub_module(c, layer, phase, SubModule::kInputNorm, out);
   add_memory(out, layer, "input norm", phase, nk, norm_bytes(c), norm_bytes(c));
   tp_enter_forward(c, out, layer, "attention input", phase);
   attention_forward(c, out, layer, phase);
   tp_exit_forward(c, out, layer, "attention output", phase);
   residual(c, out, layer, "attention dropout residual", phase);
+  fetch_sub_module(c, layer, phase, SubModule::kPostNorm, out);
   add_memory(out, layer, "post-attention norm", phase, nk, norm_bytes(c), norm_bytes(c));
   tp_enter_forward(c, out, layer, "mlp input", phase);
   mlp_forward(c, out, layer, phase);
@@ -161,6 +168,7 @@ void attention_core_backward(const LayerContext& c, std::vector<Op>& out, int la
 void mlp_backward_to_activation(const LayerContext& c, std::vector<Op>& out, int layer) {
   const bool swiglu = c.model.activation == Activation::kSwiglu;
   const std::int64_t fc1_n = swiglu ? 2 * c.f_r : c.f_r;
+  fetch_sub_module(c, layer, Phase::kBackward, SubModule::kFc2, out);
   linear_backward(c, out, layer, "mlp fc2", c.h, c.f_r, 2.0 * d(c.tokens) * d(c.f_r) * d(c.h));
   add_memory(out, layer, swiglu ? "mlp swiglu" : "mlp gelu", Phase::kBackward,
              swiglu ? hw::MemoryKernel::kSwiglu : hw::MemoryKernel::kGelu,
@@ -181,6 +189,7 @@ double qkv_exact(const LayerContext& c) {
 }
 
 void attention_backward_to_core(const LayerContext& c, std::vector<Op>& out, int layer) {
+  fetch_sub_module(c, layer, Phase::kBackward, SubModule::kAttentionOut, out);
   linear_backward(c, out, layer, "attention out", c.h, c.q_r,
                   2.0 * d(c.tokens) * d(c.q_r) * d(c.h));
   attention_core_backward(c, out, layer);
@@ -200,11 +209,14 @@ void append_layer_backward(const LayerContext& c, int layer, std::vector<Op>& ou
     mlp_backward_to_activation(c, out, layer);
     attention_backward_to_core(c, out, layer);
     tp_regather_input(c, out, layer, "input");
+    fetch_sub_module(c, layer, Phase::kBackward, SubModule::kFc1, out);
     dgrad_only(c, out, layer, "mlp fc1", fc1_n(c), c.h, fc1_exact(c));
+    fetch_sub_module(c, layer, Phase::kBackward, SubModule::kQkv, out);
     dgrad_only(c, out, layer, "attention qkv", qkv_n, c.h, qkv_exact(c));
     tp_enter_backward(c, out, layer, "input");
     wgrad_only(c, out, layer, "mlp fc1", fc1_n(c), c.h, fc1_exact(c));
     wgrad_only(c, out, layer, "attention qkv", qkv_n, c.h, qkv_exact(c));
+    fetch_sub_module(c, layer, Phase::kBackward, SubModule::kInputNorm, out);
     norm_backward(c, out, layer, "input norm");
     return;
   }
@@ -212,17 +224,21 @@ void append_layer_backward(const LayerContext& c, int layer, std::vector<Op>& ou
   tp_exit_backward(c, out, layer, "mlp output");
   mlp_backward_to_activation(c, out, layer);
   tp_regather_input(c, out, layer, "mlp");
+  fetch_sub_module(c, layer, Phase::kBackward, SubModule::kFc1, out);
   dgrad_only(c, out, layer, "mlp fc1", fc1_n(c), c.h, fc1_exact(c));
   tp_enter_backward(c, out, layer, "mlp input");
   wgrad_only(c, out, layer, "mlp fc1", fc1_n(c), c.h, fc1_exact(c));
+  fetch_sub_module(c, layer, Phase::kBackward, SubModule::kPostNorm, out);
   norm_backward(c, out, layer, "post-attention norm");
   residual_backward(c, out, layer, "attention dropout residual");
   tp_exit_backward(c, out, layer, "attention output");
   attention_backward_to_core(c, out, layer);
   tp_regather_input(c, out, layer, "attention");
+  fetch_sub_module(c, layer, Phase::kBackward, SubModule::kQkv, out);
   dgrad_only(c, out, layer, "attention qkv", qkv_n, c.h, qkv_exact(c));
   tp_enter_backward(c, out, layer, "attention input");
   wgrad_only(c, out, layer, "attention qkv", qkv_n, c.h, qkv_exact(c));
+  fetch_sub_module(c, layer, Phase::kBackward, SubModule::kInputNorm, out);
   norm_backward(c, out, layer, "input norm");
 }
 

@@ -46,5 +46,11 @@ void append_logits_backward(const LayerContext& c, std::vector<Op>& out);
 // (GeneratorOptions::shard_per_tensor) or one for the layer.
 void append_zero3_gathers(const LayerContext& c, int layer, Phase phase, std::vector<Op>& out);
 void append_zero3_scatters(const LayerContext& c, int layer, std::vector<Op>& out);
+// Whether the backward gathers the parameters (not with full recompute whose gathers are kept).
+bool zero3_gathers_for_backward(const LayerContext& c);
+// With GeneratorOptions::shard_per_sub_module: the gathers of one sub-module's tensors, emitted
+// just before its forward (kForward, kRecompute) or backward (kBackward) compute; else nothing.
+void fetch_sub_module(const LayerContext& c, int layer, Phase phase, SubModule s,
+                      std::vector<Op>& out);
 
 }  // namespace megasim::workload::detail

@@ -53,9 +53,11 @@ void add_buckets(std::vector<Op>& out, const std::string& what, CollectiveOp kin
 void build_chunk(const detail::LayerContext& c, ChunkProgram& ch) {
   const ParallelPlan& p = c.plan;
   const int first = ch.layers.first, last = ch.layers.first + ch.layers.count;
+  // Gathered layer by layer here, or sub-module by sub-module inside the layer's ops.
+  const bool layer_gathers = p.zero3 && !c.opts.shard_per_sub_module;
   if (ch.has_embedding) detail::append_embedding_forward(c, ch.forward);
   for (int l = first; l < last; ++l) {
-    if (p.zero3) detail::append_zero3_gathers(c, l, Phase::kForward, ch.forward);
+    if (layer_gathers) detail::append_zero3_gathers(c, l, Phase::kForward, ch.forward);
     detail::append_layer_forward(c, l, Phase::kForward, ch.forward);
   }
   if (ch.has_logits) detail::append_logits_forward(c, ch.forward);
@@ -63,7 +65,7 @@ void build_chunk(const detail::LayerContext& c, ChunkProgram& ch) {
   // Recompute opens the backward of the chunk (the step simulator's contract).
   for (int l = first; l < last; ++l) {
     if (p.recompute == Recompute::kFull) {
-      if (p.zero3) detail::append_zero3_gathers(c, l, Phase::kRecompute, ch.backward);
+      if (layer_gathers) detail::append_zero3_gathers(c, l, Phase::kRecompute, ch.backward);
       detail::append_layer_forward(c, l, Phase::kRecompute, ch.backward);
     } else if (p.recompute == Recompute::kSelective) {
       detail::append_attention_core(c, l, Phase::kRecompute, ch.backward);
@@ -72,7 +74,7 @@ void build_chunk(const detail::LayerContext& c, ChunkProgram& ch) {
   if (ch.has_logits) detail::append_logits_backward(c, ch.backward);
   for (int l = last - 1; l >= first; --l) {
     // With full recompute the parameters gathered for the recompute may still be held.
-    if (p.zero3 && (p.recompute != Recompute::kFull || c.opts.regather_after_recompute)) {
+    if (layer_gathers && detail::zero3_gathers_for_backward(c)) {
       detail::append_zero3_gathers(c, l, Phase::kBackward, ch.backward);
     }
     detail::append_layer_backward(c, l, ch.backward);
@@ -83,27 +85,36 @@ void build_chunk(const detail::LayerContext& c, ChunkProgram& ch) {
 
 }  // namespace
 
-std::vector<std::int64_t> rank_layer_parameter_tensors(const ModelSpec& m, int tp) {
+std::vector<std::int64_t> sub_module_tensors(const ModelSpec& m, int tp, SubModule s) {
   const std::int64_t t = tp, h = m.hidden, d_head = m.head_dim();
   const std::int64_t q_r = static_cast<std::int64_t>(m.heads / tp) * d_head;
   const std::int64_t kv_r = std::max<std::int64_t>(1, m.kv_heads / tp) * d_head;
   const std::int64_t f_r = m.ffn_hidden / t;
   const std::int64_t fc1 = (m.activation == Activation::kSwiglu ? 2 : 1) * f_r;
-  std::vector<std::int64_t> out;
-  const auto norm = [&] {
-    out.push_back(h);
-    if (m.norm == Norm::kLayerNorm) out.push_back(h);
-  };
   const auto linear = [&](std::int64_t weights, std::int64_t bias) {
-    out.push_back(weights);
-    if (m.bias) out.push_back(bias);
+    return m.bias ? std::vector<std::int64_t>{weights, bias} : std::vector<std::int64_t>{weights};
   };
-  norm();
-  linear(h * (q_r + 2 * kv_r), q_r + 2 * kv_r);
-  linear(q_r * h, h);
-  if (!m.parallel_block) norm();
-  linear(h * fc1, fc1);
-  linear(f_r * h, h);
+  switch (s) {
+    case SubModule::kInputNorm:
+    case SubModule::kPostNorm:
+      if (s == SubModule::kPostNorm && m.parallel_block) return {};
+      return m.norm == Norm::kLayerNorm ? std::vector<std::int64_t>{h, h}
+                                        : std::vector<std::int64_t>{h};
+    case SubModule::kQkv: return linear(h * (q_r + 2 * kv_r), q_r + 2 * kv_r);
+    case SubModule::kAttentionOut: return linear(q_r * h, h);
+    case SubModule::kFc1: return linear(h * fc1, fc1);
+    case SubModule::kFc2: return linear(f_r * h, h);
+  }
+  return {};
+}
+
+std::vector<std::int64_t> rank_layer_parameter_tensors(const ModelSpec& m, int tp) {
+  std::vector<std::int64_t> out;
+  for (const SubModule s : {SubModule::kInputNorm, SubModule::kQkv, SubModule::kAttentionOut,
+                            SubModule::kPostNorm, SubModule::kFc1, SubModule::kFc2}) {
+    const auto tensors = sub_module_tensors(m, tp, s);
+    out.insert(out.end(), tensors.begin(), tensors.end());
+  }
   return out;
 }
 

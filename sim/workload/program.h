@@ -35,6 +35,13 @@ struct GeneratorOptions {
   // are gathered again for its backward (DeepSpeed's ZeRO-3); else the recompute's gather
   // serves the backward too.
   bool regather_after_recompute = false;
+  // ZeRO-3: each sub-module's tensors gathered just before its own compute (DeepSpeed's
+  // fetch_sub_module in the module's pre-forward and pre-backward hooks), rather than the
+  // layer's all before the layer.
+  bool shard_per_sub_module = false;
+  // ZeRO-3, per tensor: tensors of fewer elements than this stay gathered once gathered
+  // (DeepSpeed's stage3_param_persistence_threshold), so no pass gathers them; 0: none.
+  std::int64_t shard_persistence_threshold = 0;
 };
 
 struct ChunkProgram {
@@ -72,6 +79,12 @@ std::int64_t rank_layer_parameters(const ModelSpec& m, int tp);
 // QKV, attention output, post-attention norm (absent with the parallel block), fc1, fc2, each
 // weight then bias. Their sum is rank_layer_parameters.
 std::vector<std::int64_t> rank_layer_parameter_tensors(const ModelSpec& m, int tp);
+// A layer's sub-modules that hold parameters (the nn.Modules DeepSpeed's ZeRO-3 hooks fetch
+// one at a time), in forward order; the post-attention norm is absent with the parallel block.
+enum class SubModule { kInputNorm, kQkv, kAttentionOut, kPostNorm, kFc1, kFc2 };
+// The tensors of one sub-module, weight then bias (norm: scale, then shift for LayerNorm);
+// rank_layer_parameter_tensors is their concatenation in forward order.
+std::vector<std::int64_t> sub_module_tensors(const ModelSpec& m, int tp, SubModule s);
 std::int64_t stage_parameters_per_rank(const ModelSpec& m, const ParallelPlan& p, int stage);
 
 // The plan must be valid for the model (validate_plan; io::load_inputs checks it once).

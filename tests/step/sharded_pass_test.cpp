@@ -18,8 +18,8 @@ Time us(double v) {
 std::vector<ShardedSegment> forward() {
   std::vector<ShardedSegment> s;
   for (int l = 0; l < 3; ++l) {
-    s.push_back({Kind::kGather, us(4)});
-    s.push_back({Kind::kCompute, us(10)});
+    s.push_back({Kind::kGather, us(4), us(0)});
+    s.push_back({Kind::kCompute, us(10), us(0)});
   }
   return s;
 }
@@ -61,8 +61,8 @@ TEST_CASE("sharded pass: a blocking reduce holds the host, a free one runs besid
   // Backward of three layers: compute 10 then a reduce-scatter of 12 (gathers left out).
   std::vector<ShardedSegment> s;
   for (int l = 0; l < 3; ++l) {
-    s.push_back({Kind::kCompute, us(10)});
-    s.push_back({Kind::kScatter, us(12)});
+    s.push_back({Kind::kCompute, us(10), us(0)});
+    s.push_back({Kind::kScatter, us(12), us(0)});
   }
   // Free: scatters at 10–22, 22–34, 34–46; compute 0–10, 10–20, 20–30. Total 46.
   CHECK(sharded_pass_time(s, 1, false).total == us(46));
@@ -82,4 +82,25 @@ TEST_CASE("sharded pass: a blocking reduce holds the host, a free one runs besid
     CHECK(sharded_pass_time(s, 1, false).total == us(82));
     CHECK(sharded_pass_time(s, 1, true).total == us(84));
   }
+}
+
+TEST_CASE("sharded pass: the host time of issuing a gather holds the compute it has not queued") {
+  // The three-layer forward, each gather taking the host 3 to issue.
+  auto s = forward();
+  for (auto& seg : s) {
+    if (seg.kind == Kind::kGather) seg.host = us(3);
+  }
+  // In line: 3 × (3 + 4 + 10) = 51; the host time is DP time, all exposed.
+  const auto line = sharded_pass_time(s, 0, false);
+  CHECK(line.total == us(51));
+  CHECK(line.dp_exposed == us(21));
+  CHECK(line.dp_hidden == us(0));
+  // Prefetch 1: gather 0 issued 0–3, runs 3–7; compute 0 could start at 7 but the host first
+  // issues gather 1 (7–10, runs 10–14), so compute 0 runs 10–20; at 20 the host issues gather 2
+  // (20–23, runs 23–27), compute 1 runs 23–33; compute 2 runs 33–43. Exposed 13 = 3 × 3 of
+  // host time and gather 0's 4; hidden 8 (gathers 1 and 2).
+  const auto ahead = sharded_pass_time(s, 1, false);
+  CHECK(ahead.total == us(43));
+  CHECK(ahead.dp_exposed == us(13));
+  CHECK(ahead.dp_hidden == us(8));
 }

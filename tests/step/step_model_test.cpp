@@ -15,6 +15,7 @@
 #include "net/topology.h"
 #include "step/step_model.h"
 #include "workload/flops.h"
+#include "workload/program.h"
 
 using namespace megasim;
 
@@ -202,4 +203,93 @@ TEST_CASE("step model: the job's slowest GPU paces the passes, as its own breakd
   const double longer = (paced.step_time - level.step_time).to_seconds();
   CHECK(longer >= 0.9 * paced.breakdown.slowest_gpu.to_seconds());
   CHECK(longer <= 1.5 * paced.breakdown.slowest_gpu.to_seconds());
+}
+
+TEST_CASE("step model: DeepSpeed's ZeRO-3 zero-fills each gathered tensor, as DP time") {
+  // 22B, ZeRO-3 over 64 GPUs, one micro-batch, full recompute: each layer gathered three times
+  // (forward, recompute, backward), one collective per tensor. The fills add exactly their
+  // kernels' time to the DP collectives (exposed plus hidden) and nothing to compute.
+  Fixture f;
+  const auto edit = [](workload::ParallelPlan& p) {
+    p = workload::ParallelPlan{};
+    p.dp = 64;
+    p.micro_batch = 1;
+    p.global_batch = 64;
+    p.recompute = workload::Recompute::kFull;
+    p.zero3 = true;
+  };
+  auto r = f.request("deepspeed", edit);
+  REQUIRE(r.system.sharding.zeroed_gather_buffer);
+  const auto filled = f.predict(r);
+  r.system.sharding.zeroed_gather_buffer = false;
+  const auto bare = f.predict(r);
+  const workload::ModelSpec m = io::load_model(kSource + "/models/korthikanti-22b.json");
+  Time fills;
+  for (const std::int64_t n : workload::rank_layer_parameter_tensors(m, 1)) {
+    if (n < r.system.sharding.persistence_threshold) continue;  // kept, never gathered again
+    const hw::MemoryShape fill{hw::MemoryKernel::kCopy, Bytes(0.0), Bytes(2.0 * n), Flops(0.0)};
+    fills += f.kernels.cost(hw::KernelShape{fill}).time;
+  }
+  const auto dp = [](const step::StepPrediction& s) {
+    return (s.breakdown.dp_exposed + s.dp_hidden).to_seconds();
+  };
+  CHECK(filled.breakdown.compute == bare.breakdown.compute);
+  CHECK(dp(filled) - dp(bare) ==
+        doctest::Approx(3.0 * m.layers * fills.to_seconds()).epsilon(0.01));
+}
+
+TEST_CASE("step model: ZeRO-3 fetched per sub-module hides less than fetched per layer") {
+  // The same collectives either way; fetched one sub-module ahead (DeepSpeed 2021) a gather
+  // only has the one sub-module before it to hide behind, so more of the DP time is exposed.
+  Fixture f;
+  auto r = f.request("deepspeed", [](workload::ParallelPlan& p) {
+    p = workload::ParallelPlan{};
+    p.dp = 64;
+    p.micro_batch = 4;
+    p.global_batch = 256;
+    p.recompute = workload::Recompute::kFull;
+    p.zero3 = true;
+  });
+  REQUIRE(r.system.sharding.per_sub_module);
+  const auto sub_module = f.predict(r);
+  r.system.sharding.per_sub_module = false;
+  r.workload = step::assemble_workload(io::load_model(kSource + "/models/korthikanti-22b.json"),
+                                       r.workload.plan, r.system);
+  const auto layer = f.predict(r);
+  const auto dp = [](const step::StepPrediction& s) {
+    return (s.breakdown.dp_exposed + s.dp_hidden).to_seconds();
+  };
+  CHECK(sub_module.breakdown.compute == layer.breakdown.compute);
+  CHECK(dp(sub_module) == doctest::Approx(dp(layer)).epsilon(1e-6));
+  CHECK(sub_module.breakdown.dp_exposed > layer.breakdown.dp_exposed);
+}
+
+TEST_CASE("step model: DeepSpeed's ZeRO-3 pays the measured host time of every gather") {
+  // Each of a step's gathers (three per tensor per layer with full recompute, one micro-batch)
+  // holds the host for the preset's measured time before it starts. It shows as exposed DP
+  // time, all of it where the host sets the pace; where the DP line does (a gather waiting
+  // behind a reduce-scatter), the host's issue runs beside that wait.
+  Fixture f;
+  auto r = f.request("deepspeed", [](workload::ParallelPlan& p) {
+    p = workload::ParallelPlan{};
+    p.dp = 64;
+    p.micro_batch = 1;
+    p.global_batch = 64;
+    p.recompute = workload::Recompute::kFull;
+    p.zero3 = true;
+  });
+  REQUIRE(r.system.sharding.gather_host > Time::zero());
+  const auto held = f.predict(r);
+  const Time per_gather = r.system.sharding.gather_host;
+  r.system.sharding.gather_host = Time::zero();
+  const auto free = f.predict(r);
+  const workload::ModelSpec m = io::load_model(kSource + "/models/korthikanti-22b.json");
+  double gathers = 0;  // the tensors a pass gathers: those under the threshold stay gathered
+  for (const std::int64_t n : workload::rank_layer_parameter_tensors(m, 1)) {
+    gathers += n < r.system.sharding.persistence_threshold ? 0.0 : 3.0 * m.layers;
+  }
+  CHECK(held.breakdown.compute == free.breakdown.compute);
+  const double added = (held.breakdown.dp_exposed - free.breakdown.dp_exposed).to_seconds();
+  CHECK(added <= gathers * per_gather.to_seconds() * 1.0001);
+  CHECK(added >= 0.9 * gathers * per_gather.to_seconds());
 }

@@ -208,6 +208,85 @@ TEST_CASE("ops: ZeRO-3 per tensor, with full recompute gathering again, and hybr
   CHECK(replica_bytes == doctest::Approx(4.0 * static_cast<double>(hybrid.parameters_per_rank / 4)));
 }
 
+TEST_CASE("ops: ZeRO-3 fetched sub-module by sub-module, each gather just before its compute") {
+  const ModelSpec m = test::tiny_gqa();
+  ParallelPlan p;
+  p.dp = 8;
+  p.global_batch = 8;
+  p.zero3 = true;
+  p.recompute = Recompute::kFull;
+  GeneratorOptions o;
+  o.shard_per_tensor = true;
+  o.regather_after_recompute = true;
+  o.shard_per_sub_module = true;
+  const StageProgram st = build_stage(m, p, 0, o);
+  // The next compute op after each run of gathers, and how many gathers there were in all.
+  const auto after_gathers = [](const std::vector<Op>& ops, Phase phase) {
+    std::vector<std::string> next;
+    int gathers = 0;
+    bool in_run = false;
+    for (const Op& op : ops) {
+      const CommOp* c = op.comm();
+      const bool gather = c && c->kind == CollectiveOp::kAllGather && c->group == Group::kDp;
+      if (gather && op.phase == phase) ++gathers;
+      if (!gather && in_run && op.layer == 0) next.push_back(op.name);
+      in_run = gather && op.phase == phase;
+    }
+    return std::make_pair(next, gathers);
+  };
+  const auto [fwd, fwd_gathers] = after_gathers(st.chunks[0].forward, Phase::kForward);
+  // Layer 0's forward: the input norm, QKV, attention output, post-attention norm, fc1, fc2,
+  // each gathered right before it (not the layer's tensors all before the input norm).
+  REQUIRE(fwd.size() == 6);
+  CHECK(fwd[0].find("input norm") != std::string::npos);
+  CHECK(fwd[1].find("attention qkv") != std::string::npos);
+  CHECK(fwd[2].find("attention out") != std::string::npos);
+  CHECK(fwd[3].find("post-attention norm") != std::string::npos);
+  CHECK(fwd[4].find("mlp fc1") != std::string::npos);
+  CHECK(fwd[5].find("mlp fc2") != std::string::npos);
+  const auto tensors = static_cast<int>(rank_layer_parameter_tensors(m, 1).size());
+  CHECK(fwd_gathers == 2 * tensors);
+  // The backward gathers in reverse order (fc2 first), as many as the forward's.
+  const auto [bwd, bwd_gathers] = after_gathers(st.chunks[0].backward, Phase::kBackward);
+  REQUIRE_FALSE(bwd.empty());
+  CHECK(bwd[0].find("mlp fc2") != std::string::npos);
+  CHECK(bwd_gathers == 2 * tensors);
+}
+
+TEST_CASE("ops: ZeRO-3 leaves tensors under the persistence threshold gathered") {
+  // DeepSpeed's stage3_param_persistence_threshold: small tensors (here the norms, 64 elements)
+  // stay gathered, so each pass gathers only the four weights of each layer; every tensor's
+  // gradient is still reduce-scattered.
+  const ModelSpec m = test::tiny_gqa();
+  ParallelPlan p;
+  p.dp = 8;
+  p.global_batch = 8;
+  p.zero3 = true;
+  p.recompute = Recompute::kFull;
+  GeneratorOptions o;
+  o.shard_per_tensor = true;
+  o.regather_after_recompute = true;
+  o.shard_per_sub_module = true;
+  o.shard_persistence_threshold = 1000;
+  const StageProgram st = build_stage(m, p, 0, o);
+  int gathers = 0, scatters = 0;
+  for (const auto* ops : {&st.chunks[0].forward, &st.chunks[0].backward}) {
+    for (const Op& op : *ops) {
+      const CommOp* c = op.comm();
+      if (c == nullptr || c->group != Group::kDp) continue;
+      if (c->kind == CollectiveOp::kAllGather) {
+        ++gathers;
+        CHECK(c->size.value() >= 1000.0 * 2.0);  // bf16 elements of a weight
+      }
+      scatters += c->kind == CollectiveOp::kReduceScatter;
+    }
+  }
+  const auto tensors = static_cast<int>(rank_layer_parameter_tensors(m, 1).size());
+  CHECK(tensors == 6);  // two norms, four weights (no biases)
+  CHECK(gathers == 2 * 3 * 4);
+  CHECK(scatters == 2 * tensors);
+}
+
 TEST_CASE("ops: GQA shapes on a TP rank") {
   const ModelSpec m =
       io::load_model(std::string(MEGASIM_SOURCE_DIR) + "/models/llama3-405b-like.json");

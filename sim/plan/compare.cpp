@@ -86,12 +86,12 @@ std::vector<Variant> compare(const std::filesystem::path& scenario,
       if (derive_dp) {
         // The scenario's GPU count kept: dp follows the varied tp and pp.
         const workload::ParallelPlan p = io::load_scenario(scenario, sets).plan;
-        const std::int64_t replica = static_cast<std::int64_t>(p.tp) * p.pp;
+        const std::int64_t replica = static_cast<std::int64_t>(p.tp) * p.cp * p.pp;
         if (gpus % replica != 0) {
           throw InputError(
-              fmt::format("tp × pp = {} × {} = {} does not divide the scenario's {} "
+              fmt::format("tp × cp × pp = {} × {} × {} = {} does not divide the scenario's {} "
                           "GPUs (give plan.dp to set it)",
-                          p.tp, p.pp, replica, gpus));
+                          p.tp, p.cp, p.pp, replica, gpus));
         }
         sets.push_back(fmt::format("plan.dp={}", gpus / replica));
         v.label += fmt::format(" (dp={})", gpus / replica);

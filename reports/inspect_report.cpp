@@ -113,9 +113,9 @@ std::string inspect_text(const plan::Inspection& i) {
       m.kv_heads, m.ffn_hidden, workload::to_string(m.activation), workload::to_string(m.norm),
       m.vocab, m.seq);
   out += fmt::format(
-      "plan         TP {} x PP {} (VPP {}) x DP {} = {} GPUs, micro-batch {}, "
+      "plan         TP {} x CP {} x PP {} (VPP {}) x DP {} = {} GPUs, micro-batch {}, "
       "{} micro-batches, recompute {}, SP {}\n",
-      p.tp, p.pp, p.vpp, p.dp, p.gpus(), p.micro_batch, p.micro_batches(),
+      p.tp, p.cp, p.pp, p.vpp, p.dp, p.gpus(), p.micro_batch, p.micro_batches(),
       workload::to_string(p.recompute), p.sequence_parallel ? "on" : "off");
   out += fmt::format(
       "FLOPs/token  model {:.5g} (MFU convention)  exact {:.5g}  hardware {:.5g} "

@@ -7,6 +7,7 @@ nlohmann::json plan_json(const workload::ParallelPlan& p) {
           {"pp", p.pp},
           {"vpp", p.vpp},
           {"dp", p.dp},
+          {"cp", p.cp},
           {"gpus", p.gpus()},
           {"micro_batch", p.micro_batch},
           {"global_batch", p.global_batch},

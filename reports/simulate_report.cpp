@@ -112,9 +112,10 @@ std::string header_text(const plan::Evaluation& e) {
   s += fmt::format("scenario       {}\n", in.scenario.name);
   s += fmt::format("model          {}   cluster {}   device {} ({})\n", in.model.name,
                    in.cluster.name, in.device.name, device_kind(e));
-  s += fmt::format("plan           TP {} × PP {} × DP {} = {} GPUs, VPP {}, {} micro-batches of "
+  const std::string cp = plan.cp > 1 ? fmt::format(" × CP {}", plan.cp) : "";
+  s += fmt::format("plan           TP {}{} × PP {} × DP {} = {} GPUs, VPP {}, {} micro-batches of "
                    "{}, global batch {}\n",
-                   plan.tp, plan.pp, plan.dp, plan.gpus(), plan.vpp, plan.micro_batches(),
+                   plan.tp, cp, plan.pp, plan.dp, plan.gpus(), plan.vpp, plan.micro_batches(),
                    plan.micro_batch, plan.global_batch);
   s += fmt::format("system         {}\n", system_line(in.system));
   return s;

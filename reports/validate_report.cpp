@@ -76,6 +76,16 @@ std::string validate_text(const plan::Validation& v) {
     t += fmt::format("{} {} {:.1f} % over {} rows (worst {:.1f} %)", i == 0 ? "" : ";", f.name,
                      f.mape * 100, f.rows, f.worst * 100);
   }
+  std::string context;
+  for (const auto& r : v.rows) {
+    if (r.role != "context") continue;
+    if (!context.empty()) context += ", ";
+    context += r.scenario;
+  }
+  if (!context.empty()) {
+    t += "\ncontext rows (a published figure of unstated convention, shown, never scored): ";
+    t += context;
+  }
   if (!v.gains.empty()) {
     t += fmt::format("\n{:<24} {:>5} {:>15} {:>15} {:>11}\n", "ablation chain", "step",
                      "gain published", "gain predicted", "difference");

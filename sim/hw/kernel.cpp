@@ -41,13 +41,13 @@ Bytes GemmShape::bytes_moved() const {
 
 double AttentionShape::attended_pairs() const {
   const double s = static_cast<double>(seq);
+  double pairs = causal ? s * (s + 1) / 2.0 : s * s;
   if (window > 0 && window < seq) {
     // Each query sees min(i+1, window) keys (causal) or min(s, ...) otherwise.
     const double w = static_cast<double>(window);
-    if (causal) return w * (w + 1) / 2.0 + (s - w) * w;
-    return s * std::min(s, 2.0 * w + 1.0);
+    pairs = causal ? w * (w + 1) / 2.0 + (s - w) * w : s * std::min(s, 2.0 * w + 1.0);
   }
-  return causal ? s * (s + 1) / 2.0 : s * s;
+  return pairs / static_cast<double>(cp);
 }
 
 Flops AttentionShape::flops() const {
@@ -60,7 +60,8 @@ Bytes AttentionShape::bytes_moved() const {
   const double e = static_cast<double>(dtype_bytes(dtype));
   const double b = static_cast<double>(batch), s = static_cast<double>(seq),
                d = static_cast<double>(head_dim);
-  const double q_o = 2.0 * b * static_cast<double>(heads) * s * d;  // Q in, O out
+  // Q in, O out: this rank's seq / cp queries; K and V: all seq keys.
+  const double q_o = 2.0 * b * static_cast<double>(heads) * s / static_cast<double>(cp) * d;
   const double kv = 2.0 * b * static_cast<double>(kv_heads) * s * d;
   double bytes = e * (q_o + kv);
   if (backward) bytes *= 2.0;  // read dO, O, Q, K, V; write dQ, dK, dV

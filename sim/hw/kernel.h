@@ -34,6 +34,9 @@ struct GemmShape {
 // Fused (flash-style, one kernel) or unfused (two batched GEMMs around a softmax).
 struct AttentionShape {
   std::int64_t batch = 1, heads = 1, kv_heads = 1, seq = 1, head_dim = 64;
+  // Context-parallel ranks the sequence is split over: this rank's queries are seq / cp (two
+  // load-balanced chunks) against all seq keys, so it computes 1/cp of the pairs.
+  std::int64_t cp = 1;
   bool causal = true;
   std::int64_t window = 0;
   bool backward = false;
@@ -42,7 +45,8 @@ struct AttentionShape {
   int flash_version = 2;
   DType dtype = DType::kBf16;
 
-  // Query-key pairs actually computed (causal halves them; a window caps them).
+  // Query-key pairs actually computed by this rank (causal halves them; a window caps them;
+  // context parallelism divides them over cp ranks).
   double attended_pairs() const;
   // Useful FLOPs: 4·b·h·pairs·d forward (QKᵀ and PV), 2.5× that backward (recompute of
   // QKᵀ inside the fused backward is not counted: it is hardware, not model, work).

@@ -29,6 +29,7 @@ bool same_shape(const GemmShape& a, const GemmShape& b) {
 
 bool same_shape(const AttentionShape& a, const AttentionShape& b) {
   return a.batch == b.batch && a.heads == b.heads && a.kv_heads == b.kv_heads && a.seq == b.seq &&
+         a.cp == b.cp &&
          a.head_dim == b.head_dim && a.causal == b.causal && a.window == b.window &&
          a.backward == b.backward && a.fused == b.fused && a.flash_version == b.flash_version &&
          a.dtype == b.dtype;
@@ -223,6 +224,17 @@ Time KernelCostModel::model_attention_time(const AttentionShape& a) const {
 }
 
 KernelCost KernelCostModel::attention(const AttentionShape& a) const {
+  if (a.cp > 1) {
+    // A context-parallel rank's share: 1/cp of the whole sequence's causal work (the two
+    // load-balanced chunks), priced at the whole sequence's kernel efficiency. Transformer
+    // Engine runs it as several smaller kernel calls (one per ring step or chunk); their own
+    // efficiency and launches are not priced apart.
+    AttentionShape whole = a;
+    whole.cp = 1;
+    KernelCost k = attention(whole);
+    k.time = Time::from_ns(k.time.ns() / a.cp);
+    return k;
+  }
   if (a.fused) {
     const Time model = model_attention_time(a);
     // The fit is of the measured (FlashAttention-2-class) kernel; the first FlashAttention keeps

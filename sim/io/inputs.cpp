@@ -77,9 +77,9 @@ void check_plan_against_cluster(const Inputs& in) {
   const Scenario& s = in.scenario;
   const workload::ParallelPlan& p = s.plan;
   if (p.gpus() > in.cluster.gpus) {
-    throw InputError(fmt::format("{}: plan: tp × pp × dp = {} × {} × {} = {} GPUs, but cluster "
-                                 "'{}' has {}",
-                                 s.file.string(), p.tp, p.pp, p.dp, p.gpus(), in.cluster.name,
+    throw InputError(fmt::format("{}: plan: tp × cp × pp × dp = {} × {} × {} × {} = {} GPUs, but "
+                                 "cluster '{}' has {}",
+                                 s.file.string(), p.tp, p.cp, p.pp, p.dp, p.gpus(), in.cluster.name,
                                  in.cluster.gpus));
   }
   const std::int64_t limit = std::max(kMaxClusterGpusFloor, kMaxClusterPerJobGpu * p.gpus());
@@ -99,6 +99,18 @@ void check_window(const Inputs& in) {
         "{}: optimizations.sliding_window is on (preset '{}') but neither "
         "optimizations.attention_window nor the model gives a window size",
         in.scenario.file.string(), in.scenario.optimizations.preset));
+  }
+}
+
+void check_context_parallel(const Inputs& in) {
+  // Context parallelism splits the fused attention kernel's work over the CP ranks (Megatron-
+  // Core runs it only with Transformer Engine's fused attention); the unfused path's s² score
+  // matrices have no context-parallel form in megasim.
+  if (in.scenario.plan.cp > 1 && in.system.attention_kernel() == step::AttentionKernel::kUnfused) {
+    throw InputError(fmt::format(
+        "{}: plan.cp {} needs a fused attention kernel, but preset '{}' runs unfused attention "
+        "(set optimizations.attention)",
+        in.scenario.file.string(), in.scenario.plan.cp, in.scenario.optimizations.preset));
   }
 }
 
@@ -130,6 +142,7 @@ Inputs load_inputs(const Scenario& s, const InputOptions& o, FilesRead* read) {
   if (have_model) clashes.check([&] { check_plan_against_model(in); });
   if (have_cluster) clashes.check([&] { check_plan_against_cluster(in); });
   if (have_system) clashes.check([&] { check_window(in); });
+  if (have_system) clashes.check([&] { check_context_parallel(in); });
   if (o.run_level && s.run.tokens) clashes.check([&] { read_run_level(o, in, read); });
   clashes.throw_if_any();
   return in;

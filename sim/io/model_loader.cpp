@@ -26,8 +26,10 @@ workload::ModelSpec load_model(const std::filesystem::path& file, KeyLog* log, F
   m.heads = static_cast<int>(r.integer("heads", 1, 1 << 16));
   m.kv_heads = static_cast<int>(r.integer_or("kv_heads", m.heads, 1, 1 << 16));
   m.ffn_hidden = r.integer("ffn_hidden", 1, std::int64_t{1} << 26);
-  m.activation = r.choice("activation", {"gelu", "swiglu"}) == "swiglu" ? Activation::kSwiglu
-                                                                        : Activation::kGelu;
+  const std::string act = r.choice("activation", {"gelu", "swiglu", "relu"});
+  m.activation = act == "swiglu" ? Activation::kSwiglu
+                 : act == "relu" ? Activation::kRelu
+                                 : Activation::kGelu;
   m.norm =
       r.choice("norm", {"layernorm", "rmsnorm"}) == "rmsnorm" ? Norm::kRmsNorm : Norm::kLayerNorm;
   const std::string pos = r.choice("position", {"learned", "rotary", "alibi"});
@@ -42,6 +44,7 @@ workload::ModelSpec load_model(const std::filesystem::path& file, KeyLog* log, F
   }
   m.tied_embeddings = r.boolean_or("tied_embeddings", true);
   m.bias = r.boolean_or("bias", true);
+  m.dropout = r.boolean_or("dropout", true);
   m.vocab = r.integer("vocab", 1, std::int64_t{1} << 24);
   m.seq = r.integer("seq", 1, std::int64_t{1} << 24);
   r.finish();

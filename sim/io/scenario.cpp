@@ -24,6 +24,7 @@ workload::ParallelPlan read_plan(JsonReader r) {
   p.pp = static_cast<int>(r.integer_or("pp", 1, 1, 65536));
   p.vpp = static_cast<int>(r.integer_or("vpp", 1, 1, 1024));
   p.dp = static_cast<int>(r.integer_or("dp", 1, 1, kMaxDegree));
+  p.cp = static_cast<int>(r.integer_or("cp", 1, 1, 1024));
   p.micro_batch = static_cast<int>(r.integer_or("micro_batch", 1, 1, 1 << 16));
   p.global_batch = r.integer("global_batch", 1, kMaxBatch);
   p.sequence_parallel = r.boolean_or("sequence_parallel", false);
@@ -45,17 +46,18 @@ workload::ParallelPlan read_plan(JsonReader r) {
                : sched == "interleaved" ? Schedule::kInterleaved
                : sched == "zero-bubble" ? Schedule::kZeroBubble
                                         : Schedule::kOneFOneB;
+  p.microbatch_group = static_cast<int>(r.integer_or("microbatch_group", 0, 1, 1 << 16));
   if (r.has("layer_split")) {
-    for (auto n : r.integer_array("layer_split", 1, 1 << 16)) p.layer_split.push_back(static_cast<int>(n));
+    for (auto n : r.integer_array("layer_split", 0, 1 << 16)) p.layer_split.push_back(static_cast<int>(n));
   } else {
     r.ignore("layer_split");
   }
   r.finish();
 
   if (p.gpus() > kMaxGpus) {
-    r.fail("dp", fmt::format("tp × pp × dp = {} × {} × {} = {} GPUs exceeds the {} GPUs megasim "
-                             "can simulate",
-                             p.tp, p.pp, p.dp, p.gpus(), kMaxGpus));
+    r.fail("dp", fmt::format("tp × cp × pp × dp = {} × {} × {} × {} = {} GPUs exceeds the {} GPUs "
+                             "megasim can simulate",
+                             p.tp, p.cp, p.pp, p.dp, p.gpus(), kMaxGpus));
   }
   if (p.schedule == Schedule::kInterleaved && p.vpp < 2) {
     r.fail("schedule", fmt::format("the interleaved schedule needs vpp ≥ 2, but vpp = {}", p.vpp));
@@ -78,6 +80,10 @@ workload::ParallelPlan read_plan(JsonReader r) {
   if (p.zero3 && p.schedule == Schedule::kZeroBubble) {
     r.fail("schedule", "zero-bubble defers the weight gradients that ZeRO-3 / FSDP reduce-scatter "
                        "after each layer's backward; megasim does not model the two together");
+  }
+  if (p.zero3 && p.cp > 1) {
+    r.fail("cp", "megasim does not model ZeRO-3 / FSDP sharding across a context-parallel group: "
+                 "set cp 1 or zero3 false");
   }
   if (p.zero2 && p.zero3) {
     r.fail("zero2", "zero2 and zero3 are two stages of one choice: set one of them");
@@ -133,7 +139,7 @@ ValidationSettings read_validation(JsonReader r) {
   v.run = r.string("run");
   v.metric = r.string("metric");
   if (auto step = r.optional_integer("step", 0, 1000)) v.step = static_cast<int>(*step);
-  v.role = r.choice_or("role", "check", {"check", "fit"});
+  v.role = r.choice_or("role", "check", {"check", "fit", "context"});
   r.finish();
   return v;
 }

@@ -41,7 +41,10 @@ struct ValidationSettings {
   std::string run;     // the run's id
   std::string metric;  // a key of its "measured" object, or "mfu" of a step of "steps"
   std::optional<int> step;
-  std::string role = "check";  // "check", or "fit" when a shared constant was fitted on it
+  // "check", "fit" when a shared constant was fitted on it, or "context": a published figure
+  // whose counting convention the publication does not state, shown beside the prediction but
+  // left out of every error statistic and of the error bands.
+  std::string role = "check";
 };
 
 // Host-side data loading (reading and preprocessing the samples of a step). No published

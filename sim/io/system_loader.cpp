@@ -42,6 +42,11 @@ step::SystemOptions load_system_file(const std::filesystem::path& file, FilesRea
     b->string("source");
     b->finish();
   }
+  if (auto c = r.optional_object("context_parallel")) {
+    s.cp_overlap = c->boolean_or("overlap", false);
+    c->string("source");
+    c->finish();
+  }
   if (auto z = r.optional_object("sharded_data_parallel")) {
     s.sharding.per_tensor = z->choice("collective_per", {"tensor", "layer"}) == "tensor";
     s.sharding.per_sub_module =

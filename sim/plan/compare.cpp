@@ -46,12 +46,13 @@ std::size_t count_combinations(const std::vector<Axis>& axes) {
 
 namespace {
 
-// dp is derived from the GPU count when tp or pp varies and neither --vary nor --set gives dp.
+// dp is derived from the GPU count when tp, cp or pp varies and neither --vary nor --set gives
+// dp.
 bool derives_dp(const std::vector<std::string>& overrides, const std::vector<Axis>& axes) {
   bool varies_split = false;
   for (const auto& a : axes) {
     if (a.path == "plan.dp") return false;
-    if (a.path == "plan.tp" || a.path == "plan.pp") varies_split = true;
+    if (a.path == "plan.tp" || a.path == "plan.cp" || a.path == "plan.pp") varies_split = true;
   }
   for (const auto& o : overrides) {
     if (o.rfind("plan.dp=", 0) == 0) return false;
@@ -84,14 +85,14 @@ std::vector<Variant> compare(const std::filesystem::path& scenario,
     }
     try {
       if (derive_dp) {
-        // The scenario's GPU count kept: dp follows the varied tp and pp.
+        // The scenario's GPU count kept: dp follows the varied tp, cp and pp.
         const workload::ParallelPlan p = io::load_scenario(scenario, sets).plan;
-        const std::int64_t replica = static_cast<std::int64_t>(p.tp) * p.pp;
+        const std::int64_t replica = static_cast<std::int64_t>(p.tp) * p.cp * p.pp;
         if (gpus % replica != 0) {
           throw InputError(
-              fmt::format("tp × pp = {} × {} = {} does not divide the scenario's {} "
+              fmt::format("tp × cp × pp = {} × {} × {} = {} does not divide the scenario's {} "
                           "GPUs (give plan.dp to set it)",
-                          p.tp, p.pp, replica, gpus));
+                          p.tp, p.cp, p.pp, replica, gpus));
         }
         sets.push_back(fmt::format("plan.dp={}", gpus / replica));
         v.label += fmt::format(" (dp={})", gpus / replica);

@@ -1,8 +1,9 @@
 // `megasim compare`: every combination of the varied scenario keys, evaluated side by side at
 // the step level. A combination that cannot run (a plan/model clash, memory over capacity) is
-// a row with its reason; a scenario that cannot be read at all is an InputError. When tp or pp
-// varies and dp is given neither by --vary nor by --set, dp is derived so that every variant
-// runs on the scenario's GPU count (a tp × pp that does not divide it is a row with its reason).
+// a row with its reason; a scenario that cannot be read at all is an InputError. When tp, cp or
+// pp varies and dp is given neither by --vary nor by --set, dp is derived so that every variant
+// runs on the scenario's GPU count (a tp × cp × pp that does not divide it is a row with its
+// reason).
 #pragma once
 
 #include <filesystem>

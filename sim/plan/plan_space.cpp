@@ -231,6 +231,10 @@ class Walker {
     }
     workload::ParallelPlan p = in_.scenario.plan;
     p.layer_split.clear();
+    // Context parallelism is not an axis of the search: every plan has cp 1 (the GPU count
+    // above is tp × pp × dp), and the interleaved schedule takes Megatron's micro-batch group.
+    p.cp = 1;
+    p.microbatch_group = 0;
     p.tp = tp;
     p.pp = pp;
     p.dp = dp;

@@ -93,6 +93,9 @@ double predicted_metric(const step::StepPrediction& p, const std::string& metric
   if (metric.rfind("mfu", 0) == 0) return p.mfu;
   if (metric.rfind("hfu", 0) == 0) return p.hfu;
   if (metric == "tflops_per_gpu_hw") return p.tflops_per_gpu_hw;
+  // TFLOP/s whose counting convention the publication does not state (role "context" rows):
+  // set against the hardware count, recomputation included.
+  if (metric == "tflops_per_gpu_as_published") return p.tflops_per_gpu_hw;
   if (metric == "tokens_per_s") return p.tokens_per_s;
   throw InputError(origin + ": validation.metric: '" + metric + "' is not a metric megasim predicts");
 }
@@ -101,6 +104,7 @@ Validation summarise(std::vector<ValidationRow> rows) {
   Validation v;
   std::map<std::string, std::vector<double>> errors;  // by role, plain rows only
   for (const auto& r : rows) {
+    if (r.role == "context") continue;  // shown, never scored
     if (r.step >= 0) {
       v.chain_max_points = std::max(v.chain_max_points, std::fabs(r.predicted - r.published) * 100);
       continue;
@@ -110,11 +114,15 @@ Validation summarise(std::vector<ValidationRow> rows) {
   }
   chain_gains(rows, v);
   std::vector<ResidualRow> residuals;
-  for (const auto& r : rows) residuals.push_back(r.residual());
+  for (const auto& r : rows) {
+    if (r.role != "context") residuals.push_back(r.residual());
+  }
   v.bands = band_coverage(residuals);
   std::map<std::string, std::vector<double>> by_family;
   for (const auto& r : rows) {
-    if (r.step < 0) by_family[r.residual().family].push_back(std::fabs(r.error()));
+    if (r.step < 0 && r.role != "context") {
+      by_family[r.residual().family].push_back(std::fabs(r.error()));
+    }
   }
   for (const auto& [name, e] : by_family) {
     v.families.push_back({name, e.size(), mean(e), *std::max_element(e.begin(), e.end())});

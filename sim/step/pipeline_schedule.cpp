@@ -13,11 +13,13 @@ using workload::Schedule;
 
 int one_f_one_b_warmup(int pp, int stage, int m) { return std::min(pp - stage - 1, m); }
 
-// Megatron-LM's interleaved warm-up: all forwards first when m equals pp.
-int interleaved_warmup(int pp, int v, int stage, int m) {
+// Megatron-LM's interleaved warm-up, micro-batches taken in groups of `group` per chunk (pp in
+// Megatron-LM; Megatron-Core's microbatch_group_size_per_vp_stage, Llama 3's N): all forwards
+// first when the step has a single group.
+int interleaved_warmup(int pp, int v, int group, int stage, int m) {
   const int total = m * v;
-  if (m == pp) return total;
-  return std::min((pp - stage - 1) * 2 + (v - 1) * pp, total);
+  if (m == group) return total;
+  return std::min((pp - stage - 1) * 2 + (v - 1) * group, total);
 }
 
 std::vector<PassId> one_f_one_b(int pp, int stage, int m) {
@@ -33,15 +35,16 @@ std::vector<PassId> one_f_one_b(int pp, int stage, int m) {
 }
 
 // Megatron-LM's forward_backward_pipelining_with_interleaving: the k-th chunk-pass of a stage
-// works on micro-batch (k / (pp·v))·pp + k % pp of chunk (k % (pp·v)) / pp (reversed for
-// backward).
-std::vector<PassId> interleaved(int pp, int v, int stage, int m) {
+// works on micro-batch (k / (g·v))·g + k % g of chunk (k % (g·v)) / g (reversed for backward),
+// g the micro-batch group (pp in Megatron-LM).
+std::vector<PassId> interleaved(int pp, int v, int group, int stage, int m) {
   const int total = m * v;
-  const int warmup = interleaved_warmup(pp, v, stage, m);
-  const auto id = [pp, v](Pass pass, int k) {
-    const int within = k % (pp * v);
-    const int chunk = within / pp;
-    return PassId{pass, (k / (pp * v)) * pp + k % pp, pass == Pass::kForward ? chunk : v - 1 - chunk};
+  const int warmup = interleaved_warmup(pp, v, group, stage, m);
+  const auto id = [group, v](Pass pass, int k) {
+    const int within = k % (group * v);
+    const int chunk = within / group;
+    return PassId{pass, (k / (group * v)) * group + k % group,
+                  pass == Pass::kForward ? chunk : v - 1 - chunk};
   };
   std::vector<PassId> order;
   for (int k = 0; k < warmup; ++k) order.push_back(id(Pass::kForward, k));
@@ -124,7 +127,8 @@ std::vector<std::vector<PassId>> zero_bubble_h1(int pp, int m) {
 
 int warmup_forwards(const PipelineSchedule& s, int stage) {
   switch (s.kind) {
-    case Schedule::kInterleaved: return interleaved_warmup(s.pp, s.vpp, stage, s.micro_batches);
+    case Schedule::kInterleaved:
+      return interleaved_warmup(s.pp, s.vpp, s.group, stage, s.micro_batches);
     case Schedule::kOneFOneB:
     case Schedule::kZeroBubble: return one_f_one_b_warmup(s.pp, stage, s.micro_batches);
     case Schedule::kGpipe: return s.micro_batches;
@@ -141,8 +145,9 @@ const char* to_string(Pass p) {
   return "?";
 }
 
-PipelineSchedule build_schedule(Schedule kind, int pp, int vpp, int m) {
+PipelineSchedule build_schedule(Schedule kind, int pp, int vpp, int m, int group) {
   // Preconditions: workload::validate_plan, run once by io::load_inputs, holds the plan to them.
+  if (group <= 0) group = pp;
   if (pp < 1 || vpp < 1 || m < 1) {
     throw std::invalid_argument(fmt::format("pipeline schedule: pp = {}, vpp = {} and micro-batches = {} "
                                  "must all be at least 1",
@@ -152,15 +157,17 @@ PipelineSchedule build_schedule(Schedule kind, int pp, int vpp, int m) {
     throw std::invalid_argument(fmt::format("pipeline schedule: vpp = {} needs the interleaved schedule",
                                  vpp));
   }
-  if (kind == Schedule::kInterleaved && m % pp != 0) {
+  if (kind == Schedule::kInterleaved && m % group != 0) {
     throw std::invalid_argument(fmt::format("plan: the interleaved schedule needs the micro-batches per "
-                                 "replica ({}) to be a multiple of pp ({}) (Megatron-LM's rule)",
-                                 m, pp));
+                                 "replica ({}) to be a multiple of the micro-batch group ({}; pp "
+                                 "in Megatron-LM)",
+                                 m, group));
   }
   PipelineSchedule s;
   s.kind = kind;
   s.pp = pp;
   s.vpp = vpp;
+  s.group = group;
   s.micro_batches = m;
   if (kind == Schedule::kZeroBubble) {
     s.order = zero_bubble_h1(pp, m);
@@ -176,7 +183,7 @@ PipelineSchedule build_schedule(Schedule kind, int pp, int vpp, int m) {
         break;
       }
       case Schedule::kOneFOneB: s.order.push_back(one_f_one_b(pp, stage, m)); break;
-      case Schedule::kInterleaved: s.order.push_back(interleaved(pp, vpp, stage, m)); break;
+      case Schedule::kInterleaved: s.order.push_back(interleaved(pp, vpp, group, stage, m)); break;
       case Schedule::kZeroBubble: break;  // built above
     }
   }

@@ -9,8 +9,9 @@
 //   GPipe        all forwards, then all backwards.
 //   1F1B         PipeDream-Flush/Megatron: pp − s − 1 warm-up forwards, then alternate.
 //   interleaved  Megatron-LM's interleaved 1F1B (Narayanan et al., SC'21): warm-up of
-//                (pp − s − 1)·2 + (vpp − 1)·pp chunk-forwards, micro-batches taken in groups of
-//                pp per chunk; needs micro_batches % pp == 0 (Megatron's rule).
+//                (pp − s − 1)·2 + (vpp − 1)·g chunk-forwards, micro-batches taken in groups of
+//                g per chunk (g = pp in Megatron-LM; Megatron-Core's micro-batch group size
+//                and Llama 3's N may differ); needs micro_batches % g == 0.
 //   zero-bubble  ZB-H1 (Qi et al., ICLR'24): 1F1B whose backward is split into B (input
 //                gradient) and W (weight gradient); W passes are deferred to fill the bubbles,
 //                stage s deferring at most s of them (peak memory of 1F1B's first stage).
@@ -41,6 +42,7 @@ struct PassId {
 struct PipelineSchedule {
   workload::Schedule kind = workload::Schedule::kOneFOneB;
   int pp = 1, vpp = 1, micro_batches = 1;
+  int group = 1;  // interleaved: micro-batches per chunk in a row (pp in Megatron-LM)
   std::vector<std::vector<PassId>> order;  // order[stage] = passes in execution order
 
   int virtual_stage(int stage, int chunk) const { return chunk * pp + stage; }
@@ -53,7 +55,9 @@ struct PipelineSchedule {
 // Throws std::invalid_argument when the schedule cannot be built (e.g. interleaved with
 // micro_batches % pp != 0, or vpp > 1 without the interleaved schedule): a plan that
 // workload::validate_plan accepted never gets here with one.
-PipelineSchedule build_schedule(workload::Schedule kind, int pp, int vpp, int micro_batches);
+// `group`: the interleaved schedule's micro-batch group (ParallelPlan::group()); 0 = pp.
+PipelineSchedule build_schedule(workload::Schedule kind, int pp, int vpp, int micro_batches,
+                                int group = 0);
 
 // How many forward passes `stage` runs before its first backward pass in the 1F1B-like
 // schedules (Megatron-LM's num_warmup_microbatches); every forward for GPipe.

@@ -106,7 +106,7 @@ Time Pricer::tp_time_simulated(const workload::CommOp& c) {
   std::vector<collective::CollectiveCall> calls;
   // TP groups inside one node never share a link with another group: one suffices. A TP group
   // wider than a node crosses the fabric, where all of a stage's groups contend.
-  const int groups = plan_.tp <= topology_.gpus_per_node() ? 1 : plan_.dp;
+  const int groups = plan_.tp <= topology_.gpus_per_node() ? 1 : plan_.dp_cp();
   for (int d = 0; d < groups; ++d) {
     collective::CollectiveCall call;
     call.op = c.kind;
@@ -131,7 +131,7 @@ Time Pricer::pp_time_simulated(Bytes bytes, int from, int to) {
   const auto key = std::make_tuple(1, from, to, bytes.value());
   if (auto it = cache_.find(key); it != cache_.end()) return it->second;
   std::vector<collective::CollectiveCall> calls;
-  for (int d = 0; d < plan_.dp; ++d) {
+  for (int d = 0; d < plan_.dp_cp(); ++d) {
     for (int t = 0; t < rails(); ++t) {
       collective::CollectiveCall call;
       call.op = CollectiveOp::kSendRecv;
@@ -146,13 +146,13 @@ Time Pricer::pp_time_simulated(Bytes bytes, int from, int to) {
 
 int Pricer::dp_group_nodes() const {
   std::set<int> nodes;  // of stage 0's and TP rank 0's communicator: placements are symmetric
-  for (int d = 0; d < plan_.dp; ++d) nodes.insert(topology_.node_of(gpu(0, d, 0)));
+  for (int d = 0; d < plan_.dp_cp(); ++d) nodes.insert(topology_.node_of(gpu(0, d, 0)));
   return static_cast<int>(nodes.size());
 }
 
 Time Pricer::dp_time(const workload::CommOp& c, std::int64_t per_step) {
   if (c.group == Group::kDp) {
-    if (auto m = measured(c, plan_.dp, dp_nodes_)) return tally_comm(*m, true, per_step);
+    if (auto m = measured(c, plan_.dp_cp(), dp_nodes_)) return tally_comm(*m, true, per_step);
   }
   return tally_comm(dp_time_simulated(c), false, per_step);
 }
@@ -263,7 +263,11 @@ Time Pricer::pass_time(const std::vector<Op>& ops, bool backward, PricingTally& 
     if (taken[i]) continue;  // counted with its collective
     if (partner[i] < 0) {
       share[i] = cost[i];
-      if (ops[i].comm() && ops[i].comm()->group == Group::kTp) tp_exposed += cost[i];
+      // Exposed model-parallel exchanges inside a layer: TP, and CP's unless overlapped below.
+      if (ops[i].comm() && (ops[i].comm()->group == Group::kTp ||
+                             ops[i].comm()->group == Group::kCp)) {
+        tp_exposed += cost[i];
+      }
       if (ops[i].comm() && is_sharded_dp(ops[i].comm()->group)) sharded = true;
       continue;
     }
@@ -275,6 +279,7 @@ Time Pricer::pass_time(const std::vector<Op>& ops, bool backward, PricingTally& 
     tp_exposed += pair - g;
     tally.tp_hidden += c - (pair - g);
   }
+  if (system_.cp_overlap && plan_.cp > 1) overlap_context_exchange(ops, cost, share, tp_exposed);
   tally.tp_exposed += tp_exposed;
   if (sharded) return sharded_time(ops, share, taken, tally, dp_exposed);
   Time total;
@@ -333,28 +338,6 @@ StageCosts Pricer::price(const workload::StageProgram& stage, PricingTally& tall
   return c;
 }
 
-std::vector<std::vector<int>> Pricer::dp_groups(Group g) const {
-  // The DP indices of each communicator: all of DP, or, with a hybrid shard of `k` ranks, the
-  // shard groups (consecutive indices) and the replica groups (every k-th).
-  const int k = plan_.shard_ranks(), dp = plan_.dp;
-  std::vector<std::vector<int>> out;
-  if (g == Group::kDpShard) {
-    for (int r = 0; r < dp / k; ++r) {
-      out.emplace_back();
-      for (int i = 0; i < k; ++i) out.back().push_back(r * k + i);
-    }
-  } else if (g == Group::kDpReplica) {
-    for (int i = 0; i < k; ++i) {
-      out.emplace_back();
-      for (int r = 0; r < dp / k; ++r) out.back().push_back(r * k + i);
-    }
-  } else {
-    out.emplace_back();
-    for (int d = 0; d < dp; ++d) out.back().push_back(d);
-  }
-  return out;
-}
-
 std::vector<double> Pricer::chunk_shares(const workload::StageProgram& stage) {
   int stage_layers = 0;
   for (const auto& chunk : stage.chunks) stage_layers += chunk.layers.count;
@@ -381,9 +364,9 @@ StageTraffic Pricer::traffic(const workload::StageProgram& stage) {
     DpPart bucket;
     for (const Op& op : ops) {
       const workload::CommOp& c = *op.comm();
-      if (c.group == Group::kDp && plan_.dp == 1) continue;  // nothing to send
+      if (c.group == Group::kDp && plan_.dp_cp() == 1) continue;  // nothing to send
       DpPart p;
-      p.on_network = c.group == Group::kDp && !measured(c, plan_.dp, dp_nodes_);
+      p.on_network = c.group == Group::kDp && !measured(c, plan_.dp_cp(), dp_nodes_);
       p.op = c.kind;
       if (p.on_network) {
         bucket_bytes += c.size.value();

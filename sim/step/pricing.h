@@ -79,6 +79,10 @@ class Pricer {
   // share of the pass (`share`, paired GEMMs `taken` into their collective's) as segments.
   Time sharded_time(const std::vector<workload::Op>& ops, const std::vector<Time>& share,
                     const std::vector<bool>& taken, PricingTally& tally, Time& dp_exposed);
+  // With SystemOptions::cp_overlap: each attention op and the context-parallel exchanges
+  // beside it (`cost` per op) priced together in `share`, the exposed part in `tp_exposed`.
+  void overlap_context_exchange(const std::vector<workload::Op>& ops, const std::vector<Time>& cost,
+                                std::vector<Time>& share, Time& tp_exposed) const;
   Time tp_time(const workload::CommOp& c);
   Time pp_time(Bytes bytes, int from_stage, int to_stage);
   // A DP-group collective run `per_step` times a step (once for the gradient and parameter

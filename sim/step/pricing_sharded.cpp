@@ -41,16 +41,6 @@ Time Pricer::sharded_time(const std::vector<Op>& ops, const std::vector<Time>& s
   return t.total;
 }
 
-Time Pricer::per_rank_copies(const workload::CommOp& c) const {
-  // One copy_ per rank of the DP group, each a kernel launch (the profile's gap between
-  // back-to-back kernels) moving 1/dp of the buffer: together the whole buffer read and written.
-  const int ranks = c.group == Group::kDpShard ? plan_.shard_ranks() : plan_.dp;
-  if (ranks < 2) return Time::zero();  // no collective, nothing to copy
-  hw::MemoryShape copy{hw::MemoryKernel::kCopy, c.size, c.size, Flops(0.0)};
-  const Time bytes = kernels_.cost(hw::KernelShape{copy}).time;
-  return bytes + kernels_.profile().memory_model.launch_overhead * (ranks - 1);
-}
-
 Time Pricer::zero_fill(const workload::CommOp& c) const {
   // torch.zeros(gathered size): one fill kernel writing the whole output once, on the stream
   // the collective then runs on.

@@ -64,7 +64,9 @@ ExecutorConfig executor_config(const StepRequest& r, const net::Topology& topolo
   cfg.interference = profile.interference.compute_slowdown - 1.0;
   cfg.slowest_gpu = profile.fleet_variation.slowest_of(r.workload.plan.gpus());
   cfg.tp = r.workload.plan.tp;
-  cfg.dp = r.workload.plan.dp;
+  // The ranks of a stage that run the same program: dp replicas × cp context ranks
+  // (workload::RankIndex); the DP collectives span them all.
+  cfg.dp = r.workload.plan.dp_cp();
   cfg.rank_slowdown = straggler_factors(r, topology);
   cfg.slow_all_passes = r.stragglers.all_passes;
   cfg.full = r.full || !cfg.rank_slowdown.empty();
@@ -154,7 +156,8 @@ StepPrediction predict_step(const StepRequest& r, const net::Topology& topology,
   }
 
   const PipelineSchedule schedule =
-      build_schedule(plan.schedule, plan.pp, plan.vpp, static_cast<int>(plan.micro_batches()));
+      build_schedule(plan.schedule, plan.pp, plan.vpp, static_cast<int>(plan.micro_batches()),
+                     plan.group());
   ExecutorConfig cfg = executor_config(r, topology, kernels.profile());
   ExecutorNetwork network;
   if (shared) {

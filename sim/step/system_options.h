@@ -43,6 +43,11 @@ struct SystemOptions {
   // bucket while its first forward pass runs (Megatron-Core's --overlap-grad-reduce and
   // --overlap-param-gather).
   bool dp_bucket_overlap = false;
+  // Context parallelism (plan.cp): whether a layer's K/V exchange runs beside its attention
+  // (Transformer Engine's ring of send/recv, AttnFuncWithCPAndKVP2P, pipelined over the cp
+  // ring steps) or before it, exposed (an all-gather first, as Llama 3 and Transformer
+  // Engine's AttnFuncWithCPAndKVAllGather do).
+  bool cp_overlap = false;
   // Sharded data parallelism (plan.zero3: ZeRO-3, FSDP full shard) as the framework runs it.
   // Inside a pass each layer's parameters are all-gathered before its compute and its gradients
   // reduce-scattered after its backward, on the DP communicator (sharded_pass.h):

@@ -11,8 +11,25 @@ namespace megasim::workload::detail {
 namespace {
 
 double attention_convention_fwd(const LayerContext& c) {
-  // 4·b·s·keys·(heads/t)·d: QKᵀ and PV over the keys the MFU convention charges.
-  return 4.0 * d(c.b) * d(c.s) * d(c.model.attended_keys()) * d(c.q_r);
+  // 4·b·(s/cp)·keys·(heads/t)·d: QKᵀ and PV of this rank's queries over the keys the MFU
+  // convention charges.
+  return 4.0 * d(c.tokens) * d(c.model.attended_keys()) * d(c.q_r);
+}
+
+// Context parallelism: the K and V of the whole sequence, this TP rank's KV heads, that every
+// CP rank needs for its queries' attention (nccl-tests' all-gather size: the gathered output).
+double context_kv_bytes(const LayerContext& c) {
+  return d(c.b) * d(c.s) * 2.0 * d(c.kv_r) * c.elem;
+}
+
+// The activation's element-wise kernel and its op name. ReLU reads and writes the same bytes as
+// GeLU; both are memory-bound, so ReLU is priced as the GeLU kernel of the same size.
+hw::MemoryKernel activation_kernel(const LayerContext& c) {
+  return c.model.activation == Activation::kSwiglu ? hw::MemoryKernel::kSwiglu
+                                                   : hw::MemoryKernel::kGelu;
+}
+std::string activation_op(const LayerContext& c) {
+  return std::string("mlp ") + to_string(c.model.activation);
 }
 
 void mlp_forward(const LayerContext& c, std::vector<Op>& out, int layer, Phase phase) {
@@ -22,8 +39,7 @@ void mlp_forward(const LayerContext& c, std::vector<Op>& out, int layer, Phase p
   linear_forward(c, out, layer, "mlp fc1", phase, fc1_n, c.h,
                  2.0 * d(c.tokens) * d(c.h) * d(fc1_n));
   const double act_in = d(c.tokens) * d(fc1_n) * c.elem;
-  add_memory(out, layer, swiglu ? "mlp swiglu" : "mlp gelu", phase,
-             swiglu ? hw::MemoryKernel::kSwiglu : hw::MemoryKernel::kGelu, act_in,
+  add_memory(out, layer, activation_op(c), phase, activation_kernel(c), act_in,
              d(c.tokens) * d(c.f_r) * c.elem);
   fetch_sub_module(c, layer, phase, SubModule::kFc2, out);
   linear_forward(c, out, layer, "mlp fc2", phase, c.h, c.f_r,
@@ -58,7 +74,7 @@ void residual(const LayerContext& c, std::vector<Op>& out, int layer, const std:
 
 LayerContext::LayerContext(const ModelSpec& m, const ParallelPlan& p, const GeneratorOptions& o)
     : model(m), plan(p), opts(o), b(p.micro_batch), s(m.seq), h(m.hidden), t(p.tp) {
-  tokens = b * s;
+  tokens = b * s / p.cp;  // a context-parallel rank holds seq / cp tokens of each sequence
   sp_tokens = p.sequence_parallel ? tokens / t : tokens;
   head_dim = m.head_dim();
   heads_r = m.heads / t;
@@ -78,6 +94,7 @@ hw::AttentionShape fused_attention(const LayerContext& c, bool backward) {
   a.heads = c.heads_r;
   a.kv_heads = c.kv_heads_r;
   a.seq = c.s;
+  a.cp = c.plan.cp;
   a.head_dim = c.head_dim;
   a.causal = true;
   a.window = c.model.attention_window;
@@ -90,6 +107,13 @@ hw::AttentionShape fused_attention(const LayerContext& c, bool backward) {
 void append_attention_core(const LayerContext& c, int layer, Phase phase, std::vector<Op>& out) {
   const double conv = attention_convention_fwd(c);
   if (c.opts.fused_attention) {
+    if (c.plan.cp > 1) {
+      // Megatron-Core / Transformer Engine pass K and V around the CP ring, step by step beside
+      // the attention of the chunk already received (AttnFuncWithCPAndKVP2P); Llama 3
+      // all-gathers them first. Either way each rank receives the other ranks' K and V.
+      add_comm(out, layer, "attention context kv all-gather", phase, CollectiveOp::kAllGather,
+               Group::kCp, context_kv_bytes(c), true);
+    }
     add_kernel(out, layer, "attention core", phase, fused_attention(c, false), Flops(conv));
     return;
   }
@@ -145,8 +169,17 @@ void residual_backward(const LayerContext& c, std::vector<Op>& out, int layer,
 void attention_core_backward(const LayerContext& c, std::vector<Op>& out, int layer) {
   const double conv = attention_convention_fwd(c);
   if (c.opts.fused_attention) {
+    if (c.plan.cp > 1) {
+      // The backward needs the other ranks' K and V again and returns their gradients.
+      add_comm(out, layer, "attention context kv all-gather", Phase::kBackward,
+               CollectiveOp::kAllGather, Group::kCp, context_kv_bytes(c), true);
+    }
     add_kernel(out, layer, "attention core", Phase::kBackward, fused_attention(c, true),
                Flops(2.0 * conv));
+    if (c.plan.cp > 1) {
+      add_comm(out, layer, "attention context dkv reduce-scatter", Phase::kBackward,
+               CollectiveOp::kReduceScatter, Group::kCp, context_kv_bytes(c), true);
+    }
     return;
   }
   const std::int64_t bh = c.b * c.heads_r;
@@ -170,8 +203,7 @@ void mlp_backward_to_activation(const LayerContext& c, std::vector<Op>& out, int
   const std::int64_t fc1_n = swiglu ? 2 * c.f_r : c.f_r;
   fetch_sub_module(c, layer, Phase::kBackward, SubModule::kFc2, out);
   linear_backward(c, out, layer, "mlp fc2", c.h, c.f_r, 2.0 * d(c.tokens) * d(c.f_r) * d(c.h));
-  add_memory(out, layer, swiglu ? "mlp swiglu" : "mlp gelu", Phase::kBackward,
-             swiglu ? hw::MemoryKernel::kSwiglu : hw::MemoryKernel::kGelu,
+  add_memory(out, layer, activation_op(c), Phase::kBackward, activation_kernel(c),
              d(c.tokens) * d(fc1_n + c.f_r) * c.elem, d(c.tokens) * d(fc1_n) * c.elem);
 }
 

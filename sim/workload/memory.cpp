@@ -20,30 +20,60 @@ double gib(Bytes b) {
 
 }  // namespace
 
+LayerActivationTerms layer_activation_terms(const ModelSpec& m, const MemoryOptions& opts) {
+  // Bytes per token of the tensors one layer saves for its backward, 2-byte activations and
+  // 1-byte dropout masks, derived as Korthikanti et al. 2022 (arXiv 2205.05198) section 4.1 do
+  // for a GPT layer (11·h + 5·a·s attention, 19·h MLP, 4·h norms: 34·h + 5·a·s), generalised
+  // to what a Llama layer holds.
+  const double h = d(m.hidden), q = d(m.q_dim()), kv = d(m.kv_dim()), f = d(m.ffn_hidden);
+  const double mask = m.dropout ? 1.0 : 0.0;  // a dropout mask, 1 byte per element
+  LayerActivationTerms t;
+  // Outside the TP region, replicated unless SP: the input of each norm (2·h; a norm's fp32
+  // per-token statistics, 4–8 B, are left out as the paper does), the norm output that the
+  // column-parallel GEMMs read (2·h: QKV's and fc1's, one with a parallel block), and the
+  // mask of each residual dropout (h). GPT: 4h + 4h + 2h = 10·h; Llama (no dropout): 8·h.
+  // A parallel block has one norm and one dropout over its summed branches: 5·h.
+  const double norms = m.parallel_block ? 1.0 : 2.0;
+  t.replicated = norms * (2.0 * h + 2.0 * h + mask * h);
+  // Inside the TP region, split over TP. Attention: Q and K for QKᵀ (2·q + 2·kv), V for the
+  // PV product (2·kv), the out-projection's input (2·q: the attention output; with a fused
+  // kernel the same tensor is the output FlashAttention keeps). GQA shrinks K and V to kv_dim.
+  const double attention = 2.0 * q + 4.0 * kv + 2.0 * q;
+  // MLP: GeLU keeps its input (2·f) and fc2's input (2·f): 16·h at f = 4h. SwiGLU keeps the
+  // fc1 output, gate and up (4·f), for the SiLU and the product's backward (Megatron-LM's fused
+  // bias_swiglu saves only them), and their product, fc2's input (2·f): 6·f, 19.5·h at Llama
+  // 3's f = 3.25·h.
+  // ReLU (OPT) saves only its output, which is fc2's input too: 2·f.
+  const double mlp = m.activation == Activation::kSwiglu ? 6.0 * f
+                     : m.activation == Activation::kRelu ? 2.0 * f
+                                                         : 4.0 * f;
+  t.tp_split = attention + mlp;
+  if (opts.fused_attention) {
+    // FlashAttention stores no s² tensor; beside its output it keeps the log-sum-exp of each
+    // query's scores, fp32 per head (Dao et al. 2022, section 3.1; flash_attn's softmax_lse).
+    t.tp_split += 4.0 * d(m.heads);
+  } else {
+    // Unfused: the softmax output (2 B) per head and key, and with attention dropout its mask
+    // (1 B) and output (2 B), which the PV product reads: 5·a·s with dropout, 2·a·s without.
+    t.per_key = d(m.heads) * (2.0 + 3.0 * mask);
+  }
+  return t;
+}
+
 Bytes activation_bytes_per_layer(const ModelSpec& m, const ParallelPlan& p,
                                  const MemoryOptions& opts) {
-  const double s = d(m.seq), b = d(p.micro_batch), h = d(m.hidden), t = d(p.tp);
-  const double f = d(m.ffn_hidden);
-  const double fc1 = m.activation == Activation::kSwiglu ? 2.0 * f : f;
-  // Korthikanti et al. Table 1 accounting, per token, in bytes (2-byte activations, 1-byte
-  // dropout masks). Outside the TP region (replicated unless SP): norm inputs, the shared
-  // input of the column-parallel GEMMs and the dropout masks; 10·h for a GPT layer.
-  const double outside = m.parallel_block ? 2.0 * h + 2.0 * h + 1.0 * h
-                                          : 2.0 * (2.0 * h) + 2.0 * h + 2.0 * h + 1.0 * h + 1.0 * h;
-  // Inside (split over TP): Q, K, V, the attention-output input, the activation input and
-  // the fc2 input; 24·h for a GPT layer.
-  const double inside =
-      2.0 * d(m.q_dim()) + 4.0 * d(m.kv_dim()) + 2.0 * d(m.q_dim()) + 2.0 * fc1 + 2.0 * f;
-  // Softmax output (2), its dropout mask (1) and dropout output (2) per head and key: the
-  // 5·a·s/h term, gone with selective recompute and with fused attention.
-  const double scores =
-      (p.recompute == Recompute::kNone && !opts.fused_attention) ? 5.0 * d(m.heads) * s : 0.0;
+  // Each context-parallel rank holds seq / cp tokens of each sequence (Megatron-Core's context
+  // parallelism keeps only its own chunks' activations; the K and V it receives are not saved).
+  const double tokens = d(m.seq) / p.cp * d(p.micro_batch), t = d(p.tp);
   const double sp_div = p.sequence_parallel ? t : 1.0;
   if (p.recompute == Recompute::kFull) {
     // Only the layer input is kept (2·s·b·h; Megatron keeps the sequence shard with SP).
-    return Bytes(2.0 * s * b * h / sp_div);
+    return Bytes(2.0 * tokens * d(m.hidden) / sp_div);
   }
-  return Bytes(s * b * (outside / sp_div + inside / t + scores / t));
+  const LayerActivationTerms terms = layer_activation_terms(m, opts);
+  // The s² terms go with selective recompute (the attention core is recomputed).
+  const double scores = p.recompute == Recompute::kNone ? terms.per_key * d(m.seq) : 0.0;
+  return Bytes(tokens * (terms.replicated / sp_div + terms.tp_split / t + scores / t));
 }
 
 double micro_batches_in_flight(const ParallelPlan& p, int stage) {
@@ -52,7 +82,8 @@ double micro_batches_in_flight(const ParallelPlan& p, int stage) {
     case Schedule::kGpipe:
       return m;
     case Schedule::kInterleaved: {
-      const double chunks = 2.0 * (p.pp - stage - 1) + d(p.vpp - 1) * p.pp + 1.0;
+      // Micro-batches taken in groups of p.group() per chunk (pp in Megatron-LM).
+      const double chunks = 2.0 * (p.pp - stage - 1) + d(p.vpp - 1) * p.group() + 1.0;
       return std::min(chunks, m * p.vpp) / p.vpp;
     }
     case Schedule::kOneFOneB:
@@ -69,7 +100,7 @@ MemoryEstimate estimate_memory(const ModelSpec& m, const ParallelPlan& p, int st
   MemoryEstimate e;
   e.stage = stage;
   const double params = d(stage_parameters_per_rank(m, p, stage));
-  const double dp = p.dp;
+  const double dp = p.dp_cp();  // the distributed optimizer shards over DP × CP (Megatron-Core)
   const double shard = p.shard_ranks();  // ZeRO-3 / FSDP: the ranks one shard spans
   const double w = kWeightBytes, g = gradient_bytes(p);
   // Gradients kept in 16 bits (fp16 runs, FSDP's bf16 reduction) are cast to an fp32 main
@@ -99,10 +130,12 @@ MemoryEstimate estimate_memory(const ModelSpec& m, const ParallelPlan& p, int st
     e.activations += activation_bytes_per_layer(m, stored, opts);
   }
 
-  const double s = d(m.seq), b = d(p.micro_batch), h = d(m.hidden), t = d(p.tp);
+  const double s = d(m.seq) / p.cp, b = d(p.micro_batch), h = d(m.hidden), t = d(p.tp);
   const double sp_div = p.sequence_parallel ? t : 1.0;
   double buffers = 0.0;
-  if (stage == 0) buffers += s * b * h / sp_div * e.micro_batches_in_flight;  // dropout mask
+  if (stage == 0 && m.dropout) {
+    buffers += s * b * h / sp_div * e.micro_batches_in_flight;  // embedding dropout mask
+  }
   if (stage == p.pp - 1) {
     // Final-norm input (2 B) and the fp32 logits the vocab-parallel cross entropy keeps,
     // Korthikanti et al.'s 4·s·b·v/t.

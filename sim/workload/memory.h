@@ -44,9 +44,19 @@ struct MemoryEstimate {
   }
 };
 
-// Activation bytes one transformer layer stores for one micro-batch on one rank. Without
-// recomputation s·b·h·(34 + 5·a·s/h) for a GPT layer with no parallelism; the 10·s·b·h of
-// norms, their inputs and dropout masks split over TP only with sequence parallelism.
+// Bytes per token of the tensors one layer saves for its backward (memory.cpp derives each
+// term): `replicated` outside the TP region (norm inputs and outputs, dropout masks: split
+// over TP only with sequence parallelism), `tp_split` inside it, and `per_key` per token and
+// attended key (an unfused kernel's softmax output and dropout; 0 with a fused kernel).
+// A GPT layer: 10·h, 24·h and 5·a, Korthikanti et al.'s 34·h + 5·a·s.
+struct LayerActivationTerms {
+  double replicated = 0, tp_split = 0, per_key = 0;
+};
+LayerActivationTerms layer_activation_terms(const ModelSpec& m, const MemoryOptions& opts = {});
+
+// Activation bytes one transformer layer stores for one micro-batch on one rank: s/cp tokens
+// of layer_activation_terms, the per-key term over all s keys unless recomputed (selective),
+// only the layer input with full recompute.
 Bytes activation_bytes_per_layer(const ModelSpec& m, const ParallelPlan& p,
                                  const MemoryOptions& opts = {});
 // Micro-batches (in whole-stage units) the schedule holds at stage `stage`'s peak: 1F1B holds

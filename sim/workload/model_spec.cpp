@@ -32,7 +32,12 @@ std::int64_t total_parameters(const ModelSpec& m) {
 }
 
 const char* to_string(Activation a) {
-  return a == Activation::kGelu ? "gelu" : "swiglu";
+  switch (a) {
+    case Activation::kGelu: return "gelu";
+    case Activation::kSwiglu: return "swiglu";
+    case Activation::kRelu: return "relu";
+  }
+  return "?";
 }
 const char* to_string(Norm n) {
   return n == Norm::kLayerNorm ? "layernorm" : "rmsnorm";

@@ -11,7 +11,7 @@
 
 namespace megasim::workload {
 
-enum class Activation { kGelu, kSwiglu };
+enum class Activation { kGelu, kSwiglu, kRelu };
 enum class Norm { kLayerNorm, kRmsNorm };
 enum class Position { kLearned, kRotary, kAlibi };
 
@@ -30,6 +30,7 @@ struct ModelSpec {
   std::int64_t attention_window = 0;  // sliding window in tokens; 0 = full causal attention
   bool tied_embeddings = true;        // output projection shares the input embedding
   bool bias = true;                   // linear layers carry biases (GPT, BLOOM) or not (Llama)
+  bool dropout = true;                // residual and attention dropout (GPT) or none (Llama)
   std::int64_t vocab = 1;
   std::int64_t seq = 1;
 

@@ -46,6 +46,8 @@ const char* to_string(Group g) {
       return "dp-shard";
     case Group::kDpReplica:
       return "dp-replica";
+    case Group::kCp:
+      return "cp";
   }
   return "?";
 }

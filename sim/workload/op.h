@@ -18,8 +18,9 @@ enum class Phase { kForward, kBackward, kRecompute, kOptimizer };
 using hw::CollectiveOp;
 // kDp is the whole data-parallel group. Hybrid sharding (ParallelPlan::shard_group) splits it:
 // kDpShard, the consecutive DP ranks one shard spans, and kDpReplica, the ranks holding the same
-// shard in every replica.
-enum class Group { kTp, kPp, kDp, kDpShard, kDpReplica };
+// shard in every replica. kCp is a context-parallel group: the cp ranks that split one
+// replica's sequences (consecutive DP indices of workload::RankIndex).
+enum class Group { kTp, kPp, kDp, kDpShard, kDpReplica, kCp };
 // The part a linear layer's GEMM plays: its forward, its input gradient (dgrad) or its weight
 // gradient (wgrad, which zero-bubble schedules run as a separate W pass). kNone for every
 // other op, attention's batched GEMMs included.

@@ -14,31 +14,25 @@ namespace {
   throw InputError(fmt::format("plan does not fit model '{}': {}", m.name, what));
 }
 
-}  // namespace
+// The sequence's split over context-parallel ranks and, with SP, over TP ranks.
+void validate_sequence_split(const ModelSpec& m, const ParallelPlan& p) {
+  // Megatron-Core's context parallelism splits each sequence into 2·cp chunks and gives rank i
+  // chunks i and 2·cp − 1 − i, so every rank has the same share of the causal attention work
+  // (Megatron-LM, megatron/training/utils.py, get_batch_on_this_cp_rank).
+  if (p.cp > 1 && m.seq % (2 * p.cp) != 0) {
+    plan_error(m, fmt::format("plan.cp {}: context parallelism splits seq {} into 2 × cp = {} "
+                              "load-balanced chunks, which it does not divide into",
+                              p.cp, m.seq, 2 * p.cp));
+  }
+  if (p.sequence_parallel && (m.seq / p.cp) % p.tp != 0) {
+    plan_error(m, fmt::format("sequence parallelism splits seq {} over tp {} ({} tokens on each "
+                              "of cp {} context-parallel ranks), which does not divide them",
+                              m.seq, p.tp, m.seq / p.cp, p.cp));
+  }
+}
 
-void validate_plan(const ModelSpec& m, const ParallelPlan& p) {
-  if (p.tp < 1 || p.pp < 1 || p.vpp < 1 || p.dp < 1 || p.micro_batch < 1 || p.global_batch < 1) {
-    plan_error(m, fmt::format("tp {}, pp {}, vpp {}, dp {}, micro_batch {} and global_batch {} "
-                              "must all be at least 1",
-                              p.tp, p.pp, p.vpp, p.dp, p.micro_batch, p.global_batch));
-  }
-  if (m.heads % p.tp != 0) {
-    plan_error(m, fmt::format("heads {} is not divisible by tp {}", m.heads, p.tp));
-  }
-  // KV heads are split over TP ranks, or each KV head is replicated on tp/kv_heads ranks.
-  if (m.kv_heads % p.tp != 0 && p.tp % m.kv_heads != 0) {
-    plan_error(m, fmt::format("kv_heads {} and tp {}: one must divide the other (KV heads are "
-                              "split over TP ranks or replicated on them)",
-                              m.kv_heads, p.tp));
-  }
-  if (m.ffn_hidden % p.tp != 0) {
-    plan_error(m, fmt::format("ffn_hidden {} is not divisible by tp {}", m.ffn_hidden, p.tp));
-  }
-  if (p.sequence_parallel && m.seq % p.tp != 0) {
-    plan_error(m, fmt::format("sequence parallelism splits seq {} over tp {}, which does not "
-                              "divide it",
-                              m.seq, p.tp));
-  }
+// Layers into pp × vpp equal chunks, or the explicit per-virtual-stage split.
+void validate_layer_split(const ModelSpec& m, const ParallelPlan& p) {
   if (p.layer_split.empty()) {
     if (m.layers % (p.pp * p.vpp) != 0) {
       plan_error(m, fmt::format("layers {} do not divide into pp × vpp = {} × {} = {} equal "
@@ -62,32 +56,74 @@ void validate_plan(const ModelSpec& m, const ParallelPlan& p) {
                  fmt::format("layer_split sums to {} layers but the model has {}", sum, m.layers));
     }
     for (std::size_t i = 0; i < p.layer_split.size(); ++i) {
-      if (p.layer_split[i] < 1) {
-        plan_error(m, fmt::format("layer_split[{}] = {}: every virtual stage needs at least one "
-                                  "layer", i,
-                                  p.layer_split[i]));
+      // The first virtual stage keeps the embedding and the last the output layer, so either
+      // may hold no transformer layer; every other one needs at least one.
+      const bool end = i == 0 || i + 1 == p.layer_split.size();
+      if (p.layer_split[i] < (end ? 0 : 1)) {
+        plan_error(m, fmt::format("layer_split[{}] = {}: every virtual stage but the first and "
+                                  "the last needs at least one layer",
+                                  i, p.layer_split[i]));
       }
     }
   }
+}
+
+}  // namespace
+
+void validate_plan(const ModelSpec& m, const ParallelPlan& p) {
+  if (p.tp < 1 || p.cp < 1 || p.pp < 1 || p.vpp < 1 || p.dp < 1 || p.micro_batch < 1 || p.global_batch < 1) {
+    plan_error(m, fmt::format("tp {}, cp {}, pp {}, vpp {}, dp {}, micro_batch {} and "
+                              "global_batch {} must all be at least 1",
+                              p.tp, p.cp, p.pp, p.vpp, p.dp, p.micro_batch, p.global_batch));
+  }
+  if (m.heads % p.tp != 0) {
+    plan_error(m, fmt::format("heads {} is not divisible by tp {}", m.heads, p.tp));
+  }
+  // KV heads are split over TP ranks, or each KV head is replicated on tp/kv_heads ranks.
+  if (m.kv_heads % p.tp != 0 && p.tp % m.kv_heads != 0) {
+    plan_error(m, fmt::format("kv_heads {} and tp {}: one must divide the other (KV heads are "
+                              "split over TP ranks or replicated on them)",
+                              m.kv_heads, p.tp));
+  }
+  if (m.ffn_hidden % p.tp != 0) {
+    plan_error(m, fmt::format("ffn_hidden {} is not divisible by tp {}", m.ffn_hidden, p.tp));
+  }
+  validate_sequence_split(m, p);
+  validate_layer_split(m, p);
   const std::int64_t per_step = static_cast<std::int64_t>(p.dp) * p.micro_batch;
   if (p.global_batch % per_step != 0) {
     plan_error(m, fmt::format("global_batch {} is not divisible by dp × micro_batch = {} × {} = {}",
                               p.global_batch, p.dp, p.micro_batch, per_step));
   }
-  if (p.vpp > 1 && p.micro_batches() % p.pp != 0) {
+  if (p.microbatch_group > 0 && p.vpp == 1) {
+    plan_error(m, fmt::format("plan.microbatch_group {} orders the interleaved schedule's model "
+                              "chunks, but vpp = 1",
+                              p.microbatch_group));
+  }
+  if (p.microbatch_group > 0 && p.microbatch_group < p.pp &&
+      p.microbatch_group != p.micro_batches()) {
+    // Megatron's warm-up, (pp − stage − 1)·2 + (vpp − 1)·group chunk-forwards, is too short
+    // for a group under pp: a stage would wait for a backward that waits for its own forward.
+    plan_error(m, fmt::format("plan.microbatch_group {} is less than pp {}: the interleaved "
+                              "schedule then deadlocks unless the group holds all {} "
+                              "micro-batches per replica",
+                              p.microbatch_group, p.pp, p.micro_batches()));
+  }
+  if (p.vpp > 1 && p.micro_batches() % p.group() != 0) {
     plan_error(m, fmt::format("the interleaved schedule needs the micro-batches per replica, "
                               "global_batch / (dp × micro_batch) = {} / ({} × {}) = {}, to be a "
-                              "multiple of pp {}",
-                              p.global_batch, p.dp, p.micro_batch, p.micro_batches(), p.pp));
+                              "multiple of {} {}",
+                              p.global_batch, p.dp, p.micro_batch, p.micro_batches(),
+                              p.microbatch_group > 0 ? "microbatch_group" : "pp", p.group()));
   }
 }
 
 void check_gpu_count(const ParallelPlan& p, std::int64_t cluster_gpus) {
   if (p.gpus() != cluster_gpus) {
     throw InputError(
-        fmt::format("plan uses tp × pp × dp = {} × {} × {} = {} GPUs but the cluster "
+        fmt::format("plan uses tp × cp × pp × dp = {} × {} × {} × {} = {} GPUs but the cluster "
                     "has {}",
-                    p.tp, p.pp, p.dp, p.gpus(), cluster_gpus));
+                    p.tp, p.cp, p.pp, p.dp, p.gpus(), cluster_gpus));
   }
 }
 

@@ -25,6 +25,10 @@ struct ParallelPlan {
   int pp = 1;
   int vpp = 1;  // model chunks per pipeline stage (interleaved 1F1B when > 1)
   int dp = 1;
+  // Context parallelism (Megatron-Core's --context-parallel-size): each of cp ranks holds
+  // seq / cp tokens of every sequence (two load-balanced chunks of seq / 2cp), exchanges K and
+  // V with the others for attention, and joins the gradient reduction, which spans dp × cp.
+  int cp = 1;
   int micro_batch = 1;
   std::int64_t global_batch = 1;  // sequences per optimizer step
   Recompute recompute = Recompute::kNone;
@@ -43,13 +47,22 @@ struct ParallelPlan {
   // reduce_dtype=bf16). The scenario's default follows the precision: fp32 with bf16.
   bool fp32_gradients = true;
   Schedule schedule = Schedule::kOneFOneB;
+  // Interleaved schedule: micro-batches each model chunk runs in a row before the next chunk
+  // (0 = pp, Megatron-LM's). Megatron-Core's --microbatch-group-size-per-virtual-pipeline-stage
+  // and Llama 3's tunable N (The Llama 3 Herd of Models, section 3.3.2, Figure 6): fewer than
+  // pp holds fewer micro-batches in flight at the cost of waiting for the pipeline.
+  int microbatch_group = 0;
   // Layers per virtual stage in model order (pp entries, or pp × vpp when interleaved) when
-  // uneven; empty = even.
+  // uneven; empty = even. The first and last may be 0: a chunk with only the embedding, or
+  // only the output layer and loss (Llama 3's first and last model chunks).
   std::vector<int> layer_split;
 
-  std::int64_t gpus() const { return static_cast<std::int64_t>(tp) * pp * dp; }
+  std::int64_t gpus() const { return static_cast<std::int64_t>(tp) * cp * pp * dp; }
+  // The ranks that hold the same model shard and reduce its gradients: dp × cp.
+  int dp_cp() const { return dp * cp; }
   int shard_ranks() const { return shard_group > 0 ? shard_group : dp; }
   bool hybrid_shard() const { return zero3 && shard_ranks() < dp; }
+  int group() const { return microbatch_group > 0 ? microbatch_group : pp; }
   std::int64_t micro_batches() const {
     return global_batch / (static_cast<std::int64_t>(dp) * micro_batch);
   }

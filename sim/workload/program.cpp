@@ -162,10 +162,10 @@ StageProgram build_stage(const ModelSpec& m, const ParallelPlan& p, int stage,
 
   // DP gradient synchronisation, in buckets, once per step.
   const std::int64_t bucket =
-      std::max(opts.dp_bucket_min_elements, opts.dp_bucket_elements_per_rank * p.dp);
+      std::max(opts.dp_bucket_min_elements, opts.dp_bucket_elements_per_rank * p.dp_cp());
   const std::int64_t params = sp.parameters_per_rank;
   const bool sharded = p.distributed_optimizer || p.zero3;
-  if (p.dp > 1 && !p.zero3) {
+  if (p.dp_cp() > 1 && !p.zero3) {
     add_buckets(
         sp.dp_gradient_comm,
         p.distributed_optimizer ? "gradient reduce-scatter" : "gradient all-reduce",
@@ -190,7 +190,7 @@ StageProgram build_stage(const ModelSpec& m, const ParallelPlan& p, int stage,
   // reads every gradient once. FLOPs per parameter are counted from the update equations
   // (Adam: moment updates 7, bias-corrected step 5, weight decay and update 4).
   const double owned = p.zero3 ? d(params) / d(p.shard_ranks())
-                       : sharded ? d(params) / d(p.dp)
+                       : sharded ? d(params) / d(p.dp_cp())
                                  : d(params);
   const double gb = grad_bytes(p);
   sp.optimizer.push_back(
@@ -204,7 +204,7 @@ StageProgram build_stage(const ModelSpec& m, const ParallelPlan& p, int stage,
     sp.optimizer.push_back(memory_op("lamb trust-ratio apply", hw::MemoryKernel::kLamb, owned * 8.0,
                                      owned * (4.0 + c.elem), 6.0 * owned));
   }
-  if (p.distributed_optimizer && !p.zero3 && p.dp > 1) {
+  if (p.distributed_optimizer && !p.zero3 && p.dp_cp() > 1) {
     add_buckets(sp.dp_param_comm, "parameter all-gather", CollectiveOp::kAllGather, params,
                 bucket, c.elem);
   }

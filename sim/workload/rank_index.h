@@ -4,6 +4,12 @@
 //
 //   r = (stage · dp + d) · tp + t
 //
+// With context parallelism Megatron-Core's order is TP, CP, DP, PP from the inside out
+// (parallel_state.RankGenerator, order "tp-cp-ep-dp-pp"): the cp ranks of a replica sit between
+// TP and DP, so `d` here runs over dp × cp, d = replica · cp + context rank. The ranks of one
+// d hold the same layers; a CP group is cp consecutive d, and the gradient reduction spans all
+// dp × cp of them, as Megatron-Core's data-parallel group "with context parallel" does.
+//
 // Placement (`placement[r]` is the GPU of rank r), pricing, straggler selection and the step
 // executor's per-rank factors all index ranks through this type, so they cannot disagree.
 // A plain value type; indices are asserted in range.
@@ -21,7 +27,7 @@ struct RankIndex {
 
   RankIndex() = default;
   RankIndex(int tp_size, int pp_size, int dp_size) : tp(tp_size), pp(pp_size), dp(dp_size) {}
-  explicit RankIndex(const ParallelPlan& p) : RankIndex(p.tp, p.pp, p.dp) {}
+  explicit RankIndex(const ParallelPlan& p) : RankIndex(p.tp, p.pp, p.dp_cp()) {}
 
   std::int64_t size() const { return static_cast<std::int64_t>(tp) * pp * dp; }
   std::int64_t linear(int stage, int d, int t) const {

@@ -80,6 +80,25 @@ TEST_CASE("schedule: interleaved follows Megatron's ordering on a small case") {
   CHECK(o[5] == PassId{Pass::kBackward, 0, 1});
 }
 
+TEST_CASE("schedule: a micro-batch group larger than pp runs each chunk on that many in a row") {
+  // p = 2, v = 2, m = 8, group 4 (Megatron-Core's micro-batch group, Llama 3's N): stage 0's
+  // warm-up is (2−0−1)·2 + (2−1)·4 = 6 chunk-forwards, mb 0..3 of chunk 0 then mb 0..1 of
+  // chunk 1; k = 6 is (mb 2, c1), then the first backward, (mb 0, c1). No deadlock, and more
+  // micro-batches in flight than Megatron's group of pp (4 forwards before the first backward).
+  auto s = build_schedule(Schedule::kInterleaved, 2, 2, 8, 4);
+  check_complete(s);
+  const auto& o = s.order[0];
+  for (int mb = 0; mb < 4; ++mb) CHECK(o[static_cast<std::size_t>(mb)] == PassId{Pass::kForward, mb, 0});
+  CHECK(o[4] == PassId{Pass::kForward, 0, 1});
+  CHECK(o[5] == PassId{Pass::kForward, 1, 1});
+  CHECK(o[6] == PassId{Pass::kForward, 2, 1});
+  CHECK(o[7] == PassId{Pass::kBackward, 0, 1});
+  CHECK(warmup_forwards(s, 0) == 6);
+  CHECK(warmup_forwards(build_schedule(Schedule::kInterleaved, 2, 2, 8), 0) == 4);
+  CHECK_NOTHROW(simulate_ideal(s, {Time::from_us(10), Time::from_us(20), {}, {}}));
+  CHECK_THROWS_AS(build_schedule(Schedule::kInterleaved, 2, 2, 6, 4), std::invalid_argument);
+}
+
 TEST_CASE("schedule: zero-bubble H1 cuts the 1F1B bubble to about a third when F B W are equal") {
   // ZB-H1's bubble is (p − 1)(tF + tB − tW) against 1F1B's (p − 1)(tF + tB + tW) when B+W is
   // 1F1B's backward (Qi et al.): with equal passes, a third.

@@ -216,3 +216,80 @@ TEST_CASE("memory: a plan that does not fit names the stage every part and the c
     CHECK_NOTHROW(check_fits(estimate_memory(m, ms, stage), kGiB * 80.0));
   }
 }
+
+TEST_CASE("memory: a Llama 3 layer stores what it saves for backward, no dropout masks") {
+  // Llama 3 405B (h 16384, 128 heads, 8 KV heads of 128, f 53248, no dropout), fused attention,
+  // TP 8 with SP, per token in bytes (memory.cpp derives each term):
+  //   replicated: two norm inputs and two norm outputs, 4 × 2h = 131,072 (no masks)
+  //   TP-split: Q 2h + K, V 4·kv (kv = 1024) + attention output 2h = 69,632;
+  //             SwiGLU gate and up 4f + their product 2f = 6f = 319,488;
+  //             FlashAttention's fp32 log-sum-exp 4 × 128 = 512: 389,632
+  //   one rank: (131,072 + 389,632) / 8 = 65,088 B per token, × 8,192 tokens = 533,200,896 B.
+  const ModelSpec m = model("llama3-405b-like");
+  CHECK_FALSE(m.dropout);
+  ParallelPlan p;
+  p.tp = 8;
+  p.sequence_parallel = true;
+  p.global_batch = 1;
+  MemoryOptions fused;
+  fused.fused_attention = true;
+  const LayerActivationTerms t = layer_activation_terms(m, fused);
+  CHECK(t.replicated == 131072.0);
+  CHECK(t.tp_split == 389632.0);
+  CHECK(t.per_key == 0.0);
+  CHECK(activation_bytes_per_layer(m, p, fused).value() == 533200896.0);
+  // The same layer with GPT's dropout: a 1-byte mask after attention and after the MLP.
+  ModelSpec with_dropout = m;
+  with_dropout.dropout = true;
+  CHECK(layer_activation_terms(with_dropout, fused).replicated == 131072.0 + 2.0 * 16384.0);
+  // Unfused attention keeps the softmax output per head and key: 2 B without dropout, 5 B
+  // (output, mask, dropped-out copy) with it.
+  CHECK(layer_activation_terms(m).per_key == 2.0 * 128);
+  CHECK(layer_activation_terms(with_dropout).per_key == 5.0 * 128);
+}
+
+TEST_CASE("memory: context parallelism divides the activations and shards states over dp × cp") {
+  // Each CP rank keeps seq / cp tokens of every sequence: exactly half the activations at cp 2
+  // (the per-key terms too: half the queries, all the keys). The distributed optimizer shards
+  // over dp × cp (Megatron-Core's data-parallel group with context parallelism).
+  const ModelSpec m = model("llama3-405b-like");
+  ParallelPlan p;
+  p.tp = 8;
+  p.pp = 2;
+  p.dp = 4;
+  p.sequence_parallel = true;
+  p.distributed_optimizer = true;
+  p.global_batch = 8;
+  p.layer_split = {63, 63};
+  const MemoryEstimate one = estimate_memory(m, p, 1);
+  for (const bool fused : {true, false}) {
+    MemoryOptions o;
+    o.fused_attention = fused;
+    ParallelPlan q = p;
+    q.cp = 2;
+    CHECK(activation_bytes_per_layer(m, q, o).value() ==
+          doctest::Approx(activation_bytes_per_layer(m, p, o).value() / 2.0));
+  }
+  ParallelPlan q = p;
+  q.cp = 2;
+  const MemoryEstimate two = estimate_memory(m, q, 1);
+  CHECK(two.activations.value() == doctest::Approx(one.activations.value() / 2.0));
+  CHECK(two.weights.value() == doctest::Approx(one.weights.value()));
+  CHECK(two.optimizer_states.value() == doctest::Approx(one.optimizer_states.value() / 2.0));
+  // The last stage's fp32 logits, 4·(s/cp)·b·V/t, halve too.
+  CHECK(two.embedding_logits.value() == doctest::Approx(one.embedding_logits.value() / 2.0));
+}
+
+TEST_CASE("memory: a micro-batch group other than pp changes what the interleaved warm-up holds") {
+  // Stage s holds (pp − s − 1)·2 + (vpp − 1)·g + 1 chunks at its peak, g the micro-batch group:
+  // PP 16, VPP 8, 32 micro-batches: g = 16 (Megatron's) gives stage 1 28 + 112 + 1 = 141
+  // chunks = 17.625 stage micro-batches; g = 32 (one round) 28 + 224 + 1 = 253 = 31.625.
+  ParallelPlan p;
+  p.pp = 16;
+  p.vpp = 8;
+  p.schedule = Schedule::kInterleaved;
+  p.global_batch = 32;
+  CHECK(micro_batches_in_flight(p, 1) == 17.625);
+  p.microbatch_group = 32;
+  CHECK(micro_batches_in_flight(p, 1) == 31.625);
+}

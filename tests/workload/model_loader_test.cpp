@@ -48,7 +48,7 @@ TEST_CASE("model loader: every shipped model loads with a source and its file's 
     CHECK_FALSE(m.source.empty());
     ++n;
   }
-  CHECK(n == 22);
+  CHECK(n == 23);
 }
 
 TEST_CASE("model loader: published parameter counts") {
@@ -82,7 +82,7 @@ TEST_CASE("model loader: strict keys and shape rules") {
   heads.replace(heads.find("\"heads\": 8"), 10, "\"heads\": 7");
   CHECK(load_error(heads).find("hidden 64 is not divisible by heads 7") != std::string::npos);
   std::string act = kGood;
-  act.replace(act.find("\"gelu\""), 6, "\"relu\"");
+  act.replace(act.find("\"gelu\""), 6, "\"silu\"");
   CHECK(load_error(act).find("activation") != std::string::npos);
 }
 

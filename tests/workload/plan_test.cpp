@@ -64,7 +64,11 @@ TEST_CASE("plan: every invalid plan in the table gets its own error naming the n
   ParallelPlan split_len = plan(1, 2, 1, 1, 1, 8);
   split_len.layer_split = {96};
   ParallelPlan split_zero = plan(1, 3, 1, 1, 1, 8);
-  split_zero.layer_split = {48, 48, 0};
+  split_zero.layer_split = {48, 0, 48};
+  ParallelPlan cp_odd = plan(1, 1, 1, 1, 1, 8);
+  cp_odd.cp = 3;  // 2·cp = 6 chunks do not divide seq 2048
+  ParallelPlan small_group = plan(1, 4, 2, 1, 1, 8);
+  small_group.microbatch_group = 2;  // under pp 4, and not all 8 micro-batches
   ParallelPlan split_vpp = plan(1, 2, 2, 1, 1, 8);
   split_vpp.layer_split = {48, 48};
 
@@ -78,7 +82,10 @@ TEST_CASE("plan: every invalid plan in the table gets its own error naming the n
        "layers 96 do not divide into pp × vpp = 8 × 5 = 40"},
       {"layer_split sum", base, split_sum, "layer_split sums to 90 layers but the model has 96"},
       {"layer_split length", base, split_len, "layer_split has 1 entries but pp = 2"},
-      {"layer_split empty stage", base, split_zero, "layer_split[2] = 0"},
+      {"layer_split empty stage", base, split_zero, "layer_split[1] = 0"},
+      {"seq % (2 × cp)", base, cp_odd, "plan.cp 3: context parallelism splits seq 2048 into 2 × cp = 6"},
+      {"micro-batch group under pp", base, small_group,
+       "plan.microbatch_group 2 is less than pp 4"},
       {"layer_split with vpp", base, split_vpp,
        "layer_split has 2 entries but the interleaved schedule has pp × vpp = 2 × 2 = 4"},
       {"global batch % (dp × micro_batch)", base, plan(1, 1, 1, 3, 2, 100),
@@ -141,7 +148,7 @@ TEST_CASE("plan: the GPU count must match the cluster") {
     check_gpu_count(p, 1000);
     FAIL("expected an error");
   } catch (const InputError& e) {
-    CHECK(std::string(e.what()).find("8 × 8 × 16 = 1024 GPUs but the cluster has 1000") !=
+    CHECK(std::string(e.what()).find("8 × 1 × 8 × 16 = 1024 GPUs but the cluster has 1000") !=
           std::string::npos);
   }
 }
@@ -160,4 +167,42 @@ TEST_CASE("rank index: TP innermost, then DP, then stages; every rank decodes to
   for (std::int64_t r = 0; r < ranks.size(); ++r) {
     CHECK(ranks.linear(ranks.stage_of(r), ranks.dp_of(r), ranks.tp_of(r)) == r);
   }
+}
+
+TEST_CASE("plan: context parallelism sits between TP and DP and multiplies a replica's GPUs") {
+  // TP 2 · CP 2 · PP 3 · DP 4 = 48 GPUs. Megatron-Core's order (tp-cp-dp-pp): the rank index's
+  // DP position runs over dp × cp = 8, replica · cp + context rank, so the two context ranks of
+  // replica 1 on stage 1 are d = 2 and 3: ranks (1·8 + 2)·2 = 20 and (1·8 + 3)·2 = 22.
+  ParallelPlan p = plan(2, 3, 1, 4, 1, 8);
+  p.cp = 2;
+  CHECK(p.gpus() == 48);
+  CHECK(p.dp_cp() == 8);
+  const megasim::workload::RankIndex ranks(p);
+  CHECK(ranks.size() == 48);
+  CHECK(ranks.linear(1, 1 * p.cp + 0, 0) == 20);
+  CHECK(ranks.linear(1, 1 * p.cp + 1, 0) == 22);
+  // Micro-batches per replica still count replicas, not context ranks: 8 / (4 × 1).
+  CHECK(p.micro_batches() == 2);
+}
+
+TEST_CASE("plan: Llama 3's first and last model chunks may hold no transformer layer") {
+  // 126 layers + the embedding + the output layer on PP 16 × VPP 8: 128 virtual stages of one
+  // layer each, the first with only the embedding and the last with only the output layer and
+  // loss (Llama 3 Herd, section 3.3.2).
+  const ModelSpec llama =
+      io::load_model(std::string(MEGASIM_SOURCE_DIR) + "/models/llama3-405b-like.json");
+  ParallelPlan p = plan(8, 16, 8, 64, 1, 2048);
+  p.layer_split.assign(128, 1);
+  p.layer_split.front() = 0;
+  p.layer_split.back() = 0;
+  CHECK_NOTHROW(validate_plan(llama, p));
+  CHECK(chunk_layers(llama, p, 0, 0).count == 0);
+  CHECK(chunk_layers(llama, p, 15, 7).count == 0);
+  CHECK(stage_layers(llama, p, 0) == 7);
+  CHECK(stage_layers(llama, p, 1) == 8);
+  // Llama 3's tunable micro-batch group N: 32 (one round) is accepted, 8 (under pp) is not.
+  p.microbatch_group = 32;
+  CHECK_NOTHROW(validate_plan(llama, p));
+  p.microbatch_group = 8;
+  CHECK_THROWS_AS(validate_plan(llama, p), InputError);
 }

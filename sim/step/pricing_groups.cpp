@@ -1,0 +1,109 @@
+// The Pricer's communicator groups and the context-parallel exchange beside attention (a part
+// of pricing.h's Pricer, kept apart from the pass and stage pricing).
+#include <variant>
+
+#include "step/pricing.h"
+
+namespace megasim::step {
+namespace {
+
+using hw::CollectiveOp;
+using workload::Group;
+using workload::Op;
+
+bool is_attention(const Op& op) {
+  const auto* k = op.kernel();
+  return k && std::holds_alternative<hw::AttentionShape>(*k);
+}
+
+bool is_cp(const Op& op) {
+  return op.comm() && op.comm()->group == Group::kCp;
+}
+
+// Each context-parallel exchange's attention op: the one it feeds (the K/V all-gathers: the
+// next attention op) or the one whose gradients it returns (the dK/dV reduce-scatter: the one
+// before); -1 for every other op.
+std::vector<int> cp_partners(const std::vector<Op>& ops) {
+  std::vector<int> partner(ops.size(), -1);
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    if (!is_cp(ops[i])) continue;
+    if (ops[i].comm()->kind == CollectiveOp::kReduceScatter) {
+      for (std::size_t k = i; k-- > 0 && partner[i] < 0;) {
+        if (is_attention(ops[k])) partner[i] = static_cast<int>(k);
+      }
+    } else {
+      for (std::size_t k = i + 1; k < ops.size() && partner[i] < 0; ++k) {
+        if (is_attention(ops[k])) partner[i] = static_cast<int>(k);
+      }
+    }
+  }
+  return partner;
+}
+
+}  // namespace
+
+void Pricer::overlap_context_exchange(const std::vector<Op>& ops, const std::vector<Time>& cost,
+                                     std::vector<Time>& share, Time& tp_exposed) const {
+  // Transformer Engine's ring (AttnFuncWithCPAndKVP2P): the exchange goes in cp steps, each
+  // beside the attention of the chunk already received, so a layer's attention a (slowed by
+  // interference to a') and its exchanges c cost max(a', c) + min(a', c)/cp, as a TP
+  // collective pipelined with its GEMM in tp chunks.
+  const std::vector<int> partner = cp_partners(ops);
+  std::vector<Time> exchange(ops.size());
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    if (partner[i] < 0) continue;
+    exchange[static_cast<std::size_t>(partner[i])] += cost[i];
+    tp_exposed -= share[i];  // counted as exposed above; now priced with its attention
+    share[i] = Time::zero();
+  }
+  for (std::size_t j = 0; j < ops.size(); ++j) {
+    if (exchange[j] == Time::zero()) continue;
+    const Time slowed = cost[j] * interference_;
+    const Time c = exchange[j];
+    const Time pair = std::max(slowed, c) + Time::from_ns(std::min(slowed, c).ns() / plan_.cp);
+    share[j] = pair;
+    tp_exposed += pair - cost[j];
+  }
+}
+
+
+std::vector<std::vector<int>> Pricer::dp_groups(Group g) const {
+  // The DP indices of each communicator: all of DP (dp × cp ranks), the context-parallel groups
+  // (cp consecutive indices), or, with a hybrid shard of `k` ranks, the shard groups
+  // (consecutive indices) and the replica groups (every k-th).
+  const int k = plan_.shard_ranks(), dp = plan_.dp_cp();
+  std::vector<std::vector<int>> out;
+  if (g == Group::kCp) {
+    for (int r = 0; r < plan_.dp; ++r) {
+      out.emplace_back();
+      for (int i = 0; i < plan_.cp; ++i) out.back().push_back(r * plan_.cp + i);
+    }
+  } else if (g == Group::kDpShard) {
+    for (int r = 0; r < dp / k; ++r) {
+      out.emplace_back();
+      for (int i = 0; i < k; ++i) out.back().push_back(r * k + i);
+    }
+  } else if (g == Group::kDpReplica) {
+    for (int i = 0; i < k; ++i) {
+      out.emplace_back();
+      for (int r = 0; r < dp / k; ++r) out.back().push_back(r * k + i);
+    }
+  } else {
+    out.emplace_back();
+    for (int d = 0; d < dp; ++d) out.back().push_back(d);
+  }
+  return out;
+}
+
+Time Pricer::per_rank_copies(const workload::CommOp& c) const {
+  // One copy_ per rank of the DP group, each a kernel launch (the profile's gap between
+  // back-to-back kernels) moving 1/dp of the buffer: together the whole buffer read and written.
+  const int ranks = c.group == Group::kDpShard ? plan_.shard_ranks() : plan_.dp_cp();
+  if (ranks < 2) return Time::zero();  // no collective, nothing to copy
+  hw::MemoryShape copy{hw::MemoryKernel::kCopy, c.size, c.size, Flops(0.0)};
+  const Time bytes = kernels_.cost(hw::KernelShape{copy}).time;
+  return bytes + kernels_.profile().memory_model.launch_overhead * (ranks - 1);
+}
+
+
+}  // namespace megasim::step

@@ -1,5 +1,6 @@
 // NcclModel's choice of algorithm and protocol: NCCL's least predicted time over the algorithms
-// the operation and the node allow (ncclTopoGetAlgoInfo), forced values kept.
+// the operation and the node allow (ncclTopoGetAlgoInfo), forced values kept. The time it ranks
+// by is NCCL's estimate, without the pipeline fill the model's timing adds (nccl_pipeline.cpp).
 #include <algorithm>
 #include <string>
 
@@ -65,8 +66,10 @@ std::vector<std::pair<CollAlgorithm, CollProtocol>> NcclModel::candidates(
     }
     Option best{a, protos.front(), Time::max()};
     for (CollProtocol p : protos) {
+      // NCCL ranks by its own estimate (ncclTopoGetAlgoTime), which has no pipeline fill.
       const ModelCost c = cost(call, shape, a, p);
-      if (c.applicable && c.time < best.time) best = {a, p, c.time};
+      const Time estimate = c.time - c.pipeline_fill;
+      if (c.applicable && estimate < best.time) best = {a, p, estimate};
     }
     if (best.time < Time::max()) options.push_back(best);
   }

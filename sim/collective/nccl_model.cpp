@@ -88,6 +88,12 @@ double NcclModel::flow_scale(const CommShape& shape, CollAlgorithm algorithm,
   return std::max(1.0, uncapped_link_bandwidth(shape) * k / bus_bandwidth(shape, algorithm, protocol)) / k;
 }
 
+double NcclModel::p2p_nvlink_flow_scale() const {
+  const double p2p = constants_.p2p_nvlink_efficiency;
+  if (!(p2p > 0.0)) return 1.0;
+  return std::max(1.0, topology_.spec().node.nvlink_efficiency / p2p);
+}
+
 ModelCost NcclModel::direct_cost(const CollectiveCall& call, const CommShape& shape) const {
   ModelCost c;
   const int n = shape.ranks;
@@ -100,7 +106,7 @@ ModelCost NcclModel::direct_cost(const CollectiveCall& call, const CommShape& sh
   const hw::CollLinkType link = multi ? hw::CollLinkType::kNet : hw::CollLinkType::kNvlink;
   const double lat_us = constants_.base_latency(hw::CollAlgorithm::kRing, hw::CollProtocol::kSimple) +
                         constants_.hw_latency(link, hw::CollAlgorithm::kRing, hw::CollProtocol::kSimple);
-  const BytesPerSec nvlink = node.nvlink_per_gpu * node.nvlink_efficiency;
+  const BytesPerSec nvlink = node.nvlink_per_gpu * node.nvlink_efficiency / p2p_nvlink_flow_scale();
   const BytesPerSec nic_share =
       node.nics > 0 ? node.nic * node.nic_efficiency * (static_cast<double>(node.nics) / node.gpus)
                     : BytesPerSec(0.0);
@@ -188,7 +194,8 @@ ModelCost NcclModel::cost(const CollectiveCall& call, const CommShape& shape,
   c.applicable = true;
   c.latency = Time::from_us(std::max(0.0, lat_us + constants_.scale.latency_offset_us(multi)));
   c.bus_bandwidth = bus;
-  c.time = c.latency + Time::from_seconds(size / algbw);
+  c.pipeline_fill = pipeline_fill(call, shape, algorithm, protocol, algbw);
+  c.time = c.latency + c.pipeline_fill + Time::from_seconds(size / algbw);
   return c;
 }
 

@@ -97,7 +97,8 @@ ModelCost NcclModel::nvls_cost(const CollectiveCall& call, const CommShape& shap
   c.applicable = true;
   c.latency = Time::from_us(std::max(0.0, lat_us + constants_.scale.latency_offset_us(multi)));
   c.bus_bandwidth = bus;
-  c.time = c.latency + Time::from_seconds(call.bytes.value() / algbw);
+  c.pipeline_fill = pipeline_fill(call, shape, algorithm, CollProtocol::kSimple, algbw);
+  c.time = c.latency + c.pipeline_fill + Time::from_seconds(call.bytes.value() / algbw);
   return c;
 }
 

@@ -63,6 +63,23 @@ struct RingPlateau {
 constexpr int kTreeCorrectionSizes = 23;
 using TreeCorrection = std::array<std::array<double, kTreeCorrectionSizes>, kCollProtocols>;
 
+// NCCL's chunked pipeline (enqueue.cc), for the fill of tree-shaped algorithms across nodes.
+// A channel moves its share chunk by chunk, and a chunk crosses the network store-and-forward:
+// the sending proxy posts a step only once the GPU has written all of it, and the receiving GPU
+// sees it only once the whole step has arrived (transport/net.cc sendProxyProgress,
+// recvProxyProgress). So every network hop on a chunk's way up and down the tree holds it once,
+// and the pipeline fills and drains over that many chunks beyond the bandwidth term. The chunk
+// is what NCCL's version picks for the size (collective/nccl_pipeline.cpp). Absent: no fill.
+struct PipelineConstants {
+  bool available = false;
+  ProtoTable step_bytes{};           // buffSizes[p] / NCCL_STEPS: the largest chunk per protocol
+  bool tree_chunk_by_depth = false;  // NCCL 2.8: the Simple tree's chunk shrinks by tree depth
+  // NVLSTree (NCCL 2.18+): channels, the default chunk and its cap on 4 nodes or more; 0: none.
+  int nvls_channels = 0;
+  double nvls_chunk_bytes = 0.0;
+  double nvls_tree_chunk_bytes_4_nodes = 0.0;
+};
+
 // Scale factors fitted to imported nccl-tests logs (calibrate/collective_scale_fit.h), laid
 // over NCCL's model: the modelled bus bandwidth of every ring, tree and NVLS call is multiplied
 // by the bandwidth scale of the links it crosses (NVLink on one node, the NICs on several) and
@@ -114,6 +131,11 @@ struct CollectiveConstants {
   bool has_tree_correction = false;
   TreeCorrection tree_correction{};
   NvlsConstants nvls;
+  PipelineConstants pipeline;
+  // Point-to-point sends over NVLink (send/recv, all-to-all, pipeline sends inside a node) reach
+  // this share of the raw NVLink bandwidth rather than the collectives' (the cluster's
+  // nvlink_efficiency); 0: the collectives' share.
+  double p2p_nvlink_efficiency = 0.0;
   CollectiveScale scale;  // from the profile's "collective_scales", not from this table
 
   double base_latency(CollAlgorithm a, CollProtocol p) const {

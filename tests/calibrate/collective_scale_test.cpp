@@ -86,9 +86,10 @@ TEST_CASE("a 1-node run written from the model with NVLink x 1.15 and -3 us is f
 
 TEST_CASE("a run of large messages only pins the bandwidth and says so") {
   // 8 MiB-16 GiB across 2 nodes, as the shipped H100 log: NVLSTree's latency (25 + 2 x 20.9
-  // = 66.8 us) is at most 66 % of the modelled time (8 MiB: 66.8 of 100.9 us), under the 80 %
-  // that makes a row latency-bound; the bandwidth term reaches 80 % at 64 MiB (272.6 of
-  // 339.4 us), so 9 rows, 64 MiB-16 GiB, pin the bandwidth and none the latency.
+  // = 66.8 us) is at most 40 % of the modelled time (8 MiB: 66.8 of 169.0 us), under the 80 %
+  // that makes a row latency-bound; the bandwidth term with the pipeline's fill reaches 80 %
+  // at 64 MiB (408.9 of 475.7 us; 32 MiB: 75 %), so 9 rows, 64 MiB-16 GiB, pin the bandwidth
+  // and none the latency.
   const auto model = h100_model(16, 2);
   hw::CollectiveScale truth;
   truth.net_bandwidth = 0.9;

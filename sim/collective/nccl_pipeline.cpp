@@ -1,8 +1,9 @@
 // The fill of NCCL's chunked pipeline for tree-shaped algorithms across nodes (hw::PipelineConstants
 // says why there is one). NCCL's analytic model has a latency per step and a bandwidth term; a
 // tree's channel moves its share chunk by chunk, and each network hop on a chunk's way up and
-// down the tree forwards it only whole (transport/net.cc: the sending proxy posts a step once the
-// GPU's tail has passed it; the receiving GPU sees it once the request has completed). The last
+// down the tree forwards it only whole (transport/net.cc sendProxyProgress: the proxy posts a
+// step once the GPU's tail has passed it, Simple and LL128, or once every line's flag is set,
+// LL; recvProxyProgress: the receiving GPU sees it once the request has completed). The last
 // chunk therefore reaches its last rank 2 x log2(nodes) chunk-times after the bandwidth term
 // alone would have it: the fill, one chunk of every concurrent pipeline per network hop, at the
 // algorithm's own bandwidth. NVLink hops inside a node are not charged (the chunk crosses them

@@ -1,6 +1,7 @@
 // NcclModel's choice of algorithm and protocol: NCCL's least predicted time over the algorithms
 // the operation and the node allow (ncclTopoGetAlgoInfo), forced values kept. The time it ranks
-// by is NCCL's estimate, without the pipeline fill the model's timing adds (nccl_pipeline.cpp).
+// by is NCCL's estimate, without the pipeline fill the model's timing adds (nccl_pipeline.cpp)
+// and without the scales a calibration fitted to logs.
 #include <algorithm>
 #include <string>
 
@@ -39,6 +40,13 @@ std::vector<std::pair<CollAlgorithm, CollProtocol>> NcclModel::candidates(
                        op_name(call.op) +
                        " runs as point-to-point sends, not as a ring, tree or NVLS");
     return {{CollAlgorithm::kDirect, CollProtocol::kSimple}};
+  }
+  // NCCL chooses by its own estimate: the profile's constants, not the scales fitted to logs
+  // (it does not know them), so a calibration moves the time of what NCCL runs, not the pick.
+  if (!constants_.scale.neutral()) {
+    hw::CollectiveConstants unscaled = constants_;
+    unscaled.scale = hw::CollectiveScale{};
+    return NcclModel(topology_, unscaled).candidates(call, shape);
   }
   check_forced(*this, call, shape);
   std::vector<CollAlgorithm> algos;

@@ -77,14 +77,14 @@ BytesPerSec NcclModel::bus_bandwidth(const CommShape& shape, CollAlgorithm algor
     const double cap = constants_.tree_busbw_cap(p, shape.nodes);
     if (cap > 0.0) bus = std::min(bus, gbyte_per_s(cap));
   }
-  return bus * constants_.scale.bandwidth(shape.nodes > 1);
+  return bus * constants_.scale.bandwidth(shape.nodes > 1, algorithm);
 }
 
 double NcclModel::flow_scale(const CommShape& shape, CollAlgorithm algorithm,
                              CollProtocol protocol) const {
   // A fitted scale k stands for links k times as fast as the profile's: the protocol's
   // overhead (>= 1 wire byte per payload byte) is taken before it, so k > 1 speeds flows too.
-  const double k = constants_.scale.bandwidth(shape.nodes > 1);
+  const double k = constants_.scale.bandwidth(shape.nodes > 1, algorithm);
   return std::max(1.0, uncapped_link_bandwidth(shape) * k / bus_bandwidth(shape, algorithm, protocol)) / k;
 }
 
@@ -192,7 +192,8 @@ ModelCost NcclModel::cost(const CollectiveCall& call, const CommShape& shape,
     algbw = bus.value() * 0.5 * tree_correction(p, size);
   }
   c.applicable = true;
-  c.latency = Time::from_us(std::max(0.0, lat_us + constants_.scale.latency_offset_us(multi)));
+  const double offset_us = constants_.scale.latency_offset_us(multi, algorithm, protocol);
+  c.latency = Time::from_us(std::max(0.0, lat_us + offset_us));
   c.bus_bandwidth = bus;
   c.pipeline_fill = pipeline_fill(call, shape, algorithm, protocol, algbw);
   c.time = c.latency + c.pipeline_fill + Time::from_seconds(size / algbw);

@@ -1,10 +1,10 @@
-// The fill of NCCL's chunked pipeline for tree-shaped algorithms across nodes (hw::PipelineConstants
-// says why there is one). NCCL's analytic model has a latency per step and a bandwidth term; a
-// tree's channel moves its share chunk by chunk, and each network hop on a chunk's way up and
-// down the tree forwards it only whole (transport/net.cc sendProxyProgress: the proxy posts a
-// step once the GPU's tail has passed it, Simple and LL128, or once every line's flag is set,
-// LL; recvProxyProgress: the receiving GPU sees it once the request has completed). The last
-// chunk therefore reaches its last rank 2 x log2(nodes) chunk-times after the bandwidth term
+// The fill of NCCL's chunked pipeline for tree-shaped algorithms across nodes
+// (hw::PipelineConstants says why there is one). NCCL's analytic model has a latency per step and a
+// bandwidth term; a tree's channel moves its share chunk by chunk, and each network hop on a
+// chunk's way up and down the tree forwards it only whole (transport/net.cc sendProxyProgress: the
+// proxy posts a step once the GPU's tail has passed it, Simple and LL128, or once every line's flag
+// is set, LL; recvProxyProgress: the receiving GPU sees it once the request has completed). The
+// last chunk therefore reaches its last rank 2 x log2(nodes) chunk-times after the bandwidth term
 // alone would have it: the fill, one chunk of every concurrent pipeline per network hop, at the
 // algorithm's own bandwidth. NVLink hops inside a node are not charged (the chunk crosses them
 // at NVLink speed, several times the NIC's share; a stated simplification). The chunk is the one
@@ -32,7 +32,8 @@ double chunks_per_channel(double bytes, int channels, double chunk) {
 
 }  // namespace
 
-double NcclModel::tree_chunk_bytes(double bytes, const CommShape& shape, CollProtocol protocol) const {
+double NcclModel::tree_chunk_bytes(double bytes, const CommShape& shape,
+                                   CollProtocol protocol) const {
   const hw::PipelineConstants& k = constants_.pipeline;
   const int nc = constants_.channels;
   double chunk = k.step_bytes[static_cast<std::size_t>(protocol)];
@@ -80,7 +81,8 @@ Time NcclModel::pipeline_fill(const CollectiveCall& call, const CommShape& shape
     loop = constants_.channels * tree_chunk_bytes(bytes, shape, protocol);
   } else if (algorithm == CollAlgorithm::kNvlsTree && k.nvls_channels > 0) {
     const int heads = nvls_graph(shape).heads;
-    loop = static_cast<double>(k.nvls_channels) * heads * nvls_tree_chunk_bytes(bytes, shape, heads);
+    loop =
+        static_cast<double>(k.nvls_channels) * heads * nvls_tree_chunk_bytes(bytes, shape, heads);
   } else {
     return Time::zero();
   }

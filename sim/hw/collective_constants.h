@@ -83,16 +83,42 @@ struct PipelineConstants {
 // Scale factors fitted to imported nccl-tests logs (calibrate/collective_scale_fit.h), laid
 // over NCCL's model: the modelled bus bandwidth of every ring, tree and NVLS call is multiplied
 // by the bandwidth scale of the links it crosses (NVLink on one node, the NICs on several) and
-// the latency offset is added to its latency. Neutral (1, 1, 0, 0) for a datasheet profile.
+// the latency offset is added to its latency. A fit knows which algorithm (and protocol) NCCL
+// ran in the rows that pinned it; its scale then holds for that algorithm (and protocol) only,
+// and replaces the link's own there. A fit that could not tell (rows of several algorithms, or
+// an older calibration) sets the link's, for every algorithm. Neutral for a datasheet profile.
+constexpr int kScaledAlgorithms = 4;  // tree, ring, nvls, nvls_tree
+// tree 0, ring 1, nvls 2, nvls_tree 3; -1 for direct and auto (never scaled per algorithm).
+int scaled_algorithm_index(CollAlgorithm a);
+
 struct CollectiveScale {
   double nvlink_bandwidth = 1.0;
   double net_bandwidth = 1.0;
   double nvlink_latency_offset_us = 0.0;
   double net_latency_offset_us = 0.0;
+  struct Scoped {
+    bool set = false;
+    double value = 0.0;
+  };
+  // [multi-node][algorithm]; latency also [protocol].
+  std::array<std::array<Scoped, kScaledAlgorithms>, 2> bandwidth_by_algorithm{};
+  std::array<std::array<std::array<Scoped, kCollProtocols>, kScaledAlgorithms>, 2>
+      latency_by_algorithm{};
 
-  double bandwidth(bool multi_node) const { return multi_node ? net_bandwidth : nvlink_bandwidth; }
-  double latency_offset_us(bool multi_node) const {
-    return multi_node ? net_latency_offset_us : nvlink_latency_offset_us;
+  bool neutral() const;
+  double bandwidth(bool multi_node, CollAlgorithm a) const {
+    const int i = scaled_algorithm_index(a);
+    const Scoped& s =
+        i < 0 ? Scoped{} : bandwidth_by_algorithm[multi_node][static_cast<std::size_t>(i)];
+    return s.set ? s.value : (multi_node ? net_bandwidth : nvlink_bandwidth);
+  }
+  double latency_offset_us(bool multi_node, CollAlgorithm a, CollProtocol p) const {
+    const int i = scaled_algorithm_index(a);
+    const Scoped& s = i < 0 || p == CollProtocol::kAuto
+                          ? Scoped{}
+                          : latency_by_algorithm[multi_node][static_cast<std::size_t>(i)]
+                                                [static_cast<std::size_t>(p)];
+    return s.set ? s.value : (multi_node ? net_latency_offset_us : nvlink_latency_offset_us);
   }
 };
 
@@ -100,6 +126,8 @@ struct CollectiveScale {
 struct ModelledTime {
   double latency_s = 0.0;
   double time_s = 0.0;
+  CollAlgorithm algorithm = CollAlgorithm::kAuto;  // what NCCL's choice ran
+  CollProtocol protocol = CollProtocol::kAuto;
 };
 
 struct CollectiveConstants {

@@ -41,7 +41,7 @@ std::function<hw::ModelledTime(double, const hw::CollectiveScale&)> scaled_nccl_
     call.bytes = Bytes(bytes);
     const auto [algorithm, protocol] = model.choose(call, shape);
     const collective::ModelCost c = model.cost(call, shape, algorithm, protocol);
-    return hw::ModelledTime{c.latency.to_seconds(), c.time.to_seconds()};
+    return hw::ModelledTime{c.latency.to_seconds(), c.time.to_seconds(), algorithm, protocol};
   };
 }
 

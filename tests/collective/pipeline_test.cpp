@@ -119,7 +119,8 @@ TEST_CASE("NCCL chooses by its estimate, without the fill; the time has it") {
   CHECK(p.nccl_algorithm == CollAlgorithm::kNvlsTree);
   CHECK(p.algorithm == CollAlgorithm::kNvlsTree);
   const auto shape = collective::comm_shape(h.topology, c.gpus);
-  const auto cost = h.engine.model().cost(c, shape, CollAlgorithm::kNvlsTree, CollProtocol::kSimple);
+  const auto cost =
+      h.engine.model().cost(c, shape, CollAlgorithm::kNvlsTree, CollProtocol::kSimple);
   CHECK((cost.time - cost.pipeline_fill).to_us() == doctest::Approx(100.9).epsilon(2e-3));
   CHECK(cost.pipeline_fill.to_us() == doctest::Approx(68.1).epsilon(2e-3));
   CHECK(p.time.to_us() == doctest::Approx(cost.time.to_us()).epsilon(1e-3));
@@ -153,12 +154,14 @@ TEST_CASE("send/recv inside a DGX A100 runs at NCCL's point-to-point NVLink rate
   // 300 GB/s x 0.72 (nccl-tests#331: 72 % of the raw rate) = 216 GB/s, where the collectives
   // get 240; 4 GiB: 19.88 ms + 12.4 us latency. H100 has no p2p figure: its collectives' 370.8.
   testing::CollectiveBench a("dgx-a100-8", "a100-sxm4-80gb");
-  const auto c = testing::call(CollectiveOp::kSendRecv, a.topology.pack_placement(8), 4096 * kOneMiB);
+  const auto c =
+      testing::call(CollectiveOp::kSendRecv, a.topology.pack_placement(8), 4096 * kOneMiB);
   const auto p = a.engine.predict(c);
   CHECK(busbw_gbps(c, p.time) == doctest::Approx(215.9).epsilon(1e-3));
   CHECK(busbw_gbps(c, p.model_time) == doctest::Approx(215.9).epsilon(1e-3));
   testing::CollectiveBench h("dgx-h100-superpod-6144", "h100-sxm5-80gb");
-  const auto hc = testing::call(CollectiveOp::kSendRecv, h.topology.pack_placement(8), 4096 * kOneMiB);
+  const auto hc =
+      testing::call(CollectiveOp::kSendRecv, h.topology.pack_placement(8), 4096 * kOneMiB);
   CHECK(busbw_gbps(hc, h.engine.predict(hc).time) == doctest::Approx(370.8).epsilon(2e-3));
   // A pipeline send inside a node carries 0.8 / 0.72 of its payload on NVLink; across nodes
   // its payload.

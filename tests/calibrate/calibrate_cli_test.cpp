@@ -254,6 +254,21 @@ TEST_CASE("a fitted H100 calibration prices 4 nodes in the direction its fit say
   CHECK(one_node["rows"][0]["time_us"] == one_node_datasheet["rows"][0]["time_us"]);
 }
 
+TEST_CASE("a forced algorithm megasim does not model is said and left unfitted") {
+  // nccl-tests run with NCCL_ALGO=CollnetDirect (labelled so at import): no scales, and why.
+  const fs::path out = temp_file("imported-collnet.json");
+  const auto r = run_megasim("calibrate import-nccl-tests " +
+                             shell_quote(kLogs + "h100-2node-all_reduce.log") +
+                             " --algorithm CollnetDirect --device h100-sxm5-80gb --cluster "
+                             "dgx-h100-superpod-6144 -o " +
+                             shell_quote(out.string()));
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("forced CollnetDirect / - is not an algorithm and protocol megasim models") !=
+        std::string::npos);
+  CHECK(io::load_device_profile(out).profile.collective_scales.empty());
+}
+
 TEST_CASE("an imported calibration as a scenario's device takes its base profile's power preset") {
   // The imported profile is named h100-sxm5-80gb-nccl-tests; no power preset has that name.
   // It records its base (base_profile), whose preset the run's power figures use.

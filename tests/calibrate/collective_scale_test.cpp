@@ -92,6 +92,31 @@ TEST_CASE(
   CHECK(s.latency_offset_us(true, hw::CollAlgorithm::kRing, hw::CollProtocol::kLL) == 0.0);
 }
 
+TEST_CASE("a run with NCCL_ALGO=Ring forced pins the ring, which NCCL's own choice never runs") {
+  // 2 H100 nodes: NCCL's choice runs the tree and NVLSTree, never the ring; a forced-ring run
+  // (nccl-tests with NCCL_ALGO=Ring, as NVIDIA suggests to measure a network) written with ring
+  // x 0.9 and +10 us is fitted back to the ring alone.
+  const auto topology = std::make_shared<const net::Topology>(
+      io::load_cluster(source("topologies/dgx-h100-superpod-6144.json")));
+  const auto model = plan::scaled_nccl_model(
+      topology, io::read_collective_constants(source("calibrate/profiles/h100-sxm5-80gb.json")),
+      CollectiveOp::kAllReduce, 16, 2, "test", hw::CollAlgorithm::kRing);
+  hw::CollectiveScale truth;
+  const auto ring = static_cast<std::size_t>(hw::scaled_algorithm_index(hw::CollAlgorithm::kRing));
+  truth.bandwidth_by_algorithm[1][ring] = {true, 0.9};
+  for (auto& protocol : truth.latency_by_algorithm[1][ring]) protocol = {true, 10.0};
+  const auto rows = synthetic(model, truth, 8.0, 16.0 * (1 << 30));
+  const hw::CollectiveScaleFit f =
+      calibrate::fit_collective_scale(rows, model, CollectiveOp::kAllReduce, 16, 2);
+  CHECK(f.bandwidth_algorithm == "ring");
+  CHECK(f.latency_algorithm == "ring");
+  CHECK(f.bandwidth_scale == doctest::Approx(0.9).epsilon(0.02));
+  CHECK(f.latency_offset_us == doctest::Approx(10.0).epsilon(0.05));
+  const hw::CollectiveScale s = hw::collective_scale({f});
+  CHECK(s.bandwidth(true, hw::CollAlgorithm::kRing) == doctest::Approx(0.9).epsilon(0.02));
+  CHECK(s.bandwidth(true, hw::CollAlgorithm::kNvlsTree) == 1.0);
+}
+
 TEST_CASE("a fit that names no algorithm scales the link for every algorithm") {
   // A calibration written before fits named their algorithm (or one whose rows ran several).
   hw::CollectiveScaleFit f;

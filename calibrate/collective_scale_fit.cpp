@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <set>
+#include <string>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -29,6 +32,8 @@ constexpr double kBoundShare = 0.8;
 
 struct Classes {
   std::vector<bool> latency, bandwidth;
+  std::vector<hw::CollAlgorithm> algorithm;  // what NCCL ran, at neutral scales
+  std::vector<hw::CollProtocol> protocol;
 };
 
 Classes classify(const std::vector<ScaleFitRow>& rows, const ScaledModel& model) {
@@ -37,15 +42,49 @@ Classes classify(const std::vector<ScaleFitRow>& rows, const ScaledModel& model)
     const hw::ModelledTime t = model(r.bytes, hw::CollectiveScale{});
     c.latency.push_back(t.latency_s >= kBoundShare * t.time_s);
     c.bandwidth.push_back(t.time_s - t.latency_s >= kBoundShare * t.time_s);
+    c.algorithm.push_back(t.algorithm);
+    c.protocol.push_back(t.protocol);
   }
   return c;
 }
 
-hw::CollectiveScale scale_of(bool multi, double k, double d) {
-  hw::CollectiveScale s;
-  (multi ? s.net_bandwidth : s.nvlink_bandwidth) = k;
-  (multi ? s.net_latency_offset_us : s.nvlink_latency_offset_us) = d;
+// What NCCL ran in every row of a regime, when it ran one thing there (a scale fitted on them
+// then holds for it alone); "" when the rows ran several, or the model does not say.
+struct Scope {
+  std::string bandwidth_algorithm, latency_algorithm, latency_protocol;
+};
+
+Scope scope_of(const Classes& c) {
+  Scope s;
+  std::set<hw::CollAlgorithm> bw, lat;
+  std::set<hw::CollProtocol> lat_protocols;
+  for (std::size_t i = 0; i < c.algorithm.size(); ++i) {
+    if (c.bandwidth[i]) bw.insert(c.algorithm[i]);
+    if (c.latency[i]) lat.insert(c.algorithm[i]), lat_protocols.insert(c.protocol[i]);
+  }
+  const auto one = [](const std::set<hw::CollAlgorithm>& a) {
+    return a.size() == 1 && hw::scaled_algorithm_index(*a.begin()) >= 0;
+  };
+  if (one(bw)) s.bandwidth_algorithm = hw::to_string(*bw.begin());
+  if (one(lat)) {
+    s.latency_algorithm = hw::to_string(*lat.begin());
+    if (lat_protocols.size() == 1 && *lat_protocols.begin() != hw::CollProtocol::kAuto)
+      s.latency_protocol = hw::to_string(*lat_protocols.begin());
+  }
   return s;
+}
+
+// The scale a fit of (k, d) lays, on the run's link and the regimes' scope.
+hw::CollectiveScale scale_of(bool multi, double k, double d, const Scope& scope) {
+  hw::CollectiveScaleFit f;
+  f.nodes = multi ? 2 : 1;
+  f.bandwidth_scale = k;
+  f.latency_offset_us = d;
+  f.bandwidth_rows = f.latency_rows = hw::kRowsToPinRegime;
+  f.bandwidth_algorithm = scope.bandwidth_algorithm;
+  f.latency_algorithm = scope.latency_algorithm;
+  f.latency_protocol = scope.latency_protocol;
+  return hw::collective_scale({f});
 }
 
 double squared_log_error(const std::vector<ScaleFitRow>& rows, const ScaledModel& model,
@@ -130,6 +169,12 @@ hw::CollectiveScaleFit fit_collective_scale(const std::vector<ScaleFitRow>& rows
   const bool fit_k = fit.bandwidth_rows >= hw::kRowsToPinRegime;
   const bool fit_d = fit.latency_rows >= hw::kRowsToPinRegime;
   const bool multi = nodes > 1;
+  const Scope scope = scope_of(c);
+  if (fit_k) fit.bandwidth_algorithm = scope.bandwidth_algorithm;
+  if (fit_d) {
+    fit.latency_algorithm = scope.latency_algorithm;
+    fit.latency_protocol = scope.latency_protocol;
+  }
   double least_latency_us = std::numeric_limits<double>::infinity(), largest_us = 0.0;
   for (const auto& r : rows) {
     least_latency_us = std::min(least_latency_us, 1e6 * model(r.bytes, {}).latency_s);
@@ -143,7 +188,7 @@ hw::CollectiveScaleFit fit_collective_scale(const std::vector<ScaleFitRow>& rows
     if ((fit_k && c.bandwidth[i]) || (fit_d && c.latency[i])) bound.push_back(rows[i]);
   double log_k = 0.0, d = 0.0;
   const auto error = [&](double lk, double dd) {
-    return squared_log_error(bound, model, scale_of(multi, std::exp(lk), dd));
+    return squared_log_error(bound, model, scale_of(multi, std::exp(lk), dd, scope));
   };
   for (int sweep = 0; sweep < kSweeps && (fit_k || fit_d); ++sweep) {
     const double old_k = log_k, old_d = d;
@@ -161,16 +206,18 @@ hw::CollectiveScaleFit fit_collective_scale(const std::vector<ScaleFitRow>& rows
   fit.bandwidth_scale = std::exp(log_k);
   fit.latency_offset_us = d;
   fit.rms_log_residual =
-      rows.empty() ? 0.0
-                   : std::sqrt(squared_log_error(rows, model, scale_of(multi, std::exp(log_k), d)) /
-                               static_cast<double>(rows.size()));
+      rows.empty()
+          ? 0.0
+          : std::sqrt(squared_log_error(rows, model, scale_of(multi, std::exp(log_k), d, scope)) /
+                      static_cast<double>(rows.size()));
   return fit;
 }
 
 std::vector<std::string> describe_regimes(const hw::CollectiveScaleFit& fit,
                                           const RegimeSpan& span) {
   std::vector<std::string> out;
-  const auto pinned = [&](const char* what, int rows, double lo, double hi, std::string value) {
+  const auto pinned = [&](const std::string& what, int rows, double lo, double hi,
+                          const std::string& value) {
     if (rows >= hw::kRowsToPinRegime) {
       out.push_back(fmt::format("{}: pinned by {} rows ({}-{}), {}", what, rows, size_text(lo),
                                 size_text(hi), value));
@@ -181,15 +228,22 @@ std::vector<std::string> describe_regimes(const hw::CollectiveScaleFit& fit,
                                 hw::kRowsToPinRegime));
     }
   };
-  pinned("latency", fit.latency_rows, span.latency_min, span.latency_max,
+  // A pinned regime names what NCCL ran in it, where it ran one thing: the scale holds there.
+  const auto of = [](const char* what, const std::string& scope) {
+    return scope.empty() ? std::string(what) : fmt::format("{} of {}", what, scope);
+  };
+  const std::string latency_scope = fit.latency_protocol.empty()
+                                        ? fit.latency_algorithm
+                                        : fit.latency_algorithm + "/" + fit.latency_protocol;
+  pinned(of("latency", latency_scope), fit.latency_rows, span.latency_min, span.latency_max,
          fmt::format("offset {:+.2f} us", fit.latency_offset_us));
   const bool multi = fit.nodes > 1;
   // A scale at the edge of its search range is no fit: the model on this cluster cannot
   // reach the log (most likely the log ran on another fabric).
   const bool at_edge = fit.bandwidth_scale <= (1.0 + kConverged) / kScaleRange ||
                        fit.bandwidth_scale >= (1.0 - kConverged) * kScaleRange;
-  pinned(multi ? "NIC bandwidth" : "NVLink bandwidth", fit.bandwidth_rows, span.bandwidth_min,
-         span.bandwidth_max,
+  pinned(of(multi ? "NIC bandwidth" : "NVLink bandwidth", fit.bandwidth_algorithm),
+         fit.bandwidth_rows, span.bandwidth_min, span.bandwidth_max,
          fmt::format("scale {:.3f}{}", fit.bandwidth_scale,
                      at_edge ? " (the edge of the search, 1/10 to 10: does the cluster match "
                                "the fabric the log ran on?)"

@@ -3,19 +3,21 @@
 //
 // Two unknowns per run, laid over the model as hw::CollectiveScale lays them: k, the scale of
 // the modelled bus bandwidth on the links the run crossed (NVLink on one node, the NICs on
-// several), and d, an offset in microseconds added to the modelled latency. Least squares in
-// log time over the run's rows: minimise sum (ln t_model(size; k, d) - ln t_measured)^2, where
-// t_model re-runs NCCL's algorithm and protocol choice at every (k, d), so a scale that moves
-// the NVLSTree/ring or LL/Simple switch is priced as NCCL would pick. The model is a callback
-// (plan/collective_calibration.h builds it on a cluster): this module sees no topology.
+// several), and d, an offset in microseconds added to the modelled latency. Each holds for
+// what NCCL ran in the rows that pin it (k: the algorithm of the bandwidth-bound rows, e.g.
+// nvls_tree; d: the algorithm and protocol of the latency-bound rows, e.g. tree/LL) when they
+// all ran one thing, else for every algorithm on the link. Least squares in log time over the
+// run's rows: minimise sum (ln t_model(size; k, d) - ln t_measured)^2. NCCL picks by its own
+// estimate, which knows no fitted scale, so the rows keep their algorithm at every (k, d).
+// The model is a callback (plan/collective_calibration.h builds it on a cluster): this module
+// sees no topology.
 //
 // Regimes: at the neutral scales, a row is bandwidth-bound when the bandwidth term is 80 % of
 // its modelled time or more, latency-bound when the latency is. A run with fewer than
 // hw::kRowsToPinRegime rows in a regime does not pin it: that unknown stays neutral (k = 1 or
 // d = 0) and the profile answers there. The sum runs over the rows of the pinned regimes only:
-// rows between (both terms matter, and NCCL's model has no term for the mid-size ramp real
-// runs show) would bend k or d to stand in for what the model lacks, and then transfer that
-// error to other shapes. The rms residual is reported over every row. Searches: coordinate
+// rows between (both terms matter, and k and d trade off there) would bend k or d to stand in
+// for each other, and then transfer that error to other shapes. The rms residual is reported over every row. Searches: coordinate
 // descent, each step a grid on
 // ln k in [ln 0.1, ln 10] (d in [-0.9 x the least modelled latency, 10 x the largest measured
 // time]) refined by golden section; deterministic.
@@ -46,8 +48,8 @@ hw::CollectiveScaleFit fit_collective_scale(const std::vector<ScaleFitRow>& rows
                                             int ranks, int nodes);
 
 // What a fit pins and what it leaves to the profile, one line each:
-//   "latency: pinned by 12 rows (8 B-32 KiB), offset +4.10 us"
-//   "NIC bandwidth: pinned by 9 rows (64 MiB-16 GiB), scale 0.962"
+//   "latency of tree/ll: pinned by 12 rows (8 B-32 KiB), offset +4.10 us"
+//   "NIC bandwidth of nvls_tree: pinned by 9 rows (64 MiB-16 GiB), scale 0.962"
 //   "NVLink bandwidth: not measured (a 2-node run), left to the profile"
 // `span`: the sizes each regime covers among the run's rows (regime_span).
 struct RegimeSpan {

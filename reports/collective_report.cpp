@@ -11,10 +11,58 @@
 namespace megasim::reports {
 namespace {
 
+constexpr hw::CollAlgorithm kScaledAlgorithms[] = {
+    hw::CollAlgorithm::kTree, hw::CollAlgorithm::kRing, hw::CollAlgorithm::kNvls,
+    hw::CollAlgorithm::kNvlsTree};
+constexpr hw::CollProtocol kProtocols[] = {hw::CollProtocol::kLL, hw::CollProtocol::kLL128,
+                                           hw::CollProtocol::kSimple};
+
 std::string algo_label(const collective::Prediction& p) {
   std::string label = hw::to_string(p.algorithm);
   if (p.algorithm != p.nccl_algorithm || p.protocol != p.nccl_protocol) label += '*';
   return label;
+}
+
+// The fitted scales on the sweep's link: the link's own (every algorithm a fit named none
+// for), then each algorithm's (and protocol's, for latency) that replaces it.
+std::string scale_text(const hw::CollectiveScale& scale, bool multi) {
+  std::string text =
+      fmt::format("bandwidth x {:.3f}, latency {:+.2f} us",
+                  multi ? scale.net_bandwidth : scale.nvlink_bandwidth,
+                  multi ? scale.net_latency_offset_us : scale.nvlink_latency_offset_us);
+  for (hw::CollAlgorithm a : kScaledAlgorithms) {
+    const auto i = static_cast<std::size_t>(hw::scaled_algorithm_index(a));
+    if (const auto& b = scale.bandwidth_by_algorithm[multi][i]; b.set)
+      text += fmt::format("; {} bandwidth x {:.3f}", hw::to_string(a), b.value);
+    for (hw::CollProtocol p : kProtocols) {
+      if (const auto& l = scale.latency_by_algorithm[multi][i][static_cast<std::size_t>(p)]; l.set)
+        text +=
+            fmt::format("; {}/{} latency {:+.2f} us", hw::to_string(a), hw::to_string(p), l.value);
+    }
+  }
+  return text;
+}
+
+nlohmann::json scale_json(const hw::CollectiveScale& scale, int nodes) {
+  const bool multi = nodes > 1;
+  nlohmann::json out = {
+      {"nodes", nodes},
+      {"bandwidth_scale", multi ? scale.net_bandwidth : scale.nvlink_bandwidth},
+      {"latency_offset_us", multi ? scale.net_latency_offset_us : scale.nvlink_latency_offset_us}};
+  nlohmann::json by = nlohmann::json::object();
+  for (hw::CollAlgorithm a : kScaledAlgorithms) {
+    const auto i = static_cast<std::size_t>(hw::scaled_algorithm_index(a));
+    nlohmann::json one = nlohmann::json::object();
+    if (const auto& b = scale.bandwidth_by_algorithm[multi][i]; b.set)
+      one["bandwidth_scale"] = b.value;
+    for (hw::CollProtocol p : kProtocols) {
+      if (const auto& l = scale.latency_by_algorithm[multi][i][static_cast<std::size_t>(p)]; l.set)
+        one["latency_offset_us"][hw::to_string(p)] = l.value;
+    }
+    if (!one.empty()) by[hw::to_string(a)] = one;
+  }
+  if (!by.empty()) out["by_algorithm"] = by;
+  return out;
 }
 
 }  // namespace
@@ -42,13 +90,10 @@ std::string collective_text(const plan::Sweep& s) {
         "\n# answer: where the device measured this shape ({} ranks, {} nodes), its measured "
         "table (log-log between measured sizes) gives algbw and busbw; elsewhere the time, {}",
         r.gpus, s.nodes,
-        s.fitted_scale
-            ? fmt::format("under the scales fitted to its logs (bandwidth x {:.3f}, latency "
-                          "{:+.2f} us on {})",
-                          s.scale.bandwidth(s.nodes > 1),
-                          s.scale.latency_offset_us(s.nodes > 1),
-                          s.nodes > 1 ? "several nodes" : "one node")
-            : std::string("by NCCL's model with the profile's constants"));
+        s.fitted_scale ? fmt::format("under the scales fitted to its logs ({} on {})",
+                                     scale_text(s.scale, s.nodes > 1),
+                                     s.nodes > 1 ? "several nodes" : "one node")
+                       : std::string("by NCCL's model with the profile's constants"));
   } else {
     text += "\n# answer: NCCL's model with the profile's constants on every row (the device "
             "holds no collective measurements or fitted scales for this shape)";
@@ -100,9 +145,7 @@ std::string collective_json(const plan::Sweep& s) {
                               {"bandwidth_unit", "GB/s (1e9 bytes per second), as nccl-tests"},
                               {"rows", rows}};
   if (s.fitted_scale) {
-    out["fitted_scale"] = {{"nodes", s.nodes},
-                           {"bandwidth_scale", s.scale.bandwidth(s.nodes > 1)},
-                           {"latency_offset_us", s.scale.latency_offset_us(s.nodes > 1)}};
+    out["fitted_scale"] = scale_json(s.scale, s.nodes);
   }
   return json_text(out);
 }

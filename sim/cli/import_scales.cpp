@@ -1,12 +1,17 @@
 #include "cli/import_scales.h"
 
+#include <algorithm>
+#include <cctype>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
+#include <string>
 
 #include <fmt/format.h>
 
 #include "calibrate/collective_scale_fit.h"
+#include "engine/error.h"
 #include "io/cluster_loader.h"
 #include "io/collective_constants_reader.h"
 #include "net/topology.h"
@@ -27,6 +32,32 @@ std::vector<calibrate::ScaleFitRow> run_rows(const std::vector<hw::CollectiveMea
   return out;
 }
 
+// A run's NCCL_ALGO / NCCL_PROTO label (`import-nccl-tests --algorithm/--protocol`), as NCCL
+// spells them in any case (Ring, Tree, NVLS, NVLSTree; LL, LL128, Simple): kAuto when the run
+// forced nothing, nullopt for a label megasim does not model (CollNet, PAT).
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
+  return s;
+}
+
+std::optional<hw::CollAlgorithm> forced_algorithm(const std::string& label) {
+  if (label.empty()) return hw::CollAlgorithm::kAuto;
+  const std::string l = lower(label);
+  for (hw::CollAlgorithm a : {hw::CollAlgorithm::kRing, hw::CollAlgorithm::kTree,
+                              hw::CollAlgorithm::kNvls, hw::CollAlgorithm::kNvlsTree})
+    if (l == hw::to_string(a) || (a == hw::CollAlgorithm::kNvlsTree && l == "nvlstree")) return a;
+  return std::nullopt;
+}
+
+std::optional<hw::CollProtocol> forced_protocol(const std::string& label) {
+  if (label.empty()) return hw::CollProtocol::kAuto;
+  const std::string l = lower(label);
+  for (hw::CollProtocol p :
+       {hw::CollProtocol::kLL, hw::CollProtocol::kLL128, hw::CollProtocol::kSimple})
+    if (l == hw::to_string(p)) return p;
+  return std::nullopt;
+}
+
 bool priced_by_tuning_model(hw::CollectiveOp op) {
   return op != hw::CollectiveOp::kAllToAll && op != hw::CollectiveOp::kSendRecv;
 }
@@ -43,7 +74,6 @@ std::vector<hw::CollectiveScaleFit> fit_import_scales(const hw::DeviceProfile& p
   std::vector<std::string> order;  // runs in table order
   std::map<std::string, std::vector<hw::CollectiveMeasurement>> runs;
   for (const auto& m : profile.collective_table) {
-    if (!m.algorithm.empty() || !m.protocol.empty()) continue;
     if (runs.find(m.run) == runs.end()) order.push_back(m.run);
     runs[m.run].push_back(m);
   }
@@ -55,12 +85,30 @@ std::vector<hw::CollectiveScaleFit> fit_import_scales(const hw::DeviceProfile& p
                           "fitted\n", id, hw::to_string(first.op));
       continue;
     }
+    // A run with NCCL_ALGO or NCCL_PROTO forced pins that algorithm (and protocol).
+    const auto algorithm = forced_algorithm(first.algorithm);
+    const auto protocol = forced_protocol(first.protocol);
+    if (!algorithm || !protocol) {
+      text += fmt::format(
+          "{}: forced {} / {} is not an algorithm and protocol megasim models "
+          "(ring, tree, nvls, nvls_tree; ll, ll128, simple): no scales fitted\n",
+          id, first.algorithm.empty() ? "-" : first.algorithm,
+          first.protocol.empty() ? "-" : first.protocol);
+      continue;
+    }
     const std::string what = fmt::format("{} on cluster '{}'", id, spec.name);
     const auto model = plan::scaled_nccl_model(topology, constants, first.op, first.ranks,
-                                               first.nodes, what);
+                                               first.nodes, what, *algorithm, *protocol);
     const auto rows = run_rows(runs[id]);
-    hw::CollectiveScaleFit f =
-        calibrate::fit_collective_scale(rows, model, first.op, first.ranks, first.nodes);
+    hw::CollectiveScaleFit f;
+    try {
+      f = calibrate::fit_collective_scale(rows, model, first.op, first.ranks, first.nodes);
+    } catch (const InputError& e) {
+      if (algorithm == hw::CollAlgorithm::kAuto && protocol == hw::CollProtocol::kAuto) throw;
+      // A forced algorithm this shape cannot run on the cluster (NVLS across nodes, say).
+      text += fmt::format("{}: {}: no scales fitted\n", id, e.what());
+      continue;
+    }
     f.run = id;
     f.cluster = spec.name;
     const auto regimes = calibrate::describe_regimes(f, calibrate::regime_span(rows, model));

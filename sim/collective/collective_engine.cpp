@@ -104,16 +104,23 @@ void CollectiveEngine::tree_flows(const CollectiveCall& call, const CommShape& s
 
 void CollectiveEngine::direct_flows(const CollectiveCall& call, std::vector<Flow>& out) const {
   const auto n = call.gpus.size();
+  auto add = [&](int src, int dst, double bytes) {
+    out.push_back(Flow{src, dst, wire_bytes(src, dst, Bytes(bytes)).value(), call.tag});
+  };
   if (call.op == CollectiveOp::kSendRecv) {
     // nccl-tests sendrecv: rank r sends the whole buffer to rank r+1 and receives from r-1.
-    for (std::size_t r = 0; r < n; ++r)
-      out.push_back(Flow{call.gpus[r], call.gpus[(r + 1) % n], call.bytes.value(), call.tag});
+    for (std::size_t r = 0; r < n; ++r) add(call.gpus[r], call.gpus[(r + 1) % n], call.bytes.value());
     return;
   }
   const double chunk = call.bytes.value() / static_cast<double>(n);
   for (std::size_t i = 0; i < n; ++i)
     for (std::size_t j = 0; j < n; ++j)
-      if (i != j) out.push_back(Flow{call.gpus[i], call.gpus[j], chunk, call.tag});
+      if (i != j) add(call.gpus[i], call.gpus[j], chunk);
+}
+
+Bytes CollectiveEngine::wire_bytes(int src_gpu, int dst_gpu, Bytes payload) const {
+  if (src_gpu == dst_gpu || topology_.node_of(src_gpu) != topology_.node_of(dst_gpu)) return payload;
+  return payload * model_.p2p_nvlink_flow_scale();
 }
 
 void CollectiveEngine::nvls_flows(const CollectiveCall& call, const CommShape& shape,
@@ -123,7 +130,9 @@ void CollectiveEngine::nvls_flows(const CollectiveCall& call, const CommShape& s
   // alone and slows where other traffic or a collision takes part of a port.
   const ModelCost cost = model_.cost(call, shape, algorithm, CollProtocol::kSimple);
   const int n = shape.ranks;
-  const double seconds = call.bytes.value() / (cost.bus_bandwidth.value() * n / (2.0 * (n - 1)));
+  // The pipeline's fill runs at the call's pace too, so it stretches with contention.
+  const double seconds = call.bytes.value() / (cost.bus_bandwidth.value() * n / (2.0 * (n - 1))) +
+                         cost.pipeline_fill.to_seconds();
   const net::NodeSpec& node = topology_.spec().node;
   const double nvlink = node.nvlink_per_gpu.value() * node.nvlink_efficiency;
   for (const auto& members : shape.by_node) {
@@ -174,8 +183,11 @@ Time CollectiveEngine::flows_of(const CollectiveCall& call, std::vector<Flow>& o
       if (algorithm == CollAlgorithm::kRing) {
         ring_flows(call, shape, factor, out);
       } else {
-        // NCCL's mid-size correction slows the tree's bandwidth; its flows carry that much more.
+        // NCCL's mid-size correction slows the tree's bandwidth, and the pipeline's fill adds to
+        // its bandwidth term (nccl_pipeline.cpp); its flows carry that much more.
         factor *= model_.tree_correction(protocol, call.bytes.value());
+        const double streamed = (cost.time - cost.latency - cost.pipeline_fill).to_seconds();
+        if (streamed > 0.0) factor /= 1.0 + cost.pipeline_fill.to_seconds() / streamed;
         tree_flows(call, shape, factor, out);
       }
     }
@@ -239,7 +251,8 @@ void CollectiveEngine::send(int src_gpu, int dst_gpu, Bytes bytes, std::uint64_t
   std::vector<net::Hop> path;
   if (src_gpu != dst_gpu) topology_.route(src_gpu, dst_gpu, -1, solver_.routing(), tag, path);
   last_flow_count_ = path.empty() ? 0 : 1;
-  send_path(path, bytes, send_latency(src_gpu, dst_gpu, bytes), std::move(on_done));
+  send_path(path, wire_bytes(src_gpu, dst_gpu, bytes), send_latency(src_gpu, dst_gpu, bytes),
+            std::move(on_done));
 }
 
 Time CollectiveEngine::send_latency(int src_gpu, int dst_gpu, Bytes bytes) const {

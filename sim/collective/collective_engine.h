@@ -76,6 +76,11 @@ class CollectiveEngine {
   // One message from src_gpu to dst_gpu; `tag` as a call's (ECMP entropy).
   void send(int src_gpu, int dst_gpu, Bytes bytes, std::uint64_t tag,
             std::function<void()> on_done);
+  // The bytes a message of `payload` puts on its path: more than the payload over NVLink inside
+  // a node where the profile prices point-to-point below the collectives' NVLink efficiency
+  // (NcclModel::p2p_nvlink_flow_scale), the payload elsewhere. send() applies it; a caller of
+  // send_path applies it itself.
+  Bytes wire_bytes(int src_gpu, int dst_gpu, Bytes payload) const;
   // What send() waits after the last byte of such a message: NCCL's two-rank latency term.
   Time send_latency(int src_gpu, int dst_gpu, Bytes bytes) const;
   // send() along a path routed beforehand (Topology::route with the send's tag as entropy),

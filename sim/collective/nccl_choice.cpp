@@ -1,5 +1,7 @@
 // NcclModel's choice of algorithm and protocol: NCCL's least predicted time over the algorithms
-// the operation and the node allow (ncclTopoGetAlgoInfo), forced values kept.
+// the operation and the node allow (ncclTopoGetAlgoInfo), forced values kept. The time it ranks
+// by is NCCL's estimate, without the pipeline fill the model's timing adds (nccl_pipeline.cpp)
+// and without the scales a calibration fitted to logs.
 #include <algorithm>
 #include <string>
 
@@ -39,6 +41,13 @@ std::vector<std::pair<CollAlgorithm, CollProtocol>> NcclModel::candidates(
                        " runs as point-to-point sends, not as a ring, tree or NVLS");
     return {{CollAlgorithm::kDirect, CollProtocol::kSimple}};
   }
+  // NCCL chooses by its own estimate: the profile's constants, not the scales fitted to logs
+  // (it does not know them), so a calibration moves the time of what NCCL runs, not the pick.
+  if (!constants_.scale.neutral()) {
+    hw::CollectiveConstants unscaled = constants_;
+    unscaled.scale = hw::CollectiveScale{};
+    return NcclModel(topology_, unscaled).candidates(call, shape);
+  }
   check_forced(*this, call, shape);
   std::vector<CollAlgorithm> algos;
   if (call.algorithm != CollAlgorithm::kAuto) {
@@ -65,8 +74,10 @@ std::vector<std::pair<CollAlgorithm, CollProtocol>> NcclModel::candidates(
     }
     Option best{a, protos.front(), Time::max()};
     for (CollProtocol p : protos) {
+      // NCCL ranks by its own estimate (ncclTopoGetAlgoTime), which has no pipeline fill.
       const ModelCost c = cost(call, shape, a, p);
-      if (c.applicable && c.time < best.time) best = {a, p, c.time};
+      const Time estimate = c.time - c.pipeline_fill;
+      if (c.applicable && estimate < best.time) best = {a, p, estimate};
     }
     if (best.time < Time::max()) options.push_back(best);
   }

@@ -77,15 +77,21 @@ BytesPerSec NcclModel::bus_bandwidth(const CommShape& shape, CollAlgorithm algor
     const double cap = constants_.tree_busbw_cap(p, shape.nodes);
     if (cap > 0.0) bus = std::min(bus, gbyte_per_s(cap));
   }
-  return bus * constants_.scale.bandwidth(shape.nodes > 1);
+  return bus * constants_.scale.bandwidth(shape.nodes > 1, algorithm);
 }
 
 double NcclModel::flow_scale(const CommShape& shape, CollAlgorithm algorithm,
                              CollProtocol protocol) const {
   // A fitted scale k stands for links k times as fast as the profile's: the protocol's
   // overhead (>= 1 wire byte per payload byte) is taken before it, so k > 1 speeds flows too.
-  const double k = constants_.scale.bandwidth(shape.nodes > 1);
+  const double k = constants_.scale.bandwidth(shape.nodes > 1, algorithm);
   return std::max(1.0, uncapped_link_bandwidth(shape) * k / bus_bandwidth(shape, algorithm, protocol)) / k;
+}
+
+double NcclModel::p2p_nvlink_flow_scale() const {
+  const double p2p = constants_.p2p_nvlink_efficiency;
+  if (!(p2p > 0.0)) return 1.0;
+  return std::max(1.0, topology_.spec().node.nvlink_efficiency / p2p);
 }
 
 ModelCost NcclModel::direct_cost(const CollectiveCall& call, const CommShape& shape) const {
@@ -100,7 +106,7 @@ ModelCost NcclModel::direct_cost(const CollectiveCall& call, const CommShape& sh
   const hw::CollLinkType link = multi ? hw::CollLinkType::kNet : hw::CollLinkType::kNvlink;
   const double lat_us = constants_.base_latency(hw::CollAlgorithm::kRing, hw::CollProtocol::kSimple) +
                         constants_.hw_latency(link, hw::CollAlgorithm::kRing, hw::CollProtocol::kSimple);
-  const BytesPerSec nvlink = node.nvlink_per_gpu * node.nvlink_efficiency;
+  const BytesPerSec nvlink = node.nvlink_per_gpu * node.nvlink_efficiency / p2p_nvlink_flow_scale();
   const BytesPerSec nic_share =
       node.nics > 0 ? node.nic * node.nic_efficiency * (static_cast<double>(node.nics) / node.gpus)
                     : BytesPerSec(0.0);
@@ -186,9 +192,11 @@ ModelCost NcclModel::cost(const CollectiveCall& call, const CommShape& shape,
     algbw = bus.value() * 0.5 * tree_correction(p, size);
   }
   c.applicable = true;
-  c.latency = Time::from_us(std::max(0.0, lat_us + constants_.scale.latency_offset_us(multi)));
+  const double offset_us = constants_.scale.latency_offset_us(multi, algorithm, protocol);
+  c.latency = Time::from_us(std::max(0.0, lat_us + offset_us));
   c.bus_bandwidth = bus;
-  c.time = c.latency + Time::from_seconds(size / algbw);
+  c.pipeline_fill = pipeline_fill(call, shape, algorithm, protocol, algbw);
+  c.time = c.latency + c.pipeline_fill + Time::from_seconds(size / algbw);
   return c;
 }
 

@@ -35,6 +35,9 @@ struct ModelCost {
   bool applicable = false;
   Time latency;
   BytesPerSec bus_bandwidth;  // after the protocol factor
+  // The fill of NCCL's chunked pipeline across nodes (nccl_pipeline.cpp): part of `time`, not
+  // of `latency`; it scales with the bandwidth.
+  Time pipeline_fill;
   Time time;
 };
 
@@ -84,6 +87,16 @@ class NcclModel {
   // NCCL's treeCorrectionFactor for a tree of that size and protocol (1 where the profile has
   // none): the share of the tree's modelled bandwidth it reaches at mid sizes.
   double tree_correction(CollProtocol protocol, double bytes) const;
+  // NCCL's chunk at that size (payload bytes per pipeline and step; nccl_pipeline.cpp): a
+  // tree's per channel, NVLSTree's per channel and head.
+  double tree_chunk_bytes(double bytes, const CommShape& shape, CollProtocol protocol) const;
+  double nvls_tree_chunk_bytes(double bytes, const CommShape& shape, int heads) const;
+  // Wire bytes per payload byte of a point-to-point send over NVLink: the links run at the
+  // collectives' NVLink efficiency, a send at the profile's p2p efficiency (>= 1; 1 without one).
+  double p2p_nvlink_flow_scale() const;
+  // The pipeline's fill for a call running at `algbw` bytes per second (zero where none).
+  Time pipeline_fill(const CollectiveCall& call, const CommShape& shape, CollAlgorithm algorithm,
+                     CollProtocol protocol, double algbw) const;
 
  private:
   // Point-to-point (all-to-all, send/recv): the busiest rank's bytes over NVLink and its share

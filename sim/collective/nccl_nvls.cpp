@@ -92,12 +92,15 @@ ModelCost NcclModel::nvls_cost(const CollectiveCall& call, const CommShape& shap
   }
   const bool multi = nn > 1;
   const BytesPerSec bus =
-      gbyte_per_s(per_channel_gbps * g.heads) * constants_.scale.bandwidth(multi);
+      gbyte_per_s(per_channel_gbps * g.heads) * constants_.scale.bandwidth(multi, algorithm);
   const double algbw = bus.value() * n / (2.0 * (n - 1));
   c.applicable = true;
-  c.latency = Time::from_us(std::max(0.0, lat_us + constants_.scale.latency_offset_us(multi)));
+  const double offset_us =
+      constants_.scale.latency_offset_us(multi, algorithm, CollProtocol::kSimple);
+  c.latency = Time::from_us(std::max(0.0, lat_us + offset_us));
   c.bus_bandwidth = bus;
-  c.time = c.latency + Time::from_seconds(call.bytes.value() / algbw);
+  c.pipeline_fill = pipeline_fill(call, shape, algorithm, CollProtocol::kSimple, algbw);
+  c.time = c.latency + c.pipeline_fill + Time::from_seconds(call.bytes.value() / algbw);
   return c;
 }
 

@@ -24,4 +24,33 @@ const char* to_string(CollProtocol p) {
   return "?";
 }
 
+bool CollectiveScale::neutral() const {
+  if (nvlink_bandwidth != 1.0 || net_bandwidth != 1.0 || nvlink_latency_offset_us != 0.0 ||
+      net_latency_offset_us != 0.0)
+    return false;
+  for (const auto& link : bandwidth_by_algorithm)
+    for (const Scoped& s : link)
+      if (s.set) return false;
+  for (const auto& link : latency_by_algorithm)
+    for (const auto& algorithm : link)
+      for (const Scoped& s : algorithm)
+        if (s.set) return false;
+  return true;
+}
+
+int scaled_algorithm_index(CollAlgorithm a) {
+  switch (a) {
+    case CollAlgorithm::kTree:
+      return 0;
+    case CollAlgorithm::kRing:
+      return 1;
+    case CollAlgorithm::kNvls:
+      return 2;
+    case CollAlgorithm::kNvlsTree:
+      return 3;
+    default:
+      return -1;
+  }
+}
+
 }  // namespace megasim::hw

@@ -63,19 +63,62 @@ struct RingPlateau {
 constexpr int kTreeCorrectionSizes = 23;
 using TreeCorrection = std::array<std::array<double, kTreeCorrectionSizes>, kCollProtocols>;
 
+// NCCL's chunked pipeline (enqueue.cc), for the fill of tree-shaped algorithms across nodes.
+// A channel moves its share chunk by chunk, and a chunk crosses the network store-and-forward:
+// the sending proxy posts a step only once the GPU has written all of it, and the receiving GPU
+// sees it only once the whole step has arrived (transport/net.cc sendProxyProgress,
+// recvProxyProgress). So every network hop on a chunk's way up and down the tree holds it once,
+// and the pipeline fills and drains over that many chunks beyond the bandwidth term. The chunk
+// is what NCCL's version picks for the size (collective/nccl_pipeline.cpp). Absent: no fill.
+struct PipelineConstants {
+  bool available = false;
+  ProtoTable step_bytes{};           // buffSizes[p] / NCCL_STEPS: the largest chunk per protocol
+  bool tree_chunk_by_depth = false;  // NCCL 2.8: the Simple tree's chunk shrinks by tree depth
+  // NVLSTree (NCCL 2.18+): channels, the default chunk and its cap on 4 nodes or more; 0: none.
+  int nvls_channels = 0;
+  double nvls_chunk_bytes = 0.0;
+  double nvls_tree_chunk_bytes_4_nodes = 0.0;
+};
+
 // Scale factors fitted to imported nccl-tests logs (calibrate/collective_scale_fit.h), laid
 // over NCCL's model: the modelled bus bandwidth of every ring, tree and NVLS call is multiplied
 // by the bandwidth scale of the links it crosses (NVLink on one node, the NICs on several) and
-// the latency offset is added to its latency. Neutral (1, 1, 0, 0) for a datasheet profile.
+// the latency offset is added to its latency. A fit knows which algorithm (and protocol) NCCL
+// ran in the rows that pinned it; its scale then holds for that algorithm (and protocol) only,
+// and replaces the link's own there. A fit that could not tell (rows of several algorithms, or
+// an older calibration) sets the link's, for every algorithm. Neutral for a datasheet profile.
+constexpr int kScaledAlgorithms = 4;  // tree, ring, nvls, nvls_tree
+// tree 0, ring 1, nvls 2, nvls_tree 3; -1 for direct and auto (never scaled per algorithm).
+int scaled_algorithm_index(CollAlgorithm a);
+
 struct CollectiveScale {
   double nvlink_bandwidth = 1.0;
   double net_bandwidth = 1.0;
   double nvlink_latency_offset_us = 0.0;
   double net_latency_offset_us = 0.0;
+  struct Scoped {
+    bool set = false;
+    double value = 0.0;
+  };
+  // [multi-node][algorithm]; latency also [protocol].
+  std::array<std::array<Scoped, kScaledAlgorithms>, 2> bandwidth_by_algorithm{};
+  std::array<std::array<std::array<Scoped, kCollProtocols>, kScaledAlgorithms>, 2>
+      latency_by_algorithm{};
 
-  double bandwidth(bool multi_node) const { return multi_node ? net_bandwidth : nvlink_bandwidth; }
-  double latency_offset_us(bool multi_node) const {
-    return multi_node ? net_latency_offset_us : nvlink_latency_offset_us;
+  bool neutral() const;
+  double bandwidth(bool multi_node, CollAlgorithm a) const {
+    const int i = scaled_algorithm_index(a);
+    const Scoped& s =
+        i < 0 ? Scoped{} : bandwidth_by_algorithm[multi_node][static_cast<std::size_t>(i)];
+    return s.set ? s.value : (multi_node ? net_bandwidth : nvlink_bandwidth);
+  }
+  double latency_offset_us(bool multi_node, CollAlgorithm a, CollProtocol p) const {
+    const int i = scaled_algorithm_index(a);
+    const Scoped& s = i < 0 || p == CollProtocol::kAuto
+                          ? Scoped{}
+                          : latency_by_algorithm[multi_node][static_cast<std::size_t>(i)]
+                                                [static_cast<std::size_t>(p)];
+    return s.set ? s.value : (multi_node ? net_latency_offset_us : nvlink_latency_offset_us);
   }
 };
 
@@ -83,6 +126,8 @@ struct CollectiveScale {
 struct ModelledTime {
   double latency_s = 0.0;
   double time_s = 0.0;
+  CollAlgorithm algorithm = CollAlgorithm::kAuto;  // what NCCL's choice ran
+  CollProtocol protocol = CollProtocol::kAuto;
 };
 
 struct CollectiveConstants {
@@ -114,6 +159,11 @@ struct CollectiveConstants {
   bool has_tree_correction = false;
   TreeCorrection tree_correction{};
   NvlsConstants nvls;
+  PipelineConstants pipeline;
+  // Point-to-point sends over NVLink (send/recv, all-to-all, pipeline sends inside a node) reach
+  // this share of the raw NVLink bandwidth rather than the collectives' (the cluster's
+  // nvlink_efficiency); 0: the collectives' share.
+  double p2p_nvlink_efficiency = 0.0;
   CollectiveScale scale;  // from the profile's "collective_scales", not from this table
 
   double base_latency(CollAlgorithm a, CollProtocol p) const {

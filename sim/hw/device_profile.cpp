@@ -1,6 +1,7 @@
 #include "hw/device_profile.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <map>
 
@@ -93,26 +94,69 @@ std::optional<Time> measured_collective_time(const std::vector<CollectiveMeasure
   return Time::from_seconds(std::exp((1.0 - w) * std::log(lo->second) + w * std::log(hi->second)));
 }
 
+namespace {
+
+// Row-weighted means of the pinned values of one scope (a link, an algorithm, a protocol).
+struct Pooled {
+  double log_bw = 0.0, lat = 0.0;
+  int bw_rows = 0, lat_rows = 0;
+  CollectiveScale::Scoped bandwidth() const {
+    return {bw_rows > 0, bw_rows > 0 ? std::exp(log_bw / bw_rows) : 1.0};
+  }
+  CollectiveScale::Scoped latency() const {
+    return {lat_rows > 0, lat_rows > 0 ? lat / lat_rows : 0.0};
+  }
+};
+
+int algorithm_index(const std::string& name) {
+  for (CollAlgorithm a :
+       {CollAlgorithm::kTree, CollAlgorithm::kRing, CollAlgorithm::kNvls, CollAlgorithm::kNvlsTree})
+    if (name == to_string(a)) return scaled_algorithm_index(a);
+  return -1;
+}
+
+int protocol_index(const std::string& name) {
+  for (CollProtocol p : {CollProtocol::kLL, CollProtocol::kLL128, CollProtocol::kSimple})
+    if (name == to_string(p)) return static_cast<int>(p);
+  return -1;
+}
+
+}  // namespace
+
 CollectiveScale collective_scale(const std::vector<CollectiveScaleFit>& fits) {
   CollectiveScale out;
   for (const bool multi : {false, true}) {
-    double log_bw = 0.0, lat = 0.0;
-    int bw_rows = 0, lat_rows = 0;
+    Pooled any;
+    std::array<Pooled, kScaledAlgorithms> by_algorithm{};
+    std::array<std::array<Pooled, kCollProtocols>, kScaledAlgorithms> by_protocol{};
     for (const auto& f : fits) {
       if ((f.nodes > 1) != multi) continue;
       if (f.bandwidth_rows >= kRowsToPinRegime) {
-        log_bw += f.bandwidth_rows * std::log(f.bandwidth_scale);
-        bw_rows += f.bandwidth_rows;
+        const int a = algorithm_index(f.bandwidth_algorithm);
+        Pooled& p = a < 0 ? any : by_algorithm[static_cast<std::size_t>(a)];
+        p.log_bw += f.bandwidth_rows * std::log(f.bandwidth_scale);
+        p.bw_rows += f.bandwidth_rows;
       }
       if (f.latency_rows >= kRowsToPinRegime) {
-        lat += f.latency_rows * f.latency_offset_us;
-        lat_rows += f.latency_rows;
+        // A fit naming an algorithm but no protocol holds for each of its protocols.
+        const int a = algorithm_index(f.latency_algorithm), q = protocol_index(f.latency_protocol);
+        for (int p = 0; p < kCollProtocols; ++p) {
+          if (a >= 0 && q >= 0 && p != q) continue;
+          Pooled& pool =
+              a < 0 ? any : by_protocol[static_cast<std::size_t>(a)][static_cast<std::size_t>(p)];
+          pool.lat += f.latency_rows * f.latency_offset_us;
+          pool.lat_rows += f.latency_rows;
+          if (a < 0) break;
+        }
       }
     }
-    const double bw = bw_rows > 0 ? std::exp(log_bw / bw_rows) : 1.0;
-    const double offset = lat_rows > 0 ? lat / lat_rows : 0.0;
-    (multi ? out.net_bandwidth : out.nvlink_bandwidth) = bw;
-    (multi ? out.net_latency_offset_us : out.nvlink_latency_offset_us) = offset;
+    (multi ? out.net_bandwidth : out.nvlink_bandwidth) = any.bandwidth().value;
+    (multi ? out.net_latency_offset_us : out.nvlink_latency_offset_us) = any.latency().value;
+    for (std::size_t a = 0; a < by_algorithm.size(); ++a) {
+      out.bandwidth_by_algorithm[multi][a] = by_algorithm[a].bandwidth();
+      for (std::size_t q = 0; q < by_protocol[a].size(); ++q)
+        out.latency_by_algorithm[multi][a][q] = by_protocol[a][q].latency();
+    }
   }
   return out;
 }

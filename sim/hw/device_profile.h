@@ -214,13 +214,19 @@ struct CollectiveScaleFit {
   int latency_rows = 0;    // rows where the latency term is
   int rows = 0;
   double rms_log_residual = 0.0;  // of ln(time), over every row of the run
+  // What NCCL ran in the rows that pinned each regime, to which the scale then applies ("":
+  // every algorithm; the rows ran several, or the calibration predates the field).
+  std::string bandwidth_algorithm;                // "ring", "tree", "nvls", "nvls_tree" or ""
+  std::string latency_algorithm, latency_protocol;  // protocol "": each of the algorithm's
 };
 // A run pins a regime with this many rows in it.
 constexpr int kRowsToPinRegime = 2;
 
 // The scales a profile's fits lay over NCCL's model: per link (NVLink: one-node runs; NICs:
-// multi-node runs) the row-weighted geometric mean of the pinned bandwidth scales and the
-// row-weighted mean of the pinned latency offsets; neutral where no run pins them.
+// multi-node runs) and per algorithm (and protocol, for latency) a fit was pinned on, or for
+// every algorithm where a fit names none, the row-weighted geometric mean of the pinned
+// bandwidth scales and the row-weighted mean of the pinned latency offsets; neutral where no
+// run pins them.
 CollectiveScale collective_scale(const std::vector<CollectiveScaleFit>& fits);
 
 // Versions and date of a measurement run.

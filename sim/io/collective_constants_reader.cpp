@@ -94,6 +94,35 @@ void read_tree_correction(JsonReader t, hw::CollectiveConstants& c) {
   c.has_tree_correction = true;
 }
 
+// NCCL's chunked pipeline: step bytes per protocol (a step is 1 KiB to 64 MiB), its chunk
+// rule, and NVLSTree's channels and chunks.
+constexpr double kMinStepBytes = 1024.0;
+constexpr double kMaxStepBytes = 64.0 * 1024 * 1024;
+constexpr int kMaxNvlsChannels = 64;
+
+hw::PipelineConstants read_pipeline(JsonReader p) {
+  hw::PipelineConstants k;
+  k.available = true;
+  p.string("source");
+  {
+    JsonReader s = p.object("step_bytes");
+    s.string("source");
+    k.step_bytes = {s.number("ll", kMinStepBytes, kMaxStepBytes), s.number("ll128", kMinStepBytes, kMaxStepBytes),
+                    s.number("simple", kMinStepBytes, kMaxStepBytes)};
+    s.finish();
+  }
+  k.tree_chunk_by_depth = p.boolean_or("tree_simple_chunk_by_depth", false);
+  if (auto n = p.optional_object("nvls_tree")) {
+    n->string("source");
+    k.nvls_channels = static_cast<int>(n->integer("channels", 1, kMaxNvlsChannels));
+    k.nvls_chunk_bytes = n->number("chunk_bytes", kMinStepBytes, kMaxStepBytes);
+    k.nvls_tree_chunk_bytes_4_nodes = n->number("chunk_bytes_4_nodes_or_more", kMinStepBytes, kMaxStepBytes);
+    n->finish();
+  }
+  p.finish();
+  return k;
+}
+
 void read_multi_node(JsonReader& r, hw::CollectiveConstants& c) {
   {
     JsonReader m = r.object("multi_node_latency");
@@ -172,6 +201,12 @@ hw::CollectiveConstants read_collective_constants(JsonReader r) {
     l->finish();
   }
   if (auto n = r.optional_object("nvls")) c.nvls = read_nvls(*n);
+  if (auto p = r.optional_object("pipeline")) c.pipeline = read_pipeline(*p);
+  if (auto p = r.optional_object("p2p")) {
+    p->string("source");
+    c.p2p_nvlink_efficiency = p->number("nvlink_efficiency", kMinBandwidthFactor, 1.0);
+    p->finish();
+  }
   r.finish();
   return c;
 }

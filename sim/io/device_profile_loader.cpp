@@ -34,6 +34,8 @@ const std::vector<hw::CollectiveOp> kOps = {
     hw::CollectiveOp::kAllReduce, hw::CollectiveOp::kAllGather, hw::CollectiveOp::kReduceScatter,
     hw::CollectiveOp::kAllToAll,  hw::CollectiveOp::kSendRecv,  hw::CollectiveOp::kBroadcast,
     hw::CollectiveOp::kReduce};
+// The algorithms a fitted collective scale may name (hw::CollectiveScale).
+const std::vector<std::string> kScaledAlgorithmNames = {"tree", "ring", "nvls", "nvls_tree"};
 
 template <typename E>
 std::vector<std::string> names(const std::vector<E>& all) {
@@ -209,6 +211,13 @@ void read_collective_tables(JsonReader& r, hw::DeviceProfile& p) {
       f.latency_rows = static_cast<int>(row.integer("latency_rows", 0, 1 << 24));
       f.rows = static_cast<int>(row.integer("rows", 1, 1 << 24));
       f.rms_log_residual = row.number("rms_log_residual", 0.0, kInf);
+      f.bandwidth_algorithm = row.choice_or("bandwidth_algorithm", "", kScaledAlgorithmNames);
+      f.latency_algorithm = row.choice_or("latency_algorithm", "", kScaledAlgorithmNames);
+      f.latency_protocol = row.choice_or("latency_protocol", "", {"ll", "ll128", "simple"});
+      if (f.latency_algorithm.empty() && !f.latency_protocol.empty())
+        row.fail("latency_protocol",
+                 "a latency protocol needs its latency_algorithm (the NCCL "
+                 "algorithm the regime's rows ran)");
       row.finish();
       p.collective_scales.push_back(f);
     }

@@ -159,6 +159,9 @@ void put_collective_tables(Json& j, const hw::DeviceProfile& p) {
                       {"latency_rows", f.latency_rows},
                       {"rows", f.rows},
                       {"rms_log_residual", f.rms_log_residual}});
+      put_nonempty(rows.back(), "bandwidth_algorithm", f.bandwidth_algorithm);
+      put_nonempty(rows.back(), "latency_algorithm", f.latency_algorithm);
+      put_nonempty(rows.back(), "latency_protocol", f.latency_protocol);
     }
     j["collective_scales"] = rows;
   }

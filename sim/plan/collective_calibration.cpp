@@ -29,9 +29,12 @@ std::vector<int> measured_placement(const net::Topology& topology, int ranks, in
 
 std::function<hw::ModelledTime(double, const hw::CollectiveScale&)> scaled_nccl_model(
     std::shared_ptr<const net::Topology> topology, const hw::CollectiveConstants& constants,
-    hw::CollectiveOp op, int ranks, int nodes, const std::string& what) {
+    hw::CollectiveOp op, int ranks, int nodes, const std::string& what, hw::CollAlgorithm algorithm,
+    hw::CollProtocol protocol) {
   collective::CollectiveCall call;
   call.op = op;
+  call.algorithm = algorithm;
+  call.protocol = protocol;
   call.gpus = measured_placement(*topology, ranks, nodes, what);
   const collective::CommShape shape = collective::comm_shape(*topology, call.gpus);
   auto table = std::make_shared<hw::CollectiveConstants>(constants);
@@ -39,9 +42,9 @@ std::function<hw::ModelledTime(double, const hw::CollectiveScale&)> scaled_nccl_
     table->scale = scale;
     const collective::NcclModel model(*topology, *table);
     call.bytes = Bytes(bytes);
-    const auto [algorithm, protocol] = model.choose(call, shape);
-    const collective::ModelCost c = model.cost(call, shape, algorithm, protocol);
-    return hw::ModelledTime{c.latency.to_seconds(), c.time.to_seconds()};
+    const auto [a, p] = model.choose(call, shape);
+    const collective::ModelCost c = model.cost(call, shape, a, p);
+    return hw::ModelledTime{c.latency.to_seconds(), c.time.to_seconds(), a, p};
   };
 }
 

@@ -22,8 +22,11 @@ std::vector<int> measured_placement(const net::Topology& topology, int ranks, in
 // NCCL's modelled time (analytic, as NCCL picks the algorithm and protocol) of `op` on the
 // placement above, at a size and under a scale. Owns copies of what it reads; not
 // thread-safe (it reuses one constants table, rescaled per call).
+// A run with NCCL_ALGO / NCCL_PROTO forced passes them: NCCL's choice keeps them.
 std::function<hw::ModelledTime(double, const hw::CollectiveScale&)> scaled_nccl_model(
     std::shared_ptr<const net::Topology> topology, const hw::CollectiveConstants& constants,
-    hw::CollectiveOp op, int ranks, int nodes, const std::string& what);
+    hw::CollectiveOp op, int ranks, int nodes, const std::string& what,
+    hw::CollAlgorithm algorithm = hw::CollAlgorithm::kAuto,
+    hw::CollProtocol protocol = hw::CollProtocol::kAuto);
 
 }  // namespace megasim::plan

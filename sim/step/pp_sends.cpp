@@ -15,7 +15,8 @@ const PpSends::Route& PpSends::route(int from, int to) {
   Route& r = routes_[static_cast<std::size_t>(from * pp_ + to)];
   if (r.built) return r;
   r.built = true;
-  r.bytes = net_.stages[static_cast<std::size_t>(from)].pp_bytes;
+  const Bytes payload = net_.stages[static_cast<std::size_t>(from)].pp_bytes;
+  r.bytes = payload;
   const int rails = net_.rails;
   r.apart.resize(static_cast<std::size_t>(dp_ * rails));
   r.replica.resize(static_cast<std::size_t>(dp_));
@@ -28,7 +29,10 @@ const PpSends::Route& PpSends::route(int from, int to) {
         const auto tag = static_cast<std::uint64_t>(d * tp_ + t);
         net_.topology->route(src, dst, -1, net::Routing::kEcmp, tag, path);
       }
-      r.latency = std::max(r.latency, engine_.send_latency(src, dst, r.bytes));
+      r.latency = std::max(r.latency, engine_.send_latency(src, dst, payload));
+      // Inside a node a send may put more bytes on NVLink than its payload (p2p efficiency);
+      // the copies share one size, the largest (they move in lockstep as one coflow).
+      r.bytes = std::max(r.bytes, engine_.wire_bytes(src, dst, payload));
       joined.insert(joined.end(), path.begin(), path.end());
     }
     r.all.insert(r.all.end(), joined.begin(), joined.end());

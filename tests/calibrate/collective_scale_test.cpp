@@ -56,20 +56,81 @@ hw::CollectiveMeasurement row(double bytes, double us, bool in_place = false) {
 
 }  // namespace
 
-TEST_CASE("a 2-node run written from the model with NIC x 0.8 and +6 us is fitted back") {
+TEST_CASE(
+    "a 2-node run written from the model with NVLSTree x 0.8 and tree LL +6 us is fitted back") {
+  // On 2 H100 nodes NCCL runs the tree in the latency-bound rows (LL to 64 KiB, LL128 from
+  // 256 KiB to 4 MiB) and NVLSTree in the bandwidth-bound ones: the fit names them, and its
+  // scales hold for them alone (the tree's latency for each protocol).
   const auto model = h100_model(16, 2);
   hw::CollectiveScale truth;
-  truth.net_bandwidth = 0.8;
-  truth.net_latency_offset_us = 6.0;
+  const auto tree = static_cast<std::size_t>(hw::scaled_algorithm_index(hw::CollAlgorithm::kTree));
+  const auto nvls_tree =
+      static_cast<std::size_t>(hw::scaled_algorithm_index(hw::CollAlgorithm::kNvlsTree));
+  truth.bandwidth_by_algorithm[1][nvls_tree] = {true, 0.8};
+  for (auto& protocol : truth.latency_by_algorithm[1][tree]) protocol = {true, 6.0};
   const auto rows = synthetic(model, truth, 8.0, 16.0 * (1 << 30));  // 8 B-16 GiB: 32 rows
   const hw::CollectiveScaleFit f =
       calibrate::fit_collective_scale(rows, model, CollectiveOp::kAllReduce, 16, 2);
   CHECK(f.rows == 32);
   CHECK(f.latency_rows >= hw::kRowsToPinRegime);
   CHECK(f.bandwidth_rows >= hw::kRowsToPinRegime);
+  CHECK(f.bandwidth_algorithm == "nvls_tree");
+  CHECK(f.latency_algorithm == "tree");
+  CHECK(f.latency_protocol.empty());
   CHECK(f.bandwidth_scale == doctest::Approx(0.8).epsilon(0.02));
   CHECK(f.latency_offset_us == doctest::Approx(6.0).epsilon(0.02));
   CHECK(f.rms_log_residual < 0.01);
+  // The profile's scale holds for NVLSTree across nodes and tree/LL only.
+  const hw::CollectiveScale s = hw::collective_scale({f});
+  CHECK(s.bandwidth(true, hw::CollAlgorithm::kNvlsTree) == doctest::Approx(0.8).epsilon(0.02));
+  CHECK(s.bandwidth(true, hw::CollAlgorithm::kRing) == 1.0);
+  CHECK(s.bandwidth(false, hw::CollAlgorithm::kNvlsTree) == 1.0);
+  CHECK(s.latency_offset_us(true, hw::CollAlgorithm::kTree, hw::CollProtocol::kLL) ==
+        doctest::Approx(6.0).epsilon(0.02));
+  CHECK(s.latency_offset_us(true, hw::CollAlgorithm::kTree, hw::CollProtocol::kSimple) ==
+        doctest::Approx(6.0).epsilon(0.02));
+  CHECK(s.latency_offset_us(true, hw::CollAlgorithm::kRing, hw::CollProtocol::kLL) == 0.0);
+}
+
+TEST_CASE("a run with NCCL_ALGO=Ring forced pins the ring, which NCCL's own choice never runs") {
+  // 2 H100 nodes: NCCL's choice runs the tree and NVLSTree, never the ring; a forced-ring run
+  // (nccl-tests with NCCL_ALGO=Ring, as NVIDIA suggests to measure a network) written with ring
+  // x 0.9 and +10 us is fitted back to the ring alone.
+  const auto topology = std::make_shared<const net::Topology>(
+      io::load_cluster(source("topologies/dgx-h100-superpod-6144.json")));
+  const auto model = plan::scaled_nccl_model(
+      topology, io::read_collective_constants(source("calibrate/profiles/h100-sxm5-80gb.json")),
+      CollectiveOp::kAllReduce, 16, 2, "test", hw::CollAlgorithm::kRing);
+  hw::CollectiveScale truth;
+  const auto ring = static_cast<std::size_t>(hw::scaled_algorithm_index(hw::CollAlgorithm::kRing));
+  truth.bandwidth_by_algorithm[1][ring] = {true, 0.9};
+  for (auto& protocol : truth.latency_by_algorithm[1][ring]) protocol = {true, 10.0};
+  const auto rows = synthetic(model, truth, 8.0, 16.0 * (1 << 30));
+  const hw::CollectiveScaleFit f =
+      calibrate::fit_collective_scale(rows, model, CollectiveOp::kAllReduce, 16, 2);
+  CHECK(f.bandwidth_algorithm == "ring");
+  CHECK(f.latency_algorithm == "ring");
+  CHECK(f.bandwidth_scale == doctest::Approx(0.9).epsilon(0.02));
+  CHECK(f.latency_offset_us == doctest::Approx(10.0).epsilon(0.05));
+  const hw::CollectiveScale s = hw::collective_scale({f});
+  CHECK(s.bandwidth(true, hw::CollAlgorithm::kRing) == doctest::Approx(0.9).epsilon(0.02));
+  CHECK(s.bandwidth(true, hw::CollAlgorithm::kNvlsTree) == 1.0);
+}
+
+TEST_CASE("a fit that names no algorithm scales the link for every algorithm") {
+  // A calibration written before fits named their algorithm (or one whose rows ran several).
+  hw::CollectiveScaleFit f;
+  f.nodes = 2;
+  f.bandwidth_scale = 0.9;
+  f.latency_offset_us = 3.0;
+  f.bandwidth_rows = f.latency_rows = hw::kRowsToPinRegime;
+  const hw::CollectiveScale s = hw::collective_scale({f});
+  for (hw::CollAlgorithm a :
+       {hw::CollAlgorithm::kTree, hw::CollAlgorithm::kRing, hw::CollAlgorithm::kNvlsTree}) {
+    CHECK(s.bandwidth(true, a) == doctest::Approx(0.9));
+    CHECK(s.latency_offset_us(true, a, hw::CollProtocol::kSimple) == doctest::Approx(3.0));
+    CHECK(s.bandwidth(false, a) == 1.0);
+  }
 }
 
 TEST_CASE("a 1-node run written from the model with NVLink x 1.15 and -3 us is fitted back") {
@@ -86,9 +147,10 @@ TEST_CASE("a 1-node run written from the model with NVLink x 1.15 and -3 us is f
 
 TEST_CASE("a run of large messages only pins the bandwidth and says so") {
   // 8 MiB-16 GiB across 2 nodes, as the shipped H100 log: NVLSTree's latency (25 + 2 x 20.9
-  // = 66.8 us) is at most 66 % of the modelled time (8 MiB: 66.8 of 100.9 us), under the 80 %
-  // that makes a row latency-bound; the bandwidth term reaches 80 % at 64 MiB (272.6 of
-  // 339.4 us), so 9 rows, 64 MiB-16 GiB, pin the bandwidth and none the latency.
+  // = 66.8 us) is at most 40 % of the modelled time (8 MiB: 66.8 of 169.0 us), under the 80 %
+  // that makes a row latency-bound; the bandwidth term with the pipeline's fill reaches 80 %
+  // at 64 MiB (408.9 of 475.7 us; 32 MiB: 75 %), so 9 rows, 64 MiB-16 GiB, pin the bandwidth
+  // and none the latency.
   const auto model = h100_model(16, 2);
   hw::CollectiveScale truth;
   truth.net_bandwidth = 0.9;
@@ -104,7 +166,7 @@ TEST_CASE("a run of large messages only pins the bandwidth and says so") {
   CHECK(lines[0] ==
         "latency: not pinned (0 rows where it is 80 % of the modelled time or more, 2 needed), "
         "left to the profile");
-  CHECK(lines[1] == "NIC bandwidth: pinned by 9 rows (64 MiB-16 GiB), scale 0.900");
+  CHECK(lines[1] == "NIC bandwidth of nvls_tree: pinned by 9 rows (64 MiB-16 GiB), scale 0.900");
   CHECK(lines[2] == "NVLink bandwidth: not measured (a 2-node run), left to the profile");
 }
 

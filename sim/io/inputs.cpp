@@ -130,10 +130,13 @@ Inputs load_inputs(const Scenario& s, const InputOptions& o, FilesRead* read) {
   Inputs in;
   in.scenario = s;
   Clashes clashes;
-  bool have_model = false, have_cluster = false, have_system = false;
+  bool have_model = false, have_cluster = false, have_system = false, have_device = false;
   clashes.check([&] { in.model = load_model(s.model_file, nullptr, read); have_model = true; });
   clashes.check([&] { in.cluster = load_cluster(s.cluster_file, read); have_cluster = true; });
-  clashes.check([&] { read_device(s, in, read); });
+  clashes.check([&] {
+    read_device(s, in, read);
+    have_device = true;
+  });
   clashes.check([&] {
     in.system = step::apply_overrides(load_system_preset(s.optimizations.preset, read),
                                       s.optimizations.overrides, in.model.attention_window);
@@ -143,7 +146,8 @@ Inputs load_inputs(const Scenario& s, const InputOptions& o, FilesRead* read) {
   if (have_cluster) clashes.check([&] { check_plan_against_cluster(in); });
   if (have_system) clashes.check([&] { check_window(in); });
   if (have_system) clashes.check([&] { check_context_parallel(in); });
-  if (o.run_level && s.run.tokens) clashes.check([&] { read_run_level(o, in, read); });
+  // The run level's power preset comes from the device: without a device there is none to name.
+  if (have_device && o.run_level && s.run.tokens) clashes.check([&] { read_run_level(o, in, read); });
   clashes.throw_if_any();
   return in;
 }

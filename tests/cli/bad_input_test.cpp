@@ -73,6 +73,7 @@ TEST_CASE("bad input: every malformed input exits 2 with its message and writes 
     CHECK(r.exit_code == 2);
     CHECK(r.err.find(c.fragment) != std::string::npos);
     CHECK(r.err.find("terminate called") == std::string::npos);
+    CHECK(r.err.find("'' resolves") == std::string::npos);  // no follow-on error about an empty name
     CHECK(r.err.find("Sanitizer") == std::string::npos);
     CHECK(r.out.empty());
     CHECK_FALSE(fs::exists(output));

@@ -108,9 +108,23 @@ void check_context_parallel(const Inputs& in) {
   // matrices have no context-parallel form in megasim.
   if (in.scenario.plan.cp > 1 && in.system.attention_kernel() == step::AttentionKernel::kUnfused) {
     throw InputError(fmt::format(
-        "{}: plan.cp {} needs a fused attention kernel, but preset '{}' runs unfused attention "
-        "(set optimizations.attention)",
+        "{}: plan.cp {} needs a fused attention kernel, but the scenario runs unfused attention "
+        "(preset '{}' with its optimizations; set optimizations.attention)",
         in.scenario.file.string(), in.scenario.plan.cp, in.scenario.optimizations.preset));
+  }
+}
+
+void check_microbatch_group(const Inputs& in) {
+  // Blocking sends (no pp_overlap) pair each stage's exchange with its neighbour's in Megatron-
+  // LM's order, written for a group of pp: with a larger group the last stage's send waits for
+  // a receive the first stage posts only after its whole group of forwards, while the stages
+  // between wait in their own sends (a cycle). Asynchronous sends have no such pairing.
+  const workload::ParallelPlan& p = in.scenario.plan;
+  if (p.microbatch_group > p.pp && !in.system.pp_overlap) {
+    throw InputError(fmt::format(
+        "{}: plan.microbatch_group {} is more than pp {}, which needs asynchronous pipeline "
+        "sends; preset '{}' runs blocking ones (set optimizations.pp_overlap or a group of pp)",
+        in.scenario.file.string(), p.microbatch_group, p.pp, in.scenario.optimizations.preset));
   }
 }
 
@@ -146,6 +160,7 @@ Inputs load_inputs(const Scenario& s, const InputOptions& o, FilesRead* read) {
   if (have_cluster) clashes.check([&] { check_plan_against_cluster(in); });
   if (have_system) clashes.check([&] { check_window(in); });
   if (have_system) clashes.check([&] { check_context_parallel(in); });
+  if (have_system) clashes.check([&] { check_microbatch_group(in); });
   // The run level's power preset comes from the device: without a device there is none to name.
   if (have_device && o.run_level && s.run.tokens) clashes.check([&] { read_run_level(o, in, read); });
   clashes.throw_if_any();

@@ -2,6 +2,10 @@
 
 #include "plan/assembly.h"
 
+#include <fmt/format.h>
+
+#include "engine/error.h"
+
 namespace megasim::plan {
 namespace {
 
@@ -19,6 +23,13 @@ void tally(OpTable& t, const std::vector<workload::Op>& ops) {
 
 Inspection inspect(const io::Inputs& in, const InspectOptions& o) {
   WorkloadOptions wo;
+  if (o.unfused_attention && in.scenario.plan.cp > 1) {
+    // The unfused path's s² score matrices have no context-parallel form (io::load_inputs
+    // refuses the same plan when a preset or override picks unfused attention).
+    throw InputError(fmt::format("{}: plan.cp {} needs a fused attention kernel, but "
+                                 "--unfused-attention asks for the unfused one",
+                                 in.scenario.file.string(), in.scenario.plan.cp));
+  }
   if (o.unfused_attention) wo.attention = step::AttentionKernel::kUnfused;
   wo.allow_oom = o.allow_oom;
   const step::AssembledWorkload w = assemble_workload(in, wo);

@@ -82,7 +82,10 @@ double micro_batches_in_flight(const ParallelPlan& p, int stage) {
     case Schedule::kGpipe:
       return m;
     case Schedule::kInterleaved: {
-      // Micro-batches taken in groups of p.group() per chunk (pp in Megatron-LM).
+      // Micro-batches taken in groups of p.group() per chunk (pp in Megatron-LM). A step of a
+      // single group runs every forward first (step::interleaved_warmup, Megatron-LM's rule for
+      // micro-batches == pp), so every chunk of every micro-batch is in flight at once.
+      if (p.micro_batches() == p.group()) return m;
       const double chunks = 2.0 * (p.pp - stage - 1) + d(p.vpp - 1) * p.group() + 1.0;
       return std::min(chunks, m * p.vpp) / p.vpp;
     }

@@ -283,7 +283,8 @@ TEST_CASE("memory: context parallelism divides the activations and shards states
 TEST_CASE("memory: a micro-batch group other than pp changes what the interleaved warm-up holds") {
   // Stage s holds (pp − s − 1)·2 + (vpp − 1)·g + 1 chunks at its peak, g the micro-batch group:
   // PP 16, VPP 8, 32 micro-batches: g = 16 (Megatron's) gives stage 1 28 + 112 + 1 = 141
-  // chunks = 17.625 stage micro-batches; g = 32 (one round) 28 + 224 + 1 = 253 = 31.625.
+  // chunks = 17.625 stage micro-batches. g = 32 is one round, which the schedule runs every
+  // forward first (step::interleaved_warmup): all 32 micro-batches in flight on every stage.
   ParallelPlan p;
   p.pp = 16;
   p.vpp = 8;
@@ -291,5 +292,6 @@ TEST_CASE("memory: a micro-batch group other than pp changes what the interleave
   p.global_batch = 32;
   CHECK(micro_batches_in_flight(p, 1) == 17.625);
   p.microbatch_group = 32;
-  CHECK(micro_batches_in_flight(p, 1) == 31.625);
+  CHECK(micro_batches_in_flight(p, 1) == 32.0);
+  CHECK(micro_batches_in_flight(p, 15) == 32.0);
 }

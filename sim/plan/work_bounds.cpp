@@ -13,7 +13,8 @@ namespace megasim::plan {
 double step_passes(const io::Inputs& in, bool full) {
   const workload::ParallelPlan& p = in.scenario.plan;
   // A TP group runs lock-stepped as one unit even in full mode (step/README.md).
-  const double ranks = static_cast<double>(p.pp) * (full ? p.dp : 1);
+  // Full mode runs every replica of every context-parallel rank: dp × cp units a stage.
+  const double ranks = static_cast<double>(p.pp) * (full ? static_cast<double>(p.dp) * p.cp : 1);
   const auto micro_batches = static_cast<double>(p.micro_batches());
   // Forward and backward; zero-bubble splits the backward into input and weight gradients.
   const double passes = p.schedule == workload::Schedule::kZeroBubble ? 3.0 : 2.0;
@@ -28,7 +29,10 @@ void check_step_work(const io::Inputs& in, bool full, const WorkLimits& limits) 
       "{}: plan.global_batch: a step of {:.3g} pipeline passes ({} stages{} × {:.3g} "
       "micro-batches of global_batch {} / (dp {} × micro_batch {}) × vpp {}, forward and "
       "backward) needs at least as many events, more than --max-events {}",
-      in.scenario.file.string(), passes, p.pp, full ? fmt::format(" × dp {} (--full)", p.dp) : "",
+      in.scenario.file.string(), passes, p.pp,
+      full ? (p.cp > 1 ? fmt::format(" × dp {} × cp {} (--full)", p.dp, p.cp)
+                       : fmt::format(" × dp {} (--full)", p.dp))
+           : "",
       static_cast<double>(p.micro_batches()),
       p.global_batch, p.dp, p.micro_batch, p.vpp, limits.max_events));
 }
@@ -59,7 +63,9 @@ void check_step_memory(const io::Inputs& in, bool full, bool trace, const WorkLi
       "{}){} needs an estimated {} ({} + {} cluster GPUs × {} + passes × {}{}), more than "
       "--max-memory {}",
       in.scenario.file.string(), step_passes(in, full), p.pp,
-      full ? fmt::format(" × plan.dp {} (--full)", p.dp) : "",
+      full ? (p.cp > 1 ? fmt::format(" × plan.dp {} × plan.cp {} (--full)", p.dp, p.cp)
+                       : fmt::format(" × plan.dp {} (--full)", p.dp))
+           : "",
       static_cast<double>(p.micro_batches()), p.global_batch, p.dp, p.micro_batch, p.vpp,
       trace ? " with its trace (--trace or --html)" : "", size_text(need), size_text(kBaseMemory),
       in.cluster.gpus, size_text(kMemoryPerClusterGpu), size_text(kMemoryPerPass),

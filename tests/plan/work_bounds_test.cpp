@@ -49,3 +49,17 @@ TEST_CASE("work bounds: a limit below the estimate is refused with the estimate 
   CHECK(e.find("needs an estimated 152 MiB") != std::string::npos);
   CHECK(e.find("more than --max-memory 100 MiB") != std::string::npos);
 }
+
+TEST_CASE("work bounds: --full counts every context-parallel rank of every replica") {
+  io::Inputs in = default_step();
+  // The same 12,288 GPUs as TP 8 × CP 2 × PP 8 × DP 96: 6,144 / 96 = 64 micro-batches, so
+  // folded 8 × 64 × 6 × 2 = 6,144 passes and --full × dp 96 × cp 2 = 1,179,648.
+  in.scenario.plan.cp = 2;
+  in.scenario.plan.dp = 96;
+  CHECK(plan::step_passes(in, false) == 6144.0);
+  CHECK(plan::step_passes(in, true) == 1179648.0);
+  plan::WorkLimits limits;
+  limits.max_events = 1000000;
+  const std::string e = input_error_of([&] { plan::check_step_work(in, true, limits); });
+  CHECK(e.find("(8 stages × dp 96 × cp 2 (--full) × 64 micro-batches") != std::string::npos);
+}

@@ -59,6 +59,11 @@ step::SystemOptions load_system_file(const std::filesystem::path& file, FilesRea
     s.sharding.gather_host = Time::from_us(z->number_or("gather_host_us", 0.0, 0.0, 1e6));
     s.sharding.persistence_threshold =
         z->integer_or("param_persistence_threshold", 0, 0, std::int64_t{1} << 40);
+    // Persistence keeps single tensors gathered: a per-layer collective has none to keep.
+    if (!s.sharding.per_tensor && s.sharding.persistence_threshold > 0) {
+      z->fail("param_persistence_threshold",
+              "keeps single tensors gathered, so it needs collective_per \"tensor\"");
+    }
     z->string("source");
     z->finish();
   }

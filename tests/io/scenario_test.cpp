@@ -8,6 +8,7 @@
 #include "io/json_reader.h"
 #include "io/inputs.h"
 #include "io/scenario.h"
+#include "io/system_loader.h"
 #include "input_error_of.h"
 
 namespace fs = std::filesystem;
@@ -100,4 +101,17 @@ TEST_CASE("scenario: every shipped scenario loads") {
     ++count;
   }
   CHECK(count >= 1);
+}
+
+TEST_CASE("system file: a per-tensor key on a per-layer sharded preset names its path") {
+  // param_persistence_threshold keeps single tensors gathered; with one collective a layer
+  // there is none to keep, and the key would be ignored silently.
+  const std::string e = input_error_of([] {
+    megasim::io::load_system_file(kSource / "tests/data/bad/system-persistence-per-layer.json");
+  });
+  INFO(e);
+  CHECK(e.find("system-persistence-per-layer.json: sharded_data_parallel."
+               "param_persistence_threshold: keeps single tensors gathered, so it needs "
+               "collective_per \"tensor\"") != std::string::npos);
+  CHECK_NOTHROW(megasim::io::load_system_file(kSource / "systems/deepspeed.json"));
 }

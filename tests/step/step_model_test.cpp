@@ -56,6 +56,18 @@ struct Fixture {
     return step::predict_step(r, topology, kernels, constants);
   }
 };
+// 22B under ZeRO-3 alone over 64 GPUs (no TP or PP), full recompute, `micro_batch` sequences a
+// GPU in one micro-batch: the plan the DeepSpeed tests below run.
+std::function<void(workload::ParallelPlan&)> zero3_over_64(int micro_batch) {
+  return [micro_batch](workload::ParallelPlan& p) {
+    p = workload::ParallelPlan{};
+    p.dp = 64;
+    p.micro_batch = micro_batch;
+    p.global_batch = 64 * micro_batch;
+    p.recompute = workload::Recompute::kFull;
+    p.zero3 = true;
+  };
+}
 }  // namespace
 
 TEST_CASE("step model: MFU is model FLOPs over time, GPUs and peak") {
@@ -210,15 +222,7 @@ TEST_CASE("step model: DeepSpeed's ZeRO-3 zero-fills each gathered tensor, as DP
   // (forward, recompute, backward), one collective per tensor. The fills add exactly their
   // kernels' time to the DP collectives (exposed plus hidden) and nothing to compute.
   Fixture f;
-  const auto edit = [](workload::ParallelPlan& p) {
-    p = workload::ParallelPlan{};
-    p.dp = 64;
-    p.micro_batch = 1;
-    p.global_batch = 64;
-    p.recompute = workload::Recompute::kFull;
-    p.zero3 = true;
-  };
-  auto r = f.request("deepspeed", edit);
+  auto r = f.request("deepspeed", zero3_over_64(1));
   REQUIRE(r.system.sharding.zeroed_gather_buffer);
   const auto filled = f.predict(r);
   r.system.sharding.zeroed_gather_buffer = false;
@@ -242,14 +246,7 @@ TEST_CASE("step model: ZeRO-3 fetched per sub-module hides less than fetched per
   // The same collectives either way; fetched one sub-module ahead (DeepSpeed 2021) a gather
   // only has the one sub-module before it to hide behind, so more of the DP time is exposed.
   Fixture f;
-  auto r = f.request("deepspeed", [](workload::ParallelPlan& p) {
-    p = workload::ParallelPlan{};
-    p.dp = 64;
-    p.micro_batch = 4;
-    p.global_batch = 256;
-    p.recompute = workload::Recompute::kFull;
-    p.zero3 = true;
-  });
+  auto r = f.request("deepspeed", zero3_over_64(4));
   REQUIRE(r.system.sharding.per_sub_module);
   const auto sub_module = f.predict(r);
   r.system.sharding.per_sub_module = false;
@@ -270,14 +267,7 @@ TEST_CASE("step model: DeepSpeed's ZeRO-3 pays the measured host time of every g
   // time, all of it where the host sets the pace; where the DP line does (a gather waiting
   // behind a reduce-scatter), the host's issue runs beside that wait.
   Fixture f;
-  auto r = f.request("deepspeed", [](workload::ParallelPlan& p) {
-    p = workload::ParallelPlan{};
-    p.dp = 64;
-    p.micro_batch = 1;
-    p.global_batch = 64;
-    p.recompute = workload::Recompute::kFull;
-    p.zero3 = true;
-  });
+  auto r = f.request("deepspeed", zero3_over_64(1));
   REQUIRE(r.system.sharding.gather_host > Time::zero());
   const auto held = f.predict(r);
   const Time per_gather = r.system.sharding.gather_host;

@@ -24,6 +24,23 @@ std::vector<const Op*> layer_ops(const std::vector<Op>& ops, int layer, Phase ph
   return out;
 }
 
+// Stage 0 of the tiny GQA model under ZeRO-3 over 8 ranks with full recompute, collectives as
+// DeepSpeed of 2021 issues them (per tensor, fetched per sub-module, gathered again after the
+// recompute), tensors under `persistence` elements kept gathered.
+StageProgram deepspeed_zero3_stage(const ModelSpec& m, std::int64_t persistence) {
+  ParallelPlan p;
+  p.dp = 8;
+  p.global_batch = 8;
+  p.zero3 = true;
+  p.recompute = Recompute::kFull;
+  GeneratorOptions o;
+  o.shard_per_tensor = true;
+  o.regather_after_recompute = true;
+  o.shard_per_sub_module = true;
+  o.shard_persistence_threshold = persistence;
+  return build_stage(m, p, 0, o);
+}
+
 }  // namespace
 
 TEST_CASE("ops: interleaved layer placement follows Megatron-LM") {
@@ -210,16 +227,7 @@ TEST_CASE("ops: ZeRO-3 per tensor, with full recompute gathering again, and hybr
 
 TEST_CASE("ops: ZeRO-3 fetched sub-module by sub-module, each gather just before its compute") {
   const ModelSpec m = test::tiny_gqa();
-  ParallelPlan p;
-  p.dp = 8;
-  p.global_batch = 8;
-  p.zero3 = true;
-  p.recompute = Recompute::kFull;
-  GeneratorOptions o;
-  o.shard_per_tensor = true;
-  o.regather_after_recompute = true;
-  o.shard_per_sub_module = true;
-  const StageProgram st = build_stage(m, p, 0, o);
+  const StageProgram st = deepspeed_zero3_stage(m, 0);
   // The next compute op after each run of gathers, and how many gathers there were in all.
   const auto after_gathers = [](const std::vector<Op>& ops, Phase phase) {
     std::vector<std::string> next;
@@ -258,17 +266,7 @@ TEST_CASE("ops: ZeRO-3 leaves tensors under the persistence threshold gathered")
   // stay gathered, so each pass gathers only the four weights of each layer; every tensor's
   // gradient is still reduce-scattered.
   const ModelSpec m = test::tiny_gqa();
-  ParallelPlan p;
-  p.dp = 8;
-  p.global_batch = 8;
-  p.zero3 = true;
-  p.recompute = Recompute::kFull;
-  GeneratorOptions o;
-  o.shard_per_tensor = true;
-  o.regather_after_recompute = true;
-  o.shard_per_sub_module = true;
-  o.shard_persistence_threshold = 1000;
-  const StageProgram st = build_stage(m, p, 0, o);
+  const StageProgram st = deepspeed_zero3_stage(m, 1000);
   int gathers = 0, scatters = 0;
   for (const auto* ops : {&st.chunks[0].forward, &st.chunks[0].backward}) {
     for (const Op& op : *ops) {

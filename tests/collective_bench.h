@@ -35,6 +35,12 @@ inline collective::CollectiveCall call(hw::CollectiveOp op, std::vector<int> gpu
   return c;
 }
 
+inline collective::CollectiveCall all_reduce(std::vector<int> gpus, double bytes,
+                                             hw::CollAlgorithm a = hw::CollAlgorithm::kAuto,
+                                             hw::CollProtocol p = hw::CollProtocol::kAuto) {
+  return call(hw::CollectiveOp::kAllReduce, std::move(gpus), bytes, a, p);
+}
+
 // nccl-tests' busbw of a call that took `t`, GB/s.
 inline double busbw_gbps(const collective::CollectiveCall& c, Time t) {
   return c.bytes.value() / t.to_seconds() * 1e-9 *

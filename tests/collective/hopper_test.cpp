@@ -21,6 +21,7 @@ using megasim::hw::CollAlgorithm;
 using megasim::hw::CollectiveOp;
 using megasim::hw::CollProtocol;
 
+using megasim::testing::all_reduce;
 using megasim::testing::busbw_gbps;
 
 namespace {
@@ -35,11 +36,6 @@ struct Hopper : testing::CollectiveBench {
       : CollectiveBench(cluster, profile) {}
 };
 
-CollectiveCall all_reduce(std::vector<int> gpus, double bytes,
-                          CollAlgorithm a = CollAlgorithm::kAuto,
-                          CollProtocol p = CollProtocol::kAuto) {
-  return testing::call(CollectiveOp::kAllReduce, std::move(gpus), bytes, a, p);
-}
 
 }  // namespace
 

@@ -18,17 +18,13 @@ using collective::CollectiveCall;
 using megasim::hw::CollAlgorithm;
 using megasim::hw::CollectiveOp;
 using megasim::hw::CollProtocol;
+using megasim::testing::all_reduce;
 using megasim::testing::busbw_gbps;
 
 namespace {
 
 constexpr double kOneMiB = 1048576.0;
 
-CollectiveCall all_reduce(std::vector<int> gpus, double bytes,
-                          CollAlgorithm a = CollAlgorithm::kAuto,
-                          CollProtocol p = CollProtocol::kAuto) {
-  return testing::call(CollectiveOp::kAllReduce, std::move(gpus), bytes, a, p);
-}
 
 // The out-of-place (size, time us) rows of an nccl-tests log.
 std::vector<std::pair<double, double>> log_rows(const std::string& rel) {

@@ -45,6 +45,16 @@ ParallelPlan korthikanti_plan(const std::string& name) {
   return p;
 }
 
+// 175B on TP 8 × PP 8 × DP 16, batch 128: the plan the model-state tests count bytes on.
+ParallelPlan model_states_plan() {
+  ParallelPlan p;
+  p.tp = 8;
+  p.pp = 8;
+  p.dp = 16;
+  p.global_batch = 128;
+  return p;
+}
+
 }  // namespace
 
 TEST_CASE("memory: per-layer activations match Korthikanti et al. Table 2 within 5 percent") {
@@ -124,11 +134,7 @@ TEST_CASE("memory: model states follow Megatron-LM's bytes per parameter") {
   // bf16 weights with fp32 gradients: 18 bytes per parameter, 6 + 12/d with the distributed
   // optimizer (Megatron-LM docs, distributed optimizer).
   const ModelSpec m = model("gpt-175b-megascale");
-  ParallelPlan p;
-  p.tp = 8;
-  p.pp = 8;
-  p.dp = 16;
-  p.global_batch = 128;
+  ParallelPlan p = model_states_plan();
   const double params = static_cast<double>(stage_parameters_per_rank(m, p, 3));
   MemoryEstimate e = estimate_memory(m, p, 3);
   CHECK((e.weights + e.gradients + e.optimizer_states).value() == doctest::Approx(18.0 * params));
@@ -162,11 +168,7 @@ TEST_CASE("memory: gradient buffers in fp32 or in the training dtype") {
   // reduce_dtype): 2 + 2 + 12 + an fp32 main gradient 4 = 20 B, of which 16 B shard with the
   // optimizer: with ZeRO-1 over 16, 2 + 2 + 16/16 = 5 B against 2 + 4 + 12/16 = 6.75 B.
   const ModelSpec m = model("gpt-175b-megascale");
-  ParallelPlan p;
-  p.tp = 8;
-  p.pp = 8;
-  p.dp = 16;
-  p.global_batch = 128;
+  ParallelPlan p = model_states_plan();
   p.distributed_optimizer = true;
   const double params = static_cast<double>(stage_parameters_per_rank(m, p, 3));
   const auto states = [&] {

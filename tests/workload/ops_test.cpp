@@ -24,21 +24,43 @@ std::vector<const Op*> layer_ops(const std::vector<Op>& ops, int layer, Phase ph
   return out;
 }
 
-// Stage 0 of the tiny GQA model under ZeRO-3 over 8 ranks with full recompute, collectives as
-// DeepSpeed of 2021 issues them (per tensor, fetched per sub-module, gathered again after the
-// recompute), tensors under `persistence` elements kept gathered.
-StageProgram deepspeed_zero3_stage(const ModelSpec& m, std::int64_t persistence) {
+// Collectives of `kind` on `group` in the first chunk's forward and backward passes.
+int comm_count(const StageProgram& st, Group group, CollectiveOp kind) {
+  int n = 0;
+  for (const auto* ops : {&st.chunks[0].forward, &st.chunks[0].backward}) {
+    for (const Op& op : *ops) {
+      const CommOp* c = op.comm();
+      n += c && c->group == group && c->kind == kind;
+    }
+  }
+  return n;
+}
+
+// ZeRO-3 over 8 ranks, one micro-batch each, full recompute.
+ParallelPlan zero3_over_8() {
   ParallelPlan p;
   p.dp = 8;
   p.global_batch = 8;
   p.zero3 = true;
   p.recompute = Recompute::kFull;
+  return p;
+}
+
+// One collective per tensor, gathered again after the recompute (DeepSpeed of 2021).
+GeneratorOptions per_tensor_regather() {
   GeneratorOptions o;
   o.shard_per_tensor = true;
   o.regather_after_recompute = true;
+  return o;
+}
+
+// Stage 0 of `m` as DeepSpeed of 2021 runs it: the above, fetched per sub-module, tensors under
+// `persistence` elements kept gathered.
+StageProgram deepspeed_zero3_stage(const ModelSpec& m, std::int64_t persistence) {
+  GeneratorOptions o = per_tensor_regather();
   o.shard_per_sub_module = true;
   o.shard_persistence_threshold = persistence;
-  return build_stage(m, p, 0, o);
+  return build_stage(m, zero3_over_8(), 0, o);
 }
 
 }  // namespace
@@ -172,15 +194,8 @@ TEST_CASE("ops: ZeRO-3 gathers each layer's parameters and scatters its gradient
   p.global_batch = 4;
   p.zero3 = true;
   const StageProgram st = build_stage(m, p, 0);
-  int gathers = 0, scatters = 0;
-  for (const auto* ops : {&st.chunks[0].forward, &st.chunks[0].backward}) {
-    for (const Op& op : *ops) {
-      if (const CommOp* c = op.comm(); c && c->group == Group::kDp) {
-        gathers += c->kind == CollectiveOp::kAllGather;
-        scatters += c->kind == CollectiveOp::kReduceScatter;
-      }
-    }
-  }
+  const int gathers = comm_count(st, Group::kDp, CollectiveOp::kAllGather);
+  const int scatters = comm_count(st, Group::kDp, CollectiveOp::kReduceScatter);
   CHECK(gathers == 4);   // 2 layers × (forward + backward)
   CHECK(scatters == 2);  // 2 layers
   CHECK(st.dp_gradient_comm.empty());
@@ -189,35 +204,19 @@ TEST_CASE("ops: ZeRO-3 gathers each layer's parameters and scatters its gradient
 
 TEST_CASE("ops: ZeRO-3 per tensor, with full recompute gathering again, and hybrid shard") {
   const ModelSpec m = test::tiny_gqa();
-  ParallelPlan p;
-  p.dp = 8;
-  p.global_batch = 8;
-  p.zero3 = true;
-  p.recompute = Recompute::kFull;
-  GeneratorOptions o;
-  o.shard_per_tensor = true;
-  o.regather_after_recompute = true;
+  ParallelPlan p = zero3_over_8();
+  GeneratorOptions o = per_tensor_regather();
   const auto tensors = static_cast<int>(rank_layer_parameter_tensors(m, 1).size());
-  const auto count = [](const StageProgram& st, Group g, CollectiveOp kind) {
-    int n = 0;
-    for (const auto* ops : {&st.chunks[0].forward, &st.chunks[0].backward}) {
-      for (const Op& op : *ops) {
-        const CommOp* c = op.comm();
-        n += c && c->group == g && c->kind == kind;
-      }
-    }
-    return n;
-  };
   // 2 layers × 3 gathers (forward, recompute, backward) × each tensor; a scatter per tensor.
   const StageProgram full = build_stage(m, p, 0, o);
-  CHECK(count(full, Group::kDp, CollectiveOp::kAllGather) == 2 * 3 * tensors);
-  CHECK(count(full, Group::kDp, CollectiveOp::kReduceScatter) == 2 * tensors);
+  CHECK(comm_count(full, Group::kDp, CollectiveOp::kAllGather) == 2 * 3 * tensors);
+  CHECK(comm_count(full, Group::kDp, CollectiveOp::kReduceScatter) == 2 * tensors);
   // Hybrid shard over 4 of the 8: the same collectives on the shard group, and each replica's
   // shard of the gradients (1/4 of them, fp32) all-reduced across the 2 replicas.
   p.shard_group = 4;
   const StageProgram hybrid = build_stage(m, p, 0, o);
-  CHECK(count(hybrid, Group::kDp, CollectiveOp::kAllGather) == 0);
-  CHECK(count(hybrid, Group::kDpShard, CollectiveOp::kAllGather) == 2 * 3 * tensors);
+  CHECK(comm_count(hybrid, Group::kDp, CollectiveOp::kAllGather) == 0);
+  CHECK(comm_count(hybrid, Group::kDpShard, CollectiveOp::kAllGather) == 2 * 3 * tensors);
   double replica_bytes = 0;
   for (const Op& op : hybrid.dp_gradient_comm) {
     if (op.comm()->group == Group::kDpReplica) replica_bytes += op.comm()->size.value();
@@ -267,18 +266,16 @@ TEST_CASE("ops: ZeRO-3 leaves tensors under the persistence threshold gathered")
   // gradient is still reduce-scattered.
   const ModelSpec m = test::tiny_gqa();
   const StageProgram st = deepspeed_zero3_stage(m, 1000);
-  int gathers = 0, scatters = 0;
   for (const auto* ops : {&st.chunks[0].forward, &st.chunks[0].backward}) {
     for (const Op& op : *ops) {
       const CommOp* c = op.comm();
-      if (c == nullptr || c->group != Group::kDp) continue;
-      if (c->kind == CollectiveOp::kAllGather) {
-        ++gathers;
+      if (c && c->group == Group::kDp && c->kind == CollectiveOp::kAllGather) {
         CHECK(c->size.value() >= 1000.0 * 2.0);  // bf16 elements of a weight
       }
-      scatters += c->kind == CollectiveOp::kReduceScatter;
     }
   }
+  const int gathers = comm_count(st, Group::kDp, CollectiveOp::kAllGather);
+  const int scatters = comm_count(st, Group::kDp, CollectiveOp::kReduceScatter);
   const auto tensors = static_cast<int>(rank_layer_parameter_tensors(m, 1).size());
   CHECK(tensors == 6);  // two norms, four weights (no biases)
   CHECK(gathers == 2 * 3 * 4);

@@ -30,9 +30,13 @@ const PpSends::Route& PpSends::route(int from, int to) {
         net_.topology->route(src, dst, -1, net::Routing::kEcmp, tag, path);
       }
       r.latency = std::max(r.latency, engine_.send_latency(src, dst, payload));
-      // Inside a node a send may put more bytes on NVLink than its payload (p2p efficiency);
-      // the copies share one size, the largest (they move in lockstep as one coflow).
-      r.bytes = std::max(r.bytes, engine_.wire_bytes(src, dst, payload));
+      // Inside a node a send may put more bytes on NVLink than its payload (p2p efficiency).
+      // That copy's hops carry the factor as weight, so in a coflow of copies inside and
+      // across nodes only the copies inside a node pay it.
+      const double wire = payload > Bytes(0.0) ? engine_.wire_bytes(src, dst, payload) / payload : 1.0;
+      if (wire != 1.0) {
+        for (net::Hop& h : path) h.weight = static_cast<float>(h.weight * wire);
+      }
       joined.insert(joined.end(), path.begin(), path.end());
     }
     r.all.insert(r.all.end(), joined.begin(), joined.end());

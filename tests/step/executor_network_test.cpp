@@ -297,3 +297,32 @@ TEST_CASE("network: full mode joins the replicas that send one message at one in
   const Time back = engine.send_latency(3, 2, Bytes(1e7));
   CHECK(std::abs((done[2] - (Time::from_us(1200) + back)).ns()) <= 1);
 }
+
+TEST_CASE("network: a PP message's copy across nodes does not pay the NVLink send factor of one inside") {
+  // Three servers of two GPUs. Replica 0's stages share server 0 (GPU 0 -> 1, NVLink, where a
+  // send puts p2p_nvlink_flow_scale times its bytes on the wire); replica 1's are on servers 1
+  // and 2 (GPU 2 -> 4, through the 10 GB/s NICs). The copies run as one coflow: the one across
+  // nodes moves its 1e7 bytes in 1 ms, not 1e7 times the factor, and the NVLink copy is far
+  // faster, so the message ends at 1 ms plus the larger send latency.
+  Fabric f;
+  net::ClusterSpec spec = two_servers();
+  spec.gpus = 6;
+  net::Topology topology{spec};
+  StageTraffic t;
+  t.pp_on_network = true;
+  t.pp_bytes = Bytes(1e7);
+  ExecutorNetwork net{&topology, &f.constants,
+                      [](int s, int d, int) { return d == 0 ? s : (s == 0 ? 2 : 4); }, 1, {t, t}};
+  net.coflows = true;
+  Simulator sim;
+  net::FlowSolver solver{sim, topology, net::Routing::kEcmp};
+  collective::CollectiveEngine engine{sim, topology, solver, f.constants};
+  REQUIRE(engine.model().p2p_nvlink_flow_scale() > 1.05);  // the profile prices NVLink sends lower
+  detail::PpSends sends{sim, engine, net, 2, 1, 2, nullptr};
+  Time done;
+  sends.send_all(0, 1, [&] { done = sim.now(); });
+  sim.run();
+  const Time latency = std::max(engine.send_latency(0, 1, Bytes(1e7)),
+                                engine.send_latency(2, 4, Bytes(1e7)));
+  CHECK(std::abs((done - (Time::from_ms(1) + latency)).ns()) <= 1);
+}

@@ -32,6 +32,14 @@ void check_forced(const NcclModel& model, const CollectiveCall& call, const Comm
 
 }  // namespace
 
+std::shared_ptr<const hw::CollectiveConstants> NcclModel::unscaled_copy(
+    const hw::CollectiveConstants& constants) {
+  if (constants.scale.neutral()) return nullptr;
+  auto unscaled = std::make_shared<hw::CollectiveConstants>(constants);
+  unscaled->scale = hw::CollectiveScale{};
+  return unscaled;
+}
+
 std::vector<std::pair<CollAlgorithm, CollProtocol>> NcclModel::candidates(
     const CollectiveCall& call, const CommShape& shape) const {
   if (call.op == CollectiveOp::kAllToAll || call.op == CollectiveOp::kSendRecv) {
@@ -43,11 +51,7 @@ std::vector<std::pair<CollAlgorithm, CollProtocol>> NcclModel::candidates(
   }
   // NCCL chooses by its own estimate: the profile's constants, not the scales fitted to logs
   // (it does not know them), so a calibration moves the time of what NCCL runs, not the pick.
-  if (!constants_.scale.neutral()) {
-    hw::CollectiveConstants unscaled = constants_;
-    unscaled.scale = hw::CollectiveScale{};
-    return NcclModel(topology_, unscaled).candidates(call, shape);
-  }
+  if (unscaled_) return NcclModel(topology_, *unscaled_).candidates(call, shape);
   check_forced(*this, call, shape);
   std::vector<CollAlgorithm> algos;
   if (call.algorithm != CollAlgorithm::kAuto) {

@@ -7,6 +7,7 @@
 // the flow-level engine adds to its flows. Immutable; safe to share.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -44,7 +45,7 @@ struct ModelCost {
 class NcclModel {
  public:
   NcclModel(const net::Topology& topology, const hw::CollectiveConstants& constants)
-      : topology_(topology), constants_(constants) {}
+      : topology_(topology), constants_(constants), unscaled_(unscaled_copy(constants)) {}
 
   ModelCost cost(const CollectiveCall& call, const CommShape& shape, CollAlgorithm algorithm,
                  CollProtocol protocol) const;
@@ -107,8 +108,14 @@ class NcclModel {
   ModelCost nvls_cost(const CollectiveCall& call, const CommShape& shape,
                       CollAlgorithm algorithm) const;
 
+  // The constants without the scales fitted to logs, which NCCL's own choice does not know;
+  // made once (null when the scales are neutral), not on every choice.
+  static std::shared_ptr<const hw::CollectiveConstants> unscaled_copy(
+      const hw::CollectiveConstants& constants);
+
   const net::Topology& topology_;
   const hw::CollectiveConstants& constants_;
+  std::shared_ptr<const hw::CollectiveConstants> unscaled_;
 };
 
 }  // namespace megasim::collective

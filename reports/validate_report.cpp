@@ -41,6 +41,12 @@ std::string validate_json(const plan::Validation& v) {
     out["families"].push_back({{"family", f.name}, {"rows", f.rows}, {"mape", f.mape},
                                {"worst", f.worst}});
   }
+  out["refused"] = nlohmann::json::array();
+  for (const auto& r : v.refused) {
+    out["refused"].push_back({{"scenario", r.scenario}, {"run", r.run}, {"metric", r.metric},
+                              {"family", r.family}, {"source", r.source},
+                              {"published", r.published}, {"reason", r.reason}});
+  }
   return json_text(out);
 }
 
@@ -85,6 +91,11 @@ std::string validate_text(const plan::Validation& v) {
   if (!context.empty()) {
     t += "\ncontext rows (a published figure of unstated convention, shown, never scored): ";
     t += context;
+  }
+  for (const auto& r : v.refused) {
+    t += fmt::format("\nrefused, never scored (megasim's memory model does not fit the published "
+                     "plan): {} ({} published {:.4g}): {}",
+                     r.scenario, r.metric, r.published, r.reason);
   }
   if (!v.gains.empty()) {
     t += fmt::format("\n{:<24} {:>5} {:>15} {:>15} {:>11}\n", "ablation chain", "step",

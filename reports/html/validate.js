@@ -76,5 +76,12 @@
   table(all, ['scenario', 'metric', 'role', 'source', 'published', 'predicted', 'error'],
     d.rows.map((r) => [r.scenario, chain(r) ? `${r.metric} (step ${r.step})` : r.metric, r.role,
       short(r.source), fmt.num(r.published, 4), fmt.num(r.predicted, 4), err(r)]), [4, 5, 6]);
+  if ((d.refused || []).length) {
+    const refused = section('Refused published plans', 'Plans that ran as published but do not ' +
+      'fit megasim\'s memory model: listed, never scored.', true);
+    table(refused, ['scenario', 'metric', 'source', 'published', 'why megasim refuses it'],
+      d.refused.map((r) => [r.scenario, r.metric, short(r.source), fmt.num(r.published, 4),
+        r.reason]), [3]);
+  }
   megasim.done();
 })();

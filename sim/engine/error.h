@@ -15,4 +15,11 @@ class InputError : public std::runtime_error {
   explicit InputError(const std::string& message) : std::runtime_error(message) {}
 };
 
+// A plan whose memory does not fit the device (workload::check_fits). Bad input like any other,
+// and typed apart so that `validate` can report a published plan megasim refuses as such.
+class OutOfMemoryError : public InputError {
+ public:
+  using InputError::InputError;
+};
+
 }  // namespace megasim

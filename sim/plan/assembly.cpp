@@ -16,8 +16,8 @@ step::AssembledWorkload assemble_workload(const io::Inputs& in, const WorkloadOp
     for (const auto& m : w.memory) {
       try {
         workload::check_fits(m, in.device.memory);
-      } catch (const InputError& e) {
-        throw InputError(in.scenario.file.string() + ": " + e.what());
+      } catch (const OutOfMemoryError& e) {
+        throw OutOfMemoryError(in.scenario.file.string() + ": " + e.what());
       }
     }
   }

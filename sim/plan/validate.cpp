@@ -135,6 +135,38 @@ Validation summarise(std::vector<ValidationRow> rows) {
   return v;
 }
 
+namespace {
+
+// The published plans of `dir`/refused, each refused for memory as its folder says.
+std::vector<RefusedRow> refused_rows(const io::Json& runs, const fs::path& dir, io::FilesRead* read) {
+  std::vector<RefusedRow> out;
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) return out;
+  io::InputOptions io_options;
+  io_options.run_level = false;
+  for (const auto& f : scenario_files(dir)) {
+    const io::Scenario s = io::load_scenario(f, {}, nullptr, read);
+    if (!s.validation) continue;
+    RefusedRow row{s.name, s.validation->run, s.validation->metric, s.optimizations.preset,
+                   published_source(runs, s.validation->run),
+                   published_metric(runs, *s.validation, f.string()), ""};
+    try {
+      const Evaluation e = evaluate(io::load_inputs(s, io_options, read));
+      throw InputError(fmt::format(
+          "{}: megasim now fits this plan ({} {:.4g}): move it out of refused/ to be scored",
+          f.string(), row.metric, predicted_metric(e.step, row.metric, f.string())));
+    } catch (const OutOfMemoryError& e) {
+      row.reason = e.what();
+      const std::string prefix = f.string() + ": ";
+      if (row.reason.rfind(prefix, 0) == 0) row.reason.erase(0, prefix.size());
+    }
+    out.push_back(std::move(row));
+  }
+  return out;
+}
+
+}  // namespace
+
 Validation validate(const fs::path& published_runs, const fs::path& dir, io::FilesRead* read) {
   const io::Json runs = io::parse_json_file(published_runs, read);
   std::vector<ValidationRow> rows;
@@ -157,7 +189,9 @@ Validation validate(const fs::path& published_runs, const fs::path& dir, io::Fil
     row.predicted = predicted_metric(e.step, row.metric, f.string());
     rows.push_back(row);
   }
-  return summarise(std::move(rows));
+  Validation v = summarise(std::move(rows));
+  v.refused = refused_rows(runs, dir / "refused", read);
+  return v;
 }
 
 }  // namespace megasim::plan

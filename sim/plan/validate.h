@@ -32,6 +32,16 @@ struct ValidationRow {
   }
 };
 
+// A published plan megasim refuses because its memory model does not fit it on the device:
+// listed by `validate`, never scored. Its scenario lives in the `refused/` folder of the
+// validation scenarios, so that every other use of them (goldens, agreement tests) sees only
+// plans megasim predicts.
+struct RefusedRow {
+  std::string scenario, run, metric, family, source;
+  double published = 0;
+  std::string reason;  // the refusal, as `simulate` prints it
+};
+
 struct ChainGain {
   std::string run;
   int step = 0;
@@ -54,6 +64,7 @@ struct Validation {
     double mape = 0, worst = 0;  // worst: the largest |error|
   };
   std::vector<Family> families;  // by name
+  std::vector<RefusedRow> refused;  // by scenario file name
 };
 
 // The metric of a prediction that a published row names ("iteration_time_s...", "mfu...",
@@ -62,7 +73,9 @@ struct Validation {
 double predicted_metric(const step::StepPrediction& p, const std::string& metric,
                         const std::string& origin);
 
-// `read`, when given, records every file read (io/files_read.h).
+// `read`, when given, records every file read (io/files_read.h). Scenarios in
+// `scenario_dir`/refused are expected to be refused for memory; one that fits is an InputError
+// (it belongs with the others then).
 Validation validate(const std::filesystem::path& published_runs,
                     const std::filesystem::path& scenario_dir, io::FilesRead* read = nullptr);
 

@@ -157,7 +157,7 @@ Bytes checkpoint_bytes(const ModelSpec& m) {
 
 void check_fits(const MemoryEstimate& e, Bytes capacity) {
   if (e.total() <= capacity) return;
-  throw InputError(fmt::format(
+  throw OutOfMemoryError(fmt::format(
       "pipeline stage {} needs {:.1f} GiB per GPU but the device has {:.1f} GiB: weights {:.1f}, "
       "gradients {:.1f}, optimizer states {:.1f}, activations {:.1f} ({:.2f} micro-batches in "
       "flight × {:.2f}), embedding/logits {:.1f}, workspace {:.1f}",

@@ -10,7 +10,10 @@
 // the README says so.
 #include <doctest/doctest.h>
 
+#include <unistd.h>
+
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <set>
@@ -125,4 +128,41 @@ TEST_CASE("validate: leave-one-source-out error is today's and within the issue'
   CHECK(sum / held_rows <= 0.06);
   MESSAGE("leave-one-source-out MAPE " << sum / held_rows << " over " << held_rows
                                        << " rows of the held families");
+}
+
+TEST_CASE("validate: a published plan megasim cannot fit is listed as refused, never scored") {
+  // scenarios/validation/refused/ holds Llama 3 405B at 8K as published (stage 1 needs 82.5 GiB
+  // of 80 in megasim's memory model): validate lists it with the refusal, outside every MAPE.
+  const auto r = run_megasim("validate --json --runs " +
+                             shell_quote(MEGASIM_SOURCE_DIR "/validation/published_runs.json"));
+  REQUIRE(r.exit_code == 0);
+  const auto doc = nlohmann::json::parse(r.out);
+  REQUIRE(doc["refused"].size() == 1);
+  const auto& row = doc["refused"][0];
+  CHECK(row["scenario"] == "llama3-405b-8k-8192");
+  CHECK(row["published"].get<double>() == doctest::Approx(0.43));
+  CHECK(row["reason"].get<std::string>().find("pipeline stage 1 needs 82.5 GiB") == 0);
+  for (const auto& scored : doc["rows"]) CHECK(scored["scenario"] != "llama3-405b-8k-8192");
+  const auto text = run_megasim("validate --runs " +
+                                shell_quote(MEGASIM_SOURCE_DIR "/validation/published_runs.json"));
+  CHECK(text.out.find("refused, never scored") != std::string::npos);
+}
+
+TEST_CASE("validate: a plan in refused/ that megasim fits is an error, not a silent row") {
+  // A folder of validation scenarios whose refused/ holds a plan that fits (Korthikanti's 22B):
+  // validate stops with exit 2 and names the file, so refused/ cannot hide a scored row.
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("megasim_refused_" + std::to_string(::getpid()));
+  fs::create_directories(dir / "refused");
+  const std::string scenario = "korthikanti-22b-full.json";
+  std::ifstream src(MEGASIM_SOURCE_DIR "/scenarios/validation/" + scenario);
+  auto doc = nlohmann::json::parse(src);
+  doc.erase("$schema");
+  std::ofstream(dir / "refused" / scenario) << doc.dump();
+  const auto r = run_megasim("validate --scenarios " + shell_quote(dir.string()) + " --runs " +
+                             shell_quote(MEGASIM_SOURCE_DIR "/validation/published_runs.json"));
+  fs::remove_all(dir);
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("megasim now fits this plan") != std::string::npos);
+  CHECK(r.err.find("refused/" + scenario) != std::string::npos);
 }

@@ -24,7 +24,9 @@ Time Pricer::sharded_time(const std::vector<Op>& ops, const std::vector<Time>& s
     const Kind kind = c == nullptr || !is_sharded_dp(c->group) ? Kind::kCompute
                       : c->kind == CollectiveOp::kReduceScatter ? Kind::kScatter
                                                                 : Kind::kGather;
-    if (segments.empty() || segments.back().kind != kind) segments.push_back({kind, Time::zero(), Time::zero()});
+    if (segments.empty() || segments.back().kind != kind) {
+      segments.push_back({kind, Time::zero(), Time::zero(), Time::zero()});
+    }
     segments.back().time += share[i];
     if (kind != Kind::kCompute && system_.sharding.per_rank_copies) {
       segments.back().time += per_rank_copies(*c);

@@ -1,10 +1,55 @@
 #include "io/system_loader.h"
 
+#include <fmt/format.h>
+
+#include <utility>
+
 #include "engine/error.h"
 #include "io/json_reader.h"
 #include "io/resolve.h"
 
 namespace megasim::io {
+
+namespace {
+
+void read_host_per_rank(JsonReader& h, step::SystemOptions::Sharding::HostPerRank& out) {
+  out.python_op = Time::from_us(h.number("python_op_us", 0.0, 1e4));
+  out.dispatched_op = Time::from_us(h.number("dispatched_op_us", 0.0, 1e4));
+  out.memcpy = Time::from_us(h.number("memcpy_us", 0.0, 1e4));
+  for (auto [key, ops] : {std::pair{"gather", &out.gather}, std::pair{"scatter", &out.scatter}}) {
+    JsonReader o = h.object(key);
+    ops->python = static_cast<int>(o.integer("python_ops", 0, 64));
+    ops->dispatched = static_cast<int>(o.integer("dispatched_ops", 0, 64));
+    ops->memcpys = static_cast<int>(o.integer("memcpys", 0, 64));
+    o.finish();
+  }
+  h.string("source");
+  h.finish();
+}
+
+// gather_host_us was measured on gather_host_ranks ranks, whose per-rank work is in it: the
+// size is needed to take it out, and the measurement must hold at least that much.
+void check_gather_host(const JsonReader& z, const step::SystemOptions::Sharding& s) {
+  const Time per_rank = s.host_per_rank.per_rank(s.host_per_rank.gather);
+  if (s.gather_host_ranks > 0 && per_rank == Time::zero()) {
+    z.fail("gather_host_ranks", "takes the per-rank part out of gather_host_us, so it needs "
+                                "host_per_rank with a gather cost above zero");
+  }
+  if (s.gather_host > Time::zero() && per_rank > Time::zero() && s.gather_host_ranks == 0) {
+    z.fail("gather_host_ranks",
+           "is needed with host_per_rank and gather_host_us: the DP group size gather_host_us "
+           "was measured on, whose per-rank part is in it");
+  }
+  if (s.gather_fixed_host() < Time::zero()) {
+    z.fail("gather_host_us", fmt::format("{:g} us measured on {} ranks is less than their "
+                                         "per-rank host time ({:g} us = {} x {:g} us)",
+                                         s.gather_host.to_us(), s.gather_host_ranks,
+                                         (per_rank * s.gather_host_ranks).to_us(),
+                                         s.gather_host_ranks, per_rank.to_us()));
+  }
+}
+
+}  // namespace
 
 step::SystemOptions load_system_file(const std::filesystem::path& file, FilesRead* read) {
   const Json doc = parse_json_file(file, read);
@@ -57,6 +102,12 @@ step::SystemOptions load_system_file(const std::filesystem::path& file, FilesRea
     s.sharding.per_rank_copies = z->boolean_or("per_rank_copies", false);
     s.sharding.zeroed_gather_buffer = z->boolean_or("zeroed_gather_buffer", false);
     s.sharding.gather_host = Time::from_us(z->number_or("gather_host_us", 0.0, 0.0, 1e6));
+    s.sharding.gather_host_ranks =
+        static_cast<int>(z->integer_or("gather_host_ranks", 0, 0, 1 << 20));
+    if (auto h = z->optional_object("host_per_rank")) {
+      read_host_per_rank(*h, s.sharding.host_per_rank);
+    }
+    check_gather_host(*z, s.sharding);
     s.sharding.persistence_threshold =
         z->integer_or("param_persistence_threshold", 0, 0, std::int64_t{1} << 40);
     // Persistence keeps single tensors gathered: a per-layer collective has none to keep.

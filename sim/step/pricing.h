@@ -30,6 +30,7 @@
 #include "net/flow_solver.h"
 #include "net/topology.h"
 #include "step/executor.h"
+#include "step/sharded_pass.h"
 #include "step/system_options.h"
 #include "workload/program.h"
 #include "workload/rank_index.h"
@@ -95,6 +96,11 @@ class Pricer {
   Time dp_time_simulated(const workload::CommOp& c);
   // The DP indices of each communicator of group `g` (kDp, kDpShard or kDpReplica).
   std::vector<std::vector<int>> dp_groups(workload::Group g) const;
+  // SystemOptions::Sharding's host time of one collective, added to its segment; `copies` is
+  // the device time of its per-rank copies, already in the segment.
+  void add_host(const workload::CommOp& c, Time copies, ShardedSegment& s) const;
+  // The ranks of the communicator a ZeRO-3 / FSDP collective runs on (kDp or kDpShard).
+  int sharded_ranks(const workload::CommOp& c) const;
   // SystemOptions::Sharding::per_rank_copies: the copies between the flat buffer and the
   // per-rank tensors of one list-form collective.
   Time per_rank_copies(const workload::CommOp& c) const;

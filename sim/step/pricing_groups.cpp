@@ -95,10 +95,14 @@ std::vector<std::vector<int>> Pricer::dp_groups(Group g) const {
   return out;
 }
 
+int Pricer::sharded_ranks(const workload::CommOp& c) const {
+  return c.group == Group::kDpShard ? plan_.shard_ranks() : plan_.dp_cp();
+}
+
 Time Pricer::per_rank_copies(const workload::CommOp& c) const {
   // One copy_ per rank of the DP group, each a kernel launch (the profile's gap between
   // back-to-back kernels) moving 1/dp of the buffer: together the whole buffer read and written.
-  const int ranks = c.group == Group::kDpShard ? plan_.shard_ranks() : plan_.dp_cp();
+  const int ranks = sharded_ranks(c);
   if (ranks < 2) return Time::zero();  // no collective, nothing to copy
   hw::MemoryShape copy{hw::MemoryKernel::kCopy, c.size, c.size, Flops(0.0)};
   const Time bytes = kernels_.cost(hw::KernelShape{copy}).time;

@@ -1,6 +1,8 @@
 // The Pricer's ZeRO-3 / FSDP part: a pass whose layers gather their parameters and scatter
 // their gradients on the DP communicator (sharded_pass.h), and the framework's own costs
 // around each of those collectives (SystemOptions::Sharding).
+#include <algorithm>
+
 #include "step/pricing.h"
 #include "step/sharded_pass.h"
 
@@ -24,21 +26,43 @@ Time Pricer::sharded_time(const std::vector<Op>& ops, const std::vector<Time>& s
     const Kind kind = c == nullptr || !is_sharded_dp(c->group) ? Kind::kCompute
                       : c->kind == CollectiveOp::kReduceScatter ? Kind::kScatter
                                                                 : Kind::kGather;
-    if (segments.empty() || segments.back().kind != kind) segments.push_back({kind, Time::zero(), Time::zero()});
-    segments.back().time += share[i];
-    if (kind != Kind::kCompute && system_.sharding.per_rank_copies) {
-      segments.back().time += per_rank_copies(*c);
+    if (segments.empty() || segments.back().kind != kind) {
+      segments.push_back({kind, Time::zero(), Time::zero(), Time::zero()});
     }
+    segments.back().time += share[i];
+    const Time copies = kind != Kind::kCompute && system_.sharding.per_rank_copies
+                            ? per_rank_copies(*c) : Time::zero();
+    segments.back().time += copies;
     if (kind == Kind::kGather && system_.sharding.zeroed_gather_buffer) {
       segments.back().time += zero_fill(*c);
     }
-    if (kind == Kind::kGather) segments.back().host += system_.sharding.gather_host;
+    if (kind != Kind::kCompute) add_host(*c, copies, segments.back());
   }
   const ShardedPassTime t = sharded_pass_time(segments, system_.sharding.prefetch_layers,
                                               system_.sharding.blocking_reduce);
   dp_exposed += t.dp_exposed;
   tally.dp_hidden += t.dp_hidden;
   return t.total;
+}
+
+void Pricer::add_host(const workload::CommOp& c, Time copies, ShardedSegment& s) const {
+  // The host's issue of one collective: for a gather, the measured time less its per-rank part
+  // on the group it was measured on, then the framework's per-rank views before the call and
+  // the library's per-rank copies after the launch; for a scatter, all of its per-rank work
+  // before the launch (SystemOptions::Sharding::HostPerRank). A scatter's copies into the flat
+  // buffer (`copies`, device time already in s.time) run on the device as the host issues
+  // them, so as much of them as the host's loop lasts is not added again after it.
+  const SystemOptions::Sharding& z = system_.sharding;
+  const int ranks = sharded_ranks(c);
+  const int per_rank = ranks < 2 ? 0 : ranks;  // no collective, no per-rank tensors
+  if (s.kind == ShardedSegment::Kind::kGather) {
+    s.host += z.gather_fixed_host() + z.host_per_rank.framework(z.host_per_rank.gather) * per_rank;
+    s.host_tail += z.host_per_rank.library(z.host_per_rank.gather) * per_rank;
+  } else {
+    const Time loop = z.host_per_rank.library(z.host_per_rank.scatter) * per_rank;
+    s.host += z.host_per_rank.framework(z.host_per_rank.scatter) * per_rank + loop;
+    s.time -= std::min(loop, copies);
+  }
 }
 
 Time Pricer::zero_fill(const workload::CommOp& c) const {

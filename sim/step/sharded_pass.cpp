@@ -18,25 +18,28 @@ struct DpLine {
 };
 
 // The gathers feeding each compute segment (summed: they run one after another) and their
-// host time, by the compute segment's index; gathers after the last compute feed nothing.
+// host time before and after launch, by the compute segment's index; gathers after the last
+// compute feed nothing.
 struct Feeds {
-  std::vector<Time> time, host;
-  Time trailing_time, trailing_host;
+  std::vector<Time> time, host, tail;
+  Time trailing_time, trailing_host, trailing_tail;
   Time comm;  // every collective's time and host time
 };
 
 Feeds gathers_by_compute(const std::vector<ShardedSegment>& segments) {
   Feeds f;
   for (const ShardedSegment& s : segments) {
-    if (s.kind != Kind::kCompute) f.comm += s.time + s.host;
+    if (s.kind != Kind::kCompute) f.comm += s.time + s.host + s.host_tail;
     if (s.kind == Kind::kGather) {
       f.trailing_time += s.time;
       f.trailing_host += s.host;
+      f.trailing_tail += s.host_tail;
     }
     if (s.kind != Kind::kCompute) continue;
     f.time.push_back(f.trailing_time);
     f.host.push_back(f.trailing_host);
-    f.trailing_time = f.trailing_host = Time::zero();
+    f.tail.push_back(f.trailing_tail);
+    f.trailing_time = f.trailing_host = f.trailing_tail = Time::zero();
   }
   return f;
 }
@@ -53,9 +56,11 @@ ShardedPassTime sharded_pass_time(const std::vector<ShardedSegment>& segments, i
   DpLine line;
   Time host;  // when the host is free to queue more work
   const auto issue_gather = [&](std::size_t k, Time at) {
-    if (k >= n || (gather_for[k] == Time::zero() && host_for[k] == Time::zero())) return;
+    if (k >= n || gather_for[k] + host_for[k] + feeds.tail[k] == Time::zero()) return;
     host = std::max(at, host) + host_for[k];
-    gathered[k] = line.run(host, gather_for[k]);
+    const Time done = line.run(host, gather_for[k]);
+    host += feeds.tail[k];  // the library's loop, beside the collective
+    gathered[k] = std::max(done, host);
   };
   const std::size_t ahead = static_cast<std::size_t>(std::max(prefetch, 0));
   for (std::size_t k = 0; k < ahead; ++k) issue_gather(k, Time::zero());
@@ -70,6 +75,10 @@ ShardedPassTime sharded_pass_time(const std::vector<ShardedSegment>& segments, i
       // all) the host waits for it, and with it the compute it has not queued yet.
       Time issued = compute_free;
       if (blocking_reduce) issued = std::max(issued, last_scatter);
+      if (s.host > Time::zero()) {  // the host builds its inputs first, queuing nothing else
+        host = std::max(host, issued) + s.host;
+        issued = host;
+      }
       last_scatter = line.run(issued, s.time);
       if (ahead == 0) host = std::max(host, last_scatter);
       else if (blocking_reduce) host = std::max(host, issued);
@@ -86,10 +95,13 @@ ShardedPassTime sharded_pass_time(const std::vector<ShardedSegment>& segments, i
     out.compute += s.time;
     ++k;
   }
-  if (feeds.trailing_time > Time::zero() || feeds.trailing_host > Time::zero()) {
-    line.run(std::max(compute_free, host) + feeds.trailing_host, feeds.trailing_time);
+  Time trailing_end;
+  if (feeds.trailing_time + feeds.trailing_host + feeds.trailing_tail > Time::zero()) {
+    const Time issued = std::max(compute_free, host) + feeds.trailing_host;
+    line.run(issued, feeds.trailing_time);
+    trailing_end = issued + feeds.trailing_tail;
   }
-  out.total = std::max(compute_free, line.free);
+  out.total = std::max({compute_free, line.free, trailing_end});
   out.dp_exposed = out.total - out.compute;
   out.dp_hidden = std::max(Time::zero(), feeds.comm - out.dp_exposed);
   return out;

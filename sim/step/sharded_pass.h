@@ -21,6 +21,13 @@
 //     neither that gather nor compute it has not queued yet starts before it is done; with
 //     prefetch the next unit's gathers are issued before the current compute is queued (as
 //     DeepSpeed's pre-forward hook does), so their host time delays that compute.
+//   - A gather may also carry host time after its launch (`host_tail`: the library's loop
+//     over the DP group's per-rank copies, issued one by one while the collective runs). The
+//     host is busy meanwhile as before; the gather is in once both the collective and that
+//     loop are done.
+//   - A scatter may carry host time (`host`: the per-rank views and copies into the flat
+//     buffer, before it starts). The host does it once the scatter is issued, so the compute
+//     it has not queued yet waits for it, with or without a blocking reduce.
 //   - The pass ends when its compute and every collective it issued have ended.
 // Collective prices are each one alone on the DP communicator (step/pricing.h); compute beside
 // a collective is not slowed here (the executor's interference applies to PP and DP streams).
@@ -36,7 +43,8 @@ struct ShardedSegment {
   enum class Kind { kCompute, kGather, kScatter };
   Kind kind = Kind::kCompute;
   Time time;
-  Time host;  // gathers: host time to issue them, before they start
+  Time host;       // host time to issue the collectives, before they start
+  Time host_tail;  // gathers: host time after the launch, beside the collective
 };
 
 struct ShardedPassTime {

@@ -74,8 +74,37 @@ struct SystemOptions {
     // _allgather_param): a fill kernel writing the whole gathered tensor before the collective.
     bool zeroed_gather_buffer = false;
     // Host time to issue one all-gather (the framework's Python before the call and the
-    // library's launch path), during which the host queues nothing else (sharded_pass.h).
+    // library's launch path), during which the host queues nothing else (sharded_pass.h), as
+    // measured on a DP group of `gather_host_ranks`: the per-rank part of those ranks
+    // (host_per_rank) is in it.
     Time gather_host;
+    int gather_host_ranks = 0;
+    // Host work per rank of the DP group, for each collective: the per-rank tensors of
+    // torch.distributed's list-form calls, each built and issued one at a time on the host
+    // thread that also queues the compute. Each op's host time is measured; how many of each a
+    // rank takes is read in the code (systems/deepspeed.json). The framework's Python runs
+    // before the call; the library's loop runs after the collective is launched for an
+    // all-gather (ProcessGroupNCCL copies out of the flat buffer) and before it for a
+    // reduce-scatter (copies into it).
+    struct HostPerRank {
+      Time python_op;      // a tensor op called from Python (a view: narrow, view)
+      Time dispatched_op;  // an op called from C++ through the dispatcher (select, copy_)
+      Time memcpy;         // a device-to-device cudaMemcpyAsync submitted by copy_
+      struct Ops {
+        int python = 0;      // framework: before the call
+        int dispatched = 0;  // library
+        int memcpys = 0;     // library
+      };
+      Ops gather, scatter;
+      Time framework(const Ops& o) const { return python_op * o.python; }
+      Time library(const Ops& o) const { return dispatched_op * o.dispatched + memcpy * o.memcpys; }
+      Time per_rank(const Ops& o) const { return framework(o) + library(o); }
+    } host_per_rank;
+    // gather_host less the per-rank work of the `gather_host_ranks` it was measured on: the part
+    // that does not grow with the group (io::load_system_file checks it is not negative).
+    Time gather_fixed_host() const {
+      return gather_host - host_per_rank.per_rank(host_per_rank.gather) * gather_host_ranks;
+    }
     // Per tensor: tensors under this many elements stay gathered (DeepSpeed's
     // stage3_param_persistence_threshold); no pass gathers them again. 0: none.
     std::int64_t persistence_threshold = 0;

@@ -3,6 +3,8 @@
 #include <filesystem>
 #include <functional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "engine/error.h"
 #include "io/json_reader.h"
@@ -103,15 +105,32 @@ TEST_CASE("scenario: every shipped scenario loads") {
   CHECK(count >= 1);
 }
 
-TEST_CASE("system file: a per-tensor key on a per-layer sharded preset names its path") {
-  // param_persistence_threshold keeps single tensors gathered; with one collective a layer
-  // there is none to keep, and the key would be ignored silently.
-  const std::string e = input_error_of([] {
-    megasim::io::load_system_file(kSource / "tests/data/bad/system-persistence-per-layer.json");
-  });
-  INFO(e);
-  CHECK(e.find("system-persistence-per-layer.json: sharded_data_parallel."
-               "param_persistence_threshold: keeps single tensors gathered, so it needs "
-               "collective_per \"tensor\"") != std::string::npos);
+TEST_CASE("system file: a bad sharded_data_parallel key names its path and the clash") {
+  // System presets are read by name only (optimizations.preset), so the bad-input corpus
+  // (cases.tsv, through `megasim simulate`) cannot reach these files; they are read here.
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      // Persistence keeps single tensors gathered; one collective a layer has none to keep.
+      {"system-persistence-per-layer.json",
+       "sharded_data_parallel.param_persistence_threshold: keeps single tensors gathered, so it "
+       "needs collective_per \"tensor\""},
+      // The measured gather time holds the per-rank work of the group it was measured on.
+      {"system-gather-host-ranks-missing.json",
+       "sharded_data_parallel.gather_host_ranks: is needed with host_per_rank and "
+       "gather_host_us"},
+      {"system-gather-host-below-per-rank.json",
+       "sharded_data_parallel.gather_host_us: 50 us measured on 8 ranks is less than their "
+       "per-rank host time (72 us = 8 x 9 us)"},
+      {"system-host-per-rank-negative.json",
+       "sharded_data_parallel.host_per_rank.memcpy_us: -1 is out of range"},
+      {"system-gather-host-ranks-alone.json",
+       "sharded_data_parallel.gather_host_ranks: takes the per-rank part out of gather_host_us, "
+       "so it needs host_per_rank"},
+  };
+  for (const auto& [file, fragment] : cases) {
+    const std::string e = input_error_of(
+        [&] { megasim::io::load_system_file(kSource / "tests/data/bad" / file); });
+    INFO(file, ": ", e);
+    CHECK(e.find(file + ": " + fragment) != std::string::npos);
+  }
   CHECK_NOTHROW(megasim::io::load_system_file(kSource / "systems/deepspeed.json"));
 }

@@ -18,8 +18,8 @@ Time us(double v) {
 std::vector<ShardedSegment> forward() {
   std::vector<ShardedSegment> s;
   for (int l = 0; l < 3; ++l) {
-    s.push_back({Kind::kGather, us(4), us(0)});
-    s.push_back({Kind::kCompute, us(10), us(0)});
+    s.push_back({Kind::kGather, us(4), us(0), us(0)});
+    s.push_back({Kind::kCompute, us(10), us(0), us(0)});
   }
   return s;
 }
@@ -61,8 +61,8 @@ TEST_CASE("sharded pass: a blocking reduce holds the host, a free one runs besid
   // Backward of three layers: compute 10 then a reduce-scatter of 12 (gathers left out).
   std::vector<ShardedSegment> s;
   for (int l = 0; l < 3; ++l) {
-    s.push_back({Kind::kCompute, us(10), us(0)});
-    s.push_back({Kind::kScatter, us(12), us(0)});
+    s.push_back({Kind::kCompute, us(10), us(0), us(0)});
+    s.push_back({Kind::kScatter, us(12), us(0), us(0)});
   }
   // Free: scatters at 10–22, 22–34, 34–46; compute 0–10, 10–20, 20–30. Total 46.
   CHECK(sharded_pass_time(s, 1, false).total == us(46));
@@ -103,4 +103,50 @@ TEST_CASE("sharded pass: the host time of issuing a gather holds the compute it 
   CHECK(ahead.total == us(43));
   CHECK(ahead.dp_exposed == us(13));
   CHECK(ahead.dp_hidden == us(8));
+}
+
+TEST_CASE("sharded pass: a gather's per-rank copy loop runs beside it and holds the host") {
+  // The three-layer forward, prefetch 1; each gather takes the host 1 before its launch and 6
+  // after it (the library's copies out of the flat buffer, beside the 4 of the collective).
+  auto s = forward();
+  for (auto& seg : s) {
+    if (seg.kind != Kind::kGather) continue;
+    seg.host = us(1);
+    seg.host_tail = us(6);
+  }
+  // Gather 0: host 0–1, collective 1–5, loop 1–7: in at 7. The host issues gather 1 at 7: 7–8,
+  // collective 8–12, loop 8–14; compute 0 runs 14–24. Gather 2 at 24: 24–25, 25–29, loop
+  // 25–31; compute 1 31–41; compute 2 41–51 (gather 2 in at 31).
+  const auto t = sharded_pass_time(s, 1, false);
+  CHECK(t.total == us(51));
+  CHECK(t.dp_exposed == us(21));
+  // The same with the loop before the launch, the collective no longer beside it: gather 0 in
+  // at 7 + 4 = 11; the host issues gather 1 11–18 (collective 18–22), compute 0 18–28; gather 2
+  // issued at 28: host 28–35, collective 35–39; compute 1 35–45; compute 2 45–55.
+  for (auto& seg : s) {
+    if (seg.kind != Kind::kGather) continue;
+    seg.host = us(7);
+    seg.host_tail = us(0);
+  }
+  CHECK(sharded_pass_time(s, 1, false).total == us(55));
+}
+
+TEST_CASE("sharded pass: a reduce-scatter's host time holds the compute the host queues next") {
+  // Backward of three layers: compute 10, then a scatter of 12 whose inputs take the host 5.
+  std::vector<ShardedSegment> s;
+  for (int l = 0; l < 3; ++l) {
+    s.push_back({Kind::kCompute, us(10), us(0), us(0)});
+    s.push_back({Kind::kScatter, us(12), us(5), us(0)});
+  }
+  // Blocking: scatter 0's host 10–15, runs 15–27; compute 1 queued at 15: 15–25. Scatter 1
+  // issued at max(25, 27) = 27: host 27–32, runs 32–44; compute 2 queued at 32 (the host
+  // waited for scatter 0 till 27, then built scatter 1's inputs): 32–42. Scatter 2 issued at
+  // max(42, 44) = 44: host 44–49, runs 49–61.
+  const auto b = sharded_pass_time(s, 1, true);
+  CHECK(b.total == us(61));
+  CHECK(b.dp_exposed == us(31));
+  // Not blocking: the host still builds each scatter's inputs before it queues more compute.
+  // Scatter 0: host 10–15, runs 15–27; compute 1 15–25; scatter 1 host 25–30, runs 30–42;
+  // compute 2 30–40; scatter 2 host 40–45, runs 45–57.
+  CHECK(sharded_pass_time(s, 1, false).total == us(57));
 }

@@ -58,15 +58,18 @@ struct Fixture {
 };
 // 22B under ZeRO-3 alone over 64 GPUs (no TP or PP), full recompute, `micro_batch` sequences a
 // GPU in one micro-batch: the plan the DeepSpeed tests below run.
-std::function<void(workload::ParallelPlan&)> zero3_over_64(int micro_batch) {
-  return [micro_batch](workload::ParallelPlan& p) {
+std::function<void(workload::ParallelPlan&)> zero3_over(int dp, int micro_batch) {
+  return [dp, micro_batch](workload::ParallelPlan& p) {
     p = workload::ParallelPlan{};
-    p.dp = 64;
+    p.dp = dp;
     p.micro_batch = micro_batch;
-    p.global_batch = 64 * micro_batch;
+    p.global_batch = dp * micro_batch;
     p.recompute = workload::Recompute::kFull;
     p.zero3 = true;
   };
+}
+std::function<void(workload::ParallelPlan&)> zero3_over_64(int micro_batch) {
+  return zero3_over(64, micro_batch);
 }
 }  // namespace
 
@@ -269,6 +272,8 @@ TEST_CASE("step model: DeepSpeed's ZeRO-3 pays the measured host time of every g
   Fixture f;
   auto r = f.request("deepspeed", zero3_over_64(1));
   REQUIRE(r.system.sharding.gather_host > Time::zero());
+  r.system.sharding.host_per_rank = {};  // the measured time alone (the next test adds these)
+  r.system.sharding.gather_host_ranks = 0;
   const auto held = f.predict(r);
   const Time per_gather = r.system.sharding.gather_host;
   r.system.sharding.gather_host = Time::zero();
@@ -282,4 +287,83 @@ TEST_CASE("step model: DeepSpeed's ZeRO-3 pays the measured host time of every g
   const double added = (held.breakdown.dp_exposed - free.breakdown.dp_exposed).to_seconds();
   CHECK(added <= gathers * per_gather.to_seconds() * 1.0001);
   CHECK(added >= 0.9 * gathers * per_gather.to_seconds());
+}
+
+TEST_CASE("step model: DeepSpeed's per-rank host work grows with the DP group") {
+  // In line (prefetch 0), each collective holds the host for its per-rank Python ops before it
+  // starts and nothing runs beside that: with one op of 1 us per rank to a gather and two to a
+  // reduce-scatter, the step grows by (gathers + 2 x scatters) x ranks x 1 us, twice as much
+  // over 128 ranks as over 64. Gathers: three per non-persistent tensor per layer (forward,
+  // recompute, backward); reduce-scatters: one per tensor per layer.
+  Fixture f;
+  const workload::ModelSpec m = io::load_model(kSource + "/models/korthikanti-22b.json");
+  std::vector<double> added;
+  for (const int dp : {64, 128}) {
+    auto r = f.request("deepspeed", zero3_over(dp, 1));
+    auto& z = r.system.sharding;
+    z.prefetch_layers = 0;
+    z.gather_host = Time::zero();
+    z.gather_host_ranks = 0;
+    z.host_per_rank = {};
+    const auto bare = f.predict(r);
+    z.host_per_rank.python_op = Time::from_us(1.0);
+    z.host_per_rank.gather.python = 1;
+    z.host_per_rank.scatter.python = 2;
+    const auto held = f.predict(r);
+    double gathers = 0, scatters = 0;
+    for (const std::int64_t n : workload::rank_layer_parameter_tensors(m, 1)) {
+      gathers += n < z.persistence_threshold ? 0.0 : 3.0 * m.layers;
+      scatters += m.layers;
+    }
+    CHECK(held.breakdown.compute == bare.breakdown.compute);
+    added.push_back((held.breakdown.dp_exposed - bare.breakdown.dp_exposed).to_seconds());
+    CHECK(added.back() == doctest::Approx((gathers + 2.0 * scatters) * dp * 1e-6).epsilon(1e-6));
+  }
+  CHECK(added[1] == doctest::Approx(2.0 * added[0]).epsilon(1e-6));
+}
+
+TEST_CASE("step model: the deepspeed preset's measured gather host time less its 8 ranks") {
+  // 380 us measured on 8 ranks, each rank's gather work 1 Python op (2 us), 2 dispatched ops
+  // (1 us) and a cudaMemcpyAsync (5 us): 380 - 8 x 9 = 308 us that do not grow with the group.
+  const auto z = io::load_system_preset("deepspeed").sharding;
+  CHECK(z.gather_host_ranks == 8);
+  CHECK(z.host_per_rank.per_rank(z.host_per_rank.gather) == Time::from_us(9.0));
+  CHECK(z.host_per_rank.per_rank(z.host_per_rank.scatter) == Time::from_us(11.0));
+  CHECK(z.gather_fixed_host() == Time::from_us(308.0));
+  CHECK(io::load_system_preset("fsdp").sharding.host_per_rank.per_rank(
+            io::load_system_preset("fsdp").sharding.host_per_rank.scatter) == Time::zero());
+}
+
+TEST_CASE("step model: a reduce-scatter's per-rank copies run beside the host loop issuing them") {
+  // In line, each reduce-scatter's library loop (ranks x one op of `d`) holds the host before
+  // the launch, and its per-rank copies on the device (per_rank_copies: the gradient read and
+  // written once, plus a launch gap per further rank) run as they are issued: the step grows by
+  // the loop less the copies where the loop is longer, and not at all where it is shorter.
+  Fixture f;
+  const workload::ModelSpec m = io::load_model(kSource + "/models/korthikanti-22b.json");
+  const int dp = 64;
+  auto r = f.request("deepspeed", zero3_over(dp, 1));
+  auto& z = r.system.sharding;
+  REQUIRE(z.per_rank_copies);
+  z.prefetch_layers = 0;
+  z.gather_host = Time::zero();
+  z.gather_host_ranks = 0;
+  z.host_per_rank = {};
+  const auto bare = f.predict(r);
+  const Time gap = f.device.profile.memory_model.launch_overhead;
+  const auto added = [&](Time d) {
+    z.host_per_rank.dispatched_op = d;
+    z.host_per_rank.scatter.dispatched = 1;
+    return (f.predict(r).breakdown.dp_exposed - bare.breakdown.dp_exposed).to_seconds();
+  };
+  double expected = 0;  // with d = 100 us: every loop (6.4 ms) outlasts its copies
+  const double grad = workload::gradient_bytes(r.workload.plan);  // per element reduced
+  for (const std::int64_t n : workload::rank_layer_parameter_tensors(m, 1)) {
+    const Bytes b(grad * static_cast<double>(n));
+    const hw::MemoryShape copy{hw::MemoryKernel::kCopy, b, b, Flops(0.0)};
+    const Time copies = f.kernels.cost(hw::KernelShape{copy}).time + gap * (dp - 1);
+    expected += m.layers * (Time::from_us(100.0) * dp - copies).to_seconds();
+  }
+  CHECK(added(Time::from_us(100.0)) == doctest::Approx(expected).epsilon(1e-6));
+  CHECK(added(Time::from_ns(1)) == doctest::Approx(0.0));  // 64 ns of loop, under any copy
 }

@@ -8,6 +8,7 @@
 
 #include "engine/error.h"
 #include "workload/layer_ops.h"
+#include "workload/pipe_engine_ops.h"
 
 namespace megasim::workload {
 namespace {
@@ -81,6 +82,19 @@ void build_chunk(const detail::LayerContext& c, ChunkProgram& ch) {
     if (p.zero3) detail::append_zero3_scatters(c, l, ch.backward);
   }
   if (ch.has_embedding) detail::append_embedding_backward(c, ch.backward);
+}
+
+// The pipeline engine's own work around the chunk's passes (pipe_engine_ops.h).
+void add_pipe_engine_work(const detail::LayerContext& c, detail::PipePosition at,
+                          std::int64_t parameters, ChunkProgram& ch) {
+  std::vector<Op> entry;
+  detail::append_pipe_forward_entry(c, at, entry);
+  ch.forward.insert(ch.forward.begin(), entry.begin(), entry.end());
+  detail::append_pipe_forward_exit(c, at, ch.forward);
+  entry.clear();
+  detail::append_pipe_backward_entry(c, at, entry);
+  ch.backward.insert(ch.backward.begin(), entry.begin(), entry.end());
+  detail::append_pipe_backward_exit(c, at, parameters, ch.backward);
 }
 
 }  // namespace
@@ -157,6 +171,8 @@ StageProgram build_stage(const ModelSpec& m, const ParallelPlan& p, int stage,
     ch.has_embedding = stage == 0 && chunk == 0;
     ch.has_logits = stage == p.pp - 1 && chunk == p.vpp - 1;
     build_chunk(c, ch);
+    add_pipe_engine_work(c, {stage == 0 && chunk == 0, stage == p.pp - 1 && chunk == p.vpp - 1},
+                         sp.parameters_per_rank, ch);
     sp.chunks.push_back(std::move(ch));
   }
 
@@ -165,7 +181,14 @@ StageProgram build_stage(const ModelSpec& m, const ParallelPlan& p, int stage,
       std::max(opts.dp_bucket_min_elements, opts.dp_bucket_elements_per_rank * p.dp_cp());
   const std::int64_t params = sp.parameters_per_rank;
   const bool sharded = p.distributed_optimizer || p.zero3;
-  if (p.dp_cp() > 1 && !p.zero3) {
+  // DeepSpeed's BF16_Optimizer behind the pipeline engine (pipe_engine_ops.h): its fp32
+  // gradients, one flat tensor larger than the 5e8-element bucket of buffered_allreduce_
+  // fallback, are cast to the bf16 communication dtype and all-reduced in one call.
+  const bool bf16_engine = opts.pipe_bf16_optimizer && p.precision == Precision::kBf16 && !p.zero3;
+  if (p.dp_cp() > 1 && bf16_engine) {
+    sp.dp_gradient_comm.push_back(comm_op("bf16 gradient all-reduce", Phase::kOptimizer,
+                                          CollectiveOp::kAllReduce, Group::kDp, d(params) * c.elem));
+  } else if (p.dp_cp() > 1 && !p.zero3) {
     add_buckets(
         sp.dp_gradient_comm,
         p.distributed_optimizer ? "gradient reduce-scatter" : "gradient all-reduce",
@@ -193,8 +216,20 @@ StageProgram build_stage(const ModelSpec& m, const ParallelPlan& p, int stage,
                        : sharded ? d(params) / d(p.dp_cp())
                                  : d(params);
   const double gb = grad_bytes(p);
+  if (bf16_engine) {
+    // allreduce_bucket: fp32 -> bf16, the average's mul_, bf16 -> fp32 back into the gradient.
+    const double n = d(params);
+    sp.optimizer.push_back(memory_op("gradient cast to bf16", hw::MemoryKernel::kCopy, 4.0 * n,
+                                     2.0 * n, 0.0));
+    sp.optimizer.push_back(memory_op("gradient average", hw::MemoryKernel::kCopy, 2.0 * n,
+                                     2.0 * n, n));
+    sp.optimizer.push_back(memory_op("gradient cast to fp32", hw::MemoryKernel::kCopy, 2.0 * n,
+                                     4.0 * n, 0.0));
+  }
+  // BF16_Optimizer.step takes the norm of every fp32 gradient the stage holds, not its shard.
+  const double normed = bf16_engine ? d(params) : owned;
   sp.optimizer.push_back(
-      memory_op("gradient norm", hw::MemoryKernel::kCopy, owned * gb, 0.0, 2.0 * owned));
+      memory_op("gradient norm", hw::MemoryKernel::kCopy, normed * gb, 0.0, 2.0 * normed));
   if (p.optimizer == Optimizer::kAdam) {
     sp.optimizer.push_back(memory_op("adam", hw::MemoryKernel::kAdam, owned * (gb + 12.0),
                                      owned * (12.0 + c.elem), 16.0 * owned));

@@ -65,11 +65,32 @@ void append_pipe_backward_entry(const LayerContext& c, PipePosition at, std::vec
 void append_pipe_backward_exit(const LayerContext& c, PipePosition at, std::int64_t parameters,
                                std::vector<Op>& out) {
   if (partitioned(c) && !at.first) clone_slice(c, out, "input gradient partition", Phase::kBackward);
-  if (c.opts.pipe_bf16_optimizer && c.plan.precision == Precision::kBf16 && !c.plan.zero3) {
+  if (runs_bf16_optimizer(c)) {
     const double n = d(parameters);
     memory(out, "bf16 gradient cast to fp32", Phase::kBackward, 2.0 * n, 4.0 * n);
     memory(out, "fp32 gradient add", Phase::kBackward, 8.0 * n, 4.0 * n);
   }
+}
+
+bool runs_bf16_optimizer(const LayerContext& c) {
+  return c.opts.pipe_bf16_optimizer && c.plan.precision == Precision::kBf16 && !c.plan.zero3;
+}
+
+void append_bf16_gradient_all_reduce(const LayerContext& c, std::int64_t parameters,
+                                     std::vector<Op>& out) {
+  add_comm(out, -1, "bf16 gradient all-reduce", Phase::kOptimizer, CollectiveOp::kAllReduce,
+           Group::kDp, d(parameters) * c.elem, false);
+}
+
+void append_bf16_gradient_casts(std::int64_t parameters, std::vector<Op>& out) {
+  // allreduce_bucket: fp32 -> bf16, the average's mul_, bf16 -> fp32 back into the gradient.
+  const double n = d(parameters);
+  add_memory(out, -1, "gradient cast to bf16", Phase::kOptimizer, hw::MemoryKernel::kCopy,
+             4.0 * n, 2.0 * n);
+  add_memory(out, -1, "gradient average", Phase::kOptimizer, hw::MemoryKernel::kCopy, 2.0 * n,
+             2.0 * n);
+  add_memory(out, -1, "gradient cast to fp32", Phase::kOptimizer, hw::MemoryKernel::kCopy,
+             2.0 * n, 4.0 * n);
 }
 
 }  // namespace megasim::workload::detail

@@ -47,4 +47,13 @@ void append_pipe_backward_entry(const LayerContext& c, PipePosition at, std::vec
 void append_pipe_backward_exit(const LayerContext& c, PipePosition at, std::int64_t parameters,
                                std::vector<Op>& out);
 
+// bf16 with GeneratorOptions::pipe_bf16_optimizer, outside ZeRO-3: BF16_Optimizer's path.
+bool runs_bf16_optimizer(const LayerContext& c);
+// _bf16_reduce_grads: the flat fp32 gradients (one tensor larger than buffered_allreduce_
+// fallback's 5e8-element bucket, so one call) cast to the bf16 communication dtype and
+// all-reduced over DP; and, at the step, the casts there and back and the average's mul_.
+void append_bf16_gradient_all_reduce(const LayerContext& c, std::int64_t parameters,
+                                     std::vector<Op>& out);
+void append_bf16_gradient_casts(std::int64_t parameters, std::vector<Op>& out);
+
 }  // namespace megasim::workload::detail

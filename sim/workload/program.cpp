@@ -152,6 +152,27 @@ std::int64_t stage_parameters_per_rank(const ModelSpec& m, const ParallelPlan& p
   return n;
 }
 
+// Optimizer step over the `owned` parameters this rank updates. Bytes per parameter: Adam reads
+// the fp32 gradient, master weight and two moments (16 B) and writes master, moments and
+// the bf16 weight (14 B); LAMB adds a second pass for the layer-wise trust ratio that
+// writes then rereads an fp32 update (+8 B read, +4 B written). Global-norm clipping first
+// reads `normed` gradients once. FLOPs per parameter are counted from the update equations
+// (Adam: moment updates 7, bias-corrected step 5, weight decay and update 4).
+void add_optimizer_step(const detail::LayerContext& c, double owned, double normed,
+                        std::vector<Op>& out) {
+  const double gb = grad_bytes(c.plan);
+  out.push_back(memory_op("gradient norm", hw::MemoryKernel::kCopy, normed * gb, 0.0, 2.0 * normed));
+  if (c.plan.optimizer == Optimizer::kAdam) {
+    out.push_back(memory_op("adam", hw::MemoryKernel::kAdam, owned * (gb + 12.0),
+                            owned * (12.0 + c.elem), 16.0 * owned));
+  } else {
+    out.push_back(memory_op("lamb update", hw::MemoryKernel::kLamb, owned * (gb + 12.0),
+                            owned * 12.0, 16.0 * owned));
+    out.push_back(memory_op("lamb trust-ratio apply", hw::MemoryKernel::kLamb, owned * 8.0,
+                            owned * (4.0 + c.elem), 6.0 * owned));
+  }
+}
+
 StageProgram build_stage(const ModelSpec& m, const ParallelPlan& p, int stage,
                          const GeneratorOptions& opts) {
   // The plan was checked against the model once, at the edge (io::load_inputs).
@@ -181,13 +202,10 @@ StageProgram build_stage(const ModelSpec& m, const ParallelPlan& p, int stage,
       std::max(opts.dp_bucket_min_elements, opts.dp_bucket_elements_per_rank * p.dp_cp());
   const std::int64_t params = sp.parameters_per_rank;
   const bool sharded = p.distributed_optimizer || p.zero3;
-  // DeepSpeed's BF16_Optimizer behind the pipeline engine (pipe_engine_ops.h): its fp32
-  // gradients, one flat tensor larger than the 5e8-element bucket of buffered_allreduce_
-  // fallback, are cast to the bf16 communication dtype and all-reduced in one call.
-  const bool bf16_engine = opts.pipe_bf16_optimizer && p.precision == Precision::kBf16 && !p.zero3;
+  // DeepSpeed's BF16_Optimizer behind the pipeline engine all-reduces instead.
+  const bool bf16_engine = detail::runs_bf16_optimizer(c);
   if (p.dp_cp() > 1 && bf16_engine) {
-    sp.dp_gradient_comm.push_back(comm_op("bf16 gradient all-reduce", Phase::kOptimizer,
-                                          CollectiveOp::kAllReduce, Group::kDp, d(params) * c.elem));
+    detail::append_bf16_gradient_all_reduce(c, params, sp.dp_gradient_comm);
   } else if (p.dp_cp() > 1 && !p.zero3) {
     add_buckets(
         sp.dp_gradient_comm,
@@ -206,39 +224,12 @@ StageProgram build_stage(const ModelSpec& m, const ParallelPlan& p, int stage,
                                           d(c.vocab_r * m.hidden) * grad_bytes(p)));
   }
 
-  // Optimizer step over the parameters this rank updates. Bytes per parameter: Adam reads
-  // the fp32 gradient, master weight and two moments (16 B) and writes master, moments and
-  // the bf16 weight (14 B); LAMB adds a second pass for the layer-wise trust ratio that
-  // writes then rereads an fp32 update (+8 B read, +4 B written). Global-norm clipping first
-  // reads every gradient once. FLOPs per parameter are counted from the update equations
-  // (Adam: moment updates 7, bias-corrected step 5, weight decay and update 4).
   const double owned = p.zero3 ? d(params) / d(p.shard_ranks())
                        : sharded ? d(params) / d(p.dp_cp())
                                  : d(params);
-  const double gb = grad_bytes(p);
-  if (bf16_engine) {
-    // allreduce_bucket: fp32 -> bf16, the average's mul_, bf16 -> fp32 back into the gradient.
-    const double n = d(params);
-    sp.optimizer.push_back(memory_op("gradient cast to bf16", hw::MemoryKernel::kCopy, 4.0 * n,
-                                     2.0 * n, 0.0));
-    sp.optimizer.push_back(memory_op("gradient average", hw::MemoryKernel::kCopy, 2.0 * n,
-                                     2.0 * n, n));
-    sp.optimizer.push_back(memory_op("gradient cast to fp32", hw::MemoryKernel::kCopy, 2.0 * n,
-                                     4.0 * n, 0.0));
-  }
+  if (bf16_engine) detail::append_bf16_gradient_casts(params, sp.optimizer);
   // BF16_Optimizer.step takes the norm of every fp32 gradient the stage holds, not its shard.
-  const double normed = bf16_engine ? d(params) : owned;
-  sp.optimizer.push_back(
-      memory_op("gradient norm", hw::MemoryKernel::kCopy, normed * gb, 0.0, 2.0 * normed));
-  if (p.optimizer == Optimizer::kAdam) {
-    sp.optimizer.push_back(memory_op("adam", hw::MemoryKernel::kAdam, owned * (gb + 12.0),
-                                     owned * (12.0 + c.elem), 16.0 * owned));
-  } else {
-    sp.optimizer.push_back(memory_op("lamb update", hw::MemoryKernel::kLamb, owned * (gb + 12.0),
-                                     owned * 12.0, 16.0 * owned));
-    sp.optimizer.push_back(memory_op("lamb trust-ratio apply", hw::MemoryKernel::kLamb, owned * 8.0,
-                                     owned * (4.0 + c.elem), 6.0 * owned));
-  }
+  add_optimizer_step(c, owned, bf16_engine ? d(params) : owned, sp.optimizer);
   if (p.distributed_optimizer && !p.zero3 && p.dp_cp() > 1) {
     add_buckets(sp.dp_param_comm, "parameter all-gather", CollectiveOp::kAllGather, params,
                 bucket, c.elem);

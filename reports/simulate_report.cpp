@@ -63,6 +63,7 @@ std::string simulate_json(const plan::Evaluation& e) {
       {"model_flops_per_token", p.model_flops_per_token},
       {"breakdown_s", breakdown_json(p.breakdown)},
       {"dp_hidden_s", seconds(p.dp_hidden)},
+      {"pipe_engine_s", seconds(p.pipe_engine)},
       {"critical_stage", p.critical_stage},
       {"kernel_time_s",
        {{"gemm", seconds(p.kernel_gemm)}, {"attention", seconds(p.kernel_attention)},
@@ -154,6 +155,10 @@ std::string step_text(const plan::Evaluation& e) {
   if (p.dp_hidden > Time::zero()) {
     s += fmt::format("  ({:.3f} s of ZeRO-3/FSDP collectives hidden behind compute)\n",
                      p.dp_hidden.to_seconds());
+  }
+  if (p.pipe_engine > Time::zero()) {
+    s += fmt::format("  ({:.3f} s of compute and tp exposed is the pipeline engine's own work)\n",
+                     p.pipe_engine.to_seconds());
   }
   return s;
 }

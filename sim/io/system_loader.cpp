@@ -92,6 +92,12 @@ step::SystemOptions load_system_file(const std::filesystem::path& file, FilesRea
     c->string("source");
     c->finish();
   }
+  if (auto e = r.optional_object("pipeline_engine")) {
+    s.pipe_engine.partitioned_transfers = e->boolean_or("partitioned_transfers", false);
+    s.pipe_engine.bf16_optimizer = e->boolean_or("bf16_optimizer", false);
+    e->string("source");
+    e->finish();
+  }
   if (auto z = r.optional_object("sharded_data_parallel")) {
     s.sharding.per_tensor = z->choice("collective_per", {"tensor", "layer"}) == "tensor";
     s.sharding.per_sub_module =

@@ -229,6 +229,7 @@ Time Pricer::pass_time(const std::vector<Op>& ops, bool backward, PricingTally& 
       const workload::CommOp& c = *op.comm();
       cost[i] = c.group == Group::kTp ? tp_time(c) : dp_time(c, plan_.micro_batches());
     }
+    if (op.pipe_engine) tally.pipe_engine += cost[i];
   }
   // Pair each overlappable TP collective with its GEMM.
   std::vector<int> partner(n, -1);

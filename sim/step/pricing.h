@@ -47,6 +47,9 @@ struct PricingTally {
   Time priced;    // all compute time priced
   Time comm_measured, comm_priced;  // the same for collectives (measured tables)
   Time dp_hidden;  // per micro-batch: ZeRO-3 / FSDP collective time run beside compute
+  // Per micro-batch: the pipeline engine's own work in the passes (workload::Op::pipe_engine),
+  // its kernels and its exposed collectives, standalone prices.
+  Time pipe_engine;
 };
 
 class Pricer {

@@ -189,6 +189,7 @@ StepPrediction predict_step(const StepRequest& r, const net::Topology& topology,
 
   add_activity(tallies[ex.critical_stage], b, plan.micro_batches(), out);
   out.dp_hidden = tallies[ex.critical_stage].dp_hidden * plan.micro_batches();
+  out.pipe_engine = tallies[ex.critical_stage].pipe_engine * plan.micro_batches();
   return out;
 }
 

@@ -68,6 +68,10 @@ struct StepPrediction {
   // ZeRO-3 / FSDP collective time on the critical stage that ran beside compute (not part of
   // the breakdown's sum; the exposed part is in breakdown.dp_exposed).
   Time dp_hidden;
+  // The framework's pipeline engine's own work on the critical stage (DeepSpeed's partitioned
+  // transfers and per micro-batch gradient updates, workload/pipe_engine_ops.h), a part of
+  // breakdown.compute and breakdown.tp_exposed.
+  Time pipe_engine;
   int critical_stage = 0;
   std::vector<workload::MemoryEstimate> memory;  // per stage
   double measured_share = 0.0;  // of compute time priced from measured kernel tables

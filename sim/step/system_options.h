@@ -109,6 +109,20 @@ struct SystemOptions {
     // stage3_param_persistence_threshold); no pass gathers them again. 0: none.
     std::int64_t persistence_threshold = 0;
   } sharding;
+  // DeepSpeed's PipelineEngine (deepspeed/runtime/pipe/engine.py, 2021-22): what it does on
+  // the compute stream beyond the 1F1B exchanges themselves (workload/pipe_engine_ops.h).
+  struct PipelineEngine {
+    // With tp > 1 the activation and its gradient cross stages as PartitionedTensors: each TP
+    // rank sends a 1/tp slice, and PartitionedTensor.full() rebuilds the whole tensor (zero
+    // fill, list-form TP all-gather, per-rank copies, clone) for the receiver's forward and,
+    // twice, for the sender's backward; the slices are cloned on the way.
+    bool partitioned_transfers = false;
+    // bf16 runs through the engine's BF16_Optimizer: after each micro-batch's backward every
+    // bf16 gradient is cast to fp32 and added to the fp32 gradient (update_hp_grads), and the
+    // step's fp32 gradients are cast to bf16, all-reduced over DP and cast back
+    // (_bf16_reduce_grads), the norm read from every fp32 gradient.
+    bool bf16_optimizer = false;
+  } pipe_engine;
 
   AttentionKernel attention_kernel() const {
     return efficient_operators ? AttentionKernel::kFlashV2 : attention;

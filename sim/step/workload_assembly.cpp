@@ -29,6 +29,8 @@ AssembledWorkload assemble_workload(const workload::ModelSpec& model,
   gen.regather_after_recompute = system.sharding.regather_after_recompute;
   gen.shard_per_sub_module = system.sharding.per_sub_module;
   gen.shard_persistence_threshold = system.sharding.persistence_threshold;
+  gen.pipe_partitioned_transfers = system.pipe_engine.partitioned_transfers;
+  gen.pipe_bf16_optimizer = system.pipe_engine.bf16_optimizer;
   workload::MemoryOptions memory;
   memory.fused_attention = w.fused_attention;
   w.program = workload::build_program(w.executed, w.plan, gen);

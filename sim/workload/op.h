@@ -51,6 +51,9 @@ struct Op {
   // collectives Megatron already issues asynchronously next to dgrad/wgrad).
   bool tp_overlappable = false;
   int layer = -1;  // transformer layer index; -1 for embedding, logits and optimizer work
+  // Work of the framework's pipeline engine rather than of the model (pipe_engine_ops.h),
+  // reported apart (StepPrediction::pipe_engine).
+  bool pipe_engine = false;
 
   const hw::KernelShape* kernel() const { return std::get_if<hw::KernelShape>(&work); }
   const CommOp* comm() const { return std::get_if<CommOp>(&work); }

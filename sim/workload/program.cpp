@@ -8,6 +8,7 @@
 
 #include "engine/error.h"
 #include "workload/layer_ops.h"
+#include "workload/pipe_engine_ops.h"
 
 namespace megasim::workload {
 namespace {
@@ -83,6 +84,19 @@ void build_chunk(const detail::LayerContext& c, ChunkProgram& ch) {
   if (ch.has_embedding) detail::append_embedding_backward(c, ch.backward);
 }
 
+// The pipeline engine's own work around the chunk's passes (pipe_engine_ops.h).
+void add_pipe_engine_work(const detail::LayerContext& c, detail::PipePosition at,
+                          std::int64_t parameters, ChunkProgram& ch) {
+  std::vector<Op> entry;
+  detail::append_pipe_forward_entry(c, at, entry);
+  ch.forward.insert(ch.forward.begin(), entry.begin(), entry.end());
+  detail::append_pipe_forward_exit(c, at, ch.forward);
+  entry.clear();
+  detail::append_pipe_backward_entry(c, at, entry);
+  ch.backward.insert(ch.backward.begin(), entry.begin(), entry.end());
+  detail::append_pipe_backward_exit(c, at, parameters, ch.backward);
+}
+
 }  // namespace
 
 std::vector<std::int64_t> sub_module_tensors(const ModelSpec& m, int tp, SubModule s) {
@@ -138,6 +152,27 @@ std::int64_t stage_parameters_per_rank(const ModelSpec& m, const ParallelPlan& p
   return n;
 }
 
+// Optimizer step over the `owned` parameters this rank updates. Bytes per parameter: Adam reads
+// the fp32 gradient, master weight and two moments (16 B) and writes master, moments and
+// the bf16 weight (14 B); LAMB adds a second pass for the layer-wise trust ratio that
+// writes then rereads an fp32 update (+8 B read, +4 B written). Global-norm clipping first
+// reads `normed` gradients once. FLOPs per parameter are counted from the update equations
+// (Adam: moment updates 7, bias-corrected step 5, weight decay and update 4).
+void add_optimizer_step(const detail::LayerContext& c, double owned, double normed,
+                        std::vector<Op>& out) {
+  const double gb = grad_bytes(c.plan);
+  out.push_back(memory_op("gradient norm", hw::MemoryKernel::kCopy, normed * gb, 0.0, 2.0 * normed));
+  if (c.plan.optimizer == Optimizer::kAdam) {
+    out.push_back(memory_op("adam", hw::MemoryKernel::kAdam, owned * (gb + 12.0),
+                            owned * (12.0 + c.elem), 16.0 * owned));
+  } else {
+    out.push_back(memory_op("lamb update", hw::MemoryKernel::kLamb, owned * (gb + 12.0),
+                            owned * 12.0, 16.0 * owned));
+    out.push_back(memory_op("lamb trust-ratio apply", hw::MemoryKernel::kLamb, owned * 8.0,
+                            owned * (4.0 + c.elem), 6.0 * owned));
+  }
+}
+
 StageProgram build_stage(const ModelSpec& m, const ParallelPlan& p, int stage,
                          const GeneratorOptions& opts) {
   // The plan was checked against the model once, at the edge (io::load_inputs).
@@ -157,6 +192,8 @@ StageProgram build_stage(const ModelSpec& m, const ParallelPlan& p, int stage,
     ch.has_embedding = stage == 0 && chunk == 0;
     ch.has_logits = stage == p.pp - 1 && chunk == p.vpp - 1;
     build_chunk(c, ch);
+    add_pipe_engine_work(c, {stage == 0 && chunk == 0, stage == p.pp - 1 && chunk == p.vpp - 1},
+                         sp.parameters_per_rank, ch);
     sp.chunks.push_back(std::move(ch));
   }
 
@@ -165,7 +202,11 @@ StageProgram build_stage(const ModelSpec& m, const ParallelPlan& p, int stage,
       std::max(opts.dp_bucket_min_elements, opts.dp_bucket_elements_per_rank * p.dp_cp());
   const std::int64_t params = sp.parameters_per_rank;
   const bool sharded = p.distributed_optimizer || p.zero3;
-  if (p.dp_cp() > 1 && !p.zero3) {
+  // DeepSpeed's BF16_Optimizer behind the pipeline engine all-reduces instead.
+  const bool bf16_engine = detail::runs_bf16_optimizer(c);
+  if (p.dp_cp() > 1 && bf16_engine) {
+    detail::append_bf16_gradient_all_reduce(c, params, sp.dp_gradient_comm);
+  } else if (p.dp_cp() > 1 && !p.zero3) {
     add_buckets(
         sp.dp_gradient_comm,
         p.distributed_optimizer ? "gradient reduce-scatter" : "gradient all-reduce",
@@ -183,27 +224,12 @@ StageProgram build_stage(const ModelSpec& m, const ParallelPlan& p, int stage,
                                           d(c.vocab_r * m.hidden) * grad_bytes(p)));
   }
 
-  // Optimizer step over the parameters this rank updates. Bytes per parameter: Adam reads
-  // the fp32 gradient, master weight and two moments (16 B) and writes master, moments and
-  // the bf16 weight (14 B); LAMB adds a second pass for the layer-wise trust ratio that
-  // writes then rereads an fp32 update (+8 B read, +4 B written). Global-norm clipping first
-  // reads every gradient once. FLOPs per parameter are counted from the update equations
-  // (Adam: moment updates 7, bias-corrected step 5, weight decay and update 4).
   const double owned = p.zero3 ? d(params) / d(p.shard_ranks())
                        : sharded ? d(params) / d(p.dp_cp())
                                  : d(params);
-  const double gb = grad_bytes(p);
-  sp.optimizer.push_back(
-      memory_op("gradient norm", hw::MemoryKernel::kCopy, owned * gb, 0.0, 2.0 * owned));
-  if (p.optimizer == Optimizer::kAdam) {
-    sp.optimizer.push_back(memory_op("adam", hw::MemoryKernel::kAdam, owned * (gb + 12.0),
-                                     owned * (12.0 + c.elem), 16.0 * owned));
-  } else {
-    sp.optimizer.push_back(memory_op("lamb update", hw::MemoryKernel::kLamb, owned * (gb + 12.0),
-                                     owned * 12.0, 16.0 * owned));
-    sp.optimizer.push_back(memory_op("lamb trust-ratio apply", hw::MemoryKernel::kLamb, owned * 8.0,
-                                     owned * (4.0 + c.elem), 6.0 * owned));
-  }
+  if (bf16_engine) detail::append_bf16_gradient_casts(params, sp.optimizer);
+  // BF16_Optimizer.step takes the norm of every fp32 gradient the stage holds, not its shard.
+  add_optimizer_step(c, owned, bf16_engine ? d(params) : owned, sp.optimizer);
   if (p.distributed_optimizer && !p.zero3 && p.dp_cp() > 1) {
     add_buckets(sp.dp_param_comm, "parameter all-gather", CollectiveOp::kAllGather, params,
                 bucket, c.elem);

@@ -42,6 +42,11 @@ struct GeneratorOptions {
   // ZeRO-3, per tensor: tensors of fewer elements than this stay gathered once gathered
   // (DeepSpeed's stage3_param_persistence_threshold), so no pass gathers them; 0: none.
   std::int64_t shard_persistence_threshold = 0;
+  // DeepSpeed's pipeline engine (step::SystemOptions::PipelineEngine, pipe_engine_ops.h):
+  // PartitionedTensor transfers between stages with tp > 1, and BF16_Optimizer's per
+  // micro-batch fp32 gradient update and all-reduced gradients with bf16.
+  bool pipe_partitioned_transfers = false;
+  bool pipe_bf16_optimizer = false;
 };
 
 struct ChunkProgram {

@@ -134,3 +134,18 @@ TEST_CASE("system file: a bad sharded_data_parallel key names its path and the c
   }
   CHECK_NOTHROW(megasim::io::load_system_file(kSource / "systems/deepspeed.json"));
 }
+
+TEST_CASE("system file: the pipeline engine's keys are read strictly, a typo named by its path") {
+  const std::string e = input_error_of([] {
+    megasim::io::load_system_file(kSource / "tests/data/bad/system-pipeline-engine-typo.json");
+  });
+  INFO(e);
+  CHECK(e.find("system-pipeline-engine-typo.json: pipeline_engine.partitioned_transfer: unknown "
+               "key; did you mean 'partitioned_transfers'?") != std::string::npos);
+  const auto ds = megasim::io::load_system_file(kSource / "systems/deepspeed.json");
+  CHECK(ds.pipe_engine.partitioned_transfers);
+  CHECK(ds.pipe_engine.bf16_optimizer);
+  const auto megatron = megasim::io::load_system_file(kSource / "systems/megatron-lm.json");
+  CHECK(!megatron.pipe_engine.partitioned_transfers);
+  CHECK(!megatron.pipe_engine.bf16_optimizer);
+}

@@ -367,3 +367,68 @@ TEST_CASE("step model: a reduce-scatter's per-rank copies run beside the host lo
   CHECK(added(Time::from_us(100.0)) == doctest::Approx(expected).epsilon(1e-6));
   CHECK(added(Time::from_ns(1)) == doctest::Approx(0.0));  // 64 ns of loop, under any copy
 }
+
+namespace {
+// 22B on DeepSpeed's pipeline engine: TP 8 × PP 4 × DP 2, 16 micro-batches of 1, 1F1B, full
+// recompute, no SP; the engine's two mechanisms set as given (workload/pipe_engine_ops.h).
+step::StepRequest pipe_engine_request(const Fixture& f, workload::Precision precision,
+                                      bool partitioned, bool bf16) {
+  auto r = f.request("deepspeed", [precision](workload::ParallelPlan& p) {
+    p.vpp = 1;
+    p.sequence_parallel = false;
+    p.recompute = workload::Recompute::kFull;
+    p.schedule = workload::Schedule::kOneFOneB;
+    p.precision = precision;
+  });
+  r.system.pipe_engine.partitioned_transfers = partitioned;
+  r.system.pipe_engine.bf16_optimizer = bf16;
+  r.workload = step::assemble_workload(io::load_model(kSource + "/models/korthikanti-22b.json"),
+                                       r.workload.plan, r.system);
+  return r;
+}
+
+Time copy_time(const Fixture& f, double read, double written) {
+  const hw::MemoryShape s{hw::MemoryKernel::kCopy, Bytes(read), Bytes(written), Flops(0.0)};
+  return f.kernels.cost(hw::KernelShape{s}).time;
+}
+}  // namespace
+
+TEST_CASE("step model: DeepSpeed's partitioned transfers cost their copies and TP gathers") {
+  // Stage 0 (the critical one) per micro-batch: its output's slice cloned (S/8 read and
+  // written) and, before the backward, two PartitionedTensor.full(): a zero fill of S, its own
+  // slice copied, 8 per-rank copies of S/8, a clone of S, and an all-gather over TP.
+  Fixture f;
+  const auto on = f.predict(pipe_engine_request(f, workload::Precision::kFp16, true, false));
+  const auto off = f.predict(pipe_engine_request(f, workload::Precision::kFp16, false, false));
+  REQUIRE(on.critical_stage == 0);
+  REQUIRE(off.critical_stage == 0);
+  const double S = 2048.0 * 6144.0 * 2.0;
+  const Time full = copy_time(f, 0.0, S) + copy_time(f, S / 8, S / 8) * 9 + copy_time(f, S, S);
+  const Time kernels = (copy_time(f, S / 8, S / 8) + full * 2) * 16;
+  CHECK((on.breakdown.compute - off.breakdown.compute).to_seconds() ==
+        doctest::Approx(kernels.to_seconds()).epsilon(1e-6));
+  const Time gathers = on.breakdown.tp_exposed - off.breakdown.tp_exposed;
+  CHECK(gathers > Time::zero());
+  CHECK(on.pipe_engine.to_seconds() ==
+        doctest::Approx((kernels + gathers).to_seconds()).epsilon(1e-6));
+  CHECK(off.pipe_engine == Time::zero());
+  CHECK(on.step_time > off.step_time);
+}
+
+TEST_CASE("step model: DeepSpeed's BF16_Optimizer updates fp32 gradients every micro-batch") {
+  // After each backward every parameter of stage 0 is cast to fp32 (2 B read, 4 written) and
+  // added to its fp32 gradient (8 read, 4 written): 16 micro-batches of it.
+  Fixture f;
+  const auto on = f.predict(pipe_engine_request(f, workload::Precision::kBf16, false, true));
+  const auto off = f.predict(pipe_engine_request(f, workload::Precision::kBf16, false, false));
+  REQUIRE(on.critical_stage == 0);
+  const double n = static_cast<double>(workload::stage_parameters_per_rank(
+      io::load_model(kSource + "/models/korthikanti-22b.json"),
+      pipe_engine_request(f, workload::Precision::kBf16, false, true).workload.plan, 0));
+  const Time update = (copy_time(f, 2 * n, 4 * n) + copy_time(f, 8 * n, 4 * n)) * 16;
+  CHECK((on.breakdown.compute - off.breakdown.compute).to_seconds() ==
+        doctest::Approx(update.to_seconds()).epsilon(1e-6));
+  CHECK(on.pipe_engine.to_seconds() == doctest::Approx(update.to_seconds()).epsilon(1e-6));
+  // The step's casts around the bf16 all-reduce and the norm of every fp32 gradient.
+  CHECK(on.breakdown.optimizer > off.breakdown.optimizer);
+}

@@ -1,0 +1,96 @@
+#include "workload/pipe_engine_ops.h"
+
+#include <string>
+
+#include "workload/op_builders.h"
+
+namespace megasim::workload::detail {
+namespace {
+
+bool partitioned(const LayerContext& c) {
+  return c.opts.pipe_partitioned_transfers && c.t > 1 && c.plan.pp > 1;
+}
+
+// The bytes of one micro-batch's activation between stages, whole.
+double activation_bytes(const LayerContext& c) { return hidden_bytes(c, c.tokens); }
+
+void memory(std::vector<Op>& out, const std::string& what, Phase phase, double read,
+            double written) {
+  add_memory(out, -1, "pipe engine " + what, phase, hw::MemoryKernel::kCopy, read, written);
+  out.back().pipe_engine = true;
+}
+
+// One 1/tp slice cloned (PartitionedTensor's narrow().clone(), or a received slice's clone).
+void clone_slice(const LayerContext& c, std::vector<Op>& out, const std::string& what,
+                 Phase phase) {
+  const double slice = activation_bytes(c) / static_cast<double>(c.t);
+  memory(out, what + " slice clone", phase, slice, slice);
+}
+
+// PartitionedTensor.full() (deepspeed/runtime/utils.py).
+void full(const LayerContext& c, std::vector<Op>& out, const std::string& what, Phase phase) {
+  const double whole = activation_bytes(c);
+  const double slice = whole / static_cast<double>(c.t);
+  memory(out, what + " full zero fill", phase, 0.0, whole);
+  memory(out, what + " full own slice copy", phase, slice, slice);
+  add_comm(out, -1, "pipe engine " + what + " full all-gather", phase, CollectiveOp::kAllGather,
+           Group::kTp, whole, false);
+  out.back().pipe_engine = true;
+  for (std::int64_t r = 0; r < c.t; ++r) {
+    memory(out, what + " full per-rank copy " + std::to_string(r), phase, slice, slice);
+  }
+  memory(out, what + " full clone", phase, whole, whole);
+}
+
+}  // namespace
+
+void append_pipe_forward_entry(const LayerContext& c, PipePosition at, std::vector<Op>& out) {
+  if (!partitioned(c) || at.first) return;
+  clone_slice(c, out, "received activation", Phase::kForward);
+  clone_slice(c, out, "forward input", Phase::kForward);
+  full(c, out, "input", Phase::kForward);
+}
+
+void append_pipe_forward_exit(const LayerContext& c, PipePosition at, std::vector<Op>& out) {
+  if (!partitioned(c) || at.last) return;
+  clone_slice(c, out, "output partition", Phase::kForward);
+}
+
+void append_pipe_backward_entry(const LayerContext& c, PipePosition at, std::vector<Op>& out) {
+  if (!partitioned(c) || at.last) return;
+  full(c, out, "output", Phase::kBackward);
+  full(c, out, "output gradient", Phase::kBackward);
+}
+
+void append_pipe_backward_exit(const LayerContext& c, PipePosition at, std::int64_t parameters,
+                               std::vector<Op>& out) {
+  if (partitioned(c) && !at.first) clone_slice(c, out, "input gradient partition", Phase::kBackward);
+  if (runs_bf16_optimizer(c)) {
+    const double n = d(parameters);
+    memory(out, "bf16 gradient cast to fp32", Phase::kBackward, 2.0 * n, 4.0 * n);
+    memory(out, "fp32 gradient add", Phase::kBackward, 8.0 * n, 4.0 * n);
+  }
+}
+
+bool runs_bf16_optimizer(const LayerContext& c) {
+  return c.opts.pipe_bf16_optimizer && c.plan.precision == Precision::kBf16 && !c.plan.zero3;
+}
+
+void append_bf16_gradient_all_reduce(const LayerContext& c, std::int64_t parameters,
+                                     std::vector<Op>& out) {
+  add_comm(out, -1, "bf16 gradient all-reduce", Phase::kOptimizer, CollectiveOp::kAllReduce,
+           Group::kDp, d(parameters) * c.elem, false);
+}
+
+void append_bf16_gradient_casts(std::int64_t parameters, std::vector<Op>& out) {
+  // allreduce_bucket: fp32 -> bf16, the average's mul_, bf16 -> fp32 back into the gradient.
+  const double n = d(parameters);
+  add_memory(out, -1, "gradient cast to bf16", Phase::kOptimizer, hw::MemoryKernel::kCopy,
+             4.0 * n, 2.0 * n);
+  add_memory(out, -1, "gradient average", Phase::kOptimizer, hw::MemoryKernel::kCopy, 2.0 * n,
+             2.0 * n);
+  add_memory(out, -1, "gradient cast to fp32", Phase::kOptimizer, hw::MemoryKernel::kCopy,
+             2.0 * n, 4.0 * n);
+}
+
+}  // namespace megasim::workload::detail

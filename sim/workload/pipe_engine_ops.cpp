@@ -7,8 +7,12 @@
 namespace megasim::workload::detail {
 namespace {
 
+// With sequence parallelism a TP rank already holds only its 1/tp of the activation, so there
+// is nothing for PartitionedTensor to split or rebuild (Megatron-DeepSpeed of MT-NLG's and
+// BLOOM's time had no sequence parallelism).
 bool partitioned(const LayerContext& c) {
-  return c.opts.pipe_partitioned_transfers && c.t > 1 && c.plan.pp > 1;
+  return c.opts.pipe_partitioned_transfers && c.t > 1 && c.plan.pp > 1 &&
+         !c.plan.sequence_parallel;
 }
 
 // The bytes of one micro-batch's activation between stages, whole.
@@ -65,15 +69,18 @@ void append_pipe_backward_entry(const LayerContext& c, PipePosition at, std::vec
 void append_pipe_backward_exit(const LayerContext& c, PipePosition at, std::int64_t parameters,
                                std::vector<Op>& out) {
   if (partitioned(c) && !at.first) clone_slice(c, out, "input gradient partition", Phase::kBackward);
-  if (runs_bf16_optimizer(c)) {
+  if (runs_bf16_optimizer(c) && parameters > 0) {
     const double n = d(parameters);
     memory(out, "bf16 gradient cast to fp32", Phase::kBackward, 2.0 * n, 4.0 * n);
     memory(out, "fp32 gradient add", Phase::kBackward, 8.0 * n, 4.0 * n);
   }
 }
 
+// DeepSpeed takes BF16_Optimizer for bf16 at ZeRO stage 0 (its own ZeRO-1-like sharding of
+// the optimizer states is plan.distributed_optimizer); at stage 2 or 3 its ZeRO optimizer runs.
 bool runs_bf16_optimizer(const LayerContext& c) {
-  return c.opts.pipe_bf16_optimizer && c.plan.precision == Precision::kBf16 && !c.plan.zero3;
+  return c.opts.pipe_bf16_optimizer && c.plan.precision == Precision::kBf16 && !c.plan.zero2 &&
+         !c.plan.zero3;
 }
 
 void append_bf16_gradient_all_reduce(const LayerContext& c, std::int64_t parameters,

@@ -42,12 +42,14 @@ struct PipePosition {
 void append_pipe_forward_entry(const LayerContext& c, PipePosition at, std::vector<Op>& out);
 void append_pipe_forward_exit(const LayerContext& c, PipePosition at, std::vector<Op>& out);
 // Before a chunk's backward (its recompute included), and after it; `parameters` are the
-// stage's per rank, whose gradients BF16_Optimizer updates after each backward.
+// stage's per rank, whose gradients BF16_Optimizer updates after the stage's last backward of
+// a micro-batch (0 for the other chunks of an interleaved stage: nothing updated there).
 void append_pipe_backward_entry(const LayerContext& c, PipePosition at, std::vector<Op>& out);
 void append_pipe_backward_exit(const LayerContext& c, PipePosition at, std::int64_t parameters,
                                std::vector<Op>& out);
 
-// bf16 with GeneratorOptions::pipe_bf16_optimizer, outside ZeRO-3: BF16_Optimizer's path.
+// bf16 with GeneratorOptions::pipe_bf16_optimizer, outside ZeRO-2 and ZeRO-3: BF16_Optimizer's
+// path.
 bool runs_bf16_optimizer(const LayerContext& c);
 // _bf16_reduce_grads: the flat fp32 gradients (one tensor larger than buffered_allreduce_
 // fallback's 5e8-element bucket, so one call) cast to the bf16 communication dtype and

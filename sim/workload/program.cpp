@@ -192,8 +192,11 @@ StageProgram build_stage(const ModelSpec& m, const ParallelPlan& p, int stage,
     ch.has_embedding = stage == 0 && chunk == 0;
     ch.has_logits = stage == p.pp - 1 && chunk == p.vpp - 1;
     build_chunk(c, ch);
+    // BF16_Optimizer's fp32 gradient update runs once a micro-batch, over the stage's
+    // parameters, after the stage's last backward of it: chunk 0's (backward runs the chunks
+    // in reverse).
     add_pipe_engine_work(c, {stage == 0 && chunk == 0, stage == p.pp - 1 && chunk == p.vpp - 1},
-                         sp.parameters_per_rank, ch);
+                         chunk == 0 ? sp.parameters_per_rank : 0, ch);
     sp.chunks.push_back(std::move(ch));
   }
 

@@ -134,3 +134,41 @@ TEST_CASE("pipe engine: BF16_Optimizer updates fp32 gradients per micro-batch, a
   CHECK(engine_work(fp16.chunks[0].backward).memory_bytes == 0.0);
   CHECK(fp16.dp_gradient_comm[0].comm()->kind == CollectiveOp::kReduceScatter);
 }
+
+TEST_CASE("pipe engine: an interleaved stage updates its fp32 gradients once a micro-batch") {
+  // With two chunks a stage, the update over the stage's parameters follows the stage's last
+  // backward of a micro-batch (chunk 0's: backward runs the chunks in reverse), not every chunk.
+  const ModelSpec m = gpt175();
+  ParallelPlan p = plan(Precision::kBf16);
+  p.vpp = 2;
+  const std::int64_t n = stage_parameters_per_rank(m, p, 1);
+  const StageProgram st = build_stage(m, p, 1, engine(false, true));
+  REQUIRE(st.chunks.size() == 2);
+  CHECK(engine_work(st.chunks[0].backward).memory_bytes == doctest::Approx(18.0 * n));
+  CHECK(engine_work(st.chunks[1].backward).memory_bytes == 0.0);
+}
+
+TEST_CASE("pipe engine: ZeRO-2 takes DeepSpeed's ZeRO optimizer, not BF16_Optimizer") {
+  const ModelSpec m = gpt175();
+  ParallelPlan p = plan(Precision::kBf16);
+  p.zero2 = true;
+  const StageProgram st = build_stage(m, p, 1, engine(false, true));
+  CHECK(engine_work(st.chunks[0].backward).memory_bytes == 0.0);
+  REQUIRE(!st.dp_gradient_comm.empty());
+  CHECK(st.dp_gradient_comm[0].comm()->kind == CollectiveOp::kReduceScatter);
+}
+
+TEST_CASE("pipe engine: with sequence parallelism nothing is partitioned or rebuilt") {
+  // Each TP rank holds its 1/tp of the activation already; PartitionedTensor has nothing to do.
+  const ModelSpec m = gpt175();
+  ParallelPlan p = plan(Precision::kFp16);
+  p.sequence_parallel = true;
+  const StageProgram st = build_stage(m, p, 1, engine(true, false));
+  const EngineWork fwd = engine_work(st.chunks[0].forward);
+  const EngineWork bwd = engine_work(st.chunks[0].backward);
+  CHECK(fwd.gathers + bwd.gathers == 0);
+  CHECK(fwd.memory_bytes + bwd.memory_bytes == 0.0);
+  p.sequence_parallel = false;
+  const StageProgram without = build_stage(m, p, 1, engine(true, false));
+  CHECK(engine_work(without.chunks[0].forward).gathers > 0);
+}

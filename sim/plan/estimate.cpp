@@ -28,6 +28,8 @@ std::uint32_t system_bits(const step::SystemOptions& s) {
   }
   bits |= static_cast<std::uint32_t>(s.attention_kernel()) << 16;
   if (s.backward_tp_overlap) bits |= 1u << 24;
+  if (s.pipe_engine.partitioned_transfers) bits |= 1u << 25;
+  if (s.pipe_engine.bf16_optimizer) bits |= 1u << 26;
   return bits;
 }
 
@@ -40,14 +42,10 @@ AnalyticEstimator::AnalyticEstimator(const io::Inputs& in, const net::Topology& 
   model_flops_per_token_ = workload::model_flops_per_token(in.model).value();
 }
 
-const AnalyticEstimator::LayerPrices& AnalyticEstimator::layer_prices(const Candidate& c) {
-  const workload::ParallelPlan& real = c.plan;
-  const auto key = std::make_tuple(real.tp, real.sequence_parallel, real.micro_batch,
-                                   static_cast<int>(real.recompute), system_bits(c.system));
-  if (auto it = layers_.find(key); it != layers_.end()) return it->second;
-
-  // The probe: three stages of one layer each. Stage 0 holds the embedding and a layer,
-  // stage 1 a layer alone, stage 2 a layer and the head.
+AnalyticEstimator::Probe AnalyticEstimator::price_probe(const workload::ParallelPlan& real,
+                                                        const step::SystemOptions& system) {
+  // Three stages of one layer each. Stage 0 holds the embedding and a layer, stage 1 a layer
+  // alone, stage 2 a layer and the head.
   workload::ModelSpec model = inputs_.model;
   model.layers = 3;
   workload::ParallelPlan p;
@@ -61,19 +59,56 @@ const AnalyticEstimator::LayerPrices& AnalyticEstimator::layer_prices(const Cand
   p.recompute = real.recompute;
   p.precision = real.precision;
   p.schedule = workload::Schedule::kOneFOneB;
-  const step::AssembledWorkload w = step::assemble_workload(model, p, c.system);
+  Probe probe;
+  probe.workload = step::assemble_workload(model, p, system);
   // The probe's GPUs: three TP groups, packed; a cluster smaller than that reuses its GPUs
   // (only the TP groups of stage 0 are priced on the fabric; PP is priced analytically).
   std::vector<int> placement(static_cast<std::size_t>(3 * p.tp));
   for (std::size_t i = 0; i < placement.size(); ++i) {
     placement[i] = static_cast<int>(i % static_cast<std::size_t>(topology_.gpus()));
   }
-  step::Pricer pricer(topology_, placement, inputs_.collective, kernels_, w.plan, c.system);
+  step::Pricer pricer(topology_, placement, inputs_.collective, kernels_, probe.workload.plan,
+                      system);
   pricer.set_traffic_on_network(true);
-  std::vector<step::StageCosts> costs;
-  std::vector<step::PricingTally> tally(3);
-  for (int s = 0; s < 3; ++s) costs.push_back(pricer.price(w.program[s], tally[s]));
+  probe.tally.resize(3);
+  for (int s = 0; s < 3; ++s) probe.costs.push_back(pricer.price(probe.workload.program[s], probe.tally[s]));
+  return probe;
+}
 
+void AnalyticEstimator::engine_prices(const Candidate& c, const Probe& bare, LayerPrices& lp) {
+  // DeepSpeed's pipeline engine (workload/pipe_engine_ops.h): its transfers come once a chunk
+  // boundary, not once a layer, and the first and last chunks of the pipeline lack one side;
+  // its BF16_Optimizer update, once a micro-batch over the stage's parameters. Priced as the
+  // probe with the transfers alone and with both against the probe without either.
+  step::SystemOptions transfers_only = c.system;
+  transfers_only.pipe_engine.bf16_optimizer = false;
+  const Probe tr = price_probe(c.plan, transfers_only);
+  const Probe all = c.system.pipe_engine.bf16_optimizer ? price_probe(c.plan, c.system) : tr;
+  for (int s = 0; s < 3; ++s) {
+    const auto i = static_cast<std::size_t>(s);
+    lp.engine[i].f = sec(tr.costs[i].forward[0] - bare.costs[i].forward[0]);
+    lp.engine[i].b = sec(tr.costs[i].backward[0] - bare.costs[i].backward[0]);
+    lp.engine[i].tp = sec(tr.costs[i].forward_tp[0] + tr.costs[i].backward_tp[0] -
+                          bare.costs[i].forward_tp[0] - bare.costs[i].backward_tp[0]);
+  }
+  const double params = static_cast<double>(bare.workload.program[1].parameters_per_rank);
+  lp.update_per_param =
+      params > 0 ? sec(all.costs[1].backward[0] - tr.costs[1].backward[0]) / params : 0.0;
+}
+
+const AnalyticEstimator::LayerPrices& AnalyticEstimator::layer_prices(const Candidate& c) {
+  const workload::ParallelPlan& real = c.plan;
+  const auto key = std::make_tuple(real.tp, real.sequence_parallel, real.micro_batch,
+                                   static_cast<int>(real.recompute), system_bits(c.system));
+  if (auto it = layers_.find(key); it != layers_.end()) return it->second;
+
+  // The layers' prices come from the probe without the pipeline engine's own work, which is
+  // priced apart (engine_prices): it does not grow with the layers.
+  step::SystemOptions bare_system = c.system;
+  bare_system.pipe_engine.partitioned_transfers = false;
+  bare_system.pipe_engine.bf16_optimizer = false;
+  const Probe bare = price_probe(real, bare_system);
+  const std::vector<step::StageCosts>& costs = bare.costs;
   LayerPrices lp;
   lp.layer_f = sec(costs[1].forward[0]);
   lp.layer_b = sec(costs[1].backward[0]);
@@ -84,12 +119,15 @@ const AnalyticEstimator::LayerPrices& AnalyticEstimator::layer_prices(const Cand
   lp.head_f = sec(costs[2].forward[0]) - lp.layer_f;
   lp.head_b = sec(costs[2].backward[0]) - lp.layer_b;
   lp.head_tp = sec(costs[2].forward_tp[0] + costs[2].backward_tp[0]) - lp.layer_tp;
-  const double params = static_cast<double>(w.program[1].parameters_per_rank);
+  const double params = static_cast<double>(bare.workload.program[1].parameters_per_rank);
   lp.optimizer_per_param = params > 0 ? sec(costs[1].optimizer) / params : 0.0;
-  const step::PricingTally& t = tally[1];
+  const step::PricingTally& t = bare.tally[1];
   const double kernel = sec(t.gemm + t.attention + t.memory_bound);
   lp.gemm_share = kernel > 0 ? sec(t.gemm + t.attention) / kernel : 1.0;
-  lp.pp_bytes = w.program[0].pp_send_bytes.value();
+  lp.pp_bytes = bare.workload.program[0].pp_send_bytes.value();
+  if (c.system.pipe_engine.partitioned_transfers || c.system.pipe_engine.bf16_optimizer) {
+    engine_prices(c, bare, lp);
+  }
   return layers_[key] = lp;
 }
 
@@ -213,10 +251,15 @@ StepFigures AnalyticEstimator::estimate(const Candidate& c) {
   const double body = per_stage_layers * (lp.layer_f + lp.layer_b);
   const double body_tp = per_stage_layers * lp.layer_tp;
   const double embed = lp.embed_f + lp.embed_b, head = lp.head_f + lp.head_b;
-  double c_first = body + embed, c_last = body + head, c_mid = body;
-  double tp_first = body_tp + lp.embed_tp, tp_last = body_tp + lp.head_tp;
-  if (p.pp == 1) {
-    c_first = c_last = body + embed + head;
+  const EngineWork engine = engine_work(c, lp);  // DeepSpeed's pipeline engine; else zero
+  double c_first = body + embed + engine.first.f + engine.first.b;
+  double c_last = body + head + engine.last.f + engine.last.b;
+  double c_mid = body + engine.mid.f + engine.mid.b;
+  double tp_first = body_tp + lp.embed_tp + engine.first.tp;
+  double tp_last = body_tp + lp.head_tp + engine.last.tp;
+  const double mid_tp = body_tp + engine.mid.tp;
+  if (p.pp == 1) {  // one stage: the engine's update alone (engine.first == engine.last)
+    c_first = c_last = body + embed + head + engine.first.b;
     tp_first = tp_last = body_tp + lp.embed_tp + lp.head_tp;
   }
   const bool last_critical = c_last >= c_first;
@@ -227,11 +270,12 @@ StepFigures AnalyticEstimator::estimate(const Candidate& c) {
   const double tp_crit = last_critical ? tp_last : tp_first;
   c_first += slow * (c_first - tp_first);
   c_last += slow * (c_last - tp_last);
-  c_mid += slow * (c_mid - body_tp);
+  c_mid += slow * (c_mid - mid_tp);
   const double c_max = std::max({c_first, c_last, c_mid});
   const double compute_tp = m * (last_critical ? tp_last : tp_first);
-  const double fwd_share = (last_critical ? lp.layer_f * per_stage_layers + lp.head_f
-                                          : lp.layer_f * per_stage_layers + lp.embed_f) /
+  const double fwd_share = (last_critical
+                                ? lp.layer_f * per_stage_layers + lp.head_f + engine.last.f
+                                : lp.layer_f * per_stage_layers + lp.embed_f + engine.first.f) /
                            c_crit_nominal;
 
   // The schedule with the critical stage's passes on every stage and each PP send's time
@@ -272,6 +316,38 @@ StepFigures AnalyticEstimator::estimate(const Candidate& c) {
   e.comm_time = Time::from_seconds(compute_tp + pp_exposed + dp_exposed);
   e.idle_time = e.step_time - e.gemm_time - e.memory_bound_time - e.comm_time;
   return e;
+}
+
+AnalyticEstimator::EngineWork AnalyticEstimator::engine_work(const Candidate& c,
+                                                            const LayerPrices& lp) const {
+  // The pipeline engine's transfers at each chunk's boundaries (none without PP): the
+  // pipeline's first (or last) chunk prices as the probe's first (or last) stage, every other
+  // chunk as its middle one; and the BF16_Optimizer update once a micro-batch.
+  const workload::ParallelPlan& p = c.plan;
+  EngineWork w;
+  const auto add = [](LayerPrices::Engine& to, const LayerPrices::Engine& e, double times) {
+    to.f += e.f * times;
+    to.b += e.b * times;
+    to.tp += e.tp * times;
+  };
+  if (p.pp > 1) {
+    const double others = p.vpp - 1;
+    add(w.first, lp.engine[0], 1.0);
+    add(w.first, lp.engine[1], others);
+    add(w.mid, lp.engine[1], p.vpp);
+    add(w.last, lp.engine[2], 1.0);
+    add(w.last, lp.engine[1], others);
+  }
+  const auto update = [&](int stage) {
+    return lp.update_per_param *
+           static_cast<double>(workload::stage_parameters_per_rank(inputs_.model, p, stage));
+  };
+  if (lp.update_per_param > 0) {
+    w.first.b += update(0);
+    w.mid.b += update(std::min(1, p.pp - 1));
+    w.last.b += update(p.pp - 1);
+  }
+  return w;
 }
 
 double AnalyticEstimator::slowest_gpu(std::int64_t gpus) {

@@ -24,6 +24,7 @@
 // Not thread-safe (caches); one estimator per thread.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <tuple>
@@ -33,6 +34,7 @@
 #include "io/inputs.h"
 #include "net/topology.h"
 #include "plan/plan_space.h"
+#include "step/pricing.h"
 #include "step/step_model.h"
 
 namespace megasim::plan {
@@ -66,7 +68,27 @@ class AnalyticEstimator {
     double optimizer_per_param = 0;  // seconds per parameter the rank updates
     double gemm_share = 1;           // of kernel time: GEMM and attention
     double pp_bytes = 0;
+    // The pipeline engine's transfers per chunk of the first, a middle and the last stage
+    // (seconds a micro-batch: forward, backward, and the TP part of both), and its
+    // BF16_Optimizer update per parameter of a stage, once a micro-batch (0 without them).
+    struct Engine {
+      double f = 0, b = 0, tp = 0;
+    };
+    std::array<Engine, 3> engine{};
+    double update_per_param = 0;
   };
+  struct Probe {
+    step::AssembledWorkload workload;
+    std::vector<step::StageCosts> costs;
+    std::vector<step::PricingTally> tally;
+  };
+  Probe price_probe(const workload::ParallelPlan& real, const step::SystemOptions& system);
+  void engine_prices(const Candidate& c, const Probe& bare, LayerPrices& lp);
+  // The engine's work a micro-batch on the first, a middle and the last stage of the plan.
+  struct EngineWork {
+    LayerPrices::Engine first, mid, last;
+  };
+  EngineWork engine_work(const Candidate& c, const LayerPrices& lp) const;
   const LayerPrices& layer_prices(const Candidate& c);
   // hw::FleetVariation::slowest_of, once per GPU count (a quadrature: not for every plan).
   double slowest_gpu(std::int64_t gpus);

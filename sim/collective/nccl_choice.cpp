@@ -51,7 +51,10 @@ std::vector<std::pair<CollAlgorithm, CollProtocol>> NcclModel::candidates(
   }
   // NCCL chooses by its own estimate: the profile's constants, not the scales fitted to logs
   // (it does not know them), so a calibration moves the time of what NCCL runs, not the pick.
-  if (unscaled_) return NcclModel(topology_, *unscaled_).candidates(call, shape);
+  if (!constants_.scale.neutral()) {
+    if (!unscaled_) unscaled_ = unscaled_copy(constants_);
+    return NcclModel(topology_, *unscaled_).candidates(call, shape);
+  }
   check_forced(*this, call, shape);
   std::vector<CollAlgorithm> algos;
   if (call.algorithm != CollAlgorithm::kAuto) {

@@ -45,7 +45,7 @@ struct ModelCost {
 class NcclModel {
  public:
   NcclModel(const net::Topology& topology, const hw::CollectiveConstants& constants)
-      : topology_(topology), constants_(constants), unscaled_(unscaled_copy(constants)) {}
+      : topology_(topology), constants_(constants) {}
 
   ModelCost cost(const CollectiveCall& call, const CommShape& shape, CollAlgorithm algorithm,
                  CollProtocol protocol) const;
@@ -109,13 +109,14 @@ class NcclModel {
                       CollAlgorithm algorithm) const;
 
   // The constants without the scales fitted to logs, which NCCL's own choice does not know;
-  // made once (null when the scales are neutral), not on every choice.
+  // made at the first choice of a calibrated model and kept (a model that never chooses, or
+  // whose scales are neutral, never makes it).
   static std::shared_ptr<const hw::CollectiveConstants> unscaled_copy(
       const hw::CollectiveConstants& constants);
 
   const net::Topology& topology_;
   const hw::CollectiveConstants& constants_;
-  std::shared_ptr<const hw::CollectiveConstants> unscaled_;
+  mutable std::shared_ptr<const hw::CollectiveConstants> unscaled_;
 };
 
 }  // namespace megasim::collective

@@ -33,6 +33,7 @@
 // a collective is not slowed here (the executor's interference applies to PP and DP streams).
 #pragma once
 
+#include <cstdint>
 #include <vector>
 
 #include "engine/time.h"
@@ -45,6 +46,14 @@ struct ShardedSegment {
   Time time;
   Time host;       // host time to issue the collectives, before they start
   Time host_tail;  // gathers: host time after the launch, beside the collective
+  // Scatters: the segment's tensors one by one, in program order (time and host above are
+  // their sums), for a framework that reduces them in buckets (`reduce_bucket_elements`).
+  struct Tensor {
+    Time time;  // its collective
+    Time host;  // its host loop, before the launch
+    std::int64_t elements = 0;
+  };
+  std::vector<Tensor> tensors;
 };
 
 struct ShardedPassTime {
@@ -54,7 +63,9 @@ struct ShardedPassTime {
   Time dp_hidden;   // collective (and host issue) time that ran beside compute
 };
 
+// reduce_bucket_elements: 0 = each scatter segment reduced as one (its host time, then its
+// collectives); above 0 = its tensors reduced bucket by bucket as described above.
 ShardedPassTime sharded_pass_time(const std::vector<ShardedSegment>& segments, int prefetch,
-                                  bool blocking_reduce);
+                                  bool blocking_reduce, std::int64_t reduce_bucket_elements = 0);
 
 }  // namespace megasim::step

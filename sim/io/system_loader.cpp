@@ -49,6 +49,37 @@ void check_gather_host(const JsonReader& z, const step::SystemOptions::Sharding&
   }
 }
 
+// The preset's sharded_data_parallel object.
+void read_sharding(JsonReader& z, step::SystemOptions::Sharding& sh) {
+  sh.per_tensor = z.choice("collective_per", {"tensor", "layer"}) == "tensor";
+  sh.per_sub_module = z.choice_or("fetch_unit", "layer", {"layer", "sub-module"}) == "sub-module";
+  sh.prefetch_layers = static_cast<int>(z.integer("prefetch_layers", 0, 64));
+  sh.blocking_reduce = z.boolean_or("blocking_reduce", false);
+  sh.regather_after_recompute = z.boolean_or("regather_after_recompute", false);
+  sh.per_rank_copies = z.boolean_or("per_rank_copies", false);
+  sh.zeroed_gather_buffer = z.boolean_or("zeroed_gather_buffer", false);
+  sh.gather_host = Time::from_us(z.number_or("gather_host_us", 0.0, 0.0, 1e6));
+  sh.gather_host_ranks = static_cast<int>(z.integer_or("gather_host_ranks", 0, 0, 1 << 20));
+  if (auto h = z.optional_object("host_per_rank")) read_host_per_rank(*h, sh.host_per_rank);
+  check_gather_host(z, sh);
+  sh.persistence_threshold =
+      z.integer_or("param_persistence_threshold", 0, 0, std::int64_t{1} << 40);
+  // Persistence keeps single tensors gathered: a per-layer collective has none to keep.
+  if (!sh.per_tensor && sh.persistence_threshold > 0) {
+    z.fail("param_persistence_threshold",
+          "keeps single tensors gathered, so it needs collective_per \"tensor\"");
+  }
+  sh.reduce_bucket_elements =
+      z.integer_or("reduce_bucket_elements", 0, 1, std::int64_t{1} << 40);
+  // A bucket groups single tensors' reduce-scatters: a per-layer collective has none.
+  if (!sh.per_tensor && sh.reduce_bucket_elements > 0) {
+    z.fail("reduce_bucket_elements",
+          "groups single tensors' reductions, so it needs collective_per \"tensor\"");
+  }
+  z.string("source");
+  z.finish();
+}
+
 }  // namespace
 
 step::SystemOptions load_system_file(const std::filesystem::path& file, FilesRead* read) {
@@ -98,32 +129,7 @@ step::SystemOptions load_system_file(const std::filesystem::path& file, FilesRea
     e->string("source");
     e->finish();
   }
-  if (auto z = r.optional_object("sharded_data_parallel")) {
-    s.sharding.per_tensor = z->choice("collective_per", {"tensor", "layer"}) == "tensor";
-    s.sharding.per_sub_module =
-        z->choice_or("fetch_unit", "layer", {"layer", "sub-module"}) == "sub-module";
-    s.sharding.prefetch_layers = static_cast<int>(z->integer("prefetch_layers", 0, 64));
-    s.sharding.blocking_reduce = z->boolean_or("blocking_reduce", false);
-    s.sharding.regather_after_recompute = z->boolean_or("regather_after_recompute", false);
-    s.sharding.per_rank_copies = z->boolean_or("per_rank_copies", false);
-    s.sharding.zeroed_gather_buffer = z->boolean_or("zeroed_gather_buffer", false);
-    s.sharding.gather_host = Time::from_us(z->number_or("gather_host_us", 0.0, 0.0, 1e6));
-    s.sharding.gather_host_ranks =
-        static_cast<int>(z->integer_or("gather_host_ranks", 0, 0, 1 << 20));
-    if (auto h = z->optional_object("host_per_rank")) {
-      read_host_per_rank(*h, s.sharding.host_per_rank);
-    }
-    check_gather_host(*z, s.sharding);
-    s.sharding.persistence_threshold =
-        z->integer_or("param_persistence_threshold", 0, 0, std::int64_t{1} << 40);
-    // Persistence keeps single tensors gathered: a per-layer collective has none to keep.
-    if (!s.sharding.per_tensor && s.sharding.persistence_threshold > 0) {
-      z->fail("param_persistence_threshold",
-              "keeps single tensors gathered, so it needs collective_per \"tensor\"");
-    }
-    z->string("source");
-    z->finish();
-  }
+  if (auto z = r.optional_object("sharded_data_parallel")) read_sharding(*z, s.sharding);
   r.finish();
   return s;
 }

@@ -27,19 +27,26 @@ Time Pricer::sharded_time(const std::vector<Op>& ops, const std::vector<Time>& s
                       : c->kind == CollectiveOp::kReduceScatter ? Kind::kScatter
                                                                 : Kind::kGather;
     if (segments.empty() || segments.back().kind != kind) {
-      segments.push_back({kind, Time::zero(), Time::zero(), Time::zero()});
+      segments.emplace_back();
+      segments.back().kind = kind;
     }
-    segments.back().time += share[i];
+    ShardedSegment one;  // this op alone
+    one.kind = kind;
+    one.time = share[i];
     const Time copies = kind != Kind::kCompute && system_.sharding.per_rank_copies
                             ? per_rank_copies(*c) : Time::zero();
-    segments.back().time += copies;
-    if (kind == Kind::kGather && system_.sharding.zeroed_gather_buffer) {
-      segments.back().time += zero_fill(*c);
-    }
-    if (kind != Kind::kCompute) add_host(*c, copies, segments.back());
+    one.time += copies;
+    if (kind == Kind::kGather && system_.sharding.zeroed_gather_buffer) one.time += zero_fill(*c);
+    if (kind != Kind::kCompute) add_host(*c, copies, one);
+    ShardedSegment& s = segments.back();
+    s.time += one.time;
+    s.host += one.host;
+    s.host_tail += one.host_tail;
+    if (kind == Kind::kScatter) s.tensors.push_back({one.time, one.host, c->elements});
   }
-  const ShardedPassTime t = sharded_pass_time(segments, system_.sharding.prefetch_layers,
-                                              system_.sharding.blocking_reduce);
+  const ShardedPassTime t =
+      sharded_pass_time(segments, system_.sharding.prefetch_layers,
+                        system_.sharding.blocking_reduce, system_.sharding.reduce_bucket_elements);
   dp_exposed += t.dp_exposed;
   tally.dp_hidden += t.dp_hidden;
   return t.total;

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
+#include <vector>
 
 namespace megasim::step {
 namespace {
@@ -44,10 +46,32 @@ Feeds gathers_by_compute(const std::vector<ShardedSegment>& segments) {
   return f;
 }
 
+// A scatter segment's collectives as issued: one per tensor, split into buckets by
+// DeepSpeed's rule (a tensor that would take a non-empty bucket past `bucket_elements` closes
+// it first); with no bucket size, the whole segment as one issue (its host time, then its
+// collectives), as a framework without per-tensor host work is timed.
+struct Issue {
+  Time time, host;
+  bool opens_bucket = false;
+};
+
+std::vector<Issue> issues_of(const ShardedSegment& s, std::int64_t bucket_elements) {
+  if (bucket_elements <= 0 || s.tensors.empty()) return {Issue{s.time, s.host, true}};
+  std::vector<Issue> out;
+  std::int64_t filled = 0;
+  for (const ShardedSegment::Tensor& t : s.tensors) {
+    const bool opens = out.empty() || (filled > 0 && filled + t.elements > bucket_elements);
+    if (opens) filled = 0;
+    filled += t.elements;
+    out.push_back({t.time, t.host, opens});
+  }
+  return out;
+}
+
 }  // namespace
 
 ShardedPassTime sharded_pass_time(const std::vector<ShardedSegment>& segments, int prefetch,
-                                  bool blocking_reduce) {
+                                  bool blocking_reduce, std::int64_t reduce_bucket_elements) {
   const Feeds feeds = gathers_by_compute(segments);
   const std::vector<Time>& gather_for = feeds.time;
   const std::vector<Time>& host_for = feeds.host;
@@ -71,17 +95,27 @@ ShardedPassTime sharded_pass_time(const std::vector<ShardedSegment>& segments, i
   for (const ShardedSegment& s : segments) {
     if (s.kind == Kind::kGather) continue;  // issued with the compute it feeds
     if (s.kind == Kind::kScatter) {
-      // Issued once its layer's backward has ended; with a blocking reduce (or no overlap at
-      // all) the host waits for it, and with it the compute it has not queued yet.
+      // Issued once its layer's backward has ended, bucket by bucket. At a bucket's start,
+      // with a blocking reduce, the host waits for the previous bucket's collectives, and
+      // with it the compute it has not queued yet. Then each tensor: the host builds its
+      // inputs (queuing nothing else) and its collective starts, beside the next one's loop.
       Time issued = compute_free;
-      if (blocking_reduce) issued = std::max(issued, last_scatter);
-      if (s.host > Time::zero()) {  // the host builds its inputs first, queuing nothing else
-        host = std::max(host, issued) + s.host;
-        issued = host;
+      Time waited = compute_free;  // when the last bucket could start
+      for (const Issue& t : issues_of(s, reduce_bucket_elements)) {
+        if (t.opens_bucket) {
+          issued = blocking_reduce ? std::max(compute_free, last_scatter) : compute_free;
+          waited = issued;
+        }
+        if (t.host > Time::zero()) {
+          host = std::max(host, issued) + t.host;
+          issued = host;
+        }
+        last_scatter = line.run(issued, t.time);
       }
-      last_scatter = line.run(issued, s.time);
-      if (ahead == 0) host = std::max(host, last_scatter);
-      else if (blocking_reduce) host = std::max(host, issued);
+      if (ahead == 0)
+        host = std::max(host, last_scatter);
+      else if (blocking_reduce)
+        host = std::max(host, waited);
       continue;
     }
     // A compute segment: in line, its gather starts once the previous compute has ended.

@@ -28,11 +28,20 @@
 //   - A scatter may carry host time (`host`: the per-rank views and copies into the flat
 //     buffer, before it starts). The host does it once the scatter is issued, so the compute
 //     it has not queued yet waits for it, with or without a blocking reduce.
+//   - With a reduce bucket size (DeepSpeed's reduce_bucket_size) a scatter segment is timed
+//     tensor by tensor: its tensors, in program order, fill buckets (a tensor that would take
+//     a non-empty bucket past the size opens the next; each segment opens one). At a bucket's
+//     start, with `blocking_reduce`, the host waits for the previous bucket's collectives
+//     (reduce_ipg_grads' reduction_stream.synchronize()); then for each tensor the host runs
+//     its loop and its collective starts once both that loop and the DP line are done, so the
+//     next tensor's loop runs beside it (_reduce_scatter_gradient launches and returns).
+//     Without a bucket size the segment is one issue: all its host time, then its collectives.
 //   - The pass ends when its compute and every collective it issued have ended.
 // Collective prices are each one alone on the DP communicator (step/pricing.h); compute beside
 // a collective is not slowed here (the executor's interference applies to PP and DP streams).
 #pragma once
 
+#include <cstdint>
 #include <vector>
 
 #include "engine/time.h"
@@ -45,6 +54,14 @@ struct ShardedSegment {
   Time time;
   Time host;       // host time to issue the collectives, before they start
   Time host_tail;  // gathers: host time after the launch, beside the collective
+  // Scatters: the segment's tensors one by one, in program order (time and host above are
+  // their sums), for a framework that reduces them in buckets (`reduce_bucket_elements`).
+  struct Tensor {
+    Time time;  // its collective
+    Time host;  // its host loop, before the launch
+    std::int64_t elements = 0;
+  };
+  std::vector<Tensor> tensors;
 };
 
 struct ShardedPassTime {
@@ -54,7 +71,9 @@ struct ShardedPassTime {
   Time dp_hidden;   // collective (and host issue) time that ran beside compute
 };
 
+// reduce_bucket_elements: 0 = each scatter segment reduced as one (its host time, then its
+// collectives); above 0 = its tensors reduced bucket by bucket as described above.
 ShardedPassTime sharded_pass_time(const std::vector<ShardedSegment>& segments, int prefetch,
-                                  bool blocking_reduce);
+                                  bool blocking_reduce, std::int64_t reduce_bucket_elements = 0);
 
 }  // namespace megasim::step

@@ -64,6 +64,11 @@ struct SystemOptions {
     // One gradient reduce-scatter in flight, the host waiting for it before it issues the next
     // (and so before it queues more backward compute).
     bool blocking_reduce = false;
+    // Gradients reduced in buckets of at most this many elements (DeepSpeed's
+    // reduce_bucket_size), tensor by tensor within a bucket, the host's loop for the next
+    // tensor beside the previous one's collective (step/sharded_pass.h). 0: each layer's
+    // reduce-scatters as one, their host work first.
+    std::int64_t reduce_bucket_elements = 0;
     // With full recompute: gather again for the backward after the recompute released them.
     bool regather_after_recompute = false;
     // The collectives go through torch.distributed's list-form all_gather and reduce_scatter

@@ -124,6 +124,7 @@ void append_zero3_scatters(const LayerContext& c, int layer, std::vector<Op>& ou
   for (const std::int64_t n : zero3_units(c)) {
     add_comm(out, layer, "zero3 gradient reduce-scatter", Phase::kBackward,
              CollectiveOp::kReduceScatter, zero3_group(c), d(n) * grad_bytes, false);
+    std::get<CommOp>(out.back().work).elements = n;
   }
 }
 

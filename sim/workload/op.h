@@ -4,6 +4,7 @@
 // can price an op from its shape or its (kind, group, size).
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <variant>
 
@@ -34,6 +35,9 @@ struct CommOp {
   // nccl-tests' "size": the buffer of an all-reduce, the gathered output of an all-gather,
   // the input of a reduce-scatter, the message of a send/recv, per rank.
   Bytes size{0.0};
+  // The tensor's element count where the collective is one parameter tensor's (ZeRO-3's
+  // gradient reduce-scatters, which a framework may group into buckets by it); 0 otherwise.
+  std::int64_t elements = 0;
 };
 
 struct Op {

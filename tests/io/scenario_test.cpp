@@ -113,6 +113,10 @@ TEST_CASE("system file: a bad sharded_data_parallel key names its path and the c
       {"system-persistence-per-layer.json",
        "sharded_data_parallel.param_persistence_threshold: keeps single tensors gathered, so it "
        "needs collective_per \"tensor\""},
+      // A bucket groups single tensors' reduce-scatters; one collective a layer has none.
+      {"system-reduce-bucket-per-layer.json",
+       "sharded_data_parallel.reduce_bucket_elements: groups single tensors' reductions, so it "
+       "needs collective_per \"tensor\""},
       // The measured gather time holds the per-rank work of the group it was measured on.
       {"system-gather-host-ranks-missing.json",
        "sharded_data_parallel.gather_host_ranks: is needed with host_per_rank and "

@@ -18,8 +18,8 @@ Time us(double v) {
 std::vector<ShardedSegment> forward() {
   std::vector<ShardedSegment> s;
   for (int l = 0; l < 3; ++l) {
-    s.push_back({Kind::kGather, us(4), us(0), us(0)});
-    s.push_back({Kind::kCompute, us(10), us(0), us(0)});
+    s.push_back({Kind::kGather, us(4), us(0), us(0), {}});
+    s.push_back({Kind::kCompute, us(10), us(0), us(0), {}});
   }
   return s;
 }
@@ -61,8 +61,8 @@ TEST_CASE("sharded pass: a blocking reduce holds the host, a free one runs besid
   // Backward of three layers: compute 10 then a reduce-scatter of 12 (gathers left out).
   std::vector<ShardedSegment> s;
   for (int l = 0; l < 3; ++l) {
-    s.push_back({Kind::kCompute, us(10), us(0), us(0)});
-    s.push_back({Kind::kScatter, us(12), us(0), us(0)});
+    s.push_back({Kind::kCompute, us(10), us(0), us(0), {}});
+    s.push_back({Kind::kScatter, us(12), us(0), us(0), {}});
   }
   // Free: scatters at 10–22, 22–34, 34–46; compute 0–10, 10–20, 20–30. Total 46.
   CHECK(sharded_pass_time(s, 1, false).total == us(46));
@@ -135,8 +135,8 @@ TEST_CASE("sharded pass: a reduce-scatter's host time holds the compute the host
   // Backward of three layers: compute 10, then a scatter of 12 whose inputs take the host 5.
   std::vector<ShardedSegment> s;
   for (int l = 0; l < 3; ++l) {
-    s.push_back({Kind::kCompute, us(10), us(0), us(0)});
-    s.push_back({Kind::kScatter, us(12), us(5), us(0)});
+    s.push_back({Kind::kCompute, us(10), us(0), us(0), {}});
+    s.push_back({Kind::kScatter, us(12), us(5), us(0), {}});
   }
   // Blocking: scatter 0's host 10–15, runs 15–27; compute 1 queued at 15: 15–25. Scatter 1
   // issued at max(25, 27) = 27: host 27–32, runs 32–44; compute 2 queued at 32 (the host
@@ -149,4 +149,58 @@ TEST_CASE("sharded pass: a reduce-scatter's host time holds the compute the host
   // Scatter 0: host 10–15, runs 15–27; compute 1 15–25; scatter 1 host 25–30, runs 30–42;
   // compute 2 30–40; scatter 2 host 40–45, runs 45–57.
   CHECK(sharded_pass_time(s, 1, false).total == us(57));
+}
+
+namespace {
+
+// A scatter segment of the given tensors, its time and host the sums, as pricing builds it.
+ShardedSegment scatter(const std::vector<ShardedSegment::Tensor>& tensors) {
+  ShardedSegment s{Kind::kScatter, us(0), us(0), us(0), tensors};
+  for (const auto& t : tensors) {
+    s.time += t.time;
+    s.host += t.host;
+  }
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "sharded pass: within a reduce bucket the next tensor's host loop runs beside a collective") {
+  // The last layer's backward: compute 10, then two gradients of 100 elements each reduced
+  // in one bucket (500 elements): tensor 1 host 5 then collective 8, tensor 2 host 5 then 6.
+  std::vector<ShardedSegment> s{{Kind::kCompute, us(10), us(0), us(0), {}},
+                                scatter({{us(8), us(5), 100}, {us(6), us(5), 100}})};
+  // Tensor 1: host 10–15, collective 15–23; tensor 2: host 15–20 (beside collective 1), its
+  // collective at max(20, 23) = 23: 23–29. Total 10 + host1 + max(coll1, host2) + coll2 =
+  // 10 + 5 + max(8, 5) + 6 = 29.
+  CHECK(sharded_pass_time(s, 1, true, 500).total == us(29));
+  // Without a bucket size the segment is one reduction, every host loop first: 10 + 10 + 14.
+  CHECK(sharded_pass_time(s, 1, true).total == us(34));
+  // A host loop longer than the collective before it sets the pace: host 2 of 10 gives
+  // 10 + 5 + max(8, 10) + 6 = 31.
+  s[1] = scatter({{us(8), us(5), 100}, {us(6), us(10), 100}});
+  CHECK(sharded_pass_time(s, 1, true, 500).total == us(31));
+}
+
+TEST_CASE("sharded pass: between reduce buckets a blocking reduce holds the host") {
+  // Backward: compute 10, the same two gradients (100 elements each), then the next layer's
+  // compute 10. A bucket of 150 elements takes one of them: tensor 2 opens a second bucket.
+  std::vector<ShardedSegment> s{{Kind::kCompute, us(10), us(0), us(0), {}},
+                                scatter({{us(8), us(5), 100}, {us(6), us(5), 100}}),
+                                {Kind::kCompute, us(10), us(0), us(0), {}}};
+  // Bucket 1: host 10–15, collective 15–23. Bucket 2: the host waits for it (till 23), host
+  // 23–28, collective 28–34; compute 1, queued once the host is free, runs 28–38. Total 38.
+  const auto two = sharded_pass_time(s, 1, true, 150);
+  CHECK(two.total == us(38));
+  CHECK(two.compute == us(20));
+  // One bucket of 500: tensor 2's loop 15–20 beside collective 1, its collective 23–29;
+  // compute 1 20–30. Total 30.
+  CHECK(sharded_pass_time(s, 1, true, 500).total == us(30));
+  // Not blocking, the host does not wait between buckets: as one bucket, 30.
+  CHECK(sharded_pass_time(s, 1, false, 150).total == us(30));
+  // A tensor past the bucket size goes alone into a bucket of its own, which the next one
+  // closes: 200 then 10 elements in buckets of 150 are two buckets, 38 as above.
+  s[1] = scatter({{us(8), us(5), 200}, {us(6), us(5), 10}});
+  CHECK(sharded_pass_time(s, 1, true, 150).total == us(38));
 }

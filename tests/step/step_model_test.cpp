@@ -294,7 +294,8 @@ TEST_CASE("step model: DeepSpeed's per-rank host work grows with the DP group") 
   // starts and nothing runs beside that: with one op of 1 us per rank to a gather and two to a
   // reduce-scatter, the step grows by (gathers + 2 x scatters) x ranks x 1 us, twice as much
   // over 128 ranks as over 64. Gathers: three per non-persistent tensor per layer (forward,
-  // recompute, backward); reduce-scatters: one per tensor per layer.
+  // recompute, backward); reduce-scatters: one per tensor per layer, without reduce buckets
+  // (with them, a loop runs beside the previous tensor's collective: sharded_pass_test.cpp).
   Fixture f;
   const workload::ModelSpec m = io::load_model(kSource + "/models/korthikanti-22b.json");
   std::vector<double> added;
@@ -302,6 +303,7 @@ TEST_CASE("step model: DeepSpeed's per-rank host work grows with the DP group") 
     auto r = f.request("deepspeed", zero3_over(dp, 1));
     auto& z = r.system.sharding;
     z.prefetch_layers = 0;
+    z.reduce_bucket_elements = 0;  // a layer's reduce-scatters as one issue, loops in line
     z.gather_host = Time::zero();
     z.gather_host_ranks = 0;
     z.host_per_rank = {};
@@ -318,6 +320,20 @@ TEST_CASE("step model: DeepSpeed's per-rank host work grows with the DP group") 
     CHECK(held.breakdown.compute == bare.breakdown.compute);
     added.push_back((held.breakdown.dp_exposed - bare.breakdown.dp_exposed).to_seconds());
     CHECK(added.back() == doctest::Approx((gathers + 2.0 * scatters) * dp * 1e-6).epsilon(1e-6));
+    // With the preset's 5e8-element buckets a 22B layer's twelve gradients (4.5e8 elements)
+    // are one bucket: only its first loop is in line, each later one runs beside the previous
+    // tensor's collective, which outlasts it here (2 us x 64 or 128 ranks).
+    z.reduce_bucket_elements = 500'000'000;
+    const Time bare_bucketed = [&] {
+      const auto held_loops = z.host_per_rank;
+      z.host_per_rank = {};
+      const Time t = f.predict(r).breakdown.dp_exposed;
+      z.host_per_rank = held_loops;
+      return t;
+    }();
+    const double bucketed = (f.predict(r).breakdown.dp_exposed - bare_bucketed).to_seconds();
+    CHECK(bucketed == doctest::Approx((gathers + 2.0 * m.layers) * dp * 1e-6).epsilon(1e-6));
+    z.reduce_bucket_elements = 0;
   }
   CHECK(added[1] == doctest::Approx(2.0 * added[0]).epsilon(1e-6));
 }
@@ -346,6 +362,7 @@ TEST_CASE("step model: a reduce-scatter's per-rank copies run beside the host lo
   auto& z = r.system.sharding;
   REQUIRE(z.per_rank_copies);
   z.prefetch_layers = 0;
+  z.reduce_bucket_elements = 0;  // no loop beside another tensor's collective
   z.gather_host = Time::zero();
   z.gather_host_ranks = 0;
   z.host_per_rank = {};

@@ -60,7 +60,16 @@ void read_sharding(JsonReader& z, step::SystemOptions::Sharding& sh) {
   sh.zeroed_gather_buffer = z.boolean_or("zeroed_gather_buffer", false);
   sh.gather_host = Time::from_us(z.number_or("gather_host_us", 0.0, 0.0, 1e6));
   sh.gather_host_ranks = static_cast<int>(z.integer_or("gather_host_ranks", 0, 0, 1 << 20));
-  if (auto h = z.optional_object("host_per_rank")) read_host_per_rank(*h, sh.host_per_rank);
+  if (auto h = z.optional_object("host_per_rank")) {
+    read_host_per_rank(*h, sh.host_per_rank);
+    // A reduce-scatter's copies into its flat buffer are taken to run as its host loop issues
+    // them (Pricer::add_host), which holds only when no earlier reduction is still on the DP
+    // line: the host waits for it first only with a blocking reduce.
+    if (!sh.blocking_reduce) {
+      z.fail("host_per_rank", "prices a reduce-scatter's copies as running beside its host "
+                              "loop, which needs blocking_reduce true");
+    }
+  }
   check_gather_host(z, sh);
   sh.persistence_threshold =
       z.integer_or("param_persistence_threshold", 0, 0, std::int64_t{1} << 40);

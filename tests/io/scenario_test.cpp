@@ -126,6 +126,10 @@ TEST_CASE("system file: a bad sharded_data_parallel key names its path and the c
        "per-rank host time (72 us = 8 x 9 us)"},
       {"system-host-per-rank-negative.json",
        "sharded_data_parallel.host_per_rank.memcpy_us: -1 is out of range"},
+      // A scatter's copies beside its host loop need the DP line free: a blocking reduce.
+      {"system-host-per-rank-without-blocking-reduce.json",
+       "sharded_data_parallel.host_per_rank: prices a reduce-scatter's copies as running beside "
+       "its host loop, which needs blocking_reduce true"},
       {"system-gather-host-ranks-alone.json",
        "sharded_data_parallel.gather_host_ranks: takes the per-rank part out of gather_host_us, "
        "so it needs host_per_rank"},

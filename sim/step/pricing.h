@@ -104,6 +104,8 @@ class Pricer {
   void add_host(const workload::CommOp& c, Time copies, ShardedSegment& s) const;
   // The ranks of the communicator a ZeRO-3 / FSDP collective runs on (kDp or kDpShard).
   int sharded_ranks(const workload::CommOp& c) const;
+  // The host time of a reduce-scatter's per-rank copy loop (HostPerRank's library part).
+  Time scatter_loop(const workload::CommOp& c) const;
   // SystemOptions::Sharding::per_rank_copies: the copies between the flat buffer and the
   // per-rank tensors of one list-form collective.
   Time per_rank_copies(const workload::CommOp& c) const;

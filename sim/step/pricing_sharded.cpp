@@ -42,7 +42,11 @@ Time Pricer::sharded_time(const std::vector<Op>& ops, const std::vector<Time>& s
     s.time += one.time;
     s.host += one.host;
     s.host_tail += one.host_tail;
-    if (kind == Kind::kScatter) s.tensors.push_back({one.time, one.host, c->elements});
+    if (kind == Kind::kScatter) {
+      // Apart, its collective and its copies, which the bucket's timing places on the line.
+      const Time loop = scatter_loop(*c);
+      s.tensors.push_back({share[i], one.host, c->elements, loop, copies});
+    }
   }
   const ShardedPassTime t =
       sharded_pass_time(segments, system_.sharding.prefetch_layers,
@@ -66,10 +70,17 @@ void Pricer::add_host(const workload::CommOp& c, Time copies, ShardedSegment& s)
     s.host += z.gather_fixed_host() + z.host_per_rank.framework(z.host_per_rank.gather) * per_rank;
     s.host_tail += z.host_per_rank.library(z.host_per_rank.gather) * per_rank;
   } else {
-    const Time loop = z.host_per_rank.library(z.host_per_rank.scatter) * per_rank;
+    const Time loop = scatter_loop(c);
     s.host += z.host_per_rank.framework(z.host_per_rank.scatter) * per_rank + loop;
     s.time -= std::min(loop, copies);
   }
+}
+
+Time Pricer::scatter_loop(const workload::CommOp& c) const {
+  // The library's loop over the DP group copying each rank's input into the flat buffer.
+  const SystemOptions::Sharding& z = system_.sharding;
+  const int ranks = sharded_ranks(c);
+  return ranks < 2 ? Time::zero() : z.host_per_rank.library(z.host_per_rank.scatter) * ranks;
 }
 
 Time Pricer::zero_fill(const workload::CommOp& c) const {

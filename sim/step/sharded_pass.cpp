@@ -51,19 +51,22 @@ Feeds gathers_by_compute(const std::vector<ShardedSegment>& segments) {
 // it first); with no bucket size, the whole segment as one issue (its host time, then its
 // collectives), as a framework without per-tensor host work is timed.
 struct Issue {
-  Time time, host;
+  Time time, host, loop, copies;
   bool opens_bucket = false;
 };
 
 std::vector<Issue> issues_of(const ShardedSegment& s, std::int64_t bucket_elements) {
-  if (bucket_elements <= 0 || s.tensors.empty()) return {Issue{s.time, s.host, true}};
+  // The whole segment: its copies are in s.time already, net of what its loop hid.
+  if (bucket_elements <= 0 || s.tensors.empty()) {
+    return {Issue{s.time, s.host, Time::zero(), Time::zero(), true}};
+  }
   std::vector<Issue> out;
   std::int64_t filled = 0;
   for (const ShardedSegment::Tensor& t : s.tensors) {
     const bool opens = out.empty() || (filled > 0 && filled + t.elements > bucket_elements);
     if (opens) filled = 0;
     filled += t.elements;
-    out.push_back({t.time, t.host, opens});
+    out.push_back({t.time, t.host, t.loop, t.copies, opens});
   }
   return out;
 }
@@ -110,6 +113,9 @@ ShardedPassTime sharded_pass_time(const std::vector<ShardedSegment>& segments, i
           host = std::max(host, issued) + t.host;
           issued = host;
         }
+        // The copies the loop issues: on the DP line from the loop's start, after whatever
+        // collective of the bucket is still on it; the collective after them.
+        if (t.copies > Time::zero()) line.run(issued - t.loop, t.copies);
         last_scatter = line.run(issued, t.time);
       }
       if (ahead == 0)

@@ -58,8 +58,12 @@ struct ShardedSegment {
   // their sums), for a framework that reduces them in buckets (`reduce_bucket_elements`).
   struct Tensor {
     Time time;  // its collective
-    Time host;  // its host loop, before the launch
+    Time host;  // its host work, before the launch
     std::int64_t elements = 0;
+    // The device copies into the flat buffer (on the DP line) that the last `loop` of the host
+    // work issues one by one: they start as the loop starts, or when the line is free.
+    Time loop;
+    Time copies;
   };
   std::vector<Tensor> tensors;
 };

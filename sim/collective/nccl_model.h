@@ -4,7 +4,9 @@
 // into intra- and inter-node steps; tree: 2 x (chain length x intra + log2(nodes) x inter)),
 // and algbw = bus bandwidth x protocol factor x (ring: n / steps, tree: 1/2). It chooses the
 // algorithm and protocol the way NCCL does (least predicted time) and gives the latency term
-// the flow-level engine adds to its flows. Immutable; safe to share.
+// the flow-level engine adds to its flows. Immutable but for one cache: a calibrated model's
+// first choice keeps the constants without their fitted scales (not guarded for threads;
+// megasim runs one thread a process).
 #pragma once
 
 #include <memory>

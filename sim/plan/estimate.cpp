@@ -92,8 +92,12 @@ void AnalyticEstimator::engine_prices(const Candidate& c, const Probe& bare, Lay
                           bare.costs[i].forward_tp[0] - bare.costs[i].backward_tp[0]);
   }
   const double params = static_cast<double>(bare.workload.program[1].parameters_per_rank);
-  lp.update_per_param =
-      params > 0 ? sec(all.costs[1].backward[0] - tr.costs[1].backward[0]) / params : 0.0;
+  if (params <= 0) return;
+  lp.update_per_param = sec(all.costs[1].backward[0] - tr.costs[1].backward[0]) / params;
+  // BF16_Optimizer's step work over every parameter of the stage (the casts around its
+  // all-reduce, the norm of all fp32 gradients), not the DP shard.
+  lp.engine_step_per_param = sec(all.costs[1].optimizer - bare.costs[1].optimizer) / params;
+  lp.bf16_engine = c.system.pipe_engine.bf16_optimizer;
 }
 
 const AnalyticEstimator::LayerPrices& AnalyticEstimator::layer_prices(const Candidate& c) {
@@ -218,9 +222,15 @@ AnalyticEstimator::DpParts AnalyticEstimator::dp_parts(const Candidate& c, const
   const auto params = static_cast<double>(workload::stage_parameters_per_rank(model, p, stage));
   const double grad_bytes = workload::gradient_bytes(p);
   const bool sharded = p.distributed_optimizer;
+  // DeepSpeed's BF16_Optimizer all-reduces the gradients once in bf16 instead
+  // (workload/pipe_engine_ops.h), as the simulator's program does.
+  const bool bf16_engine = lp.bf16_engine && p.precision == workload::Precision::kBf16 &&
+                           !p.zero2 && !p.zero3;
   double grads =
-      dp_seconds(sharded ? hw::CollectiveOp::kReduceScatter : hw::CollectiveOp::kAllReduce,
-                 params * grad_bytes, p);
+      bf16_engine ? dp_seconds(hw::CollectiveOp::kAllReduce, params * 2.0, p)
+                  : dp_seconds(sharded ? hw::CollectiveOp::kReduceScatter
+                                       : hw::CollectiveOp::kAllReduce,
+                               params * grad_bytes, p);
   const double gather = sharded ? dp_seconds(hw::CollectiveOp::kAllGather, params * 2.0, p) : 0.0;
   if (model.tied_embeddings && p.pp > 1) {
     // The tied embedding's gradient between the pipeline's two ends, never overlapped.
@@ -234,7 +244,8 @@ AnalyticEstimator::DpParts AnalyticEstimator::dp_parts(const Candidate& c, const
     const double hidden = grads + gather - d.exposed;
     d.interference = (kernels_.profile().interference.compute_slowdown - 1.0) * hidden;
   }
-  d.optimizer = lp.optimizer_per_param * (sharded ? params / p.dp : params);
+  d.optimizer = lp.optimizer_per_param * (sharded ? params / p.dp : params) +
+                lp.engine_step_per_param * params;
   return d;
 }
 
@@ -271,7 +282,8 @@ StepFigures AnalyticEstimator::estimate(const Candidate& c) {
   c_first += slow * (c_first - tp_first);
   c_last += slow * (c_last - tp_last);
   c_mid += slow * (c_mid - mid_tp);
-  const double c_max = std::max({c_first, c_last, c_mid});
+  // A middle stage exists from PP 3 on.
+  const double c_max = p.pp > 2 ? std::max({c_first, c_last, c_mid}) : std::max(c_first, c_last);
   const double compute_tp = m * (last_critical ? tp_last : tp_first);
   const double fwd_share = (last_critical
                                 ? lp.layer_f * per_stage_layers + lp.head_f + engine.last.f

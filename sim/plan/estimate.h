@@ -76,6 +76,8 @@ class AnalyticEstimator {
     };
     std::array<Engine, 3> engine{};
     double update_per_param = 0;
+    double engine_step_per_param = 0;  // BF16_Optimizer's step work per stage parameter
+    bool bf16_engine = false;          // BF16_Optimizer on (the plan decides if it runs)
   };
   struct Probe {
     step::AssembledWorkload workload;

@@ -120,8 +120,12 @@ void fetch_sub_module(const LayerContext& c, int layer, Phase phase, SubModule s
 }
 
 void append_zero3_scatters(const LayerContext& c, int layer, std::vector<Op>& out) {
+  // In the order the backward produces the gradients: the layer's modules last to first (the
+  // order DeepSpeed's reduce buckets fill in).
   const double grad_bytes = gradient_bytes(c.plan);
-  for (const std::int64_t n : zero3_units(c)) {
+  const std::vector<std::int64_t> units = zero3_units(c);
+  for (auto it = units.rbegin(); it != units.rend(); ++it) {
+    const std::int64_t n = *it;
     add_comm(out, layer, "zero3 gradient reduce-scatter", Phase::kBackward,
              CollectiveOp::kReduceScatter, zero3_group(c), d(n) * grad_bytes, false);
     std::get<CommOp>(out.back().work).elements = n;

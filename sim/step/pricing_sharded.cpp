@@ -50,7 +50,8 @@ Time Pricer::sharded_time(const std::vector<Op>& ops, const std::vector<Time>& s
   }
   const ShardedPassTime t =
       sharded_pass_time(segments, system_.sharding.prefetch_layers,
-                        system_.sharding.blocking_reduce, system_.sharding.reduce_bucket_elements);
+                        system_.sharding.blocking_reduce, system_.sharding.reduce_bucket_elements,
+                        interference_);
   dp_exposed += t.dp_exposed;
   tally.dp_hidden += t.dp_hidden;
   return t.total;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 namespace megasim::step {
@@ -11,11 +12,39 @@ namespace {
 using Kind = ShardedSegment::Kind;
 
 // The DP communication of the GPU: one collective at a time, in the order they are issued.
+// Its busy spans are kept (each starts where the one before ended or later, so they are in
+// order) for the compute that runs beside them.
 struct DpLine {
   Time free;
+  std::vector<std::pair<Time, Time>> busy;
+  std::size_t passed = 0;  // spans that end before every compute still to come starts
   Time run(Time issued, Time duration) {
-    free = std::max(issued, free) + duration;
+    const Time start = std::max(issued, free);
+    free = start + duration;
+    if (duration > Time::zero()) busy.emplace_back(start, free);
     return free;
+  }
+  // When compute of `work` nominal time started at `start` ends, slowed `slowdown` times
+  // while the line is busy. Every span that can overlap it is on the line already: later
+  // issues come at or after its end.
+  Time compute_end(Time start, Time work, double slowdown) {
+    while (passed < busy.size() && busy[passed].second <= start) ++passed;
+    Time t = start, left = work;
+    for (std::size_t i = passed; i < busy.size() && left > Time::zero(); ++i) {
+      const auto [from, to] = busy[i];
+      if (from > t) {  // free of the line until this span
+        const Time alone = std::min(left, from - t);
+        t += alone;
+        left -= alone;
+        if (left == Time::zero()) break;
+      }
+      const Time span = to - std::max(from, t);
+      const Time slowed = left * slowdown;
+      if (slowed <= span) return t + slowed;
+      t += span;
+      left -= span / slowdown;
+    }
+    return t + left;
   }
 };
 
@@ -74,7 +103,8 @@ std::vector<Issue> issues_of(const ShardedSegment& s, std::int64_t bucket_elemen
 }  // namespace
 
 ShardedPassTime sharded_pass_time(const std::vector<ShardedSegment>& segments, int prefetch,
-                                  bool blocking_reduce, std::int64_t reduce_bucket_elements) {
+                                  bool blocking_reduce, std::int64_t reduce_bucket_elements,
+                                  double interference) {
   const Feeds feeds = gathers_by_compute(segments);
   const std::vector<Time>& gather_for = feeds.time;
   const std::vector<Time>& host_for = feeds.host;
@@ -131,8 +161,8 @@ ShardedPassTime sharded_pass_time(const std::vector<ShardedSegment>& segments, i
       issue_gather(k + ahead, start);
       start = std::max(start, host);  // queued once the host has issued the prefetch
     }
-    compute_free = start + s.time;
-    out.compute += s.time;
+    compute_free = line.compute_end(start, s.time, interference);
+    out.compute += compute_free - start;
     ++k;
   }
   Time trailing_end;

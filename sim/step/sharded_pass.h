@@ -37,8 +37,11 @@
 //     next tensor's loop runs beside it (_reduce_scatter_gradient launches and returns).
 //     Without a bucket size the segment is one issue: all its host time, then its collectives.
 //   - The pass ends when its compute and every collective it issued have ended.
-// Collective prices are each one alone on the DP communicator (step/pricing.h); compute beside
-// a collective is not slowed here (the executor's interference applies to PP and DP streams).
+//   - Compute runs `interference` times slower while the DP line is busy (a collective or the
+//     per-rank copies and fills on it): the device profile's compute/communication
+//     interference, as the executor applies it beside PP and DP streams. The slowed time is
+//     compute's (ShardedPassTime::compute), not DP's.
+// Collective prices are each one alone on the DP communicator (step/pricing.h).
 #pragma once
 
 #include <cstdint>
@@ -70,14 +73,16 @@ struct ShardedSegment {
 
 struct ShardedPassTime {
   Time total;       // the pass, start to end
-  Time compute;     // the compute segments' sum
+  Time compute;     // the compute segments' sum, slowed where the DP line ran beside them
   Time dp_exposed;  // total − compute: the pass waiting for DP collectives
   Time dp_hidden;   // collective (and host issue) time that ran beside compute
 };
 
 // reduce_bucket_elements: 0 = each scatter segment reduced as one (its host time, then its
 // collectives); above 0 = its tensors reduced bucket by bucket as described above.
+// interference: compute's slowdown beside the DP line (1 = none).
 ShardedPassTime sharded_pass_time(const std::vector<ShardedSegment>& segments, int prefetch,
-                                  bool blocking_reduce, std::int64_t reduce_bucket_elements = 0);
+                                  bool blocking_reduce, std::int64_t reduce_bucket_elements = 0,
+                                  double interference = 1.0);
 
 }  // namespace megasim::step

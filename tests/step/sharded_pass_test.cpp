@@ -219,3 +219,31 @@ TEST_CASE("sharded pass: within a bucket a tensor's copies wait for the collecti
   s[1] = scatter({{us(8), us(5), 100, us(5), us(7)}, {us(6), us(5), 100, us(5), us(7)}});
   CHECK(sharded_pass_time(s, 1, true, 500).total == us(38));
 }
+
+TEST_CASE("sharded pass: compute beside the DP line runs slower by the interference factor") {
+  // Prefetch 1, slowdown 1.5. Gather 0 at 0–4; compute 0 from 4, gather 1 at 4–8 beside it:
+  // 4 µs of time do 4/1.5 of its work, the other 10 − 8/3 alone, so it ends at 15⅓. Compute 1
+  // likewise beside gather 2 (15⅓–19⅓), ending at 26⅔; compute 2 alone, ending at 36⅔.
+  const auto t = sharded_pass_time(forward(), 1, false, 0, 1.5);
+  CHECK(t.total.to_us() == doctest::Approx(36.0 + 2.0 / 3.0).epsilon(1e-4));
+  CHECK(t.compute.to_us() == doctest::Approx(32.0 + 2.0 / 3.0).epsilon(1e-4));
+  CHECK(t.dp_exposed.to_us() == doctest::Approx(4.0).epsilon(1e-3));
+  // Without the factor, the same pass as before.
+  CHECK(sharded_pass_time(forward(), 1, false, 0, 1.0).total == us(34));
+}
+
+TEST_CASE("sharded pass: where gathers set the pace, slowed compute ends inside them") {
+  // Gathers of 15, slowdown 1.2: each of the first two computes takes 12 beside a gather of
+  // 15 and ends inside it, so the pass still ends at 3 × 15 + 10 = 55; compute is 34 of it.
+  auto s = forward();
+  for (auto& seg : s) {
+    if (seg.kind == Kind::kGather) seg.time = us(15);
+  }
+  const auto t = sharded_pass_time(s, 1, false, 0, 1.2);
+  CHECK(t.total == us(55));
+  CHECK(t.compute == us(34));
+  CHECK(t.dp_exposed == us(21));
+  // Slowed twice over, compute outlasts each gather: 15 beside it, then 2.5 alone.
+  const auto slow = sharded_pass_time(s, 1, false, 0, 2.0);
+  CHECK(slow.total == us(60));
+}

@@ -14,8 +14,10 @@ using megasim::test::zero3_over_64;
 TEST_CASE("step model: DeepSpeed's ZeRO-3 zero-fills each gathered tensor, as DP time") {
   // 22B, ZeRO-3 over 64 GPUs, one micro-batch, full recompute: each layer gathered three times
   // (forward, recompute, backward), one collective per tensor. The fills add exactly their
-  // kernels' time to the DP collectives (exposed plus hidden) and nothing to compute.
+  // kernels' time to the DP collectives (exposed plus hidden) and nothing to compute (with no
+  // interference: slowed beside the DP line, compute would depend on the overlap).
   Fixture f;
+  f.without_interference();
   auto r = f.request("deepspeed", zero3_over_64(1));
   REQUIRE(r.system.sharding.zeroed_gather_buffer);
   const auto filled = f.predict(r);
@@ -36,7 +38,9 @@ TEST_CASE("step model: DeepSpeed's ZeRO-3 zero-fills each gathered tensor, as DP
 TEST_CASE("step model: ZeRO-3 fetched per sub-module hides less than fetched per layer") {
   // The same collectives either way; fetched one sub-module ahead (DeepSpeed 2021) a gather
   // only has the one sub-module before it to hide behind, so more of the DP time is exposed.
+  // (Compute is held equal with no interference, which would slow it by how much is hidden.)
   Fixture f;
+  f.without_interference();
   auto r = f.request("deepspeed", zero3_over_64(4));
   REQUIRE(r.system.sharding.per_sub_module);
   const auto sub_module = f.predict(r);
@@ -47,6 +51,22 @@ TEST_CASE("step model: ZeRO-3 fetched per sub-module hides less than fetched per
   CHECK(sub_module.breakdown.compute == layer.breakdown.compute);
   CHECK(dp_total(sub_module) == doctest::Approx(dp_total(layer)).epsilon(1e-6));
   CHECK(sub_module.breakdown.dp_exposed > layer.breakdown.dp_exposed);
+}
+
+TEST_CASE("step model: ZeRO-3's compute runs slower beside its collectives, by the profile") {
+  // The same step with and without the profile's interference: the collectives cost the same,
+  // compute grows by at most (factor − 1) of the DP time hidden behind it, and by some of it.
+  Fixture f;
+  const auto r = f.request("deepspeed", zero3_over_64(4));
+  const auto slowed = f.predict(r);
+  const double factor = f.device.profile.interference.compute_slowdown;
+  REQUIRE(factor > 1.0);
+  f.without_interference();
+  const auto plain = f.predict(r);
+  const double extra = (slowed.breakdown.compute - plain.breakdown.compute).to_seconds();
+  CHECK(extra > 0.0);
+  CHECK(extra <= (factor - 1.0) * plain.dp_hidden.to_seconds() * 1.0001);
+  CHECK(dp_total(slowed) == doctest::Approx(dp_total(plain)).epsilon(0.01));
 }
 
 TEST_CASE("step model: DeepSpeed's ZeRO-3 pays the measured host time of every gather") {

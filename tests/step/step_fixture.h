@@ -54,6 +54,11 @@ struct Fixture {
   step::StepPrediction predict(const step::StepRequest& r) const {
     return step::predict_step(r, topology, kernels, constants);
   }
+  // Compute no slower beside communication: for tests that hold compute apart from DP time.
+  void without_interference() {
+    device.profile.interference.compute_slowdown = 1.0;
+    kernels = hw::KernelCostModel{device.profile};
+  }
 };
 // 22B under ZeRO-3 alone over 64 GPUs (no TP or PP), full recompute, `micro_batch` sequences a
 // GPU in one micro-batch: the plan the DeepSpeed tests below run.

@@ -85,6 +85,12 @@ void read_sharding(JsonReader& z, step::SystemOptions::Sharding& sh) {
     z.fail("reduce_bucket_elements",
           "groups single tensors' reductions, so it needs collective_per \"tensor\"");
   }
+  sh.contiguous_gradients = z.boolean_or("contiguous_gradients", false);
+  // Its copies and divisions are the reduce buffer's: without a bucket size there is none.
+  if (sh.contiguous_gradients && sh.reduce_bucket_elements == 0) {
+    z.fail("contiguous_gradients",
+          "copies gradients into the reduce bucket, so it needs reduce_bucket_elements");
+  }
   z.string("source");
   z.finish();
 }

@@ -111,6 +111,9 @@ class Pricer {
   Time per_rank_copies(const workload::CommOp& c) const;
   // SystemOptions::Sharding::zeroed_gather_buffer: the fill of an all-gather's output buffer.
   Time zero_fill(const workload::CommOp& c) const;
+  // SystemOptions::Sharding::contiguous_gradients: a gradient's copy into the reduce buffer
+  // and the division of the bucket it would open (sharded_pass.h).
+  void reduce_buffer_work(const workload::CommOp& c, ShardedSegment::Tensor& t) const;
   // Each chunk's share of the stage's DP traffic.
   static std::vector<double> chunk_shares(const workload::StageProgram& stage);
   // NCCL's analytic time of one call alone.

@@ -45,7 +45,9 @@ Time Pricer::sharded_time(const std::vector<Op>& ops, const std::vector<Time>& s
     if (kind == Kind::kScatter) {
       // Apart, its collective and its copies, which the bucket's timing places on the line.
       const Time loop = scatter_loop(*c);
-      s.tensors.push_back({share[i], one.host, c->elements, loop, copies});
+      s.tensors.push_back({share[i], one.host, c->elements, loop, copies, Time::zero(),
+                           Time::zero()});
+      if (system_.sharding.contiguous_gradients) reduce_buffer_work(*c, s.tensors.back());
     }
   }
   const ShardedPassTime t =
@@ -82,6 +84,24 @@ Time Pricer::scatter_loop(const workload::CommOp& c) const {
   const SystemOptions::Sharding& z = system_.sharding;
   const int ranks = sharded_ranks(c);
   return ranks < 2 ? Time::zero() : z.host_per_rank.library(z.host_per_rank.scatter) * ranks;
+}
+
+void Pricer::reduce_buffer_work(const workload::CommOp& c, ShardedSegment::Tensor& t) const {
+  // DeepSpeed's contiguous_gradients (stage3.py, v0.3.13-v0.3.16): a gradient no larger than
+  // the bucket is copied into the reduce buffer (new_grad_tensor.copy_), a larger one is
+  // reduced alone from where it is; average_tensor then divides the whole buffer, however full,
+  // and that larger gradient by the DP size (tensor.div_) before the bucket's reduce-scatters.
+  // Each pass reads and writes its bytes once.
+  const std::int64_t bucket = system_.sharding.reduce_bucket_elements;
+  if (bucket <= 0) return;  // no buffer (io::load_system_file refuses the key without one)
+  const double elem = c.elements > 0 ? c.size.value() / static_cast<double>(c.elements) : 0.0;
+  const auto pass = [&](double bytes) {
+    const hw::MemoryShape m{hw::MemoryKernel::kCopy, Bytes(bytes), Bytes(bytes), Flops(0.0)};
+    return kernels_.cost(hw::KernelShape{m}).time;
+  };
+  const bool alone = c.elements > bucket;
+  if (!alone) t.stream_copy = pass(c.size.value());
+  t.divide = pass(elem * static_cast<double>(bucket)) + (alone ? pass(c.size.value()) : Time::zero());
 }
 
 Time Pricer::zero_fill(const workload::CommOp& c) const {

@@ -80,14 +80,14 @@ Feeds gathers_by_compute(const std::vector<ShardedSegment>& segments) {
 // it first); with no bucket size, the whole segment as one issue (its host time, then its
 // collectives), as a framework without per-tensor host work is timed.
 struct Issue {
-  Time time, host, loop, copies;
+  Time time, host, loop, copies, divide;
   bool opens_bucket = false;
 };
 
 std::vector<Issue> issues_of(const ShardedSegment& s, std::int64_t bucket_elements) {
   // The whole segment: its copies are in s.time already, net of what its loop hid.
   if (bucket_elements <= 0 || s.tensors.empty()) {
-    return {Issue{s.time, s.host, Time::zero(), Time::zero(), true}};
+    return {Issue{s.time, s.host, Time::zero(), Time::zero(), Time::zero(), true}};
   }
   std::vector<Issue> out;
   std::int64_t filled = 0;
@@ -95,7 +95,7 @@ std::vector<Issue> issues_of(const ShardedSegment& s, std::int64_t bucket_elemen
     const bool opens = out.empty() || (filled > 0 && filled + t.elements > bucket_elements);
     if (opens) filled = 0;
     filled += t.elements;
-    out.push_back({t.time, t.host, t.loop, t.copies, opens});
+    out.push_back({t.time, t.host, t.loop, t.copies, opens ? t.divide : Time::zero(), opens});
   }
   return out;
 }
@@ -124,6 +124,7 @@ ShardedPassTime sharded_pass_time(const std::vector<ShardedSegment>& segments, i
 
   ShardedPassTime out;
   Time compute_free, last_scatter;
+  Time buffer_work;  // the reduce buffer's copies and divisions (contiguous_gradients)
   std::size_t k = 0;
   for (const ShardedSegment& s : segments) {
     if (s.kind == Kind::kGather) continue;  // issued with the compute it feeds
@@ -132,12 +133,19 @@ ShardedPassTime sharded_pass_time(const std::vector<ShardedSegment>& segments, i
       // with a blocking reduce, the host waits for the previous bucket's collectives, and
       // with it the compute it has not queued yet. Then each tensor: the host builds its
       // inputs (queuing nothing else) and its collective starts, beside the next one's loop.
+      // The gradients' copies into the reduce buffer, on the compute stream before it.
+      for (const ShardedSegment::Tensor& t : s.tensors) {
+        compute_free += t.stream_copy;
+        buffer_work += t.stream_copy;
+      }
       Time issued = compute_free;
       Time waited = compute_free;  // when the last bucket could start
       for (const Issue& t : issues_of(s, reduce_bucket_elements)) {
         if (t.opens_bucket) {
           issued = blocking_reduce ? std::max(compute_free, last_scatter) : compute_free;
           waited = issued;
+          if (t.divide > Time::zero()) line.run(issued, t.divide);
+          buffer_work += t.divide;
         }
         if (t.host > Time::zero()) {
           host = std::max(host, issued) + t.host;
@@ -173,7 +181,7 @@ ShardedPassTime sharded_pass_time(const std::vector<ShardedSegment>& segments, i
   }
   out.total = std::max({compute_free, line.free, trailing_end});
   out.dp_exposed = out.total - out.compute;
-  out.dp_hidden = std::max(Time::zero(), feeds.comm - out.dp_exposed);
+  out.dp_hidden = std::max(Time::zero(), feeds.comm + buffer_work - out.dp_exposed);
   return out;
 }
 

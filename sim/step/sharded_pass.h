@@ -36,6 +36,10 @@
 //     its loop and its collective starts once both that loop and the DP line are done, so the
 //     next tensor's loop runs beside it (_reduce_scatter_gradient launches and returns).
 //     Without a bucket size the segment is one issue: all its host time, then its collectives.
+//     With DeepSpeed's contiguous_gradients each tensor's copy into the reduce buffer is
+//     compute-stream time before the segment is issued (it delays the compute after it, as
+//     DP time), and a bucket's division runs on the DP line as the bucket starts (the host
+//     queues it and goes on to the first tensor's loop).
 //   - The pass ends when its compute and every collective it issued have ended.
 //   - Compute runs `interference` times slower while the DP line is busy (a collective or the
 //     per-rank copies and fills on it): the device profile's compute/communication
@@ -67,6 +71,11 @@ struct ShardedSegment {
     // work issues one by one: they start as the loop starts, or when the line is free.
     Time loop;
     Time copies;
+    // DeepSpeed's contiguous_gradients: the copy of this gradient into the reduce buffer, on
+    // the compute stream as the backward produces it, and the division the bucket it opens
+    // runs on the DP line at its start, before its first tensor's collective.
+    Time stream_copy;
+    Time divide;
   };
   std::vector<Tensor> tensors;
 };

@@ -69,6 +69,12 @@ struct SystemOptions {
     // tensor beside the previous one's collective (step/sharded_pass.h). 0: each layer's
     // reduce-scatters as one, their host work first.
     std::int64_t reduce_bucket_elements = 0;
+    // DeepSpeed's contiguous_gradients path (needs a bucket size): each gradient no larger
+    // than the bucket is copied into the reduce buffer on the compute stream as the backward
+    // produces it, and before each bucket's reduce-scatters the whole buffer (the bucket size,
+    // however full) and any larger gradient reduced alone are divided by the DP size on the
+    // reduction stream (stage3.py's average_tensor).
+    bool contiguous_gradients = false;
     // With full recompute: gather again for the backward after the recompute released them.
     bool regather_after_recompute = false;
     // The collectives go through torch.distributed's list-form all_gather and reduce_scatter

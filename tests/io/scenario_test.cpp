@@ -130,6 +130,10 @@ TEST_CASE("system file: a bad sharded_data_parallel key names its path and the c
       {"system-host-per-rank-without-blocking-reduce.json",
        "sharded_data_parallel.host_per_rank: prices a reduce-scatter's copies as running beside "
        "its host loop, which needs blocking_reduce true"},
+      // The copies and divisions are the reduce buffer's: with no bucket there is none.
+      {"system-contiguous-gradients-without-bucket.json",
+       "sharded_data_parallel.contiguous_gradients: copies gradients into the reduce bucket, so "
+       "it needs reduce_bucket_elements"},
       {"system-gather-host-ranks-alone.json",
        "sharded_data_parallel.gather_host_ranks: takes the per-rank part out of gather_host_us, "
        "so it needs host_per_rank"},

@@ -109,6 +109,7 @@ TEST_CASE("step model: DeepSpeed's per-rank host work grows with the DP group") 
     auto& z = r.system.sharding;
     z.prefetch_layers = 0;
     z.reduce_bucket_elements = 0;  // a layer's reduce-scatters as one issue, loops in line
+    z.contiguous_gradients = false;  // no division on the DP line for a first loop to hide behind
     z.gather_host = Time::zero();
     z.gather_host_ranks = 0;
     z.host_per_rank = {};
@@ -253,4 +254,31 @@ TEST_CASE("step model: DeepSpeed's BF16_Optimizer updates fp32 gradients every m
   CHECK(on.pipe_engine.to_seconds() == doctest::Approx(update.to_seconds()).epsilon(1e-6));
   // The step's casts around the bf16 all-reduce and the norm of every fp32 gradient.
   CHECK(on.breakdown.optimizer > off.breakdown.optimizer);
+}
+
+TEST_CASE("step model: DeepSpeed's reduce buffer adds its copies and one division a bucket") {
+  // 22B under ZeRO-3 over 64 GPUs, one micro-batch: a layer's gradients (12h² elements) fit
+  // one 5·10⁸-element bucket, so each layer's backward copies every gradient into the buffer
+  // and divides the whole buffer once. Both are DP time (exposed or hidden), not compute.
+  Fixture f;
+  f.without_interference();
+  auto r = f.request("deepspeed", zero3_over_64(1));
+  REQUIRE(r.system.sharding.contiguous_gradients);
+  const auto with = f.predict(r);
+  r.system.sharding.contiguous_gradients = false;
+  const auto without = f.predict(r);
+  const workload::ModelSpec m = io::load_model(kSource + "/models/korthikanti-22b.json");
+  const auto pass = [&](double bytes) {
+    const hw::MemoryShape p{hw::MemoryKernel::kCopy, Bytes(bytes), Bytes(bytes), Flops(0.0)};
+    return f.kernels.cost(hw::KernelShape{p}).time.to_seconds();
+  };
+  // In the gradients' own width (the buffer is DeepSpeed's fp16; this plan's are fp32).
+  const double g = workload::gradient_bytes(r.workload.plan);
+  double per_layer = pass(g * static_cast<double>(r.system.sharding.reduce_bucket_elements));
+  for (const std::int64_t n : workload::rank_layer_parameter_tensors(m, 1)) {
+    REQUIRE(n <= r.system.sharding.reduce_bucket_elements);
+    per_layer += pass(g * static_cast<double>(n));
+  }
+  CHECK(with.breakdown.compute == without.breakdown.compute);
+  CHECK(dp_total(with) - dp_total(without) == doctest::Approx(m.layers * per_layer).epsilon(0.01));
 }

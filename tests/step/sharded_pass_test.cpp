@@ -170,7 +170,7 @@ TEST_CASE(
   // The last layer's backward: compute 10, then two gradients of 100 elements each reduced
   // in one bucket (500 elements): tensor 1 host 5 then collective 8, tensor 2 host 5 then 6.
   std::vector<ShardedSegment> s{{Kind::kCompute, us(10), us(0), us(0), {}},
-                                scatter({{us(8), us(5), 100, us(0), us(0)}, {us(6), us(5), 100, us(0), us(0)}})};
+                                scatter({{us(8), us(5), 100, us(0), us(0), us(0), us(0)}, {us(6), us(5), 100, us(0), us(0), us(0), us(0)}})};
   // Tensor 1: host 10–15, collective 15–23; tensor 2: host 15–20 (beside collective 1), its
   // collective at max(20, 23) = 23: 23–29. Total 10 + host1 + max(coll1, host2) + coll2 =
   // 10 + 5 + max(8, 5) + 6 = 29.
@@ -179,7 +179,7 @@ TEST_CASE(
   CHECK(sharded_pass_time(s, 1, true).total == us(34));
   // A host loop longer than the collective before it sets the pace: host 2 of 10 gives
   // 10 + 5 + max(8, 10) + 6 = 31.
-  s[1] = scatter({{us(8), us(5), 100, us(0), us(0)}, {us(6), us(10), 100, us(0), us(0)}});
+  s[1] = scatter({{us(8), us(5), 100, us(0), us(0), us(0), us(0)}, {us(6), us(10), 100, us(0), us(0), us(0), us(0)}});
   CHECK(sharded_pass_time(s, 1, true, 500).total == us(31));
 }
 
@@ -187,7 +187,7 @@ TEST_CASE("sharded pass: between reduce buckets a blocking reduce holds the host
   // Backward: compute 10, the same two gradients (100 elements each), then the next layer's
   // compute 10. A bucket of 150 elements takes one of them: tensor 2 opens a second bucket.
   std::vector<ShardedSegment> s{{Kind::kCompute, us(10), us(0), us(0), {}},
-                                scatter({{us(8), us(5), 100, us(0), us(0)}, {us(6), us(5), 100, us(0), us(0)}}),
+                                scatter({{us(8), us(5), 100, us(0), us(0), us(0), us(0)}, {us(6), us(5), 100, us(0), us(0), us(0), us(0)}}),
                                 {Kind::kCompute, us(10), us(0), us(0), {}}};
   // Bucket 1: host 10–15, collective 15–23. Bucket 2: the host waits for it (till 23), host
   // 23–28, collective 28–34; compute 1, queued once the host is free, runs 28–38. Total 38.
@@ -201,7 +201,7 @@ TEST_CASE("sharded pass: between reduce buckets a blocking reduce holds the host
   CHECK(sharded_pass_time(s, 1, false, 150).total == us(30));
   // A tensor past the bucket size goes alone into a bucket of its own, which the next one
   // closes: 200 then 10 elements in buckets of 150 are two buckets, 38 as above.
-  s[1] = scatter({{us(8), us(5), 200, us(0), us(0)}, {us(6), us(5), 10, us(0), us(0)}});
+  s[1] = scatter({{us(8), us(5), 200, us(0), us(0), us(0), us(0)}, {us(6), us(5), 10, us(0), us(0), us(0), us(0)}});
   CHECK(sharded_pass_time(s, 1, true, 150).total == us(38));
 }
 
@@ -211,12 +211,12 @@ TEST_CASE("sharded pass: within a bucket a tensor's copies wait for the collecti
   // collective 15–23. Tensor 2: host 15–20, its copies wait for collective 1 (23–28), its
   // collective 28–34. Total 34, not the 29 of copies hidden behind every loop.
   std::vector<ShardedSegment> s{{Kind::kCompute, us(10), us(0), us(0), {}},
-                                scatter({{us(8), us(5), 100, us(5), us(5)},
-                                         {us(6), us(5), 100, us(5), us(5)}})};
+                                scatter({{us(8), us(5), 100, us(5), us(5), us(0), us(0)},
+                                         {us(6), us(5), 100, us(5), us(5), us(0), us(0)}})};
   CHECK(sharded_pass_time(s, 1, true, 500).total == us(34));
   // Copies longer than the loop: tensor 1's copies 10–17, its collective 17–25; tensor 2's
   // copies 25–32, its collective 32–38.
-  s[1] = scatter({{us(8), us(5), 100, us(5), us(7)}, {us(6), us(5), 100, us(5), us(7)}});
+  s[1] = scatter({{us(8), us(5), 100, us(5), us(7), us(0), us(0)}, {us(6), us(5), 100, us(5), us(7), us(0), us(0)}});
   CHECK(sharded_pass_time(s, 1, true, 500).total == us(38));
 }
 
@@ -246,4 +246,27 @@ TEST_CASE("sharded pass: where gathers set the pace, slowed compute ends inside 
   // Slowed twice over, compute outlasts each gather: 15 beside it, then 2.5 alone.
   const auto slow = sharded_pass_time(s, 1, false, 0, 2.0);
   CHECK(slow.total == us(60));
+}
+
+TEST_CASE("sharded pass: the reduce buffer's copies hold compute, its division the DP line") {
+  // DeepSpeed's contiguous_gradients: the same bucket of two gradients (host 5 and 5,
+  // collectives 8 and 6), each first copied into the buffer on the compute stream (2 each),
+  // the bucket's division on the DP line at its start. Compute 0–10, copies to 14; the host's
+  // loops 14–19 and 19–24.
+  auto tensors = [](double divide) {
+    return scatter({{us(8), us(5), 100, us(0), us(0), us(2), us(divide)},
+                    {us(6), us(5), 100, us(0), us(0), us(2), us(divide)}});
+  };
+  // A division of 3 (14–17) ends within the first loop: collectives 19–27 and 27–33.
+  std::vector<ShardedSegment> s{{Kind::kCompute, us(10), us(0), us(0), {}}, tensors(3)};
+  auto t = sharded_pass_time(s, 1, true, 500);
+  CHECK(t.total == us(33));
+  CHECK(t.compute == us(10));
+  // Only the tensor that opens the bucket carries its division: one of 7 (14–21) delays the
+  // first collective to 21–29, the second to 29–35.
+  s[1] = tensors(7);
+  CHECK(sharded_pass_time(s, 1, true, 500).total == us(35));
+  // Each tensor in a bucket of its own: two divisions, the second after the host waited for
+  // the first bucket (29): division 29–36, host 29–34, collective 36–42.
+  CHECK(sharded_pass_time(s, 1, true, 150).total == us(42));
 }

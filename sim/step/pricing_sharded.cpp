@@ -39,6 +39,9 @@ Time Pricer::sharded_time(const std::vector<Op>& ops, const std::vector<Time>& s
     if (kind == Kind::kGather && system_.sharding.zeroed_gather_buffer) one.time += zero_fill(*c);
     if (kind != Kind::kCompute) add_host(*c, copies, one);
     ShardedSegment& s = segments.back();
+    // An exchange inside the pass (TP, CP), or a GEMM's share priced with its TP collective
+    // (slowed there already): compute the DP line does not slow again.
+    if (kind == Kind::kCompute && c != nullptr) s.shielded += one.time;
     s.time += one.time;
     s.host += one.host;
     s.host_tail += one.host_tail;

@@ -100,6 +100,55 @@ std::vector<Issue> issues_of(const ShardedSegment& s, std::int64_t bucket_elemen
   return out;
 }
 
+// Where the pass stands: the DP line, the host, the compute stream, the last reduction.
+struct PassState {
+  DpLine line;
+  Time host;  // when the host is free to queue more work
+  Time compute_free, last_scatter;
+  Time buffer_work;  // the reduce buffer's copies and divisions (contiguous_gradients)
+};
+
+struct ScatterRules {
+  std::int64_t bucket_elements = 0;
+  bool blocking_reduce = false;
+  bool in_line = false;  // no prefetch: the host waits for every reduction
+};
+
+// A scatter segment, issued once its layer's backward has ended, bucket by bucket. At a
+// bucket's start, with a blocking reduce, the host waits for the previous bucket's
+// collectives, and with it the compute it has not queued yet. Then each tensor: the host
+// builds its inputs (queuing nothing else) and its collective starts, beside the next one's
+// loop. The gradients' copies into the reduce buffer run on the compute stream before it.
+void issue_scatter(const ShardedSegment& s, const ScatterRules& rules, PassState& st) {
+  for (const ShardedSegment::Tensor& t : s.tensors) {
+    st.compute_free += t.stream_copy;
+    st.buffer_work += t.stream_copy;
+  }
+  Time issued = st.compute_free;
+  Time waited = st.compute_free;  // when the last bucket could start
+  for (const Issue& t : issues_of(s, rules.bucket_elements)) {
+    if (t.opens_bucket) {
+      issued = rules.blocking_reduce ? std::max(st.compute_free, st.last_scatter)
+                                     : st.compute_free;
+      waited = issued;
+      if (t.divide > Time::zero()) st.line.run(issued, t.divide);
+      st.buffer_work += t.divide;
+    }
+    if (t.host > Time::zero()) {
+      st.host = std::max(st.host, issued) + t.host;
+      issued = st.host;
+    }
+    // The copies the loop issues: on the DP line from the loop's start, after whatever
+    // collective of the bucket is still on it; the collective after them.
+    if (t.copies > Time::zero()) st.line.run(issued - t.loop, t.copies);
+    st.last_scatter = st.line.run(issued, t.time);
+  }
+  if (rules.in_line)
+    st.host = std::max(st.host, st.last_scatter);
+  else if (rules.blocking_reduce)
+    st.host = std::max(st.host, waited);
+}
+
 }  // namespace
 
 ShardedPassTime sharded_pass_time(const std::vector<ShardedSegment>& segments, int prefetch,
@@ -110,8 +159,9 @@ ShardedPassTime sharded_pass_time(const std::vector<ShardedSegment>& segments, i
   const std::vector<Time>& host_for = feeds.host;
   const std::size_t n = gather_for.size();
   std::vector<Time> gathered(n);  // when compute segment k's parameters are in
-  DpLine line;
-  Time host;  // when the host is free to queue more work
+  PassState state;
+  DpLine& line = state.line;
+  Time& host = state.host;
   const auto issue_gather = [&](std::size_t k, Time at) {
     if (k >= n || gather_for[k] + host_for[k] + feeds.tail[k] == Time::zero()) return;
     host = std::max(at, host) + host_for[k];
@@ -123,43 +173,12 @@ ShardedPassTime sharded_pass_time(const std::vector<ShardedSegment>& segments, i
   for (std::size_t k = 0; k < ahead; ++k) issue_gather(k, Time::zero());
 
   ShardedPassTime out;
-  Time compute_free, last_scatter;
-  Time buffer_work;  // the reduce buffer's copies and divisions (contiguous_gradients)
+  Time& compute_free = state.compute_free;
   std::size_t k = 0;
   for (const ShardedSegment& s : segments) {
     if (s.kind == Kind::kGather) continue;  // issued with the compute it feeds
     if (s.kind == Kind::kScatter) {
-      // Issued once its layer's backward has ended, bucket by bucket. At a bucket's start,
-      // with a blocking reduce, the host waits for the previous bucket's collectives, and
-      // with it the compute it has not queued yet. Then each tensor: the host builds its
-      // inputs (queuing nothing else) and its collective starts, beside the next one's loop.
-      // The gradients' copies into the reduce buffer, on the compute stream before it.
-      for (const ShardedSegment::Tensor& t : s.tensors) {
-        compute_free += t.stream_copy;
-        buffer_work += t.stream_copy;
-      }
-      Time issued = compute_free;
-      Time waited = compute_free;  // when the last bucket could start
-      for (const Issue& t : issues_of(s, reduce_bucket_elements)) {
-        if (t.opens_bucket) {
-          issued = blocking_reduce ? std::max(compute_free, last_scatter) : compute_free;
-          waited = issued;
-          if (t.divide > Time::zero()) line.run(issued, t.divide);
-          buffer_work += t.divide;
-        }
-        if (t.host > Time::zero()) {
-          host = std::max(host, issued) + t.host;
-          issued = host;
-        }
-        // The copies the loop issues: on the DP line from the loop's start, after whatever
-        // collective of the bucket is still on it; the collective after them.
-        if (t.copies > Time::zero()) line.run(issued - t.loop, t.copies);
-        last_scatter = line.run(issued, t.time);
-      }
-      if (ahead == 0)
-        host = std::max(host, last_scatter);
-      else if (blocking_reduce)
-        host = std::max(host, waited);
+      issue_scatter(s, {reduce_bucket_elements, blocking_reduce, ahead == 0}, state);
       continue;
     }
     // A compute segment: in line, its gather starts once the previous compute has ended.
@@ -169,7 +188,12 @@ ShardedPassTime sharded_pass_time(const std::vector<ShardedSegment>& segments, i
       issue_gather(k + ahead, start);
       start = std::max(start, host);  // queued once the host has issued the prefetch
     }
-    compute_free = line.compute_end(start, s.time, interference);
+    // The kernels' share of the segment is slowed; the shielded rest is not.
+    const double kernels = s.time > Time::zero()
+                               ? (s.time - std::min(s.shielded, s.time)).to_seconds() /
+                                     s.time.to_seconds()
+                               : 0.0;
+    compute_free = line.compute_end(start, s.time, 1.0 + (interference - 1.0) * kernels);
     out.compute += compute_free - start;
     ++k;
   }
@@ -181,7 +205,7 @@ ShardedPassTime sharded_pass_time(const std::vector<ShardedSegment>& segments, i
   }
   out.total = std::max({compute_free, line.free, trailing_end});
   out.dp_exposed = out.total - out.compute;
-  out.dp_hidden = std::max(Time::zero(), feeds.comm + buffer_work - out.dp_exposed);
+  out.dp_hidden = std::max(Time::zero(), feeds.comm + state.buffer_work - out.dp_exposed);
   return out;
 }
 

@@ -41,10 +41,12 @@
 //     DP time), and a bucket's division runs on the DP line as the bucket starts (the host
 //     queues it and goes on to the first tensor's loop).
 //   - The pass ends when its compute and every collective it issued have ended.
-//   - Compute runs `interference` times slower while the DP line is busy (a collective or the
-//     per-rank copies and fills on it): the device profile's compute/communication
-//     interference, as the executor applies it beside PP and DP streams. The slowed time is
-//     compute's (ShardedPassTime::compute), not DP's.
+//   - Compute runs `interference` times slower while the DP line is busy (a collective, or the
+//     per-rank copies, fills and reduce-buffer divisions on it): the device profile's
+//     compute/communication interference, as the executor applies it beside PP and DP streams.
+//     Only the segment's kernels are slowed: its `shielded` part (TP/CP exchanges, TP-paired
+//     GEMMs already slowed) is not, the segment taken as an even mix of the two. The slowed
+//     time is compute's (ShardedPassTime::compute), not DP's.
 // Collective prices are each one alone on the DP communicator (step/pricing.h).
 #pragma once
 
@@ -78,6 +80,9 @@ struct ShardedSegment {
     Time divide;
   };
   std::vector<Tensor> tensors;
+  // Compute segments: the part of `time` the DP line does not slow (exposed TP or CP
+  // exchanges, and GEMMs paired with a TP collective, already slowed in their pricing).
+  Time shielded = Time::zero();
 };
 
 struct ShardedPassTime {

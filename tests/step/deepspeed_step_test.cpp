@@ -281,4 +281,30 @@ TEST_CASE("step model: DeepSpeed's reduce buffer adds its copies and one divisio
   }
   CHECK(with.breakdown.compute == without.breakdown.compute);
   CHECK(dp_total(with) - dp_total(without) == doctest::Approx(m.layers * per_layer).epsilon(0.01));
+
+  // A bucket of 10⁸ elements: QKV (1.1·10⁸), fc1 and fc2 (1.5·10⁸ each) are larger, so each is
+  // reduced alone from where it is (no copy), divided beside the buffer; the others are copied
+  // and share buckets, filled in the backward's order (the layer's tensors last to first).
+  const std::int64_t bucket = 100'000'000;
+  r.system.sharding.reduce_bucket_elements = bucket;
+  const auto small_without = f.predict(r);
+  r.system.sharding.contiguous_gradients = true;
+  const auto small = f.predict(r);
+  const auto tensors = workload::rank_layer_parameter_tensors(m, 1);
+  double expected = 0;
+  std::int64_t filled = 0;
+  int alone = 0;
+  for (auto it = tensors.rbegin(); it != tensors.rend(); ++it) {
+    const std::int64_t n = *it;
+    if (it == tensors.rbegin() || (filled > 0 && filled + n > bucket)) {  // opens a bucket
+      filled = 0;
+      expected += pass(g * static_cast<double>(bucket));
+    }
+    filled += n;
+    if (n > bucket) ++alone;
+    expected += pass(g * static_cast<double>(n));  // its division alone, or its copy
+  }
+  CHECK(alone == 3);
+  CHECK(dp_total(small) - dp_total(small_without) ==
+        doctest::Approx(m.layers * expected).epsilon(0.01));
 }

@@ -230,6 +230,15 @@ TEST_CASE("sharded pass: compute beside the DP line runs slower by the interfere
   CHECK(t.dp_exposed.to_us() == doctest::Approx(4.0).epsilon(1e-3));
   // Without the factor, the same pass as before.
   CHECK(sharded_pass_time(forward(), 1, false, 0, 1.0).total == us(34));
+  // Half of each compute segment shielded (TP exchanges, TP-paired GEMMs): the segment is
+  // slowed 1 + 0.5 × 0.5 = 1.25 beside the line. Compute 0 does 3.2 of its work in 4–8 and
+  // ends at 14.8, compute 1 at 25.6, compute 2 at 35.6.
+  auto half = forward();
+  for (auto& seg : half) {
+    if (seg.kind == Kind::kCompute) seg.shielded = us(5);
+  }
+  CHECK(sharded_pass_time(half, 1, false, 0, 1.5).total.to_us() ==
+        doctest::Approx(35.6).epsilon(1e-4));
 }
 
 TEST_CASE("sharded pass: where gathers set the pace, slowed compute ends inside them") {
@@ -262,6 +271,10 @@ TEST_CASE("sharded pass: the reduce buffer's copies hold compute, its division t
   auto t = sharded_pass_time(s, 1, true, 500);
   CHECK(t.total == us(33));
   CHECK(t.compute == us(10));
+  // The division is DP work all the same: collectives 14 and host loops 10, copies 4 and the
+  // division 3, of which 23 exposed, 8 hidden (5 without the division).
+  CHECK(t.dp_exposed == us(23));
+  CHECK(t.dp_hidden == us(8));
   // Only the tensor that opens the bucket carries its division: one of 7 (14–21) delays the
   // first collective to 21–29, the second to 29–35.
   s[1] = tensors(7);

@@ -23,16 +23,15 @@ TEST_CASE("step model: DeepSpeed's ZeRO-3 zero-fills each gathered tensor, as DP
   const auto filled = f.predict(r);
   r.system.sharding.zeroed_gather_buffer = false;
   const auto bare = f.predict(r);
-  const workload::ModelSpec m = io::load_model(kSource + "/models/korthikanti-22b.json");
-  Time fills;
+  const workload::ModelSpec m = Fixture::model();
+  double fills = 0;
   for (const std::int64_t n : workload::rank_layer_parameter_tensors(m, 1)) {
     if (n < r.system.sharding.persistence_threshold) continue;  // kept, never gathered again
-    const hw::MemoryShape fill{hw::MemoryKernel::kCopy, Bytes(0.0), Bytes(2.0 * n), Flops(0.0)};
-    fills += f.kernels.cost(hw::KernelShape{fill}).time;
+    fills += f.memory_s(0.0, 2.0 * static_cast<double>(n));
   }
   CHECK(filled.breakdown.compute == bare.breakdown.compute);
   CHECK(dp_total(filled) - dp_total(bare) ==
-        doctest::Approx(3.0 * m.layers * fills.to_seconds()).epsilon(0.01));
+        doctest::Approx(3.0 * m.layers * fills).epsilon(0.01));
 }
 
 TEST_CASE("step model: ZeRO-3 fetched per sub-module hides less than fetched per layer") {
@@ -45,7 +44,7 @@ TEST_CASE("step model: ZeRO-3 fetched per sub-module hides less than fetched per
   REQUIRE(r.system.sharding.per_sub_module);
   const auto sub_module = f.predict(r);
   r.system.sharding.per_sub_module = false;
-  r.workload = step::assemble_workload(io::load_model(kSource + "/models/korthikanti-22b.json"),
+  r.workload = step::assemble_workload(Fixture::model(),
                                        r.workload.plan, r.system);
   const auto layer = f.predict(r);
   CHECK(sub_module.breakdown.compute == layer.breakdown.compute);
@@ -83,7 +82,7 @@ TEST_CASE("step model: DeepSpeed's ZeRO-3 pays the measured host time of every g
   const Time per_gather = r.system.sharding.gather_host;
   r.system.sharding.gather_host = Time::zero();
   const auto free = f.predict(r);
-  const workload::ModelSpec m = io::load_model(kSource + "/models/korthikanti-22b.json");
+  const workload::ModelSpec m = Fixture::model();
   double gathers = 0;  // the tensors a pass gathers: those under the threshold stay gathered
   for (const std::int64_t n : workload::rank_layer_parameter_tensors(m, 1)) {
     gathers += n < r.system.sharding.persistence_threshold ? 0.0 : 3.0 * m.layers;
@@ -102,7 +101,7 @@ TEST_CASE("step model: DeepSpeed's per-rank host work grows with the DP group") 
   // recompute, backward); reduce-scatters: one per tensor per layer, without reduce buckets
   // (with them, a loop runs beside the previous tensor's collective: sharded_pass_test.cpp).
   Fixture f;
-  const workload::ModelSpec m = io::load_model(kSource + "/models/korthikanti-22b.json");
+  const workload::ModelSpec m = Fixture::model();
   std::vector<double> added;
   for (const int dp : {64, 128}) {
     auto r = f.request("deepspeed", zero3_over(dp, 1));
@@ -162,7 +161,7 @@ TEST_CASE("step model: a reduce-scatter's per-rank copies run beside the host lo
   // written once, plus a launch gap per further rank) run as they are issued: the step grows by
   // the loop less the copies where the loop is longer, and not at all where it is shorter.
   Fixture f;
-  const workload::ModelSpec m = io::load_model(kSource + "/models/korthikanti-22b.json");
+  const workload::ModelSpec m = Fixture::model();
   const int dp = 64;
   auto r = f.request("deepspeed", zero3_over(dp, 1));
   auto& z = r.system.sharding;
@@ -205,7 +204,7 @@ step::StepRequest pipe_engine_request(const Fixture& f, workload::Precision prec
   });
   r.system.pipe_engine.partitioned_transfers = partitioned;
   r.system.pipe_engine.bf16_optimizer = bf16;
-  r.workload = step::assemble_workload(io::load_model(kSource + "/models/korthikanti-22b.json"),
+  r.workload = step::assemble_workload(Fixture::model(),
                                        r.workload.plan, r.system);
   return r;
 }
@@ -246,7 +245,7 @@ TEST_CASE("step model: DeepSpeed's BF16_Optimizer updates fp32 gradients every m
   const auto off = f.predict(pipe_engine_request(f, workload::Precision::kBf16, false, false));
   REQUIRE(on.critical_stage == 0);
   const double n = static_cast<double>(workload::stage_parameters_per_rank(
-      io::load_model(kSource + "/models/korthikanti-22b.json"),
+      Fixture::model(),
       pipe_engine_request(f, workload::Precision::kBf16, false, true).workload.plan, 0));
   const Time update = (copy_time(f, 2 * n, 4 * n) + copy_time(f, 8 * n, 4 * n)) * 16;
   CHECK((on.breakdown.compute - off.breakdown.compute).to_seconds() ==
@@ -267,11 +266,8 @@ TEST_CASE("step model: DeepSpeed's reduce buffer adds its copies and one divisio
   const auto with = f.predict(r);
   r.system.sharding.contiguous_gradients = false;
   const auto without = f.predict(r);
-  const workload::ModelSpec m = io::load_model(kSource + "/models/korthikanti-22b.json");
-  const auto pass = [&](double bytes) {
-    const hw::MemoryShape p{hw::MemoryKernel::kCopy, Bytes(bytes), Bytes(bytes), Flops(0.0)};
-    return f.kernels.cost(hw::KernelShape{p}).time.to_seconds();
-  };
+  const workload::ModelSpec m = Fixture::model();
+  const auto pass = [&](double bytes) { return f.memory_s(bytes, bytes); };
   // In the gradients' own width (the buffer is DeepSpeed's fp16; this plan's are fp32).
   const double g = workload::gradient_bytes(r.workload.plan);
   double per_layer = pass(g * static_cast<double>(r.system.sharding.reduce_bucket_elements));

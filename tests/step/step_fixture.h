@@ -46,13 +46,21 @@ struct Fixture {
     step::StepRequest r;
     r.system = io::load_system_preset(preset);
     r.system.attention_window = 1024;
-    r.workload = step::assemble_workload(io::load_model(kSource + "/models/korthikanti-22b.json"),
-                                         plan, r.system);
+    r.workload = step::assemble_workload(model(), plan, r.system);
     r.placement = topology.pack_placement(static_cast<int>(plan.gpus()));
     return r;
   }
   step::StepPrediction predict(const step::StepRequest& r) const {
     return step::predict_step(r, topology, kernels, constants);
+  }
+  // The job's model, the 22B GPT the requests assemble.
+  static workload::ModelSpec model() {
+    return io::load_model(kSource + "/models/korthikanti-22b.json");
+  }
+  // A memory-bound pass reading and writing these bytes on the device, in seconds.
+  double memory_s(double read, double write) const {
+    const hw::MemoryShape m{hw::MemoryKernel::kCopy, Bytes(read), Bytes(write), Flops(0.0)};
+    return kernels.cost(hw::KernelShape{m}).time.to_seconds();
   }
   // Compute no slower beside communication: for tests that hold compute apart from DP time.
   void without_interference() {

@@ -7,7 +7,6 @@
 using namespace megasim;
 using megasim::test::dp_total;
 using megasim::test::Fixture;
-using megasim::test::kSource;
 using megasim::test::zero3_over;
 using megasim::test::zero3_over_64;
 

@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# The measured-profile run for a session lent a GPU machine (the `device` tool: one H200, no
+# network, a CUDA 13 image with nvcc, CMake and PyTorch's NVIDIA wheels, none of megasim's
+# Debian dependencies). Two steps, so the short lease goes to measuring, not to building:
+#
+#   here:   scripts/device-calibrate.sh bundle
+#           builds megasim (without MPI) and the CUDA tool megasim-calibrate-gpu against this
+#           machine's CUDA 13 toolkit into build/device-bundle/, with the one shared library
+#           of ours the device image lacks (libfmt); ~7 MB.
+#   there:  run(command="scripts/device-calibrate.sh measure", carry=["build/device-bundle"],
+#               timeout_s=540)
+#           finds cuBLASLt, cuDNN 9 and NCCL where the image keeps them, records the machine,
+#           measures into $OUT/h200-sxm-141gb-measured.json (the tool saves after every
+#           measurement, so a run cut short keeps what it had), fits the models to the tables
+#           and simulates one Hopper scenario with the result.
+#
+# Then commit $OUT's profile under calibrate/profiles/ as a measured profile, with the date,
+# the driver and library versions from $OUT/machine.txt. MEASURE_S (default 420) bounds the
+# measuring; the rest of the 540 s is the fit, the check and the copy back. Untested on a GPU
+# so far: no session has had one; here `measure` stops at megasim's "no NVIDIA driver" error.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+bundle=$root/build/device-bundle
+
+bundle() {
+  local build=$root/build/device-build
+  cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DMEGASIM_MPI=OFF \
+    -DMEGASIM_CUDA=ON -DMEGASIM_BUILD_BENCH=OFF -DCMAKE_CUDA_ARCHITECTURES="80;90" >/dev/null
+  cmake --build "$build" -j"$(nproc)" --target megasim megasim-calibrate-gpu
+  [ -x "$build/calibrate/megasim-calibrate-gpu" ] || {
+    echo "megasim-calibrate-gpu was not built: this machine's CUDA toolkit lacks cuBLASLt, cuDNN or NCCL" >&2
+    exit 2
+  }
+  rm -rf "$bundle" && mkdir -p "$bundle"
+  cp "$build/sim/cli/megasim" "$build/calibrate/megasim-calibrate-gpu" "$bundle/"
+  # libfmt is the only shared library of ours outside glibc and libstdc++ (ldd says which).
+  local lib
+  for lib in $(ldd "$bundle/megasim" "$bundle/megasim-calibrate-gpu" | awk '/libfmt/ {print $3}' | sort -u); do
+    cp -L "$lib" "$bundle/"
+  done
+  du -sh "$bundle"
+  echo "carry build/device-bundle; run: scripts/device-calibrate.sh measure"
+}
+
+# Directories holding the NVIDIA libraries the tool links (cuBLASLt 13, cuDNN 9, NCCL 2):
+# the CUDA toolkit's and the Python wheels' (nvidia-*-cu13, PyTorch's own lib).
+library_path() {
+  local roots=(/usr/local/cuda/lib64 /usr/local/cuda/lib /usr/local/cuda/targets/x86_64-linux/lib)
+  local py
+  for py in python3 /opt/torch/.venv/bin/python3; do
+    command -v "$py" >/dev/null 2>&1 || continue
+    roots+=($("$py" -c 'import site; print(" ".join(site.getsitepackages()))' 2>/dev/null || true))
+  done
+  find "${roots[@]}" \( -name 'libcublasLt.so.13*' -o -name 'libcudnn.so.9*' -o -name 'libnccl.so.2*' \) \
+    2>/dev/null | xargs -r -n1 dirname | sort -u | paste -sd: -
+}
+
+measure() {
+  : "${OUT:?set OUT to the folder whose files come back}"
+  [ -x "$bundle/megasim" ] || { echo "no bundle: run 'scripts/device-calibrate.sh bundle' here and carry build/device-bundle" >&2; exit 2; }
+  local libs
+  libs=$(library_path)
+  export LD_LIBRARY_PATH="$bundle${libs:+:$libs}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  {
+    date -u
+    nvidia-smi 2>&1 || true
+    nvcc --version 2>&1 | tail -1 || true
+    echo "LD_LIBRARY_PATH=$LD_LIBRARY_PATH"
+    ldd "$bundle/megasim-calibrate-gpu" 2>&1
+    git -C "$root" log -1 --format='megasim %H %cd' 2>/dev/null || true
+  } >"$OUT/machine.txt" 2>&1
+  local profile=$OUT/h200-sxm-141gb-measured.json
+  local rc=0
+  timeout "${MEASURE_S:-420}" "$bundle/megasim" calibrate -o "$profile" --device h200-sxm-141gb \
+    --quick --scenario "$root/scenarios/validation/mcore-h100-177b-2304.json" \
+    >"$OUT/calibrate.log" 2>&1 || rc=$?
+  echo "calibrate exit $rc" | tee -a "$OUT/calibrate.log"
+  [ -s "$profile" ] || { tail -5 "$OUT/calibrate.log" >&2; exit 1; }
+  "$bundle/megasim" calibrate fit "$profile" -o "$OUT/h200-sxm-141gb-fitted.json" >"$OUT/fit.log" 2>&1 || true
+  "$bundle/megasim" simulate "$root/scenarios/validation/mcore-h100-177b-2304.json" \
+    --set device="$profile" >"$OUT/check.txt" 2>&1 || true
+  ls -l "$OUT"
+}
+
+case "${1:-}" in
+  bundle) bundle ;;
+  measure) measure ;;
+  *) echo "usage: scripts/device-calibrate.sh bundle|measure" >&2; exit 2 ;;
+esac

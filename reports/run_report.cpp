@@ -76,6 +76,9 @@ Json to_json(const RunResult& r, const StepProfile& step, const PowerInputs& pow
                                       ? Json(nullptr)
                                       : Json(minutes(r.checkpoint_interval))},
       {"checkpoint_blocking_s", r.checkpoint_cost.to_seconds()},
+      {"checkpoint_async_write_min", model.async_checkpoint
+                                         ? Json(minutes(model.async_write_time(step.checkpoint_size)))
+                                         : Json(nullptr)},
       {"young_interval_min", minutes(r.young)},
       {"daly_interval_min", minutes(r.daly)},
       {"best_interval_min", r.sweep.empty() ? Json(nullptr) : Json(minutes(r.best_interval))},
@@ -114,9 +117,13 @@ std::string to_text(const RunResult& r, const StepProfile& step, const PowerInpu
                      step.evaluation.to_seconds(), step.evaluation_interval_steps,
                      r.evaluation.to_hours(), 100.0 * r.evaluation.to_seconds() / r.failure_free.to_seconds());
   }
+  // Evicted stragglers cost spare nodes, not step time.
+  const bool slowing = model.straggler_node_fraction > 0.0 && !model.evict_stragglers;
   o += fmt::format("  running MFU    {:.1f}%: the step's {:.1f}% times the {:.1f}% of the running time spent in steps "
-                   "(evaluation, checkpoint stalls and stragglers take the rest)\n",
-                   100.0 * step.mfu * r.step_share, 100.0 * step.mfu, 100.0 * r.step_share);
+                   "({} take the rest)\n",
+                   100.0 * step.mfu * r.step_share, 100.0 * step.mfu, 100.0 * r.step_share,
+                   slowing ? "evaluation, checkpoint stalls and stragglers"
+                           : "evaluation and checkpoint stalls");
   o += fmt::format("  wall-clock     p10 {:.2f} / p50 {:.2f} / p90 {:.2f} days\n", r.days.p10,
                    r.days.p50, r.days.p90);
   o += fmt::format("  goodput        {:.1f}% (p10 {:.1f}%, p90 {:.1f}%) effective training time\n",
@@ -142,6 +149,12 @@ std::string to_text(const RunResult& r, const StepProfile& step, const PowerInpu
         minutes(r.checkpoint_interval), r.checkpoint_cost.to_seconds(), minutes(r.young),
         minutes(r.daly));
     if (!r.sweep.empty()) o += fmt::format(", best simulated {:.1f} min", minutes(r.best_interval));
+    // Young and Daly know only the blocking copy: an interval shorter than the asynchronous
+    // write waits for it at the next checkpoint (the simulated sweep does).
+    if (model.async_checkpoint && model.async_write_time(step.checkpoint_size) > Time::zero()) {
+      o += fmt::format("; the asynchronous write takes {:.1f} min",
+                       minutes(model.async_write_time(step.checkpoint_size)));
+    }
     o += "\n";
   }
   o += fmt::format("power (preset {}, PUE {:.2f})\n", power.name, power.pue);

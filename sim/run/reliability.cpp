@@ -97,11 +97,14 @@ Time young_interval(Time checkpoint_cost, Time mtbf) {
   return Time::from_seconds(std::sqrt(2.0 * checkpoint_cost.to_seconds() * mtbf.to_seconds()));
 }
 
-Time daly_interval(Time checkpoint_cost, Time mtbf, Time recovery) {
+Time daly_interval(Time checkpoint_cost, Time mtbf) {
   const double d = checkpoint_cost.to_seconds();
   const double m = mtbf.to_seconds();
   if (d >= 2.0 * m) return mtbf;  // Daly: beyond the model's range, checkpoint every MTBF
-  return Time::from_seconds(std::sqrt(2.0 * d * (m + recovery.to_seconds())) - d);
+  // Daly's higher-order estimate (FGCS 22(3), 2006, eq. 37): the perturbation series of the
+  // optimum to its third term, with ξ = δ / 2M.
+  const double xi = d / (2.0 * m);
+  return Time::from_seconds(std::sqrt(2.0 * d * m) * (1.0 + std::sqrt(xi) / 3.0 + xi / 9.0) - d);
 }
 
 }  // namespace megasim::run

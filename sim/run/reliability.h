@@ -88,9 +88,10 @@ struct ReliabilityModel {
 ReliabilityModel no_failures_model();
 
 // Young's (1974) first-order optimum checkpoint interval sqrt(2·δ·M) and Daly's (2006)
-// refinement sqrt(2·δ·(M + R)) − δ (for δ < 2M), with δ the blocking checkpoint cost, M the
-// mean time between interruptions and R the recovery time.
+// higher-order estimate sqrt(2·δ·M)·(1 + √ξ/3 + ξ/9) − δ with ξ = δ/2M (for δ < 2M; M beyond),
+// with δ the blocking checkpoint cost and M the mean time between interruptions. Daly's
+// optimum does not depend on the restart time R.
 Time young_interval(Time checkpoint_cost, Time mtbf);
-Time daly_interval(Time checkpoint_cost, Time mtbf, Time recovery);
+Time daly_interval(Time checkpoint_cost, Time mtbf);
 
 }  // namespace megasim::run

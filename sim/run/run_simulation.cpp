@@ -203,12 +203,19 @@ struct StragglerEffect {
   double slow_probability;
 };
 
-StragglerEffect stragglers(const StepProfile& step, const ReliabilityModel& m) {
+// Each node is a straggler with probability f. Evicted, the trial's stragglers (drawn node by
+// node on a stream of their own, so the failures' draws do not move) hold spares for the run;
+// kept, the job is slowed when it holds at least one.
+StragglerEffect stragglers(const StepProfile& step, const ReliabilityModel& m,
+                           std::uint64_t seed) {
   const double f = m.straggler_node_fraction;
   const std::int64_t spares = m.spares_for(step);
   if (f <= 0.0) return {spares, 0.0};
   if (m.evict_stragglers) {
-    const auto evicted = static_cast<std::int64_t>(std::ceil(f * static_cast<double>(step.nodes)));
+    constexpr std::uint64_t kStragglerStream = 0x5354524147474c52ull;  // "STRAGGLR"
+    Rng pick(seed ^ kStragglerStream);
+    std::int64_t evicted = 0;
+    for (std::int64_t n = 0; n < step.nodes; ++n) evicted += pick.bernoulli(f) ? 1 : 0;
     return {std::max<std::int64_t>(0, spares - evicted), 0.0};
   }
   return {spares, 1.0 - std::pow(1.0 - f, static_cast<double>(step.nodes))};
@@ -245,7 +252,7 @@ Time slowed(Time t, double slowdown) {
 TrialResult simulate_trial(const StepProfile& step, double tokens, const ReliabilityModel& model,
                            Time interval, std::uint64_t seed) {
   step.validate();
-  const StragglerEffect s = stragglers(step, model);
+  const StragglerEffect s = stragglers(step, model, seed);
   ReliabilityModel m = model;
   m.spare_nodes = s.spares_left;
   Rng draw(seed);
@@ -338,12 +345,19 @@ RunResult simulate_run(const StepProfile& step, const RunSpec& spec, const Relia
   const double rate = model.failures_per_hour(step);
   r.failures_per_day = rate * 24.0;
   r.mtbf = rate > 0.0 ? Time::from_hours(1.0 / rate) : Time::max();
-  r.recovery = model.mean_recovery_time(step);
+  // With stragglers evicted, the spares they are expected to hold are not there to replace a
+  // failed node (a pool they empty leaves every replacement to wait for a repair).
+  ReliabilityModel expected = model;
+  if (model.evict_stragglers && model.straggler_node_fraction > 0.0) {
+    const auto held = std::llround(model.straggler_node_fraction * static_cast<double>(step.nodes));
+    expected.spare_nodes = std::max<std::int64_t>(0, model.spares_for(step) - held);
+  }
+  r.recovery = expected.mean_recovery_time(step);
   r.checkpoint_interval = model.checkpoint_interval;
   r.checkpoint_cost = model.blocking_checkpoint_time(step.checkpoint_size);
   if (rate > 0.0) {
     r.young = young_interval(r.checkpoint_cost, r.mtbf);
-    r.daly = daly_interval(r.checkpoint_cost, r.mtbf, r.recovery);
+    r.daly = daly_interval(r.checkpoint_cost, r.mtbf);
   }
 
   std::vector<double> days, goodput, restarts, lost;

@@ -73,6 +73,10 @@ BytesPerSec NcclModel::bus_bandwidth(const CommShape& shape, CollAlgorithm algor
     const double cap = constants_.ring_ll_cap_gbps[static_cast<std::size_t>(std::min(shape.nodes, 3) - 1)];
     if (cap > 0.0) bus = std::min(bus, gbyte_per_s(cap));
   }
+  if (algorithm == CollAlgorithm::kRing && p == hw::CollProtocol::kLL128 && shape.nodes > 1) {
+    const double cap = constants_.ring_ll128_cap_across_nodes_gbps;
+    if (cap > 0.0) bus = std::min(bus, gbyte_per_s(cap));
+  }
   if (algorithm == CollAlgorithm::kTree) {
     const double cap = constants_.tree_busbw_cap(p, shape.nodes);
     if (cap > 0.0) bus = std::min(bus, gbyte_per_s(cap));

@@ -143,12 +143,17 @@ struct CollectiveConstants {
   // for more (NCCL's maxTreeBw); 0: none.
   ProtoTable tree_cap_two_nodes_gbps{};
   ProtoTable tree_cap_more_nodes_gbps{};
+  ProtoTable tree_cap_one_node_gbps{};  // one node, where the profile sets it apart (else two)
+  bool has_tree_cap_one_node = false;
+  // Cap on the LL128 ring's bus bandwidth across nodes (NCCL 2.19+ perChMaxRingLL128Bws times
+  // the search graph's channels), GB/s; 0: none.
+  double ring_ll128_cap_across_nodes_gbps = 0.0;
   int channels = 1;             // channels (rings / tree pairs) NCCL opens
   // Cap on the LL ring's bus bandwidth after its factor (NCCL 2.19+ llMaxBws: by GPU on one
-  // node, by host CPU on 2 and on more nodes), GB/s; 0: none (NCCL 2.8 had no such cap).
+  // node, by host CPU on 2 and on more nodes), GB/s; 0: none (NCCL 2.7.5's table, the A100 profile's, has no such cap).
   std::array<double, 3> ring_ll_cap_gbps{};  // one node, two nodes, more
   // Latency on several nodes: the LL intra-node hop latency is multiplied by ll_intra_factor
-  // (NCCL 2.8), a ring's intra-node step costs at least ring_net_overhead_us (x 3 for Simple;
+  // (NCCL 2.7.5), a ring's intra-node step costs at least ring_net_overhead_us (x 3 for Simple;
   // NCCL 2.19+ "net overhead"), and:
   double ll_intra_factor_multi_node = 1.0;
   double ring_net_overhead_us = 0.0;
@@ -177,6 +182,7 @@ struct CollectiveConstants {
     return t[row(a)][column(p)];
   }
   double tree_busbw_cap(CollProtocol p, int nodes) const {
+    if (nodes <= 1 && has_tree_cap_one_node) return tree_cap_one_node_gbps[column(p)];
     return (nodes > 2 ? tree_cap_more_nodes_gbps : tree_cap_two_nodes_gbps)[column(p)];
   }
 

@@ -185,6 +185,10 @@ hw::CollectiveConstants read_collective_constants(JsonReader r) {
     t.string("source");
     c.tree_cap_two_nodes_gbps = read_caps(t.object("two_nodes"));
     c.tree_cap_more_nodes_gbps = read_caps(t.object("more_nodes"));
+    if (auto one = t.optional_object("one_node")) {
+      c.tree_cap_one_node_gbps = read_caps(*one);
+      c.has_tree_cap_one_node = true;
+    }
     t.finish();
   }
   {
@@ -198,6 +202,11 @@ hw::CollectiveConstants read_collective_constants(JsonReader r) {
   if (auto l = r.optional_object("ring_ll_busbw_cap_gbps")) {
     l->string("source");
     c.ring_ll_cap_gbps = {read_cap(*l, "one_node"), read_cap(*l, "two_nodes"), read_cap(*l, "more_nodes")};
+    l->finish();
+  }
+  if (auto l = r.optional_object("ring_ll128_busbw_cap_gbps")) {
+    l->string("source");
+    c.ring_ll128_cap_across_nodes_gbps = read_cap(*l, "across_nodes");
     l->finish();
   }
   if (auto n = r.optional_object("nvls")) c.nvls = read_nvls(*n);

@@ -132,8 +132,9 @@ TEST_CASE("on a rail-optimised SuperPOD the 1 GiB all-reduce never speeds up wit
 
 TEST_CASE("mid sizes: NCCL's tree correction slows the tree, in the model and in the flows") {
   // Tree LL128 on 2 nodes at 2 MiB: latency 14 + 2 x (7 x 1.25 + 8.5) = 48.5 us; bus
-  // 370.8 x 0.8625 = 319.8 GB/s, algbw x 0.5 x 0.6 (treeCorrectionFactor LL128, log2(2 MiB /
-  // 64) = 15) = 95.94 GB/s: 21.86 us more, 70.36 us. The flows carry the correction too: a
+  // min(370.8 x 0.8625 = 319.8, 36.7 x 8 channels = 293.6) GB/s, algbw x 0.5 x 0.6
+  // (treeCorrectionFactor LL128, log2(2 MiB / 64) = 15) = 88.08 GB/s: 23.81 us more, 72.31 us.
+  // The flows carry the correction too: a
   // tree's flows load NVLink ~13 % less than NCCL's formula (the ends of a node's chain send
   // once per channel, not twice), so alone they come within 5 % of the model; without the
   // correction they took 48.5 + 11.5 = 60.0 us.
@@ -141,7 +142,7 @@ TEST_CASE("mid sizes: NCCL's tree correction slows the tree, in the model and in
   const auto c = all_reduce(h.topology.pack_placement(16), 2097152.0, CollAlgorithm::kTree,
                             CollProtocol::kLL128);
   const auto p = h.engine.predict(c);
-  CHECK(p.model_time.to_us() == doctest::Approx(70.36).epsilon(1e-3));
+  CHECK(p.model_time.to_us() == doctest::Approx(72.31).epsilon(1e-3));
   CHECK(p.time.to_us() == doctest::Approx(p.model_time.to_us()).epsilon(0.05));
   CHECK(p.time.to_us() > 65.0);
   // The ramp: at 1 MiB the 2-node all-reduce is under a fifth of its 1 GiB bus bandwidth.
@@ -149,6 +150,31 @@ TEST_CASE("mid sizes: NCCL's tree correction slows the tree, in the model and in
   const auto large = all_reduce(h.topology.pack_placement(16), kOneGiB);
   CHECK(busbw_gbps(small, h.engine.predict(small).time) <
         0.2 * busbw_gbps(large, h.engine.predict(large).time));
+}
+
+TEST_CASE("Hopper's per-channel caps count the search graph's 8 channels, not 16") {
+  // NCCL 2.30 multiplies perChMax*Bws by graphs[a]->nChannels, and a Hopper node with eight
+  // 400G NICs searched at 48 GB/s keeps 8 (search.cc ncclTopoDupChannels). Across nodes:
+  // ring LL128 min(370.8 x 0.92, 36.7 x 8 = 293.6); tree Simple min(370.8 x 0.92 = 341.1,
+  // 41.4 x 8 = 331.2) on 2 nodes and 36.0 x 8 = 288 on 4; tree LL128 36.7 x 8 = 293.6 on 2
+  // and 29.0 x 8 = 232 on 4.
+  Hopper h;
+  auto bus = [&](int gpus, CollAlgorithm a, CollProtocol p) {
+    const auto c = all_reduce(h.topology.pack_placement(gpus), 1048576.0);
+    const auto shape = collective::comm_shape(h.topology, c.gpus);
+    return h.engine.model().bus_bandwidth(shape, a, p).value() / 1e9;
+  };
+  CHECK(bus(16, CollAlgorithm::kRing, CollProtocol::kLL128) == doctest::Approx(293.6));
+  CHECK(bus(16, CollAlgorithm::kTree, CollProtocol::kSimple) == doctest::Approx(331.2));
+  CHECK(bus(32, CollAlgorithm::kTree, CollProtocol::kSimple) == doctest::Approx(288.0));
+  CHECK(bus(16, CollAlgorithm::kTree, CollProtocol::kLL128) == doctest::Approx(293.6));
+  CHECK(bus(32, CollAlgorithm::kTree, CollProtocol::kLL128) == doctest::Approx(232.0));
+  // One node keeps its ring LL128 uncapped: 370.8 x 0.92.
+  CHECK(bus(8, CollAlgorithm::kRing, CollProtocol::kLL128) ==
+        doctest::Approx(370.8 * 0.92).epsilon(1e-3));
+  // So at 16 MiB on 4 nodes NCCL's pick is NVLSTree, no longer the capped tree's LL128.
+  const auto c = all_reduce(h.topology.pack_placement(32), 16777216.0);
+  CHECK(h.engine.predict(c).nccl_algorithm == CollAlgorithm::kNvlsTree);
 }
 
 TEST_CASE("the LL ring's bandwidth is NCCL 2.30's llMaxBws, not the link's half") {

@@ -76,7 +76,7 @@ Time NcclModel::pipeline_fill(const CollectiveCall& call, const CommShape& shape
   const double bytes = call.bytes.value();
   double loop = 0.0;  // one chunk of every concurrent pipeline
   if (algorithm == CollAlgorithm::kTree) {
-    // Where the profile's NCCL has its own mid-size tree correction (2.19+), that stands for it.
+    // Where the profile carries NCCL's own mid-size tree correction (Hopper's), that stands for it.
     if (constants_.has_tree_correction) return Time::zero();
     loop = constants_.channels * tree_chunk_bytes(bytes, shape, protocol);
   } else if (algorithm == CollAlgorithm::kNvlsTree && k.nvls_channels > 0) {

@@ -17,11 +17,9 @@ TEST_CASE("step model: DeepSpeed's ZeRO-3 zero-fills each gathered tensor, as DP
   // interference: slowed beside the DP line, compute would depend on the overlap).
   Fixture f;
   f.without_interference();
-  auto r = f.request("deepspeed", zero3_over_64(1));
-  REQUIRE(r.system.sharding.zeroed_gather_buffer);
-  const auto filled = f.predict(r);
-  r.system.sharding.zeroed_gather_buffer = false;
-  const auto bare = f.predict(r);
+  const auto r = f.request("deepspeed", zero3_over_64(1));
+  const auto [filled, bare] =
+      f.on_and_off(r, &step::SystemOptions::Sharding::zeroed_gather_buffer);
   const workload::ModelSpec m = Fixture::model();
   double fills = 0;
   for (const std::int64_t n : workload::rank_layer_parameter_tensors(m, 1)) {
@@ -261,10 +259,8 @@ TEST_CASE("step model: DeepSpeed's reduce buffer adds its copies and one divisio
   Fixture f;
   f.without_interference();
   auto r = f.request("deepspeed", zero3_over_64(1));
-  REQUIRE(r.system.sharding.contiguous_gradients);
-  const auto with = f.predict(r);
-  r.system.sharding.contiguous_gradients = false;
-  const auto without = f.predict(r);
+  const auto [with, without] =
+      f.on_and_off(r, &step::SystemOptions::Sharding::contiguous_gradients);
   const workload::ModelSpec m = Fixture::model();
   const auto pass = [&](double bytes) { return f.memory_s(bytes, bytes); };
   // In the gradients' own width (the buffer is DeepSpeed's fp16; this plan's are fp32).
@@ -282,9 +278,8 @@ TEST_CASE("step model: DeepSpeed's reduce buffer adds its copies and one divisio
   // and share buckets, filled in the backward's order (the layer's tensors last to first).
   const std::int64_t bucket = 100'000'000;
   r.system.sharding.reduce_bucket_elements = bucket;
-  const auto small_without = f.predict(r);
-  r.system.sharding.contiguous_gradients = true;
-  const auto small = f.predict(r);
+  const auto [small, small_without] =
+      f.on_and_off(r, &step::SystemOptions::Sharding::contiguous_gradients);
   const auto tensors = workload::rank_layer_parameter_tensors(m, 1);
   double expected = 0;
   std::int64_t filled = 0;

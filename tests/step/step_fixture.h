@@ -5,6 +5,9 @@
 
 #include <functional>
 #include <string>
+#include <utility>
+
+#include <doctest/doctest.h>
 
 #include "engine/error.h"
 #include "hw/kernel_cost_model.h"
@@ -61,6 +64,14 @@ struct Fixture {
   double memory_s(double read, double write) const {
     const hw::MemoryShape m{hw::MemoryKernel::kCopy, Bytes(read), Bytes(write), Flops(0.0)};
     return kernels.cost(hw::KernelShape{m}).time.to_seconds();
+  }
+  // The step with a sharded-DP flag as the request has it (the preset's, required on) and off.
+  std::pair<step::StepPrediction, step::StepPrediction> on_and_off(
+      step::StepRequest r, bool step::SystemOptions::Sharding::*flag) const {
+    REQUIRE(r.system.sharding.*flag);
+    const step::StepPrediction on = predict(r);
+    r.system.sharding.*flag = false;
+    return {on, predict(r)};
   }
   // Compute no slower beside communication: for tests that hold compute apart from DP time.
   void without_interference() {

@@ -111,6 +111,9 @@ class Pricer {
   Time per_rank_copies(const workload::CommOp& c) const;
   // SystemOptions::Sharding::zeroed_gather_buffer: the fill of an all-gather's output buffer.
   Time zero_fill(const workload::CommOp& c) const;
+  // One memory-bound copy kernel reading and writing these bytes (the framework's buffer work
+  // around the sharded collectives: fills, per-rank copies, the reduce buffer's passes).
+  Time copy_time(Bytes read, Bytes written) const;
   // SystemOptions::Sharding::contiguous_gradients: a gradient's copy into the reduce buffer
   // and the division of the bucket it would open (sharded_pass.h).
   void reduce_buffer_work(const workload::CommOp& c, ShardedSegment::Tensor& t) const;

@@ -104,9 +104,7 @@ Time Pricer::per_rank_copies(const workload::CommOp& c) const {
   // back-to-back kernels) moving 1/dp of the buffer: together the whole buffer read and written.
   const int ranks = sharded_ranks(c);
   if (ranks < 2) return Time::zero();  // no collective, nothing to copy
-  hw::MemoryShape copy{hw::MemoryKernel::kCopy, c.size, c.size, Flops(0.0)};
-  const Time bytes = kernels_.cost(hw::KernelShape{copy}).time;
-  return bytes + kernels_.profile().memory_model.launch_overhead * (ranks - 1);
+  return copy_time(c.size, c.size) + kernels_.profile().memory_model.launch_overhead * (ranks - 1);
 }
 
 

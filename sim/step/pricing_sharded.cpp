@@ -98,20 +98,21 @@ void Pricer::reduce_buffer_work(const workload::CommOp& c, ShardedSegment::Tenso
   const std::int64_t bucket = system_.sharding.reduce_bucket_elements;
   if (bucket <= 0) return;  // no buffer (io::load_system_file refuses the key without one)
   const double elem = c.elements > 0 ? c.size.value() / static_cast<double>(c.elements) : 0.0;
-  const auto pass = [&](double bytes) {
-    const hw::MemoryShape m{hw::MemoryKernel::kCopy, Bytes(bytes), Bytes(bytes), Flops(0.0)};
-    return kernels_.cost(hw::KernelShape{m}).time;
-  };
+  const Bytes buffer(elem * static_cast<double>(bucket));
   const bool alone = c.elements > bucket;
-  if (!alone) t.stream_copy = pass(c.size.value());
-  t.divide = pass(elem * static_cast<double>(bucket)) + (alone ? pass(c.size.value()) : Time::zero());
+  if (!alone) t.stream_copy = copy_time(c.size, c.size);
+  t.divide = copy_time(buffer, buffer) + (alone ? copy_time(c.size, c.size) : Time::zero());
+}
+
+Time Pricer::copy_time(Bytes read, Bytes written) const {
+  const hw::MemoryShape copy{hw::MemoryKernel::kCopy, read, written, Flops(0.0)};
+  return kernels_.cost(hw::KernelShape{copy}).time;
 }
 
 Time Pricer::zero_fill(const workload::CommOp& c) const {
   // torch.zeros(gathered size): one fill kernel writing the whole output once, on the stream
   // the collective then runs on.
-  hw::MemoryShape fill{hw::MemoryKernel::kCopy, Bytes(0.0), c.size, Flops(0.0)};
-  return kernels_.cost(hw::KernelShape{fill}).time;
+  return copy_time(Bytes(0.0), c.size);
 }
 
 }  // namespace megasim::step

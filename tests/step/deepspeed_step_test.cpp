@@ -50,8 +50,8 @@ TEST_CASE("step model: ZeRO-3 fetched per sub-module hides less than fetched per
 }
 
 TEST_CASE("step model: ZeRO-3's compute runs slower beside its collectives, by the profile") {
-  // The same step with and without the profile's interference: the collectives cost the same,
-  // compute grows by at most (factor − 1) of the DP time hidden behind it, and by some of it.
+  // The same step with and without the profile's interference: compute grows by at most
+  // (factor − 1) of the DP time hidden behind it, and by some of it.
   Fixture f;
   const auto r = f.request("deepspeed", zero3_over_64(4));
   const auto slowed = f.predict(r);
@@ -62,7 +62,8 @@ TEST_CASE("step model: ZeRO-3's compute runs slower beside its collectives, by t
   const double extra = (slowed.breakdown.compute - plain.breakdown.compute).to_seconds();
   CHECK(extra > 0.0);
   CHECK(extra <= (factor - 1.0) * plain.dp_hidden.to_seconds() * 1.0001);
-  CHECK(dp_total(slowed) == doctest::Approx(dp_total(plain)).epsilon(0.01));
+  // And the step with it: the pass is the step's whole critical path here (no pipeline).
+  CHECK(slowed.step_time > plain.step_time);
 }
 
 TEST_CASE("step model: DeepSpeed's ZeRO-3 pays the measured host time of every gather") {

@@ -100,6 +100,9 @@ Json to_json(const RunResult& r, const StepProfile& step, const PowerInputs& pow
              {"facility_mwh", r.energy.facility_mwh},
              {"tonnes_co2", r.energy.tonnes_co2},
              {"grid_kg_co2_per_kwh", power.grid_kg_co2_per_kwh}};
+  pw["spare_nodes_reserved"] = r.energy.spares.reserved;
+  pw["spare_nodes_powered"] = r.energy.spares.powered;
+  pw["spare_it_mw"] = mw(r.energy.spare_it);
   if (r.energy.usd_gpu_hours) pw["usd_gpu_hours"] = *r.energy.usd_gpu_hours;
   if (r.energy.usd_energy) pw["usd_energy"] = *r.energy.usd_energy;
   return Json{{"run", run}, {"power", pw}};
@@ -168,6 +171,13 @@ std::string to_text(const RunResult& r, const StepProfile& step, const PowerInpu
       "peak {:.2f} MW\n",
       mw(r.power.it_average) * power.pue, mw(r.energy.facility_average),
       mw(r.power.it_peak) * power.pue);
+  if (r.energy.spares.reserved > 0) {
+    o += fmt::format(
+        "  spares         {} nodes reserved, {} idling beside the job at {:.3f} MW IT "
+        "(in the run's energy{})\n",
+        r.energy.spares.reserved, r.energy.spares.powered, mw(r.energy.spare_it),
+        r.energy.usd_gpu_hours ? " and GPU-hour cost" : "");
+  }
   o += fmt::format(
       "  energy         {:.0f} MWh facility ({:.0f} MWh IT), {:.0f} t CO2 at "
       "{:.3f} kg/kWh\n",

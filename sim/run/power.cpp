@@ -39,18 +39,22 @@ StepPower step_power(const StepProfile& step, const PowerInputs& in) {
 }
 
 RunEnergy run_energy(const StepPower& p, Time training, Time not_training, std::int64_t gpus,
-                     const PowerInputs& in) {
+                     const SparePool& spares, const PowerInputs& in) {
   RunEnergy e;
+  e.spares = spares;
   constexpr double kJoulePerMwh = 3.6e9;
-  const double it_joules =
-      p.it_average.value() * training.to_seconds() + p.it_idle.value() * not_training.to_seconds();
+  const double wall = (training + not_training).to_seconds();
+  e.spare_it = node_power(Activity::kIdle, spares.gpus_per_node, in) *
+               static_cast<double>(std::max<std::int64_t>(spares.powered, 0));
+  const double it_joules = p.it_average.value() * training.to_seconds() +
+                           p.it_idle.value() * not_training.to_seconds() + e.spare_it.value() * wall;
   e.it_mwh = it_joules / kJoulePerMwh;
   e.facility_mwh = e.it_mwh * in.pue;
-  const double wall = (training + not_training).to_seconds();
   e.facility_average = Watts(wall > 0.0 ? it_joules * in.pue / wall : 0.0);
   const double wall_hours = (training + not_training).to_hours();
+  const auto billed = gpus + std::max<std::int64_t>(spares.reserved, 0) * spares.gpus_per_node;
   if (in.usd_per_gpu_hour)
-    e.usd_gpu_hours = *in.usd_per_gpu_hour * static_cast<double>(gpus) * wall_hours;
+    e.usd_gpu_hours = *in.usd_per_gpu_hour * static_cast<double>(billed) * wall_hours;
   if (in.usd_per_kwh) e.usd_energy = *in.usd_per_kwh * e.facility_mwh * 1000.0;
   e.tonnes_co2 = in.grid_kg_co2_per_kwh * e.facility_mwh * 1000.0 / 1000.0;
   return e;

@@ -46,17 +46,29 @@ struct StepPower {
 };
 StepPower step_power(const StepProfile& step, const PowerInputs& in);
 
+// The spare pool beside the job: hot spares, powered and idle for the whole run, ready to
+// replace a failed node, and reserved (billed) with the job. `powered` leaves out the spares
+// evicted stragglers hold (those stragglers are out of service, not drawing power).
+struct SparePool {
+  std::int64_t reserved = 0;  // nodes billed with the job
+  std::int64_t powered = 0;   // nodes idling in the pool
+  int gpus_per_node = 8;
+};
+
 // Energy, cost and CO2 of a run given how its wall-clock time splits between training and
-// everything else (checkpoint stalls, recovery, waiting), during which the GPUs idle.
+// everything else (checkpoint stalls, recovery, waiting), during which the GPUs idle, plus the
+// spare pool's idle power over the whole wall-clock time.
 struct RunEnergy {
+  SparePool spares;
+  Watts spare_it;  // the powered spares, idle
   double it_mwh = 0.0;
   double facility_mwh = 0.0;
   Watts facility_average;               // over the whole run, idle periods included
-  std::optional<double> usd_gpu_hours;  // gpus × wall hours × $/GPU-hour
+  std::optional<double> usd_gpu_hours;  // (gpus + reserved spares' GPUs) × wall hours × $/GPU-hour
   std::optional<double> usd_energy;     // facility kWh × $/kWh
   double tonnes_co2 = 0.0;
 };
 RunEnergy run_energy(const StepPower& p, Time training, Time not_training, std::int64_t gpus,
-                     const PowerInputs& in);
+                     const SparePool& spares, const PowerInputs& in);
 
 }  // namespace megasim::run

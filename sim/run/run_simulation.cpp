@@ -395,8 +395,12 @@ RunResult simulate_run(const StepProfile& step, const RunSpec& spec, const Relia
   r.down_hours = down / n;
   r.checkpoint_hours = ckpt / n;
   r.step_share = step_share / n;
+  // Every spare is reserved with the job; those the evicted stragglers hold are out of service.
+  const SparePool pool{.reserved = model.spares_for(step),
+                       .powered = expected.spares_for(step),
+                       .gpus_per_node = step.gpus_per_node};
   r.energy = run_energy(r.power, Time::from_seconds(trained / n), Time::from_seconds(idle / n),
-                        step.gpus, power);
+                        step.gpus, pool, power);
 
   if (spec.sweep_checkpoint_interval && rate > 0.0 && r.checkpoint_cost > Time::zero())
     sweep_intervals(step, spec, model, r);

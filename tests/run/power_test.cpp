@@ -55,13 +55,23 @@ TEST_CASE("power: step average, peak and swing over phases are solved by hand") 
 
   // 100 h training + 10 h idle: IT 754 + 34.6 = 788.6 kWh; facility × 1.25 = 985.75 kWh.
   // Cost: 0.1 $/kWh → $98.575; 16 GPUs × 110 h × 2 $ = $3520; CO2 0.5 kg/kWh → 0.4929 t.
-  const RunEnergy e = run_energy(p, Time::from_hours(100), Time::from_hours(10), 16, in);
+  const RunEnergy e = run_energy(p, Time::from_hours(100), Time::from_hours(10), 16, SparePool{}, in);
   CHECK(e.it_mwh == doctest::Approx(0.7886));
   CHECK(e.facility_mwh == doctest::Approx(0.985750));
   CHECK(*e.usd_energy == doctest::Approx(98.575));
   CHECK(*e.usd_gpu_hours == doctest::Approx(3520.0));
   CHECK(e.tonnes_co2 == doctest::Approx(0.492875));
   CHECK(e.facility_average.value() == doctest::Approx(985750.0 / 110.0));
+
+  // Three spare nodes of 8 GPUs reserved, two powered (one held by an evicted straggler):
+  // 2 × (8·60 + 1000) = 2960 W idle for all 110 h = 325.6 kWh IT more; billed 16 + 24 GPUs.
+  const RunEnergy spared = run_energy(p, Time::from_hours(100), Time::from_hours(10), 16,
+                                      SparePool{.reserved = 3, .powered = 2, .gpus_per_node = 8}, in);
+  CHECK(spared.spare_it.value() == doctest::Approx(2960.0));
+  CHECK(spared.it_mwh == doctest::Approx(0.7886 + 0.3256));
+  CHECK(spared.facility_mwh == doctest::Approx((0.7886 + 0.3256) * 1.25));
+  CHECK(*spared.usd_gpu_hours == doctest::Approx(40 * 110 * 2.0));
+  CHECK(spared.facility_average.value() == doctest::Approx((0.7886 + 0.3256) * 1.25e6 / 110.0));
 }
 
 TEST_CASE("power: a step profile whose activities do not add up is rejected") {

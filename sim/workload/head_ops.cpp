@@ -24,13 +24,17 @@ void append_embedding_forward(const LayerContext& c, std::vector<Op>& out) {
     add_memory(out, -1, "position embedding add", Phase::kForward, hw::MemoryKernel::kCopy,
                2.0 * norm_bytes(c), norm_bytes(c));
   }
-  add_memory(out, -1, "embedding dropout", Phase::kForward, hw::MemoryKernel::kCopy, norm_bytes(c),
-             norm_bytes(c) + d(c.sp_tokens) * d(c.h));
+  if (c.model.dropout) {
+    add_memory(out, -1, "embedding dropout", Phase::kForward, hw::MemoryKernel::kCopy,
+               norm_bytes(c), norm_bytes(c) + d(c.sp_tokens) * d(c.h));
+  }
 }
 
 void append_embedding_backward(const LayerContext& c, std::vector<Op>& out) {
-  add_memory(out, -1, "embedding dropout", Phase::kBackward, hw::MemoryKernel::kCopy,
-             norm_bytes(c) + d(c.sp_tokens) * d(c.h), norm_bytes(c));
+  if (c.model.dropout) {
+    add_memory(out, -1, "embedding dropout", Phase::kBackward, hw::MemoryKernel::kCopy,
+               norm_bytes(c) + d(c.sp_tokens) * d(c.h), norm_bytes(c));
+  }
   if (c.t > 1 && c.plan.sequence_parallel) {
     add_comm(out, -1, "embedding grad all-gather", Phase::kBackward, CollectiveOp::kAllGather,
              Group::kTp, hidden_bytes(c, c.tokens), false);

@@ -62,12 +62,23 @@ void attention_forward(const LayerContext& c, std::vector<Op>& out, int layer, P
                  2.0 * d(c.tokens) * d(c.q_r) * d(c.h));
 }
 
-void residual(const LayerContext& c, std::vector<Op>& out, int layer, const std::string& what,
+// The residual after a branch ("attention", "mlp", or "" for the parallel block's one).
+std::string residual_name(const LayerContext& c, const std::string& branch) {
+  const std::string kind = c.model.dropout ? "dropout residual" : "residual";
+  return branch.empty() ? kind : branch + " " + kind;
+}
+
+void residual(const LayerContext& c, std::vector<Op>& out, int layer, const std::string& branch,
               Phase phase) {
-  // Reads the branch output and the residual, writes the sum and a 1-byte dropout mask.
   const double x = norm_bytes(c);
-  add_memory(out, layer, what, phase, hw::MemoryKernel::kDropoutResidual, 2.0 * x,
-             x + d(c.sp_tokens) * d(c.h));
+  if (!c.model.dropout) {
+    // A plain add: reads the branch output and the residual, writes the sum.
+    add_memory(out, layer, residual_name(c, branch), phase, hw::MemoryKernel::kCopy, 2.0 * x, x);
+    return;
+  }
+  // Reads the branch output and the residual, writes the sum and a 1-byte dropout mask.
+  add_memory(out, layer, residual_name(c, branch), phase, hw::MemoryKernel::kDropoutResidual,
+             2.0 * x, x + d(c.sp_tokens) * d(c.h));
 }
 
 }  // namespace
@@ -124,8 +135,10 @@ void append_attention_core(const LayerContext& c, int layer, Phase phase, std::v
   add_kernel(out, layer, "attention scores qk", phase,
              gemm(c, c.s, c.s, c.head_dim, false, true, bh), Flops(conv / 2.0));
   add_memory(out, layer, "attention softmax", phase, hw::MemoryKernel::kSoftmax, scores, scores);
-  add_memory(out, layer, "attention dropout", phase, hw::MemoryKernel::kCopy, scores,
-             scores + scores / c.elem);
+  if (c.model.dropout) {
+    add_memory(out, layer, "attention dropout", phase, hw::MemoryKernel::kCopy, scores,
+               scores + scores / c.elem);
+  }
   add_kernel(out, layer, "attention context pv", phase,
              gemm(c, c.s, c.head_dim, c.s, false, false, bh), Flops(conv / 2.0));
 }
@@ -140,7 +153,7 @@ void append_layer_forward(const LayerContext& c, int layer, Phase phase, std::ve
     attention_forward(c, out, layer, phase);
     mlp_forward(c, out, layer, phase);
     tp_exit_forward(c, out, layer, "output", phase);
-    residual(c, out, layer, "dropout residual", phase);
+    residual(c, out, layer, "", phase);
     return;
   }
   fetch_sub_module(c, layer, phase, SubModule::kInputNorm, out);
@@ -148,22 +161,29 @@ void append_layer_forward(const LayerContext& c, int layer, Phase phase, std::ve
   tp_enter_forward(c, out, layer, "attention input", phase);
   attention_forward(c, out, layer, phase);
   tp_exit_forward(c, out, layer, "attention output", phase);
-  residual(c, out, layer, "attention dropout residual", phase);
+  residual(c, out, layer, "attention", phase);
   fetch_sub_module(c, layer, phase, SubModule::kPostNorm, out);
   add_memory(out, layer, "post-attention norm", phase, nk, norm_bytes(c), norm_bytes(c));
   tp_enter_forward(c, out, layer, "mlp input", phase);
   mlp_forward(c, out, layer, phase);
   tp_exit_forward(c, out, layer, "mlp output", phase);
-  residual(c, out, layer, "mlp dropout residual", phase);
+  residual(c, out, layer, "mlp", phase);
 }
 
 namespace {
 
 void residual_backward(const LayerContext& c, std::vector<Op>& out, int layer,
-                       const std::string& what) {
+                       const std::string& branch) {
   const double x = norm_bytes(c);
-  add_memory(out, layer, what, Phase::kBackward, hw::MemoryKernel::kDropoutResidual,
-             x + d(c.sp_tokens) * d(c.h), 2.0 * x);
+  if (!c.model.dropout) {
+    // The add passes its gradient on untouched; where the residual stream forks, autograd
+    // sums the branch's and the skip's gradients: reads both, writes one.
+    add_memory(out, layer, residual_name(c, branch), Phase::kBackward, hw::MemoryKernel::kCopy,
+               2.0 * x, x);
+    return;
+  }
+  add_memory(out, layer, residual_name(c, branch), Phase::kBackward,
+             hw::MemoryKernel::kDropoutResidual, x + d(c.sp_tokens) * d(c.h), 2.0 * x);
 }
 
 void attention_core_backward(const LayerContext& c, std::vector<Op>& out, int layer) {
@@ -189,8 +209,10 @@ void attention_core_backward(const LayerContext& c, std::vector<Op>& out, int la
              Flops(conv / 2.0));
   add_kernel(out, layer, "attention pv dgrad-p", bw, gemm(c, c.s, c.s, c.head_dim, false, true, bh),
              Flops(conv / 2.0));
-  add_memory(out, layer, "attention dropout", bw, hw::MemoryKernel::kCopy, scores + scores / c.elem,
-             scores);
+  if (c.model.dropout) {
+    add_memory(out, layer, "attention dropout", bw, hw::MemoryKernel::kCopy,
+               scores + scores / c.elem, scores);
+  }
   add_memory(out, layer, "attention softmax", bw, hw::MemoryKernel::kSoftmax, 2.0 * scores, scores);
   add_kernel(out, layer, "attention qk dgrad-q", bw,
              gemm(c, c.s, c.head_dim, c.s, false, false, bh), Flops(conv / 2.0));
@@ -236,7 +258,7 @@ void attention_backward_to_core(const LayerContext& c, std::vector<Op>& out, int
 void append_layer_backward(const LayerContext& c, int layer, std::vector<Op>& out) {
   const std::int64_t qkv_n = c.q_r + 2 * c.kv_r;
   if (c.model.parallel_block) {
-    residual_backward(c, out, layer, "dropout residual");
+    residual_backward(c, out, layer, "");
     tp_exit_backward(c, out, layer, "output");
     mlp_backward_to_activation(c, out, layer);
     attention_backward_to_core(c, out, layer);
@@ -252,7 +274,7 @@ void append_layer_backward(const LayerContext& c, int layer, std::vector<Op>& ou
     norm_backward(c, out, layer, "input norm");
     return;
   }
-  residual_backward(c, out, layer, "mlp dropout residual");
+  residual_backward(c, out, layer, "mlp");
   tp_exit_backward(c, out, layer, "mlp output");
   mlp_backward_to_activation(c, out, layer);
   tp_regather_input(c, out, layer, "mlp");
@@ -262,7 +284,7 @@ void append_layer_backward(const LayerContext& c, int layer, std::vector<Op>& ou
   wgrad_only(c, out, layer, "mlp fc1", fc1_n(c), c.h, fc1_exact(c));
   fetch_sub_module(c, layer, Phase::kBackward, SubModule::kPostNorm, out);
   norm_backward(c, out, layer, "post-attention norm");
-  residual_backward(c, out, layer, "attention dropout residual");
+  residual_backward(c, out, layer, "attention");
   tp_exit_backward(c, out, layer, "attention output");
   attention_backward_to_core(c, out, layer);
   tp_regather_input(c, out, layer, "attention");

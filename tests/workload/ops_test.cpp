@@ -331,3 +331,41 @@ TEST_CASE("ops: every linear layer's GEMMs carry their role; the weight gradient
   CHECK(dgrad == forward);
   CHECK(wgrad == forward);
 }
+
+TEST_CASE("ops: a model without dropout adds its residuals plainly and keeps no dropout kernel") {
+  const ModelSpec llama =
+      io::load_model(std::string(MEGASIM_SOURCE_DIR) + "/models/llama3-405b-like.json");
+  REQUIRE_FALSE(llama.dropout);
+  ParallelPlan p;
+  p.tp = 8;
+  p.pp = 2;
+  p.global_batch = 2;
+  p.sequence_parallel = true;
+  GeneratorOptions unfused;  // the unfused attention has a dropout kernel of its own
+  unfused.fused_attention = false;
+  const auto residual_of = [](const ChunkProgram& ch, const std::string& name) {
+    for (const auto* ops : {&ch.forward, &ch.backward})
+      for (const Op& op : *ops)
+        if (op.name == name) return std::get<hw::MemoryShape>(*op.kernel());
+    FAIL("no op named " << name);
+    return hw::MemoryShape{};
+  };
+  const ChunkProgram plain = build_stage(llama, p, 0, unfused).chunks[0];
+  for (const auto* ops : {&plain.forward, &plain.backward})
+    for (const Op& op : *ops) CHECK(op.name.find("dropout") == std::string::npos);
+  // Per rank, 8192 tokens / 8 (SP) × 16384 × 2 B = 32 MiB per tensor: the add reads two, writes one.
+  const double x = 8192.0 / 8 * 16384 * 2;
+  for (const char* name : {"layer 0 attention residual fwd", "layer 0 mlp residual bwd"}) {
+    const hw::MemoryShape add = residual_of(plain, name);
+    CHECK(add.kind == hw::MemoryKernel::kCopy);
+    CHECK(add.bytes_read.value() == doctest::Approx(2.0 * x));
+    CHECK(add.bytes_written.value() == doctest::Approx(x));
+  }
+  // The same layer with dropout writes a 1-byte mask beside the sum.
+  ModelSpec with_dropout = llama;
+  with_dropout.dropout = true;
+  const ChunkProgram masked = build_stage(with_dropout, p, 0, unfused).chunks[0];
+  const hw::MemoryShape fused_add = residual_of(masked, "layer 0 attention dropout residual fwd");
+  CHECK(fused_add.kind == hw::MemoryKernel::kDropoutResidual);
+  CHECK(fused_add.bytes_written.value() == doctest::Approx(1.5 * x));
+}

@@ -44,8 +44,7 @@ RunEnergy run_energy(const StepPower& p, Time training, Time not_training, std::
   e.spares = spares;
   constexpr double kJoulePerMwh = 3.6e9;
   const double wall = (training + not_training).to_seconds();
-  e.spare_it = node_power(Activity::kIdle, spares.gpus_per_node, in) *
-               static_cast<double>(std::max<std::int64_t>(spares.powered, 0));
+  e.spare_it = node_power(Activity::kIdle, spares.gpus_per_node, in) * std::max(spares.powered, 0.0);
   const double it_joules = p.it_average.value() * training.to_seconds() +
                            p.it_idle.value() * not_training.to_seconds() + e.spare_it.value() * wall;
   e.it_mwh = it_joules / kJoulePerMwh;

@@ -46,12 +46,13 @@ struct StepPower {
 };
 StepPower step_power(const StepProfile& step, const PowerInputs& in);
 
-// The spare pool beside the job: hot spares, powered and idle for the whole run, ready to
-// replace a failed node, and reserved (billed) with the job. `powered` leaves out the spares
-// evicted stragglers hold (those stragglers are out of service, not drawing power).
+// The spare pool beside the job: hot spares, powered and idle, ready to replace a failed node,
+// and reserved (billed) with the job for the whole run. `powered` is the mean number idling in
+// the pool over the run: the spares evicted stragglers hold and the places of nodes out for
+// repair are empty (neither draws power).
 struct SparePool {
   std::int64_t reserved = 0;  // nodes billed with the job
-  std::int64_t powered = 0;   // nodes idling in the pool
+  double powered = 0.0;       // mean nodes idling in the pool
   int gpus_per_node = 8;
 };
 

@@ -49,6 +49,12 @@ class Trial {
     start_running();
     sim_.run();
     result_.wall = sim_.now();
+    result_.spares = static_cast<std::int64_t>(spare_free_at_.size());
+    Time in_repair;
+    for (Time start : repairs_started_)
+      in_repair += std::max(Time::zero(), std::min(start + model_.repair_time, result_.wall) - start);
+    result_.spare_idle_node_time = std::max(
+        Time::zero(), result_.wall * static_cast<double>(result_.spares) - in_repair);
     return result_;
   }
 
@@ -168,6 +174,7 @@ class Trial {
     auto it = std::min_element(spare_free_at_.begin(), spare_free_at_.end());
     const Time joined = std::max(ready, *it) + model_.replacement_time;
     *it = now + model_.repair_time;
+    repairs_started_.push_back(now);
     return joined;
   }
 
@@ -188,6 +195,7 @@ class Trial {
   double rate_;
   std::vector<double> cause_rates_;
   std::vector<Time> spare_free_at_;
+  std::vector<Time> repairs_started_;  // a pool node out for repair from each of these
 
   Mode mode_ = Mode::kCompute;
   Time mode_since_;
@@ -328,6 +336,22 @@ void sweep_intervals(const StepProfile& step, const RunSpec& spec, const Reliabi
 
 }  // namespace
 
+namespace {
+
+// With stragglers evicted, the spares they are expected to hold are not there to replace a
+// failed node (a pool they empty leaves every replacement to wait for a repair). The trials
+// draw their own stragglers; this expected pool only prices the mean recovery.
+ReliabilityModel expected_pool(const ReliabilityModel& model, const StepProfile& step) {
+  ReliabilityModel expected = model;
+  if (model.evict_stragglers && model.straggler_node_fraction > 0.0) {
+    const auto held = std::llround(model.straggler_node_fraction * static_cast<double>(step.nodes));
+    expected.spare_nodes = std::max<std::int64_t>(0, model.spares_for(step) - held);
+  }
+  return expected;
+}
+
+}  // namespace
+
 RunResult simulate_run(const StepProfile& step, const RunSpec& spec, const ReliabilityModel& model,
                        const PowerInputs& power) {
   step.validate();
@@ -345,14 +369,7 @@ RunResult simulate_run(const StepProfile& step, const RunSpec& spec, const Relia
   const double rate = model.failures_per_hour(step);
   r.failures_per_day = rate * 24.0;
   r.mtbf = rate > 0.0 ? Time::from_hours(1.0 / rate) : Time::max();
-  // With stragglers evicted, the spares they are expected to hold are not there to replace a
-  // failed node (a pool they empty leaves every replacement to wait for a repair).
-  ReliabilityModel expected = model;
-  if (model.evict_stragglers && model.straggler_node_fraction > 0.0) {
-    const auto held = std::llround(model.straggler_node_fraction * static_cast<double>(step.nodes));
-    expected.spare_nodes = std::max<std::int64_t>(0, model.spares_for(step) - held);
-  }
-  r.recovery = expected.mean_recovery_time(step);
+  r.recovery = expected_pool(model, step).mean_recovery_time(step);
   r.checkpoint_interval = model.checkpoint_interval;
   r.checkpoint_cost = model.blocking_checkpoint_time(step.checkpoint_size);
   if (rate > 0.0) {
@@ -363,6 +380,7 @@ RunResult simulate_run(const StepProfile& step, const RunSpec& spec, const Relia
   std::vector<double> days, goodput, restarts, lost;
   std::vector<double> causes(model.causes.size(), 0.0);
   double rework = 0.0, down = 0.0, ckpt = 0.0, trained = 0.0, idle = 0.0, step_share = 0.0;
+  double spare_node_seconds = 0.0, wall_seconds = 0.0;
   const double steps_alone = (step.step_time * r.steps).to_seconds();
   r.power = step_power(step, power);
   for (int t = 0; t < spec.trials; ++t) {
@@ -380,6 +398,8 @@ RunResult simulate_run(const StepProfile& step, const RunSpec& spec, const Relia
     trained += tr.trained.to_seconds();
     idle += (tr.wall - tr.trained).to_seconds();
     step_share += steps_alone / (tr.useful + tr.checkpointing).to_seconds();
+    spare_node_seconds += tr.spare_idle_node_time.to_seconds();
+    wall_seconds += tr.wall.to_seconds();
   }
   const double n = static_cast<double>(spec.trials);
   r.days = distribution(days);
@@ -395,9 +415,10 @@ RunResult simulate_run(const StepProfile& step, const RunSpec& spec, const Relia
   r.down_hours = down / n;
   r.checkpoint_hours = ckpt / n;
   r.step_share = step_share / n;
-  // Every spare is reserved with the job; those the evicted stragglers hold are out of service.
+  // Every spare is reserved with the job; those the evicted stragglers hold are out of service,
+  // and a spare's place in the pool is empty while the node it replaced is in repair.
   const SparePool pool{.reserved = model.spares_for(step),
-                       .powered = expected.spares_for(step),
+                       .powered = wall_seconds > 0.0 ? spare_node_seconds / wall_seconds : 0.0,
                        .gpus_per_node = step.gpus_per_node};
   r.energy = run_energy(r.power, Time::from_seconds(trained / n), Time::from_seconds(idle / n),
                         step.gpus, pool, power);

@@ -40,6 +40,10 @@ struct TrialResult {
   std::int64_t restarts = 0;
   std::vector<std::int64_t> by_cause;  // interruptions per ReliabilityModel::causes entry
   bool straggler_slowed = false;
+  std::int64_t spares = 0;  // the pool this trial, less the spares its evicted stragglers hold
+  // Node-time the pool's nodes idle, powered: spares × wall, less the time a failed node that a
+  // spare replaced is out for repair (it rejoins the pool after), up to the run's end.
+  Time spare_idle_node_time;
 };
 
 // One trial with its own Simulator seeded by `seed`; the checkpoint interval is `interval`.

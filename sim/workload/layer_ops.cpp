@@ -72,8 +72,10 @@ void residual(const LayerContext& c, std::vector<Op>& out, int layer, const std:
               Phase phase) {
   const double x = norm_bytes(c);
   if (!c.model.dropout) {
-    // A plain add: reads the branch output and the residual, writes the sum.
-    add_memory(out, layer, residual_name(c, branch), phase, hw::MemoryKernel::kCopy, 2.0 * x, x);
+    // A plain add: reads the branch output and the residual, writes the sum (the access
+    // pattern calibration measures for the dropout-residual kernel, without its mask).
+    add_memory(out, layer, residual_name(c, branch), phase, hw::MemoryKernel::kDropoutResidual,
+               2.0 * x, x);
     return;
   }
   // Reads the branch output and the residual, writes the sum and a 1-byte dropout mask.
@@ -176,10 +178,11 @@ void residual_backward(const LayerContext& c, std::vector<Op>& out, int layer,
                        const std::string& branch) {
   const double x = norm_bytes(c);
   if (!c.model.dropout) {
-    // The add passes its gradient on untouched; where the residual stream forks, autograd
-    // sums the branch's and the skip's gradients: reads both, writes one.
-    add_memory(out, layer, residual_name(c, branch), Phase::kBackward, hw::MemoryKernel::kCopy,
-               2.0 * x, x);
+    // The add passes its gradient on untouched; where the residual stream forks (after the
+    // norm's backward, charged here, once per residual), autograd sums the branch's and the
+    // skip's gradients: reads both, writes one.
+    add_memory(out, layer, residual_name(c, branch), Phase::kBackward,
+               hw::MemoryKernel::kDropoutResidual, 2.0 * x, x);
     return;
   }
   add_memory(out, layer, residual_name(c, branch), Phase::kBackward,

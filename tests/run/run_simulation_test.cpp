@@ -262,6 +262,39 @@ TEST_CASE("run: evicted stragglers are drawn per trial and hold spares only when
         simulate_trial(step, spec.tokens, m, Time::from_minutes(10), 7).wall);
 }
 
+TEST_CASE("run: the spare pool idles powered, less the places of nodes out for repair") {
+  // MegaScale's presets on 12,288 GPUs, stragglers kept: the pool is 2 % of 1,536 nodes, 31.
+  StepProfile step = testing::megascale_530b(12288);
+  RunSpec spec;
+  spec.tokens = 3000 * step.tokens_per_step;  // about 19 h failure-free
+  spec.trials = 8;
+  spec.sweep_checkpoint_interval = false;
+  ReliabilityModel m = megasim::io::load_reliability_preset("megascale");
+  m.evict_stragglers = false;
+  REQUIRE(m.spares_for(step) == 31);
+  // With an instant repair every place is refilled at once: 31 nodes idle the whole run.
+  ReliabilityModel instant = m;
+  instant.repair_time = Time::zero();
+  const TrialResult a = simulate_trial(step, spec.tokens, instant, Time::from_minutes(10), 3);
+  CHECK(a.spares == 31);
+  CHECK(a.spare_idle_node_time.to_seconds() == doctest::Approx(31.0 * a.wall.to_seconds()));
+  // With a repair longer than the run each replacement empties one place from its failure to
+  // the end: the pool's node-time falls by exactly that, and the run's mean pool below 31.
+  ReliabilityModel slow = m;
+  slow.repair_time = Time::from_hours(1000);
+  const TrialResult b = simulate_trial(step, spec.tokens, slow, Time::from_minutes(10), 3);
+  std::int64_t replaced = 0;
+  for (std::size_t c = 0; c < slow.causes.size(); ++c)
+    if (slow.causes[c].needs_replacement) replaced += b.by_cause[c];
+  REQUIRE(replaced > 0);
+  CHECK(b.spare_idle_node_time < b.wall * 31.0);
+  CHECK(b.spare_idle_node_time > b.wall * static_cast<double>(31 - replaced));
+  const RunResult r = simulate_run(step, spec, slow, flat_power());
+  CHECK(r.energy.spares.reserved == 31);
+  CHECK(r.energy.spares.powered < 31.0);
+  CHECK(r.energy.spares.powered > 0.0);
+}
+
 TEST_CASE("run: evaluations every N steps lengthen the run and lower the running MFU") {
   // 2,500 steps of 60 s, a 300 s evaluation every 1,000 steps: two evaluations (after steps
   // 1,000 and 2,000), 600 s spread over the steps, so a failure-free trial takes 2,500 × 60.24 s.

@@ -38,3 +38,28 @@ TEST_CASE("report: run and power sections carry the result") {
   CHECK(text.find("goodput        100.0%") != std::string::npos);
   CHECK(text.find("power (preset p") != std::string::npos);
 }
+
+TEST_CASE("report: the spare pool's line, keys and share of the run's energy") {
+  // The same failure-free hour with a pool of two 8-GPU nodes: 2 × (8 × 60 W) idle for 1 h
+  // adds 0.96 kWh IT; billed for 32 GPUs, not 16; no price, no cost wording.
+  StepProfile step = uniform_step(Time::from_seconds(36), 10.0, 16, 8, 1, Activity::kGemm);
+  PowerInputs power;
+  power.name = std::string("p");
+  power.gpu = {Watts(400), Watts(300), Watts(150), Watts(60)};
+  ReliabilityModel m = no_failures_model();
+  m.spare_nodes = 2;
+  RunSpec spec;
+  spec.tokens = 1000.0;
+  spec.trials = 2;
+  const RunResult r = simulate_run(step, spec, m, power);
+  const auto j = to_json(r, step, power, m);
+  CHECK(j.at("power").at("spare_nodes_reserved") == 2);
+  CHECK(j.at("power").at("spare_nodes_powered").get<double>() == doctest::Approx(2.0));
+  CHECK(j.at("power").at("spare_it_mw").get<double>() == doctest::Approx(0.00096));
+  CHECK(j.at("power").at("it_mwh").get<double>() == doctest::Approx(0.0064 + 0.00096));
+  CHECK_FALSE(j.at("power").contains("usd_gpu_hours"));
+  const std::string text = to_text(r, step, power, m);
+  CHECK(text.find("2 nodes reserved, 2.0 idling") != std::string::npos);
+  CHECK(text.find("(in the run's energy)") != std::string::npos);
+  CHECK(text.find("over the run (idle spares included)") != std::string::npos);
+}

@@ -70,9 +70,10 @@ nlohmann::json scale_json(const hw::CollectiveScale& scale, int nodes) {
 std::string collective_text(const plan::Sweep& s) {
   const auto& r = s.request;
   std::string text = fmt::format(
-      "# megasim collective: {} on {} ({} of {} GPUs, {} placement), {} routing, device {}\n"
+      "# megasim collective: {} on {} ({} of {} GPUs, {} placement{}), {} routing, device {}\n"
       "# time: flow-level simulation of the call alone; model: NCCL's analytic estimate",
-      r.op, s.cluster_name, r.gpus, s.cluster_gpus, r.placement, r.routing, s.device);
+      r.op, s.cluster_name, r.gpus, s.cluster_gpus, r.placement,
+      r.per_node > 0 ? fmt::format(", {} a node", r.per_node) : std::string(), r.routing, s.device);
   bool overruled = false;
   for (const auto& row : s.rows) {
     const auto& p = row.prediction;
@@ -140,7 +141,8 @@ std::string collective_json(const plan::Sweep& s) {
   }
   const auto& r = s.request;
   nlohmann::json out = {{"cluster", s.cluster_name}, {"op", r.op}, {"gpus", r.gpus},
-                              {"placement", r.placement}, {"routing", r.routing},
+                              {"placement", r.placement}, {"per_node", r.per_node},
+                              {"routing", r.routing},
                               {"device", s.device},
                               {"bandwidth_unit", "GB/s (1e9 bytes per second), as nccl-tests"},
                               {"rows", rows}};

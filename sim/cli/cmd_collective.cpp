@@ -27,6 +27,7 @@ struct CollectiveOptions {
   std::string proto = "auto";
   std::string routing = "ecmp";
   std::string placement = "packed";
+  int per_node = 0;
   std::string device;
   bool json = false;
 };
@@ -73,6 +74,7 @@ void run_collective(const CollectiveOptions& o) {
   r.protocol = o.proto;
   r.routing = o.routing;
   r.placement = o.placement;
+  r.per_node = o.per_node;
   r.device = o.device;
   const plan::Sweep sweep = plan::collective_sweep(r);
   const std::string out = o.json ? reports::collective_json(sweep) : reports::collective_text(sweep);
@@ -89,10 +91,14 @@ void add_collective_command(CLI::App& app) {
   cmd->add_option("--gpus", opts->gpus, "GPUs in the communicator")->check(CLI::Range(1, 1 << 22));
   cmd->add_option("--bytes", opts->bytes, "Size or MIN:MAX, e.g. 8:8G (binary units)");
   cmd->add_option("--step-factor", opts->step_factor, "Multiply the size by this between rows (nccl-tests -f)");
-  cmd->add_option("--algo", opts->algo, "ring, tree, nvls, nvls_tree or auto (NCCL's choice)");
+  cmd->add_option("--algo", opts->algo, "ring, tree, nvls, nvls_tree, pat or auto (NCCL's choice)");
   cmd->add_option("--proto", opts->proto, "ll, ll128, simple or auto");
   cmd->add_option("--routing", opts->routing, "ecmp (flow hash) or spray (ideal)");
   cmd->add_option("--placement", opts->placement, "packed (consecutive servers) or spread");
+  cmd->add_option("--per-node", opts->per_node,
+                  "GPUs of the communicator on each node, the first of each (default: all; 1 for a "
+                  "DP group of a TP-8 job)")
+      ->check(CLI::Range(1, 1 << 10));
   cmd->add_option("--device", opts->device, "Device profile (default: the cluster node's GPU)");
   cmd->add_flag("--json", opts->json, "Print exactly one JSON object on stdout");
   cmd->callback([opts] { run_collective(*opts); });

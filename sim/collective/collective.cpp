@@ -28,9 +28,10 @@ CollectiveOp parse_op(const std::string& name) {
 
 CollAlgorithm parse_algorithm(const std::string& name) {
   for (CollAlgorithm a : {CollAlgorithm::kAuto, CollAlgorithm::kRing, CollAlgorithm::kTree,
-                          CollAlgorithm::kNvls, CollAlgorithm::kNvlsTree})
+                          CollAlgorithm::kNvls, CollAlgorithm::kNvlsTree, CollAlgorithm::kPat})
     if (name == to_string(a)) return a;
-  throw InputError("--algo: unknown algorithm '" + name + "'; expected ring, tree, nvls, nvls_tree or auto");
+  throw InputError("--algo: unknown algorithm '" + name +
+                   "'; expected ring, tree, nvls, nvls_tree, pat or auto");
 }
 
 CollProtocol parse_protocol(const std::string& name) {

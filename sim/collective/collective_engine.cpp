@@ -182,6 +182,11 @@ Time CollectiveEngine::flows_of(const CollectiveCall& call, std::vector<Flow>& o
       double factor = 1.0 / model_.flow_scale(shape, algorithm, protocol);
       if (algorithm == CollAlgorithm::kRing) {
         ring_flows(call, shape, factor, out);
+      } else if (algorithm == CollAlgorithm::kPat) {
+        // PAT's exchanges (peers at growing distances) are laid on the ring's flows; each rank
+        // moves (n - 1) / n of the buffer, the model's bandwidth term has the whole of it.
+        const int n = shape.ranks;
+        ring_flows(call, shape, factor * (n - 1) / n, out);
       } else {
         // NCCL's mid-size correction slows the tree's bandwidth, and the pipeline's fill adds to
         // its bandwidth term (nccl_pipeline.cpp); its flows carry that much more.

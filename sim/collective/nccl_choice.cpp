@@ -15,19 +15,25 @@ bool is_nvls(CollAlgorithm a) {
   return a == CollAlgorithm::kNvls || a == CollAlgorithm::kNvlsTree;
 }
 
+// Algorithms that run only the Simple protocol.
+bool simple_only(CollAlgorithm a) { return is_nvls(a) || a == CollAlgorithm::kPat; }
+
 // Throws InputError for a forced algorithm or protocol the call cannot run.
 void check_forced(const NcclModel& model, const CollectiveCall& call, const CommShape& shape) {
   if (call.algorithm == CollAlgorithm::kTree && call.op != CollectiveOp::kAllReduce)
     throw InputError(std::string("--algo tree: NCCL has a tree only for all_reduce, not ") +
                      op_name(call.op));
-  if (!is_nvls(call.algorithm)) return;
-  const std::string why = model.nvls_unusable_reason(call, shape, call.algorithm);
+  if (!simple_only(call.algorithm)) return;
+  const std::string why = call.algorithm == CollAlgorithm::kPat
+                              ? model.pat_unusable_reason(call, shape)
+                              : model.nvls_unusable_reason(call, shape, call.algorithm);
   if (!why.empty())
     throw InputError(std::string("--algo ") + to_string(call.algorithm) + ": " + why);
   if (call.protocol != CollProtocol::kAuto && call.protocol != CollProtocol::kSimple)
     throw InputError(std::string("--algo ") + to_string(call.algorithm) + " --proto " +
-                     to_string(call.protocol) +
-                     ": NVLink SHARP runs only with the simple protocol");
+                     to_string(call.protocol) + ": " +
+                     (call.algorithm == CollAlgorithm::kPat ? "PAT" : "NVLink SHARP") +
+                     " runs only with the simple protocol");
 }
 
 }  // namespace
@@ -64,6 +70,7 @@ std::vector<std::pair<CollAlgorithm, CollProtocol>> NcclModel::candidates(
     if (call.op == CollectiveOp::kAllReduce) algos.push_back(CollAlgorithm::kTree);
     for (CollAlgorithm a : {CollAlgorithm::kNvls, CollAlgorithm::kNvlsTree})
       if (nvls_usable(call, shape, a)) algos.push_back(a);
+    if (pat_usable(call, shape)) algos.push_back(CollAlgorithm::kPat);
   }
   struct Option {
     CollAlgorithm algorithm;
@@ -74,7 +81,7 @@ std::vector<std::pair<CollAlgorithm, CollProtocol>> NcclModel::candidates(
   for (CollAlgorithm a : algos) {
     std::vector<CollProtocol> protos = {CollProtocol::kLL, CollProtocol::kLL128,
                                         CollProtocol::kSimple};
-    if (is_nvls(a)) protos = {CollProtocol::kSimple};
+    if (simple_only(a)) protos = {CollProtocol::kSimple};
     if (call.protocol != CollProtocol::kAuto) {
       if (std::find(protos.begin(), protos.end(), call.protocol) == protos.end()) continue;
       protos = {call.protocol};
@@ -91,7 +98,7 @@ std::vector<std::pair<CollAlgorithm, CollProtocol>> NcclModel::candidates(
   if (options.empty())
     return {{algos.front(),
              call.protocol == CollProtocol::kAuto ? CollProtocol::kSimple : call.protocol}};
-  // Fastest first; equal times keep NCCL's order of algorithms (ring, tree, NVLS, NVLSTree).
+  // Fastest first; equal times keep NCCL's order of algorithms (ring, tree, NVLS, NVLSTree, PAT).
   std::stable_sort(options.begin(), options.end(),
                    [](const Option& x, const Option& y) { return x.time < y.time; });
   std::vector<std::pair<CollAlgorithm, CollProtocol>> out;

@@ -66,6 +66,10 @@ BytesPerSec NcclModel::link_bus_bandwidth(const CommShape& shape) const {
 
 BytesPerSec NcclModel::bus_bandwidth(const CommShape& shape, CollAlgorithm algorithm,
                                      CollProtocol protocol) const {
+  if (algorithm == CollAlgorithm::kPat) {
+    return link_bus_bandwidth(shape) * constants_.pat.bandwidth_factor *
+           constants_.scale.bandwidth(shape.nodes > 1, algorithm);
+  }
   const hw::CollAlgorithm a = algorithm;
   const hw::CollProtocol p = protocol;
   BytesPerSec bus = link_bus_bandwidth(shape) * constants_.bandwidth_factor(a, p, shape.nodes > 1);
@@ -158,6 +162,7 @@ ModelCost NcclModel::cost(const CollectiveCall& call, const CommShape& shape,
   if (algorithm == CollAlgorithm::kDirect) return direct_cost(call, shape);
   if (algorithm == CollAlgorithm::kNvls || algorithm == CollAlgorithm::kNvlsTree)
     return nvls_cost(call, shape, algorithm);
+  if (algorithm == CollAlgorithm::kPat) return pat_cost(call, shape);
   if (algorithm == CollAlgorithm::kTree && call.op != CollectiveOp::kAllReduce) return c;
   const hw::CollAlgorithm a = algorithm;
   const hw::CollProtocol p = protocol;

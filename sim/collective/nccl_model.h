@@ -75,6 +75,12 @@ class NcclModel {
     double speed_gbps = 0.0;  // 0: no speed fits
   };
   NvlsGraph nvls_graph(const CommShape& shape) const;
+  // Whether NCCL 2.23+'s PAT can run the call (nccl_pat.cpp): the profile has it, the operation
+  // is an all-gather or a reduce-scatter, and every node holds one GPU of the communicator.
+  bool pat_usable(const CollectiveCall& call, const CommShape& shape) const {
+    return pat_unusable_reason(call, shape).empty();
+  }
+  std::string pat_unusable_reason(const CollectiveCall& call, const CommShape& shape) const;
   // Bus bandwidth of the links before protocol factors: NVLink per GPU on one node; on
   // several, the lesser of NVLink and the NICs' share per GPU.
   BytesPerSec link_bus_bandwidth(const CommShape& shape) const;
@@ -109,6 +115,9 @@ class NcclModel {
   // algorithm bandwidth that x n / (2(n-1)), latency NVLink + 2 log2(nodes) x net.
   ModelCost nvls_cost(const CollectiveCall& call, const CommShape& shape,
                       CollAlgorithm algorithm) const;
+  // PAT (nccl_pat.cpp): NCCL's latency and the links' bandwidth times PAT's share, used as the
+  // algorithm bandwidth.
+  ModelCost pat_cost(const CollectiveCall& call, const CommShape& shape) const;
 
   // The constants without the scales fitted to logs, which NCCL's own choice does not know;
   // made at the first choice of a calibrated model and kept (a model that never chooses, or

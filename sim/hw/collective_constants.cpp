@@ -10,6 +10,7 @@ const char* to_string(CollAlgorithm a) {
     case CollAlgorithm::kAuto: return "auto";
     case CollAlgorithm::kNvls: return "nvls";
     case CollAlgorithm::kNvlsTree: return "nvls_tree";
+    case CollAlgorithm::kPat: return "pat";
   }
   return "?";
 }

@@ -21,7 +21,17 @@ namespace megasim::hw {
 // index the tables, and kAuto never does. kNvls (NVLink SHARP inside one node) and kNvlsTree
 // (NVLink SHARP inside each node, a tree over nodes) run only with the Simple protocol and take
 // their constants from NvlsConstants; they exist only where the profile has an "nvls" group.
-enum class CollAlgorithm { kTree = 0, kRing = 1, kDirect = 2, kAuto = 3, kNvls = 4, kNvlsTree = 5 };
+// kPat (NCCL 2.23+'s all-gather and reduce-scatter with one GPU per node) likewise runs only
+// Simple, from PatConstants, where the profile has a "pat" group.
+enum class CollAlgorithm {
+  kTree = 0,
+  kRing = 1,
+  kDirect = 2,
+  kAuto = 3,
+  kNvls = 4,
+  kNvlsTree = 5,
+  kPat = 6
+};
 enum class CollProtocol { kLL = 0, kLL128 = 1, kSimple = 2, kAuto = 3 };
 enum class CollLinkType { kNvlink = 0, kPcie = 1, kNet = 2 };
 
@@ -49,6 +59,19 @@ struct NvlsConstants {
   double tree_channel_cap_more_nodes_gbps = 0.0;  // 4 or more nodes
   double nvlink_latency_us = 0.0;  // hwLat[NVLINK][NVLS] (= NVLSTree's)
   double net_latency_us = 0.0;     // hwLat[NET][NVLS_TREE] per tree level and direction
+};
+
+// NCCL's PAT ("parallel aggregated trees", NCCL 2.23+): all-gather and reduce-scatter over a
+// communicator of one GPU per node, Simple protocol, on the tree's graph (tuning.cc). Latency
+// base + log2(nodes) x (the tree's network latency / log_latency_divisor) + ranks x
+// per_rank_latency_us; bus bandwidth the links' x bandwidth_factor, used as the algorithm
+// bandwidth (no ring's n / (n - 1)). Present only on a profile with a "pat" group.
+struct PatConstants {
+  bool available = false;
+  double base_latency_us = 0.0;      // baseLatencies[PAT]
+  double log_latency_divisor = 1.0;  // "Log latency": log2i(nNodes) x (interLat / 3.5)
+  double per_rank_latency_us = 0.0;  // "Still a linear part": nRanks x 2.8
+  double bandwidth_factor = 1.0;     // busBw *= .75
 };
 
 // NCCL's "plateau effect of ring": a Simple ring all-reduce on several nodes, once each rank's
@@ -164,6 +187,7 @@ struct CollectiveConstants {
   bool has_tree_correction = false;
   TreeCorrection tree_correction{};
   NvlsConstants nvls;
+  PatConstants pat;
   PipelineConstants pipeline;
   // Point-to-point sends over NVLink (send/recv, all-to-all, pipeline sends inside a node) reach
   // this share of the raw NVLink bandwidth rather than the collectives' (the cluster's

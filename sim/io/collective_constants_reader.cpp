@@ -59,6 +59,21 @@ hw::AlgoProtoTable read_algorithms(JsonReader& r, double lo, double hi) {
 constexpr double kMaxSpeedGbps = 1e4;
 constexpr std::size_t kMaxSpeeds = 64;
 
+// PAT's constants (NCCL 2.23+): latencies in microseconds, a divisor and a bandwidth share.
+constexpr double kMaxLatencyDivisor = 1e3;
+
+hw::PatConstants read_pat(JsonReader p) {
+  hw::PatConstants c;
+  c.available = true;
+  p.string("source");
+  c.base_latency_us = p.number("base_latency_us", 0.0, kMaxLatencyUs);
+  c.log_latency_divisor = p.number("log_latency_divisor", 1.0, kMaxLatencyDivisor);
+  c.per_rank_latency_us = p.number("per_rank_latency_us", 0.0, kMaxLatencyUs);
+  c.bandwidth_factor = p.number("bandwidth_factor", kMinBandwidthFactor, 1.0);
+  p.finish();
+  return c;
+}
+
 hw::NvlsConstants read_nvls(JsonReader n) {
   hw::NvlsConstants c;
   c.available = true;
@@ -210,6 +225,7 @@ hw::CollectiveConstants read_collective_constants(JsonReader r) {
     l->finish();
   }
   if (auto n = r.optional_object("nvls")) c.nvls = read_nvls(*n);
+  if (auto p = r.optional_object("pat")) c.pat = read_pat(*p);
   if (auto p = r.optional_object("pipeline")) c.pipeline = read_pipeline(*p);
   if (auto p = r.optional_object("p2p")) {
     p->string("source");

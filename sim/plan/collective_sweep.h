@@ -20,6 +20,7 @@ struct SweepRequest {
   std::string algorithm = "auto", protocol = "auto";
   std::string routing = "ecmp";    // or "spray"
   std::string placement = "packed";  // or "spread"
+  int per_node = 0;                // the communicator's GPUs on each node; 0: all of a node's
   std::string device;              // profile for the collective constants; "" = the node's GPU
 };
 

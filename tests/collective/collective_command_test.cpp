@@ -65,3 +65,22 @@ TEST_CASE("megasim collective: NVLink SHARP only where the profile has it") {
   REQUIRE(h200.exit_code == 0);
   CHECK(nlohmann::json::parse(h200.out)["rows"].back()["algorithm"] == "nvls");
 }
+
+TEST_CASE("megasim collective --per-node: a DP group's one GPU a node, where NCCL runs PAT") {
+  const auto r = run_megasim(
+      "collective --cluster dgx-h100-superpod-6144 --op all_gather --gpus 16 --per-node 1 "
+      "--bytes 8 --json");
+  REQUIRE(r.exit_code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j["per_node"] == 1);
+  CHECK(j["rows"][0]["algorithm"] == "pat");
+  const auto text = run_megasim(
+      "collective --cluster dgx-h100-superpod-6144 --op all_gather --gpus 16 --per-node 1 --bytes 8");
+  CHECK(text.out.find("1 a node") != std::string::npos);
+  // It must divide the GPUs and fit the node and the cluster.
+  const auto odd = run_megasim("collective --cluster dgx-h100-superpod-6144 --gpus 16 --per-node 3");
+  CHECK(odd.exit_code == 2);
+  CHECK(odd.err.find("--per-node") != std::string::npos);
+  CHECK(run_megasim("collective --cluster dgx-a100-8 --gpus 8 --per-node 1").exit_code == 2);
+  CHECK(run_megasim("collective --cluster dgx-h100-superpod-6144 --gpus 16 --per-node 16").exit_code == 2);
+}

@@ -13,7 +13,7 @@ namespace {
 
 constexpr hw::CollAlgorithm kScaledAlgorithms[] = {
     hw::CollAlgorithm::kTree, hw::CollAlgorithm::kRing, hw::CollAlgorithm::kNvls,
-    hw::CollAlgorithm::kNvlsTree};
+    hw::CollAlgorithm::kNvlsTree, hw::CollAlgorithm::kPat};
 constexpr hw::CollProtocol kProtocols[] = {hw::CollProtocol::kLL, hw::CollProtocol::kLL128,
                                            hw::CollProtocol::kSimple};
 

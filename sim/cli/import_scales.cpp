@@ -33,8 +33,8 @@ std::vector<calibrate::ScaleFitRow> run_rows(const std::vector<hw::CollectiveMea
 }
 
 // A run's NCCL_ALGO / NCCL_PROTO label (`import-nccl-tests --algorithm/--protocol`), as NCCL
-// spells them in any case (Ring, Tree, NVLS, NVLSTree; LL, LL128, Simple): kAuto when the run
-// forced nothing, nullopt for a label megasim does not model (CollNet, PAT).
+// spells them in any case (Ring, Tree, NVLS, NVLSTree, PAT; LL, LL128, Simple): kAuto when the
+// run forced nothing, nullopt for a label megasim does not model (CollNet).
 std::string lower(std::string s) {
   std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
   return s;
@@ -44,7 +44,8 @@ std::optional<hw::CollAlgorithm> forced_algorithm(const std::string& label) {
   if (label.empty()) return hw::CollAlgorithm::kAuto;
   const std::string l = lower(label);
   for (hw::CollAlgorithm a : {hw::CollAlgorithm::kRing, hw::CollAlgorithm::kTree,
-                              hw::CollAlgorithm::kNvls, hw::CollAlgorithm::kNvlsTree})
+                              hw::CollAlgorithm::kNvls, hw::CollAlgorithm::kNvlsTree,
+                              hw::CollAlgorithm::kPat})
     if (l == hw::to_string(a) || (a == hw::CollAlgorithm::kNvlsTree && l == "nvlstree")) return a;
   return std::nullopt;
 }

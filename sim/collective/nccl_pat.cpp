@@ -1,8 +1,9 @@
-// NCCL's PAT algorithm in its tuning model (tuning.cc and enqueue.cc, NCCL 2.23 to 2.30):
+// NCCL's PAT algorithm in its tuning model (tuning.cc and enqueue.cc, NCCL 2.24 to 2.30; 2.23
+// had x 0.85 where later versions have x 0.75):
 // all-gather and reduce-scatter when every node holds one GPU of the communicator
 // (ncclPatEnable: nNodes == nRanks), Simple protocol only. Its bus bandwidth is the tree
-// graph's, x 0.75, and is not converted to an algorithm bandwidth (tuning.cc converts only the
-// ring's, NVLS's and the all-reduce's); its latency is the base plus a logarithmic part over the
+// graph's, x 0.75, and is not converted to an algorithm bandwidth (for all-gather and
+// reduce-scatter tuning.cc converts only the ring's); its latency is the base plus a logarithmic part over the
 // nodes and a linear part over the ranks, with the tree's network latency, which NCCL charges
 // every algorithm with one rank per node.
 #include <algorithm>
@@ -17,7 +18,8 @@ std::string NcclModel::pat_unusable_reason(const CollectiveCall& call, const Com
     return "the device profile has no PAT (no \"pat\" group in its collective section; NCCL 2.23+)";
   if (call.op != CollectiveOp::kAllGather && call.op != CollectiveOp::kReduceScatter)
     return std::string("PAT runs all_gather and reduce_scatter only, not ") + op_name(call.op);
-  if (shape.ranks < 2 || shape.nodes != shape.ranks)
+  if (shape.ranks < 2) return "PAT needs 2 GPUs or more in the communicator";
+  if (shape.nodes != shape.ranks)
     return "PAT needs one GPU of the communicator on each node (NCCL's ncclPatEnable: nNodes == "
            "nRanks); this one has " + std::to_string(shape.max_per_node) + " on a node";
   return "";

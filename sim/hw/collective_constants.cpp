@@ -49,6 +49,8 @@ int scaled_algorithm_index(CollAlgorithm a) {
       return 2;
     case CollAlgorithm::kNvlsTree:
       return 3;
+    case CollAlgorithm::kPat:
+      return 4;
     default:
       return -1;
   }

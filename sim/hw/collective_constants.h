@@ -110,8 +110,9 @@ struct PipelineConstants {
 // ran in the rows that pinned it; its scale then holds for that algorithm (and protocol) only,
 // and replaces the link's own there. A fit that could not tell (rows of several algorithms, or
 // an older calibration) sets the link's, for every algorithm. Neutral for a datasheet profile.
-constexpr int kScaledAlgorithms = 4;  // tree, ring, nvls, nvls_tree
-// tree 0, ring 1, nvls 2, nvls_tree 3; -1 for direct and auto (never scaled per algorithm).
+constexpr int kScaledAlgorithms = 5;  // tree, ring, nvls, nvls_tree, pat
+// tree 0, ring 1, nvls 2, nvls_tree 3, pat 4; -1 for direct and auto (never scaled per
+// algorithm).
 int scaled_algorithm_index(CollAlgorithm a);
 
 struct CollectiveScale {

@@ -110,7 +110,8 @@ struct Pooled {
 
 int algorithm_index(const std::string& name) {
   for (CollAlgorithm a :
-       {CollAlgorithm::kTree, CollAlgorithm::kRing, CollAlgorithm::kNvls, CollAlgorithm::kNvlsTree})
+       {CollAlgorithm::kTree, CollAlgorithm::kRing, CollAlgorithm::kNvls, CollAlgorithm::kNvlsTree,
+        CollAlgorithm::kPat})
     if (name == to_string(a)) return scaled_algorithm_index(a);
   return -1;
 }

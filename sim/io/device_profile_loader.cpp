@@ -35,7 +35,7 @@ const std::vector<hw::CollectiveOp> kOps = {
     hw::CollectiveOp::kAllToAll,  hw::CollectiveOp::kSendRecv,  hw::CollectiveOp::kBroadcast,
     hw::CollectiveOp::kReduce};
 // The algorithms a fitted collective scale may name (hw::CollectiveScale).
-const std::vector<std::string> kScaledAlgorithmNames = {"tree", "ring", "nvls", "nvls_tree"};
+const std::vector<std::string> kScaledAlgorithmNames = {"tree", "ring", "nvls", "nvls_tree", "pat"};
 
 template <typename E>
 std::vector<std::string> names(const std::vector<E>& all) {

@@ -35,11 +35,11 @@ std::vector<int> placement_of(const net::Topology& topology, const SweepRequest&
   const int g = topology.spec().node.gpus;
   if (r.placement != "packed" && r.placement != "spread")
     throw InputError("--placement: expected packed or spread, found '" + r.placement + "'");
-  if (r.per_node <= 0 || r.per_node == g)
-    return r.placement == "packed" ? topology.pack_placement(r.gpus) : topology.spread_placement(r.gpus);
-  if (r.per_node > g || r.gpus % r.per_node != 0)
+  if (r.per_node > 0 && (r.per_node > g || r.gpus % r.per_node != 0))
     throw InputError("--per-node: " + std::to_string(r.per_node) + " GPUs a node must divide --gpus " +
                      std::to_string(r.gpus) + " and be at most the node's " + std::to_string(g));
+  if (r.per_node <= 0 || r.per_node == g)
+    return r.placement == "packed" ? topology.pack_placement(r.gpus) : topology.spread_placement(r.gpus);
   const int servers = r.gpus / r.per_node;
   if (servers > topology.spec().gpus / g)
     throw InputError("--per-node: " + std::to_string(r.gpus) + " GPUs at " + std::to_string(r.per_node) +

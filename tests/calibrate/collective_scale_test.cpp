@@ -235,3 +235,26 @@ TEST_CASE("the measured table answers log-log between its sizes and nowhere else
   for (auto& m : forced) m.algorithm = "ring";
   CHECK_FALSE(hw::measured_collective_time(forced, CollectiveOp::kAllReduce, 16, 2, Bytes(mib)));
 }
+
+TEST_CASE("an all-gather run over one GPU a node pins PAT's latency, for PAT alone") {
+  // 16 H100 nodes, one GPU each: NCCL runs PAT up to about 11 MiB. A run written from the model
+  // with PAT's latency +20 us, 8 B to 1 MiB, is fitted back to PAT, not to every algorithm.
+  const auto topology = std::make_shared<const net::Topology>(
+      io::load_cluster(source("topologies/dgx-h100-superpod-6144.json")));
+  const auto model = plan::scaled_nccl_model(
+      topology, io::read_collective_constants(source("calibrate/profiles/h100-sxm5-80gb.json")),
+      CollectiveOp::kAllGather, 16, 16, "test");
+  hw::CollectiveScale truth;
+  const auto pat = static_cast<std::size_t>(hw::scaled_algorithm_index(hw::CollAlgorithm::kPat));
+  for (auto& protocol : truth.latency_by_algorithm[1][pat]) protocol = {true, 20.0};
+  const auto rows = synthetic(model, truth, 8.0, 1048576.0);
+  const hw::CollectiveScaleFit f =
+      calibrate::fit_collective_scale(rows, model, CollectiveOp::kAllGather, 16, 16);
+  CHECK(f.latency_algorithm == "pat");
+  CHECK(f.latency_offset_us == doctest::Approx(20.0).epsilon(0.02));
+  const hw::CollectiveScale s = hw::collective_scale({f});
+  CHECK(s.latency_offset_us(true, hw::CollAlgorithm::kPat, hw::CollProtocol::kSimple) ==
+        doctest::Approx(20.0).epsilon(0.02));
+  CHECK(s.latency_offset_us(true, hw::CollAlgorithm::kTree, hw::CollProtocol::kLL) == 0.0);
+  CHECK(s.latency_offset_us(true, hw::CollAlgorithm::kRing, hw::CollProtocol::kLL) == 0.0);
+}

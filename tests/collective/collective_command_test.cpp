@@ -83,4 +83,9 @@ TEST_CASE("megasim collective --per-node: a DP group's one GPU a node, where NCC
   CHECK(odd.err.find("--per-node") != std::string::npos);
   CHECK(run_megasim("collective --cluster dgx-a100-8 --gpus 8 --per-node 1").exit_code == 2);
   CHECK(run_megasim("collective --cluster dgx-h100-superpod-6144 --gpus 16 --per-node 16").exit_code == 2);
+  // A whole node's worth must divide the GPUs too: 12 GPUs are not 8 a node.
+  CHECK(run_megasim("collective --cluster dgx-h100-superpod-6144 --gpus 12 --per-node 8").exit_code == 2);
+  const auto one = run_megasim("collective --cluster dgx-h100-superpod-6144 --op all_gather --gpus 1 --algo pat");
+  CHECK(one.exit_code == 2);
+  CHECK(one.err.find("2 GPUs or more") != std::string::npos);
 }

@@ -147,6 +147,20 @@ double NcclModel::tree_correction(CollProtocol protocol, double bytes) const {
   return constants_.tree_correction[static_cast<std::size_t>(protocol)][index];
 }
 
+double NcclModel::broadcast_latency_us(const CommShape& shape, CollProtocol protocol) const {
+  // NCCL (tuning.cc, 2.7.5 to 2.30): a ring broadcast pays one hop where every channel replays
+  // the first one's GPU order (the search graph's sameChannels, which one NVSwitch node keeps),
+  // and a hop per rank where channels differ, at the link's latency, the tree's for Simple
+  // ("waiting for proper chunk modeling"). Across nodes with a NIC per channel the search gives
+  // up replaying to reach the NICs' bandwidth (search.cc), so channels differ there.
+  const hw::CollProtocol p = protocol;
+  if (shape.nodes <= 1)
+    return constants_.hw_latency(hw::CollLinkType::kNvlink, hw::CollAlgorithm::kRing, p);
+  const hw::CollAlgorithm per_hop =
+      p == hw::CollProtocol::kSimple ? hw::CollAlgorithm::kTree : hw::CollAlgorithm::kRing;
+  return shape.ranks * constants_.hw_latency(hw::CollLinkType::kNet, per_hop, p);
+}
+
 ModelCost NcclModel::cost(const CollectiveCall& call, const CommShape& shape,
                           CollAlgorithm algorithm, CollProtocol protocol) const {
   ModelCost c;
@@ -190,7 +204,11 @@ ModelCost NcclModel::cost(const CollectiveCall& call, const CommShape& shape,
       const double posts = p == hw::CollProtocol::kSimple ? kSimpleNetOverheadPosts : 1.0;
       intra_lat = std::max(intra_lat, constants_.ring_net_overhead_us * posts);
     }
-    lat_us += (nsteps - inter_steps) * intra_lat + inter_steps * inter_lat;
+    if (call.op == CollectiveOp::kBroadcast) {
+      lat_us += broadcast_latency_us(shape, p);
+    } else {
+      lat_us += (nsteps - inter_steps) * intra_lat + inter_steps * inter_lat;
+    }
     if (p == hw::CollProtocol::kSimple && multi && call.op == CollectiveOp::kAllReduce &&
         size >= n * constants_.ring_plateau.min_bytes_per_rank)
       lat_us *= constants_.ring_plateau.factor;

@@ -115,6 +115,8 @@ class NcclModel {
   // algorithm bandwidth that x n / (2(n-1)), latency NVLink + 2 log2(nodes) x net.
   ModelCost nvls_cost(const CollectiveCall& call, const CommShape& shape,
                       CollAlgorithm algorithm) const;
+  // A ring broadcast's per-hop latency term as NCCL's model has it (nccl_model.cpp).
+  double broadcast_latency_us(const CommShape& shape, CollProtocol protocol) const;
   // PAT (nccl_pat.cpp): NCCL's latency and the links' bandwidth times PAT's share, used as the
   // algorithm bandwidth.
   ModelCost pat_cost(const CollectiveCall& call, const CommShape& shape) const;

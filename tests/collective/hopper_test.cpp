@@ -248,3 +248,21 @@ TEST_CASE("hopper: a fitted bandwidth scale speeds or slows the ring's flows as 
     CHECK(p.time.to_seconds() == doctest::Approx(p.model_time.to_seconds()).epsilon(0.02));
   }
 }
+
+TEST_CASE("a ring broadcast's latency is NCCL's: one hop on a node, a hop per rank across nodes") {
+  // tuning.cc: one node replays one channel's GPU order (sameChannels), so one NVLink hop: LL
+  // 6.6 + 0.6 = 7.2 us. Across nodes the channels differ: a hop per rank at the network's
+  // latency, LL 6.6 + 16 x 2.7 = 49.8 us on 2 nodes, 6.6 + 32 x 2.7 = 93.0 us on 4; Simple
+  // takes the tree's network latency, 8.4 + 16 x 14 = 232.4 us.
+  Hopper h;
+  const auto bcast = [&](int gpus, CollProtocol p) {
+    return h.engine
+        .predict(testing::call(CollectiveOp::kBroadcast, h.topology.pack_placement(gpus), 8,
+                               CollAlgorithm::kRing, p))
+        .model_time.to_us();
+  };
+  CHECK(bcast(8, CollProtocol::kLL) == doctest::Approx(7.2).epsilon(1e-3));
+  CHECK(bcast(16, CollProtocol::kLL) == doctest::Approx(49.8).epsilon(1e-3));
+  CHECK(bcast(32, CollProtocol::kLL) == doctest::Approx(93.0).epsilon(1e-3));
+  CHECK(bcast(16, CollProtocol::kSimple) == doctest::Approx(232.4).epsilon(1e-3));
+}

@@ -63,4 +63,11 @@ struct CollectiveBench {
   collective::CollectiveEngine engine;
 };
 
+// The same on DGX H100 nodes (NCCL 2.30's Hopper constants) unless told otherwise.
+struct Hopper : CollectiveBench {
+  explicit Hopper(const std::string& cluster = "dgx-h100-superpod-6144",
+                  const std::string& profile = "h100-sxm5-80gb")
+      : CollectiveBench(cluster, profile) {}
+};
+
 }  // namespace megasim::testing

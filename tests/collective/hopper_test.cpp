@@ -30,11 +30,7 @@ using testing::source;
 
 constexpr double kOneGiB = 1073741824.0;
 
-struct Hopper : testing::CollectiveBench {
-  explicit Hopper(const std::string& cluster = "dgx-h100-superpod-6144",
-                  const std::string& profile = "h100-sxm5-80gb")
-      : CollectiveBench(cluster, profile) {}
-};
+using testing::Hopper;
 
 
 }  // namespace

@@ -20,11 +20,7 @@ namespace {
 constexpr double kOneGiB = 1073741824.0;
 constexpr double kTwoMiB = 2097152.0;
 
-struct Hopper : testing::CollectiveBench {
-  explicit Hopper(const std::string& cluster = "dgx-h100-superpod-6144",
-                  const std::string& profile = "h100-sxm5-80gb")
-      : CollectiveBench(cluster, profile) {}
-};
+using testing::Hopper;
 
 // The first GPU of each of `nodes` consecutive 8-GPU nodes: a DP group of a TP-8 job.
 std::vector<int> one_a_node(int nodes) {

@@ -10,19 +10,40 @@ using namespace megasim::run;
 using megasim::reports::to_json;
 using megasim::reports::to_text;
 
-TEST_CASE("report: run and power sections carry the result") {
-  // No failures: 100 steps of 36 s = 1 h = 1/24 day; goodput exactly 1.
-  StepProfile step = uniform_step(Time::from_seconds(36), 10.0, 16, 8, 1, Activity::kGemm);
+namespace {
+
+// An hour of 100 failure-free 36 s steps on 16 GPUs in 2 nodes, GEMM-bound, and GPUs of 400 W
+// under GEMMs and 60 W idle (no node overhead, no switches).
+StepProfile hour_of_gemms() {
+  return uniform_step(Time::from_seconds(36), 10.0, 16, 8, 1, Activity::kGemm);
+}
+
+PowerInputs gpu_power() {
   PowerInputs power;
   power.name =
       std::string("p");  // not operator=(const char*): GCC 12 -Wrestrict false positive under ASan
   power.gpu = {Watts(400), Watts(300), Watts(150), Watts(60)};
-  power.usd_per_gpu_hour = 2.0;
-  const ReliabilityModel m = no_failures_model();
+  return power;
+}
+
+// The run of `trials` Monte Carlo trials of 1,000 tokens (the 100 steps).
+RunResult hour_run(const StepProfile& step, const ReliabilityModel& m, const PowerInputs& power,
+                   int trials) {
   RunSpec spec;
   spec.tokens = 1000.0;
-  spec.trials = 3;
-  const RunResult r = simulate_run(step, spec, m, power);
+  spec.trials = trials;
+  return simulate_run(step, spec, m, power);
+}
+
+}  // namespace
+
+TEST_CASE("report: run and power sections carry the result") {
+  // No failures: 100 steps of 36 s = 1 h = 1/24 day; goodput exactly 1.
+  const StepProfile step = hour_of_gemms();
+  PowerInputs power = gpu_power();
+  power.usd_per_gpu_hour = 2.0;
+  const ReliabilityModel m = no_failures_model();
+  const RunResult r = hour_run(step, m, power, 3);
   const auto j = to_json(r, step, power, m);
   CHECK(j.at("run").at("steps") == 100);
   CHECK(j.at("run").at("days").at("p50").get<double>() == doctest::Approx(1.0 / 24.0));
@@ -42,16 +63,11 @@ TEST_CASE("report: run and power sections carry the result") {
 TEST_CASE("report: the spare pool's line, keys and share of the run's energy") {
   // The same failure-free hour with a pool of two 8-GPU nodes: 2 × (8 × 60 W) idle for 1 h
   // adds 0.96 kWh IT; billed for 32 GPUs, not 16; no price, no cost wording.
-  StepProfile step = uniform_step(Time::from_seconds(36), 10.0, 16, 8, 1, Activity::kGemm);
-  PowerInputs power;
-  power.name = std::string("p");
-  power.gpu = {Watts(400), Watts(300), Watts(150), Watts(60)};
+  const StepProfile step = hour_of_gemms();
+  const PowerInputs power = gpu_power();
   ReliabilityModel m = no_failures_model();
   m.spare_nodes = 2;
-  RunSpec spec;
-  spec.tokens = 1000.0;
-  spec.trials = 2;
-  const RunResult r = simulate_run(step, spec, m, power);
+  const RunResult r = hour_run(step, m, power, 2);
   const auto j = to_json(r, step, power, m);
   CHECK(j.at("power").at("spare_nodes_reserved") == 2);
   CHECK(j.at("power").at("spare_nodes_powered").get<double>() == doctest::Approx(2.0));

@@ -216,7 +216,7 @@ struct CollectiveScaleFit {
   double rms_log_residual = 0.0;  // of ln(time), over every row of the run
   // What NCCL ran in the rows that pinned each regime, to which the scale then applies ("":
   // every algorithm; the rows ran several, or the calibration predates the field).
-  std::string bandwidth_algorithm;                // "ring", "tree", "nvls", "nvls_tree" or ""
+  std::string bandwidth_algorithm;                // "ring", "tree", "nvls", "nvls_tree", "pat" or ""
   std::string latency_algorithm, latency_protocol;  // protocol "": each of the algorithm's
 };
 // A run pins a regime with this many rows in it.

@@ -37,6 +37,37 @@ Json by_activity(const StepProfile& step, const PowerInputs& power) {
   return out;
 }
 
+// The power, energy and cost lines of the run's text.
+void append_power(std::string& o, const RunResult& r, const PowerInputs& power) {
+  o += fmt::format("power (preset {}, PUE {:.2f})\n", power.name, power.pue);
+  o += fmt::format(
+      "  IT             average {:.2f} MW, peak {:.2f} MW, swing {:.2f} MW in a step, "
+      "drop {:.2f} MW on a failure\n",
+      mw(r.power.it_average), mw(r.power.it_peak), mw(r.power.swing()),
+      mw(r.power.it_average - r.power.it_idle));
+  o += fmt::format(
+      "  facility       average {:.2f} MW in steps, {:.2f} MW over the run{}, "
+      "peak {:.2f} MW\n",
+      mw(r.power.it_average) * power.pue, mw(r.energy.facility_average),
+      r.energy.spares.powered > 0.0 ? " (idle spares included)" : "",
+      mw(r.power.it_peak) * power.pue);
+  if (r.energy.spares.reserved > 0) {
+    o += fmt::format(
+        "  spares         {} nodes reserved, {:.1f} idling beside the job on average at {:.3f} MW IT "
+        "(in the run's energy{})\n",
+        r.energy.spares.reserved, r.energy.spares.powered, mw(r.energy.spare_it),
+        r.energy.usd_gpu_hours ? " and GPU-hour cost" : "");
+  }
+  o += fmt::format(
+      "  energy         {:.0f} MWh facility ({:.0f} MWh IT), {:.0f} t CO2 at "
+      "{:.3f} kg/kWh\n",
+      r.energy.facility_mwh, r.energy.it_mwh, r.energy.tonnes_co2, power.grid_kg_co2_per_kwh);
+  if (r.energy.usd_gpu_hours)
+    o += fmt::format("  cost           ${:.3g} in GPU-hours\n", *r.energy.usd_gpu_hours);
+  if (r.energy.usd_energy)
+    o += fmt::format("  cost           ${:.3g} in energy\n", *r.energy.usd_energy);
+}
+
 }  // namespace
 
 Json to_json(const RunResult& r, const StepProfile& step, const PowerInputs& power,
@@ -107,41 +138,6 @@ Json to_json(const RunResult& r, const StepProfile& step, const PowerInputs& pow
   if (r.energy.usd_energy) pw["usd_energy"] = *r.energy.usd_energy;
   return Json{{"run", run}, {"power", pw}};
 }
-
-namespace {
-
-// The power, energy and cost lines of the run's text.
-void append_power(std::string& o, const RunResult& r, const PowerInputs& power) {
-  o += fmt::format("power (preset {}, PUE {:.2f})\n", power.name, power.pue);
-  o += fmt::format(
-      "  IT             average {:.2f} MW, peak {:.2f} MW, swing {:.2f} MW in a step, "
-      "drop {:.2f} MW on a failure\n",
-      mw(r.power.it_average), mw(r.power.it_peak), mw(r.power.swing()),
-      mw(r.power.it_average - r.power.it_idle));
-  o += fmt::format(
-      "  facility       average {:.2f} MW in steps, {:.2f} MW over the run{}, "
-      "peak {:.2f} MW\n",
-      mw(r.power.it_average) * power.pue, mw(r.energy.facility_average),
-      r.energy.spares.powered > 0.0 ? " (idle spares included)" : "",
-      mw(r.power.it_peak) * power.pue);
-  if (r.energy.spares.reserved > 0) {
-    o += fmt::format(
-        "  spares         {} nodes reserved, {:.1f} idling beside the job on average at {:.3f} MW IT "
-        "(in the run's energy{})\n",
-        r.energy.spares.reserved, r.energy.spares.powered, mw(r.energy.spare_it),
-        r.energy.usd_gpu_hours ? " and GPU-hour cost" : "");
-  }
-  o += fmt::format(
-      "  energy         {:.0f} MWh facility ({:.0f} MWh IT), {:.0f} t CO2 at "
-      "{:.3f} kg/kWh\n",
-      r.energy.facility_mwh, r.energy.it_mwh, r.energy.tonnes_co2, power.grid_kg_co2_per_kwh);
-  if (r.energy.usd_gpu_hours)
-    o += fmt::format("  cost           ${:.3g} in GPU-hours\n", *r.energy.usd_gpu_hours);
-  if (r.energy.usd_energy)
-    o += fmt::format("  cost           ${:.3g} in energy\n", *r.energy.usd_energy);
-}
-
-}  // namespace
 
 std::string to_text(const RunResult& r, const StepProfile& step, const PowerInputs& power,
                     const ReliabilityModel& model) {

@@ -1,11 +1,10 @@
 // NCCL's PAT algorithm in its tuning model (tuning.cc and enqueue.cc, NCCL 2.24 to 2.30; 2.23
-// had x 0.85 where later versions have x 0.75):
-// all-gather and reduce-scatter when every node holds one GPU of the communicator
-// (ncclPatEnable: nNodes == nRanks), Simple protocol only. Its bus bandwidth is the tree
-// graph's, x 0.75, and is not converted to an algorithm bandwidth (for all-gather and
-// reduce-scatter tuning.cc converts only the ring's); its latency is the base plus a logarithmic part over the
-// nodes and a linear part over the ranks, with the tree's network latency, which NCCL charges
-// every algorithm with one rank per node.
+// had x 0.85 where later versions have x 0.75): all-gather and reduce-scatter when every node
+// holds one GPU of the communicator (ncclPatEnable: nNodes == nRanks), Simple protocol only.
+// Its bus bandwidth is the tree graph's, x 0.75, and is not converted to an algorithm
+// bandwidth (for all-gather and reduce-scatter tuning.cc converts only the ring's); its latency
+// is the base plus a logarithmic part over the nodes and a linear part over the ranks, with the
+// tree's network latency, which NCCL charges every algorithm with one rank per node.
 #include <algorithm>
 #include <string>
 

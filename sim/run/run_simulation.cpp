@@ -334,10 +334,6 @@ void sweep_intervals(const StepProfile& step, const RunSpec& spec, const Reliabi
   }
 }
 
-}  // namespace
-
-namespace {
-
 // With stragglers evicted, the spares they are expected to hold are not there to replace a
 // failed node (a pool they empty leaves every replacement to wait for a repair). The trials
 // draw their own stragglers; this expected pool only prices the mean recovery.

@@ -21,6 +21,7 @@ nlohmann::json plan_json(const workload::ParallelPlan& p) {
           {"optimizer", workload::to_string(p.optimizer)},
           {"precision", workload::to_string(p.precision)},
           {"fp32_gradients", p.fp32_gradients},
+          {"fp8", p.fp8},
           {"schedule", workload::to_string(p.schedule)},
           {"layer_split", p.layer_split}};
 }

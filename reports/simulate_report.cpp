@@ -115,9 +115,9 @@ std::string header_text(const plan::Evaluation& e) {
                    in.cluster.name, in.device.name, device_kind(e));
   const std::string cp = plan.cp > 1 ? fmt::format(" × CP {}", plan.cp) : "";
   s += fmt::format("plan           TP {}{} × PP {} × DP {} = {} GPUs, VPP {}, {} micro-batches of "
-                   "{}, global batch {}\n",
+                   "{}, global batch {}{}\n",
                    plan.tp, cp, plan.pp, plan.dp, plan.gpus(), plan.vpp, plan.micro_batches(),
-                   plan.micro_batch, plan.global_batch);
+                   plan.micro_batch, plan.global_batch, plan.fp8 ? ", FP8 GEMMs" : "");
   s += fmt::format("system         {}\n", system_line(in.system));
   return s;
 }

@@ -34,9 +34,12 @@ Flops GemmShape::flops() const {
 
 Bytes GemmShape::bytes_moved() const {
   const double e = static_cast<double>(dtype_bytes(dtype));
+  // FP8 GEMMs write a 16-bit result (cuBLASLt's FP8 kernels as Transformer Engine calls them:
+  // bf16 output, fp32 accumulation).
+  const double out = dtype == DType::kFp8 ? 2.0 : e;
   const double mm = static_cast<double>(m), nn = static_cast<double>(n),
                kk = static_cast<double>(k);
-  return Bytes(e * static_cast<double>(batch) * (mm * kk + kk * nn + mm * nn));
+  return Bytes(static_cast<double>(batch) * (e * (mm * kk + kk * nn) + out * mm * nn));
 }
 
 double AttentionShape::attended_pairs() const {

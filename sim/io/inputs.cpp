@@ -114,6 +114,17 @@ void check_context_parallel(const Inputs& in) {
   }
 }
 
+void check_fp8(const Inputs& in) {
+  if (!in.scenario.plan.fp8) return;
+  const auto it = in.device.peak.find(hw::DType::kFp8);
+  if (it == in.device.peak.end() || it->second.value() <= 0.0) {
+    throw InputError(fmt::format(
+        "{}: plan.fp8 is true, but device profile '{}' ({}) states no fp8 peak "
+        "(peak_tflops.fp8): the GPU has no FP8 tensor cores, or the profile must state them",
+        in.scenario.file.string(), in.device.name, in.scenario.device_file.string()));
+  }
+}
+
 void check_microbatch_group(const Inputs& in) {
   // Blocking sends (no pp_overlap) pair each stage's exchange with its neighbour's in Megatron-
   // LM's order, written for a group of pp: with a larger group the last stage's send waits for
@@ -161,6 +172,7 @@ Inputs load_inputs(const Scenario& s, const InputOptions& o, FilesRead* read) {
   if (have_system) clashes.check([&] { check_window(in); });
   if (have_system) clashes.check([&] { check_context_parallel(in); });
   if (have_system) clashes.check([&] { check_microbatch_group(in); });
+  if (have_device) clashes.check([&] { check_fp8(in); });
   // The run level's power preset comes from the device: without a device there is none to name.
   if (have_device && o.run_level && s.run.tokens) clashes.check([&] { read_run_level(o, in, read); });
   clashes.throw_if_any();

@@ -18,42 +18,8 @@ using workload::Schedule;
 constexpr std::int64_t kMaxDegree = 1 << 20;
 constexpr std::int64_t kMaxBatch = std::int64_t{1} << 31;
 
-workload::ParallelPlan read_plan(JsonReader r) {
-  workload::ParallelPlan p;
-  p.tp = static_cast<int>(r.integer("tp", 1, 4096));
-  p.pp = static_cast<int>(r.integer_or("pp", 1, 1, 65536));
-  p.vpp = static_cast<int>(r.integer_or("vpp", 1, 1, 1024));
-  p.dp = static_cast<int>(r.integer_or("dp", 1, 1, kMaxDegree));
-  p.cp = static_cast<int>(r.integer_or("cp", 1, 1, 1024));
-  p.micro_batch = static_cast<int>(r.integer_or("micro_batch", 1, 1, 1 << 16));
-  p.global_batch = r.integer("global_batch", 1, kMaxBatch);
-  p.sequence_parallel = r.boolean_or("sequence_parallel", false);
-  p.distributed_optimizer = r.boolean_or("distributed_optimizer", false);
-  p.zero2 = r.boolean_or("zero2", false);
-  p.zero3 = r.boolean_or("zero3", false);
-  p.shard_group = static_cast<int>(r.integer_or("shard_group", 0, 0, kMaxDegree));
-  const std::string rc = r.choice_or("recompute", "none", {"none", "selective", "full"});
-  p.recompute = rc == "full" ? Recompute::kFull : rc == "selective" ? Recompute::kSelective
-                                                                    : Recompute::kNone;
-  p.optimizer = r.choice_or("optimizer", "adam", {"adam", "lamb"}) == "lamb" ? Optimizer::kLamb
-                                                                             : Optimizer::kAdam;
-  p.precision = r.choice_or("precision", "bf16", {"bf16", "fp16"}) == "fp16" ? Precision::kFp16
-                                                                            : Precision::kBf16;
-  p.fp32_gradients = r.boolean_or("fp32_gradients", p.precision == Precision::kBf16);
-  const std::string sched = r.choice_or("schedule", p.vpp > 1 ? "interleaved" : "1f1b",
-                                        {"gpipe", "1f1b", "interleaved", "zero-bubble"});
-  p.schedule = sched == "gpipe"         ? Schedule::kGpipe
-               : sched == "interleaved" ? Schedule::kInterleaved
-               : sched == "zero-bubble" ? Schedule::kZeroBubble
-                                        : Schedule::kOneFOneB;
-  p.microbatch_group = static_cast<int>(r.integer_or("microbatch_group", 0, 1, 1 << 16));
-  if (r.has("layer_split")) {
-    for (auto n : r.integer_array("layer_split", 0, 1 << 16)) p.layer_split.push_back(static_cast<int>(n));
-  } else {
-    r.ignore("layer_split");
-  }
-  r.finish();
-
+// The plan's keys that clash with each other; `r` names the offending key's path.
+void check_plan(const JsonReader& r, const workload::ParallelPlan& p) {
   if (p.gpus() > kMaxGpus) {
     r.fail("dp", fmt::format("tp × cp × pp × dp = {} × {} × {} × {} = {} GPUs exceeds the {} GPUs "
                              "megasim can simulate",
@@ -85,6 +51,11 @@ workload::ParallelPlan read_plan(JsonReader r) {
     r.fail("cp", "megasim does not model ZeRO-3 / FSDP sharding across a context-parallel group: "
                  "set cp 1 or zero3 false");
   }
+  if (p.fp8 && p.zero3) {
+    r.fail("fp8", "megasim prices FP8 as Transformer Engine runs it under Megatron-Core, each "
+                  "weight cast to FP8 once a step; ZeRO-3 / FSDP gather the weights every pass, "
+                  "which is not modelled with FP8: set fp8 false or zero3 false");
+  }
   if (p.zero2 && p.zero3) {
     r.fail("zero2", "zero2 and zero3 are two stages of one choice: set one of them");
   }
@@ -94,6 +65,45 @@ workload::ParallelPlan read_plan(JsonReader r) {
   }
   // Batch divisibility and the layer split's length are checked with the model, once, by
   // workload::validate_plan (io::load_inputs).
+}
+
+workload::ParallelPlan read_plan(JsonReader r) {
+  workload::ParallelPlan p;
+  p.tp = static_cast<int>(r.integer("tp", 1, 4096));
+  p.pp = static_cast<int>(r.integer_or("pp", 1, 1, 65536));
+  p.vpp = static_cast<int>(r.integer_or("vpp", 1, 1, 1024));
+  p.dp = static_cast<int>(r.integer_or("dp", 1, 1, kMaxDegree));
+  p.cp = static_cast<int>(r.integer_or("cp", 1, 1, 1024));
+  p.micro_batch = static_cast<int>(r.integer_or("micro_batch", 1, 1, 1 << 16));
+  p.global_batch = r.integer("global_batch", 1, kMaxBatch);
+  p.sequence_parallel = r.boolean_or("sequence_parallel", false);
+  p.distributed_optimizer = r.boolean_or("distributed_optimizer", false);
+  p.zero2 = r.boolean_or("zero2", false);
+  p.zero3 = r.boolean_or("zero3", false);
+  p.shard_group = static_cast<int>(r.integer_or("shard_group", 0, 0, kMaxDegree));
+  const std::string rc = r.choice_or("recompute", "none", {"none", "selective", "full"});
+  p.recompute = rc == "full" ? Recompute::kFull : rc == "selective" ? Recompute::kSelective
+                                                                    : Recompute::kNone;
+  p.optimizer = r.choice_or("optimizer", "adam", {"adam", "lamb"}) == "lamb" ? Optimizer::kLamb
+                                                                             : Optimizer::kAdam;
+  p.precision = r.choice_or("precision", "bf16", {"bf16", "fp16"}) == "fp16" ? Precision::kFp16
+                                                                            : Precision::kBf16;
+  p.fp32_gradients = r.boolean_or("fp32_gradients", p.precision == Precision::kBf16);
+  p.fp8 = r.boolean_or("fp8", false);
+  const std::string sched = r.choice_or("schedule", p.vpp > 1 ? "interleaved" : "1f1b",
+                                        {"gpipe", "1f1b", "interleaved", "zero-bubble"});
+  p.schedule = sched == "gpipe"         ? Schedule::kGpipe
+               : sched == "interleaved" ? Schedule::kInterleaved
+               : sched == "zero-bubble" ? Schedule::kZeroBubble
+                                        : Schedule::kOneFOneB;
+  p.microbatch_group = static_cast<int>(r.integer_or("microbatch_group", 0, 1, 1 << 16));
+  if (r.has("layer_split")) {
+    for (auto n : r.integer_array("layer_split", 0, 1 << 16)) p.layer_split.push_back(static_cast<int>(n));
+  } else {
+    r.ignore("layer_split");
+  }
+  r.finish();
+  check_plan(r, p);
   return p;
 }
 

@@ -58,6 +58,7 @@ AnalyticEstimator::Probe AnalyticEstimator::price_probe(const workload::Parallel
   p.global_batch = 3 * static_cast<std::int64_t>(real.micro_batch);
   p.recompute = real.recompute;
   p.precision = real.precision;
+  p.fp8 = real.fp8;
   p.schedule = workload::Schedule::kOneFOneB;
   Probe probe;
   probe.workload = step::assemble_workload(model, p, system);

@@ -47,9 +47,9 @@ void append_embedding_backward(const LayerContext& c, std::vector<Op>& out) {
 
 void append_logits_forward(const LayerContext& c, std::vector<Op>& out) {
   add_memory(out, -1, "final norm", Phase::kForward, norm_kind(c), norm_bytes(c), norm_bytes(c));
-  tp_enter_forward(c, out, -1, "logits input", Phase::kForward);
+  tp_enter_forward(c, out, -1, "logits input", Phase::kForward, Linear::kHead);
   const double exact = 2.0 * d(c.tokens) * d(c.h) * d(c.model.vocab) / d(c.t);
-  linear_forward(c, out, -1, "logits", Phase::kForward, c.vocab_r, c.h, exact);
+  linear_forward(c, out, -1, "logits", Phase::kForward, Linear::kHead, c.vocab_r, c.h, exact);
   const double logits = d(c.tokens) * d(c.vocab_r) * c.elem;
   add_memory(out, -1, "cross entropy", Phase::kForward, hw::MemoryKernel::kCrossEntropy, logits,
              d(c.tokens) * 4.0);
@@ -68,10 +68,10 @@ void append_logits_backward(const LayerContext& c, std::vector<Op>& out) {
   add_memory(out, -1, "cross entropy", Phase::kBackward, hw::MemoryKernel::kCrossEntropy, logits,
              logits);
   const double exact = 2.0 * d(c.tokens) * d(c.h) * d(c.model.vocab) / d(c.t);
-  tp_regather_input(c, out, -1, "logits");
-  dgrad_only(c, out, -1, "logits", c.vocab_r, c.h, exact);
+  tp_regather_input(c, out, -1, "logits", Linear::kHead);
+  dgrad_only(c, out, -1, "logits", Linear::kHead, c.vocab_r, c.h, exact);
   tp_enter_backward(c, out, -1, "logits input");
-  wgrad_only(c, out, -1, "logits", c.vocab_r, c.h, exact);
+  wgrad_only(c, out, -1, "logits", Linear::kHead, c.vocab_r, c.h, exact);
   norm_backward(c, out, -1, "final norm");
 }
 

@@ -36,13 +36,13 @@ void mlp_forward(const LayerContext& c, std::vector<Op>& out, int layer, Phase p
   const bool swiglu = c.model.activation == Activation::kSwiglu;
   const std::int64_t fc1_n = swiglu ? 2 * c.f_r : c.f_r;
   fetch_sub_module(c, layer, phase, SubModule::kFc1, out);
-  linear_forward(c, out, layer, "mlp fc1", phase, fc1_n, c.h,
+  linear_forward(c, out, layer, "mlp fc1", phase, Linear::kColumn, fc1_n, c.h,
                  2.0 * d(c.tokens) * d(c.h) * d(fc1_n));
   const double act_in = d(c.tokens) * d(fc1_n) * c.elem;
   add_memory(out, layer, activation_op(c), phase, activation_kernel(c), act_in,
              d(c.tokens) * d(c.f_r) * c.elem);
   fetch_sub_module(c, layer, phase, SubModule::kFc2, out);
-  linear_forward(c, out, layer, "mlp fc2", phase, c.h, c.f_r,
+  linear_forward(c, out, layer, "mlp fc2", phase, Linear::kRow, c.h, c.f_r,
                  2.0 * d(c.tokens) * d(c.f_r) * d(c.h));
 }
 
@@ -51,15 +51,21 @@ void attention_forward(const LayerContext& c, std::vector<Op>& out, int layer, P
   const double qkv_exact =
       2.0 * d(c.tokens) * d(c.h) * d(c.model.q_dim() + 2 * c.model.kv_dim()) / d(c.t);
   fetch_sub_module(c, layer, phase, SubModule::kQkv, out);
-  linear_forward(c, out, layer, "attention qkv", phase, qkv_n, c.h, qkv_exact);
+  linear_forward(c, out, layer, "attention qkv", phase, Linear::kColumn, qkv_n, c.h,
+                 qkv_exact);
   if (c.model.position == Position::kRotary) {
     const double qk = d(c.tokens) * d(c.q_r + c.kv_r) * c.elem;
     add_memory(out, layer, "attention rotary", phase, hw::MemoryKernel::kRotary, qk, qk);
   }
   append_attention_core(c, layer, phase, out);
   fetch_sub_module(c, layer, phase, SubModule::kAttentionOut, out);
-  linear_forward(c, out, layer, "attention out", phase, c.h, c.q_r,
+  linear_forward(c, out, layer, "attention out", phase, Linear::kRow, c.h, c.q_r,
                  2.0 * d(c.tokens) * d(c.q_r) * d(c.h));
+}
+
+// A layer norm's output, read by the column-parallel linear after it (FP8 under plan.fp8).
+double norm_output_bytes(const LayerContext& c) {
+  return column_input_bytes(c, c.sp_tokens, Linear::kColumn);
 }
 
 // The residual after a branch ("attention", "mlp", or "" for the parallel block's one).
@@ -150,8 +156,8 @@ void append_layer_forward(const LayerContext& c, int layer, Phase phase, std::ve
   if (c.model.parallel_block) {
     // y = x + attention(norm(x)) + mlp(norm(x)): one norm, one gather, one reduce.
     fetch_sub_module(c, layer, phase, SubModule::kInputNorm, out);
-    add_memory(out, layer, "input norm", phase, nk, norm_bytes(c), norm_bytes(c));
-    tp_enter_forward(c, out, layer, "input", phase);
+    add_memory(out, layer, "input norm", phase, nk, norm_bytes(c), norm_output_bytes(c));
+    tp_enter_forward(c, out, layer, "input", phase, Linear::kColumn);
     attention_forward(c, out, layer, phase);
     mlp_forward(c, out, layer, phase);
     tp_exit_forward(c, out, layer, "output", phase);
@@ -159,14 +165,15 @@ void append_layer_forward(const LayerContext& c, int layer, Phase phase, std::ve
     return;
   }
   fetch_sub_module(c, layer, phase, SubModule::kInputNorm, out);
-  add_memory(out, layer, "input norm", phase, nk, norm_bytes(c), norm_bytes(c));
-  tp_enter_forward(c, out, layer, "attention input", phase);
+  add_memory(out, layer, "input norm", phase, nk, norm_bytes(c), norm_output_bytes(c));
+  tp_enter_forward(c, out, layer, "attention input", phase, Linear::kColumn);
   attention_forward(c, out, layer, phase);
   tp_exit_forward(c, out, layer, "attention output", phase);
   residual(c, out, layer, "attention", phase);
   fetch_sub_module(c, layer, phase, SubModule::kPostNorm, out);
-  add_memory(out, layer, "post-attention norm", phase, nk, norm_bytes(c), norm_bytes(c));
-  tp_enter_forward(c, out, layer, "mlp input", phase);
+  add_memory(out, layer, "post-attention norm", phase, nk, norm_bytes(c),
+             norm_output_bytes(c));
+  tp_enter_forward(c, out, layer, "mlp input", phase, Linear::kColumn);
   mlp_forward(c, out, layer, phase);
   tp_exit_forward(c, out, layer, "mlp output", phase);
   residual(c, out, layer, "mlp", phase);
@@ -227,7 +234,7 @@ void mlp_backward_to_activation(const LayerContext& c, std::vector<Op>& out, int
   const bool swiglu = c.model.activation == Activation::kSwiglu;
   const std::int64_t fc1_n = swiglu ? 2 * c.f_r : c.f_r;
   fetch_sub_module(c, layer, Phase::kBackward, SubModule::kFc2, out);
-  linear_backward(c, out, layer, "mlp fc2", c.h, c.f_r, 2.0 * d(c.tokens) * d(c.f_r) * d(c.h));
+  linear_backward(c, out, layer, "mlp fc2", Linear::kRow, c.h, c.f_r, 2.0 * d(c.tokens) * d(c.f_r) * d(c.h));
   add_memory(out, layer, activation_op(c), Phase::kBackward, activation_kernel(c),
              d(c.tokens) * d(fc1_n + c.f_r) * c.elem, d(c.tokens) * d(fc1_n) * c.elem);
 }
@@ -247,7 +254,7 @@ double qkv_exact(const LayerContext& c) {
 
 void attention_backward_to_core(const LayerContext& c, std::vector<Op>& out, int layer) {
   fetch_sub_module(c, layer, Phase::kBackward, SubModule::kAttentionOut, out);
-  linear_backward(c, out, layer, "attention out", c.h, c.q_r,
+  linear_backward(c, out, layer, "attention out", Linear::kRow, c.h, c.q_r,
                   2.0 * d(c.tokens) * d(c.q_r) * d(c.h));
   attention_core_backward(c, out, layer);
   if (c.model.position == Position::kRotary) {
@@ -265,14 +272,14 @@ void append_layer_backward(const LayerContext& c, int layer, std::vector<Op>& ou
     tp_exit_backward(c, out, layer, "output");
     mlp_backward_to_activation(c, out, layer);
     attention_backward_to_core(c, out, layer);
-    tp_regather_input(c, out, layer, "input");
+    tp_regather_input(c, out, layer, "input", Linear::kColumn);
     fetch_sub_module(c, layer, Phase::kBackward, SubModule::kFc1, out);
-    dgrad_only(c, out, layer, "mlp fc1", fc1_n(c), c.h, fc1_exact(c));
+    dgrad_only(c, out, layer, "mlp fc1", Linear::kColumn, fc1_n(c), c.h, fc1_exact(c));
     fetch_sub_module(c, layer, Phase::kBackward, SubModule::kQkv, out);
-    dgrad_only(c, out, layer, "attention qkv", qkv_n, c.h, qkv_exact(c));
+    dgrad_only(c, out, layer, "attention qkv", Linear::kColumn, qkv_n, c.h, qkv_exact(c));
     tp_enter_backward(c, out, layer, "input");
-    wgrad_only(c, out, layer, "mlp fc1", fc1_n(c), c.h, fc1_exact(c));
-    wgrad_only(c, out, layer, "attention qkv", qkv_n, c.h, qkv_exact(c));
+    wgrad_only(c, out, layer, "mlp fc1", Linear::kColumn, fc1_n(c), c.h, fc1_exact(c));
+    wgrad_only(c, out, layer, "attention qkv", Linear::kColumn, qkv_n, c.h, qkv_exact(c));
     fetch_sub_module(c, layer, Phase::kBackward, SubModule::kInputNorm, out);
     norm_backward(c, out, layer, "input norm");
     return;
@@ -280,21 +287,21 @@ void append_layer_backward(const LayerContext& c, int layer, std::vector<Op>& ou
   residual_backward(c, out, layer, "mlp");
   tp_exit_backward(c, out, layer, "mlp output");
   mlp_backward_to_activation(c, out, layer);
-  tp_regather_input(c, out, layer, "mlp");
+  tp_regather_input(c, out, layer, "mlp", Linear::kColumn);
   fetch_sub_module(c, layer, Phase::kBackward, SubModule::kFc1, out);
-  dgrad_only(c, out, layer, "mlp fc1", fc1_n(c), c.h, fc1_exact(c));
+  dgrad_only(c, out, layer, "mlp fc1", Linear::kColumn, fc1_n(c), c.h, fc1_exact(c));
   tp_enter_backward(c, out, layer, "mlp input");
-  wgrad_only(c, out, layer, "mlp fc1", fc1_n(c), c.h, fc1_exact(c));
+  wgrad_only(c, out, layer, "mlp fc1", Linear::kColumn, fc1_n(c), c.h, fc1_exact(c));
   fetch_sub_module(c, layer, Phase::kBackward, SubModule::kPostNorm, out);
   norm_backward(c, out, layer, "post-attention norm");
   residual_backward(c, out, layer, "attention");
   tp_exit_backward(c, out, layer, "attention output");
   attention_backward_to_core(c, out, layer);
-  tp_regather_input(c, out, layer, "attention");
+  tp_regather_input(c, out, layer, "attention", Linear::kColumn);
   fetch_sub_module(c, layer, Phase::kBackward, SubModule::kQkv, out);
-  dgrad_only(c, out, layer, "attention qkv", qkv_n, c.h, qkv_exact(c));
+  dgrad_only(c, out, layer, "attention qkv", Linear::kColumn, qkv_n, c.h, qkv_exact(c));
   tp_enter_backward(c, out, layer, "attention input");
-  wgrad_only(c, out, layer, "attention qkv", qkv_n, c.h, qkv_exact(c));
+  wgrad_only(c, out, layer, "attention qkv", Linear::kColumn, qkv_n, c.h, qkv_exact(c));
   fetch_sub_module(c, layer, Phase::kBackward, SubModule::kInputNorm, out);
   norm_backward(c, out, layer, "input norm");
 }

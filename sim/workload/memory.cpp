@@ -20,7 +20,8 @@ double gib(Bytes b) {
 
 }  // namespace
 
-LayerActivationTerms layer_activation_terms(const ModelSpec& m, const MemoryOptions& opts) {
+LayerActivationTerms layer_activation_terms(const ModelSpec& m, const MemoryOptions& opts,
+                                            bool fp8) {
   // Bytes per token of the tensors one layer saves for its backward, 2-byte activations and
   // 1-byte dropout masks, derived as Korthikanti et al. 2022 (arXiv 2205.05198) section 4.1 do
   // for a GPT layer (11·h + 5·a·s attention, 19·h MLP, 4·h norms: 34·h + 5·a·s), generalised
@@ -33,20 +34,29 @@ LayerActivationTerms layer_activation_terms(const ModelSpec& m, const MemoryOpti
   // column-parallel GEMMs read (2·h: QKV's and fc1's, one with a parallel block), and the
   // mask of each residual dropout (h). GPT: 4h + 4h + 2h = 10·h; Llama (no dropout): 8·h.
   // A parallel block has one norm and one dropout over its summed branches: 5·h.
+  // Under FP8 (ParallelPlan::fp8) Transformer Engine's LayerNormLinear saves the norm output
+  // it wrote in FP8 (h), and each row-parallel Linear saves its own FP8 cast of its input (the
+  // attention output: q; fc2's input: f) beside the 16-bit tensor the kernel before it keeps,
+  // which fc2's bf16 input no longer is for GeLU and SwiGLU (their backward reads their own
+  // input, not their output).
+  const double norm_out = fp8 ? 1.0 : 2.0;
   const double norms = m.parallel_block ? 1.0 : 2.0;
-  t.replicated = norms * (2.0 * h + 2.0 * h + mask * h);
+  t.replicated = norms * (2.0 * h + norm_out * h + mask * h);
   // Inside the TP region, split over TP. Attention: Q and K for QKᵀ (2·q + 2·kv), V for the
   // PV product (2·kv), the out-projection's input (2·q: the attention output; with a fused
   // kernel the same tensor is the output FlashAttention keeps). GQA shrinks K and V to kv_dim.
-  const double attention = 2.0 * q + 4.0 * kv + 2.0 * q;
+  const double attention = 2.0 * q + 4.0 * kv + 2.0 * q + (fp8 ? q : 0.0);
   // MLP: GeLU keeps its input (2·f) and fc2's input (2·f): 16·h at f = 4h. SwiGLU keeps the
   // fc1 output, gate and up (4·f), for the SiLU and the product's backward (Megatron-LM's fused
   // bias_swiglu saves only them), and their product, fc2's input (2·f): 6·f, 19.5·h at Llama
   // 3's f = 3.25·h.
   // ReLU (OPT) saves only its output, which is fc2's input too: 2·f.
-  const double mlp = m.activation == Activation::kSwiglu ? 6.0 * f
-                     : m.activation == Activation::kRelu ? 2.0 * f
-                                                         : 4.0 * f;
+  // Under FP8 fc2 keeps its 1-byte cast: GeLU 2·f + f, SwiGLU 4·f + f, ReLU (whose backward
+  // reads its output) 2·f + f.
+  const double fc2_input = fp8 ? f : 2.0 * f;
+  const double mlp = m.activation == Activation::kSwiglu ? 4.0 * f + fc2_input
+                     : m.activation == Activation::kRelu ? 2.0 * f + (fp8 ? f : 0.0)
+                                                         : 2.0 * f + fc2_input;
   t.tp_split = attention + mlp;
   if (opts.fused_attention) {
     // FlashAttention stores no s² tensor; beside its output it keeps the log-sum-exp of each
@@ -70,7 +80,7 @@ Bytes activation_bytes_per_layer(const ModelSpec& m, const ParallelPlan& p,
     // Only the layer input is kept (2·s·b·h; Megatron keeps the sequence shard with SP).
     return Bytes(2.0 * tokens * d(m.hidden) / sp_div);
   }
-  const LayerActivationTerms terms = layer_activation_terms(m, opts);
+  const LayerActivationTerms terms = layer_activation_terms(m, opts, p.fp8);
   // The s² terms go with selective recompute (the attention core is recomputed).
   const double scores = p.recompute == Recompute::kNone ? terms.per_key * d(m.seq) : 0.0;
   return Bytes(tokens * (terms.replicated / sp_div + terms.tp_split / t + scores / t));
@@ -115,7 +125,9 @@ MemoryEstimate estimate_memory(const ModelSpec& m, const ParallelPlan& p, int st
     e.gradients = Bytes(params / shard * g + d(rank_layer_parameters(m, p.tp)) * g);
     e.optimizer_states = Bytes(params / shard * o);
   } else {
-    e.weights = Bytes(params * w);
+    // Under FP8 Transformer Engine keeps each linear weight's FP8 copy and its transpose.
+    const double fp8_copies = p.fp8 ? 2.0 * d(stage_linear_weights_per_rank(m, p, stage)) : 0.0;
+    e.weights = Bytes(params * w + fp8_copies);
     // ZeRO-2 keeps only its shard of the reduced gradients (its reduce bucket is not counted).
     e.gradients = Bytes(params * g / (p.zero2 ? dp : 1.0));
     e.optimizer_states = Bytes(params * o / (p.distributed_optimizer ? dp : 1.0));

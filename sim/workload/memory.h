@@ -52,7 +52,9 @@ struct MemoryEstimate {
 struct LayerActivationTerms {
   double replicated = 0, tp_split = 0, per_key = 0;
 };
-LayerActivationTerms layer_activation_terms(const ModelSpec& m, const MemoryOptions& opts = {});
+// `fp8`: the plan runs FP8 GEMMs (ParallelPlan::fp8), whose linear layers save 1-byte inputs.
+LayerActivationTerms layer_activation_terms(const ModelSpec& m, const MemoryOptions& opts = {},
+                                            bool fp8 = false);
 
 // Activation bytes one transformer layer stores for one micro-batch on one rank: s/cp tokens
 // of layer_activation_terms, the per-key term over all s keys unless recomputed (selective),

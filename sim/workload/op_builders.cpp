@@ -69,31 +69,68 @@ hw::GemmShape gemm(const LayerContext& c, std::int64_t m, std::int64_t n, std::i
   return g;
 }
 
+namespace {
+
+bool runs_fp8(const LayerContext& c, Linear kind) {
+  return c.plan.fp8 && kind != Linear::kHead;
+}
+
+hw::GemmShape linear_gemm(const LayerContext& c, Linear kind, std::int64_t m, std::int64_t n,
+                          std::int64_t k, bool ta = false, bool tb = false) {
+  hw::GemmShape g = gemm(c, m, n, k, ta, tb);
+  if (runs_fp8(c, kind)) g.dtype = hw::DType::kFp8;
+  return g;
+}
+
+}  // namespace
+
 void linear_forward(const LayerContext& c, std::vector<Op>& out, int layer, const std::string& what,
-                    Phase phase, std::int64_t n, std::int64_t k, double exact) {
-  add_kernel(out, layer, what, phase, gemm(c, c.tokens, n, k), Flops(exact), GemmRole::kForward);
+                    Phase phase, Linear kind, std::int64_t n, std::int64_t k, double exact) {
+  if (runs_fp8(c, kind) && kind == Linear::kRow) {
+    const double x = d(c.tokens) * d(k);
+    add_memory(out, layer, what + " fp8 cast", phase, hw::MemoryKernel::kCopy, x * c.elem,
+               c.plan.sequence_parallel ? x : 2.0 * x);
+  }
+  add_kernel(out, layer, what, phase, linear_gemm(c, kind, c.tokens, n, k), Flops(exact),
+             GemmRole::kForward);
 }
 
 void dgrad_only(const LayerContext& c, std::vector<Op>& out, int layer, const std::string& what,
-                std::int64_t n, std::int64_t k, double exact) {
-  add_kernel(out, layer, what + " dgrad", Phase::kBackward, gemm(c, c.tokens, k, n, false, true),
-             Flops(exact), GemmRole::kDataGrad);
+                Linear kind, std::int64_t n, std::int64_t k, double exact) {
+  if (runs_fp8(c, kind)) {
+    const double dy = d(c.tokens) * d(n);
+    add_memory(out, layer, what + " grad fp8 cast-transpose", Phase::kBackward,
+               hw::MemoryKernel::kCopy, dy * c.elem, 2.0 * dy);
+  }
+  add_kernel(out, layer, what + " dgrad", Phase::kBackward,
+             linear_gemm(c, kind, c.tokens, k, n, false, true), Flops(exact), GemmRole::kDataGrad);
 }
 
 void wgrad_only(const LayerContext& c, std::vector<Op>& out, int layer, const std::string& what,
-                std::int64_t n, std::int64_t k, double exact) {
-  add_kernel(out, layer, what + " wgrad", Phase::kBackward, gemm(c, k, n, c.tokens, true, false),
-             Flops(exact), GemmRole::kWeightGrad);
+                Linear kind, std::int64_t n, std::int64_t k, double exact) {
+  if (runs_fp8(c, kind) && (kind == Linear::kColumn || c.plan.sequence_parallel)) {
+    const double x = d(c.tokens) * d(k);
+    add_memory(out, layer, what + " input fp8 transpose", Phase::kBackward,
+               hw::MemoryKernel::kCopy, x, x);
+  }
+  add_kernel(out, layer, what + " wgrad", Phase::kBackward,
+             linear_gemm(c, kind, k, n, c.tokens, true, false), Flops(exact),
+             GemmRole::kWeightGrad);
 }
 
 void linear_backward(const LayerContext& c, std::vector<Op>& out, int layer,
-                     const std::string& what, std::int64_t n, std::int64_t k, double exact) {
-  dgrad_only(c, out, layer, what, n, k, exact);
-  wgrad_only(c, out, layer, what, n, k, exact);
+                     const std::string& what, Linear kind, std::int64_t n, std::int64_t k,
+                     double exact) {
+  dgrad_only(c, out, layer, what, kind, n, k, exact);
+  wgrad_only(c, out, layer, what, kind, n, k, exact);
 }
 
 double hidden_bytes(const LayerContext& c, std::int64_t tokens) {
   return d(tokens) * d(c.h) * c.elem;
+}
+
+double column_input_bytes(const LayerContext& c, std::int64_t tokens, Linear next) {
+  return runs_fp8(c, next) ? d(tokens) * d(c.h) : hidden_bytes(c, tokens);
 }
 
 double norm_bytes(const LayerContext& c) {
@@ -106,10 +143,10 @@ hw::MemoryKernel norm_kind(const LayerContext& c) {
 }
 
 void tp_enter_forward(const LayerContext& c, std::vector<Op>& out, int layer,
-                      const std::string& what, Phase phase) {
+                      const std::string& what, Phase phase, Linear next) {
   if (c.t > 1 && c.plan.sequence_parallel) {
     add_comm(out, layer, what + " all-gather", phase, CollectiveOp::kAllGather, Group::kTp,
-             hidden_bytes(c, c.tokens), true);
+             column_input_bytes(c, c.tokens, next), true);
   }
 }
 
@@ -134,10 +171,10 @@ void tp_exit_backward(const LayerContext& c, std::vector<Op>& out, int layer,
 }
 
 void tp_regather_input(const LayerContext& c, std::vector<Op>& out, int layer,
-                       const std::string& what) {
+                       const std::string& what, Linear next) {
   if (c.t > 1 && c.plan.sequence_parallel) {
     add_comm(out, layer, what + " input all-gather", Phase::kBackward, CollectiveOp::kAllGather,
-             Group::kTp, hidden_bytes(c, c.tokens), true);
+             Group::kTp, column_input_bytes(c, c.tokens, next), true);
   }
 }
 

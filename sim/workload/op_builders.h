@@ -26,20 +26,37 @@ void add_comm(std::vector<Op>& out, int layer, const std::string& what, Phase ph
 hw::GemmShape gemm(const LayerContext& c, std::int64_t m, std::int64_t n, std::int64_t k,
                    bool ta = false, bool tb = false, std::int64_t batch = 1);
 
+// Which linear layer a GEMM belongs to. Under plan.fp8 a transformer layer's column- and
+// row-parallel linears are Transformer Engine modules (LayerNormLinear, Linear) that run FP8
+// GEMMs with the casts below; the logits head (kHead) is Megatron-Core's own ColumnParallelLinear
+// and stays in the training dtype.
+enum class Linear { kColumn, kRow, kHead };
+
 // A linear layer Y[tokens × n] = X[tokens × k]·W. `exact` is the exact share of the model's
 // FLOPs for this rank (differs from the shape's only when work is replicated or padded).
+// Under FP8 a row-parallel layer first casts its input (TE's Linear: cast_to_fp8 with SP,
+// fp8_cast_transpose_fused without, which writes the transpose for the wgrad too); a column-
+// parallel layer's input is already FP8, written so by the norm (TE's LayerNormLinear).
 void linear_forward(const LayerContext& c, std::vector<Op>& out, int layer, const std::string& what,
-                    Phase phase, std::int64_t n, std::int64_t k, double exact);
+                    Phase phase, Linear kind, std::int64_t n, std::int64_t k, double exact);
 // Its backward: dgrad dX = dY·Wᵀ and wgrad dW = Xᵀ·dY, each as many FLOPs as the forward.
+// Under FP8 the dgrad first casts the output gradient to FP8 with its transpose for the wgrad
+// (fp8_cast_transpose_bgrad_fused), and the wgrad first transposes its saved FP8 input
+// (fp8_transpose) unless the forward's cast wrote the transpose (row-parallel without SP).
 void dgrad_only(const LayerContext& c, std::vector<Op>& out, int layer, const std::string& what,
-                std::int64_t n, std::int64_t k, double exact);
+                Linear kind, std::int64_t n, std::int64_t k, double exact);
 void wgrad_only(const LayerContext& c, std::vector<Op>& out, int layer, const std::string& what,
-                std::int64_t n, std::int64_t k, double exact);
+                Linear kind, std::int64_t n, std::int64_t k, double exact);
 // dgrad then wgrad.
 void linear_backward(const LayerContext& c, std::vector<Op>& out, int layer,
-                     const std::string& what, std::int64_t n, std::int64_t k, double exact);
+                     const std::string& what, Linear kind, std::int64_t n, std::int64_t k,
+                     double exact);
 
 double hidden_bytes(const LayerContext& c, std::int64_t tokens);
+// The bytes of `tokens` rows of a norm's output that feeds the linear layer `next`: one a
+// value when that layer runs FP8 (TE's LayerNormLinear writes the norm output in FP8 and
+// gathers it over TP in FP8), else the training dtype's.
+double column_input_bytes(const LayerContext& c, std::int64_t tokens, Linear next);
 double norm_bytes(const LayerContext& c);
 hw::MemoryKernel norm_kind(const LayerContext& c);
 
@@ -50,7 +67,7 @@ void norm_backward(const LayerContext& c, std::vector<Op>& out, int layer,
 // SP (Megatron's f is the identity without); at the exit of a row-parallel region a
 // reduce-scatter with SP (fusable into the GEMM before it), else a blocking all-reduce.
 void tp_enter_forward(const LayerContext& c, std::vector<Op>& out, int layer,
-                      const std::string& what, Phase phase);
+                      const std::string& what, Phase phase, Linear next);
 void tp_exit_forward(const LayerContext& c, std::vector<Op>& out, int layer,
                      const std::string& what, Phase phase);
 // Backward of a row-parallel exit: with SP the output gradient is all-gathered again;
@@ -60,7 +77,7 @@ void tp_exit_backward(const LayerContext& c, std::vector<Op>& out, int layer,
 // With SP Megatron keeps only the sequence shard of a column-parallel GEMM's input and
 // all-gathers it again for the weight gradient, overlapped with dgrad.
 void tp_regather_input(const LayerContext& c, std::vector<Op>& out, int layer,
-                       const std::string& what);
+                       const std::string& what, Linear next);
 // Backward of a column-parallel entry: the input gradient is reduce-scattered (SP) or
 // all-reduced, asynchronously next to the wgrad GEMM in Megatron-LM.
 void tp_enter_backward(const LayerContext& c, std::vector<Op>& out, int layer,

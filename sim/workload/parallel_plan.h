@@ -46,6 +46,12 @@ struct ParallelPlan {
   // in_fp32, forced with bf16), or in the training dtype (fp16 runs; bf16 with PyTorch FSDP's
   // reduce_dtype=bf16). The scenario's default follows the precision: fp32 with bf16.
   bool fp32_gradients = true;
+  // FP8 GEMMs as Transformer Engine runs them under Megatron-Core (--fp8-format hybrid, delayed
+  // scaling): the layers' four linear layers (QKV, attention output, fc1, fc2) take FP8 inputs
+  // (E4M3 forward, E5M2 gradients) and write the training dtype; attention, the norms, the
+  // activation and the logits head stay in it. Weights, gradients and optimizer states keep
+  // their usual dtypes, beside an FP8 copy of each linear weight and its transpose.
+  bool fp8 = false;
   Schedule schedule = Schedule::kOneFOneB;
   // Interleaved schedule: micro-batches each model chunk runs in a row before the next chunk
   // (0 = pp, Megatron-LM's). Megatron-Core's --microbatch-group-size-per-virtual-pipeline-stage

@@ -51,6 +51,23 @@ void add_buckets(std::vector<Op>& out, const std::string& what, CollectiveOp kin
   }
 }
 
+// FP8 delayed scaling: Transformer Engine all-reduces the amax of every FP8 tensor of the
+// fp8_autocast region, one fp32 value each, once at the region's exit (a chunk's forward:
+// input, weight and output of each of a layer's four GEMMs) and once at the end of its
+// backward (output and input gradients), over Megatron-Core's amax reduction group
+// (get_amax_reduction_group: the stage's TP × DP × CP ranks). The DP group stands in for it
+// (the same nodes, with TP inside one), or the TP group without DP; not in the recompute.
+void add_amax_reductions(const detail::LayerContext& c, ChunkProgram& ch) {
+  const ParallelPlan& p = c.plan;
+  if (ch.layers.count == 0 || (p.dp_cp() == 1 && p.tp == 1)) return;
+  const Group group = p.dp_cp() > 1 ? Group::kDp : Group::kTp;
+  const double gemms = 4.0 * ch.layers.count;
+  ch.forward.push_back(comm_op("fp8 amax all-reduce fwd", Phase::kForward,
+                               CollectiveOp::kAllReduce, group, gemms * 3.0 * 4.0));
+  ch.backward.push_back(comm_op("fp8 amax all-reduce bwd", Phase::kBackward,
+                                CollectiveOp::kAllReduce, group, gemms * 2.0 * 4.0));
+}
+
 void build_chunk(const detail::LayerContext& c, ChunkProgram& ch) {
   const ParallelPlan& p = c.plan;
   const int first = ch.layers.first, last = ch.layers.first + ch.layers.count;
@@ -82,6 +99,7 @@ void build_chunk(const detail::LayerContext& c, ChunkProgram& ch) {
     if (p.zero3) detail::append_zero3_scatters(c, l, ch.backward);
   }
   if (ch.has_embedding) detail::append_embedding_backward(c, ch.backward);
+  if (p.fp8) add_amax_reductions(c, ch);
 }
 
 // The pipeline engine's own work around the chunk's passes (pipe_engine_ops.h).
@@ -135,6 +153,16 @@ std::vector<std::int64_t> rank_layer_parameter_tensors(const ModelSpec& m, int t
 std::int64_t rank_layer_parameters(const ModelSpec& m, int tp) {
   const auto tensors = rank_layer_parameter_tensors(m, tp);
   return std::accumulate(tensors.begin(), tensors.end(), std::int64_t{0});
+}
+
+std::int64_t stage_linear_weights_per_rank(const ModelSpec& m, const ParallelPlan& p,
+                                           int stage) {
+  std::int64_t per_layer = 0;
+  for (const SubModule s :
+       {SubModule::kQkv, SubModule::kAttentionOut, SubModule::kFc1, SubModule::kFc2}) {
+    per_layer += sub_module_tensors(m, p.tp, s).front();  // the weight; the bias stays 16-bit
+  }
+  return stage_layers(m, p, stage) * per_layer;
 }
 
 std::int64_t stage_parameters_per_rank(const ModelSpec& m, const ParallelPlan& p, int stage) {
@@ -233,6 +261,15 @@ StageProgram build_stage(const ModelSpec& m, const ParallelPlan& p, int stage,
   if (bf16_engine) detail::append_bf16_gradient_casts(params, sp.optimizer);
   // BF16_Optimizer.step takes the norm of every fp32 gradient the stage holds, not its shard.
   add_optimizer_step(c, owned, bf16_engine ? d(params) : owned, sp.optimizer);
+  if (p.fp8) {
+    // Transformer Engine casts each linear weight to FP8 with its transpose once a step, in
+    // the step's first forward (is_first_microbatch), and keeps both for the other micro-
+    // batches (fp8_cast_transpose_fused: 2 B read, 2 B written an element); charged here, at
+    // the step's boundary, with the same bytes.
+    const double w = d(stage_linear_weights_per_rank(m, p, stage));
+    sp.optimizer.push_back(
+        memory_op("fp8 weight cast-transpose", hw::MemoryKernel::kCopy, 2.0 * w, 2.0 * w, 0.0));
+  }
   if (p.distributed_optimizer && !p.zero3 && p.dp_cp() > 1) {
     add_buckets(sp.dp_param_comm, "parameter all-gather", CollectiveOp::kAllGather, params,
                 bucket, c.elem);

@@ -91,6 +91,9 @@ enum class SubModule { kInputNorm, kQkv, kAttentionOut, kPostNorm, kFc1, kFc2 };
 // rank_layer_parameter_tensors is their concatenation in forward order.
 std::vector<std::int64_t> sub_module_tensors(const ModelSpec& m, int tp, SubModule s);
 std::int64_t stage_parameters_per_rank(const ModelSpec& m, const ParallelPlan& p, int stage);
+// The weights of the stage's layers' four linear layers one rank holds (no biases, norms or
+// embedding): what Transformer Engine keeps an FP8 copy and transpose of under plan.fp8.
+std::int64_t stage_linear_weights_per_rank(const ModelSpec& m, const ParallelPlan& p, int stage);
 
 // The plan must be valid for the model (validate_plan; io::load_inputs checks it once).
 StageProgram build_stage(const ModelSpec& m, const ParallelPlan& p, int stage,

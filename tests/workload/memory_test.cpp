@@ -297,3 +297,32 @@ TEST_CASE("memory: a micro-batch group other than pp changes what the interleave
   CHECK(micro_batches_in_flight(p, 1) == 32.0);
   CHECK(micro_batches_in_flight(p, 15) == 32.0);
 }
+
+TEST_CASE("memory: FP8 keeps the linear layers' inputs in one byte and FP8 copies of the weights") {
+  // The Llama 3 405B-like layer of the case above (h 16,384, q 16,384, kv 1,024, f 53,248),
+  // under FP8, per token:
+  //   replicated: two norm inputs (2h each) and their FP8 outputs (h each): 6h = 98,304
+  //   TP-split: Q, K, V and the attention output as before (69,632), the out-projection's own
+  //             FP8 cast of that output (q = 16,384); SwiGLU's gate and up (4f) and fc2's FP8
+  //             input (f): 5f = 266,240; the log-sum-exp 512: 352,768
+  const ModelSpec m = model("llama3-405b-like");
+  MemoryOptions fused;
+  fused.fused_attention = true;
+  const LayerActivationTerms t = layer_activation_terms(m, fused, true);
+  CHECK(t.replicated == 98304.0);
+  CHECK(t.tp_split == 352768.0);
+  ParallelPlan p;
+  p.tp = 8;
+  p.pp = 2;
+  p.sequence_parallel = true;
+  p.global_batch = 2;
+  ParallelPlan fp8 = p;
+  fp8.fp8 = true;
+  CHECK(activation_bytes_per_layer(m, fp8, fused).value() ==
+        8192.0 * (98304.0 + 352768.0) / 8.0);
+  // Weights: 2 B more for each linear weight of the stage (its FP8 copy and transpose).
+  const double linear = static_cast<double>(stage_linear_weights_per_rank(m, fp8, 0));
+  CHECK(linear > 0.0);
+  CHECK(estimate_memory(m, fp8, 0, fused).weights.value() ==
+        estimate_memory(m, p, 0, fused).weights.value() + 2.0 * linear);
+}

@@ -369,3 +369,76 @@ TEST_CASE("ops: a model without dropout adds its residuals plainly and keeps no 
   CHECK(fused_add.kind == hw::MemoryKernel::kDropoutResidual);
   CHECK(fused_add.bytes_written.value() == doctest::Approx(1.5 * x));
 }
+
+TEST_CASE("ops: FP8 runs a layer's linear GEMMs in FP8 with Transformer Engine's casts") {
+  const ModelSpec m = gpt175();
+  ParallelPlan p = megascale_plan();  // TP 8 with SP, PP 8, VPP 6: 2 layers a chunk
+  p.fp8 = true;
+  const StageProgram st = build_stage(m, p, 1);
+  const ChunkProgram& ch = st.chunks[0];  // layers 2 and 3
+  const auto find = [](const std::vector<const Op*>& ops, const std::string& name) -> const Op& {
+    const auto it =
+        std::find_if(ops.begin(), ops.end(), [&](const Op* o) { return o->name == name; });
+    REQUIRE(it != ops.end());
+    return **it;
+  };
+  const auto memory = [](const Op& op) { return std::get<hw::MemoryShape>(*op.kernel()); };
+  const auto fwd = layer_ops(ch.forward, 2, Phase::kForward);
+  const auto bwd = layer_ops(ch.backward, 2, Phase::kBackward);
+  for (const auto* ops : {&fwd, &bwd}) {
+    for (const Op* op : *ops) {
+      if (op->gemm_role == GemmRole::kNone) continue;
+      CHECK(std::get<hw::GemmShape>(*op->kernel()).dtype == hw::DType::kFp8);
+    }
+  }
+  CHECK(std::get<hw::AttentionShape>(*find(fwd, "layer 2 attention core fwd").kernel()).dtype ==
+        hw::DType::kBf16);
+  // The norm writes its 256-token shard in FP8 (256 · 12288 · 1 B); the all-gather behind it
+  // moves 2048 · 12288 · 1 B, the reduce-scatters still 2 B an element.
+  CHECK(memory(find(fwd, "layer 2 input norm fwd")).bytes_written.value() == 3145728.0);
+  CHECK(find(fwd, "layer 2 attention input all-gather fwd").comm()->size.value() == 25165824.0);
+  CHECK(find(fwd, "layer 2 attention output reduce-scatter fwd").comm()->size.value() ==
+        50331648.0);
+  // Row-parallel inputs cast with SP: 2048 × 1536 (attention output) and 2048 × 6144 (fc2's).
+  const hw::MemoryShape proj_cast = memory(find(fwd, "layer 2 attention out fp8 cast fwd"));
+  CHECK(proj_cast.bytes_read.value() == 2048.0 * 1536 * 2);
+  CHECK(proj_cast.bytes_written.value() == 2048.0 * 1536);
+  CHECK(memory(find(fwd, "layer 2 mlp fc2 fp8 cast fwd")).bytes_read.value() == 2048.0 * 6144 * 2);
+  // Backward: fc2's output gradient (2048 × 12288, gathered) cast with its transpose, fc2's
+  // saved input transposed; QKV's output gradient (2048 × 4608) and its gathered input.
+  const hw::MemoryShape fc2_grad = memory(find(bwd, "layer 2 mlp fc2 grad fp8 cast-transpose bwd"));
+  CHECK(fc2_grad.bytes_read.value() == 2048.0 * 12288 * 2);
+  CHECK(fc2_grad.bytes_written.value() == 2048.0 * 12288 * 2);
+  CHECK(memory(find(bwd, "layer 2 mlp fc2 input fp8 transpose bwd")).bytes_read.value() ==
+        2048.0 * 6144);
+  CHECK(memory(find(bwd, "layer 2 attention qkv grad fp8 cast-transpose bwd")).bytes_read.value() ==
+        2048.0 * 4608 * 2);
+  CHECK(memory(find(bwd, "layer 2 attention qkv input fp8 transpose bwd")).bytes_read.value() ==
+        2048.0 * 12288);
+  CHECK(find(bwd, "layer 2 attention input all-gather bwd").comm()->size.value() == 25165824.0);
+  // The chunk's amax all-reduces: 2 layers × 4 GEMMs × (3 forward, 2 backward) × 4 B, over DP.
+  CHECK(ch.forward.back().name == "fp8 amax all-reduce fwd");
+  CHECK(ch.forward.back().comm()->size.value() == 96.0);
+  CHECK(ch.forward.back().comm()->group == Group::kDp);
+  CHECK(ch.backward.back().comm()->size.value() == 64.0);
+  // Once a step every linear weight of the stage's 12 layers is cast with its transpose:
+  // 12288 × (4608 + 1536 + 6144 + 6144) per layer on a rank, 2 B read and 2 B written each.
+  const double weights = 12.0 * 12288.0 * (4608 + 1536 + 6144 + 6144);
+  CHECK(static_cast<double>(stage_linear_weights_per_rank(m, p, 1)) == weights);
+  const auto cast = std::find_if(st.optimizer.begin(), st.optimizer.end(),
+                                 [](const Op& o) { return o.name == "fp8 weight cast-transpose"; });
+  REQUIRE(cast != st.optimizer.end());
+  CHECK(std::get<hw::MemoryShape>(*cast->kernel()).bytes_read.value() == 2.0 * weights);
+  // The logits head is Megatron-Core's own layer: 16-bit.
+  const StageProgram last = build_stage(m, p, p.pp - 1);
+  int logits = 0;
+  for (const Op& op : last.chunks.back().forward) {
+    if (op.name != "logits fwd") continue;
+    CHECK(std::get<hw::GemmShape>(*op.kernel()).dtype == hw::DType::kBf16);
+    ++logits;
+  }
+  CHECK(logits == 1);
+  p.fp8 = false;
+  const StageProgram bf16 = build_stage(m, p, 1);
+  for (const Op& op : bf16.chunks[0].forward) CHECK(op.name.find("fp8") == std::string::npos);
+}

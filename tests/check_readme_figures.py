@@ -14,6 +14,9 @@ def main(root: Path) -> int:
     readme = (root / "README.md").read_text(encoding="utf-8")
     default = json.loads((root / "tests/golden/megascale-175b-12288.json").read_text())
     production = json.loads((root / "tests/golden/megascale-production-530b.json").read_text())
+    bf16 = json.loads((root / "tests/golden/validation/mcore-h100-177b-2304.json").read_text())
+    fp8 = json.loads((root / "tests/golden/mcore-h100-177b-fp8.json").read_text())
+    peak = lambda g: max(s["total_gib"] for s in g["memory_per_stage"])
     expected = [
         f"| step time | {default['step_time_s']:.2f} s |",
         f"| MFU | {100 * default['mfu']:.1f} % | 55.2 %",
@@ -26,6 +29,10 @@ def main(root: Path) -> int:
         f"| effective training time (goodput) | {100 * production['run']['goodput']['mean']:.1f} %",
         "| MFU of the running job (evaluation, checkpoint stalls, stragglers) | "
         f"{100 * production['run']['running_mfu']:.1f} % |",
+        "| `mcore-h100-177b-2304` | {:.3f} s, {:.1f} % | {:.3f} s, {:.1f} % | {:.2f}× | "
+        "{:.1f} → {:.1f} GiB |".format(
+            bf16["step_time_s"], 100 * bf16["mfu"], fp8["step_time_s"], 100 * fp8["mfu"],
+            bf16["step_time_s"] / fp8["step_time_s"], peak(bf16), peak(fp8)),
     ]
     missing = [line for line in expected if line not in readme]
     for line in missing:

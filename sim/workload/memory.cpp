@@ -45,7 +45,10 @@ LayerActivationTerms layer_activation_terms(const ModelSpec& m, const MemoryOpti
   // Inside the TP region, split over TP. Attention: Q and K for QKᵀ (2·q + 2·kv), V for the
   // PV product (2·kv), the out-projection's input (2·q: the attention output; with a fused
   // kernel the same tensor is the output FlashAttention keeps). GQA shrinks K and V to kv_dim.
-  const double attention = 2.0 * q + 4.0 * kv + 2.0 * q + (fp8 ? q : 0.0);
+  // Under FP8 the out-projection keeps only its FP8 cast (q); the 16-bit output is then kept
+  // only by a fused kernel run with autograd (attention_output: not when recomputed).
+  const double attention = 2.0 * q + 4.0 * kv + (fp8 ? q : 2.0 * q);
+  if (fp8 && opts.fused_attention) t.attention_output = 2.0 * q;
   // MLP: GeLU keeps its input (2·f) and fc2's input (2·f): 16·h at f = 4h. SwiGLU keeps the
   // fc1 output, gate and up (4·f), for the SiLU and the product's backward (Megatron-LM's fused
   // bias_swiglu saves only them), and their product, fc2's input (2·f): 6·f, 19.5·h at Llama
@@ -83,7 +86,9 @@ Bytes activation_bytes_per_layer(const ModelSpec& m, const ParallelPlan& p,
   const LayerActivationTerms terms = layer_activation_terms(m, opts, p.fp8);
   // The s² terms go with selective recompute (the attention core is recomputed).
   const double scores = p.recompute == Recompute::kNone ? terms.per_key * d(m.seq) : 0.0;
-  return Bytes(tokens * (terms.replicated / sp_div + terms.tp_split / t + scores / t));
+  const double kept_output = p.recompute == Recompute::kSelective ? 0.0 : terms.attention_output;
+  return Bytes(tokens *
+               (terms.replicated / sp_div + (terms.tp_split + kept_output) / t + scores / t));
 }
 
 double micro_batches_in_flight(const ParallelPlan& p, int stage) {

@@ -49,8 +49,10 @@ struct MemoryEstimate {
 // over TP only with sequence parallelism), `tp_split` inside it, and `per_key` per token and
 // attended key (an unfused kernel's softmax output and dropout; 0 with a fused kernel).
 // A GPT layer: 10·h, 24·h and 5·a, Korthikanti et al.'s 34·h + 5·a·s.
+// `attention_output`: under FP8 with a fused kernel, the 16-bit attention output the kernel
+// keeps beside the out-projection's FP8 copy, TP-split, gone when the core is recomputed.
 struct LayerActivationTerms {
-  double replicated = 0, tp_split = 0, per_key = 0;
+  double replicated = 0, tp_split = 0, per_key = 0, attention_output = 0;
 };
 // `fp8`: the plan runs FP8 GEMMs (ParallelPlan::fp8), whose linear layers save 1-byte inputs.
 LayerActivationTerms layer_activation_terms(const ModelSpec& m, const MemoryOptions& opts = {},

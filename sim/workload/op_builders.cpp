@@ -75,6 +75,12 @@ bool runs_fp8(const LayerContext& c, Linear kind) {
   return c.plan.fp8 && kind != Linear::kHead;
 }
 
+// A row-parallel layer's output gradient arrives sharded over the sequence and is gathered
+// over TP before its dgrad (sequence parallelism on more than one rank).
+bool gathers_output_grad(const LayerContext& c, Linear kind) {
+  return kind == Linear::kRow && c.t > 1 && c.plan.sequence_parallel;
+}
+
 hw::GemmShape linear_gemm(const LayerContext& c, Linear kind, std::int64_t m, std::int64_t n,
                           std::int64_t k, bool ta = false, bool tb = false) {
   hw::GemmShape g = gemm(c, m, n, k, ta, tb);
@@ -87,9 +93,13 @@ hw::GemmShape linear_gemm(const LayerContext& c, Linear kind, std::int64_t m, st
 void linear_forward(const LayerContext& c, std::vector<Op>& out, int layer, const std::string& what,
                     Phase phase, Linear kind, std::int64_t n, std::int64_t k, double exact) {
   if (runs_fp8(c, kind) && kind == Linear::kRow) {
+    // The transpose is written only with autograd on: not in a full recompute's first forward,
+    // which Megatron's checkpoint runs under torch.no_grad.
+    const bool no_grad = phase == Phase::kForward && c.plan.recompute == Recompute::kFull;
+    const bool transpose = !c.plan.sequence_parallel && !no_grad;
     const double x = d(c.tokens) * d(k);
     add_memory(out, layer, what + " fp8 cast", phase, hw::MemoryKernel::kCopy, x * c.elem,
-               c.plan.sequence_parallel ? x : 2.0 * x);
+               transpose ? 2.0 * x : x);
   }
   add_kernel(out, layer, what, phase, linear_gemm(c, kind, c.tokens, n, k), Flops(exact),
              GemmRole::kForward);
@@ -97,7 +107,12 @@ void linear_forward(const LayerContext& c, std::vector<Op>& out, int layer, cons
 
 void dgrad_only(const LayerContext& c, std::vector<Op>& out, int layer, const std::string& what,
                 Linear kind, std::int64_t n, std::int64_t k, double exact) {
-  if (runs_fp8(c, kind)) {
+  if (runs_fp8(c, kind) && gathers_output_grad(c, kind)) {
+    // Cast to FP8 before the all-gather (tp_exit_backward); the gathered gradient transposed.
+    const double dy = d(c.tokens) * d(n);
+    add_memory(out, layer, what + " grad fp8 transpose", Phase::kBackward,
+               hw::MemoryKernel::kCopy, dy, dy);
+  } else if (runs_fp8(c, kind)) {
     const double dy = d(c.tokens) * d(n);
     add_memory(out, layer, what + " grad fp8 cast-transpose", Phase::kBackward,
                hw::MemoryKernel::kCopy, dy * c.elem, 2.0 * dy);
@@ -164,10 +179,17 @@ void tp_exit_forward(const LayerContext& c, std::vector<Op>& out, int layer,
 
 void tp_exit_backward(const LayerContext& c, std::vector<Op>& out, int layer,
                       const std::string& what) {
-  if (c.t > 1 && c.plan.sequence_parallel) {
-    add_comm(out, layer, what + " grad all-gather", Phase::kBackward, CollectiveOp::kAllGather,
-             Group::kTp, hidden_bytes(c, c.tokens), true);
+  if (!gathers_output_grad(c, Linear::kRow)) return;
+  double bytes = hidden_bytes(c, c.tokens);
+  if (runs_fp8(c, Linear::kRow)) {
+    // Under FP8 the shard is cast first and gathered in one byte (TE's grad_output_preprocess).
+    const double shard = d(c.sp_tokens) * d(c.h);
+    add_memory(out, layer, what + " grad fp8 cast", Phase::kBackward, hw::MemoryKernel::kCopy,
+               shard * c.elem, shard);
+    bytes = d(c.tokens) * d(c.h);
   }
+  add_comm(out, layer, what + " grad all-gather", Phase::kBackward, CollectiveOp::kAllGather,
+           Group::kTp, bytes, true);
 }
 
 void tp_regather_input(const LayerContext& c, std::vector<Op>& out, int layer,

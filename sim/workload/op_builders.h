@@ -41,8 +41,10 @@ void linear_forward(const LayerContext& c, std::vector<Op>& out, int layer, cons
                     Phase phase, Linear kind, std::int64_t n, std::int64_t k, double exact);
 // Its backward: dgrad dX = dY·Wᵀ and wgrad dW = Xᵀ·dY, each as many FLOPs as the forward.
 // Under FP8 the dgrad first casts the output gradient to FP8 with its transpose for the wgrad
-// (fp8_cast_transpose_bgrad_fused), and the wgrad first transposes its saved FP8 input
-// (fp8_transpose) unless the forward's cast wrote the transpose (row-parallel without SP).
+// (fp8_cast_transpose_bgrad_fused), or, for a row-parallel layer whose gradient was cast and
+// gathered in FP8 by tp_exit_backward (SP), transposes the gathered gradient; the wgrad first
+// transposes its saved FP8 input (fp8_transpose) unless the forward's cast wrote the transpose
+// (row-parallel without SP).
 void dgrad_only(const LayerContext& c, std::vector<Op>& out, int layer, const std::string& what,
                 Linear kind, std::int64_t n, std::int64_t k, double exact);
 void wgrad_only(const LayerContext& c, std::vector<Op>& out, int layer, const std::string& what,
@@ -70,8 +72,9 @@ void tp_enter_forward(const LayerContext& c, std::vector<Op>& out, int layer,
                       const std::string& what, Phase phase, Linear next);
 void tp_exit_forward(const LayerContext& c, std::vector<Op>& out, int layer,
                      const std::string& what, Phase phase);
-// Backward of a row-parallel exit: with SP the output gradient is all-gathered again;
-// without SP Megatron's g is the identity backward.
+// Backward of a row-parallel exit: with SP the output gradient is all-gathered again (under
+// FP8 its shard cast first and gathered in one byte); without SP Megatron's g is the identity
+// backward.
 void tp_exit_backward(const LayerContext& c, std::vector<Op>& out, int layer,
                       const std::string& what);
 // With SP Megatron keeps only the sequence shard of a column-parallel GEMM's input and

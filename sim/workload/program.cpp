@@ -51,24 +51,25 @@ void add_buckets(std::vector<Op>& out, const std::string& what, CollectiveOp kin
   }
 }
 
-// FP8 delayed scaling: Transformer Engine all-reduces the amax of every FP8 tensor of the
-// fp8_autocast region, one fp32 value each, once at the region's exit (a chunk's forward:
-// input, weight and output of each of a layer's four GEMMs) and once at the end of its
-// backward (output and input gradients), over Megatron-Core's amax reduction group
+// FP8 delayed scaling: Transformer Engine all-reduces the amax of every FP8 tensor of its
+// global buffer, one fp32 value each, for every FP8 module of the rank (`rank_layers` layers
+// of four GEMMs, all chunks), at each fp8_autocast exit (a chunk's forward: input, weight and
+// output) and at the end of each chunk's backward (output and input gradients), over Megatron-Core's amax reduction group
 // (get_amax_reduction_group: the stage's TP × DP × CP ranks). The DP group stands in for it
 // (the same nodes, with TP inside one), or the TP group without DP; not in the recompute.
-void add_amax_reductions(const detail::LayerContext& c, ChunkProgram& ch) {
+void add_amax_reductions(const detail::LayerContext& c, int rank_layers, ChunkProgram& ch) {
   const ParallelPlan& p = c.plan;
   if (ch.layers.count == 0 || (p.dp_cp() == 1 && p.tp == 1)) return;
   const Group group = p.dp_cp() > 1 ? Group::kDp : Group::kTp;
-  const double gemms = 4.0 * ch.layers.count;
+  // TE's global amax buffer holds every FP8 module of the rank (all its chunks' layers).
+  const double gemms = 4.0 * rank_layers;
   ch.forward.push_back(comm_op("fp8 amax all-reduce fwd", Phase::kForward,
                                CollectiveOp::kAllReduce, group, gemms * 3.0 * 4.0));
   ch.backward.push_back(comm_op("fp8 amax all-reduce bwd", Phase::kBackward,
                                 CollectiveOp::kAllReduce, group, gemms * 2.0 * 4.0));
 }
 
-void build_chunk(const detail::LayerContext& c, ChunkProgram& ch) {
+void build_chunk(const detail::LayerContext& c, int rank_layers, ChunkProgram& ch) {
   const ParallelPlan& p = c.plan;
   const int first = ch.layers.first, last = ch.layers.first + ch.layers.count;
   // Gathered layer by layer here, or sub-module by sub-module inside the layer's ops.
@@ -99,7 +100,7 @@ void build_chunk(const detail::LayerContext& c, ChunkProgram& ch) {
     if (p.zero3) detail::append_zero3_scatters(c, l, ch.backward);
   }
   if (ch.has_embedding) detail::append_embedding_backward(c, ch.backward);
-  if (p.fp8) add_amax_reductions(c, ch);
+  if (p.fp8) add_amax_reductions(c, rank_layers, ch);
 }
 
 // The pipeline engine's own work around the chunk's passes (pipe_engine_ops.h).
@@ -219,7 +220,7 @@ StageProgram build_stage(const ModelSpec& m, const ParallelPlan& p, int stage,
     ch.layers = chunk_layers(m, p, stage, chunk);
     ch.has_embedding = stage == 0 && chunk == 0;
     ch.has_logits = stage == p.pp - 1 && chunk == p.vpp - 1;
-    build_chunk(c, ch);
+    build_chunk(c, stage_layers(m, p, stage), ch);
     // BF16_Optimizer's fp32 gradient update runs once a micro-batch, over the stage's
     // parameters, after the stage's last backward of it: chunk 0's (backward runs the chunks
     // in reverse).

@@ -302,15 +302,25 @@ TEST_CASE("memory: FP8 keeps the linear layers' inputs in one byte and FP8 copie
   // The Llama 3 405B-like layer of the case above (h 16,384, q 16,384, kv 1,024, f 53,248),
   // under FP8, per token:
   //   replicated: two norm inputs (2h each) and their FP8 outputs (h each): 6h = 98,304
-  //   TP-split: Q, K, V and the attention output as before (69,632), the out-projection's own
-  //             FP8 cast of that output (q = 16,384); SwiGLU's gate and up (4f) and fc2's FP8
-  //             input (f): 5f = 266,240; the log-sum-exp 512: 352,768
+  //   TP-split: Q, K and V (2q + 4kv = 36,864), the out-projection's own FP8 cast of the
+  //             attention output (q = 16,384); SwiGLU's gate and up (4f) and fc2's FP8 input
+  //             (f): 5f = 266,240; the log-sum-exp 512: 320,000
+  //   attention_output: the bf16 output FlashAttention keeps (2q = 32,768), unless recomputed
   const ModelSpec m = model("llama3-405b-like");
   MemoryOptions fused;
   fused.fused_attention = true;
   const LayerActivationTerms t = layer_activation_terms(m, fused, true);
   CHECK(t.replicated == 98304.0);
-  CHECK(t.tp_split == 352768.0);
+  CHECK(t.tp_split == 320000.0);
+  CHECK(t.attention_output == 32768.0);
+  // Unfused, nothing keeps the 16-bit output (the PV product's output is not saved).
+  CHECK(layer_activation_terms(m, MemoryOptions{}, true).attention_output == 0.0);
+  // GeLU (the 175B GPT layer, q = h = 12,288, f = 49,152): its input (2f) and fc2's FP8 input
+  // (f) where bf16 keeps 4f, and the out-projection's cast (q) where bf16 keeps 2q: q + f less.
+  const ModelSpec gpt = model("gpt-175b-megascale");
+  CHECK(layer_activation_terms(gpt, fused, false).tp_split -
+            layer_activation_terms(gpt, fused, true).tp_split ==
+        12288.0 + 49152.0);
   ParallelPlan p;
   p.tp = 8;
   p.pp = 2;
@@ -319,7 +329,10 @@ TEST_CASE("memory: FP8 keeps the linear layers' inputs in one byte and FP8 copie
   ParallelPlan fp8 = p;
   fp8.fp8 = true;
   CHECK(activation_bytes_per_layer(m, fp8, fused).value() ==
-        8192.0 * (98304.0 + 352768.0) / 8.0);
+        8192.0 * (98304.0 + 320000.0 + 32768.0) / 8.0);
+  fp8.recompute = Recompute::kSelective;
+  CHECK(activation_bytes_per_layer(m, fp8, fused).value() == 8192.0 * (98304.0 + 320000.0) / 8.0);
+  fp8.recompute = Recompute::kNone;
   // Weights: 2 B more for each linear weight of the stage (its FP8 copy and transpose).
   const double linear = static_cast<double>(stage_linear_weights_per_rank(m, fp8, 0));
   CHECK(linear > 0.0);

@@ -404,11 +404,16 @@ TEST_CASE("ops: FP8 runs a layer's linear GEMMs in FP8 with Transformer Engine's
   CHECK(proj_cast.bytes_read.value() == 2048.0 * 1536 * 2);
   CHECK(proj_cast.bytes_written.value() == 2048.0 * 1536);
   CHECK(memory(find(fwd, "layer 2 mlp fc2 fp8 cast fwd")).bytes_read.value() == 2048.0 * 6144 * 2);
-  // Backward: fc2's output gradient (2048 × 12288, gathered) cast with its transpose, fc2's
-  // saved input transposed; QKV's output gradient (2048 × 4608) and its gathered input.
-  const hw::MemoryShape fc2_grad = memory(find(bwd, "layer 2 mlp fc2 grad fp8 cast-transpose bwd"));
-  CHECK(fc2_grad.bytes_read.value() == 2048.0 * 12288 * 2);
-  CHECK(fc2_grad.bytes_written.value() == 2048.0 * 12288 * 2);
+  // Backward: fc2's output gradient cast on its 256-token shard, gathered in FP8 and the
+  // gathered 2048 × 12288 transposed; fc2's saved input transposed; QKV's output gradient
+  // (2048 × 4608) cast with its transpose, and its gathered input transposed.
+  const hw::MemoryShape shard_cast = memory(find(bwd, "layer 2 mlp output grad fp8 cast bwd"));
+  CHECK(shard_cast.bytes_read.value() == 256.0 * 12288 * 2);
+  CHECK(shard_cast.bytes_written.value() == 256.0 * 12288);
+  CHECK(find(bwd, "layer 2 mlp output grad all-gather bwd").comm()->size.value() == 25165824.0);
+  const hw::MemoryShape fc2_grad = memory(find(bwd, "layer 2 mlp fc2 grad fp8 transpose bwd"));
+  CHECK(fc2_grad.bytes_read.value() == 2048.0 * 12288);
+  CHECK(fc2_grad.bytes_written.value() == 2048.0 * 12288);
   CHECK(memory(find(bwd, "layer 2 mlp fc2 input fp8 transpose bwd")).bytes_read.value() ==
         2048.0 * 6144);
   CHECK(memory(find(bwd, "layer 2 attention qkv grad fp8 cast-transpose bwd")).bytes_read.value() ==
@@ -416,11 +421,12 @@ TEST_CASE("ops: FP8 runs a layer's linear GEMMs in FP8 with Transformer Engine's
   CHECK(memory(find(bwd, "layer 2 attention qkv input fp8 transpose bwd")).bytes_read.value() ==
         2048.0 * 12288);
   CHECK(find(bwd, "layer 2 attention input all-gather bwd").comm()->size.value() == 25165824.0);
-  // The chunk's amax all-reduces: 2 layers × 4 GEMMs × (3 forward, 2 backward) × 4 B, over DP.
+  // Each chunk's amax all-reduces cover every FP8 module of the rank: the stage's 12 layers ×
+  // 4 GEMMs × (3 forward, 2 backward) × 4 B, over DP.
   CHECK(ch.forward.back().name == "fp8 amax all-reduce fwd");
-  CHECK(ch.forward.back().comm()->size.value() == 96.0);
+  CHECK(ch.forward.back().comm()->size.value() == 576.0);
   CHECK(ch.forward.back().comm()->group == Group::kDp);
-  CHECK(ch.backward.back().comm()->size.value() == 64.0);
+  CHECK(ch.backward.back().comm()->size.value() == 384.0);
   // Once a step every linear weight of the stage's 12 layers is cast with its transpose:
   // 12288 × (4608 + 1536 + 6144 + 6144) per layer on a rank, 2 B read and 2 B written each.
   const double weights = 12.0 * 12288.0 * (4608 + 1536 + 6144 + 6144);
@@ -432,13 +438,57 @@ TEST_CASE("ops: FP8 runs a layer's linear GEMMs in FP8 with Transformer Engine's
   // The logits head is Megatron-Core's own layer: 16-bit.
   const StageProgram last = build_stage(m, p, p.pp - 1);
   int logits = 0;
-  for (const Op& op : last.chunks.back().forward) {
-    if (op.name != "logits fwd") continue;
-    CHECK(std::get<hw::GemmShape>(*op.kernel()).dtype == hw::DType::kBf16);
-    ++logits;
+  for (const auto* ops : {&last.chunks.back().forward, &last.chunks.back().backward}) {
+    for (const Op& op : *ops) {
+      if (op.name.rfind("logits", 0) != 0 || op.gemm_role == GemmRole::kNone) continue;
+      CHECK(std::get<hw::GemmShape>(*op.kernel()).dtype == hw::DType::kBf16);
+      ++logits;
+    }
   }
-  CHECK(logits == 1);
+  CHECK(logits == 3);  // forward, dgrad, wgrad
   p.fp8 = false;
   const StageProgram bf16 = build_stage(m, p, 1);
   for (const Op& op : bf16.chunks[0].forward) CHECK(op.name.find("fp8") == std::string::npos);
+}
+
+TEST_CASE("ops: FP8 without SP casts with the transpose; not in a full recompute's first forward") {
+  const ModelSpec m = gpt175();
+  ParallelPlan p = megascale_plan();
+  p.fp8 = true;
+  p.sequence_parallel = false;
+  p.dp = 1;
+  p.global_batch = 192;
+  const auto names = [](const std::vector<Op>& ops) {
+    std::vector<std::string> out;
+    for (const Op& op : ops) out.push_back(op.name);
+    return out;
+  };
+  const auto memory_op = [](const std::vector<Op>& ops, const std::string& name) {
+    const auto it = std::find_if(ops.begin(), ops.end(), [&](const Op& o) { return o.name == name; });
+    REQUIRE(it != ops.end());
+    return std::get<hw::MemoryShape>(*it->kernel());
+  };
+  const StageProgram st = build_stage(m, p, 1);
+  const ChunkProgram& ch = st.chunks[0];
+  // TE's fp8_cast_transpose_fused writes the cast and its transpose: 2048 × 1536, 1 B each.
+  CHECK(memory_op(ch.forward, "layer 2 attention out fp8 cast fwd").bytes_written.value() ==
+        2.0 * 2048 * 1536);
+  // The gradient is not gathered: one fused cast-transpose of 2048 × 12288, and the saved
+  // transpose needs no second one.
+  CHECK(memory_op(ch.backward, "layer 2 mlp fc2 grad fp8 cast-transpose bwd").bytes_read.value() ==
+        2048.0 * 12288 * 2);
+  const auto bwd = names(ch.backward);
+  CHECK(std::find(bwd.begin(), bwd.end(), "layer 2 mlp fc2 input fp8 transpose bwd") == bwd.end());
+  CHECK(std::find(bwd.begin(), bwd.end(), "layer 2 attention qkv input fp8 transpose bwd") !=
+        bwd.end());
+  // Without DP the amax all-reduces run on the TP group.
+  CHECK(ch.forward.back().comm()->group == Group::kTp);
+  // Full recompute: the first forward runs under no_grad (the cast alone), the recompute with
+  // autograd (the cast and its transpose).
+  p.recompute = Recompute::kFull;
+  const StageProgram full = build_stage(m, p, 1);
+  CHECK(memory_op(full.chunks[0].forward, "layer 2 attention out fp8 cast fwd")
+            .bytes_written.value() == 2048.0 * 1536);
+  CHECK(memory_op(full.chunks[0].backward, "layer 2 attention out fp8 cast recompute")
+            .bytes_written.value() == 2.0 * 2048 * 1536);
 }

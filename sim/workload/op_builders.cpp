@@ -84,7 +84,13 @@ bool gathers_output_grad(const LayerContext& c, Linear kind) {
 hw::GemmShape linear_gemm(const LayerContext& c, Linear kind, std::int64_t m, std::int64_t n,
                           std::int64_t k, bool ta = false, bool tb = false) {
   hw::GemmShape g = gemm(c, m, n, k, ta, tb);
-  if (runs_fp8(c, kind)) g.dtype = hw::DType::kFp8;
+  if (runs_fp8(c, kind)) {
+    // cuBLASLt's FP8 GEMMs on Hopper take only the TN layout, which TE's transposed FP8 copies
+    // provide for every pass (the layout `calibrate shapes` asks the CUDA tool to measure).
+    g.dtype = hw::DType::kFp8;
+    g.transpose_a = true;
+    g.transpose_b = false;
+  }
   return g;
 }
 

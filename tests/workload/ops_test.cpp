@@ -388,7 +388,11 @@ TEST_CASE("ops: FP8 runs a layer's linear GEMMs in FP8 with Transformer Engine's
   for (const auto* ops : {&fwd, &bwd}) {
     for (const Op* op : *ops) {
       if (op->gemm_role == GemmRole::kNone) continue;
-      CHECK(std::get<hw::GemmShape>(*op->kernel()).dtype == hw::DType::kFp8);
+      // FP8, in the TN layout cuBLASLt's FP8 kernels take (TE's transposed copies give it).
+      const auto& g = std::get<hw::GemmShape>(*op->kernel());
+      CHECK(g.dtype == hw::DType::kFp8);
+      CHECK(g.transpose_a);
+      CHECK_FALSE(g.transpose_b);
     }
   }
   CHECK(std::get<hw::AttentionShape>(*find(fwd, "layer 2 attention core fwd").kernel()).dtype ==

@@ -22,6 +22,7 @@ nlohmann::json plan_json(const workload::ParallelPlan& p) {
           {"precision", workload::to_string(p.precision)},
           {"fp32_gradients", p.fp32_gradients},
           {"fp8", p.fp8},
+          {"fp8_params", p.fp8_params},
           {"schedule", workload::to_string(p.schedule)},
           {"layer_split", p.layer_split}};
 }

@@ -51,6 +51,9 @@ void check_plan(const JsonReader& r, const workload::ParallelPlan& p) {
     r.fail("cp", "megasim does not model ZeRO-3 / FSDP sharding across a context-parallel group: "
                  "set cp 1 or zero3 false");
   }
+  if (p.fp8_params && !p.fp8) {
+    r.fail("fp8_params", "FP8 weights are the FP8 GEMMs' inputs: fp8_params needs fp8 true");
+  }
   if (p.fp8 && p.zero3) {
     r.fail("fp8", "megasim prices FP8 as Transformer Engine runs it under Megatron-Core, each "
                   "weight cast to FP8 once a step; ZeRO-3 / FSDP gather the weights every pass, "
@@ -90,6 +93,7 @@ workload::ParallelPlan read_plan(JsonReader r) {
                                                                             : Precision::kBf16;
   p.fp32_gradients = r.boolean_or("fp32_gradients", p.precision == Precision::kBf16);
   p.fp8 = r.boolean_or("fp8", false);
+  p.fp8_params = r.boolean_or("fp8_params", false);
   const std::string sched = r.choice_or("schedule", p.vpp > 1 ? "interleaved" : "1f1b",
                                         {"gpipe", "1f1b", "interleaved", "zero-bubble"});
   p.schedule = sched == "gpipe"         ? Schedule::kGpipe

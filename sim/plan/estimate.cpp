@@ -59,6 +59,7 @@ AnalyticEstimator::Probe AnalyticEstimator::price_probe(const workload::Parallel
   p.recompute = real.recompute;
   p.precision = real.precision;
   p.fp8 = real.fp8;
+  p.fp8_params = real.fp8_params;
   p.schedule = workload::Schedule::kOneFOneB;
   Probe probe;
   probe.workload = step::assemble_workload(model, p, system);

@@ -52,6 +52,10 @@ struct ParallelPlan {
   // activation and the logits head stay in it. Weights, gradients and optimizer states keep
   // their usual dtypes, beside an FP8 copy of each linear weight and its transpose.
   bool fp8 = false;
+  // With fp8: the linear weights are kept in FP8 only (Megatron-Core's --fp8-param-gather,
+  // NeMo's fp8_params): no 16-bit copy, the distributed optimizer all-gathers them in FP8,
+  // and TE transposes each once a step (the optimizer's write of them is priced at 16 bits).
+  bool fp8_params = false;
   Schedule schedule = Schedule::kOneFOneB;
   // Interleaved schedule: micro-batches each model chunk runs in a row before the next chunk
   // (0 = pp, Megatron-LM's). Megatron-Core's --microbatch-group-size-per-virtual-pipeline-stage

@@ -116,6 +116,22 @@ void add_pipe_engine_work(const detail::LayerContext& c, detail::PipePosition at
   detail::append_pipe_backward_exit(c, at, parameters, ch.backward);
 }
 
+// FP8: the once-a-step work on the stage's `linear` weights (stage_linear_weights_per_rank).
+void add_fp8_weight_work(const ParallelPlan& p, double linear, std::vector<Op>& out) {
+  if (!p.fp8_params) {
+    // Transformer Engine casts each linear weight to FP8 with its transpose once a step, in
+    // the step's first forward (is_first_microbatch), and keeps both for the other micro-
+    // batches (fp8_cast_transpose_fused: 2 B read, 2 B written an element); charged here, at
+    // the step's boundary, with the same bytes.
+    out.push_back(memory_op("fp8 weight cast-transpose", hw::MemoryKernel::kCopy, 2.0 * linear,
+                            2.0 * linear, 0.0));
+  } else {
+    // FP8 weights: only the transpose, once a step (1 B read, 1 B written an element). The
+    // optimizer's write of them is still priced at 16 bits (add_optimizer_step).
+    out.push_back(memory_op("fp8 weight transpose", hw::MemoryKernel::kCopy, linear, linear, 0.0));
+  }
+}
+
 }  // namespace
 
 std::vector<std::int64_t> sub_module_tensors(const ModelSpec& m, int tp, SubModule s) {
@@ -262,18 +278,14 @@ StageProgram build_stage(const ModelSpec& m, const ParallelPlan& p, int stage,
   if (bf16_engine) detail::append_bf16_gradient_casts(params, sp.optimizer);
   // BF16_Optimizer.step takes the norm of every fp32 gradient the stage holds, not its shard.
   add_optimizer_step(c, owned, bf16_engine ? d(params) : owned, sp.optimizer);
-  if (p.fp8) {
-    // Transformer Engine casts each linear weight to FP8 with its transpose once a step, in
-    // the step's first forward (is_first_microbatch), and keeps both for the other micro-
-    // batches (fp8_cast_transpose_fused: 2 B read, 2 B written an element); charged here, at
-    // the step's boundary, with the same bytes.
-    const double w = d(stage_linear_weights_per_rank(m, p, stage));
-    sp.optimizer.push_back(
-        memory_op("fp8 weight cast-transpose", hw::MemoryKernel::kCopy, 2.0 * w, 2.0 * w, 0.0));
-  }
+  const double linear = d(stage_linear_weights_per_rank(m, p, stage));
+  if (p.fp8) add_fp8_weight_work(p, linear, sp.optimizer);
   if (p.distributed_optimizer && !p.zero3 && p.dp_cp() > 1) {
-    add_buckets(sp.dp_param_comm, "parameter all-gather", CollectiveOp::kAllGather, params,
-                bucket, c.elem);
+    // With FP8 weights the linear weights are gathered in one byte, the rest in 16 bits.
+    const double bytes =
+        p.fp8_params ? (c.elem * (d(params) - linear) + linear) / d(params) : c.elem;
+    add_buckets(sp.dp_param_comm, "parameter all-gather", CollectiveOp::kAllGather, params, bucket,
+                bytes);
   }
   return sp;
 }

@@ -338,4 +338,8 @@ TEST_CASE("memory: FP8 keeps the linear layers' inputs in one byte and FP8 copie
   CHECK(linear > 0.0);
   CHECK(estimate_memory(m, fp8, 0, fused).weights.value() ==
         estimate_memory(m, p, 0, fused).weights.value() + 2.0 * linear);
+  // FP8 weights (fp8_params): the FP8 weight and its transpose in place of the 16-bit weight.
+  fp8.fp8_params = true;
+  CHECK(estimate_memory(m, fp8, 0, fused).weights.value() ==
+        estimate_memory(m, p, 0, fused).weights.value());
 }

@@ -450,6 +450,21 @@ TEST_CASE("ops: FP8 runs a layer's linear GEMMs in FP8 with Transformer Engine's
     }
   }
   CHECK(logits == 3);  // forward, dgrad, wgrad
+  // FP8 weights (fp8_params): transposed once a step, not cast; the distributed optimizer
+  // all-gathers the linear weights in one byte and the rest (norms, biases) in two.
+  ParallelPlan fp8_weights = p;
+  fp8_weights.fp8_params = true;
+  const StageProgram fw = build_stage(m, fp8_weights, 1);
+  REQUIRE(fw.optimizer.back().name == "fp8 weight transpose");
+  CHECK(std::get<hw::MemoryShape>(*fw.optimizer.back().kernel()).bytes_read.value() == weights);
+  const auto gathered = [](const StageProgram& sp) {
+    double bytes = 0.0;
+    for (const Op& op : sp.dp_param_comm) bytes += op.comm()->size.value();
+    return bytes;
+  };
+  const double params = static_cast<double>(st.parameters_per_rank);
+  CHECK(gathered(st) == doctest::Approx(2.0 * params));
+  CHECK(gathered(fw) == doctest::Approx(2.0 * params - weights));
   p.fp8 = false;
   const StageProgram bf16 = build_stage(m, p, 1);
   for (const Op& op : bf16.chunks[0].forward) CHECK(op.name.find("fp8") == std::string::npos);

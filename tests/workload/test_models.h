@@ -3,6 +3,7 @@
 #pragma once
 
 #include <filesystem>
+#include <string>
 #include <vector>
 
 #include "io/model_loader.h"
@@ -44,6 +45,21 @@ inline workload::ParallelPlan plan_for(const workload::ModelSpec& m) {
   p.micro_batch = 1;
   p.global_batch = 16;
   return p;
+}
+
+// MegaScale's 175B model (models/gpt-175b-megascale.json).
+inline workload::ModelSpec gpt175() {
+  return io::load_model(std::string(MEGASIM_SOURCE_DIR) + "/models/gpt-175b-megascale.json");
+}
+
+// The ops of one layer in one phase, in program order.
+inline std::vector<const workload::Op*> layer_ops(const std::vector<workload::Op>& ops, int layer,
+                                                  workload::Phase phase) {
+  std::vector<const workload::Op*> out;
+  for (const workload::Op& op : ops) {
+    if (op.layer == layer && op.phase == phase) out.push_back(&op);
+  }
+  return out;
 }
 
 // MegaScale's 175B plan (scenarios/megascale-175b-12288.json).

@@ -178,14 +178,18 @@ double bus_factor(CollectiveOp op, int ranks) {
   return 1.0;
 }
 
-FlopsPerSec DeviceProfile::peak_for(DType t) const {
+bool DeviceProfile::has_peak(DType t) const {
   const auto it = peak.find(t);
-  if (it == peak.end() || it->second.value() <= 0.0) {
+  return it != peak.end() && it->second.value() > 0.0;
+}
+
+FlopsPerSec DeviceProfile::peak_for(DType t) const {
+  if (!has_peak(t)) {
     throw InputError("device profile '" + name + "' has no " + to_string(t) +
                      " peak (peak_tflops." + to_string(t) +
                      "): this GPU cannot run the kernel, or the profile must state it");
   }
-  return it->second;
+  return peak.at(t);
 }
 
 }  // namespace megasim::hw

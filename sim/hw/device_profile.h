@@ -268,6 +268,7 @@ struct DeviceProfile {
 
   // The peak for `t`; an fp8 GEMM on a GPU without fp8 is an InputError naming the profile.
   FlopsPerSec peak_for(DType t) const;
+  bool has_peak(DType t) const;  // a positive peak_tflops entry for `t`
 };
 
 // nccl-tests' bus factor: busbw = algbw × factor(op, ranks).

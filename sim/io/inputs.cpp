@@ -115,9 +115,7 @@ void check_context_parallel(const Inputs& in) {
 }
 
 void check_fp8(const Inputs& in) {
-  if (!in.scenario.plan.fp8) return;
-  const auto it = in.device.peak.find(hw::DType::kFp8);
-  if (it == in.device.peak.end() || it->second.value() <= 0.0) {
+  if (in.scenario.plan.fp8 && !in.device.has_peak(hw::DType::kFp8)) {
     throw InputError(fmt::format(
         "{}: plan.fp8 is true, but device profile '{}' ({}) states no fp8 peak "
         "(peak_tflops.fp8): the GPU has no FP8 tensor cores, or the profile must state them",

@@ -234,7 +234,8 @@ void mlp_backward_to_activation(const LayerContext& c, std::vector<Op>& out, int
   const bool swiglu = c.model.activation == Activation::kSwiglu;
   const std::int64_t fc1_n = swiglu ? 2 * c.f_r : c.f_r;
   fetch_sub_module(c, layer, Phase::kBackward, SubModule::kFc2, out);
-  linear_backward(c, out, layer, "mlp fc2", Linear::kRow, c.h, c.f_r, 2.0 * d(c.tokens) * d(c.f_r) * d(c.h));
+  linear_backward(c, out, layer, "mlp fc2", Linear::kRow, c.h, c.f_r,
+                  2.0 * d(c.tokens) * d(c.f_r) * d(c.h));
   add_memory(out, layer, activation_op(c), Phase::kBackward, activation_kernel(c),
              d(c.tokens) * d(fc1_n + c.f_r) * c.elem, d(c.tokens) * d(fc1_n) * c.elem);
 }

@@ -131,9 +131,9 @@ MemoryEstimate estimate_memory(const ModelSpec& m, const ParallelPlan& p, int st
     e.optimizer_states = Bytes(params / shard * o);
   } else {
     // Under FP8 Transformer Engine keeps each linear weight's FP8 copy and its transpose: 2 B
-    // beside the 16-bit weight, or in its place with FP8 weights (fp8_params).
-    const double linear = d(stage_linear_weights_per_rank(m, p, stage));
-    const double fp8_copies = p.fp8 ? 2.0 * linear - (p.fp8_params ? w * linear : 0.0) : 0.0;
+    // beside the 16-bit weight; with FP8 weights (fp8_params) the two take its place.
+    const bool copies = p.fp8 && !p.fp8_params;
+    const double fp8_copies = copies ? 2.0 * d(stage_linear_weights_per_rank(m, p, stage)) : 0.0;
     e.weights = Bytes(params * w + fp8_copies);
     // ZeRO-2 keeps only its shard of the reduced gradients (its reduce bucket is not counted).
     e.gradients = Bytes(params * g / (p.zero2 ? dp : 1.0));

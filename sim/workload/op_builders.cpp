@@ -113,13 +113,12 @@ void linear_forward(const LayerContext& c, std::vector<Op>& out, int layer, cons
 
 void dgrad_only(const LayerContext& c, std::vector<Op>& out, int layer, const std::string& what,
                 Linear kind, std::int64_t n, std::int64_t k, double exact) {
+  const double dy = d(c.tokens) * d(n);
   if (runs_fp8(c, kind) && gathers_output_grad(c, kind)) {
     // Cast to FP8 before the all-gather (tp_exit_backward); the gathered gradient transposed.
-    const double dy = d(c.tokens) * d(n);
     add_memory(out, layer, what + " grad fp8 transpose", Phase::kBackward,
                hw::MemoryKernel::kCopy, dy, dy);
   } else if (runs_fp8(c, kind)) {
-    const double dy = d(c.tokens) * d(n);
     add_memory(out, layer, what + " grad fp8 cast-transpose", Phase::kBackward,
                hw::MemoryKernel::kCopy, dy * c.elem, 2.0 * dy);
   }

@@ -54,7 +54,8 @@ void add_buckets(std::vector<Op>& out, const std::string& what, CollectiveOp kin
 // FP8 delayed scaling: Transformer Engine all-reduces the amax of every FP8 tensor of its
 // global buffer, one fp32 value each, for every FP8 module of the rank (`rank_layers` layers
 // of four GEMMs, all chunks), at each fp8_autocast exit (a chunk's forward: input, weight and
-// output) and at the end of each chunk's backward (output and input gradients), over Megatron-Core's amax reduction group
+// output) and at the end of each chunk's backward (output and input gradients), over
+// Megatron-Core's amax reduction group
 // (get_amax_reduction_group: the stage's TP × DP × CP ranks). The DP group stands in for it
 // (the same nodes, with TP inside one), or the TP group without DP; not in the recompute.
 void add_amax_reductions(const detail::LayerContext& c, int rank_layers, ChunkProgram& ch) {

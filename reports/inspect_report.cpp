@@ -31,6 +31,7 @@ json memory_json(const workload::MemoryEstimate& e) {
           {"micro_batches_in_flight", e.micro_batches_in_flight},
           {"embedding_logits_bytes", e.embedding_logits.value()},
           {"workspace_bytes", e.workspace.value()},
+          {"fragmentation_margin_bytes", e.fragmentation.value()},
           {"total_bytes", e.total().value()}};
 }
 
@@ -64,10 +65,13 @@ std::string stage_text(const plan::StageInspection& st, Bytes capacity) {
   const auto& e = st.memory;
   t += fmt::format(
       "  memory GiB  weights {:.1f}  grads {:.1f}  optimizer {:.1f}  activations {:.1f} "
-      "({:.2f} in flight)  emb/logits {:.1f}  workspace {:.1f}  total {:.1f} / {:.0f}\n",
+      "({:.2f} in flight)  emb/logits {:.1f}  workspace {:.1f}  total {:.1f} / {:.0f}{}\n",
       e.weights / kGiB, e.gradients / kGiB, e.optimizer_states / kGiB, e.activations / kGiB,
       e.micro_batches_in_flight, e.embedding_logits / kGiB, e.workspace / kGiB, e.total() / kGiB,
-      capacity / kGiB);
+      capacity / kGiB,
+      st.fit == workload::Fit::kTight
+          ? fmt::format(" (tight: {:.1f} without the fragmentation margin)", e.required() / kGiB)
+          : "");
   return t;
 }
 
@@ -83,7 +87,8 @@ std::string inspect_json(const plan::Inspection& i) {
                       {"ops_per_micro_batch", table_json(st.per_micro_batch)},
                       {"ops_per_step", table_json(st.per_step)},
                       {"memory", memory_json(st.memory)},
-                      {"fits", st.fits}});
+                      {"fits", st.fit != workload::Fit::kDoesNotFit},
+                      {"tight", st.fit == workload::Fit::kTight}});
   }
   const auto& f = i.flops;
   const json out = {{"scenario", i.inputs.scenario.name},

@@ -18,7 +18,12 @@ using nlohmann::json;
 double seconds(Time t) { return t.to_seconds(); }
 double gib(Bytes b) { return b.value() / kGiB.value(); }
 
-json memory_json(const std::vector<workload::MemoryEstimate>& stages) {
+// A tight stage fits only without the fragmentation margin (workload::fit).
+bool tight(const workload::MemoryEstimate& m, Bytes capacity) {
+  return workload::fit(m, capacity) == workload::Fit::kTight;
+}
+
+json memory_json(const std::vector<workload::MemoryEstimate>& stages, Bytes capacity) {
   json memory = json::array();
   for (const auto& m : stages) {
     memory.push_back({{"stage", m.stage},
@@ -28,7 +33,9 @@ json memory_json(const std::vector<workload::MemoryEstimate>& stages) {
                       {"activations_gib", gib(m.activations)},
                       {"embedding_logits_gib", gib(m.embedding_logits)},
                       {"workspace_gib", gib(m.workspace)},
-                      {"total_gib", gib(m.total())}});
+                      {"fragmentation_margin_gib", gib(m.fragmentation)},
+                      {"total_gib", gib(m.total())},
+                      {"tight", tight(m, capacity)}});
   }
   return memory;
 }
@@ -68,7 +75,7 @@ std::string simulate_json(const plan::Evaluation& e) {
       {"kernel_time_s",
        {{"gemm", seconds(p.kernel_gemm)}, {"attention", seconds(p.kernel_attention)},
         {"memory_bound", seconds(p.kernel_memory_bound)}}},
-      {"memory_per_stage", memory_json(p.memory)},
+      {"memory_per_stage", memory_json(p.memory, e.inputs.device.memory)},
       {"costs",
        {{"source", p.cost_source}, {"measured_share", p.measured_share},
         {"collective_measured_share", p.comm_measured_share}, {"device_kind", device_kind(e)}}},
@@ -163,12 +170,28 @@ std::string step_text(const plan::Evaluation& e) {
   return s;
 }
 
-std::string memory_text(const step::StepPrediction& p) {
+std::string memory_text(const step::StepPrediction& p, Bytes capacity) {
   std::string s = "\nmemory per GPU (GiB)\n  stage  weights  grads  optim  activ  other  total\n";
+  std::string tight_stages;
+  const workload::MemoryEstimate* tightest = nullptr;
   for (const auto& m : p.memory) {
-    s += fmt::format("  {:>5}  {:7.1f}  {:5.1f}  {:5.1f}  {:5.1f}  {:5.1f}  {:5.1f}\n", m.stage,
-                     gib(m.weights), gib(m.gradients), gib(m.optimizer_states),
-                     gib(m.activations), gib(m.embedding_logits + m.workspace), gib(m.total()));
+    s += fmt::format("  {:>5}  {:7.1f}  {:5.1f}  {:5.1f}  {:5.1f}  {:5.1f}  {:5.1f}{}\n", m.stage,
+                     gib(m.weights), gib(m.gradients), gib(m.optimizer_states), gib(m.activations),
+                     gib(m.embedding_logits + m.workspace), gib(m.total()),
+                     tight(m, capacity) ? "  tight" : "");
+    if (!tight(m, capacity)) continue;
+    if (!tightest || m.required() > tightest->required()) tightest = &m;
+  }
+  if (tightest) {
+    const workload::MemoryEstimate& m = *tightest;
+    const double room = gib(capacity) - gib(m.required());
+    const double tensors = gib(m.required() - m.workspace + m.fragmentation);
+    s += fmt::format(
+        "  tight: stage {} needs {:.1f} of the device's {:.1f} GiB, {:.1f} with the {:.0f} % "
+        "fragmentation margin; it runs only if the allocator loses under {:.1f} GiB ({:.1f} % "
+        "of its tensors)\n",
+        m.stage, gib(m.required()), gib(capacity), gib(m.total()),
+        100.0 * gib(m.fragmentation) / tensors, room, 100.0 * room / tensors);
   }
   return s;
 }
@@ -177,7 +200,7 @@ std::string memory_text(const step::StepPrediction& p) {
 
 std::string simulate_text(const plan::Evaluation& e) {
   const auto& p = e.step;
-  std::string s = header_text(e) + step_text(e) + memory_text(p);
+  std::string s = header_text(e) + step_text(e) + memory_text(p, e.inputs.device.memory);
   s += fmt::format("\ncosts from {} kernel models ({:.0f} % of compute time and {:.0f} % of "
                    "collective time from measurements; {} profile); simulated {} ({} ranks, {} "
                    "events)\n",

@@ -54,7 +54,7 @@ Inspection inspect(const io::Inputs& in, const InspectOptions& o) {
     si.parameters_per_rank = st.parameters_per_rank;
     si.pp_send_bytes = st.pp_send_bytes;
     si.memory = w.memory[s];
-    si.fits = si.memory.total() <= out.capacity;
+    si.fit = workload::fit(si.memory, out.capacity);
     out.stages.push_back(std::move(si));
   }
   return out;

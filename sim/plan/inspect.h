@@ -31,7 +31,7 @@ struct StageInspection {
   Bytes pp_send_bytes{0.0};
   OpTable per_micro_batch, per_step;
   workload::MemoryEstimate memory;
-  bool fits = true;
+  workload::Fit fit = workload::Fit::kFits;  // workload::fit against the device
 };
 
 struct Inspection {

@@ -282,11 +282,15 @@ class Walker {
     // The first stage holds the most micro-batches in flight and the embedding, the last the
     // logits; every other stage has as many layers and fewer micro-batches in flight: one of
     // the two is the peak.
-    Bytes peak = workload::estimate_memory(executed, p, 0, memory).total();
+    // Pruned as simulate refuses: on what must fit, without the fragmentation margin.
+    const workload::MemoryEstimate first = workload::estimate_memory(executed, p, 0, memory);
+    Bytes peak = first.total(), need = first.required();
     if (p.pp > 1) {
-      peak = std::max(peak, workload::estimate_memory(executed, p, p.pp - 1, memory).total());
+      const auto last = workload::estimate_memory(executed, p, p.pp - 1, memory);
+      peak = std::max(peak, last.total());
+      need = std::max(need, last.required());
     }
-    if (peak > in_.device.memory) {
+    if (need > in_.device.memory) {
       prune(Prune::kMemory);
       return;
     }

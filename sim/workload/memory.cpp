@@ -166,7 +166,8 @@ MemoryEstimate estimate_memory(const ModelSpec& m, const ParallelPlan& p, int st
   e.embedding_logits = Bytes(buffers);
   const Bytes tensors =
       e.weights + e.gradients + e.optimizer_states + e.activations + e.embedding_logits;
-  e.workspace = opts.reserved + tensors * opts.fragmentation;
+  e.fragmentation = tensors * opts.fragmentation;
+  e.workspace = opts.reserved + e.fragmentation;
   return e;
 }
 
@@ -174,15 +175,22 @@ Bytes checkpoint_bytes(const ModelSpec& m) {
   return Bytes((kWeightBytes + kMasterAndMomentsBytes) * d(total_parameters(m)));
 }
 
+Fit fit(const MemoryEstimate& e, Bytes capacity) {
+  if (e.total() <= capacity) return Fit::kFits;
+  return e.required() <= capacity ? Fit::kTight : Fit::kDoesNotFit;
+}
+
 void check_fits(const MemoryEstimate& e, Bytes capacity) {
-  if (e.total() <= capacity) return;
+  if (fit(e, capacity) != Fit::kDoesNotFit) return;
   throw OutOfMemoryError(fmt::format(
-      "pipeline stage {} needs {:.1f} GiB per GPU but the device has {:.1f} GiB: weights {:.1f}, "
-      "gradients {:.1f}, optimizer states {:.1f}, activations {:.1f} ({:.2f} micro-batches in "
-      "flight × {:.2f}), embedding/logits {:.1f}, workspace {:.1f}",
-      e.stage, gib(e.total()), gib(capacity), gib(e.weights), gib(e.gradients),
+      "pipeline stage {} needs {:.1f} GiB per GPU ({:.1f} with the fragmentation margin) but the "
+      "device has {:.1f} GiB: weights {:.1f}, gradients {:.1f}, optimizer states {:.1f}, "
+      "activations {:.1f} ({:.2f} micro-batches in flight × {:.2f}), embedding/logits {:.1f}, "
+      "workspace {:.1f} (of it fragmentation margin {:.1f})",
+      e.stage, gib(e.required()), gib(e.total()), gib(capacity), gib(e.weights), gib(e.gradients),
       gib(e.optimizer_states), gib(e.activations), e.micro_batches_in_flight,
-      gib(e.activations_per_micro_batch), gib(e.embedding_logits), gib(e.workspace)));
+      gib(e.activations_per_micro_batch), gib(e.embedding_logits), gib(e.workspace),
+      gib(e.fragmentation)));
 }
 
 }  // namespace megasim::workload

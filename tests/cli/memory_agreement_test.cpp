@@ -39,6 +39,7 @@ std::vector<std::pair<fs::path, fs::path>> scenarios() {
 }  // namespace
 
 TEST_CASE("inspect and simulate report the same memory per stage for every scenario") {
+  // Every part, and the verdict: a stage tight in one is tight in the other.
   constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
   const auto all = scenarios();
   REQUIRE(all.size() >= 40);
@@ -54,12 +55,13 @@ TEST_CASE("inspect and simulate report the same memory per stage for every scena
     for (std::size_t k = 0; k < sim.size(); ++k) {
       const auto& m = ins[k]["memory"];
       for (const char* part : {"weights", "gradients", "optimizer_states", "activations",
-                               "embedding_logits", "workspace", "total"}) {
+                               "embedding_logits", "workspace", "fragmentation_margin", "total"}) {
         INFO("stage " << k << ", " << part);
         CHECK(sim[k][std::string(part) + "_gib"].get<double>() ==
               doctest::Approx(m[std::string(part) + "_bytes"].get<double>() / kGiB)
                   .epsilon(1e-12));
       }
+      CHECK(sim[k]["tight"] == ins[k]["tight"]);
     }
   }
 }

@@ -95,7 +95,7 @@ TEST_CASE("plan: inspect --unfused-attention stores the scores and can refuse th
   o.allow_oom = true;
   const plan::Inspection unfused = plan::inspect(in, o);
   CHECK_FALSE(unfused.fused_attention);
-  CHECK_FALSE(unfused.stages[0].fits);
+  CHECK(unfused.stages[0].fit == workload::Fit::kDoesNotFit);
   CHECK(unfused.stages[0].memory.activations > plan::inspect(in).stages[0].memory.activations);
 }
 

@@ -5,6 +5,8 @@
 // (1 + (p − 1)/(p·m)), and Table 3 the configurations of the 22B, 175B, 530B and 1T models.
 #include <doctest/doctest.h>
 
+#include <fmt/format.h>
+
 #include <string>
 
 #include "engine/error.h"
@@ -216,6 +218,32 @@ TEST_CASE("memory: a plan that does not fit names the stage every part and the c
   const ParallelPlan ms = megasim::test::megascale_plan();
   for (int stage = 0; stage < 8; ++stage) {
     CHECK_NOTHROW(check_fits(estimate_memory(m, ms, stage), kGiB * 80.0));
+  }
+}
+
+TEST_CASE("memory: the fragmentation margin makes a plan tight, never refused") {
+  // required() is the tensors and the 2 GiB reserve; total() adds 5 % of the tensors. A device
+  // between the two fits the plan tightly; below required() it is refused, naming both figures.
+  const MemoryEstimate e =
+      estimate_memory(model("gpt-175b-megascale"), megasim::test::megascale_plan(), 0);
+  const Bytes tensors =
+      e.weights + e.gradients + e.optimizer_states + e.activations + e.embedding_logits;
+  CHECK(e.fragmentation.value() == doctest::Approx(0.05 * tensors.value()));
+  CHECK(e.required().value() == doctest::Approx(tensors.value() + 2.0 * kGiB.value()));
+  CHECK(e.total().value() == doctest::Approx((e.required() + e.fragmentation).value()));
+  CHECK(fit(e, e.total()) == Fit::kFits);
+  const Bytes between = (e.required() + e.total()) * 0.5;
+  CHECK(fit(e, between) == Fit::kTight);
+  CHECK_NOTHROW(check_fits(e, between));
+  const Bytes below = e.required() * 0.99;
+  CHECK(fit(e, below) == Fit::kDoesNotFit);
+  try {
+    check_fits(e, below);
+    FAIL("expected an error");
+  } catch (const OutOfMemoryError& err) {
+    const std::string msg = err.what();
+    CHECK(msg.find(fmt::format("needs {:.1f} GiB per GPU ({:.1f} with the fragmentation margin)",
+                               e.required() / kGiB, e.total() / kGiB)) != std::string::npos);
   }
 }
 

@@ -70,6 +70,7 @@ std::string search_json(const plan::SearchResult& r) {
                           {"plan", plan_json(p.candidate.plan)},
                           {"peak_memory_gib", p.candidate.peak_memory.value() / kGiB.value()},
                           {"memory_headroom_gib", p.candidate.headroom_gib()},
+                          {"tight", p.candidate.tight()},
                           {"analytic", figures_json(p.analytic)}};
     if (p.event) {
       row.update(figures_json(*p.event));
@@ -142,6 +143,7 @@ std::string search_text(const plan::SearchResult& r) {
     if (p.pareto_memory) front.push_back('m');
     if (p.pareto_gpus) front.push_back('g');
     if (p.scenario_plan) front.push_back('*');
+    if (p.candidate.tight()) front.push_back('t');
     t += fmt::format(
         "{:>4} {:>6} {:<66} {:>8.3f} {:>6.1f} {:>9.0f} {:>8.1f} {:>8.3f} {:>7.3f} {:>7.3f} "
         "{:>7.3f} "
@@ -153,7 +155,8 @@ std::string search_text(const plan::SearchResult& r) {
   }
   t += "\nP: on the Pareto front of tokens/s against memory headroom (m)";
   t += r.gpus.size() > 1 ? " and against the GPU count (g); " : "; ";
-  t += "*: the scenario's own plan\n";
+  t += "*: the scenario's own plan; t: tight, over the device only with the fragmentation "
+       "margin (room GiB counts it)\n";
   return t;
 }
 

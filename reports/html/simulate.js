@@ -65,8 +65,12 @@
     const parts = [['weights', 'weights_gib'], ['gradients', 'gradients_gib'],
       ['optimizer states', 'optimizer_states_gib'], ['activations', 'activations_gib'],
       ['embedding and logits', 'embedding_logits_gib'], ['workspace', 'workspace_gib']];
+    const tight = m.filter((s) => s.tight).map((s) => s.stage);
+    const note = tight.length === 0 ? '' : ` Tight: stage${tight.length > 1 ? 's' : ''} ` +
+      `${tight.join(', ')} pass the line only with the fragmentation margin (part of the ` +
+      'workspace bar) and run if the allocator loses less than the room left without it.';
     const card = section('Memory per GPU by pipeline stage',
-      `Against the device's ${fmt.num(d.device.memory_gib, 1)} GiB (dashed line).`);
+      `Against the device's ${fmt.num(d.device.memory_gib, 1)} GiB (dashed line).${note}`);
     chart(card, {
       legend: { bottom: 0 },
       grid: { left: 50, right: 20, top: 20, bottom: 60 },

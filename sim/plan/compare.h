@@ -52,7 +52,8 @@ std::vector<Variant> compare(const std::filesystem::path& scenario,
 
 // The variant's largest memory per GPU over its stages, in GiB.
 double peak_memory_gib(const step::StepPrediction& p);
-// Device memory less the peak memory per GPU, in GiB (feasible variants).
+// Device memory less the peak memory per GPU, in GiB (feasible variants). The peak includes
+// the fragmentation margin, so a feasible variant below 0 is tight (workload::Fit::kTight).
 double memory_headroom_gib(const Variant& v);
 // Sets `pareto` on every variant: the front of step time (lower) against memory headroom
 // (higher).

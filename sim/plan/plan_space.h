@@ -43,6 +43,9 @@ struct Candidate {
   Bytes peak_memory;       // per GPU, the largest stage's (memory model)
   Bytes device_memory;
   double headroom_gib() const { return (device_memory - peak_memory).value() / kGiB.value(); }
+  // Kept, so its tensors and reserve fit; over the device only with the fragmentation margin
+  // that peak_memory includes (workload::Fit::kTight).
+  bool tight() const { return peak_memory > device_memory; }
 };
 
 struct Space {

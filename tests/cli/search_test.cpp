@@ -192,6 +192,37 @@ TEST_CASE("cli: compare --vary tp and pp keeps the scenario's GPU count, and sho
             "does not divide the scenario's 12288 GPUs") != std::string::npos);
 }
 
+TEST_CASE("cli: search and compare keep a tight plan and mark it; one that cannot fit is out") {
+  // TP 4 × PP 6 × VPP 8, micro-batch 2 on MegaScale's 12,288 GPUs fits only without the 5 %
+  // fragmentation margin (room −0.4 GiB): simulate runs it, so search ranks it, marked t.
+  const std::string scenario =
+      shell_quote(std::string(MEGASIM_SOURCE_DIR) + "/scenarios/megascale-175b-12288.json");
+  const auto r = run_megasim("search --json " + scenario +
+                             " --fix tp=4 --fix pp=6 --fix vpp=8 --fix micro_batch=2 --fix "
+                             "recompute=none --fix sequence_parallel=true --fix "
+                             "distributed_optimizer=true --top 1");
+  REQUIRE(r.exit_code == 0);
+  const auto ranked = nlohmann::json::parse(r.out)["ranked"];
+  REQUIRE(ranked.size() == 1);
+  CHECK(ranked[0]["tight"] == true);
+  CHECK(ranked[0]["memory_headroom_gib"].get<double>() < 0.0);
+  CHECK(ranked[0]["memory_headroom_gib"].get<double>() > -1.0);
+  // Llama 3 405B at 8K: tight at micro-batch 1, refused at 2 (119.6 GiB without the margin).
+  const std::string llama = shell_quote(std::string(MEGASIM_SOURCE_DIR) +
+                                        "/scenarios/validation/llama3-405b-8k-8192.json");
+  const auto c = run_megasim("compare --json " + llama + " --vary plan.micro_batch=1,2");
+  REQUIRE(c.exit_code == 0);
+  const auto v = nlohmann::json::parse(c.out)["variants"];
+  REQUIRE(v.size() == 2);
+  CHECK(v[0]["feasible"] == true);
+  CHECK(v[0]["tight"] == true);
+  CHECK(v[1]["feasible"] == false);
+  CHECK(v[1]["reason"].get<std::string>().find("pipeline stage 0 needs 119.6 GiB") !=
+        std::string::npos);
+  const auto text = run_megasim("compare " + llama + " --vary plan.micro_batch=1");
+  CHECK(text.out.find("  tight") != std::string::npos);
+}
+
 TEST_CASE("cli: compare varying plan.cp keeps the GPU count, dp following tp × cp × pp") {
   // The Megatron-Core 70B row: TP 8 × PP 2 × DP 48 = 768 GPUs; cp 2 and 4 leave 24 and 12
   // replicas of 16 and 32 ranks.

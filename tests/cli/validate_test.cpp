@@ -186,20 +186,24 @@ TEST_CASE("validate: Llama 3 405B at 8K is scored: tight, not refused") {
 }
 
 TEST_CASE("validate: a plan in refused/ that megasim fits is an error, not a silent row") {
-  // A folder of validation scenarios whose refused/ holds a plan that fits (Korthikanti's 22B):
-  // validate stops with exit 2 and names the file, so refused/ cannot hide a scored row.
+  // A folder of validation scenarios whose refused/ holds a plan that fits (Korthikanti's 22B)
+  // or fits tightly (Llama 3 405B at 8K): validate stops with exit 2 and names the file, so
+  // refused/ cannot hide a scored row.
   namespace fs = std::filesystem;
-  const fs::path dir = fs::temp_directory_path() / ("megasim_refused_" + std::to_string(::getpid()));
-  fs::create_directories(dir / "refused");
-  const std::string scenario = "korthikanti-22b-full.json";
-  std::ifstream src(MEGASIM_SOURCE_DIR "/scenarios/validation/" + scenario);
-  auto doc = nlohmann::json::parse(src);
-  doc.erase("$schema");
-  std::ofstream(dir / "refused" / scenario) << doc.dump();
-  const auto r = run_megasim("validate --scenarios " + shell_quote(dir.string()) + " --runs " +
-                             shell_quote(MEGASIM_SOURCE_DIR "/validation/published_runs.json"));
-  fs::remove_all(dir);
-  CHECK(r.exit_code == 2);
-  CHECK(r.err.find("megasim now fits this plan") != std::string::npos);
-  CHECK(r.err.find("refused/" + scenario) != std::string::npos);
+  for (const std::string scenario : {"korthikanti-22b-full.json", "llama3-405b-8k-8192.json"}) {
+    CAPTURE(scenario);
+    const fs::path dir =
+        fs::temp_directory_path() / ("megasim_refused_" + std::to_string(::getpid()));
+    fs::create_directories(dir / "refused");
+    std::ifstream src(MEGASIM_SOURCE_DIR "/scenarios/validation/" + scenario);
+    auto doc = nlohmann::json::parse(src);
+    doc.erase("$schema");
+    std::ofstream(dir / "refused" / scenario) << doc.dump();
+    const auto r = run_megasim("validate --scenarios " + shell_quote(dir.string()) + " --runs " +
+                               shell_quote(MEGASIM_SOURCE_DIR "/validation/published_runs.json"));
+    fs::remove_all(dir);
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find("megasim now fits this plan") != std::string::npos);
+    CHECK(r.err.find("refused/" + scenario) != std::string::npos);
+  }
 }

@@ -125,7 +125,7 @@ std::string search_text(const plan::SearchResult& r) {
     t += "the scenario's own plan is not in the space searched\n";
   }
   t += fmt::format(
-      "\n{:>4} {:>6} {:<66} {:>8} {:>6} {:>9} {:>8} {:>8} {:>7} {:>7} {:>7} {:>7} {:>7}  {:<3} "
+      "\n{:>4} {:>6} {:<66} {:>8} {:>6} {:>9} {:>8} {:>8} {:>7} {:>7} {:>7} {:>7} {:>7}  {:<4} "
       "{}\n",
       "rank", "GPUs", "plan", "step s", "MFU %", "tok/s", "room GiB", "estim. s", "compute",
       "bubble", "tp exp", "pp exp", "dp exp", "P", "why");
@@ -147,7 +147,7 @@ std::string search_text(const plan::SearchResult& r) {
     t += fmt::format(
         "{:>4} {:>6} {:<66} {:>8.3f} {:>6.1f} {:>9.0f} {:>8.1f} {:>8.3f} {:>7.3f} {:>7.3f} "
         "{:>7.3f} "
-        "{:>7.3f} {:>7.3f}  {:<3} {}\n",
+        "{:>7.3f} {:>7.3f}  {:<4} {}\n",
         rank, p.candidate.plan.gpus(), label(p.candidate), f.step_time.to_seconds(), 100 * f.mfu,
         f.tokens_per_s, p.candidate.headroom_gib(), p.analytic.step_time.to_seconds(),
         b.compute.to_seconds(), b.bubble.to_seconds(), b.tp_exposed.to_seconds(),

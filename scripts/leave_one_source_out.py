@@ -34,7 +34,7 @@ result = {"sources": {}, "rows": []}
 # The shared constants belong to the Megatron-LM family's rows (scripts/shared_constants.py);
 # rows of the DeepSpeed and FSDP presets are predicted with their source, never trained on, and
 # so is a row a framework other than Megatron ran on one of its presets as a stand-in (Llama
-# 3's, on megatron-core: its published framework, where stated, does not start "Megatron-").
+# 3's, on megatron-core: its published framework, where stated, is not Megatron-LM or -Core).
 unfitted_presets = {"deepspeed", "fsdp"}
 framework = {r["id"]: r.get("framework", "")
              for r in json.loads((sc.root / "validation/published_runs.json").read_text())["runs"]}
@@ -44,7 +44,7 @@ def trained_on(f):
     scenario = sc.load(f)
     published = framework.get(scenario["validation"]["run"], "")
     return (scenario.get("optimizations", {}).get("preset") not in unfitted_presets
-            and (not published or published.startswith("Megatron-")))
+            and (not published or published.startswith(("Megatron-LM", "Megatron-Core"))))
 
 
 for source, files in sorted(by_source.items()):

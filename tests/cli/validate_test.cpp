@@ -48,7 +48,8 @@ bool held_family(const nlohmann::json& row) {
   const auto f = row["family"].get<std::string>();
   if (f != "megatron-lm" && f != "megascale" && f != "megatron-core") return false;
   const std::string framework = published_framework(row["run"].get<std::string>());
-  return framework.empty() || framework.rfind("Megatron-", 0) == 0;
+  return framework.empty() || framework.rfind("Megatron-LM", 0) == 0 ||
+         framework.rfind("Megatron-Core", 0) == 0;
 }
 
 }  // namespace

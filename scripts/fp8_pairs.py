@@ -5,7 +5,7 @@ NVIDIA's DGX Cloud benchmarking recipes (github.com/NVIDIA/dgxc-benchmarking, "E
 Performance" tables) publish the step time of one plan in BF16 and in FP8 (delayed scaling in
 these releases). Each pair here is simulated with the recipe's plan on the DGX H100 SuperPOD and
 the megatron-core preset, in bf16 and with plan.fp8 and plan.fp8_params (the recipes set
-fp8_params with FP8). A plan megasim's memory model refuses at 80 GiB is run again on a copy of
+fp8_params with FP8). A plan megasim's memory model refuses on the H100 profile is run again on a copy of
 the H100 profile at 96 GiB, written to a temporary folder and never shipped, and marked †. The
 published step times are typed from the READMEs linked in the output; nothing is fitted to them.
 One source: they are not rows of validation/published_runs.json.

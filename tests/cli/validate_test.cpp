@@ -148,7 +148,7 @@ TEST_CASE("validate: leave-one-source-out error is today's and within the issue'
 
 TEST_CASE("validate: a published plan megasim cannot fit is listed as refused, never scored") {
   // A folder whose refused/ holds Llama 3 405B at 8K with micro-batches of 2 (stage 0 needs
-  // 119.6 GiB of 80): validate lists it with the refusal, outside every MAPE.
+  // 119.6 GiB of 79.2): validate lists it with the refusal, outside every MAPE.
   namespace fs = std::filesystem;
   const fs::path dir = fs::temp_directory_path() / ("megasim_oom_" + std::to_string(::getpid()));
   fs::create_directories(dir / "refused");

@@ -26,7 +26,7 @@ std::string compare_json(const std::vector<plan::Variant>& variants) {
                   {"plan", plan_json(v.plan)},
                   {"device_memory_gib", v.device_memory.value() / kGiB.value()},
                   {"memory_headroom_gib", plan::memory_headroom_gib(v)},
-                  {"tight", plan::memory_headroom_gib(v) < 0},
+                  {"tight", plan::tight(v)},
                   {"breakdown_s", breakdown_json(p.breakdown)},
                   {"critical_stage", p.critical_stage},
                   {"pareto", v.pareto}});
@@ -44,11 +44,11 @@ std::string compare_text(const std::vector<plan::Variant>& variants) {
   for (const auto& v : variants) {
     if (v.step) {
       const auto& p = *v.step;
-      text += fmt::format("{:<44} {:>9.3f} {:>7.1f} {:>9.1f} {:>9.1f} {:>10.3f}{}\n", v.label,
-                          p.step_time.to_seconds(), 100 * p.mfu, plan::peak_memory_gib(p),
-                          plan::memory_headroom_gib(v), plan::exposed_comm(p).to_seconds(),
-                          std::string(v.pareto ? "  pareto" : "") +
-                              (plan::memory_headroom_gib(v) < 0 ? "  tight" : ""));
+      text +=
+          fmt::format("{:<44} {:>9.3f} {:>7.1f} {:>9.1f} {:>9.1f} {:>10.3f}{}\n", v.label,
+                      p.step_time.to_seconds(), 100 * p.mfu, plan::peak_memory_gib(p),
+                      plan::memory_headroom_gib(v), plan::exposed_comm(p).to_seconds(),
+                      std::string(v.pareto ? "  pareto" : "") + (plan::tight(v) ? "  tight" : ""));
     } else {
       text += fmt::format("{:<44} {:>9} {:>7} {:>9} {:>9} {:>10}  infeasible: {}\n", v.label, "-",
                           "-", "-", "-", "-", v.reason);

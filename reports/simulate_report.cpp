@@ -172,20 +172,19 @@ std::string step_text(const plan::Evaluation& e) {
 
 std::string memory_text(const step::StepPrediction& p, Bytes capacity) {
   std::string s = "\nmemory per GPU (GiB)\n  stage  weights  grads  optim  activ  other  total\n";
-  std::string tight_stages;
   const workload::MemoryEstimate* tightest = nullptr;
   for (const auto& m : p.memory) {
+    const bool is_tight = tight(m, capacity);
     s += fmt::format("  {:>5}  {:7.1f}  {:5.1f}  {:5.1f}  {:5.1f}  {:5.1f}  {:5.1f}{}\n", m.stage,
                      gib(m.weights), gib(m.gradients), gib(m.optimizer_states), gib(m.activations),
                      gib(m.embedding_logits + m.workspace), gib(m.total()),
-                     tight(m, capacity) ? "  tight" : "");
-    if (!tight(m, capacity)) continue;
-    if (!tightest || m.required() > tightest->required()) tightest = &m;
+                     is_tight ? "  tight" : "");
+    if (is_tight && (!tightest || m.required() > tightest->required())) tightest = &m;
   }
   if (tightest) {
     const workload::MemoryEstimate& m = *tightest;
     const double room = gib(capacity) - gib(m.required());
-    const double tensors = gib(m.required() - m.workspace + m.fragmentation);
+    const double tensors = gib(m.tensors());
     s += fmt::format(
         "  tight: stage {} needs {:.1f} of the device's {:.1f} GiB, {:.1f} with the {:.0f} % "
         "fragmentation margin; it runs only if the allocator loses under {:.1f} GiB ({:.1f} % "

@@ -8,6 +8,7 @@
 #include "io/inputs.h"
 #include "io/scenario.h"
 #include "plan/evaluate.h"
+#include "workload/memory.h"
 
 namespace megasim::plan {
 
@@ -111,6 +112,13 @@ std::vector<Variant> compare(const std::filesystem::path& scenario,
   }
   mark_pareto_front(out);
   return out;
+}
+
+bool tight(const Variant& v) {
+  if (!v.step) return false;
+  return std::any_of(v.step->memory.begin(), v.step->memory.end(), [&](const auto& m) {
+    return workload::fit(m, v.device_memory) == workload::Fit::kTight;
+  });
 }
 
 double memory_headroom_gib(const Variant& v) {

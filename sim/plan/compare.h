@@ -53,8 +53,11 @@ std::vector<Variant> compare(const std::filesystem::path& scenario,
 // The variant's largest memory per GPU over its stages, in GiB.
 double peak_memory_gib(const step::StepPrediction& p);
 // Device memory less the peak memory per GPU, in GiB (feasible variants). The peak includes
-// the fragmentation margin, so a feasible variant below 0 is tight (workload::Fit::kTight).
+// the fragmentation margin, so a tight variant's is below 0.
 double memory_headroom_gib(const Variant& v);
+// A feasible variant with a stage that fits only without the fragmentation margin
+// (workload::Fit::kTight).
+bool tight(const Variant& v);
 // Sets `pareto` on every variant: the front of step time (lower) against memory headroom
 // (higher).
 void mark_pareto_front(std::vector<Variant>& variants);

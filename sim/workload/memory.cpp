@@ -164,9 +164,7 @@ MemoryEstimate estimate_memory(const ModelSpec& m, const ParallelPlan& p, int st
     buffers += 2.0 * s * b * h / sp_div + 4.0 * s * b * d(m.vocab) / t;
   }
   e.embedding_logits = Bytes(buffers);
-  const Bytes tensors =
-      e.weights + e.gradients + e.optimizer_states + e.activations + e.embedding_logits;
-  e.fragmentation = tensors * opts.fragmentation;
+  e.fragmentation = e.tensors() * opts.fragmentation;
   e.workspace = opts.reserved + e.fragmentation;
   return e;
 }

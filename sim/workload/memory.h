@@ -42,9 +42,11 @@ struct MemoryEstimate {
   Bytes embedding_logits;              // embedding dropout masks, logits and loss buffers
   Bytes workspace;                     // MemoryOptions::reserved + fragmentation
   Bytes fragmentation;                 // the fragmentation margin, a part of workspace
-  Bytes total() const {
-    return weights + gradients + optimizer_states + activations + embedding_logits + workspace;
+  // The bytes the plan's tensors take, before the reserve and the margin.
+  Bytes tensors() const {
+    return weights + gradients + optimizer_states + activations + embedding_logits;
   }
+  Bytes total() const { return tensors() + workspace; }
   // What must fit: total() without the fragmentation margin.
   Bytes required() const { return total() - fragmentation; }
 };

@@ -24,6 +24,7 @@ nlohmann::json plan_json(const workload::ParallelPlan& p) {
           {"fp8", p.fp8},
           {"fp8_params", p.fp8_params},
           {"schedule", workload::to_string(p.schedule)},
+          {"rank_order", workload::to_string(p.rank_order)},
           {"layer_split", p.layer_split}};
 }
 

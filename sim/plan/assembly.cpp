@@ -2,6 +2,7 @@
 
 #include "engine/error.h"
 #include "workload/memory.h"
+#include "workload/rank_index.h"
 
 namespace megasim::plan {
 
@@ -31,8 +32,20 @@ step::StepRequest assemble_step(const io::Inputs& in, const net::Topology& topol
   r.workload = assemble_workload(in);
   r.system = in.system;
   const int gpus = static_cast<int>(s.plan.gpus());
-  r.placement = s.placement == "spread" ? topology.spread_placement(gpus)
-                                        : topology.pack_placement(gpus);
+  const std::vector<int> places = s.placement == "spread" ? topology.spread_placement(gpus)
+                                                          : topology.pack_placement(gpus);
+  // Rank r of the job (workload::RankIndex) on the place its rank order gives it.
+  const workload::ParallelPlan& p = r.workload.plan;
+  const workload::RankIndex ranks(p);
+  r.placement.resize(places.size());
+  for (int stage = 0; stage < p.pp; ++stage) {
+    for (int d = 0; d < p.dp_cp(); ++d) {
+      for (int t = 0; t < p.tp; ++t) {
+        const auto slot = static_cast<std::size_t>(workload::placement_slot(p, stage, d, t));
+        r.placement[static_cast<std::size_t>(ranks.linear(stage, d, t))] = places[slot];
+      }
+    }
+  }
   r.full = o.full;
   r.trace = o.trace;
   r.network = o.network;

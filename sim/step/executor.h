@@ -36,9 +36,10 @@
 // collective the calls of every group of the stage (one coflow).
 // TP collectives stay priced inside the passes: they run inside a node, on NVLink, and do not
 // meet the fabric (a TP group wider than a node keeps its priced contention). On nodes with a
-// NIC per GPU, the calls of one rail (TP rank 0) stand for all rails, as pricing does: the load
-// other rails add above the ToRs is left out. Communication with a measured alpha-beta fit,
-// and the tied-embedding all-reduce between the pipeline's ends, keep their priced time.
+// NIC per GPU wired rail by rail, the calls of one rail (TP rank 0) stand for all rails, as
+// pricing does: the load other rails add on the aggregation switches' uplinks is left out.
+// Communication with a measured alpha-beta fit, and the tied-embedding all-reduce between the
+// pipeline's ends, keep their priced time.
 #pragma once
 
 #include <cstdint>

@@ -11,10 +11,12 @@
 // g + c. DP gradient collectives of a stage are priced at the stage's whole gradient volume
 // and split over its model chunks by their share of parameters.
 //
-// Approximation: on nodes with a NIC per GPU, the DP and PP calls of TP rank t all leave by
-// rail t, so the calls of one rail (t = 0) are simulated together as a representative: the
-// contention among them, ECMP collisions included, is in the price; the load that the other
-// rails add at the aggregation and spine tiers is not.
+// Approximation: on nodes with a NIC per GPU wired rail by rail (each rail its own ToRs), the
+// DP and PP calls of TP rank t all leave by rail t, so the calls of one rail (t = 0) are
+// simulated together as a representative: the contention among them, ECMP collisions
+// included, is in the price; the load that the other rails add on the aggregation switches'
+// uplinks (3 tiers) is not. Where the rails share links (a rack's NICs on one ToR, or GPUs
+// sharing NICs) every rail's calls are simulated.
 #pragma once
 
 #include <map>
@@ -72,7 +74,7 @@ class Pricer {
   void set_traffic_on_network(bool on) { traffic_on_network_ = on; }
 
   int gpu(int stage, int d, int t) const;
-  // How many TP ranks' calls are simulated together: 1 (a representative rail) on multi-rail
+  // How many TP ranks' calls are simulated together: 1 (a representative rail) on rail-wired
   // nodes with a NIC per GPU, else all of them.
   int rails() const;
 

@@ -30,7 +30,7 @@ struct StragglerSpec {
 struct StepRequest {
   AssembledWorkload workload;  // assemble_workload(model, plan, system)
   SystemOptions system;
-  std::vector<int> placement;  // GPU of each job rank, Megatron-LM rank order
+  std::vector<int> placement;  // GPU of each job rank (workload::RankIndex)
   bool full = false;           // every rank rather than one per stage
   bool trace = false;
   StragglerSpec stragglers;

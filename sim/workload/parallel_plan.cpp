@@ -178,4 +178,8 @@ const char* to_string(Schedule s) {
   return "?";
 }
 
+const char* to_string(RankOrder o) {
+  return o == RankOrder::kTpCpPpDp ? "tp-cp-pp-dp" : "tp-cp-dp-pp";
+}
+
 }  // namespace megasim::workload

@@ -18,6 +18,12 @@ enum class Recompute { kNone, kSelective, kFull };
 enum class Optimizer { kAdam, kLamb };
 enum class Precision { kBf16, kFp16 };
 enum class Schedule { kGpipe, kOneFOneB, kInterleaved, kZeroBubble };
+// How job ranks are laid out on the placement's GPUs, innermost first (Megatron-Core's
+// RankGenerator orders, expert parallelism left out): TP, CP, DP, PP is Megatron-LM's default;
+// TP, CP, PP, DP puts a pipeline on consecutive GPUs and data parallelism outermost
+// (Megatron-Core's --use-tp-pp-dp-mapping; Llama 3's [TP, CP, PP, DP], The Llama 3 Herd of
+// Models, section 3.3.2). workload::placement_slot maps a rank to its place.
+enum class RankOrder { kTpCpDpPp, kTpCpPpDp };
 
 struct ParallelPlan {
   int tp = 1;
@@ -66,6 +72,7 @@ struct ParallelPlan {
   // uneven; empty = even. The first and last may be 0: a chunk with only the embedding, or
   // only the output layer and loss (Llama 3's first and last model chunks).
   std::vector<int> layer_split;
+  RankOrder rank_order = RankOrder::kTpCpDpPp;
 
   std::int64_t gpus() const { return static_cast<std::int64_t>(tp) * cp * pp * dp; }
   // The ranks that hold the same model shard and reduce its gradients: dp × cp.
@@ -106,5 +113,6 @@ const char* to_string(Recompute r);
 const char* to_string(Optimizer o);
 const char* to_string(Precision p);
 const char* to_string(Schedule s);
+const char* to_string(RankOrder o);
 
 }  // namespace megasim::workload

@@ -13,6 +13,11 @@
 // Placement (`placement[r]` is the GPU of rank r), pricing, straggler selection and the step
 // executor's per-rank factors all index ranks through this type, so they cannot disagree.
 // A plain value type; indices are asserted in range.
+//
+// The plan's rank order (ParallelPlan::rank_order) decides only where a rank sits: with
+// Megatron-LM's TP, CP, DP, PP the job rank is its place in the placement's list of GPUs;
+// with TP, CP, PP, DP (placement_slot) a pipeline's ranks are consecutive and the replicas
+// outermost, and the placement is permuted so that rank r still indexes it in this order.
 #pragma once
 
 #include <cassert>
@@ -44,5 +49,14 @@ struct RankIndex {
     return r;
   }
 };
+
+// Where rank (stage, d, t) sits in the placement's list of GPUs (consecutive servers or
+// spread) under the plan's rank order; d = replica · cp + context rank, as RankIndex has it.
+inline std::int64_t placement_slot(const ParallelPlan& p, int stage, int d, int t) {
+  const RankIndex ranks(p);
+  if (p.rank_order == RankOrder::kTpCpDpPp) return ranks.linear(stage, d, t);
+  const std::int64_t replica = d / p.cp, context = d % p.cp;
+  return ((replica * p.pp + stage) * p.cp + context) * p.tp + t;
+}
 
 }  // namespace megasim::workload

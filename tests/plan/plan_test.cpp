@@ -17,6 +17,7 @@
 #include "plan/evaluate.h"
 #include "plan/inspect.h"
 #include "workload/memory.h"
+#include "workload/rank_index.h"
 #include "input_error_of.h"
 
 using namespace megasim;
@@ -52,6 +53,29 @@ TEST_CASE("plan: simulate and inspect see the same memory (they once disagreed)"
   }
   CHECK(i.stages[0].memory.total() / kGiB < 80.0);
   CHECK(i.fused_attention);
+}
+
+TEST_CASE("plan: the step's placement follows the plan's rank order") {
+  // The default scenario: TP 8 × PP 8 × DP 192 on consecutive servers of 8 GPUs. Megatron-LM's
+  // order puts a stage's 192 replicas side by side, so the next stage is 192 servers on;
+  // [TP, CP, PP, DP] puts a pipeline on 8 consecutive servers and the next replica 8 servers on.
+  for (const char* order : {"tp-cp-dp-pp", "tp-cp-pp-dp"}) {
+    CAPTURE(order);
+    const io::Inputs in = step_inputs({std::string("plan.rank_order=") + order});
+    const net::Topology topology(in.cluster);
+    const step::StepRequest r = plan::assemble_step(in, topology);
+    const workload::RankIndex ranks(r.workload.plan);
+    const auto gpu = [&](int s, int d, int t) {
+      return r.placement[static_cast<std::size_t>(ranks.linear(s, d, t))];
+    };
+    const bool pipeline_inside = std::string(order) == "tp-cp-pp-dp";
+    CHECK(gpu(0, 0, 3) == 3);
+    CHECK(gpu(1, 0, 0) == (pipeline_inside ? 8 : 8 * 192));
+    CHECK(gpu(0, 1, 0) == (pipeline_inside ? 8 * 8 : 8));
+    CHECK(gpu(7, 191, 7) == 12287);
+  }
+  CHECK(input_error_of([] { step_inputs({"plan.rank_order=pp-dp-tp"}); })
+            .find("rank_order") != std::string::npos);
 }
 
 TEST_CASE("plan: inspect and simulate report the same bytes per stage for every shipped scenario") {

@@ -2,6 +2,7 @@
 // datasheet profile, collectives on the fabric.
 #include <doctest/doctest.h>
 
+#include "step/pricing.h"
 #include "step_fixture.h"
 
 using namespace megasim;
@@ -153,4 +154,23 @@ TEST_CASE("step model: the job's slowest GPU paces the passes, as its own breakd
   const double longer = (paced.step_time - level.step_time).to_seconds();
   CHECK(longer >= 0.9 * paced.breakdown.slowest_gpu.to_seconds());
   CHECK(longer <= 1.5 * paced.breakdown.slowest_gpu.to_seconds());
+}
+
+TEST_CASE("pricing: every rail's calls where rails share links, one rail's where each has ToRs") {
+  // TP rank t's DP and PP calls leave by rail t. MegaScale's multi-rail fabric gives each rail
+  // ToRs of its own: one rail stands for all. Llama 3's cluster wires a rack's NICs to one ToR
+  // (every rail's traffic on its uplinks) and Jean Zay's nodes share 4 NICs among 8 GPUs:
+  // every rail's calls are issued.
+  const Fixture f;
+  const auto r = f.request("megatron-lm");
+  const auto rails_on = [&](const std::string& cluster) {
+    const net::Topology t(io::load_cluster(kSource + "/topologies/" + cluster + ".json"));
+    const step::Pricer pricer(t, t.pack_placement(64), f.constants, f.kernels, r.workload.plan,
+                              r.system);
+    return pricer.rails();
+  };
+  CHECK(rails_on("megascale-a100-12288") == 1);
+  CHECK(rails_on("selene-a100-4480") == 1);
+  CHECK(rails_on("llama3-h100-24576") == 8);
+  CHECK(rails_on("jean-zay-a100-384") == 8);
 }

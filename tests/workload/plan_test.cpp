@@ -185,6 +185,32 @@ TEST_CASE("plan: context parallelism sits between TP and DP and multiplies a rep
   CHECK(p.micro_batches() == 2);
 }
 
+TEST_CASE("plan: the rank order decides where a rank sits, one place per rank") {
+  // TP 2 · CP 2 · PP 3 · DP 4 = 48 GPUs.
+  ParallelPlan p = plan(2, 3, 1, 4, 1, 8);
+  p.cp = 2;
+  // Megatron-LM's order: the place is the rank itself.
+  CHECK(placement_slot(p, 1, 1 * p.cp + 1, 0) == 22);
+  // Llama 3's [TP, CP, PP, DP]: ((replica · pp + stage) · cp + context) · tp + t, so replica 1's
+  // stage 1, context rank 1, is ((1·3 + 1)·2 + 1)·2 = 18, and one stage on is 4 places on.
+  p.rank_order = RankOrder::kTpCpPpDp;
+  CHECK(placement_slot(p, 1, 1 * p.cp + 1, 0) == 18);
+  CHECK(placement_slot(p, 2, 1 * p.cp + 1, 0) == 22);
+  CHECK(placement_slot(p, 0, 0, 1) == 1);
+  // A replica's whole pipeline is one block of tp · cp · pp = 12 places.
+  CHECK(placement_slot(p, 0, 2 * p.cp, 0) == 24);
+  for (const RankOrder order : {RankOrder::kTpCpDpPp, RankOrder::kTpCpPpDp}) {
+    p.rank_order = order;
+    std::set<std::int64_t> places;
+    for (int s = 0; s < p.pp; ++s)
+      for (int d = 0; d < p.dp_cp(); ++d)
+        for (int t = 0; t < p.tp; ++t) places.insert(placement_slot(p, s, d, t));
+    CHECK(places.size() == 48);
+    CHECK(*places.begin() == 0);
+    CHECK(*places.rbegin() == 47);
+  }
+}
+
 TEST_CASE("plan: Llama 3's first and last model chunks may hold no transformer layer") {
   // 126 layers + the embedding + the output layer on PP 16 × VPP 8: 128 virtual stages of one
   // layer each, the first with only the embedding and the last with only the output layer and

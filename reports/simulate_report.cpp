@@ -124,10 +124,11 @@ std::string header_text(const plan::Evaluation& e) {
   const std::string order = plan.rank_order == workload::RankOrder::kTpCpDpPp
                                 ? ""
                                 : fmt::format(", ranks {}", workload::to_string(plan.rank_order));
-  s += fmt::format("plan           TP {}{} × PP {} × DP {} = {} GPUs, VPP {}, {} micro-batches of "
-                   "{}, global batch {}{}{}\n",
-                   plan.tp, cp, plan.pp, plan.dp, plan.gpus(), plan.vpp, plan.micro_batches(),
-                   plan.micro_batch, plan.global_batch, plan.fp8 ? ", FP8 GEMMs" : "", order);
+  s += fmt::format(
+      "plan           TP {}{} × PP {} × DP {} = {} GPUs, VPP {}, {} micro-batches of "
+      "{}, global batch {}{}{}\n",
+      plan.tp, cp, plan.pp, plan.dp, plan.gpus(), plan.vpp, plan.micro_batches(), plan.micro_batch,
+      plan.global_batch, plan.fp8 ? ", FP8 GEMMs" : "", order);
   s += fmt::format("system         {}\n", system_line(in.system));
   return s;
 }

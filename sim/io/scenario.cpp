@@ -12,8 +12,8 @@ namespace {
 namespace fs = std::filesystem;
 using workload::Optimizer;
 using workload::Precision;
-using workload::Recompute;
 using workload::RankOrder;
+using workload::Recompute;
 using workload::Schedule;
 
 constexpr std::int64_t kMaxDegree = 1 << 20;
@@ -102,10 +102,10 @@ workload::ParallelPlan read_plan(JsonReader r) {
                : sched == "zero-bubble" ? Schedule::kZeroBubble
                                         : Schedule::kOneFOneB;
   p.microbatch_group = static_cast<int>(r.integer_or("microbatch_group", 0, 1, 1 << 16));
-  p.rank_order = r.choice_or("rank_order", "tp-cp-dp-pp", {"tp-cp-dp-pp", "tp-cp-pp-dp"}) ==
-                         "tp-cp-pp-dp"
-                     ? RankOrder::kTpCpPpDp
-                     : RankOrder::kTpCpDpPp;
+  p.rank_order =
+      r.choice_or("rank_order", "tp-cp-dp-pp", {"tp-cp-dp-pp", "tp-cp-pp-dp"}) == "tp-cp-pp-dp"
+          ? RankOrder::kTpCpPpDp
+          : RankOrder::kTpCpDpPp;
   if (r.has("layer_split")) {
     for (auto n : r.integer_array("layer_split", 0, 1 << 16)) p.layer_split.push_back(static_cast<int>(n));
   } else {

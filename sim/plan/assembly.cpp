@@ -32,8 +32,8 @@ step::StepRequest assemble_step(const io::Inputs& in, const net::Topology& topol
   r.workload = assemble_workload(in);
   r.system = in.system;
   const int gpus = static_cast<int>(s.plan.gpus());
-  const std::vector<int> places = s.placement == "spread" ? topology.spread_placement(gpus)
-                                                          : topology.pack_placement(gpus);
+  const std::vector<int> places =
+      s.placement == "spread" ? topology.spread_placement(gpus) : topology.pack_placement(gpus);
   // Rank r of the job (workload::RankIndex) on the place its rank order gives it.
   const workload::ParallelPlan& p = r.workload.plan;
   const workload::RankIndex ranks(p);

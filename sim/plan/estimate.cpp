@@ -10,7 +10,6 @@
 #include "step/pricing.h"
 #include "step/workload_assembly.h"
 #include "workload/flops.h"
-#include "workload/rank_index.h"
 #include "workload/program.h"
 #include "workload/rank_index.h"
 

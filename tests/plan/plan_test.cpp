@@ -74,8 +74,8 @@ TEST_CASE("plan: the step's placement follows the plan's rank order") {
     CHECK(gpu(0, 1, 0) == (pipeline_inside ? 8 * 8 : 8));
     CHECK(gpu(7, 191, 7) == 12287);
   }
-  CHECK(input_error_of([] { step_inputs({"plan.rank_order=pp-dp-tp"}); })
-            .find("rank_order") != std::string::npos);
+  CHECK(input_error_of([] { step_inputs({"plan.rank_order=pp-dp-tp"}); }).find("rank_order") !=
+        std::string::npos);
 }
 
 TEST_CASE("plan: inspect and simulate report the same bytes per stage for every shipped scenario") {

@@ -119,10 +119,10 @@ std::string inspect_text(const plan::Inspection& i) {
       m.vocab, m.seq);
   out += fmt::format(
       "plan         TP {} x CP {} x PP {} (VPP {}) x DP {} = {} GPUs, micro-batch {}, "
-      "{} micro-batches, recompute {}, SP {}{}\n",
+      "{} micro-batches, recompute {}, SP {}{}, ranks {}\n",
       p.tp, p.cp, p.pp, p.vpp, p.dp, p.gpus(), p.micro_batch, p.micro_batches(),
       workload::to_string(p.recompute), p.sequence_parallel ? "on" : "off",
-      p.fp8 ? ", FP8 GEMMs" : "");
+      p.fp8 ? ", FP8 GEMMs" : "", workload::to_string(p.rank_order));
   out += fmt::format(
       "FLOPs/token  model {:.5g} (MFU convention)  exact {:.5g}  hardware {:.5g} "
       "(recompute {})  useful {:.5g} ({} attention)\n\n",

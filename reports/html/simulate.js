@@ -12,8 +12,9 @@
     const rows = [
       ['scenario', d.scenario], ['model', d.model], ['cluster', d.cluster],
       ['device', `${d.device.name} (${d.device.kind}), ${fmt.num(d.device.memory_gib, 1)} GiB`],
-      ['plan', `TP ${p.tp} × PP ${p.pp} × DP ${p.dp} = ${fmt.num(p.gpus, 0)} GPUs, VPP ${p.vpp}, ` +
-        `${p.micro_batches_per_replica} micro-batches of ${p.micro_batch}, global batch ${p.global_batch}`],
+      ['plan', `TP ${p.tp}${p.cp > 1 ? ` × CP ${p.cp}` : ''} × PP ${p.pp} × DP ${p.dp} = ` +
+        `${fmt.num(p.gpus, 0)} GPUs, VPP ${p.vpp}, ${p.micro_batches_per_replica} micro-batches of ` +
+        `${p.micro_batch}, global batch ${p.global_batch}, ranks ${p.rank_order}`],
       ['system', d.system.preset],
       ['step time', `${fmt.num(d.step_time_s, 3)} s`],
       ['MFU / HFU', `${fmt.pct(d.mfu)} / ${fmt.pct(d.hfu)}`],

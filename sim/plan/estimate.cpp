@@ -176,15 +176,15 @@ double AnalyticEstimator::pp_seconds(double bytes, bool same_node) {
 
 double AnalyticEstimator::dp_seconds(hw::CollectiveOp op, double bytes,
                                      const workload::ParallelPlan& p) {
-  if (p.dp <= 1 || bytes <= 0) return 0.0;
-  const auto key = std::make_tuple(static_cast<int>(op), bytes, p.tp, p.pp, p.dp,
+  if (p.dp_cp() <= 1 || bytes <= 0) return 0.0;
+  const auto key = std::make_tuple(static_cast<int>(op), bytes, p.tp, p.pp, p.dp, p.cp,
                                    static_cast<int>(p.rank_order));
   if (auto it = dp_.find(key); it != dp_.end()) return it->second;
   // Stage 0's DP group of TP rank 0, packed (GPU = the rank's place in its rank order).
   collective::CollectiveCall call;
   call.op = op;
   call.bytes = Bytes(bytes);
-  for (int d = 0; d < p.dp; ++d) {
+  for (int d = 0; d < p.dp_cp(); ++d) {
     call.gpus.push_back(static_cast<int>(workload::placement_slot(p, 0, d, 0)));
   }
   const collective::NcclModel model(topology_, inputs_.collective);
@@ -199,9 +199,12 @@ double AnalyticEstimator::pp_exposure(const Candidate& c, const LayerPrices& lp,
   const double vpp = p.vpp;
   hop = 0.0;
   if (p.pp == 1) return 0.0;
-  // The next stage is tp · dp places on (Megatron-LM's order) or tp (a pipeline consecutive).
-  const int apart = p.rank_order == workload::RankOrder::kTpCpPpDp ? 1 : p.dp;
-  const bool same_node = static_cast<std::int64_t>(p.tp) * apart < topology_.gpus_per_node();
+  // Inside a node when, in Megatron-LM's order, the next stage (tp · cp · dp places on) is on
+  // the same node or, a pipeline's ranks consecutive, the whole pipeline is on one node.
+  const std::int64_t tp_cp = static_cast<std::int64_t>(p.tp) * p.cp;
+  const bool same_node = p.rank_order == workload::RankOrder::kTpCpPpDp
+                             ? tp_cp * p.pp <= topology_.gpus_per_node()
+                             : tp_cp * p.dp < topology_.gpus_per_node();
   const double t = pp_seconds(lp.pp_bytes, same_node);
   if (!c.system.pp_overlap) {
     // Megatron-LM's exchanges on the first stage (step::blocking_p2p_program): interleaved,

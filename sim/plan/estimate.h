@@ -116,7 +116,7 @@ class AnalyticEstimator {
   // Ratios b/f and hop/f are rounded to this step for the schedule cache.
   static constexpr double kScheduleRatioStep = 0.02;
   std::map<std::tuple<int, int, int, int, int, int>, double> schedules_;
-  std::map<std::tuple<int, double, int, int, int, int>, double> dp_;
+  std::map<std::tuple<int, double, int, int, int, int, int>, double> dp_;
   std::map<std::int64_t, double> slowest_;
 };
 

@@ -150,8 +150,6 @@ std::string canonical_key(const workload::ParallelPlan& p, const step::SystemOpt
                   p.sequence_parallel ? 1 : 0, p.distributed_optimizer ? 1 : 0);
   // The space runs Megatron's group of pp; a plan with another group is a different plan.
   if (p.microbatch_group > 0 && p.microbatch_group != p.pp) k += fmt::format(" group={}", p.microbatch_group);
-  if (p.rank_order != workload::RankOrder::kTpCpDpPp)
-    k += fmt::format(" order={}", to_string(p.rank_order));
   for (const auto& s : step::kSwitches) {
     if (system.*s.field != base.*s.field)
       k += fmt::format(" {}={}", s.key, system.*s.field ? 1 : 0);
@@ -237,6 +235,7 @@ class Walker {
     p.layer_split.clear();
     // Context parallelism is not an axis of the search: every plan has cp 1 (the GPU count
     // above is tp × pp × dp), and the interleaved schedule takes Megatron's micro-batch group.
+    // Every plan keeps the scenario's rank order (not an axis either).
     p.cp = 1;
     p.microbatch_group = 0;
     p.tp = tp;

@@ -222,6 +222,7 @@ SearchResult search(const io::Inputs& in, const SearchOptions& o, const SearchSh
   check_objective(in, o);
   SearchResult r;
   r.scenario = in.scenario.name;
+  r.rank_order = in.scenario.plan.rank_order;
   r.objective = o.objective;
   r.space = enumerate_space(in, o.space);
   r.gpus = o.space.gpus.empty() ? std::vector<std::int64_t>{in.scenario.plan.gpus()} : o.space.gpus;

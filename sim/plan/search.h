@@ -69,6 +69,7 @@ struct RankedPlan {
 
 struct SearchResult {
   std::string scenario;
+  workload::RankOrder rank_order = workload::RankOrder::kTpCpDpPp;  // the scenario's: every plan's
   Objective objective = Objective::kStepTime;
   Space space;  // feasible plans moved into `analytic`
   // The event-level ranking, best first: the top_k by estimate, and the scenario's own plan

@@ -130,6 +130,9 @@ struct ExecutorConfig {
   std::vector<double> rank_slowdown;
   bool slow_all_passes = false;
   bool record_trace = false;  // keep per-task records of the ranks with d = 0 and t = 0
+  // Optional, per stage: the global rank the trace labels its traced rank with (the
+  // framework's, under the plan's rank order: workload::placement_slot); empty, the job rank.
+  std::vector<int> trace_ranks;
   // PP and DP traffic as flows on one shared solver; null: the priced times of StageCosts.
   const ExecutorNetwork* network = nullptr;
 };

@@ -155,8 +155,10 @@ class Executor {
     if (!traced(u)) return;
     trace_.push_back({trace_rank(u.s), u.s, stream, std::move(name), start, end, flow_to});
   }
-  // The job rank (workload::RankIndex order) of a stage's traced unit: d = 0, t = 0.
+  // The global rank of a stage's traced unit (d = 0, t = 0): the configured one, else its job
+  // rank (workload::RankIndex).
   int trace_rank(int s) const {
+    if (!cfg_.trace_ranks.empty()) return cfg_.trace_ranks[static_cast<std::size_t>(s)];
     return static_cast<int>(workload::RankIndex(cfg_.tp, sched_.pp, cfg_.dp).linear(s, 0, 0));
   }
 

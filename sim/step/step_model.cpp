@@ -71,6 +71,12 @@ ExecutorConfig executor_config(const StepRequest& r, const net::Topology& topolo
   cfg.slow_all_passes = r.stragglers.all_passes;
   cfg.full = r.full || !cfg.rank_slowdown.empty();
   cfg.record_trace = r.trace;
+  if (r.trace) {
+    for (int s = 0; s < r.workload.plan.pp; ++s) {
+      cfg.trace_ranks.push_back(
+          static_cast<int>(workload::placement_slot(r.workload.plan, s, 0, 0)));
+    }
+  }
   return cfg;
 }
 

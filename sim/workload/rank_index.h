@@ -1,6 +1,6 @@
-// The one rank order of a job: which (pipeline stage, data-parallel index, tensor-parallel
-// index) job rank r is. Megatron-LM's order, TP innermost so a TP group sits on consecutive
-// ranks (one node under a packed placement), then DP, then PP outermost:
+// The one rank index of a job: which (pipeline stage, data-parallel index, tensor-parallel
+// index) job rank r is, always in Megatron-LM's order, TP innermost, then DP, then PP
+// outermost (where the ranks sit is the plan's rank order, below):
 //
 //   r = (stage · dp + d) · tp + t
 //

@@ -74,6 +74,20 @@ TEST_CASE("plan: the step's placement follows the plan's rank order") {
     CHECK(gpu(0, 1, 0) == (pipeline_inside ? 8 * 8 : 8));
     CHECK(gpu(7, 191, 7) == 12287);
   }
+  // With CP 2 (DP 96) and spread servers: a replica's two context ranks, then its next stage,
+  // are the spread placement's next places.
+  const io::Inputs in =
+      step_inputs({"plan.rank_order=tp-cp-pp-dp", "plan.cp=2", "plan.dp=96", "placement=spread"});
+  const net::Topology topology(in.cluster);
+  const step::StepRequest r = plan::assemble_step(in, topology);
+  const std::vector<int> spread = topology.spread_placement(12288);
+  const workload::RankIndex ranks(r.workload.plan);
+  const auto at = [&](int s, int d, int t) {
+    return r.placement[static_cast<std::size_t>(ranks.linear(s, d, t))];
+  };
+  CHECK(at(0, 1, 0) == spread[8]);
+  CHECK(at(1, 0, 0) == spread[16]);
+  CHECK(at(0, 2, 0) == spread[8 * 2 * 8]);
   CHECK(input_error_of([] { step_inputs({"plan.rank_order=pp-dp-tp"}); }).find("rank_order") !=
         std::string::npos);
 }

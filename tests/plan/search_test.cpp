@@ -162,3 +162,36 @@ TEST_CASE("search: the analytic stage prices DeepSpeed's pipeline engine once a 
     CHECK(analytic == doctest::Approx(event).epsilon(0.02));
   }
 }
+
+TEST_CASE("search: the estimate places DP groups and pipelines by the scenario's rank order") {
+  // SC'21's 1.7B model on 32 GPUs of 8-GPU nodes, TP 2 × PP 4 × DP 4. Megatron-LM's order puts
+  // a stage's 4 replicas on one node (the next stage a node on); TP, CP, PP, DP puts a whole
+  // pipeline on one node and a stage's replicas on 4. The DP collectives then cross nodes and
+  // the pipeline's sends do not: the estimate and the event level both see it.
+  io::Inputs in = inputs_of("scenarios/validation/sc21-t1-1.7b.json");
+  plan::SearchOptions o;
+  o.top_k = 1;
+  o.space.gpus = {32};
+  o.space.restrict = {{"tp", {"2"}},
+                      {"pp", {"4"}},
+                      {"vpp", {"1"}},
+                      {"micro_batch", {"4"}},
+                      {"recompute", {"full"}},
+                      {"sequence_parallel", {"false"}},
+                      {"distributed_optimizer", {"false"}}};
+  std::array<plan::RankedPlan, 2> by_order;
+  for (const auto order : {workload::RankOrder::kTpCpDpPp, workload::RankOrder::kTpCpPpDp}) {
+    in.scenario.plan.rank_order = order;
+    const plan::SearchResult r = plan::search(in, o);
+    REQUIRE(r.ranked.size() == 1);
+    REQUIRE(r.ranked[0].event);
+    CHECK(r.ranked[0].candidate.plan.rank_order == order);
+    by_order[static_cast<std::size_t>(order)] = r.ranked[0];
+  }
+  const auto& megatron = by_order[0];
+  const auto& pipeline_inside = by_order[1];
+  CHECK(pipeline_inside.analytic.breakdown.dp_exposed > megatron.analytic.breakdown.dp_exposed * 2);
+  CHECK(pipeline_inside.analytic.breakdown.pp_exposed < megatron.analytic.breakdown.pp_exposed);
+  CHECK(pipeline_inside.event->breakdown.dp_exposed > megatron.event->breakdown.dp_exposed * 2);
+  CHECK(pipeline_inside.event->breakdown.pp_exposed < megatron.event->breakdown.pp_exposed);
+}

@@ -107,7 +107,11 @@ void search_on(const MpiShare& mpi, const SearchCliOptions& o) {
     if (std::filesystem::is_directory(*o.results, ec)) {
       throw InputError("--results " + *o.results + ": is a directory");
     }
-    const std::uint64_t fingerprint = plan::inputs_fingerprint(read.files(), o.overrides);
+    // The binary too: figures another build of megasim (another model) wrote are not reused.
+    std::vector<std::filesystem::path> fingerprinted = read.files();
+    const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
+    if (!ec) fingerprinted.push_back(self);
+    const std::uint64_t fingerprint = plan::inputs_fingerprint(fingerprinted, o.overrides);
     options.done = plan::read_results(*o.results, fingerprint);
     results = std::make_unique<plan::ResultsFile>(*o.results, fingerprint);
     options.on_simulated = [&results](const plan::Candidate& c, const plan::StepFigures& f) {

@@ -241,3 +241,23 @@ TEST_CASE("cli: compare varying plan.cp keeps the GPU count, dp following tp × 
     CHECK(v["plan"]["gpus"] == 768);
   }
 }
+
+TEST_CASE("cli: a --results file another build of megasim wrote is not reused") {
+  const fs::path results = temp_file("other-build.jsonl");
+  const std::string args =
+      " search " + kScenario + " --top 2 --results " + shell_quote(results.string());
+  REQUIRE(run_megasim(args).exit_code == 0);
+  const int simulated = lines_of(results);
+  REQUIRE(simulated >= 2);
+  // A copy of the binary with a byte more at its end: another build, as far as the file can
+  // tell. It simulates every plan again; the first binary then finds its own lines.
+  const fs::path copy = temp_file("megasim-copy");
+  fs::copy_file(MEGASIM_BINARY, copy, fs::copy_options::overwrite_existing);
+  std::ofstream(copy, std::ios::app | std::ios::binary) << '\0';
+  fs::permissions(copy, fs::perms::owner_exec, fs::perm_options::add);
+  const std::string other = shell_quote(copy.string()) + args + " >/dev/null 2>&1 </dev/null";
+  CHECK(std::system(other.c_str()) == 0);
+  CHECK(lines_of(results) == 2 * simulated);
+  REQUIRE(run_megasim(args).exit_code == 0);
+  CHECK(lines_of(results) == 2 * simulated);
+}

@@ -16,6 +16,7 @@ def main(root: Path) -> int:
     production = json.loads((root / "tests/golden/megascale-production-530b.json").read_text())
     bf16 = json.loads((root / "tests/golden/validation/mcore-h100-177b-2304.json").read_text())
     fp8 = json.loads((root / "tests/golden/mcore-h100-177b-fp8.json").read_text())
+    llama = json.loads((root / "tests/golden/validation/llama3-405b-8k-8192.json").read_text())
     peak = lambda g: max(s["total_gib"] for s in g["memory_per_stage"])
     expected = [
         f"| step time | {default['step_time_s']:.2f} s |",
@@ -33,6 +34,9 @@ def main(root: Path) -> int:
         "{:.1f} → {:.1f} GiB |".format(
             bf16["step_time_s"], 100 * bf16["mfu"], fp8["step_time_s"], 100 * fp8["mfu"],
             bf16["step_time_s"] / fp8["step_time_s"], peak(bf16), peak(fp8)),
+        f"With both, {100 * llama['mfu']:.1f} % (was 54.8 %)",
+        f"rank_order=tp-cp-pp-dp                          {llama['step_time_s']:.3f}    "
+        f"{100 * llama['mfu']:.1f}",
     ]
     missing = [line for line in expected if line not in readme]
     for line in missing:

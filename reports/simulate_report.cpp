@@ -164,8 +164,10 @@ std::string step_text(const plan::Evaluation& e) {
                      100.0 * t.to_seconds() / st);
   }
   if (p.dp_hidden > Time::zero()) {
-    s += fmt::format("  ({:.3f} s of ZeRO-3/FSDP collectives hidden behind compute)\n",
-                     p.dp_hidden.to_seconds());
+    s += fmt::format(
+        "  ({:.3f} s of ZeRO-3/FSDP collectives and their host work overlapped: "
+        "beside compute, or beside each other)\n",
+        p.dp_hidden.to_seconds());
   }
   if (p.pipe_engine > Time::zero()) {
     s += fmt::format("  ({:.3f} s of compute and tp exposed is the pipeline engine's own work)\n",

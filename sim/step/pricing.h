@@ -48,7 +48,7 @@ struct PricingTally {
   Time measured;  // compute time priced from measured tables
   Time priced;    // all compute time priced
   Time comm_measured, comm_priced;  // the same for collectives (measured tables)
-  Time dp_hidden;  // per micro-batch: ZeRO-3 / FSDP collective time run beside compute
+  Time dp_hidden;  // per micro-batch: ZeRO-3 / FSDP time overlapped (ShardedPassTime)
   // Per micro-batch: the pipeline engine's own work in the passes (workload::Op::pipe_engine),
   // its kernels and its exposed collectives, standalone prices.
   Time pipe_engine;

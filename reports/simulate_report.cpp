@@ -165,8 +165,8 @@ std::string step_text(const plan::Evaluation& e) {
   }
   if (p.dp_hidden > Time::zero()) {
     s += fmt::format(
-        "  ({:.3f} s of ZeRO-3/FSDP collectives and their host work overlapped: "
-        "beside compute, or beside each other)\n",
+        "  ({:.3f} s of ZeRO-3/FSDP collectives, their host work and reduce-buffer work "
+        "overlapped: beside compute, or beside each other)\n",
         p.dp_hidden.to_seconds());
   }
   if (p.pipe_engine > Time::zero()) {

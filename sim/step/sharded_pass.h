@@ -89,8 +89,9 @@ struct ShardedPassTime {
   Time total;       // the pass, start to end
   Time compute;     // the compute segments' sum, slowed where the DP line ran beside them
   Time dp_exposed;  // total − compute: the pass waiting for DP collectives
-  // Collective and host-issue time that did not hold the pass: beside compute, or a
-  // collective beside the host's loop issuing the next (so it may exceed `compute`).
+  // Collective, host-issue and reduce-buffer (copies, divisions) time that did not hold the
+  // pass: beside compute, or a collective beside the host's loop issuing the next (so it may
+  // exceed `compute`).
   Time dp_hidden;
 };
 

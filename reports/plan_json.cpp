@@ -28,6 +28,11 @@ nlohmann::json plan_json(const workload::ParallelPlan& p) {
           {"layer_split", p.layer_split}};
 }
 
+std::string rank_order_suffix(workload::RankOrder order) {
+  if (order == workload::RankOrder::kTpCpDpPp) return "";
+  return std::string(", ranks ") + workload::to_string(order);
+}
+
 nlohmann::json breakdown_json(const step::Breakdown& b) {
   const auto s = [](Time t) { return t.to_seconds(); };
   return {{"compute", s(b.compute)},       {"slowest_gpu", s(b.slowest_gpu)},

@@ -111,11 +111,8 @@ std::string search_text(const plan::SearchResult& r) {
     gpus += std::to_string(g);
   }
   // Every plan of the space takes the scenario's rank order (plan::PlanSpace).
-  const std::string order = r.rank_order == workload::RankOrder::kTpCpDpPp
-                                ? ""
-                                : fmt::format(", ranks {}", workload::to_string(r.rank_order));
   std::string t = fmt::format("search {}: {} GPUs, objective {}{}\n", r.scenario, gpus,
-                              plan::to_string(r.objective), order);
+                              plan::to_string(r.objective), rank_order_suffix(r.rank_order));
   t += fmt::format(
       "space {} plans: pruned {} by cluster size, {} by heads, {} by divisibility, "
       "{} by memory; {} feasible, estimated; {} simulated event by event{}\n",

@@ -121,14 +121,11 @@ std::string header_text(const plan::Evaluation& e) {
   s += fmt::format("model          {}   cluster {}   device {} ({})\n", in.model.name,
                    in.cluster.name, in.device.name, device_kind(e));
   const std::string cp = plan.cp > 1 ? fmt::format(" × CP {}", plan.cp) : "";
-  const std::string order = plan.rank_order == workload::RankOrder::kTpCpDpPp
-                                ? ""
-                                : fmt::format(", ranks {}", workload::to_string(plan.rank_order));
   s += fmt::format(
       "plan           TP {}{} × PP {} × DP {} = {} GPUs, VPP {}, {} micro-batches of "
       "{}, global batch {}{}{}\n",
       plan.tp, cp, plan.pp, plan.dp, plan.gpus(), plan.vpp, plan.micro_batches(), plan.micro_batch,
-      plan.global_batch, plan.fp8 ? ", FP8 GEMMs" : "", order);
+      plan.global_batch, plan.fp8 ? ", FP8 GEMMs" : "", rank_order_suffix(plan.rank_order));
   s += fmt::format("system         {}\n", system_line(in.system));
   return s;
 }

@@ -70,15 +70,24 @@ class ProgressBar {
   Clock::time_point start_, last_, stage_start_;
 };
 
-void search_on(const MpiShare& mpi, const SearchCliOptions& o) {
+// What a search needs before its ranks first talk: the inputs, the options and the results
+// file. Every failure of bad input comes from here, on every rank alike.
+struct PreparedSearch {
+  io::Inputs inputs;
+  plan::SearchOptions options;
+  std::unique_ptr<plan::ResultsFile> results;
+};
+
+std::unique_ptr<PreparedSearch> prepare_search(const SearchCliOptions& o) {
   // Every file the search reads, recorded where it is read (io::FilesRead).
   io::FilesRead read;
   const io::Scenario scenario = io::load_scenario(o.scenario, o.overrides, nullptr, &read);
   io::InputOptions io_options;
   io_options.run_level = false;
-  const io::Inputs inputs = io::load_inputs(scenario, io_options, &read);
+  auto prepared = std::make_unique<PreparedSearch>();
+  prepared->inputs = io::load_inputs(scenario, io_options, &read);
 
-  plan::SearchOptions options;
+  plan::SearchOptions& options = prepared->options;
   for (const auto& g : o.gpus) {
     for (const auto n : plan::parse_gpus(g)) options.space.gpus.push_back(n);
   }
@@ -94,7 +103,6 @@ void search_on(const MpiShare& mpi, const SearchCliOptions& o) {
   options.limits.max_events = o.max_events;
   options.stop_after = o.stop_after;
 
-  std::unique_ptr<plan::ResultsFile> results;
   if (o.results) {
     // The results file is appended to: never one the search reads.
     std::error_code ec;
@@ -113,17 +121,23 @@ void search_on(const MpiShare& mpi, const SearchCliOptions& o) {
     if (!ec) fingerprinted.push_back(self);
     const std::uint64_t fingerprint = plan::inputs_fingerprint(fingerprinted, o.overrides);
     options.done = plan::read_results(*o.results, fingerprint);
-    results = std::make_unique<plan::ResultsFile>(*o.results, fingerprint);
-    options.on_simulated = [&results](const plan::Candidate& c, const plan::StepFigures& f) {
-      results->append(c, f);
+    prepared->results = std::make_unique<plan::ResultsFile>(*o.results, fingerprint);
+    options.on_simulated = [file = prepared->results.get()](const plan::Candidate& c,
+                                                            const plan::StepFigures& f) {
+      file->append(c, f);
     };
   }
+  return prepared;
+}
+
+void search_on(const MpiShare& mpi, const SearchCliOptions& o, PreparedSearch& prepared) {
+  const plan::SearchOptions& options = prepared.options;
   plan::SearchShare share = mpi.share();
   ProgressBar bar(mpi.rank() == 0 && ::isatty(STDERR_FILENO) == 1);
   share.progress = [&bar](const char* stage, std::int64_t done, std::int64_t total) {
     bar(stage, done, total);
   };
-  const plan::SearchResult r = plan::search(inputs, options, share);
+  const plan::SearchResult r = plan::search(prepared.inputs, options, share);
   if (mpi.rank() != 0) return;
   if (r.stopped) {
     std::fprintf(stderr,
@@ -135,10 +149,48 @@ void search_on(const MpiShare& mpi, const SearchCliOptions& o) {
   io::write_stdout(o.json ? reports::search_json(r) : reports::search_text(r));
 }
 
+// The status main() gives an exception: 2 for bad input, 1 for anything else.
+int exit_status(const std::exception_ptr& e) {
+  try {
+    std::rethrow_exception(e);
+  } catch (const InputError&) {
+    return 2;
+  } catch (...) {
+    return 1;
+  }
+}
+
+// What main() prints for the exception, on stderr.
+void say_refusal(const std::exception_ptr& e, int status) {
+  try {
+    std::rethrow_exception(e);
+  } catch (const std::exception& x) {
+    std::fprintf(stderr, "megasim: %s: %s\n", status == 2 ? "error" : "internal error", x.what());
+  }
+}
+
 void run_search(const SearchCliOptions& o) {
   MpiShare mpi;  // one process unless launched by mpirun
+  std::unique_ptr<PreparedSearch> prepared;
+  std::exception_ptr refused;
   try {
-    search_on(mpi, o);
+    prepared = prepare_search(o);
+  } catch (const std::exception&) {
+    refused = std::current_exception();
+  }
+  // Bad input refused by every rank alike is said once, by rank 0, as one process says it; the
+  // other ranks wait until it is said (mpirun ends the job once a rank exits non-zero), then
+  // end with the same status and say nothing.
+  if (mpi.count(refused != nullptr) == mpi.size()) {
+    if (mpi.size() == 1) std::rethrow_exception(refused);
+    const int status = exit_status(refused);
+    if (mpi.rank() == 0) say_refusal(refused, status);
+    mpi.count(false);
+    throw QuietExit{status};
+  }
+  try {
+    if (refused) std::rethrow_exception(refused);
+    search_on(mpi, o, *prepared);
   } catch (const std::exception& e) {
     // One rank failing alone would leave the others waiting in a gather: say why, then take
     // the job down with the status main() would give.

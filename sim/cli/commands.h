@@ -1,11 +1,18 @@
 // The megasim subcommands. Each add_* function registers one subcommand on the application
 // with a callback that does its work; callbacks throw InputError for bad user input (exit 2)
 // and let anything else escape as an internal error (exit 1). See main.cpp.
+//
+// QuietExit ends the command with `status` and prints nothing: a rank of an mpirun job whose
+// refusal rank 0 has already said (cmd_search.cpp).
 #pragma once
 
 #include <CLI/CLI.hpp>
 
 namespace megasim::cli {
+
+struct QuietExit {
+  int status;
+};
 
 void add_simulate_command(CLI::App& app);
 void add_inspect_command(CLI::App& app);

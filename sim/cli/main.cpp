@@ -26,6 +26,8 @@ int main(int argc, char** argv) {
   megasim::cli::add_search_command(app);
   try {
     app.parse(argc, argv);
+  } catch (const megasim::cli::QuietExit& e) {
+    return e.status;
   } catch (const CLI::Success& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {

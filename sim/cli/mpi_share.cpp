@@ -102,6 +102,18 @@ MpiShare::~MpiShare() {
 #endif
 }
 
+int MpiShare::count(bool flag) const {
+  int n = flag ? 1 : 0;
+#ifdef MEGASIM_HAVE_MPI
+  if (initialised_) {
+    int sum = 0;
+    MPI_Allreduce(&n, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    n = sum;
+  }
+#endif
+  return n;
+}
+
 void MpiShare::abort(int status) const {
 #ifdef MEGASIM_HAVE_MPI
   if (initialised_) MPI_Abort(MPI_COMM_WORLD, status);

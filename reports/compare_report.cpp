@@ -27,6 +27,7 @@ std::string compare_json(const std::vector<plan::Variant>& variants) {
                   {"device_memory_gib", v.device_memory.value() / kGiB.value()},
                   {"memory_headroom_gib", plan::memory_headroom_gib(v)},
                   {"tight", plan::tight(v)},
+                  {"over_device", plan::over_device(v)},
                   {"breakdown_s", breakdown_json(p.breakdown)},
                   {"critical_stage", p.critical_stage},
                   {"pareto", v.pareto}});
@@ -48,7 +49,8 @@ std::string compare_text(const std::vector<plan::Variant>& variants) {
           fmt::format("{:<44} {:>9.3f} {:>7.1f} {:>9.1f} {:>9.1f} {:>10.3f}{}\n", v.label,
                       p.step_time.to_seconds(), 100 * p.mfu, plan::peak_memory_gib(p),
                       plan::memory_headroom_gib(v), plan::exposed_comm(p).to_seconds(),
-                      std::string(v.pareto ? "  pareto" : "") + (plan::tight(v) ? "  tight" : ""));
+                      std::string(v.pareto ? "  pareto" : "") + (plan::tight(v) ? "  tight" : "") +
+                          (plan::over_device(v) ? "  over" : ""));
     } else {
       text += fmt::format("{:<44} {:>9} {:>7} {:>9} {:>9} {:>10}  infeasible: {}\n", v.label, "-",
                           "-", "-", "-", "-", v.reason);

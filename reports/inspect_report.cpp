@@ -71,6 +71,9 @@ std::string stage_text(const plan::StageInspection& st, Bytes capacity) {
       capacity / kGiB,
       st.fit == workload::Fit::kTight
           ? fmt::format(" (tight: {:.1f} without the fragmentation margin)", e.required() / kGiB)
+      : st.fit == workload::Fit::kDoesNotFit
+          ? fmt::format(" (over the device: {:.1f} without the fragmentation margin)",
+                        e.required() / kGiB)
           : "");
   return t;
 }

@@ -35,7 +35,8 @@ json memory_json(const std::vector<workload::MemoryEstimate>& stages, Bytes capa
                       {"workspace_gib", gib(m.workspace)},
                       {"fragmentation_margin_gib", gib(m.fragmentation)},
                       {"total_gib", gib(m.total())},
-                      {"tight", tight(m, capacity)}});
+                      {"tight", tight(m, capacity)},
+                      {"over_device", workload::fit(m, capacity) == workload::Fit::kDoesNotFit}});
   }
   return memory;
 }
@@ -176,13 +177,28 @@ std::string step_text(const plan::Evaluation& e) {
 std::string memory_text(const step::StepPrediction& p, Bytes capacity) {
   std::string s = "\nmemory per GPU (GiB)\n  stage  weights  grads  optim  activ  other  total\n";
   const workload::MemoryEstimate* tightest = nullptr;
+  const workload::MemoryEstimate* most_over = nullptr;
   for (const auto& m : p.memory) {
-    const bool is_tight = tight(m, capacity);
+    const workload::Fit fit = workload::fit(m, capacity);
+    const bool is_tight = fit == workload::Fit::kTight;
+    const bool over = fit == workload::Fit::kDoesNotFit;
     s += fmt::format("  {:>5}  {:7.1f}  {:5.1f}  {:5.1f}  {:5.1f}  {:5.1f}  {:5.1f}{}\n", m.stage,
                      gib(m.weights), gib(m.gradients), gib(m.optimizer_states), gib(m.activations),
                      gib(m.embedding_logits + m.workspace), gib(m.total()),
-                     is_tight ? "  tight" : "");
+                     is_tight ? "  tight"
+                     : over   ? "  over"
+                              : "");
     if (is_tight && (!tightest || m.required() > tightest->required())) tightest = &m;
+    if (over && (!most_over || m.required() > most_over->required())) most_over = &m;
+  }
+  if (most_over) {
+    // Only a validation scenario whose publication ran the plan gets here (validation.allow_oom).
+    const workload::MemoryEstimate& m = *most_over;
+    s += fmt::format(
+        "  over: stage {} needs {:.1f} of the device's {:.1f} GiB without the fragmentation "
+        "margin; the published run ran this plan, so megasim's memory model overstates it by at "
+        "least {:.1f} GiB (validation.allow_oom: simulated, not refused)\n",
+        m.stage, gib(m.required()), gib(capacity), gib(m.required()) - gib(capacity));
   }
   if (tightest) {
     const workload::MemoryEstimate& m = *tightest;

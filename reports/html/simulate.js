@@ -70,14 +70,19 @@
     const note = tight.length === 0 ? '' : ` Tight: stage${tight.length > 1 ? 's' : ''} ` +
       `${tight.join(', ')} pass the line only with the fragmentation margin (part of the ` +
       'workspace bar) and run if the allocator loses less than the room left without it.';
+    const over = m.filter((s) => s.over_device).map((s) => s.stage);
+    const overNote = over.length === 0 ? '' : ` Over: stage${over.length > 1 ? 's' : ''} ` +
+      `${over.join(', ')} exceed the device even without the margin; the published run ran ` +
+      'this plan, so the memory model overstates it (validation.allow_oom).';
     const card = section('Memory per GPU by pipeline stage',
-      `Against the device's ${fmt.num(d.device.memory_gib, 1)} GiB (dashed line).${note}`);
+      `Against the device's ${fmt.num(d.device.memory_gib, 1)} GiB (dashed line).${note}${overNote}`);
     chart(card, {
       legend: { bottom: 0 },
       grid: { left: 50, right: 20, top: 20, bottom: 60 },
       tooltip: { trigger: 'axis', valueFormatter: (v) => `${fmt.num(v, 2)} GiB` },
       xAxis: { type: 'category', name: 'stage', data: m.map((s) => s.stage) },
-      yAxis: { type: 'value', name: 'GiB', max: Math.ceil(d.device.memory_gib * 1.05) },
+      yAxis: { type: 'value', name: 'GiB',
+        max: Math.ceil(Math.max(d.device.memory_gib * 1.05, ...m.map((s) => s.total_gib))) },
       series: parts.map(([name, key], i) => ({
         name, type: 'bar', stack: 'memory', data: m.map((s) => s[key]),
         markLine: i ? undefined : { symbol: 'none', lineStyle: { type: 'dashed', color: '#c0392b' },

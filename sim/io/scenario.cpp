@@ -159,6 +159,7 @@ ValidationSettings read_validation(JsonReader r) {
   v.metric = r.string("metric");
   if (auto step = r.optional_integer("step", 0, 1000)) v.step = static_cast<int>(*step);
   v.role = r.choice_or("role", "check", {"check", "fit", "context"});
+  v.allow_oom = r.boolean_or("allow_oom", false);
   r.finish();
   return v;
 }

@@ -45,6 +45,9 @@ struct ValidationSettings {
   // whose counting convention the publication does not state, shown beside the prediction but
   // left out of every error statistic and of the error bands.
   std::string role = "check";
+  // The published run ran this plan: a stage megasim's memory model puts over the device is
+  // reported (by how much), not refused, so the step the publication timed is still simulated.
+  bool allow_oom = false;
 };
 
 // Host-side data loading (reading and preprocessing the samples of a step). No published

@@ -114,11 +114,20 @@ std::vector<Variant> compare(const std::filesystem::path& scenario,
   return out;
 }
 
-bool tight(const Variant& v) {
+namespace {
+bool any_stage(const Variant& v, workload::Fit fit) {
   if (!v.step) return false;
-  return std::any_of(v.step->memory.begin(), v.step->memory.end(), [&](const auto& m) {
-    return workload::fit(m, v.device_memory) == workload::Fit::kTight;
-  });
+  return std::any_of(v.step->memory.begin(), v.step->memory.end(),
+                     [&](const auto& m) { return workload::fit(m, v.device_memory) == fit; });
+}
+}  // namespace
+
+bool tight(const Variant& v) {
+  return !over_device(v) && any_stage(v, workload::Fit::kTight);
+}
+
+bool over_device(const Variant& v) {
+  return any_stage(v, workload::Fit::kDoesNotFit);
 }
 
 double memory_headroom_gib(const Variant& v) {

@@ -56,8 +56,11 @@ double peak_memory_gib(const step::StepPrediction& p);
 // the fragmentation margin, so a tight variant's is below 0.
 double memory_headroom_gib(const Variant& v);
 // A feasible variant with a stage that fits only without the fragmentation margin
-// (workload::Fit::kTight).
+// (workload::Fit::kTight), and none over the device.
 bool tight(const Variant& v);
+// A variant simulated with a stage over the device memory: only a validation scenario whose
+// publication ran its plan gets one (validation.allow_oom), and its variants inherit it.
+bool over_device(const Variant& v);
 // Sets `pareto` on every variant: the front of step time (lower) against memory headroom
 // (higher).
 void mark_pareto_front(std::vector<Variant>& variants);

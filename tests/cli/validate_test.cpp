@@ -147,8 +147,9 @@ TEST_CASE("validate: leave-one-source-out error is today's and within the issue'
 }
 
 TEST_CASE("validate: a published plan megasim cannot fit is listed as refused, never scored") {
-  // A folder whose refused/ holds Llama 3 405B at 8K with micro-batches of 2 (stage 0 needs
-  // 119.6 GiB of 79.2): validate lists it with the refusal, outside every MAPE.
+  // A folder whose refused/ holds Llama 3 405B at 8K with micro-batches of 2 and without the
+  // row's validation.allow_oom (stage 0 needs 130.8 GiB of 79.2): validate lists it with the
+  // refusal, outside every MAPE.
   namespace fs = std::filesystem;
   const fs::path dir = fs::temp_directory_path() / ("megasim_oom_" + std::to_string(::getpid()));
   fs::create_directories(dir / "refused");
@@ -156,6 +157,7 @@ TEST_CASE("validate: a published plan megasim cannot fit is listed as refused, n
   auto doc = nlohmann::json::parse(src);
   doc.erase("$schema");
   doc["plan"]["micro_batch"] = 2;
+  doc["validation"].erase("allow_oom");
   std::ofstream(dir / "refused" / "llama3-mb2.json") << doc.dump();
   const std::string args = " --scenarios " + shell_quote(dir.string()) + " --runs " +
                            shell_quote(MEGASIM_SOURCE_DIR "/validation/published_runs.json");
@@ -168,14 +170,15 @@ TEST_CASE("validate: a published plan megasim cannot fit is listed as refused, n
   const auto& row = out["refused"][0];
   CHECK(row["scenario"] == "llama3-405b-8k-8192");
   CHECK(row["published"].get<double>() == doctest::Approx(0.43));
-  CHECK(row["reason"].get<std::string>().find("pipeline stage 0 needs 119.6 GiB") == 0);
+  CHECK(row["reason"].get<std::string>().find("pipeline stage 0 needs 130.8 GiB") == 0);
   CHECK(out["rows"].empty());
   CHECK(text.out.find("refused, never scored") != std::string::npos);
 }
 
-TEST_CASE("validate: Llama 3 405B at 8K is scored: tight, not refused") {
-  // Published to have run on 80 GB H100s; megasim's stage 1 needs 78.7 GiB and 82.5 with the
-  // 5 % fragmentation margin, so the row is scored and nothing is refused.
+TEST_CASE(
+    "validate: Llama 3 405B at 8K is scored though over megasim's memory model, not refused") {
+  // Published to have run on 80 GB H100s; megasim's stage 1 needs 90.4 GiB of 79.2, and the
+  // row says the run happened (validation.allow_oom), so it is scored and nothing is refused.
   const auto r = run_megasim("validate --json --runs " +
                              shell_quote(MEGASIM_SOURCE_DIR "/validation/published_runs.json"));
   REQUIRE(r.exit_code == 0);
@@ -188,17 +191,28 @@ TEST_CASE("validate: Llama 3 405B at 8K is scored: tight, not refused") {
 
 TEST_CASE("validate: a plan in refused/ that megasim fits is an error, not a silent row") {
   // A folder of validation scenarios whose refused/ holds a plan that fits (Korthikanti's 22B)
-  // or fits tightly (Llama 3 405B at 8K): validate stops with exit 2 and names the file, so
-  // refused/ cannot hide a scored row.
+  // or fits tightly (NVIDIA's Llama 3.1 405B BF16 recipe, given Llama 3's row to score):
+  // validate stops with exit 2 and names the file, so refused/ cannot hide a scored row.
   namespace fs = std::filesystem;
-  for (const std::string scenario : {"korthikanti-22b-full.json", "llama3-405b-8k-8192.json"}) {
+  for (const std::string scenario : {"korthikanti-22b-full.json", "llama31-405b-recipe.json"}) {
     CAPTURE(scenario);
     const fs::path dir =
         fs::temp_directory_path() / ("megasim_refused_" + std::to_string(::getpid()));
     fs::create_directories(dir / "refused");
-    std::ifstream src(MEGASIM_SOURCE_DIR "/scenarios/validation/" + scenario);
-    auto doc = nlohmann::json::parse(src);
-    doc.erase("$schema");
+    nlohmann::json doc;
+    if (scenario == "llama31-405b-recipe.json") {
+      doc = nlohmann::json::parse(R"({"name": "llama31-405b-recipe", "model": "llama3-405b-like",
+        "cluster": "dgx-h100-superpod-6144", "device": "h100-sxm5-80gb",
+        "plan": {"tp": 8, "pp": 9, "vpp": 7, "cp": 2, "dp": 4, "micro_batch": 1,
+                 "global_batch": 252, "sequence_parallel": true, "distributed_optimizer": true,
+                 "recompute": "none"},
+        "optimizations": {"preset": "megatron-core"},
+        "validation": {"run": "llama3-405b-8k-8192", "metric": "mfu_bf16"}})");
+    } else {
+      std::ifstream src(MEGASIM_SOURCE_DIR "/scenarios/validation/" + scenario);
+      doc = nlohmann::json::parse(src);
+      doc.erase("$schema");
+    }
     std::ofstream(dir / "refused" / scenario) << doc.dump();
     const auto r = run_megasim("validate --scenarios " + shell_quote(dir.string()) + " --runs " +
                                shell_quote(MEGASIM_SOURCE_DIR "/validation/published_runs.json"));

@@ -38,10 +38,15 @@ Executor::Executor(const PipelineSchedule& sched, const std::vector<StageCosts>&
       units_.push_back(std::move(u));
     }
   }
-  // Every bucket's all-gather and reduce-scatter, twice over, and a few more.
+  // Every bucket's all-gather and reduce-scatter, twice over, and a few more; under ZeRO-2 a
+  // reduce-scatter of every bucket after every backward pass.
+  const std::size_t rounds =
+      cfg.reduce_every_backward ? static_cast<std::size_t>(sched.micro_batches) : 1;
   for (int s = 0; s < sched.pp; ++s) {
     std::size_t n = 4;
-    for (int c = 0; c < sched.vpp; ++c) n += 4 * static_cast<std::size_t>(buckets(s, c));
+    for (int c = 0; c < sched.vpp; ++c) {
+      n += (2 + 2 * rounds) * static_cast<std::size_t>(buckets(s, c));
+    }
     dp_stride_ = std::max(dp_stride_, n);
   }
   dp_members_ready_.assign(static_cast<std::size_t>(sched.pp) * dp_stride_, 0);
@@ -137,6 +142,11 @@ void Executor::try_compute(int i) {
   Unit& u = units_[i];
   if (u.compute.busy || u.phase == StepPhase::kDone) return;
   if (u.phase == StepPhase::kPasses) {
+    if (cfg_.reduce_every_backward && !cfg_.dp_overlap) {
+      // Blocking ZeRO-2: a pass's reduce-scatters hold the next pass until they are done.
+      if (u.dp.rs_outstanding > 0) return begin_wait(u, Wait::kDp);
+      if (u.compute.waiting == Wait::kDp) end_wait(u, 0);
+    }
     if (cfg_.pp_overlap ? next_pass(i) : next_step(i)) return;
     // All passes done: gradients.
     if (!cfg_.dp_overlap) {
@@ -286,8 +296,15 @@ void Executor::pass_done(int i, const PassId& p) {
   u.finished[slot(p)] = sim_.now().ns();
   const bool last_grad_pass = sched_.split_backward() ? p.pass == Pass::kWeightGrad
                                                       : p.pass == Pass::kBackward;
-  if (last_grad_pass && --u.dp.backward_left[p.chunk] == 0 && cfg_.dp_overlap) {
-    send_rs_buckets(i, p.chunk, buckets(u.s, p.chunk));
+  if (last_grad_pass) {
+    const int left = --u.dp.backward_left[p.chunk];
+    if (left == 0 && cfg_.dp_overlap) {
+      send_rs_buckets(i, p.chunk, buckets(u.s, p.chunk));
+    } else if (left > 0 && cfg_.reduce_every_backward) {
+      // ZeRO-2: this micro-batch's gradients of the chunk, all its buckets at the pass's end.
+      const int n = buckets(u.s, p.chunk);
+      for (int b = 0; b < n; ++b) enqueue_dp(i, DpOp{false, p.chunk, b, n});
+    }
   }
   // Asynchronous PP: hand the output to the consumer pass on the next (forward) or
   // previous (backward) virtual stage, if that lives on another stage. Blocking PP sends it
@@ -320,6 +337,7 @@ void Executor::start_dp(int i) {
   if (u.dp.busy || u.dp.head == u.dp.queue.size()) return;
   u.dp.busy = true;  // reserved: waiting for the rest of the DP group
   const std::size_t key = dp_key(u.s, u.dp.head);
+  assert(key < dp_members_ready_.size() && "more DP collectives than the stride holds");
   if (++dp_members_ready_[key] < (cfg_.full ? cfg_.dp : 1)) return;
   // Every member is at this collective: run it on all of them.
   const DpOp op = u.dp.queue[u.dp.head];

@@ -12,13 +12,16 @@
 //                passes, exchanges that send and receive together and end when every message
 //                is delivered, a send waiting for the receiving stage to post its exchange
 //                (1F1B and interleaved; GPipe and ZB-H1, not written for blocking exchanges,
-//                send eagerly into the receiver's buffer); then a host synchronisation. Gradients are reduce-scattered after the last
-//                backward pass and parameters all-gathered after the optimizer step, both
-//                blocking.
+//                send eagerly into the receiver's buffer); then a host synchronisation. Gradients
+//                are reduce-scattered after the last backward pass and parameters all-gathered
+//                after the optimizer step, both blocking.
 //   MegaScale    PP sends run on their own stream beside compute; each model chunk's gradients
 //                are reduce-scattered as soon as its last backward pass ends, and each chunk's
 //                parameter all-gather is prefetched at the start of the step so that only the
 //                first forward of that chunk waits for it.
+//   ZeRO-2       (reduce_every_backward) each backward pass's gradients are reduce-scattered
+//                when it ends: the last pass's as above, every earlier pass's whole chunk at
+//                its end.
 // While PP or DP communication runs beside a compute pass, compute slows by the interference
 // factor (the rate changes mid-pass; the completion event is rescheduled).
 //
@@ -115,6 +118,11 @@ struct ExecutorNetwork {
 struct ExecutorConfig {
   bool pp_overlap = false;
   bool dp_overlap = false;
+  // ZeRO-2 (plan.zero2): a rank keeps only its shard of the gradients, so every backward pass
+  // of a chunk, not only the last, has its gradients reduce-scattered when it ends (DeepSpeed's
+  // stage 2 and FSDP's SHARD_GRAD_OP outside no_sync alike). Beside compute with dp_overlap;
+  // without it the next pass waits for them.
+  bool reduce_every_backward = false;
   // Without pp_overlap: host-side cost of each blocking exchange (Megatron-LM's device
   // synchronisation), paid on the compute stream once the exchange has completed.
   Time blocking_p2p_overhead;

@@ -60,6 +60,7 @@ ExecutorConfig executor_config(const StepRequest& r, const net::Topology& topolo
   ExecutorConfig cfg;
   cfg.pp_overlap = r.system.pp_overlap;
   cfg.dp_overlap = r.system.dp_overlap;
+  cfg.reduce_every_backward = r.workload.plan.zero2;
   cfg.blocking_p2p_overhead = r.system.blocking_p2p_overhead;
   cfg.interference = profile.interference.compute_slowdown - 1.0;
   cfg.slowest_gpu = profile.fleet_variation.slowest_of(r.workload.plan.gpus());

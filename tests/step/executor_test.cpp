@@ -149,6 +149,34 @@ TEST_CASE("executor: bucketed DP overlap gathers while the first forward runs, s
   CHECK(gated.stages[0].compute == us(30));
 }
 
+TEST_CASE("executor: ZeRO-2 reduce-scatters every backward pass's gradients, not only the last's") {
+  // One stage, three micro-batches: F = 10 us, B = 20 us; all-gather 8 us, reduce-scatter 40.
+  auto s = build_schedule(Schedule::kOneFOneB, 1, 1, 3);
+  auto costs = uniform(1, 1);
+  costs[0].dp_reduce_scatter = {us(40)};
+  costs[0].dp_all_gather = {us(8)};
+  ExecutorConfig cfg;
+  cfg.dp_overlap = true;
+  // ZeRO-1: AG [0,8], F B F B F B [8,98], one RS [98,138].
+  auto once = execute_step(s, costs, cfg);
+  CHECK(once.step_time == us(138));
+  CHECK(once.stages[0].dp_exposed == us(48));
+  // ZeRO-2: RS after B1 [38,78] and after B2, queued behind it [78,118], both beside compute;
+  // B3 ends at 98 and its RS waits for the DP stream [118,158].
+  cfg.reduce_every_backward = true;
+  auto every = execute_step(s, costs, cfg);
+  CHECK(every.step_time == us(158));
+  CHECK(every.stages[0].dp_exposed == us(8 + 60));
+  CHECK(every.stages[0].compute == us(90));
+  // Without overlap each reduce-scatter holds the next pass: F B [0,30], RS [30,70], F B
+  // [70,100], RS [100,140], F B [140,170], then the last RS [170,210] and the AG [210,218].
+  cfg.dp_overlap = false;
+  auto blocking = execute_step(s, costs, cfg);
+  CHECK(blocking.step_time == us(218));
+  CHECK(blocking.stages[0].dp_exposed == us(128));
+  CHECK(blocking.stages[0].compute == us(90));
+}
+
 TEST_CASE("executor: interference slows compute only while communication runs beside it") {
   // One stage, one chunk, m = 1: AG (prefetch) 10 us, then F 10, B 20; RS of 10 starts after
   // B. With dp_overlap the F waits for the AG (nothing overlaps): no slowdown at all.

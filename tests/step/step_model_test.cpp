@@ -174,3 +174,20 @@ TEST_CASE("pricing: every rail's calls where rails share links, one rail's where
   CHECK(rails_on("llama3-h100-24576") == 8);
   CHECK(rails_on("jean-zay-a100-384") == 8);
 }
+
+TEST_CASE("step model: ZeRO-2 reduce-scatters each micro-batch's gradients, ZeRO-1 once a step") {
+  // 16 micro-batches a replica, two chunks a stage: ZeRO-2 runs 16 reduce-scatters a chunk
+  // where ZeRO-1 runs one. MegaScale overlaps them with compute; Megatron-LM waits for each.
+  Fixture f;
+  for (const std::string preset : {"megascale", "megatron-lm"}) {
+    INFO(preset);
+    const auto one = f.predict(f.request(preset));
+    const auto two = f.predict(f.request(preset, [](auto& p) { p.zero2 = true; }));
+    const Time dp_one = one.breakdown.dp_exposed + one.dp_hidden;
+    const Time dp_two = two.breakdown.dp_exposed + two.dp_hidden;
+    CHECK(dp_two > dp_one * 4.0);
+    CHECK(two.step_time > one.step_time);
+    CHECK(two.breakdown.compute.to_seconds() ==
+          doctest::Approx(one.breakdown.compute.to_seconds()).epsilon(1e-9));
+  }
+}

@@ -71,7 +71,8 @@ class ProgressBar {
 };
 
 // What a search needs before its ranks first talk: the inputs, the options and the results
-// file. Every failure of bad input comes from here, on every rank alike.
+// file. Every check of the user's input is made here (the search's options included:
+// plan::check_search_options), on every rank alike.
 struct PreparedSearch {
   io::Inputs inputs;
   plan::SearchOptions options;
@@ -102,6 +103,7 @@ std::unique_ptr<PreparedSearch> prepare_search(const SearchCliOptions& o) {
   options.top_k = o.top;
   options.limits.max_events = o.max_events;
   options.stop_after = o.stop_after;
+  plan::check_search_options(prepared->inputs, options);
 
   if (o.results) {
     // The results file is appended to: never one the search reads.
@@ -149,26 +151,6 @@ void search_on(const MpiShare& mpi, const SearchCliOptions& o, PreparedSearch& p
   io::write_stdout(o.json ? reports::search_json(r) : reports::search_text(r));
 }
 
-// The status main() gives an exception: 2 for bad input, 1 for anything else.
-int exit_status(const std::exception_ptr& e) {
-  try {
-    std::rethrow_exception(e);
-  } catch (const InputError&) {
-    return 2;
-  } catch (...) {
-    return 1;
-  }
-}
-
-// What main() prints for the exception, on stderr.
-void say_refusal(const std::exception_ptr& e, int status) {
-  try {
-    std::rethrow_exception(e);
-  } catch (const std::exception& x) {
-    std::fprintf(stderr, "megasim: %s: %s\n", status == 2 ? "error" : "internal error", x.what());
-  }
-}
-
 void run_search(const SearchCliOptions& o) {
   MpiShare mpi;  // one process unless launched by mpirun
   std::unique_ptr<PreparedSearch> prepared;
@@ -183,8 +165,12 @@ void run_search(const SearchCliOptions& o) {
   // end with the same status and say nothing.
   if (mpi.count(refused != nullptr) == mpi.size()) {
     if (mpi.size() == 1) std::rethrow_exception(refused);
-    const int status = exit_status(refused);
-    if (mpi.rank() == 0) say_refusal(refused, status);
+    int status = 1;
+    try {
+      std::rethrow_exception(refused);
+    } catch (const std::exception& e) {
+      status = mpi.rank() == 0 ? report_error(e) : exit_status(e);
+    }
     mpi.count(false);
     throw QuietExit{status};
   }
@@ -194,12 +180,7 @@ void run_search(const SearchCliOptions& o) {
   } catch (const std::exception& e) {
     // One rank failing alone would leave the others waiting in a gather: say why, then take
     // the job down with the status main() would give.
-    if (mpi.size() > 1) {
-      const bool input = dynamic_cast<const InputError*>(&e) != nullptr;
-      std::fprintf(stderr, "megasim: %s (rank %d): %s\n", input ? "error" : "internal error",
-                   mpi.rank(), e.what());
-      mpi.abort(input ? 2 : 1);
-    }
+    if (mpi.size() > 1) mpi.abort(report_error(e, mpi.rank()));
     throw;
   }
 }

@@ -6,6 +6,8 @@
 // refusal rank 0 has already said (cmd_search.cpp).
 #pragma once
 
+#include <exception>
+
 #include <CLI/CLI.hpp>
 
 namespace megasim::cli {
@@ -13,6 +15,12 @@ namespace megasim::cli {
 struct QuietExit {
   int status;
 };
+
+// The exit status of a command's failure: 2 for bad input (InputError), 1 for anything else.
+int exit_status(const std::exception& e);
+// Says it on stderr as main() does ("megasim: error: ..." or "megasim: internal error: ...";
+// with a rank >= 0, "(rank N)" after the kind) and returns exit_status(e).
+int report_error(const std::exception& e, int rank = -1);
 
 void add_simulate_command(CLI::App& app);
 void add_inspect_command(CLI::App& app);

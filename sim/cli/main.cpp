@@ -6,7 +6,6 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/commands.h"
-#include "engine/error.h"
 
 #ifndef MEGASIM_VERSION
 #define MEGASIM_VERSION "unknown"
@@ -34,12 +33,8 @@ int main(int argc, char** argv) {
     // Bad arguments are bad input like any other: the same prefix and status.
     std::fprintf(stderr, "megasim: error: %s\nRun with --help for more information.\n", e.what());
     return 2;
-  } catch (const megasim::InputError& e) {
-    std::fprintf(stderr, "megasim: error: %s\n", e.what());
-    return 2;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "megasim: internal error: %s\n", e.what());
-    return 1;
+    return megasim::cli::report_error(e);
   }
   return 0;
 }

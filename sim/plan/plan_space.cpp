@@ -315,6 +315,10 @@ class Walker {
 
 }  // namespace
 
+void check_restrictions(const std::vector<Axis>& restrict) {
+  (void)read_restrictions(restrict);
+}
+
 Space enumerate_space(const io::Inputs& in, const SpaceOptions& o) {
   const Restrictions r = read_restrictions(o.restrict);
   const std::vector<std::int64_t> gpu_counts =

@@ -68,6 +68,8 @@ std::vector<std::int64_t> parse_gpus(const std::string& spec);
 // Enumerates and prunes the space of `inputs`' model on its cluster. InputError for an
 // unknown key or an unreadable value in options.restrict.
 Space enumerate_space(const io::Inputs& inputs, const SpaceOptions& options);
+// The same InputError, without enumerating: every check enumerate_space makes of its options.
+void check_restrictions(const std::vector<Axis>& restrict);
 
 // The canonical key of a plan under a system (the switches that differ from `base` named).
 std::string canonical_key(const workload::ParallelPlan& p, const step::SystemOptions& system,

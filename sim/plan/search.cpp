@@ -218,6 +218,11 @@ FigureMap event_stage(const io::Inputs& in, const SearchOptions& o, const Search
 
 }  // namespace
 
+void check_search_options(const io::Inputs& in, const SearchOptions& o) {
+  check_objective(in, o);
+  check_restrictions(o.space.restrict);
+}
+
 SearchResult search(const io::Inputs& in, const SearchOptions& o, const SearchShare& share) {
   check_objective(in, o);
   SearchResult r;

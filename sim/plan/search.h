@@ -87,6 +87,10 @@ struct SearchResult {
 double objective_value(Objective o, const io::Inputs& inputs, const Candidate& c,
                        const StepFigures& f);
 
+// Every check search() makes of its options before it searches (InputError), on its own: so
+// the ranks of an mpirun job can agree that all of them refuse before any of them searches.
+void check_search_options(const io::Inputs& inputs, const SearchOptions& options);
+
 SearchResult search(const io::Inputs& inputs, const SearchOptions& options,
                     const SearchShare& share = {});
 

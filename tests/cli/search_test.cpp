@@ -154,11 +154,13 @@ TEST_CASE("cli: mpirun -np 2 search prints the bytes one process does, and resum
   CHECK(resumed.out == run_megasim("search " + kScenario + " --top 6").out);
   CHECK(lines_of(results) == 7);  // the best 6 and the scenario's own plan
   // Bad input on every rank: said once, as one process says it, and the job ends with exit 2,
-  // not a hang.
-  const auto refused = run_megasim("search " + kScenario + " --objective nope");
-  REQUIRE(refused.exit_code == 2);
-  for (int i = 0; i < 3; ++i) {  // whichever rank gets there first
-    const int status = std::system((mpi + " search " + kScenario + " --objective nope >" +
+  // not a hang. An unknown objective, and the option checks the search itself makes (a top of
+  // 0, an unreadable restriction).
+  for (const std::string bad : {"--objective nope", "--top 0", "--vary tp=x"}) {
+    CAPTURE(bad);
+    const auto refused = run_megasim("search " + kScenario + " " + bad);
+    REQUIRE(refused.exit_code == 2);
+    const int status = std::system((mpi + " search " + kScenario + " " + bad + " >" +
                                     shell_quote(out.string()) + " 2>" + shell_quote(err.string()))
                                        .c_str());
     CHECK(WIFEXITED(status));

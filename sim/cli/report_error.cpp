@@ -1,0 +1,26 @@
+// How a command's failure reaches the user (cli/commands.h): one paragraph on stderr and the
+// exit status, the same for main() and for the ranks of an mpirun search.
+#include <cstdio>
+#include <exception>
+
+#include "cli/commands.h"
+#include "engine/error.h"
+
+namespace megasim::cli {
+
+int exit_status(const std::exception& e) {
+  return dynamic_cast<const InputError*>(&e) != nullptr ? 2 : 1;
+}
+
+int report_error(const std::exception& e, int rank) {
+  const int status = exit_status(e);
+  const char* kind = status == 2 ? "error" : "internal error";
+  if (rank >= 0) {
+    std::fprintf(stderr, "megasim: %s (rank %d): %s\n", kind, rank, e.what());
+  } else {
+    std::fprintf(stderr, "megasim: %s: %s\n", kind, e.what());
+  }
+  return status;
+}
+
+}  // namespace megasim::cli

@@ -91,6 +91,7 @@ std::string inspect_json(const plan::Inspection& i) {
                       {"ops_per_step", table_json(st.per_step)},
                       {"memory", memory_json(st.memory)},
                       {"fits", st.fit != workload::Fit::kDoesNotFit},
+                      {"over_device", st.fit == workload::Fit::kDoesNotFit},
                       {"tight", st.fit == workload::Fit::kTight}});
   }
   const auto& f = i.flops;

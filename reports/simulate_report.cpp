@@ -192,15 +192,15 @@ std::string memory_text(const step::StepPrediction& p, Bytes capacity) {
     if (over && (!most_over || m.required() > most_over->required())) most_over = &m;
   }
   if (most_over) {
-    // Only a validation scenario whose publication ran the plan gets here (validation.allow_oom).
+    // Only a validation row whose published run ran a plan over megasim's memory model gets
+    // here (validation.allow_oom), with a plan that needs no more than that one.
     const workload::MemoryEstimate& m = *most_over;
     s += fmt::format(
         "  over: stage {} needs {:.1f} of the device's {:.1f} GiB without the fragmentation "
-        "margin; the published run ran this plan, so megasim's memory model overstates it by at "
-        "least {:.1f} GiB (validation.allow_oom: simulated, not refused)\n",
-        m.stage, gib(m.required()), gib(capacity), gib(m.required()) - gib(capacity));
-  }
-  if (tightest) {
+        "margin; the published run's plan needs as much by this count and ran, so megasim's "
+        "memory model overstates it (validation.allow_oom: simulated, not refused)\n",
+        m.stage, gib(m.required()), gib(capacity));
+  } else if (tightest) {
     const workload::MemoryEstimate& m = *tightest;
     const double room = gib(capacity) - gib(m.required());
     const double tensors = gib(m.tensors());

@@ -45,8 +45,10 @@ struct ValidationSettings {
   // whose counting convention the publication does not state, shown beside the prediction but
   // left out of every error statistic and of the error bands.
   std::string role = "check";
-  // The published run ran this plan: a stage megasim's memory model puts over the device is
-  // reported (by how much), not refused, so the step the publication timed is still simulated.
+  // The published run ran this plan though megasim's memory model puts a stage over the
+  // device: the plan, and any variant needing no more memory a GPU, is simulated with the
+  // stages marked over instead of refused (plan::assemble_workload), so the step the
+  // publication timed is scored.
   bool allow_oom = false;
 };
 

@@ -147,6 +147,12 @@ std::vector<RefusedRow> refused_rows(const io::Json& runs, const fs::path& dir, 
   for (const auto& f : scenario_files(dir)) {
     const io::Scenario s = io::load_scenario(f, {}, nullptr, read);
     if (!s.validation) continue;
+    if (s.validation->allow_oom) {
+      throw InputError(fmt::format(
+          "{}: sets validation.allow_oom, which scores a plan over megasim's memory model; "
+          "refused/ holds plans never scored: remove the key or move the file out of refused/",
+          f.string()));
+    }
     RefusedRow row{s.name, s.validation->run, s.validation->metric, s.optimizations.preset,
                    published_source(runs, s.validation->run),
                    published_metric(runs, *s.validation, f.string()), ""};

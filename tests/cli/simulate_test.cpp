@@ -233,8 +233,9 @@ TEST_CASE(
     "cli: a published plan over megasim's memory model is simulated only when its row says so") {
   // Llama 3 405B at 8K ran on 80 GB H100s with an fp32 gradient buffer; megasim's memory model
   // puts stage 1 at 90.4 GiB. The validation scenario says the run happened
-  // (validation.allow_oom): simulated, the stages over the device marked and the shortfall
-  // stated. Without it the same plan is refused, as any plan over the device is.
+  // (validation.allow_oom): simulated, the stages over the device marked, the tight note of a
+  // model that overstates the run left out. A variant needing more (micro-batch 2) is refused,
+  // and without the key so is the published plan, as any plan over the device is.
   const std::string s = megasim::test::shell_quote(
       MEGASIM_SOURCE_DIR "/scenarios/validation/llama3-405b-8k-8192.json");
   const auto json = run_megasim("simulate --json " + s);
@@ -247,8 +248,14 @@ TEST_CASE(
   REQUIRE(text.exit_code == 0);
   CHECK(text.out.find("94.8  over") != std::string::npos);
   CHECK(text.out.find("over: stage 1 needs 90.4 of the device's 79.2 GiB without the "
-                      "fragmentation margin; the published run ran this plan, so megasim's "
-                      "memory model overstates it by at least 11.2 GiB") != std::string::npos);
+                      "fragmentation margin; the published run's plan needs as much by this "
+                      "count and ran") != std::string::npos);
+  CHECK(text.out.find("tight:") == std::string::npos);
+  const auto more = run_megasim("simulate " + s + " --set plan.micro_batch=2");
+  CHECK(more.exit_code == 2);
+  CHECK(more.err.find("pipeline stage 0 needs 130.8 GiB per GPU") != std::string::npos);
+  CHECK(more.err.find("validation.allow_oom runs a plan up to the 90.4 GiB the published one "
+                      "needs, not more") != std::string::npos);
   const auto refused = run_megasim("simulate " + s + " --set validation.allow_oom=false");
   CHECK(refused.exit_code == 2);
   CHECK(refused.err.find("pipeline stage 0 needs 81.7 GiB per GPU") != std::string::npos);

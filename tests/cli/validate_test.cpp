@@ -222,3 +222,21 @@ TEST_CASE("validate: a plan in refused/ that megasim fits is an error, not a sil
     CHECK(r.err.find("refused/" + scenario) != std::string::npos);
   }
 }
+
+TEST_CASE("validate: a plan in refused/ that says its run happened (allow_oom) is an error") {
+  // refused/ holds plans never scored; validation.allow_oom scores one over the memory model.
+  namespace fs = std::filesystem;
+  const fs::path dir =
+      fs::temp_directory_path() / ("megasim_refused_oom_" + std::to_string(::getpid()));
+  fs::create_directories(dir / "refused");
+  std::ifstream src(MEGASIM_SOURCE_DIR "/scenarios/validation/llama3-405b-8k-8192.json");
+  auto doc = nlohmann::json::parse(src);
+  doc.erase("$schema");
+  std::ofstream(dir / "refused" / "llama3.json") << doc.dump();
+  const auto r = run_megasim("validate --scenarios " + shell_quote(dir.string()) + " --runs " +
+                             shell_quote(MEGASIM_SOURCE_DIR "/validation/published_runs.json"));
+  fs::remove_all(dir);
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("refused/llama3.json: sets validation.allow_oom") != std::string::npos);
+  CHECK(r.out.empty());
+}

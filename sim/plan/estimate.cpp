@@ -227,7 +227,9 @@ AnalyticEstimator::DpParts AnalyticEstimator::dp_parts(const Candidate& c, const
                                                        int stage) {
   const workload::ParallelPlan& p = c.plan;
   const workload::ModelSpec& model = inputs_.model;
-  // The critical stage's gradients and, with the distributed optimizer, its parameters.
+  // The critical stage's gradients and, with the distributed optimizer, its parameters. Once a
+  // step: the space has no ZeRO-2 plan (plan_space.cpp), whose reduce-scatter of every
+  // micro-batch (step/executor.h) this estimate would leave out.
   const auto params = static_cast<double>(workload::stage_parameters_per_rank(model, p, stage));
   const double grad_bytes = workload::gradient_bytes(p);
   const bool sharded = p.distributed_optimizer;

@@ -337,7 +337,7 @@ void Executor::start_dp(int i) {
   if (u.dp.busy || u.dp.head == u.dp.queue.size()) return;
   u.dp.busy = true;  // reserved: waiting for the rest of the DP group
   const std::size_t key = dp_key(u.s, u.dp.head);
-  assert(key < dp_members_ready_.size() && "more DP collectives than the stride holds");
+  assert(u.dp.head < dp_stride_ && "more DP collectives on a stage than the stride holds");
   if (++dp_members_ready_[key] < (cfg_.full ? cfg_.dp : 1)) return;
   // Every member is at this collective: run it on all of them.
   const DpOp op = u.dp.queue[u.dp.head];

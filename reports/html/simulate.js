@@ -73,7 +73,7 @@
     const over = m.filter((s) => s.over_device).map((s) => s.stage);
     const overNote = over.length === 0 ? '' : ` Over: stage${over.length > 1 ? 's' : ''} ` +
       `${over.join(', ')} exceed the device even without the margin; the published run ran ` +
-      'this plan, so the memory model overstates it (validation.allow_oom).';
+      'a plan that needs as much, so the memory model overstates it (validation.allow_oom).';
     const card = section('Memory per GPU by pipeline stage',
       `Against the device's ${fmt.num(d.device.memory_gib, 1)} GiB (dashed line).${note}${overNote}`);
     chart(card, {

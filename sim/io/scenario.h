@@ -46,9 +46,9 @@ struct ValidationSettings {
   // left out of every error statistic and of the error bands.
   std::string role = "check";
   // The published run ran this plan though megasim's memory model puts a stage over the
-  // device: the plan, and any variant needing no more memory a GPU, is simulated with the
-  // stages marked over instead of refused (plan::assemble_workload), so the step the
-  // publication timed is scored.
+  // device: the plan, and any variant over its device by no more than the published plan is,
+  // is simulated with the stages marked over instead of refused (plan::assemble_workload), so
+  // the step the publication timed is scored. Honoured only where the file as written sets it.
   bool allow_oom = false;
 };
 

@@ -58,8 +58,9 @@ double memory_headroom_gib(const Variant& v);
 // A feasible variant with a stage that fits only without the fragmentation margin
 // (workload::Fit::kTight), and none over the device.
 bool tight(const Variant& v);
-// A variant simulated with a stage over the device memory: only a validation scenario whose
-// publication ran its plan gets one (validation.allow_oom), and its variants inherit it.
+// A variant simulated with a stage over the device memory: only a variant of a validation
+// scenario whose publication ran its plan (validation.allow_oom) gets one, and only when it is
+// over its device by no more than that plan is (plan::assemble_workload).
 bool over_device(const Variant& v);
 // Sets `pareto` on every variant: the front of step time (lower) against memory headroom
 // (higher).

@@ -254,8 +254,19 @@ TEST_CASE(
   const auto more = run_megasim("simulate " + s + " --set plan.micro_batch=2");
   CHECK(more.exit_code == 2);
   CHECK(more.err.find("pipeline stage 0 needs 130.8 GiB per GPU") != std::string::npos);
-  CHECK(more.err.find("validation.allow_oom runs a plan up to the 90.4 GiB the published one "
-                      "needs, not more") != std::string::npos);
+  CHECK(more.err.find("validation.allow_oom runs a plan over the device by at most the 11.2 GiB "
+                      "the published one is, not more") != std::string::npos);
+  // Not carried to a smaller device: the published run says nothing of it.
+  const auto smaller = run_megasim("simulate " + s + " --set device=a100-sxm4-40gb");
+  CHECK(smaller.exit_code == 2);
+  // Nor switched on by --set where the file does not say it.
+  const auto full = megasim::test::shell_quote(MEGASIM_SOURCE_DIR "/tests/data/full_scenario.json");
+  const auto plain = run_megasim("simulate " + full);
+  const auto set_on = run_megasim("simulate " + full +
+                                  " --set validation.run=x --set "
+                                  "validation.metric=mfu --set validation.allow_oom=true");
+  CHECK(plain.exit_code == 2);
+  CHECK(set_on.exit_code == 2);
   const auto refused = run_megasim("simulate " + s + " --set validation.allow_oom=false");
   CHECK(refused.exit_code == 2);
   CHECK(refused.err.find("pipeline stage 0 needs 81.7 GiB per GPU") != std::string::npos);

@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "recipe_scenario.h"
 #include "run_command.h"
 
 using megasim::test::read_all;
@@ -222,12 +223,7 @@ TEST_CASE("cli: search and compare keep a tight plan and mark it; one that canno
   // NVIDIA's Llama 3.1 405B BF16 recipe (TP 8, PP 9, VP 7, CP 2): tight at micro-batch 1,
   // refused at 2 (113.3 GiB without the margin).
   const fs::path recipe = temp_file("llama31-405b-recipe.json");
-  std::ofstream(recipe) << R"({"name": "llama31-405b-recipe", "model": "llama3-405b-like",
-    "cluster": "dgx-h100-superpod-6144", "device": "h100-sxm5-80gb",
-    "plan": {"tp": 8, "pp": 9, "vpp": 7, "cp": 2, "dp": 4, "micro_batch": 1,
-             "global_batch": 504, "sequence_parallel": true, "distributed_optimizer": true,
-             "recompute": "none"},
-    "optimizations": {"preset": "megatron-core"}})";
+  std::ofstream(recipe) << megasim::test::kTightRecipeScenario;
   const auto c = run_megasim("compare --json " + shell_quote(recipe.string()) +
                              " --vary plan.micro_batch=1,2");
   REQUIRE(c.exit_code == 0);

@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "recipe_scenario.h"
 #include "run_command.h"
 
 using megasim::test::run_megasim;
@@ -204,12 +205,7 @@ TEST_CASE("cli: a plan that fits only without the fragmentation margin runs, mar
   const fs::path dir = fs::temp_directory_path() / ("megasim_tight_" + std::to_string(::getpid()));
   fs::create_directories(dir);
   const fs::path file = dir / "llama31-405b-recipe.json";
-  std::ofstream(file) << R"({"name": "llama31-405b-recipe", "model": "llama3-405b-like",
-    "cluster": "dgx-h100-superpod-6144", "device": "h100-sxm5-80gb",
-    "plan": {"tp": 8, "pp": 9, "vpp": 7, "cp": 2, "dp": 4, "micro_batch": 1,
-             "global_batch": 252, "sequence_parallel": true, "distributed_optimizer": true,
-             "recompute": "none"},
-    "optimizations": {"preset": "megatron-core"}})";
+  std::ofstream(file) << megasim::test::kTightRecipeScenario;
   const std::string s = megasim::test::shell_quote(file.string());
   const auto text = run_megasim("simulate " + s);
   REQUIRE(text.exit_code == 0);

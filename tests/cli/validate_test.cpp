@@ -21,6 +21,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "recipe_scenario.h"
 #include "run_command.h"
 
 using megasim::test::run_megasim;
@@ -201,13 +202,8 @@ TEST_CASE("validate: a plan in refused/ that megasim fits is an error, not a sil
     fs::create_directories(dir / "refused");
     nlohmann::json doc;
     if (scenario == "llama31-405b-recipe.json") {
-      doc = nlohmann::json::parse(R"({"name": "llama31-405b-recipe", "model": "llama3-405b-like",
-        "cluster": "dgx-h100-superpod-6144", "device": "h100-sxm5-80gb",
-        "plan": {"tp": 8, "pp": 9, "vpp": 7, "cp": 2, "dp": 4, "micro_batch": 1,
-                 "global_batch": 252, "sequence_parallel": true, "distributed_optimizer": true,
-                 "recompute": "none"},
-        "optimizations": {"preset": "megatron-core"},
-        "validation": {"run": "llama3-405b-8k-8192", "metric": "mfu_bf16"}})");
+      doc = nlohmann::json::parse(megasim::test::kTightRecipeScenario);
+      doc["validation"] = {{"run", "llama3-405b-8k-8192"}, {"metric", "mfu_bf16"}};
     } else {
       std::ifstream src(MEGASIM_SOURCE_DIR "/scenarios/validation/" + scenario);
       doc = nlohmann::json::parse(src);

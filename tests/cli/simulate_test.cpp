@@ -255,6 +255,8 @@ TEST_CASE(
   // Not carried to a smaller device: the published run says nothing of it.
   const auto smaller = run_megasim("simulate " + s + " --set device=a100-sxm4-40gb");
   CHECK(smaller.exit_code == 2);
+  CHECK(smaller.err.find("but the device has 40.0 GiB") != std::string::npos);
+  CHECK(smaller.err.find("by at most the 11.2 GiB the published one is") != std::string::npos);
   // Nor switched on by --set where the file does not say it.
   const auto full = megasim::test::shell_quote(MEGASIM_SOURCE_DIR "/tests/data/full_scenario.json");
   const auto plain = run_megasim("simulate " + full);
@@ -263,6 +265,8 @@ TEST_CASE(
                                   "validation.metric=mfu --set validation.allow_oom=true");
   CHECK(plain.exit_code == 2);
   CHECK(set_on.exit_code == 2);
+  CHECK(set_on.err.find("pipeline stage 0 needs 102.4 GiB per GPU") != std::string::npos);
+  CHECK(set_on.err.find("validation.allow_oom") == std::string::npos);
   const auto refused = run_megasim("simulate " + s + " --set validation.allow_oom=false");
   CHECK(refused.exit_code == 2);
   CHECK(refused.err.find("pipeline stage 0 needs 81.7 GiB per GPU") != std::string::npos);

@@ -161,8 +161,14 @@ Time KernelCostModel::model_memory_time(Bytes moved) const {
 }
 
 Time KernelCostModel::model_gemm_compute_time(const GemmShape& g, double efficiency) const {
+  return model_gemm_compute_time(g, efficiency, profile_.sm_count);
+}
+
+Time KernelCostModel::model_gemm_compute_time(const GemmShape& g, double efficiency,
+                                              std::int64_t sms) const {
   const FlopsPerSec peak = profile_.peak_for(g.dtype);
-  const std::int64_t sms = std::max(profile_.sm_count, 1);
+  const std::int64_t device_sms = std::max(profile_.sm_count, 1);
+  sms = std::clamp<std::int64_t>(sms, 1, device_sms);
   // Each SM runs one tile at a time at its share of the peak; a partial last wave costs a
   // full wave. cuBLAS's heuristics pick among tile shapes; the cheapest candidate stands in.
   double best = std::numeric_limits<double>::infinity();
@@ -170,7 +176,7 @@ Time KernelCostModel::model_gemm_compute_time(const GemmShape& g, double efficie
     const std::int64_t tiles = ceil_div(g.m, t.m) * ceil_div(g.n, t.n) * g.batch;
     const std::int64_t waves = ceil_div(tiles, sms);
     const double wave_flops = 2.0 * static_cast<double>(t.m * t.n) * static_cast<double>(g.k);
-    const double per_sm = peak.value() / static_cast<double>(sms) * efficiency;
+    const double per_sm = peak.value() / static_cast<double>(device_sms) * efficiency;
     best = std::min(best, static_cast<double>(waves) * wave_flops / per_sm);
   }
   return Time::from_seconds(best);
@@ -183,6 +189,19 @@ Time KernelCostModel::model_gemm_time(const GemmShape& g) const {
       model_gemm_compute_time(g, profile_.gemm.efficiency_for(g.flops()) * k_factor);
   const Time memory = model_memory_time(g.bytes_moved());
   return std::max(compute, memory) + profile_.gemm.launch_overhead;
+}
+
+KernelCost KernelCostModel::gemm_on_sms(const GemmShape& g, std::int64_t sms) const {
+  const KernelCost all = gemm(g);
+  if (sms >= profile_.sm_count) return all;
+  const double k = static_cast<double>(g.k);
+  const double efficiency =
+      profile_.gemm.efficiency_for(g.flops()) * k / (k + profile_.gemm.k_half);
+  const Time full = model_gemm_compute_time(g, efficiency);
+  const Time fewer = model_gemm_compute_time(g, efficiency, sms);
+  if (full.ns() <= 0) return all;
+  return {all.time * (static_cast<double>(fewer.ns()) / static_cast<double>(full.ns())),
+          all.source};
 }
 
 KernelCost KernelCostModel::gemm(const GemmShape& g) const {

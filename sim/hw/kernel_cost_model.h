@@ -57,6 +57,10 @@ class KernelCostModel {
 
   KernelCost cost(const KernelShape& shape) const;
   KernelCost gemm(const GemmShape& g) const;
+  // The GEMM with only `sms` of the device's SMs (the others running a collective's kernel, as
+  // Transformer Engine's userbuffers reserve them): gemm(g) scaled by the model's ratio of the
+  // two wave counts. `sms` at or above the device's count is gemm(g).
+  KernelCost gemm_on_sms(const GemmShape& g, std::int64_t sms) const;
   KernelCost attention(const AttentionShape& a) const;
   KernelCost memory(const MemoryShape& m) const;
 
@@ -65,6 +69,7 @@ class KernelCostModel {
   // Its compute part at a given efficiency, without launch overhead or memory floor: the
   // quantity the GEMM fit scales (time = overhead + compute_time(1) / efficiency).
   Time model_gemm_compute_time(const GemmShape& g, double efficiency) const;
+  Time model_gemm_compute_time(const GemmShape& g, double efficiency, std::int64_t sms) const;
   Time model_memory_time(Bytes moved) const;
   // The analytical fused attention time alone (no table), and its compute part at a given
   // efficiency (hardware FLOPs over the dense peak, without launch overhead or memory floor):

@@ -138,6 +138,15 @@ step::SystemOptions load_system_file(const std::filesystem::path& file, FilesRea
     c->string("source");
     c->finish();
   }
+  if (auto d = r.optional_object("tp_overlap_decomposition")) {
+    s.tp_decomposition.enabled = d->boolean_or("enabled", false);
+    s.tp_decomposition.pipeline_splits = static_cast<int>(d->integer("pipeline_splits", 1, 64));
+    s.tp_decomposition.pipeline_comm_sms =
+        static_cast<int>(d->integer("pipeline_comm_sms", 0, 1024));
+    s.tp_decomposition.bulk_comm_sms = static_cast<int>(d->integer("bulk_comm_sms", 0, 1024));
+    d->string("source");
+    d->finish();
+  }
   if (auto e = r.optional_object("pipeline_engine")) {
     s.pipe_engine.partitioned_transfers = e->boolean_or("partitioned_transfers", false);
     s.pipe_engine.bf16_optimizer = e->boolean_or("bf16_optimizer", false);

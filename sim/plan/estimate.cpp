@@ -30,6 +30,7 @@ std::uint32_t system_bits(const step::SystemOptions& s) {
   if (s.backward_tp_overlap) bits |= 1u << 24;
   if (s.pipe_engine.partitioned_transfers) bits |= 1u << 25;
   if (s.pipe_engine.bf16_optimizer) bits |= 1u << 26;
+  if (s.tp_decomposition.enabled) bits |= 1u << 27;
   return bits;
 }
 

@@ -277,10 +277,10 @@ Time Pricer::pass_time(const std::vector<Op>& ops, bool backward, PricingTally& 
       if (ops[i].comm() && is_sharded_dp(ops[i].comm()->group)) sharded = true;
       continue;
     }
-    const Time g = cost[static_cast<std::size_t>(partner[i])];
-    const Time slowed = g * interference_;
+    const auto j = static_cast<std::size_t>(partner[i]);
+    const Time g = cost[j];
     const Time c = cost[i];
-    const Time pair = std::max(slowed, c) + Time::from_ns(std::min(slowed, c).ns() / plan_.tp);
+    const Time pair = overlapped_pair(ops[i], ops[j], g, c);
     share[i] = pair;
     tp_exposed += pair - g;
     tally.tp_hidden += c - (pair - g);
@@ -291,6 +291,28 @@ Time Pricer::pass_time(const std::vector<Op>& ops, bool backward, PricingTally& 
   Time total;
   for (std::size_t i = 0; i < n; ++i) total += share[i];
   return total;
+}
+
+Time Pricer::overlapped_pair(const Op& comm, const Op& gemm, Time g, Time c) const {
+  const SystemOptions::TpDecomposition& d = system_.tp_decomposition;
+  if (!d.enabled || comm.layer < 0) {
+    // Whole: the GEMM slowed by the collective's kernels, the collective pipelined in tp chunks.
+    const Time slowed = g * interference_;
+    return std::max(slowed, c) + Time::from_ns(std::min(slowed, c).ns() / plan_.tp);
+  }
+  const hw::GemmShape& shape = std::get<hw::GemmShape>(*gemm.kernel());
+  const std::int64_t sms = kernels_.profile().sm_count;
+  if (!comm.tp_feeds_gemm) {  // bulk: side by side, on SMs split between them
+    return std::max(kernels_.gemm_on_sms(shape, sms - d.bulk_comm_sms).time, c);
+  }
+  const bool ring = comm.comm()->kind == CollectiveOp::kAllGather;
+  const int pieces = ring ? plan_.tp : d.pipeline_splits;
+  hw::GemmShape piece = shape;
+  piece.m = (shape.m + pieces - 1) / pieces;
+  const Time pieces_time =
+      ring ? kernels_.gemm(piece).time * pieces * interference_
+           : kernels_.gemm_on_sms(piece, sms - d.pipeline_comm_sms).time * pieces;
+  return std::max(pieces_time, c) + Time::from_ns(std::min(pieces_time, c).ns() / pieces);
 }
 
 StageCosts Pricer::price(const workload::StageProgram& stage, PricingTally& tally) {

@@ -48,6 +48,22 @@ struct SystemOptions {
   // ring steps) or before it, exposed (an all-gather first, as Llama 3 and Transformer
   // Engine's AttnFuncWithCPAndKVAllGather do).
   bool cp_overlap = false;
+  // With tp_overlap, how the overlapped pairs are cut (Transformer Engine's userbuffers,
+  // --tp-comm-overlap; its defaults in transformer_engine/pytorch/module/base.py,
+  // initialize_ub). Off: each pair runs whole, the GEMM slowed by the profile's interference
+  // (MegaScale's fused kernels). On, by Op::tp_feeds_gemm and the pass:
+  // - ring_exchange (an all-gather feeding its GEMM): the GEMM runs as tp pieces, one per
+  //   rank's chunk as it arrives, the exchange on the copy engines beside it;
+  // - pipeline (the forward's reduce-scatter of a GEMM's output): pipeline_splits pieces, each
+  //   piece's reduce-scatter beside the next piece, on pipeline_comm_sms SMs the GEMM cannot use;
+  // - bulk (the backward's re-gather and gradient reduce-scatter beside an unrelated GEMM):
+  //   the collective on bulk_comm_sms SMs, the GEMM whole on the rest.
+  struct TpDecomposition {
+    bool enabled = false;
+    int pipeline_splits = 4;
+    int pipeline_comm_sms = 16;
+    int bulk_comm_sms = 16;
+  } tp_decomposition;
   // Sharded data parallelism (plan.zero3: ZeRO-3, FSDP full shard) as the framework runs it.
   // Inside a pass each layer's parameters are all-gathered before its compute and its gradients
   // reduce-scattered after its backward, on the DP communicator (sharded_pass.h):

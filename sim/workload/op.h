@@ -54,6 +54,13 @@ struct Op {
   // before a column-parallel GEMM, reduce-scatter after a row-parallel one, and the backward
   // collectives Megatron already issues asynchronously next to dgrad/wgrad).
   bool tp_overlappable = false;
+  // Of those, one whose data is the adjacent GEMM's: an all-gather whose output the next GEMM
+  // reads (before QKV and fc1, and the output gradient's before the row-parallel dgrad), or a
+  // reduce-scatter of the previous GEMM's output (after the attention output and fc2). A
+  // framework can cut such a pair into chunks and pipeline them (Transformer Engine's
+  // ring_exchange and pipeline methods); the others (the backward's input re-gather and
+  // gradient reduce-scatter) can only run beside their GEMM (its bulk method).
+  bool tp_feeds_gemm = false;
   int layer = -1;  // transformer layer index; -1 for embedding, logits and optimizer work
   // Work of the framework's pipeline engine rather than of the model (pipe_engine_ops.h),
   // reported apart (StepPrediction::pipe_engine).

@@ -167,6 +167,7 @@ void tp_enter_forward(const LayerContext& c, std::vector<Op>& out, int layer,
   if (c.t > 1 && c.plan.sequence_parallel) {
     add_comm(out, layer, what + " all-gather", phase, CollectiveOp::kAllGather, Group::kTp,
              column_input_bytes(c, c.tokens, next), true);
+    out.back().tp_feeds_gemm = true;
   }
 }
 
@@ -176,6 +177,7 @@ void tp_exit_forward(const LayerContext& c, std::vector<Op>& out, int layer,
   if (c.plan.sequence_parallel) {
     add_comm(out, layer, what + " reduce-scatter", phase, CollectiveOp::kReduceScatter,
              Group::kTp, hidden_bytes(c, c.tokens), true);
+    out.back().tp_feeds_gemm = true;
   } else {
     add_comm(out, layer, what + " all-reduce", phase, CollectiveOp::kAllReduce, Group::kTp,
              hidden_bytes(c, c.tokens), false);
@@ -195,6 +197,7 @@ void tp_exit_backward(const LayerContext& c, std::vector<Op>& out, int layer,
   }
   add_comm(out, layer, what + " grad all-gather", Phase::kBackward, CollectiveOp::kAllGather,
            Group::kTp, bytes, true);
+  out.back().tp_feeds_gemm = true;
 }
 
 void tp_regather_input(const LayerContext& c, std::vector<Op>& out, int layer,

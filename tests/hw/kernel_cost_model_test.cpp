@@ -52,6 +52,18 @@ TEST_CASE("gemm wave quantisation: a partial wave costs a full one") {
   CHECK(model.gemm(gemm(384, 256, 1024)).time.ns() == 5369);
 }
 
+TEST_CASE("gemm on fewer SMs: the waves of the SMs left, each SM at its own share") {
+  const hw::KernelCostModel model(toy());
+  // 256x256 is 4 tiles: one wave on the 4 SMs (2684 ns); with 3 SMs (one running a
+  // collective's kernel) two waves, each SM still at 1/4 of the peak: 5368.70912 → 5369 ns.
+  CHECK(model.gemm_on_sms(gemm(256, 256, 1024), 4).time.ns() == 2684);
+  CHECK(model.gemm_on_sms(gemm(256, 256, 1024), 3).time.ns() == 5369);
+  // 512x256 is 8 tiles: two waves on 4 SMs, three on 3 (8 = 3 + 3 + 2).
+  CHECK(model.gemm_on_sms(gemm(512, 256, 1024), 3).time.ns() == 8053);
+  // Asking for more SMs than the device has is the whole device.
+  CHECK(model.gemm_on_sms(gemm(512, 256, 1024), 99).time == model.gemm(gemm(512, 256, 1024)).time);
+}
+
 TEST_CASE("gemm with a memory floor: a skinny GEMM is priced by its bytes") {
   hw::DeviceProfile p = toy();
   p.hbm_bandwidth = gbyte_per_s(1.0);  // 1 GB/s: memory dominates

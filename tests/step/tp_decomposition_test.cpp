@@ -1,0 +1,169 @@
+// Transformer Engine's userbuffers as the pricer runs them (SystemOptions::tp_decomposition,
+// the megatron-core preset): each overlapped TP collective and its GEMM, priced alone, against
+// the pair timed by hand from the kernel model and the collective's own time.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <string>
+#include <variant>
+
+#include "hw/kernel_cost_model.h"
+#include "io/cluster_loader.h"
+#include "io/collective_constants_reader.h"
+#include "io/device_profile_loader.h"
+#include "io/model_loader.h"
+#include "io/system_loader.h"
+#include "net/topology.h"
+#include "step/pricing.h"
+#include "workload/program.h"
+
+using namespace megasim;
+using workload::Group;
+using workload::Op;
+
+namespace {
+const std::string kSource = MEGASIM_SOURCE_DIR;
+
+// korthikanti-22b (h 6144, s 2048) on TP 8 with sequence parallelism, one node of the
+// MegaScale cluster (A100: 108 SMs).
+struct Fixture {
+  net::Topology topology{io::load_cluster(kSource + "/topologies/megascale-a100-12288.json")};
+  io::LoadedDeviceProfile device{
+      io::load_device_profile(kSource + "/calibrate/profiles/a100-sxm4-80gb.json")};
+  hw::CollectiveConstants constants{io::read_collective_constants(device.file)};
+  hw::KernelCostModel kernels{device.profile};
+  workload::ModelSpec model{io::load_model(kSource + "/models/korthikanti-22b.json")};
+  workload::ParallelPlan plan;
+  Fixture() {
+    plan.tp = 8;
+    plan.global_batch = 1;
+    plan.sequence_parallel = true;
+  }
+  // The whole-model stage with its first layer's pass cut down to `ops`.
+  workload::StageProgram alone(std::vector<Op> ops, bool backward) const {
+    workload::StageProgram s = workload::build_stage(model, plan, 0);
+    s.chunks.resize(1);
+    s.chunks[0].forward.clear();
+    s.chunks[0].backward.clear();
+    (backward ? s.chunks[0].backward : s.chunks[0].forward) = std::move(ops);
+    return s;
+  }
+  // The pass's time under megatron-core with `edit` applied to the preset.
+  Time pass(const workload::StageProgram& s, bool backward,
+            void (*edit)(step::SystemOptions&)) const {
+    step::SystemOptions system = io::load_system_preset("megatron-core");
+    edit(system);
+    step::Pricer pricer(topology, topology.pack_placement(static_cast<int>(plan.gpus())), constants,
+                        kernels, plan, system);
+    step::PricingTally tally;
+    const step::StageCosts c = pricer.price(s, tally);
+    return backward ? c.backward[0] : c.forward[0];
+  }
+  const std::vector<Op>& layer0(bool backward) const {
+    static const workload::StageProgram s = workload::build_stage(model, plan, 0);
+    return backward ? s.chunks[0].backward : s.chunks[0].forward;
+  }
+  // The first TP collective of layer 0 matching `want`, and the GEMM named `gemm`.
+  std::vector<Op> pair(bool backward, bool (*want)(const Op&), const std::string& gemm) const {
+    const Op* c = nullptr;
+    const Op* g = nullptr;
+    for (const Op& op : layer0(backward)) {
+      if (op.layer != 0) continue;
+      if (!c && op.comm() && op.comm()->group == Group::kTp && want(op)) c = &op;
+      if (!g && op.kernel() && op.name.find(gemm) != std::string::npos) g = &op;
+    }
+    REQUIRE(c);
+    REQUIRE(g);
+    const bool gemm_first = !backward && c->comm()->kind == hw::CollectiveOp::kReduceScatter;
+    return gemm_first ? std::vector<Op>{*g, *c} : std::vector<Op>{*c, *g};
+  }
+  const hw::GemmShape& shape(const std::vector<Op>& ops) const {
+    for (const Op& op : ops) {
+      if (op.kernel()) return std::get<hw::GemmShape>(*op.kernel());
+    }
+    FAIL("no GEMM");
+    return std::get<hw::GemmShape>(*ops.front().kernel());
+  }
+};
+
+void decomposed(step::SystemOptions&) {}
+void whole(step::SystemOptions& s) {
+  s.tp_decomposition.enabled = false;
+}
+void in_line(step::SystemOptions& s) {
+  s.tp_overlap = false;
+  s.backward_tp_overlap = false;
+}
+
+bool feeding_gather(const Op& op) {
+  return op.tp_feeds_gemm && op.comm()->kind == hw::CollectiveOp::kAllGather;
+}
+bool feeding_scatter(const Op& op) {
+  return op.tp_feeds_gemm && op.comm()->kind == hw::CollectiveOp::kReduceScatter;
+}
+bool beside_gather(const Op& op) {
+  return op.tp_overlappable && !op.tp_feeds_gemm && op.comm()->kind == hw::CollectiveOp::kAllGather;
+}
+
+hw::GemmShape rows(hw::GemmShape g, std::int64_t pieces) {
+  g.m = (g.m + pieces - 1) / pieces;
+  return g;
+}
+
+Time pipelined(Time g, Time c, std::int64_t pieces) {
+  return std::max(g, c) + Time::from_ns(std::min(g, c).ns() / pieces);
+}
+
+}  // namespace
+
+TEST_CASE("TE's ring exchange: the QKV GEMM as tp pieces beside the input's all-gather") {
+  Fixture f;
+  const auto ops = f.pair(false, feeding_gather, "attention qkv");
+  const workload::StageProgram s = f.alone(ops, false);
+  const hw::GemmShape& g = f.shape(ops);
+  CHECK(g.m == 2048);
+  const Time gemm = f.kernels.gemm(g).time;
+  const Time c = f.pass(s, false, in_line) - gemm;  // in line: GEMM then collective
+  const double slow = f.kernels.profile().interference.compute_slowdown;
+  // Eight GEMMs of 256 rows, slowed by the copy engines' traffic, the exchange pipelined.
+  const Time pieces = f.kernels.gemm(rows(g, 8)).time * 8 * slow;
+  CHECK(f.pass(s, false, decomposed) == pipelined(pieces, c, 8));
+  CHECK(f.pass(s, false, whole) == pipelined(gemm * slow, c, 8));
+  // 256-row pieces fill fewer SMs than the whole GEMM's waves: the decomposition costs time.
+  CHECK(pieces > gemm * slow);
+}
+
+TEST_CASE("TE's pipeline: the attention output GEMM in 4 pieces on the SMs the scatter leaves") {
+  Fixture f;
+  const auto ops = f.pair(false, feeding_scatter, "attention out");
+  const workload::StageProgram s = f.alone(ops, false);
+  const hw::GemmShape& g = f.shape(ops);
+  const Time c = f.pass(s, false, in_line) - f.kernels.gemm(g).time;
+  const Time pieces = f.kernels.gemm_on_sms(rows(g, 4), 108 - 16).time * 4;
+  CHECK(f.pass(s, false, decomposed) == pipelined(pieces, c, 4));
+}
+
+TEST_CASE("TE's bulk overlap: the backward's input re-gather beside fc1's dgrad, on 16 SMs") {
+  Fixture f;
+  const auto ops = f.pair(true, beside_gather, "mlp fc1 dgrad");
+  const workload::StageProgram s = f.alone(ops, true);
+  const hw::GemmShape& g = f.shape(ops);
+  const Time c = f.pass(s, true, in_line) - f.kernels.gemm(g).time;
+  // Side by side, nothing pipelined: the longer of the two, the GEMM on 92 SMs.
+  CHECK(f.pass(s, true, decomposed) == std::max(f.kernels.gemm_on_sms(g, 92).time, c));
+}
+
+TEST_CASE("which collectives feed their GEMM: the forward's four and the output gradients'") {
+  Fixture f;
+  int forward = 0, backward_feeding = 0, backward_beside = 0;
+  for (const Op& op : f.layer0(false)) {
+    if (op.layer == 0 && op.comm() && op.comm()->group == Group::kTp && op.tp_feeds_gemm) ++forward;
+  }
+  for (const Op& op : f.layer0(true)) {
+    if (op.layer != 0 || !op.comm() || op.comm()->group != Group::kTp) continue;
+    (op.tp_feeds_gemm ? backward_feeding : backward_beside) += 1;
+  }
+  CHECK(forward == 4);           // QKV's and fc1's all-gathers, attention out's and fc2's scatters
+  CHECK(backward_feeding == 2);  // the output gradients' all-gathers before the row dgrads
+  CHECK(backward_beside == 4);   // the inputs' re-gathers and the gradients' reduce-scatters
+}

@@ -5,6 +5,7 @@
 // profile with half the peak reached at 32-64 MiB, and the A100 send/recv rate.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <sstream>
@@ -165,4 +166,40 @@ TEST_CASE("send/recv inside a DGX A100 runs at NCCL's point-to-point NVLink rate
   CHECK(a.engine.wire_bytes(0, 0, Bytes(9.0)).value() == doctest::Approx(9.0));
   testing::CollectiveBench m("megascale-a100-12288", "a100-sxm4-80gb");
   CHECK(m.engine.wire_bytes(0, 8, Bytes(9.0)).value() == doctest::Approx(9.0));
+}
+
+TEST_CASE(
+    "2 H100 nodes in a second public log from 8 B to 16 GiB: latency and bandwidth within the "
+    "aims") {
+  // tests/data/nccl-tests/h100-2node-ib-8B-16G-all_reduce.log (nccl-tests#309: 2 x 8 H100,
+  // NDR InfiniBand, NCCL 2.26.2), the faster of out-of-place and in-place (the first 8-byte
+  // row is a warm-up outlier, 68.5 us against 24.7). Nothing was fitted to it. Today: 8 B
+  // +2.0 %, bus bandwidth MAPE 7.2 % at 1 MiB and up (4 and 8 MiB the worst, +25 and +29 %:
+  // NVLSTree where NCCL 2.26 was quicker). Issue 14's aims: 15 % and 10 %.
+  testing::CollectiveBench h("dgx-h100-superpod-6144", "h100-sxm5-80gb");
+  const auto gpus = h.topology.pack_placement(16);
+  std::ifstream in(testing::source("tests/data/nccl-tests/h100-2node-ib-8B-16G-all_reduce.log"));
+  double sum = 0.0;
+  int large = 0, rows = 0;
+  for (std::string line; std::getline(in, line);) {
+    std::istringstream s(line);
+    double size = 0.0, count = 0.0, root = 0.0, out = 0.0, algbw = 0.0, busbw = 0.0, in_place = 0.0;
+    std::string type, op, wrong;
+    if (line.empty() || line[0] == '#') continue;
+    if (!(s >> size >> count >> type >> op >> root >> out >> algbw >> busbw >> wrong >> in_place)) {
+      continue;
+    }
+    ++rows;
+    const double error =
+        h.engine.predict(all_reduce(gpus, size)).time.to_us() / std::min(out, in_place) - 1.0;
+    INFO(size);
+    if (size == 8.0) CHECK(std::fabs(error) < 0.05);
+    if (size >= kOneMiB) {
+      sum += std::fabs(error);
+      ++large;
+    }
+  }
+  CHECK(rows == 32);
+  REQUIRE(large == 15);
+  CHECK(sum / large < 0.10);
 }

@@ -183,10 +183,14 @@ Time KernelCostModel::model_gemm_compute_time(const GemmShape& g, double efficie
 }
 
 Time KernelCostModel::model_gemm_time(const GemmShape& g) const {
+  return model_gemm_time(g, profile_.sm_count);
+}
+
+Time KernelCostModel::model_gemm_time(const GemmShape& g, std::int64_t sms) const {
   const double k = static_cast<double>(g.k);
   const double k_factor = k / (k + profile_.gemm.k_half);
   const Time compute =
-      model_gemm_compute_time(g, profile_.gemm.efficiency_for(g.flops()) * k_factor);
+      model_gemm_compute_time(g, profile_.gemm.efficiency_for(g.flops()) * k_factor, sms);
   const Time memory = model_memory_time(g.bytes_moved());
   return std::max(compute, memory) + profile_.gemm.launch_overhead;
 }
@@ -194,14 +198,11 @@ Time KernelCostModel::model_gemm_time(const GemmShape& g) const {
 KernelCost KernelCostModel::gemm_on_sms(const GemmShape& g, std::int64_t sms) const {
   const KernelCost all = gemm(g);
   if (sms >= profile_.sm_count) return all;
-  const double k = static_cast<double>(g.k);
-  const double efficiency =
-      profile_.gemm.efficiency_for(g.flops()) * k / (k + profile_.gemm.k_half);
-  const Time full = model_gemm_compute_time(g, efficiency);
-  const Time fewer = model_gemm_compute_time(g, efficiency, sms);
-  if (full.ns() <= 0) return all;
-  return {all.time * (static_cast<double>(fewer.ns()) / static_cast<double>(full.ns())),
-          all.source};
+  // The model's time on the SMs left over its time on all of them: the compute's waves grow,
+  // the memory floor and the launch do not.
+  const double full = model_gemm_time(g).to_seconds();
+  if (full <= 0.0) return all;
+  return {all.time * (model_gemm_time(g, sms).to_seconds() / full), all.source};
 }
 
 KernelCost KernelCostModel::gemm(const GemmShape& g) const {

@@ -58,14 +58,16 @@ class KernelCostModel {
   KernelCost cost(const KernelShape& shape) const;
   KernelCost gemm(const GemmShape& g) const;
   // The GEMM with only `sms` of the device's SMs (the others running a collective's kernel, as
-  // Transformer Engine's userbuffers reserve them): gemm(g) scaled by the model's ratio of the
-  // two wave counts. `sms` at or above the device's count is gemm(g).
+  // Transformer Engine's userbuffers reserve them): gemm(g) scaled by the model's time on
+  // those SMs over its time on all (more waves; the same memory floor and launch). `sms` at or
+  // above the device's count is gemm(g).
   KernelCost gemm_on_sms(const GemmShape& g, std::int64_t sms) const;
   KernelCost attention(const AttentionShape& a) const;
   KernelCost memory(const MemoryShape& m) const;
 
   // The analytical GEMM time alone (no table): what `fitted`/`roofline` answers.
   Time model_gemm_time(const GemmShape& g) const;
+  Time model_gemm_time(const GemmShape& g, std::int64_t sms) const;  // on `sms` of the SMs
   // Its compute part at a given efficiency, without launch overhead or memory floor: the
   // quantity the GEMM fit scales (time = overhead + compute_time(1) / efficiency).
   Time model_gemm_compute_time(const GemmShape& g, double efficiency) const;

@@ -123,6 +123,22 @@ void check_fp8(const Inputs& in) {
   }
 }
 
+void check_tp_decomposition(const Inputs& in) {
+  // Transformer Engine's userbuffers hold SMs for their collectives; the GEMM needs the rest.
+  const auto& d = in.system.tp_decomposition;
+  if (!d.enabled) return;
+  for (const auto& [key, sms] : {std::pair{"pipeline_comm_sms", d.pipeline_comm_sms},
+                                 std::pair{"bulk_comm_sms", d.bulk_comm_sms}}) {
+    if (sms >= in.device.sm_count) {
+      throw InputError(fmt::format(
+          "{}: tp_overlap_decomposition.{} of preset '{}' is {}, but device profile '{}' has "
+          "{} SMs: the GEMM beside the collective would have none",
+          in.scenario.file.string(), key, in.scenario.optimizations.preset, sms, in.device.name,
+          in.device.sm_count));
+    }
+  }
+}
+
 void check_microbatch_group(const Inputs& in) {
   // Blocking sends (no pp_overlap) pair each stage's exchange with its neighbour's in Megatron-
   // LM's order, written for a group of pp: with a larger group the last stage's send waits for
@@ -171,6 +187,7 @@ Inputs load_inputs(const Scenario& s, const InputOptions& o, FilesRead* read) {
   if (have_system) clashes.check([&] { check_context_parallel(in); });
   if (have_system) clashes.check([&] { check_microbatch_group(in); });
   if (have_device) clashes.check([&] { check_fp8(in); });
+  if (have_device && have_system) clashes.check([&] { check_tp_decomposition(in); });
   // The run level's power preset comes from the device: without a device there is none to name.
   if (have_device && o.run_level && s.run.tokens) clashes.check([&] { read_run_level(o, in, read); });
   clashes.throw_if_any();

@@ -283,7 +283,7 @@ Time Pricer::pass_time(const std::vector<Op>& ops, bool backward, PricingTally& 
     const Time pair = overlapped_pair(ops[i], ops[j], g, c);
     share[i] = pair;
     tp_exposed += pair - g;
-    tally.tp_hidden += c - (pair - g);
+    tally.tp_hidden += std::max(Time::zero(), c - (pair - g));
   }
   if (system_.cp_overlap && plan_.cp > 1) overlap_context_exchange(ops, cost, share, tp_exposed);
   tally.tp_exposed += tp_exposed;
@@ -295,7 +295,10 @@ Time Pricer::pass_time(const std::vector<Op>& ops, bool backward, PricingTally& 
 
 Time Pricer::overlapped_pair(const Op& comm, const Op& gemm, Time g, Time c) const {
   const SystemOptions::TpDecomposition& d = system_.tp_decomposition;
-  if (!d.enabled || comm.layer < 0) {
+  // TE's userbuffers run with --tp-comm-overlap, sequence-parallel all-gathers and
+  // reduce-scatters of the layers' own modules only.
+  if (!d.enabled || !system_.tp_overlap || comm.layer < 0 ||
+      comm.comm()->kind == CollectiveOp::kAllReduce) {
     // Whole: the GEMM slowed by the collective's kernels, the collective pipelined in tp chunks.
     const Time slowed = g * interference_;
     return std::max(slowed, c) + Time::from_ns(std::min(slowed, c).ns() / plan_.tp);

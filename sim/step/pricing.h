@@ -8,8 +8,10 @@
 // adjacent GEMM (Op::tp_overlappable: in the backward always, as Megatron-LM does; in the
 // forward only with MegaScale's tp_overlap) costs, with the GEMM, max(g', c) + min(g', c)/tp
 // — the GEMM slowed by interference (g'), the collective pipelined in tp chunks — instead of
-// g + c. DP gradient collectives of a stage are priced at the stage's whole gradient volume
-// and split over its model chunks by their share of parameters.
+// g + c; where the preset cuts pairs as Transformer Engine does (tp_decomposition), g' is the
+// GEMM's pieces or the GEMM on the SMs the collective leaves (overlapped_pair). DP gradient
+// collectives of a stage are priced at the stage's whole gradient volume and split over its model
+// chunks by their share of parameters.
 //
 // Approximation: on nodes with a NIC per GPU wired rail by rail (each rail its own ToRs), the
 // DP and PP calls of TP rank t all leave by rail t, so the calls of one rail (t = 0) are

@@ -60,6 +60,11 @@ TEST_CASE("gemm on fewer SMs: the waves of the SMs left, each SM at its own shar
   CHECK(model.gemm_on_sms(gemm(256, 256, 1024), 3).time.ns() == 5369);
   // 512x256 is 8 tiles: two waves on 4 SMs, three on 3 (8 = 3 + 3 + 2).
   CHECK(model.gemm_on_sms(gemm(512, 256, 1024), 3).time.ns() == 8053);
+  // The launch does not grow with the waves: 2684 + 1000 ns on 4 SMs, 5369 + 1000 on 3.
+  hw::DeviceProfile launched = toy();
+  launched.gemm.launch_overhead = Time::from_ns(1000);
+  const hw::KernelCostModel with_launch(launched);
+  CHECK(with_launch.gemm_on_sms(gemm(256, 256, 1024), 3).time.ns() == 6369);
   // Asking for more SMs than the device has is the whole device.
   CHECK(model.gemm_on_sms(gemm(512, 256, 1024), 99).time == model.gemm(gemm(512, 256, 1024)).time);
 }

@@ -1,6 +1,6 @@
 // Transformer Engine's userbuffers as the pricer runs them (SystemOptions::tp_decomposition,
 // the megatron-core preset): each overlapped TP collective and its GEMM, priced alone, against
-// the pair timed by hand from the kernel model and the collective's own time.
+// the pair put together from the kernel model's pieces and the collective's own time.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -34,14 +34,16 @@ struct Fixture {
   hw::KernelCostModel kernels{device.profile};
   workload::ModelSpec model{io::load_model(kSource + "/models/korthikanti-22b.json")};
   workload::ParallelPlan plan;
+  workload::StageProgram whole_model;
   Fixture() {
     plan.tp = 8;
     plan.global_batch = 1;
     plan.sequence_parallel = true;
+    whole_model = workload::build_stage(model, plan, 0);
   }
   // The whole-model stage with its first layer's pass cut down to `ops`.
   workload::StageProgram alone(std::vector<Op> ops, bool backward) const {
-    workload::StageProgram s = workload::build_stage(model, plan, 0);
+    workload::StageProgram s = whole_model;
     s.chunks.resize(1);
     s.chunks[0].forward.clear();
     s.chunks[0].backward.clear();
@@ -60,8 +62,7 @@ struct Fixture {
     return backward ? c.backward[0] : c.forward[0];
   }
   const std::vector<Op>& layer0(bool backward) const {
-    static const workload::StageProgram s = workload::build_stage(model, plan, 0);
-    return backward ? s.chunks[0].backward : s.chunks[0].forward;
+    return backward ? whole_model.chunks[0].backward : whole_model.chunks[0].forward;
   }
   // The first TP collective of layer 0 matching `want`, and the GEMM named `gemm`.
   std::vector<Op> pair(bool backward, bool (*want)(const Op&), const std::string& gemm) const {
@@ -86,9 +87,18 @@ struct Fixture {
   }
 };
 
-void decomposed(step::SystemOptions&) {}
+// Distinct SM counts, so that a method reading the other's would show.
+void decomposed(step::SystemOptions& s) {
+  s.tp_decomposition.pipeline_comm_sms = 16;
+  s.tp_decomposition.bulk_comm_sms = 8;
+}
 void whole(step::SystemOptions& s) {
   s.tp_decomposition.enabled = false;
+}
+// Without --tp-comm-overlap TE's userbuffers are off: the backward's pairs (Megatron's
+// asynchronous all-gather and reduce-scatter beside dgrad/wgrad) run whole.
+void no_userbuffers(step::SystemOptions& s) {
+  s.tp_overlap = false;
 }
 void in_line(step::SystemOptions& s) {
   s.tp_overlap = false;
@@ -143,14 +153,17 @@ TEST_CASE("TE's pipeline: the attention output GEMM in 4 pieces on the SMs the s
   CHECK(f.pass(s, false, decomposed) == pipelined(pieces, c, 4));
 }
 
-TEST_CASE("TE's bulk overlap: the backward's input re-gather beside fc1's dgrad, on 16 SMs") {
+TEST_CASE("TE's bulk overlap: the backward's input re-gather beside fc1's dgrad, on its own SMs") {
   Fixture f;
   const auto ops = f.pair(true, beside_gather, "mlp fc1 dgrad");
   const workload::StageProgram s = f.alone(ops, true);
   const hw::GemmShape& g = f.shape(ops);
   const Time c = f.pass(s, true, in_line) - f.kernels.gemm(g).time;
-  // Side by side, nothing pipelined: the longer of the two, the GEMM on 92 SMs.
-  CHECK(f.pass(s, true, decomposed) == std::max(f.kernels.gemm_on_sms(g, 92).time, c));
+  // Side by side, nothing pipelined: the longer of the two, the GEMM on 108 - 8 SMs.
+  CHECK(f.pass(s, true, decomposed) == std::max(f.kernels.gemm_on_sms(g, 100).time, c));
+  // Without tp_overlap the pair runs whole, the GEMM slowed by interference.
+  const Time slowed = f.kernels.gemm(g).time * f.kernels.profile().interference.compute_slowdown;
+  CHECK(f.pass(s, true, no_userbuffers) == pipelined(slowed, c, 8));
 }
 
 TEST_CASE("which collectives feed their GEMM: the forward's four and the output gradients'") {

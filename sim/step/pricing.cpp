@@ -242,8 +242,10 @@ Time Pricer::pass_time(const std::vector<Op>& ops, bool backward, PricingTally& 
   for (std::size_t i = 0; i < n; ++i) {
     const auto* c = ops[i].comm();
     if (!c || c->group != Group::kTp || !ops[i].tp_overlappable) continue;
-    if (!system_.tp_overlap && !(backward && system_.backward_tp_overlap)) continue;
-    const bool look_back = !backward && c->kind == CollectiveOp::kReduceScatter;
+    // A recomputed forward inside the backward pass runs its collectives as the forward does.
+    const bool backward_op = backward && ops[i].phase == workload::Phase::kBackward;
+    if (!system_.tp_overlap && !(backward_op && system_.backward_tp_overlap)) continue;
+    const bool look_back = !backward_op && c->kind == CollectiveOp::kReduceScatter;
     int j = -1;
     if (!look_back) {
       for (std::size_t k = i + 1; k < n && j < 0; ++k) {

@@ -53,7 +53,7 @@ TEST_CASE("all or nothing: a failing -o leaves no --trace behind") {
   fs::remove_all(d);
 }
 
-TEST_CASE("-o equal to --trace, a device, a directory or empty is refused; - is stdout") {
+TEST_CASE("-o equal to --trace, a device, a directory or empty is refused, - is stdout") {
   const fs::path d = fresh_dir("targets");
   const std::string same = shell_quote((d / "a.json").string());
   auto r = run_megasim("simulate " + shell_quote(kScenario) + " --trace " + same + " -o " + same);
@@ -130,7 +130,7 @@ TEST_CASE("a bad --device lists each place tried once") {
   CHECK(r.err.find("give a path") != std::string::npos);
 }
 
-TEST_CASE("calibrate shapes prints the shapes; calibrate -o without a GPU says what to do") {
+TEST_CASE("calibrate shapes prints the shapes, calibrate -o without a GPU says what to do") {
   auto r = run_megasim("calibrate shapes " + shell_quote(kScenario));
   CHECK(r.exit_code == 0);
   // The MegaScale 175B QKV projection on TP 8: 2048 x 4608 x 12288.

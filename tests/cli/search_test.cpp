@@ -205,7 +205,7 @@ TEST_CASE("cli: compare --vary tp and pp keeps the scenario's GPU count, and sho
             "does not divide the scenario's 12288 GPUs") != std::string::npos);
 }
 
-TEST_CASE("cli: search and compare keep a tight plan and mark it; one that cannot fit is out") {
+TEST_CASE("cli: search and compare keep a tight plan and mark it, one that cannot fit is out") {
   // TP 4 × PP 6 × VPP 8, micro-batch 2 on MegaScale's 12,288 GPUs fits only without the 5 %
   // fragmentation margin (room −0.4 GiB): simulate runs it, so search ranks it, marked t.
   const std::string scenario =

@@ -273,7 +273,7 @@ TEST_CASE(
   CHECK(refused.out.empty());
 }
 
-TEST_CASE("cli: --network shared puts PP and DP traffic on one network; folded equals full") {
+TEST_CASE("cli: --network shared puts PP and DP traffic on one network, folded equals full") {
   const std::string s =
       std::string(MEGASIM_SOURCE_DIR) + "/scenarios/validation/megascale-175b-256-megascale-mfu.json";
   const auto folded = run_megasim("simulate --json --network shared " + s);

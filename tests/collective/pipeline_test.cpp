@@ -106,7 +106,7 @@ TEST_CASE("the fill is one loop of chunks per network hop, at the algorithm's ba
         Time::zero());
 }
 
-TEST_CASE("NCCL chooses by its estimate, without the fill; the time has it") {
+TEST_CASE("NCCL chooses by its estimate, without the fill, the time has it") {
   // 2 H100 nodes, 8 MiB: NVLSTree by NCCL's estimate (100.9 us, below tree LL128's 106.8),
   // though with its fill it takes 169 us: 64 KiB chunks x 128 pipelines = 8 MiB per loop, 2
   // hops at algbw 461.6 x 16/30 = 246.2 GB/s: 68.1 us.

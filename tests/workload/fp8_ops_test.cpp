@@ -114,7 +114,7 @@ TEST_CASE("ops: FP8 runs a layer's linear GEMMs in FP8 with Transformer Engine's
   for (const Op& op : bf16.chunks[0].forward) CHECK(op.name.find("fp8") == std::string::npos);
 }
 
-TEST_CASE("ops: FP8 without SP casts with the transpose; not in a full recompute's first forward") {
+TEST_CASE("ops: FP8 without SP casts with the transpose, not in a full recompute's first forward") {
   const ModelSpec m = gpt175();
   ParallelPlan p = megascale_plan();
   p.fp8 = true;

@@ -296,7 +296,7 @@ TEST_CASE("ops: GQA shapes on a TP rank") {
   }
 }
 
-TEST_CASE("ops: every linear layer's GEMMs carry their role; the weight gradients are marked") {
+TEST_CASE("ops: every linear layer's GEMMs carry their role, the weight gradients are marked") {
   const ModelSpec m = gpt175();
   ParallelPlan p;
   p.tp = 8;

@@ -153,7 +153,7 @@ TEST_CASE("plan: the GPU count must match the cluster") {
   }
 }
 
-TEST_CASE("rank index: TP innermost, then DP, then stages; every rank decodes to itself") {
+TEST_CASE("rank index: TP innermost, then DP, then stages, every rank decodes to itself") {
   // TP 2 · PP 3 · DP 4: (stage · 4 + d) · 2 + t, so rank 13 is stage 1, d = 2, t = 1.
   const megasim::workload::RankIndex ranks(2, 3, 4);
   CHECK(ranks.size() == 24);

@@ -14,6 +14,21 @@ std::vector<hw::GemmShape> calibration_gemm_shapes(const io::Inputs& inputs) {
   const step::AssembledWorkload w = assemble_workload(inputs, options);
   std::vector<hw::GemmShape> shapes;
   std::set<std::tuple<std::int64_t, std::int64_t, std::int64_t, std::int64_t, int, bool, bool>> seen;
+  const auto add = [&](const hw::GemmShape& g) {
+    if (seen.insert(
+                {g.m, g.n, g.k, g.batch, static_cast<int>(g.dtype), g.transpose_a, g.transpose_b})
+            .second) {
+      shapes.push_back(g);
+    }
+  };
+  // Where the preset cuts TP pairs as Transformer Engine does (step::Pricer::overlapped_pair),
+  // a layer's forward and data-gradient GEMMs may also run as tp or pipeline_splits pieces.
+  const step::SystemOptions& system = inputs.system;
+  const bool pieces = system.tp_decomposition.enabled && system.tp_overlap;
+  const auto add_piece = [&](hw::GemmShape g, std::int64_t n) {
+    g.m = (g.m + n - 1) / n;
+    add(g);
+  };
   for (const auto& stage : w.program) {
     for (const auto& chunk : stage.chunks) {
       for (const auto* ops : {&chunk.forward, &chunk.backward}) {
@@ -21,10 +36,12 @@ std::vector<hw::GemmShape> calibration_gemm_shapes(const io::Inputs& inputs) {
           const auto* k = op.kernel();
           const auto* g = k ? std::get_if<hw::GemmShape>(k) : nullptr;
           if (!g) continue;
-          if (seen.insert({g->m, g->n, g->k, g->batch, static_cast<int>(g->dtype), g->transpose_a,
-                           g->transpose_b})
-                  .second) {
-            shapes.push_back(*g);
+          add(*g);
+          if (pieces && op.layer >= 0 &&
+              (op.gemm_role == workload::GemmRole::kForward ||
+               op.gemm_role == workload::GemmRole::kDataGrad)) {
+            add_piece(*g, inputs.scenario.plan.tp);
+            add_piece(*g, system.tp_decomposition.pipeline_splits);
           }
         }
       }

@@ -212,33 +212,12 @@ Time Pricer::dp_time_simulated(const workload::CommOp& c) {
   return cache_[key] = t;
 }
 
-Time Pricer::pass_time(const std::vector<Op>& ops, bool backward, PricingTally& tally,
-                       Time& tp_exposed, Time& dp_exposed) {
+// Pairs each overlappable TP collective with its GEMM: partner[i] is the GEMM's index (-1:
+// none), and taken marks the GEMMs paired.
+std::vector<int> Pricer::pair_tp_collectives(const std::vector<Op>& ops, bool backward,
+                                             std::vector<bool>& taken) const {
   const std::size_t n = ops.size();
-  std::vector<Time> cost(n);
-  for (std::size_t i = 0; i < n; ++i) {
-    const Op& op = ops[i];
-    if (const auto* shape = op.kernel()) {
-      hw::KernelShape k = *shape;
-      if (auto* a = std::get_if<hw::AttentionShape>(&k)) {
-        a->flash_version = system_.attention_kernel() == AttentionKernel::kFlashV1 ? 1 : 2;
-      }
-      const hw::KernelCost kc = kernels_.cost(k);
-      cost[i] = kc.time;
-      tally.priced += kc.time;
-      if (kc.source == hw::CostSource::kMeasured) tally.measured += kc.time;
-      if (std::holds_alternative<hw::GemmShape>(k)) tally.gemm += kc.time;
-      else if (std::holds_alternative<hw::AttentionShape>(k)) tally.attention += kc.time;
-      else tally.memory_bound += kc.time;
-    } else {
-      const workload::CommOp& c = *op.comm();
-      cost[i] = c.group == Group::kTp ? tp_time(c) : dp_time(c, plan_.micro_batches());
-    }
-    if (op.pipe_engine) tally.pipe_engine += cost[i];
-  }
-  // Pair each overlappable TP collective with its GEMM.
   std::vector<int> partner(n, -1);
-  std::vector<bool> taken(n, false);
   for (std::size_t i = 0; i < n; ++i) {
     const auto* c = ops[i].comm();
     if (!c || c->group != Group::kTp || !ops[i].tp_overlappable) continue;
@@ -264,6 +243,38 @@ Time Pricer::pass_time(const std::vector<Op>& ops, bool backward, PricingTally& 
       taken[static_cast<std::size_t>(j)] = true;
     }
   }
+  return partner;
+}
+
+Time Pricer::pass_time(const std::vector<Op>& ops, bool backward, PricingTally& tally,
+                       Time& tp_exposed, Time& dp_exposed) {
+  const std::size_t n = ops.size();
+  std::vector<Time> cost(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const Op& op = ops[i];
+    if (const auto* shape = op.kernel()) {
+      hw::KernelShape k = *shape;
+      if (auto* a = std::get_if<hw::AttentionShape>(&k)) {
+        a->flash_version = system_.attention_kernel() == AttentionKernel::kFlashV1 ? 1 : 2;
+      }
+      const hw::KernelCost kc = kernels_.cost(k);
+      cost[i] = kc.time;
+      tally.priced += kc.time;
+      if (kc.source == hw::CostSource::kMeasured) tally.measured += kc.time;
+      if (std::holds_alternative<hw::GemmShape>(k))
+        tally.gemm += kc.time;
+      else if (std::holds_alternative<hw::AttentionShape>(k))
+        tally.attention += kc.time;
+      else
+        tally.memory_bound += kc.time;
+    } else {
+      const workload::CommOp& c = *op.comm();
+      cost[i] = c.group == Group::kTp ? tp_time(c) : dp_time(c, plan_.micro_batches());
+    }
+    if (op.pipe_engine) tally.pipe_engine += cost[i];
+  }
+  std::vector<bool> taken(n, false);
+  const std::vector<int> partner = pair_tp_collectives(ops, backward, taken);
   // Each op's share of the pass: a paired collective carries its GEMM's time.
   std::vector<Time> share(n);
   bool sharded = false;

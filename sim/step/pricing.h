@@ -121,6 +121,8 @@ class Pricer {
   // SystemOptions::Sharding::contiguous_gradients: a gradient's copy into the reduce buffer
   // and the division of the bucket it would open (sharded_pass.h).
   void reduce_buffer_work(const workload::CommOp& c, ShardedSegment::Tensor& t) const;
+  std::vector<int> pair_tp_collectives(const std::vector<workload::Op>& ops, bool backward,
+                                       std::vector<bool>& taken) const;
   // A TP collective and the GEMM it overlaps, together (SystemOptions::tp_decomposition).
   Time overlapped_pair(const workload::Op& comm, const workload::Op& gemm, Time g, Time c) const;
   // Each chunk's share of the stage's DP traffic.

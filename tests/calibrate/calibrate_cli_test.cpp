@@ -350,3 +350,31 @@ TEST_CASE("calibrate shapes lists every distinct GEMM of a scenario, the tool's 
   }
   fs::remove(out);
 }
+
+TEST_CASE("calibrate shapes adds the pieces Transformer Engine cuts an overlapped GEMM into") {
+  // Megatron-Core's 70B row on TP 8 (megatron-core preset: TE's ring exchange in tp pieces,
+  // its pipeline in 4): QKV's 4096 x 3·8192/8 x 8192 also as 512 and 1024 rows. MegaScale's
+  // preset runs its pairs whole: no 256-row piece of its QKV.
+  const fs::path out = temp_file("pieces.json");
+  auto r =
+      run_megasim("calibrate shapes " + std::string(MEGASIM_SOURCE_DIR) +
+                  "/scenarios/validation/mcore-h100-70b-768.json -o " + shell_quote(out.string()));
+  REQUIRE(r.exit_code == 0);
+  const auto has = [](const std::vector<megasim::hw::GemmShape>& shapes, std::int64_t m,
+                      std::int64_t n) {
+    for (const auto& g : shapes) {
+      if (g.m == m && g.n == n && g.k == 8192 && !g.transpose_b) return true;
+    }
+    return false;
+  };
+  auto shapes = megasim::io::read_gemm_shapes(out);
+  CHECK(has(shapes, 4096, 3072));
+  CHECK(has(shapes, 512, 3072));
+  CHECK(has(shapes, 1024, 3072));
+  r = run_megasim("calibrate shapes " + std::string(MEGASIM_SOURCE_DIR) +
+                  "/scenarios/megascale-175b-12288.json -o " + shell_quote(out.string()));
+  REQUIRE(r.exit_code == 0);
+  shapes = megasim::io::read_gemm_shapes(out);
+  for (const auto& g : shapes) CHECK(g.m != 256);
+  fs::remove(out);
+}

@@ -8,33 +8,17 @@
 #include <string>
 #include <variant>
 
-#include "hw/kernel_cost_model.h"
-#include "io/cluster_loader.h"
-#include "io/collective_constants_reader.h"
-#include "io/device_profile_loader.h"
-#include "io/model_loader.h"
-#include "io/system_loader.h"
-#include "net/topology.h"
-#include "step/pricing.h"
-#include "workload/program.h"
+#include "pricer_fixture.h"
 
 using namespace megasim;
 using workload::Group;
 using workload::Op;
 
 namespace {
-const std::string kSource = MEGASIM_SOURCE_DIR;
 
-// korthikanti-22b (48 layers, h 6144, 64 heads, s 2048) on TP 8 × CP 2 × PP 4: 64 GPUs of the
-// MegaScale cluster, 12 layers a stage; TP fills a node, so the two CP ranks are on two nodes.
-struct Fixture {
-  net::Topology topology{io::load_cluster(kSource + "/topologies/megascale-a100-12288.json")};
-  io::LoadedDeviceProfile device{
-      io::load_device_profile(kSource + "/calibrate/profiles/a100-sxm4-80gb.json")};
-  hw::CollectiveConstants constants{io::read_collective_constants(device.file)};
-  hw::KernelCostModel kernels{device.profile};
-  workload::ModelSpec model{io::load_model(kSource + "/models/korthikanti-22b.json")};
-  workload::ParallelPlan plan;
+// TP 8 × CP 2 × PP 4: 64 GPUs of the MegaScale cluster, 12 layers a stage; TP fills a node, so
+// the two CP ranks are on two nodes.
+struct Fixture : test::PricerFixture {
   Fixture() {
     plan.tp = 8;
     plan.cp = 2;
@@ -44,12 +28,8 @@ struct Fixture {
   }
   workload::StageProgram stage() const { return workload::build_stage(model, plan, 1); }
   step::StageCosts price(const workload::StageProgram& s, bool overlap) const {
-    step::SystemOptions system = io::load_system_preset("megatron-core");
-    system.cp_overlap = overlap;
-    step::Pricer pricer(topology, topology.pack_placement(static_cast<int>(plan.gpus())),
-                        constants, kernels, plan, system);
-    step::PricingTally tally;
-    return pricer.price(s, tally);
+    return PricerFixture::price(s,
+                                [&](step::SystemOptions& system) { system.cp_overlap = overlap; });
   }
 };
 

@@ -7,33 +7,17 @@
 #include <string>
 #include <variant>
 
-#include "hw/kernel_cost_model.h"
-#include "io/cluster_loader.h"
-#include "io/collective_constants_reader.h"
-#include "io/device_profile_loader.h"
-#include "io/model_loader.h"
-#include "io/system_loader.h"
-#include "net/topology.h"
-#include "step/pricing.h"
-#include "workload/program.h"
+#include "pricer_fixture.h"
 
 using namespace megasim;
 using workload::Group;
 using workload::Op;
 
 namespace {
-const std::string kSource = MEGASIM_SOURCE_DIR;
 
-// korthikanti-22b (h 6144, s 2048) on TP 8 with sequence parallelism, one node of the
-// MegaScale cluster (A100: 108 SMs).
-struct Fixture {
-  net::Topology topology{io::load_cluster(kSource + "/topologies/megascale-a100-12288.json")};
-  io::LoadedDeviceProfile device{
-      io::load_device_profile(kSource + "/calibrate/profiles/a100-sxm4-80gb.json")};
-  hw::CollectiveConstants constants{io::read_collective_constants(device.file)};
-  hw::KernelCostModel kernels{device.profile};
-  workload::ModelSpec model{io::load_model(kSource + "/models/korthikanti-22b.json")};
-  workload::ParallelPlan plan;
+// Korthikanti's 22B (s 2048) on TP 8 with sequence parallelism, one node of the MegaScale
+// cluster (A100: 108 SMs).
+struct Fixture : test::PricerFixture {
   workload::StageProgram whole_model;
   Fixture() {
     plan.tp = 8;
@@ -53,12 +37,7 @@ struct Fixture {
   // The pass's time under megatron-core with `edit` applied to the preset.
   Time pass(const workload::StageProgram& s, bool backward,
             void (*edit)(step::SystemOptions&)) const {
-    step::SystemOptions system = io::load_system_preset("megatron-core");
-    edit(system);
-    step::Pricer pricer(topology, topology.pack_placement(static_cast<int>(plan.gpus())), constants,
-                        kernels, plan, system);
-    step::PricingTally tally;
-    const step::StageCosts c = pricer.price(s, tally);
+    const step::StageCosts c = price(s, edit);
     return backward ? c.backward[0] : c.forward[0];
   }
   const std::vector<Op>& layer0(bool backward) const {
@@ -124,46 +103,54 @@ Time pipelined(Time g, Time c, std::int64_t pieces) {
   return std::max(g, c) + Time::from_ns(std::min(g, c).ns() / pieces);
 }
 
+// One pair of layer 0 alone: its stage, its GEMM, and the collective's own time (the pass run
+// in line, GEMM then collective, less the GEMM).
+struct Isolated {
+  workload::StageProgram stage;
+  hw::GemmShape gemm;
+  Time collective;
+};
+Isolated isolate(const Fixture& f, bool backward, bool (*want)(const Op&),
+                 const std::string& name) {
+  const auto ops = f.pair(backward, want, name);
+  Isolated p{f.alone(ops, backward), f.shape(ops), Time::zero()};
+  p.collective = f.pass(p.stage, backward, in_line) - f.kernels.gemm(p.gemm).time;
+  return p;
+}
+
 }  // namespace
 
 TEST_CASE("TE's ring exchange: the QKV GEMM as tp pieces beside the input's all-gather") {
   Fixture f;
-  const auto ops = f.pair(false, feeding_gather, "attention qkv");
-  const workload::StageProgram s = f.alone(ops, false);
-  const hw::GemmShape& g = f.shape(ops);
-  CHECK(g.m == 2048);
-  const Time gemm = f.kernels.gemm(g).time;
-  const Time c = f.pass(s, false, in_line) - gemm;  // in line: GEMM then collective
+  const Isolated p = isolate(f, false, feeding_gather, "attention qkv");
+  CHECK(p.gemm.m == 2048);
+  const Time gemm = f.kernels.gemm(p.gemm).time;
   const double slow = f.kernels.profile().interference.compute_slowdown;
   // Eight GEMMs of 256 rows, slowed by the copy engines' traffic, the exchange pipelined.
-  const Time pieces = f.kernels.gemm(rows(g, 8)).time * 8 * slow;
-  CHECK(f.pass(s, false, decomposed) == pipelined(pieces, c, 8));
-  CHECK(f.pass(s, false, whole) == pipelined(gemm * slow, c, 8));
+  const Time pieces = f.kernels.gemm(rows(p.gemm, 8)).time * 8 * slow;
+  CHECK(f.pass(p.stage, false, decomposed) == pipelined(pieces, p.collective, 8));
+  CHECK(f.pass(p.stage, false, whole) == pipelined(gemm * slow, p.collective, 8));
   // 256-row pieces fill fewer SMs than the whole GEMM's waves: the decomposition costs time.
   CHECK(pieces > gemm * slow);
 }
 
 TEST_CASE("TE's pipeline: the attention output GEMM in 4 pieces on the SMs the scatter leaves") {
   Fixture f;
-  const auto ops = f.pair(false, feeding_scatter, "attention out");
-  const workload::StageProgram s = f.alone(ops, false);
-  const hw::GemmShape& g = f.shape(ops);
-  const Time c = f.pass(s, false, in_line) - f.kernels.gemm(g).time;
-  const Time pieces = f.kernels.gemm_on_sms(rows(g, 4), 108 - 16).time * 4;
-  CHECK(f.pass(s, false, decomposed) == pipelined(pieces, c, 4));
+  const Isolated p = isolate(f, false, feeding_scatter, "attention out");
+  const Time pieces = f.kernels.gemm_on_sms(rows(p.gemm, 4), 108 - 16).time * 4;
+  CHECK(f.pass(p.stage, false, decomposed) == pipelined(pieces, p.collective, 4));
 }
 
 TEST_CASE("TE's bulk overlap: the backward's input re-gather beside fc1's dgrad, on its own SMs") {
   Fixture f;
-  const auto ops = f.pair(true, beside_gather, "mlp fc1 dgrad");
-  const workload::StageProgram s = f.alone(ops, true);
-  const hw::GemmShape& g = f.shape(ops);
-  const Time c = f.pass(s, true, in_line) - f.kernels.gemm(g).time;
+  const Isolated p = isolate(f, true, beside_gather, "mlp fc1 dgrad");
   // Side by side, nothing pipelined: the longer of the two, the GEMM on 108 - 8 SMs.
-  CHECK(f.pass(s, true, decomposed) == std::max(f.kernels.gemm_on_sms(g, 100).time, c));
+  CHECK(f.pass(p.stage, true, decomposed) ==
+        std::max(f.kernels.gemm_on_sms(p.gemm, 100).time, p.collective));
   // Without tp_overlap the pair runs whole, the GEMM slowed by interference.
-  const Time slowed = f.kernels.gemm(g).time * f.kernels.profile().interference.compute_slowdown;
-  CHECK(f.pass(s, true, no_userbuffers) == pipelined(slowed, c, 8));
+  const Time slowed =
+      f.kernels.gemm(p.gemm).time * f.kernels.profile().interference.compute_slowdown;
+  CHECK(f.pass(p.stage, true, no_userbuffers) == pipelined(slowed, p.collective, 8));
 }
 
 TEST_CASE("which collectives feed their GEMM: the forward's four and the output gradients'") {

@@ -17,7 +17,14 @@ using megasim::test::run_megasim;
 
 namespace {
 const std::string kDefault = std::string(MEGASIM_SOURCE_DIR) + "/scenarios/megascale-175b-12288.json";
+
+// `simulate --json ARGS`'s memory_per_stage, the run required to succeed.
+nlohmann::json memory_per_stage(const std::string& args) {
+  const auto r = run_megasim("simulate --json " + args);
+  REQUIRE(r.exit_code == 0);
+  return nlohmann::json::parse(r.out)["memory_per_stage"];
 }
+}  // namespace
 
 TEST_CASE("cli: --help and --version exit 0 and usage errors exit 2") {
   auto help = run_megasim("--help");
@@ -214,9 +221,7 @@ TEST_CASE("cli: a plan that fits only without the fragmentation margin runs, mar
                       "fragmentation margin; it runs only if the allocator loses under 1.1 GiB") !=
         std::string::npos);
   CHECK(text.out.find(" over") == std::string::npos);
-  const auto json = run_megasim("simulate --json " + s);
-  REQUIRE(json.exit_code == 0);
-  const auto m = nlohmann::json::parse(json.out)["memory_per_stage"];
+  const auto m = memory_per_stage(s);
   CHECK(m[0]["tight"] == true);
   CHECK(m[1]["tight"] == false);
   CHECK(m[0]["over_device"] == false);
@@ -234,9 +239,7 @@ TEST_CASE(
   // and without the key so is the published plan, as any plan over the device is.
   const std::string s = megasim::test::shell_quote(
       MEGASIM_SOURCE_DIR "/scenarios/validation/llama3-405b-8k-8192.json");
-  const auto json = run_megasim("simulate --json " + s);
-  REQUIRE(json.exit_code == 0);
-  const auto m = nlohmann::json::parse(json.out)["memory_per_stage"];
+  const auto m = memory_per_stage(s);
   CHECK(m[1]["over_device"] == true);
   CHECK(m[1]["tight"] == false);
   CHECK(m[15]["over_device"] == false);

@@ -26,6 +26,14 @@ std::vector<StageCosts> uniform(int pp, int v, Time f = Time::from_us(10), Time 
   c.dp_all_gather.assign(v, Time::zero());
   return std::vector<StageCosts>(pp, c);
 }
+
+// One stage of one chunk, F = 10 us and B = 20 us, with its DP all-gather and reduce-scatter.
+std::vector<StageCosts> one_stage_with_dp(Time all_gather, Time reduce_scatter) {
+  auto costs = uniform(1, 1);
+  costs[0].dp_all_gather = {all_gather};
+  costs[0].dp_reduce_scatter = {reduce_scatter};
+  return costs;
+}
 }  // namespace
 
 TEST_CASE("executor: with free communication it reproduces the ideal pipeline") {
@@ -123,9 +131,7 @@ TEST_CASE("executor: DP overlap hides all but the last chunk's reduce-scatter an
 TEST_CASE("executor: bucketed DP overlap gathers while the first forward runs, scatters during the last backward") {
   // One stage, one micro-batch: F = 10 us, B = 20 us; all-gather and reduce-scatter 8 us each.
   auto s = build_schedule(Schedule::kOneFOneB, 1, 1, 1);
-  auto costs = uniform(1, 1);
-  costs[0].dp_reduce_scatter = {us(8)};
-  costs[0].dp_all_gather = {us(8)};
+  auto costs = one_stage_with_dp(us(8), us(8));
   ExecutorConfig cfg;
   cfg.dp_overlap = true;
   // Chunk-wise (MegaScale): AG [0,8], F [8,18], B [18,38], RS [38,46].
@@ -152,9 +158,7 @@ TEST_CASE("executor: bucketed DP overlap gathers while the first forward runs, s
 TEST_CASE("executor: ZeRO-2 reduce-scatters every backward pass's gradients, not only the last's") {
   // One stage, three micro-batches: F = 10 us, B = 20 us; all-gather 8 us, reduce-scatter 40.
   auto s = build_schedule(Schedule::kOneFOneB, 1, 1, 3);
-  auto costs = uniform(1, 1);
-  costs[0].dp_reduce_scatter = {us(40)};
-  costs[0].dp_all_gather = {us(8)};
+  auto costs = one_stage_with_dp(us(8), us(40));
   ExecutorConfig cfg;
   cfg.dp_overlap = true;
   // ZeRO-1: AG [0,8], F B F B F B [8,98], one RS [98,138].
@@ -181,9 +185,7 @@ TEST_CASE("executor: interference slows compute only while communication runs be
   // One stage, one chunk, m = 1: AG (prefetch) 10 us, then F 10, B 20; RS of 10 starts after
   // B. With dp_overlap the F waits for the AG (nothing overlaps): no slowdown at all.
   auto s = build_schedule(Schedule::kOneFOneB, 1, 1, 1);
-  auto costs = uniform(1, 1);
-  costs[0].dp_all_gather = {us(10)};
-  costs[0].dp_reduce_scatter = {us(10)};
+  auto costs = one_stage_with_dp(us(10), us(10));
   ExecutorConfig cfg;
   cfg.dp_overlap = true;
   cfg.interference = 0.5;

@@ -102,6 +102,16 @@ void check_window(const Inputs& in) {
   }
 }
 
+// BF16_Optimizer is DeepSpeed's pipeline engine's; no other preset runs it.
+void check_bf16_optimizer(const Inputs& in) {
+  const auto& o = in.scenario.optimizations;
+  if (o.overrides.bf16_optimizer.value_or(false) && o.preset != "deepspeed") {
+    throw InputError(fmt::format(
+        "{}: optimizations.bf16_optimizer is DeepSpeed's pipeline engine's, but the preset is '{}'",
+        in.scenario.file.string(), o.preset));
+  }
+}
+
 void check_context_parallel(const Inputs& in) {
   // Context parallelism splits the fused attention kernel's work over the CP ranks (Megatron-
   // Core runs it only with Transformer Engine's fused attention); the unfused path's s² score
@@ -184,6 +194,7 @@ Inputs load_inputs(const Scenario& s, const InputOptions& o, FilesRead* read) {
   if (have_model) clashes.check([&] { check_plan_against_model(in); });
   if (have_cluster) clashes.check([&] { check_plan_against_cluster(in); });
   if (have_system) clashes.check([&] { check_window(in); });
+  if (have_system) clashes.check([&] { check_bf16_optimizer(in); });
   if (have_system) clashes.check([&] { check_context_parallel(in); });
   if (have_system) clashes.check([&] { check_microbatch_group(in); });
   if (have_device) clashes.check([&] { check_fp8(in); });

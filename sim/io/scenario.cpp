@@ -130,6 +130,7 @@ OptimizationSpec read_optimizations(JsonReader r) {
   } else {
     r.ignore("attention");
   }
+  o.overrides.bf16_optimizer = r.optional_boolean("bf16_optimizer");
   r.finish();
   return o;
 }

@@ -23,6 +23,7 @@ SystemOptions apply_overrides(SystemOptions s, const SystemOverrides& o, std::in
     if (o.switches[i]) s.*kSwitches[i].field = *o.switches[i];
   }
   if (o.attention) s.attention = *o.attention;
+  if (o.bf16_optimizer) s.pipe_engine.bf16_optimizer = *o.bf16_optimizer;
   s.attention_window = o.attention_window.value_or(model_window);
   return s;
 }

@@ -181,6 +181,9 @@ struct SystemOverrides {
   std::array<std::optional<bool>, kSwitches.size()> switches;  // in kSwitches' order
   std::optional<std::int64_t> attention_window;                // tokens
   std::optional<AttentionKernel> attention;
+  // DeepSpeed's BF16_Optimizer (pipe_engine.bf16_optimizer): the engine takes it for bf16 at
+  // ZeRO stage 0 only; bf16 at ZeRO stage 1 goes through its ZeRO optimizer as fp16 does.
+  std::optional<bool> bf16_optimizer;
 };
 
 // The preset with the overrides applied; the window falls back to the model's own

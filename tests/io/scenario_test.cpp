@@ -161,3 +161,17 @@ TEST_CASE("system file: the pipeline engine's keys are read strictly, a typo nam
   CHECK(!megatron.pipe_engine.partitioned_transfers);
   CHECK(!megatron.pipe_engine.bf16_optimizer);
 }
+
+TEST_CASE("scenario: optimizations.bf16_optimizer chooses DeepSpeed's optimizer path for bf16") {
+  const auto bloom = kSource / "scenarios/validation/bloom-176b-384.json";
+  // ZeRO stage 0, as BLOOM ran: the preset's BF16_Optimizer.
+  CHECK(megasim::io::load_inputs(load_scenario(bloom)).system.pipe_engine.bf16_optimizer);
+  // ZeRO stage 1: DeepSpeed's ZeRO optimizer, as MT-NLG's bf16 ran.
+  CHECK(!megasim::io::load_inputs(load_scenario(bloom, {"optimizations.bf16_optimizer=false"}))
+             .system.pipe_engine.bf16_optimizer);
+  const auto mtnlg = megasim::io::load_inputs(
+      load_scenario(kSource / "scenarios/validation/mtnlg-530b-2240.json"));
+  CHECK(mtnlg.scenario.plan.precision == megasim::workload::Precision::kBf16);
+  CHECK(!mtnlg.system.pipe_engine.bf16_optimizer);
+  CHECK(mtnlg.system.pipe_engine.partitioned_transfers);
+}

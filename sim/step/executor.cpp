@@ -229,6 +229,8 @@ void Executor::run_compute(int i, Time work, bool interferable, std::string name
   u.compute.remaining_ns = static_cast<double>(work.ns());
   u.compute.rate_since = sim_.now();
   const Time start = sim_.now();
+  u.compute.started = start;
+  u.compute.nominal = work;
   schedule_completion(i);
   if (traced(u)) pending_names_[i] = {std::move(name), start};
 }
@@ -249,6 +251,11 @@ void Executor::comm_changed(int i, int delta) {
 
 void Executor::compute_done(int i) {
   Unit& u = units_[i];
+  if (u.compute.interferable) {
+    // Interference stretched the work: the time is the pass's (or the optimizer's).
+    const Time stretch = sim_.now() - u.compute.started - u.compute.nominal;
+    (u.compute.running_pass ? u.stats.compute : u.stats.optimizer) += stretch;
+  }
   const int c = u.compute.gate_chunk;
   if (u.compute.running_pass && c >= 0) {
     if (!u.dp.ag_done[c]) {

@@ -68,6 +68,9 @@ struct ComputeStream {
   bool running_pass = false;  // the stream runs `current`
   PassId current;
   Time rate_since;
+  // When the running work started and what it takes at full rate: what it took longer, slowed
+  // by communication beside it, belongs to its own term (compute or optimizer).
+  Time started, nominal;
   EventId done_event;
   Wait waiting = Wait::kNone;
   Time wait_since;

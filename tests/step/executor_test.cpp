@@ -201,6 +201,12 @@ TEST_CASE("executor: interference slows compute only while communication runs be
   overlap.interference = 0.5;
   auto with_interf = execute_step(s2, c2, overlap);
   CHECK(with_interf.step_time > no_interf.step_time);
+  // What the slowdown adds is compute time: the terms still add up to the step.
+  const StageBreakdown& b = with_interf.stages[0];
+  CHECK(b.compute + b.slowest_gpu + b.tp_exposed + b.pp_exposed + b.dp_exposed + b.bubble +
+            b.optimizer + b.data_loading ==
+        with_interf.step_time);
+  CHECK(b.compute - no_interf.stages[0].compute == with_interf.step_time - no_interf.step_time);
 }
 
 TEST_CASE("executor: full and folded agree on a symmetric plan and a straggler slows everyone") {

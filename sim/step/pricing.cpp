@@ -155,25 +155,29 @@ int Pricer::dp_group_nodes() const {
   return static_cast<int>(nodes.size());
 }
 
-Time Pricer::dp_time(const workload::CommOp& c, std::int64_t per_step) {
+Time Pricer::dp_time(const workload::CommOp& c, std::int64_t per_step, bool timed_on_network) {
   if (c.group == Group::kDp) {
     if (auto m = measured(c, plan_.dp_cp(), dp_nodes_)) return tally_comm(*m, true, per_step);
   }
-  return tally_comm(dp_time_simulated(c), false, per_step);
+  return tally_comm(dp_time_simulated(c, timed_on_network), false, per_step);
 }
 
-Time Pricer::dp_time_simulated(const workload::CommOp& c) {
+Time Pricer::dp_time_simulated(const workload::CommOp& c, bool timed_on_network) {
   const bool pp_group = c.group == Group::kPp;
+  const bool stand_in = traffic_on_network_ && timed_on_network && c.group == Group::kDp;
   // Gradient buckets are hundreds of megabytes: their time is proportional to their size, so
   // a bucket within a factor 2 of one already simulated is priced by scaling it.
   const int kind = (pp_group ? 3 : 2) * 16 + static_cast<int>(c.kind) +
-                   256 * static_cast<int>(c.group);
+                   256 * static_cast<int>(c.group) + (stand_in ? 4096 : 0);
   for (const auto& [ref_bytes, ref_time] : scaled_[kind]) {
     const double ratio = c.size.value() / ref_bytes;
     if (ratio >= 0.5 && ratio <= 2.0) return ref_time * ratio;
   }
-  const auto key = std::make_tuple(pp_group ? 3 : 2, static_cast<int>(c.kind),
-                                   static_cast<int>(c.group), c.size.value());
+  const auto key =
+      std::make_tuple(pp_group   ? 3
+                      : stand_in ? 4
+                                 : 2,
+                      static_cast<int>(c.kind), static_cast<int>(c.group), c.size.value());
   if (auto it = cache_.find(key); it != cache_.end()) return it->second;
   std::vector<collective::CollectiveCall> calls;
   if (pp_group) {
@@ -205,9 +209,9 @@ Time Pricer::dp_time_simulated(const workload::CommOp& c) {
       }
     }
   }
-  const Time t = calls.empty()                          ? Time::zero()
-                 : traffic_on_network_ && !pp_group ? analytic(calls.front())
-                                                    : concurrent(calls);
+  const Time t = calls.empty() ? Time::zero()
+                 : stand_in    ? analytic(calls.front())
+                               : concurrent(calls);
   if (c.size.value() >= kScalableBytes) scaled_[kind].emplace_back(c.size.value(), t);
   return cache_[key] = t;
 }
@@ -361,10 +365,10 @@ StageCosts Pricer::price(const workload::StageProgram& stage, PricingTally& tall
   Time grads, params;
   int dp_buckets = 0;
   for (const Op& op : stage.dp_gradient_comm) {
-    grads += dp_time(*op.comm());
+    grads += dp_time(*op.comm(), 1, true);
     if (op.comm()->group == Group::kDp) ++dp_buckets;
   }
-  for (const Op& op : stage.dp_param_comm) params += dp_time(*op.comm());
+  for (const Op& op : stage.dp_param_comm) params += dp_time(*op.comm(), 1, true);
   for (const double share : chunk_shares(stage)) {
     c.dp_reduce_scatter.push_back(grads * share);
     c.dp_all_gather.push_back(params * share);
@@ -383,12 +387,13 @@ StageCosts Pricer::price(const workload::StageProgram& stage, PricingTally& tall
 }
 
 std::vector<double> Pricer::chunk_shares(const workload::StageProgram& stage) {
-  int stage_layers = 0;
-  for (const auto& chunk : stage.chunks) stage_layers += chunk.layers.count;
+  std::int64_t stage_parameters = 0;
+  for (const auto& chunk : stage.chunks) stage_parameters += chunk.parameters;
   std::vector<double> shares;
   for (const auto& chunk : stage.chunks) {
-    shares.push_back(stage_layers > 0 ? double(chunk.layers.count) / stage_layers
-                                      : 1.0 / static_cast<double>(stage.chunks.size()));
+    shares.push_back(stage_parameters > 0 ? static_cast<double>(chunk.parameters) /
+                                                static_cast<double>(stage_parameters)
+                                          : 1.0 / static_cast<double>(stage.chunks.size()));
   }
   return shares;
 }

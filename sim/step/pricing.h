@@ -95,12 +95,15 @@ class Pricer {
   Time pp_time(Bytes bytes, int from_stage, int to_stage);
   // A DP-group collective run `per_step` times a step (once for the gradient and parameter
   // collectives at the step's edges; once per micro-batch inside a ZeRO-3 / FSDP pass).
-  Time dp_time(const workload::CommOp& c, std::int64_t per_step = 1);
+  // `timed_on_network`: the step's network times the call (traffic_on_network_, a kDp call at
+  // the step's edges), so its price only feeds the cost-source tally and NCCL's analytic time
+  // of one call stands in; every other call is simulated with its group's peers.
+  Time dp_time(const workload::CommOp& c, std::int64_t per_step = 1, bool timed_on_network = false);
   // The nodes one DP communicator (kDp) spans under the placement.
   int dp_group_nodes() const;
   Time tp_time_simulated(const workload::CommOp& c);
   Time pp_time_simulated(Bytes bytes, int from_stage, int to_stage);
-  Time dp_time_simulated(const workload::CommOp& c);
+  Time dp_time_simulated(const workload::CommOp& c, bool timed_on_network);
   // The DP indices of each communicator of group `g` (kDp, kDpShard or kDpReplica).
   std::vector<std::vector<int>> dp_groups(workload::Group g) const;
   // SystemOptions::Sharding's host time of one collective, added to its segment; `copies` is
@@ -125,7 +128,7 @@ class Pricer {
                                        std::vector<bool>& taken) const;
   // A TP collective and the GEMM it overlaps, together (SystemOptions::tp_decomposition).
   Time overlapped_pair(const workload::Op& comm, const workload::Op& gemm, Time g, Time c) const;
-  // Each chunk's share of the stage's DP traffic.
+  // Each chunk's share of the stage's DP traffic: its share of the stage's parameters.
   static std::vector<double> chunk_shares(const workload::StageProgram& stage);
   // NCCL's analytic time of one call alone.
   Time analytic(const collective::CollectiveCall& call) const;

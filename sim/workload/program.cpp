@@ -183,19 +183,24 @@ std::int64_t stage_linear_weights_per_rank(const ModelSpec& m, const ParallelPla
   return stage_layers(m, p, stage) * per_layer;
 }
 
-std::int64_t stage_parameters_per_rank(const ModelSpec& m, const ParallelPlan& p, int stage) {
+std::int64_t parameters_per_rank(const ModelSpec& m, const ParallelPlan& p, int layers,
+                                 bool embedding, bool head) {
   const std::int64_t vocab_r = (m.vocab + p.tp - 1) / p.tp;
-  std::int64_t n = stage_layers(m, p, stage) * rank_layer_parameters(m, p.tp);
-  if (stage == 0) {
+  std::int64_t n = layers * rank_layer_parameters(m, p.tp);
+  if (embedding) {
     n += vocab_r * m.hidden + (m.position == Position::kLearned ? m.seq * m.hidden : 0);
   }
-  if (stage == p.pp - 1) {
+  if (head) {
     n += norm_parameters(m);
     // Untied: the output projection. Tied on more than one stage: Megatron keeps a copy of
     // the word embedding on the last stage and all-reduces its gradient with the first.
     if (!m.tied_embeddings || p.pp > 1) n += vocab_r * m.hidden;
   }
   return n;
+}
+
+std::int64_t stage_parameters_per_rank(const ModelSpec& m, const ParallelPlan& p, int stage) {
+  return parameters_per_rank(m, p, stage_layers(m, p, stage), stage == 0, stage == p.pp - 1);
 }
 
 // Optimizer step over the `owned` parameters this rank updates. Bytes per parameter: Adam reads
@@ -237,6 +242,7 @@ StageProgram build_stage(const ModelSpec& m, const ParallelPlan& p, int stage,
     ch.layers = chunk_layers(m, p, stage, chunk);
     ch.has_embedding = stage == 0 && chunk == 0;
     ch.has_logits = stage == p.pp - 1 && chunk == p.vpp - 1;
+    ch.parameters = parameters_per_rank(m, p, ch.layers.count, ch.has_embedding, ch.has_logits);
     build_chunk(c, stage_layers(m, p, stage), ch);
     // BF16_Optimizer's fp32 gradient update runs once a micro-batch, over the stage's
     // parameters, after the stage's last backward of it: chunk 0's (backward runs the chunks

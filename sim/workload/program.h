@@ -54,6 +54,7 @@ struct ChunkProgram {
   LayerRange layers;
   bool has_embedding = false;  // first stage, first chunk
   bool has_logits = false;     // last stage, last chunk
+  std::int64_t parameters = 0;  // weights this rank holds of the chunk (before ZeRO sharding)
   std::vector<Op> forward;
   std::vector<Op> backward;  // recompute ops first, then backward in reverse layer order
 };
@@ -91,6 +92,11 @@ enum class SubModule { kInputNorm, kQkv, kAttentionOut, kPostNorm, kFc1, kFc2 };
 // rank_layer_parameter_tensors is their concatenation in forward order.
 std::vector<std::int64_t> sub_module_tensors(const ModelSpec& m, int tp, SubModule s);
 std::int64_t stage_parameters_per_rank(const ModelSpec& m, const ParallelPlan& p, int stage);
+// The weights one rank holds of `layers` layers, with the embedding (first stage's first chunk)
+// and the output head (last stage's last chunk: final norm, the output projection or the tied
+// embedding's copy).
+std::int64_t parameters_per_rank(const ModelSpec& m, const ParallelPlan& p, int layers,
+                                 bool embedding, bool head);
 // The weights of the stage's layers' four linear layers one rank holds (no biases, norms or
 // embedding): what Transformer Engine keeps an FP8 copy and transpose of under plan.fp8.
 std::int64_t stage_linear_weights_per_rank(const ModelSpec& m, const ParallelPlan& p, int stage);

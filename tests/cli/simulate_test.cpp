@@ -341,3 +341,21 @@ TEST_CASE("cli: ZeRO-3's collectives are DP time, exposed or hidden, never compu
   for (const auto& [k, v] : a["breakdown_s"].items()) sum += v.get<double>();
   CHECK(sum == doctest::Approx(a["step_time_s"].get<double>()).epsilon(1e-6));
 }
+
+TEST_CASE(
+    "cli: calls the step's network does not carry are priced with their peers in both network "
+    "modes") {
+  // A hybrid shard's replica all-reduce and its in-pass gathers stay off the shared network;
+  // the priced mode and the shared one must then give them the same contention.
+  const std::string s =
+      std::string(MEGASIM_SOURCE_DIR) +
+      "/scenarios/validation/sc21-t2-zero3-175b-1536.json --set plan.shard_group=64";
+  const auto priced = run_megasim("simulate --json --network priced " + s);
+  const auto shared = run_megasim("simulate --json --network shared " + s);
+  REQUIRE(priced.exit_code == 0);
+  REQUIRE(shared.exit_code == 0);
+  const auto a = nlohmann::json::parse(priced.out);
+  const auto b = nlohmann::json::parse(shared.out);
+  CHECK(b["breakdown_s"]["dp_exposed"].get<double>() ==
+        doctest::Approx(a["breakdown_s"]["dp_exposed"].get<double>()).epsilon(1e-6));
+}

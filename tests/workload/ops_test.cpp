@@ -70,6 +70,34 @@ TEST_CASE("ops: interleaved layer placement follows Megatron-LM") {
   CHECK(build_stage(m, p, 0).chunks.front().has_embedding);
 }
 
+TEST_CASE(
+    "ops: a chunk's parameters, its share of the stage's DP traffic, hold its embedding or head") {
+  const ModelSpec m = gpt175();
+  ParallelPlan p = megascale_plan();
+  // Llama 3's kind of split: the first chunk of stage 0 and the last of the last stage hold
+  // no layer, only the embedding and the output head; their stages' other chunks next to them
+  // (virtual stages pp and vpp·pp − 1 − pp, in model order) take 4.
+  const auto n = static_cast<std::size_t>(p.pp * p.vpp);
+  p.layer_split.assign(n, 2);
+  p.layer_split.front() = p.layer_split.back() = 0;
+  p.layer_split[static_cast<std::size_t>(p.pp)] =
+      p.layer_split[n - 1 - static_cast<std::size_t>(p.pp)] = 4;
+  REQUIRE_NOTHROW(validate_plan(m, p));
+  for (int s : {0, 3, p.pp - 1}) {
+    const StageProgram st = build_stage(m, p, s);
+    std::int64_t sum = 0;
+    for (const auto& ch : st.chunks) sum += ch.parameters;
+    CHECK(sum == st.parameters_per_rank);
+  }
+  const std::int64_t vocab_r = (m.vocab + p.tp - 1) / p.tp;
+  const StageProgram first = build_stage(m, p, 0);
+  CHECK(first.chunks.front().layers.count == 0);
+  CHECK(first.chunks.front().parameters == vocab_r * m.hidden + m.seq * m.hidden);
+  CHECK(first.chunks[1].parameters == 4 * rank_layer_parameters(m, p.tp));
+  const StageProgram last = build_stage(m, p, p.pp - 1);
+  CHECK(last.chunks.back().parameters > vocab_r * m.hidden);  // the embedding's copy and the norm
+}
+
 TEST_CASE("ops: TP collectives of a sequence-parallel layer and their sizes") {
   const ModelSpec m = gpt175();
   const ParallelPlan p = megascale_plan();

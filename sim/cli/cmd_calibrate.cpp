@@ -334,7 +334,7 @@ void add_calibrate_command(CLI::App& app) {
   cmd->add_flag("--quick", m->quick, "Small grid and fewer repeats (minutes on one node)");
   cmd->add_flag("--resume", m->resume, "Keep the sections already in the output; measure the rest");
   cmd->add_option("--timeout", m->timeout_s, "Seconds of timing per item before it stops")
-      ->check(CLI::PositiveNumber);
+      ->check(positive());
   cmd->add_option("--scenario", m->scenario,
                   "Also measure exactly the GEMM shapes this scenario's plan runs");
   cmd->add_option("--skip", m->skip,
@@ -374,7 +374,7 @@ void add_calibrate_command(CLI::App& app) {
   imp->add_option("--protocol", io_opts->protocol,
                   "Label rows with the NCCL_PROTO the run forced (LL, LL128, Simple)");
   imp->add_option("--nodes", io_opts->nodes, "Node count, when the log's rank lines omit hosts")
-      ->check(CLI::PositiveNumber);
+      ->check(positive());
   imp->add_option("--cluster", io_opts->cluster,
                   "Cluster the logs ran on (topologies/): fit NCCL's model to them there");
   imp->add_option("--ranks", io_opts->ranks,

@@ -50,6 +50,13 @@ double parse_size(const std::string& text) {
   else if (suffix == "T" || suffix == "t") mult = 1024.0 * 1024.0 * 1024.0 * 1024.0;
   else if (!suffix.empty()) throw InputError("--bytes: unknown unit '" + suffix + "' in '" + text + "' (use K, M, G or T)");
   if (!(v > 0.0) || !std::isfinite(v)) throw InputError("--bytes: size '" + text + "' must be positive");
+  // A petabyte a call is past any buffer a GPU holds, and keeps the times in the simulator's range.
+  constexpr double kMaxBytes = 1e15;
+  if (v * mult > kMaxBytes) {
+    throw InputError(
+        fmt::format("--bytes: size '{}' is {:.3g} bytes, past the {:.0e} a call may move", text,
+                    v * mult, kMaxBytes));
+  }
   return v * mult;
 }
 

@@ -90,7 +90,13 @@ std::unique_ptr<PreparedSearch> prepare_search(const SearchCliOptions& o) {
 
   plan::SearchOptions& options = prepared->options;
   for (const auto& g : o.gpus) {
-    for (const auto n : plan::parse_gpus(g)) options.space.gpus.push_back(n);
+    for (const auto n : plan::parse_gpus(g)) {
+      if (n > prepared->inputs.cluster.gpus) {
+        throw InputError(fmt::format("--gpus {}: {} GPUs, but cluster '{}' has {}", g, n,
+                                     prepared->inputs.cluster.name, prepared->inputs.cluster.gpus));
+      }
+      options.space.gpus.push_back(n);
+    }
   }
   for (const auto& f : o.fix) {
     plan::Axis a = plan::parse_axis(f);
@@ -203,7 +209,8 @@ void add_search_command(CLI::App& app) {
   cmd->add_option("--results", opts->results,
                   "Append each simulated plan to this JSON Lines file; plans in it are skipped");
   cmd->add_option("--max-events", opts->max_events,
-                  "Largest event-level step simulated, in pipeline passes");
+                  "Largest event-level step simulated, in pipeline passes")
+      ->check(positive());
   cmd->add_flag("--json", opts->json, "Print exactly one JSON object on stdout");
   // Tests of resuming: stop after N event-level simulations, as a kill would.
   cmd->add_option("--stop-after", opts->stop_after)->group("");

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <exception>
+#include <string>
 
 #include <CLI/CLI.hpp>
 
@@ -15,6 +16,22 @@ namespace megasim::cli {
 struct QuietExit {
   int status;
 };
+
+// An option that must be above zero. CLI11's PositiveNumber says "Value 0 not in range
+// 0.000000 to 1.797...e+308"; this says what is wanted.
+inline CLI::Validator positive() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        double v = 0.0;
+        try {
+          v = std::stod(text);
+        } catch (const std::exception&) {
+          return "'" + text + "' is not a number";
+        }
+        return v > 0.0 ? std::string() : "must be above 0, found " + text;
+      },
+      "POSITIVE");
+}
 
 // The exit status of a command's failure: 2 for bad input (InputError), 1 for anything else.
 int exit_status(const std::exception& e);

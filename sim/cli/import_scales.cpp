@@ -70,6 +70,9 @@ std::vector<hw::CollectiveScaleFit> fit_import_scales(const hw::DeviceProfile& p
                                                       const std::string& cluster_ref,
                                                       std::string& text, io::Json& json) {
   const net::ClusterSpec spec = io::load_cluster_ref(cluster_ref);
+  std::int64_t ranks = 1;
+  for (const auto& m : profile.collective_table) ranks = std::max<std::int64_t>(ranks, m.ranks);
+  io::check_cluster_size(spec, ranks, "--cluster");
   const auto topology = std::make_shared<const net::Topology>(spec);
   const hw::CollectiveConstants constants = io::read_collective_constants(device_file);
   std::vector<std::string> order;  // runs in table order

@@ -1,5 +1,7 @@
 #include "io/cluster_loader.h"
 
+#include <fmt/format.h>
+
 #include "engine/error.h"
 #include "io/json_reader.h"
 #include "io/resolve.h"
@@ -87,6 +89,18 @@ net::ClusterSpec load_cluster(const std::filesystem::path& file, FilesRead* read
   }
   r.finish();
   return c;
+}
+
+void check_cluster_size(const net::ClusterSpec& spec, std::int64_t job_gpus,
+                        const std::string& option) {
+  const std::int64_t limit = cluster_gpu_limit(job_gpus);
+  if (spec.gpus > limit) {
+    throw InputError(fmt::format(
+        "{}: cluster '{}' has {} GPUs, more than the {} megasim builds for {} GPUs (the larger of "
+        "{} and {} × those GPUs): the whole topology is built, so describe only the part of the "
+        "cluster in use",
+        option, spec.name, spec.gpus, limit, job_gpus, kMaxClusterGpusFloor, kMaxClusterPerJobGpu));
+  }
 }
 
 net::ClusterSpec load_cluster_ref(const std::string& ref) {

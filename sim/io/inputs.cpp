@@ -20,14 +20,6 @@
 namespace megasim::io {
 namespace {
 
-// Every command builds the whole cluster's topology, whatever part of it the job uses. Measured
-// (release build, the 175B 12,288-GPU scenario on a MegaScale fabric grown to N GPUs):
-// 262,144 GPUs take 1 s and 0.6 GB, 4,194,304 more than 24 GB. So a cluster may have at most
-// this many GPUs, or kMaxClusterPerJobGpu per GPU of the job when that is more: every shipped
-// scenario is within it (the largest ratio, 8 GPUs on a 4,480-GPU cluster, is under the floor).
-constexpr std::int64_t kMaxClusterGpusFloor = 65536;
-constexpr std::int64_t kMaxClusterPerJobGpu = 8;
-
 // Runs checks that do not depend on one another and gathers what each one refuses, so that a
 // user sees every clash at once.
 class Clashes {
@@ -82,7 +74,7 @@ void check_plan_against_cluster(const Inputs& in) {
                                  s.file.string(), p.tp, p.cp, p.pp, p.dp, p.gpus(), in.cluster.name,
                                  in.cluster.gpus));
   }
-  const std::int64_t limit = std::max(kMaxClusterGpusFloor, kMaxClusterPerJobGpu * p.gpus());
+  const std::int64_t limit = cluster_gpu_limit(p.gpus());
   if (in.cluster.gpus > limit) {
     throw InputError(fmt::format(
         "{}: cluster '{}' ({}) has {} GPUs, more than the {} megasim builds for a job of {} GPUs "

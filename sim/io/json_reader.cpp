@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "engine/error.h"
+#include "io/json_duplicates.h"
 
 namespace megasim::io {
 namespace {
@@ -141,11 +142,15 @@ Json parse_json_text(const std::string& text, const std::string& origin) {
                                  "file may hold",
                                  origin, shape.longest_string, kMaxJsonStringBytes));
   }
+  std::string duplicate;  // json_duplicates.h
+  Json doc;
   try {
-    return Json::parse(text);
+    doc = Json::parse(text, duplicate_key_finder(duplicate));
   } catch (const Json::exception& e) {
     throw InputError(origin + ": invalid JSON: " + strip_nlohmann_prefix(e.what()));
   }
+  if (!duplicate.empty()) throw InputError(origin + ": " + duplicate + ": appears twice");
+  return doc;
 }
 
 Json parse_json_file(const std::filesystem::path& file, FilesRead* read) {

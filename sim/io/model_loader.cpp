@@ -56,6 +56,27 @@ workload::ModelSpec load_model(const std::filesystem::path& file, KeyLog* log, F
     r.fail("kv_heads", fmt::format("kv_heads {} must divide heads {} (grouped-query attention)",
                                    m.kv_heads, m.heads));
   }
+  // Each key is in range alone; together they can pass what megasim counts in 64-bit integers
+  // (parameters, bytes) or enumerates (gradient buckets). An upper bound, in floating point:
+  // attention 4·h², a gated FFN 3·h·ffn, embedding and output 2·vocab·h.
+  const double h = static_cast<double>(m.hidden);
+  const double parameters = m.layers * (4.0 * h * h + 3.0 * h * static_cast<double>(m.ffn_hidden)) +
+                            2.0 * static_cast<double>(m.vocab) * h;
+  constexpr double kMaxParameters = 1e14;
+  if (parameters > kMaxParameters) {
+    r.fail("hidden",
+           fmt::format("layers {}, hidden {}, ffn_hidden {} and vocab {} make a model of "
+                       "about {:.3g} parameters, past the {:.0e} megasim models",
+                       m.layers, m.hidden, m.ffn_hidden, m.vocab, parameters, kMaxParameters));
+  }
+  // One sequence's attention scores, seq² per head, counted in 64-bit integers.
+  const double scores = static_cast<double>(m.seq) * static_cast<double>(m.seq) * m.heads;
+  constexpr double kMaxScores = 1e17;
+  if (scores > kMaxScores) {
+    r.fail("seq", fmt::format("seq {} and heads {} make {:.3g} attention scores a sequence, past "
+                              "the {:.0e} megasim counts",
+                              m.seq, m.heads, scores, kMaxScores));
+  }
   return m;
 }
 

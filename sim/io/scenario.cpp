@@ -108,6 +108,11 @@ workload::ParallelPlan read_plan(JsonReader r) {
           : RankOrder::kTpCpDpPp;
   if (r.has("layer_split")) {
     for (auto n : r.integer_array("layer_split", 0, 1 << 16)) p.layer_split.push_back(static_cast<int>(n));
+    if (p.layer_split.empty()) {
+      r.fail("layer_split",
+             "empty: give one entry per virtual stage (pp × vpp), or leave the key "
+             "out for an even split");
+    }
   } else {
     r.ignore("layer_split");
   }

@@ -267,10 +267,10 @@ void Topology::own_links(int gpu, std::vector<LinkId>& out) const {
   out.push_back(gpu_down_[g]);
   const int rail = rail_of(gpu);
   const int owner = node_of(gpu) * spec_.node.gpus + rail * spec_.node.gpus / spec_.node.nics;
-  if (owner != gpu) return;
+  // Without a fabric (one node) no NIC is built: the GPU owns its NVLink pair alone.
+  if (owner != gpu || spec_.fabric.tiers == 0) return;
   out.push_back(gpu_nic_[g]);
   out.push_back(nic_gpu_[g]);
-  if (spec_.fabric.tiers == 0) return;
   const auto nic = static_cast<std::size_t>(node_of(gpu) * spec_.node.nics + rail);
   out.push_back(nic_up_[nic]);
   out.push_back(nic_down_[nic]);

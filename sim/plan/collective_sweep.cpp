@@ -68,6 +68,7 @@ Sweep collective_sweep(const SweepRequest& r) {
   Sweep out;
   out.request = r;
   const net::ClusterSpec spec = io::load_cluster_ref(r.cluster);
+  io::check_cluster_size(spec, r.gpus, "--cluster");
   out.cluster_name = spec.name;
   out.cluster_gpus = spec.gpus;
   const std::filesystem::path device = device_file(spec, r, out.device);

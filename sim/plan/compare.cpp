@@ -32,6 +32,7 @@ Axis parse_axis(const std::string& spec) {
 
 std::size_t count_combinations(const std::vector<Axis>& axes) {
   if (axes.empty()) throw InputError("compare: give at least one --vary PATH=V1,V2,...");
+
   // Checked axis by axis: 65 axes of two values would wrap a 64-bit product to 0.
   double combos = 1.0;
   for (const auto& a : axes) {
@@ -67,6 +68,14 @@ std::vector<Variant> compare(const std::filesystem::path& scenario,
                              const std::vector<std::string>& overrides,
                              const std::vector<Axis>& axes, io::FilesRead* read) {
   const std::size_t combos = count_combinations(axes);
+  for (std::size_t i = 0; i < axes.size(); ++i) {
+    for (std::size_t j = 0; j < i; ++j) {
+      if (axes[i].path == axes[j].path) {
+        throw InputError("--vary " + axes[i].path +
+                         ": given twice; list every value in one --vary");
+      }
+    }
+  }
   // The scenario itself must load: a file that is missing or broken is the user's error, not
   // a column of infeasible variants.
   const std::int64_t gpus = io::load_scenario(scenario, overrides, nullptr, read).plan.gpus();

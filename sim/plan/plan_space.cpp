@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <optional>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -52,10 +53,14 @@ struct Restrictions {
 
 Restrictions read_restrictions(const std::vector<Axis>& axes) {
   Restrictions r;
+  std::set<std::string> seen;
   for (const Axis& a : axes) {
     std::string key = a.path;
     if (key.rfind("plan.", 0) == 0) key = key.substr(5);
     const std::string what = "--fix/--vary " + a.path;
+    if (!seen.insert(key).second) {
+      throw InputError(what + ": the axis is restricted twice; give it one --fix or one --vary");
+    }
     auto ints = [&] {
       std::vector<int> v;
       for (const auto& s : a.values) v.push_back(static_cast<int>(parse_int(what, s)));

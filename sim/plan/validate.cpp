@@ -19,29 +19,48 @@ namespace fs = std::filesystem;
 
 double published_metric(const io::Json& runs, const io::ValidationSettings& v,
                         const std::string& origin) {
-  for (const auto& r : runs["runs"]) {
-    if (r.value("id", "") != v.run) continue;
+  const auto& list = runs["runs"];
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const auto& r = list[i];
+    if (!r.is_object() || r.value("id", "") != v.run) continue;
+    const std::string at = fmt::format("published runs: runs[{}] ('{}')", i, v.run);
+    const io::Json* value = nullptr;
     if (v.step) {
-      const auto& steps = r.at("steps");
+      if (!r.contains("steps") || !r["steps"].is_array()) {
+        throw InputError(fmt::format("{}: validation.step: {} has no steps array", origin, at));
+      }
+      const auto& steps = r["steps"];
       if (*v.step >= static_cast<int>(steps.size())) {
         throw InputError(fmt::format("{}: validation.step: run '{}' has {} steps, not {}", origin,
                                      v.run, steps.size(), *v.step + 1));
       }
-      return steps[*v.step].at(v.metric).get<double>();
+      const auto& step = steps[static_cast<std::size_t>(*v.step)];
+      if (step.is_object() && step.contains(v.metric)) value = &step[v.metric];
+    } else if (r.contains("measured") && r["measured"].is_object() &&
+               r["measured"].contains(v.metric)) {
+      value = &r["measured"][v.metric];
     }
-    const auto& m = r.at("measured");
-    if (!m.contains(v.metric) || !m[v.metric].is_number()) {
-      throw InputError(fmt::format("{}: validation.metric: run '{}' publishes no '{}'", origin,
-                                   v.run, v.metric));
+    if (value == nullptr || !value->is_number()) {
+      throw InputError(
+          fmt::format("{}: validation.metric: {} publishes no number '{}'{}", origin, at, v.metric,
+                      v.step ? fmt::format(" at steps[{}]", *v.step) : " under measured"));
     }
-    return m[v.metric].get<double>();
+    const double published = value->get<double>();
+    // Times, throughputs and MFU are all positive: anything else is a typo the MAPE would hide.
+    if (!(published > 0.0) || !std::isfinite(published)) {
+      throw InputError(fmt::format("{}: {}: '{}' is {}, but a published figure must be positive",
+                                   origin, at, v.metric, published));
+    }
+    return published;
   }
   throw InputError(origin + ": validation.run: no run '" + v.run + "' in the published runs");
 }
 
 std::string published_source(const io::Json& runs, const std::string& run) {
   for (const auto& r : runs["runs"]) {
-    if (r.value("id", "") == run) return r.value("source", "");
+    if (r.is_object() && r.value("id", "") == run && r.contains("source") &&
+        r["source"].is_string())
+      return r["source"].get<std::string>();
   }
   return "";
 }
@@ -175,6 +194,9 @@ std::vector<RefusedRow> refused_rows(const io::Json& runs, const fs::path& dir, 
 
 Validation validate(const fs::path& published_runs, const fs::path& dir, io::FilesRead* read) {
   const io::Json runs = io::parse_json_file(published_runs, read);
+  if (!runs.is_object() || !runs.contains("runs") || !runs["runs"].is_array()) {
+    throw InputError(published_runs.string() + ": runs: missing, or not an array of runs");
+  }
   std::vector<ValidationRow> rows;
   io::InputOptions io_options;
   io_options.run_level = false;
@@ -195,8 +217,13 @@ Validation validate(const fs::path& published_runs, const fs::path& dir, io::Fil
     row.predicted = predicted_metric(e.step, row.metric, f.string());
     rows.push_back(row);
   }
+  std::vector<RefusedRow> refused = refused_rows(runs, dir / "refused", read);
+  if (rows.empty() && refused.empty()) {
+    throw InputError(dir.string() +
+                     ": no validation scenario (a scenario with a validation section) to check");
+  }
   Validation v = summarise(std::move(rows));
-  v.refused = refused_rows(runs, dir / "refused", read);
+  v.refused = std::move(refused);
   return v;
 }
 

@@ -88,6 +88,12 @@ void validate_plan(const ModelSpec& m, const ParallelPlan& p) {
   if (m.ffn_hidden % p.tp != 0) {
     plan_error(m, fmt::format("ffn_hidden {} is not divisible by tp {}", m.ffn_hidden, p.tp));
   }
+  if (p.vpp > 1 && p.pp == 1) {
+    // Interleaving assigns a stage several model chunks; with one stage there is nothing to
+    // interleave (Megatron-LM refuses it too). The search prunes the same plans.
+    plan_error(
+        m, fmt::format("vpp {} interleaves model chunks over pipeline stages, but pp = 1", p.vpp));
+  }
   validate_sequence_split(m, p);
   validate_layer_split(m, p);
   const std::int64_t per_step = static_cast<std::int64_t>(p.dp) * p.micro_batch;

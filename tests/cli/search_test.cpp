@@ -83,6 +83,15 @@ TEST_CASE("cli: search refuses bad input with exit 2 and names it") {
   auto gpus = run_megasim("search " + kScenario + " --gpus 64:32:8");
   CHECK(gpus.exit_code == 2);
   CHECK(gpus.err.find("--gpus") != std::string::npos);
+  auto beyond = run_megasim("search " + kScenario + " --gpus 99999999");
+  CHECK(beyond.exit_code == 2);
+  CHECK(beyond.err.find("--gpus 99999999: 99999999 GPUs, but cluster") != std::string::npos);
+  auto twice = run_megasim("search " + kScenario + " --fix tp=2 --vary tp=4,8");
+  CHECK(twice.exit_code == 2);
+  CHECK(twice.err.find("the axis is restricted twice") != std::string::npos);
+  auto events = run_megasim("search " + kScenario + " --max-events 0");
+  CHECK(events.exit_code == 2);
+  CHECK(events.err.find("--max-events: must be above 0, found 0") != std::string::npos);
   auto objective = run_megasim("search " + kScenario + " --objective time-to-train");
   CHECK(objective.exit_code == 2);
   CHECK(objective.err.find("run.tokens") != std::string::npos);

@@ -301,6 +301,9 @@ TEST_CASE("cli: compare --json survives a value with an invalid UTF-8 byte, and 
   const auto missing = run_megasim("compare --json no-such-scenario.json --vary plan.tp=4,8");
   CHECK(missing.exit_code == 2);
   CHECK(missing.out.empty());
+  const auto twice = run_megasim("compare " + kDefault + " --vary plan.tp=4,8 --vary plan.tp=2");
+  CHECK(twice.exit_code == 2);
+  CHECK(twice.err.find("--vary plan.tp: given twice") != std::string::npos);
 }
 
 TEST_CASE("cli: ZeRO-3's collectives are DP time, exposed or hidden, never compute") {
@@ -358,4 +361,20 @@ TEST_CASE(
   const auto b = nlohmann::json::parse(shared.out);
   CHECK(b["breakdown_s"]["dp_exposed"].get<double>() ==
         doctest::Approx(a["breakdown_s"]["dp_exposed"].get<double>()).epsilon(1e-6));
+}
+
+TEST_CASE("cli: a one-node cluster (no fabric, no NIC built) simulates on the shared network") {
+  // The folded network's link map once read the NIC links a fabric-less node never builds.
+  const std::string s =
+      std::string(MEGASIM_SOURCE_DIR) +
+      "/scenarios/validation/sc21-t1-1.7b.json --set cluster=dgx-a100-8 "
+      "--set plan.tp=2 --set plan.pp=2 --set plan.dp=2 --set plan.global_batch=16 "
+      "--set plan.micro_batch=1";
+  const auto shared = run_megasim("simulate --json " + s);
+  const auto priced = run_megasim("simulate --json --network priced " + s);
+  REQUIRE(shared.exit_code == 0);
+  REQUIRE(priced.exit_code == 0);
+  CHECK(nlohmann::json::parse(shared.out)["step_time_s"].get<double>() ==
+        doctest::Approx(nlohmann::json::parse(priced.out)["step_time_s"].get<double>())
+            .epsilon(1e-6));
 }

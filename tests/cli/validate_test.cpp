@@ -190,6 +190,27 @@ TEST_CASE(
   CHECK(scored == 1);
 }
 
+TEST_CASE(
+    "validate: a published figure that is not a positive number, or no scenario, is refused") {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("megasim_runs_" + std::to_string(::getpid()));
+  fs::create_directories(dir / "empty");
+  std::ifstream src(MEGASIM_SOURCE_DIR "/validation/published_runs.json");
+  nlohmann::json runs = nlohmann::json::parse(src);
+  for (auto& r : runs["runs"]) {
+    if (r["id"] == "korthikanti-22b") r["measured"]["iteration_time_s_full_recompute"] = 0;
+  }
+  std::ofstream(dir / "runs.json") << runs.dump();
+  const auto zero = run_megasim("validate --runs " + shell_quote((dir / "runs.json").string()));
+  CHECK(zero.exit_code == 2);
+  CHECK(zero.err.find("('korthikanti-22b'): 'iteration_time_s_full_recompute' is 0, but a "
+                      "published figure must be positive") != std::string::npos);
+  const auto empty = run_megasim("validate --scenarios " + shell_quote((dir / "empty").string()));
+  CHECK(empty.exit_code == 2);
+  CHECK(empty.err.find("no validation scenario") != std::string::npos);
+  fs::remove_all(dir);
+}
+
 TEST_CASE("validate: a plan in refused/ that megasim fits is an error, not a silent row") {
   // A folder of validation scenarios whose refused/ holds a plan that fits (Korthikanti's 22B)
   // or fits tightly (NVIDIA's Llama 3.1 405B BF16 recipe, given Llama 3's row to score):

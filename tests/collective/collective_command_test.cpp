@@ -38,6 +38,16 @@ TEST_CASE("megasim collective rejects bad input with exit status 2") {
   CHECK(run_megasim("collective --cluster dgx-a100-8 --gpus 16").exit_code == 2);
   CHECK(run_megasim("collective --cluster dgx-a100-8 --routing random").exit_code == 2);
   CHECK(run_megasim("collective --cluster dgx-a100-8 --op all_gather --algo tree").exit_code == 2);
+  // Past a petabyte a call, and a cluster past what is built for the call: named, not an
+  // internal error or an out-of-memory kill.
+  const auto huge = run_megasim("collective --cluster dgx-a100-8 --bytes 1e30");
+  CHECK(huge.exit_code == 2);
+  CHECK(huge.err.find("--bytes: size '1e30'") != std::string::npos);
+  const auto big = run_megasim("collective --gpus 8 --cluster " + std::string(MEGASIM_SOURCE_DIR) +
+                               "/tests/data/bad/huge-cluster-topology.json");
+  CHECK(big.exit_code == 2);
+  CHECK(big.err.find("--cluster: cluster 'huge-cluster' has 4194304 GPUs, more than the 65536") !=
+        std::string::npos);
 }
 
 TEST_CASE("megasim collective says when the fabric overturns NCCL's pick") {

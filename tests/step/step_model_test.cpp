@@ -138,8 +138,13 @@ TEST_CASE("step model: on the shared network, folded and full agree on a symmetr
 TEST_CASE("step model: the job's slowest GPU paces the passes, as its own breakdown term") {
   Fixture f;
   const auto r = f.request("megascale");
-  const auto paced = f.predict(r);
-  hw::DeviceProfile even = f.device.profile;
+  // Without interference: its stretch of a pass is compute time, and the paced passes meet the
+  // DP and PP traffic at other moments than the level ones.
+  hw::DeviceProfile quiet = f.device.profile;
+  quiet.interference.compute_slowdown = 1.0;
+  const hw::KernelCostModel quiet_kernels(quiet);
+  const auto paced = step::predict_step(r, f.topology, quiet_kernels, f.constants);
+  hw::DeviceProfile even = quiet;
   even.fleet_variation.sigma = 0.0;
   const hw::KernelCostModel even_kernels(even);
   const auto level = step::predict_step(r, f.topology, even_kernels, f.constants);
@@ -179,10 +184,18 @@ TEST_CASE("step model: ZeRO-2 reduce-scatters each micro-batch's gradients, ZeRO
   // 16 micro-batches a replica, two chunks a stage: ZeRO-2 runs 16 reduce-scatters a chunk
   // where ZeRO-1 runs one. MegaScale overlaps them with compute; Megatron-LM waits for each.
   Fixture f;
+  // Without interference, whose stretch of the passes beside the extra reduce-scatters is
+  // compute time: the same kernels then give the same compute.
+  hw::DeviceProfile quiet = f.device.profile;
+  quiet.interference.compute_slowdown = 1.0;
+  const hw::KernelCostModel quiet_kernels(quiet);
+  const auto predict = [&](const step::StepRequest& r) {
+    return step::predict_step(r, f.topology, quiet_kernels, f.constants);
+  };
   for (const std::string preset : {"megascale", "megatron-lm"}) {
     INFO(preset);
-    const auto one = f.predict(f.request(preset));
-    const auto two = f.predict(f.request(preset, [](auto& p) { p.zero2 = true; }));
+    const auto one = predict(f.request(preset));
+    const auto two = predict(f.request(preset, [](auto& p) { p.zero2 = true; }));
     const Time dp_one = one.breakdown.dp_exposed + one.dp_hidden;
     const Time dp_two = two.breakdown.dp_exposed + two.dp_hidden;
     CHECK(dp_two > dp_one * 4.0);

@@ -97,7 +97,7 @@ void check_window(const Inputs& in) {
 // BF16_Optimizer is DeepSpeed's pipeline engine's; no other preset runs it.
 void check_bf16_optimizer(const Inputs& in) {
   const auto& o = in.scenario.optimizations;
-  if (o.overrides.bf16_optimizer.value_or(false) && o.preset != "deepspeed") {
+  if (o.overrides.bf16_optimizer && o.preset != "deepspeed") {
     throw InputError(fmt::format(
         "{}: optimizations.bf16_optimizer is DeepSpeed's pipeline engine's, but the preset is '{}'",
         in.scenario.file.string(), o.preset));

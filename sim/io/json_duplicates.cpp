@@ -1,6 +1,7 @@
 #include "io/json_duplicates.h"
 
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -9,7 +10,7 @@
 
 namespace megasim::io {
 
-Json::parser_callback_t duplicate_key_finder(std::string& first) {
+Json::parser_callback_t duplicate_key_finder(std::optional<std::string>& first) {
   struct Frame {
     bool object = false;
     std::string path;            // of this object or array
@@ -45,7 +46,7 @@ Json::parser_callback_t duplicate_key_finder(std::string& first) {
       case Json::parse_event_t::key: {
         Frame& f = stack->back();
         f.key = parsed.get<std::string>();
-        if (!f.keys.insert(f.key).second && first.empty()) first = child();
+        if (!f.keys.insert(f.key).second && !first) first = child();
         break;
       }
       case Json::parse_event_t::value:

@@ -142,14 +142,14 @@ Json parse_json_text(const std::string& text, const std::string& origin) {
                                  "file may hold",
                                  origin, shape.longest_string, kMaxJsonStringBytes));
   }
-  std::string duplicate;  // json_duplicates.h
+  std::optional<std::string> duplicate;  // json_duplicates.h
   Json doc;
   try {
     doc = Json::parse(text, duplicate_key_finder(duplicate));
   } catch (const Json::exception& e) {
     throw InputError(origin + ": invalid JSON: " + strip_nlohmann_prefix(e.what()));
   }
-  if (!duplicate.empty()) throw InputError(origin + ": " + duplicate + ": appears twice");
+  if (duplicate) throw InputError(origin + ": '" + *duplicate + "': appears twice");
   return doc;
 }
 

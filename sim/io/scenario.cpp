@@ -1,8 +1,12 @@
 #include "io/scenario.h"
 
+#include <optional>
+#include <string>
+
 #include <fmt/format.h>
 
 #include "engine/error.h"
+#include "io/json_duplicates.h"
 #include "io/json_reader.h"
 #include "io/resolve.h"
 
@@ -217,11 +221,14 @@ void apply_override(Json& doc, const std::string& assignment) {
                                             text == "false" || text == "null" ||
                                             text.find_first_of("-0123456789") == 0);
   if (looks_json) {
+    std::optional<std::string> duplicate;  // json_duplicates.h
     try {
-      value = Json::parse(text);
+      value = Json::parse(text, duplicate_key_finder(duplicate));
     } catch (const Json::exception&) {
       value = text;  // e.g. "1f1b": a string that merely starts with a digit
     }
+    if (duplicate)
+      throw InputError("--set " + path + ": '" + *duplicate + "' appears twice in the value");
   } else {
     value = text;
   }

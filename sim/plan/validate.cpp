@@ -17,12 +17,17 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// A run's id, or "" for an entry that is not an object with a string id.
+std::string run_id(const io::Json& r) {
+  return r.is_object() && r.contains("id") && r["id"].is_string() ? r["id"].get<std::string>() : "";
+}
+
 double published_metric(const io::Json& runs, const io::ValidationSettings& v,
                         const std::string& origin) {
   const auto& list = runs["runs"];
   for (std::size_t i = 0; i < list.size(); ++i) {
     const auto& r = list[i];
-    if (!r.is_object() || r.value("id", "") != v.run) continue;
+    if (run_id(r) != v.run) continue;
     const std::string at = fmt::format("published runs: runs[{}] ('{}')", i, v.run);
     const io::Json* value = nullptr;
     if (v.step) {
@@ -58,8 +63,7 @@ double published_metric(const io::Json& runs, const io::ValidationSettings& v,
 
 std::string published_source(const io::Json& runs, const std::string& run) {
   for (const auto& r : runs["runs"]) {
-    if (r.is_object() && r.value("id", "") == run && r.contains("source") &&
-        r["source"].is_string())
+    if (run_id(r) == run && r.contains("source") && r["source"].is_string())
       return r["source"].get<std::string>();
   }
   return "";

@@ -205,6 +205,12 @@ TEST_CASE(
   CHECK(zero.exit_code == 2);
   CHECK(zero.err.find("('korthikanti-22b'): 'iteration_time_s_full_recompute' is 0, but a "
                       "published figure must be positive") != std::string::npos);
+  // An entry whose id is not a string is no run, not a library error.
+  runs["runs"][0]["id"] = 5;
+  std::ofstream(dir / "ids.json") << runs.dump();
+  const auto id = run_megasim("validate --runs " + shell_quote((dir / "ids.json").string()));
+  CHECK(id.exit_code == 2);
+  CHECK(id.err.find("megasim: error:") == 0);
   const auto empty = run_megasim("validate --scenarios " + shell_quote((dir / "empty").string()));
   CHECK(empty.exit_code == 2);
   CHECK(empty.err.find("no validation scenario") != std::string::npos);

@@ -175,3 +175,13 @@ TEST_CASE("scenario: optimizations.bf16_optimizer chooses DeepSpeed's optimizer 
   CHECK(!mtnlg.system.pipe_engine.bf16_optimizer);
   CHECK(mtnlg.system.pipe_engine.partitioned_transfers);
 }
+
+TEST_CASE("scenario: a key repeated in a JSON object is refused, in a file or a --set value") {
+  const std::string file = input_error_of(
+      [] { megasim::io::parse_json_text(R"({"runs": [], "": 1, "": 2})", "runs.json"); });
+  CHECK(file.find("runs.json: '': appears twice") != std::string::npos);
+  const std::string set = input_error_of([] {
+    load_scenario(kDefault, {R"(optimizations={"preset":"megascale","preset":"megatron-lm"})"});
+  });
+  CHECK(set.find("--set optimizations: 'preset' appears twice in the value") != std::string::npos);
+}

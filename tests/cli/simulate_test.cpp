@@ -18,11 +18,15 @@ using megasim::test::run_megasim;
 namespace {
 const std::string kDefault = std::string(MEGASIM_SOURCE_DIR) + "/scenarios/megascale-175b-12288.json";
 
-// `simulate --json ARGS`'s memory_per_stage, the run required to succeed.
-nlohmann::json memory_per_stage(const std::string& args) {
+// `simulate --json ARGS`, the run required to succeed.
+nlohmann::json simulate_json(const std::string& args) {
   const auto r = run_megasim("simulate --json " + args);
   REQUIRE(r.exit_code == 0);
-  return nlohmann::json::parse(r.out)["memory_per_stage"];
+  return nlohmann::json::parse(r.out);
+}
+
+nlohmann::json memory_per_stage(const std::string& args) {
+  return simulate_json(args)["memory_per_stage"];
 }
 }  // namespace
 
@@ -353,14 +357,9 @@ TEST_CASE(
   const std::string s =
       std::string(MEGASIM_SOURCE_DIR) +
       "/scenarios/validation/sc21-t2-zero3-175b-1536.json --set plan.shard_group=64";
-  const auto priced = run_megasim("simulate --json --network priced " + s);
-  const auto shared = run_megasim("simulate --json --network shared " + s);
-  REQUIRE(priced.exit_code == 0);
-  REQUIRE(shared.exit_code == 0);
-  const auto a = nlohmann::json::parse(priced.out);
-  const auto b = nlohmann::json::parse(shared.out);
-  CHECK(b["breakdown_s"]["dp_exposed"].get<double>() ==
-        doctest::Approx(a["breakdown_s"]["dp_exposed"].get<double>()).epsilon(1e-6));
+  const auto priced = simulate_json("--network priced " + s)["breakdown_s"]["dp_exposed"];
+  const auto shared = simulate_json("--network shared " + s)["breakdown_s"]["dp_exposed"];
+  CHECK(shared.get<double>() == doctest::Approx(priced.get<double>()).epsilon(1e-6));
 }
 
 TEST_CASE("cli: a one-node cluster (no fabric, no NIC built) simulates on the shared network") {
@@ -370,11 +369,7 @@ TEST_CASE("cli: a one-node cluster (no fabric, no NIC built) simulates on the sh
       "/scenarios/validation/sc21-t1-1.7b.json --set cluster=dgx-a100-8 "
       "--set plan.tp=2 --set plan.pp=2 --set plan.dp=2 --set plan.global_batch=16 "
       "--set plan.micro_batch=1";
-  const auto shared = run_megasim("simulate --json " + s);
-  const auto priced = run_megasim("simulate --json --network priced " + s);
-  REQUIRE(shared.exit_code == 0);
-  REQUIRE(priced.exit_code == 0);
-  CHECK(nlohmann::json::parse(shared.out)["step_time_s"].get<double>() ==
-        doctest::Approx(nlohmann::json::parse(priced.out)["step_time_s"].get<double>())
-            .epsilon(1e-6));
+  const auto shared = simulate_json(s)["step_time_s"];
+  const auto priced = simulate_json("--network priced " + s)["step_time_s"];
+  CHECK(shared.get<double>() == doctest::Approx(priced.get<double>()).epsilon(1e-6));
 }

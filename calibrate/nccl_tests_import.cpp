@@ -230,8 +230,10 @@ int run_ranks(const RunBuilder& b, hw::CollectiveOp op, const std::string& at,
     if (m.algbw.value() / 1e9 < kRatioCheckMinGbps) continue;
     const double ratio = m.busbw / m.algbw;
     from_ratio = ranks_from_ratio(op, ratio);
-    const double want = claimed > 0 ? hw::bus_factor(op, claimed) : 1.0;
-    if (want != 1.0 && std::fabs(ratio - want) > kRatioTolerance * want) {
+    // The rooted ops and send/recv have a factor of 1 at every rank count: nothing to check.
+    const bool checkable = claimed > 0 && hw::bus_factor(op, 2) != hw::bus_factor(op, 3);
+    const double want = checkable ? hw::bus_factor(op, claimed) : ratio;
+    if (std::fabs(ratio - want) > kRatioTolerance * std::max(want, 0.5)) {
       throw InputError(fmt::format("{}: {}{} ranks, but busbw/algbw = {:f} at {} B implies {} "
                                    "for {}", at, said, claimed, ratio, m.size.value(),
                                    from_ratio, hw::to_string(op)));
@@ -300,6 +302,13 @@ class LogParser {
     const std::string at = where(origin_, r.first_line);
     r.op = run_op(r, at, options_);
     r.ranks = run_ranks(b_, r.op, at, options_);
+    if (options_.nodes && !b_.hosts.empty() &&
+        *options_.nodes != static_cast<int>(b_.hosts.size())) {
+      throw InputError(
+          fmt::format("{}: --nodes {} but the rank lines name {} host(s); drop "
+                      "--nodes, or give the log its own rank lines",
+                      at, *options_.nodes, b_.hosts.size()));
+    }
     r.nodes = options_.nodes.value_or(b_.hosts.empty() ? 1 : static_cast<int>(b_.hosts.size()));
     for (auto& m : r.rows) {
       m.run = at;
@@ -382,12 +391,18 @@ class LogParser {
     if (!b_.columns || !is_integer(t[0]) || t.size() != b_.columns->count) return;
     const Columns& c = *b_.columns;
     const auto size = to_number(t[c.size]);
-    if (!size || *size <= 0.0) return;  // the size-0 rows of old logs carry no bandwidth
+    if (!size || *size <= 0.0) {  // the size-0 rows of old logs carry no bandwidth
+      b_.run.dropped_rows += static_cast<int>(c.time.size());
+      return;
+    }
     for (std::size_t side = 0; side < c.time.size(); ++side) {
       const auto time = to_number(t[c.time[side]]);
       const auto algbw = to_number(t[c.algbw[side]]);
       const auto busbw = to_number(t[c.busbw[side]]);
-      if (!time || !algbw || !busbw) continue;
+      if (!time || !algbw || !busbw) {  // "N/A", "nan", "inf": nothing to import
+        ++b_.run.dropped_rows;
+        continue;
+      }
       check_row_figures(*time, *algbw, *busbw);
       if (side < c.wrong.size()) {
         const auto wrong = to_number(t[c.wrong[side]]);

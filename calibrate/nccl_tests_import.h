@@ -33,6 +33,7 @@ struct NcclTestsRun {
   std::optional<double> avg_busbw_gbps;
   int first_line = 0;            // 1-based line where the run's header starts
   int skipped_rows = 0;          // rows with #wrong > 0 (failed validation), not imported
+  int dropped_rows = 0;          // rows of size 0 or whose time or bandwidth is not a number
   std::vector<hw::CollectiveMeasurement> rows;
 };
 

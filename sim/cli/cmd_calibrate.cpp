@@ -181,12 +181,15 @@ void run_import(const ImportOpts& o) {
                       {"nodes", run.nodes},
                       {"rows", run.rows.size()},
                       {"skipped_rows", run.skipped_rows},
+                      {"dropped_rows", run.dropped_rows},
                       {"nccl_tests_version", run.version}});
-      text += fmt::format("{}:{}: {} on {} ranks / {} nodes, {} rows{}\n", log, run.first_line,
-                          hw::to_string(run.op), run.ranks, run.nodes, run.rows.size(),
-                          run.skipped_rows ? fmt::format(" ({} failed validation, skipped)",
-                                                         run.skipped_rows)
-                                           : "");
+      text += fmt::format(
+          "{}:{}: {} on {} ranks / {} nodes, {} rows{}{}\n", log, run.first_line,
+          hw::to_string(run.op), run.ranks, run.nodes, run.rows.size(),
+          run.skipped_rows ? fmt::format(" ({} failed validation, skipped)", run.skipped_rows) : "",
+          run.dropped_rows
+              ? fmt::format(" ({} of size 0 or without numbers, dropped)", run.dropped_rows)
+              : "");
     }
   }
   p.kind = hw::ProfileKind::kImported;

@@ -22,4 +22,11 @@ class OutOfMemoryError : public InputError {
   using InputError::InputError;
 };
 
+// A key the schema does not have. Typed apart so that `compare` refuses a misspelt --vary
+// path (the same in every variant) instead of listing each variant as infeasible.
+class UnknownKeyError : public InputError {
+ public:
+  using InputError::InputError;
+};
+
 }  // namespace megasim

@@ -167,9 +167,9 @@ void read_collective_tables(JsonReader& r, hw::DeviceProfile& p) {
       m.op = pick(row, "op", kOps);
       m.ranks = static_cast<int>(row.integer("ranks", 1, 1 << 24));
       m.nodes = static_cast<int>(row.integer("nodes", 1, 1 << 24));
-      m.size = Bytes(row.number("bytes", 0.0, 1e15));
+      m.size = Bytes(row.number("bytes", 1.0, 1e15));
       m.in_place = row.boolean_or("in_place", false);
-      m.time = read_us(row, "time_us", 0.0);
+      m.time = read_us(row, "time_us", 1e-3);  // a row of no time fits nothing
       m.algbw = gbyte_per_s(row.number("algbw_gbps", 0.0, 1e6));
       m.busbw = gbyte_per_s(row.number("busbw_gbps", 0.0, 1e6));
       m.algorithm = row.string_or("algorithm", "");

@@ -256,7 +256,8 @@ const Json& JsonReader::at(const std::string& key) {
     // "tp_size" given for "tp" is a misspelling: say so, not only that "tp" is missing.
     for (const auto& [given, unused] : value_.items()) {
       if (std::find(known_.begin(), known_.end(), given) == known_.end() && decorates(given, key)) {
-        fail(given, fmt::format("unknown key; did you mean '{}'?", key));
+        throw UnknownKeyError(
+            fmt::format("{}: {}: unknown key; did you mean '{}'?", file_, path_of(given), key));
       }
     }
     fail(key, "missing required key");
@@ -442,7 +443,7 @@ void JsonReader::finish() const {
     const std::string near = closest_match(key, known_);
     std::string msg = near.empty() ? fmt::format("unknown key; valid keys here are {}", join(known_))
                                    : fmt::format("unknown key; did you mean '{}'?", near);
-    fail(key, msg);
+    throw UnknownKeyError(fmt::format("{}: {}: {}", file_, path_of(key), msg));
   }
 }
 

@@ -114,6 +114,8 @@ std::vector<Variant> compare(const std::filesystem::path& scenario,
       v.step = evaluate(inputs).step;
       v.plan = inputs.scenario.plan;
       v.device_memory = inputs.device.memory;
+    } catch (const UnknownKeyError&) {
+      throw;  // a misspelt path: the user's error in every variant, not an infeasible plan
     } catch (const InputError& e) {
       v.reason = e.what();
     }

@@ -151,6 +151,50 @@ TEST_CASE("rank lines that contradict busbw over algbw are an error") {
                        InputError);
 }
 
+TEST_CASE("two ranks are checked too, though all-reduce's factor is 1 there") {
+  // Keep two device lines: 2 ranks give 2·1/2 = 1, but the rows say 1.75 (8 ranks).
+  std::string text = kOldLayout;
+  for (const char* pid : {"1322", "1323", "2066", "2067", "2068", "2069"}) {
+    const auto at = text.find(std::string("Pid   ") + pid);
+    const auto start = text.rfind('\n', at) + 1;
+    text.erase(start, text.find('\n', at) - start + 1);
+  }
+  calibrate::ImportOptions o;
+  o.op = hw::CollectiveOp::kAllReduce;
+  CHECK_THROWS_WITH_AS(parse_nccl_tests_log(text, "two.log", o),
+                       doctest::Contains("list 2 ranks, but busbw/algbw = 1.749"), InputError);
+  o.op = hw::CollectiveOp::kBroadcast;  // a factor of 1 at every rank count: nothing to check
+  CHECK(parse_nccl_tests_log(text, "two.log", o)[0].ranks == 2);
+}
+
+TEST_CASE("--nodes must agree with the hosts the rank lines name") {
+  calibrate::ImportOptions o;
+  o.op = hw::CollectiveOp::kAllReduce;
+  o.nodes = 2;
+  CHECK(parse_nccl_tests_log(kOldLayout, "old.log", o)[0].nodes == 2);
+  o.nodes = 4;
+  CHECK_THROWS_WITH_AS(parse_nccl_tests_log(kOldLayout, "old.log", o),
+                       doctest::Contains("--nodes 4 but the rank lines name 2 host(s)"),
+                       InputError);
+}
+
+TEST_CASE("rows of size 0 or without numbers are counted as dropped") {
+  std::string text = kOldLayout;
+  const std::string row = "     2097152        524288     float     sum    150.0";
+  text.replace(text.find(row), row.size(), "     2097152        524288     float     sum      nan");
+  const auto last = text.find("# Out of bounds");
+  text.insert(last,
+              "           0             0     float     sum      0.0    0.00    0.00    "
+              "0e+00      0.0    0.00    0.00    0e+00\n");
+  calibrate::ImportOptions o;
+  o.op = hw::CollectiveOp::kAllReduce;
+  const auto runs = parse_nccl_tests_log(text, "dropped.log", o);
+  REQUIRE(runs.size() == 1);
+  CHECK(runs[0].rows.size() == 5);   // 2 MiB's out-of-place side lost
+  CHECK(runs[0].dropped_rows == 3);  // that side and both sides of size 0
+  CHECK(runs[0].skipped_rows == 0);
+}
+
 TEST_CASE("a log without device lines takes its rank count from --ranks, checked against the rows") {
   // Device lines removed: all_reduce's busbw/algbw still says 8 ranks.
   std::string text;

@@ -1,5 +1,7 @@
 #include "reports/run_report.h"
 
+#include <string>
+
 #include <fmt/format.h>
 
 namespace megasim::reports {
@@ -88,6 +90,7 @@ Json to_json(const RunResult& r, const StepProfile& step, const PowerInputs& pow
       {"evaluation_s", step.evaluation.to_seconds()},
       {"step_share", r.step_share},
       {"running_mfu", step.mfu * r.step_share},
+      {"straggler_slowed_share", r.straggler_slowed_share},
       {"trials", r.trials},
       {"days", dist(r.days)},
       {"goodput", dist(r.goodput)},
@@ -107,11 +110,11 @@ Json to_json(const RunResult& r, const StepProfile& step, const PowerInputs& pow
                                       ? Json(nullptr)
                                       : Json(minutes(r.checkpoint_interval))},
       {"checkpoint_blocking_s", r.checkpoint_cost.to_seconds()},
-      {"checkpoint_async_write_min", model.async_checkpoint
-                                         ? Json(minutes(model.async_write_time(step.checkpoint_size)))
-                                         : Json(nullptr)},
-      {"young_interval_min", minutes(r.young)},
-      {"daly_interval_min", minutes(r.daly)},
+      {"checkpoint_async_write_min",
+       model.async_checkpoint ? Json(minutes(model.async_write_time(step.checkpoint_size)))
+                              : Json(nullptr)},
+      {"young_interval_min", r.mtbf == Time::max() ? Json(nullptr) : Json(minutes(r.young))},
+      {"daly_interval_min", r.mtbf == Time::max() ? Json(nullptr) : Json(minutes(r.daly))},
       {"best_interval_min", r.sweep.empty() ? Json(nullptr) : Json(minutes(r.best_interval))},
       {"interval_sweep", sweep}};
   Json pw = {{"preset", power.name},
@@ -152,7 +155,7 @@ std::string to_text(const RunResult& r, const StepProfile& step, const PowerInpu
                      r.evaluation.to_hours(), 100.0 * r.evaluation.to_seconds() / r.failure_free.to_seconds());
   }
   // Evicted stragglers cost spare nodes, not step time.
-  const bool slowing = model.straggler_node_fraction > 0.0 && !model.evict_stragglers;
+  const bool slowing = r.straggler_slowed_share > 0.0;
   o += fmt::format("  running MFU    {:.1f}%: the step's {:.1f}% times the {:.1f}% of the running time spent in steps "
                    "({} take the rest)\n",
                    100.0 * step.mfu * r.step_share, 100.0 * step.mfu, 100.0 * r.step_share,
@@ -163,10 +166,10 @@ std::string to_text(const RunResult& r, const StepProfile& step, const PowerInpu
   o += fmt::format("  goodput        {:.1f}% (p10 {:.1f}%, p90 {:.1f}%) effective training time\n",
                    100.0 * r.goodput.mean, 100.0 * r.goodput.p10, 100.0 * r.goodput.p90);
   o += fmt::format(
-      "  restarts       {:.0f} (p10 {:.0f}, p90 {:.0f}); {:.2f} failures/day, "
-      "MTBF {:.2f} h\n",
+      "  restarts       {:.0f} (p10 {:.0f}, p90 {:.0f}); {:.2f} failures/day, MTBF {}\n",
       r.restarts.mean, r.restarts.p10, r.restarts.p90, r.failures_per_day,
-      r.mtbf == Time::max() ? 0.0 : r.mtbf.to_hours());
+      r.mtbf == Time::max() ? std::string("none (no failures)")
+                            : fmt::format("{:.2f} h", r.mtbf.to_hours()));
   o += fmt::format("  per restart    {:.1f} min (comm init {:.0f} s)\n", minutes(r.recovery),
                    model.comm_init.at(step.gpus).to_seconds());
   o += fmt::format(
@@ -177,11 +180,11 @@ std::string to_text(const RunResult& r, const StepProfile& step, const PowerInpu
     if (c.mean_count >= 0.05) o += fmt::format("    {:<28} {:.1f}\n", c.name, c.mean_count);
   }
   if (model.checkpoint_interval != Time::max()) {
-    o += fmt::format(
-        "  checkpoint     every {:.1f} min, {:.1f} s blocking; Young {:.1f} min, "
-        "Daly {:.1f} min",
-        minutes(r.checkpoint_interval), r.checkpoint_cost.to_seconds(), minutes(r.young),
-        minutes(r.daly));
+    o += fmt::format("  checkpoint     every {:.1f} min, {:.1f} s blocking; ",
+                     minutes(r.checkpoint_interval), r.checkpoint_cost.to_seconds());
+    o += r.mtbf == Time::max()
+             ? std::string("no failures, so no Young or Daly interval")
+             : fmt::format("Young {:.1f} min, Daly {:.1f} min", minutes(r.young), minutes(r.daly));
     if (!r.sweep.empty()) o += fmt::format(", best simulated {:.1f} min", minutes(r.best_interval));
     // Young and Daly know only the blocking copy: an interval shorter than the asynchronous
     // write waits for it at the next checkpoint (the simulated sweep does).

@@ -7,6 +7,8 @@
 #include <fmt/format.h>
 
 #include "engine/error.h"
+#include "run/reliability.h"
+#include "run/run_simulation.h"
 
 namespace megasim::plan {
 
@@ -77,23 +79,40 @@ void check_step_memory(const io::Inputs& in, bool full, bool trace, const WorkLi
 
 void check_run_work(const io::Inputs& in, const run::StepProfile& step, const WorkLimits& limits) {
   const io::RunInputs& r = *in.run;
+  const run::ReliabilityModel& m = r.reliability;
   const double steps = std::ceil(r.spec.tokens / step.tokens_per_step);
-  const Time interval = r.reliability.checkpoint_interval;
-  // The trial takes a checkpoint every whole number of steps, at least one.
-  const double checkpoints =
-      interval == Time::max() || interval <= Time::zero()
-          ? 0.0
-          : steps / std::max(1.0, std::round(interval.to_seconds() / step.step_time.to_seconds()));
-  const double failures =
-      r.reliability.failures_per_hour(step) * step.step_time.to_hours() * steps;
-  const double events = static_cast<double>(r.spec.trials) * (checkpoints + failures);
+  const double failures = m.failures_per_hour(step) * step.step_time.to_hours() * steps;
+  // A trial's events: a checkpoint every whole number of steps (at least one), and failures.
+  const auto per_trial = [&](Time interval) {
+    const double checkpoints =
+        interval == Time::max() || interval <= Time::zero()
+            ? 0.0
+            : steps /
+                  std::max(1.0, std::round(interval.to_seconds() / step.step_time.to_seconds()));
+    return checkpoints + failures;
+  };
+  const double run_events = static_cast<double>(r.spec.trials) * per_trial(m.checkpoint_interval);
+  // The sweep of checkpoint intervals around Daly's (simulate_run runs it when failures and a
+  // blocking checkpoint both exist), its trials at each interval.
+  double sweep_events = 0.0;
+  const double rate = m.failures_per_hour(step);
+  const Time cost = m.blocking_checkpoint_time(step.checkpoint_size);
+  if (r.spec.sweep_checkpoint_interval && rate > 0.0 && cost > Time::zero()) {
+    const Time daly = run::daly_interval(cost, Time::from_hours(1.0 / rate));
+    for (const Time interval : run::swept_intervals(daly)) {
+      sweep_events += static_cast<double>(std::max(1, r.spec.sweep_trials)) * per_trial(interval);
+    }
+  }
+  const double events = run_events + sweep_events;
   if (events <= static_cast<double>(limits.max_events)) return;
   throw InputError(fmt::format(
       "{}: run.tokens: {:.3g} tokens are {:.3g} steps of {:.3g} s; with {:.3g} checkpoints and "
-      "{:.3g} expected failures a trial, {} trial(s) (run.trials or --trials {}) need at least "
-      "{:.3g} events, more than --max-events {}",
-      in.scenario.file.string(), r.spec.tokens, steps, step.step_time.to_seconds(), checkpoints,
-      failures, r.spec.trials, r.spec.trials, events, limits.max_events));
+      "{:.3g} expected failures a trial, {} trial(s) (run.trials or --trials {}) and the "
+      "checkpoint-interval sweep ({:.3g} events) need at least {:.3g} events, more than "
+      "--max-events {}",
+      in.scenario.file.string(), r.spec.tokens, steps, step.step_time.to_seconds(),
+      per_trial(m.checkpoint_interval) - failures, failures, r.spec.trials, r.spec.trials,
+      sweep_events, events, limits.max_events));
 }
 
 }  // namespace megasim::plan

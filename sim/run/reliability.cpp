@@ -77,7 +77,10 @@ Time ReliabilityModel::mean_recovery_time(const StepProfile& step) const {
       if (c.needs_replacement) replace_share += cause_rate_per_hour(c, step) / rate;
     }
   }
-  const Time replace = spares_for(step) > 0 ? replacement_time : repair_time;
+  // As a trial takes it: a free spare joins after detection and its replacement time; with no
+  // spares the job waits for its own node, whose repair starts at the failure, beside detection.
+  const Time replace =
+      spares_for(step) > 0 ? replacement_time : std::max(Time::zero(), repair_time - detection);
   return detection + replace * replace_share + restart_time(step);
 }
 

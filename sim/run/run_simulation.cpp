@@ -41,6 +41,7 @@ class Trial {
     for (const auto& c : model_.causes) cause_rates_.push_back(model_.cause_rate_per_hour(c, step));
     spare_free_at_.assign(
         static_cast<std::size_t>(std::max<std::int64_t>(model_.spares_for(step), 0)), Time::zero());
+    slot_repairs_.resize(spare_free_at_.size());
     result_.by_cause.assign(model_.causes.size(), 0);
     result_.useful = work_;
   }
@@ -50,11 +51,14 @@ class Trial {
     sim_.run();
     result_.wall = sim_.now();
     result_.spares = static_cast<std::int64_t>(spare_free_at_.size());
-    Time in_repair;
-    for (Time start : repairs_started_)
-      in_repair += std::max(Time::zero(), std::min(start + model_.repair_time, result_.wall) - start);
-    result_.spare_idle_node_time = std::max(
-        Time::zero(), result_.wall * static_cast<double>(result_.spares) - in_repair);
+    // In seconds: spares × a long run's wall overflows Time's 64-bit nanoseconds.
+    double idle = result_.wall.to_seconds() * static_cast<double>(result_.spares);
+    for (const auto& slot : slot_repairs_) {
+      for (const auto& [start, end] : slot) {
+        idle -= (std::min(end, result_.wall) - std::min(start, result_.wall)).to_seconds();
+      }
+    }
+    result_.spare_idle_node_seconds = std::max(0.0, idle);
     return result_;
   }
 
@@ -174,7 +178,14 @@ class Trial {
     auto it = std::min_element(spare_free_at_.begin(), spare_free_at_.end());
     const Time joined = std::max(ready, *it) + model_.replacement_time;
     *it = now + model_.repair_time;
-    repairs_started_.push_back(now);
+    // The slot's node is out from now until its repair ends; when the slot was already out
+    // (the job waited for the node in repair), the two spans join rather than count twice.
+    auto& spans = slot_repairs_[static_cast<std::size_t>(it - spare_free_at_.begin())];
+    if (!spans.empty() && spans.back().second >= now) {
+      spans.back().second = *it;
+    } else {
+      spans.emplace_back(now, *it);
+    }
     return joined;
   }
 
@@ -195,7 +206,7 @@ class Trial {
   double rate_;
   std::vector<double> cause_rates_;
   std::vector<Time> spare_free_at_;
-  std::vector<Time> repairs_started_;  // a pool node out for repair from each of these
+  std::vector<std::vector<std::pair<Time, Time>>> slot_repairs_;  // each slot's spans out, joined
 
   Mode mode_ = Mode::kCompute;
   Time mode_since_;
@@ -213,7 +224,8 @@ struct StragglerEffect {
 
 // Each node is a straggler with probability f. Evicted, the trial's stragglers (drawn node by
 // node on a stream of their own, so the failures' draws do not move) hold spares for the run;
-// kept, the job is slowed when it holds at least one.
+// those the pool cannot replace stay in the job and slow it. Kept, the job is slowed when it
+// holds at least one.
 StragglerEffect stragglers(const StepProfile& step, const ReliabilityModel& m,
                            std::uint64_t seed) {
   const double f = m.straggler_node_fraction;
@@ -224,7 +236,8 @@ StragglerEffect stragglers(const StepProfile& step, const ReliabilityModel& m,
     Rng pick(seed ^ kStragglerStream);
     std::int64_t evicted = 0;
     for (std::int64_t n = 0; n < step.nodes; ++n) evicted += pick.bernoulli(f) ? 1 : 0;
-    return {std::max<std::int64_t>(0, spares - evicted), 0.0};
+    if (evicted > spares) return {0, 1.0};
+    return {spares - evicted, 0.0};
   }
   return {spares, 1.0 - std::pow(1.0 - f, static_cast<double>(step.nodes))};
 }
@@ -264,7 +277,9 @@ TrialResult simulate_trial(const StepProfile& step, double tokens, const Reliabi
   ReliabilityModel m = model;
   m.spare_nodes = s.spares_left;
   Rng draw(seed);
-  const bool slow = s.slow_probability > 0.0 && draw.bernoulli(s.slow_probability);
+  // Drawn in every trial, so that the failures' draws are the same with stragglers evicted,
+  // kept or absent (common random numbers for comparisons).
+  const bool slow = draw.uniform() < s.slow_probability;
   // A straggler slows the evaluation's forward passes as much as the step's.
   const Time per_step = step.step_time + run_evaluation(step, steps_for(tokens, step)) /
                                              static_cast<double>(steps_for(tokens, step));
@@ -295,6 +310,14 @@ Distribution distribution(std::vector<double> v) {
   return d;
 }
 
+std::vector<Time> swept_intervals(Time daly) {
+  std::vector<Time> out;
+  for (int k = -kSweepHalfSteps; k <= kSweepHalfSteps; ++k) {
+    out.push_back(daly * std::pow(2.0, 0.5 * static_cast<double>(k)));
+  }
+  return out;
+}
+
 Time expected_wall_time_poisson(Time work, Time interval, Time cost, double rate_per_hour,
                                 Time recovery) {
   const double lambda = rate_per_hour / 3600.0;  // per second
@@ -317,9 +340,7 @@ void sweep_intervals(const StepProfile& step, const RunSpec& spec, const Reliabi
                      RunResult& r) {
   const int sweep_trials = std::max(1, spec.sweep_trials);
   double best = std::numeric_limits<double>::infinity();
-  for (int k = -kSweepHalfSteps; k <= kSweepHalfSteps; ++k) {
-    const Time interval =
-        r.daly * std::pow(2.0, 0.5 * static_cast<double>(k));
+  for (const Time interval : swept_intervals(r.daly)) {
     double sum = 0.0;
     for (int t = 0; t < sweep_trials; ++t) {
       sum += simulate_trial(step, spec.tokens, model, interval, trial_seed(spec.seed, t))
@@ -376,6 +397,7 @@ RunResult simulate_run(const StepProfile& step, const RunSpec& spec, const Relia
   std::vector<double> days, goodput, restarts, lost;
   std::vector<double> causes(model.causes.size(), 0.0);
   double rework = 0.0, down = 0.0, ckpt = 0.0, trained = 0.0, idle = 0.0, step_share = 0.0;
+  double slowed = 0.0;
   double spare_node_seconds = 0.0, wall_seconds = 0.0;
   const double steps_alone = (step.step_time * r.steps).to_seconds();
   r.power = step_power(step, power);
@@ -394,7 +416,8 @@ RunResult simulate_run(const StepProfile& step, const RunSpec& spec, const Relia
     trained += tr.trained.to_seconds();
     idle += (tr.wall - tr.trained).to_seconds();
     step_share += steps_alone / (tr.useful + tr.checkpointing).to_seconds();
-    spare_node_seconds += tr.spare_idle_node_time.to_seconds();
+    slowed += tr.straggler_slowed ? 1.0 : 0.0;
+    spare_node_seconds += tr.spare_idle_node_seconds;
     wall_seconds += tr.wall.to_seconds();
   }
   const double n = static_cast<double>(spec.trials);
@@ -411,6 +434,7 @@ RunResult simulate_run(const StepProfile& step, const RunSpec& spec, const Relia
   r.down_hours = down / n;
   r.checkpoint_hours = ckpt / n;
   r.step_share = step_share / n;
+  r.straggler_slowed_share = slowed / n;
   // Every spare is reserved with the job; those the evicted stragglers hold are out of service,
   // and a spare's place in the pool is empty while the node it replaced is in repair.
   const SparePool pool{.reserved = model.spares_for(step),

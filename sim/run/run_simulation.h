@@ -41,9 +41,10 @@ struct TrialResult {
   std::vector<std::int64_t> by_cause;  // interruptions per ReliabilityModel::causes entry
   bool straggler_slowed = false;
   std::int64_t spares = 0;  // the pool this trial, less the spares its evicted stragglers hold
-  // Node-time the pool's nodes idle, powered: spares × wall, less the time a failed node that a
-  // spare replaced is out for repair (it rejoins the pool after), up to the run's end.
-  Time spare_idle_node_time;
+  // Node-seconds the pool's nodes idle, powered: spares × wall, less the time each pool slot's
+  // node is out for repair (a failed node a spare replaced rejoins the pool after its repair),
+  // up to the run's end. A double: spares × a long run's wall overflows Time.
+  double spare_idle_node_seconds = 0.0;
 };
 
 // One trial with its own Simulator seeded by `seed`; the checkpoint interval is `interval`.
@@ -68,7 +69,7 @@ struct IntervalPoint {
 
 struct RunResult {
   std::int64_t steps = 0;
-  Time step_time;     // failure-free step, stragglers included when not evicted
+  Time step_time;     // failure-free step, without a straggler's slowdown (trials add it)
   Time failure_free;  // steps × step time, plus the evaluations
   Time evaluation;    // the run's evaluations, failure-free (StepProfile::evaluation)
   int trials = 0;
@@ -86,6 +87,8 @@ struct RunResult {
   // failure-free step time (mean over trials): the step's MFU times this is the MFU of the
   // running job, the figure a production dashboard shows between interruptions.
   double step_share = 1.0;
+  double straggler_slowed_share = 0.0;  // of the trials, those a straggler slowed (kept, or
+                                        // evicted past what the spare pool could replace)
   Time mtbf;
   Time recovery;             // mean recovery per interruption (spare free)
   Time checkpoint_interval;  // the one simulated
@@ -99,6 +102,10 @@ struct RunResult {
 
 RunResult simulate_run(const StepProfile& step, const RunSpec& spec, const ReliabilityModel& model,
                        const PowerInputs& power);
+
+// The checkpoint intervals the sweep simulates around Daly's, RunSpec::sweep_trials trials
+// each: Daly × 2^(k/2) for k in [-4, 4].
+std::vector<Time> swept_intervals(Time daly);
 
 // Expected wall time of `work` with checkpoints every `interval` of work costing `cost`, a
 // Poisson failure process of `rate_per_hour` while running and a fixed `recovery` after each

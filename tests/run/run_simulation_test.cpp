@@ -204,9 +204,51 @@ TEST_CASE("run: the none preset makes checkpoints free and a kept straggler slow
   const TrialResult r = simulate_trial(step, 100.0, m, Time::from_minutes(10), 1);
   CHECK(r.straggler_slowed);
   CHECK(r.wall == Time::from_seconds(6120));
-  // Evicted instead: no slowdown.
+  // Evicted instead, with a spare for each of the 8 nodes: no slowdown.
   m.evict_stragglers = true;
+  m.spare_nodes = 8;
   CHECK(simulate_trial(step, 100.0, m, Time::from_minutes(10), 1).wall == Time::from_seconds(6000));
+  // One spare short: the straggler the pool cannot replace stays and slows every step.
+  m.spare_nodes = 7;
+  const TrialResult short_pool = simulate_trial(step, 100.0, m, Time::from_minutes(10), 1);
+  CHECK(short_pool.straggler_slowed);
+  CHECK(short_pool.wall == Time::from_seconds(6120));
+}
+
+TEST_CASE("run: a trial's failures are drawn alike with or without a straggler to find") {
+  // Common random numbers: a straggler fraction too small to find one leaves the failure
+  // draws, and so the trial, as they are without stragglers.
+  StepProfile step = testing::megascale_530b(12288);
+  ReliabilityModel m = megasim::io::load_reliability_preset("megascale");
+  m.evict_stragglers = false;
+  const double tokens = 3000 * step.tokens_per_step;
+  ReliabilityModel none = m;
+  none.straggler_node_fraction = 0.0;
+  ReliabilityModel tiny = m;
+  tiny.straggler_node_fraction = 1e-12;
+  for (std::uint64_t seed : {1u, 2u, 3u}) {
+    const TrialResult a = simulate_trial(step, tokens, none, Time::from_minutes(10), seed);
+    const TrialResult b = simulate_trial(step, tokens, tiny, Time::from_minutes(10), seed);
+    CHECK_FALSE(b.straggler_slowed);
+    CHECK(a.restarts == b.restarts);
+    CHECK(a.wall == b.wall);
+  }
+}
+
+TEST_CASE("run: the mean recovery without spares is the trials' own") {
+  // No spares: a failure needing a node waits for its repair, which runs beside detection.
+  StepProfile step = testing::megascale_530b(12288);
+  ReliabilityModel m = megasim::io::load_reliability_preset("megascale");
+  m.evict_stragglers = false;
+  m.spare_nodes = 0;
+  RunSpec spec;
+  spec.tokens = 20000 * step.tokens_per_step;  // about 30 interruptions a trial
+  spec.trials = 32;
+  spec.sweep_checkpoint_interval = false;
+  const RunResult r = simulate_run(step, spec, m, flat_power());
+  const double per_restart_h = r.down_hours / r.restarts.mean;
+  INFO("summary ", r.recovery.to_hours(), " h, trials ", per_restart_h, " h");
+  CHECK(r.recovery.to_hours() == doctest::Approx(per_restart_h).epsilon(0.03));
 }
 
 TEST_CASE("run: without spares a hardware failure waits for the node's repair") {
@@ -277,7 +319,7 @@ TEST_CASE("run: the spare pool idles powered, less the places of nodes out for r
   instant.repair_time = Time::zero();
   const TrialResult a = simulate_trial(step, spec.tokens, instant, Time::from_minutes(10), 3);
   CHECK(a.spares == 31);
-  CHECK(a.spare_idle_node_time.to_seconds() == doctest::Approx(31.0 * a.wall.to_seconds()));
+  CHECK(a.spare_idle_node_seconds == doctest::Approx(31.0 * a.wall.to_seconds()));
   // With a repair longer than the run each replacement empties one place from its failure to
   // the end: the pool's node-time falls by exactly that, and the run's mean pool below 31.
   ReliabilityModel slow = m;
@@ -287,8 +329,19 @@ TEST_CASE("run: the spare pool idles powered, less the places of nodes out for r
   for (std::size_t c = 0; c < slow.causes.size(); ++c)
     if (slow.causes[c].needs_replacement) replaced += b.by_cause[c];
   REQUIRE(replaced > 0);
-  CHECK(b.spare_idle_node_time < b.wall * 31.0);
-  CHECK(b.spare_idle_node_time > b.wall * static_cast<double>(31 - replaced));
+  CHECK(b.spare_idle_node_seconds < b.wall.to_seconds() * 31.0);
+  CHECK(b.spare_idle_node_seconds > b.wall.to_seconds() * static_cast<double>(31 - replaced));
+  // One spare, repairs longer than the run: the one place is out from the first replacement
+  // to the end, however many failures wait on it after (their spans join, not add up).
+  ReliabilityModel one = slow;
+  one.spare_nodes = 1;
+  const TrialResult c = simulate_trial(step, 10 * spec.tokens, one, Time::from_minutes(10), 3);
+  std::int64_t waited = 0;
+  for (std::size_t k = 0; k < one.causes.size(); ++k)
+    if (one.causes[k].needs_replacement) waited += c.by_cause[k];
+  REQUIRE(waited >= 2);
+  CHECK(c.spare_idle_node_seconds > 0.0);
+  CHECK(c.spare_idle_node_seconds < c.wall.to_seconds());
   const RunResult r = simulate_run(step, spec, slow, flat_power());
   CHECK(r.energy.spares.reserved == 31);
   CHECK(r.energy.spares.powered < 31.0);

@@ -49,4 +49,49 @@ bool is_integer(const std::string& s) {
   return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
+// Hand-written matching rather than <regex>: GCC 12's <regex> trips -Wmaybe-uninitialized
+// under the sanitizer build, and these patterns are simple.
+
+// The token after `key` in `line`, or "".
+std::string word_after(const std::string& line, const std::string& key) {
+  const auto at = line.find(key);
+  if (at == std::string::npos) return "";
+  const auto t = tokens(line.substr(at + key.size()));
+  return t.empty() ? "" : t[0];
+}
+
+// Removes launcher tags: "[1,0]<stdout>:" and "[0]" anywhere (mpirun --tag-output), a leading
+// "0: " (srun -l). Bracketed bus ids such as "[0000:06:00]" are not tags (they hold colons).
+std::string strip_tags(const std::string& in) {
+  std::string out;
+  std::size_t i = 0;
+  while (i < in.size()) {
+    if (in[i] == '[') {
+      std::size_t j = i + 1;
+      while (j < in.size() && ((in[j] >= '0' && in[j] <= '9') || in[j] == ',')) ++j;
+      if (j > i + 1 && j < in.size() && in[j] == ']') {
+        j += 1;
+        for (const char* tail : {"<stdout>:", "<stderr>:"}) {
+          if (in.compare(j, std::char_traits<char>::length(tail), tail) == 0) {
+            j += std::char_traits<char>::length(tail);
+          }
+        }
+        out += ' ';
+        i = j;
+        continue;
+      }
+    }
+    out += in[i++];
+  }
+  std::size_t k = out.find_first_not_of(" \t");
+  if (k != std::string::npos && out[k] >= '0' && out[k] <= '9') {
+    std::size_t d = k;
+    while (d < out.size() && out[d] >= '0' && out[d] <= '9') ++d;
+    if (d + 1 < out.size() && out[d] == ':' && (out[d + 1] == ' ' || out[d + 1] == '\t')) {
+      out.erase(0, d + 2);
+    }
+  }
+  return out;
+}
+
 }  // namespace megasim::calibrate

@@ -22,5 +22,10 @@ std::vector<std::string> tokens(const std::string& line);
 std::optional<double> to_number(const std::string& s);
 // A non-empty word of digits only.
 bool is_integer(const std::string& s);
+// The word after `key` in `line`, or "".
+std::string word_after(const std::string& line, const std::string& key);
+// `line` without the tags launchers put on it: "[1,0]<stdout>:" and "[0]" (mpirun
+// --tag-output), a leading "0: " (srun -l).
+std::string strip_tags(const std::string& line);
 
 }  // namespace megasim::calibrate

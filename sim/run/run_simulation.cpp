@@ -15,8 +15,6 @@ namespace {
 
 // A run that has not finished after this long will not finish: failures outpace checkpoints.
 constexpr double kMaxRunYears = 50.0;
-// Swept checkpoint intervals: Young/Daly × 2^(k/2) for k in [-kSweepHalfSteps, kSweepHalfSteps].
-constexpr int kSweepHalfSteps = 4;
 
 std::int64_t steps_for(double tokens, const StepProfile& step) {
   return static_cast<std::int64_t>(std::ceil(tokens / step.tokens_per_step));
@@ -289,47 +287,6 @@ TrialResult simulate_trial(const StepProfile& step, double tokens, const Reliabi
   TrialResult r = t.run();
   r.straggler_slowed = slow;
   return r;
-}
-
-Distribution distribution(std::vector<double> v) {
-  Distribution d;
-  if (v.empty()) return d;
-  std::sort(v.begin(), v.end());
-  double sum = 0.0;
-  for (double x : v) sum += x;
-  d.mean = sum / static_cast<double>(v.size());
-  const auto pct = [&v](double q) {
-    const double pos = q * static_cast<double>(v.size() - 1);
-    const auto lo = static_cast<std::size_t>(std::floor(pos));
-    const std::size_t hi = std::min(lo + 1, v.size() - 1);
-    return v[lo] + (v[hi] - v[lo]) * (pos - static_cast<double>(lo));
-  };
-  d.p10 = pct(0.10);
-  d.p50 = pct(0.50);
-  d.p90 = pct(0.90);
-  return d;
-}
-
-std::vector<Time> swept_intervals(Time daly) {
-  std::vector<Time> out;
-  for (int k = -kSweepHalfSteps; k <= kSweepHalfSteps; ++k) {
-    out.push_back(daly * std::pow(2.0, 0.5 * static_cast<double>(k)));
-  }
-  return out;
-}
-
-Time expected_wall_time_poisson(Time work, Time interval, Time cost, double rate_per_hour,
-                                Time recovery) {
-  const double lambda = rate_per_hour / 3600.0;  // per second
-  const auto segment = [&](double t) {
-    if (lambda <= 0.0) return t;
-    return std::expm1(lambda * t) * (1.0 / lambda + recovery.to_seconds());
-  };
-  const double w = work.to_seconds();
-  const double i = interval.to_seconds();
-  const double c = cost.to_seconds();
-  const double full = std::ceil(w / i) - 1.0;  // checkpoints taken
-  return Time::from_seconds(full * segment(i + c) + segment(w - full * i));
 }
 
 namespace {

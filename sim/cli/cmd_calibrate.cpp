@@ -159,6 +159,7 @@ void run_import(const ImportOpts& o) {
   inputs.push_back(base_file);
   io::OutputFiles files(inputs);
   files.add("-o", o.output);
+  if (o.json) files.refuse_beside_stdout("--json");
   const io::LoadedDeviceProfile base = io::load_device_profile(base_file);
   hw::DeviceProfile p = base.profile;
   std::vector<std::string> devices;
@@ -224,6 +225,7 @@ void run_fit(const FitOpts& o) {
   const auto input = device_file(o.input, "calibrate fit");
   io::OutputFiles files({input});
   files.add("-o", o.output);
+  if (o.json) files.refuse_beside_stdout("--json");
   const io::LoadedDeviceProfile in = io::load_device_profile(input);
   hw::DeviceProfile p = in.profile;
   if (p.gemm_table.empty() && p.memory_table.empty() && p.collective_table.empty()) {

@@ -46,6 +46,7 @@ void run_simulate(const SimulateOptions& o) {
   if (o.trace) files.add("--trace", *o.trace);
   if (o.output) files.add("-o", *o.output);
   if (o.html) files.add("--html", *o.html);
+  if (o.json) files.refuse_beside_stdout("--json");
   using Network = step::StepRequest::Network;
   const Network network = o.network == "priced" ? Network::kPriced
                           : o.network == "apart" ? Network::kSharedApart

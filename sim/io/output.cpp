@@ -104,6 +104,14 @@ bool OutputFiles::to_stdout() const {
   return false;
 }
 
+void OutputFiles::refuse_beside_stdout(const std::string& option) const {
+  for (const auto& t : targets_) {
+    if (t.name != "-") continue;
+    throw InputError(option + " prints its report on standard output, which " + t.option +
+                     " - takes; write " + t.option + " to a file, or drop " + option);
+  }
+}
+
 void OutputFiles::commit() {
   for (const auto& t : targets_) check_not_input(t);
   std::vector<std::pair<fs::path, const Target*>> written;

@@ -37,6 +37,8 @@ class OutputFiles {
   void set(const std::string& option, std::string content);
   // True when a target is "-": its content then replaces the command's report on stdout.
   bool to_stdout() const;
+  // Refuses `option` (--json: one JSON object on stdout) when a target already takes stdout.
+  void refuse_beside_stdout(const std::string& option) const;
   // Writes every target whose content was set, all or nothing.
   void commit();
 

@@ -3,10 +3,12 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <sstream>
+#include <string_view>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -46,35 +48,82 @@ std::uint64_t inputs_fingerprint(const std::vector<std::filesystem::path>& files
   return fnv1a(all);
 }
 
+namespace {
+
+// How every line this file writes begins (nlohmann::json orders an object's keys): a line that
+// does not parse but begins so was cut short by a kill; any other is not a results file's.
+constexpr std::string_view kLineStart = R"({"breakdown_ns":[)";
+
+// A line's figures, or an InputError naming what no simulation writes.
+StepFigures figures_of(const nlohmann::json& j, const std::string& at) {
+  const auto ns = [&](const char* key) {
+    const auto v = j.at(key).get<std::int64_t>();
+    if (v < 0) throw InputError(fmt::format("{}: {} {} is negative", at, key, v));
+    return Time::from_ns(v);
+  };
+  const auto positive = [&](const char* key, double hi) {
+    const auto v = j.at(key).get<double>();
+    if (!(v > 0.0 && v <= hi)) {
+      throw InputError(fmt::format("{}: {} {} is out of range; expected (0, {}]", at, key, v, hi));
+    }
+    return v;
+  };
+  StepFigures f;
+  f.step_time = ns("step_time_ns");
+  if (f.step_time <= Time::zero()) throw InputError(at + ": step_time_ns is not positive");
+  const auto b = j.at("breakdown_ns").get<std::vector<std::int64_t>>();
+  if (b.size() != 8) throw InputError(at + ": breakdown_ns does not hold 8 times");
+  if (std::any_of(b.begin(), b.end(), [](std::int64_t v) { return v < 0; })) {
+    throw InputError(at + ": breakdown_ns holds a negative time");
+  }
+  f.breakdown = {Time::from_ns(b[0]), Time::from_ns(b[1]), Time::from_ns(b[2]),
+                 Time::from_ns(b[3]), Time::from_ns(b[4]), Time::from_ns(b[5]),
+                 Time::from_ns(b[6]), Time::from_ns(b[7])};
+  f.tokens_per_s = positive("tokens_per_s", 1e15);
+  f.mfu = positive("mfu", 1.0);
+  f.gemm_time = ns("gemm_ns");
+  f.memory_bound_time = ns("memory_bound_ns");
+  f.comm_time = ns("comm_ns");
+  f.idle_time = ns("idle_ns");
+  return f;
+}
+
+}  // namespace
+
 FigureMap read_results(const std::filesystem::path& path, std::uint64_t fingerprint) {
   FigureMap out;
   std::ifstream in(path, std::ios::binary);
   if (!in) return out;
   std::string line;
-  while (std::getline(in, line)) {
+  const std::string file = "--results " + path.string();
+  for (int n = 1; std::getline(in, line); ++n) {
     if (line.empty()) continue;
+    const std::string at = fmt::format("{}:{}", file, n);
+    nlohmann::json j;
     try {
-      const nlohmann::json j = nlohmann::json::parse(line);
-      if (j.at("inputs").get<std::string>() != hex(fingerprint)) continue;
-      StepFigures f;
-      f.step_time = Time::from_ns(j.at("step_time_ns").get<std::int64_t>());
-      const auto b = j.at("breakdown_ns").get<std::vector<std::int64_t>>();
-      if (b.size() != 8) continue;
-      f.breakdown = {Time::from_ns(b[0]), Time::from_ns(b[1]), Time::from_ns(b[2]),
-                     Time::from_ns(b[3]), Time::from_ns(b[4]), Time::from_ns(b[5]),
-                     Time::from_ns(b[6]), Time::from_ns(b[7])};
-      f.tokens_per_s = j.at("tokens_per_s").get<double>();
-      f.mfu = j.at("mfu").get<double>();
-      f.gemm_time = Time::from_ns(j.at("gemm_ns").get<std::int64_t>());
-      f.memory_bound_time = Time::from_ns(j.at("memory_bound_ns").get<std::int64_t>());
-      f.comm_time = Time::from_ns(j.at("comm_ns").get<std::int64_t>());
-      f.idle_time = Time::from_ns(j.at("idle_ns").get<std::int64_t>());
+      j = nlohmann::json::parse(line);
+    } catch (const nlohmann::json::exception&) {
+      if (line.compare(0, kLineStart.size(), kLineStart) == 0) continue;  // cut short: redone
+      throw InputError(at +
+                       ": not a line a search writes; give a new file or one an earlier "
+                       "search wrote (the file is appended to, never replaced)");
+    }
+    try {
+      if (!j.is_object() || !j.contains("inputs") || !j.contains("hash")) {
+        throw InputError(at +
+                         ": not a line a search writes; give a new file or one an earlier "
+                         "search wrote (the file is appended to, never replaced)");
+      }
+      if (j.at("inputs").get<std::string>() != hex(fingerprint)) continue;  // another search's
       const std::string key = j.at("key").get<std::string>();
       const std::uint64_t hash = std::stoull(j.at("hash").get<std::string>(), nullptr, 16);
-      if (fnv1a(key) != hash) continue;
-      out[hash] = f;
-    } catch (const std::exception&) {
-      // A line cut short by a kill (or otherwise unreadable): its plan is simulated again.
+      if (fnv1a(key) != hash) throw InputError(at + ": its hash is not its plan key's");
+      out[hash] = figures_of(j, at);
+    } catch (const nlohmann::json::exception& e) {
+      throw InputError(
+          fmt::format("{}: a result line with a missing or mistyped figure ({})", at, e.what()));
+    } catch (const std::logic_error&) {  // std::stoull on a hash that is not hexadecimal
+      throw InputError(at + ": its hash is not a hexadecimal number");
     }
   }
   return out;

@@ -6,8 +6,10 @@
 //
 // Each line is written with one write(2) on a descriptor opened with O_APPEND, so lines from
 // several processes (MPI ranks) do not interleave. A line cut short by a kill is ended with a
-// newline when the file is opened again and skipped on reading (as is any line that does not
-// parse): its plan is simulated again, never misread.
+// newline when the file is opened again and skipped on reading: its plan is simulated again,
+// never misread. Any other line a search would not write (another file given by mistake, a
+// figure no simulation gives, a hash that is not its plan's) is an InputError naming the line,
+// raised before anything is appended.
 #pragma once
 
 #include <cstdint>

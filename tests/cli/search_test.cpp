@@ -128,6 +128,24 @@ TEST_CASE("cli: a search stopped half-way and resumed from --results prints what
   auto again = run_megasim(with);
   CHECK(again.out == fresh.out);
   CHECK(lines_of(results) == 5 + (simulated - 4));
+  // A file that is not a results file, or a line whose figures no simulation gives, is
+  // refused before anything is appended.
+  const fs::path other = temp_file("not-results.json");
+  std::ofstream(other) << "{\n  \"name\": \"a model\"\n}\n";
+  std::string tampered = read_all(all);
+  const auto at = tampered.find("\"step_time_ns\":") + 15;
+  tampered.replace(at, tampered.find(',', at) - at, "-5");
+  const fs::path bad = temp_file("tampered.jsonl");
+  std::ofstream(bad) << tampered;
+  for (const auto& [file, fragment] : {std::pair{other, ":1: not a line a search writes"},
+                                       std::pair{bad, ":1: step_time_ns -5 is negative"}}) {
+    const std::string before = read_all(file);
+    const auto r =
+        run_megasim("search " + kScenario + " --top 2 --results " + shell_quote(file.string()));
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find(fragment) != std::string::npos);
+    CHECK(read_all(file) == before);
+  }
 }
 
 #ifdef MEGASIM_MPIRUN

@@ -39,6 +39,8 @@ std::vector<std::string> tokens(const std::string& line) {
 
 std::optional<double> to_number(const std::string& s) {
   if (s.empty()) return std::nullopt;
+  // Decimal only: strtod would also read "0x10" as 16 and "infinity".
+  if (s.find_first_not_of("0123456789.eE+-") != std::string::npos) return std::nullopt;
   char* end = nullptr;
   const double v = std::strtod(s.c_str(), &end);
   if (end != s.c_str() + s.size() || !std::isfinite(v)) return std::nullopt;

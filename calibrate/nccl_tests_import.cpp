@@ -26,6 +26,11 @@ constexpr double kRatioCheckMinGbps = 1.0;
 // A row's time (µs) and bandwidths (GB/s) past these are no measurement (an hour per
 // collective; a thousand times NVLink 5's per-GPU bandwidth): refused, not fitted.
 constexpr double kMaxRowTimeUs = 3.6e9;
+// Below a nanosecond is no measurement either (and a profile keeps times from 1e-3 µs up).
+constexpr double kMinRowTimeUs = 1e-3;
+// algbw is printed with two decimals and the time with three or four significant digits.
+constexpr double kAlgbwTolerance = 0.02;
+constexpr double kAlgbwRoundingGbps = 0.006;
 constexpr double kMaxRowGbps = 1e6;
 // Ranks one log may list: far beyond any published nccl-tests run (tens of thousands of GPUs),
 // and small enough that the set of rank keys a range expands to stays a few MiB.
@@ -329,14 +334,24 @@ class LogParser {
     return false;
   }
 
-  // A time in (0, kMaxRowTimeUs] µs and bandwidths in [0, kMaxRowGbps] GB/s, else an error.
-  void check_row_figures(double time_us, double algbw, double busbw) const {
-    for (const auto& [what, v, lo_open, hi] : {std::tuple{"time (us)", time_us, true, kMaxRowTimeUs},
-                                               std::tuple{"algbw", algbw, false, kMaxRowGbps},
-                                               std::tuple{"busbw", busbw, false, kMaxRowGbps}}) {
-      if ((lo_open ? v > 0.0 : v >= 0.0) && v <= hi) continue;
-      throw InputError(fmt::format("{}: {} {} is out of range; expected {}0, {}]",
-                                   where(origin_, line_no_), what, v, lo_open ? "(" : "[", hi));
+  // A time in [kMinRowTimeUs, kMaxRowTimeUs] µs and bandwidths in [0, kMaxRowGbps] GB/s, and
+  // an algbw that is the size over the time (nccl-tests prints it so for every test), within
+  // the rounding of its two decimals; else an error.
+  void check_row_figures(double size, double time_us, double algbw, double busbw) const {
+    for (const auto& [what, v, lo, hi] :
+         {std::tuple{"time (us)", time_us, kMinRowTimeUs, kMaxRowTimeUs},
+          std::tuple{"algbw", algbw, 0.0, kMaxRowGbps},
+          std::tuple{"busbw", busbw, 0.0, kMaxRowGbps}}) {
+      if (v >= lo && v <= hi) continue;
+      throw InputError(fmt::format("{}: {} {} is out of range; expected [{}, {}]",
+                                   where(origin_, line_no_), what, v, lo, hi));
+    }
+    const double implied = size / time_us / 1e3;  // B/µs → GB/s
+    if (std::fabs(algbw - implied) > kAlgbwTolerance * algbw + kAlgbwRoundingGbps) {
+      throw InputError(
+          fmt::format("{}: algbw {} GB/s is not the size over the time ({} B in {} us "
+                      "is {:.4g} GB/s); the row contradicts itself",
+                      where(origin_, line_no_), algbw, size, time_us, implied));
     }
   }
 
@@ -358,7 +373,7 @@ class LogParser {
         ++b_.run.dropped_rows;
         continue;
       }
-      check_row_figures(*time, *algbw, *busbw);
+      check_row_figures(*size, *time, *algbw, *busbw);
       if (side < c.wrong.size()) {
         const auto wrong = to_number(t[c.wrong[side]]);
         if (wrong && *wrong != 0.0) {
@@ -375,6 +390,12 @@ class LogParser {
       row.algorithm = options_.algorithm;
       row.protocol = options_.protocol;
       row.origin = where(origin_, line_no_);
+      if (++rows_read_ > kMaxImportedRows) {
+        throw InputError(
+            fmt::format("{}: more than {} measurements in one log; an import holds "
+                        "at most that many",
+                        where(origin_, line_no_), kMaxImportedRows));
+      }
       b_.run.rows.push_back(row);
     }
   }
@@ -384,6 +405,7 @@ class LogParser {
   std::vector<NcclTestsRun> runs_;
   RunBuilder b_;
   int line_no_ = 0;
+  std::size_t rows_read_ = 0;
 };
 
 }  // namespace

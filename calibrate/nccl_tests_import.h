@@ -37,6 +37,10 @@ struct NcclTestsRun {
   std::vector<hw::CollectiveMeasurement> rows;
 };
 
+// Measurements one import may hold, all logs together: a published log holds tens to a few
+// hundred; past this the calibration it writes would be too large for megasim to read back.
+constexpr std::size_t kMaxImportedRows = 20000;
+
 struct ImportOptions {
   std::optional<hw::CollectiveOp> op;  // for logs that do not say which test ran
   std::string algorithm, protocol;     // labels when the run forced NCCL_ALGO / NCCL_PROTO

@@ -195,6 +195,34 @@ TEST_CASE("rows of size 0 or without numbers are counted as dropped") {
   CHECK(runs[0].skipped_rows == 0);
 }
 
+TEST_CASE("a row whose algbw is not its size over its time is an error") {
+  std::string text = kOldLayout;
+  const std::string row = "     4194304       1048576     float     sum    250.0";
+  text.replace(text.find(row), row.size(), "     4194304       1048576     float     sum   2500.0");
+  calibrate::ImportOptions o;
+  o.op = hw::CollectiveOp::kAllReduce;
+  CHECK_THROWS_WITH_AS(
+      parse_nccl_tests_log(text, "self.log", o),
+      doctest::Contains("self.log:19: algbw 16.78 GB/s is not the size over the time"), InputError);
+  // A hexadecimal time is no number of nccl-tests': that side is dropped, not read as 150.
+  text = kOldLayout;
+  text.replace(text.find("sum    150.0"), 12, "sum     0x96");
+  const auto runs = parse_nccl_tests_log(text, "hex.log", o);
+  CHECK(runs[0].rows.size() == 5);
+  CHECK(runs[0].dropped_rows == 1);
+}
+
+TEST_CASE("a log of more measurements than an import holds is an error") {
+  std::string text = "# nThread 1 nGpus 8\n#  size count type redop time algbw busbw #wrong\n";
+  for (std::size_t i = 0; i <= calibrate::kMaxImportedRows; ++i) {
+    text += "1048576 262144 float sum 100.0 10.49 18.35 0\n";
+  }
+  calibrate::ImportOptions o;
+  o.op = hw::CollectiveOp::kAllReduce;
+  CHECK_THROWS_WITH_AS(parse_nccl_tests_log(text, "big.log", o),
+                       doctest::Contains("more than 20000 measurements in one log"), InputError);
+}
+
 TEST_CASE("a log without device lines takes its rank count from --ranks, checked against the rows") {
   // Device lines removed: all_reduce's busbw/algbw still says 8 ranks.
   std::string text;

@@ -11,7 +11,6 @@
 //       tool was not built (no CUDA toolkit at configure time), this says how to get it and
 //       exits 2.
 #include <algorithm>
-#include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -26,7 +25,6 @@
 #include <unistd.h>
 
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include "calibrate/fit.h"
 #include "calibrate/nccl_tests_import.h"
@@ -145,55 +143,13 @@ void fit_imported(hw::DeviceProfile& p,
   }
 }
 
-std::string lowercase(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
-  return s;
-}
-
-// The names NCCL_ALGO and NCCL_PROTO take (any case): a misspelt label would mark every row as
-// forced to an algorithm no model matches, and they would answer nothing.
-void check_nccl_labels(const ImportOpts& o) {
-  const auto check = [](const std::string& option, const std::string& value,
-                        const std::vector<std::string>& names) {
-    if (value.empty() || std::count(names.begin(), names.end(), lowercase(value)) > 0) return;
-    throw InputError(fmt::format("{}: '{}' is not a name NCCL takes; expected one of {} (any case)",
-                                 option, value, fmt::join(names, ", ")));
-  };
-  check("--algorithm", o.algorithm,
-        {"ring", "tree", "nvls", "nvlstree", "pat", "collnet", "collnetdirect", "collnetchain"});
-  check("--protocol", o.protocol, {"ll", "ll128", "simple"});
-}
-
-// A log's GPUs and the base profile must be one part: an H100 log imported onto the A100
-// profile would price A100 shapes with H100 measurements. Only the data-centre parts megasim
-// has profiles for are told apart; a device line naming none of them is not checked.
-void check_device_family(const std::vector<std::string>& devices, const hw::DeviceProfile& base,
-                         const std::string& device_option) {
-  const std::string profile = lowercase(base.base.empty() ? base.name : base.base);
-  const auto family = [](const std::string& text) -> std::string {
-    for (const char* f : {"a100", "h100", "h200", "h800", "b200", "v100"}) {
-      if (text.find(f) != std::string::npos) return f;
-    }
-    return "";
-  };
-  const std::string want = family(profile);
-  for (const auto& d : devices) {
-    const std::string got = family(lowercase(d));
-    if (want.empty() || got.empty() || got == want) continue;
-    throw InputError(
-        fmt::format("{} '{}': the log's rank lines name '{}', another GPU; import it "
-                    "onto that GPU's profile",
-                    device_option, profile, d));
-  }
-}
-
 void run_import(const ImportOpts& o) {
   calibrate::ImportOptions options;
   if (!o.op.empty()) {
     options.op = calibrate::op_from_test_name(o.op);
     if (!options.op) throw InputError("--op: '" + o.op + "' is not a collective megasim models");
   }
-  check_nccl_labels(o);
+  check_nccl_labels(o.algorithm, o.protocol);
   options.algorithm = o.algorithm;
   options.protocol = o.protocol;
   if (o.nodes > 0) options.nodes = o.nodes;
@@ -226,22 +182,7 @@ void run_import(const ImportOpts& o) {
       std::set<double> sizes;
       for (const auto& row : run.rows) sizes.insert(row.size.value());
       run_sizes.emplace_back(run.rows.empty() ? std::string() : run.rows.front().run, sizes.size());
-      runs.push_back({{"log", log},
-                      {"line", run.first_line},
-                      {"op", hw::to_string(run.op)},
-                      {"ranks", run.ranks},
-                      {"nodes", run.nodes},
-                      {"rows", run.rows.size()},
-                      {"skipped_rows", run.skipped_rows},
-                      {"dropped_rows", run.dropped_rows},
-                      {"nccl_tests_version", run.version}});
-      text += fmt::format(
-          "{}:{}: {} on {} ranks / {} nodes, {} rows{}{}\n", log, run.first_line,
-          hw::to_string(run.op), run.ranks, run.nodes, run.rows.size(),
-          run.skipped_rows ? fmt::format(" ({} failed validation, skipped)", run.skipped_rows) : "",
-          run.dropped_rows
-              ? fmt::format(" ({} of size 0 or without numbers, dropped)", run.dropped_rows)
-              : "");
+      report_run(log, run, runs, text);
     }
   }
   check_device_family(devices, base.profile, "--device");

@@ -9,6 +9,7 @@
 #include <string>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "calibrate/collective_scale_fit.h"
 #include "engine/error.h"
@@ -125,6 +126,63 @@ std::vector<hw::CollectiveScaleFit> fit_import_scales(const hw::DeviceProfile& p
     fits.push_back(f);
   }
   return fits;
+}
+
+// The names NCCL_ALGO and NCCL_PROTO take (any case): a misspelt label would mark every row as
+// forced to an algorithm no model matches, and they would answer nothing.
+void check_nccl_labels(const std::string& algorithm, const std::string& protocol) {
+  const auto check = [](const std::string& option, const std::string& value,
+                        const std::vector<std::string>& names) {
+    if (value.empty() || std::count(names.begin(), names.end(), lower(value)) > 0) return;
+    throw InputError(fmt::format("{}: '{}' is not a name NCCL takes; expected one of {} (any case)",
+                                 option, value, fmt::join(names, ", ")));
+  };
+  check("--algorithm", algorithm,
+        {"ring", "tree", "nvls", "nvlstree", "pat", "collnet", "collnetdirect", "collnetchain"});
+  check("--protocol", protocol, {"ll", "ll128", "simple"});
+}
+
+// A log's GPUs and the base profile must be one part: an H100 log imported onto the A100
+// profile would price A100 shapes with H100 measurements. Only the data-centre parts megasim
+// has profiles for are told apart; a device line naming none of them is not checked.
+void check_device_family(const std::vector<std::string>& devices, const hw::DeviceProfile& base,
+                         const std::string& device_option) {
+  const std::string profile = lower(base.base.empty() ? base.name : base.base);
+  const auto family = [](const std::string& text) -> std::string {
+    for (const char* f : {"a100", "h100", "h200", "h800", "b200", "v100"}) {
+      if (text.find(f) != std::string::npos) return f;
+    }
+    return "";
+  };
+  const std::string want = family(profile);
+  for (const auto& d : devices) {
+    const std::string got = family(lower(d));
+    if (want.empty() || got.empty() || got == want) continue;
+    throw InputError(
+        fmt::format("{} '{}': the log's rank lines name '{}', another GPU; import it "
+                    "onto that GPU's profile",
+                    device_option, profile, d));
+  }
+}
+
+void report_run(const std::string& log, const calibrate::NcclTestsRun& run, io::Json& runs,
+                std::string& text) {
+  runs.push_back({{"log", log},
+                  {"line", run.first_line},
+                  {"op", hw::to_string(run.op)},
+                  {"ranks", run.ranks},
+                  {"nodes", run.nodes},
+                  {"rows", run.rows.size()},
+                  {"skipped_rows", run.skipped_rows},
+                  {"dropped_rows", run.dropped_rows},
+                  {"nccl_tests_version", run.version}});
+  text += fmt::format(
+      "{}:{}: {} on {} ranks / {} nodes, {} rows{}{}\n", log, run.first_line, hw::to_string(run.op),
+      run.ranks, run.nodes, run.rows.size(),
+      run.skipped_rows ? fmt::format(" ({} failed validation, skipped)", run.skipped_rows) : "",
+      run.dropped_rows
+          ? fmt::format(" ({} of size 0 or without numbers, dropped)", run.dropped_rows)
+          : "");
 }
 
 }  // namespace megasim::cli

@@ -1,4 +1,5 @@
-// `calibrate import-nccl-tests --cluster`: fits NCCL's model to each imported run (the scales
+// `calibrate import-nccl-tests`: its checks on what the user gave, its line per run, and with
+// `--cluster` it fits NCCL's model to each imported run (the scales
 // of calibrate/collective_scale_fit.h, NCCL's model from plan/collective_calibration.h on the
 // cluster the logs ran on) and says which regimes each run pins and which it leaves to the
 // profile.
@@ -8,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "calibrate/nccl_tests_import.h"
 #include "hw/device_profile.h"
 #include "io/json_reader.h"
 
@@ -22,5 +24,16 @@ std::vector<hw::CollectiveScaleFit> fit_import_scales(const hw::DeviceProfile& p
                                                       const std::filesystem::path& device_file,
                                                       const std::string& cluster_ref,
                                                       std::string& text, io::Json& json);
+
+// --algorithm and --protocol: empty or a name NCCL_ALGO / NCCL_PROTO takes, else InputError.
+void check_nccl_labels(const std::string& algorithm, const std::string& protocol);
+
+// InputError when the logs' rank lines name another data-centre GPU than the base profile's.
+void check_device_family(const std::vector<std::string>& devices, const hw::DeviceProfile& base,
+                         const std::string& device_option);
+
+// Appends `run`'s object to `runs` and its line to `text`.
+void report_run(const std::string& log, const calibrate::NcclTestsRun& run, io::Json& runs,
+                std::string& text);
 
 }  // namespace megasim::cli

@@ -57,6 +57,12 @@ double parse_size(const std::string& text) {
         fmt::format("--bytes: size '{}' is {:.3g} bytes, past the {:.0e} a call may move", text,
                     v * mult, kMaxBytes));
   }
+  if (v * mult != std::floor(v * mult)) {
+    throw InputError(
+        fmt::format("--bytes: size '{}' is {:g} bytes; a size is a whole number of "
+                    "bytes",
+                    text, v * mult));
+  }
   return v * mult;
 }
 
@@ -66,8 +72,20 @@ std::vector<double> parse_sizes(const std::string& spec, double factor) {
   const double hi = colon == std::string::npos ? lo : parse_size(spec.substr(colon + 1));
   if (hi < lo) throw InputError("--bytes: the largest size " + spec.substr(colon + 1) + " is below the smallest");
   if (!(factor > 1.0)) throw InputError("--step-factor must be above 1, found " + std::to_string(factor));
+  // As nccl-tests steps: multiply, and drop a size that rounds to the one before.
+  constexpr std::size_t kMaxSizes = 200;
   std::vector<double> sizes;
-  for (double s = lo; s <= hi * (1.0 + 1e-12) && sizes.size() < 200; s *= factor) sizes.push_back(std::round(s));
+  for (double s = lo; s <= hi * (1.0 + 1e-12); s *= factor) {
+    const double b = std::round(s);
+    if (!sizes.empty() && b == sizes.back()) continue;
+    if (sizes.size() == kMaxSizes) {
+      throw InputError(
+          fmt::format("--bytes {} with --step-factor {:g}: more than {} sizes; raise "
+                      "the factor or narrow the range",
+                      spec, factor, kMaxSizes));
+    }
+    sizes.push_back(b);
+  }
   return sizes;
 }
 

@@ -22,8 +22,12 @@ CollectiveOp parse_op(const std::string& name) {
                           CollectiveOp::kReduceScatter, CollectiveOp::kBroadcast,
                           CollectiveOp::kAllToAll, CollectiveOp::kSendRecv})
     if (name == op_name(op)) return op;
+  // nccl-tests' names (alltoall_perf, sendrecv_perf), as calibration files and logs spell them.
+  if (name == "alltoall") return CollectiveOp::kAllToAll;
+  if (name == "sendrecv") return CollectiveOp::kSendRecv;
   throw InputError("--op: unknown collective '" + name +
-                   "'; expected all_reduce, all_gather, reduce_scatter, broadcast, all_to_all or send_recv");
+                   "'; expected all_reduce, all_gather, reduce_scatter, broadcast, all_to_all "
+                   "(alltoall) or send_recv (sendrecv)");
 }
 
 CollAlgorithm parse_algorithm(const std::string& name) {

@@ -43,6 +43,20 @@ TEST_CASE("megasim collective rejects bad input with exit status 2") {
   const auto huge = run_megasim("collective --cluster dgx-a100-8 --bytes 1e30");
   CHECK(huge.exit_code == 2);
   CHECK(huge.err.find("--bytes: size '1e30'") != std::string::npos);
+  // A sweep past 200 sizes, or a size that is no whole number of bytes, is refused, not cut.
+  const auto many = run_megasim("collective --cluster dgx-a100-8 --bytes 8:8G --step-factor 1.1");
+  CHECK(many.exit_code == 2);
+  CHECK(many.err.find("more than 200 sizes") != std::string::npos);
+  const auto half = run_megasim("collective --cluster dgx-a100-8 --bytes 1.5");
+  CHECK(half.exit_code == 2);
+  CHECK(half.err.find("a whole number of bytes") != std::string::npos);
+  // Sizes that round to the one before are dropped, as nccl-tests steps: 8 to 16 B, 9 rows.
+  const auto fine =
+      run_megasim("collective --cluster dgx-a100-8 --bytes 8:16 --step-factor 1.0000001 --json");
+  REQUIRE(fine.exit_code == 0);
+  CHECK(nlohmann::json::parse(fine.out)["rows"].size() == 9);
+  // nccl-tests' spelling of the op is taken too.
+  CHECK(run_megasim("collective --cluster dgx-a100-8 --op alltoall --bytes 1M").exit_code == 0);
   const auto big = run_megasim("collective --gpus 8 --cluster " + std::string(MEGASIM_SOURCE_DIR) +
                                "/tests/data/bad/huge-cluster-topology.json");
   CHECK(big.exit_code == 2);

@@ -396,6 +396,27 @@ void refit_collectives(hw::DeviceProfile& p, std::vector<std::string>& report) {
         f.alpha.to_us(), f.bus_bandwidth.value() / 1e9, f.points,
         100.0 * f.rms_relative_residual));
   }
+  // A shape without a fit is said to be one (its rows still answer for the sizes they hold).
+  using Key = std::tuple<hw::CollectiveOp, int, int, std::string, std::string, std::string>;
+  std::map<Key, std::set<double>> sizes;
+  for (const auto& r : p.collective_table)
+    sizes[{r.op, r.ranks, r.nodes, r.algorithm, r.protocol, r.run}].insert(r.size.value());
+  for (const auto& [key, s] : sizes) {
+    const auto& [op, ranks, nodes, algo, proto, run] = key;
+    const bool fitted =
+        std::any_of(p.collective_fits.begin(), p.collective_fits.end(), [&](const auto& f) {
+          return f.op == op && f.ranks == ranks && f.nodes == nodes && f.algorithm == algo &&
+                 f.protocol == proto && f.run == run;
+        });
+    if (fitted) continue;
+    report.push_back(fmt::format(
+        "{} {} ranks / {} nodes{}{}{}: no alpha-beta fit ({}); its rows answer only the sizes "
+        "they hold",
+        hw::to_string(op), ranks, nodes, algo.empty() ? "" : " " + algo,
+        proto.empty() ? "" : " " + proto, run.empty() ? "" : " (" + run + ")",
+        s.size() < 2 ? fmt::format("{} size; alpha and beta need two", s.size())
+                     : std::string("the time does not grow with the size")));
+  }
 }
 
 }  // namespace

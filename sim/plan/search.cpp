@@ -131,8 +131,10 @@ void check_objective(const io::Inputs& in, const SearchOptions& o) {
     throw InputError(fmt::format("{}: --objective {} needs run.tokens in the scenario",
                                  in.scenario.file.string(), to_string(o.objective)));
   }
-  if (o.objective == Objective::kCost && !in.scenario.power.usd_per_gpu_hour) {
-    throw InputError(fmt::format("{}: --objective cost needs power.usd_per_gpu_hour",
+  // A price of 0 makes every plan cost 0, and the ranking nothing but the order of the space.
+  if (o.objective == Objective::kCost &&
+      !(in.scenario.power.usd_per_gpu_hour.value_or(0.0) > 0.0)) {
+    throw InputError(fmt::format("{}: --objective cost needs a power.usd_per_gpu_hour above 0",
                                  in.scenario.file.string()));
   }
   if (o.top_k < 1) throw InputError(fmt::format("--top {}: must be at least 1", o.top_k));

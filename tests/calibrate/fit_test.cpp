@@ -2,6 +2,7 @@
 // within the noise (perturbed data).
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -74,6 +75,13 @@ TEST_CASE("alpha-beta fit keeps groups apart and needs two sizes") {
     CHECK(f.bus_bandwidth.value() == doctest::Approx(50e9).epsilon(1e-4));
     CHECK(f.alpha.to_us() == doctest::Approx(5.0).epsilon(1e-3));
   }
+  // `calibrate fit` says which shape it could not fit, and why.
+  hw::DeviceProfile p = toy();
+  p.collective_table = rows;
+  const auto report = calibrate::refit_profile(p);
+  CHECK(std::count_if(report.begin(), report.end(), [](const std::string& l) {
+          return l.find("sendrecv 4 ranks / 1 nodes: no alpha-beta fit (1 size") == 0;
+        }) == 1);
 }
 
 TEST_CASE("gemm fit recovers per-class efficiency and launch overhead") {

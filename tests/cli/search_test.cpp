@@ -84,6 +84,8 @@ TEST_CASE("cli: search refuses bad input with exit 2 and names it") {
       {" --fix tp=2 --vary tp=4,8", "the axis is restricted twice"},
       {" --max-events 0", "--max-events: must be above 0, found 0"},
       {" --objective time-to-train", "run.tokens"},
+      {" --objective cost --set run.tokens=1e9 --set power.usd_per_gpu_hour=0",
+       "power.usd_per_gpu_hour above 0"},
   };
   for (const auto& [args, fragment] : refused) {
     CAPTURE(args);

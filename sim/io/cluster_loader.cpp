@@ -22,6 +22,12 @@ net::NodeSpec read_node(JsonReader r) {
   n.nvlink_efficiency = r.number("nvlink_efficiency", 0.01, 1.0);
   n.nvlink_latency = Time::from_ns(r.integer("nvlink_latency_ns", 0, static_cast<std::int64_t>(kMaxLatencyNs)));
   n.nics = static_cast<int>(r.integer("nics", 0, 64));
+  if (n.nics == 0) {
+    for (const char* key : {"nic_gbps", "nic_efficiency", "pcie_gbps", "pcie_latency_ns"}) {
+      if (r.has(key))
+        r.fail(key, "given with node.nics 0: a node without NICs has none to describe");
+    }
+  }
   if (n.nics > 0) {
     n.nic = gbit_per_s(r.number("nic_gbps", 1e-3, kMaxGbps));
     n.nic_efficiency = r.number("nic_efficiency", 0.01, 1.0);
@@ -69,6 +75,7 @@ net::ClusterSpec load_cluster(const std::filesystem::path& file, FilesRead* read
   if (!doc.is_object())
     throw InputError(file.string() + ": expected a JSON object describing a cluster, found " +
                      json_type_name(doc));
+  check_input_kind(doc, InputKind::kCluster, file.string());
   JsonReader r(doc, "", file.string());
   net::ClusterSpec c;
   r.ignore("$schema");

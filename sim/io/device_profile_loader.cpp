@@ -322,6 +322,7 @@ LoadedDeviceProfile parse_device_profile(const Json& doc, const std::string& ori
     throw InputError(origin + ": a device profile must be a JSON object, found " +
                      json_type_name(doc));
   }
+  check_input_kind(doc, InputKind::kDeviceProfile, origin);
   JsonReader r(doc, "", origin);
   LoadedDeviceProfile out;
   hw::DeviceProfile& p = out.profile;

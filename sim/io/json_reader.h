@@ -114,4 +114,10 @@ class JsonReader {
 // Human name of a JSON value's type, for "expected X, found Y" messages.
 std::string json_type_name(const Json& v);
 
+// The kinds of input file megasim reads, told apart by a key only that kind has.
+enum class InputKind { kScenario, kModel, kCluster, kDeviceProfile };
+// InputError when `doc` is an object of another kind than `expected` ("…: is a scenario, not
+// a cluster topology"): a file given in the wrong place, said so instead of a missing key.
+void check_input_kind(const Json& doc, InputKind expected, const std::string& origin);
+
 }  // namespace megasim::io

@@ -14,6 +14,7 @@ using workload::Position;
 workload::ModelSpec load_model(const std::filesystem::path& file, KeyLog* log, FilesRead* read) {
   const Json doc = parse_json_file(file, read);
   const std::string origin = file.string();
+  check_input_kind(doc, InputKind::kModel, origin);
   JsonReader r(doc, "", origin, log);
   r.ignore("$schema");
   ModelSpec m;

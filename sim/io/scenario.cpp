@@ -264,6 +264,7 @@ Scenario load_scenario(const fs::path& file, const std::vector<std::string>& ove
   }
   for (const auto& o : overrides) apply_override(doc, o);
 
+  check_input_kind(doc, InputKind::kScenario, origin);
   Scenario s;
   s.file = file;
   JsonReader r(doc, "", origin, log);

@@ -61,6 +61,80 @@ double published_metric(const io::Json& runs, const io::ValidationSettings& v,
   throw InputError(origin + ": validation.run: no run '" + v.run + "' in the published runs");
 }
 
+// Every "mfu…" or "hfu…" figure of a run, under measured or in its steps, is at most 1.
+void check_fractions(const io::Json& run, const std::string& at) {
+  const auto check = [&](const io::Json& figures, const std::string& where) {
+    if (!figures.is_object()) return;
+    for (const auto& [key, value] : figures.items()) {
+      if ((key.rfind("mfu", 0) != 0 && key.rfind("hfu", 0) != 0) || !value.is_number()) continue;
+      if (value.get<double>() <= 1.0) continue;
+      throw InputError(
+          fmt::format("{}{}: '{}' is {}, but MFU and HFU are fractions of 1 (0.415 "
+                      "for 41.5 %)",
+                      at, where, key, value.dump()));
+    }
+  };
+  if (!run.is_object()) return;
+  if (run.contains("measured")) check(run["measured"], ".measured");
+  if (run.contains("steps") && run["steps"].is_array()) {
+    for (std::size_t k = 0; k < run["steps"].size(); ++k)
+      check(run["steps"][k], fmt::format(".steps[{}]", k));
+  }
+}
+
+// A scenario scored against a published run must be that run: its GPU count, the plan and the
+// model's shape the run states (where it states them) are checked, so that an edited copy is
+// refused rather than scored. The vocabulary is left out: models pad it to their own multiple.
+void check_matches_published(const io::Json& runs, const io::Inputs& in, const std::string& file) {
+  const io::Json* run = nullptr;
+  for (const auto& r : runs["runs"]) {
+    if (run_id(r) == in.scenario.validation->run) run = &r;
+  }
+  if (run == nullptr) return;  // published_metric names the missing run
+  const auto check = [&](const io::Json& published, const char* key, std::int64_t ours,
+                         const std::string& where) {
+    if (!published.is_object() || !published.contains(key)) return;
+    const io::Json& v = published[key];
+    if (!v.is_number_integer() || v.get<std::int64_t>() == ours) return;
+    throw InputError(
+        fmt::format("{}: {} is {}, but published run '{}' states {} = {}; a "
+                    "scenario scored against a run must be that run",
+                    file, where, ours, in.scenario.validation->run, key, v.dump()));
+  };
+  const workload::ParallelPlan& p = in.scenario.plan;
+  check(*run, "gpus", p.gpus(), "the plan's GPU count");
+  const io::Json empty = io::Json::object();
+  const io::Json& plan = run->contains("plan") ? (*run)["plan"] : empty;
+  for (const auto& [key, ours] : {std::pair<const char*, std::int64_t>{"tp", p.tp},
+                                  {"pp", p.pp},
+                                  {"dp", p.dp},
+                                  {"vpp", p.vpp},
+                                  {"micro_batch", p.micro_batch},
+                                  {"global_batch", p.global_batch}}) {
+    // A chain's step may change the batch (MegaScale Table 3's LAMB step triples it), and
+    // the run states that only in words.
+    if (in.scenario.validation->step && std::string(key) == "global_batch") continue;
+    // A published batch its own data-parallel size cannot split (OPT's "about 1,024" over 124
+    // replicas) is approximate: the nearest whole batch, within 5 %, is that run's.
+    if (std::string(key) == "global_batch" && plan.contains("global_batch") &&
+        plan["global_batch"].is_number_integer() && p.dp > 0) {
+      const auto published = plan["global_batch"].get<std::int64_t>();
+      if (published % p.dp != 0 &&
+          std::abs(static_cast<double>(ours - published)) <= 0.05 * static_cast<double>(published))
+        continue;
+    }
+    check(plan, key, ours, fmt::format("plan.{}", key));
+  }
+  const io::Json& model = run->contains("model") ? (*run)["model"] : empty;
+  const workload::ModelSpec& m = in.model;
+  for (const auto& [key, ours] : {std::pair<const char*, std::int64_t>{"layers", m.layers},
+                                  {"hidden", m.hidden},
+                                  {"heads", m.heads},
+                                  {"seq", m.seq}}) {
+    check(model, key, ours, fmt::format("the model's {}", key));
+  }
+}
+
 std::string published_source(const io::Json& runs, const std::string& run) {
   for (const auto& r : runs["runs"]) {
     if (run_id(r) == run && r.contains("source") && r["source"].is_string())
@@ -201,13 +275,27 @@ Validation validate(const fs::path& published_runs, const fs::path& dir, io::Fil
   if (!runs.is_object() || !runs.contains("runs") || !runs["runs"].is_array()) {
     throw InputError(published_runs.string() + ": runs: missing, or not an array of runs");
   }
+  // An id given twice would score every row against whichever comes first; an MFU or HFU over
+  // 1 is a percentage written where a fraction belongs (41.5 for 0.415).
+  const auto& list = runs["runs"];
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    check_fractions(list[i], fmt::format("{}: runs[{}]", published_runs.string(), i));
+    for (std::size_t j = 0; j < i; ++j) {
+      if (!run_id(list[i]).empty() && run_id(list[i]) == run_id(list[j])) {
+        throw InputError(fmt::format("{}: runs[{}] and runs[{}] both have id '{}'",
+                                     published_runs.string(), j, i, run_id(list[i])));
+      }
+    }
+  }
   std::vector<ValidationRow> rows;
   io::InputOptions io_options;
   io_options.run_level = false;
   for (const auto& f : scenario_files(dir)) {
     const io::Scenario s = io::load_scenario(f, {}, nullptr, read);
     if (!s.validation) continue;
-    const Evaluation e = evaluate(io::load_inputs(s, io_options, read));
+    const io::Inputs inputs = io::load_inputs(s, io_options, read);
+    check_matches_published(runs, inputs, f.string());
+    const Evaluation e = evaluate(inputs);
     ValidationRow row;
     row.scenario = s.name;
     row.run = s.validation->run;

@@ -214,6 +214,54 @@ TEST_CASE(
   const auto empty = run_megasim("validate --scenarios " + shell_quote((dir / "empty").string()));
   CHECK(empty.exit_code == 2);
   CHECK(empty.err.find("no validation scenario") != std::string::npos);
+  // An MFU written as a percentage, and one id given twice, are refused too.
+  runs["runs"][0]["id"] = "korthikanti-22b";
+  runs["runs"][0]["measured"]["iteration_time_s_full_recompute"] = 1.42;
+  runs["runs"][0]["measured"]["mfu_sp_selective"] = 41.5;
+  std::ofstream(dir / "percent.json") << runs.dump();
+  const auto percent =
+      run_megasim("validate --runs " + shell_quote((dir / "percent.json").string()));
+  CHECK(percent.exit_code == 2);
+  CHECK(percent.err.find("'mfu_sp_selective' is 41.5, but MFU and HFU are fractions of 1") !=
+        std::string::npos);
+  runs["runs"][0]["measured"]["mfu_sp_selective"] = 0.415;
+  runs["runs"].push_back(runs["runs"][0]);
+  std::ofstream(dir / "twice.json") << runs.dump();
+  const auto twice = run_megasim("validate --runs " + shell_quote((dir / "twice.json").string()));
+  CHECK(twice.exit_code == 2);
+  CHECK(twice.err.find("both have id 'korthikanti-22b'") != std::string::npos);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("validate: a scenario that is not its published run is refused, not scored") {
+  // Korthikanti's 22B with its batch cut to 1, or on 64 GPUs: another run than the one named.
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("megasim_edit_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  std::ifstream src(MEGASIM_SOURCE_DIR "/scenarios/validation/korthikanti-22b-selective.json");
+  const auto doc = nlohmann::json::parse(src);
+  const std::pair<const char*, const char*> edits[] = {
+      {"global_batch",
+       "plan.micro_batch is 1, but published run 'korthikanti-22b' states "
+       "micro_batch = 4"},
+      {"dp", "the plan's GPU count is 64, but published run 'korthikanti-22b' states gpus = 8"}};
+  for (const auto& [key, fragment] : edits) {
+    CAPTURE(key);
+    auto edited = doc;
+    edited.erase("$schema");
+    if (std::string(key) == "global_batch") {
+      edited["plan"]["micro_batch"] = 1;
+      edited["plan"]["global_batch"] = 1;
+    } else {
+      edited["plan"]["dp"] = 8;
+      edited["plan"]["global_batch"] = 32;
+    }
+    std::ofstream(dir / "edited.json") << edited.dump();
+    const auto r = run_megasim("validate --scenarios " + shell_quote(dir.string()) + " --runs " +
+                               shell_quote(MEGASIM_SOURCE_DIR "/validation/published_runs.json"));
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find(fragment) != std::string::npos);
+  }
   fs::remove_all(dir);
 }
 

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <optional>
 #include <set>
 #include <sstream>
@@ -14,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "calibrate/log_file.h"
+#include "calibrate/nccl_tests_lines.h"
 #include "engine/error.h"
 
 namespace megasim::calibrate {
@@ -32,51 +34,6 @@ constexpr double kMinRowTimeUs = 1e-3;
 constexpr double kAlgbwTolerance = 0.02;
 constexpr double kAlgbwRoundingGbps = 0.006;
 constexpr double kMaxRowGbps = 1e6;
-// Ranks one log may list: far beyond any published nccl-tests run (tens of thousands of GPUs),
-// and small enough that the set of rank keys a range expands to stays a few MiB.
-constexpr std::int64_t kMaxRanks = std::int64_t{1} << 17;
-
-// A count the log states (ranks, threads, GPUs): digits within [0, kMaxRanks], else an error.
-int count_in_log(const std::string& s, const std::string& what, const std::string& at) {
-  std::int64_t v = 0;
-  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc() || end != s.data() + s.size() || v < 0 || v > kMaxRanks) {
-    throw InputError(at + ": " + what + " " + s + " is out of range; a log may name at most " +
-                     std::to_string(kMaxRanks) + " ranks");
-  }
-  return static_cast<int>(v);
-}
-
-// Where each value sits in a data row, from the column header line.
-struct Columns {
-  std::size_t count = 0;  // tokens per data row
-  std::size_t size = 0;
-  std::vector<std::size_t> time, algbw, busbw, wrong;  // [0] out-of-place, [1] in-place
-};
-
-std::optional<Columns> parse_column_header(const std::vector<std::string>& t) {
-  // t[0] is "#"; the names follow.
-  Columns c;
-  bool has_size = false;
-  for (std::size_t i = 1; i < t.size(); ++i) {
-    const std::string& name = t[i];
-    const std::size_t pos = i - 1;
-    if (name == "size") { c.size = pos; has_size = true; }
-    else if (name == "time") c.time.push_back(pos);
-    else if (name == "algbw") c.algbw.push_back(pos);
-    else if (name == "busbw") c.busbw.push_back(pos);
-    // "#wrong" counts wrong elements; the older "error" column is the largest numerical
-    // error of a float reduction, non-zero in healthy runs, so it does not reject rows.
-    else if (name == "#wrong") c.wrong.push_back(pos);
-  }
-  c.count = t.size() - 1;
-  if (!has_size || c.time.empty() || c.time.size() != c.algbw.size() ||
-      c.time.size() != c.busbw.size()) {
-    return std::nullopt;
-  }
-  return c;
-}
-
 struct RunBuilder {
   NcclTestsRun run;
   std::optional<Columns> columns;
@@ -84,44 +41,9 @@ struct RunBuilder {
   std::set<std::string> hosts;
   int n_thread = 0, n_gpus = 0;
   bool started = false;
+  std::map<std::pair<double, std::size_t>, std::pair<double, int>>
+      seen;  // (size, side) → (µs, line)
 };
-
-std::string join_from(const std::vector<std::string>& t, std::size_t from) {
-  std::string s;
-  for (std::size_t i = from; i < t.size(); ++i) s += (s.empty() ? "" : " ") + t[i];
-  return s;
-}
-
-// A rank line, in any of its forms; the tokens exclude the leading "#".
-struct RankLine {
-  std::vector<std::string> keys;  // one per rank it names
-  std::string host, device;
-};
-
-// `at` names the line in errors.
-std::optional<RankLine> parse_rank_line(const std::vector<std::string>& t, const std::string& at) {
-  if (t.size() < 6 || t[0] != "Rank" || !is_integer(t[1])) return std::nullopt;
-  RankLine r;
-  // Compressed: "Rank 0 .. Rank 7 on HOST NAME".
-  if (t[2] == ".." && t.size() >= 7 && t[3] == "Rank" && is_integer(t[4]) && t[5] == "on") {
-    r.host = t[6];
-    r.device = join_from(t, 7);
-    const int first = count_in_log(t[1], "rank", at), last = count_in_log(t[4], "rank", at);
-    for (int i = first; i <= last; ++i) r.keys.push_back(r.host + "/" + std::to_string(i));
-    return r;
-  }
-  // "Rank N [Group G] Pid P on HOST device D [BUS] NAME".
-  std::size_t i = 2;
-  if (t[i] == "Group" && i + 1 < t.size()) i += 2;
-  if (i + 6 > t.size() || t[i] != "Pid" || t[i + 2] != "on" || t[i + 4] != "device") {
-    return std::nullopt;
-  }
-  r.host = t[i + 3];
-  const std::size_t name_at = i + 6 < t.size() && t[i + 6].front() == '[' ? i + 7 : i + 6;
-  r.device = join_from(t, name_at);
-  r.keys.push_back(r.host + "/" + t[i + 1] + "/" + t[1]);
-  return r;
-}
 
 int ranks_from_ratio(hw::CollectiveOp op, double ratio) {
   // Invert nccl-tests' bus factor: all-reduce 2(n-1)/n, all-gather and friends (n-1)/n. A
@@ -166,9 +88,14 @@ hw::CollectiveOp run_op(const NcclTestsRun& r, const std::string& at,
                        "' is not a collective megasim models (all_reduce, all_gather, "
                        "reduce_scatter, alltoall, sendrecv, broadcast, reduce)");
     }
+    if (options.op && *options.op != *op) {
+      throw InputError(at + ": --op " + hw::to_string(*options.op) + " but the log ran '" + r.test +
+                       "'; drop --op (it is for logs that do not name their test)");
+    }
     return *op;
   }
   if (options.op) return *options.op;
+  if (options.op_from_file_name) return *options.op_from_file_name;
   throw InputError(at +
                    ": the log does not say which test ran (no 'Collective test starting' "
                    "line); pass --op");
@@ -390,6 +317,16 @@ class LogParser {
       row.algorithm = options_.algorithm;
       row.protocol = options_.protocol;
       row.origin = where(origin_, line_no_);
+      // A size twice in one run: the same figures (a launcher echoing a line) are kept once;
+      // other figures contradict each other, and the table would answer with the first.
+      const auto [it, fresh] = b_.seen.try_emplace({*size, side}, *time, line_no_);
+      if (!fresh) {
+        if (it->second.first == *time) continue;
+        throw InputError(fmt::format(
+            "{}: size {} B again in this run, in {} us where line {} "
+            "says {} us; one run measures each size once",
+            where(origin_, line_no_), *size, *time, it->second.second, it->second.first));
+      }
       if (++rows_read_ > kMaxImportedRows) {
         throw InputError(
             fmt::format("{}: more than {} measurements in one log; an import holds "
@@ -433,7 +370,8 @@ std::vector<NcclTestsRun> import_nccl_tests_file(const std::filesystem::path& fi
     const std::string stem = file.stem().string();
     for (const std::string name : {"all_reduce", "all_gather", "reduce_scatter", "alltoall",
                                    "sendrecv", "broadcast"}) {
-      if (stem.find(name) != std::string::npos) o.op = hw::collective_op_from_string(name);
+      if (stem.find(name) != std::string::npos)
+        o.op_from_file_name = hw::collective_op_from_string(name);
     }
   }
   return parse_nccl_tests_log(text, file.string(), o);

@@ -43,6 +43,7 @@ constexpr std::size_t kMaxImportedRows = 20000;
 
 struct ImportOptions {
   std::optional<hw::CollectiveOp> op;  // for logs that do not say which test ran
+  std::optional<hw::CollectiveOp> op_from_file_name;  // the same, guessed from the file's name
   std::string algorithm, protocol;     // labels when the run forced NCCL_ALGO / NCCL_PROTO
   std::optional<int> nodes;            // when the log's rank lines do not name hosts
   std::optional<int> ranks;            // when the log has no device lines (checked if it has)

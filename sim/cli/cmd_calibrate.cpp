@@ -186,6 +186,7 @@ void run_import(const ImportOpts& o) {
     }
   }
   check_device_family(devices, base.profile, "--device");
+  report_overlaps(p.collective_table, runs, text);
   p.kind = hw::ProfileKind::kImported;
   p.name = o.name.empty() ? base.profile.name + "-nccl-tests" : o.name;
   p.base = base.profile.base.empty() ? base.profile.name : base.profile.base;

@@ -124,7 +124,10 @@ void add_collective_command(CLI::App& app) {
                   "GPUs of the communicator on each node, the first of each (default: all; 1 for a "
                   "DP group of a TP-8 job)")
       ->check(CLI::Range(1, 1 << 10));
-  cmd->add_option("--device", opts->device, "Device profile (default: the cluster node's GPU)");
+  cmd->add_option("--device", opts->device, "Device profile (default: the cluster node's GPU)")
+      ->check([](const std::string& v) {
+        return v.empty() ? std::string("empty name; give a profile name or a path") : std::string();
+      });
   cmd->add_flag("--json", opts->json, "Print exactly one JSON object on stdout");
   cmd->callback([opts] { run_collective(*opts); });
 }

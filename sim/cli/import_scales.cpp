@@ -7,6 +7,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <tuple>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -183,6 +184,35 @@ void report_run(const std::string& log, const calibrate::NcclTestsRun& run, io::
       run.dropped_rows
           ? fmt::format(" ({} of size 0 or without numbers, dropped)", run.dropped_rows)
           : "");
+}
+
+void report_overlaps(const std::vector<hw::CollectiveMeasurement>& table, io::Json& runs,
+                     std::string& text) {
+  struct Run {
+    std::string id;
+    std::tuple<hw::CollectiveOp, int, int, std::string, std::string> shape;
+    std::set<double> sizes;
+  };
+  std::vector<Run> order;
+  for (const auto& m : table) {
+    if (order.empty() || order.back().id != m.run)
+      order.push_back({m.run, {m.op, m.ranks, m.nodes, m.algorithm, m.protocol}, {}});
+    order.back().sizes.insert(m.size.value());
+  }
+  for (std::size_t i = 0; i < order.size() && i < runs.size(); ++i) {
+    for (std::size_t j = 0; j < i; ++j) {
+      if (order[j].shape != order[i].shape) continue;
+      const auto shared = std::count_if(order[i].sizes.begin(), order[i].sizes.end(),
+                                        [&](double s) { return order[j].sizes.count(s) > 0; });
+      if (shared == 0) continue;
+      runs[i]["answered_by"] = order[j].id;
+      text += fmt::format(
+          "{}: {} of its sizes were measured first by {}, whose rows the table "
+          "answers them with (each run keeps its own fit)\n",
+          order[i].id, shared, order[j].id);
+      break;
+    }
+  }
 }
 
 }  // namespace megasim::cli

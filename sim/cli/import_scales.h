@@ -32,6 +32,12 @@ void check_nccl_labels(const std::string& algorithm, const std::string& protocol
 void check_device_family(const std::vector<std::string>& devices, const hw::DeviceProfile& base,
                          const std::string& device_option);
 
+// A run that measures sizes of a shape an earlier run already measured (op, ranks, nodes,
+// forced algorithm and protocol) is answered by the earlier run's rows in the table: says so
+// in `text` and as `answered_by` on its object in `runs` (in the order the table holds them).
+void report_overlaps(const std::vector<hw::CollectiveMeasurement>& table, io::Json& runs,
+                     std::string& text);
+
 // Appends `run`'s object to `runs` and its line to `text`.
 void report_run(const std::string& log, const calibrate::NcclTestsRun& run, io::Json& runs,
                 std::string& text);

@@ -197,10 +197,10 @@ run::ReliabilityModel reliability_for(const Scenario& s, FilesRead* read) {
   return m;
 }
 
-run::PowerInputs power_for(const Scenario& s, const std::string& device_name, FilesRead* read) {
-  // Unset, the preset is the device profile's own name: a calibration file measured on an
-  // A100 names "a100-sxm4-80gb" whatever the file is called.
-  run::PowerInputs p = load_power_preset(s.power.preset.value_or(device_name), read);
+namespace {
+
+// The scenario's own power settings over a preset's.
+run::PowerInputs with_settings(run::PowerInputs p, const Scenario& s) {
   p.pue = s.power.pue;
   p.usd_per_gpu_hour = s.power.usd_per_gpu_hour;
   p.usd_per_kwh = s.power.usd_per_kwh;
@@ -209,6 +209,22 @@ run::PowerInputs power_for(const Scenario& s, const std::string& device_name, Fi
     p.grid_source = s.file.string() + ": power.grid_kg_co2_per_kwh";
   }
   return p;
+}
+
+}  // namespace
+
+run::PowerInputs power_for(const Scenario& s, const std::string& device_name, FilesRead* read) {
+  if (s.power.preset) return with_settings(load_power_preset(*s.power.preset, read), s);
+  // Unset, the preset is the device profile's own name: a calibration file measured on an
+  // A100 names "a100-sxm4-80gb" whatever the file is called.
+  try {
+    return with_settings(load_power_preset(device_name, read), s);
+  } catch (const InputError& e) {
+    throw InputError(
+        fmt::format("{}: power.preset: unset, so the device's name '{}' is taken "
+                    "(an imported or measured profile's base_profile), and {}",
+                    s.file.string(), device_name, e.what()));
+  }
 }
 
 run::RunSpec run_spec_for(const Scenario& s, std::optional<int> trials) {

@@ -78,6 +78,10 @@ TEST_CASE("import-nccl-tests writes an imported calibration usable as a device")
   const io::Json summary = io::parse_json_text(r.out, "stdout");
   CHECK(summary["runs"].size() == 3);
   CHECK(summary["fits"].size() == 3);
+  // The GB10 log's second run re-measures three sizes of its first: the table answers them
+  // with the first's rows, and says so.
+  CHECK_FALSE(summary["runs"][1].contains("answered_by"));
+  CHECK(summary["runs"][2]["answered_by"] == summary["runs"][1]["log"].get<std::string>() + ":5");
 
   const auto loaded = io::load_device_profile(out);
   const auto& p = loaded.profile;

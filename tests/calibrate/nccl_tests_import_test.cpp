@@ -5,6 +5,8 @@
 #include <sstream>
 #include <string>
 
+#include <fmt/format.h>
+
 #include "calibrate/nccl_tests_import.h"
 #include "engine/error.h"
 
@@ -212,10 +214,30 @@ TEST_CASE("a row whose algbw is not its size over its time is an error") {
   CHECK(runs[0].dropped_rows == 1);
 }
 
+TEST_CASE("a size twice in one run is kept once if alike, else an error") {
+  calibrate::ImportOptions o;
+  o.op = hw::CollectiveOp::kAllReduce;
+  const std::string row =
+      "     2097152        524288     float     sum    150.0   13.98   24.47  "
+      "2e-07    150.0   13.98   24.47  2e-07\n";
+  std::string text = kOldLayout;
+  text.insert(text.find("# Out of bounds"), row);
+  CHECK(parse_nccl_tests_log(text, "echo.log", o)[0].rows.size() == 6);
+  std::string other = row;
+  other.replace(other.find("150.0"), 5, "151.0");
+  text = kOldLayout;
+  text.insert(text.find("# Out of bounds"), other);
+  CHECK_THROWS_WITH_AS(
+      parse_nccl_tests_log(text, "twice.log", o),
+      doctest::Contains("size 2097152 B again in this run, in 151 us where line 18"), InputError);
+}
+
 TEST_CASE("a log of more measurements than an import holds is an error") {
   std::string text = "# nThread 1 nGpus 8\n#  size count type redop time algbw busbw #wrong\n";
-  for (std::size_t i = 0; i <= calibrate::kMaxImportedRows; ++i) {
-    text += "1048576 262144 float sum 100.0 10.49 18.35 0\n";
+  for (std::size_t i = 0; i <= calibrate::kMaxImportedRows; ++i) {  // 1 MB + i kB in 100 us
+    const double algbw = 10.0 + 0.01 * static_cast<double>(i);
+    text += fmt::format("{} 262144 float sum 100.0 {:.2f} {:.4f} 0\n", 1000000 + 1000 * i, algbw,
+                        1.75 * algbw);
   }
   calibrate::ImportOptions o;
   o.op = hw::CollectiveOp::kAllReduce;

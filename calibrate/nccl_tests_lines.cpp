@@ -1,0 +1,84 @@
+#include "calibrate/nccl_tests_lines.h"
+
+#include <charconv>
+#include <system_error>
+
+#include "calibrate/log_file.h"
+#include "engine/error.h"
+
+namespace megasim::calibrate {
+
+int count_in_log(const std::string& s, const std::string& what, const std::string& at) {
+  std::int64_t v = 0;
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || end != s.data() + s.size() || v < 0 || v > kMaxRanks) {
+    throw InputError(at + ": " + what + " " + s + " is out of range; a log may name at most " +
+                     std::to_string(kMaxRanks) + " ranks");
+  }
+  return static_cast<int>(v);
+}
+
+std::optional<Columns> parse_column_header(const std::vector<std::string>& t) {
+  // t[0] is "#"; the names follow.
+  Columns c;
+  bool has_size = false;
+  for (std::size_t i = 1; i < t.size(); ++i) {
+    const std::string& name = t[i];
+    const std::size_t pos = i - 1;
+    if (name == "size") {
+      c.size = pos;
+      has_size = true;
+    } else if (name == "time")
+      c.time.push_back(pos);
+    else if (name == "algbw")
+      c.algbw.push_back(pos);
+    else if (name == "busbw")
+      c.busbw.push_back(pos);
+    // "#wrong" counts wrong elements; the older "error" column is the largest numerical
+    // error of a float reduction, non-zero in healthy runs, so it does not reject rows.
+    else if (name == "#wrong")
+      c.wrong.push_back(pos);
+  }
+  c.count = t.size() - 1;
+  if (!has_size || c.time.empty() || c.time.size() != c.algbw.size() ||
+      c.time.size() != c.busbw.size()) {
+    return std::nullopt;
+  }
+  return c;
+}
+
+namespace {
+
+std::string join_from(const std::vector<std::string>& t, std::size_t from) {
+  std::string s;
+  for (std::size_t i = from; i < t.size(); ++i) s += (s.empty() ? "" : " ") + t[i];
+  return s;
+}
+
+}  // namespace
+
+std::optional<RankLine> parse_rank_line(const std::vector<std::string>& t, const std::string& at) {
+  if (t.size() < 6 || t[0] != "Rank" || !is_integer(t[1])) return std::nullopt;
+  RankLine r;
+  // Compressed: "Rank 0 .. Rank 7 on HOST NAME".
+  if (t[2] == ".." && t.size() >= 7 && t[3] == "Rank" && is_integer(t[4]) && t[5] == "on") {
+    r.host = t[6];
+    r.device = join_from(t, 7);
+    const int first = count_in_log(t[1], "rank", at), last = count_in_log(t[4], "rank", at);
+    for (int i = first; i <= last; ++i) r.keys.push_back(r.host + "/" + std::to_string(i));
+    return r;
+  }
+  // "Rank N [Group G] Pid P on HOST device D [BUS] NAME".
+  std::size_t i = 2;
+  if (t[i] == "Group" && i + 1 < t.size()) i += 2;
+  if (i + 6 > t.size() || t[i] != "Pid" || t[i + 2] != "on" || t[i + 4] != "device") {
+    return std::nullopt;
+  }
+  r.host = t[i + 3];
+  const std::size_t name_at = i + 6 < t.size() && t[i + 6].front() == '[' ? i + 7 : i + 6;
+  r.device = join_from(t, name_at);
+  r.keys.push_back(r.host + "/" + t[i + 1] + "/" + t[1]);
+  return r;
+}
+
+}  // namespace megasim::calibrate

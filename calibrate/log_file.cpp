@@ -47,6 +47,15 @@ std::optional<double> to_number(const std::string& s) {
   return v;
 }
 
+double half_last_place(const std::string& number) {
+  const auto e = number.find_first_of("eE");
+  const std::string mantissa = number.substr(0, e);
+  const int exponent = e == std::string::npos ? 0 : std::atoi(number.c_str() + e + 1);
+  const auto dot = mantissa.find('.');
+  const int decimals = dot == std::string::npos ? 0 : static_cast<int>(mantissa.size() - dot - 1);
+  return 0.5 * std::pow(10.0, exponent - decimals);
+}
+
 bool is_integer(const std::string& s) {
   return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
 }

@@ -20,6 +20,8 @@ std::string read_log_file(const std::filesystem::path& file);
 std::vector<std::string> tokens(const std::string& line);
 // A whole word that is a finite number; nothing otherwise.
 std::optional<double> to_number(const std::string& s);
+// Half a unit in the last place a number was printed with: "175.69" 0.005, "1.2e+07" 5e5.
+double half_last_place(const std::string& number);
 // A non-empty word of digits only.
 bool is_integer(const std::string& s);
 // The word after `key` in `line`, or "".

@@ -30,9 +30,8 @@ constexpr double kRatioCheckMinGbps = 1.0;
 constexpr double kMaxRowTimeUs = 3.6e9;
 // Below a nanosecond is no measurement either (and a profile keeps times from 1e-3 µs up).
 constexpr double kMinRowTimeUs = 1e-3;
-// algbw is printed with two decimals and the time with three or four significant digits.
-constexpr double kAlgbwTolerance = 0.02;
-constexpr double kAlgbwRoundingGbps = 0.006;
+// Beyond the rounding of the printed digits, what algbw and size over time may differ by.
+constexpr double kAlgbwSlack = 0.01;
 constexpr double kMaxRowGbps = 1e6;
 struct RunBuilder {
   NcclTestsRun run;
@@ -41,8 +40,14 @@ struct RunBuilder {
   std::set<std::string> hosts;
   int n_thread = 0, n_gpus = 0;
   bool started = false;
-  std::map<std::pair<double, std::size_t>, std::pair<double, int>>
-      seen;  // (size, side) → (µs, line)
+  // (size, side, type and op) → (µs, line): a size measured twice with other figures is refused.
+  std::map<std::tuple<double, std::size_t, std::string>, std::pair<double, int>> seen;
+  // Each row's algbw against size over time, checked once the run's op is known.
+  struct AlgbwCheck {
+    double algbw, implied, tolerance;
+    int line;
+  };
+  std::vector<AlgbwCheck> algbw_checks;
 };
 
 int ranks_from_ratio(hw::CollectiveOp op, double ratio) {
@@ -87,10 +92,6 @@ hw::CollectiveOp run_op(const NcclTestsRun& r, const std::string& at,
       throw InputError(at + ": test '" + r.test +
                        "' is not a collective megasim models (all_reduce, all_gather, "
                        "reduce_scatter, alltoall, sendrecv, broadcast, reduce)");
-    }
-    if (options.op && *options.op != *op) {
-      throw InputError(at + ": --op " + hw::to_string(*options.op) + " but the log ran '" + r.test +
-                       "'; drop --op (it is for logs that do not name their test)");
     }
     return *op;
   }
@@ -188,6 +189,8 @@ class LogParser {
     }
     const std::string at = where(origin_, r.first_line);
     r.op = run_op(r, at, options_);
+    r.op_option_ignored = options_.op && !r.test.empty() && *options_.op != r.op;
+    check_algbw(r.op);
     r.ranks = run_ranks(b_, r.op, at, options_);
     if (options_.nodes && !b_.hosts.empty() &&
         *options_.nodes != static_cast<int>(b_.hosts.size())) {
@@ -261,10 +264,11 @@ class LogParser {
     return false;
   }
 
-  // A time in [kMinRowTimeUs, kMaxRowTimeUs] µs and bandwidths in [0, kMaxRowGbps] GB/s, and
-  // an algbw that is the size over the time (nccl-tests prints it so for every test), within
-  // the rounding of its two decimals; else an error.
-  void check_row_figures(double size, double time_us, double algbw, double busbw) const {
+  // A time in [kMinRowTimeUs, kMaxRowTimeUs] µs and bandwidths in [0, kMaxRowGbps] GB/s, else
+  // an error; and the algbw check, kept for the run's end: nccl-tests prints algbw as the size
+  // over the time, within the rounding of the digits each was printed with.
+  void check_row_figures(double size, const std::string& time_text, double time_us,
+                         const std::string& algbw_text, double algbw, double busbw) {
     for (const auto& [what, v, lo, hi] :
          {std::tuple{"time (us)", time_us, kMinRowTimeUs, kMaxRowTimeUs},
           std::tuple{"algbw", algbw, 0.0, kMaxRowGbps},
@@ -274,11 +278,25 @@ class LogParser {
                                    where(origin_, line_no_), what, v, lo, hi));
     }
     const double implied = size / time_us / 1e3;  // B/µs → GB/s
-    if (std::fabs(algbw - implied) > kAlgbwTolerance * algbw + kAlgbwRoundingGbps) {
+    const double tolerance = half_last_place(algbw_text) +
+                             implied * (half_last_place(time_text) / time_us + kAlgbwSlack);
+    b_.algbw_checks.push_back({algbw, implied, tolerance, line_no_});
+  }
+
+  // nccl-tests 2.0's all-gather and reduce-scatter printed algbw as (n-1)/n of the size over
+  // the time: for those ops any such fraction, from 1/2 up, is the log's own convention.
+  void check_algbw(hw::CollectiveOp op) const {
+    const bool fraction_ok =
+        op == hw::CollectiveOp::kAllGather || op == hw::CollectiveOp::kReduceScatter;
+    for (const auto& c : b_.algbw_checks) {
+      if (std::fabs(c.algbw - c.implied) <= c.tolerance) continue;
+      if (fraction_ok && c.algbw <= c.implied + c.tolerance &&
+          c.algbw >= 0.5 * c.implied - c.tolerance)
+        continue;
       throw InputError(
-          fmt::format("{}: algbw {} GB/s is not the size over the time ({} B in {} us "
-                      "is {:.4g} GB/s); the row contradicts itself",
-                      where(origin_, line_no_), algbw, size, time_us, implied));
+          fmt::format("{}: algbw {} GB/s is not the size over the time ({:.4g} "
+                      "GB/s); the row contradicts itself",
+                      where(origin_, c.line), c.algbw, c.implied));
     }
   }
 
@@ -300,7 +318,7 @@ class LogParser {
         ++b_.run.dropped_rows;
         continue;
       }
-      check_row_figures(*size, *time, *algbw, *busbw);
+      check_row_figures(*size, t[c.time[side]], *time, t[c.algbw[side]], *algbw, *busbw);
       if (side < c.wrong.size()) {
         const auto wrong = to_number(t[c.wrong[side]]);
         if (wrong && *wrong != 0.0) {
@@ -319,7 +337,8 @@ class LogParser {
       row.origin = where(origin_, line_no_);
       // A size twice in one run: the same figures (a launcher echoing a line) are kept once;
       // other figures contradict each other, and the table would answer with the first.
-      const auto [it, fresh] = b_.seen.try_emplace({*size, side}, *time, line_no_);
+      const std::string kind = (c.type ? t[*c.type] : "") + "/" + (c.redop ? t[*c.redop] : "");
+      const auto [it, fresh] = b_.seen.try_emplace({*size, side, kind}, *time, line_no_);
       if (!fresh) {
         if (it->second.first == *time) continue;
         throw InputError(fmt::format(

@@ -34,6 +34,7 @@ struct NcclTestsRun {
   int first_line = 0;            // 1-based line where the run's header starts
   int skipped_rows = 0;          // rows with #wrong > 0 (failed validation), not imported
   int dropped_rows = 0;          // rows of size 0 or whose time or bandwidth is not a number
+  bool op_option_ignored = false;  // --op named another op than the test the log names
   std::vector<hw::CollectiveMeasurement> rows;
 };
 

@@ -28,7 +28,11 @@ std::optional<Columns> parse_column_header(const std::vector<std::string>& t) {
     if (name == "size") {
       c.size = pos;
       has_size = true;
-    } else if (name == "time")
+    } else if (name == "type")
+      c.type = pos;
+    else if (name == "redop")
+      c.redop = pos;
+    else if (name == "time")
       c.time.push_back(pos);
     else if (name == "algbw")
       c.algbw.push_back(pos);

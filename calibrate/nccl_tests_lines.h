@@ -23,6 +23,7 @@ struct Columns {
   std::size_t count = 0;  // tokens per data row
   std::size_t size = 0;
   std::vector<std::size_t> time, algbw, busbw, wrong;  // [0] out-of-place, [1] in-place
+  std::optional<std::size_t> type, redop;  // one table holds every type and op of -d/-o all
 };
 
 // The header's tokens, "#" first; nothing when they name no size, time and bandwidths.

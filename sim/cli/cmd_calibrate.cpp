@@ -172,10 +172,12 @@ void run_import(const ImportOpts& o) {
       p.collective_table.insert(p.collective_table.end(), run.rows.begin(), run.rows.end());
       if (p.collective_table.size() > calibrate::kMaxImportedRows) {
         throw InputError(
-            fmt::format("{}: the logs hold more than {} measurements together; an "
-                        "import holds at most that many",
-                        log, calibrate::kMaxImportedRows));
+            fmt::format("{}: with the {} rows before it ({} of them the --device profile's), the "
+                        "calibration would hold more than {} measurements, the most it may hold",
+                        log, p.collective_table.size() - run.rows.size(),
+                        base.profile.collective_table.size(), calibrate::kMaxImportedRows));
       }
+      check_device_family(log, run.devices, base.profile, o.device);
       for (const auto& d : run.devices) {
         if (std::find(devices.begin(), devices.end(), d) == devices.end()) devices.push_back(d);
       }
@@ -185,8 +187,7 @@ void run_import(const ImportOpts& o) {
       report_run(log, run, runs, text);
     }
   }
-  check_device_family(devices, base.profile, "--device");
-  report_overlaps(p.collective_table, runs, text);
+  report_overlaps(p.collective_table, base.profile.collective_table.size(), runs, text);
   p.kind = hw::ProfileKind::kImported;
   p.name = o.name.empty() ? base.profile.name + "-nccl-tests" : o.name;
   p.base = base.profile.base.empty() ? base.profile.name : base.profile.base;

@@ -72,8 +72,17 @@ std::vector<double> parse_sizes(const std::string& spec, double factor) {
   const double hi = colon == std::string::npos ? lo : parse_size(spec.substr(colon + 1));
   if (hi < lo) throw InputError("--bytes: the largest size " + spec.substr(colon + 1) + " is below the smallest");
   if (!(factor > 1.0)) throw InputError("--step-factor must be above 1, found " + std::to_string(factor));
-  // As nccl-tests steps: multiply, and drop a size that rounds to the one before.
+  // As nccl-tests steps: multiply, and drop a size that rounds to the one before. A factor so
+  // near 1 that the steps would number past kMaxSteps is refused before stepping.
   constexpr std::size_t kMaxSizes = 200;
+  constexpr double kMaxSteps = 1e5;
+  const double steps = std::log(hi / lo) / std::log(factor);
+  if (steps > kMaxSteps) {
+    throw InputError(
+        fmt::format("--step-factor {:g}: {:.3g} steps from {:g} to {:g} bytes, more "
+                    "than {:g}; give a larger factor",
+                    factor, steps, lo, hi, kMaxSteps));
+  }
   std::vector<double> sizes;
   for (double s = lo; s <= hi * (1.0 + 1e-12); s *= factor) {
     const double b = std::round(s);

@@ -146,23 +146,25 @@ void check_nccl_labels(const std::string& algorithm, const std::string& protocol
 // A log's GPUs and the base profile must be one part: an H100 log imported onto the A100
 // profile would price A100 shapes with H100 measurements. Only the data-centre parts megasim
 // has profiles for are told apart; a device line naming none of them is not checked.
-void check_device_family(const std::vector<std::string>& devices, const hw::DeviceProfile& base,
-                         const std::string& device_option) {
-  const std::string profile = lower(base.base.empty() ? base.name : base.base);
+void check_device_family(const std::string& log, const std::vector<std::string>& devices,
+                         const hw::DeviceProfile& base, const std::string& device_ref) {
+  // The parts megasim has profiles of. A Grace Hopper (GH200), an H800 or any other part is
+  // not told apart: it has no profile of its own to go to.
   const auto family = [](const std::string& text) -> std::string {
-    for (const char* f : {"a100", "h100", "h200", "h800", "b200", "v100"}) {
+    if (text.find("gh200") != std::string::npos) return "";
+    for (const char* f : {"a100", "h100", "h200"}) {
       if (text.find(f) != std::string::npos) return f;
     }
     return "";
   };
-  const std::string want = family(profile);
+  const std::string want = family(lower(base.base.empty() ? base.name : base.base));
   for (const auto& d : devices) {
     const std::string got = family(lower(d));
     if (want.empty() || got.empty() || got == want) continue;
     throw InputError(
-        fmt::format("{} '{}': the log's rank lines name '{}', another GPU; import it "
-                    "onto that GPU's profile",
-                    device_option, profile, d));
+        fmt::format("{}: its rank lines name '{}', but --device '{}' is an {} "
+                    "profile; import the log onto an {} profile",
+                    log, d, device_ref, want, got));
   }
 }
 
@@ -177,39 +179,46 @@ void report_run(const std::string& log, const calibrate::NcclTestsRun& run, io::
                   {"skipped_rows", run.skipped_rows},
                   {"dropped_rows", run.dropped_rows},
                   {"nccl_tests_version", run.version}});
+  if (run.op_option_ignored) runs.back()["op_option_ignored"] = true;
   text += fmt::format(
-      "{}:{}: {} on {} ranks / {} nodes, {} rows{}{}\n", log, run.first_line, hw::to_string(run.op),
-      run.ranks, run.nodes, run.rows.size(),
+      "{}:{}: {} on {} ranks / {} nodes, {} rows{}{}{}\n", log, run.first_line,
+      hw::to_string(run.op), run.ranks, run.nodes, run.rows.size(),
       run.skipped_rows ? fmt::format(" ({} failed validation, skipped)", run.skipped_rows) : "",
       run.dropped_rows
           ? fmt::format(" ({} of size 0 or without numbers, dropped)", run.dropped_rows)
-          : "");
+          : "",
+      run.op_option_ignored ? fmt::format(" (--op ignored: the log names its test, {})", run.test)
+                            : "");
 }
 
-void report_overlaps(const std::vector<hw::CollectiveMeasurement>& table, io::Json& runs,
-                     std::string& text) {
+void report_overlaps(const std::vector<hw::CollectiveMeasurement>& table, std::size_t first_new,
+                     io::Json& runs, std::string& text) {
   struct Run {
     std::string id;
     std::tuple<hw::CollectiveOp, int, int, std::string, std::string> shape;
     std::set<double> sizes;
   };
   std::vector<Run> order;
-  for (const auto& m : table) {
-    if (order.empty() || order.back().id != m.run)
+  std::size_t base_runs = 0;  // the base profile's own runs come first in the table
+  for (std::size_t k = 0; k < table.size(); ++k) {
+    const auto& m = table[k];
+    if (order.empty() || order.back().id != m.run) {
+      if (k < first_new) ++base_runs;
       order.push_back({m.run, {m.op, m.ranks, m.nodes, m.algorithm, m.protocol}, {}});
+    }
     order.back().sizes.insert(m.size.value());
   }
-  for (std::size_t i = 0; i < order.size() && i < runs.size(); ++i) {
+  for (std::size_t i = base_runs; i < order.size() && i - base_runs < runs.size(); ++i) {
     for (std::size_t j = 0; j < i; ++j) {
       if (order[j].shape != order[i].shape) continue;
       const auto shared = std::count_if(order[i].sizes.begin(), order[i].sizes.end(),
                                         [&](double s) { return order[j].sizes.count(s) > 0; });
       if (shared == 0) continue;
-      runs[i]["answered_by"] = order[j].id;
+      runs[i - base_runs]["answered_by"] = order[j].id;
       text += fmt::format(
-          "{}: {} of its sizes were measured first by {}, whose rows the table "
+          "{}: {} of its sizes were measured first by {}{}, whose rows the table "
           "answers them with (each run keeps its own fit)\n",
-          order[i].id, shared, order[j].id);
+          order[i].id, shared, order[j].id, j < base_runs ? " (in the --device profile)" : "");
       break;
     }
   }

@@ -28,15 +28,17 @@ std::vector<hw::CollectiveScaleFit> fit_import_scales(const hw::DeviceProfile& p
 // --algorithm and --protocol: empty or a name NCCL_ALGO / NCCL_PROTO takes, else InputError.
 void check_nccl_labels(const std::string& algorithm, const std::string& protocol);
 
-// InputError when the logs' rank lines name another data-centre GPU than the base profile's.
-void check_device_family(const std::vector<std::string>& devices, const hw::DeviceProfile& base,
-                         const std::string& device_option);
+// InputError when `log`'s rank lines (`devices`) name an A100, H100 or H200 and the base
+// profile (`--device device_ref`) is of another of the three.
+void check_device_family(const std::string& log, const std::vector<std::string>& devices,
+                         const hw::DeviceProfile& base, const std::string& device_ref);
 
 // A run that measures sizes of a shape an earlier run already measured (op, ranks, nodes,
-// forced algorithm and protocol) is answered by the earlier run's rows in the table: says so
-// in `text` and as `answered_by` on its object in `runs` (in the order the table holds them).
-void report_overlaps(const std::vector<hw::CollectiveMeasurement>& table, io::Json& runs,
-                     std::string& text);
+// forced algorithm and protocol), the base profile's included, is answered by the earlier
+// run's rows in the table: says so in `text` and as `answered_by` on its object in `runs`
+// (the imported runs, in the order the table holds them from row `first_new`).
+void report_overlaps(const std::vector<hw::CollectiveMeasurement>& table, std::size_t first_new,
+                     io::Json& runs, std::string& text);
 
 // Appends `run`'s object to `runs` and its line to `text`.
 void report_run(const std::string& log, const calibrate::NcclTestsRun& run, io::Json& runs,

@@ -95,7 +95,15 @@ std::string overflow_location(const std::string& text, const std::string& what) 
   const auto start = at + marker.size();
   const auto end = what.find('\'', start);
   if (end == std::string::npos) return "";
-  const auto pos = text.find(what.substr(start, end - start));
+  // Its first appearance as a value: after ':', '[' or ',' (spaces aside), not inside a string.
+  const std::string literal = what.substr(start, end - start);
+  std::size_t pos = text.find(literal);
+  while (pos != std::string::npos) {
+    const auto before = pos == 0 ? std::string::npos : text.find_last_not_of(" \t\r\n", pos - 1);
+    if (before != std::string::npos && std::string(":[,").find(text[before]) != std::string::npos)
+      break;
+    pos = text.find(literal, pos + 1);
+  }
   if (pos == std::string::npos) return "";
   const auto line_start = text.rfind('\n', pos);
   const auto line =

@@ -221,8 +221,8 @@ run::PowerInputs power_for(const Scenario& s, const std::string& device_name, Fi
     return with_settings(load_power_preset(device_name, read), s);
   } catch (const InputError& e) {
     throw InputError(
-        fmt::format("{}: power.preset: unset, so the device's name '{}' is taken "
-                    "(an imported or measured profile's base_profile), and {}",
+        fmt::format("{}: power.preset: unset, so the device profile's name '{}' is taken "
+                    "(a measured or imported profile's base_profile), and {}",
                     s.file.string(), device_name, e.what()));
   }
 }

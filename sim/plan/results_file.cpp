@@ -103,7 +103,9 @@ FigureMap read_results(const std::filesystem::path& path, std::uint64_t fingerpr
     try {
       j = nlohmann::json::parse(line);
     } catch (const nlohmann::json::exception&) {
-      if (line.compare(0, kLineStart.size(), kLineStart) == 0) continue;  // cut short: redone
+      // Cut short by a kill or a full disk, before or after its first bytes: redone.
+      const std::string_view head(line.data(), std::min(line.size(), kLineStart.size()));
+      if (kLineStart.substr(0, head.size()) == head) continue;
       throw InputError(at +
                        ": not a line a search writes; give a new file or one an earlier "
                        "search wrote (the file is appended to, never replaced)");

@@ -108,11 +108,13 @@ void check_run_work(const io::Inputs& in, const run::StepProfile& step, const Wo
   throw InputError(fmt::format(
       "{}: run.tokens: {:.3g} tokens are {:.3g} steps of {:.3g} s; with {:.3g} checkpoints and "
       "{:.3g} expected failures a trial, {} trial(s) (run.trials or --trials {}) and the "
-      "checkpoint-interval sweep ({:.3g} events) need at least {:.3g} events, more than "
-      "--max-events {}",
+      "checkpoint-interval sweep ({:.3g} events: {} trials at each of {} intervals, whatever "
+      "--trials says) need at least {:.3g} events, more than --max-events {} (raise it, or "
+      "fewer tokens)",
       in.scenario.file.string(), r.spec.tokens, steps, step.step_time.to_seconds(),
       per_trial(m.checkpoint_interval) - failures, failures, r.spec.trials, r.spec.trials,
-      sweep_events, events, limits.max_events));
+      sweep_events, std::max(1, r.spec.sweep_trials), run::swept_intervals(Time::zero()).size(),
+      events, limits.max_events));
 }
 
 }  // namespace megasim::plan

@@ -232,6 +232,36 @@ TEST_CASE("a size twice in one run is kept once if alike, else an error") {
       doctest::Contains("size 2097152 B again in this run, in 151 us where line 18"), InputError);
 }
 
+TEST_CASE("what real logs print is not taken for a contradiction") {
+  calibrate::ImportOptions o;
+  o.op = hw::CollectiveOp::kAllReduce;
+  // -d all: one table holds each size once per type.
+  std::string text = kOldLayout;
+  text.insert(text.find("# Out of bounds"),
+              "     1048576        524288      half     sum    110.0    9.53   16.68  2e-03    "
+              "110.0    9.53   16.68  2e-03\n");
+  CHECK(parse_nccl_tests_log(text, "all-types.log", o)[0].rows.size() == 8);
+  // nccl-tests 2.18.5 on prints a time of 10 s or more with two digits: 16 GiB in "1.2e+07" us
+  // (really 12.36 s) at 1.39 GB/s is within that rounding.
+  text = kOldLayout;
+  text.insert(text.find("# Out of bounds"),
+              " 17179869184    4294967296     float     sum  1.2e+07    1.39    2.43  2e-07  "
+              "1.2e+07    1.39    2.43  2e-07\n");
+  CHECK(parse_nccl_tests_log(text, "slow.log", o)[0].rows.size() == 8);
+  // nccl-tests 2.0's all-gather printed algbw as (n-1)/n of size over time: 7/8 here.
+  std::string gather = kOldLayout;
+  const std::string row = "    100.0   10.49   18.35  2e-07    100.0   10.49   18.35  2e-07";
+  gather.replace(gather.find(row), row.size(),
+                 "    100.0    9.18    8.03  2e-07    100.0    9.18    8.03  2e-07");
+  for (const auto& [from, to] : {std::pair{"150.0   13.98   24.47", "150.0   12.23   10.70"},
+                                 std::pair{"250.0   16.78   29.36", "250.0   14.68   12.85"}}) {
+    for (auto at = gather.find(from); at != std::string::npos; at = gather.find(from))
+      gather.replace(at, std::string(from).size(), to);
+  }
+  o.op = hw::CollectiveOp::kAllGather;
+  CHECK(parse_nccl_tests_log(gather, "gather-2.0.log", o)[0].rows.size() == 6);
+}
+
 TEST_CASE("a log of more measurements than an import holds is an error") {
   std::string text = "# nThread 1 nGpus 8\n#  size count type redop time algbw busbw #wrong\n";
   for (std::size_t i = 0; i <= calibrate::kMaxImportedRows; ++i) {  // 1 MB + i kB in 100 us

@@ -130,6 +130,13 @@ TEST_CASE("cli: a search stopped half-way and resumed from --results prints what
   auto again = run_megasim(with);
   CHECK(again.out == fresh.out);
   CHECK(lines_of(results) == 5 + (simulated - 4));
+  // A line cut within its first bytes (a full disk) is redone like any cut line.
+  const fs::path short_cut = temp_file("short-cut.jsonl");
+  std::ofstream(short_cut) << read_all(all) << "{\"brea";
+  const auto cut_run =
+      run_megasim("search " + kScenario + " --top 8 --results " + shell_quote(short_cut.string()));
+  CHECK(cut_run.exit_code == 0);
+  CHECK(cut_run.out == fresh.out);
   // A file that is not a results file, or a line whose figures no simulation gives, is
   // refused before anything is appended.
   const fs::path other = temp_file("not-results.json");
@@ -139,7 +146,7 @@ TEST_CASE("cli: a search stopped half-way and resumed from --results prints what
   tampered.replace(at, tampered.find(',', at) - at, "-5");
   const fs::path bad = temp_file("tampered.jsonl");
   std::ofstream(bad) << tampered;
-  for (const auto& [file, fragment] : {std::pair{other, ":1: not a line a search writes"},
+  for (const auto& [file, fragment] : {std::pair{other, ": not a line a search writes"},
                                        std::pair{bad, ":1: step_time_ns -5 is negative"}}) {
     const std::string before = read_all(file);
     const auto r =

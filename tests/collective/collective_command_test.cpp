@@ -52,9 +52,14 @@ TEST_CASE("megasim collective rejects bad input with exit status 2") {
   CHECK(half.err.find("a whole number of bytes") != std::string::npos);
   // Sizes that round to the one before are dropped, as nccl-tests steps: 8 to 16 B, 9 rows.
   const auto fine =
-      run_megasim("collective --cluster dgx-a100-8 --bytes 8:16 --step-factor 1.0000001 --json");
+      run_megasim("collective --cluster dgx-a100-8 --bytes 8:16 --step-factor 1.001 --json");
   REQUIRE(fine.exit_code == 0);
   CHECK(nlohmann::json::parse(fine.out)["rows"].size() == 9);
+  // A factor so near 1 that the steps never end is refused before stepping.
+  const auto endless =
+      run_megasim("collective --cluster dgx-a100-8 --bytes 8:8G --step-factor 1.0000000000001");
+  CHECK(endless.exit_code == 2);
+  CHECK(endless.err.find("give a larger factor") != std::string::npos);
   // nccl-tests' spelling of the op is taken too.
   CHECK(run_megasim("collective --cluster dgx-a100-8 --op alltoall --bytes 1M").exit_code == 0);
   const auto big = run_megasim("collective --gpus 8 --cluster " + std::string(MEGASIM_SOURCE_DIR) +

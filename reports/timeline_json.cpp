@@ -39,6 +39,7 @@ nlohmann::json timeline_json(const std::vector<step::TraceRecord>& records) {
     if (fresh) it->second.rank = r.rank;
     Lanes& l = it->second;
     if (r.rank != l.rank) continue;  // one rank per stage
+    if (r.stream == "dp wait") continue;  // the compute lane's gap shows it
     const Interval span{r.start.ns(), r.end.ns()};
     if (r.stream == "compute") {
       l.compute[r.name.substr(0, r.name.find(' '))].push_back(span);

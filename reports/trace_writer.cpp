@@ -13,6 +13,7 @@ namespace {
 int thread_id(const std::string& stream) {
   if (stream == "compute") return 0;
   if (stream == "pp") return 1;
+  if (stream == "dp wait") return 3;
   return 2;
 }
 
@@ -29,7 +30,7 @@ std::string chrome_trace_json(const std::vector<step::TraceRecord>& records) {
                                              std::to_string(stage) + ")"}}}});
     events.push_back({{"name", "process_sort_index"}, {"ph", "M"}, {"pid", rank},
                       {"args", {{"sort_index", rank}}}});
-    for (const char* stream : {"compute", "pp", "dp"}) {
+    for (const char* stream : {"compute", "pp", "dp", "dp wait"}) {
       events.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", rank},
                         {"tid", thread_id(stream)}, {"args", {{"name", stream}}}});
     }

@@ -217,9 +217,14 @@ void Executor::start_pass(int i, const PassId& p) {
     }
   }
   // Names are built only for traced ranks: this is the executor's hottest path.
+  // A sharded pass (ZeRO-3, FSDP) waits on its layers' gathers inside the slice: its name says
+  // how long, the part breakdown_s counts as dp_exposed.
   run_compute(i, work, true,
-              traced(u) ? fmt::format("{} mb{} c{}", to_string(p.pass), p.micro_batch, p.chunk)
-                        : std::string());
+              !traced(u) ? std::string()
+              : dp_wait > Time::zero()
+                  ? fmt::format("{} mb{} c{} (DP wait {:.3f} ms)", to_string(p.pass), p.micro_batch,
+                                p.chunk, dp_wait.to_ms())
+                  : fmt::format("{} mb{} c{}", to_string(p.pass), p.micro_batch, p.chunk));
 }
 
 void Executor::run_compute(int i, Time work, bool interferable, std::string name) {
@@ -251,6 +256,7 @@ void Executor::comm_changed(int i, int delta) {
 
 void Executor::compute_done(int i) {
   Unit& u = units_[i];
+  u.compute.work_end = sim_.now();
   if (u.compute.interferable) {
     // Interference stretched the work: the time is the pass's (or the optimizer's).
     const Time stretch = sim_.now() - u.compute.started - u.compute.nominal;
@@ -286,8 +292,14 @@ void Executor::finish_pass(int i) {
   u.compute.busy = false;
   u.compute.held = false;
   if (traced(u)) {
+    // A forward held for its chunk's last parameter bucket: the hold is DP time (dp_exposed),
+    // drawn on the DP line, not as compute.
     auto& [name, start] = pending_names_[i];
-    record(u, "compute", name, start, sim_.now());
+    const Time work_end = u.compute.running_pass ? u.compute.work_end : sim_.now();
+    record(u, "compute", name, start, work_end);
+    if (sim_.now() > work_end) {
+      record(u, "dp wait", "parameter all-gather (" + name + ")", work_end, sim_.now());
+    }
   }
   if (u.compute.running_pass) {
     u.compute.running_pass = false;

@@ -159,7 +159,7 @@ struct StageBreakdown {
 
 struct TraceRecord {
   int rank = 0, stage = 0;
-  std::string stream;  // "compute", "pp", "dp"
+  std::string stream;  // "compute", "pp", "dp", "dp wait" (a pass held for its parameters)
   std::string name;
   Time start, end;
   int flow_to_rank = -1;  // for PP sends: the receiving rank

@@ -80,6 +80,7 @@ struct ComputeStream {
   int gate_chunk = -1;
   Time gate_tail;
   bool held = false;
+  Time work_end;  // when the running pass's own work ended (the trace ends its slice there)
 };
 
 // Megatron-LM's blocking exchange in progress: messages not yet delivered, and when the last

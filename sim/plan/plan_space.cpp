@@ -57,6 +57,10 @@ Restrictions read_restrictions(const std::vector<Axis>& axes) {
   for (const Axis& a : axes) {
     std::string key = a.path;
     if (key.rfind("plan.", 0) == 0) key = key.substr(5);
+    // The short names a plan's key prints (mb=, sp=, dist_opt=) name the same axes.
+    if (key == "mb") key = "micro_batch";
+    if (key == "sp") key = "sequence_parallel";
+    if (key == "dist_opt") key = "distributed_optimizer";
     const std::string what = "--fix/--vary " + a.path;
     if (!seen.insert(key).second) {
       throw InputError(what + ": the axis is restricted twice; give it one --fix or one --vary");
@@ -106,8 +110,8 @@ Restrictions read_restrictions(const std::vector<Axis>& axes) {
       r.switches.emplace_back(static_cast<std::size_t>(it - step::kSwitches.begin()), bools());
     } else {
       throw InputError(fmt::format(
-          "{}: search varies tp, pp, vpp, dp, micro_batch, recompute, sequence_parallel, "
-          "distributed_optimizer and optimizations.SWITCH, not '{}'",
+          "{}: search varies tp, pp, vpp, dp, micro_batch (mb), recompute, sequence_parallel "
+          "(sp), distributed_optimizer (dist_opt) and optimizations.SWITCH, not '{}'",
           what, a.path));
     }
   }

@@ -82,6 +82,10 @@ TEST_CASE("cli: search refuses bad input with exit 2 and names it") {
       {" --gpus 64:32:8", "--gpus"},
       {" --gpus 99999999", "--gpus 99999999: 99999999 GPUs, but cluster"},
       {" --fix tp=2 --vary tp=4,8", "the axis is restricted twice"},
+      // The short names a plan's key prints are the same axes.
+      {" --fix sp=1 --vary sequence_parallel=0,1",
+       "--fix/--vary sequence_parallel: the axis is "
+       "restricted twice"},
       {" --max-events 0", "--max-events: must be above 0, found 0"},
       {" --objective time-to-train", "run.tokens"},
       {" --objective cost --set run.tokens=1e9 --set power.usd_per_gpu_hour=0",

@@ -1,5 +1,6 @@
 #include "io/scenario.h"
 
+#include <cctype>
 #include <optional>
 #include <string>
 
@@ -217,9 +218,13 @@ void apply_override(Json& doc, const std::string& assignment) {
   const std::string path = assignment.substr(0, eq);
   const std::string text = assignment.substr(eq + 1);
   Json value;
-  const bool looks_json = !text.empty() && (text.find_first_of("{[\"") == 0 || text == "true" ||
-                                            text == "false" || text == "null" ||
-                                            text.find_first_of("-0123456789") == 0);
+  // Taken literally: a value with a space at either end is a string (" 8" and "8 " alike), so
+  // a number key refuses it by name instead of one end's space passing and the other's not.
+  const bool padded = !text.empty() && (std::isspace(static_cast<unsigned char>(text.front())) ||
+                                        std::isspace(static_cast<unsigned char>(text.back())));
+  const bool looks_json = !text.empty() && !padded &&
+                          (text.find_first_of("{[\"") == 0 || text == "true" || text == "false" ||
+                           text == "null" || text.find_first_of("-0123456789") == 0);
   if (looks_json) {
     std::optional<std::string> duplicate;  // json_duplicates.h
     try {

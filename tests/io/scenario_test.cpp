@@ -68,6 +68,13 @@ TEST_CASE("scenario: --set values are type-checked like the file's own") {
             .find("expected PATH=VALUE") != std::string::npos);
   CHECK(input_error_of([] { load_scenario(kDefault, {"name.x=1"}); }).find("'name' is not an object") !=
         std::string::npos);
+  // Taken literally: a space at either end makes a string, refused by a number key alike.
+  for (const char* padded : {"plan.tp= 8", "plan.tp=8 "}) {
+    CAPTURE(padded);
+    CHECK(input_error_of([padded] {
+            load_scenario(kDefault, {padded});
+          }).find("plan.tp: expected an integer, found a string") != std::string::npos);
+  }
 }
 
 TEST_CASE("scenario: plan numbers that clash are named") {

@@ -402,13 +402,14 @@ void refit_collectives(hw::DeviceProfile& p, std::vector<std::string>& report) {
   for (const auto& r : p.collective_table)
     sizes[{r.op, r.ranks, r.nodes, r.algorithm, r.protocol, r.run}].insert(r.size.value());
   for (const auto& [key, s] : sizes) {
-    const auto& [op, ranks, nodes, algo, proto, run] = key;
+    // Compared as a whole: clang before 16 cannot capture structured bindings in a lambda.
+    const Key shape = key;
     const bool fitted =
-        std::any_of(p.collective_fits.begin(), p.collective_fits.end(), [&](const auto& f) {
-          return f.op == op && f.ranks == ranks && f.nodes == nodes && f.algorithm == algo &&
-                 f.protocol == proto && f.run == run;
+        std::any_of(p.collective_fits.begin(), p.collective_fits.end(), [&shape](const auto& f) {
+          return Key{f.op, f.ranks, f.nodes, f.algorithm, f.protocol, f.run} == shape;
         });
     if (fitted) continue;
+    const auto& [op, ranks, nodes, algo, proto, run] = key;
     report.push_back(fmt::format(
         "{} {} ranks / {} nodes{}{}{}: no alpha-beta fit ({}); its rows answer only the sizes "
         "they hold",

@@ -246,7 +246,8 @@ TEST_CASE("validate: a scenario that is not its published run is refused, not sc
        "micro_batch = 4"},
       {"dp", "the plan's GPU count is 64, but published run 'korthikanti-22b' states gpus = 8"}};
   for (const auto& [key, fragment] : edits) {
-    CAPTURE(key);
+    const std::string edit = key;  // a copy: clang before 16 cannot capture a binding
+    CAPTURE(edit);
     auto edited = doc;
     edited.erase("$schema");
     if (std::string(key) == "global_batch") {

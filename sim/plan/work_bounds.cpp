@@ -81,7 +81,8 @@ void check_run_work(const io::Inputs& in, const run::StepProfile& step, const Wo
   const io::RunInputs& r = *in.run;
   const run::ReliabilityModel& m = r.reliability;
   const double steps = std::ceil(r.spec.tokens / step.tokens_per_step);
-  const double failures = m.failures_per_hour(step) * step.step_time.to_hours() * steps;
+  const double rate = m.failures_per_hour(step);
+  const double failures = rate * step.step_time.to_hours() * steps;
   // A trial's events: a checkpoint every whole number of steps (at least one), and failures.
   const auto per_trial = [&](Time interval) {
     const double checkpoints =
@@ -95,11 +96,13 @@ void check_run_work(const io::Inputs& in, const run::StepProfile& step, const Wo
   // The sweep of checkpoint intervals around Daly's (simulate_run runs it when failures and a
   // blocking checkpoint both exist), its trials at each interval.
   double sweep_events = 0.0;
-  const double rate = m.failures_per_hour(step);
+  std::size_t swept = 0;
   const Time cost = m.blocking_checkpoint_time(step.checkpoint_size);
   if (r.spec.sweep_checkpoint_interval && rate > 0.0 && cost > Time::zero()) {
-    const Time daly = run::daly_interval(cost, Time::from_hours(1.0 / rate));
-    for (const Time interval : run::swept_intervals(daly)) {
+    const auto intervals =
+        run::swept_intervals(run::daly_interval(cost, Time::from_hours(1.0 / rate)));
+    swept = intervals.size();
+    for (const Time interval : intervals) {
       sweep_events += static_cast<double>(std::max(1, r.spec.sweep_trials)) * per_trial(interval);
     }
   }
@@ -113,8 +116,7 @@ void check_run_work(const io::Inputs& in, const run::StepProfile& step, const Wo
       "fewer tokens)",
       in.scenario.file.string(), r.spec.tokens, steps, step.step_time.to_seconds(),
       per_trial(m.checkpoint_interval) - failures, failures, r.spec.trials, r.spec.trials,
-      sweep_events, std::max(1, r.spec.sweep_trials), run::swept_intervals(Time::zero()).size(),
-      events, limits.max_events));
+      sweep_events, std::max(1, r.spec.sweep_trials), swept, events, limits.max_events));
 }
 
 }  // namespace megasim::plan

@@ -100,6 +100,7 @@ Json to_json(const RunResult& r, const StepProfile& step, const PowerInputs& pow
       {"interruptions_by_cause", causes},
       {"lost_gpu_hours", r.lost_gpu_hours},
       {"rework_hours", r.rework_hours},
+      {"straggler_hours", r.straggler_hours},
       {"down_hours", r.down_hours},
       {"checkpoint_hours", r.checkpoint_hours},
       {"failures_per_day", r.failures_per_day},
@@ -174,8 +175,9 @@ std::string to_text(const RunResult& r, const StepProfile& step, const PowerInpu
                    model.comm_init.at(step.gpus).to_seconds());
   o += fmt::format(
       "  lost           {:.0f} GPU-hours (rework {:.1f} h, down {:.1f} h, "
-      "checkpoints {:.1f} h)\n",
-      r.lost_gpu_hours, r.rework_hours, r.down_hours, r.checkpoint_hours);
+      "checkpoints {:.1f} h{})\n",
+      r.lost_gpu_hours, r.rework_hours, r.down_hours, r.checkpoint_hours,
+      r.straggler_hours > 0.0 ? fmt::format(", stragglers {:.1f} h", r.straggler_hours) : "");
   for (const auto& c : r.interruptions) {
     if (c.mean_count >= 0.05) o += fmt::format("    {:<28} {:.1f}\n", c.name, c.mean_count);
   }

@@ -286,6 +286,7 @@ TrialResult simulate_trial(const StepProfile& step, double tokens, const Reliabi
           draw.next_u64());
   TrialResult r = t.run();
   r.straggler_slowed = slow;
+  if (slow) r.straggler = (step_time - per_step) * static_cast<double>(steps_for(tokens, step));
   return r;
 }
 
@@ -354,7 +355,7 @@ RunResult simulate_run(const StepProfile& step, const RunSpec& spec, const Relia
   std::vector<double> days, goodput, restarts, lost;
   std::vector<double> causes(model.causes.size(), 0.0);
   double rework = 0.0, down = 0.0, ckpt = 0.0, trained = 0.0, idle = 0.0, step_share = 0.0;
-  double slowed = 0.0;
+  double slowed = 0.0, straggler = 0.0;
   double spare_node_seconds = 0.0, wall_seconds = 0.0;
   const double steps_alone = (step.step_time * r.steps).to_seconds();
   r.power = step_power(step, power);
@@ -364,7 +365,9 @@ RunResult simulate_run(const StepProfile& step, const RunSpec& spec, const Relia
     days.push_back(tr.wall.to_days());
     goodput.push_back(tr.useful.to_seconds() / tr.wall.to_seconds());
     restarts.push_back(static_cast<double>(tr.restarts));
-    lost.push_back((tr.wall - tr.useful).to_hours() * static_cast<double>(step.gpus));
+    lost.push_back((tr.wall - tr.useful + tr.straggler).to_hours() *
+                   static_cast<double>(step.gpus));
+    straggler += tr.straggler.to_hours();
     for (std::size_t c = 0; c < causes.size(); ++c)
       causes[c] += static_cast<double>(tr.by_cause[c]);
     rework += (tr.trained - tr.useful).to_hours();
@@ -388,6 +391,7 @@ RunResult simulate_run(const StepProfile& step, const RunSpec& spec, const Relia
     r.interruptions.push_back({model.causes[c].name, causes[c] / n});
   }
   r.rework_hours = rework / n;
+  r.straggler_hours = straggler / n;
   r.down_hours = down / n;
   r.checkpoint_hours = ckpt / n;
   r.step_share = step_share / n;

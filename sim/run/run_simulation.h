@@ -40,6 +40,9 @@ struct TrialResult {
   std::int64_t restarts = 0;
   std::vector<std::int64_t> by_cause;  // interruptions per ReliabilityModel::causes entry
   bool straggler_slowed = false;
+  // What a straggler the job keeps adds to its first-time steps (inside `useful`, which is
+  // MegaScale's iterations × iteration time; lost GPU-hours count it).
+  Time straggler;
   std::int64_t spares = 0;  // the pool this trial, less the spares its evicted stragglers hold
   // Node-seconds the pool's nodes idle, powered: spares × wall, less the time each pool slot's
   // node is out for repair (a failed node a spare replaced rejoins the pool after its repair),
@@ -79,8 +82,9 @@ struct RunResult {
   // Every trial's wall-clock days and goodput, in trial order (the distributions' samples).
   std::vector<double> trial_days, trial_goodput;
   std::vector<CauseSummary> interruptions;  // mean per trial, by cause
-  double lost_gpu_hours = 0.0;              // mean of gpus × (wall − useful)
+  double lost_gpu_hours = 0.0;              // mean of gpus × (wall − useful + straggler)
   double rework_hours = 0.0, down_hours = 0.0, checkpoint_hours = 0.0;  // means, job hours
+  double straggler_hours = 0.0;  // mean, job hours a kept straggler adds to first-time steps
   double failures_per_day = 0.0;                                        // expected, whole job
   // Of the time the job runs (steps, evaluations, checkpoint stalls, a straggler's slowdown;
   // not redone work, not downtime), the share its first-time steps would take at the

@@ -204,6 +204,9 @@ TEST_CASE("run: the none preset makes checkpoints free and a kept straggler slow
   const TrialResult r = simulate_trial(step, 100.0, m, Time::from_minutes(10), 1);
   CHECK(r.straggler_slowed);
   CHECK(r.wall == Time::from_seconds(6120));
+  // The 120 s it adds are counted as lost, beside the useful time MegaScale's goodput counts.
+  CHECK(r.straggler == Time::from_seconds(120));
+  CHECK(r.useful == Time::from_seconds(6120));
   // Evicted instead, with a spare for each of the 8 nodes: no slowdown.
   m.evict_stragglers = true;
   m.spare_nodes = 8;

@@ -355,8 +355,7 @@ RunResult simulate_run(const StepProfile& step, const RunSpec& spec, const Relia
   std::vector<double> days, goodput, restarts, lost;
   std::vector<double> causes(model.causes.size(), 0.0);
   double rework = 0.0, down = 0.0, ckpt = 0.0, trained = 0.0, idle = 0.0, step_share = 0.0;
-  double slowed = 0.0, straggler = 0.0;
-  double spare_node_seconds = 0.0, wall_seconds = 0.0;
+  double slowed = 0.0, straggler = 0.0, spare_node_seconds = 0.0, wall_seconds = 0.0;
   const double steps_alone = (step.step_time * r.steps).to_seconds();
   r.power = step_power(step, power);
   for (int t = 0; t < spec.trials; ++t) {

@@ -15,6 +15,7 @@
 #include "io/model_loader.h"
 #include "io/reliability_loader.h"
 #include "io/system_loader.h"
+#include "step/workload_assembly.h"
 #include "workload/parallel_plan.h"
 
 namespace megasim::io {
@@ -183,9 +184,11 @@ Inputs load_inputs(const Scenario& s, const InputOptions& o, FilesRead* read) {
                                       s.optimizations.overrides, in.model.attention_window);
     have_system = have_model;
   });
-  // A preset that runs LAMB (MegaScale's) runs it whatever the plan says: the plan every report
-  // prints is the one priced (step::assemble_workload makes the same switch).
-  if (have_system && in.system.lamb) in.scenario.plan.optimizer = workload::Optimizer::kLamb;
+  // The plan every report prints is the one priced: with the optimizer the system runs.
+  in.written_optimizer = s.plan.optimizer;
+  if (have_system) {
+    in.scenario.plan.optimizer = step::system_optimizer(s.plan.optimizer, in.system);
+  }
   if (have_model) clashes.check([&] { check_plan_against_model(in); });
   if (have_cluster) clashes.check([&] { check_plan_against_cluster(in); });
   if (have_system) clashes.check([&] { check_window(in); });

@@ -31,7 +31,8 @@ struct RunInputs {
 };
 
 struct Inputs {
-  Scenario scenario;
+  Scenario scenario;  // its plan's optimizer the one the system runs (step::system_optimizer)
+  workload::Optimizer written_optimizer = workload::Optimizer::kAdam;  // as the scenario says
   workload::ModelSpec model;  // as the model file has it
   net::ClusterSpec cluster;
   hw::DeviceProfile device;

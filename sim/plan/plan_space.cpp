@@ -252,7 +252,9 @@ class Walker {
     p.dp = dp;
     p.zero2 = false;
     p.zero3 = false;
-    if (system.lamb) p.optimizer = workload::Optimizer::kLamb;
+    // Each candidate runs the optimizer its own system runs: varying optimizations.lamb off
+    // gives the scenario's own optimizer back, not the base system's LAMB.
+    p.optimizer = step::system_optimizer(in_.written_optimizer, system);
     for (const int vpp : vpps) {
       p.vpp = vpp;
       p.schedule = vpp > 1 ? workload::Schedule::kInterleaved : workload::Schedule::kOneFOneB;

@@ -14,6 +14,10 @@ workload::ModelSpec executed_model(const workload::ModelSpec& m, const SystemOpt
   return e;
 }
 
+workload::Optimizer system_optimizer(workload::Optimizer written, const SystemOptions& system) {
+  return system.lamb ? workload::Optimizer::kLamb : written;
+}
+
 AssembledWorkload assemble_workload(const workload::ModelSpec& model,
                                     const workload::ParallelPlan& plan,
                                     const SystemOptions& system) {
@@ -21,7 +25,7 @@ AssembledWorkload assemble_workload(const workload::ModelSpec& model,
   w.model = model;
   w.executed = executed_model(model, system);
   w.plan = plan;
-  if (system.lamb) w.plan.optimizer = workload::Optimizer::kLamb;
+  w.plan.optimizer = system_optimizer(plan.optimizer, system);
   w.fused_attention = system.attention_kernel() != AttentionKernel::kUnfused;
   workload::GeneratorOptions gen;
   gen.fused_attention = w.fused_attention;

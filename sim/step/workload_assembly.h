@@ -30,6 +30,12 @@ struct AssembledWorkload {
 // The caller has checked that a sliding window has a size.
 workload::ModelSpec executed_model(const workload::ModelSpec& model, const SystemOptions& system);
 
+// The optimizer a system runs with a plan that names `written`: LAMB where the system runs it
+// (MegaScale's), whatever the plan says; else the plan's. The one rule, used where a plan is
+// loaded (io::load_inputs, so that every report prints the plan priced), where the search
+// builds its candidates (each under its own system) and below.
+workload::Optimizer system_optimizer(workload::Optimizer written, const SystemOptions& system);
+
 // The plan must be valid for the model (workload::validate_plan; io::load_inputs checks it).
 AssembledWorkload assemble_workload(const workload::ModelSpec& model,
                                     const workload::ParallelPlan& plan,

@@ -195,3 +195,29 @@ TEST_CASE("search: the estimate places DP groups and pipelines by the scenario's
   CHECK(pipeline_inside.event->breakdown.dp_exposed > megatron.event->breakdown.dp_exposed * 2);
   CHECK(pipeline_inside.event->breakdown.pp_exposed < megatron.event->breakdown.pp_exposed);
 }
+
+TEST_CASE("search: a candidate without the base system's LAMB runs the scenario's own optimizer") {
+  // MegaScale's preset runs LAMB; its scenario's plan says Adam (the default). Varying the
+  // switch off must give Adam back: until 2026-12-02 both candidates kept LAMB and tied.
+  const io::Inputs in =
+      inputs_of("scenarios/validation/megascale-175b-256-megascale-iteration.json");
+  REQUIRE(in.system.lamb);
+  CHECK(in.scenario.plan.optimizer == workload::Optimizer::kLamb);  // the plan priced
+  CHECK(in.written_optimizer == workload::Optimizer::kAdam);        // the plan written
+  plan::SpaceOptions o;
+  o.restrict = {{"tp", {"8"}},
+                {"pp", {"8"}},
+                {"vpp", {"6"}},
+                {"micro_batch", {"1"}},
+                {"recompute", {"selective"}},
+                {"sequence_parallel", {"true"}},
+                {"distributed_optimizer", {"true"}},
+                {"optimizations.lamb", {"false", "true"}}};
+  const plan::Space s = plan::enumerate_space(in, o);
+  REQUIRE(s.feasible.size() == 2);
+  for (const auto& c : s.feasible) {
+    const auto want = c.system.lamb ? workload::Optimizer::kLamb : workload::Optimizer::kAdam;
+    CHECK(c.plan.optimizer == want);
+    CHECK(step::assemble_workload(in.model, c.plan, c.system).plan.optimizer == want);
+  }
+}

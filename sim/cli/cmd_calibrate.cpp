@@ -109,7 +109,9 @@ void report_unfitted(const std::vector<std::pair<std::string, std::size_t>>& run
                      const std::vector<hw::CollectiveFit>& fits, io::Json& runs,
                      std::string& text) {
   for (std::size_t i = 0; i < run_sizes.size(); ++i) {
-    const auto& [id, sizes] = run_sizes[i];
+    // Not a structured binding: clang before 16 cannot capture one in the lambda below.
+    const std::string& id = run_sizes[i].first;
+    const std::size_t sizes = run_sizes[i].second;
     const bool fitted = std::any_of(fits.begin(), fits.end(),
                                     [&](const hw::CollectiveFit& f) { return f.run == id; });
     runs[i]["fitted"] = fitted;

@@ -128,7 +128,7 @@ std::unique_ptr<PreparedSearch> prepare_search(const SearchCliOptions& o) {
     const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
     if (!ec) fingerprinted.push_back(self);
     const std::uint64_t fingerprint = plan::inputs_fingerprint(fingerprinted, o.overrides);
-    options.done = plan::read_results(*o.results, fingerprint);
+    options.done = plan::read_results(*o.results, fingerprint, prepared->inputs);
     prepared->results = std::make_unique<plan::ResultsFile>(*o.results, fingerprint);
     options.on_simulated = [file = prepared->results.get()](const plan::Candidate& c,
                                                             const plan::StepFigures& f) {

@@ -5,6 +5,9 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -14,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/error.h"
+#include "workload/flops.h"
 
 namespace megasim::plan {
 namespace {
@@ -88,9 +92,61 @@ StepFigures figures_of(const nlohmann::json& j, const std::string& at) {
   return f;
 }
 
+// What a simulation of `in` writes on every line: the batch's tokens, and the model FLOPs a
+// token over the peak a GPU (so that MFU = that × tokens/s ÷ GPUs).
+struct Expected {
+  double tokens_per_step = 0.0;
+  double flops_per_token_over_peak = 0.0;
+};
+
+// A line whose figures contradict each other (one edited by hand, one of another model) is not
+// a simulation's: refused, naming the numbers that clash.
+void check_agreement(const StepFigures& f, const std::string& key, const Expected& e,
+                     const std::string& at) {
+  const step::Breakdown& b = f.breakdown;
+  const std::int64_t sum = (b.compute + b.tp_exposed + b.pp_exposed + b.dp_exposed + b.bubble +
+                            b.optimizer + b.other + b.slowest_gpu)
+                               .ns();
+  if (std::llabs(sum - f.step_time.ns()) > 8) {
+    throw InputError(fmt::format("{}: breakdown_ns sums to {} ns, step_time_ns is {}", at, sum,
+                                 f.step_time.ns()));
+  }
+  const double tokens = f.tokens_per_s * f.step_time.to_seconds();
+  if (std::fabs(tokens / e.tokens_per_step - 1.0) > 1e-6) {
+    throw InputError(
+        fmt::format("{}: tokens_per_s {} x step_time_ns {} is {:.6g} tokens a step; "
+                    "this search's batch is {:.6g}",
+                    at, f.tokens_per_s, f.step_time.ns(), tokens, e.tokens_per_step));
+  }
+  long long gpus = 0;
+  if (std::sscanf(key.c_str(), "gpus=%lld ", &gpus) != 1 || gpus < 1) {
+    throw InputError(at + ": its plan key does not begin with the GPU count (gpus=N)");
+  }
+  const double mfu = e.flops_per_token_over_peak * f.tokens_per_s / static_cast<double>(gpus);
+  if (std::fabs(f.mfu / mfu - 1.0) > 1e-6) {
+    throw InputError(
+        fmt::format("{}: mfu {} does not follow from tokens_per_s {} on {} GPUs "
+                    "(this search's model gives {:.6g})",
+                    at, f.mfu, f.tokens_per_s, gpus, mfu));
+  }
+}
+
+// A line an earlier build wrote for a plan refused by --max-events: every figure zero.
+bool refusal_line(const nlohmann::json& j) {
+  const auto b = j.at("breakdown_ns").get<std::vector<std::int64_t>>();
+  return j.at("step_time_ns").get<std::int64_t>() == 0 &&
+         std::all_of(b.begin(), b.end(), [](std::int64_t v) { return v == 0; }) &&
+         j.at("tokens_per_s").get<double>() == 0.0 && j.at("mfu").get<double>() == 0.0;
+}
+
 }  // namespace
 
-FigureMap read_results(const std::filesystem::path& path, std::uint64_t fingerprint) {
+FigureMap read_results(const std::filesystem::path& path, std::uint64_t fingerprint,
+                       const io::Inputs& inputs) {
+  const Expected expected{static_cast<double>(inputs.scenario.plan.global_batch) *
+                              static_cast<double>(inputs.model.seq),
+                          workload::model_flops_per_token(inputs.model).value() /
+                              inputs.device.peak_for(hw::DType::kBf16).value()};
   FigureMap out;
   std::ifstream in(path, std::ios::binary);
   if (!in) return out;
@@ -120,7 +176,10 @@ FigureMap read_results(const std::filesystem::path& path, std::uint64_t fingerpr
       const std::string key = j.at("key").get<std::string>();
       const std::uint64_t hash = std::stoull(j.at("hash").get<std::string>(), nullptr, 16);
       if (fnv1a(key) != hash) throw InputError(at + ": its hash is not its plan key's");
-      out[hash] = figures_of(j, at);
+      if (refusal_line(j)) continue;  // redone
+      const StepFigures f = figures_of(j, at);
+      check_agreement(f, key, expected, at);
+      out[hash] = f;
     } catch (const nlohmann::json::exception& e) {
       throw InputError(
           fmt::format("{}: a result line with a missing or mistyped figure ({})", at, e.what()));

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "io/inputs.h"
 #include "plan/search.h"
 
 namespace megasim::plan {
@@ -25,8 +26,13 @@ namespace megasim::plan {
 std::uint64_t inputs_fingerprint(const std::vector<std::filesystem::path>& files,
                                  const std::vector<std::string>& overrides);
 
-// The figures in `path` for `fingerprint`; empty when the file does not exist.
-FigureMap read_results(const std::filesystem::path& path, std::uint64_t fingerprint);
+// The figures in `path` for `fingerprint`; empty when the file does not exist. Each line's
+// figures must agree with each other as a simulation of `in`'s model and batch gives them (the
+// breakdown sums to the step time; tokens/s and MFU follow from it); a line that cannot is an
+// InputError. A plan refused by --max-events is not written, so a later search redoes it (an
+// all-zero line written for one before 2026-12-02 is skipped, so redone, too).
+FigureMap read_results(const std::filesystem::path& path, std::uint64_t fingerprint,
+                       const io::Inputs& inputs);
 
 class ResultsFile {
  public:

@@ -211,7 +211,8 @@ FigureMap event_stage(const io::Inputs& in, const SearchOptions& o, const Search
       }
       ++ran;
       simulated[c.hash] = f;
-      if (o.on_simulated) o.on_simulated(c, f);
+      // A refusal is not a result: not written, so that a search with a larger bound does it.
+      if (o.on_simulated && f.step_time > Time::zero()) o.on_simulated(c, f);
     }
     if (share.progress) share.progress("event-level", ++done, share_of(share, k));
   }

@@ -322,3 +322,42 @@ TEST_CASE("cli: a --results file another build of megasim wrote is not reused") 
   REQUIRE(run_megasim(args).exit_code == 0);
   CHECK(lines_of(results) == 2 * simulated);
 }
+
+TEST_CASE("cli: a plan refused by --max-events is not written; figures that disagree are refused") {
+  const std::string s22 =
+      std::string(MEGASIM_SOURCE_DIR) + "/scenarios/validation/korthikanti-22b-selective.json";
+  const fs::path results = temp_file("bounded.jsonl");
+  const std::string args = "search " + s22 + " --top 2 --results " + shell_quote(results.string());
+  // The best plan (8 virtual stages) passes 100 pipeline passes: refused, and not written, so
+  // the same file serves a search without the bound (until 2026-12-02 its zero line made every
+  // later search on the file fail).
+  const auto bounded = run_megasim(args + " --max-events 100");
+  REQUIRE(bounded.exit_code == 0);
+  CHECK(bounded.out.find("refused: more than --max-events 100") != std::string::npos);
+  const int written = lines_of(results);
+  const auto unbounded = run_megasim(args);
+  REQUIRE(unbounded.exit_code == 0);
+  CHECK(unbounded.out.find("refused") == std::string::npos);
+  CHECK(lines_of(results) == written + 1);
+  // One figure edited, the others left: the line is not a simulation's.
+  const std::string text = read_all(results);
+  auto edited = [&](const std::string& key, const std::string& value) {
+    std::string t = text;
+    const auto at = t.find("\"" + key + "\":") + key.size() + 3;
+    t.replace(at, t.find_first_of(",}", at) - at, value);
+    const fs::path f = temp_file("edited-" + key + ".jsonl");
+    std::ofstream(f) << t;
+    return f;
+  };
+  for (const auto& [file, fragment] :
+       {std::pair{edited("step_time_ns", "500000000"), ":1: breakdown_ns sums to "},
+        std::pair{edited("mfu", "0.9"), ":1: mfu 0.9 does not follow from tokens_per_s"}}) {
+    const std::string before = read_all(file);
+    const auto r = run_megasim(args.substr(0, args.find(" --results")) + " --results " +
+                               shell_quote(file.string()));
+    CHECK(r.exit_code == 2);
+    INFO(r.err);
+    CHECK(r.err.find(fragment) != std::string::npos);
+    CHECK(read_all(file) == before);
+  }
+}

@@ -7,6 +7,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 namespace megasim {
 
@@ -27,6 +28,20 @@ class OutOfMemoryError : public InputError {
 class UnknownKeyError : public InputError {
  public:
   using InputError::InputError;
+};
+
+// A value a key does not take (a string for an integer, out of its range, not one of its
+// choices), whatever the other keys say. Typed apart so that `compare` refuses such a --vary
+// value as bad input instead of listing its variants as infeasible; `detail` is the message
+// without the file's name ("plan.tp: expected an integer, found ...").
+class ValueError : public InputError {
+ public:
+  ValueError(const std::string& message, std::string detail)
+      : InputError(message), detail_(std::move(detail)) {}
+  const std::string& detail() const { return detail_; }
+
+ private:
+  std::string detail_;
 };
 
 }  // namespace megasim

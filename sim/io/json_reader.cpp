@@ -101,6 +101,11 @@ void JsonReader::fail(const std::string& key, const std::string& message) const 
   throw InputError(fmt::format("{}: {}: {}", file_, path_of(key), message));
 }
 
+void JsonReader::fail_value(const std::string& key, const std::string& message) const {
+  const std::string detail = fmt::format("{}: {}", path_of(key), message);
+  throw ValueError(fmt::format("{}: {}", file_, detail), detail);
+}
+
 const Json* JsonReader::find(const std::string& key) {
   if (std::find(known_.begin(), known_.end(), key) == known_.end()) known_.push_back(key);
   if (log_) log_->insert(log_path_.empty() ? key : log_path_ + "." + key);
@@ -134,23 +139,26 @@ std::optional<std::int64_t> JsonReader::optional_integer(const std::string& key,
   double d;
   if (v->is_number_integer() || v->is_number_unsigned()) {
     if (v->is_number_unsigned() && v->get<std::uint64_t>() > static_cast<std::uint64_t>(hi)) {
-      fail(key, fmt::format("{} is out of range; expected an integer in [{}, {}]",
-                            v->get<std::uint64_t>(), lo, hi));
+      fail_value(key, fmt::format("{} is out of range; expected an integer in [{}, {}]",
+                                  v->get<std::uint64_t>(), lo, hi));
     }
     const auto i = v->get<std::int64_t>();
     if (i < lo || i > hi) {
-      fail(key, fmt::format("{} is out of range; expected an integer in [{}, {}]", i, lo, hi));
+      fail_value(key,
+                 fmt::format("{} is out of range; expected an integer in [{}, {}]", i, lo, hi));
     }
     return i;
   }
   if (!v->is_number_float()) {
-    fail(key, fmt::format("expected an integer, found {} ({})", json_type_name(*v), v->dump(-1, ' ', false, Json::error_handler_t::replace)));
+    fail_value(key, fmt::format("expected an integer, found {} ({})", json_type_name(*v),
+                                v->dump(-1, ' ', false, Json::error_handler_t::replace)));
   }
   d = v->get<double>();
-  if (d != std::floor(d)) fail(key, fmt::format("expected an integer, found {}", format_number(d)));
+  if (d != std::floor(d))
+    fail_value(key, fmt::format("expected an integer, found {}", format_number(d)));
   if (d < static_cast<double>(lo) || d > static_cast<double>(hi)) {
-    fail(key, fmt::format("{} is out of range; expected an integer in [{}, {}]", format_number(d),
-                          lo, hi));
+    fail_value(key, fmt::format("{} is out of range; expected an integer in [{}, {}]",
+                                format_number(d), lo, hi));
   }
   return static_cast<std::int64_t>(d);
 }
@@ -169,12 +177,13 @@ std::optional<double> JsonReader::optional_number(const std::string& key, double
   const Json* v = find(key);
   if (!v) return std::nullopt;
   if (!v->is_number()) {
-    fail(key, fmt::format("expected a number, found {} ({})", json_type_name(*v), v->dump(-1, ' ', false, Json::error_handler_t::replace)));
+    fail_value(key, fmt::format("expected a number, found {} ({})", json_type_name(*v),
+                                v->dump(-1, ' ', false, Json::error_handler_t::replace)));
   }
   const double d = v->get<double>();
   if (!std::isfinite(d) || d < lo || d > hi) {
-    fail(key, fmt::format("{} is out of range; expected a number in [{}, {}]", format_number(d),
-                          format_number(lo), format_number(hi)));
+    fail_value(key, fmt::format("{} is out of range; expected a number in [{}, {}]",
+                                format_number(d), format_number(lo), format_number(hi)));
   }
   return d;
 }
@@ -192,7 +201,8 @@ std::optional<bool> JsonReader::optional_boolean(const std::string& key) {
   const Json* v = find(key);
   if (!v) return std::nullopt;
   if (!v->is_boolean()) {
-    fail(key, fmt::format("expected true or false, found {} ({})", json_type_name(*v), v->dump(-1, ' ', false, Json::error_handler_t::replace)));
+    fail_value(key, fmt::format("expected true or false, found {} ({})", json_type_name(*v),
+                                v->dump(-1, ' ', false, Json::error_handler_t::replace)));
   }
   return v->get<bool>();
 }
@@ -204,10 +214,11 @@ bool JsonReader::boolean_or(const std::string& key, bool fallback) {
 std::string JsonReader::string(const std::string& key) {
   const Json& v = at(key);
   if (!v.is_string()) {
-    fail(key, fmt::format("expected a string, found {} ({})", json_type_name(v), v.dump(-1, ' ', false, Json::error_handler_t::replace)));
+    fail_value(key, fmt::format("expected a string, found {} ({})", json_type_name(v),
+                                v.dump(-1, ' ', false, Json::error_handler_t::replace)));
   }
   auto s = v.get<std::string>();
-  if (s.empty()) fail(key, "expected a non-empty string");
+  if (s.empty()) fail_value(key, "expected a non-empty string");
   return s;
 }
 
@@ -220,8 +231,8 @@ std::string JsonReader::choice(const std::string& key, const std::vector<std::st
   const std::string s = string(key);
   if (std::find(allowed.begin(), allowed.end(), s) == allowed.end()) {
     const std::string near = closest_match(s, allowed);
-    fail(key, fmt::format("'{}' is not one of {}{}", s, join(allowed),
-                          near.empty() ? "" : "; did you mean '" + near + "'?"));
+    fail_value(key, fmt::format("'{}' is not one of {}{}", s, join(allowed),
+                                near.empty() ? "" : "; did you mean '" + near + "'?"));
   }
   return s;
 }
@@ -238,30 +249,33 @@ std::string JsonReader::text_or(const std::string& key, const std::string& fallb
   if (v->is_array()) {
     std::string out;
     for (const auto& line : *v) {
-      if (!line.is_string()) fail(key, "expected a string or an array of strings");
+      if (!line.is_string()) fail_value(key, "expected a string or an array of strings");
       if (!out.empty()) out += "\n";
       out += line.get<std::string>();
     }
     return out;
   }
-  fail(key, fmt::format("expected a string or an array of strings, found {}", json_type_name(*v)));
+  fail_value(key,
+             fmt::format("expected a string or an array of strings, found {}", json_type_name(*v)));
 }
 
 std::vector<std::int64_t> JsonReader::integer_array(const std::string& key, std::int64_t lo,
                                                     std::int64_t hi) {
   const Json& v = at(key);
-  if (!v.is_array()) fail(key, fmt::format("expected an array, found {}", json_type_name(v)));
+  if (!v.is_array()) fail_value(key, fmt::format("expected an array, found {}", json_type_name(v)));
   std::vector<std::int64_t> out;
   for (std::size_t i = 0; i < v.size(); ++i) {
     const Json& e = v[i];
     const bool integral = e.is_number_integer() || e.is_number_unsigned() ||
                           (e.is_number_float() && e.get<double>() == std::floor(e.get<double>()));
     if (!integral) {
-      fail(key, fmt::format("element {}: expected an integer, found {}", i, json_type_name(e)));
+      fail_value(key,
+                 fmt::format("element {}: expected an integer, found {}", i, json_type_name(e)));
     }
     const double d = e.get<double>();
     if (d < static_cast<double>(lo) || d > static_cast<double>(hi)) {
-      fail(key, fmt::format("element {}: {} is out of range [{}, {}]", i, format_number(d), lo, hi));
+      fail_value(
+          key, fmt::format("element {}: {} is out of range [{}, {}]", i, format_number(d), lo, hi));
     }
     out.push_back(static_cast<std::int64_t>(d));
   }
@@ -283,9 +297,10 @@ std::optional<JsonReader> JsonReader::optional_object(const std::string& key) {
 std::vector<JsonReader> JsonReader::object_array(const std::string& key,
                                                  std::size_t max_elements) {
   const Json& v = at(key);
-  if (!v.is_array()) fail(key, fmt::format("expected an array, found {}", json_type_name(v)));
+  if (!v.is_array()) fail_value(key, fmt::format("expected an array, found {}", json_type_name(v)));
   if (v.size() > max_elements) {
-    fail(key, fmt::format("{} elements; at most {} are accepted here", v.size(), max_elements));
+    fail_value(key,
+               fmt::format("{} elements; at most {} are accepted here", v.size(), max_elements));
   }
   std::vector<JsonReader> out;
   for (std::size_t i = 0; i < v.size(); ++i) {

@@ -98,6 +98,8 @@ class JsonReader {
 
   // An InputError for `key` of this object: "<file>: <path>: <message>".
   [[noreturn]] void fail(const std::string& key, const std::string& message) const;
+  // A value the key does not take, whatever the other keys say (ValueError).
+  [[noreturn]] void fail_value(const std::string& key, const std::string& message) const;
 
  private:
   const Json& at(const std::string& key);

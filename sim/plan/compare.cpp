@@ -23,6 +23,10 @@ Axis parse_axis(const std::string& spec) {
     const auto comma = spec.find(',', start);
     const std::string v = spec.substr(start, comma == std::string::npos ? comma : comma - start);
     if (v.empty()) throw InputError("--vary " + spec + ": empty value in the list");
+    if (std::find(a.values.begin(), a.values.end(), v) != a.values.end()) {
+      throw InputError("--vary " + spec + ": '" + v +
+                       "' is listed twice (each variant would be run, and ranked, twice)");
+    }
     a.values.push_back(v);
     if (comma == std::string::npos) break;
     start = comma + 1;
@@ -79,6 +83,22 @@ std::vector<Variant> compare(const std::filesystem::path& scenario,
   // The scenario itself must load: a file that is missing or broken is the user's error, not
   // a column of infeasible variants.
   const std::int64_t gpus = io::load_scenario(scenario, overrides, nullptr, read).plan.gpus();
+  // So must each value: one its key never takes (a string for an integer, a recompute that is
+  // not one) is the user's error in every variant it is in.
+  for (const auto& a : axes) {
+    for (const auto& value : a.values) {
+      std::vector<std::string> sets = overrides;
+      sets.push_back(a.path + "=" + value);
+      try {
+        (void)io::load_scenario(scenario, sets);
+      } catch (const ValueError& e) {
+        throw InputError(fmt::format("--vary {}: '{}': {}", a.path, value, e.detail()));
+      } catch (const InputError&) {
+        // Another key's rule (vpp against schedule, zero2 against zero3): a plan the other
+        // axes' values may make whole, judged variant by variant below.
+      }
+    }
+  }
   const bool derive_dp = derives_dp(overrides, axes);
   std::vector<Variant> out;
   for (std::size_t i = 0; i < combos; ++i) {

@@ -51,6 +51,20 @@ struct Restrictions {
   std::vector<std::pair<std::size_t, std::vector<bool>>> switches;  // kSwitches index, values
 };
 
+// Two spellings of one value (4 and 04, true and 1) would put each plan in the space twice.
+template <typename T>
+void check_distinct(const std::optional<std::vector<T>>& values, const std::string& axis) {
+  if (!values) return;
+  std::vector<T> v = *values;
+  std::sort(v.begin(), v.end());
+  if (std::adjacent_find(v.begin(), v.end()) != v.end()) {
+    throw InputError(
+        fmt::format("--fix/--vary {}: one value is listed twice (each plan would be "
+                    "ranked twice)",
+                    axis));
+  }
+}
+
 Restrictions read_restrictions(const std::vector<Axis>& axes) {
   Restrictions r;
   std::set<std::string> seen;
@@ -114,6 +128,18 @@ Restrictions read_restrictions(const std::vector<Axis>& axes) {
           "(sp), distributed_optimizer (dist_opt) and optimizations.SWITCH, not '{}'",
           what, a.path));
     }
+  }
+  check_distinct(r.tp, "tp");
+  check_distinct(r.pp, "pp");
+  check_distinct(r.vpp, "vpp");
+  check_distinct(r.dp, "dp");
+  check_distinct(r.mb, "micro_batch");
+  check_distinct(r.sp, "sequence_parallel");
+  check_distinct(r.dist_opt, "distributed_optimizer");
+  check_distinct(r.recompute, "recompute");
+  for (const auto& [index, values] : r.switches) {
+    check_distinct(std::optional(values),
+                   std::string("optimizations.") + step::kSwitches[index].key);
   }
   return r;
 }
@@ -211,8 +237,13 @@ class Walker {
   // Every plan of `tp` × `pp` on `gpus` GPUs under `system`.
   void walk(std::int64_t gpus, const step::SystemOptions& system, int tp, int pp) {
     const workload::ModelSpec& model = in_.model;
-    const std::vector<bool> sps =
-        r_.sp.value_or(tp > 1 ? std::vector<bool>{false, true} : std::vector<bool>{false});
+    // Sequence parallelism needs TP: at tp 1 only sp=0 exists, and a space that holds sp=1
+    // alone (--fix sp=1) has no plan there.
+    std::vector<bool> sps = r_.sp.value_or(std::vector<bool>{false, true});
+    if (tp == 1) {
+      const bool off = std::find(sps.begin(), sps.end(), false) != sps.end();
+      sps = off ? std::vector<bool>{false} : std::vector<bool>{};
+    }
     std::vector<int> vpps{1};
     if (r_.vpp) {
       vpps = *r_.vpp;

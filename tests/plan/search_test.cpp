@@ -221,3 +221,17 @@ TEST_CASE("search: a candidate without the base system's LAMB runs the scenario'
     CHECK(step::assemble_workload(in.model, c.plan, c.system).plan.optimizer == want);
   }
 }
+
+TEST_CASE("search: --fix sp=1 holds at tp 1, where sequence parallelism cannot run") {
+  const io::Inputs in = inputs_of("scenarios/validation/korthikanti-22b-selective.json");
+  plan::SpaceOptions o;
+  o.restrict = {{"sequence_parallel", {"true"}}};
+  const plan::Space only_sp = plan::enumerate_space(in, o);
+  REQUIRE(!only_sp.feasible.empty());
+  for (const auto& c : only_sp.feasible) {
+    CHECK(c.plan.tp > 1);  // until 2026-12-02 tp 1 plans came back with sp off
+    CHECK(c.plan.sequence_parallel);
+  }
+  o.restrict.push_back({"tp", {"1"}});
+  CHECK(plan::enumerate_space(in, o).size == 0);
+}

@@ -101,6 +101,9 @@ std::string search_json(const plan::SearchResult& r) {
       {"analytic_best", analytic}};
   j["scenario_plan_analytic_rank"] =
       r.scenario_plan_rank ? nlohmann::json(*r.scenario_plan_rank + 1) : nlohmann::json(nullptr);
+  j["scenario_plan_outside_space"] = r.scenario_plan_outside.empty()
+                                         ? nlohmann::json(nullptr)
+                                         : nlohmann::json(r.scenario_plan_outside);
   return json_text(j);
 }
 
@@ -123,7 +126,11 @@ std::string search_text(const plan::SearchResult& r) {
     t += fmt::format("the scenario's own plan ranks {} of {} by estimate\n",
                      *r.scenario_plan_rank + 1, r.analytic.size());
   } else {
-    t += "the scenario's own plan is not in the space searched\n";
+    t += "the scenario's own plan is not in the space searched";
+    if (!r.scenario_plan_outside.empty()) {
+      t += " (" + r.scenario_plan_outside + ": the space's plans have none)";
+    }
+    t += "\n";
   }
   t += fmt::format(
       "\n{:>4} {:>6} {:<66} {:>8} {:>6} {:>9} {:>8} {:>8} {:>7} {:>7} {:>7} {:>7} {:>7}  {:<4} "

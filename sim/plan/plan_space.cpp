@@ -357,6 +357,21 @@ class Walker {
 
 }  // namespace
 
+std::string outside_space(const workload::ParallelPlan& p) {
+  const auto own = p.vpp > 1 ? workload::Schedule::kInterleaved : workload::Schedule::kOneFOneB;
+  std::vector<std::string> why;
+  if (!p.layer_split.empty()) why.emplace_back("its layer_split");
+  if (p.schedule != own)
+    why.push_back(fmt::format("its {} schedule", workload::to_string(p.schedule)));
+  if (p.microbatch_group != 0) why.emplace_back("its microbatch_group");
+  if (p.cp > 1) why.emplace_back("context parallelism");
+  if (p.zero2) why.emplace_back("ZeRO-2");
+  if (p.zero3) why.emplace_back("ZeRO-3");
+  std::string out;
+  for (const auto& w : why) out += (out.empty() ? "" : ", ") + w;
+  return out;
+}
+
 void check_restrictions(const std::vector<Axis>& restrict) {
   (void)read_restrictions(restrict);
 }

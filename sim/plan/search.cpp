@@ -172,6 +172,8 @@ void analytic_stage(const io::Inputs& in, const SearchOptions& o, const SearchSh
   }
   plans.clear();
   std::sort(r.analytic.begin(), r.analytic.end(), better);
+  r.scenario_plan_outside = outside_space(in.scenario.plan);
+  if (!r.scenario_plan_outside.empty()) return;
   const std::string own = canonical_key(in.scenario.plan, in.system, in.system);
   for (std::size_t i = 0; i < r.analytic.size(); ++i) {
     if (r.analytic[i].candidate.key == own) r.scenario_plan_rank = i;

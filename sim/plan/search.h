@@ -80,6 +80,7 @@ struct SearchResult {
   bool stopped = false;              // stop_after cut the event-level stage short
   // Where the scenario's own plan ranks (by estimate), if it is in the space.
   std::optional<std::size_t> scenario_plan_rank;
+  std::string scenario_plan_outside;  // why the scenario's plan is not in the space (outside_space)
   bool scenario_plan_added = false;  // simulated beside the top_k, not among them
 };
 

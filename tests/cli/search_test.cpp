@@ -361,3 +361,25 @@ TEST_CASE("cli: a plan refused by --max-events is not written; figures that disa
     CHECK(read_all(file) == before);
   }
 }
+
+TEST_CASE("cli: a scenario plan the space cannot hold is not marked as one of its plans") {
+  // A zero-bubble schedule (or an uneven layer_split) has the key of an even 1F1B plan of the
+  // space: until 2026-12-02 that plan was marked '*', slower than the scenario's own.
+  const std::string s22 =
+      std::string(MEGASIM_SOURCE_DIR) + "/scenarios/validation/korthikanti-22b-selective.json";
+  const std::string sets =
+      " --set plan.pp=2 --set plan.tp=4 --set plan.micro_batch=1 --fix pp=2 "
+      "--fix tp=4 --fix vpp=1 --top 30";
+  const auto zb = run_megasim("search " + s22 + sets + " --set plan.schedule=zero-bubble --json");
+  REQUIRE(zb.exit_code == 0);
+  const auto j = nlohmann::json::parse(zb.out);
+  CHECK(j["scenario_plan_outside_space"] == "its zero-bubble schedule");
+  CHECK(j["scenario_plan_analytic_rank"].is_null());
+  for (const auto& row : j["ranked"]) CHECK(row["scenario_plan"] == false);
+  const auto split = run_megasim("search " + s22 + sets + " --set 'plan.layer_split=[20,28]'");
+  REQUIRE(split.exit_code == 0);
+  CHECK(split.out.find("not in the space searched (its layer_split") != std::string::npos);
+  const auto even = run_megasim("search " + s22 + sets + " --json");
+  CHECK(nlohmann::json::parse(even.out)["scenario_plan_outside_space"].is_null());
+  CHECK(nlohmann::json::parse(even.out)["scenario_plan_analytic_rank"].is_number());
+}

@@ -31,9 +31,8 @@ std::array<std::pair<const char*, Time>, 8> parts(const step::Breakdown& b) {
            {"other", b.other}}};
 }
 
-// Why a plan's step is longer than the best's: the part that grew most, in seconds.
-std::string why(const plan::RankedPlan& p, const plan::RankedPlan& best) {
-  if (&p == &best) return "best";
+// The part of a plan's step that grew most against the best's, in seconds.
+std::string grown_part(const plan::RankedPlan& p, const plan::RankedPlan& best) {
   const auto mine = parts(p.figures().breakdown);
   const auto theirs = parts(best.figures().breakdown);
   std::size_t worst = 0;
@@ -42,6 +41,29 @@ std::string why(const plan::RankedPlan& p, const plan::RankedPlan& best) {
   }
   return fmt::format("{:+.3f} s {}", (mine[worst].second - theirs[worst].second).to_seconds(),
                      mine[worst].first);
+}
+
+// Why a plan ranks below the best. By step time (and time to train, at the search's one batch)
+// a longer step: its part that grew most. By MFU, cost or energy the objective's own
+// difference first, then what made it: a longer step on as many GPUs, or another GPU count
+// (a faster plan on twice the GPUs can cost more).
+std::string why(const plan::RankedPlan& p, const plan::RankedPlan& best, plan::Objective o) {
+  if (&p == &best) return "best";
+  if (o == plan::Objective::kStepTime || o == plan::Objective::kTimeToTrain) {
+    return grown_part(p, best);
+  }
+  std::string t =
+      o == plan::Objective::kMfu
+          ? fmt::format("{:+.1f} pt MFU", 100.0 * (p.figures().mfu - best.figures().mfu))
+          : fmt::format("{:+.1f} % {}", 100.0 * (p.objective / best.objective - 1.0),
+                        o == plan::Objective::kCost ? "cost" : "energy");
+  const std::int64_t gpus = p.candidate.plan.gpus(), best_gpus = best.candidate.plan.gpus();
+  if (gpus != best_gpus) {
+    t += fmt::format(", {} GPUs against {}", gpus, best_gpus);
+  } else if (p.figures().step_time > best.figures().step_time) {
+    t += ", " + grown_part(p, best);
+  }
+  return t;
 }
 
 std::string label(const plan::Candidate& c) {
@@ -75,7 +97,7 @@ std::string search_json(const plan::SearchResult& r) {
     if (p.event) {
       row.update(figures_json(*p.event));
       row["objective"] = p.objective;
-      row["why"] = why(p, r.ranked.front());
+      row["why"] = why(p, r.ranked.front(), r.objective);
       row["pareto_memory"] = p.pareto_memory;
       row["scenario_plan"] = p.scenario_plan;
       if (r.gpus.size() > 1) row["pareto_gpus"] = p.pareto_gpus;
@@ -159,7 +181,8 @@ std::string search_text(const plan::SearchResult& r) {
         rank, p.candidate.plan.gpus(), label(p.candidate), f.step_time.to_seconds(), 100 * f.mfu,
         f.tokens_per_s, p.candidate.headroom_gib(), p.analytic.step_time.to_seconds(),
         b.compute.to_seconds(), b.bubble.to_seconds(), b.tp_exposed.to_seconds(),
-        b.pp_exposed.to_seconds(), b.dp_exposed.to_seconds(), front, why(p, r.ranked.front()));
+        b.pp_exposed.to_seconds(), b.dp_exposed.to_seconds(), front,
+        why(p, r.ranked.front(), r.objective));
   }
   t += "\nP: on the Pareto front of tokens/s against memory headroom (m)";
   t += r.gpus.size() > 1 ? " and against the GPU count (g); " : "; ";

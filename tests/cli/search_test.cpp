@@ -383,3 +383,22 @@ TEST_CASE("cli: a scenario plan the space cannot hold is not marked as one of it
   CHECK(nlohmann::json::parse(even.out)["scenario_plan_outside_space"].is_null());
   CHECK(nlohmann::json::parse(even.out)["scenario_plan_analytic_rank"].is_number());
 }
+
+TEST_CASE("cli: by cost, a faster plan on more GPUs says what it costs, not a part of its step") {
+  // The 16-GPU plan's step is 0.47 s shorter; it loses on cost by its GPU count. Until
+  // 2026-12-02 the column named the breakdown part that grew most (a few ms).
+  const std::string s22 =
+      std::string(MEGASIM_SOURCE_DIR) + "/scenarios/validation/korthikanti-22b-selective.json";
+  const auto r = run_megasim(
+      "search " + s22 +
+      " --gpus 8,16 --objective cost --set run.tokens=1e9 --set power.usd_per_gpu_hour=2 "
+      "--fix tp=4 --fix pp=2 --fix vpp=1 --fix mb=1 --fix recompute=selective --fix sp=1 "
+      "--fix dist_opt=1 --json");
+  REQUIRE(r.exit_code == 0);
+  const auto ranked = nlohmann::json::parse(r.out)["ranked"];
+  REQUIRE(ranked.size() == 2);
+  CHECK(ranked[0]["why"] == "best");
+  const std::string why = ranked[1]["why"];
+  CHECK(why.find("% cost, 16 GPUs against 8") != std::string::npos);
+  CHECK(ranked[1]["step_time_s"].get<double>() < ranked[0]["step_time_s"].get<double>());
+}

@@ -2,6 +2,7 @@
 
 #include <cctype>
 #include <optional>
+#include <set>
 #include <string>
 
 #include <fmt/format.h>
@@ -267,7 +268,15 @@ Scenario load_scenario(const fs::path& file, const std::vector<std::string>& ove
     throw InputError(fmt::format("{}: expected a scenario object, found {}", origin,
                                  json_type_name(doc)));
   }
-  for (const auto& o : overrides) apply_override(doc, o);
+  // One path set twice would silently keep the last value: refused, as a key twice in a file.
+  std::set<std::string> set_paths;
+  for (const auto& o : overrides) {
+    const std::string path = o.substr(0, o.find('='));
+    if (!set_paths.insert(path).second) {
+      throw InputError("--set " + path + ": given twice; give each key one value");
+    }
+    apply_override(doc, o);
+  }
 
   check_input_kind(doc, InputKind::kScenario, origin);
   Scenario s;

@@ -66,12 +66,10 @@ bool derives_dp(const std::vector<std::string>& overrides, const std::vector<Axi
   return varies_split;
 }
 
-}  // namespace
-
-std::vector<Variant> compare(const std::filesystem::path& scenario,
-                             const std::vector<std::string>& overrides,
-                             const std::vector<Axis>& axes, io::FilesRead* read) {
-  const std::size_t combos = count_combinations(axes);
+// What is the user's error in every variant it is in: an axis given twice or beside a
+// --set of its key, and a value its key never takes.
+void check_axes(const std::filesystem::path& scenario, const std::vector<std::string>& overrides,
+                const std::vector<Axis>& axes) {
   for (std::size_t i = 0; i < axes.size(); ++i) {
     for (std::size_t j = 0; j < i; ++j) {
       if (axes[i].path == axes[j].path) {
@@ -80,11 +78,15 @@ std::vector<Variant> compare(const std::filesystem::path& scenario,
       }
     }
   }
-  // The scenario itself must load: a file that is missing or broken is the user's error, not
-  // a column of infeasible variants.
-  const std::int64_t gpus = io::load_scenario(scenario, overrides, nullptr, read).plan.gpus();
-  // So must each value: one its key never takes (a string for an integer, a recompute that is
-  // not one) is the user's error in every variant it is in.
+  for (const auto& a : axes) {
+    for (const auto& o : overrides) {
+      if (o.rfind(a.path + "=", 0) == 0) {
+        throw InputError("--vary " + a.path + ": also given by --set " + o +
+                         "; give the key in one of them");
+      }
+    }
+  }
+  // A value its key never takes: a string for an integer, a recompute that is not one.
   for (const auto& a : axes) {
     for (const auto& value : a.values) {
       std::vector<std::string> sets = overrides;
@@ -99,6 +101,18 @@ std::vector<Variant> compare(const std::filesystem::path& scenario,
       }
     }
   }
+}
+
+}  // namespace
+
+std::vector<Variant> compare(const std::filesystem::path& scenario,
+                             const std::vector<std::string>& overrides,
+                             const std::vector<Axis>& axes, io::FilesRead* read) {
+  const std::size_t combos = count_combinations(axes);
+  // The scenario itself must load: a file that is missing or broken is the user's error, not
+  // a column of infeasible variants.
+  const std::int64_t gpus = io::load_scenario(scenario, overrides, nullptr, read).plan.gpus();
+  check_axes(scenario, overrides, axes);
   const bool derive_dp = derives_dp(overrides, axes);
   std::vector<Variant> out;
   for (std::size_t i = 0; i < combos; ++i) {

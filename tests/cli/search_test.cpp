@@ -323,7 +323,8 @@ TEST_CASE("cli: a --results file another build of megasim wrote is not reused") 
   CHECK(lines_of(results) == 2 * simulated);
 }
 
-TEST_CASE("cli: a plan refused by --max-events is not written; figures that disagree are refused") {
+TEST_CASE(
+    "cli: a plan refused by --max-events is not written, and figures that disagree are refused") {
   const std::string s22 =
       std::string(MEGASIM_SOURCE_DIR) + "/scenarios/validation/korthikanti-22b-selective.json";
   const fs::path results = temp_file("bounded.jsonl");

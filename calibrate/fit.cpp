@@ -422,13 +422,25 @@ void refit_collectives(hw::DeviceProfile& p, std::vector<std::string>& report) {
 
 }  // namespace
 
-std::vector<std::string> refit_profile(hw::DeviceProfile& p) {
+std::vector<std::string> refit_profile(hw::DeviceProfile& p, std::vector<std::string>* failures) {
   std::vector<std::string> report;
-  refit_gemm(p, report);
-  if (!p.attention_table.empty()) refit_attention(p, report);
-  if (!p.memory_table.empty()) refit_memory(p, report);
-  if (!p.power_table.empty()) refit_power(p, report);
-  if (!p.collective_table.empty()) refit_collectives(p, report);
+  // Each model's fit on its own: with `failures`, one that cannot be fitted is left as it was
+  // and named, and the others are still fitted (a GPU run keeps everything it measured).
+  const auto fit = [&](bool has_rows,
+                       void (*refit)(hw::DeviceProfile&, std::vector<std::string>&)) {
+    if (!has_rows) return;
+    if (failures == nullptr) return refit(p, report);
+    try {
+      refit(p, report);
+    } catch (const InputError& e) {
+      failures->push_back(e.what());
+    }
+  };
+  fit(true, refit_gemm);
+  fit(!p.attention_table.empty(), refit_attention);
+  fit(!p.memory_table.empty(), refit_memory);
+  fit(!p.power_table.empty(), refit_power);
+  fit(!p.collective_table.empty(), refit_collectives);
   return report;
 }
 

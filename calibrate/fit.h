@@ -72,7 +72,11 @@ PowerFit fit_power(const hw::DeviceProfile& profile,
 
 // Refits every model of `p` that its tables cover (GEMM classes on the bf16 rows when there
 // are any, then fused attention with the refitted launch overhead), marks those models
-// fitted, and returns a line per fit for the report ("gemm: 42 points, rms 3.1 %").
-std::vector<std::string> refit_profile(hw::DeviceProfile& p);
+// fitted, and returns a line per fit for the report ("gemm: 42 points, rms 3.1 %"). Without
+// `failures` the first model that cannot be fitted throws its InputError (`calibrate fit`);
+// with it, that model is left as it was, its error appended, and the others still fitted (the
+// GPU tool, whose run must keep what it measured).
+std::vector<std::string> refit_profile(hw::DeviceProfile& p,
+                                       std::vector<std::string>* failures = nullptr);
 
 }  // namespace megasim::calibrate

@@ -51,16 +51,24 @@ library_path() {
     command -v "$py" >/dev/null 2>&1 || continue
     roots+=($("$py" -c 'import site; print(" ".join(site.getsitepackages()))' 2>/dev/null || true))
   done
-  find "${roots[@]}" \( -name 'libcublasLt.so.13*' -o -name 'libcudnn.so.9*' -o -name 'libnccl.so.2*' \) \
-    2>/dev/null | xargs -r -n1 dirname | sort -u | paste -sd: -
+  # Only the roots that exist: find exits 1 on a missing one, which set -e would make fatal.
+  local existing=() r
+  for r in "${roots[@]}"; do [ -d "$r" ] && existing+=("$r"); done
+  [ ${#existing[@]} -gt 0 ] || return 0
+  { find "${existing[@]}" \( -name 'libcublasLt.so.13*' -o -name 'libcudnn.so.9*' -o -name 'libnccl.so.2*' \) \
+      2>/dev/null || true; } | xargs -r -n1 dirname | sort -u | paste -sd: -
 }
 
 measure() {
   : "${OUT:?set OUT to the folder whose files come back}"
   [ -x "$bundle/megasim" ] || { echo "no bundle: run 'scripts/device-calibrate.sh bundle' here and carry build/device-bundle" >&2; exit 2; }
+  date -u >"$OUT/machine.txt"  # first: whatever fails below, something comes back
   local libs
-  libs=$(library_path)
+  libs=$(library_path || true)
   export LD_LIBRARY_PATH="$bundle${libs:+:$libs}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  # The binaries look for models, systems and profiles under the tree they were built from;
+  # this copy of the tree may be elsewhere.
+  export MEGASIM_DATA_DIR=$root
   {
     date -u
     nvidia-smi 2>&1 || true
@@ -68,7 +76,7 @@ measure() {
     echo "LD_LIBRARY_PATH=$LD_LIBRARY_PATH"
     ldd "$bundle/megasim-calibrate-gpu" 2>&1
     git -C "$root" log -1 --format='megasim %H %cd' 2>/dev/null || true
-  } >"$OUT/machine.txt" 2>&1
+  } >>"$OUT/machine.txt" 2>&1
   local profile=$OUT/h200-sxm-141gb-measured.json
   local rc=0
   timeout "${MEASURE_S:-420}" "$bundle/megasim" calibrate -o "$profile" --device h200-sxm-141gb \

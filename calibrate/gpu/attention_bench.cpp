@@ -206,9 +206,19 @@ void build_backward(BackwardGraph& bw, const hw::AttentionShape& a) {
 }
 
 // Device tensors of one shape, shared by its two passes (the backward reads the forward's O
-// and Stats). Zero-filled, as the GEMM bench's operands are.
+// and Stats). Q, K, V, O and dO hold uniform bf16 values (never zeros, memory_kernels.h: Fill);
+// the forward, timed first, writes O and Stats again.
 struct Buffers {
   DeviceBuffer q, k, v, o, d_o, dq, dk, dv, stats, row_dot, dq_accum;
+
+  Buffers(const hw::AttentionShape& a, cudaStream_t stream) : Buffers(a) {
+    const std::size_t n = bhsd_bytes(a, 1);
+    unsigned int seed = 10;
+    for (const DeviceBuffer* b : {&q, &k, &v, &o, &d_o})
+      launch_fill(b->get(), n, Fill::kBf16, seed++, stream);
+    MEGASIM_CUDA_CHECK(cudaGetLastError());
+    MEGASIM_CUDA_CHECK(cudaStreamSynchronize(stream));
+  }
 
   explicit Buffers(const hw::AttentionShape& a)
       : q(bhsd_bytes(a, 2)),
@@ -287,7 +297,7 @@ void measure_attention(const std::vector<hw::AttentionShape>& shapes, const Budg
   check_cudnn(cudnnSetStream(handle.get(), stream), "cudnnSetStream");
   for (hw::AttentionShape a : shapes) {
     try {
-      const Buffers buf(a);
+      const Buffers buf(a, stream);
       // One pass: built, planned, timed, reported; a failure is reported and skipped.
       const auto measure_pass = [&](bool backward, const auto& time_it) {
         a.backward = backward;

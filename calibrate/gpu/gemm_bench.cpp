@@ -45,8 +45,15 @@ class LtGemm {
     MEGASIM_CUDA_CHECK(cudaMalloc(&b_, batch * k * n * ein));
     MEGASIM_CUDA_CHECK(cudaMalloc(&c_, batch * m * n * eout));
     MEGASIM_CUDA_CHECK(cudaMalloc(&workspace_, kWorkspaceBytes));
-    MEGASIM_CUDA_CHECK(cudaMemset(a_, 0, batch * m * k * ein));
-    MEGASIM_CUDA_CHECK(cudaMemset(b_, 0, batch * k * n * ein));
+    // Operands of uniform values, never zeros (memory_kernels.h: Fill).
+    const Fill fill = g.dtype == hw::DType::kFp8    ? Fill::kFp8E4m3
+                      : g.dtype == hw::DType::kFp16 ? Fill::kFp16
+                      : g.dtype == hw::DType::kBf16 ? Fill::kBf16
+                                                    : Fill::kFp32;  // tf32 and fp32 read fp32
+    launch_fill(a_, batch * m * k, fill, 1, stream);
+    launch_fill(b_, batch * k * n, fill, 2, stream);
+    MEGASIM_CUDA_CHECK(cudaGetLastError());
+    MEGASIM_CUDA_CHECK(cudaStreamSynchronize(stream));
     const cublasComputeType_t compute =
         g.dtype == hw::DType::kTf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
     check_lt(cublasLtMatmulDescCreate(&desc_, compute, CUDA_R_32F), "cublasLtMatmulDescCreate");

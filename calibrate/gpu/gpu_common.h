@@ -11,6 +11,8 @@
 
 #include <cuda_runtime.h>
 
+#include "calibrate/gpu/memory_kernels.h"
+
 namespace megasim::gpu {
 
 class GpuError : public std::runtime_error {
@@ -21,7 +23,8 @@ class GpuError : public std::runtime_error {
 void check_cuda(cudaError_t e, const char* what);
 #define MEGASIM_CUDA_CHECK(x) ::megasim::gpu::check_cuda((x), #x)
 
-// Zero-filled device memory, freed however the item that allocated it ends.
+// Zero-filled device memory, freed however the item that allocated it ends (launch_fill puts
+// values in the operands that are timed).
 class DeviceBuffer {
  public:
   explicit DeviceBuffer(std::size_t bytes) {
@@ -45,11 +48,22 @@ struct Budget {
   int warmup = 3;
   int repeats = 10;
   double item_timeout_s = 20.0;
+  // When set, this buffer is written before each timed repeat (outside the events), so that a
+  // memory-bound kernel smaller than the L2 cache is timed from HBM, as in a training step.
+  void* l2_flush = nullptr;
+  std::size_t l2_flush_bytes = 0;
+  // Off where the GPU must stay loaded back to back (the power phases).
+  bool spin = true;
 };
 
+// The GPU is kept busy (launch_spin) while each repeat is queued behind it.
+constexpr double kSpinMicroseconds = 200.0;
+
 // Runs `launch` (which enqueues one instance on `stream`) warmup + repeats times, each repeat
-// between two events, and returns the median in seconds. Stops repeating once the item's time
-// budget is spent (at least one timed repeat is kept).
+// between two events, and returns the median in seconds. Each timed repeat is queued behind a
+// spin kernel, so the events time the GPU's work and not the host's launch of it (cuBLASLt's
+// and cuDNN's host side run while the GPU spins). Stops repeating once the item's time budget
+// is spent (at least one timed repeat is kept).
 template <typename Launch>
 double median_seconds(cudaStream_t stream, const Budget& b, Launch&& launch) {
   for (int i = 0; i < b.warmup; ++i) launch();
@@ -60,6 +74,10 @@ double median_seconds(cudaStream_t stream, const Budget& b, Launch&& launch) {
   std::vector<double> times;
   const auto t0 = std::chrono::steady_clock::now();
   for (int i = 0; i < b.repeats; ++i) {
+    if (b.l2_flush != nullptr) {
+      MEGASIM_CUDA_CHECK(cudaMemsetAsync(b.l2_flush, i & 0xff, b.l2_flush_bytes, stream));
+    }
+    if (b.spin) launch_spin(kSpinMicroseconds, stream);
     MEGASIM_CUDA_CHECK(cudaEventRecord(start, stream));
     launch();
     MEGASIM_CUDA_CHECK(cudaEventRecord(stop, stream));

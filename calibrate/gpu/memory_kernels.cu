@@ -3,6 +3,8 @@
 // dropout + residual, LayerNorm and RMSNorm, and the Adam and LAMB updates on fp32 parameters
 // with fp32 moments.
 #include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_fp8.h>
 
 #include "calibrate/gpu/memory_kernels.h"
 
@@ -154,6 +156,43 @@ __global__ void softmax_kernel(const __nv_bfloat16* in, __nv_bfloat16* out, int 
   }
 }
 
+// Uniform in [lo, hi) from element i's hash (no RNG state).
+__device__ float uniform(std::size_t i, unsigned int seed, float lo, float hi) {
+  const unsigned int bits = mix((static_cast<unsigned long long>(seed) << 40) ^ i);
+  return lo + (hi - lo) * (static_cast<float>(bits >> 8) * (1.0f / 16777216.0f));
+}
+
+__global__ void fill_kernel(void* p, std::size_t n, int kind, unsigned int seed) {
+  for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
+    const float lo = kind == static_cast<int>(Fill::kFp32Positive) ? 0.0f : -1.0f;
+    const float x = uniform(i, seed, lo, 1.0f);
+    switch (static_cast<Fill>(kind)) {
+      case Fill::kBf16:
+        static_cast<__nv_bfloat16*>(p)[i] = __float2bfloat16(x);
+        break;
+      case Fill::kFp16:
+        static_cast<__half*>(p)[i] = __float2half(x);
+        break;
+      case Fill::kFp8E4m3:
+        static_cast<__nv_fp8_e4m3*>(p)[i] = __nv_fp8_e4m3(x);
+        break;
+      case Fill::kFp32:
+      case Fill::kFp32Positive:
+        static_cast<float*>(p)[i] = x;
+        break;
+    }
+  }
+}
+
+// Spins for `cycles` SM clock cycles on one thread: the GPU stays busy while the host queues
+// what is timed behind it.
+__global__ void spin_kernel(long long cycles) {
+  const long long start = clock64();
+  while (clock64() - start < cycles) {
+  }
+}
+
 constexpr int kThreads = 256;
 
 int blocks_for(std::size_t n) {
@@ -166,6 +205,19 @@ int blocks_for(std::size_t n) {
 }
 
 }  // namespace
+
+void launch_fill(void* p, std::size_t n, Fill kind, unsigned int seed, cudaStream_t s) {
+  if (n == 0) return;
+  fill_kernel<<<blocks_for(n), kThreads, 0, s>>>(p, n, static_cast<int>(kind), seed);
+}
+
+void launch_spin(double microseconds, cudaStream_t s) {
+  int khz = 0, dev = 0;
+  cudaGetDevice(&dev);
+  cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, dev);
+  // At the boost clock; a lower clock spins longer, which only queues more.
+  spin_kernel<<<1, 1, 0, s>>>(static_cast<long long>(microseconds * 1e-3 * khz));
+}
 
 void launch_gelu(const void* in, void* out, std::size_t n, cudaStream_t s) {
   gelu_kernel<<<blocks_for(n), kThreads, 0, s>>>(static_cast<const __nv_bfloat16*>(in),

@@ -20,7 +20,10 @@ namespace megasim::gpu {
 namespace {
 
 // Seconds each phase runs; long enough for board power to settle after the change.
-constexpr double kPhaseSeconds = 3.0;
+constexpr double kPhaseSeconds = 4.0;
+// NVML's board power on Ampere and later is an average over the last second: samples taken
+// in a phase's first 1.5 s still hold the phase before, and are not kept.
+constexpr double kSettleSeconds = 1.5;
 constexpr auto kSamplePeriod = std::chrono::milliseconds(20);
 
 // The few NVML entry points used here, declared as NVIDIA's nvml.h (API version 12) declares
@@ -148,8 +151,10 @@ PhaseMeans sample_while(const Nvml& nvml, NvmlDevice device, Work&& work) {
   const auto start = std::chrono::steady_clock::now();
   std::thread sampler([&] {
     while (running.load()) {
-      if (const auto w = nvml.power_w(device)) watts.push_back(*w);
-      if (const auto f = nvml.sm_clock_mhz(device)) mhz.push_back(*f);
+      if (seconds_since(start) >= kSettleSeconds) {
+        if (const auto w = nvml.power_w(device)) watts.push_back(*w);
+        if (const auto f = nvml.sm_clock_mhz(device)) mhz.push_back(*f);
+      }
       std::this_thread::sleep_for(kSamplePeriod);
     }
   });
@@ -164,7 +169,7 @@ PhaseMeans sample_while(const Nvml& nvml, NvmlDevice device, Work&& work) {
   sampler.join();
   if (watts.empty()) throw GpuError("NVML returned no power samples");
   PhaseMeans out;
-  out.seconds = seconds_since(start);
+  out.seconds = seconds_since(start) - kSettleSeconds;  // the span the samples cover
   out.watts = mean(watts);
   if (!mhz.empty()) out.sm_clock_mhz = mean(mhz);
   return out;
@@ -230,6 +235,7 @@ void measure_power(hw::DeviceProfile& p, int devices, const Budget& budget) {
   sustained.warmup = 1;
   sustained.repeats = 1 << 20;
   sustained.item_timeout_s = kPhaseSeconds;
+  sustained.spin = false;  // back to back: the GEMM phase must load the GPU all the time
   const auto ignore_error = [](const std::string& e) { throw GpuError(e); };
 
   // Every phase is measured before the profile changes, so a failed one leaves it untouched.
@@ -261,7 +267,8 @@ void measure_power(hw::DeviceProfile& p, int devices, const Budget& budget) {
     });
   }
   // The GEMM and all-reduce phases time kPhaseSeconds of work after their setup (handles,
-  // buffers, the communicator), during which the GPU idles: that is their idle share.
+  // buffers, the communicator), during which the GPU idles: the part of the sampled span
+  // (after the settling time) the work does not fill is their idle share.
   const auto busy_share = [](const PhaseMeans& m) {
     return std::min(1.0, kPhaseSeconds / m.seconds);
   };

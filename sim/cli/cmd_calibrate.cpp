@@ -241,8 +241,10 @@ void run_fit(const FitOpts& o) {
   emit({{"output", o.output}, {"fits", lines}}, text, o.json);
 }
 
-// Present exactly when NVIDIA's kernel driver is loaded.
+// Present when NVIDIA's kernel driver is loaded: its /proc entry, or, where a sandbox's /proc
+// lacks it (gVisor), the control device it creates.
 constexpr const char* kNvidiaDriver = "/proc/driver/nvidia/version";
+constexpr const char* kNvidiaControl = "/dev/nvidiactl";
 
 // The measuring tool: beside this executable (installed), else where the build put it.
 std::string find_gpu_tool() {
@@ -283,10 +285,10 @@ void run_measure(const MeasureOpts& o) {
       "import-nccl-tests LOG... --device PROFILE -o FILE`, or use a shipped profile from "
       "calibrate/profiles/ (a100-sxm4-80gb, a100-sxm4-40gb, h100-sxm5-80gb, h200-sxm-141gb) as a scenario's "
       "device";
-  if (!std::filesystem::exists(kNvidiaDriver)) {
+  if (!std::filesystem::exists(kNvidiaDriver) && !std::filesystem::exists(kNvidiaControl)) {
     throw InputError(std::string("calibration measures the local GPUs and needs an NVIDIA GPU "
                                  "with its driver, which this machine lacks (no ") +
-                     kNvidiaDriver + "). " + without_gpu);
+                     kNvidiaDriver + ", no " + kNvidiaControl + "). " + without_gpu);
   }
   const std::string tool = find_gpu_tool();
   if (tool.empty()) {

@@ -1,6 +1,7 @@
 #include "io/resolve.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <system_error>
 
 #include "engine/error.h"
@@ -32,7 +33,15 @@ std::vector<fs::path> builtin_data_dirs(DataKind kind) {
   }
   // The installed share folder keeps the profiles flat, without the source tree's calibrate/.
   const fs::path installed = fs::path(MEGASIM_SHARE_DIR) / fs::path(sub).filename();
-  return {fs::path(MEGASIM_SOURCE_DIR) / sub, installed};
+  std::vector<fs::path> dirs;
+  // A source tree elsewhere than the one built from (a copy on another machine, as the device
+  // run's): MEGASIM_DATA_DIR names its root, searched first.
+  if (const char* root = std::getenv("MEGASIM_DATA_DIR"); root != nullptr && *root != '\0') {
+    dirs.push_back(fs::path(root) / sub);
+  }
+  dirs.push_back(fs::path(MEGASIM_SOURCE_DIR) / sub);
+  dirs.push_back(installed);
+  return dirs;
 }
 
 bool is_data_name(const std::string& ref) {

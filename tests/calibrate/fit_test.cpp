@@ -169,6 +169,34 @@ TEST_CASE("refit marks models fitted so costs report fitted") {
         doctest::Approx(model.gemm(q).time.to_seconds()).epsilon(1e-3));
 }
 
+TEST_CASE("refit with a failures list keeps the other models when one cannot be fitted") {
+  // Memory rows faster than the profile's HBM (an L2-resident row, a wrong hbm_gbps): the
+  // memory fit refuses them. The GPU tool must still keep its GEMM fit; `calibrate fit`
+  // (no list) still refuses the whole profile, naming the reason.
+  hw::DeviceProfile truth = toy();
+  const hw::KernelCostModel model(truth);
+  hw::DeviceProfile p = toy();
+  for (std::int64_t m : {128, 512, 2048, 8192}) {
+    const hw::GemmShape g{m, 2048, 4096, 1, hw::DType::kBf16};
+    p.gemm_table.push_back({g, model.model_gemm_time(g)});
+  }
+  for (int e = 20; e <= 30; e += 2) {
+    const double bytes = std::ldexp(1.0, e);
+    p.memory_table.push_back({hw::MemoryKernel::kCopy, Bytes(bytes),
+                              Time::from_seconds(1e-6 + bytes / 2e12)});  // twice the HBM
+  }
+  hw::DeviceProfile strict = p;
+  CHECK_THROWS_WITH_AS(calibrate::refit_profile(strict),
+                       doctest::Contains("memory fit: kernels reach"), InputError);
+  std::vector<std::string> failed;
+  const auto report = calibrate::refit_profile(p, &failed);
+  REQUIRE(report.size() == 1);
+  CHECK(report[0].rfind("gemm:", 0) == 0);
+  REQUIRE(failed.size() == 1);
+  CHECK(failed[0].find("memory fit: kernels reach 200.0 %") != std::string::npos);
+  CHECK_FALSE(p.memory_model.fitted);
+}
+
 namespace {
 
 // Fused causal attention rows, head dim 128, over 8–32 heads and 1k–4k tokens, both passes,

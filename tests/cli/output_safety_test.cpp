@@ -135,7 +135,8 @@ TEST_CASE("calibrate shapes prints the shapes, calibrate -o without a GPU says w
   CHECK(r.exit_code == 0);
   // The MegaScale 175B QKV projection on TP 8: 2048 x 4608 x 12288.
   CHECK(r.out.find("    2048     4608    12288") != std::string::npos);
-  if (fs::exists("/proc/driver/nvidia/version")) return;  // a GPU machine measures instead
+  if (fs::exists("/proc/driver/nvidia/version") || fs::exists("/dev/nvidiactl"))
+    return;  // a GPU machine measures instead
   const fs::path d = fresh_dir("gpu");
   r = run_megasim("calibrate -o " + shell_quote((d / "c.json").string()));
   CHECK(r.exit_code == 2);
@@ -182,4 +183,19 @@ TEST_CASE("an output naming any file the command read, a preset found by name in
                 "models/gpt-175b-megascale.json");
   check_refused("calibrate shapes " + shell_quote(kScenario), "-o", "systems/megascale.json");
   check_refused("validate", "--html", "models/korthikanti-22b.json");
+}
+
+TEST_CASE("MEGASIM_DATA_DIR names a tree searched before the one megasim was built from") {
+  // The device run copies the tree elsewhere; a name must still find its file there.
+  const fs::path root = fresh_dir("data_root");
+  fs::create_directories(root / "models");
+  fs::copy_file(std::string(MEGASIM_SOURCE_DIR) + "/models/gpt-175b-megascale.json",
+                root / "models" / "only-in-the-copy.json");
+  const std::string args = "inspect " + kScenario + " --set model=only-in-the-copy";
+  CHECK(run_megasim(args).exit_code == 2);  // not in the built tree
+  ::setenv("MEGASIM_DATA_DIR", root.c_str(), 1);
+  const auto found = run_megasim(args);
+  ::unsetenv("MEGASIM_DATA_DIR");
+  CHECK(found.exit_code == 0);
+  INFO(found.err);
 }

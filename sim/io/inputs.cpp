@@ -105,6 +105,17 @@ void check_bf16_optimizer(const Inputs& in) {
   }
 }
 
+void check_pipeline_engine_schedule(const Inputs& in) {
+  const workload::ParallelPlan& p = in.scenario.plan;
+  if (in.system.pipe_engine.present && p.pp > 1 && p.schedule != workload::Schedule::kOneFOneB) {
+    throw InputError(fmt::format(
+        "{}: plan.schedule '{}' (vpp {}): preset '{}' runs DeepSpeed's pipeline engine, whose "
+        "one training schedule is a 1F1B (TrainSchedule); set plan.schedule 1f1b and vpp 1",
+        in.scenario.file.string(), workload::to_string(p.schedule), p.vpp,
+        in.scenario.optimizations.preset));
+  }
+}
+
 void check_context_parallel(const Inputs& in) {
   // Context parallelism splits the fused attention kernel's work over the CP ranks (Megatron-
   // Core runs it only with Transformer Engine's fused attention); the unfused path's s² score
@@ -194,6 +205,7 @@ Inputs load_inputs(const Scenario& s, const InputOptions& o, FilesRead* read) {
   if (have_system) clashes.check([&] { check_window(in); });
   if (have_system) clashes.check([&] { check_bf16_optimizer(in); });
   if (have_system) clashes.check([&] { check_context_parallel(in); });
+  if (have_system) clashes.check([&] { check_pipeline_engine_schedule(in); });
   if (have_system) clashes.check([&] { check_microbatch_group(in); });
   if (have_device) clashes.check([&] { check_fp8(in); });
   if (have_device && have_system) clashes.check([&] { check_tp_decomposition(in); });

@@ -148,6 +148,7 @@ step::SystemOptions load_system_file(const std::filesystem::path& file, FilesRea
     d->finish();
   }
   if (auto e = r.optional_object("pipeline_engine")) {
+    s.pipe_engine.present = true;
     s.pipe_engine.partitioned_transfers = e->boolean_or("partitioned_transfers", false);
     s.pipe_engine.bf16_optimizer = e->boolean_or("bf16_optimizer", false);
     e->string("source");

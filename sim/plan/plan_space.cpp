@@ -250,6 +250,11 @@ class Walker {
     } else if (model.layers % pp == 0 && pp > 1) {
       vpps = divisors(model.layers / pp);
     }
+    // DeepSpeed's pipeline engine runs 1F1B only: interleaved plans are not in its space.
+    if (system.pipe_engine.present && pp > 1) {
+      const bool one = std::find(vpps.begin(), vpps.end(), 1) != vpps.end();
+      vpps = one ? std::vector<int>{1} : std::vector<int>{};
+    }
     const bool fits = gpus <= in_.cluster.gpus && gpus % (static_cast<std::int64_t>(tp) * pp) == 0;
     const int dp = fits ? static_cast<int>(gpus / (static_cast<std::int64_t>(tp) * pp)) : 0;
     // With one replica the distributed optimizer shards nothing: the same plan as without.

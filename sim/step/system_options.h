@@ -139,6 +139,10 @@ struct SystemOptions {
   // DeepSpeed's PipelineEngine (deepspeed/runtime/pipe/engine.py, 2021-22): what it does on
   // the compute stream beyond the 1F1B exchanges themselves (workload/pipe_engine_ops.h).
   struct PipelineEngine {
+    // The preset runs its pipeline through DeepSpeed's PipelineEngine, whose only training
+    // schedule is TrainSchedule, a 1F1B (deepspeed/runtime/pipe/schedule.py): no interleaved,
+    // GPipe or zero-bubble plan (io::load_inputs refuses them, search never builds them).
+    bool present = false;
     // With tp > 1 the activation and its gradient cross stages as PartitionedTensors: each TP
     // rank sends a 1/tp slice, and PartitionedTensor.full() rebuilds the whole tensor (zero
     // fill, list-form TP all-gather, per-rank copies, clone) for the receiver's forward and,

@@ -140,13 +140,16 @@ TEST_CASE("search: the analytic stage prices DeepSpeed's pipeline engine once a 
   // BLOOM's model on DeepSpeed's engine (partitioned transfers at TP 4, BF16_Optimizer's
   // update), on PP 7 so that the 70 layers split evenly, with and without interleaving (batch
   // 2,240: 140 micro-batches of 2 a replica, a multiple of PP). The engine's work is per chunk
-  // boundary and per micro-batch, not per layer: the estimate stays within 2 % of the event-level step
-  // (the Megatron-LM plans agree within about 0.5 %), and two chunks a stage do not pay the
-  // update twice.
+  // boundary and per micro-batch, not per layer: the estimate stays within 2 % of the event-level
+  // step (the Megatron-LM plans agree within about 0.5 %), and two chunks a stage do not pay the
+  // update twice. DeepSpeed itself runs 1F1B only (pipe_engine.present keeps interleaved plans
+  // out of its space); the interleaved case takes the engine's costs without that rule, to
+  // check the pricing per chunk.
   io::Inputs in = inputs_of("scenarios/validation/bloom-176b-384.json");
   in.scenario.plan.global_batch = 2240;
   for (const char* vpp : {"1", "2"}) {
     CAPTURE(vpp);
+    in.system.pipe_engine.present = std::string(vpp) == "1";
     plan::SearchOptions o;
     o.top_k = 5;
     o.space.gpus = {224};
@@ -234,4 +237,21 @@ TEST_CASE("search: --fix sp=1 holds at tp 1, where sequence parallelism cannot r
   }
   o.restrict.push_back({"tp", {"1"}});
   CHECK(plan::enumerate_space(in, o).size == 0);
+}
+
+TEST_CASE("search: under DeepSpeed's pipeline engine every pipelined plan runs 1F1B") {
+  // The engine's only training schedule is TrainSchedule; until 2026-12-02 search offered
+  // interleaved plans under the deepspeed preset.
+  const io::Inputs in = inputs_of("scenarios/validation/sc21-t2-zero3-175b-384.json");
+  REQUIRE(in.system.pipe_engine.present);
+  plan::SpaceOptions o;
+  o.restrict = {{"pp", {"4"}}};
+  const plan::Space s = plan::enumerate_space(in, o);
+  REQUIRE(!s.feasible.empty());
+  for (const auto& c : s.feasible) {
+    CHECK(c.plan.vpp == 1);
+    CHECK(c.plan.schedule == workload::Schedule::kOneFOneB);
+  }
+  o.restrict.push_back({"vpp", {"3"}});
+  CHECK(plan::enumerate_space(in, o).feasible.empty());
 }

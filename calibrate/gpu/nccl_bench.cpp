@@ -86,8 +86,12 @@ class Clique {
 
   // Median time of `op`, measured on device 0's stream after all devices' work is enqueued:
   // device 0 cannot finish a collective before its peers, so its events bound the whole.
-  double time(hw::CollectiveOp op, std::size_t bytes, const Budget& b) {
+  double time(hw::CollectiveOp op, std::size_t bytes, const Budget& budget) {
     MEGASIM_CUDA_CHECK(cudaSetDevice(0));
+    // No spin ahead: on device 0 alone it would let the peers start the collective early and
+    // fill device 0's receive slots before its start event, shortening small collectives.
+    Budget b = budget;
+    b.spin = false;
     return median_seconds(streams_[0], b, [&] {
       launch(op, bytes);
       MEGASIM_CUDA_CHECK(cudaSetDevice(0));

@@ -99,7 +99,7 @@ std::unique_ptr<PreparedSearch> prepare_search(const SearchCliOptions& o) {
     }
   }
   for (const auto& f : o.fix) {
-    plan::Axis a = plan::parse_axis(f);
+    plan::Axis a = plan::parse_axis(f, "--fix");
     if (a.values.size() != 1)
       throw InputError("--fix " + f + ": one value; use --vary for several");
     options.space.restrict.push_back(std::move(a));

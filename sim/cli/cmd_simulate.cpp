@@ -11,6 +11,7 @@
 #include "io/byte_size.h"
 #include "io/inputs.h"
 #include "io/output.h"
+#include "io/resolve.h"
 #include "io/scenario.h"
 #include "plan/evaluate.h"
 #include "reports/html_report.h"
@@ -55,7 +56,7 @@ void run_simulate(const SimulateOptions& o) {
   const bool trace = o.trace.has_value() || o.html.has_value();
   plan::EvaluateOptions options{o.full, trace, network, limits, {}, &read};
   // The residuals of the validation rows, kept beside the published runs in the source tree.
-  const std::filesystem::path residuals = MEGASIM_SOURCE_DIR "/validation/residuals.json";
+  const std::filesystem::path residuals = io::data_root() / "validation/residuals.json";
   if (std::filesystem::exists(residuals)) options.residuals = residuals;
   const plan::Evaluation e = plan::evaluate(inputs, options);
   const std::string json_text = reports::simulate_json(e);

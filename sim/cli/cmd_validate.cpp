@@ -6,6 +6,7 @@
 
 #include "cli/commands.h"
 #include "io/output.h"
+#include "io/resolve.h"
 #include "plan/validate.h"
 #include "reports/html_report.h"
 #include "reports/validate_report.h"
@@ -14,8 +15,8 @@ namespace megasim::cli {
 namespace {
 
 struct ValidateOptions {
-  std::string runs = MEGASIM_SOURCE_DIR "/validation/published_runs.json";
-  std::string dir = MEGASIM_SOURCE_DIR "/scenarios/validation";
+  std::string runs = (io::data_root() / "validation/published_runs.json").string();
+  std::string dir = (io::data_root() / "scenarios/validation").string();
   std::optional<std::string> html;  // set when given, even empty
   bool json = false;
 };

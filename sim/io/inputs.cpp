@@ -114,6 +114,14 @@ void check_pipeline_engine_schedule(const Inputs& in) {
         in.scenario.file.string(), workload::to_string(p.schedule), p.vpp,
         in.scenario.optimizations.preset));
   }
+  // PipelineEngine.__init__: "ZeRO-2 and ZeRO-3 are incompatible with pipeline parallelism".
+  if (in.system.pipe_engine.present && p.pp > 1 && (p.zero2 || p.zero3)) {
+    throw InputError(fmt::format(
+        "{}: plan.{} with pp {}: preset '{}' runs DeepSpeed's pipeline engine, which refuses "
+        "ZeRO-2 and ZeRO-3 beside pipeline parallelism (ZeRO-1, distributed_optimizer, is its)",
+        in.scenario.file.string(), p.zero3 ? "zero3" : "zero2", p.pp,
+        in.scenario.optimizations.preset));
+  }
 }
 
 void check_context_parallel(const Inputs& in) {

@@ -21,6 +21,11 @@ const char* data_kind_name(DataKind kind) {
   return "data";
 }
 
+fs::path data_root() {
+  const char* root = std::getenv("MEGASIM_DATA_DIR");
+  return root != nullptr && *root != '\0' ? fs::path(root) : fs::path(MEGASIM_SOURCE_DIR);
+}
+
 std::vector<fs::path> builtin_data_dirs(DataKind kind) {
   const char* sub = "";
   switch (kind) {
@@ -33,13 +38,11 @@ std::vector<fs::path> builtin_data_dirs(DataKind kind) {
   }
   // The installed share folder keeps the profiles flat, without the source tree's calibrate/.
   const fs::path installed = fs::path(MEGASIM_SHARE_DIR) / fs::path(sub).filename();
-  std::vector<fs::path> dirs;
   // A source tree elsewhere than the one built from (a copy on another machine, as the device
-  // run's): MEGASIM_DATA_DIR names its root, searched first.
-  if (const char* root = std::getenv("MEGASIM_DATA_DIR"); root != nullptr && *root != '\0') {
-    dirs.push_back(fs::path(root) / sub);
-  }
-  dirs.push_back(fs::path(MEGASIM_SOURCE_DIR) / sub);
+  // run's): data_root() names it, searched before the build's own tree.
+  std::vector<fs::path> dirs{data_root() / sub};
+  const fs::path built = fs::path(MEGASIM_SOURCE_DIR) / sub;
+  if (built != dirs.front()) dirs.push_back(built);
   dirs.push_back(installed);
   return dirs;
 }

@@ -22,6 +22,10 @@ enum class DataKind { kModel, kCluster, kDevice, kSystem, kReliability, kPower }
 const char* data_kind_name(DataKind kind);
 // The built-in folders searched for `kind`, in order.
 std::vector<std::filesystem::path> builtin_data_dirs(DataKind kind);
+
+// The source tree whose validation runs, residuals and data megasim reads: $MEGASIM_DATA_DIR
+// when set (a copy of the tree elsewhere than the one built from), else the build's tree.
+std::filesystem::path data_root();
 // True when `ref` is a name, found only in the built-in folders; false for a path.
 bool is_data_name(const std::string& ref);
 

@@ -2,7 +2,6 @@
 
 #include <cctype>
 #include <optional>
-#include <set>
 #include <string>
 
 #include <fmt/format.h>
@@ -268,13 +267,23 @@ Scenario load_scenario(const fs::path& file, const std::vector<std::string>& ove
     throw InputError(fmt::format("{}: expected a scenario object, found {}", origin,
                                  json_type_name(doc)));
   }
-  // One path set twice would silently keep the last value: refused, as a key twice in a file.
-  std::set<std::string> set_paths;
+  // One path set twice, or a key and an object holding it (plan.micro_batch and plan), would
+  // silently keep the last value: refused, as a key twice in a file.
+  std::vector<std::string> set_paths;
   for (const auto& o : overrides) {
     const std::string path = o.substr(0, o.find('='));
-    if (!set_paths.insert(path).second) {
-      throw InputError("--set " + path + ": given twice; give each key one value");
+    for (const auto& other : set_paths) {
+      if (other == path)
+        throw InputError("--set " + path + ": given twice; give each key one value");
+      const auto& [outer, inner] =
+          other.size() < path.size() ? std::pair{other, path} : std::pair{path, other};
+      if (inner.rfind(outer + ".", 0) == 0) {
+        throw InputError("--set " + inner + " and --set " + outer +
+                         ": the second holds the "
+                         "first; set the key inside the object, or the object alone");
+      }
     }
+    set_paths.push_back(path);
     apply_override(doc, o);
   }
 

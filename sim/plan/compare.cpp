@@ -6,27 +6,34 @@
 
 #include "engine/error.h"
 #include "io/inputs.h"
+#include "io/json_reader.h"
 #include "io/scenario.h"
 #include "plan/evaluate.h"
 #include "workload/memory.h"
 
 namespace megasim::plan {
 
-Axis parse_axis(const std::string& spec) {
+Axis parse_axis(const std::string& spec, const std::string& option) {
   const auto eq = spec.find('=');
   if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size()) {
-    throw InputError("--vary " + spec + ": expected PATH=V1,V2,... e.g. --vary plan.tp=4,8");
+    throw InputError(option + " " + spec + ": expected PATH=V1,V2,... e.g. " + option +
+                     " plan.tp=4,8");
   }
   Axis a{spec.substr(0, eq), {}};
+  // Two spellings of one value (2 and 2.0, "2" and 2) are one value, as --set reads them.
+  std::vector<io::Json> seen;
   std::size_t start = eq + 1;
   for (;;) {
     const auto comma = spec.find(',', start);
     const std::string v = spec.substr(start, comma == std::string::npos ? comma : comma - start);
-    if (v.empty()) throw InputError("--vary " + spec + ": empty value in the list");
-    if (std::find(a.values.begin(), a.values.end(), v) != a.values.end()) {
-      throw InputError("--vary " + spec + ": '" + v +
-                       "' is listed twice (each variant would be run, and ranked, twice)");
+    if (v.empty()) throw InputError(option + " " + spec + ": empty value in the list");
+    const io::Json j = io::Json::parse(v, nullptr, false);
+    const io::Json value = j.is_discarded() ? io::Json(v) : j;
+    if (std::find(seen.begin(), seen.end(), value) != seen.end()) {
+      throw InputError(option + " " + spec + ": '" + v +
+                       "' is listed twice (each plan would be run, and ranked, twice)");
     }
+    seen.push_back(value);
     a.values.push_back(v);
     if (comma == std::string::npos) break;
     start = comma + 1;
@@ -80,7 +87,8 @@ void check_axes(const std::filesystem::path& scenario, const std::vector<std::st
   }
   for (const auto& a : axes) {
     for (const auto& o : overrides) {
-      if (o.rfind(a.path + "=", 0) == 0) {
+      const std::string set = o.substr(0, o.find('='));
+      if (set == a.path || set.rfind(a.path + ".", 0) == 0 || a.path.rfind(set + ".", 0) == 0) {
         throw InputError("--vary " + a.path + ": also given by --set " + o +
                          "; give the key in one of them");
       }

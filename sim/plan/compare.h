@@ -27,8 +27,9 @@ struct Axis {
   std::vector<std::string> values;
 };
 
-// "plan.tp=4,8" → {"plan.tp", {"4", "8"}}; InputError for anything else.
-Axis parse_axis(const std::string& spec);
+// "plan.tp=4,8" → {"plan.tp", {"4", "8"}}; InputError, naming `option`, for anything else
+// (a value listed twice, in any spelling of it, included).
+Axis parse_axis(const std::string& spec, const std::string& option = "--vary");
 // The combinations of `axes` (the product of their value counts); InputError when there are
 // none or more than kMaxCombinations, found without overflowing however many axes are given.
 std::size_t count_combinations(const std::vector<Axis>& axes);

@@ -362,13 +362,20 @@ class Walker {
 
 }  // namespace
 
-std::string outside_space(const workload::ParallelPlan& p) {
+std::string outside_space(const workload::ParallelPlan& p, int layers) {
   const auto own = p.vpp > 1 ? workload::Schedule::kInterleaved : workload::Schedule::kOneFOneB;
   std::vector<std::string> why;
-  if (!p.layer_split.empty()) why.emplace_back("its layer_split");
+  // An even split written out, and Megatron's group of pp written out, are the space's own.
+  const int stages = p.pp * p.vpp;
+  const bool even =
+      layers % stages == 0 && std::all_of(p.layer_split.begin(), p.layer_split.end(),
+                                          [&](int n) { return n == layers / stages; });
+  if (!p.layer_split.empty() && !even) why.emplace_back("its uneven layer_split");
   if (p.schedule != own)
     why.push_back(fmt::format("its {} schedule", workload::to_string(p.schedule)));
-  if (p.microbatch_group != 0) why.emplace_back("its microbatch_group");
+  if (p.microbatch_group != 0 && p.microbatch_group != p.pp) {
+    why.push_back(fmt::format("its microbatch_group {} (the space's is pp)", p.microbatch_group));
+  }
   if (p.cp > 1) why.emplace_back("context parallelism");
   if (p.zero2) why.emplace_back("ZeRO-2");
   if (p.zero3) why.emplace_back("ZeRO-3");

@@ -72,10 +72,10 @@ Space enumerate_space(const io::Inputs& inputs, const SpaceOptions& options);
 void check_restrictions(const std::vector<Axis>& restrict);
 
 // Why the scenario's own plan is not one of the space's (whose plans split the layers evenly,
-// run 1F1B or, with vpp > 1, the interleaved schedule with Megatron's micro-batch group, and
+// run 1F1B or, with vpp > 1, the interleaved schedule with Megatron's micro-batch group of pp, and
 // have no context parallelism and no ZeRO-2/3), or "" when it can be. A plan outside is never
 // marked as the scenario's: a space plan with its key would be another plan.
-std::string outside_space(const workload::ParallelPlan& p);
+std::string outside_space(const workload::ParallelPlan& p, int layers);
 
 // The canonical key of a plan under a system (the switches that differ from `base` named).
 std::string canonical_key(const workload::ParallelPlan& p, const step::SystemOptions& system,

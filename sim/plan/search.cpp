@@ -172,7 +172,7 @@ void analytic_stage(const io::Inputs& in, const SearchOptions& o, const SearchSh
   }
   plans.clear();
   std::sort(r.analytic.begin(), r.analytic.end(), better);
-  r.scenario_plan_outside = outside_space(in.scenario.plan);
+  r.scenario_plan_outside = outside_space(in.scenario.plan, in.model.layers);
   if (!r.scenario_plan_outside.empty()) return;
   const std::string own = canonical_key(in.scenario.plan, in.system, in.system);
   for (std::size_t i = 0; i < r.analytic.size(); ++i) {

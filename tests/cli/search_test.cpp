@@ -379,7 +379,15 @@ TEST_CASE("cli: a scenario plan the space cannot hold is not marked as one of it
   for (const auto& row : j["ranked"]) CHECK(row["scenario_plan"] == false);
   const auto split = run_megasim("search " + s22 + sets + " --set 'plan.layer_split=[20,28]'");
   REQUIRE(split.exit_code == 0);
-  CHECK(split.out.find("not in the space searched (its layer_split") != std::string::npos);
+  CHECK(split.out.find("not in the space searched (its uneven layer_split") != std::string::npos);
+  // The even split and Megatron's group of pp, written out, are the space's own plans.
+  const auto written = run_megasim("search " + s22 + sets + " --set 'plan.layer_split=[24,24]'");
+  CHECK(written.out.find("the scenario's own plan ranks ") != std::string::npos);
+  const auto group = run_megasim("search " + s22 +
+                                 " --set plan.pp=2 --set plan.tp=4 --set plan.micro_batch=1 "
+                                 "--set plan.vpp=2 --set plan.schedule=interleaved "
+                                 "--set plan.microbatch_group=2 --fix pp=2 --fix tp=4 --fix vpp=2");
+  CHECK(group.out.find("the scenario's own plan ranks ") != std::string::npos);
   const auto even = run_megasim("search " + s22 + sets + " --json");
   CHECK(nlohmann::json::parse(even.out)["scenario_plan_outside_space"].is_null());
   CHECK(nlohmann::json::parse(even.out)["scenario_plan_analytic_rank"].is_number());

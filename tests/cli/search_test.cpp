@@ -26,6 +26,9 @@ namespace fs = std::filesystem;
 
 const std::string kScenario =
     std::string(MEGASIM_SOURCE_DIR) + "/scenarios/validation/korthikanti-175b-selective.json";
+// Korthikanti's 22B on 8 GPUs: a space small enough for a search in well under a second.
+const std::string s22 =
+    std::string(MEGASIM_SOURCE_DIR) + "/scenarios/validation/korthikanti-22b-selective.json";
 
 fs::path temp_file(const std::string& name) {
   const fs::path dir = fs::temp_directory_path() / ("megasim_search_" + std::to_string(::getpid()));
@@ -325,8 +328,6 @@ TEST_CASE("cli: a --results file another build of megasim wrote is not reused") 
 
 TEST_CASE(
     "cli: a plan refused by --max-events is not written, and figures that disagree are refused") {
-  const std::string s22 =
-      std::string(MEGASIM_SOURCE_DIR) + "/scenarios/validation/korthikanti-22b-selective.json";
   const fs::path results = temp_file("bounded.jsonl");
   const std::string args = "search " + s22 + " --top 2 --results " + shell_quote(results.string());
   // The best plan (8 virtual stages) passes 100 pipeline passes: refused, and not written, so
@@ -366,8 +367,6 @@ TEST_CASE(
 TEST_CASE("cli: a scenario plan the space cannot hold is not marked as one of its plans") {
   // A zero-bubble schedule (or an uneven layer_split) has the key of an even 1F1B plan of the
   // space: until 2026-12-02 that plan was marked '*', slower than the scenario's own.
-  const std::string s22 =
-      std::string(MEGASIM_SOURCE_DIR) + "/scenarios/validation/korthikanti-22b-selective.json";
   const std::string sets =
       " --set plan.pp=2 --set plan.tp=4 --set plan.micro_batch=1 --fix pp=2 "
       "--fix tp=4 --fix vpp=1 --top 30";
@@ -396,8 +395,6 @@ TEST_CASE("cli: a scenario plan the space cannot hold is not marked as one of it
 TEST_CASE("cli: by cost, a faster plan on more GPUs says what it costs, not a part of its step") {
   // The 16-GPU plan's step is 0.47 s shorter; it loses on cost by its GPU count. Until
   // 2026-12-02 the column named the breakdown part that grew most (a few ms).
-  const std::string s22 =
-      std::string(MEGASIM_SOURCE_DIR) + "/scenarios/validation/korthikanti-22b-selective.json";
   const auto r = run_megasim(
       "search " + s22 +
       " --gpus 8,16 --objective cost --set run.tokens=1e9 --set power.usd_per_gpu_hour=2 "

@@ -276,24 +276,18 @@ class Walker {
       prune(Prune::kHeads, inner);
       return;
     }
+    // Every plan keeps the scenario's rank order (not an axis of the search).
     workload::ParallelPlan p = in_.scenario.plan;
-    p.layer_split.clear();
-    // Context parallelism is not an axis of the search: every plan has cp 1 (the GPU count
-    // above is tp × pp × dp), and the interleaved schedule takes Megatron's micro-batch group.
-    // Every plan keeps the scenario's rank order (not an axis either).
-    p.cp = 1;
-    p.microbatch_group = 0;
+    to_normal_form(p);
     p.tp = tp;
     p.pp = pp;
     p.dp = dp;
-    p.zero2 = false;
-    p.zero3 = false;
     // Each candidate runs the optimizer its own system runs: varying optimizations.lamb off
     // gives the scenario's own optimizer back, not the base system's LAMB.
     p.optimizer = step::system_optimizer(in_.written_optimizer, system);
     for (const int vpp : vpps) {
       p.vpp = vpp;
-      p.schedule = vpp > 1 ? workload::Schedule::kInterleaved : workload::Schedule::kOneFOneB;
+      p.schedule = space_schedule(vpp);
       for (const int mb : mbs_) {
         p.micro_batch = mb;
         for (const Recompute rc : rcs_) {
@@ -362,23 +356,37 @@ class Walker {
 
 }  // namespace
 
+workload::Schedule space_schedule(int vpp) {
+  return vpp > 1 ? workload::Schedule::kInterleaved : workload::Schedule::kOneFOneB;
+}
+
+void to_normal_form(workload::ParallelPlan& p) {
+  p.layer_split.clear();
+  p.schedule = space_schedule(p.vpp);
+  p.microbatch_group = 0;
+  p.cp = 1;
+  p.zero2 = false;
+  p.zero3 = false;
+}
+
 std::string outside_space(const workload::ParallelPlan& p, int layers) {
-  const auto own = p.vpp > 1 ? workload::Schedule::kInterleaved : workload::Schedule::kOneFOneB;
+  workload::ParallelPlan normal = p;
+  to_normal_form(normal);
   std::vector<std::string> why;
   // An even split written out, and Megatron's group of pp written out, are the space's own.
   const int stages = p.pp * p.vpp;
   const bool even =
       layers % stages == 0 && std::all_of(p.layer_split.begin(), p.layer_split.end(),
                                           [&](int n) { return n == layers / stages; });
-  if (!p.layer_split.empty() && !even) why.emplace_back("its uneven layer_split");
-  if (p.schedule != own)
+  if (p.layer_split != normal.layer_split && !even) why.emplace_back("its uneven layer_split");
+  if (p.schedule != normal.schedule)
     why.push_back(fmt::format("its {} schedule", workload::to_string(p.schedule)));
-  if (p.microbatch_group != 0 && p.microbatch_group != p.pp) {
+  if (p.microbatch_group != normal.microbatch_group && p.microbatch_group != p.pp) {
     why.push_back(fmt::format("its microbatch_group {} (the space's is pp)", p.microbatch_group));
   }
-  if (p.cp > 1) why.emplace_back("context parallelism");
-  if (p.zero2) why.emplace_back("ZeRO-2");
-  if (p.zero3) why.emplace_back("ZeRO-3");
+  if (p.cp != normal.cp) why.emplace_back("context parallelism");
+  if (p.zero2 != normal.zero2) why.emplace_back("ZeRO-2");
+  if (p.zero3 != normal.zero3) why.emplace_back("ZeRO-3");
   std::string out;
   for (const auto& w : why) out += (out.empty() ? "" : ", ") + w;
   return out;

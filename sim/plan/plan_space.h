@@ -71,10 +71,14 @@ Space enumerate_space(const io::Inputs& inputs, const SpaceOptions& options);
 // The same InputError, without enumerating: every check enumerate_space makes of its options.
 void check_restrictions(const std::vector<Axis>& restrict);
 
-// Why the scenario's own plan is not one of the space's (whose plans split the layers evenly,
-// run 1F1B or, with vpp > 1, the interleaved schedule with Megatron's micro-batch group of pp, and
-// have no context parallelism and no ZeRO-2/3), or "" when it can be. A plan outside is never
-// marked as the scenario's: a space plan with its key would be another plan.
+// The space's normal form, the one description of what every plan it builds has whatever the
+// scenario wrote: the layers split evenly, 1F1B or, with vpp > 1, the interleaved schedule with
+// Megatron's micro-batch group of pp, no context parallelism, no ZeRO-2/3.
+workload::Schedule space_schedule(int vpp);
+void to_normal_form(workload::ParallelPlan& p);
+
+// Why the scenario's own plan is not in the normal form above, or "" when it is. A plan outside
+// is never marked as the scenario's: a space plan with its key would be another plan.
 std::string outside_space(const workload::ParallelPlan& p, int layers);
 
 // The canonical key of a plan under a system (the switches that differ from `base` named).

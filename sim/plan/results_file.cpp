@@ -103,10 +103,7 @@ struct Expected {
 // a simulation's: refused, naming the numbers that clash.
 void check_agreement(const StepFigures& f, const std::string& key, const Expected& e,
                      const std::string& at) {
-  const step::Breakdown& b = f.breakdown;
-  const std::int64_t sum = (b.compute + b.tp_exposed + b.pp_exposed + b.dp_exposed + b.bubble +
-                            b.optimizer + b.other + b.slowest_gpu)
-                               .ns();
+  const std::int64_t sum = f.breakdown.sum().ns();
   if (std::llabs(sum - f.step_time.ns()) > 8) {
     throw InputError(fmt::format("{}: breakdown_ns sums to {} ns, step_time_ns is {}", at, sum,
                                  f.step_time.ns()));

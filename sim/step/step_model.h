@@ -55,6 +55,12 @@ struct StepRequest {
 struct Breakdown {
   Time compute, tp_exposed, pp_exposed, dp_exposed, bubble, optimizer, other;
   Time slowest_gpu;  // the slowest of the job's GPUs pacing the passes (hw::FleetVariation)
+
+  // The step time: the parts are the critical stage's step, cut without overlap.
+  Time sum() const {
+    return compute + tp_exposed + pp_exposed + dp_exposed + bubble + optimizer + other +
+           slowest_gpu;
+  }
 };
 
 struct StepPrediction {

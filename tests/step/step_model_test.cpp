@@ -150,6 +150,9 @@ TEST_CASE("step model: the job's slowest GPU paces the passes, as its own breakd
   const auto level = step::predict_step(r, f.topology, even_kernels, f.constants);
   CHECK(level.breakdown.slowest_gpu == Time::zero());
   REQUIRE(paced.breakdown.slowest_gpu > Time::zero());
+  // The breakdown, its new term included, is the step cut without overlap.
+  CHECK(paced.breakdown.sum() == paced.step_time);
+  CHECK(level.breakdown.sum() == level.step_time);
   // The passes' compute, 64 GPUs' worth of slowest: the term is that share of the compute.
   const double share = f.device.profile.fleet_variation.slowest_of(64);
   CHECK(paced.breakdown.slowest_gpu.to_seconds() ==

@@ -10,15 +10,15 @@ namespace megasim::reports {
 std::string validate_json(const plan::Validation& v) {
   nlohmann::json out = {{"rows", nlohmann::json::array()}};
   for (const auto& r : v.rows) {
-    nlohmann::json j = {{"scenario", r.scenario}, {"run", r.run},         {"metric", r.metric},
-                        {"role", r.role},         {"published", r.published},
-                        {"predicted", r.predicted}, {"error", r.error()},
-                        {"source", r.source}};
+    nlohmann::json j = {{"scenario", r.scenario},   {"run", r.run},
+                        {"metric", r.metric},       {"role", r.role},
+                        {"published", r.published}, {"predicted", r.predicted},
+                        {"error", r.error()},       {"publication", r.source}};
     if (r.step >= 0) j["step"] = r.step;
     const plan::ResidualRow residual = r.residual();
     j["family"] = residual.family;
     j["gpus"] = residual.gpus;
-    j["source"] = residual.source;
+    j["source"] = residual.source;  // the run id's first word: what leave-one-source-out leaves out
     j["step_time_residual"] = residual.residual;
     out["rows"].push_back(j);
   }
@@ -34,8 +34,10 @@ std::string validate_json(const plan::Validation& v) {
                                   {"predicted", g.predicted}});
   }
   out["chain_max_gain_error_points"] = v.gain_max_points;
-  out["band_coverage"] = {{"rows", v.bands.rows}, {"covered", v.bands.covered},
-                          {"median_width", v.bands.median_width}};
+  out["band_coverage"] = {{"rows", v.bands.rows},
+                          {"covered", v.bands.covered},
+                          {"median_width", v.bands.median_width},
+                          {"median_step_width", v.bands.median_step_width}};
   out["families"] = nlohmann::json::array();
   for (const auto& f : v.families) {
     out["families"].push_back({{"family", f.name}, {"rows", f.rows}, {"mape", f.mape},
@@ -43,9 +45,14 @@ std::string validate_json(const plan::Validation& v) {
   }
   out["refused"] = nlohmann::json::array();
   for (const auto& r : v.refused) {
-    out["refused"].push_back({{"scenario", r.scenario}, {"run", r.run}, {"metric", r.metric},
-                              {"family", r.family}, {"source", r.source},
-                              {"published", r.published}, {"reason", r.reason}});
+    out["refused"].push_back({{"scenario", r.scenario},
+                              {"run", r.run},
+                              {"metric", r.metric},
+                              {"family", r.family},
+                              {"source", plan::source_of_run(r.run)},
+                              {"publication", r.source},
+                              {"published", r.published},
+                              {"reason", r.reason}});
   }
   return json_text(out);
 }
@@ -108,9 +115,10 @@ std::string validate_text(const plan::Validation& v) {
   t += fmt::format("\nablation chains: largest difference {:.1f} MFU points; largest difference "
                    "of a step's gain {:.1f} points\n",
                    v.chain_max_points, v.gain_max_points);
-  t += fmt::format("error bands (each row's from the other sources' rows): {} of {} rows inside "
-                   "theirs, median width {:.1f} % of the step time\n",
-                   v.bands.covered, v.bands.rows, v.bands.median_width * 100);
+  t += fmt::format(
+      "error bands (each row's from the other sources' rows): {} of {} rows inside "
+      "theirs, median width {:.1f} % of the MFU, {:.1f} % of the step time\n",
+      v.bands.covered, v.bands.rows, v.bands.median_width * 100, v.bands.median_step_width * 100);
   return t;
 }
 

@@ -5,6 +5,8 @@
 #include <map>
 #include <set>
 
+#include <fmt/format.h>
+
 #include "engine/error.h"
 #include "io/json_reader.h"
 
@@ -18,10 +20,13 @@ constexpr std::size_t kMinBasis = 3;
 // family's rows: a family megasim does not yet predict lends no band to another.
 constexpr double kValidatedFamily = 0.08;
 
-// Families whose rows' mean |residual| is within kValidatedFamily.
-std::set<std::string> validated_families(const std::vector<ResidualRow>& rows) {
+// Families whose rows' mean |residual| is within kValidatedFamily, judged without the source
+// being predicted: a source's own rows never make its family one that lends.
+std::set<std::string> validated_families(const std::vector<ResidualRow>& rows,
+                                         const std::string& exclude_source) {
   std::map<std::string, std::pair<double, int>> sum;
   for (const auto& r : rows) {
+    if (r.source == exclude_source) continue;
     sum[r.family].first += std::fabs(r.residual);
     ++sum[r.family].second;
   }
@@ -46,7 +51,7 @@ double step_time_residual(const std::string& metric, double predicted, double pu
 Band band_for(const std::vector<ResidualRow>& rows, const std::string& family, std::int64_t gpus,
               const std::string& exclude_source) {
   std::vector<const ResidualRow*> pool, family_rows, near;
-  const std::set<std::string> validated = validated_families(rows);
+  const std::set<std::string> validated = validated_families(rows, exclude_source);
   for (const auto& r : rows) {
     if (r.source == exclude_source) continue;
     if (validated.count(r.family) != 0) pool.push_back(&r);
@@ -81,23 +86,53 @@ std::vector<ResidualRow> load_residuals(const std::filesystem::path& file, io::F
   if (!doc.is_object() || !doc.contains("rows") || !doc["rows"].is_array())
     throw InputError(file.string() + ": rows: not the output of `megasim validate --json`");
   std::vector<ResidualRow> out;
-  for (const auto& r : doc["rows"]) {
+  const auto& rows = doc["rows"];
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const auto& r = rows[i];
+    const std::string at = fmt::format("{}: rows[{}]", file.string(), i);
     if (!r.is_object() || !r.contains("step_time_residual") || !r.contains("gpus") ||
         !r.contains("family") || !r.contains("source") || !r.contains("scenario"))
-      throw InputError(file.string() + ": rows: a row lacks its residual, GPUs, family or source; "
+      throw InputError(at +
+                       ": a row lacks its residual, GPUs, family or source; "
                        "regenerate it with scripts/update-goldens.sh");
+    for (const char* key : {"scenario", "source", "family"}) {
+      if (!r[key].is_string()) throw InputError(fmt::format("{}.{}: not a string", at, key));
+    }
+    if (!r["gpus"].is_number_integer() || r["gpus"].get<std::int64_t>() < 1)
+      throw InputError(at + ".gpus: not a whole number of GPUs");
+    if (!r["step_time_residual"].is_number())
+      throw InputError(at + ".step_time_residual: not a number");
+    // r = predicted / true − 1: a true step time exists only for r > −1.
+    const double residual = r["step_time_residual"].get<double>();
+    if (!std::isfinite(residual) || residual <= -1.0) {
+      throw InputError(
+          fmt::format("{}.step_time_residual: {} is not above -1 (r = predicted / "
+                      "published step time - 1)",
+                      at, residual));
+    }
     // A "context" row (a published figure of unstated convention) lends no band.
     if (r.contains("role") && r["role"] == "context") continue;
     out.push_back(ResidualRow{r["scenario"].get<std::string>(), r["source"].get<std::string>(),
                               r["family"].get<std::string>(), r["gpus"].get<std::int64_t>(),
-                              r["step_time_residual"].get<double>()});
+                              residual});
   }
   return out;
 }
 
+namespace {
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0.0;
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+}  // namespace
+
 Coverage band_coverage(const std::vector<ResidualRow>& rows) {
   Coverage c;
-  std::vector<double> widths;
+  std::vector<double> widths, step_widths;
   for (const auto& r : rows) {
     const Band b = band_for(rows, r.family, r.gpus, r.source);
     if (b.basis.empty()) continue;
@@ -105,12 +140,10 @@ Coverage band_coverage(const std::vector<ResidualRow>& rows) {
     // The truth lies in the band when this row's residual does.
     if (r.residual >= b.low && r.residual <= b.high) ++c.covered;
     widths.push_back(b.high - b.low);
+    step_widths.push_back(1.0 / (1.0 + b.low) - 1.0 / (1.0 + b.high));
   }
-  if (!widths.empty()) {
-    std::sort(widths.begin(), widths.end());
-    const std::size_t n = widths.size();
-    c.median_width = n % 2 == 1 ? widths[n / 2] : 0.5 * (widths[n / 2 - 1] + widths[n / 2]);
-  }
+  c.median_width = median(widths);
+  c.median_step_width = median(step_widths);
   return c;
 }
 

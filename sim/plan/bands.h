@@ -50,7 +50,10 @@ std::vector<ResidualRow> load_residuals(const std::filesystem::path& file,
 
 struct Coverage {
   std::size_t rows = 0, covered = 0;
-  double median_width = 0;  // of the bands, high − low
+  // The bands' median widths: high − low, the MFU band's width over the predicted MFU; and
+  // 1 / (1 + low) − 1 / (1 + high), the step-time band's over the predicted step time.
+  double median_width = 0;
+  double median_step_width = 0;
 };
 // Each row's band from the other sources' rows, and whether its truth lies inside.
 Coverage band_coverage(const std::vector<ResidualRow>& rows);

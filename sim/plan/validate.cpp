@@ -95,7 +95,14 @@ void check_matches_published(const io::Json& runs, const io::Inputs& in, const s
                          const std::string& where) {
     if (!published.is_object() || !published.contains(key)) return;
     const io::Json& v = published[key];
-    if (!v.is_number_integer() || v.get<std::int64_t>() == ours) return;
+    // null: not published. A count must be a whole number: 999.0 or "999" would silently
+    // skip the check.
+    if (v.is_null()) return;
+    if (!v.is_number_integer()) {
+      throw InputError(fmt::format("{}: published run '{}' states {} = {}, not a whole number",
+                                   file, in.scenario.validation->run, key, v.dump()));
+    }
+    if (v.get<std::int64_t>() == ours) return;
     throw InputError(
         fmt::format("{}: {} is {}, but published run '{}' states {} = {}; a "
                     "scenario scored against a run must be that run",
@@ -307,6 +314,15 @@ Validation validate(const fs::path& published_runs, const fs::path& dir, io::Fil
     row.source = published_source(runs, s.validation->run);
     row.published = published_metric(runs, *s.validation, f.string());
     row.predicted = predicted_metric(e.step, row.metric, f.string());
+    // Two scenarios scoring one figure would count it twice in every error and in coverage.
+    for (const auto& other : rows) {
+      if (other.run == row.run && other.metric == row.metric && other.step == row.step) {
+        throw InputError(fmt::format(
+            "{}: scores run '{}' {}{} as scenario '{}' already does; one figure, one scenario",
+            f.string(), row.run, row.metric,
+            row.step >= 0 ? fmt::format(" (step {})", row.step) : "", other.scenario));
+      }
+    }
     rows.push_back(row);
   }
   std::vector<RefusedRow> refused = refused_rows(runs, dir / "refused", read);

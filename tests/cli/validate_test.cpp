@@ -266,6 +266,39 @@ TEST_CASE("validate: a scenario that is not its published run is refused, not sc
   fs::remove_all(dir);
 }
 
+TEST_CASE(
+    "validate: one figure scored twice, or a published count not a whole number, is refused") {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("megasim_dup_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const std::string scenario =
+      MEGASIM_SOURCE_DIR "/scenarios/validation/korthikanti-22b-selective.json";
+  std::ifstream src(scenario);
+  auto doc = nlohmann::json::parse(src);
+  doc.erase("$schema");
+  std::ofstream(dir / "a.json") << doc.dump();
+  doc["name"] = "korthikanti-22b-selective-copy";
+  std::ofstream(dir / "b.json") << doc.dump();
+  const std::string runs = MEGASIM_SOURCE_DIR "/validation/published_runs.json";
+  auto r = run_megasim("validate --scenarios " + shell_quote(dir.string()) + " --runs " +
+                       shell_quote(runs));
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("as scenario 'korthikanti-22b-selective' already does") != std::string::npos);
+  fs::remove(dir / "b.json");
+  // The run's GPU count written 8.0: the check that the scenario is that run would be skipped.
+  std::ifstream runs_in(runs);
+  auto published = nlohmann::json::parse(runs_in);
+  for (auto& run : published["runs"]) {
+    if (run["id"] == "korthikanti-22b") run["gpus"] = 8.0;
+  }
+  std::ofstream(dir / "runs.json") << published.dump();
+  r = run_megasim("validate --scenarios " + shell_quote(dir.string()) + " --runs " +
+                  shell_quote((dir / "runs.json").string()));
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("states gpus = 8.0, not a whole number") != std::string::npos);
+  fs::remove_all(dir);
+}
+
 TEST_CASE("validate: a plan in refused/ that megasim fits is an error, not a silent row") {
   // A folder of validation scenarios whose refused/ holds a plan that fits (Korthikanti's 22B)
   // or fits tightly (NVIDIA's Llama 3.1 405B BF16 recipe, given Llama 3's row to score):

@@ -1,9 +1,13 @@
 // Error bands from validation residuals (plan/bands.h), worked by hand.
 #include <doctest/doctest.h>
 
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
+#include "engine/error.h"
 #include "plan/bands.h"
 
 using namespace megasim::plan;
@@ -62,4 +66,45 @@ TEST_CASE("bands: coverage counts the rows whose residual lies in the band of th
   CHECK(c.rows == 6);
   CHECK(c.covered == 4);
   CHECK(c.median_width == doctest::Approx(0.06));
+  // The step band's widths: 1/(1-0.01) - 1/1.04 = 0.0486, 1/0.99 - 1/1.06 = 0.0667,
+  // 1 - 1/1.06 = 0.0566: median 0.0566.
+  CHECK(c.median_step_width == doctest::Approx(1.0 - 1.0 / 1.06));
+}
+
+TEST_CASE("bands: the source left out does not vouch for its family either") {
+  // Family "x": p1's three rows are right (0.0), p2's one is 30 % off. With p1, x's mean
+  // |residual| is 0.3 / 4 = 0.075, within 8 %; without p1 it is 0.3. A prediction of family "y"
+  // (no rows) that leaves p1 out must not borrow p2's 0.3 on the strength of p1's own rows.
+  const std::vector<ResidualRow> rows = {row("a", "p1", "x", 64, 0.0), row("b", "p1", "x", 64, 0.0),
+                                         row("c", "p1", "x", 64, 0.0), row("d", "p2", "x", 64, 0.3),
+                                         row("e", "p3", "z", 64, 0.02)};
+  Band b = band_for(rows, "y", 64, "");
+  CHECK(b.rule == "every row of a family within 8 %");
+  CHECK(b.basis.size() == 5);
+  b = band_for(rows, "y", 64, "p1");
+  CHECK(b.basis == std::vector<std::string>{"e"});
+  CHECK(b.high == doctest::Approx(0.02));
+}
+
+TEST_CASE("bands: a residuals file with a wrong type or an impossible residual is refused") {
+  namespace fs = std::filesystem;
+  const fs::path file = fs::temp_directory_path() / "megasim_bands_residuals.json";
+  const std::string good = R"("scenario": "a", "source": "p1", "family": "m")";
+  const std::pair<std::string, std::string> cases[] = {
+      {R"("gpus": "384", "step_time_residual": 0.1)", "rows[0].gpus: not a whole number"},
+      {R"("gpus": 384, "step_time_residual": null)", "rows[0].step_time_residual: not a number"},
+      {R"("gpus": 384, "step_time_residual": -1.0)", "is not above -1"},
+      {R"("gpus": 0, "step_time_residual": 0.1)", "rows[0].gpus: not a whole number"}};
+  for (const auto& [fields, fragment] : cases) {
+    CAPTURE(fields);
+    std::ofstream(file) << "{\"rows\": [{" << good << ", " << fields << "}]}";
+    try {
+      (void)load_residuals(file);
+      FAIL("accepted");
+    } catch (const megasim::InputError& e) {
+      CHECK(std::string(e.what()).find(fragment) != std::string::npos);
+      CHECK(std::string(e.what()).find(file.string()) != std::string::npos);
+    }
+  }
+  fs::remove(file);
 }

@@ -13,7 +13,8 @@ std::string compare_json(const std::vector<plan::Variant>& variants) {
   for (const auto& v : variants) {
     nlohmann::json set = nlohmann::json::object();
     for (const auto& [path, value] : v.set) set[path] = value;
-    nlohmann::json row = {{"set", set}};
+    // The label the text prints: the keys in the order given (`set` is an object, sorted).
+    nlohmann::json row = {{"label", v.label}, {"set", set}};
     if (v.step) {
       const auto& p = *v.step;
       row.update({{"feasible", true},

@@ -1,5 +1,6 @@
 #include "reports/search_report.h"
 
+#include <algorithm>
 #include <array>
 #include <utility>
 
@@ -99,11 +100,11 @@ std::string search_json(const plan::SearchResult& r) {
       row["objective"] = p.objective;
       row["why"] = why(p, r.ranked.front(), r.objective);
       row["pareto_memory"] = p.pareto_memory;
-      row["scenario_plan"] = p.scenario_plan;
       if (r.gpus.size() > 1) row["pareto_gpus"] = p.pareto_gpus;
     } else {
       row["refused"] = p.refused;
     }
+    row["scenario_plan"] = p.scenario_plan;
     ranked.push_back(row);
   }
   nlohmann::json analytic = nlohmann::json::array();
@@ -138,12 +139,15 @@ std::string search_text(const plan::SearchResult& r) {
   // Every plan of the space takes the scenario's rank order (plan::PlanSpace).
   std::string t = fmt::format("search {}: {} GPUs, objective {}{}\n", r.scenario, gpus,
                               plan::to_string(r.objective), rank_order_suffix(r.rank_order));
+  const auto refused = static_cast<std::size_t>(
+      std::count_if(r.ranked.begin(), r.ranked.end(), [](const auto& p) { return !p.event; }));
   t += fmt::format(
       "space {} plans: pruned {} by cluster size, {} by heads, {} by divisibility, "
-      "{} by memory; {} feasible, estimated; {} simulated event by event{}\n",
+      "{} by memory; {} feasible, estimated; {} simulated event by event{}{}\n",
       r.space.size, r.space.pruned[0], r.space.pruned[1], r.space.pruned[2], r.space.pruned[3],
-      r.analytic.size(), r.ranked.size(),
-      r.scenario_plan_added ? " (the best by estimate and the scenario's own plan)" : "");
+      r.analytic.size(), r.ranked.size() - refused,
+      r.scenario_plan_added ? " (the best by estimate and the scenario's own plan)" : "",
+      refused > 0 ? fmt::format(", {} refused by --max-events", refused) : std::string());
   if (r.scenario_plan_rank) {
     t += fmt::format("the scenario's own plan ranks {} of {} by estimate\n",
                      *r.scenario_plan_rank + 1, r.analytic.size());
@@ -163,8 +167,9 @@ std::string search_text(const plan::SearchResult& r) {
   for (const auto& p : r.ranked) {
     ++rank;
     if (!p.event) {
-      t += fmt::format("{:>4} {:>6} {:<66} refused: {}\n", "-", p.candidate.plan.gpus(),
-                       label(p.candidate), p.refused);
+      t += fmt::format("{:>4} {:>6} {:<66} refused{}: {}\n", "-", p.candidate.plan.gpus(),
+                       label(p.candidate), p.scenario_plan ? " (*, the scenario's own plan)" : "",
+                       p.refused);
       continue;
     }
     const auto& f = *p.event;

@@ -148,8 +148,8 @@ std::string step_text(const plan::Evaluation& e) {
   s += fmt::format("  TFLOP/s per GPU      {:.1f} model, {:.1f} hardware\n",
                    p.tflops_per_gpu_model, p.tflops_per_gpu_hw);
   if (tokens) {
-    s += fmt::format("  days for {:.3g} tokens  {:.2f} (failure-free)\n", *tokens,
-                     *tokens / p.tokens_per_s / 86400.0);
+    s += fmt::format("  days                 {:.2f} for {:.3g} tokens (failure-free)\n",
+                     *tokens / p.tokens_per_s / 86400.0, *tokens);
   }
   const auto& b = p.breakdown;
   s += fmt::format("\nbreakdown of stage {} (s)\n", p.critical_stage);
@@ -219,11 +219,13 @@ std::string memory_text(const step::StepPrediction& p, Bytes capacity) {
 std::string simulate_text(const plan::Evaluation& e) {
   const auto& p = e.step;
   std::string s = header_text(e) + step_text(e) + memory_text(p, e.inputs.device.memory);
-  s += fmt::format("\ncosts from {} kernel models ({:.0f} % of compute time and {:.0f} % of "
-                   "collective time from measurements; {} profile); simulated {} ({} ranks, {} "
-                   "events)\n",
-                   p.cost_source, 100 * p.measured_share, 100 * p.comm_measured_share,
-                   device_kind(e), p.full ? "every rank" : "folded", p.ranks_simulated, p.events);
+  s += fmt::format(
+      "\ncosts from {} kernel models ({:.0f} % of compute time and {:.0f} % of "
+      "collective time from measurements; {} profile); simulated {} ({} rank{}, {} "
+      "events)\n",
+      p.cost_source, 100 * p.measured_share, 100 * p.comm_measured_share, device_kind(e),
+      p.full ? "every rank" : "folded", p.ranks_simulated, p.ranks_simulated == 1 ? "" : "s",
+      p.events);
   if (e.run) {
     s += '\n';
     s += to_text(*e.run, *e.profile, e.inputs.run->power, e.inputs.run->reliability);

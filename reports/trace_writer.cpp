@@ -45,8 +45,14 @@ std::string chrome_trace_json(const std::vector<step::TraceRecord>& records) {
       ++flow;
       events.push_back({{"name", "pp transfer"}, {"cat", "pp"}, {"ph", "s"}, {"id", flow},
                         {"pid", r.rank}, {"tid", thread_id(r.stream)}, {"ts", ts}});
-      events.push_back({{"name", "pp transfer"}, {"cat", "pp"}, {"ph", "f"}, {"bp", "e"},
-                        {"id", flow}, {"pid", r.flow_to_rank}, {"tid", 0},
+      // The arrow ends on the receiver's next compute slice, the pass that takes the data
+      // (no "bp": "e", which would need a slice running at the arrival, often none there).
+      events.push_back({{"name", "pp transfer"},
+                        {"cat", "pp"},
+                        {"ph", "f"},
+                        {"id", flow},
+                        {"pid", r.flow_to_rank},
+                        {"tid", 0},
                         {"ts", r.end.to_us()}});
     }
   }

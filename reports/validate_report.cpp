@@ -1,5 +1,7 @@
 #include "reports/validate_report.h"
 
+#include <cmath>
+
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -59,14 +61,19 @@ std::string validate_json(const plan::Validation& v) {
 
 namespace {
 
+// A signed figure to one decimal; one that rounds to zero is +0.0, never -0.0.
+std::string signed1(double x) {
+  const double rounded = std::round(x * 10.0) / 10.0;
+  return fmt::format("{:+.1f}", rounded == 0.0 ? 0.0 : rounded);
+}
+
 std::string rows_text(const plan::Validation& v) {
   std::string t = fmt::format("{:<40} {:<32} {:>5} {:>11} {:>11} {:>8}\n", "scenario", "metric",
                               "role", "published", "predicted", "error");
   for (const auto& r : v.rows) {
     const std::string metric = r.step >= 0 ? fmt::format("{} (step {})", r.metric, r.step) : r.metric;
-    const std::string err = r.step >= 0
-                                ? fmt::format("{:+.1f} pt", (r.predicted - r.published) * 100)
-                                : fmt::format("{:+.1f} %", r.error() * 100);
+    const std::string err = r.step >= 0 ? signed1((r.predicted - r.published) * 100) + " pt"
+                                        : signed1(r.error() * 100) + " %";
     t += fmt::format("{:<40} {:<32} {:>5} {:>11.4g} {:>11.4g} {:>8}\n", r.scenario, metric, r.role,
                      r.published, r.predicted, err);
   }
@@ -78,6 +85,12 @@ std::string rows_text(const plan::Validation& v) {
 std::string validate_text(const plan::Validation& v) {
   std::string t = rows_text(v);
   t += fmt::format("\nmape {:.1f} % over {} checked rows", v.mape_checked * 100, v.rows_checked);
+  std::size_t chain_rows = 0;
+  for (const auto& r : v.rows) chain_rows += r.step >= 0 && r.role != "context" ? 1 : 0;
+  if (chain_rows > 0) {
+    t += fmt::format(" (the {} ablation-chain rows, in MFU points, are scored apart, below)",
+                     chain_rows);
+  }
   if (v.rows_fitted > 0) {
     t += fmt::format("; {:.1f} % over {} rows that constants were fitted on", v.mape_fitted * 100,
                      v.rows_fitted);

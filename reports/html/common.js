@@ -60,8 +60,20 @@ const megasim = (() => {
   const fmt = {
     num: (x, digits) => (x === null || x === undefined ? '–' : Number(x).toLocaleString('en-US',
       { maximumFractionDigits: digits === undefined ? 2 : digits })),
-    pct: (x, digits) => `${(100 * x).toFixed(digits === undefined ? 1 : digits)} %`,
+    pct: (x, digits) => `${fixed(100 * x, digits)} %`,
+    // Signed, as the text reports print errors: +1.2 %, +0.0 %, never -0.0 %.
+    signedPct: (x, digits) => `${signed(100 * x, digits)} %`,
+    signed: (x, digits) => signed(x, digits),
   };
+  // toFixed without a negative zero.
+  function fixed(x, digits) {
+    const s = Number(x).toFixed(digits === undefined ? 1 : digits);
+    return Number(s) === 0 ? s.replace('-', '') : s;
+  }
+  function signed(x, digits) {
+    const s = fixed(x, digits);
+    return s.startsWith('-') ? s : `+${s}`;
+  }
 
   // Bins of `values` for a histogram: [[centre, count], ...] and the bin width.
   function histogram(values) {

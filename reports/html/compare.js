@@ -6,7 +6,7 @@
 
 (() => {
   const { data: d, colours, section, chart, keyValues, table, fmt } = megasim;
-  const label = (v) => Object.entries(v.set).map(([k, x]) => `${k.split('.').pop()}=${x}`).join(' ');
+  const label = (v) => v.label;
   const ok = d.variants.filter((v) => v.feasible);
   const fastest = [...ok].sort((a, b) => a.step_time_s - b.step_time_s);
 

@@ -29,7 +29,7 @@ function megasimRun(d, section, chart, colours, fmt, histogram) {
       yAxis: { type: 'value', name: 'MW' },
       series: [
         { name: 'IT', type: 'line', showSymbol: false, data: it, areaStyle: { opacity: 0.15 },
-          markLine: { symbol: 'none', label: { formatter: 'IT average' },
+          markLine: { symbol: 'none', label: { formatter: 'IT average', position: 'insideEndTop' },
             data: [{ yAxis: power.it_average_mw }] } },
         { name: `facility (PUE ${power.pue})`, type: 'line', showSymbol: false, data: facility },
       ],
@@ -59,6 +59,13 @@ function megasimRun(d, section, chart, colours, fmt, histogram) {
 
   // The Monte Carlo trials.
   const spread = (title, values, marks, unit, format) => {
+    // One trial, or trials all alike, have no spread to draw: the value, said in words.
+    if (Math.min(...values) === Math.max(...values)) {
+      const n = values.length === 1 ? 'The one Monte Carlo trial' : `All ${values.length} trials`;
+      section(title, `${n}: ${format(values[0])}${unit ? ` ${unit}` : ''} (run.trials sets ` +
+        'how many are drawn).');
+      return;
+    }
     const card = section(title, `${run.trials} Monte Carlo trials; lines at p10, p50 and p90.`);
     const h = histogram(values);
     chart(card, {

@@ -22,7 +22,8 @@
       ['TFLOP/s per GPU', `${fmt.num(d.tflops_per_gpu_model, 1)} model, ` +
         `${fmt.num(d.tflops_per_gpu_hw, 1)} hardware`],
       ['costs', `${d.costs.source} kernel models, ${fmt.pct(d.costs.measured_share, 0)} measured`],
-      ['simulated', `${d.simulation.mode}, ${d.simulation.ranks_simulated} ranks, ` +
+      ['simulated', `${d.simulation.mode}, ${d.simulation.ranks_simulated} ` +
+        `rank${d.simulation.ranks_simulated === 1 ? '' : 's'}, ` +
         `${fmt.num(d.simulation.events, 0)} events`],
     ];
     if (d.step_time_interval_s !== undefined) rows.splice(9, 0, ['error band',
@@ -82,7 +83,8 @@
       tooltip: { trigger: 'axis', valueFormatter: (v) => `${fmt.num(v, 2)} GiB` },
       xAxis: { type: 'category', name: 'stage', data: m.map((s) => s.stage) },
       yAxis: { type: 'value', name: 'GiB',
-        max: Math.ceil(Math.max(d.device.memory_gib * 1.05, ...m.map((s) => s.total_gib))) },
+        // A round top, so the axis's last label does not sit on the one below it.
+        max: 10 * Math.ceil(Math.max(d.device.memory_gib * 1.05, ...m.map((s) => s.total_gib)) / 10) },
       series: parts.map(([name, key], i) => ({
         name, type: 'bar', stack: 'memory', data: m.map((s) => s[key]),
         markLine: i ? undefined : { symbol: 'none', lineStyle: { type: 'dashed', color: '#c0392b' },

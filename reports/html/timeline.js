@@ -21,11 +21,16 @@ function megasimTimeline(d, section, chart, colours, fmt) {
     if (!kinds.has(name)) kinds.set(name, { lane, colour, items: [] });
     for (const [a, b] of spans) kinds.get(name).items.push([row, a * unit, b * unit]);
   };
-  const passNames = { F: 'forward', B: 'backward', W: 'weight gradients', optimizer: 'optimizer' };
+  // Compute-stream slices by their first word: the passes, the optimizer, and the host's
+  // synchronisation after each blocking PP exchange ("pp exchange sync").
+  const passNames = { F: 'forward', B: 'backward', W: 'weight gradients', optimizer: 'optimizer',
+    pp: 'PP exchange sync' };
+  const passColours = { pp: colours.other };
   ranks.forEach((r, row) => {
     const busy = [];
     for (const [pass, spans] of Object.entries(r.compute)) {
-      add(passNames[pass] || pass, 'compute', colours[pass] || colours.other, row, spans, 1e-9);
+      add(passNames[pass] || pass, 'compute', passColours[pass] || colours[pass] || colours.other,
+        row, spans, 1e-9);
       busy.push(...spans);
     }
     busy.sort((x, y) => x[0] - y[0]);
@@ -59,7 +64,8 @@ function megasimTimeline(d, section, chart, colours, fmt) {
     grid: { left: 120, right: 30, top: 40, bottom: 70 },
     dataZoom: [{ type: 'slider', xAxisIndex: 0, filterMode: 'weakFilter', bottom: 10 },
       { type: 'inside', xAxisIndex: 0, filterMode: 'weakFilter' }],
-    xAxis: { type: 'value', name: 's', min: 0, max: stepEnd },
+    xAxis: { type: 'value', name: 's', min: 0, max: stepEnd,
+      axisLabel: { formatter: (v) => fmt.num(v, 3) } },
     yAxis: { type: 'category', inverse: true,
       data: ranks.map((r) => `stage ${r.stage} (rank ${r.rank})`) },
     series: [...kinds].map(([name, k]) => ({

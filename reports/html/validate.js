@@ -8,15 +8,15 @@
   // A source's short name: its text up to the first comma.
   const short = (s) => (s || 'unknown').split(',')[0].slice(0, 48);
   const chain = (r) => r.step !== undefined;
-  const err = (r) => (chain(r) ? `${((r.predicted - r.published) * 100).toFixed(1)} pt`
-    : fmt.pct(r.error));
+  const err = (r) => (chain(r) ? `${fmt.signed((r.predicted - r.published) * 100)} pt`
+    : fmt.signedPct(r.error));
 
   const card = section('Validation against published runs', null, true);
   const rows = [['rows', d.rows.length],
     ['mean absolute error', `${fmt.pct(d.mape)} over ${d.rows_checked} checked rows; ` +
       `${fmt.pct(d.mape_fit_rows)} over ${d.rows_fitted} rows constants were fitted on`],
     ['largest ablation-chain difference', `${fmt.num(d.chain_max_error_points, 1)} points`]];
-  if (d.worst) rows.push(['worst row', `${d.worst.scenario} ${fmt.pct(d.worst.error)}`]);
+  if (d.worst) rows.push(['worst row', `${d.worst.scenario} ${fmt.signedPct(d.worst.error)}`]);
   keyValues(card, rows);
 
   const sources = [...new Set(d.rows.map((r) => short(r.source)))].sort();

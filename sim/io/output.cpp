@@ -79,6 +79,16 @@ void OutputFiles::add(const std::string& option, const std::string& target) {
       throw InputError(target + ": is a device or other special file; " + option +
                        " replaces only regular files");
     }
+    // The folder is checked now, before the work, not when the finished file is written.
+    const fs::path folder = t.path.has_parent_path() ? t.path.parent_path() : fs::path(".");
+    if (!fs::is_directory(folder, ec)) {
+      throw InputError(target + ": folder " + folder.string() + " does not exist; " + option +
+                       " writes into an existing folder");
+    }
+    if (::access(folder.c_str(), W_OK) != 0) {
+      throw InputError(target + ": folder " + folder.string() + " is not writable (" +
+                       std::strerror(errno) + ")");
+    }
     check_not_input(t);
   }
   for (const auto& other : targets_) {

@@ -225,6 +225,7 @@ void Executor::start_pass(int i, const PassId& p) {
                   ? fmt::format("{} mb{} c{} (DP wait {:.3f} ms)", to_string(p.pass), p.micro_batch,
                                 p.chunk, dp_wait.to_ms())
                   : fmt::format("{} mb{} c{}", to_string(p.pass), p.micro_batch, p.chunk));
+  if (traced(u)) pending_names_[i].dp_wait = dp_wait;
 }
 
 void Executor::run_compute(int i, Time work, bool interferable, std::string name) {
@@ -237,7 +238,7 @@ void Executor::run_compute(int i, Time work, bool interferable, std::string name
   u.compute.started = start;
   u.compute.nominal = work;
   schedule_completion(i);
-  if (traced(u)) pending_names_[i] = {std::move(name), start};
+  if (traced(u)) pending_names_[i] = {std::move(name), start, Time::zero()};
 }
 
 void Executor::comm_changed(int i, int delta) {
@@ -294,9 +295,17 @@ void Executor::finish_pass(int i) {
   if (traced(u)) {
     // A forward held for its chunk's last parameter bucket: the hold is DP time (dp_exposed),
     // drawn on the DP line, not as compute.
-    auto& [name, start] = pending_names_[i];
+    const PendingSlice& slice = pending_names_[i];
+    const std::string& name = slice.name;
     const Time work_end = u.compute.running_pass ? u.compute.work_end : sim_.now();
-    record(u, "compute", name, start, work_end);
+    // A sharded pass's waits for its layers' gathers, spread over the pass, drawn together at
+    // its end: the compute slice is the pass's compute, as breakdown_s counts it.
+    const Time compute_end = std::max(slice.start, work_end - slice.dp_wait);
+    record(u, "compute", name, slice.start, compute_end);
+    if (compute_end < work_end) {
+      record(u, "dp wait", "ZeRO-3/FSDP waits inside the pass, summed (" + name + ")", compute_end,
+             work_end);
+    }
     if (sim_.now() > work_end) {
       record(u, "dp wait", "parameter all-gather (" + name + ")", work_end, sim_.now());
     }
@@ -371,9 +380,14 @@ void Executor::finish_dp(int s, int d0, int members, DpOp op, Time start) {
   for (int d = 0; d < members; ++d) {
     const int m = index(cfg_.full ? d : d0, s);
     Unit& v = units_[m];
-    record(v, "dp", fmt::format("{} c{}", op.all_gather ? "all-gather" : "reduce-scatter",
-                                op.chunk),
-           start, sim_.now());
+    // The gradients' reduction is a reduce-scatter with the distributed optimizer and an
+    // all-reduce without; a call with nothing to move (DP 1, no gather) is not drawn.
+    if (sim_.now() > start) {
+      record(v, "dp",
+             fmt::format("{} c{}", op.all_gather ? "parameter all-gather" : "gradient reduction",
+                         op.chunk),
+             start, sim_.now());
+    }
     ++v.dp.head;
     v.dp.busy = false;
     comm_changed(m, -1);

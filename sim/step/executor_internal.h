@@ -264,7 +264,13 @@ class Executor {
   std::vector<std::vector<ProgramStep>> program_;  // per stage, blocking PP only
   bool rendezvous_ = false;  // blocking sends wait for the receiver to post
   std::vector<TraceRecord> trace_;
-  std::vector<std::pair<std::string, Time>> pending_names_;
+  // A traced unit's running slice: its name, its start, and the DP waits inside it (a sharded
+  // pass's gathers, timed with the pass and drawn together at its end on the "dp wait" line).
+  struct PendingSlice {
+    std::string name;
+    Time start, dp_wait;
+  };
+  std::vector<PendingSlice> pending_names_;
 };
 
 }  // namespace megasim::step::detail

@@ -236,6 +236,13 @@ TEST_CASE("cli: compare --vary tp and pp keeps the scenario's GPU count, and sho
   REQUIRE(text.exit_code == 0);
   CHECK(text.out.find("room GiB") != std::string::npos);
   CHECK(text.out.find("tp=4 (dp=384)") != std::string::npos);
+  // The JSON carries the label the text prints (the HTML page shows it): keys in the order
+  // given, dp's change named.
+  auto labelled =
+      run_megasim("compare --json " + scenario + " --vary plan.tp=4 --vary plan.recompute=none");
+  REQUIRE(labelled.exit_code == 0);
+  CHECK(nlohmann::json::parse(labelled.out)["variants"][0]["label"] ==
+        "tp=4 recompute=none (dp=384)");
   // tp 5 × pp 8 = 40 does not divide 12,288 GPUs: named as such.
   auto odd = run_megasim("compare --json " + scenario + " --vary plan.tp=5");
   REQUIRE(odd.exit_code == 0);
@@ -336,6 +343,9 @@ TEST_CASE(
   const auto bounded = run_megasim(args + " --max-events 100");
   REQUIRE(bounded.exit_code == 0);
   CHECK(bounded.out.find("refused: more than --max-events 100") != std::string::npos);
+  // Only the plans that ran are counted as simulated (the refused one named apart).
+  CHECK(bounded.out.find("2 simulated event by event (the best by estimate and the scenario's "
+                         "own plan), 1 refused by --max-events") != std::string::npos);
   const int written = lines_of(results);
   const auto unbounded = run_megasim(args);
   REQUIRE(unbounded.exit_code == 0);

@@ -144,6 +144,8 @@ std::string step_text(const plan::Evaluation& e) {
                      "validation rows)\n",
                      t / (1 + e.band->high), t / (1 + e.band->low), 100 * p.mfu * (1 + e.band->low),
                      100 * p.mfu * (1 + e.band->high), e.band->rule, e.band->basis.size());
+  } else {
+    s += fmt::format("  error band           none: {}\n", e.no_band);
   }
   s += fmt::format("  TFLOP/s per GPU      {:.1f} model, {:.1f} hardware\n",
                    p.tflops_per_gpu_model, p.tflops_per_gpu_hw);

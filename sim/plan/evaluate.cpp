@@ -56,6 +56,10 @@ Evaluation evaluate(const io::Inputs& in, const EvaluateOptions& o) {
     // No published row runs FP8 GEMMs: the band borrows the 16-bit rows' residuals, and says so.
     if (in.scenario.plan.fp8) b.rule += "; no validation row runs FP8";
     if (!b.basis.empty()) e.band = std::move(b);
+    else
+      e.no_band = "no validation row lends one";
+  } else {
+    e.no_band = "no validation residuals (validation/residuals.json) to draw it from";
   }
   if (in.run) {
     e.profile = step_profile(in, topology, e.step);

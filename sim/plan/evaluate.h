@@ -34,6 +34,7 @@ struct Evaluation {
   std::optional<run::StepProfile> profile;  // with `run`
   std::optional<run::RunResult> run;        // when inputs.run is set
   std::optional<Band> band;                 // with `residuals`
+  std::string no_band;                      // without a band: why
 };
 
 // Throws InputError for a plan that does not fit the device memory, and for a step or run

@@ -195,7 +195,12 @@ TEST_CASE("MEGASIM_DATA_DIR names a tree searched before the one megasim was bui
   CHECK(run_megasim(args).exit_code == 2);  // not in the built tree
   ::setenv("MEGASIM_DATA_DIR", root.c_str(), 1);
   const auto found = run_megasim(args);
+  // A copy without the validation residuals: simulate says it has no band, and why.
+  const auto unbanded = run_megasim("simulate " + kScenario);
   ::unsetenv("MEGASIM_DATA_DIR");
   CHECK(found.exit_code == 0);
   INFO(found.err);
+  CHECK(unbanded.exit_code == 0);
+  CHECK(unbanded.out.find("error band           none: no validation residuals") !=
+        std::string::npos);
 }

@@ -55,9 +55,11 @@ Evaluation evaluate(const io::Inputs& in, const EvaluateOptions& o) {
     Band b = band_for(load_residuals(o.residuals, o.read), in.scenario.optimizations.preset, e.step.gpus, own);
     // No published row runs FP8 GEMMs: the band borrows the 16-bit rows' residuals, and says so.
     if (in.scenario.plan.fp8) b.rule += "; no validation row runs FP8";
-    if (!b.basis.empty()) e.band = std::move(b);
-    else
+    if (!b.basis.empty()) {
+      e.band = std::move(b);
+    } else {
       e.no_band = "no validation row lends one";
+    }
   } else {
     e.no_band = "no validation residuals (validation/residuals.json) to draw it from";
   }

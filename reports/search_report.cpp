@@ -141,12 +141,20 @@ std::string search_text(const plan::SearchResult& r) {
                               plan::to_string(r.objective), rank_order_suffix(r.rank_order));
   const auto refused = static_cast<std::size_t>(
       std::count_if(r.ranked.begin(), r.ranked.end(), [](const auto& p) { return !p.event; }));
+  // The plans taken to the event level (the top by estimate, and the scenario's own where it is
+  // not among them), then how many of them ran and how many --max-events refused.
+  const std::string taken =
+      r.scenario_plan_added
+          ? fmt::format(
+                "{} taken to the event level (the best by estimate and the scenario's "
+                "own plan)",
+                r.ranked.size())
+          : fmt::format("{} taken to the event level", r.ranked.size());
   t += fmt::format(
       "space {} plans: pruned {} by cluster size, {} by heads, {} by divisibility, "
-      "{} by memory; {} feasible, estimated; {} simulated event by event{}{}\n",
+      "{} by memory; {} feasible, estimated; {}: {} simulated event by event{}\n",
       r.space.size, r.space.pruned[0], r.space.pruned[1], r.space.pruned[2], r.space.pruned[3],
-      r.analytic.size(), r.ranked.size() - refused,
-      r.scenario_plan_added ? " (the best by estimate and the scenario's own plan)" : "",
+      r.analytic.size(), taken, r.ranked.size() - refused,
       refused > 0 ? fmt::format(", {} refused by --max-events", refused) : std::string());
   if (r.scenario_plan_rank) {
     t += fmt::format("the scenario's own plan ranks {} of {} by estimate\n",

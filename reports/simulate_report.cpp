@@ -123,10 +123,11 @@ std::string header_text(const plan::Evaluation& e) {
                    in.cluster.name, in.device.name, device_kind(e));
   const std::string cp = plan.cp > 1 ? fmt::format(" × CP {}", plan.cp) : "";
   s += fmt::format(
-      "plan           TP {}{} × PP {} × DP {} = {} GPUs, VPP {}, {} micro-batches of "
+      "plan           TP {}{} × PP {} × DP {} = {} GPUs, VPP {}, {} micro-batch{} of "
       "{}, global batch {}{}{}\n",
-      plan.tp, cp, plan.pp, plan.dp, plan.gpus(), plan.vpp, plan.micro_batches(), plan.micro_batch,
-      plan.global_batch, plan.fp8 ? ", FP8 GEMMs" : "", rank_order_suffix(plan.rank_order));
+      plan.tp, cp, plan.pp, plan.dp, plan.gpus(), plan.vpp, plan.micro_batches(),
+      plan.micro_batches() == 1 ? "" : "es", plan.micro_batch, plan.global_batch,
+      plan.fp8 ? ", FP8 GEMMs" : "", rank_order_suffix(plan.rank_order));
   s += fmt::format("system         {}\n", system_line(in.system));
   return s;
 }

@@ -75,13 +75,13 @@ const megasim = (() => {
     return s.startsWith('-') ? s : `+${s}`;
   }
 
-  // Bins of `values` for a histogram: [[centre, count], ...] and the bin width.
+  // Bins of `values` for a histogram: [[centre, count], ...] and the bin width. Values that
+  // differ: run.js says a single value in words instead.
   function histogram(values) {
     const lo = Math.min(...values);
     const hi = Math.max(...values);
     const bins = Math.max(1, Math.min(30, Math.ceil(Math.sqrt(values.length))));
-    // All trials alike (or one trial): one bin a few per cent wide around the value.
-    const width = hi > lo ? (hi - lo) / bins : (Math.abs(lo) * 0.02 || 1);
+    const width = (hi - lo) / bins;
     const counts = new Array(bins).fill(0);
     for (const v of values) counts[Math.min(bins - 1, Math.floor((v - lo) / width))] += 1;
     return { width, bins: counts.map((n, i) => [lo + (i + 0.5) * width, n]) };

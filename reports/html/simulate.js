@@ -13,7 +13,8 @@
       ['scenario', d.scenario], ['model', d.model], ['cluster', d.cluster],
       ['device', `${d.device.name} (${d.device.kind}), ${fmt.num(d.device.memory_gib, 1)} GiB`],
       ['plan', `TP ${p.tp}${p.cp > 1 ? ` × CP ${p.cp}` : ''} × PP ${p.pp} × DP ${p.dp} = ` +
-        `${fmt.num(p.gpus, 0)} GPUs, VPP ${p.vpp}, ${p.micro_batches_per_replica} micro-batches of ` +
+        `${fmt.num(p.gpus, 0)} GPUs, VPP ${p.vpp}, ${p.micro_batches_per_replica} ` +
+        `micro-batch${p.micro_batches_per_replica === 1 ? '' : 'es'} of ` +
         `${p.micro_batch}, global batch ${p.global_batch}, ranks ${p.rank_order}`],
       ['system', d.system.preset],
       ['step time', `${fmt.num(d.step_time_s, 3)} s`],

@@ -5,7 +5,8 @@
 
 (() => {
   const { data: d, section, chart, keyValues, table, fmt } = megasim;
-  // A source's short name: its text up to the first comma.
+  // A row's source is its run id's first word, what leave-one-source-out leaves out (colours
+  // group by it); the tables show its publication, up to the first comma.
   const short = (s) => (s || 'unknown').split(',')[0].slice(0, 48);
   const chain = (r) => r.step !== undefined;
   const err = (r) => (chain(r) ? `${fmt.signed((r.predicted - r.published) * 100)} pt`
@@ -73,14 +74,14 @@
   }
 
   const all = section('Every row', null, true);
-  table(all, ['scenario', 'metric', 'role', 'source', 'published', 'predicted', 'error'],
+  table(all, ['scenario', 'metric', 'role', 'publication', 'published', 'predicted', 'error'],
     d.rows.map((r) => [r.scenario, chain(r) ? `${r.metric} (step ${r.step})` : r.metric, r.role,
-      short(r.source), fmt.num(r.published, 4), fmt.num(r.predicted, 4), err(r)]), [4, 5, 6]);
+      short(r.publication), fmt.num(r.published, 4), fmt.num(r.predicted, 4), err(r)]), [4, 5, 6]);
   if ((d.refused || []).length) {
     const refused = section('Refused published plans', 'Plans that ran as published but do not ' +
       'fit megasim\'s memory model: listed, never scored.', true);
-    table(refused, ['scenario', 'metric', 'source', 'published', 'why megasim refuses it'],
-      d.refused.map((r) => [r.scenario, r.metric, short(r.source), fmt.num(r.published, 4),
+    table(refused, ['scenario', 'metric', 'publication', 'published', 'why megasim refuses it'],
+      d.refused.map((r) => [r.scenario, r.metric, short(r.publication), fmt.num(r.published, 4),
         r.reason]), [3]);
   }
   megasim.done();

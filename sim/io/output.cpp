@@ -81,11 +81,21 @@ void OutputFiles::add(const std::string& option, const std::string& target) {
     }
     // The folder is checked now, before the work, not when the finished file is written.
     const fs::path folder = t.path.has_parent_path() ? t.path.parent_path() : fs::path(".");
-    if (!fs::is_directory(folder, ec)) {
+    const auto folder_status = fs::status(folder, ec);
+    if (ec && ec != std::errc::no_such_file_or_directory) {
+      throw InputError(target + ": folder " + folder.string() + " cannot be read (" + ec.message() +
+                       ")");
+    }
+    if (!fs::exists(folder_status)) {
       throw InputError(target + ": folder " + folder.string() + " does not exist; " + option +
                        " writes into an existing folder");
     }
-    if (::access(folder.c_str(), W_OK) != 0) {
+    if (!fs::is_directory(folder_status)) {
+      throw InputError(target + ": " + folder.string() + " is not a folder; " + option +
+                       " expects a file path to write");
+    }
+    // Write and search: a folder without search permission cannot hold a new file either.
+    if (::access(folder.c_str(), W_OK | X_OK) != 0) {
       throw InputError(target + ": folder " + folder.string() + " is not writable (" +
                        std::strerror(errno) + ")");
     }

@@ -3,7 +3,8 @@
 //
 // An OutputFiles collects every file a command writes (-o, --trace, ...). Each target is
 // checked when it is added, before any work: not empty, not a directory, not a device or other
-// special file, not one of the command's input files (those given, and every file recorded in
+// special file, in a folder that exists and that the user may write in, not one of the
+// command's input files (those given, and every file recorded in
 // the command's FilesRead so far, presets found by name included), not another output of the
 // same command. commit() checks the targets against the files read once more, since the work
 // may read more (compare reads what each variant names), before it writes anything.

@@ -217,15 +217,16 @@ void Executor::start_pass(int i, const PassId& p) {
     }
   }
   // Names are built only for traced ranks: this is the executor's hottest path.
-  // A sharded pass (ZeRO-3, FSDP) waits on its layers' gathers inside the slice: its name says
-  // how long, the part breakdown_s counts as dp_exposed.
+  // A sharded pass (ZeRO-3, FSDP) waits on its layers' gathers between its kernels: its name
+  // says how long (the part breakdown_s counts as dp_exposed), and finish_pass draws the waits,
+  // summed, after the pass's compute on the "dp wait" line.
   run_compute(i, work, true,
               !traced(u) ? std::string()
               : dp_wait > Time::zero()
                   ? fmt::format("{} mb{} c{} (DP wait {:.3f} ms)", to_string(p.pass), p.micro_batch,
                                 p.chunk, dp_wait.to_ms())
                   : fmt::format("{} mb{} c{}", to_string(p.pass), p.micro_batch, p.chunk));
-  if (traced(u)) pending_names_[i].dp_wait = dp_wait;
+  if (traced(u)) pending_slices_[i].dp_wait = dp_wait;
 }
 
 void Executor::run_compute(int i, Time work, bool interferable, std::string name) {
@@ -238,7 +239,7 @@ void Executor::run_compute(int i, Time work, bool interferable, std::string name
   u.compute.started = start;
   u.compute.nominal = work;
   schedule_completion(i);
-  if (traced(u)) pending_names_[i] = {std::move(name), start, Time::zero()};
+  if (traced(u)) pending_slices_[i] = {std::move(name), start, Time::zero()};
 }
 
 void Executor::comm_changed(int i, int delta) {
@@ -295,7 +296,7 @@ void Executor::finish_pass(int i) {
   if (traced(u)) {
     // A forward held for its chunk's last parameter bucket: the hold is DP time (dp_exposed),
     // drawn on the DP line, not as compute.
-    const PendingSlice& slice = pending_names_[i];
+    const PendingSlice& slice = pending_slices_[i];
     const std::string& name = slice.name;
     const Time work_end = u.compute.running_pass ? u.compute.work_end : sim_.now();
     // A sharded pass's waits for its layers' gathers, spread over the pass, drawn together at
@@ -381,7 +382,8 @@ void Executor::finish_dp(int s, int d0, int members, DpOp op, Time start) {
     const int m = index(cfg_.full ? d : d0, s);
     Unit& v = units_[m];
     // The gradients' reduction is a reduce-scatter with the distributed optimizer and an
-    // all-reduce without; a call with nothing to move (DP 1, no gather) is not drawn.
+    // all-reduce without. A call that takes no time is not drawn: DP 1, a plan without the
+    // gather, or ZeRO-3/FSDP, whose collectives are priced inside the passes (sharded_pass.h).
     if (sim_.now() > start) {
       record(v, "dp",
              fmt::format("{} c{}", op.all_gather ? "parameter all-gather" : "gradient reduction",

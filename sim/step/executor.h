@@ -159,7 +159,9 @@ struct StageBreakdown {
 
 struct TraceRecord {
   int rank = 0, stage = 0;
-  std::string stream;  // "compute", "pp", "dp", "dp wait" (a pass held for its parameters)
+  // "compute", "pp", "dp", or "dp wait": a pass held for its parameters, or a ZeRO-3/FSDP
+  // pass's waits for its layers' collectives, summed and drawn after its compute.
+  std::string stream;
   std::string name;
   Time start, end;
   int flow_to_rank = -1;  // for PP sends: the receiving rank

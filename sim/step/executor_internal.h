@@ -145,7 +145,7 @@ class Executor {
   Executor(const PipelineSchedule& sched, const std::vector<StageCosts>& costs,
            const ExecutorConfig& cfg);
   ExecutionResult run();
-  void prepare_trace() { pending_names_.resize(units_.size()); }
+  void prepare_trace() { pending_slices_.resize(units_.size()); }
 
  private:
   int index(int d, int s) const { return d * sched_.pp + s; }
@@ -270,7 +270,7 @@ class Executor {
     std::string name;
     Time start, dp_wait;
   };
-  std::vector<PendingSlice> pending_names_;
+  std::vector<PendingSlice> pending_slices_;
 };
 
 }  // namespace megasim::step::detail

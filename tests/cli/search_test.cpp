@@ -344,8 +344,24 @@ TEST_CASE(
   REQUIRE(bounded.exit_code == 0);
   CHECK(bounded.out.find("refused: more than --max-events 100") != std::string::npos);
   // Only the plans that ran are counted as simulated (the refused one named apart).
-  CHECK(bounded.out.find("2 simulated event by event (the best by estimate and the scenario's "
-                         "own plan), 1 refused by --max-events") != std::string::npos);
+  CHECK(bounded.out.find("3 taken to the event level (the best by estimate and the scenario's "
+                         "own plan): 2 simulated event by event, 1 refused by --max-events") !=
+        std::string::npos);
+  // A refused plan that is the scenario's own still says so, in the text and the JSON.
+  const std::string s175 =
+      shell_quote(MEGASIM_SOURCE_DIR "/scenarios/validation/korthikanti-175b-selective.json");
+  const auto own = run_megasim("search " + s175 + " --top 1 --max-events 100");
+  REQUIRE(own.exit_code == 0);
+  CHECK(own.out.find("refused (*, the scenario's own plan): more than --max-events 100") !=
+        std::string::npos);
+  const auto own_json = run_megasim("search " + s175 + " --top 1 --max-events 100 --json");
+  REQUIRE(own_json.exit_code == 0);
+  bool marked = false;
+  const auto own_doc = nlohmann::json::parse(own_json.out);
+  for (const auto& row : own_doc["ranked"]) {
+    if (row.contains("refused") && row["scenario_plan"] == true) marked = true;
+  }
+  CHECK(marked);
   const int written = lines_of(results);
   const auto unbounded = run_megasim(args);
   REQUIRE(unbounded.exit_code == 0);

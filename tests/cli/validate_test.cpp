@@ -291,11 +291,14 @@ TEST_CASE(
   for (auto& run : published["runs"]) {
     if (run["id"] == "korthikanti-22b") run["gpus"] = 8.0;
   }
-  std::ofstream(dir / "runs.json") << published.dump();
+  // The runs beside the scenarios' folder, not in it (a validation folder holds scenarios).
+  const fs::path runs_file = dir.string() + "-runs.json";
+  std::ofstream(runs_file) << published.dump();
   r = run_megasim("validate --scenarios " + shell_quote(dir.string()) + " --runs " +
-                  shell_quote((dir / "runs.json").string()));
+                  shell_quote(runs_file.string()));
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("states gpus = 8.0, not a whole number") != std::string::npos);
+  fs::remove(runs_file);
   fs::remove_all(dir);
 }
 
@@ -346,7 +349,7 @@ TEST_CASE("validate: a plan in refused/ that says its run happened (allow_oom) i
   CHECK(r.out.empty());
 }
 
-TEST_CASE("validate: Korthikanti's 530B at DP 8, figures no fit uses, within a point of MFU") {
+TEST_CASE("simulate: Korthikanti's 530B at DP 8, figures no fit uses, within a point of MFU") {
   // Korthikanti et al. 2022 (§6.4 and the abstract) ran their 530B plan at DP 8, 2,240 GPUs,
   // batch 2,240: 54.2 % MFU with selective recomputation, 42.1 % with full. The fit saw only
   // the DP 1 rows; these hold the step's DP traffic and larger bubble (the README cites them).
@@ -362,4 +365,15 @@ TEST_CASE("validate: Korthikanti's 530B at DP 8, figures no fit uses, within a p
     const double mfu = nlohmann::json::parse(r.out)["mfu"].get<double>();
     CHECK(std::fabs(mfu - published) <= 0.01);
   }
+}
+
+TEST_CASE("validate: the README's output of today's build is today's output, line for line") {
+  const auto r = run_megasim("validate");
+  REQUIRE(r.exit_code == 0);
+  const std::string readme = megasim::test::read_all(MEGASIM_SOURCE_DIR "/README.md");
+  // The block opens with the table's header line and ends where the code fence closes.
+  CHECK_MESSAGE(readme.find("```\n" + r.out + "```") != std::string::npos,
+                "README.md's validate block differs from `megasim validate`; paste its output");
+  // Nothing rounds to a negative zero.
+  CHECK(r.out.find("-0.0 ") == std::string::npos);
 }

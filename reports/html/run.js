@@ -110,7 +110,21 @@ function megasimRun(d, section, chart, colours, fmt, histogram) {
     const pts = run.interval_sweep;
     const marks = [['Young', run.young_interval_min], ['Daly', run.daly_interval_min],
       ['best', run.best_interval_min], ['chosen', run.checkpoint_interval_min]]
-      .filter(([, v]) => v !== null);
+      .filter(([, v]) => v !== null).sort((a, b) => a[1] - b[1]);
+    // Marks within 3 % of the swept range of each other share one label (on the first line),
+    // so that "best" and "chosen" at one interval do not print over each other.
+    const xs = pts.map((p) => p.interval_min);
+    const near = 0.03 * (Math.max(...xs, ...marks.map((m) => m[1])) -
+      Math.min(...xs, ...marks.map((m) => m[1])));
+    const labels = marks.map(() => null);
+    for (let i = 0, first = 0; i < marks.length; i++) {
+      if (i > 0 && marks[i][1] - marks[first][1] <= near) {
+        labels[first] = `${labels[first]}, ${marks[i][0]}`;
+      } else {
+        first = i;
+        labels[i] = marks[i][0];
+      }
+    }
     chart(card, {
       legend: { bottom: 0 },
       tooltip: { trigger: 'axis' },
@@ -121,7 +135,8 @@ function megasimRun(d, section, chart, colours, fmt, histogram) {
       series: [
         { name: 'mean days', type: 'line', data: pts.map((p) => [p.interval_min, p.mean_days]),
           markLine: { symbol: 'none', lineStyle: { type: 'dashed' },
-            data: marks.map(([n, v]) => ({ xAxis: v, label: { formatter: n } })) } },
+            data: marks.map(([, v], i) => ({ xAxis: v,
+              label: labels[i] === null ? { show: false } : { formatter: labels[i] } })) } },
         { name: 'goodput', type: 'line', yAxisIndex: 1,
           data: pts.map((p) => [p.interval_min, run.failure_free_days / p.mean_days]) },
       ],

@@ -16,14 +16,15 @@
 
 namespace megasim::io {
 
-// Largest job megasim accepts (tp × pp × dp): far past any cluster built, small enough that
+// Largest job megasim accepts (tp × cp × pp × dp): far past any cluster built, small enough that
 // per-rank bookkeeping cannot exhaust memory.
 constexpr std::int64_t kMaxGpus = 1 << 22;
 
-// MegaScale's Table 3 optimisations: a preset (systems/NAME.json) and what the scenario
-// changes in it (step::kSwitches lists the switches).
+// The system: a preset (systems/NAME.json: megatron-lm, megascale, megatron-core, deepspeed,
+// fsdp) and what the scenario changes in it (step::kSwitches lists the switches, MegaScale's
+// Table 3 optimisations among them).
 struct OptimizationSpec {
-  std::string preset = "megatron-lm";  // "megatron-lm" or "megascale"
+  std::string preset = "megatron-lm";
   step::SystemOverrides overrides;
 };
 

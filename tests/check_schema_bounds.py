@@ -70,8 +70,9 @@ def main():
         step = 1 if sub["type"] == "integer" else max(1e-6, abs(sub["maximum"]) * 1e-3)
         for value in (sub["maximum"] + step, sub["minimum"] - step):
             probes += 1
-            r = subprocess.run([a.binary, "inspect", BASE, "--set", setting(path, value, holder, base)],
-                               cwd=a.root, capture_output=True, text=True)
+            r = subprocess.run(
+                [a.binary, "inspect", BASE, "--set", setting(path, value, holder, base)],
+                cwd=a.root, capture_output=True, text=True)
             if r.returncode != 2 or path.split(".")[-1] not in r.stderr:
                 failures.append(f"{path} = {value}: exit {r.returncode}, {r.stderr.strip()[:160]}")
     for f in failures:

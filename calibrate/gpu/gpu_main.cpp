@@ -27,6 +27,7 @@
 #include "engine/error.h"
 #include "io/device_profile_loader.h"
 #include "io/gemm_shapes.h"
+#include "io/json_reader.h"
 #include "io/output.h"
 #include "io/resolve.h"
 
@@ -270,7 +271,7 @@ int run(const Options& o) {
   const std::function<void()> save = [&] {
     io::Json doc = io::device_profile_to_json(p);
     if (!base.collective.is_null()) doc["collective"] = base.collective;
-    io::write_file_atomically(o.output, doc.dump(1) + "\n");
+    io::write_file_atomically(o.output, io::json_file_text(doc, 1));
   };
   save();
   Budget budget;

@@ -77,8 +77,8 @@ void run_shapes(const ShapesOpts& o) {
   io::OutputFiles files({}, &read);
   if (o.output) files.add("-o", *o.output);
   const auto shapes = plan::calibration_gemm_shapes(inputs);
-  const std::string doc =
-      io::gemm_shapes_to_json(shapes, "megasim calibrate shapes " + o.scenario).dump(1) + "\n";
+  const std::string doc = io::json_file_text(
+      io::gemm_shapes_to_json(shapes, "megasim calibrate shapes " + o.scenario), 1);
   files.set("-o", doc);
   files.commit();
   if (files.to_stdout()) return;
@@ -99,8 +99,7 @@ std::filesystem::path device_file(const std::string& ref, const std::string& opt
 }
 
 void emit(const io::Json& result, const std::string& text, bool json) {
-  io::write_stdout(json ? result.dump(2, ' ', false, io::Json::error_handler_t::replace) + "\n"
-                        : text);
+  io::write_stdout(json ? io::json_file_text(result, 2) : text);
 }
 
 // A run without a fit is said to be one, with why: its rows stay in the table all the same.
@@ -210,7 +209,7 @@ void run_import(const ImportOpts& o) {
   const io::Json fits = doc.value("collective_fits", io::Json::array());
   // The base profile's collective constants stay as they were, for the collective module.
   if (!base.collective.is_null()) doc["collective"] = base.collective;
-  files.set("-o", doc.dump(2) + "\n");
+  files.set("-o", io::json_file_text(doc, 2));
   files.commit();
   if (files.to_stdout()) return;
   text += fmt::format("wrote {} (kind imported, {} collective rows)\n", o.output,
@@ -232,7 +231,7 @@ void run_fit(const FitOpts& o) {
   const auto lines = calibrate::refit_profile(p);
   io::Json doc = io::device_profile_to_json(p);
   if (!in.collective.is_null()) doc["collective"] = in.collective;
-  files.set("-o", doc.dump(2) + "\n");
+  files.set("-o", io::json_file_text(doc, 2));
   files.commit();
   if (files.to_stdout()) return;
   std::string text;
@@ -271,10 +270,10 @@ void run_measure(const MeasureOpts& o) {
     io_options.run_level = false;
     const io::Inputs inputs =
         io::load_inputs(io::load_scenario(o.scenario, {}, nullptr, &read), io_options, &read);
-    shapes_doc = io::gemm_shapes_to_json(plan::calibration_gemm_shapes(inputs),
-                                         "megasim calibrate --scenario " + o.scenario)
-                     .dump(1) +
-                 "\n";
+    shapes_doc =
+        io::json_file_text(io::gemm_shapes_to_json(plan::calibration_gemm_shapes(inputs),
+                                                   "megasim calibrate --scenario " + o.scenario),
+                           1);
   }
   // The tool writes the file; its target is checked here like any other output's.
   io::OutputFiles({}, &read).add("-o", o.output);

@@ -31,6 +31,12 @@ namespace megasim::io {
 
 using Json = nlohmann::json;
 
+// `j` as the text of a file megasim writes, newline-ended: a string that is not UTF-8 (a device
+// name or path read from elsewhere) has its bad bytes replaced by U+FFFD, never a throw.
+inline std::string json_file_text(const Json& j, int indent) {
+  return j.dump(indent, ' ', false, Json::error_handler_t::replace) + "\n";
+}
+
 // Deepest nesting of arrays/objects accepted in an input file.
 constexpr int kMaxJsonDepth = 64;
 // Largest input file accepted (a scenario is a few KiB; a calibration a few MiB).

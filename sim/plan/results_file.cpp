@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/error.h"
+#include "io/json_reader.h"
 #include "workload/flops.h"
 
 namespace megasim::plan {
@@ -220,7 +221,7 @@ void ResultsFile::append(const Candidate& c, const StepFigures& f) {
                             {"memory_bound_ns", f.memory_bound_time.ns()},
                             {"comm_ns", f.comm_time.ns()},
                             {"idle_ns", f.idle_time.ns()}};
-  const std::string line = j.dump() + "\n";
+  const std::string line = io::json_file_text(j, -1);
   const ssize_t n = ::write(fd_, line.data(), line.size());
   if (n != static_cast<ssize_t>(line.size())) {
     throw InputError(fmt::format("--results {}: write failed: {}", path_.string(),

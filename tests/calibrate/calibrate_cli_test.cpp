@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -409,4 +410,25 @@ TEST_CASE("calibrate shapes adds the pieces Transformer Engine cuts an overlappe
   shapes = megasim::io::read_gemm_shapes(out);
   for (const auto& g : shapes) CHECK(g.m != 256);
   fs::remove(out);
+}
+
+TEST_CASE("import-nccl-tests takes a log whose device names are not UTF-8") {
+  // Mutation fuzzing (seed 10) found a byte 0xd8 in a log's "Using devices" line ending the
+  // import with an internal error: the name went into the profile's JSON, which could not be
+  // written. The bad byte is now replaced (U+FFFD) where the name is written.
+  std::ifstream in(kLogs + "rtx6000d-2node-alltoall.log", std::ios::binary);
+  std::string log((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto at = log.find("NVIDIA RTX 6000D");
+  REQUIRE(at != std::string::npos);
+  log[at + 9] = static_cast<char>(0xd8);  // the X of "RTX"
+  const fs::path bad = temp_file("latin1.log");
+  std::ofstream(bad, std::ios::binary) << log;
+  const fs::path out = temp_file("latin1.json");
+  const auto r = run_megasim("calibrate import-nccl-tests " + shell_quote(bad.string()) +
+                             " --device a100-sxm4-80gb -o " + shell_quote(out.string()));
+  CHECK(r.exit_code == 0);
+  INFO(r.err);
+  const auto loaded = io::load_device_profile(out);
+  REQUIRE(loaded.profile.measurement.has_value());
+  CHECK(loaded.profile.measurement->device_name.find("\xef\xbf\xbd") != std::string::npos);
 }

@@ -1,0 +1,119 @@
+#!/usr/bin/python3
+"""The loader's enums and JSON types are the ones scenarios/schema.json states.
+
+For each key of the scenario schema (nested objects included):
+- with an `enum`: a value outside it makes `megasim inspect BASE --set KEY=...` exit 2 naming
+  the key, and the values the loader lists in that refusal ("'x' is not one of 'a', 'b'") are
+  the schema's enum, as a set; each value of the enum is taken (no refusal naming the key as
+  "not one of");
+- with a `type`: a value of another JSON type exits 2 naming the key and saying what it
+  expected ("expected an integer", "expected true or false", ...). A key whose schema states
+  neither a type nor an enum is reported, except those that take any JSON value.
+
+Where the key's object has required keys and the base scenario lacks it, the object is set
+whole, the others at their minimum (check_schema_bounds.setting). Number bounds are checked by
+check_schema_bounds.py, the shipped files by check_schema.py.
+
+  check_schema_types.py --binary MEGASIM --root SOURCE
+"""
+import argparse
+import json
+import pathlib
+import re
+import subprocess
+import sys
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from check_schema_bounds import BASE, setting  # noqa: E402
+
+# Keys the loader takes as any JSON value (comments, a schema reference).
+ANY_TYPE = {"$schema", "description", "assumptions", "data_loading.source"}
+
+# A value of another type than the schema's, and the word the loader's refusal must carry.
+WRONG = {
+    "integer": ("\"x\"", "expected an integer"),
+    "number": ("true", "expected a number"),
+    "string": ("3", "expected a string"),
+    "boolean": ("3", "expected true or false"),
+    "object": ("3", "expected an object"),
+    "array": ("3", "expected an array"),
+}
+
+
+def keys(node, path=""):
+    """(dotted path, its schema, the schema of the object holding it) of every key."""
+    for key, sub in node.get("properties", {}).items():
+        dotted = f"{path}.{key}" if path else key
+        yield dotted, sub, node
+        if "properties" in sub:
+            yield from keys(sub, dotted)
+
+
+def inspect(binary, root, assignment):
+    return subprocess.run([binary, "inspect", BASE, "--set", assignment],
+                          cwd=root, capture_output=True, text=True)
+
+
+def listed_values(stderr, key):
+    """The values the loader's "is not one of" refusal for `key` lists, or None."""
+    m = re.search(re.escape(key) + r": '[^']*' is not one of (.*)", stderr)
+    return None if m is None else set(re.findall(r"'([^']*)'", m.group(1)))
+
+
+def check_enum(a, base, path, sub, holder):
+    key = path.split(".")[-1]
+    failures, probes = [], 1
+    r = inspect(a.binary, a.root, setting(path, "no-such-value", holder, base))
+    listed = listed_values(r.stderr, key)
+    if r.returncode != 2 or listed is None:
+        failures.append(f"{path} = 'no-such-value': exit {r.returncode}, {r.stderr.strip()[:160]}")
+    elif listed != set(sub["enum"]):
+        failures.append(f"{path}: the loader takes {sorted(listed)}, the schema says "
+                        f"{sorted(sub['enum'])}")
+    for value in sub["enum"]:
+        probes += 1
+        r = inspect(a.binary, a.root, setting(path, value, holder, base))
+        if listed_values(r.stderr, key) is not None:
+            failures.append(f"{path} = '{value}', in the schema's enum: {r.stderr.strip()[:160]}")
+    return failures, probes
+
+
+def check_type(a, base, path, sub, holder):
+    value, expected = WRONG[sub["type"]]
+    r = inspect(a.binary, a.root, setting(path, json.loads(value), holder, base))
+    key = path.split(".")[-1]
+    if r.returncode != 2 or f"{key}: {expected}" not in r.stderr:
+        return [f"{path} = {value} (schema type {sub['type']}): exit {r.returncode}, "
+                f"{r.stderr.strip()[:160]}"], 1
+    return [], 1
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--binary", required=True)
+    ap.add_argument("--root", required=True, type=pathlib.Path)
+    a = ap.parse_args()
+    schema = json.loads((a.root / "scenarios/schema.json").read_text())
+    base = json.loads((a.root / BASE).read_text())
+    failures, probes = [], 0
+    for path, sub, holder in keys(schema):
+        found = []
+        if "enum" in sub:
+            found.append(check_enum(a, base, path, sub, holder))
+        if sub.get("type") in WRONG:
+            found.append(check_type(a, base, path, sub, holder))
+        elif "type" in sub:
+            failures.append(f"{path}: schema type {sub['type']!r} is not checked here")
+        if not found and path not in ANY_TYPE:
+            failures.append(f"{path}: the schema states neither a type nor an enum")
+        for f, n in found:
+            failures += f
+            probes += n
+    for f in failures:
+        print("FAIL " + f)
+    print(f"{probes - len(failures)} of {probes} probes as the schema says")
+    return 1 if failures or probes == 0 else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -310,7 +310,9 @@ class Walker {
   // One plan: pruned, or a candidate with its peak memory.
   void add(const workload::ParallelPlan& p, const step::SystemOptions& system) {
     const workload::ModelSpec& model = in_.model;
-    if ((p.vpp > 1 && p.pp == 1) || model.layers % (p.pp * p.vpp) != 0 ||
+    // Interleaving on two stages with blocking exchanges is refused too (io/inputs.cpp).
+    if ((p.vpp > 1 && p.pp == 1) || (p.vpp > 1 && p.pp == 2 && !system.pp_overlap) ||
+        model.layers % (p.pp * p.vpp) != 0 ||
         p.global_batch % (static_cast<std::int64_t>(p.dp) * p.micro_batch) != 0 ||
         (p.vpp > 1 && p.micro_batches() % p.pp != 0) ||
         (p.sequence_parallel && model.seq % p.tp != 0)) {

@@ -336,16 +336,18 @@ TEST_CASE("cli: a --results file another build of megasim wrote is not reused") 
 TEST_CASE(
     "cli: a plan refused by --max-events is not written, and figures that disagree are refused") {
   const fs::path results = temp_file("bounded.jsonl");
-  const std::string args = "search " + s22 + " --top 2 --results " + shell_quote(results.string());
-  // The best plan (8 virtual stages) passes 100 pipeline passes: refused, and not written, so
-  // the same file serves a search without the bound (until 2026-12-02 its zero line made every
-  // later search on the file fail).
+  // Asynchronous pipeline sends, so that interleaving on two stages is in the space.
+  const std::string args = "search " + s22 + " --top 2 --set optimizations.pp_overlap=true" +
+                           " --results " + shell_quote(results.string());
+  // The two best plans (24 virtual stages) pass 100 pipeline passes: refused, and not written,
+  // so the same file serves a search without the bound (until 2026-12-02 its zero line made
+  // every later search on the file fail).
   const auto bounded = run_megasim(args + " --max-events 100");
   REQUIRE(bounded.exit_code == 0);
   CHECK(bounded.out.find("refused: more than --max-events 100") != std::string::npos);
   // Only the plans that ran are counted as simulated (the refused one named apart).
   CHECK(bounded.out.find("3 taken to the event level (the best by estimate and the scenario's "
-                         "own plan): 2 simulated event by event, 1 refused by --max-events") !=
+                         "own plan): 1 simulated event by event, 2 refused by --max-events") !=
         std::string::npos);
   // A refused plan that is the scenario's own still says so, in the text and the JSON.
   const std::string s175 =
@@ -366,7 +368,7 @@ TEST_CASE(
   const auto unbounded = run_megasim(args);
   REQUIRE(unbounded.exit_code == 0);
   CHECK(unbounded.out.find("refused") == std::string::npos);
-  CHECK(lines_of(results) == written + 1);
+  CHECK(lines_of(results) == written + 2);
   // One figure edited, the others left: the line is not a simulation's.
   const std::string text = read_all(results);
   auto edited = [&](const std::string& key, const std::string& value) {
@@ -411,7 +413,8 @@ TEST_CASE("cli: a scenario plan the space cannot hold is not marked as one of it
   const auto group = run_megasim("search " + s22 +
                                  " --set plan.pp=2 --set plan.tp=4 --set plan.micro_batch=1 "
                                  "--set plan.vpp=2 --set plan.schedule=interleaved "
-                                 "--set plan.microbatch_group=2 --fix pp=2 --fix tp=4 --fix vpp=2");
+                                 "--set plan.microbatch_group=2 --fix pp=2 --fix tp=4 --fix vpp=2 "
+                                 "--set optimizations.pp_overlap=true");
   CHECK(group.out.find("the scenario's own plan ranks ") != std::string::npos);
   const auto even = run_megasim("search " + s22 + sets + " --json");
   CHECK(nlohmann::json::parse(even.out)["scenario_plan_outside_space"].is_null());

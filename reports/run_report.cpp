@@ -41,7 +41,8 @@ Json by_activity(const StepProfile& step, const PowerInputs& power) {
 
 // The power, energy and cost lines of the run's text.
 void append_power(std::string& o, const RunResult& r, const PowerInputs& power) {
-  o += fmt::format("power (preset {}, PUE {:.2f})\n", power.name, power.pue);
+  o += fmt::format("power (preset {}, GPU watts of the {}, PUE {:.2f})\n", power.name,
+                   power.gpu_source, power.pue);
   o += fmt::format(
       "  IT             average {:.2f} MW, peak {:.2f} MW, swing {:.2f} MW in a step, "
       "drop {:.2f} MW on a failure\n",
@@ -119,6 +120,7 @@ Json to_json(const RunResult& r, const StepProfile& step, const PowerInputs& pow
       {"best_interval_min", r.sweep.empty() ? Json(nullptr) : Json(minutes(r.best_interval))},
       {"interval_sweep", sweep}};
   Json pw = {{"preset", power.name},
+             {"gpu_source", power.gpu_source},
              {"it_average_mw", mw(r.power.it_average)},
              {"it_peak_mw", mw(r.power.it_peak)},
              {"it_trough_mw", mw(r.power.it_trough)},

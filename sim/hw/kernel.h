@@ -48,8 +48,8 @@ struct AttentionShape {
   // Query-key pairs actually computed by this rank (causal halves them; a window caps them;
   // context parallelism divides them over cp ranks).
   double attended_pairs() const;
-  // Useful FLOPs: 4·b·h·pairs·d forward (QKᵀ and PV), 2.5× that backward (recompute of
-  // QKᵀ inside the fused backward is not counted: it is hardware, not model, work).
+  // Useful FLOPs: 4·b·h·pairs·d forward (QKᵀ and PV), 2× that backward. The fused backward
+  // also recomputes QKᵀ (2.5× in all): hardware work, which the cost model adds, not model work.
   Flops flops() const;
   Bytes bytes_moved() const;
 };

@@ -187,6 +187,9 @@ Time KernelCostModel::model_gemm_time(const GemmShape& g) const {
 }
 
 Time KernelCostModel::model_gemm_time(const GemmShape& g, std::int64_t sms) const {
+  // An empty GEMM (no rows, columns or reduction) does no work: its launch alone. The loaders
+  // refuse the shapes that make one; a k of 0 would otherwise price 0/0 FLOPs a second.
+  if (g.m <= 0 || g.n <= 0 || g.k <= 0 || g.batch <= 0) return profile_.gemm.launch_overhead;
   const double k = static_cast<double>(g.k);
   const double k_factor = k / (k + profile_.gemm.k_half);
   const Time compute =

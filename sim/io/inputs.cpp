@@ -162,16 +162,29 @@ void check_tp_decomposition(const Inputs& in) {
 }
 
 void check_microbatch_group(const Inputs& in) {
-  // Blocking sends (no pp_overlap) pair each stage's exchange with its neighbour's in Megatron-
-  // LM's order, written for a group of pp: with a larger group the last stage's send waits for
-  // a receive the first stage posts only after its whole group of forwards, while the stages
-  // between wait in their own sends (a cycle). Asynchronous sends have no such pairing.
+  // megasim's blocking exchanges (no pp_overlap) post each receive just before the pass that
+  // consumes it, which is Megatron-LM's order for a group of pp. With a larger group the last
+  // stage's send waits for a receive the first stage posts only after its whole group of
+  // forwards, while the stages between wait in their own sends: a cycle in megasim's program.
+  // Megatron-Core's blocking path takes larger groups (its leading stage posts the receive pp -
+  // 1 iterations after the aligned send); megasim does not model that alignment.
   const workload::ParallelPlan& p = in.scenario.plan;
   if (p.microbatch_group > p.pp && !in.system.pp_overlap) {
     throw InputError(fmt::format(
-        "{}: plan.microbatch_group {} is more than pp {}, which needs asynchronous pipeline "
-        "sends; preset '{}' runs blocking ones (set optimizations.pp_overlap or a group of pp)",
+        "{}: plan.microbatch_group {} is more than pp {}: megasim runs such groups with "
+        "asynchronous pipeline sends only, and preset '{}' runs blocking ones (set "
+        "optimizations.pp_overlap or a group of pp)",
         in.scenario.file.string(), p.microbatch_group, p.pp, in.scenario.optimizations.preset));
+  }
+  // Megatron-LM refuses interleaving on two stages with blocking exchanges: each batch would
+  // hold two sends and two receives between the same two ranks (arguments.py, "pipeline-model-
+  // parallel size should be greater than 2 with interleaved schedule").
+  if (p.vpp > 1 && p.pp == 2 && !in.system.pp_overlap) {
+    throw InputError(fmt::format(
+        "{}: plan.vpp {} with pp 2: Megatron-LM interleaves only over more than 2 stages when "
+        "its pipeline exchanges block, as preset '{}' runs them (set optimizations.pp_overlap, "
+        "vpp 1 or pp above 2)",
+        in.scenario.file.string(), p.vpp, in.scenario.optimizations.preset));
   }
 }
 
@@ -180,8 +193,7 @@ void read_run_level(const InputOptions& o, Inputs& in, FilesRead* read) {
   RunInputs r;
   r.spec = run_spec_for(s, o.trials);
   r.reliability = reliability_for(s, read);
-  // A measured or imported profile takes its power preset from the shipped one it came from.
-  r.power = power_for(s, in.device.base.empty() ? in.device.name : in.device.base, read);
+  r.power = power_for(s, in.device, read);
   in.run = r;
 }
 

@@ -166,15 +166,11 @@ run::PowerInputs load_power_file(const fs::path& file, FilesRead* read) {
   run::PowerInputs p;
   p.name = r.string("name");
   p.source = r.string("source");
-  JsonReader g = r.object("gpu_w");
-  const auto set = [&](run::Activity a, const char* key) {
-    p.gpu[static_cast<std::size_t>(a)] = Watts(sourced(g, key, 0.0, 1e5));
-  };
-  set(run::Activity::kGemm, "gemm");
-  set(run::Activity::kMemory, "memory_bound");
-  set(run::Activity::kCommunication, "comm_only");
-  set(run::Activity::kIdle, "idle");
-  g.finish();
+  if (doc.contains("gpu_w")) {
+    r.fail("gpu_w",
+           "a GPU's power by activity is the device profile's (its `power`, which `megasim "
+           "calibrate` measures); a power preset holds node, switch and grid figures only");
+  }
   p.node_overhead = sum_components(r, "node_overhead");
   p.per_switch = sum_components(r, "switch");
   p.grid_kg_co2_per_kwh = sourced(r, "grid_lb_co2_per_kwh", 0.0, 20.0) * kKgPerLb;
@@ -213,12 +209,22 @@ run::PowerInputs with_settings(run::PowerInputs p, const Scenario& s) {
 
 }  // namespace
 
-run::PowerInputs power_for(const Scenario& s, const std::string& device_name, FilesRead* read) {
-  if (s.power.preset) return with_settings(load_power_preset(*s.power.preset, read), s);
+run::PowerInputs power_for(const Scenario& s, const hw::DeviceProfile& device, FilesRead* read) {
+  // The GPU's power by activity is the profile's: a measured profile's NVML figures.
+  const auto gpu_of = [&](run::PowerInputs p) {
+    for (std::size_t i = 0; i < run::kActivityCount; ++i) {
+      p.gpu[i] = device.power.at(static_cast<run::Activity>(i));
+    }
+    p.gpu_source = fmt::format("device profile {} ({})", device.name, hw::to_string(device.kind));
+    return p;
+  };
+  // A measured or imported profile takes its power preset from the shipped one it came from.
+  const std::string device_name = device.base.empty() ? device.name : device.base;
+  if (s.power.preset) return gpu_of(with_settings(load_power_preset(*s.power.preset, read), s));
   // Unset, the preset is the device profile's own name: a calibration file measured on an
   // A100 names "a100-sxm4-80gb" whatever the file is called.
   try {
-    return with_settings(load_power_preset(device_name, read), s);
+    return gpu_of(with_settings(load_power_preset(device_name, read), s));
   } catch (const InputError& e) {
     throw InputError(
         fmt::format("{}: power.preset: unset, so the device profile's name '{}' is taken "

@@ -15,6 +15,7 @@
 #include <optional>
 #include <string>
 
+#include "hw/device_profile.h"
 #include "io/files_read.h"
 #include "io/scenario.h"
 #include "run/power.h"
@@ -34,9 +35,11 @@ run::PowerInputs load_power_file(const std::filesystem::path& file, FilesRead* r
 // The scenario's reliability preset with its overrides (checkpoint interval, spare nodes,
 // straggler eviction) applied.
 run::ReliabilityModel reliability_for(const Scenario& s, FilesRead* read = nullptr);
-// The scenario's power preset (power.preset, else `device_name`, the device profile's own
-// name) with pue, prices and grid intensity from the scenario where it sets them.
-run::PowerInputs power_for(const Scenario& s, const std::string& device_name,
+// The scenario's power preset (power.preset, else the device profile's own name, or the
+// shipped profile a measured or imported one was made from) with pue, prices and grid
+// intensity from the scenario where it sets them, and the GPU's power by activity from the
+// device profile (datasheet figures or a calibration's NVML samples).
+run::PowerInputs power_for(const Scenario& s, const hw::DeviceProfile& device,
                            FilesRead* read = nullptr);
 // tokens, seed and trials; `trials` (from --trials) replaces the scenario's when given.
 // Throws InputError when run.tokens is not set.

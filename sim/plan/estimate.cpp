@@ -39,7 +39,7 @@ std::uint32_t system_bits(const step::SystemOptions& s) {
 AnalyticEstimator::AnalyticEstimator(const io::Inputs& in, const net::Topology& topology,
                                      const hw::KernelCostModel& kernels)
     : inputs_(in), topology_(topology), kernels_(kernels) {
-  peak_flops_ = in.device.peak_for(hw::DType::kBf16).value();
+  peak_flops_ = in.device.peak_for(workload::mfu_peak_dtype(in.scenario.plan)).value();
   model_flops_per_token_ = workload::model_flops_per_token(in.model).value();
 }
 
@@ -334,10 +334,11 @@ StepFigures AnalyticEstimator::estimate(const Candidate& c) {
   const double tokens = static_cast<double>(p.global_batch) * static_cast<double>(model.seq);
   e.tokens_per_s = tokens / step;
   e.mfu = model_flops_per_token_ * e.tokens_per_s / static_cast<double>(p.gpus()) / peak_flops_;
-  const double busy = m * c_crit - compute_tp + interference + optimizer;  // paced included
+  const double busy =
+      m * c_crit - compute_tp + interference + optimizer - paced;  // as add_activity
   e.gemm_time = Time::from_seconds(busy * lp.gemm_share);
   e.memory_bound_time = Time::from_seconds(busy * (1.0 - lp.gemm_share));
-  e.comm_time = Time::from_seconds(compute_tp + pp_exposed + dp_exposed);
+  e.comm_time = Time::from_seconds(compute_tp + pp_exposed + dp_exposed + paced);
   e.idle_time = e.step_time - e.gemm_time - e.memory_bound_time - e.comm_time;
   return e;
 }

@@ -141,10 +141,11 @@ bool refusal_line(const nlohmann::json& j) {
 
 FigureMap read_results(const std::filesystem::path& path, std::uint64_t fingerprint,
                        const io::Inputs& inputs) {
-  const Expected expected{static_cast<double>(inputs.scenario.plan.global_batch) *
-                              static_cast<double>(inputs.model.seq),
-                          workload::model_flops_per_token(inputs.model).value() /
-                              inputs.device.peak_for(hw::DType::kBf16).value()};
+  const Expected expected{
+      static_cast<double>(inputs.scenario.plan.global_batch) *
+          static_cast<double>(inputs.model.seq),
+      workload::model_flops_per_token(inputs.model).value() /
+          inputs.device.peak_for(workload::mfu_peak_dtype(inputs.scenario.plan)).value()};
   FigureMap out;
   std::ifstream in(path, std::ios::binary);
   if (!in) return out;

@@ -1,8 +1,9 @@
-// Power, energy, cost and CO2 of a training cluster. Per-GPU power by activity (from the
-// calibration's NVML samples or the device profile's figures), node overhead (CPUs, DRAM,
+// Power, energy, cost and CO2 of a training cluster. Per-GPU power by activity (the device
+// profile's: datasheet figures, or a calibration's NVML samples), node overhead (CPUs, DRAM,
 // fans, NICs, NVSwitches), switch power and the facility's PUE, combined over the step
 // timeline (StepProfile) and then over the run (training vs. stalled/recovering time).
-// Values come from power/*.json through io::load_power_preset(); plain value types.
+// Node, switch and grid figures come from power/*.json through io::load_power_preset(), the
+// GPU's from the device profile (io::power_for); plain value types.
 #pragma once
 
 #include <array>
@@ -20,6 +21,7 @@ struct PowerInputs {
   std::string name;
   std::string source;
   std::array<Watts, kActivityCount> gpu{};  // per GPU, indexed by Activity
+  std::string gpu_source;                   // the device profile the GPU figures are from
   Watts node_overhead;                      // per node, everything but the GPUs
   Watts per_switch;                         // per fabric switch, optics included
   double pue = 1.2;                         // facility power / IT power

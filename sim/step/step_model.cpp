@@ -90,7 +90,7 @@ void add_rates(const AssembledWorkload& w, const hw::DeviceProfile& profile, Ste
   // optimisation does not lower the numerator, as MegaScale counts it).
   out.model_flops_per_token = workload::model_flops_per_token(w.model).value();
   out.hardware_flops_per_token = workload::hardware_flops_per_token(w.model, w.plan.recompute).value();
-  const double peak = profile.peak_for(hw::DType::kBf16).value();
+  const double peak = profile.peak_for(workload::mfu_peak_dtype(w.plan)).value();
   const double gpus = static_cast<double>(w.plan.gpus());
   out.tflops_per_gpu_model = out.model_flops_per_token * out.tokens_per_s / gpus / 1e12;
   out.tflops_per_gpu_hw = out.hardware_flops_per_token * out.tokens_per_s / gpus / 1e12;
@@ -124,14 +124,16 @@ void add_activity(const PricingTally& t, const StageBreakdown& b, std::int64_t m
   out.kernel_attention = t.attention * m;
   out.kernel_memory_bound = t.memory_bound * m;
   const double kernel_total = static_cast<double>((t.gemm + t.attention + t.memory_bound).ns());
-  // The slowest GPU's longer passes are busy time too.
-  const Time busy = b.compute + b.slowest_gpu + b.optimizer;
+  // The slowest GPU's longer passes keep one GPU of the job busy; the others wait for it in
+  // their next exchange or collective (NCCL kernels spinning), so the step's GPUs spend that
+  // time at communication power.
+  const Time busy = b.compute + b.optimizer;
   const double compute = static_cast<double>(busy.ns());
   const double gemm_share =
       kernel_total > 0 ? static_cast<double>((t.gemm + t.attention).ns()) / kernel_total : 1.0;
   out.gemm_time = Time::from_ns(std::llround(compute * gemm_share));
   out.memory_bound_time = busy - out.gemm_time;
-  out.comm_only_time = b.tp_exposed + b.pp_exposed + b.dp_exposed;
+  out.comm_only_time = b.tp_exposed + b.pp_exposed + b.dp_exposed + b.slowest_gpu;
   out.idle_time = out.step_time - out.gemm_time - out.memory_bound_time - out.comm_only_time;
 }
 

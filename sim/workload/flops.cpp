@@ -70,4 +70,8 @@ Flops hardware_flops_per_token(const ModelSpec& m, Recompute recompute) {
   return flops_per_token(m, recompute).hardware;
 }
 
+hw::DType mfu_peak_dtype(const ParallelPlan& p) {
+  return p.precision == Precision::kFp16 ? hw::DType::kFp16 : hw::DType::kBf16;
+}
+
 }  // namespace megasim::workload

@@ -26,6 +26,7 @@
 #pragma once
 
 #include "engine/units.h"
+#include "hw/kernel.h"
 #include "workload/model_spec.h"
 #include "workload/parallel_plan.h"
 
@@ -52,5 +53,9 @@ FlopsPerToken flops_per_token(const ModelSpec& m, Recompute recompute = Recomput
 // The MFU numerator per token (FlopsPerToken::model).
 Flops model_flops_per_token(const ModelSpec& m);
 Flops hardware_flops_per_token(const ModelSpec& m, Recompute recompute);
+
+// The peak MFU and HFU are taken against: the training dtype's (bf16 or fp16). An FP8 plan's
+// too, as Megatron-Core and Transformer Engine report MFU against the 16-bit dense peak.
+hw::DType mfu_peak_dtype(const ParallelPlan& p);
 
 }  // namespace megasim::workload

@@ -45,6 +45,18 @@ TEST_CASE("gemm roofline: one full wave of tiles") {
   CHECK(c.source == CostSource::kRoofline);
 }
 
+TEST_CASE("gemm of no work: its launch alone, with or without k_half") {
+  hw::DeviceProfile p = toy();
+  p.gemm.launch_overhead = Time::from_ns(2000);
+  for (const double k_half : {0.0, 384.0}) {
+    p.gemm.k_half = k_half;
+    const hw::KernelCostModel model(p);
+    CHECK(model.gemm(gemm(256, 256, 0)).time.ns() == 2000);
+    CHECK(model.gemm(gemm(0, 256, 1024)).time.ns() == 2000);
+    CHECK(model.gemm(gemm(256, 256, 1024)).time.ns() > 2684 + 1999);
+  }
+}
+
 TEST_CASE("gemm wave quantisation: a partial wave costs a full one") {
   const hw::KernelCostModel model(toy());
   // 384x256 → 3·2 = 6 tiles → 2 waves: 2 × 2684.35456 = 5368.70912 → 5369 ns, although

@@ -4,7 +4,9 @@
 
 #include "engine/error.h"
 
+#include "io/device_profile_loader.h"
 #include "io/reliability_loader.h"
+#include "io/scenario.h"
 #include "run/power.h"
 
 using megasim::Time;
@@ -12,10 +14,14 @@ using megasim::Watts;
 using namespace megasim::run;
 
 TEST_CASE("power: a DGX A100 node under GEMM load stays within its 6.5 kW datasheet bound") {
-  // 8 × 400 W (A100 TDP) + node overhead summed from power/a100-sxm4-80gb.json's components
-  // (2×225 + 32×6 + 6×100 + 10×20 + 6×12 + 450 + 300 = 2264 W) = 5464 W ≤ 6500 W
-  // (DGX A100 user guide, system maximum).
-  const PowerInputs in = megasim::io::load_power_preset("a100-sxm4-80gb");
+  // 8 × 400 W (A100 TDP, the device profile's gemm_w) + node overhead summed from
+  // power/a100-sxm4-80gb.json's components (2×225 + 32×6 + 6×100 + 10×20 + 6×12 + 450 + 300 =
+  // 2264 W) = 5464 W ≤ 6500 W (DGX A100 user guide, system maximum).
+  const auto s = megasim::io::load_scenario(std::filesystem::path(MEGASIM_SOURCE_DIR) /
+                                            "scenarios/megascale-175b-12288.json");
+  const auto device = megasim::io::load_device_profile(std::filesystem::path(MEGASIM_SOURCE_DIR) /
+                                                       "calibrate/profiles/a100-sxm4-80gb.json");
+  const PowerInputs in = megasim::io::power_for(s, device.profile);
   CHECK(in.node_overhead.value() == doctest::Approx(2264.0));
   const Watts node = node_power(Activity::kGemm, 8, in);
   CHECK(node.value() == doctest::Approx(5464.0));

@@ -5,6 +5,7 @@
 
 #include "engine/error.h"
 #include "input_error_of.h"
+#include "io/device_profile_loader.h"
 #include "io/reliability_loader.h"
 #include "io/scenario.h"
 #include "test_profiles.h"
@@ -69,12 +70,56 @@ TEST_CASE("presets: the 530B production scenario gives the run inputs") {
   CHECK(m.name == "megascale");
   CHECK(m.checkpoint_interval == Time::from_minutes(10));
   // Unset, the power preset is the device profile's own name.
-  const PowerInputs p = megasim::io::power_for(s, "a100-sxm4-80gb");
+  const auto device = megasim::io::load_device_profile(fs::path(MEGASIM_SOURCE_DIR) /
+                                                       "calibrate/profiles/a100-sxm4-80gb.json");
+  const PowerInputs p = megasim::io::power_for(s, device.profile);
   CHECK(p.name == "a100-sxm4-80gb");
+  CHECK(p.gpu_in(Activity::kIdle).value() == doctest::Approx(55.0));  // the profile's idle_w
   CHECK(*p.usd_per_gpu_hour == doctest::Approx(1.5));
   const RunSpec spec = megasim::io::run_spec_for(s, 3);
   CHECK(spec.tokens == doctest::Approx(2e12));
   CHECK(spec.trials == 3);
+}
+
+TEST_CASE("presets: a measured profile's board power is the run's GPU power") {
+  // `megasim calibrate` writes NVML figures into the profile's power; the run level takes the
+  // GPU's watts by activity from there, and node, switch and grid figures from the preset of
+  // the shipped profile it was made from.
+  const auto s = megasim::io::load_scenario(fs::path(MEGASIM_SOURCE_DIR) /
+                                            "scenarios/megascale-production-530b.json");
+  auto measured = megasim::io::load_device_profile(fs::path(MEGASIM_SOURCE_DIR) /
+                                                   "calibrate/profiles/a100-sxm4-80gb.json")
+                      .profile;
+  const PowerInputs shipped = megasim::io::power_for(s, measured);
+  measured.base = measured.name;
+  measured.name = "a100-measured-here";
+  measured.kind = megasim::hw::ProfileKind::kMeasured;
+  measured.power.gemm = megasim::Watts(371);
+  measured.power.memory = megasim::Watts(262);
+  measured.power.communication = megasim::Watts(118);
+  measured.power.idle = megasim::Watts(64);
+  const PowerInputs p = megasim::io::power_for(s, measured);
+  CHECK(p.name == "a100-sxm4-80gb");
+  CHECK(p.gpu_in(Activity::kGemm).value() == doctest::Approx(371.0));
+  CHECK(p.gpu_in(Activity::kMemory).value() == doctest::Approx(262.0));
+  CHECK(p.gpu_in(Activity::kCommunication).value() == doctest::Approx(118.0));
+  CHECK(p.gpu_in(Activity::kIdle).value() == doctest::Approx(64.0));
+  CHECK(p.gpu_source == "device profile a100-measured-here (measured)");
+  CHECK(p.node_overhead == shipped.node_overhead);
+}
+
+TEST_CASE("presets: a power preset with GPU figures is refused, naming gpu_w") {
+  const fs::path dir = fs::temp_directory_path() / "megasim_run_presets_gpu_w";
+  fs::create_directories(dir);
+  std::ifstream in(fs::path(MEGASIM_SOURCE_DIR) / "power/a100-sxm4-80gb.json");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  text.insert(text.find("\"node_overhead\""), "\"gpu_w\": {\"idle\": 60}, ");
+  std::ofstream(dir / "power.json") << text;
+  const std::string error =
+      megasim::test::input_error_of([&] { megasim::io::load_power_file(dir / "power.json"); });
+  CHECK(error.find("gpu_w: a GPU's power by activity is the device profile's") !=
+        std::string::npos);
+  fs::remove_all(dir);
 }
 
 TEST_CASE("presets: a failure-rate file with 100,000 components is refused, naming the cap") {

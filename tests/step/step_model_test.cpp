@@ -162,6 +162,27 @@ TEST_CASE("step model: the job's slowest GPU paces the passes, as its own breakd
   const double longer = (paced.step_time - level.step_time).to_seconds();
   CHECK(longer >= 0.9 * paced.breakdown.slowest_gpu.to_seconds());
   CHECK(longer <= 1.5 * paced.breakdown.slowest_gpu.to_seconds());
+  // For power, one GPU runs the longer passes while the job's others wait for it in their
+  // exchanges: the term is communication time, not GEMM or memory-bound time.
+  const auto& b = paced.breakdown;
+  CHECK(paced.gemm_time + paced.memory_bound_time == b.compute + b.optimizer);
+  CHECK(paced.comm_only_time == b.tp_exposed + b.pp_exposed + b.dp_exposed + b.slowest_gpu);
+}
+
+TEST_CASE("step model: MFU is taken against the training dtype's peak") {
+  // A GPU whose fp16 peak is twice its bf16 one (a V100-like profile has only fp16): an fp16
+  // plan's MFU is over the fp16 peak, a bf16 plan's over the bf16 one.
+  Fixture f;
+  auto r = f.request("megatron-lm");
+  hw::DeviceProfile halved = f.device.profile;
+  halved.peak[hw::DType::kBf16] = FlopsPerSec(156e12);
+  const hw::KernelCostModel kernels(halved);
+  const double flops = 139122966528.0 * 32.0 * 2048.0;  // the first test's, by hand
+  const auto bf16 = step::predict_step(r, f.topology, kernels, f.constants);
+  CHECK(bf16.mfu == doctest::Approx(flops / (bf16.step_time.to_seconds() * 64 * 156e12)));
+  r.workload.plan.precision = workload::Precision::kFp16;
+  const auto fp16 = step::predict_step(r, f.topology, kernels, f.constants);
+  CHECK(fp16.mfu == doctest::Approx(flops / (fp16.step_time.to_seconds() * 64 * 312e12)));
 }
 
 TEST_CASE("pricing: every rail's calls where rails share links, one rail's where each has ToRs") {

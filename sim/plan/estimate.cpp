@@ -317,7 +317,6 @@ StepFigures AnalyticEstimator::estimate(const Candidate& c) {
   const double load = inputs_.scenario.data_loading.host_ms_per_sample * 1e-3 *
                       static_cast<double>(p.global_batch / p.dp);
   const double load_exposed = sys.misc ? std::max(0.0, load - dp_exposed - optimizer) : load;
-
   const double step = pipeline + interference + pp_exposed + dp_exposed + optimizer + load_exposed;
   StepFigures e;
   e.step_time = Time::from_seconds(step);
@@ -334,8 +333,8 @@ StepFigures AnalyticEstimator::estimate(const Candidate& c) {
   const double tokens = static_cast<double>(p.global_batch) * static_cast<double>(model.seq);
   e.tokens_per_s = tokens / step;
   e.mfu = model_flops_per_token_ * e.tokens_per_s / static_cast<double>(p.gpus()) / peak_flops_;
-  const double busy =
-      m * c_crit - compute_tp + interference + optimizer - paced;  // as add_activity
+  // GPUs waiting on the slowest one are in their exchanges (step_model.cpp's add_activity).
+  const double busy = m * c_crit_nominal - compute_tp + interference + optimizer;
   e.gemm_time = Time::from_seconds(busy * lp.gemm_share);
   e.memory_bound_time = Time::from_seconds(busy * (1.0 - lp.gemm_share));
   e.comm_time = Time::from_seconds(compute_tp + pp_exposed + dp_exposed + paced);

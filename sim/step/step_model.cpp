@@ -89,7 +89,9 @@ void add_rates(const AssembledWorkload& w, const hw::DeviceProfile& profile, Ste
   // MFU counts the model as its file defines it (a sliding window switched on as a system
   // optimisation does not lower the numerator, as MegaScale counts it).
   out.model_flops_per_token = workload::model_flops_per_token(w.model).value();
-  out.hardware_flops_per_token = workload::hardware_flops_per_token(w.model, w.plan.recompute).value();
+  // HFU counts what the hardware runs: the executed model (a system's window applied).
+  out.hardware_flops_per_token =
+      workload::hardware_flops_per_token(w.executed, w.plan.recompute).value();
   const double peak = profile.peak_for(workload::mfu_peak_dtype(w.plan)).value();
   const double gpus = static_cast<double>(w.plan.gpus());
   out.tflops_per_gpu_model = out.model_flops_per_token * out.tokens_per_s / gpus / 1e12;

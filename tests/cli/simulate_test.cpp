@@ -252,6 +252,29 @@ TEST_CASE("cli: simulate and inspect agree on the memory of a plan (issue: 118.9
   }
 }
 
+TEST_CASE("cli: a window the system switches on lowers the hardware FLOPs, not the MFU's") {
+  // MegaScale's preset runs a 1,024-token window on the default scenario: the kernels' counts
+  // (exact, hardware, useful) are the windowed model's in inspect and simulate (HFU) alike,
+  // while the MFU numerator keeps the model file's full attention, as MegaScale counts it.
+  // Until 2026-12-03 inspect printed the unwindowed counts and simulate's HFU charged the
+  // recomputed attention at the full sequence.
+  const auto on = nlohmann::json::parse(run_megasim("inspect --json " + kDefault).out);
+  const auto off = nlohmann::json::parse(
+      run_megasim("inspect --json " + kDefault + " --set optimizations.sliding_window=false").out);
+  CHECK(on["model_flops_per_token"] == off["model_flops_per_token"]);
+  for (const char* key :
+       {"exact_model_flops_per_token", "hardware_flops_per_token", "useful_flops_per_token"}) {
+    CAPTURE(key);
+    CHECK(on[key].get<double>() < off[key].get<double>());
+  }
+  const auto sim = nlohmann::json::parse(run_megasim("simulate --json " + kDefault).out);
+  const double hw_ratio =
+      sim["tflops_per_gpu_hw"].get<double>() / sim["tflops_per_gpu_model"].get<double>();
+  CHECK(hw_ratio == doctest::Approx(on["hardware_flops_per_token"].get<double>() /
+                                    on["model_flops_per_token"].get<double>())
+                        .epsilon(1e-9));
+}
+
 TEST_CASE("cli: a plan that fits only without the fragmentation margin runs, marked tight") {
   // NVIDIA's Llama 3.1 405B BF16 recipe ran on 80 GB H100s (79.2 GiB to CUDA); megasim's
   // stage 0 needs 78.1 GiB, 81.9 with its 5 % fragmentation margin: simulated, the tight

@@ -179,7 +179,7 @@ Time CollectiveEngine::flows_of(const CollectiveCall& call, std::vector<Flow>& o
     } else if (algorithm == CollAlgorithm::kNvls || algorithm == CollAlgorithm::kNvlsTree) {
       nvls_flows(call, shape, algorithm, out);
     } else {
-      double factor = 1.0 / model_.flow_scale(shape, algorithm, protocol);
+      double factor = 1.0 / model_.flow_scale(shape, algorithm, protocol, call.op);
       if (algorithm == CollAlgorithm::kRing) {
         ring_flows(call, shape, factor, out);
       } else if (algorithm == CollAlgorithm::kPat) {
@@ -204,8 +204,14 @@ std::pair<CollAlgorithm, CollProtocol> CollectiveEngine::choose(const Collective
                                                                 const CommShape& shape) const {
   const auto options = model_.candidates(call, shape);
   if (!check_choice_ || options.size() < 2 || shape.nodes < 2) return options.front();
-  const ChoiceKey key{static_cast<int>(call.op), call.bytes.value(), static_cast<int>(call.algorithm),
-                      static_cast<int>(call.protocol), shape.ranks, shape.nodes, shape.max_per_node};
+  const ChoiceKey key{static_cast<int>(call.op),
+                      call.bytes.value(),
+                      static_cast<int>(call.algorithm),
+                      static_cast<int>(call.protocol),
+                      shape.ranks,
+                      shape.nodes,
+                      shape.max_per_node,
+                      shape.min_per_node};
   if (auto it = choices_.find(key); it != choices_.end()) return it->second;
   auto timed = [&](CollAlgorithm a, CollProtocol p) {
     CollectiveCall forced = call;

@@ -162,7 +162,7 @@ class CollectiveEngine {
   bool merge_ = false;
   bool coflows_ = false;
   bool check_choice_ = true;
-  using ChoiceKey = std::tuple<int, double, int, int, int, int, int>;
+  using ChoiceKey = std::tuple<int, double, int, int, int, int, int, int>;
   mutable std::map<ChoiceKey, std::pair<CollAlgorithm, CollProtocol>> choices_;
   using AloneKey = std::tuple<int, double, int, int, int, std::uint64_t, std::vector<int>>;
   mutable std::map<AloneKey, Alone> alone_;

@@ -88,9 +88,15 @@ std::vector<std::pair<CollAlgorithm, CollProtocol>> NcclModel::candidates(
     }
     Option best{a, protos.front(), Time::max()};
     for (CollProtocol p : protos) {
-      // NCCL ranks by its own estimate (ncclTopoGetAlgoTime), which has no pipeline fill.
+      // NCCL ranks by its own estimate (ncclTopoGetAlgoTime), which has no pipeline fill and
+      // slows the tree by its correction, where megasim's time may not (choice_only).
       const ModelCost c = cost(call, shape, a, p);
-      const Time estimate = c.time - c.pipeline_fill;
+      Time estimate = c.time - c.pipeline_fill;
+      if (a == CollAlgorithm::kTree) {
+        const double k =
+            choice_tree_correction(p, call.bytes.value()) / tree_correction(p, call.bytes.value());
+        estimate = c.latency + Time::from_seconds((estimate - c.latency).to_seconds() / k);
+      }
       if (c.applicable && estimate < best.time) best = {a, p, estimate};
     }
     if (best.time < Time::max()) options.push_back(best);
@@ -98,7 +104,9 @@ std::vector<std::pair<CollAlgorithm, CollProtocol>> NcclModel::candidates(
   if (options.empty())
     return {{algos.front(),
              call.protocol == CollProtocol::kAuto ? CollProtocol::kSimple : call.protocol}};
-  // Fastest first; equal times keep NCCL's order of algorithms (ring, tree, NVLS, NVLSTree, PAT).
+  // Fastest first; equal times keep the order built above (ring, tree, NVLS, NVLSTree, PAT).
+  // NCCL's own loop keeps the first of its enum (tree before ring) on an exact tie; exact ties
+  // of estimates in floating point do not arise on the sizes megasim prices.
   std::stable_sort(options.begin(), options.end(),
                    [](const Option& x, const Option& y) { return x.time < y.time; });
   std::vector<std::pair<CollAlgorithm, CollProtocol>> out;

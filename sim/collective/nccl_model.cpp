@@ -44,6 +44,9 @@ CommShape comm_shape(const net::Topology& topology, const std::vector<int>& gpus
   }
   s.nodes = static_cast<int>(s.by_node.size());
   for (const auto& m : s.by_node) s.max_per_node = std::max(s.max_per_node, static_cast<int>(m.size()));
+  s.min_per_node = s.max_per_node;
+  for (const auto& m : s.by_node)
+    s.min_per_node = std::min(s.min_per_node, static_cast<int>(m.size()));
   return s;
 }
 
@@ -51,8 +54,11 @@ BytesPerSec NcclModel::uncapped_link_bandwidth(const CommShape& shape) const {
   const net::NodeSpec& n = topology_.spec().node;
   BytesPerSec bw = n.nvlink_per_gpu * n.nvlink_efficiency;
   if (shape.nodes > 1) {
-    // The inter-node traffic of a node leaves through the NICs its ranks own.
-    const int nics_used = std::max(1, std::min(n.nics, shape.max_per_node * n.nics / n.gpus));
+    // The inter-node traffic of a node leaves through the NICs its ranks own; every channel
+    // crosses every node, so the node with the fewest ranks (and NICs) sets the pace: NCCL
+    // takes each graph's channels and speeds as the minimum over all ranks (init.cc, after the
+    // all-gather of graph info).
+    const int nics_used = std::max(1, std::min(n.nics, shape.min_per_node * n.nics / n.gpus));
     bw = std::min(bw, n.nic * n.nic_efficiency * static_cast<double>(nics_used));
   }
   return bw;
@@ -65,14 +71,23 @@ BytesPerSec NcclModel::link_bus_bandwidth(const CommShape& shape) const {
 }
 
 BytesPerSec NcclModel::bus_bandwidth(const CommShape& shape, CollAlgorithm algorithm,
-                                     CollProtocol protocol) const {
+                                     CollProtocol protocol, CollectiveOp op) const {
   if (algorithm == CollAlgorithm::kPat) {
     return link_bus_bandwidth(shape) * constants_.pat.bandwidth_factor *
            constants_.scale.bandwidth(shape.nodes > 1, algorithm);
   }
   const hw::CollAlgorithm a = algorithm;
   const hw::CollProtocol p = protocol;
-  BytesPerSec bus = link_bus_bandwidth(shape) * constants_.bandwidth_factor(a, p, shape.nodes > 1);
+  double factor = constants_.bandwidth_factor(a, p, shape.nodes > 1);
+  if (algorithm == CollAlgorithm::kRing && p == hw::CollProtocol::kLL && shape.nodes == 1 &&
+      op != CollectiveOp::kAllReduce && op != CollectiveOp::kReduce &&
+      constants_.ring_ll_factor_one_node_gather > 0.0)
+    factor = constants_.ring_ll_factor_one_node_gather;
+  // ppn = ranks / nodes < 2 (NCCL 2.7.5 tuning.cc), an uneven communicator's too.
+  if (algorithm == CollAlgorithm::kRing && p == hw::CollProtocol::kLL128 &&
+      shape.ranks < 2 * shape.nodes && constants_.ring_ll128_factor_under_two_per_node > 0.0)
+    factor = constants_.ring_ll128_factor_under_two_per_node;
+  BytesPerSec bus = link_bus_bandwidth(shape) * factor;
   if (algorithm == CollAlgorithm::kRing && p == hw::CollProtocol::kLL) {
     const double cap = constants_.ring_ll_cap_gbps[static_cast<std::size_t>(std::min(shape.nodes, 3) - 1)];
     if (cap > 0.0) bus = std::min(bus, gbyte_per_s(cap));
@@ -88,12 +103,14 @@ BytesPerSec NcclModel::bus_bandwidth(const CommShape& shape, CollAlgorithm algor
   return bus * constants_.scale.bandwidth(shape.nodes > 1, algorithm);
 }
 
-double NcclModel::flow_scale(const CommShape& shape, CollAlgorithm algorithm,
-                             CollProtocol protocol) const {
+double NcclModel::flow_scale(const CommShape& shape, CollAlgorithm algorithm, CollProtocol protocol,
+                             CollectiveOp op) const {
   // A fitted scale k stands for links k times as fast as the profile's: the protocol's
   // overhead (>= 1 wire byte per payload byte) is taken before it, so k > 1 speeds flows too.
   const double k = constants_.scale.bandwidth(shape.nodes > 1, algorithm);
-  return std::max(1.0, uncapped_link_bandwidth(shape) * k / bus_bandwidth(shape, algorithm, protocol)) / k;
+  return std::max(1.0, uncapped_link_bandwidth(shape) * k /
+                           bus_bandwidth(shape, algorithm, protocol, op)) /
+         k;
 }
 
 double NcclModel::p2p_nvlink_flow_scale() const {
@@ -141,6 +158,10 @@ ModelCost NcclModel::direct_cost(const CollectiveCall& call, const CommShape& sh
 }
 
 double NcclModel::tree_correction(CollProtocol protocol, double bytes) const {
+  return constants_.tree_correction_choice_only ? 1.0 : choice_tree_correction(protocol, bytes);
+}
+
+double NcclModel::choice_tree_correction(CollProtocol protocol, double bytes) const {
   if (!constants_.has_tree_correction || bytes < kTreeCorrectionFirstBytes) return 1.0;
   const auto index = static_cast<std::size_t>(std::floor(std::log2(bytes / kTreeCorrectionFirstBytes)));
   if (index >= static_cast<std::size_t>(hw::kTreeCorrectionSizes)) return 1.0;
@@ -180,7 +201,7 @@ ModelCost NcclModel::cost(const CollectiveCall& call, const CommShape& shape,
   if (algorithm == CollAlgorithm::kTree && call.op != CollectiveOp::kAllReduce) return c;
   const hw::CollAlgorithm a = algorithm;
   const hw::CollProtocol p = protocol;
-  const BytesPerSec bus = bus_bandwidth(shape, algorithm, protocol);
+  const BytesPerSec bus = bus_bandwidth(shape, algorithm, protocol, call.op);
 
   int nsteps = n, inter_steps = nn;
   if (call.op == CollectiveOp::kAllReduce) {

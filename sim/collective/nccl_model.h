@@ -28,6 +28,7 @@ struct CommShape {
   int ranks = 0;
   int nodes = 0;
   int max_per_node = 0;
+  int min_per_node = 0;  // the emptiest node's ranks: its NICs bound every channel (NCCL)
   std::vector<std::vector<int>> by_node;  // GPU ids
 };
 CommShape comm_shape(const net::Topology& topology, const std::vector<int>& gpus);
@@ -87,15 +88,19 @@ class NcclModel {
   BytesPerSec uncapped_link_bandwidth(const CommShape& shape) const;
   // The bus bandwidth NCCL's model gives an algorithm and protocol: the links' bandwidth under
   // the per-architecture cap, times the protocol factor, and for trees under the tree cap.
-  BytesPerSec bus_bandwidth(const CommShape& shape, CollAlgorithm algorithm,
-                            CollProtocol protocol) const;
+  // `op` matters where the profile's factors depend on it (NCCL 2.7.5's one-node LL ring).
+  BytesPerSec bus_bandwidth(const CommShape& shape, CollAlgorithm algorithm, CollProtocol protocol,
+                            CollectiveOp op = CollectiveOp::kAllReduce) const;
   // Wire bytes per payload byte for the flows of that algorithm and protocol: the links'
   // bandwidth over bus_bandwidth (>= 1), so flows on idle links reproduce the model's rate.
-  double flow_scale(const CommShape& shape, CollAlgorithm algorithm,
-                    CollProtocol protocol) const;
+  double flow_scale(const CommShape& shape, CollAlgorithm algorithm, CollProtocol protocol,
+                    CollectiveOp op = CollectiveOp::kAllReduce) const;
   // NCCL's treeCorrectionFactor for a tree of that size and protocol (1 where the profile has
-  // none): the share of the tree's modelled bandwidth it reaches at mid sizes.
+  // none): the share of the tree's modelled bandwidth it reaches at mid sizes. The time's
+  // factor is 1 where the profile applies the correction to the choice only (NCCL 2.7.5's, with
+  // the pipeline's fill timing the tree); the choice's is the table's wherever it has one.
   double tree_correction(CollProtocol protocol, double bytes) const;
+  double choice_tree_correction(CollProtocol protocol, double bytes) const;
   // NCCL's chunk at that size (payload bytes per pipeline and step; nccl_pipeline.cpp): a
   // tree's per channel, NVLSTree's per channel and head.
   double tree_chunk_bytes(double bytes, const CommShape& shape, CollProtocol protocol) const;

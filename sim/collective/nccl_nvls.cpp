@@ -82,7 +82,7 @@ ModelCost NcclModel::nvls_cost(const CollectiveCall& call, const CommShape& shap
   if (algorithm == CollAlgorithm::kNvlsTree) {
     const net::NodeSpec& node = topology_.spec().node;
     const int nics_used =
-        std::max(1, std::min(node.nics, shape.max_per_node * node.nics / node.gpus));
+        std::max(1, std::min(node.nics, shape.min_per_node * node.nics / node.gpus));  // as ring
     const double nic_per_head_gbps = node.nic.value() * node.nic_efficiency * nics_used / g.heads /
                                      1e9 * (nn <= 2 ? kTwoNodeTreeFactor : 1.0);
     const double cap =

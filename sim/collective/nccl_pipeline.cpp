@@ -76,8 +76,10 @@ Time NcclModel::pipeline_fill(const CollectiveCall& call, const CommShape& shape
   const double bytes = call.bytes.value();
   double loop = 0.0;  // one chunk of every concurrent pipeline
   if (algorithm == CollAlgorithm::kTree) {
-    // Where the profile carries NCCL's own mid-size tree correction (Hopper's), that stands for it.
-    if (constants_.has_tree_correction) return Time::zero();
+    // Where the profile times the tree with NCCL's own mid-size correction (Hopper's), that
+    // stands for it; a correction that serves the choice only (A100's) leaves the fill.
+    if (constants_.has_tree_correction && !constants_.tree_correction_choice_only)
+      return Time::zero();
     loop = constants_.channels * tree_chunk_bytes(bytes, shape, protocol);
   } else if (algorithm == CollAlgorithm::kNvlsTree && k.nvls_channels > 0) {
     const int heads = nvls_graph(shape).heads;

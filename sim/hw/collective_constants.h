@@ -187,6 +187,15 @@ struct CollectiveConstants {
   RingPlateau ring_plateau;
   bool has_tree_correction = false;
   TreeCorrection tree_correction{};
+  // NCCL 2.7.5 ranks algorithms by an estimate with the correction, while megasim times the
+  // tree with the pipeline's fill in its place (nccl_pipeline.cpp): the correction then serves
+  // the choice only.
+  bool tree_correction_choice_only = false;
+  // NCCL 2.7.5's ring factors where they differ from bandwidth_factor's (0: none): LL128 with
+  // fewer than 2 ranks a node ("sending/receiving at the same GPU through the NIC", 0.7), and LL
+  // on one node for every operation but all-reduce and reduce (1/3 against 1/4).
+  double ring_ll128_factor_under_two_per_node = 0.0;
+  double ring_ll_factor_one_node_gather = 0.0;
   NvlsConstants nvls;
   PatConstants pat;
   PipelineConstants pipeline;

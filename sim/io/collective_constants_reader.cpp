@@ -99,12 +99,17 @@ hw::NvlsConstants read_nvls(JsonReader n) {
 
 void read_tree_correction(JsonReader t, hw::CollectiveConstants& c) {
   t.string("source");
+  // NCCL 2.7.5's table has 22 sizes, 2.19+'s 23 (the 24th serves NVLSTree only): sizes past a
+  // table's end take 1, as NCCL applies it only below its length.
   const char* names[hw::kCollProtocols] = {"ll", "ll128", "simple"};  // CollProtocol order
   for (int p = 0; p < hw::kCollProtocols; ++p) {
     const std::vector<double> v =
-        t.number_array(names[p], kMinBandwidthFactor, 1.0, hw::kTreeCorrectionSizes, hw::kTreeCorrectionSizes);
-    std::copy(v.begin(), v.end(), c.tree_correction[static_cast<std::size_t>(p)].begin());
+        t.number_array(names[p], kMinBandwidthFactor, 1.0, 22, hw::kTreeCorrectionSizes);
+    auto& row = c.tree_correction[static_cast<std::size_t>(p)];
+    row.fill(1.0);
+    std::copy(v.begin(), v.end(), row.begin());
   }
+  c.tree_correction_choice_only = t.boolean_or("choice_only", false);
   t.finish();
   c.has_tree_correction = true;
 }
@@ -153,6 +158,38 @@ void read_multi_node(JsonReader& r, hw::CollectiveConstants& c) {
     c.ring_plateau.factor = p.number("factor", 1.0, 100.0);
     c.ring_plateau.min_bytes_per_rank = p.number("min_bytes_per_rank", 0.0, 1e15);
     p.finish();
+  }
+}
+
+// The groups a profile may leave out: NCCL's corrections and caps of some versions, NVLS, PAT,
+// the chunked pipeline and point-to-point efficiency.
+void read_optional_groups(JsonReader& r, hw::CollectiveConstants& c) {
+  if (auto t = r.optional_object("tree_correction")) read_tree_correction(*t, c);
+  if (auto l = r.optional_object("ring_ll_busbw_cap_gbps")) {
+    l->string("source");
+    c.ring_ll_cap_gbps = {read_cap(*l, "one_node"), read_cap(*l, "two_nodes"),
+                          read_cap(*l, "more_nodes")};
+    l->finish();
+  }
+  if (auto f = r.optional_object("ring_factors_nccl_2_7")) {
+    f->string("source");
+    c.ring_ll128_factor_under_two_per_node =
+        f->number("ll128_under_two_per_node", kMinBandwidthFactor, 1.0);
+    c.ring_ll_factor_one_node_gather = f->number("ll_one_node_gather", kMinBandwidthFactor, 1.0);
+    f->finish();
+  }
+  if (auto l = r.optional_object("ring_ll128_busbw_cap_gbps")) {
+    l->string("source");
+    c.ring_ll128_cap_across_nodes_gbps = read_cap(*l, "across_nodes");
+    l->finish();
+  }
+  if (auto n = r.optional_object("nvls")) c.nvls = read_nvls(*n);
+  if (auto p = r.optional_object("pat")) c.pat = read_pat(*p);
+  if (auto p = r.optional_object("pipeline")) c.pipeline = read_pipeline(*p);
+  if (auto p = r.optional_object("p2p")) {
+    p->string("source");
+    c.p2p_nvlink_efficiency = p->number("nvlink_efficiency", kMinBandwidthFactor, 1.0);
+    p->finish();
   }
 }
 
@@ -213,25 +250,7 @@ hw::CollectiveConstants read_collective_constants(JsonReader r) {
     ch.finish();
   }
   read_multi_node(r, c);
-  if (auto t = r.optional_object("tree_correction")) read_tree_correction(*t, c);
-  if (auto l = r.optional_object("ring_ll_busbw_cap_gbps")) {
-    l->string("source");
-    c.ring_ll_cap_gbps = {read_cap(*l, "one_node"), read_cap(*l, "two_nodes"), read_cap(*l, "more_nodes")};
-    l->finish();
-  }
-  if (auto l = r.optional_object("ring_ll128_busbw_cap_gbps")) {
-    l->string("source");
-    c.ring_ll128_cap_across_nodes_gbps = read_cap(*l, "across_nodes");
-    l->finish();
-  }
-  if (auto n = r.optional_object("nvls")) c.nvls = read_nvls(*n);
-  if (auto p = r.optional_object("pat")) c.pat = read_pat(*p);
-  if (auto p = r.optional_object("pipeline")) c.pipeline = read_pipeline(*p);
-  if (auto p = r.optional_object("p2p")) {
-    p->string("source");
-    c.p2p_nvlink_efficiency = p->number("nvlink_efficiency", kMinBandwidthFactor, 1.0);
-    p->finish();
-  }
+  read_optional_groups(r, c);
   r.finish();
   return c;
 }

@@ -188,6 +188,38 @@ TEST_CASE("the LL ring's bandwidth is NCCL 2.30's llMaxBws, not the link's half"
   CHECK(bus(32) == doctest::Approx(20.4));
 }
 
+TEST_CASE("the LL tree's cap on one node is NCCL 2.30's llMaxBws by GPU, as the LL ring's") {
+  // Tree LL: min(busBw / 3.8, llMaxBw), llMaxBw indexed by GPU on one node: Hopper-N1, 141 GB/s
+  // (until 2026-12-03 the profile had the Volta row's 39). One node's link: 370.8 GB/s x 0.92
+  // (the tree's factor) / 3.8 = 89.77 GB/s, under 141: the cap does not bind.
+  Hopper h;
+  const auto c = all_reduce(h.topology.pack_placement(8), 1048576.0);
+  const auto shape = collective::comm_shape(h.topology, c.gpus);
+  const double bus =
+      h.engine.model().bus_bandwidth(shape, CollAlgorithm::kTree, CollProtocol::kLL).value() / 1e9;
+  CHECK(bus == doctest::Approx(370.8 * 0.92 / 3.8).epsilon(1e-3));
+}
+
+TEST_CASE("an uneven communicator runs at its emptiest node's NICs, in the model and the flows") {
+  // 8 GPUs on one node and 1 on the next: every ring channel crosses the second node through
+  // its one GPU's NIC (NCCL takes each graph's speed as the minimum over the ranks), so a
+  // forced Simple ring of 1 GiB moves 2 x 8/9 GiB through one 400G NIC at the cluster's
+  // efficiency. Until 2026-12-03 the model took the fuller node's eight NICs: 5.3 ms, where
+  // the flows took 38.5 ms.
+  Hopper h;
+  std::vector<int> gpus = h.topology.pack_placement(9);
+  const auto c = all_reduce(gpus, kOneGiB, CollAlgorithm::kRing, CollProtocol::kSimple);
+  const auto shape = collective::comm_shape(h.topology, c.gpus);
+  CHECK(shape.max_per_node == 8);
+  CHECK(shape.min_per_node == 1);
+  const auto cost = h.engine.model().cost(c, shape, CollAlgorithm::kRing, CollProtocol::kSimple);
+  const auto timed = h.engine.predict(c);
+  CHECK(timed.time.to_us() == doctest::Approx(cost.time.to_us()).epsilon(0.01));
+  const net::NodeSpec& node = h.topology.spec().node;
+  const double one_nic = node.nic.value() * node.nic_efficiency;
+  CHECK(cost.time.to_seconds() > 2.0 * 8.0 / 9.0 * kOneGiB / one_nic);
+}
+
 TEST_CASE("the Simple ring's latency floor across two H100 nodes") {
   // 16 ranks, 2 nodes: 30 steps, 2 across the network. Intra step max(3.4, 3 x 1.0 us net
   // overhead) = 3.4 us, network step 14 us: 8.4 + 28 x 3.4 + 2 x 14 = 131.6 us, x 1.4 plateau

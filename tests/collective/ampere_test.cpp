@@ -1,0 +1,110 @@
+// NCCL 2.7.5's A100 tuning model where it differs from the generic table (calibrate/profiles/
+// a100-sxm4-80gb.json, src/graph/tuning.cc at tag v2.7.5-1): the tree's one-node caps, the
+// mid-size tree correction in NCCL's choice, the LL128 ring with one GPU a node and the LL ring
+// of a one-node all-gather. Every figure is worked by hand from the profile in the comment above
+// its check (found by a review against NCCL's code on 2026-12-03).
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+#include "collective_bench.h"
+
+using namespace megasim;
+using megasim::hw::CollAlgorithm;
+using megasim::hw::CollectiveOp;
+using megasim::hw::CollProtocol;
+using megasim::testing::all_reduce;
+using megasim::testing::call;
+
+namespace {
+
+struct Ampere : testing::CollectiveBench {
+  explicit Ampere(const std::string& cluster) : CollectiveBench(cluster, "a100-sxm4-80gb") {}
+  double bus_gbps(const collective::CollectiveCall& c, CollAlgorithm a, CollProtocol p) const {
+    const auto shape = collective::comm_shape(topology, c.gpus);
+    return engine.model().bus_bandwidth(shape, a, p, c.op).value() / 1e9;
+  }
+  double model_us(const collective::CollectiveCall& c, CollAlgorithm a, CollProtocol p) const {
+    const auto shape = collective::comm_shape(topology, c.gpus);
+    return engine.model().cost(c, shape, a, p).time.to_us();
+  }
+};
+
+}  // namespace
+
+TEST_CASE("ampere: the LL128 tree on one node is capped at 130 x 7/9 GB/s") {
+  // min(busBw x 0.9, 130) x 7/9: 235 x 0.9 x 7/9 = 164.5 passes 101.11, so 101.11 GB/s. Until
+  // 2026-12-03 the two-node cap (130 x 0.915 = 118.95) stood for one node.
+  Ampere a("dgx-a100-8");
+  const auto c = all_reduce(a.topology.pack_placement(8), 1048576.0);
+  CHECK(a.bus_gbps(c, CollAlgorithm::kTree, CollProtocol::kLL128) == doctest::Approx(101.11));
+  CHECK(a.bus_gbps(c, CollAlgorithm::kTree, CollProtocol::kSimple) == doctest::Approx(110.0));
+}
+
+TEST_CASE("ampere: NCCL 2.7.5 picks the LL ring for a 1 MiB all-reduce on one DGX A100") {
+  // Tree LL128: 4.4 + 2 x 7 x 1.2 = 21.2 us and 1 MiB / (101.11 / 2 x 0.6 correction) = 34.6
+  // us: 55.8 us. Ring LL: 3.6 + 14 x 0.47 = 10.18 us and 1 MiB / (235 / 4 x 8 / 14) = 31.2
+  // us: 41.4 us. Before the one-node cap and the correction the tree took it at 38.8 us.
+  Ampere a("dgx-a100-8");
+  const auto c = all_reduce(a.topology.pack_placement(8), 1048576.0);
+  const auto p = a.engine.predict(c);
+  CHECK(p.algorithm == CollAlgorithm::kRing);
+  CHECK(p.protocol == CollProtocol::kLL);
+  CHECK(p.time.to_us() == doctest::Approx(41.41).epsilon(1e-3));
+  CHECK(a.model_us(c, CollAlgorithm::kRing, CollProtocol::kLL) < 55.8);
+}
+
+TEST_CASE("ampere: the tree correction moves NCCL's pick, not the tree's time") {
+  // 128 GPUs on 16 nodes, 320,000 B: NCCL's estimate slows tree LL by its correction (0.4 at
+  // log2(5000) = 12) and tree LL128 by 0.6, so LL128 wins the choice at this size; the time of
+  // a forced tree is the same with and without the correction (the pipeline's fill times it).
+  Ampere a("megascale-a100-12288");
+  const auto c = all_reduce(a.topology.pack_placement(128), 320000.0);
+  const auto p = a.engine.predict(c);
+  CHECK(p.algorithm == CollAlgorithm::kTree);
+  CHECK(p.protocol == CollProtocol::kLL128);
+  Ampere without("megascale-a100-12288");
+  without.constants.has_tree_correction = false;
+  CHECK(without.model_us(c, CollAlgorithm::kTree, CollProtocol::kLL) ==
+        doctest::Approx(a.model_us(c, CollAlgorithm::kTree, CollProtocol::kLL)));
+  CHECK(without.engine.predict(c).protocol == CollProtocol::kLL);  // it held LL to 400 KB
+}
+
+TEST_CASE("ampere: the LL128 ring with one GPU a node runs at 0.7 of the link") {
+  // 4 GPUs, one a node: ppn 1 < 2, so busBw 24.5 x 0.7 (one 200G NIC at 0.98) = 17.15 GB/s;
+  // 2 MiB all-reduce: 34 us of latency and 2 MiB / (17.15 x 4/6) = 183.4 us, 217.4 us.
+  Ampere a("megascale-a100-12288");
+  std::vector<int> spread;
+  for (int n = 0; n < 4; ++n) spread.push_back(n * 8);
+  const auto c = all_reduce(spread, 2097152.0, CollAlgorithm::kRing, CollProtocol::kLL128);
+  CHECK(a.bus_gbps(c, CollAlgorithm::kRing, CollProtocol::kLL128) == doctest::Approx(17.15));
+  CHECK(a.model_us(c, CollAlgorithm::kRing, CollProtocol::kLL128) ==
+        doctest::Approx(217.4).epsilon(1e-3));
+  // Eight a node keep 0.92.
+  const auto packed = all_reduce(a.topology.pack_placement(16), 2097152.0);
+  CHECK(a.bus_gbps(packed, CollAlgorithm::kRing, CollProtocol::kLL128) ==
+        doctest::Approx(196.0 * 0.92));
+}
+
+TEST_CASE(
+    "ampere: a one-node all-gather's LL ring runs at a third of the link, all-reduce at a "
+    "quarter") {
+  // 235 / 3 = 78.3 GB/s for all-gather (and reduce-scatter, broadcast); 235 / 4 = 58.75 for
+  // all-reduce. 512 KiB all-gather: 3.6 + 7 x 0.47 = 6.89 us and 512 KiB / (78.3 x 8/7) = 5.86
+  // us, 12.75 us.
+  Ampere a("dgx-a100-8");
+  const auto gpus = a.topology.pack_placement(8);
+  const auto gather = call(CollectiveOp::kAllGather, gpus, 524288.0);
+  CHECK(a.bus_gbps(gather, CollAlgorithm::kRing, CollProtocol::kLL) ==
+        doctest::Approx(235.0 / 3.0));
+  CHECK(a.model_us(gather, CollAlgorithm::kRing, CollProtocol::kLL) ==
+        doctest::Approx(12.75).epsilon(1e-3));
+  const auto reduce = all_reduce(gpus, 524288.0);
+  CHECK(a.bus_gbps(reduce, CollAlgorithm::kRing, CollProtocol::kLL) ==
+        doctest::Approx(235.0 / 4.0));
+  // Across nodes every operation keeps a quarter (eight 200G NICs at 0.98: 196 GB/s).
+  Ampere two("megascale-a100-12288");
+  const auto wide = call(CollectiveOp::kAllGather, two.topology.pack_placement(16), 524288.0);
+  CHECK(two.bus_gbps(wide, CollAlgorithm::kRing, CollProtocol::kLL) == doctest::Approx(196.0 / 4));
+}

@@ -15,10 +15,13 @@ int one_f_one_b_warmup(int pp, int stage, int m) { return std::min(pp - stage - 
 
 // Megatron-LM's interleaved warm-up, micro-batches taken in groups of `group` per chunk (pp in
 // Megatron-LM; Megatron-Core's microbatch_group_size_per_vp_stage, Llama 3's N): all forwards
-// first when the step has a single group.
+// first when the step is a single group of at most pp (Megatron's `num_microbatches ==
+// pipeline_parallel_size` rule, and Llama 3's group under pp, which must hold the step). A
+// single group over pp exists only in Megatron-Core 0.10+, which dropped that rule and caps
+// the warm-up as for any step.
 int interleaved_warmup(int pp, int v, int group, int stage, int m) {
   const int total = m * v;
-  if (m == group) return total;
+  if (m == group && group <= pp) return total;
   return std::min((pp - stage - 1) * 2 + (v - 1) * group, total);
 }
 

@@ -98,9 +98,10 @@ double micro_batches_in_flight(const ParallelPlan& p, int stage) {
       return m;
     case Schedule::kInterleaved: {
       // Micro-batches taken in groups of p.group() per chunk (pp in Megatron-LM). A step of a
-      // single group runs every forward first (step::interleaved_warmup, Megatron-LM's rule for
-      // micro-batches == pp), so every chunk of every micro-batch is in flight at once.
-      if (p.micro_batches() == p.group()) return m;
+      // single group of at most pp runs every forward first (step::interleaved_warmup,
+      // Megatron-LM's rule for micro-batches == pp), so every chunk of every micro-batch is in
+      // flight at once; a single group over pp has Megatron-Core 0.10's capped warm-up.
+      if (p.micro_batches() == p.group() && p.group() <= p.pp) return m;
       const double chunks = 2.0 * (p.pp - stage - 1) + d(p.vpp - 1) * p.group() + 1.0;
       return std::min(chunks, m * p.vpp) / p.vpp;
     }

@@ -99,6 +99,18 @@ TEST_CASE("schedule: a micro-batch group larger than pp runs each chunk on that 
   CHECK_THROWS_AS(build_schedule(Schedule::kInterleaved, 2, 2, 6, 4), std::invalid_argument);
 }
 
+TEST_CASE("schedule: a single group over pp has the capped warm-up, one of pp runs all forwards") {
+  // Megatron-LM's `num_microbatches == pipeline_parallel_size` rule runs every forward first;
+  // a group over pp exists only in Megatron-Core 0.10+, which dropped it: p = 4, v = 2,
+  // m = group = 8 warms up (4−s−1)·2 + (2−1)·8 = 14, 12, 10, 8 chunk-forwards, not all 16
+  // (until 2026-12-03 megasim ran all 16 first).
+  const auto big = build_schedule(Schedule::kInterleaved, 4, 2, 8, 8);
+  check_complete(big);
+  for (int s = 0; s < 4; ++s) CHECK(warmup_forwards(big, s) == (4 - s - 1) * 2 + 8);
+  const auto pp_group = build_schedule(Schedule::kInterleaved, 4, 2, 4);
+  for (int s = 0; s < 4; ++s) CHECK(warmup_forwards(pp_group, s) == 8);
+}
+
 TEST_CASE("schedule: zero-bubble H1 cuts the 1F1B bubble to about a third when F B W are equal") {
   // ZB-H1's bubble is (p − 1)(tF + tB − tW) against 1F1B's (p − 1)(tF + tB + tW) when B+W is
   // 1F1B's backward (Qi et al.): with equal passes, a third.

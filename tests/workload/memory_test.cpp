@@ -313,8 +313,11 @@ TEST_CASE("memory: context parallelism divides the activations and shards states
 TEST_CASE("memory: a micro-batch group other than pp changes what the interleaved warm-up holds") {
   // Stage s holds (pp − s − 1)·2 + (vpp − 1)·g + 1 chunks at its peak, g the micro-batch group:
   // PP 16, VPP 8, 32 micro-batches: g = 16 (Megatron's) gives stage 1 28 + 112 + 1 = 141
-  // chunks = 17.625 stage micro-batches. g = 32 is one round, which the schedule runs every
-  // forward first (step::interleaved_warmup): all 32 micro-batches in flight on every stage.
+  // chunks = 17.625 stage micro-batches. g = 32 is one round over pp, which Megatron-Core 0.10+
+  // warms up as any step (stage 1: 28 + 224 + 1 = 253 chunks = 31.625; stage 15: 225 chunks =
+  // 28.125); until 2026-12-03 megasim ran every forward first there. A round of pp (32
+  // micro-batches on PP 32) or of fewer (Llama 3's N under pp, which must hold the step) runs
+  // every forward first (step::interleaved_warmup): all 32 in flight on every stage.
   ParallelPlan p;
   p.pp = 16;
   p.vpp = 8;
@@ -322,8 +325,12 @@ TEST_CASE("memory: a micro-batch group other than pp changes what the interleave
   p.global_batch = 32;
   CHECK(micro_batches_in_flight(p, 1) == 17.625);
   p.microbatch_group = 32;
+  CHECK(micro_batches_in_flight(p, 1) == 31.625);
+  CHECK(micro_batches_in_flight(p, 15) == 28.125);
+  p.pp = 32;
+  p.microbatch_group = 0;
   CHECK(micro_batches_in_flight(p, 1) == 32.0);
-  CHECK(micro_batches_in_flight(p, 15) == 32.0);
+  CHECK(micro_batches_in_flight(p, 31) == 32.0);
 }
 
 TEST_CASE("memory: FP8 keeps the linear layers' inputs in one byte and FP8 copies of the weights") {

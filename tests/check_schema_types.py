@@ -6,9 +6,10 @@ For each key of the scenario schema (nested objects included):
   the key, and the values the loader lists in that refusal ("'x' is not one of 'a', 'b'") are
   the schema's enum, as a set; each value of the enum is taken (no refusal naming the key as
   "not one of");
-- with a `type`: a value of another JSON type exits 2 naming the key and saying what it
-  expected ("expected an integer", "expected true or false", ...). A key whose schema states
-  neither a type nor an enum is reported, except those that take any JSON value.
+- with a `type` (or the schema's `text` definition): a value of another JSON type exits 2
+  naming the key and saying what it expected ("expected an integer", "expected true or false",
+  "expected a string or an array of strings", ...). A key whose schema states neither a type
+  nor an enum is reported, except `$schema`, which takes any JSON value.
 
 Where the key's object has required keys and the base scenario lacks it, the object is set
 whole, the others at their minimum (check_schema_bounds.setting). Number bounds are checked by
@@ -26,8 +27,8 @@ import sys
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 from check_schema_bounds import BASE, setting  # noqa: E402
 
-# Keys the loader takes as any JSON value (comments, a schema reference).
-ANY_TYPE = {"$schema", "description", "assumptions", "data_loading.source"}
+# Keys the loader takes as any JSON value (a schema reference).
+ANY_TYPE = {"$schema"}
 
 # A value of another type than the schema's, and the word the loader's refusal must carry.
 WRONG = {
@@ -37,6 +38,8 @@ WRONG = {
     "boolean": ("3", "expected true or false"),
     "object": ("3", "expected an object"),
     "array": ("3", "expected an array"),
+    # The schema's `text` definition: a string or an array of strings.
+    "#/definitions/text": ("3", "expected a string or an array of strings"),
 }
 
 
@@ -78,12 +81,17 @@ def check_enum(a, base, path, sub, holder):
     return failures, probes
 
 
+def schema_type(sub):
+    """The key's JSON type, or the definition it refers to."""
+    return sub.get("type", sub.get("$ref"))
+
+
 def check_type(a, base, path, sub, holder):
-    value, expected = WRONG[sub["type"]]
+    value, expected = WRONG[schema_type(sub)]
     r = inspect(a.binary, a.root, setting(path, json.loads(value), holder, base))
     key = path.split(".")[-1]
     if r.returncode != 2 or f"{key}: {expected}" not in r.stderr:
-        return [f"{path} = {value} (schema type {sub['type']}): exit {r.returncode}, "
+        return [f"{path} = {value} (schema type {schema_type(sub)}): exit {r.returncode}, "
                 f"{r.stderr.strip()[:160]}"], 1
     return [], 1
 
@@ -100,10 +108,10 @@ def main():
         found = []
         if "enum" in sub:
             found.append(check_enum(a, base, path, sub, holder))
-        if sub.get("type") in WRONG:
+        if schema_type(sub) in WRONG:
             found.append(check_type(a, base, path, sub, holder))
-        elif "type" in sub:
-            failures.append(f"{path}: schema type {sub['type']!r} is not checked here")
+        elif schema_type(sub) is not None:
+            failures.append(f"{path}: schema type {schema_type(sub)!r} is not checked here")
         if not found and path not in ANY_TYPE:
             failures.append(f"{path}: the schema states neither a type nor an enum")
         for f, n in found:

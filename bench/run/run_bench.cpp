@@ -5,7 +5,9 @@
 
 #include <benchmark/benchmark.h>
 
+#include "io/device_profile_loader.h"
 #include "io/reliability_loader.h"
+#include "io/scenario.h"
 #include "run/run_simulation.h"
 #include "test_profiles.h"
 
@@ -30,7 +32,11 @@ void run_production(benchmark::State& state, const char* preset) {
   const run::StepProfile step = production_step();
   run::ReliabilityModel m = io::load_reliability_preset(preset);
   if (std::string(preset) == "megascale") m.checkpoint_interval = Time::from_minutes(10);
-  const run::PowerInputs power = io::load_power_preset("a100-sxm4-80gb");
+  // The GPU's watts are the device profile's, the rest the scenario's power preset (as simulate).
+  const std::string root = MEGASIM_SOURCE_DIR;
+  const run::PowerInputs power = io::power_for(
+      io::load_scenario(root + "/scenarios/megascale-production-530b.json"),
+      io::load_device_profile(root + "/calibrate/profiles/a100-sxm4-80gb.json").profile);
   run::RunSpec spec;
   spec.tokens = 2e12;
   spec.trials = static_cast<int>(state.range(0));

@@ -186,6 +186,11 @@ void read_optional_groups(JsonReader& r, hw::CollectiveConstants& c) {
   if (auto n = r.optional_object("nvls")) c.nvls = read_nvls(*n);
   if (auto p = r.optional_object("pat")) c.pat = read_pat(*p);
   if (auto p = r.optional_object("pipeline")) c.pipeline = read_pipeline(*p);
+  if (c.tree_correction_choice_only && !c.pipeline.available) {
+    r.fail("tree_correction",
+           "choice_only times the tree with the pipeline's fill in place of "
+           "the correction, so it needs a pipeline group");
+  }
   if (auto p = r.optional_object("p2p")) {
     p->string("source");
     c.p2p_nvlink_efficiency = p->number("nvlink_efficiency", kMinBandwidthFactor, 1.0);

@@ -61,7 +61,8 @@ hw::PowerProfile read_power(JsonReader r) {
   hw::PowerProfile p;
   p.tdp = Watts(r.number("tdp_w", 1.0, 1e5));
   p.idle = Watts(r.number("idle_w", 0.0, 1e5));
-  p.gemm = Watts(r.number("gemm_w", 0.0, 1e5));
+  // A GPU under GEMM load draws power: zero is a missing figure, not a measurement.
+  p.gemm = Watts(r.number("gemm_w", 1.0, 1e5));
   p.memory = Watts(r.number("memory_w", 0.0, 1e5));
   p.communication = Watts(r.number("communication_w", 0.0, 1e5));
   p.source = r.text_or("source", "");

@@ -4,8 +4,9 @@
 // A reliability preset (reliability/NAME.json) states recovery figures, each as
 // {"value", "source"}, and names a failure-rate file (reliability/failure-rates-*.json) whose
 // per-component interruption counts over an observed run are turned into rates per GPU or per
-// node per hour here. A power preset (power/NAME.json, named after the device) states GPU
-// power by activity and lists node and switch components that are summed here. A name is found
+// node per hour here. A power preset (power/NAME.json, named after the device) lists node and
+// switch components, summed here, and the grid's CO2; the GPU's power by activity is the
+// device profile's, which power_for() adds (load_power_preset() leaves it zero). A name is found
 // only in the source tree's and the installed share folder's reliability/ or power/, a path
 // relative to the working directory (io/resolve.h). Every key is read strictly (unknown keys
 // are errors).
@@ -29,6 +30,7 @@ namespace megasim::io {
 run::ReliabilityModel load_reliability_preset(const std::string& ref, FilesRead* read = nullptr);
 run::ReliabilityModel load_reliability_file(const std::filesystem::path& file,
                                             FilesRead* read = nullptr);
+// Node, switch and grid figures only: PowerInputs::gpu stays zero (power_for() fills it).
 run::PowerInputs load_power_preset(const std::string& ref, FilesRead* read = nullptr);
 run::PowerInputs load_power_file(const std::filesystem::path& file, FilesRead* read = nullptr);
 

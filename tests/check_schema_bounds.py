@@ -47,13 +47,18 @@ def setting(path, value, holder, base):
     return f"{parent}={json.dumps(whole)}"
 
 
-def main():
+def arguments():
+    """--binary and --root, the scenario schema and the base scenario."""
     ap = argparse.ArgumentParser()
     ap.add_argument("--binary", required=True)
     ap.add_argument("--root", required=True, type=pathlib.Path)
     a = ap.parse_args()
     schema = json.loads((a.root / "scenarios/schema.json").read_text())
-    base = json.loads((a.root / BASE).read_text())
+    return a, schema, json.loads((a.root / BASE).read_text())
+
+
+def main():
+    a, schema, base = arguments()
     failures, probes = [], 0
     for path, sub, holder in number_keys(schema):
         if "maximum" not in sub or "minimum" not in sub:

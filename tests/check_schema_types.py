@@ -17,7 +17,6 @@ check_schema_bounds.py, the shipped files by check_schema.py.
 
   check_schema_types.py --binary MEGASIM --root SOURCE
 """
-import argparse
 import json
 import pathlib
 import re
@@ -25,7 +24,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from check_schema_bounds import BASE, setting  # noqa: E402
+from check_schema_bounds import BASE, arguments, setting  # noqa: E402
 
 # Keys the loader takes as any JSON value (a schema reference).
 ANY_TYPE = {"$schema"}
@@ -97,12 +96,7 @@ def check_type(a, base, path, sub, holder):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--binary", required=True)
-    ap.add_argument("--root", required=True, type=pathlib.Path)
-    a = ap.parse_args()
-    schema = json.loads((a.root / "scenarios/schema.json").read_text())
-    base = json.loads((a.root / BASE).read_text())
+    a, schema, base = arguments()
     failures, probes = [], 0
     for path, sub, holder in keys(schema):
         found = []

@@ -80,6 +80,11 @@ def main():
                 cwd=a.root, capture_output=True, text=True)
             if r.returncode != 2 or path.split(".")[-1] not in r.stderr:
                 failures.append(f"{path} = {value}: exit {r.returncode}, {r.stderr.strip()[:160]}")
+    return report(failures, probes)
+
+
+def report(failures, probes):
+    """Prints the failures and the tally; the exit status (1 for a failure or no probe)."""
     for f in failures:
         print("FAIL " + f)
     print(f"{probes - len(failures)} of {probes} probes as the schema says")

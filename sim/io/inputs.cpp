@@ -230,7 +230,13 @@ Inputs load_inputs(const Scenario& s, const InputOptions& o, FilesRead* read) {
   if (have_device) clashes.check([&] { check_fp8(in); });
   if (have_device && have_system) clashes.check([&] { check_tp_decomposition(in); });
   // The run level's power preset comes from the device: without a device there is none to name.
-  if (have_device && o.run_level && s.run.tokens) clashes.check([&] { read_run_level(o, in, read); });
+  if (have_device && o.run_level && s.run.tokens) {
+    clashes.check([&] { read_run_level(o, in, read); });
+  } else if (s.power.preset) {
+    // Unused without a run, but a preset the scenario names must exist and read: a wrong name
+    // would otherwise pass until run.tokens is set.
+    clashes.check([&] { scenario_power_preset(s, read); });
+  }
   clashes.throw_if_any();
   return in;
 }

@@ -209,6 +209,14 @@ run::PowerInputs with_settings(run::PowerInputs p, const Scenario& s) {
 
 }  // namespace
 
+run::PowerInputs scenario_power_preset(const Scenario& s, FilesRead* read) {
+  try {
+    return load_power_preset(*s.power.preset, read);
+  } catch (const InputError& e) {
+    throw InputError(fmt::format("{}: power.preset: {}", s.file.string(), e.what()));
+  }
+}
+
 run::PowerInputs power_for(const Scenario& s, const hw::DeviceProfile& device, FilesRead* read) {
   // The GPU's power by activity is the profile's: a measured profile's NVML figures.
   const auto gpu_of = [&](run::PowerInputs p) {
@@ -220,7 +228,7 @@ run::PowerInputs power_for(const Scenario& s, const hw::DeviceProfile& device, F
   };
   // A measured or imported profile takes its power preset from the shipped one it came from.
   const std::string device_name = device.base.empty() ? device.name : device.base;
-  if (s.power.preset) return gpu_of(with_settings(load_power_preset(*s.power.preset, read), s));
+  if (s.power.preset) return gpu_of(with_settings(scenario_power_preset(s, read), s));
   // Unset, the preset is the device profile's own name: a calibration file measured on an
   // A100 names "a100-sxm4-80gb" whatever the file is called.
   try {

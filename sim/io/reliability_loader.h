@@ -37,6 +37,9 @@ run::PowerInputs load_power_file(const std::filesystem::path& file, FilesRead* r
 // The scenario's reliability preset with its overrides (checkpoint interval, spare nodes,
 // straggler eviction) applied.
 run::ReliabilityModel reliability_for(const Scenario& s, FilesRead* read = nullptr);
+// The preset the scenario names in power.preset (which it must), node, switch and grid
+// figures only; an error names the key.
+run::PowerInputs scenario_power_preset(const Scenario& s, FilesRead* read = nullptr);
 // The scenario's power preset (power.preset, else the device profile's own name, or the
 // shipped profile a measured or imported one was made from) with pue, prices and grid
 // intensity from the scenario where it sets them, and the GPU's power by activity from the

@@ -11,37 +11,11 @@
 #include <Eigen/Dense>
 #include <fmt/format.h>
 
+#include "calibrate/least_squares.h"
 #include "engine/error.h"
 #include "hw/kernel_cost_model.h"
 
 namespace megasim::calibrate {
-namespace {
-
-// Solves min ‖A·x − 1‖ where each row of A is already divided by its measured time, so the
-// residuals are relative errors. Returns x and the RMS of the residuals.
-std::pair<Eigen::VectorXd, double> relative_least_squares(const Eigen::MatrixXd& a) {
-  const Eigen::VectorXd ones = Eigen::VectorXd::Ones(a.rows());
-  const Eigen::VectorXd x = a.colPivHouseholderQr().solve(ones);
-  const Eigen::VectorXd r = a * x - ones;
-  return {x, std::sqrt(r.squaredNorm() / static_cast<double>(a.rows()))};
-}
-
-// Fits t = c0 + Σ c_j·f_j with c0 ≥ 0: design columns are [1, f_1, …] / t. Drops the
-// intercept when it comes out negative.
-std::pair<Eigen::VectorXd, double> fit_with_intercept(Eigen::MatrixXd a) {
-  auto [x, rms] = relative_least_squares(a);
-  if (x(0) < 0.0) {
-    a.col(0).setZero();
-    const Eigen::MatrixXd rest = a.rightCols(a.cols() - 1);
-    auto [x2, rms2] = relative_least_squares(rest);
-    x(0) = 0.0;
-    x.tail(x.size() - 1) = x2;
-    rms = rms2;
-  }
-  return {x, rms};
-}
-
-}  // namespace
 
 std::vector<hw::CollectiveFit> fit_collectives(
     const std::vector<hw::CollectiveMeasurement>& rows) {
@@ -80,68 +54,6 @@ std::vector<hw::CollectiveFit> fit_collectives(
     fits.push_back(f);
   }
   return fits;
-}
-
-GemmFit fit_gemm(const hw::DeviceProfile& profile, const std::vector<hw::GemmMeasurement>& rows) {
-  hw::DeviceProfile bare = profile;
-  bare.gemm_table.clear();
-  const hw::KernelCostModel model(bare);
-  const auto& classes = profile.gemm.classes;
-  const auto class_of = [&](Flops f) {
-    for (std::size_t c = 0; c < classes.size(); ++c) {
-      if (f <= classes[c].max_flops) return c;
-    }
-    return classes.size() - 1;
-  };
-  // Only compute-bound rows say anything about GEMM efficiency: drop those whose memory
-  // time (at the profile's memory efficiency) exceeds their compute time at full efficiency.
-  struct Row {
-    double t, compute;
-    std::size_t cls;
-  };
-  std::vector<Row> used;
-  for (const auto& r : rows) {
-    const double compute = model.model_gemm_compute_time(r.shape, 1.0).to_seconds();
-    const double memory = model.model_memory_time(r.shape.bytes_moved()).to_seconds();
-    if (r.time <= Time::zero() || memory > compute) continue;
-    used.push_back({r.time.to_seconds(), compute, class_of(r.shape.flops())});
-  }
-  GemmFit out;
-  out.params = profile.gemm;
-  out.points_per_class.assign(classes.size(), 0);
-  for (const auto& u : used) ++out.points_per_class[u.cls];
-  std::vector<std::size_t> active;  // classes with points, in column order
-  for (std::size_t c = 0; c < classes.size(); ++c) {
-    if (out.points_per_class[c] > 0) active.push_back(c);
-  }
-  if (used.size() < active.size() + 1) {
-    throw InputError(fmt::format("GEMM fit needs at least {} compute-bound rows for {} size "
-                                 "classes and the launch overhead; the table has {}",
-                                 active.size() + 1, active.size(), used.size()));
-  }
-  Eigen::MatrixXd a = Eigen::MatrixXd::Zero(static_cast<Eigen::Index>(used.size()),
-                                            static_cast<Eigen::Index>(active.size() + 1));
-  for (std::size_t i = 0; i < used.size(); ++i) {
-    const auto col = std::find(active.begin(), active.end(), used[i].cls) - active.begin();
-    a(static_cast<Eigen::Index>(i), 0) = 1.0 / used[i].t;
-    a(static_cast<Eigen::Index>(i), col + 1) = used[i].compute / used[i].t;
-  }
-  const auto [x, rms] = fit_with_intercept(a);
-  out.params.launch_overhead = Time::from_seconds(x(0));
-  for (std::size_t j = 0; j < active.size(); ++j) {
-    const double inv = x(static_cast<Eigen::Index>(j + 1));
-    // Above 100 % of peak is not physical: it means a wrong peak or SM count in the profile.
-    if (inv < 1.0) {
-      throw InputError(fmt::format(
-          "GEMM fit: size class {} comes out at {:.1f} % of the profile's peak; check "
-          "peak_tflops and sm_count of '{}'",
-          active[j], 100.0 / inv, profile.name));
-    }
-    out.params.classes[active[j]].efficiency = 1.0 / inv;
-  }
-  out.params.fitted = true;
-  out.quality = {static_cast<int>(used.size()), rms};
-  return out;
 }
 
 MemoryFit fit_memory(const hw::DeviceProfile& profile,
@@ -307,18 +219,38 @@ void refit_gemm(hw::DeviceProfile& p, std::vector<std::string>& report) {
   if (!bf16_only) gemm_rows = p.gemm_table;
   if (gemm_rows.empty()) return;
   GemmFit g = fit_gemm(p, gemm_rows);
-  g.params.source = fmt::format("fitted by megasim calibrate fit to {} measured {}GEMMs, RMS "
-                                "relative residual {:.2f} %",
-                                g.quality.points, bf16_only ? "bf16 " : "",
-                                100.0 * g.quality.rms_relative_residual);
+  // Classes without rows keep the base profile's stated figure: say which.
+  std::string kept;
+  for (std::size_t c = 0; c < g.points_per_class.size(); ++c) {
+    if (g.points_per_class[c] == 0) kept += fmt::format("{}{}", kept.empty() ? "" : ", ", c);
+  }
+  const std::string k_half = g.k_half_fitted
+                                 ? fmt::format("k_half {:.0f} fitted", g.params.k_half)
+                                 : fmt::format(
+                                       "k_half {:.0f} held from the base profile (the rows need "
+                                       "two reduction lengths)",
+                                       g.params.k_half);
+  const std::string kept_note =
+      kept.empty() ? ""
+                   : fmt::format(
+                         "; size class {} has no compute-bound row and keeps the base "
+                         "profile's efficiency ({})",
+                         kept, p.gemm.source);
+  g.params.source = fmt::format(
+      "fitted by megasim calibrate fit to {} measured {}GEMMs, RMS "
+      "relative residual {:.2f} %, {}{}",
+      g.quality.points, bf16_only ? "bf16 " : "", 100.0 * g.quality.rms_relative_residual, k_half,
+      kept_note);
   p.gemm = g.params;
   std::string classes;
   for (const auto& c : p.gemm.classes) {
     classes += fmt::format(" {:.3f}", c.efficiency);
   }
-  report.push_back(fmt::format("gemm: {} points, overhead {:.2f} us, efficiencies{}, rms {:.2f} %",
-                               g.quality.points, p.gemm.launch_overhead.to_us(), classes,
-                               100.0 * g.quality.rms_relative_residual));
+  report.push_back(
+      fmt::format("gemm: {} points, overhead {:.2f} us, efficiencies{}{}, {}, rms {:.2f} %",
+                  g.quality.points, p.gemm.launch_overhead.to_us(), classes,
+                  kept.empty() ? "" : fmt::format(" (class {} kept: no rows)", kept), k_half,
+                  100.0 * g.quality.rms_relative_residual));
 }
 
 void refit_attention(hw::DeviceProfile& p, std::vector<std::string>& report) {

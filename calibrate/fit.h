@@ -5,8 +5,11 @@
 // it used. Fits are linear in their unknowns:
 //   collective   time = alpha + bus_factor(op, n) · size / bus_bandwidth
 //                (alpha-beta per op, communicator size, node count, algorithm and protocol)
-//   GEMM         time = overhead + compute_time(efficiency 1) / efficiency[size class]
-//                (compute_time carries the tile and wave quantisation of hw::KernelCostModel)
+//   GEMM         time = overhead + compute_time(efficiency 1) · (k + k_half) / k
+//                       / efficiency[size class]
+//                (compute_time carries the tile and wave quantisation of hw::KernelCostModel;
+//                linear for a given k_half, which is searched for by its residual when the
+//                rows have two reduction lengths or more, else held at the profile's)
 //   memory       time = overhead + bytes / (HBM bandwidth · efficiency)
 //   attention    time = GEMM launch overhead + compute_time(efficiency 1) / efficiency[pass]
 //                (fused kernels, forward and backward apart; compute_time counts hardware
@@ -33,9 +36,10 @@ struct FitQuality {
 std::vector<hw::CollectiveFit> fit_collectives(const std::vector<hw::CollectiveMeasurement>& rows);
 
 struct GemmFit {
-  hw::GemmModelParams params;  // `base`'s tiles, fitted overhead and class efficiencies
+  hw::GemmModelParams params;  // `base`'s tiles, fitted overhead, class efficiencies, k_half
   FitQuality quality;
   std::vector<int> points_per_class;  // classes without points keep `base`'s efficiency
+  bool k_half_fitted = false;         // false: the profile's k_half, held
 };
 // `profile` supplies peak, SM count, tiles and the size-class bounds; its table is not read.
 GemmFit fit_gemm(const hw::DeviceProfile& profile, const std::vector<hw::GemmMeasurement>& rows);

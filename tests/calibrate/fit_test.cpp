@@ -117,6 +117,52 @@ TEST_CASE("gemm fit recovers per-class efficiency and launch overhead") {
   CHECK(noisy.quality.rms_relative_residual < 0.03);
 }
 
+TEST_CASE("gemm fit recovers k_half with the efficiencies, and holds it with one k") {
+  hw::DeviceProfile truth = toy();
+  truth.gemm.classes = {{Flops(1e9), 0.45}, {Flops(30e9), 0.7}, {Flops(1e30), 0.88}};
+  truth.gemm.launch_overhead = Time::from_us(3.0);
+  truth.gemm.k_half = 384.0;
+  const hw::KernelCostModel model(truth);
+  std::vector<hw::GemmMeasurement> rows;
+  for (std::int64_t m : {256, 1024, 4096}) {
+    for (std::int64_t n : {512, 4096}) {
+      for (std::int64_t k : {256, 1024, 4096, 8192}) {
+        const hw::GemmShape g{m, n, k, 1, hw::DType::kBf16};
+        rows.push_back({g, model.model_gemm_time(g)});
+      }
+    }
+  }
+  hw::DeviceProfile base = toy();
+  base.gemm.k_half = 64.0;  // the base's figure is not what the data say
+  const auto fit = calibrate::fit_gemm(base, rows);
+  CHECK(fit.k_half_fitted);
+  CHECK(fit.params.k_half == doctest::Approx(384.0).epsilon(1e-2));
+  CHECK(fit.params.classes[2].efficiency == doctest::Approx(0.88).epsilon(1e-3));
+  CHECK(fit.params.launch_overhead.to_us() == doctest::Approx(3.0).epsilon(1e-2));
+  CHECK(fit.quality.rms_relative_residual < 1e-3);
+
+  // One reduction length cannot tell k_half from the efficiencies: the base's is held.
+  std::vector<hw::GemmMeasurement> one_k;
+  for (const auto& r : rows) {
+    if (r.shape.k == 4096) one_k.push_back(r);
+  }
+  const auto held = calibrate::fit_gemm(base, one_k);
+  CHECK_FALSE(held.k_half_fitted);
+  CHECK(held.params.k_half == 64.0);
+}
+
+TEST_CASE("gemm fit counts shapes, not rows") {
+  hw::DeviceProfile truth = toy();
+  truth.gemm.classes = {{Flops(1e30), 0.8}};
+  const hw::KernelCostModel model(truth);
+  const hw::GemmShape g{4096, 4096, 4096, 1, hw::DType::kBf16};
+  const std::vector<hw::GemmMeasurement> rows(3, hw::GemmMeasurement{g, model.model_gemm_time(g)});
+  hw::DeviceProfile base = toy();
+  base.gemm.classes = {{Flops(1e30), 0.5}};
+  CHECK_THROWS_WITH_AS(calibrate::fit_gemm(base, rows), doctest::Contains("2 different shapes"),
+                       InputError);
+}
+
 TEST_CASE("gemm fit refuses a profile whose peak is too low for the data") {
   hw::DeviceProfile truth = toy();
   truth.gemm.classes = {{Flops(1e30), 0.9}};

@@ -347,8 +347,9 @@ void refit_collectives(hw::DeviceProfile& p, std::vector<std::string>& report) {
         "they hold",
         hw::to_string(op), ranks, nodes, algo.empty() ? "" : " " + algo,
         proto.empty() ? "" : " " + proto, run.empty() ? "" : " (" + run + ")",
-        s.size() < 2 ? fmt::format("{} size; alpha and beta need two", s.size())
-                     : std::string("the time does not grow with the size")));
+        ranks < 2      ? std::string("one rank moves nothing between GPUs")
+        : s.size() < 2 ? fmt::format("{} size; alpha and beta need two", s.size())
+                       : std::string("the time does not grow with the size")));
   }
 }
 

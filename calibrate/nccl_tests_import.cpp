@@ -161,6 +161,12 @@ class LogParser {
           std::find(t.begin(), t.end(), "algbw") != t.end()) {
         start_run();
         b_.columns = parse_column_header(t);
+        if (std::find(t.begin(), t.end(), "cputime") != t.end()) {
+          throw InputError(fmt::format(
+              "{}: the log was run with -C 1: its time columns are the host's (cputime) "
+              "while its bandwidths come from the GPU's; rerun nccl-tests without -C",
+              where(origin_, line_no_)));
+        }
       }
       return;
     }
@@ -338,6 +344,13 @@ class LogParser {
       // A size twice in one run: the same figures (a launcher echoing a line) are kept once;
       // other figures contradict each other, and the table would answer with the first.
       const std::string kind = (c.type ? t[*c.type] : "") + "/" + (c.redop ? t[*c.redop] : "");
+      // -d all or -o all: a table has no data-type key, so a run keeps its first type and
+      // reduction and counts the others' rows.
+      if (b_.run.kind.empty()) b_.run.kind = kind;
+      if (kind != b_.run.kind) {
+        ++b_.run.other_kind_rows;
+        continue;
+      }
       const auto [it, fresh] = b_.seen.try_emplace({*size, side, kind}, *time, line_no_);
       if (!fresh) {
         if (it->second.first == *time) continue;

@@ -115,8 +115,9 @@ void report_unfitted(const std::vector<std::pair<std::string, std::size_t>>& run
                                     [&](const hw::CollectiveFit& f) { return f.run == id; });
     runs[i]["fitted"] = fitted;
     if (fitted) continue;
-    const std::string why = sizes < 2 ? "it holds one message size, and alpha and beta need two"
-                                      : "its time does not grow with the message size";
+    const std::string why = runs[i].value("ranks", 0) < 2 ? "one rank moves nothing between GPUs"
+                            : sizes < 2 ? "it holds one message size, and alpha and beta need two"
+                                        : "its time does not grow with the message size";
     runs[i]["no_fit"] = why;
     text += fmt::format("{}: no alpha-beta fit: {}\n", id, why);
   }
@@ -224,9 +225,11 @@ void run_fit(const FitOpts& o) {
   if (o.json) files.refuse_beside_stdout("--json");
   const io::LoadedDeviceProfile in = io::load_device_profile(input);
   hw::DeviceProfile p = in.profile;
-  if (p.gemm_table.empty() && p.memory_table.empty() && p.collective_table.empty()) {
-    throw InputError(o.input + ": has no measured tables (gemm_table, memory_table, "
-                               "collective_table) to fit");
+  if (p.gemm_table.empty() && p.memory_table.empty() && p.collective_table.empty() &&
+      p.attention_table.empty() && p.power_table.empty()) {
+    throw InputError(o.input +
+                     ": has no measured tables (gemm_table, attention_table, "
+                     "memory_table, power_table, collective_table) to fit");
   }
   const auto lines = calibrate::refit_profile(p);
   io::Json doc = io::device_profile_to_json(p);

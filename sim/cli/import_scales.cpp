@@ -102,6 +102,10 @@ std::vector<hw::CollectiveScaleFit> fit_import_scales(const hw::DeviceProfile& p
           first.protocol.empty() ? "-" : first.protocol);
       continue;
     }
+    if (first.ranks < 2) {
+      text += fmt::format("{}: one rank moves nothing between GPUs: no scales fitted\n", id);
+      continue;
+    }
     const std::string what = fmt::format("{} on cluster '{}'", id, spec.name);
     const auto model = plan::scaled_nccl_model(topology, constants, first.op, first.ranks,
                                                first.nodes, what, *algorithm, *protocol);
@@ -178,11 +182,17 @@ void report_run(const std::string& log, const calibrate::NcclTestsRun& run, io::
                   {"rows", run.rows.size()},
                   {"skipped_rows", run.skipped_rows},
                   {"dropped_rows", run.dropped_rows},
+                  {"other_type_rows", run.other_kind_rows},
                   {"nccl_tests_version", run.version}});
   if (run.op_option_ignored) runs.back()["op_option_ignored"] = true;
   text += fmt::format(
-      "{}:{}: {} on {} ranks / {} nodes, {} rows{}{}{}\n", log, run.first_line,
+      "{}:{}: {} on {} ranks / {} nodes, {} rows{}{}{}{}\n", log, run.first_line,
       hw::to_string(run.op), run.ranks, run.nodes, run.rows.size(),
+      run.other_kind_rows
+          ? fmt::format(" of {} ({} of other data types or reductions dropped: a profile's "
+                        "table has no type key)",
+                        run.kind, run.other_kind_rows)
+          : "",
       run.skipped_rows ? fmt::format(" ({} failed validation, skipped)", run.skipped_rows) : "",
       run.dropped_rows
           ? fmt::format(" ({} of size 0 or without numbers, dropped)", run.dropped_rows)

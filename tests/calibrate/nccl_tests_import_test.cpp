@@ -316,3 +316,47 @@ TEST_CASE("test names map to collectives") {
   CHECK(calibrate::op_from_test_name("reduce_scatter_perf") == hw::CollectiveOp::kReduceScatter);
   CHECK_FALSE(calibrate::op_from_test_name("hypercube_perf").has_value());
 }
+
+TEST_CASE("-d all: a run keeps its first data type and counts the others' rows") {
+  // A row of another type for each size: int8 three times slower, as -d all prints them.
+  std::string text = kOldLayout;
+  const std::string rows[] = {
+      "     1048576        262144      int8     sum    300.0    3.50    6.12  0e+00    300.0    "
+      "3.50    6.12  0e+00\n",
+      "     2097152        524288      int8     sum    450.0    4.66    8.16  0e+00    450.0    "
+      "4.66    8.16  0e+00\n"};
+  for (const auto& row : rows) text.insert(text.find("# Out of bounds"), row);
+  calibrate::ImportOptions o;
+  o.op = hw::CollectiveOp::kAllReduce;
+  const auto runs = parse_nccl_tests_log(text, "dall.log", o);
+  REQUIRE(runs.size() == 1);
+  CHECK(runs[0].kind == "float/sum");
+  CHECK(runs[0].rows.size() == 6);  // the float rows only
+  CHECK(runs[0].other_kind_rows == 4);
+  for (const auto& r : runs[0].rows) CHECK(r.time.to_us() <= 250.0);
+}
+
+TEST_CASE("-S 1 logs: the timestamp is two words in each row") {
+  std::string text = kOldLayout;
+  const std::string header = "busbw  error\n#        (B)";
+  text.replace(text.find(header), header.size(), "busbw  error timestamp\n#        (B)");
+  for (const char* end : {"2e-07\n     2097152", "2e-07\n     4194304", "2e-07\n# Out"}) {
+    text.insert(text.find(end) + 5, "  2025-10-01 12:00:00");
+  }
+  calibrate::ImportOptions o;
+  o.op = hw::CollectiveOp::kAllReduce;
+  const auto runs = parse_nccl_tests_log(text, "ts.log", o);
+  REQUIRE(runs.size() == 1);
+  CHECK(runs[0].rows.size() == 6);
+}
+
+TEST_CASE("-C 1 logs (host time) are refused, saying why") {
+  std::string text = kOldLayout;
+  for (int i = 0; i < 2; ++i) {
+    text.replace(text.find("     time   algbw"), 17, "  cputime   algbw");
+  }
+  calibrate::ImportOptions o;
+  o.op = hw::CollectiveOp::kAllReduce;
+  CHECK_THROWS_WITH_AS(parse_nccl_tests_log(text, "cpu.log", o),
+                       doctest::Contains("cpu.log:15: the log was run with -C 1"), InputError);
+}

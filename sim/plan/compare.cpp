@@ -85,6 +85,16 @@ void check_axes(const std::filesystem::path& scenario, const std::vector<std::st
       }
     }
   }
+  // compare prices the step: the run level's keys would change no column.
+  for (const auto& a : axes) {
+    for (const char* level : {"run", "reliability", "power"}) {
+      if (a.path == level || a.path.rfind(std::string(level) + ".", 0) == 0) {
+        throw InputError("--vary " + a.path + ": compare prices the step, which " + level +
+                         " keys do not change; run simulate with --set " + a.path +
+                         "=… for each value");
+      }
+    }
+  }
   for (const auto& a : axes) {
     for (const auto& o : overrides) {
       const std::string set = o.substr(0, o.find('='));

@@ -1,5 +1,8 @@
 #include "plan/evaluate.h"
 
+#include <fmt/format.h>
+
+#include "engine/error.h"
 #include "hw/kernel_cost_model.h"
 #include "net/topology.h"
 #include "plan/assembly.h"
@@ -26,6 +29,15 @@ run::StepProfile step_profile(const io::Inputs& in, const net::Topology& topolog
   p.nodes = (p.gpus + p.gpus_per_node - 1) / p.gpus_per_node;
   p.switches = fabric_switches(topology, p.gpus);
   p.checkpoint_size = workload::checkpoint_bytes(in.model);
+  const double evaluation_s =
+      step.evaluation_iteration.to_seconds() * in.scenario.run.evaluation_iterations;
+  if (evaluation_s > run::kMaxRunYears * 365.0 * 86400.0) {
+    throw InputError(
+        fmt::format("{}: run.evaluation.iterations: {} forward-only iterations of "
+                    "{:.3g} s take more than the {:.0f} years a run may last",
+                    in.scenario.file.string(), in.scenario.run.evaluation_iterations,
+                    step.evaluation_iteration.to_seconds(), run::kMaxRunYears));
+  }
   p.evaluation = step.evaluation_iteration * in.scenario.run.evaluation_iterations;
   p.evaluation_interval_steps = in.scenario.run.evaluation_interval_steps;
   p.mfu = step.mfu;
@@ -66,7 +78,11 @@ Evaluation evaluate(const io::Inputs& in, const EvaluateOptions& o) {
   if (in.run) {
     e.profile = step_profile(in, topology, e.step);
     check_run_work(in, *e.profile, o.limits);
-    e.run = run::simulate_run(*e.profile, in.run->spec, in.run->reliability, in.run->power);
+    try {
+      e.run = run::simulate_run(*e.profile, in.run->spec, in.run->reliability, in.run->power);
+    } catch (const InputError& err) {
+      throw InputError(in.scenario.file.string() + ": " + err.what());
+    }
   }
   return e;
 }

@@ -13,9 +13,6 @@
 namespace megasim::run {
 namespace {
 
-// A run that has not finished after this long will not finish: failures outpace checkpoints.
-constexpr double kMaxRunYears = 50.0;
-
 std::int64_t steps_for(double tokens, const StepProfile& step) {
   return static_cast<std::int64_t>(std::ceil(tokens / step.tokens_per_step));
 }
@@ -155,7 +152,8 @@ class Trial {
     if (now.to_hours() > kMaxRunYears * 24.0 * 365.0) {
       throw InputError(fmt::format(
           "run simulation: after {} interruptions and {:.0f} years the run has not finished; "
-          "failures ({:.3g}/h) outpace checkpoints every {} steps",
+          "failures ({:.3g}/h) outpace checkpoints every {} steps "
+          "(reliability.checkpoint_interval_min, run.tokens)",
           result_.restarts, now.to_days() / 365.0, rate_, interval_steps_));
     }
 

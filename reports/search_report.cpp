@@ -13,6 +13,27 @@
 namespace megasim::reports {
 namespace {
 
+// The objective as a user reads it: the search minimises, so it ranks MFU by its negative.
+double shown_objective(plan::Objective o, double ranked_value) {
+  return o == plan::Objective::kMfu ? -ranked_value : ranked_value;
+}
+
+const char* objective_unit(plan::Objective o) {
+  switch (o) {
+    case plan::Objective::kStepTime:
+      return "s";
+    case plan::Objective::kMfu:
+      return "fraction of the peak";
+    case plan::Objective::kTimeToTrain:
+      return "s";
+    case plan::Objective::kCost:
+      return "USD";
+    case plan::Objective::kEnergy:
+      return "J";
+  }
+  return "";
+}
+
 // Every part of a step's breakdown is carried here: a new part must be added below too.
 static_assert(sizeof(step::Breakdown) == 8 * sizeof(Time),
               "step::Breakdown changed: carry the new part in parts()");
@@ -97,7 +118,7 @@ std::string search_json(const plan::SearchResult& r) {
                           {"analytic", figures_json(p.analytic)}};
     if (p.event) {
       row.update(figures_json(*p.event));
-      row["objective"] = p.objective;
+      row["objective"] = shown_objective(r.objective, p.objective);
       row["why"] = why(p, r.ranked.front(), r.objective);
       row["pareto_memory"] = p.pareto_memory;
       if (r.gpus.size() > 1) row["pareto_gpus"] = p.pareto_gpus;
@@ -111,13 +132,14 @@ std::string search_json(const plan::SearchResult& r) {
   for (std::size_t i = 0; i < std::min(kAnalyticListed, r.analytic.size()); ++i) {
     const auto& p = r.analytic[i];
     analytic.push_back({{"key", p.candidate.key},
-                        {"objective", p.objective},
+                        {"objective", shown_objective(r.objective, p.objective)},
                         {"step_time_s", p.analytic.step_time.to_seconds()},
                         {"mfu", p.analytic.mfu}});
   }
   nlohmann::json j = {
       {"scenario", r.scenario},
       {"objective", plan::to_string(r.objective)},
+      {"objective_unit", objective_unit(r.objective)},
       {"gpus", r.gpus},
       {"space", {{"size", r.space.size}, {"feasible", r.analytic.size()}, {"pruned", pruned}}},
       {"ranked", ranked},

@@ -10,11 +10,18 @@
 namespace megasim::reports {
 namespace {
 
-int thread_id(const std::string& stream) {
-  if (stream == "compute") return 0;
-  if (stream == "pp") return 1;
-  if (stream == "dp wait") return 3;
+// PP sends go on two lines, activations and gradients: a blocking exchange sends both ways at
+// once, and slices on one line must nest.
+int thread_id(const step::TraceRecord& r) {
+  if (r.stream == "compute") return 0;
+  if (r.stream == "pp") return r.flow_to_pass.rfind("B", 0) == 0 ? 4 : 1;
+  if (r.stream == "dp wait") return 3;
   return 2;
+}
+
+// A compute slice's pass, as a send names its consumer: the name without its " (...)" note.
+std::string pass_of(const std::string& name) {
+  return name.substr(0, name.find(" ("));
 }
 
 }  // namespace
@@ -30,30 +37,51 @@ std::string chrome_trace_json(const std::vector<step::TraceRecord>& records) {
                                              std::to_string(stage) + ")"}}}});
     events.push_back({{"name", "process_sort_index"}, {"ph", "M"}, {"pid", rank},
                       {"args", {{"sort_index", rank}}}});
-    for (const char* stream : {"compute", "pp", "dp", "dp wait"}) {
-      events.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", rank},
-                        {"tid", thread_id(stream)}, {"args", {{"name", stream}}}});
+    const std::pair<int, const char*> threads[] = {
+        {0, "compute"}, {1, "pp activations"}, {4, "pp gradients"}, {2, "dp"}, {3, "dp wait"}};
+    for (const auto& [tid, name] : threads) {
+      events.push_back({{"name", "thread_name"},
+                        {"ph", "M"},
+                        {"pid", rank},
+                        {"tid", tid},
+                        {"args", {{"name", name}}}});
     }
+  }
+  // Where each pass's compute slice starts, by rank and pass: a send's arrow ends there.
+  std::map<std::pair<int, std::string>, double> pass_start;
+  for (const auto& r : records) {
+    if (r.stream == "compute") pass_start.try_emplace({r.rank, pass_of(r.name)}, r.start.to_us());
   }
   int flow = 0;
   for (const auto& r : records) {
     const double ts = r.start.to_us();
     const double dur = (r.end - r.start).to_us();
-    events.push_back({{"name", r.name}, {"cat", r.stream}, {"ph", "X"}, {"pid", r.rank},
-                      {"tid", thread_id(r.stream)}, {"ts", ts}, {"dur", dur}});
-    if (r.flow_to_rank >= 0 && rank_stage.count(r.flow_to_rank)) {
+    events.push_back({{"name", r.name},
+                      {"cat", r.stream},
+                      {"ph", "X"},
+                      {"pid", r.rank},
+                      {"tid", thread_id(r)},
+                      {"ts", ts},
+                      {"dur", dur}});
+    const auto consumer = pass_start.find({r.flow_to_rank, r.flow_to_pass});
+    if (r.flow_to_rank >= 0 && consumer != pass_start.end()) {
       ++flow;
-      events.push_back({{"name", "pp transfer"}, {"cat", "pp"}, {"ph", "s"}, {"id", flow},
-                        {"pid", r.rank}, {"tid", thread_id(r.stream)}, {"ts", ts}});
-      // The arrow ends on the receiver's next compute slice, the pass that takes the data
-      // (no "bp": "e", which would need a slice running at the arrival, often none there).
+      events.push_back({{"name", "pp transfer"},
+                        {"cat", "pp"},
+                        {"ph", "s"},
+                        {"id", flow},
+                        {"pid", r.rank},
+                        {"tid", thread_id(r)},
+                        {"ts", ts}});
+      // The arrow ends on the pass that takes the data: at its slice's start, bound to it.
       events.push_back({{"name", "pp transfer"},
                         {"cat", "pp"},
                         {"ph", "f"},
+                        {"bp", "e"},
                         {"id", flow},
                         {"pid", r.flow_to_rank},
                         {"tid", 0},
-                        {"ts", r.end.to_us()}});
+                        {"ts", consumer->second}});
     }
   }
   return json_text(json{{"traceEvents", events}, {"displayTimeUnit", "ms"}}, -1);

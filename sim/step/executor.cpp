@@ -70,7 +70,7 @@ ExecutionResult Executor::run() {
                                          "the step (dependency deadlock)", u.s, u.d));
     }
     StageBreakdown& b = r.stages[u.s];
-    if (u.stats.end >= b.end) b = u.stats;
+    if (u.stats.end > b.end) b = u.stats;  // ties: replica 0, the one traced
     if (u.stats.end > r.step_time) {
       r.step_time = u.stats.end;
       r.critical_stage = u.s;

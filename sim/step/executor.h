@@ -165,6 +165,9 @@ struct TraceRecord {
   std::string name;
   Time start, end;
   int flow_to_rank = -1;  // for PP sends: the receiving rank
+  // For PP sends: the receiver's pass that takes the data, as its compute slice is named
+  // ("F mb3 c1"), so that the trace's arrow ends on it.
+  std::string flow_to_pass;
 };
 
 struct ExecutionResult {

@@ -154,11 +154,13 @@ class Executor {
   }
   double unit_slowdown(int d, int s) const;
   bool traced(const Unit& u) const { return cfg_.record_trace && u.d == 0; }
-  void record(const Unit& u, const char* stream, std::string name, Time start, Time end,
-              int flow_to = -1) {
+  void record(const Unit& u, const char* stream, std::string name, Time start, Time end) {
     if (!traced(u)) return;
-    trace_.push_back({trace_rank(u.s), u.s, stream, std::move(name), start, end, flow_to});
+    trace_.push_back({trace_rank(u.s), u.s, stream, std::move(name), start, end, -1, {}});
   }
+  // A PP send of unit `from` to unit `to`, the message keyed `key` there (the producing
+  // pass's slot).
+  void record_send(int from, int to, int key, const char* name, Time start);
   // The global rank of a stage's traced unit (d = 0, t = 0): the configured one, else its job
   // rank (workload::RankIndex).
   int trace_rank(int s) const {

@@ -4,6 +4,8 @@
 #include <cassert>
 #include <utility>
 
+#include <fmt/format.h>
+
 #include "step/executor_internal.h"
 
 namespace megasim::step::detail {
@@ -92,6 +94,20 @@ std::pair<int, int> Executor::consumer(const Unit& u, const PassId& p) const {
   return {index(u.d, to_stage), slot(p)};
 }
 
+void Executor::record_send(int from, int to, int key, const char* name, Time start) {
+  const Unit& u = units_[from];
+  if (!traced(u)) return;
+  // The key is slot(p) of the producing pass p; its consumer is the same kind of pass, of the
+  // same micro-batch, on the next virtual stage (forward) or the previous one (backward).
+  const PassId p{static_cast<Pass>(key / slots_), (key % slots_) % sched_.micro_batches,
+                 (key % slots_) / sched_.micro_batches};
+  const int vs = sched_.virtual_stage(u.s, p.chunk);
+  const int to_vs = p.pass == Pass::kForward ? vs + 1 : vs - 1;
+  trace_.push_back(
+      {trace_rank(u.s), u.s, "pp", name, start, sim_.now(), trace_rank(units_[to].s),
+       fmt::format("{} mb{} c{}", to_string(p.pass), p.micro_batch, sched_.chunk_of(to_vs))});
+}
+
 void Executor::post_exchange(int i, const ProgramStep& step) {
   Unit& u = units_[i];
   u.exchange.open = true;
@@ -135,7 +151,7 @@ void Executor::start_message(int to, int k) {
     Unit& receiver = units_[to];
     receiver.arrived[k] = sim_.now().ns();
     receiver.produced[k] = receiver.exchange.inbox[k].send_posted;
-    record(units_[from], "pp", "send (blocking)", start, sim_.now(), trace_rank(units_[to].s));
+    record_send(from, to, k, "send (blocking)", start);
     --units_[from].exchange.pending;
     if (receiver.exchange.inbox[k].recv_posted != kUnknown) --receiver.exchange.pending;
     try_compute(from);
@@ -169,7 +185,7 @@ void Executor::start_pp(int i) {
   auto done = [this, i, to, key, produced, start] {
     Unit& sender = units_[i];
     sender.pp.busy = false;
-    record(sender, "pp", "send", start, sim_.now(), trace_rank(units_[to].s));
+    record_send(i, to, key, "send", start);
     comm_changed(i, -1);
     deliver(to, key, produced);
     start_pp(i);

@@ -72,6 +72,19 @@ TEST_CASE("cli: search --json ranks the top plans by the objective, with the spa
   }
   CHECK(j["ranked"][0]["why"] == "best");
   CHECK(j["ranked"][0]["pareto_memory"] == true);  // the fastest is never dominated
+  CHECK(j["objective_unit"] == "s");
+}
+
+TEST_CASE("cli: search --json writes MFU as the objective, not the negative it ranks by") {
+  auto r = run_megasim("search " + kScenario + " --objective mfu --top 2 --json");
+  REQUIRE(r.exit_code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j["objective_unit"] == "fraction of the peak");
+  REQUIRE(!j["ranked"].empty());
+  for (const auto& p : j["ranked"]) {
+    CHECK(p["objective"].get<double>() == p["mfu"].get<double>());
+  }
+  for (const auto& p : j["analytic_best"]) CHECK(p["objective"].get<double>() > 0.0);
 }
 
 TEST_CASE("cli: search refuses bad input with exit 2 and names it") {

@@ -1,6 +1,8 @@
 #include <doctest/doctest.h>
 
+#include <map>
 #include <set>
+#include <string>
 
 #include <nlohmann/json.hpp>
 
@@ -43,6 +45,26 @@ TEST_CASE("trace: a simulated step becomes Chrome trace events with PP flow arro
         names += ph == "M" && e["name"] == "process_name";
         // Every arrow ends on a rank that has a process (rank = stage · tp for t = 0).
         if (ph == "f") CHECK(processes.count(e["pid"].get<int>()) == 1);
+      }
+      // Each arrow ends bound to the start of the pass that takes the data: a forward's
+      // activation on the next stage's forward of that micro-batch, a gradient on the previous
+      // stage's backward; activations and gradients are sent on lines of their own.
+      std::map<std::pair<int, double>, std::string> slice_at;
+      std::map<int, nlohmann::json> starts;
+      for (const auto& e : doc["traceEvents"]) {
+        if (e["ph"] == "X" && e["cat"] == "compute") {
+          slice_at[{e["pid"].get<int>(), e["ts"].get<double>()}] = e["name"];
+        }
+        if (e["ph"] == "s") starts[e["id"].get<int>()] = e;
+      }
+      for (const auto& e : doc["traceEvents"]) {
+        if (e["ph"] != "f") continue;
+        CHECK(e["bp"] == "e");
+        const auto it = slice_at.find({e["pid"].get<int>(), e["ts"].get<double>()});
+        REQUIRE(it != slice_at.end());
+        const auto& start = starts.at(e["id"].get<int>());
+        CHECK(e["ts"].get<double>() >= start["ts"].get<double>());
+        CHECK(it->second.substr(0, 1) == (start["tid"] == 1 ? "F" : "B"));
       }
       CHECK(names == 2);
       CHECK(complete == 2 * 5 + 4 + 2 * 2);

@@ -1,5 +1,7 @@
 #include "io/cluster_loader.h"
 
+#include <cmath>
+
 #include <fmt/format.h>
 
 #include "engine/error.h"
@@ -12,6 +14,8 @@ namespace {
 constexpr double kMaxGbps = 1e5;       // a link of 100 Tb/s is surely a typo
 constexpr double kMaxLatencyNs = 1e7;  // 10 ms per hop likewise
 constexpr std::int64_t kMaxGpus = 1 << 22;
+// Links a GPU of the fabric may take: the shipped fabrics have 2 to 4 (check_fabric_fits).
+constexpr double kMaxLinksPerGpu = 64.0;
 
 net::NodeSpec read_node(JsonReader r) {
   net::NodeSpec n;
@@ -43,7 +47,66 @@ net::NodeSpec read_node(JsonReader r) {
   return n;
 }
 
-net::FabricSpec read_fabric(JsonReader r) {
+// What net::Topology builds from a fabric, checked against its ports here so that an error
+// names the key: the NICs fit the ports, the tiers hold the cluster, the stated
+// oversubscription is what the ports allow, and the fabric is of a size megasim can build.
+void check_fabric_fits(JsonReader& r, const net::FabricSpec& f, const net::NodeSpec& n,
+                       std::int64_t gpus) {
+  const double port_gbps = f.port.value() * 8e-9;
+  const double nic_port_gbps = port_gbps / f.port_split;
+  if (n.nic.value() * 8e-9 > nic_port_gbps * 1.000001) {
+    r.fail("port_split", fmt::format("a NIC of {:g} Gb/s does not fit a ToR port of {:g} Gb/s "
+                                     "(port_gbps {:g} / port_split {})",
+                                     n.nic.value() * 8e-9, nic_port_gbps, port_gbps, f.port_split));
+  }
+  const std::int64_t nic_ports = std::int64_t{f.tor_down_ports} * f.port_split;
+  const bool rail = f.wiring == net::Wiring::kRail;
+  const std::int64_t servers_per_tor = rail ? nic_ports : nic_ports / n.nics;
+  if (servers_per_tor < 1) {
+    r.fail("tor_down_ports", fmt::format("a ToR has {} NIC ports, fewer than the {} NICs of one "
+                                         "server",
+                                         nic_ports, n.nics));
+  }
+  const std::int64_t nodes = gpus / n.gpus;
+  const std::int64_t groups = (nodes + servers_per_tor - 1) / servers_per_tor;
+  const std::int64_t tors = rail ? groups * n.nics : groups;
+  if (f.tiers == 2 && tors > f.pod_tors) {
+    r.fail("tiers", fmt::format("two tiers hold pod_tors {} ToRs, the cluster's {} nodes need {}; "
+                                "use three tiers or a larger pod_tors",
+                                f.pod_tors, nodes, tors));
+  }
+  // The ToR's uplinks are ports of the same speed: its down capacity over its
+  // oversubscription must fit them.
+  const std::int64_t uplinks = f.radix - f.tor_down_ports;
+  const std::int64_t attached = rail ? nic_ports : servers_per_tor * n.nics;
+  const double down_gbps = nic_port_gbps * static_cast<double>(attached);
+  const double least = down_gbps / (port_gbps * static_cast<double>(uplinks));
+  if (f.tor_oversubscription < least * 0.999999) {
+    r.fail("tor_oversubscription",
+           fmt::format("{:g}:1, but a ToR's {} NIC ports ({:g} Gb/s down) over its {} uplinks of "
+                       "{:g} Gb/s are at least {:.3g}:1",
+                       f.tor_oversubscription, attached, down_gbps, uplinks, port_gbps, least));
+  }
+  if (f.tiers == 3) {
+    const auto up = static_cast<std::int64_t>(std::ceil(f.pod_tors / f.agg_oversubscription));
+    if (f.pod_tors + up > f.agg_radix) {
+      r.fail("pod_tors", fmt::format("an aggregation switch takes pod_tors {} ToRs and {} spine "
+                                     "uplinks (agg_oversubscription {:g}), more than agg_radix {}",
+                                     f.pod_tors, up, f.agg_oversubscription, f.agg_radix));
+    }
+  }
+  // The links the topology holds (NIC and ToR uplink cables, both directions): the shipped
+  // fabrics have 2 to 4 a GPU.
+  const double links = 2.0 * static_cast<double>(nodes * n.nics + tors * uplinks);
+  if (links > kMaxLinksPerGpu * static_cast<double>(gpus)) {
+    r.fail("tor_down_ports",
+           fmt::format("{} of a radix-{} ToR leave {} uplinks each, {:.3g} links for {} GPUs, "
+                       "more than the {:g} a GPU megasim builds",
+                       f.tor_down_ports, f.radix, uplinks, links, gpus, kMaxLinksPerGpu));
+  }
+}
+
+net::FabricSpec read_fabric(JsonReader r, const net::NodeSpec& n, std::int64_t gpus) {
   net::FabricSpec f;
   r.string("source");
   f.tiers = static_cast<int>(r.integer("tiers", 2, 3));
@@ -61,9 +124,12 @@ net::FabricSpec read_fabric(JsonReader r) {
     r.fail("pod_tors", "pod_tors " + std::to_string(f.pod_tors) + " exceeds the aggregation radix " +
                            std::to_string(f.agg_radix));
   f.tor_oversubscription = r.number_or("tor_oversubscription", 1.0, 1.0, 64.0);
+  if (f.tiers == 2 && r.has("agg_oversubscription"))
+    r.fail("agg_oversubscription", "two tiers have no aggregation uplinks to oversubscribe");
   f.agg_oversubscription = r.number_or("agg_oversubscription", 1.0, 1.0, 64.0);
   f.link_efficiency = r.number("link_efficiency", 0.01, 1.0);
   f.hop_latency = Time::from_ns(r.integer("hop_latency_ns", 0, static_cast<std::int64_t>(kMaxLatencyNs)));
+  check_fabric_fits(r, f, n, gpus);
   r.finish();
   return f;
 }
@@ -89,7 +155,7 @@ net::ClusterSpec load_cluster(const std::filesystem::path& file, FilesRead* read
                        std::to_string(c.node.gpus) + "-GPU nodes");
   if (auto f = r.optional_object("fabric")) {
     if (c.node.nics == 0) r.fail("fabric", "a fabric needs node.nics > 0");
-    c.fabric = read_fabric(*f);
+    c.fabric = read_fabric(*f, c.node, c.gpus);
   } else if (c.gpus != c.node.gpus) {
     r.fail("fabric", "missing: " + std::to_string(c.gpus / c.node.gpus) +
                          " nodes need a fabric to reach each other");

@@ -144,7 +144,9 @@ void Topology::build_fabric() {
   }
   // ToR <-> aggregation: every ToR of a pod reaches every aggregation switch of the pod by one
   // uplink; the uplinks together carry the ToR's downlink capacity over its oversubscription.
-  const BytesPerSec tor_down_cap = nic_port * static_cast<double>(nic_ports);
+  // A ToR-wired ToR's ports beyond its whole servers carry no NIC.
+  const int attached = f.wiring == Wiring::kRail ? nic_ports : servers_per_tor_ * n.nics;
+  const BytesPerSec tor_down_cap = nic_port * static_cast<double>(attached);
   const BytesPerSec tor_agg_cap =
       tor_down_cap / f.tor_oversubscription / static_cast<double>(aggs_per_pod_) * link_eff;
   for (int a = 0; a < pods_ * aggs_per_pod_; ++a) agg_vertex_.push_back(add_vertex(VertexKind::kAgg, a));

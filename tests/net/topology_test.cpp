@@ -155,6 +155,8 @@ TEST_CASE("cluster loader rejects unknown keys and fabrics that cannot hold the 
   std::string too_fast = text;
   too_fast.replace(too_fast.find(",\"tiers_\":1"), 11, "");
   too_fast.replace(too_fast.find("\"nic_gbps\":200"), 14, "\"nic_gbps\":400");
-  const auto spec = io::load_cluster(write_temp("megasim_fast_nic.json", too_fast));
-  CHECK_THROWS_AS(net::Topology{spec}, InputError);
+  CHECK_THROWS_WITH_AS(io::load_cluster(write_temp("megasim_fast_nic.json", too_fast)),
+                       doctest::Contains("fabric.port_split: a NIC of 400 Gb/s does not fit a "
+                                         "ToR port of 200 Gb/s"),
+                       InputError);
 }

@@ -4,7 +4,7 @@
 // API), memory-bound kernels, NCCL collectives across all local GPUs (default and forced
 // algorithm/protocol), compute/communication interference, board power by activity (NVML,
 // loaded at run time). The file is rewritten (temp + rename) after every measured item, so an
-// interrupted run keeps what it measured and --resume skips the sections already in the file.
+// interrupted run keeps what it measured and --resume measures only what the file lacks.
 // A failed item is reported and skipped, never fatal.
 #include <cstdio>
 #include <filesystem>
@@ -55,10 +55,14 @@ std::string version_string(int v, int major_div, int minor_div) {
 }
 
 // A datasheet profile to start from, by the device's name, when --device is not given.
+// Only the SXM parts have profiles: a PCIe or NVL card differs in clocks, power and memory.
 std::string guess_base(const std::string& name) {
-  if (name.find("H200") != std::string::npos) return "h200-sxm-141gb";
-  if (name.find("H100") != std::string::npos) return "h100-sxm5-80gb";
-  if (name.find("A100") != std::string::npos) return "a100-sxm4-80gb";
+  const auto has = [&name](const char* s) { return name.find(s) != std::string::npos; };
+  if (!has("PCIe") && !has("NVL")) {
+    if (has("H200")) return "h200-sxm-141gb";
+    if (has("H100")) return "h100-sxm5-80gb";
+    if (has("A100")) return has("40GB") ? "a100-sxm4-40gb" : "a100-sxm4-80gb";
+  }
   throw InputError("no datasheet profile matches '" + name + "': pass --device PROFILE");
 }
 
@@ -190,12 +194,28 @@ void describe_device(hw::DeviceProfile& p, const Options& o, const cudaDevicePro
 
 using Report = std::function<void(const std::string&)>;
 
+// --resume: the shapes of a grid its table does not hold yet, so that a section the time limit
+// cut short goes on where it stopped.
+template <class Shape, class Row>
+std::vector<Shape> not_measured(std::vector<Shape> grid, const std::vector<Row>& table) {
+  std::erase_if(grid, [&](const Shape& g) {
+    return std::any_of(table.begin(), table.end(), [&](const Row& r) { return r.shape == g; });
+  });
+  return grid;
+}
+
 // The sections one GPU measures: GEMMs (the scenario's shapes first), fused attention and
-// memory-bound kernels. A section already in the profile (--resume) is kept.
+// memory-bound kernels. With --resume the GEMMs and attention shapes already in the profile
+// are kept and the rest measured; the memory section, once it has rows, is kept whole.
 void measure_single_gpu(hw::DeviceProfile& p, const Options& o, const cudaDeviceProp& prop,
                         const Budget& budget, const std::function<void()>& save,
                         const Report& report) {
-  if (!skipped(o, "gemm") && p.gemm_table.empty()) {
+  const bool fp8 = prop.major * 10 + prop.minor >= 89;
+  std::vector<hw::GemmShape> grid;
+  if (!o.shapes.empty()) grid = io::read_gemm_shapes(o.shapes);
+  for (const auto& g : default_gemm_grid(o.quick, fp8)) grid.push_back(g);
+  grid = not_measured(std::move(grid), p.gemm_table);
+  if (!skipped(o, "gemm") && !grid.empty()) {
     // About a second of back-to-back 8192^3 GEMMs first, untimed, so that the first shapes
     // are not timed while the SM clock is still rising from idle.
     Budget warm = budget;
@@ -206,21 +226,19 @@ void measure_single_gpu(hw::DeviceProfile& p, const Options& o, const cudaDevice
     measure_gemms(
         {hw::GemmShape{8192, 8192, 8192, 1, hw::DType::kBf16, true, false}}, warm,
         [](const hw::GemmMeasurement&) {}, report);
-    const bool fp8 = prop.major * 10 + prop.minor >= 89;
-    std::vector<hw::GemmShape> grid;
-    if (!o.shapes.empty()) grid = io::read_gemm_shapes(o.shapes);
-    for (const auto& g : default_gemm_grid(o.quick, fp8)) grid.push_back(g);
     measure_gemms(grid, budget,
                   [&](const hw::GemmMeasurement& m) { p.gemm_table.push_back(m); save(); }, report);
   }
-  if (!skipped(o, "attention") && p.attention_table.empty()) {
+  const auto attention = not_measured(default_attention_grid(o.quick), p.attention_table);
+  if (!skipped(o, "attention") && !attention.empty()) {
     try {
-      measure_attention(default_attention_grid(o.quick), budget,
-                        [&](const hw::AttentionMeasurement& m) {
-                          p.attention_table.push_back(m);
-                          save();
-                        },
-                        report);
+      measure_attention(
+          attention, budget,
+          [&](const hw::AttentionMeasurement& m) {
+            p.attention_table.push_back(m);
+            save();
+          },
+          report);
     } catch (const GpuError& e) { report(std::string("attention: ") + e.what()); }
   }
   if (!skipped(o, "memory") && p.memory_table.empty()) measure_memory(p, budget, o.quick, save);

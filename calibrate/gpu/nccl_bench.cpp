@@ -8,6 +8,7 @@
 #include <nccl.h>
 
 #include "calibrate/gpu/gemm_bench.h"
+#include "calibrate/gpu/memory_kernels.h"
 
 namespace megasim::gpu {
 namespace {
@@ -28,7 +29,11 @@ class Clique {
       MEGASIM_CUDA_CHECK(cudaStreamCreate(&streams_[d]));
       MEGASIM_CUDA_CHECK(cudaMalloc(&send_[d], max_bytes));
       MEGASIM_CUDA_CHECK(cudaMalloc(&recv_[d], max_bytes));
-      MEGASIM_CUDA_CHECK(cudaMemset(send_[d], 0, max_bytes));
+      // Random floats, not zeros: the links and reductions draw less on zeros, and the power
+      // phases time these calls too.
+      launch_fill(send_[d], max_bytes / sizeof(float), Fill::kFp32, 100u + static_cast<unsigned>(d),
+                  streams_[d]);
+      MEGASIM_CUDA_CHECK(cudaStreamSynchronize(streams_[d]));
     }
   }
   Clique(const Clique&) = delete;
@@ -86,16 +91,24 @@ class Clique {
 
   // Median time of `op`, measured on device 0's stream after all devices' work is enqueued:
   // device 0 cannot finish a collective before its peers, so its events bound the whole.
+  // Like nccl-tests, each timed interval holds several calls back to back, divided out: the
+  // host's launch of one call on every device (a group over n devices) would otherwise fall
+  // inside the interval and inflate the small sizes, which pin the latency.
   double time(hw::CollectiveOp op, std::size_t bytes, const Budget& budget) {
     MEGASIM_CUDA_CHECK(cudaSetDevice(0));
     // No spin ahead: on device 0 alone it would let the peers start the collective early and
     // fill device 0's receive slots before its start event, shortening small collectives.
     Budget b = budget;
     b.spin = false;
-    return median_seconds(streams_[0], b, [&] {
-      launch(op, bytes);
-      MEGASIM_CUDA_CHECK(cudaSetDevice(0));
-    });
+    const int calls = bytes <= (std::size_t{1} << 24)   ? 20
+                      : bytes <= (std::size_t{1} << 28) ? 4
+                                                        : 1;
+    return median_seconds(streams_[0], b,
+                          [&] {
+                            for (int k = 0; k < calls; ++k) launch(op, bytes);
+                            MEGASIM_CUDA_CHECK(cudaSetDevice(0));
+                          }) /
+           calls;
   }
 
   void sync() {

@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "calibrate/gpu/gemm_bench.h"
+#include "calibrate/gpu/memory_kernels.h"
 #include "calibrate/gpu/nccl_bench.h"
 
 namespace megasim::gpu {
@@ -194,6 +195,8 @@ double copy_phase(double duty) {
     MEGASIM_CUDA_CHECK(cudaStreamCreate(&s));
     MEGASIM_CUDA_CHECK(cudaEventCreate(&begin));
     MEGASIM_CUDA_CHECK(cudaEventCreate(&end));
+    // Random data, not the buffers' zeros: the HBM and its interface draw less on zeros.
+    launch_fill(a.get(), bytes / 2, Fill::kBf16, 11, s);
     const auto burst = [&](int copies) {
       MEGASIM_CUDA_CHECK(cudaEventRecord(begin, s));
       for (int i = 0; i < copies; ++i) {
@@ -280,6 +283,11 @@ void measure_power(hw::DeviceProfile& p, int devices, const Budget& budget) {
     p.power_table.push_back({0.0, 0.0, busy_share(*all_reduce), Watts(all_reduce->watts)});
   }
   p.power.tdp = Watts(limit_w);
+  // The base profile's watts held until the fit replaces them, capped at the enforced limit:
+  // should the fit fail, a GEMM figure above it would make the file one megasim refuses.
+  for (Watts* w : {&p.power.gemm, &p.power.memory, &p.power.communication, &p.power.idle}) {
+    if (w->value() > limit_w) *w = Watts(limit_w);
+  }
   // What was measured; calibrate::refit_profile fits the watts and keeps this after its own.
   p.power.source = fmt::format(
       "measured with NVML on GPU 0: enforced power limit {:.0f} W; {:.0f} s phases: idle, "

@@ -27,6 +27,7 @@ struct GemmShape {
 
   Flops flops() const;        // 2·m·n·k·batch
   Bytes bytes_moved() const;  // read A and B once, write C once
+  bool operator==(const GemmShape&) const = default;
 };
 
 // The attention core softmax(Q·Kᵀ/√d)·V of one layer on one rank, forward or backward.
@@ -52,6 +53,7 @@ struct AttentionShape {
   // also recomputes QKᵀ (2.5× in all): hardware work, which the cost model adds, not model work.
   Flops flops() const;
   Bytes bytes_moved() const;
+  bool operator==(const AttentionShape&) const = default;
 };
 
 enum class MemoryKernel {

@@ -206,6 +206,7 @@ class LogParser {
                       at, *options_.nodes, b_.hosts.size()));
     }
     r.nodes = options_.nodes.value_or(b_.hosts.empty() ? 1 : static_cast<int>(b_.hosts.size()));
+    r.nodes_assumed = !options_.nodes && b_.hosts.empty();
     for (auto& m : r.rows) {
       m.run = at;
       m.op = r.op;

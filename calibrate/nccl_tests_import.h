@@ -29,6 +29,7 @@ struct NcclTestsRun {
   std::string version;          // "2.18.3" ("" for logs before the version line)
   int ranks = 0;
   int nodes = 0;
+  bool nodes_assumed = false;        // no rank line named a host and no --nodes: taken as 1
   std::vector<std::string> devices;  // distinct device names in the rank lines
   std::optional<double> avg_busbw_gbps;
   int first_line = 0;            // 1-based line where the run's header starts

@@ -158,6 +158,16 @@ void run_import(const ImportOpts& o) {
   if (o.ranks > 0) options.ranks = o.ranks;
 
   const auto base_file = device_file(o.device, "--device");
+  // One log twice would be one run twice, under one run id.
+  for (std::size_t i = 0; i < o.logs.size(); ++i) {
+    for (std::size_t j = 0; j < i; ++j) {
+      std::error_code ec;
+      if (o.logs[i] == o.logs[j] || std::filesystem::equivalent(o.logs[i], o.logs[j], ec)) {
+        throw InputError(fmt::format("{}: given twice ({} and {}); give each log once", o.logs[i],
+                                     o.logs[j], o.logs[i]));
+      }
+    }
+  }
   std::vector<std::filesystem::path> inputs(o.logs.begin(), o.logs.end());
   inputs.push_back(base_file);
   io::OutputFiles files(inputs);

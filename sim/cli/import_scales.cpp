@@ -179,6 +179,7 @@ void report_run(const std::string& log, const calibrate::NcclTestsRun& run, io::
                   {"op", hw::to_string(run.op)},
                   {"ranks", run.ranks},
                   {"nodes", run.nodes},
+                  {"nodes_assumed", run.nodes_assumed},
                   {"rows", run.rows.size()},
                   {"skipped_rows", run.skipped_rows},
                   {"dropped_rows", run.dropped_rows},
@@ -186,8 +187,10 @@ void report_run(const std::string& log, const calibrate::NcclTestsRun& run, io::
                   {"nccl_tests_version", run.version}});
   if (run.op_option_ignored) runs.back()["op_option_ignored"] = true;
   text += fmt::format(
-      "{}:{}: {} on {} ranks / {} nodes, {} rows{}{}{}{}\n", log, run.first_line,
-      hw::to_string(run.op), run.ranks, run.nodes, run.rows.size(),
+      "{}:{}: {} on {} ranks / {} nodes{}, {} rows{}{}{}{}\n", log, run.first_line,
+      hw::to_string(run.op), run.ranks, run.nodes,
+      run.nodes_assumed ? " (no rank line names a host: taken as one node; give --nodes)" : "",
+      run.rows.size(),
       run.other_kind_rows
           ? fmt::format(" of {} ({} of other data types or reductions dropped: a profile's "
                         "table has no type key)",

@@ -79,7 +79,9 @@ Json to_json(const RunResult& r, const StepProfile& step, const PowerInputs& pow
   for (const auto& c : r.interruptions) causes[c.name] = c.mean_count;
   Json sweep = Json::array();
   for (const auto& p : r.sweep) {
-    sweep.push_back({{"interval_min", minutes(p.interval)}, {"mean_days", p.mean_days}});
+    sweep.push_back({{"interval_min", minutes(p.interval)},
+                     {"mean_days", p.mean_days},
+                     {"alike_best", p.alike_best}});
   }
   Json run = {
       {"reliability_preset", model.name},
@@ -189,7 +191,18 @@ std::string to_text(const RunResult& r, const StepProfile& step, const PowerInpu
     o += r.mtbf == Time::max()
              ? std::string("no failures, so no Young or Daly interval")
              : fmt::format("Young {:.1f} min, Daly {:.1f} min", minutes(r.young), minutes(r.daly));
-    if (!r.sweep.empty()) o += fmt::format(", best simulated {:.1f} min", minutes(r.best_interval));
+    if (!r.sweep.empty()) {
+      o += fmt::format(", best simulated {:.1f} min", minutes(r.best_interval));
+      // The intervals the trials cannot tell from the best: a flat optimum, or too few
+      // failures a trial to rank them.
+      double lo = minutes(r.best_interval), hi = lo;
+      for (const auto& p : r.sweep) {
+        if (!p.alike_best) continue;
+        lo = std::min(lo, minutes(p.interval));
+        hi = std::max(hi, minutes(p.interval));
+      }
+      if (hi > lo) o += fmt::format(" ({:.1f}–{:.1f} min alike within the trials' noise)", lo, hi);
+    }
     // Young and Daly know only the blocking copy: an interval shorter than the asynchronous
     // write waits for it at the next checkpoint (the simulated sweep does).
     if (model.async_checkpoint && model.async_write_time(step.checkpoint_size) > Time::zero()) {

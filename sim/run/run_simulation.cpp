@@ -1,9 +1,10 @@
 #include "run/run_simulation.h"
 
-#include <stdexcept>
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <numeric>
+#include <stdexcept>
 
 #include <fmt/format.h>
 
@@ -295,19 +296,36 @@ namespace {
 void sweep_intervals(const StepProfile& step, const RunSpec& spec, const ReliabilityModel& model,
                      RunResult& r) {
   const int sweep_trials = std::max(1, spec.sweep_trials);
+  const auto n = static_cast<double>(sweep_trials);
   double best = std::numeric_limits<double>::infinity();
+  std::size_t best_at = 0;
+  std::vector<std::vector<double>> days;  // per interval, per trial
   for (const Time interval : swept_intervals(r.daly)) {
-    double sum = 0.0;
+    std::vector<double>& d = days.emplace_back();
     for (int t = 0; t < sweep_trials; ++t) {
-      sum += simulate_trial(step, spec.tokens, model, interval, trial_seed(spec.seed, t))
-                 .wall.to_days();
+      d.push_back(simulate_trial(step, spec.tokens, model, interval, trial_seed(spec.seed, t))
+                      .wall.to_days());
     }
-    const double mean = sum / static_cast<double>(sweep_trials);
+    const double mean = std::accumulate(d.begin(), d.end(), 0.0) / n;
     r.sweep.push_back({interval, mean});
     if (mean < best) {
       best = mean;
+      best_at = r.sweep.size() - 1;
       r.best_interval = interval;
     }
+  }
+  // Paired differences with the best: alike when their mean is within two standard errors.
+  for (std::size_t i = 0; i < r.sweep.size(); ++i) {
+    double sum = 0.0, sum2 = 0.0;
+    for (int t = 0; t < sweep_trials; ++t) {
+      const double diff =
+          days[i][static_cast<std::size_t>(t)] - days[best_at][static_cast<std::size_t>(t)];
+      sum += diff;
+      sum2 += diff * diff;
+    }
+    const double mean = sum / n;
+    const double var = sweep_trials > 1 ? std::max(0.0, (sum2 - n * mean * mean) / (n - 1.0)) : 0.0;
+    r.sweep[i].alike_best = mean <= 2.0 * std::sqrt(var / n);
   }
 }
 

@@ -73,6 +73,10 @@ struct CauseSummary {
 struct IntervalPoint {
   Time interval;
   double mean_days = 0.0;
+  // Its trials, paired with the best interval's (common random numbers), differ from them by
+  // no more than twice the standard error of the mean difference: the sweep cannot tell the
+  // two apart.
+  bool alike_best = false;
 };
 
 struct RunResult {

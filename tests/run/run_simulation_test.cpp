@@ -2,6 +2,8 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
+
 #include "engine/error.h"
 
 #include "io/reliability_loader.h"
@@ -159,6 +161,18 @@ TEST_CASE("run: simulated best checkpoint interval lies near Young and Daly") {
   CHECK(r.sweep.size() == 9);
   CHECK(r.best_interval.to_seconds() > r.daly.to_seconds() / 2.01);
   CHECK(r.best_interval.to_seconds() < r.daly.to_seconds() * 2.01);
+  // The ends of the sweep (Daly / 4 and × 4) are told apart from the best; the best is alike.
+  CHECK_FALSE(r.sweep.front().alike_best);
+  CHECK_FALSE(r.sweep.back().alike_best);
+  CHECK(std::count_if(r.sweep.begin(), r.sweep.end(), [&](const auto& p) {
+          return p.interval == r.best_interval && p.alike_best;
+        }) == 1);
+
+  // One step: no failure in any trial, every interval the same run; none is told apart.
+  spec.tokens = 1e6;
+  const RunResult one = simulate_run(step, spec, m, flat_power());
+  CHECK(
+      std::all_of(one.sweep.begin(), one.sweep.end(), [](const auto& p) { return p.alike_best; }));
 }
 
 TEST_CASE("run: Daly's interval is the optimum his paper reports for its three cases") {

@@ -188,7 +188,17 @@ run::ReliabilityModel reliability_for(const Scenario& s, FilesRead* read) {
   if (s.reliability.checkpoint_interval_min) {
     m.checkpoint_interval = Time::from_minutes(*s.reliability.checkpoint_interval_min);
   }
-  if (s.reliability.spare_nodes) m.spare_nodes = *s.reliability.spare_nodes;
+  if (s.reliability.spare_nodes) {
+    // Spares stand beside the described cluster (which holds the part in use), but a pool of
+    // more servers than the job has GPUs is no spare pool.
+    if (*s.reliability.spare_nodes > s.plan.gpus()) {
+      throw InputError(
+          fmt::format("{}: reliability.spare_nodes: {} spare servers for a job of {} "
+                      "GPUs; at most one a GPU",
+                      s.file.string(), *s.reliability.spare_nodes, s.plan.gpus()));
+    }
+    m.spare_nodes = *s.reliability.spare_nodes;
+  }
   if (s.reliability.evict_stragglers) m.evict_stragglers = *s.reliability.evict_stragglers;
   return m;
 }

@@ -35,7 +35,9 @@ CommInitModel fit_comm_init(double n1, Time t1, double n2, Time t2) {
 
 std::int64_t ReliabilityModel::spares_for(const StepProfile& step) const {
   if (spare_nodes) return *spare_nodes;
-  return static_cast<std::int64_t>(std::ceil(spare_fraction * static_cast<double>(step.nodes)));
+  // To the nearest server: a fraction of a one-server job is no server (it was rounded up,
+  // doubling an 8-GPU job's bill).
+  return std::llround(spare_fraction * static_cast<double>(step.nodes));
 }
 
 double ReliabilityModel::cause_rate_per_hour(const FailureCause& c, const StepProfile& step) const {

@@ -57,6 +57,14 @@ Watts sum_components(JsonReader& r, const std::string& key) {
     c.finish();
     total += Watts(w * static_cast<double>(count));
   }
+  // Each count and figure has its bound; their sum has one too: a DGX draws about 10 kW in
+  // all, a switch about 1 kW.
+  constexpr double kMaxTotalW = 1e5;
+  if (total.value() > kMaxTotalW) {
+    r.fail(key, fmt::format("its components add up to {:g} W, more than the {:g} W a server's "
+                            "or a switch's overhead may be",
+                            total.value(), kMaxTotalW));
+  }
   return total;
 }
 

@@ -31,7 +31,9 @@ TEST_CASE("presets: MegaScale and Megatron-LM communicator init at 2048 and 1228
   const ReliabilityModel ms = megasim::io::load_reliability_preset("megascale");
   const ReliabilityModel mt = megasim::io::load_reliability_preset("megatron-lm");
   CHECK(ms.comm_init.at(2048).to_seconds() == doctest::Approx(5.0));
-  CHECK(ms.comm_init.at(10000).to_seconds() == doctest::Approx(30.0));
+  // MegaScale's "< 30 s on more than 10,000 GPUs" placed at its 12,288-GPU jobs: linear.
+  CHECK(ms.comm_init.at(12288).to_seconds() == doctest::Approx(30.0));
+  CHECK(ms.comm_init.at(10000).to_seconds() == doctest::Approx(30.0 * 10000 / 12288));
   CHECK(mt.comm_init.at(2048).to_seconds() == doctest::Approx(1047.0));
   CHECK(mt.comm_init.at(12288).to_seconds() == doctest::Approx(1047.0 * 6.0));
   // Straggler penalty from 0.7 MFU points at 55.2%: 0.552 / 0.545 − 1 ≈ 1.28%.
@@ -106,6 +108,16 @@ TEST_CASE("presets: a measured profile's board power is the run's GPU power") {
   CHECK(p.gpu_in(Activity::kIdle).value() == doctest::Approx(64.0));
   CHECK(p.gpu_source == "device profile a100-measured-here (measured)");
   CHECK(p.node_overhead == shipped.node_overhead);
+}
+
+TEST_CASE("presets: a power preset whose components add up past any server is refused") {
+  const std::string error = megasim::test::input_error_of([&] {
+    megasim::io::load_power_file(fs::path(MEGASIM_SOURCE_DIR) /
+                                 "tests/data/bad/power-overhead-absurd.json");
+  });
+  CHECK(
+      error.find("node_overhead: its components add up to 1.04858e+12 W, more than the 100000 W") !=
+      std::string::npos);
 }
 
 TEST_CASE("presets: a power preset with GPU figures is refused, naming gpu_w") {

@@ -124,6 +124,19 @@ void report_unfitted(const std::vector<std::pair<std::string, std::size_t>>& run
 }
 
 // The alpha-beta fits per run, and NCCL's model fitted on `cluster` ("": not fitted, said so).
+// One log twice would be one run twice, under one run id.
+void check_logs_once(const std::vector<std::string>& logs) {
+  for (std::size_t i = 0; i < logs.size(); ++i) {
+    for (std::size_t j = 0; j < i; ++j) {
+      std::error_code ec;
+      if (logs[i] == logs[j] || std::filesystem::equivalent(logs[i], logs[j], ec)) {
+        throw InputError(fmt::format("{}: given twice ({} and {}); give each log once", logs[i],
+                                     logs[j], logs[i]));
+      }
+    }
+  }
+}
+
 void fit_imported(hw::DeviceProfile& p,
                   const std::vector<std::pair<std::string, std::size_t>>& run_sizes,
                   const std::filesystem::path& base_file, const std::string& cluster,
@@ -158,16 +171,7 @@ void run_import(const ImportOpts& o) {
   if (o.ranks > 0) options.ranks = o.ranks;
 
   const auto base_file = device_file(o.device, "--device");
-  // One log twice would be one run twice, under one run id.
-  for (std::size_t i = 0; i < o.logs.size(); ++i) {
-    for (std::size_t j = 0; j < i; ++j) {
-      std::error_code ec;
-      if (o.logs[i] == o.logs[j] || std::filesystem::equivalent(o.logs[i], o.logs[j], ec)) {
-        throw InputError(fmt::format("{}: given twice ({} and {}); give each log once", o.logs[i],
-                                     o.logs[j], o.logs[i]));
-      }
-    }
-  }
+  check_logs_once(o.logs);
   std::vector<std::filesystem::path> inputs(o.logs.begin(), o.logs.end());
   inputs.push_back(base_file);
   io::OutputFiles files(inputs);

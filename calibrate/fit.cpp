@@ -228,7 +228,7 @@ void refit_gemm(hw::DeviceProfile& p, std::vector<std::string>& report) {
                                  ? fmt::format("k_half {:.0f} fitted", g.params.k_half)
                                  : fmt::format(
                                        "k_half {:.0f} held from the base profile (the rows need "
-                                       "two reduction lengths)",
+                                       "two reduction lengths in one size class)",
                                        g.params.k_half);
   const std::string kept_note =
       kept.empty() ? ""

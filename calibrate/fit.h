@@ -9,7 +9,7 @@
 //                       / efficiency[size class]
 //                (compute_time carries the tile and wave quantisation of hw::KernelCostModel;
 //                linear for a given k_half, which is searched for by its residual when the
-//                rows have two reduction lengths or more, else held at the profile's)
+//                rows of one size class have two reduction lengths or more, else held)
 //   memory       time = overhead + bytes / (HBM bandwidth · efficiency)
 //   attention    time = GEMM launch overhead + compute_time(efficiency 1) / efficiency[pass]
 //                (fused kernels, forward and backward apart; compute_time counts hardware

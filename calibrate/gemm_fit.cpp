@@ -2,6 +2,7 @@
 // k_half, from measured GEMM times (calibrate/fit.h).
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <limits>
 #include <set>
 #include <utility>
@@ -61,6 +62,13 @@ double search_k_half(const std::vector<Row>& rows, std::size_t classes) {
   const auto best =
       static_cast<std::size_t>(std::min_element(rms.begin(), rms.end()) - rms.begin());
   if (!std::isfinite(rms[best])) return -1.0;
+  // A residual flat over the grid (each class's efficiency absorbs the factor) says nothing of
+  // k_half.
+  double worst = 0.0;
+  for (const double r : rms) {
+    if (std::isfinite(r)) worst = std::max(worst, r);
+  }
+  if (worst - rms[best] <= 1e-9 * (1.0 + rms[best])) return -1.0;
   // Between the neighbours of the best grid point, in log(1 + k_half) so that 0 is reachable.
   double lo = std::log1p(grid[best == 0 ? 0 : best - 1]);
   double hi = std::log1p(grid[std::min(best + 1, grid.size() - 1)]);
@@ -116,7 +124,7 @@ GemmFit fit_gemm(const hw::DeviceProfile& profile, const std::vector<hw::GemmMea
   }
   std::vector<Row> used;
   std::set<std::pair<std::size_t, double>> distinct;  // (class, compute time): the shapes
-  std::set<std::int64_t> ks;
+  std::set<std::pair<std::size_t, std::int64_t>> class_ks;  // (class, k)
   for (std::size_t i = 0; i < kept.size(); ++i) {
     const auto& [shape, t] = kept[i];
     const double compute = model.model_gemm_compute_time(shape, 1.0).to_seconds();
@@ -124,7 +132,7 @@ GemmFit fit_gemm(const hw::DeviceProfile& profile, const std::vector<hw::GemmMea
         std::find(active.begin(), active.end(), row_class[i]) - active.begin() + 1);
     used.push_back({t, compute, static_cast<double>(shape.k), col});
     distinct.insert({col, compute});
-    ks.insert(shape.k);
+    class_ks.insert({col, shape.k});
   }
   // A shape measured twice says nothing new: the overhead and the classes need that many
   // different shapes.
@@ -135,9 +143,15 @@ GemmFit fit_gemm(const hw::DeviceProfile& profile, const std::vector<hw::GemmMea
                     "table has {} ({} rows)",
                     active.size() + 1, active.size(), distinct.size(), used.size()));
   }
-  // k_half needs two reduction lengths and one shape more than the linear unknowns.
+  // k_half needs two reduction lengths within one size class (across classes, each class's
+  // efficiency absorbs the factor) and one shape more than the linear unknowns.
+  bool two_k_in_a_class = false;
+  for (auto it = class_ks.begin(); it != class_ks.end(); ++it) {
+    const auto next = std::next(it);
+    if (next != class_ks.end() && next->first == it->first) two_k_in_a_class = true;
+  }
   double k_half = profile.gemm.k_half;
-  if (ks.size() >= 2 && distinct.size() >= active.size() + 2) {
+  if (two_k_in_a_class && distinct.size() >= active.size() + 2) {
     const double searched = search_k_half(used, active.size());
     if (searched >= 0.0) {
       k_half = searched;

@@ -6,6 +6,8 @@
 // loaded at run time). The file is rewritten (temp + rename) after every measured item, so an
 // interrupted run keeps what it measured and --resume measures only what the file lacks.
 // A failed item is reported and skipped, never fatal.
+#include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <filesystem>
 #include <functional>
@@ -57,8 +59,12 @@ std::string version_string(int v, int major_div, int minor_div) {
 // A datasheet profile to start from, by the device's name, when --device is not given.
 // Only the SXM parts have profiles: a PCIe or NVL card differs in clocks, power and memory.
 std::string guess_base(const std::string& name) {
-  const auto has = [&name](const char* s) { return name.find(s) != std::string::npos; };
-  if (!has("PCIe") && !has("NVL")) {
+  std::string upper = name;
+  std::transform(upper.begin(), upper.end(), upper.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+  const auto has = [&upper](const char* s) { return upper.find(s) != std::string::npos; };
+  // "NVIDIA A100-PCIE-40GB", "NVIDIA H100 NVL"; a GH200's GPU is an H100-class part.
+  if (!has("PCIE") && !has("NVL") && !has("GH200")) {
     if (has("H200")) return "h200-sxm-141gb";
     if (has("H100")) return "h100-sxm5-80gb";
     if (has("A100")) return has("40GB") ? "a100-sxm4-40gb" : "a100-sxm4-80gb";
@@ -229,7 +235,24 @@ void measure_single_gpu(hw::DeviceProfile& p, const Options& o, const cudaDevice
     measure_gemms(grid, budget,
                   [&](const hw::GemmMeasurement& m) { p.gemm_table.push_back(m); save(); }, report);
   }
-  const auto attention = not_measured(default_attention_grid(o.quick), p.attention_table);
+  // An attention shape is measured forward and backward (two rows, the file rewritten after
+  // each): one without both is measured again, its lone row dropped first.
+  std::vector<hw::AttentionShape> attention;
+  for (const auto& g : default_attention_grid(o.quick)) {
+    const auto has = [&](bool backward) {
+      hw::AttentionShape pass = g;
+      pass.backward = backward;
+      return std::any_of(p.attention_table.begin(), p.attention_table.end(),
+                         [&](const hw::AttentionMeasurement& r) { return r.shape == pass; });
+    };
+    if (has(false) && has(true)) continue;
+    std::erase_if(p.attention_table, [&](const hw::AttentionMeasurement& r) {
+      hw::AttentionShape forward = r.shape;
+      forward.backward = false;
+      return forward == g;
+    });
+    attention.push_back(g);
+  }
   if (!skipped(o, "attention") && !attention.empty()) {
     try {
       measure_attention(

@@ -96,9 +96,11 @@ void check_fabric_fits(JsonReader& r, const net::FabricSpec& f, const net::NodeS
     }
   }
   // The links the topology holds (NIC and ToR uplink cables, both directions): the shipped
-  // fabrics have 2 to 4 a GPU.
+  // fabrics have 2 to 4 a GPU. Counted over whole ToR groups: a rail-wired group has all its
+  // ToRs and uplinks however few of its servers the file describes.
   const double links = 2.0 * static_cast<double>(nodes * n.nics + tors * uplinks);
-  if (links > kMaxLinksPerGpu * static_cast<double>(gpus)) {
+  const std::int64_t group_gpus = servers_per_tor * n.gpus;
+  if (links > kMaxLinksPerGpu * static_cast<double>(std::max(gpus, group_gpus))) {
     r.fail("tor_down_ports",
            fmt::format("{} of a radix-{} ToR leave {} uplinks each, {:.3g} links for {} GPUs, "
                        "more than the {:g} a GPU megasim builds",

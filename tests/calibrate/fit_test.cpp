@@ -149,6 +149,20 @@ TEST_CASE("gemm fit recovers k_half with the efficiencies, and holds it with one
   const auto held = calibrate::fit_gemm(base, one_k);
   CHECK_FALSE(held.k_half_fitted);
   CHECK(held.params.k_half == 64.0);
+
+  // One k a class, a different one in each: the classes' efficiencies absorb the factor, and
+  // k_half is held, not picked from a flat residual.
+  std::vector<hw::GemmMeasurement> k_per_class;
+  for (const auto& r : rows) {
+    const double f = r.shape.flops().value();
+    if ((f <= 1e9 && r.shape.k == 256) || (f > 1e9 && f <= 30e9 && r.shape.k == 1024) ||
+        (f > 30e9 && r.shape.k == 8192)) {
+      k_per_class.push_back(r);
+    }
+  }
+  const auto confounded = calibrate::fit_gemm(base, k_per_class);
+  CHECK_FALSE(confounded.k_half_fitted);
+  CHECK(confounded.params.k_half == 64.0);
 }
 
 TEST_CASE("gemm fit counts shapes, not rows") {

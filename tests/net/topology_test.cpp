@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <string>
 #include <vector>
@@ -159,4 +160,16 @@ TEST_CASE("cluster loader rejects unknown keys and fabrics that cannot hold the 
                        doctest::Contains("fabric.port_split: a NIC of 400 Gb/s does not fit a "
                                          "ToR port of 200 Gb/s"),
                        InputError);
+}
+
+TEST_CASE("cluster loader takes a one-server part of a rail-wired fabric") {
+  // One server of MegaScale's fabric: its ToR group's 8 ToRs and their uplinks stand whole
+  // (megasim builds them), which the link bound counts over the whole group.
+  std::ifstream in(topo("megascale-a100-12288"));
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string gpus = "\"gpus\": 12288";
+  REQUIRE(text.find(gpus) != std::string::npos);
+  text.replace(text.find(gpus), gpus.size(), "\"gpus\": 8");
+  const net::ClusterSpec spec = io::load_cluster(write_temp("megasim_one_server.json", text));
+  CHECK(net::Topology(spec).gpus() == 8);
 }

@@ -90,6 +90,15 @@ double search_k_half(const std::vector<Row>& rows, std::size_t classes) {
   return std::min(fc, fd) <= rms[best] ? found : grid[best];
 }
 
+// Whether some class of the (class, k) pairs has two reduction lengths.
+bool two_k_in_a_class(const std::set<std::pair<std::size_t, std::int64_t>>& class_ks) {
+  for (auto it = class_ks.begin(); it != class_ks.end(); ++it) {
+    const auto next = std::next(it);
+    if (next != class_ks.end() && next->first == it->first) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 GemmFit fit_gemm(const hw::DeviceProfile& profile, const std::vector<hw::GemmMeasurement>& rows) {
@@ -145,13 +154,8 @@ GemmFit fit_gemm(const hw::DeviceProfile& profile, const std::vector<hw::GemmMea
   }
   // k_half needs two reduction lengths within one size class (across classes, each class's
   // efficiency absorbs the factor) and one shape more than the linear unknowns.
-  bool two_k_in_a_class = false;
-  for (auto it = class_ks.begin(); it != class_ks.end(); ++it) {
-    const auto next = std::next(it);
-    if (next != class_ks.end() && next->first == it->first) two_k_in_a_class = true;
-  }
   double k_half = profile.gemm.k_half;
-  if (two_k_in_a_class && distinct.size() >= active.size() + 2) {
+  if (two_k_in_a_class(class_ks) && distinct.size() >= active.size() + 2) {
     const double searched = search_k_half(used, active.size());
     if (searched >= 0.0) {
       k_half = searched;

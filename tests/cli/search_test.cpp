@@ -81,9 +81,7 @@ TEST_CASE("cli: search --json writes MFU as the objective, not the negative it r
   const auto j = nlohmann::json::parse(r.out);
   CHECK(j["objective_unit"] == "fraction of the peak");
   REQUIRE(!j["ranked"].empty());
-  for (const auto& p : j["ranked"]) {
-    CHECK(p["objective"].get<double>() == p["mfu"].get<double>());
-  }
+  for (const auto& p : j["ranked"]) CHECK(p["objective"].get<double>() == p["mfu"].get<double>());
   for (const auto& p : j["analytic_best"]) CHECK(p["objective"].get<double>() > 0.0);
 }
 

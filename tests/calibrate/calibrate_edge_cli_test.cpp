@@ -1,0 +1,81 @@
+// `megasim calibrate` on edge cases of its inputs: a one-rank nccl-tests log, a profile whose
+// only measurements are board power.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "cli/run_command.h"
+#include "io/device_profile_loader.h"
+#include "io/json_reader.h"
+
+using namespace megasim;
+using test::run_megasim;
+using test::shell_quote;
+namespace fs = std::filesystem;
+
+namespace {
+fs::path temp_file(const std::string& name) {
+  const fs::path dir =
+      fs::temp_directory_path() / ("megasim_calib_edge_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  return dir / name;
+}
+}  // namespace
+
+TEST_CASE("a one-rank log imports with the reason it fits nothing, and its file loads back") {
+  const fs::path log = temp_file("one-rank.log");
+  {
+    std::ofstream out(log);
+    out << "# nccl-tests version 2.19.6 nccl-headers=22807 nccl-library=22807\n"
+           "# Collective test starting: all_reduce_perf\n"
+           "# nThread 1 nGpus 1 minBytes 1024 maxBytes 4096 step: 4(factor) warmup iters: 5 "
+           "iters: 20 agg iters: 1 validation: 1 graph: 0 unalign: 0\n"
+           "#\n# Using devices\n"
+           "#  Rank  0 Group  0 Pid  12345 on     node1 device  0 [0000:00:00] NVIDIA H100 80GB "
+           "HBM3\n#\n"
+           "#       size         count      type   redop    root     time   algbw   busbw  "
+           "#wrong     time   algbw   busbw  #wrong\n"
+           "        1024           256     float     sum      -1     5.00    0.20    0.00       "
+           "0     5.00    0.20    0.00       0\n"
+           "        4096          1024     float     sum      -1     5.00    0.82    0.00       "
+           "0     5.00    0.82    0.00       0\n";
+  }
+  const fs::path out = temp_file("one-rank.json");
+  const auto r = run_megasim("calibrate import-nccl-tests " + shell_quote(log.string()) +
+                             " --device h100-sxm5-80gb --cluster dgx-h100-superpod-6144 -o " +
+                             shell_quote(out.string()));
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("no alpha-beta fit: one rank moves nothing between GPUs") != std::string::npos);
+  CHECK(r.out.find("one rank moves nothing between GPUs: no scales fitted") != std::string::npos);
+  // What it wrote, megasim reads: it had written a scale fit of 1 rank that the loader refuses.
+  const auto refit = run_megasim("calibrate fit " + shell_quote(out.string()) + " -o " +
+                                 shell_quote(temp_file("one-rank-fit.json").string()));
+  CHECK(refit.exit_code == 0);
+}
+
+TEST_CASE("calibrate fit takes a profile whose only table is board power") {
+  auto p = io::load_device_profile(fs::path(MEGASIM_SOURCE_DIR) /
+                                   "calibrate/profiles/h100-sxm5-80gb.json")
+               .profile;
+  p.kind = hw::ProfileKind::kMeasured;
+  p.measurement = hw::MeasurementInfo{
+      "2026-12-03", "test", "NVIDIA H100 80GB HBM3", "570.1", "12.8", "12.8.3", "9.7.0", "2.26.2"};
+  // Idle 80 W, GEMM 690 W, memory-bound 450 W, communication 300 W, pure and at half duty.
+  const auto add = [&](double g, double m, double c) {
+    p.power_table.push_back({g, m, c, Watts(690 * g + 450 * m + 300 * c + 80 * (1.0 - g - m - c))});
+  };
+  add(0, 0, 0);
+  for (double duty : {1.0, 0.5}) {
+    add(duty, 0, 0);
+    add(0, duty, 0);
+    add(0, 0, duty);
+  }
+  const fs::path in = temp_file("power-only.json");
+  std::ofstream(in) << io::json_file_text(io::device_profile_to_json(p), 1);
+  const auto r = run_megasim("calibrate fit " + shell_quote(in.string()) + " -o " +
+                             shell_quote(temp_file("power-only-fit.json").string()));
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("GEMM 690 W") != std::string::npos);
+}

@@ -63,8 +63,9 @@ std::string chrome_trace_json(const std::vector<step::TraceRecord>& records) {
                       {"tid", thread_id(r)},
                       {"ts", ts},
                       {"dur", dur}});
+    if (r.flow_to_rank < 0) continue;
     const auto consumer = pass_start.find({r.flow_to_rank, r.flow_to_pass});
-    if (r.flow_to_rank >= 0 && consumer != pass_start.end()) {
+    if (consumer != pass_start.end()) {
       ++flow;
       events.push_back({{"name", "pp transfer"},
                         {"cat", "pp"},

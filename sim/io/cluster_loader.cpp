@@ -59,33 +59,26 @@ void check_fabric_fits(JsonReader& r, const net::FabricSpec& f, const net::NodeS
                                      "(port_gbps {:g} / port_split {})",
                                      n.nic.value() * 8e-9, nic_port_gbps, port_gbps, f.port_split));
   }
-  const std::int64_t nic_ports = std::int64_t{f.tor_down_ports} * f.port_split;
-  const bool rail = f.wiring == net::Wiring::kRail;
-  const std::int64_t servers_per_tor = rail ? nic_ports : nic_ports / n.nics;
-  if (servers_per_tor < 1) {
+  const net::FabricLayout l = net::fabric_layout(f, n, gpus);
+  if (l.servers_per_tor < 1) {
     r.fail("tor_down_ports", fmt::format("a ToR has {} NIC ports, fewer than the {} NICs of one "
                                          "server",
-                                         nic_ports, n.nics));
+                                         l.nic_ports, n.nics));
   }
-  const std::int64_t nodes = gpus / n.gpus;
-  const std::int64_t groups = (nodes + servers_per_tor - 1) / servers_per_tor;
-  const std::int64_t tors = rail ? groups * n.nics : groups;
-  if (f.tiers == 2 && tors > f.pod_tors) {
+  if (f.tiers == 2 && l.tors > f.pod_tors) {
     r.fail("tiers", fmt::format("two tiers hold pod_tors {} ToRs, the cluster's {} nodes need {}; "
                                 "use three tiers or a larger pod_tors",
-                                f.pod_tors, nodes, tors));
+                                f.pod_tors, l.nodes, l.tors));
   }
   // The ToR's uplinks are ports of the same speed: its down capacity over its
   // oversubscription must fit them.
-  const std::int64_t uplinks = f.radix - f.tor_down_ports;
-  const std::int64_t attached = rail ? nic_ports : servers_per_tor * n.nics;
-  const double down_gbps = nic_port_gbps * static_cast<double>(attached);
-  const double least = down_gbps / (port_gbps * static_cast<double>(uplinks));
+  const double down_gbps = nic_port_gbps * static_cast<double>(l.attached);
+  const double least = down_gbps / (port_gbps * static_cast<double>(l.uplinks));
   if (f.tor_oversubscription < least * 0.999999) {
     r.fail("tor_oversubscription",
            fmt::format("{:g}:1, but a ToR's {} NIC ports ({:g} Gb/s down) over its {} uplinks of "
                        "{:g} Gb/s are at least {:.3g}:1",
-                       f.tor_oversubscription, attached, down_gbps, uplinks, port_gbps, least));
+                       f.tor_oversubscription, l.attached, down_gbps, l.uplinks, port_gbps, least));
   }
   if (f.tiers == 3) {
     const auto up = static_cast<std::int64_t>(std::ceil(f.pod_tors / f.agg_oversubscription));
@@ -98,13 +91,13 @@ void check_fabric_fits(JsonReader& r, const net::FabricSpec& f, const net::NodeS
   // The links the topology holds (NIC and ToR uplink cables, both directions): the shipped
   // fabrics have 2 to 4 a GPU. Counted over whole ToR groups: a rail-wired group has all its
   // ToRs and uplinks however few of its servers the file describes.
-  const double links = 2.0 * static_cast<double>(nodes * n.nics + tors * uplinks);
-  const std::int64_t group_gpus = servers_per_tor * n.gpus;
+  const double links = 2.0 * static_cast<double>(l.nodes * n.nics + l.tors * l.uplinks);
+  const std::int64_t group_gpus = l.servers_per_tor * n.gpus;
   if (links > kMaxLinksPerGpu * static_cast<double>(std::max(gpus, group_gpus))) {
     r.fail("tor_down_ports",
            fmt::format("{} of a radix-{} ToR leave {} uplinks each, {:.3g} links for {} GPUs, "
                        "more than the {:g} a GPU megasim builds",
-                       f.tor_down_ports, f.radix, uplinks, links, gpus, kMaxLinksPerGpu));
+                       f.tor_down_ports, f.radix, l.uplinks, links, gpus, kMaxLinksPerGpu));
   }
 }
 

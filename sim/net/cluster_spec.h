@@ -8,6 +8,7 @@
 // the flow solver shares payload goodput.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "engine/time.h"
@@ -54,5 +55,16 @@ struct ClusterSpec {
   NodeSpec node;
   FabricSpec fabric;
 };
+
+// How a fabric's ToRs are laid out for a cluster: what Topology builds, and what the cluster
+// loader checks against the ports before it is built. Counts only; no checks.
+struct FabricLayout {
+  std::int64_t nic_ports = 0;        // NIC-facing ports of a ToR: down ports × port_split
+  std::int64_t servers_per_tor = 0;  // servers of a ToR group (rail: one NIC each per ToR)
+  std::int64_t nodes = 0, tors = 0;
+  std::int64_t uplinks = 0;   // a ToR's uplinks, one to each aggregation switch of its pod
+  std::int64_t attached = 0;  // NIC ports that carry a NIC (ToR wiring: whole servers only)
+};
+FabricLayout fabric_layout(const FabricSpec& f, const NodeSpec& n, std::int64_t gpus);
 
 }  // namespace megasim::net

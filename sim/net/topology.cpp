@@ -98,25 +98,40 @@ int Topology::tor_of_nic(int node, int rail) const {
   return spec_.fabric.wiring == Wiring::kRail ? group * spec_.node.nics + rail : group;
 }
 
+FabricLayout fabric_layout(const FabricSpec& f, const NodeSpec& n, std::int64_t gpus) {
+  FabricLayout l;
+  l.nic_ports = std::int64_t{f.tor_down_ports} * f.port_split;
+  const bool rail = f.wiring == Wiring::kRail;
+  l.servers_per_tor = rail ? l.nic_ports : (n.nics > 0 ? l.nic_ports / n.nics : 0);
+  l.nodes = n.gpus > 0 ? gpus / n.gpus : 0;
+  const std::int64_t groups =
+      l.servers_per_tor > 0 ? (l.nodes + l.servers_per_tor - 1) / l.servers_per_tor : 0;
+  l.tors = rail ? groups * n.nics : groups;
+  l.uplinks = f.radix - f.tor_down_ports;
+  // A ToR-wired ToR's ports beyond its whole servers carry no NIC.
+  l.attached = rail ? l.nic_ports : l.servers_per_tor * n.nics;
+  return l;
+}
+
 void Topology::build_fabric() {
   const FabricSpec& f = spec_.fabric;
   const NodeSpec& n = spec_.node;
   const std::string where = spec_.name + ": fabric: ";
   if (f.tiers != 2 && f.tiers != 3)
     throw InputError(where + "tiers must be 2 or 3, found " + std::to_string(f.tiers));
-  const int nic_ports = f.tor_down_ports * f.port_split;
+  const FabricLayout layout = fabric_layout(f, n, spec_.gpus);
+  const auto nic_ports = static_cast<int>(layout.nic_ports);
   const BytesPerSec nic_port = f.port / static_cast<double>(f.port_split);
   if (n.nic > nic_port * 1.000001)
     throw InputError(where + "a NIC of " + std::to_string(n.nic.value() * 8e-9) +
                      " Gb/s does not fit a ToR port of " + std::to_string(nic_port.value() * 8e-9) +
                      " Gb/s (port_gbps / port_split)");
-  servers_per_tor_ = f.wiring == Wiring::kRail ? nic_ports : nic_ports / n.nics;
+  servers_per_tor_ = static_cast<int>(layout.servers_per_tor);
   if (servers_per_tor_ < 1)
     throw InputError(where + "a ToR has " + std::to_string(nic_ports) + " NIC ports, fewer than the " +
                      std::to_string(n.nics) + " NICs of one server");
-  const int groups = ceil_div(nodes_, servers_per_tor_);
-  tors_ = f.wiring == Wiring::kRail ? groups * n.nics : groups;
-  aggs_per_pod_ = f.radix - f.tor_down_ports;
+  tors_ = static_cast<int>(layout.tors);
+  aggs_per_pod_ = static_cast<int>(layout.uplinks);
   if (aggs_per_pod_ < 1)
     throw InputError(where + "tor_down_ports " + std::to_string(f.tor_down_ports) +
                      " leaves no uplink on a radix-" + std::to_string(f.radix) + " ToR");
@@ -144,9 +159,7 @@ void Topology::build_fabric() {
   }
   // ToR <-> aggregation: every ToR of a pod reaches every aggregation switch of the pod by one
   // uplink; the uplinks together carry the ToR's downlink capacity over its oversubscription.
-  // A ToR-wired ToR's ports beyond its whole servers carry no NIC.
-  const int attached = f.wiring == Wiring::kRail ? nic_ports : servers_per_tor_ * n.nics;
-  const BytesPerSec tor_down_cap = nic_port * static_cast<double>(attached);
+  const BytesPerSec tor_down_cap = nic_port * static_cast<double>(layout.attached);
   const BytesPerSec tor_agg_cap =
       tor_down_cap / f.tor_oversubscription / static_cast<double>(aggs_per_pod_) * link_eff;
   for (int a = 0; a < pods_ * aggs_per_pod_; ++a) agg_vertex_.push_back(add_vertex(VertexKind::kAgg, a));

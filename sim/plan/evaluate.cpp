@@ -31,7 +31,7 @@ run::StepProfile step_profile(const io::Inputs& in, const net::Topology& topolog
   p.checkpoint_size = workload::checkpoint_bytes(in.model);
   const double evaluation_s =
       step.evaluation_iteration.to_seconds() * in.scenario.run.evaluation_iterations;
-  if (evaluation_s > run::kMaxRunYears * 365.0 * 86400.0) {
+  if (evaluation_s > run::kMaxRunSeconds) {
     throw InputError(
         fmt::format("{}: run.evaluation.iterations: {} forward-only iterations of "
                     "{:.3g} s take more than the {:.0f} years a run may last",

@@ -84,10 +84,9 @@ void check_run_work(const io::Inputs& in, const run::StepProfile& step, const Wo
   // The run's length without failures, in double: its product in the clock would overflow.
   const double evaluations =
       step.evaluation_interval_steps > 0 ? std::floor(steps / step.evaluation_interval_steps) : 0.0;
-  const double years =
-      (step.step_time.to_seconds() * steps + step.evaluation.to_seconds() * evaluations) /
-      (365.0 * 86400.0);
-  if (years > run::kMaxRunYears) {
+  const double seconds =
+      step.step_time.to_seconds() * steps + step.evaluation.to_seconds() * evaluations;
+  if (seconds > run::kMaxRunSeconds) {
     throw InputError(fmt::format(
         "{}: {}: {:.3g} tokens are {:.3g} steps of {:.3g} s{}: {:.3g} years without a "
         "failure, more than the {:.0f} a run may last",
@@ -99,7 +98,7 @@ void check_run_work(const io::Inputs& in, const run::StepProfile& step, const Wo
         evaluations > 0.0 ? fmt::format(" and {:.3g} evaluations of {:.3g} s (run.evaluation)",
                                         evaluations, step.evaluation.to_seconds())
                           : "",
-        years, run::kMaxRunYears));
+        seconds / run::kMaxRunSeconds * run::kMaxRunYears, run::kMaxRunYears));
   }
   const double rate = m.failures_per_hour(step);
   const double failures = rate * step.step_time.to_hours() * steps;

@@ -150,7 +150,7 @@ class Trial {
     progress_ = durable_progress_;
     base_ = durable_progress_;
     ++result_.restarts;
-    if (now.to_hours() > kMaxRunYears * 24.0 * 365.0) {
+    if (now.to_seconds() > kMaxRunSeconds) {
       throw InputError(fmt::format(
           "run simulation: after {} interruptions and {:.0f} years the run has not finished; "
           "failures ({:.3g}/h) outpace checkpoints every {} steps "

@@ -218,7 +218,7 @@ void measure_single_gpu(hw::DeviceProfile& p, const Options& o, const cudaDevice
                         const Report& report) {
   const bool fp8 = prop.major * 10 + prop.minor >= 89;
   std::vector<hw::GemmShape> grid;
-  if (!o.shapes.empty()) grid = io::read_gemm_shapes(o.shapes);
+  if (!o.shapes.empty() && !skipped(o, "gemm")) grid = io::read_gemm_shapes(o.shapes);
   for (const auto& g : default_gemm_grid(o.quick, fp8)) grid.push_back(g);
   grid = not_measured(std::move(grid), p.gemm_table);
   if (!skipped(o, "gemm") && !grid.empty()) {
@@ -238,7 +238,8 @@ void measure_single_gpu(hw::DeviceProfile& p, const Options& o, const cudaDevice
   // An attention shape is measured forward and backward (two rows, the file rewritten after
   // each): one without both is measured again, its lone row dropped first.
   std::vector<hw::AttentionShape> attention;
-  for (const auto& g : default_attention_grid(o.quick)) {
+  for (const auto& g : skipped(o, "attention") ? std::vector<hw::AttentionShape>{}
+                                               : default_attention_grid(o.quick)) {
     const auto has = [&](bool backward) {
       hw::AttentionShape pass = g;
       pass.backward = backward;
@@ -253,7 +254,7 @@ void measure_single_gpu(hw::DeviceProfile& p, const Options& o, const cudaDevice
     });
     attention.push_back(g);
   }
-  if (!skipped(o, "attention") && !attention.empty()) {
+  if (!attention.empty()) {
     try {
       measure_attention(
           attention, budget,

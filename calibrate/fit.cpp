@@ -347,13 +347,17 @@ void refit_collectives(hw::DeviceProfile& p, std::vector<std::string>& report) {
         "they hold",
         hw::to_string(op), ranks, nodes, algo.empty() ? "" : " " + algo,
         proto.empty() ? "" : " " + proto, run.empty() ? "" : " (" + run + ")",
-        ranks < 2      ? std::string("one rank moves nothing between GPUs")
-        : s.size() < 2 ? fmt::format("{} size; alpha and beta need two", s.size())
-                       : std::string("the time does not grow with the size")));
+        no_fit_reason(ranks, s.size())));
   }
 }
 
 }  // namespace
+
+std::string no_fit_reason(int ranks, std::size_t sizes) {
+  if (ranks < 2) return kOneRankNoFit;
+  if (sizes < 2) return fmt::format("{} message size, and alpha and beta need two", sizes);
+  return "the time does not grow with the message size";
+}
 
 std::vector<std::string> refit_profile(hw::DeviceProfile& p, std::vector<std::string>* failures) {
   std::vector<std::string> report;

@@ -35,6 +35,13 @@ struct FitQuality {
 // sizes: runs are kept apart, since two runs of one log may differ in setup.
 std::vector<hw::CollectiveFit> fit_collectives(const std::vector<hw::CollectiveMeasurement>& rows);
 
+// Why a run (or a shape) of `ranks` ranks with `sizes` message sizes has no fit: a collective
+// with one rank moves nothing between GPUs, alpha and beta need two sizes, and a time that does
+// not grow with the size gives no beta. Said alike by `calibrate import`, `calibrate fit` and
+// the scale fit of `calibrate import --cluster`.
+inline constexpr const char* kOneRankNoFit = "one rank moves nothing between GPUs";
+std::string no_fit_reason(int ranks, std::size_t sizes);
+
 struct GemmFit {
   hw::GemmModelParams params;  // `base`'s tiles, fitted overhead, class efficiencies, k_half
   FitQuality quality;

@@ -115,9 +115,7 @@ void report_unfitted(const std::vector<std::pair<std::string, std::size_t>>& run
                                     [&](const hw::CollectiveFit& f) { return f.run == id; });
     runs[i]["fitted"] = fitted;
     if (fitted) continue;
-    const std::string why = runs[i].value("ranks", 0) < 2 ? "one rank moves nothing between GPUs"
-                            : sizes < 2 ? "it holds one message size, and alpha and beta need two"
-                                        : "its time does not grow with the message size";
+    const std::string why = calibrate::no_fit_reason(runs[i].value("ranks", 0), sizes);
     runs[i]["no_fit"] = why;
     text += fmt::format("{}: no alpha-beta fit: {}\n", id, why);
   }

@@ -13,6 +13,7 @@
 #include <fmt/ranges.h>
 
 #include "calibrate/collective_scale_fit.h"
+#include "calibrate/fit.h"
 #include "engine/error.h"
 #include "io/cluster_loader.h"
 #include "io/collective_constants_reader.h"
@@ -103,7 +104,7 @@ std::vector<hw::CollectiveScaleFit> fit_import_scales(const hw::DeviceProfile& p
       continue;
     }
     if (first.ranks < 2) {
-      text += fmt::format("{}: one rank moves nothing between GPUs: no scales fitted\n", id);
+      text += fmt::format("{}: {}: no scales fitted\n", id, calibrate::kOneRankNoFit);
       continue;
     }
     const std::string what = fmt::format("{} on cluster '{}'", id, spec.name);

@@ -80,7 +80,7 @@ TEST_CASE("alpha-beta fit keeps groups apart and needs two sizes") {
   p.collective_table = rows;
   const auto report = calibrate::refit_profile(p);
   CHECK(std::count_if(report.begin(), report.end(), [](const std::string& l) {
-          return l.find("sendrecv 4 ranks / 1 nodes: no alpha-beta fit (1 size") == 0;
+          return l.find("sendrecv 4 ranks / 1 nodes: no alpha-beta fit (1 message size") == 0;
         }) == 1);
 }
 

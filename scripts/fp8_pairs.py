@@ -24,6 +24,7 @@ ROOT = Path(__file__).resolve().parent.parent
 SOURCE = "https://github.com/NVIDIA/dgxc-benchmarking/blob/{}/{}"
 V24_11 = ("v24.11.1", "35a9aecc8d5b17d99d80f52f38c75ade0dbab7ae")
 V25_02 = ("v25.02", "8f5cbb3799ea8cc031ed2c2cee1cbdbc15b240ad")
+V24_09 = ("v24.09", "143b90dd91f9be958fed4773ae95d941a3356a82")
 # (label, model, plan, [(release, README, published bf16 s, published fp8 s)]). GPT-3's plan is
 # v25.02's nemo_megatron/gpt3_175b_hydra.yaml (VP 6, grad_sync_dtype bf16, dropout 0.1); the
 # 405B one is the README's (its YAML is not in the repository: NeMo's default fp32 gradients).
@@ -36,6 +37,13 @@ PAIRS = [
      {"tp": 8, "pp": 9, "vpp": 7, "cp": 2, "dp": 4, "micro_batch": 1, "global_batch": 252},
      [(V24_11, "llama3.1/README_405b.md", 17.20, 11.24),
       (V25_02, "llama3.1/README_405b.md", 17.50, 11.00)]),
+    # The same recipe weak-scaled (batch 252 per 576 GPUs), NeMo 24.09's table.
+    ("Llama 3.1 405B, 1,152 H100 (TP 8, PP 9, CP 2, VP 7, seq 8192)", "llama3-405b-like",
+     {"tp": 8, "pp": 9, "vpp": 7, "cp": 2, "dp": 8, "micro_batch": 1, "global_batch": 504},
+     [(V24_09, "llama3.1/README_405b.md", 17.52, 11.31)]),
+    ("Llama 3.1 405B, 2,304 H100 (TP 8, PP 9, CP 2, VP 7, seq 8192)", "llama3-405b-like",
+     {"tp": 8, "pp": 9, "vpp": 7, "cp": 2, "dp": 16, "micro_batch": 1, "global_batch": 1008},
+     [(V24_09, "llama3.1/README_405b.md", 17.62, 12.35)]),
 ]
 
 

@@ -93,8 +93,9 @@ TEST_CASE("plan: the step's placement follows the plan's rank order") {
 }
 
 TEST_CASE("plan: inspect and simulate report the same bytes per stage for every shipped scenario") {
-  // Both read memory from the one assembly (plan::assemble_workload, which simulate reaches
-  // through assemble_step); a second memory model anywhere would show here as a difference.
+  // inspect's memory against simulate's own path (plan::evaluate: assemble_step, then the step
+  // simulator's prediction carries the workload's memory out): a second memory model anywhere
+  // on either path would show here as a difference.
   const std::filesystem::path root(MEGASIM_SOURCE_DIR);
   std::vector<std::filesystem::path> files;
   for (const char* dir : {"scenarios", "scenarios/validation"}) {
@@ -109,11 +110,11 @@ TEST_CASE("plan: inspect and simulate report the same bytes per stage for every 
     o.run_level = false;
     const io::Inputs in = io::load_inputs(io::load_scenario(f), o);
     const plan::Inspection i = plan::inspect(in);
-    const step::AssembledWorkload w = plan::assemble_workload(in);
-    REQUIRE(i.stages.size() == w.memory.size());
-    for (std::size_t s = 0; s < w.memory.size(); ++s) {
+    const plan::Evaluation e = plan::evaluate(in);
+    REQUIRE(i.stages.size() == e.step.memory.size());
+    for (std::size_t s = 0; s < e.step.memory.size(); ++s) {
       const auto& a = i.stages[s].memory;
-      const auto& b = w.memory[s];
+      const auto& b = e.step.memory[s];
       CHECK(a.weights == b.weights);
       CHECK(a.gradients == b.gradients);
       CHECK(a.optimizer_states == b.optimizer_states);

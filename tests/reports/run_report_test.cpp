@@ -51,10 +51,10 @@ TEST_CASE("report: run and power sections carry the result") {
   CHECK(j.at("run").at("restarts").at("p90").get<double>() == 0.0);
   CHECK(j.at("run").at("mtbf_hours").is_null());
   // 16 × 400 W = 6.4 kW for 1 h at PUE 1.2: 7.68 kWh; 16 GPU-hours × $2 = $32.
-  CHECK(j.at("power").at("facility_mwh").get<double>() == doctest::Approx(0.00768));
+  CHECK(j.at("power").at("facility_mwh").get<double>() == doctest::Approx(0.00768).scale(0));
   CHECK(j.at("power").at("usd_gpu_hours").get<double>() == doctest::Approx(32.0));
   // Failure: 16 × (400 − 60) W = 5.44 kW drop.
-  CHECK(j.at("power").at("failure_drop_mw").get<double>() == doctest::Approx(0.00544));
+  CHECK(j.at("power").at("failure_drop_mw").get<double>() == doctest::Approx(0.00544).scale(0));
   const std::string text = to_text(r, step, power, m);
   CHECK(text.find("goodput        100.0%") != std::string::npos);
   CHECK(text.find("power (preset p") != std::string::npos);
@@ -71,8 +71,8 @@ TEST_CASE("report: the spare pool's line, keys and share of the run's energy") {
   const auto j = to_json(r, step, power, m);
   CHECK(j.at("power").at("spare_nodes_reserved") == 2);
   CHECK(j.at("power").at("spare_nodes_powered").get<double>() == doctest::Approx(2.0));
-  CHECK(j.at("power").at("spare_it_mw").get<double>() == doctest::Approx(0.00096));
-  CHECK(j.at("power").at("it_mwh").get<double>() == doctest::Approx(0.0064 + 0.00096));
+  CHECK(j.at("power").at("spare_it_mw").get<double>() == doctest::Approx(0.00096).scale(0));
+  CHECK(j.at("power").at("it_mwh").get<double>() == doctest::Approx(0.0064 + 0.00096).scale(0));
   CHECK_FALSE(j.at("power").contains("usd_gpu_hours"));
   const std::string text = to_text(r, step, power, m);
   CHECK(text.find("2 nodes reserved, 2.0 idling") != std::string::npos);

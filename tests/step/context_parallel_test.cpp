@@ -66,14 +66,21 @@ TEST_CASE("context parallelism: the K/V exchange of every layer, sized by hand")
   CHECK(gathers == 12);
   CHECK(scatters == 12);
   // Every GEMM has this rank's 1,024 tokens; the attention kernel a cp of 2.
+  int qkv = 0, attention = 0;
   for (const Op& op : s.chunks[0].forward) {
     if (const auto* k = op.kernel()) {
       if (const auto* g = std::get_if<hw::GemmShape>(k); g && op.name.find("qkv") != std::string::npos) {
         CHECK(g->m == 1024);
+        ++qkv;
       }
-      if (const auto* a = std::get_if<hw::AttentionShape>(k)) CHECK(a->cp == 2);
+      if (const auto* a = std::get_if<hw::AttentionShape>(k)) {
+        CHECK(a->cp == 2);
+        ++attention;
+      }
     }
   }
+  CHECK(qkv == 12);  // one a layer, as the exchanges above
+  CHECK(attention == 12);
 }
 
 TEST_CASE("context parallelism: the exchange exposed, or beside the attention in cp steps") {

@@ -28,7 +28,7 @@ TEST_CASE("step model: DeepSpeed's ZeRO-3 zero-fills each gathered tensor, as DP
   }
   CHECK(filled.breakdown.compute == bare.breakdown.compute);
   CHECK(dp_total(filled) - dp_total(bare) ==
-        doctest::Approx(3.0 * m.layers * fills).epsilon(0.01));
+        doctest::Approx(3.0 * m.layers * fills).epsilon(0.01).scale(0));
 }
 
 TEST_CASE("step model: ZeRO-3 fetched per sub-module hides less than fetched per layer") {

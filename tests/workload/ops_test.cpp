@@ -307,21 +307,20 @@ TEST_CASE("ops: GQA shapes on a TP rank") {
   p.pp = 2;
   p.global_batch = 2;
   const ChunkProgram ch = build_stage(m, p, 0).chunks[0];
-  for (const Op& op : ch.forward) {
-    if (op.name == "layer 0 attention qkv fwd") {
-      // 16 query heads and 1 KV head of 128 per rank: 2048 + 2·128 = 2304 columns.
-      CHECK(std::get<hw::GemmShape>(*op.kernel()).n == 2304);
-    }
-    if (op.name == "layer 0 attention core fwd") {
-      const auto& a = std::get<hw::AttentionShape>(*op.kernel());
-      CHECK(a.heads == 16);
-      CHECK(a.kv_heads == 1);
-      CHECK(a.seq == 8192);
-      CHECK(a.causal);
-    }
-    if (op.name == "layer 0 mlp fc1 fwd")
-      CHECK(std::get<hw::GemmShape>(*op.kernel()).n == 2 * 6656);
-  }
+  const auto find = [&ch](const std::string& name) -> const Op& {
+    const auto it = std::find_if(ch.forward.begin(), ch.forward.end(),
+                                 [&name](const Op& op) { return op.name == name; });
+    REQUIRE_MESSAGE(it != ch.forward.end(), name);
+    return *it;
+  };
+  // 16 query heads and 1 KV head of 128 per rank: 2048 + 2·128 = 2304 columns.
+  CHECK(std::get<hw::GemmShape>(*find("layer 0 attention qkv fwd").kernel()).n == 2304);
+  const auto& a = std::get<hw::AttentionShape>(*find("layer 0 attention core fwd").kernel());
+  CHECK(a.heads == 16);
+  CHECK(a.kv_heads == 1);
+  CHECK(a.seq == 8192);
+  CHECK(a.causal);
+  CHECK(std::get<hw::GemmShape>(*find("layer 0 mlp fc1 fwd").kernel()).n == 2 * 6656);
 }
 
 TEST_CASE("ops: every linear layer's GEMMs carry their role, the weight gradients are marked") {

@@ -142,10 +142,18 @@ TEST_CASE("every operation completes and all-gather moves half an all-reduce") {
   const Time ar = f.engine.predict(call(CollectiveOp::kAllReduce, gpus, size, ring, simple)).time;
   const Time ag = f.engine.predict(call(CollectiveOp::kAllGather, gpus, size, ring, simple)).time;
   CHECK(ag.to_seconds() == doctest::Approx(ar.to_seconds() / 2).epsilon(0.02).scale(0));
-  for (CollectiveOp op : {CollectiveOp::kReduceScatter, CollectiveOp::kBroadcast,
-                          CollectiveOp::kAllToAll, CollectiveOp::kSendRecv}) {
+  // Each operation launched on the network ends, after a positive time, and its prediction too.
+  for (CollectiveOp op :
+       {CollectiveOp::kAllReduce, CollectiveOp::kAllGather, CollectiveOp::kReduceScatter,
+        CollectiveOp::kBroadcast, CollectiveOp::kAllToAll, CollectiveOp::kSendRecv}) {
     CAPTURE(collective::op_name(op));
-    CHECK(f.engine.predict(call(op, gpus, 1 << 20)).time > Time::zero());
+    Fixture g("dgx-a100-8");
+    CHECK(g.engine.predict(call(op, gpus, 1 << 20)).time > Time::zero());
+    bool ended = false;
+    g.engine.launch(call(op, gpus, 1 << 20), [&] { ended = true; });
+    g.sim.run();
+    CHECK(ended);
+    CHECK(g.sim.now() > Time::zero());
   }
 }
 

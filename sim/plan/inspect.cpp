@@ -37,10 +37,9 @@ Inspection inspect(const io::Inputs& in, const InspectOptions& o) {
   Inspection out;
   out.inputs = in;
   out.fused_attention = w.fused_attention;
-  // Every count but the MFU convention's is of the executed model: a window the system switches
-  // on lowers what the kernels run, not the MFU numerator (flops.h).
+  // Every count is of the executed model: a window the system switches on lowers what the
+  // kernels run and the MFU numerator alike (flops.h).
   out.flops = workload::flops_per_token(w.executed, in.scenario.plan.recompute);
-  out.flops.model = workload::model_flops_per_token(in.model);
   out.capacity = in.device.memory;
   for (std::size_t s = 0; s < w.program.size(); ++s) {
     const workload::StageProgram& st = w.program[s];

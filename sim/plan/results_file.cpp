@@ -18,6 +18,7 @@
 
 #include "engine/error.h"
 #include "io/json_reader.h"
+#include "step/workload_assembly.h"
 #include "workload/flops.h"
 
 namespace megasim::plan {
@@ -144,7 +145,7 @@ FigureMap read_results(const std::filesystem::path& path, std::uint64_t fingerpr
   const Expected expected{
       static_cast<double>(inputs.scenario.plan.global_batch) *
           static_cast<double>(inputs.model.seq),
-      workload::model_flops_per_token(inputs.model).value() /
+      workload::model_flops_per_token(step::executed_model(inputs.model, inputs.system)).value() /
           inputs.device.peak_for(workload::mfu_peak_dtype(inputs.scenario.plan)).value()};
   FigureMap out;
   std::ifstream in(path, std::ios::binary);

@@ -86,9 +86,10 @@ void add_rates(const AssembledWorkload& w, const hw::DeviceProfile& profile, Ste
   const double seconds = out.step_time.to_seconds();
   out.tokens_per_step = static_cast<double>(w.plan.global_batch) * static_cast<double>(w.model.seq);
   out.tokens_per_s = out.tokens_per_step / seconds;
-  // MFU counts the model as its file defines it (a sliding window switched on as a system
-  // optimisation does not lower the numerator, as MegaScale counts it).
-  out.model_flops_per_token = workload::model_flops_per_token(w.model).value();
+  // MFU counts the model as it is trained: a sliding window, whether the model file or the
+  // system switches it on, lowers the attention term of the numerator to s·window, as
+  // MegaScale's published figures count it (workload/flops.h).
+  out.model_flops_per_token = workload::model_flops_per_token(w.executed).value();
   // HFU counts what the hardware runs: the executed model (a system's window applied).
   out.hardware_flops_per_token =
       workload::hardware_flops_per_token(w.executed, w.plan.recompute).value();

@@ -6,8 +6,12 @@
 // places:
 //  * `model` is the MFU numerator as Megatron (Narayanan et al. SC'21) and MegaScale publish it:
 //    72·l·h²·(1 + s/6h + V/16lh) for GPT (1.0762e12 for MegaScale 175B). It charges attention
-//    the full non-causal s² (or s·window) and charges the logits GEMM 3/4 of its three passes:
-//    the formula is Narayanan's 4-pass 96·B·s·l·h²(1 + s/6h + V/16lh) (with full recompute)
+//    the full non-causal s², or s·window with a sliding window: MegaScale's published figures
+//    count its window so (Table 2's 256-GPU row: 65.3 % MFU at 49.0k tokens/s is 1.064e12 a
+//    token, 32.0 s a step 1.061e12, against 1.0762e12 for the full count and 1.0617e12 for a
+//    window of 1,024; its Megatron-LM row, no window, 1.077e12). It charges the logits GEMM
+//    3/4 of its three passes: the formula is Narayanan's 4-pass 96·B·s·l·h²(1 + s/6h + V/16lh)
+//    (with full recompute)
 //    scaled by 3/4, and V/16lh there counts the logits only 3 times. Generalised here to GQA,
 //    SwiGLU and sliding windows per layer.
 //  * `exact_model` is the same with the logits counted in full (2·h·V forward, twice that

@@ -95,7 +95,13 @@ def main():
         sys.stdout.write(text)
         return 0
     readme = Path(args.check).read_text(encoding="utf-8")
-    if text in readme:
+    begin, end = text.splitlines()[0], text.rstrip("\n").splitlines()[-1]
+    if readme.count(begin) != 1 or readme.count(end) != 1:
+        print(f"{args.check} must hold the markers {begin!r} and {end!r} once each "
+              f"(found {readme.count(begin)} and {readme.count(end)})")
+        return 1
+    block = readme[readme.index(begin):readme.index(end) + len(end)]
+    if block + "\n" == text:
         return 0
     print(f"{args.check} does not hold today's MegaScale tables; regenerate them with "
           "scripts/megascale_tables.py --binary BINARY and paste them between the markers:")

@@ -37,7 +37,7 @@ struct StageInspection {
 struct Inspection {
   io::Inputs inputs;
   bool fused_attention = true;
-  workload::FlopsPerToken flops;  // of the model as its file defines it (MFU convention)
+  workload::FlopsPerToken flops;  // of the executed model, the MFU convention's too
   Bytes capacity{0.0};            // device memory
   std::vector<StageInspection> stages;
 };

@@ -18,8 +18,8 @@
 namespace megasim::step {
 
 struct AssembledWorkload {
-  workload::ModelSpec model;          // as the model file has it (the MFU convention's model)
-  workload::ModelSpec executed;       // what the system runs
+  workload::ModelSpec model;          // as the model file has it
+  workload::ModelSpec executed;       // what the system runs (the MFU convention's model too)
   workload::ParallelPlan plan;        // with the system's optimizer
   bool fused_attention = true;        // one kernel (FlashAttention-class) or Megatron's unfused ops
   std::vector<workload::StageProgram> program;    // per stage

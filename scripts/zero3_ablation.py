@@ -1,0 +1,136 @@
+#!/usr/bin/env python3
+"""What two keys of the deepspeed preset cost on SC'21's three ZeRO-3 rows, from today's build.
+
+The README (and systems/deepspeed.json's source) quote what each costs against today's preset
+with it undone: the prefetch (`prefetch_layers` 0: the DeepSpeed of April-June 2021 that
+prefetched nothing) and the host's per-rank work (`host_per_rank`, with the gather's host time
+then the flat 380 µs; and each side of it alone). Each variant is a copy of the data folders
+with that one key changed, read through MEGASIM_DATA_DIR in a temporary folder; the shipped
+preset is never touched. With --check the figures must appear verbatim (whitespace aside) in
+the README and the preset's source.
+
+  scripts/zero3_ablation.py --binary build/dev/sim/cli/megasim                  # print them
+  scripts/zero3_ablation.py --binary ... --check README.md systems/deepspeed.json
+"""
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = ["calibrate", "models", "power", "reliability", "systems", "topologies", "validation"]
+GPUS = [384, 768, 1536]
+
+
+def scenario(gpus):
+    return ROOT / f"scenarios/validation/sc21-t2-zero3-175b-{gpus}.json"
+
+
+def run(binary, data_dir):
+    """Each row's step time and hardware TFLOP/s, with the data folders at data_dir (or shipped)."""
+    env = dict(os.environ)
+    if data_dir is not None:
+        env["MEGASIM_DATA_DIR"] = str(data_dir)
+    out = []
+    for g in GPUS:
+        j = json.loads(subprocess.run([binary, "simulate", str(scenario(g)), "--json"], env=env,
+                                      check=True, capture_output=True, text=True).stdout)
+        out.append((j["step_time_s"], j["tflops_per_gpu_hw"]))
+    return out
+
+
+def no_prefetch(ds):
+    ds["sharded_data_parallel"]["prefetch_layers"] = 0
+
+
+def no_host_per_rank(ds):
+    sharding = ds["sharded_data_parallel"]
+    del sharding["host_per_rank"], sharding["gather_host_ranks"]
+
+
+def no_gather_per_rank(ds):
+    sharding = ds["sharded_data_parallel"]
+    # The 380 µs measured on 8 ranks less those ranks' own work, held flat.
+    sharding["gather_host_us"] = 308
+    del sharding["gather_host_ranks"]
+    sharding["host_per_rank"]["gather"] = {"python_ops": 0, "dispatched_ops": 0, "memcpys": 0}
+
+
+def no_scatter_per_rank(ds):
+    ds["sharded_data_parallel"]["host_per_rank"]["scatter"] = {
+        "python_ops": 0, "dispatched_ops": 0, "memcpys": 0}
+
+
+def variant(binary, tmp, name, change):
+    root = Path(tmp) / name
+    for d in DATA:
+        shutil.copytree(ROOT / d, root / d)
+    preset = root / "systems/deepspeed.json"
+    ds = json.loads(preset.read_text(encoding="utf-8"))
+    change(ds)
+    preset.write_text(json.dumps(ds), encoding="utf-8")
+    return run(binary, root)
+
+
+def figures(binary):
+    published = {r["id"]: r["measured"]["tflops_per_gpu_hw"] for r in json.loads(
+        (ROOT / "validation/published_runs.json").read_text(encoding="utf-8"))["runs"]
+        if "zero3" in r["id"]}
+    pub = [published[f"sc21-t2-zero3-175b-{g}"] for g in GPUS]
+    today = run(binary, None)
+    with tempfile.TemporaryDirectory() as tmp:
+        prefetch = variant(binary, tmp, "prefetch", no_prefetch)
+        host = variant(binary, tmp, "host", no_host_per_rank)
+        gather = variant(binary, tmp, "gather", no_gather_per_rank)
+        scatter = variant(binary, tmp, "scatter", no_scatter_per_rank)
+    longer = [p[0] - t[0] for p, t in zip(prefetch, today)]
+    err = lambda rows: [100 * (r[1] / p - 1) for r, p in zip(rows, pub)]
+    saved = lambda rows: [t[0] - r[0] for r, t in zip(rows, today)]
+    s1, s2, s3 = saved(host), saved(gather), saved(scatter)
+    return {
+        "README.md": [
+            "steps would be {:.1f}, {:.1f} and {:.1f} s longer by megasim's prices".format(*longer),
+            "{:+.1f} %, {:+.1f} % and {:+.1f} % instead of {:+.1f} %, {:+.1f} % and {:+.1f} %"
+            .format(*err(prefetch), *err(today)),
+            "+{:.1f} / +{:.1f} / +{:.1f} s (gathers +{:.1f} / +{:.1f} / +{:.1f} s, reduce-scatters "
+            "+{:.1f} / +{:.1f} / +{:.1f} s".format(*s1, *s2, *s3),
+        ],
+        "deepspeed.json": [
+            "with prefetch_layers 0 their steps would be {:.1f} s (384 GPUs), {:.1f} s (768) and "
+            "{:.1f} s (1,536) longer".format(*longer),
+        ],
+    }
+
+
+def flat(text):
+    return re.sub(r"\s+", " ", text)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--binary", required=True)
+    parser.add_argument("--check", nargs="*", help="the README and the preset, which must hold them")
+    args = parser.parse_args()
+    want = figures(args.binary)
+    if args.check is None:
+        for file, lines in want.items():
+            print(f"{file}:")
+            print("\n".join(f"  {line}" for line in lines))
+        return 0
+    missing = 0
+    for path in args.check:
+        text = flat(Path(path).read_text(encoding="utf-8"))
+        for line in want[Path(path).name]:
+            if flat(line) not in text:
+                print(f"{path} does not say: {line!r}; today's build does")
+                missing += 1
+    return 1 if missing else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -14,32 +14,21 @@ the README and the preset's source.
 """
 import argparse
 import json
-import os
 import re
-import shutil
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-DATA = ["calibrate", "models", "power", "reliability", "systems", "topologies", "validation"]
+from preset_copy import ROOT, simulate, variant
+
 GPUS = [384, 768, 1536]
-
-
-def scenario(gpus):
-    return ROOT / f"scenarios/validation/sc21-t2-zero3-175b-{gpus}.json"
 
 
 def run(binary, data_dir):
     """Each row's step time and hardware TFLOP/s, with the data folders at data_dir (or shipped)."""
-    env = dict(os.environ)
-    if data_dir is not None:
-        env["MEGASIM_DATA_DIR"] = str(data_dir)
     out = []
     for g in GPUS:
-        j = json.loads(subprocess.run([binary, "simulate", str(scenario(g)), "--json"], env=env,
-                                      check=True, capture_output=True, text=True).stdout)
+        j = simulate(binary, f"scenarios/validation/sc21-t2-zero3-175b-{g}.json", data_dir=data_dir)
         out.append((j["step_time_s"], j["tflops_per_gpu_hw"]))
     return out
 
@@ -66,17 +55,6 @@ def no_scatter_per_rank(ds):
         "python_ops": 0, "dispatched_ops": 0, "memcpys": 0}
 
 
-def variant(binary, tmp, name, change):
-    root = Path(tmp) / name
-    for d in DATA:
-        shutil.copytree(ROOT / d, root / d)
-    preset = root / "systems/deepspeed.json"
-    ds = json.loads(preset.read_text(encoding="utf-8"))
-    change(ds)
-    preset.write_text(json.dumps(ds), encoding="utf-8")
-    return run(binary, root)
-
-
 def figures(binary):
     published = {r["id"]: r["measured"]["tflops_per_gpu_hw"] for r in json.loads(
         (ROOT / "validation/published_runs.json").read_text(encoding="utf-8"))["runs"]
@@ -84,10 +62,10 @@ def figures(binary):
     pub = [published[f"sc21-t2-zero3-175b-{g}"] for g in GPUS]
     today = run(binary, None)
     with tempfile.TemporaryDirectory() as tmp:
-        prefetch = variant(binary, tmp, "prefetch", no_prefetch)
-        host = variant(binary, tmp, "host", no_host_per_rank)
-        gather = variant(binary, tmp, "gather", no_gather_per_rank)
-        scatter = variant(binary, tmp, "scatter", no_scatter_per_rank)
+        prefetch, host, gather, scatter = (
+            run(binary, variant(tmp, name, "deepspeed", change))
+            for name, change in (("prefetch", no_prefetch), ("host", no_host_per_rank),
+                                 ("gather", no_gather_per_rank), ("scatter", no_scatter_per_rank)))
     longer = [p[0] - t[0] for p, t in zip(prefetch, today)]
     err = lambda rows: [100 * (r[1] / p - 1) for r, p in zip(rows, pub)]
     saved = lambda rows: [t[0] - r[0] for r, t in zip(rows, today)]

@@ -13,12 +13,13 @@ One source: they are not rows of validation/published_runs.json.
   scripts/fp8_pairs.py --binary build/dev/sim/cli/megasim                  # print the table
   scripts/fp8_pairs.py --binary ... --check README.md                      # README holds it?
 """
-import argparse
 import json
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+import readme_check
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCE = "https://github.com/NVIDIA/dgxc-benchmarking/blob/{}/{}"
@@ -62,11 +63,8 @@ def step_time(binary, scenario, fp8, big_device):
     raise AssertionError("unreachable")
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--binary", required=True)
-    ap.add_argument("--check", help="a README that must hold the table's rows verbatim")
-    args = ap.parse_args()
+def table(binary):
+    """The table's lines, header included."""
     profile = json.loads((ROOT / "calibrate/profiles/h100-sxm5-80gb.json").read_text())
     profile["name"] = "h100-sxm5-96gb-diagnosis"
     profile["memory_gib"] = 96
@@ -83,8 +81,8 @@ def main():
                 "plan": dict(plan, sequence_parallel=True, distributed_optimizer=True,
                              recompute="none"),
                 "optimizations": {"preset": "megatron-core"}}))
-            bf16, bf16_big = step_time(args.binary, scenario, False, big)
-            fp8, fp8_big = step_time(args.binary, scenario, True, big)
+            bf16, bf16_big = step_time(binary, scenario, False, big)
+            fp8, fp8_big = step_time(binary, scenario, True, big)
             mark = lambda big_device: "†" if big_device else ""
             for (release, commit), readme, pub_bf16, pub_fp8 in rows:
                 lines.append(
@@ -94,15 +92,8 @@ def main():
                     f"| {pub_fp8:.2f} s, {fp8:.2f} s{mark(fp8_big)} "
                     f"({100 * (fp8 / pub_fp8 - 1):+.0f} %) "
                     f"| {pub_bf16 / pub_fp8:.2f}×, {bf16 / fp8:.2f}× |")
-    if not args.check:
-        print("\n".join(lines))
-        return 0
-    readme = Path(args.check).read_text(encoding="utf-8")
-    missing = [line for line in lines if line not in readme]
-    for line in missing:
-        print(f"{args.check} does not say: {line!r}; regenerate with scripts/fp8_pairs.py")
-    return 1 if missing else 0
+    return lines
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(readme_check.run(__doc__.splitlines()[0], table, "scripts/fp8_pairs.py"))

@@ -10,11 +10,12 @@ every one must appear in the README verbatim; the table's prose around them is t
   scripts/search_figures.py --binary build/dev/sim/cli/megasim                  # print them
   scripts/search_figures.py --binary ... --check README.md                      # README holds them?
 """
-import argparse
 import json
 import subprocess
 import sys
 from pathlib import Path
+
+import readme_check
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -54,21 +55,5 @@ def figures(binary):
     return want
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--binary", required=True)
-    parser.add_argument("--check", help="a README that must hold every figure verbatim")
-    args = parser.parse_args()
-    want = figures(args.binary)
-    if not args.check:
-        print("\n".join(want))
-        return 0
-    readme = Path(args.check).read_text(encoding="utf-8")
-    missing = [w for w in want if w not in readme]
-    for w in missing:
-        print(f"{args.check} does not say: {w!r}; today's `megasim search` does")
-    return 1 if missing else 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(readme_check.run(__doc__.splitlines()[0], figures, "scripts/search_figures.py"))

@@ -9,11 +9,10 @@ the README must hold each row verbatim.
   scripts/te_decomposition.py --binary build/dev/sim/cli/megasim                # print the rows
   scripts/te_decomposition.py --binary ... --check README.md                    # README holds them?
 """
-import argparse
 import sys
 import tempfile
-from pathlib import Path
 
+import readme_check
 from preset_copy import simulate, variant
 
 MCORE = "scenarios/validation/mcore-h100-177b-2304.json"
@@ -43,21 +42,5 @@ def rows(binary):
     return out
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--binary", required=True)
-    parser.add_argument("--check", help="a README that must hold every row verbatim")
-    args = parser.parse_args()
-    want = rows(args.binary)
-    if not args.check:
-        print("\n".join(want))
-        return 0
-    readme = Path(args.check).read_text(encoding="utf-8")
-    missing = [w for w in want if w not in readme]
-    for w in missing:
-        print(f"{args.check} does not say: {w!r}; today's build does")
-    return 1 if missing else 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(readme_check.run(__doc__.splitlines()[0], rows, "scripts/te_decomposition.py"))

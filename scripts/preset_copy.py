@@ -27,8 +27,11 @@ def variant(tmp, name, preset, change):
 
 
 def simulate(binary, scenario, sets=(), data_dir=None):
-    """`megasim simulate --json` of a scenario (a path under the repository), on data_dir's data."""
+    """`megasim simulate --json` of a scenario (a path under the repository), on data_dir's data
+    or, without it, on the repository's own (a MEGASIM_DATA_DIR of the caller's is not read: the
+    variants are copies of the repository's folders, so both sides of a difference are)."""
     env = dict(os.environ)
+    env.pop("MEGASIM_DATA_DIR", None)
     if data_dir is not None:
         env["MEGASIM_DATA_DIR"] = str(data_dir)
     args = [binary, "simulate", str(ROOT / scenario), "--json"]

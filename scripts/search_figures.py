@@ -4,7 +4,8 @@
 For MegaScale's 175B on 12,288 GPUs and the 530B production run, `search --json` is run and
 the figures the README quotes are formed from it: the scenario's own plan (step, MFU, free
 memory, its rank among the plans simulated event by event), the best plan (the same), what
-separates them (bubble and compute), and the estimate's rank of the best plan. With --check
+separates them (bubble and compute), the next plan of the best one's kind with another pipeline
+depth, and the estimate's rank of the best plan. The plan columns themselves are not checked. With --check
 every one must appear in the README verbatim; the table's prose around them is the README's.
 
   scripts/search_figures.py --binary build/dev/sim/cli/megasim                  # print them
@@ -48,6 +49,14 @@ def figures(binary):
         if mfu_word:
             want.append(f"compute {own['breakdown_s']['compute']:.2f} → "
                         f"{best['breakdown_s']['compute']:.2f} s")
+            # The next plan of the best one's kind with another pipeline depth.
+            kind = lambda r: {k: v for k, v in r["plan"].items()
+                              if k not in ("pp", "dp", "gpus", "micro_batches_per_replica")}
+            rank, other = next((i + 1, r) for i, r in enumerate(ranked)
+                               if i > 0 and kind(r) == kind(best) and r["plan"]["pp"] !=
+                               best["plan"]["pp"])
+            want.append(f"(PP {other['plan']['pp']} of the same kind, "
+                        f"{other['step_time_s']:.2f} s, {ordinal(rank)})")
             by_estimate = sorted(ranked, key=lambda r: r["analytic"]["step_time_s"])
             estimate_rank = by_estimate.index(best) + 1
             want.append(f"At 12,288 GPUs the plan it recommends is the estimate's "

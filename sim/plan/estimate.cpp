@@ -40,8 +40,7 @@ AnalyticEstimator::AnalyticEstimator(const io::Inputs& in, const net::Topology& 
                                      const hw::KernelCostModel& kernels)
     : inputs_(in), topology_(topology), kernels_(kernels) {
   peak_flops_ = in.device.peak_for(workload::mfu_peak_dtype(in.scenario.plan)).value();
-  model_flops_per_token_ =
-      workload::model_flops_per_token(step::executed_model(in.model, in.system)).value();
+  model_flops_per_token_ = step::mfu_flops_per_token(in.model, in.system);
 }
 
 AnalyticEstimator::Probe AnalyticEstimator::price_probe(const workload::ParallelPlan& real,

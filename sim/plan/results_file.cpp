@@ -145,7 +145,7 @@ FigureMap read_results(const std::filesystem::path& path, std::uint64_t fingerpr
   const Expected expected{
       static_cast<double>(inputs.scenario.plan.global_batch) *
           static_cast<double>(inputs.model.seq),
-      workload::model_flops_per_token(step::executed_model(inputs.model, inputs.system)).value() /
+      step::mfu_flops_per_token(inputs.model, inputs.system) /
           inputs.device.peak_for(workload::mfu_peak_dtype(inputs.scenario.plan)).value()};
   FigureMap out;
   std::ifstream in(path, std::ios::binary);

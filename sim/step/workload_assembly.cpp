@@ -2,6 +2,8 @@
 
 #include <cassert>
 
+#include "workload/flops.h"
+
 namespace megasim::step {
 
 workload::ModelSpec executed_model(const workload::ModelSpec& m, const SystemOptions& s) {
@@ -12,6 +14,10 @@ workload::ModelSpec executed_model(const workload::ModelSpec& m, const SystemOpt
     e.attention_window = s.attention_window;
   }
   return e;
+}
+
+double mfu_flops_per_token(const workload::ModelSpec& model, const SystemOptions& system) {
+  return workload::model_flops_per_token(executed_model(model, system)).value();
 }
 
 workload::Optimizer system_optimizer(workload::Optimizer written, const SystemOptions& system) {

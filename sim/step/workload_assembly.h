@@ -30,6 +30,12 @@ struct AssembledWorkload {
 // The caller has checked that a sliding window has a size.
 workload::ModelSpec executed_model(const workload::ModelSpec& model, const SystemOptions& system);
 
+// The MFU numerator per token: the convention's count of the executed model, so a sliding
+// window the system switches on is counted as MegaScale counts it (workload/flops.h). For
+// callers without an assembled workload (the search's estimate, its results file); an
+// AssembledWorkload's `executed` gives the same (predict_step's rates).
+double mfu_flops_per_token(const workload::ModelSpec& model, const SystemOptions& system);
+
 // The optimizer a system runs with a plan that names `written`: LAMB where the system runs it
 // (MegaScale's), whatever the plan says; else the plan's. The one rule, used where a plan is
 // loaded (io::load_inputs, so that every report prints the plan priced), where the search

@@ -4,7 +4,13 @@
   SCRIPT --binary path/to/megasim --check README  # exit 1 naming each line the README lacks
 """
 import argparse
+import re
 from pathlib import Path
+
+
+def flat(text):
+    """Whitespace runs as one space: a figure may wrap across README lines."""
+    return re.sub(r"\s+", " ", text)
 
 
 def run(description, lines_of, script):

@@ -16,12 +16,12 @@ the README and the preset's source.
 """
 import argparse
 import json
-import re
 import sys
 import tempfile
 from pathlib import Path
 
 from preset_copy import ROOT, simulate, variant
+from readme_check import flat
 
 GPUS = [384, 768, 1536]
 
@@ -85,10 +85,6 @@ def figures(binary):
             "{:.1f} s (1,536) longer".format(*longer),
         ],
     }
-
-
-def flat(text):
-    return re.sub(r"\s+", " ", text)
 
 
 def main():

@@ -271,8 +271,7 @@ class Walker {
       space_.size -= inner;  // not in the space the user asked for
       return;
     }
-    if (model.heads % tp != 0 || (model.kv_heads % tp != 0 && tp % model.kv_heads != 0) ||
-        model.ffn_hidden % tp != 0) {
+    if (model.heads % tp != 0 || model.kv_heads % tp != 0 || model.ffn_hidden % tp != 0) {
       prune(Prune::kHeads, inner);
       return;
     }
@@ -321,8 +320,7 @@ class Walker {
     }
     workload::validate_plan(model, p);  // the same rules, once more: a guard
     const workload::ModelSpec executed = step::executed_model(model, system);
-    workload::MemoryOptions memory;
-    memory.fused_attention = system.attention_kernel() != step::AttentionKernel::kUnfused;
+    const workload::MemoryOptions memory = step::memory_options(system);
     // The first stage holds the most micro-batches in flight and the embedding, the last the
     // logits; every other stage has as many layers and fewer micro-batches in flight: one of
     // the two is the peak.

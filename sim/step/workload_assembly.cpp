@@ -24,6 +24,18 @@ workload::Optimizer system_optimizer(workload::Optimizer written, const SystemOp
   return system.lamb ? workload::Optimizer::kLamb : written;
 }
 
+workload::MemoryOptions memory_options(const SystemOptions& system) {
+  workload::MemoryOptions o;
+  o.fused_attention = system.attention_kernel() != AttentionKernel::kUnfused;
+  o.sharded.per_tensor = system.sharding.per_tensor;
+  o.sharded.per_sub_module = system.sharding.per_sub_module;
+  o.sharded.prefetch = system.sharding.prefetch_layers;
+  o.sharded.persistence_threshold = system.sharding.persistence_threshold;
+  o.sharded.reduce_bucket_elements = system.sharding.reduce_bucket_elements;
+  o.pipe_bf16_optimizer = system.pipe_engine.bf16_optimizer;
+  return o;
+}
+
 AssembledWorkload assemble_workload(const workload::ModelSpec& model,
                                     const workload::ParallelPlan& plan,
                                     const SystemOptions& system) {
@@ -41,8 +53,7 @@ AssembledWorkload assemble_workload(const workload::ModelSpec& model,
   gen.shard_persistence_threshold = system.sharding.persistence_threshold;
   gen.pipe_partitioned_transfers = system.pipe_engine.partitioned_transfers;
   gen.pipe_bf16_optimizer = system.pipe_engine.bf16_optimizer;
-  workload::MemoryOptions memory;
-  memory.fused_attention = w.fused_attention;
+  const workload::MemoryOptions memory = memory_options(system);
   w.program = workload::build_program(w.executed, w.plan, gen);
   for (int s = 0; s < w.plan.pp; ++s) {
     w.memory.push_back(workload::estimate_memory(w.executed, w.plan, s, memory));

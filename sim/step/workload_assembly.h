@@ -41,6 +41,9 @@ double mfu_flops_per_token(const workload::ModelSpec& model, const SystemOptions
 // loaded (io::load_inputs, so that every report prints the plan priced), where the search
 // builds its candidates (each under its own system) and below.
 workload::Optimizer system_optimizer(workload::Optimizer written, const SystemOptions& system);
+// What the memory model needs of the system (its attention kernel, ZeRO-3's gathers and
+// reductions, DeepSpeed's BF16_Optimizer): the one set every command's memory figures use.
+workload::MemoryOptions memory_options(const SystemOptions& system);
 
 // The plan must be valid for the model (workload::validate_plan; io::load_inputs checks it).
 AssembledWorkload assemble_workload(const workload::ModelSpec& model,

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "engine/error.h"
+#include "workload/pipe_engine_ops.h"
 #include "workload/program.h"
 
 namespace megasim::workload {
@@ -16,6 +17,51 @@ double d(std::int64_t v) {
 }
 double gib(Bytes b) {
   return b / kGiB;
+}
+
+// Parameters (elements) a rank holds unsharded at a time under ZeRO-3 / FSDP, beside its
+// shards: gathered weights and gradients awaiting their reduction.
+struct ShardedUnsharded {
+  double gathered = 0.0, gradients = 0.0;
+};
+
+ShardedUnsharded sharded_unsharded(const ModelSpec& m, const ParallelPlan& p, int stage,
+                                   const MemoryOptions::Sharded& o) {
+  // A layer's fetch units in forward order; with per_tensor the small tensors stay gathered.
+  std::vector<double> units;
+  double persistent = 0.0, largest = 0.0, layer_unit = 0.0;
+  for (const SubModule sub : {SubModule::kInputNorm, SubModule::kQkv, SubModule::kAttentionOut,
+                              SubModule::kPostNorm, SubModule::kFc1, SubModule::kFc2}) {
+    double unit = 0.0;
+    for (const std::int64_t n : sub_module_tensors(m, p.tp, sub)) {
+      largest = std::max(largest, d(n));
+      if (o.per_tensor && n < o.persistence_threshold) {
+        persistent += d(n);
+      } else {
+        unit += d(n);
+      }
+    }
+    if (o.per_sub_module && unit > 0.0) units.push_back(unit);
+    layer_unit += unit;
+  }
+  if (!o.per_sub_module) units.push_back(layer_unit);
+  const int layers = stage_layers(m, p, stage);
+  // The largest run of 1 + prefetch consecutive units (across layer boundaries).
+  const std::size_t run =
+      std::min<std::size_t>(static_cast<std::size_t>(1 + std::max(o.prefetch, 0)),
+                            units.size() * static_cast<std::size_t>(layers));
+  double gathered = 0.0;
+  for (std::size_t i = 0; i < units.size(); ++i) {
+    double sum = 0.0;
+    for (std::size_t k = 0; k < run; ++k) sum += units[(i + k) % units.size()];
+    gathered = std::max(gathered, sum);
+  }
+  ShardedUnsharded u;
+  u.gathered = gathered + persistent * layers;
+  const double bucket = d(o.reduce_bucket_elements);
+  u.gradients = bucket > 0.0 ? bucket + (largest > bucket ? largest : 0.0)
+                             : d(rank_layer_parameters(m, p.tp));
+  return u;
 }
 
 }  // namespace
@@ -112,6 +158,39 @@ double micro_batches_in_flight(const ParallelPlan& p, int stage) {
   return m;
 }
 
+std::vector<double> passes_held_at_peak(const ParallelPlan& p, int stage,
+                                        const std::vector<double>& pass_bytes) {
+  const auto v = static_cast<std::int64_t>(pass_bytes.size());
+  const std::int64_t m = p.micro_batches(), g = p.group();
+  const bool all_forwards_first = m == g && g <= p.pp;  // step::interleaved_warmup
+  if (p.schedule != Schedule::kInterleaved || all_forwards_first) {
+    return std::vector<double>(pass_bytes.size(), micro_batches_in_flight(p, stage));
+  }
+  const std::int64_t total = m * v, period = g * v;
+  const std::int64_t n = std::min<std::int64_t>(2 * (p.pp - stage - 1) + (v - 1) * g + 1, total);
+  const auto forward_chunk = [&](std::int64_t k) { return (k % period) / g; };
+  const auto backward_chunk = [&](std::int64_t k) { return v - 1 - (k % period) / g; };
+  std::vector<double> held(pass_bytes.size(), 0.0);
+  for (std::int64_t k = 0; k < n; ++k) held[forward_chunk(k)] += 1.0;
+  const auto bytes = [&] {
+    double sum = 0.0;
+    for (std::int64_t c = 0; c < v; ++c) sum += held[c] * pass_bytes[c];
+    return sum;
+  };
+  std::vector<double> peak = held;
+  double peak_bytes = bytes();
+  // Held after forward n − 1 + j, before backward j; the same every g·vpp passes.
+  for (std::int64_t j = 1; j <= std::min(total - n, period); ++j) {
+    held[backward_chunk(j - 1)] -= 1.0;
+    held[forward_chunk(n - 1 + j)] += 1.0;
+    if (bytes() > peak_bytes) {
+      peak_bytes = bytes();
+      peak = held;
+    }
+  }
+  return peak;
+}
+
 MemoryEstimate estimate_memory(const ModelSpec& m, const ParallelPlan& p, int stage,
                                const MemoryOptions& opts) {
   // The plan was checked against the model once, at the edge (io::load_inputs).
@@ -126,9 +205,10 @@ MemoryEstimate estimate_memory(const ModelSpec& m, const ParallelPlan& p, int st
   // gradient for the optimizer, held beside the master weights and moments.
   const double o = kMasterAndMomentsBytes + (p.fp32_gradients ? 0.0 : 4.0);
   if (p.zero3) {
-    // Sharded over DP, plus the gathered layer being computed and the one prefetched.
-    e.weights = Bytes(params / shard * w + 2.0 * d(rank_layer_parameters(m, p.tp)) * w);
-    e.gradients = Bytes(params / shard * g + d(rank_layer_parameters(m, p.tp)) * g);
+    // Sharded over DP, plus what is gathered and reduced unsharded at a time.
+    const ShardedUnsharded u = sharded_unsharded(m, p, stage, opts.sharded);
+    e.weights = Bytes(params / shard * w + u.gathered * w);
+    e.gradients = Bytes(params / shard * g + u.gradients * g);
     e.optimizer_states = Bytes(params / shard * o);
   } else {
     // Under FP8 Transformer Engine keeps each linear weight's FP8 copy and its transpose: 2 B
@@ -137,34 +217,47 @@ MemoryEstimate estimate_memory(const ModelSpec& m, const ParallelPlan& p, int st
     const double fp8_copies = copies ? 2.0 * d(stage_linear_weights_per_rank(m, p, stage)) : 0.0;
     e.weights = Bytes(params * w + fp8_copies);
     // ZeRO-2 keeps only its shard of the reduced gradients (its reduce bucket is not counted).
-    e.gradients = Bytes(params * g / (p.zero2 ? dp : 1.0));
+    // BF16_Optimizer keeps the bf16 .grad beside its fp32 gradients.
+    const double lp_grads = detail::bf16_optimizer_applies(opts.pipe_bf16_optimizer, p) ? 2.0 : 0.0;
+    e.gradients = Bytes(params * g / (p.zero2 ? dp : 1.0) + params * lp_grads);
     e.optimizer_states = Bytes(params * o / (p.distributed_optimizer ? dp : 1.0));
   }
 
   const Bytes per_layer = activation_bytes_per_layer(m, p, opts);
-  const int layers = stage_layers(m, p, stage);
-  e.activations_per_micro_batch = per_layer * layers;
-  e.micro_batches_in_flight = micro_batches_in_flight(p, stage);
-  e.activations = e.activations_per_micro_batch * e.micro_batches_in_flight;
+  e.activations_per_micro_batch = per_layer * stage_layers(m, p, stage);
+  // What one pass of each model chunk holds: its layers' activations, with the embedding's
+  // dropout mask on the first chunk of the first stage, and on the last chunk of the last the
+  // final norm's input (2 B) and the fp32 logits the vocab-parallel cross entropy keeps
+  // (Korthikanti et al.'s 4·s·b·v/t).
+  const double s = d(m.seq) / p.cp, b = d(p.micro_batch), h = d(m.hidden), t = d(p.tp);
+  const double sp_div = p.sequence_parallel ? t : 1.0;
+  std::vector<double> layers_bytes(static_cast<std::size_t>(p.vpp)), buffers(layers_bytes.size());
+  std::vector<double> pass_bytes(layers_bytes.size());
+  for (int c = 0; c < p.vpp; ++c) {
+    layers_bytes[c] = per_layer.value() * chunk_layers(m, p, stage, c).count;
+    if (stage == 0 && c == 0 && m.dropout) buffers[c] += s * b * h / sp_div;
+    if (stage == p.pp - 1 && c == p.vpp - 1) {
+      buffers[c] += 2.0 * s * b * h / sp_div + 4.0 * s * b * d(m.vocab) / t;
+    }
+    pass_bytes[c] = layers_bytes[c] + buffers[c];
+  }
+  const std::vector<double> held = passes_held_at_peak(p, stage, pass_bytes);
+  double activations = 0.0, held_buffers = 0.0;
+  for (std::size_t c = 0; c < held.size(); ++c) {
+    activations += held[c] * layers_bytes[c];
+    held_buffers += held[c] * buffers[c];
+  }
+  e.activations = Bytes(activations);
+  e.micro_batches_in_flight = e.activations_per_micro_batch.value() > 0.0
+                                  ? activations / e.activations_per_micro_batch.value()
+                                  : held.front();
   if (p.recompute == Recompute::kFull) {
     // The layer being recomputed holds its full activations during its backward.
     ParallelPlan stored = p;
     stored.recompute = Recompute::kNone;
     e.activations += activation_bytes_per_layer(m, stored, opts);
   }
-
-  const double s = d(m.seq) / p.cp, b = d(p.micro_batch), h = d(m.hidden), t = d(p.tp);
-  const double sp_div = p.sequence_parallel ? t : 1.0;
-  double buffers = 0.0;
-  if (stage == 0 && m.dropout) {
-    buffers += s * b * h / sp_div * e.micro_batches_in_flight;  // embedding dropout mask
-  }
-  if (stage == p.pp - 1) {
-    // Final-norm input (2 B) and the fp32 logits the vocab-parallel cross entropy keeps,
-    // Korthikanti et al.'s 4·s·b·v/t.
-    buffers += 2.0 * s * b * h / sp_div + 4.0 * s * b * d(m.vocab) / t;
-  }
-  e.embedding_logits = Bytes(buffers);
+  e.embedding_logits = Bytes(held_buffers);
   e.fragmentation = e.tensors() * opts.fragmentation;
   e.workspace = opts.reserved + e.fragmentation;
   return e;

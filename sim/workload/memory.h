@@ -6,6 +6,9 @@
 // and a stated workspace overhead. Values in bytes; plain functions.
 #pragma once
 
+#include <cstdint>
+#include <vector>
+
 #include "engine/units.h"
 #include "workload/model_spec.h"
 #include "workload/parallel_plan.h"
@@ -23,6 +26,26 @@ struct MemoryOptions {
   // Flash-style attention stores no s² score matrices (Korthikanti's 5as/h term is then 0
   // even without recomputation). Default: Megatron's unfused attention, as in the paper.
   bool fused_attention = false;
+  // With plan.zero3: what a rank holds unsharded beside its shards, as the framework's
+  // gathers and reductions run (step::SystemOptions::Sharding, the same keys the program
+  // follows). The gathered units are the one computing and the `prefetch` after it, in forward
+  // order; a unit is a layer or, per_sub_module, one of its sub-modules (SubModule). With
+  // per_tensor, tensors of fewer than persistence_threshold elements stay gathered on every
+  // layer. Gradients: a layer's, or with reduce_bucket_elements DeepSpeed's reduce buffer of
+  // that many elements (allocated whole, torch.empty(reduce_bucket_size)) and the largest
+  // tensor above it, which is reduced alone from its own .grad.
+  struct Sharded {
+    bool per_tensor = false;
+    bool per_sub_module = false;
+    int prefetch = 1;
+    std::int64_t persistence_threshold = 0;
+    std::int64_t reduce_bucket_elements = 0;
+  } sharded;
+  // DeepSpeed's BF16_Optimizer (GeneratorOptions::pipe_bf16_optimizer, where
+  // bf16_optimizer_applies): beside its flat fp32 gradients (plan.fp32_gradients) every
+  // parameter keeps its bf16 .grad from one backward to the next (update_hp_grads with
+  // clear_lp_grads=False; the engine clears them at the next backward's start): 2 B more.
+  bool pipe_bf16_optimizer = false;
   // Assumption, not a measurement: CUDA context, cuBLAS workspaces and NCCL channel buffers
   // take about 2 GiB per GPU in a Megatron-LM job; override per device when measured.
   Bytes reserved = Bytes(2.0 * 1024 * 1024 * 1024);
@@ -79,6 +102,14 @@ Bytes activation_bytes_per_layer(const ModelSpec& m, const ParallelPlan& p,
 // pp − stage; interleaved holds ((pp − stage − 1)·2 + (vpp − 1)·pp + 1) chunks, Megatron-LM's
 // warm-up count plus one; GPipe holds them all. Never more than the micro-batches per step.
 double micro_batches_in_flight(const ParallelPlan& p, int stage);
+// Passes of each model chunk of stage `stage` held (forward run, backward not) when the bytes
+// held peak, a pass of chunk c holding pass_bytes[c] (p.vpp entries). Interleaved: Megatron's
+// order (forward pass k runs chunk (k mod g·vpp) div g, backward pass k the mirror chunk, g
+// the micro-batch group), held after each steady-state forward; so an uneven layer_split
+// counts the layers of the chunks actually in flight. Otherwise every chunk holds
+// micro_batches_in_flight.
+std::vector<double> passes_held_at_peak(const ParallelPlan& p, int stage,
+                                        const std::vector<double>& pass_bytes);
 
 // The plan must be valid for the model (validate_plan; io::load_inputs checks it once).
 MemoryEstimate estimate_memory(const ModelSpec& m, const ParallelPlan& p, int stage,

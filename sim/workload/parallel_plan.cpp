@@ -79,10 +79,13 @@ void validate_plan(const ModelSpec& m, const ParallelPlan& p) {
   if (m.heads % p.tp != 0) {
     plan_error(m, fmt::format("heads {} is not divisible by tp {}", m.heads, p.tp));
   }
-  // KV heads are split over TP ranks, or each KV head is replicated on tp/kv_heads ranks.
-  if (m.kv_heads % p.tp != 0 && p.tp % m.kv_heads != 0) {
-    plan_error(m, fmt::format("kv_heads {} and tp {}: one must divide the other (KV heads are "
-                              "split over TP ranks or replicated on them)",
+  // KV heads are split over the TP ranks: Megatron-Core divides num_query_groups by the TP
+  // size (megatron/core/transformer/attention.py, divide() asserts), as Megatron-DeepSpeed
+  // does; replicated KV heads would need their gradients all-reduced over the ranks sharing
+  // them, which no preset's framework runs.
+  if (m.kv_heads % p.tp != 0) {
+    plan_error(m, fmt::format("kv_heads {} is not divisible by tp {} (each TP rank holds "
+                              "kv_heads / tp KV heads, as Megatron-Core splits them)",
                               m.kv_heads, p.tp));
   }
   if (m.ffn_hidden % p.tp != 0) {

@@ -79,8 +79,11 @@ void append_pipe_backward_exit(const LayerContext& c, PipePosition at, std::int6
 // DeepSpeed takes BF16_Optimizer for bf16 at ZeRO stage 0 (its own ZeRO-1-like sharding of
 // the optimizer states is plan.distributed_optimizer); at stage 2 or 3 its ZeRO optimizer runs.
 bool runs_bf16_optimizer(const LayerContext& c) {
-  return c.opts.pipe_bf16_optimizer && c.plan.precision == Precision::kBf16 && !c.plan.zero2 &&
-         !c.plan.zero3;
+  return bf16_optimizer_applies(c.opts.pipe_bf16_optimizer, c.plan);
+}
+
+bool bf16_optimizer_applies(bool enabled, const ParallelPlan& p) {
+  return enabled && p.precision == Precision::kBf16 && !p.zero2 && !p.zero3;
 }
 
 void append_bf16_gradient_all_reduce(const LayerContext& c, std::int64_t parameters,

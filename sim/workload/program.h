@@ -78,8 +78,8 @@ struct StageProgram {
 };
 
 // Parameters one TP rank holds of one layer: column/row-parallel weights and their split
-// biases / tp; norms and the row-parallel output biases replicated; KV replicated when
-// kv_heads < tp.
+// biases / tp; norms and the row-parallel output biases replicated (validate_plan has tp
+// divide kv_heads).
 std::int64_t rank_layer_parameters(const ModelSpec& m, int tp);
 // The same parameters as the tensors a framework holds them in, in module order: input norm,
 // QKV, attention output, post-attention norm (absent with the parallel block), fc1, fc2, each

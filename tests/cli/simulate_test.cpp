@@ -345,7 +345,7 @@ TEST_CASE(
   CHECK(set_on.err.find("validation.allow_oom") == std::string::npos);
   const auto refused = run_megasim("simulate " + s + " --set validation.allow_oom=false");
   CHECK(refused.exit_code == 2);
-  CHECK(refused.err.find("pipeline stage 0 needs 81.7 GiB per GPU") != std::string::npos);
+  CHECK(refused.err.find("pipeline stage 1 needs 90.4 GiB per GPU") != std::string::npos);
   CHECK(refused.out.empty());
 }
 

@@ -74,7 +74,10 @@ TEST_CASE("plan: every invalid plan in the table gets its own error naming the n
 
   const BadPlan cases[] = {
       {"heads % tp", base, plan(3, 1, 1, 1, 1, 8), "heads 128 is not divisible by tp 3"},
-      {"kv_heads vs tp", gpt(4, 12, 4, 1200, 2048), plan(3, 1, 1, 1, 1, 8), "kv_heads 4 and tp 3"},
+      {"kv_heads vs tp", gpt(4, 12, 4, 1200, 2048), plan(3, 1, 1, 1, 1, 8),
+       "kv_heads 4 is not divisible by tp 3"},
+      {"kv_heads under tp", gpt(4, 8, 2, 1024, 2048), plan(4, 1, 1, 1, 1, 8),
+       "kv_heads 2 is not divisible by tp 4"},
       {"ffn % tp", gpt(4, 8, 8, 1001, 2048), plan(8, 1, 1, 1, 1, 8),
        "ffn_hidden 1001 is not divisible by tp 8"},
       {"seq % tp with SP", gpt(4, 8, 8, 1024, 2046), sp_plan, "seq 2046 over tp 4"},
@@ -83,7 +86,8 @@ TEST_CASE("plan: every invalid plan in the table gets its own error naming the n
       {"layer_split sum", base, split_sum, "layer_split sums to 90 layers but the model has 96"},
       {"layer_split length", base, split_len, "layer_split has 1 entries but pp = 2"},
       {"layer_split empty stage", base, split_zero, "layer_split[1] = 0"},
-      {"seq % (2 × cp)", base, cp_odd, "plan.cp 3: context parallelism splits seq 2048 into 2 × cp = 6"},
+      {"seq % (2 × cp)", base, cp_odd,
+       "plan.cp 3: context parallelism splits seq 2048 into 2 × cp = 6"},
       {"micro-batch group under pp", base, small_group,
        "plan.microbatch_group 2 is less than pp 4"},
       {"layer_split with vpp", base, split_vpp,

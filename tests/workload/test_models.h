@@ -28,8 +28,7 @@ inline std::vector<workload::ModelSpec> shipped_models() {
 inline workload::ParallelPlan plan_for(const workload::ModelSpec& m) {
   workload::ParallelPlan p;
   for (int tp : {8, 4, 2, 1}) {
-    if (m.heads % tp == 0 && (m.kv_heads % tp == 0 || tp % m.kv_heads == 0) &&
-        m.ffn_hidden % tp == 0 && m.seq % tp == 0) {
+    if (m.heads % tp == 0 && m.kv_heads % tp == 0 && m.ffn_hidden % tp == 0 && m.seq % tp == 0) {
       p.tp = tp;
       break;
     }

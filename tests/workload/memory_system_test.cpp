@@ -1,0 +1,152 @@
+// Memory that depends on the schedule's order and on the system: which chunks an interleaved
+// stage holds when its layers are uneven, the last stage's logits under GPipe, DeepSpeed's
+// BF16_Optimizer and what ZeRO-3 keeps whole, each against a count done by hand here.
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+#include "io/model_loader.h"
+#include "workload/memory.h"
+#include "workload/program.h"
+
+using namespace megasim;
+using namespace megasim::workload;
+
+namespace {
+
+ModelSpec model(const std::string& name) {
+  return io::load_model(std::string(MEGASIM_SOURCE_DIR) + "/models/" + name + ".json");
+}
+
+// Llama 3 405B's published plan: 126 layers on PP 16 × VPP 8, one a virtual stage, the first
+// virtual stage holding only the embedding and the last only the output layer; 32
+// micro-batches (Megatron's group of pp = 16).
+ParallelPlan llama3_plan() {
+  ParallelPlan p;
+  p.tp = 8;
+  p.pp = 16;
+  p.vpp = 8;
+  p.schedule = Schedule::kInterleaved;
+  p.sequence_parallel = true;
+  p.global_batch = 32;
+  p.layer_split.assign(128, 1);
+  p.layer_split.front() = 0;
+  p.layer_split.back() = 0;
+  return p;
+}
+
+// Megatron's interleaved order on stage `stage`, counted pass by pass: forward k runs chunk
+// (k mod g·v) div g, backward k chunk v − 1 − that; after the warm-up's forwards each steady
+// step runs a forward, then a backward. The most transformer layers held at once.
+double most_layers_held(const ModelSpec& m, const ParallelPlan& p, int stage) {
+  const int v = p.vpp, g = p.pp, total = static_cast<int>(p.micro_batches()) * v;
+  const int warmup = 2 * (p.pp - stage - 1) + (v - 1) * g;
+  const auto layers = [&](int chunk) { return chunk_layers(m, p, stage, chunk).count; };
+  int held = 0, most = 0, forwards = 0, backwards = 0;
+  for (; forwards < warmup; ++forwards) held += layers((forwards % (g * v)) / g);
+  while (forwards < total) {
+    held += layers((forwards++ % (g * v)) / g);
+    most = std::max(most, held);
+    held -= layers(v - 1 - (backwards++ % (g * v)) / g);
+  }
+  return most;
+}
+
+}  // namespace
+
+TEST_CASE("memory: an uneven interleaved stage holds the layers of the chunks in flight") {
+  // Stage 0's extra warm-up forwards run its chunk 0, which holds no layer: 112 layer passes
+  // at its peak, not 7 layers × 17.875 stage micro-batches (125). Stage 1 holds 141 one-layer
+  // chunks; the last stage's logits-only chunk leaves as one-layer chunks arrive (113).
+  const ModelSpec m = model("llama3-405b-like");
+  const ParallelPlan p = llama3_plan();
+  const double per_layer = activation_bytes_per_layer(m, p).value();
+  CHECK(most_layers_held(m, p, 0) == 112);
+  CHECK(most_layers_held(m, p, 1) == 141);
+  CHECK(most_layers_held(m, p, 15) == 113);
+  const MemoryEstimate first = estimate_memory(m, p, 0);
+  CHECK(first.activations.value() == doctest::Approx(112 * per_layer));
+  CHECK(first.micro_batches_in_flight == doctest::Approx(16.0));
+  CHECK(estimate_memory(m, p, 1).activations.value() == doctest::Approx(141 * per_layer));
+  // The last stage's peak is the larger of 112 layers with one pass's logits and 113 layers.
+  const MemoryEstimate last = estimate_memory(m, p, 15);
+  const double logits = 2.0 * 8192 * 16384 / 8 + 4.0 * 8192 * m.vocab / 8;
+  CHECK(last.activations.value() + last.embedding_logits.value() ==
+        doctest::Approx(std::max(112 * per_layer + logits, 113 * per_layer)));
+  // An even split is the warm-up count times the stage's layers, as before.
+  ParallelPlan even = p;
+  even.layer_split.clear();
+  even.pp = 14;
+  even.vpp = 9;
+  even.global_batch = 28;
+  CHECK(estimate_memory(m, even, 1).micro_batches_in_flight ==
+        doctest::Approx(micro_batches_in_flight(even, 1)));
+}
+
+TEST_CASE("memory: GPipe keeps every micro-batch's logits on the last stage") {
+  // All forwards run first, so the last stage holds m passes of its final-norm input and fp32
+  // logits (2·s·b·h/t with SP + 4·s·b·V/t each), as its activations.
+  const ModelSpec m = model("korthikanti-175b");
+  ParallelPlan p;
+  p.tp = 8;
+  p.pp = 12;
+  p.sequence_parallel = true;
+  p.global_batch = 48;
+  p.schedule = Schedule::kGpipe;
+  const double per_pass = 2.0 * 2048 * 12288 / 8 + 4.0 * 2048 * m.vocab / 8;
+  CHECK(estimate_memory(m, p, 11).embedding_logits.value() == doctest::Approx(48 * per_pass));
+  p.schedule = Schedule::kOneFOneB;
+  CHECK(estimate_memory(m, p, 11).embedding_logits.value() == doctest::Approx(per_pass));
+}
+
+TEST_CASE("memory: DeepSpeed's BF16_Optimizer keeps the bf16 gradients beside the fp32 ones") {
+  const ModelSpec m = model("bloom-176b");
+  ParallelPlan p;
+  p.tp = 4;
+  p.pp = 14;
+  p.dp = 8;
+  p.global_batch = 16;
+  p.precision = Precision::kBf16;
+  p.distributed_optimizer = true;
+  MemoryOptions o;
+  const double params = static_cast<double>(stage_parameters_per_rank(m, p, 1));
+  const double plain = estimate_memory(m, p, 1, o).gradients.value();
+  CHECK(plain == doctest::Approx(4.0 * params));
+  o.pipe_bf16_optimizer = true;
+  CHECK(estimate_memory(m, p, 1, o).gradients.value() == doctest::Approx(6.0 * params));
+  // Not at ZeRO stage 2, where DeepSpeed runs its ZeRO optimizer, nor with fp16.
+  p.zero2 = true;
+  CHECK(estimate_memory(m, p, 1, o).gradients.value() == doctest::Approx(4.0 * params / 8));
+  p.zero2 = false;
+  p.precision = Precision::kFp16;
+  p.fp32_gradients = true;
+  CHECK(estimate_memory(m, p, 1, o).gradients.value() == doctest::Approx(plain));
+}
+
+TEST_CASE("memory: ZeRO-3 holds whole what the system's gathers and reductions hold") {
+  // 175B at TP 1: a layer's weights are 12h² (QKV 3h², out h², fc1 4h², fc2 4h²) and 13h of
+  // biases and norms (every one under DeepSpeed's 100,000-element persistence threshold).
+  const ModelSpec m = model("korthikanti-175b");
+  ParallelPlan p;
+  p.dp = 64;
+  p.global_batch = 64;
+  p.zero3 = true;
+  p.precision = Precision::kFp16;
+  p.fp32_gradients = false;
+  const double h = 12288.0, layer = static_cast<double>(rank_layer_parameters(m, 1));
+  const double shard = static_cast<double>(stage_parameters_per_rank(m, p, 0)) / 64;
+  MemoryOptions o;  // the default: a layer a unit, one prefetched, a layer's gradients
+  MemoryEstimate e = estimate_memory(m, p, 0, o);
+  CHECK(e.weights.value() == doctest::Approx(2.0 * shard + 2.0 * 2.0 * layer));
+  CHECK(e.gradients.value() == doctest::Approx(2.0 * shard + 2.0 * layer));
+  o.sharded.prefetch = 0;  // gathered in line: one layer at a time
+  CHECK(estimate_memory(m, p, 0, o).weights.value() == doctest::Approx(2.0 * shard + 2.0 * layer));
+  // DeepSpeed's ZeRO-3 of 2021: the sub-module computing and the next (fc1 then fc2: 8h²),
+  // every layer's small tensors, the 5e8-element reduce buffer and fc1's 4h² gradient beside it.
+  o.sharded = {true, true, 1, 100000, 500000000};
+  e = estimate_memory(m, p, 0, o);
+  CHECK(layer == doctest::Approx(12.0 * h * h + 13.0 * h));
+  CHECK(e.weights.value() == doctest::Approx(2.0 * shard + 2.0 * (8.0 * h * h + 96 * 13.0 * h)));
+  CHECK(e.gradients.value() == doctest::Approx(2.0 * shard + 2.0 * (5e8 + 4.0 * h * h)));
+}

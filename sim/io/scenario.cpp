@@ -141,6 +141,7 @@ OptimizationSpec read_optimizations(JsonReader r) {
     r.ignore("attention");
   }
   o.overrides.bf16_optimizer = r.optional_boolean("bf16_optimizer");
+  o.overrides.cp_overlap = r.optional_boolean("context_parallel_overlap");
   r.finish();
   return o;
 }

@@ -188,6 +188,10 @@ struct SystemOverrides {
   // DeepSpeed's BF16_Optimizer (pipe_engine.bf16_optimizer): the engine takes it for bf16 at
   // ZeRO stage 0 only; bf16 at ZeRO stage 1 goes through its ZeRO optimizer as fp16 does.
   std::optional<bool> bf16_optimizer;
+  // Whether context parallelism's K/V exchanges run beside the attention (the preset's
+  // context_parallel.overlap: Transformer Engine's P2P ring) or block before it (Llama 3's
+  // all-gather of K and V, exposed on the critical path: The Llama 3 Herd of Models, 3.3.2).
+  std::optional<bool> cp_overlap;
 };
 
 // The preset with the overrides applied; the window falls back to the model's own

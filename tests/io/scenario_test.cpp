@@ -183,6 +183,16 @@ TEST_CASE("scenario: optimizations.bf16_optimizer chooses DeepSpeed's optimizer 
   CHECK(mtnlg.system.pipe_engine.partitioned_transfers);
 }
 
+TEST_CASE("scenario: optimizations.context_parallel_overlap overrides the preset's CP overlap") {
+  const auto llama = kSource / "scenarios/validation/llama3-405b-8k-8192.json";
+  CHECK(megasim::io::load_inputs(load_scenario(llama)).system.cp_overlap);  // megatron-core's
+  CHECK(!megasim::io::load_inputs(
+             load_scenario(llama, {"optimizations.context_parallel_overlap=false"}))
+             .system.cp_overlap);
+  const auto megascale = megasim::io::load_inputs(load_scenario(kDefault));
+  CHECK(!megascale.system.cp_overlap);
+}
+
 TEST_CASE("scenario: a key repeated in a JSON object is refused, in a file or a --set value") {
   const std::string file = input_error_of(
       [] { megasim::io::parse_json_text(R"({"runs": [], "": 1, "": 2})", "runs.json"); });

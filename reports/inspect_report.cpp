@@ -101,7 +101,6 @@ std::string inspect_json(const plan::Inspection& i) {
                     {"plan", plan_json(i.inputs.scenario.plan)},
                     {"fused_attention", i.fused_attention},
                     {"model_flops_per_token", f.model.value()},
-                    {"exact_model_flops_per_token", f.exact_model.value()},
                     {"hardware_flops_per_token", f.hardware.value()},
                     {"hardware_flops_per_token_published", f.hardware_published.value()},
                     {"useful_flops_per_token", f.useful.value()},
@@ -129,10 +128,10 @@ std::string inspect_text(const plan::Inspection& i) {
       workload::to_string(p.recompute), p.sequence_parallel ? "on" : "off",
       p.fp8 ? ", FP8 GEMMs" : "", workload::to_string(p.rank_order));
   out += fmt::format(
-      "FLOPs/token  model {:.5g} (MFU convention)  exact {:.5g}  hardware {:.5g} "
+      "FLOPs/token  model {:.5g} (the MFU's)  hardware {:.5g} "
       "(recompute {})  useful {:.5g} ({} attention)\n\n",
-      f.model.value(), f.exact_model.value(), f.hardware.value(), workload::to_string(p.recompute),
-      f.useful.value(), i.fused_attention ? "fused causal" : "unfused");
+      f.model.value(), f.hardware.value(), workload::to_string(p.recompute), f.useful.value(),
+      i.fused_attention ? "fused causal" : "unfused");
   for (const auto& st : i.stages) out += stage_text(st, i.capacity);
   return out;
 }

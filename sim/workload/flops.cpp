@@ -41,22 +41,20 @@ FlopsPerToken flops_per_token(const ModelSpec& m, Recompute recompute) {
   const Flops logits_fwd = logits_forward_flops_per_token(m);
   FlopsPerToken r;
   // Three passes (forward, backward = 2 × forward) of every GEMM.
-  r.exact_model = layers_fwd * 3.0 + logits_fwd * 3.0;
-  r.model = layers_fwd * 3.0 + logits_fwd * 2.25;
+  r.model = layers_fwd * 3.0 + logits_fwd * 3.0;
   switch (recompute) {
     case Recompute::kNone:
-      r.hardware = r.exact_model;
+      r.hardware = r.model;
       break;
     case Recompute::kSelective:
-      r.hardware = r.exact_model + lf.attention_core * l;
+      r.hardware = r.model + lf.attention_core * l;
       break;
     case Recompute::kFull:
-      r.hardware = r.exact_model + layers_fwd;
+      r.hardware = r.model + layers_fwd;
       break;
   }
-  r.hardware_published = recompute == Recompute::kSelective
-                             ? r.exact_model + lf.attention_core * (3.0 * l)
-                             : r.hardware;
+  r.hardware_published =
+      recompute == Recompute::kSelective ? r.model + lf.attention_core * (3.0 * l) : r.hardware;
   const Flops causal_core(4.0 * causal_keys_per_query(m) * d(m.q_dim()));
   r.useful = (layers_fwd - lf.attention_core * l + causal_core * l) * 3.0 + logits_fwd * 3.0;
   return r;

@@ -2,28 +2,27 @@
 // papers count. Only matrix multiplications count (norms, activations and the optimizer are
 // left out, as in every published MFU convention); a multiply-add is 2 FLOPs.
 //
-// Four counts, because the published conventions disagree with exact accounting in two
-// places:
-//  * `model` is the MFU numerator as Megatron (Narayanan et al. SC'21) and MegaScale publish it:
-//    72·l·h²·(1 + s/6h + V/16lh) for GPT (1.0762e12 for MegaScale 175B). It charges attention
-//    the full non-causal s², or s·window with a sliding window: MegaScale's published figures
-//    count its window so (Table 2's 256-GPU row: 65.3 % MFU at 49.0k tokens/s is 1.064e12 a
-//    token, 32.0 s a step 1.061e12, against 1.0762e12 for the full count and 1.0617e12 for a
-//    window of 1,024; its Megatron-LM row, no window, 1.077e12). It charges the logits GEMM
-//    3/4 of its three passes: the formula is Narayanan's 4-pass 96·B·s·l·h²(1 + s/6h + V/16lh)
-//    (with full recompute)
-//    scaled by 3/4, and V/16lh there counts the logits only 3 times. Generalised here to GQA,
-//    SwiGLU and sliding windows per layer.
-//  * `exact_model` is the same with the logits counted in full (2·h·V forward, twice that
-//    backward): the sum of the model FLOPs of the ops the generator emits. model − exact_model
-//    = −1.5·h·V exactly.
+// Four counts, because published MFU and HFU figures count what a step computes in
+// different ways:
+//  * `model` is the MFU numerator: every GEMM of the model three times (forward, and twice that
+//    backward), 72·l·h²·(1 + s/6h + V/12lh) for GPT (1.0774e12 for MegaScale 175B), as
+//    Korthikanti et al. 2022, Megatron-Core's num_floating_point_operations and NeMo count it
+//    (the logits 6·h·V: they are never recomputed). It charges attention the full non-causal
+//    s², or s·window with a sliding window: MegaScale's published figures count its window so
+//    (Table 2's 256-GPU row: 65.3 % MFU at 49.0k tokens/s is 1.064e12 a token, 32.0 s a step
+//    1.061e12, against 1.0774e12 for the full count and 1.0629e12 for a window of 1,024; its
+//    Megatron-LM row, no window, 1.077e12). Generalised here to GQA, SwiGLU and sliding
+//    windows per layer; by test the sum of the model FLOPs of the ops the generator emits.
+//    (Until 2026-12-03 megasim charged the logits 4.5·h·V, Narayanan et al.'s 4-pass
+//    96·B·s·l·h²(1 + s/6h + V/16lh) scaled by 3/4 as a whole, which scales the never
+//    recomputed logits too.)
 //  * `hardware` adds what recomputation runs again (HFU numerator): a full forward of every
 //    layer with full recompute, the attention core with selective recompute.
 //  * `hardware_published` is the HFU numerator as Korthikanti et al. 2022 publish it: their
 //    selective-recompute count 72·l·h²·(1 + s/3h + V/12lh) charges the recomputed attention
 //    core three times its forward (the published HFU/MFU ratios of their four models, 1.053,
 //    1.027, 1.018 and 1.012, follow from it); equal to `hardware` for the other modes. Their
-//    MFU numerator, 72·l·h²·(1 + s/6h + V/12lh), is `exact_model`.
+//    MFU numerator, 72·l·h²·(1 + s/6h + V/12lh), is `model`.
 //  * `useful` is what causal (and windowed) fused attention kernels actually compute: about
 //    half the attention FLOPs of the convention. It is the sum of the kernels' own FLOPs
 //    over a fused-attention program without recompute.
@@ -46,9 +45,8 @@ LayerFlops layer_forward_flops_per_token(const ModelSpec& m);
 Flops logits_forward_flops_per_token(const ModelSpec& m);
 
 struct FlopsPerToken {
-  Flops model;               // published MFU convention
-  Flops exact_model;         // sum over generated ops (fwd + bwd)
-  Flops hardware;            // exact_model + recomputation
+  Flops model;               // MFU numerator: sum over generated ops (fwd + bwd)
+  Flops hardware;            // model + recomputation
   Flops hardware_published;  // Korthikanti et al.'s HFU convention
   Flops useful;              // causal/windowed kernels, no recompute
 };

@@ -10,12 +10,12 @@
 namespace megasim::run::testing {
 
 // MegaScale's 530B (105 layers, hidden 20480, seq 2048, vocab 64000) on `gpus` A100s with the
-// global batch 6720 (MegaScale Table 2). Model FLOPs per token by the Megatron/MegaScale
-// convention 72·l·h²·(1 + s/(6h) + V/(16·l·h)) at 312 TFLOP/s per GPU and an assumed 50% MFU.
+// global batch 6720 (MegaScale Table 2). Model FLOPs per token by megasim's MFU
+// count 72·l·h²·(1 + s/(6h) + V/(12·l·h)) at 312 TFLOP/s per GPU and an assumed 50% MFU.
 // Checkpoint: 530e9 parameters × 14 bytes (bf16 weights 2 + fp32 master 4 + Adam moments 8).
 inline StepProfile megascale_530b(std::int64_t gpus, double global_batch = 6720.0) {
   const double l = 105, h = 20480, s = 2048, v = 64000;
-  const double flops_per_token = 72.0 * l * h * h * (1.0 + s / (6.0 * h) + v / (16.0 * l * h));
+  const double flops_per_token = 72.0 * l * h * h * (1.0 + s / (6.0 * h) + v / (12.0 * l * h));
   const double tokens = global_batch * s;
   const double mfu = 0.5;
   const double seconds = tokens * flops_per_token / (static_cast<double>(gpus) * 312e12 * mfu);

@@ -67,7 +67,7 @@ TEST_CASE("cli: search --json ranks the top plans by the objective, with the spa
     last = p["objective"].get<double>();
     CHECK(p["objective"].get<double>() == p["step_time_s"].get<double>());
     CHECK(p["breakdown_s"].contains("bubble"));
-    CHECK(p["memory_headroom_gib"].get<double>() >= 0.0);
+    CHECK((p["memory_headroom_gib"].get<double>() >= 0.0 || p["tight"].get<bool>()));
     CHECK(p["plan"]["gpus"] == 64);  // the scenario's own GPU count
   }
   CHECK(j["ranked"][0]["why"] == "best");
@@ -263,9 +263,8 @@ TEST_CASE("cli: compare --vary tp and pp keeps the scenario's GPU count, and sho
 }
 
 TEST_CASE("cli: search and compare keep a tight plan and mark it, one that cannot fit is out") {
-  // TP 4 × PP 6 × VPP 8, micro-batch 2 on MegaScale's 12,288 GPUs fits only without the 5 %
-  // fragmentation margin (room −1.8 GiB: six micro-batches, every forward first, so the last
-  // stage holds all six logits): simulate runs it, so search ranks it, marked t.
+  // TP 4 × PP 6 × VPP 8, mb 2 on 12,288 GPUs fits only without the 5 % margin (room −1.8 GiB:
+  // every forward first, the last stage holds all six logits): search ranks it, marked t.
   const std::string scenario =
       shell_quote(std::string(MEGASIM_SOURCE_DIR) + "/scenarios/megascale-175b-12288.json");
   const auto r = run_megasim("search --json " + scenario +

@@ -97,7 +97,7 @@ LayerContext::LayerContext(const ModelSpec& m, const ParallelPlan& p, const Gene
   sp_tokens = p.sequence_parallel ? tokens / t : tokens;
   head_dim = m.head_dim();
   heads_r = m.heads / t;
-  kv_heads_r = std::max<std::int64_t>(1, m.kv_heads / t);
+  kv_heads_r = m.kv_heads / t;  // validate_plan: tp divides kv_heads
   q_r = heads_r * head_dim;
   kv_r = kv_heads_r * head_dim;
   f_r = m.ffn_hidden / t;

@@ -138,7 +138,7 @@ void add_fp8_weight_work(const ParallelPlan& p, double linear, std::vector<Op>& 
 std::vector<std::int64_t> sub_module_tensors(const ModelSpec& m, int tp, SubModule s) {
   const std::int64_t t = tp, h = m.hidden, d_head = m.head_dim();
   const std::int64_t q_r = static_cast<std::int64_t>(m.heads / tp) * d_head;
-  const std::int64_t kv_r = std::max<std::int64_t>(1, m.kv_heads / tp) * d_head;
+  const std::int64_t kv_r = static_cast<std::int64_t>(m.kv_heads / tp) * d_head;
   const std::int64_t f_r = m.ffn_hidden / t;
   const std::int64_t fc1 = (m.activation == Activation::kSwiglu ? 2 : 1) * f_r;
   const auto linear = [&](std::int64_t weights, std::int64_t bias) {

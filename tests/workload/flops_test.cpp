@@ -80,11 +80,11 @@ TEST_CASE("flops: the generated ops sum to the closed forms for every shipped mo
   }
 }
 
-TEST_CASE("flops: op sums match with GQA replication sliding windows and unfused attention") {
+TEST_CASE("flops: op sums match with GQA split over TP, sliding windows and unfused attention") {
   ModelSpec m = test::tiny_gqa();
   m.attention_window = 4;
   ParallelPlan p;
-  p.tp = 4;  // 2 KV heads on 4 ranks: each KV head replicated twice
+  p.tp = 2;  // 2 KV heads on 2 ranks: one each
   p.sequence_parallel = true;
   p.pp = 2;
   p.global_batch = 4;

@@ -251,10 +251,10 @@ MemoryEstimate estimate_memory(const ModelSpec& m, const ParallelPlan& p, int st
   e.micro_batches_in_flight = e.activations_per_micro_batch.value() > 0.0
                                   ? activations / e.activations_per_micro_batch.value()
                                   : held.front();
-  if (p.recompute != Recompute::kNone) {
-    // The layer being recomputed holds what it recomputes during its backward: with full
-    // recompute all its activations, with selective the attention core's (an unfused kernel's
-    // s² scores, 5·a·s²·b/t for GPT; nothing more with a fused kernel).
+  if (p.recompute != Recompute::kNone && e.activations_per_micro_batch.value() > 0.0) {
+    // The layer being recomputed (on a stage that has one) holds what it recomputes during its
+    // backward: with full recompute all its activations, with selective the attention core's
+    // (an unfused kernel's s² scores, 5·a·s²·b/t for GPT; nothing more with a fused kernel).
     ParallelPlan stored = p;
     stored.recompute = Recompute::kNone;
     e.activations += activation_bytes_per_layer(m, stored, opts);

@@ -150,3 +150,21 @@ TEST_CASE("memory: ZeRO-3 holds whole what the system's gathers and reductions h
   CHECK(e.weights.value() == doctest::Approx(2.0 * shard + 2.0 * (8.0 * h * h + 96 * 13.0 * h)));
   CHECK(e.gradients.value() == doctest::Approx(2.0 * shard + 2.0 * (5e8 + 4.0 * h * h)));
 }
+
+TEST_CASE("memory: a stage without layers holds no layer being recomputed") {
+  // PP 2 with the first stage holding only the embedding: full recompute adds one layer's
+  // activations on the stage with the layers, none on the other.
+  const ModelSpec m = model("korthikanti-22b");
+  ParallelPlan p;
+  p.tp = 8;
+  p.pp = 2;
+  p.global_batch = 2;
+  p.recompute = Recompute::kFull;
+  p.layer_split = {0, 48};
+  CHECK(estimate_memory(m, p, 0).activations.value() == 0.0);
+  ParallelPlan stored = p;
+  stored.recompute = Recompute::kNone;
+  CHECK(estimate_memory(m, p, 1).activations.value() ==
+        doctest::Approx(activation_bytes_per_layer(m, p).value() * 48 * 1 +
+                        activation_bytes_per_layer(m, stored).value()));
+}

@@ -33,7 +33,8 @@ struct MemoryOptions {
   // per_tensor, tensors of fewer than persistence_threshold elements stay gathered on every
   // layer. Gradients: a layer's, or with reduce_bucket_elements DeepSpeed's reduce buffer of
   // that many elements (allocated whole, torch.empty(reduce_bucket_size)) and the largest
-  // tensor above it, which is reduced alone from its own .grad.
+  // tensor above it, which is reduced alone from its own .grad. The defaults are FSDP's (a
+  // layer, one prefetched); step::memory_options sets every field from the preset.
   struct Sharded {
     bool per_tensor = false;
     bool per_sub_module = false;

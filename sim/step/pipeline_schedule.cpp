@@ -13,18 +13,6 @@ using workload::Schedule;
 
 int one_f_one_b_warmup(int pp, int stage, int m) { return std::min(pp - stage - 1, m); }
 
-// Megatron-LM's interleaved warm-up, micro-batches taken in groups of `group` per chunk (pp in
-// Megatron-LM; Megatron-Core's microbatch_group_size_per_vp_stage, Llama 3's N): all forwards
-// first when the step is a single group of at most pp (Megatron's `num_microbatches ==
-// pipeline_parallel_size` rule, and Llama 3's group under pp, which must hold the step). A
-// single group over pp exists only in Megatron-Core 0.10+, which dropped that rule and caps
-// the warm-up as for any step.
-int interleaved_warmup(int pp, int v, int group, int stage, int m) {
-  const int total = m * v;
-  if (m == group && group <= pp) return total;
-  return std::min((pp - stage - 1) * 2 + (v - 1) * group, total);
-}
-
 std::vector<PassId> one_f_one_b(int pp, int stage, int m) {
   std::vector<PassId> order;
   const int warmup = one_f_one_b_warmup(pp, stage, m);
@@ -42,12 +30,10 @@ std::vector<PassId> one_f_one_b(int pp, int stage, int m) {
 // g the micro-batch group (pp in Megatron-LM).
 std::vector<PassId> interleaved(int pp, int v, int group, int stage, int m) {
   const int total = m * v;
-  const int warmup = interleaved_warmup(pp, v, group, stage, m);
+  const int warmup = workload::interleaved_warmup(pp, v, group, stage, m);
   const auto id = [group, v](Pass pass, int k) {
-    const int within = k % (group * v);
-    const int chunk = within / group;
     return PassId{pass, (k / (group * v)) * group + k % group,
-                  pass == Pass::kForward ? chunk : v - 1 - chunk};
+                  workload::interleaved_chunk(k, group, v, pass == Pass::kBackward)};
   };
   std::vector<PassId> order;
   for (int k = 0; k < warmup; ++k) order.push_back(id(Pass::kForward, k));
@@ -131,7 +117,7 @@ std::vector<std::vector<PassId>> zero_bubble_h1(int pp, int m) {
 int warmup_forwards(const PipelineSchedule& s, int stage) {
   switch (s.kind) {
     case Schedule::kInterleaved:
-      return interleaved_warmup(s.pp, s.vpp, s.group, stage, s.micro_batches);
+      return workload::interleaved_warmup(s.pp, s.vpp, s.group, stage, s.micro_batches);
     case Schedule::kOneFOneB:
     case Schedule::kZeroBubble: return one_f_one_b_warmup(s.pp, stage, s.micro_batches);
     case Schedule::kGpipe: return s.micro_batches;

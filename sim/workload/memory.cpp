@@ -147,9 +147,9 @@ double micro_batches_in_flight(const ParallelPlan& p, int stage) {
       // single group of at most pp runs every forward first (step::interleaved_warmup,
       // Megatron-LM's rule for micro-batches == pp), so every chunk of every micro-batch is in
       // flight at once; a single group over pp has Megatron-Core 0.10's capped warm-up.
-      if (p.micro_batches() == p.group() && p.group() <= p.pp) return m;
-      const double chunks = 2.0 * (p.pp - stage - 1) + d(p.vpp - 1) * p.group() + 1.0;
-      return std::min(chunks, m * p.vpp) / p.vpp;
+      const int warmup =
+          interleaved_warmup(p.pp, p.vpp, p.group(), stage, static_cast<int>(p.micro_batches()));
+      return std::min(warmup + 1.0, m * p.vpp) / p.vpp;
     }
     case Schedule::kOneFOneB:
     case Schedule::kZeroBubble:
@@ -160,29 +160,26 @@ double micro_batches_in_flight(const ParallelPlan& p, int stage) {
 
 std::vector<double> passes_held_at_peak(const ParallelPlan& p, int stage,
                                         const std::vector<double>& pass_bytes) {
-  const auto v = static_cast<std::int64_t>(pass_bytes.size());
-  const std::int64_t m = p.micro_batches(), g = p.group();
-  const bool all_forwards_first = m == g && g <= p.pp;  // step::interleaved_warmup
-  if (p.schedule != Schedule::kInterleaved || all_forwards_first) {
+  if (p.schedule != Schedule::kInterleaved) {
     return std::vector<double>(pass_bytes.size(), micro_batches_in_flight(p, stage));
   }
-  const std::int64_t total = m * v, period = g * v;
-  const std::int64_t n = std::min<std::int64_t>(2 * (p.pp - stage - 1) + (v - 1) * g + 1, total);
-  const auto forward_chunk = [&](std::int64_t k) { return (k % period) / g; };
-  const auto backward_chunk = [&](std::int64_t k) { return v - 1 - (k % period) / g; };
+  const int v = static_cast<int>(pass_bytes.size()), g = p.group();
+  const int total = static_cast<int>(p.micro_batches()) * v;
+  // Held after each forward from the warm-up's last on: forward n − 1 + j, before backward j.
+  const int n = std::min(interleaved_warmup(p.pp, v, g, stage, total / v) + 1, total);
   std::vector<double> held(pass_bytes.size(), 0.0);
-  for (std::int64_t k = 0; k < n; ++k) held[forward_chunk(k)] += 1.0;
+  for (int k = 0; k < n; ++k) held[interleaved_chunk(k, g, v, false)] += 1.0;
   const auto bytes = [&] {
     double sum = 0.0;
-    for (std::int64_t c = 0; c < v; ++c) sum += held[c] * pass_bytes[c];
+    for (int c = 0; c < v; ++c) sum += held[c] * pass_bytes[c];
     return sum;
   };
   std::vector<double> peak = held;
   double peak_bytes = bytes();
-  // Held after forward n − 1 + j, before backward j; the same every g·vpp passes.
-  for (std::int64_t j = 1; j <= std::min(total - n, period); ++j) {
-    held[backward_chunk(j - 1)] -= 1.0;
-    held[forward_chunk(n - 1 + j)] += 1.0;
+  // The same every g·v passes, so one period of the steady state finds the peak.
+  for (int j = 1; j <= std::min(total - n, g * v); ++j) {
+    held[interleaved_chunk(j - 1, g, v, true)] -= 1.0;
+    held[interleaved_chunk(n - 1 + j, g, v, false)] += 1.0;
     if (bytes() > peak_bytes) {
       peak_bytes = bytes();
       peak = held;

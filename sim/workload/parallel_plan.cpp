@@ -147,6 +147,17 @@ LayerRange chunk_layers(const ModelSpec& m, const ParallelPlan& p, int stage, in
   return {chunk * (m.layers / p.vpp) + stage * per_chunk, per_chunk};
 }
 
+int interleaved_warmup(int pp, int v, int group, int stage, int m) {
+  const int total = m * v;
+  if (m == group && group <= pp) return total;
+  return std::min((pp - stage - 1) * 2 + (v - 1) * group, total);
+}
+
+int interleaved_chunk(int k, int group, int v, bool backward) {
+  const int chunk = (k % (group * v)) / group;
+  return backward ? v - 1 - chunk : chunk;
+}
+
 int stage_layers(const ModelSpec& m, const ParallelPlan& p, int stage) {
   int n = 0;
   for (int c = 0; c < p.vpp; ++c) n += chunk_layers(m, p, stage, c).count;

@@ -109,6 +109,19 @@ struct LayerRange {
 LayerRange chunk_layers(const ModelSpec& m, const ParallelPlan& p, int stage, int chunk);
 int stage_layers(const ModelSpec& m, const ParallelPlan& p, int stage);
 
+// Megatron-LM's interleaved schedule (forward_backward_pipelining_with_interleaving), the one
+// order the step executor runs and the memory model counts. Micro-batches are taken in groups
+// of `group` per chunk (pp in Megatron-LM; Megatron-Core's microbatch_group_size_per_vp_stage,
+// Llama 3's N). The forward chunk-passes stage `stage` runs before its first backward: all
+// m·v when the step is a single group of at most pp (Megatron's `num_microbatches ==
+// pipeline_parallel_size` rule, and Llama 3's group under pp, which must hold the step; a
+// single group over pp exists only in Megatron-Core 0.10+, which dropped that rule and caps
+// the warm-up as for any step), else (pp − stage − 1)·2 + (v − 1)·group, at most m·v.
+int interleaved_warmup(int pp, int v, int group, int stage, int m);
+// The model chunk of a stage's k-th forward chunk-pass, (k mod group·v) div group; a
+// backward chunk-pass runs the mirror chunk, v − 1 − that.
+int interleaved_chunk(int k, int group, int v, bool backward);
+
 const char* to_string(Recompute r);
 const char* to_string(Optimizer o);
 const char* to_string(Precision p);

@@ -1,6 +1,8 @@
 #include "workload/parallel_plan.h"
 
 #include <numeric>
+#include <string_view>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -10,8 +12,9 @@ namespace megasim::workload {
 
 namespace {
 
-[[noreturn]] void plan_error(const ModelSpec& m, const std::string& what) {
-  throw InputError(fmt::format("plan does not fit model '{}': {}", m.name, what));
+// The message leads with the JSON path of the plan key at fault, as the loader's do.
+[[noreturn]] void plan_error(const ModelSpec& m, std::string_view path, const std::string& what) {
+  throw InputError(fmt::format("{}: {} (plan does not fit model '{}')", path, what, m.name));
 }
 
 // The sequence's split over context-parallel ranks and, with SP, over TP ranks.
@@ -20,14 +23,16 @@ void validate_sequence_split(const ModelSpec& m, const ParallelPlan& p) {
   // chunks i and 2·cp − 1 − i, so every rank has the same share of the causal attention work
   // (Megatron-LM, megatron/training/utils.py, get_batch_on_this_cp_rank).
   if (p.cp > 1 && m.seq % (2 * p.cp) != 0) {
-    plan_error(m, fmt::format("plan.cp {}: context parallelism splits seq {} into 2 × cp = {} "
-                              "load-balanced chunks, which it does not divide into",
-                              p.cp, m.seq, 2 * p.cp));
+    plan_error(m, "plan.cp",
+               fmt::format("cp {}: context parallelism splits seq {} into 2 × cp = {} "
+                           "load-balanced chunks, which it does not divide into",
+                           p.cp, m.seq, 2 * p.cp));
   }
   if (p.sequence_parallel && (m.seq / p.cp) % p.tp != 0) {
-    plan_error(m, fmt::format("sequence parallelism splits seq {} over tp {} ({} tokens on each "
-                              "of cp {} context-parallel ranks), which does not divide them",
-                              m.seq, p.tp, m.seq / p.cp, p.cp));
+    plan_error(m, "plan.sequence_parallel",
+               fmt::format("sequence parallelism splits seq {} over tp {} ({} tokens on each "
+                           "of cp {} context-parallel ranks), which does not divide them",
+                           m.seq, p.tp, m.seq / p.cp, p.cp));
   }
 }
 
@@ -35,24 +40,26 @@ void validate_sequence_split(const ModelSpec& m, const ParallelPlan& p) {
 void validate_layer_split(const ModelSpec& m, const ParallelPlan& p) {
   if (p.layer_split.empty()) {
     if (m.layers % (p.pp * p.vpp) != 0) {
-      plan_error(m, fmt::format("layers {} do not divide into pp × vpp = {} × {} = {} equal "
-                                "chunks (give plan.layer_split for an uneven split)",
-                                m.layers, p.pp, p.vpp, p.pp * p.vpp));
+      plan_error(m, p.vpp > 1 ? "plan.vpp" : "plan.pp",
+                 fmt::format("layers {} do not divide into pp × vpp = {} × {} = {} equal "
+                             "chunks (give plan.layer_split for an uneven split)",
+                             m.layers, p.pp, p.vpp, p.pp * p.vpp));
     }
   } else {
     // One entry per virtual stage, in model order: pp entries, or pp × vpp interleaved.
     if (static_cast<int>(p.layer_split.size()) != p.pp * p.vpp) {
-      plan_error(m, p.vpp == 1
-                        ? fmt::format("layer_split has {} entries but pp = {}",
-                                      p.layer_split.size(), p.pp)
-                        : fmt::format("layer_split has {} entries but the interleaved schedule "
-                                      "has pp × vpp = {} × {} = {} virtual stages, one entry each "
-                                      "in model order",
-                                      p.layer_split.size(), p.pp, p.vpp, p.pp * p.vpp));
+      plan_error(
+          m, "plan.layer_split",
+          p.vpp == 1
+              ? fmt::format("layer_split has {} entries but pp = {}", p.layer_split.size(), p.pp)
+              : fmt::format("layer_split has {} entries but the interleaved schedule "
+                            "has pp × vpp = {} × {} = {} virtual stages, one entry each "
+                            "in model order",
+                            p.layer_split.size(), p.pp, p.vpp, p.pp * p.vpp));
     }
     const int sum = std::accumulate(p.layer_split.begin(), p.layer_split.end(), 0);
     if (sum != m.layers) {
-      plan_error(m,
+      plan_error(m, "plan.layer_split",
                  fmt::format("layer_split sums to {} layers but the model has {}", sum, m.layers));
     }
     for (std::size_t i = 0; i < p.layer_split.size(); ++i) {
@@ -60,9 +67,10 @@ void validate_layer_split(const ModelSpec& m, const ParallelPlan& p) {
       // may hold no transformer layer; every other one needs at least one.
       const bool end = i == 0 || i + 1 == p.layer_split.size();
       if (p.layer_split[i] < (end ? 0 : 1)) {
-        plan_error(m, fmt::format("layer_split[{}] = {}: every virtual stage but the first and "
-                                  "the last needs at least one layer",
-                                  i, p.layer_split[i]));
+        plan_error(m, fmt::format("plan.layer_split[{}]", i),
+                   fmt::format("layer_split[{}] = {}: every virtual stage but the first and "
+                               "the last needs at least one layer",
+                               i, p.layer_split[i]));
       }
     }
   }
@@ -71,68 +79,74 @@ void validate_layer_split(const ModelSpec& m, const ParallelPlan& p) {
 }  // namespace
 
 void validate_plan(const ModelSpec& m, const ParallelPlan& p) {
-  if (p.tp < 1 || p.cp < 1 || p.pp < 1 || p.vpp < 1 || p.dp < 1 || p.micro_batch < 1 || p.global_batch < 1) {
-    plan_error(m, fmt::format("tp {}, cp {}, pp {}, vpp {}, dp {}, micro_batch {} and "
-                              "global_batch {} must all be at least 1",
-                              p.tp, p.cp, p.pp, p.vpp, p.dp, p.micro_batch, p.global_batch));
+  const std::pair<const char*, std::int64_t> degrees[] = {{"tp", p.tp},
+                                                          {"cp", p.cp},
+                                                          {"pp", p.pp},
+                                                          {"vpp", p.vpp},
+                                                          {"dp", p.dp},
+                                                          {"micro_batch", p.micro_batch},
+                                                          {"global_batch", p.global_batch}};
+  for (const auto& [key, value] : degrees) {
+    if (value < 1) {
+      plan_error(m, fmt::format("plan.{}", key),
+                 fmt::format("{} {} must be at least 1", key, value));
+    }
   }
   if (m.heads % p.tp != 0) {
-    plan_error(m, fmt::format("heads {} is not divisible by tp {}", m.heads, p.tp));
+    plan_error(m, "plan.tp", fmt::format("heads {} is not divisible by tp {}", m.heads, p.tp));
   }
   // KV heads are split over the TP ranks: Megatron-Core divides num_query_groups by the TP
   // size (megatron/core/transformer/attention.py, divide() asserts), as Megatron-DeepSpeed
   // does; replicated KV heads would need their gradients all-reduced over the ranks sharing
   // them, which no preset's framework runs.
   if (m.kv_heads % p.tp != 0) {
-    plan_error(m, fmt::format("kv_heads {} is not divisible by tp {} (each TP rank holds "
-                              "kv_heads / tp KV heads, as Megatron-Core splits them)",
-                              m.kv_heads, p.tp));
+    plan_error(m, "plan.tp",
+               fmt::format("kv_heads {} is not divisible by tp {} (each TP rank holds "
+                           "kv_heads / tp KV heads, as Megatron-Core splits them)",
+                           m.kv_heads, p.tp));
   }
   if (m.ffn_hidden % p.tp != 0) {
-    plan_error(m, fmt::format("ffn_hidden {} is not divisible by tp {}", m.ffn_hidden, p.tp));
+    plan_error(m, "plan.tp",
+               fmt::format("ffn_hidden {} is not divisible by tp {}", m.ffn_hidden, p.tp));
   }
   if (p.vpp > 1 && p.pp == 1) {
     // Interleaving assigns a stage several model chunks; with one stage there is nothing to
     // interleave (Megatron-LM refuses it too). The search prunes the same plans.
     plan_error(
-        m, fmt::format("vpp {} interleaves model chunks over pipeline stages, but pp = 1", p.vpp));
+        m, "plan.vpp",
+        fmt::format("vpp {} interleaves model chunks over pipeline stages, but pp = 1", p.vpp));
   }
   validate_sequence_split(m, p);
   validate_layer_split(m, p);
   const std::int64_t per_step = static_cast<std::int64_t>(p.dp) * p.micro_batch;
   if (p.global_batch % per_step != 0) {
-    plan_error(m, fmt::format("global_batch {} is not divisible by dp × micro_batch = {} × {} = {}",
-                              p.global_batch, p.dp, p.micro_batch, per_step));
+    plan_error(m, "plan.global_batch",
+               fmt::format("global_batch {} is not divisible by dp × micro_batch = {} × {} = {}",
+                           p.global_batch, p.dp, p.micro_batch, per_step));
   }
   if (p.microbatch_group > 0 && p.vpp == 1) {
-    plan_error(m, fmt::format("plan.microbatch_group {} orders the interleaved schedule's model "
-                              "chunks, but vpp = 1",
-                              p.microbatch_group));
+    plan_error(m, "plan.microbatch_group",
+               fmt::format("microbatch_group {} orders the interleaved schedule's model "
+                           "chunks, but vpp = 1",
+                           p.microbatch_group));
   }
   if (p.microbatch_group > 0 && p.microbatch_group < p.pp &&
       p.microbatch_group != p.micro_batches()) {
     // Megatron's warm-up, (pp − stage − 1)·2 + (vpp − 1)·group chunk-forwards, is too short
     // for a group under pp: a stage would wait for a backward that waits for its own forward.
-    plan_error(m, fmt::format("plan.microbatch_group {} is less than pp {}: the interleaved "
-                              "schedule then deadlocks unless the group holds all {} "
-                              "micro-batches per replica",
-                              p.microbatch_group, p.pp, p.micro_batches()));
+    plan_error(m, "plan.microbatch_group",
+               fmt::format("microbatch_group {} is less than pp {}: the interleaved "
+                           "schedule then deadlocks unless the group holds all {} "
+                           "micro-batches per replica",
+                           p.microbatch_group, p.pp, p.micro_batches()));
   }
   if (p.vpp > 1 && p.micro_batches() % p.group() != 0) {
-    plan_error(m, fmt::format("the interleaved schedule needs the micro-batches per replica, "
-                              "global_batch / (dp × micro_batch) = {} / ({} × {}) = {}, to be a "
-                              "multiple of {} {}",
-                              p.global_batch, p.dp, p.micro_batch, p.micro_batches(),
-                              p.microbatch_group > 0 ? "microbatch_group" : "pp", p.group()));
-  }
-}
-
-void check_gpu_count(const ParallelPlan& p, std::int64_t cluster_gpus) {
-  if (p.gpus() != cluster_gpus) {
-    throw InputError(
-        fmt::format("plan uses tp × cp × pp × dp = {} × {} × {} × {} = {} GPUs but the cluster "
-                    "has {}",
-                    p.tp, p.cp, p.pp, p.dp, p.gpus(), cluster_gpus));
+    plan_error(m, p.microbatch_group > 0 ? "plan.microbatch_group" : "plan.global_batch",
+               fmt::format("the interleaved schedule needs the micro-batches per replica, "
+                           "global_batch / (dp × micro_batch) = {} / ({} × {}) = {}, to be a "
+                           "multiple of {} {}",
+                           p.global_batch, p.dp, p.micro_batch, p.micro_batches(),
+                           p.microbatch_group > 0 ? "microbatch_group" : "pp", p.group()));
   }
 }
 

@@ -94,8 +94,6 @@ inline double gradient_bytes(const ParallelPlan& p) {
 // sequence divisibility, layers into pp × vpp (or the explicit layer_split), global_batch %
 // (dp × micro_batch), micro-batches % pp for the interleaved schedule (Megatron's rule).
 void validate_plan(const ModelSpec& m, const ParallelPlan& p);
-// Throws InputError unless tp × pp × dp equals the GPUs the cluster offers.
-void check_gpu_count(const ParallelPlan& p, std::int64_t cluster_gpus);
 
 // The layers one model chunk of one pipeline stage holds: [first, first + count).
 struct LayerRange {

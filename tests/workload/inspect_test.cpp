@@ -30,7 +30,7 @@ TEST_CASE("inspect: --json prints one object with the MFU FLOPs and every stage"
 TEST_CASE("inspect: a plan the model rejects exits 2 naming the numbers") {
   const auto r = run_megasim("inspect " + kScenario + " --set plan.tp=3 --set plan.dp=512");
   CHECK(r.exit_code == 2);
-  CHECK(r.err.find("heads 128 is not divisible by tp 3") != std::string::npos);
+  CHECK(r.err.find("plan.tp: heads 128 is not divisible by tp 3") != std::string::npos);
 }
 
 TEST_CASE("inspect: a plan that does not fit the device exits 2 with the memory breakdown") {

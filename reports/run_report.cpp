@@ -81,6 +81,7 @@ Json to_json(const RunResult& r, const StepProfile& step, const PowerInputs& pow
   for (const auto& p : r.sweep) {
     sweep.push_back({{"interval_min", minutes(p.interval)},
                      {"mean_days", p.mean_days},
+                     {"mean_goodput", p.mean_goodput},
                      {"alike_best", p.alike_best}});
   }
   Json run = {
@@ -147,10 +148,42 @@ Json to_json(const RunResult& r, const StepProfile& step, const PowerInputs& pow
   return Json{{"run", run}, {"power", pw}};
 }
 
+namespace {
+
+// Wall-clock days, goodput and restarts over the trials. One trial is one draw of the
+// failures: its percentiles would all be that draw, so it prints the draw and says so.
+void append_outcomes(std::string& o, const RunResult& r) {
+  const std::string mtbf = r.mtbf == Time::max() ? std::string("none (no failures)")
+                                                 : fmt::format("{:.2f} h", r.mtbf.to_hours());
+  if (r.trials == 1) {
+    o += fmt::format(
+        "  wall-clock     {:.2f} days (one trial: one draw of the failures; "
+        "set run.trials for p10/p50/p90)\n",
+        r.days.mean);
+    o += fmt::format("  goodput        {:.1f}% effective training time (training steps / wall)\n",
+                     100.0 * r.goodput.mean);
+    o += fmt::format("  restarts       {:.0f}; {:.2f} failures/day, MTBF {}\n", r.restarts.mean,
+                     r.failures_per_day, mtbf);
+    return;
+  }
+  o += fmt::format("  wall-clock     p10 {:.2f} / p50 {:.2f} / p90 {:.2f} days\n", r.days.p10,
+                   r.days.p50, r.days.p90);
+  o += fmt::format(
+      "  goodput        {:.1f}% (p10 {:.1f}%, p90 {:.1f}%) effective training time "
+      "(training steps / wall)\n",
+      100.0 * r.goodput.mean, 100.0 * r.goodput.p10, 100.0 * r.goodput.p90);
+  o += fmt::format(
+      "  restarts       {:.0f} (p10 {:.0f}, p90 {:.0f}); {:.2f} failures/day, MTBF {}\n",
+      r.restarts.mean, r.restarts.p10, r.restarts.p90, r.failures_per_day, mtbf);
+}
+
+}  // namespace
+
 std::string to_text(const RunResult& r, const StepProfile& step, const PowerInputs& power,
                     const ReliabilityModel& model) {
   std::string o;
-  o += fmt::format("run ({} trials, reliability preset {})\n", r.trials, model.name);
+  o += fmt::format("run ({} trial{}, reliability preset {})\n", r.trials, r.trials == 1 ? "" : "s",
+                   model.name);
   o += fmt::format("  steps          {} at {:.3f} s; failure-free {:.2f} days{}\n", r.steps,
                    r.step_time.to_seconds(), r.failure_free.to_days(),
                    step.evaluation_interval_steps > 0 ? " with the evaluations" : "");
@@ -166,15 +199,7 @@ std::string to_text(const RunResult& r, const StepProfile& step, const PowerInpu
                    100.0 * step.mfu * r.step_share, 100.0 * step.mfu, 100.0 * r.step_share,
                    slowing ? "evaluation, checkpoint stalls and stragglers"
                            : "evaluation and checkpoint stalls");
-  o += fmt::format("  wall-clock     p10 {:.2f} / p50 {:.2f} / p90 {:.2f} days\n", r.days.p10,
-                   r.days.p50, r.days.p90);
-  o += fmt::format("  goodput        {:.1f}% (p10 {:.1f}%, p90 {:.1f}%) effective training time\n",
-                   100.0 * r.goodput.mean, 100.0 * r.goodput.p10, 100.0 * r.goodput.p90);
-  o += fmt::format(
-      "  restarts       {:.0f} (p10 {:.0f}, p90 {:.0f}); {:.2f} failures/day, MTBF {}\n",
-      r.restarts.mean, r.restarts.p10, r.restarts.p90, r.failures_per_day,
-      r.mtbf == Time::max() ? std::string("none (no failures)")
-                            : fmt::format("{:.2f} h", r.mtbf.to_hours()));
+  append_outcomes(o, r);
   o += fmt::format("  per restart    {:.1f} min (comm init {:.0f} s)\n", minutes(r.recovery),
                    model.comm_init.at(step.gpus).to_seconds());
   o += fmt::format(

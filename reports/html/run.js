@@ -101,8 +101,8 @@ function megasimRun(d, section, chart, colours, fmt, histogram) {
   // The checkpoint interval sweep.
   (() => {
     const card = section('Checkpoint interval against goodput',
-      'Mean wall-clock days of the swept intervals and the goodput they give (failure-free ' +
-      'days over mean days); Young\'s and Daly\'s intervals and the best simulated one marked.');
+      'Mean wall-clock days of the swept intervals and the goodput they give (their trials\' ' +
+      'mean, as the headline\'s); Young\'s and Daly\'s intervals and the best simulated one marked.');
     if (!run.interval_sweep.length) {
       card.append(megasim.el('p', { class: 'note' }, 'No interval sweep in the data.'));
       return;
@@ -138,7 +138,7 @@ function megasimRun(d, section, chart, colours, fmt, histogram) {
             data: marks.map(([, v], i) => ({ xAxis: v,
               label: labels[i] === null ? { show: false } : { formatter: labels[i] } })) } },
         { name: 'goodput', type: 'line', yAxisIndex: 1,
-          data: pts.map((p) => [p.interval_min, run.failure_free_days / p.mean_days]) },
+          data: pts.map((p) => [p.interval_min, p.mean_goodput]) },
       ],
     });
   })();

@@ -261,6 +261,12 @@ Time run_evaluation(const StepProfile& step, std::int64_t steps) {
   return step.evaluation * static_cast<double>(steps / step.evaluation_interval_steps);
 }
 
+// MegaScale's effective training time rate: training iterations × iteration time over the
+// wall time (evaluations are not training iterations; a kept straggler's slower steps are).
+double trial_goodput(const TrialResult& tr) {
+  return (tr.useful - tr.evaluation).to_seconds() / tr.wall.to_seconds();
+}
+
 Time slowed(Time t, double slowdown) {
   return t * (1.0 + slowdown);
 }
@@ -284,6 +290,10 @@ TrialResult simulate_trial(const StepProfile& step, double tokens, const Reliabi
   Trial t(step, steps_for(tokens, step), step_time, m, interval_in_steps(interval, step_time),
           draw.next_u64());
   TrialResult r = t.run();
+  const Time evaluations = run_evaluation(step, steps_for(tokens, step));
+  r.evaluation =
+      r.useful * (evaluations.to_seconds() /
+                  (per_step * static_cast<double>(steps_for(tokens, step))).to_seconds());
   r.straggler_slowed = slow;
   if (slow) r.straggler = (step_time - per_step) * static_cast<double>(steps_for(tokens, step));
   return r;
@@ -302,12 +312,15 @@ void sweep_intervals(const StepProfile& step, const RunSpec& spec, const Reliabi
   std::vector<std::vector<double>> days;  // per interval, per trial
   for (const Time interval : swept_intervals(r.daly)) {
     std::vector<double>& d = days.emplace_back();
+    double goodput = 0.0;
     for (int t = 0; t < sweep_trials; ++t) {
-      d.push_back(simulate_trial(step, spec.tokens, model, interval, trial_seed(spec.seed, t))
-                      .wall.to_days());
+      const TrialResult tr =
+          simulate_trial(step, spec.tokens, model, interval, trial_seed(spec.seed, t));
+      d.push_back(tr.wall.to_days());
+      goodput += trial_goodput(tr);
     }
     const double mean = std::accumulate(d.begin(), d.end(), 0.0) / n;
-    r.sweep.push_back({interval, mean});
+    r.sweep.push_back({.interval = interval, .mean_days = mean, .mean_goodput = goodput / n});
     if (mean < best) {
       best = mean;
       best_at = r.sweep.size() - 1;
@@ -378,7 +391,7 @@ RunResult simulate_run(const StepProfile& step, const RunSpec& spec, const Relia
     const TrialResult tr = simulate_trial(step, spec.tokens, model, model.checkpoint_interval,
                                           trial_seed(spec.seed, t));
     days.push_back(tr.wall.to_days());
-    goodput.push_back(tr.useful.to_seconds() / tr.wall.to_seconds());
+    goodput.push_back(trial_goodput(tr));
     restarts.push_back(static_cast<double>(tr.restarts));
     lost.push_back((tr.wall - tr.useful + tr.straggler).to_hours() *
                    static_cast<double>(step.gpus));

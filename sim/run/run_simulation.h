@@ -39,7 +39,10 @@ struct RunSpec {
 
 struct TrialResult {
   Time wall;           // launch to the last step
-  Time useful;         // steps × step time (evaluations included): MegaScale's "iterations × iteration time"
+  Time useful;         // first-time steps and evaluations at the trial's step time
+  // Of `useful`, the evaluations' share. Goodput leaves it out: MegaScale's effective training
+  // time counts training iterations × iteration time, which an evaluation is not.
+  Time evaluation;
   Time trained;        // all training time, redone work included
   Time checkpointing;  // blocking checkpoint time and waits for a pending write
   Time down;           // detection, replacement, restart, load
@@ -78,6 +81,7 @@ struct IntervalPoint {
   // no more than twice the standard error of the mean difference: the sweep cannot tell the
   // two apart.
   bool alike_best = false;
+  double mean_goodput = 0.0;  // the trials' goodput at this interval, as RunResult::goodput's
 };
 
 struct RunResult {
@@ -87,7 +91,7 @@ struct RunResult {
   Time evaluation;    // the run's evaluations, failure-free (StepProfile::evaluation)
   int trials = 0;
   Distribution days;     // wall-clock days
-  Distribution goodput;  // effective training time rate (MegaScale §6.3)
+  Distribution goodput;  // effective training time rate (MegaScale §6.3): training steps / wall
   Distribution restarts;
   // Every trial's wall-clock days and goodput, in trial order (the distributions' samples).
   std::vector<double> trial_days, trial_goodput;

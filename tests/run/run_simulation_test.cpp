@@ -381,6 +381,11 @@ TEST_CASE("run: evaluations every N steps lengthen the run and lower the running
   CHECK(r.failure_free == Time::from_seconds(2500 * 60 + 600));
   // Of the running time, 60 / 60.24 is spent in steps.
   CHECK(r.step_share == doctest::Approx(60.0 / 60.24).epsilon(1e-9));
+  // Goodput counts training iterations × iteration time (MegaScale's definition): the
+  // evaluations are in the wall time but not in the effective training time.
+  CHECK(r.goodput.mean == doctest::Approx(2500.0 * 60.0 / (2500.0 * 60.24)).epsilon(1e-9));
+  const TrialResult t = simulate_trial(step, 2500.0, m, Time::max(), 1);
+  CHECK(t.evaluation == Time::from_seconds(600));
 
   SUBCASE("a negative evaluation is a bug upstream") {
     step.evaluation = Time::from_seconds(-1);

@@ -157,6 +157,7 @@ class LogParser {
     const std::vector<std::string> body(t.begin() + (t[0] == "#" ? 1 : 0), t.end());
     if (read_setup_line(body)) return;
     if (t[0] == "#") {
+      check_results_line(body, where(origin_, line_no_));
       if (std::find(t.begin(), t.end(), "size") != t.end() &&
           std::find(t.begin(), t.end(), "algbw") != t.end()) {
         start_run();
@@ -308,10 +309,19 @@ class LogParser {
   }
 
   // A data row: integer size first, as many tokens as the header names; one measurement per
-  // side (out-of-place, in-place) whose numbers parse and whose #wrong is zero.
+  // side (out-of-place, in-place) whose numbers parse and whose #wrong is zero. A row cut short
+  // or with more fields is refused, not dropped.
   void read_data_row(const std::vector<std::string>& t) {
-    if (!b_.columns || !is_integer(t[0]) || t.size() != b_.columns->count) return;
+    if (!b_.columns || !is_integer(t[0])) return;
+    if (t.size() != b_.columns->count) {
+      throw InputError(
+          fmt::format("{}: a data row of {} fields, where the column header "
+                      "names {}: the row is cut short or has fields of more",
+                      where(origin_, line_no_), t.size(), b_.columns->count));
+    }
     const Columns& c = *b_.columns;
+    check_type_and_op(c.type ? t[*c.type] : "float", c.redop ? t[*c.redop] : "sum",
+                      where(origin_, line_no_));
     const auto size = to_number(t[c.size]);
     if (!size || *size <= 0.0) {  // the size-0 rows of old logs carry no bandwidth
       b_.run.dropped_rows += static_cast<int>(c.time.size());

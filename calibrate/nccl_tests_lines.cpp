@@ -1,7 +1,12 @@
 #include "calibrate/nccl_tests_lines.h"
 
+#include <algorithm>
+#include <cctype>
 #include <charconv>
+#include <set>
 #include <system_error>
+
+#include <fmt/format.h>
 
 #include "calibrate/log_file.h"
 #include "engine/error.h"
@@ -85,6 +90,33 @@ std::optional<RankLine> parse_rank_line(const std::vector<std::string>& t, const
   r.device = join_from(t, name_at);
   r.keys.push_back(r.host + "/" + t[i + 1] + "/" + t[1]);
   return r;
+}
+
+void check_results_line(const std::vector<std::string>& body, const std::string& at) {
+  // "Out of bounds values : 3 FAILED"
+  if (body.size() < 6 || body[0] != "Out" || body[1] != "of" || body[2] != "bounds") return;
+  const std::string& n = body[5];
+  if (!n.empty() &&
+      std::all_of(n.begin(), n.end(), [](unsigned char ch) { return std::isdigit(ch) != 0; }) &&
+      n.find_first_not_of('0') != std::string::npos) {
+    throw InputError(
+        fmt::format("{}: nccl-tests found {} out-of-bounds values: the run's "
+                    "results were wrong, so its times are not measurements",
+                    at, n));
+  }
+}
+
+void check_type_and_op(const std::string& type, const std::string& op, const std::string& at) {
+  static const std::set<std::string> kTypes{"int8",   "uint8",    "int32",  "uint32",
+                                            "int64",  "uint64",   "half",   "float",
+                                            "double", "bfloat16", "f8e4m3", "f8e5m2"};
+  static const std::set<std::string> kOps{"sum", "prod", "max", "min", "avg", "mulsum", "none"};
+  if (kTypes.count(type) == 0) {
+    throw InputError(fmt::format("{}: data type '{}' is not one nccl-tests prints", at, type));
+  }
+  if (kOps.count(op) == 0) {
+    throw InputError(fmt::format("{}: reduction '{}' is not one nccl-tests prints", at, op));
+  }
 }
 
 }  // namespace megasim::calibrate

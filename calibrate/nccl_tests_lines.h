@@ -38,4 +38,13 @@ struct RankLine {
 // `at` names the line in errors; nothing when the tokens are no rank line.
 std::optional<RankLine> parse_rank_line(const std::vector<std::string>& t, const std::string& at);
 
+// nccl-tests' check of the results ("Out of bounds values : 3 FAILED", the tokens after "#"):
+// an InputError naming `at` when it found any, for a run whose results were wrong measured
+// nothing to import.
+void check_results_line(const std::vector<std::string>& body, const std::string& at);
+
+// A row's data type and reduction must be names nccl-tests prints (src/common.cu,
+// test_typenames and test_opnames); else an InputError naming `at`.
+void check_type_and_op(const std::string& type, const std::string& op, const std::string& at);
+
 }  // namespace megasim::calibrate

@@ -3,6 +3,7 @@
 // over the ranks (cli/mpi_share.h) and rank 0 prints; the output is the same bytes.
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <exception>
@@ -95,6 +96,10 @@ std::unique_ptr<PreparedSearch> prepare_search(const SearchCliOptions& o) {
         throw InputError(fmt::format("--gpus {}: {} GPUs, but cluster '{}' has {}", g, n,
                                      prepared->inputs.cluster.name, prepared->inputs.cluster.gpus));
       }
+      if (std::find(options.space.gpus.begin(), options.space.gpus.end(), n) !=
+          options.space.gpus.end()) {
+        throw InputError(fmt::format("--gpus {}: {} GPUs given twice", g, n));
+      }
       options.space.gpus.push_back(n);
     }
   }
@@ -147,6 +152,15 @@ void search_on(const MpiShare& mpi, const SearchCliOptions& o, PreparedSearch& p
   };
   const plan::SearchResult r = plan::search(prepared.inputs, options, share);
   if (mpi.rank() != 0) return;
+  if (r.analytic.empty() && !r.stopped) {
+    // The constraints and the model leave nothing to rank: say why, as bad input.
+    throw InputError(fmt::format(
+        "search: none of the space's {} plans is feasible: {} pruned by cluster size (tp × pp "
+        "must divide the GPU count), {} by heads (tp must divide heads, kv_heads and "
+        "ffn_hidden), {} by divisibility (the layers, sequence and batch splits), {} by memory; "
+        "loosen --fix, --vary or --gpus",
+        r.space.size, r.space.pruned[0], r.space.pruned[1], r.space.pruned[2], r.space.pruned[3]));
+  }
   if (r.stopped) {
     std::fprintf(stderr,
                  "megasim: search stopped after --stop-after %lld event-level plans; run it "

@@ -160,6 +160,14 @@ void read_kernel_table(JsonReader& r, const char* key, ReadShape read_shape,
   }
 }
 
+// A communicator's ranks sit on at least one node each: more nodes than ranks is no run.
+void check_nodes(const JsonReader& row, int ranks, int nodes) {
+  if (nodes > ranks) {
+    row.fail("nodes", fmt::format("{} nodes for {} ranks: every node holds at least one rank",
+                                  nodes, ranks));
+  }
+}
+
 // Measured or imported collective rows and the alpha-beta fits made from them.
 void read_collective_tables(JsonReader& r, hw::DeviceProfile& p) {
   if (r.has("collective_table")) {
@@ -168,6 +176,7 @@ void read_collective_tables(JsonReader& r, hw::DeviceProfile& p) {
       m.op = pick(row, "op", kOps);
       m.ranks = static_cast<int>(row.integer("ranks", 1, 1 << 24));
       m.nodes = static_cast<int>(row.integer("nodes", 1, 1 << 24));
+      check_nodes(row, m.ranks, m.nodes);
       m.size = Bytes(row.number("bytes", 1.0, 1e15));
       m.in_place = row.boolean_or("in_place", false);
       m.time = read_us(row, "time_us", 1e-3);  // a row of no time fits nothing
@@ -187,6 +196,7 @@ void read_collective_tables(JsonReader& r, hw::DeviceProfile& p) {
       f.op = pick(row, "op", kOps);
       f.ranks = static_cast<int>(row.integer("ranks", 1, 1 << 24));
       f.nodes = static_cast<int>(row.integer("nodes", 1, 1 << 24));
+      check_nodes(row, f.ranks, f.nodes);
       f.algorithm = row.string_or("algorithm", "");
       f.protocol = row.string_or("protocol", "");
       f.run = row.string_or("run", "");
@@ -206,6 +216,7 @@ void read_collective_tables(JsonReader& r, hw::DeviceProfile& p) {
       f.op = pick(row, "op", kOps);
       f.ranks = static_cast<int>(row.integer("ranks", 2, 1 << 24));
       f.nodes = static_cast<int>(row.integer("nodes", 1, 1 << 24));
+      check_nodes(row, f.ranks, f.nodes);
       f.bandwidth_scale = row.number("bandwidth_scale", 1e-3, 1e3);
       f.latency_offset_us = row.number("latency_offset_us", -1e6, 1e6);
       f.bandwidth_rows = static_cast<int>(row.integer("bandwidth_rows", 0, 1 << 24));

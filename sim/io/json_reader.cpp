@@ -88,8 +88,9 @@ JsonReader::JsonReader(const Json& value, std::string path, std::string file, Ke
     : value_(value), path_(std::move(path)), file_(std::move(file)), log_(log), log_path_(path_) {
   if (!value_.is_object()) {
     const std::string where = path_.empty() ? "document" : path_;
-    throw InputError(fmt::format("{}: {}: expected an object, found {}", file_, where,
-                                 json_type_name(value_)));
+    const std::string detail =
+        fmt::format("{}: expected an object, found {}", where, json_type_name(value_));
+    throw ValueError(fmt::format("{}: {}", file_, detail), detail);
   }
 }
 

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -21,13 +22,60 @@ fs::path identity(const fs::path& p) {
   return ec ? fs::absolute(p).lexically_normal() : id;
 }
 
+// The temporary files being written or awaiting their rename, which an interrupt (SIGINT,
+// SIGTERM, SIGHUP) removes before the process ends as the signal would end it: no partial
+// file is left behind. Fixed storage, so the handler only reads it and calls unlink.
+constexpr int kMaxPending = 16;
+constexpr std::size_t kMaxPendingPath = 4096;
+char g_pending[kMaxPending][kMaxPendingPath];
+volatile std::sig_atomic_t g_pending_used[kMaxPending];
+
+extern "C" void remove_pending_and_reraise(int sig) {
+  for (int i = 0; i < kMaxPending; ++i) {
+    if (g_pending_used[i] != 0) ::unlink(g_pending[i]);
+  }
+  std::signal(sig, SIG_DFL);
+  std::raise(sig);
+}
+
+// Tracks `tmp` for removal on an interrupt; the slot, or -1 when none is free or the path is
+// too long to keep (then an interrupt may leave that one file).
+int track_pending(const fs::path& tmp) {
+  static const bool installed = [] {
+    for (const int sig : {SIGINT, SIGTERM, SIGHUP}) std::signal(sig, remove_pending_and_reraise);
+    return true;
+  }();
+  (void)installed;
+  const std::string s = tmp.string();
+  if (s.size() >= kMaxPendingPath) return -1;
+  for (int i = 0; i < kMaxPending; ++i) {
+    if (g_pending_used[i] != 0) continue;
+    std::memcpy(g_pending[i], s.c_str(), s.size() + 1);
+    g_pending_used[i] = 1;
+    return i;
+  }
+  return -1;
+}
+
+void untrack_pending(const fs::path& tmp) {
+  const std::string s = tmp.string();
+  for (int i = 0; i < kMaxPending; ++i) {
+    if (g_pending_used[i] != 0 && s == g_pending[i]) g_pending_used[i] = 0;
+  }
+}
+
 // Writes `content` to a new temporary file beside `path`; returns its name.
 fs::path write_temporary(const std::string& name, const fs::path& path,
                          const std::string& content) {
   fs::path tmp = path;
   tmp += ".tmp." + std::to_string(::getpid());
+  (void)track_pending(tmp);
   std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-  if (!out) throw InputError(name + ": cannot write here (" + std::strerror(errno) + ")");
+  if (!out) {
+    const std::string why = std::strerror(errno);
+    untrack_pending(tmp);
+    throw InputError(name + ": cannot write here (" + why + ")");
+  }
   out << content;
   out.flush();
   if (!out) {
@@ -35,6 +83,7 @@ fs::path write_temporary(const std::string& name, const fs::path& path,
     out.close();
     std::error_code ec;
     fs::remove(tmp, ec);
+    untrack_pending(tmp);
     throw InputError(name + ": write failed (" + why + ")");
   }
   return tmp;
@@ -137,7 +186,10 @@ void OutputFiles::commit() {
   std::vector<std::pair<fs::path, const Target*>> written;
   const auto discard = [&written] {
     std::error_code ec;
-    for (const auto& [tmp, unused] : written) fs::remove(tmp, ec);
+    for (const auto& [tmp, unused] : written) {
+      fs::remove(tmp, ec);
+      untrack_pending(tmp);
+    }
   };
   try {
     for (const auto& t : targets_) {
@@ -150,6 +202,7 @@ void OutputFiles::commit() {
   for (std::size_t i = 0; i < written.size(); ++i) {
     std::error_code ec;
     fs::rename(written[i].first, written[i].second->path, ec);
+    if (!ec) untrack_pending(written[i].first);
     if (ec) {
       written.erase(written.begin(), written.begin() + static_cast<std::ptrdiff_t>(i));
       discard();

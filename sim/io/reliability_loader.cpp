@@ -24,8 +24,10 @@ constexpr double kHoursPerDay = 24.0;
 // its time.
 constexpr std::size_t kMaxFailureCauses = 256;
 
-fs::path find_preset(const std::string& ref, DataKind kind) {
-  return resolve_data_file(ref, kind, fs::current_path(), "", "");
+// `origin` and `json_path` name the file and key that refer to it, in errors ("" for none).
+fs::path find_preset(const std::string& ref, DataKind kind, const std::string& origin = "",
+                     const std::string& json_path = "") {
+  return resolve_data_file(ref, kind, fs::current_path(), origin, json_path);
 }
 
 // A {"value": x, "source": "..."} pair; the source is required so no figure goes unsourced.
@@ -68,8 +70,9 @@ Watts sum_components(JsonReader& r, const std::string& key) {
   return total;
 }
 
-std::vector<run::FailureCause> load_failure_rates(const std::string& ref, FilesRead* read) {
-  const fs::path file = find_preset(ref, DataKind::kReliability);
+std::vector<run::FailureCause> load_failure_rates(const std::string& ref, const std::string& origin,
+                                                  FilesRead* read) {
+  const fs::path file = find_preset(ref, DataKind::kReliability, origin, "failure_rates");
   const Json doc = parse_json_file(file, read);
   JsonReader r(doc, "", file.string());
   (void)r.string("name");
@@ -114,6 +117,11 @@ run::CommInitModel read_comm_init(JsonReader r) {
   const std::string source = r.string("source");
   run::CommInitModel m;
   if (pts.size() == 2 && !exponent) {
+    if (pts[0].first == pts[1].first) {
+      r.fail("points", fmt::format("both points are at {} ranks; a power law needs two rank "
+                                   "counts",
+                                   pts[0].first));
+    }
     m = run::fit_comm_init(pts[0].first, Time::from_seconds(pts[0].second), pts[1].first,
                            Time::from_seconds(pts[1].second));
   } else if (pts.size() == 1 && exponent) {
@@ -138,7 +146,7 @@ run::ReliabilityModel load_reliability_file(const fs::path& file, FilesRead* rea
   run::ReliabilityModel m;
   m.name = r.string("name");
   m.source = r.string("source");
-  m.causes = load_failure_rates(r.string("failure_rates"), read);
+  m.causes = load_failure_rates(r.string("failure_rates"), file.string(), read);
   m.detection = Time::from_minutes(sourced(r, "detection_min", 0.0, 1e5));
   m.restart_overhead = Time::from_seconds(sourced(r, "restart_overhead_s", 0.0, 1e7));
   m.comm_init = read_comm_init(r.object("comm_init"));

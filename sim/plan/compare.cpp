@@ -1,12 +1,14 @@
 #include "plan/compare.h"
 
 #include <algorithm>
+#include <utility>
 
 #include <fmt/format.h>
 
 #include "engine/error.h"
 #include "io/inputs.h"
 #include "io/json_reader.h"
+#include "io/resolve.h"
 #include "io/scenario.h"
 #include "plan/evaluate.h"
 #include "workload/memory.h"
@@ -116,6 +118,19 @@ void check_axes(const std::filesystem::path& scenario, const std::vector<std::st
       } catch (const InputError&) {
         // Another key's rule (vpp against schedule, zero2 against zero3): a plan the other
         // axes' values may make whole, judged variant by variant below.
+      }
+    }
+  }
+  // A model, cluster or device that is not there is missing in every variant that names it.
+  const std::pair<const char*, io::DataKind> references[] = {{"model", io::DataKind::kModel},
+                                                             {"cluster", io::DataKind::kCluster},
+                                                             {"device", io::DataKind::kDevice}};
+  for (const auto& a : axes) {
+    for (const auto& [key, kind] : references) {
+      if (a.path != key) continue;
+      for (const auto& value : a.values) {
+        (void)io::resolve_data_file(value, kind, scenario.parent_path(), "--vary " + a.path,
+                                    "'" + value + "'");
       }
     }
   }

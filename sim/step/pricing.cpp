@@ -15,7 +15,7 @@ using hw::CollectiveOp;
 using workload::Group;
 using workload::Op;
 
-// Above this size a collective's time is its bandwidth term (latency under 1 %).
+// From this size a collective's price is kept for scaling to calls of similar size.
 constexpr double kScalableBytes = 64.0 * 1024 * 1024;
 
 bool is_gemm(const Op& op) {
@@ -58,10 +58,15 @@ int Pricer::gpu(int stage, int d, int t) const {
 }
 
 Time Pricer::analytic(const collective::CollectiveCall& call) const {
+  return nccl_price(call).time;
+}
+
+Pricer::ScalablePrice Pricer::nccl_price(const collective::CollectiveCall& call) const {
   const collective::NcclModel model(topology_, constants_);
   const collective::CommShape shape = collective::comm_shape(topology_, call.gpus);
-  const auto [algorithm, protocol] = model.choose(call, shape);
-  return model.cost(call, shape, algorithm, protocol).time;
+  const auto choice = model.choose(call, shape);
+  const collective::ModelCost cost = model.cost(call, shape, choice.first, choice.second);
+  return {call.bytes.value(), cost.time, cost.latency, choice};
 }
 
 Time Pricer::concurrent(const std::vector<collective::CollectiveCall>& calls) {
@@ -165,19 +170,9 @@ Time Pricer::dp_time(const workload::CommOp& c, std::int64_t per_step, bool time
 Time Pricer::dp_time_simulated(const workload::CommOp& c, bool timed_on_network) {
   const bool pp_group = c.group == Group::kPp;
   const bool stand_in = traffic_on_network_ && timed_on_network && c.group == Group::kDp;
-  // Gradient buckets are hundreds of megabytes: their time is proportional to their size, so
-  // a bucket within a factor 2 of one already simulated is priced by scaling it.
-  const int kind = (pp_group ? 3 : 2) * 16 + static_cast<int>(c.kind) +
-                   256 * static_cast<int>(c.group) + (stand_in ? 4096 : 0);
-  for (const auto& [ref_bytes, ref_time] : scaled_[kind]) {
-    const double ratio = c.size.value() / ref_bytes;
-    if (ratio >= 0.5 && ratio <= 2.0) return ref_time * ratio;
-  }
+  const int path = pp_group ? 3 : (stand_in ? 4 : 2);
   const auto key =
-      std::make_tuple(pp_group   ? 3
-                      : stand_in ? 4
-                                 : 2,
-                      static_cast<int>(c.kind), static_cast<int>(c.group), c.size.value());
+      std::make_tuple(path, static_cast<int>(c.kind), static_cast<int>(c.group), c.size.value());
   if (auto it = cache_.find(key); it != cache_.end()) return it->second;
   std::vector<collective::CollectiveCall> calls;
   if (pp_group) {
@@ -209,11 +204,22 @@ Time Pricer::dp_time_simulated(const workload::CommOp& c, bool timed_on_network)
       }
     }
   }
-  const Time t = calls.empty() ? Time::zero()
-                 : stand_in    ? analytic(calls.front())
-                               : concurrent(calls);
-  if (c.size.value() >= kScalableBytes) scaled_[kind].emplace_back(c.size.value(), t);
-  return cache_[key] = t;
+  if (calls.empty()) return cache_[key] = Time::zero();
+  // Gradient buckets are hundreds of megabytes: a bucket within a factor 2 of one already
+  // simulated, with NCCL's same algorithm and protocol, is priced by scaling its bandwidth part.
+  const int kind = path * 16 + static_cast<int>(c.kind) + 256 * static_cast<int>(c.group);
+  ScalablePrice price = nccl_price(calls.front());
+  if (c.size.value() >= kScalableBytes) {
+    for (const ScalablePrice& ref : scaled_[kind]) {
+      const double ratio = c.size.value() / ref.bytes;
+      if (ratio < 0.5 || ratio > 2.0 || ref.choice != price.choice) continue;
+      return cache_[key] = price.latency + (ref.time - ref.latency) * ratio;
+    }
+  }
+  if (!stand_in) price.time = concurrent(calls);
+  if (c.size.value() >= kScalableBytes && price.time > price.latency)
+    scaled_[kind].push_back(price);
+  return cache_[key] = price.time;
 }
 
 // Pairs each overlappable TP collective with its GEMM: partner[i] is the GEMM's index (-1:

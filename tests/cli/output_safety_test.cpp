@@ -3,9 +3,11 @@
 // stray file of the working directory (io/resolve.h). Each case below failed before the fix.
 #include <doctest/doctest.h>
 
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -203,4 +205,45 @@ TEST_CASE("MEGASIM_DATA_DIR names a tree searched before the one megasim was bui
   CHECK(unbanded.exit_code == 0);
   CHECK(unbanded.out.find("error band           none: no validation residuals") !=
         std::string::npos);
+}
+
+TEST_CASE("output: an interrupt while the output is written leaves no temporary file") {
+  // The temporary file megasim will write is made a FIFO first, so its open blocks (no reader)
+  // until the test has sent SIGINT: the interrupt lands while the file is pending, every time.
+  const fs::path dir = fresh_dir("interrupt");
+  const fs::path out = dir / "a.json";
+  int go[2];
+  REQUIRE(::pipe(go) == 0);
+  const pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    char byte = 0;
+    ::close(go[1]);
+    if (::read(go[0], &byte, 1) != 1) ::_exit(99);
+    ::execl(MEGASIM_BINARY, MEGASIM_BINARY, "simulate", kScenario.c_str(), "-o", out.c_str(),
+            static_cast<char*>(nullptr));
+    ::_exit(98);
+  }
+  ::close(go[0]);
+  const fs::path pending = dir / ("a.json.tmp." + std::to_string(child));
+  REQUIRE(::mkfifo(pending.c_str(), 0600) == 0);
+  REQUIRE(::write(go[1], "x", 1) == 1);
+  ::close(go[1]);
+  // Blocked in the FIFO's open: the kernel's wait for the other end.
+  bool blocked = false;
+  for (int i = 0; i < 6000 && !blocked; ++i) {
+    blocked =
+        read_all(fs::path("/proc") / std::to_string(child) / "wchan").find("wait_for_partner") !=
+        std::string::npos;
+    if (!blocked) ::usleep(10000);
+  }
+  CHECK(blocked);
+  ::kill(child, SIGINT);
+  int status = 0;
+  REQUIRE(::waitpid(child, &status, 0) == child);
+  CHECK(WIFSIGNALED(status));
+  CHECK(WTERMSIG(status) == SIGINT);
+  CHECK_FALSE(fs::exists(fs::symlink_status(pending)));
+  CHECK_FALSE(fs::exists(out));
+  fs::remove_all(dir);
 }

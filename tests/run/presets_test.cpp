@@ -63,6 +63,18 @@ TEST_CASE("presets: an unknown key in a reliability file is an error naming it")
   fs::remove_all(dir);
 }
 
+TEST_CASE("presets: a reliability file's errors name the file and the key") {
+  const fs::path bad = fs::path(MEGASIM_SOURCE_DIR) / "tests/data/bad";
+  const std::string same = megasim::test::input_error_of(
+      [&] { megasim::io::load_reliability_file(bad / "reliability-comm-init-same-ranks.json"); });
+  CHECK(same.find("reliability-comm-init-same-ranks.json: comm_init.points: both points are at "
+                  "2048 ranks") != std::string::npos);
+  const std::string missing = megasim::test::input_error_of(
+      [&] { megasim::io::load_reliability_file(bad / "reliability-failure-rates-missing.json"); });
+  CHECK(missing.find("reliability-failure-rates-missing.json: failure_rates: reliability preset "
+                     "'nope' not found") != std::string::npos);
+}
+
 TEST_CASE("presets: the 530B production scenario gives the run inputs") {
   const auto s = megasim::io::load_scenario(fs::path(MEGASIM_SOURCE_DIR) /
                                             "scenarios/megascale-production-530b.json");

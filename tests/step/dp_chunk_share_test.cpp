@@ -39,3 +39,26 @@ TEST_CASE_FIXTURE(ShareFixture,
   CHECK(c.dp_reduce_scatter[0].to_seconds() == doctest::Approx(embedding_share * total).scale(0));
   CHECK(c.dp_all_gather[0].to_seconds() > 0.0);
 }
+
+TEST_CASE_FIXTURE(test::PricerFixture,
+                  "DP price: a bucket within 2x of a priced one scales its bandwidth part only") {
+  // 192 DP ranks, one per node: a 64 MiB reduce-scatter's ring is 40 % latency, so scaling the
+  // whole price to 128 MiB (as before 2026-12-03) was 25 % over simulating it.
+  plan.tp = 8;
+  plan.dp = 192;
+  plan.global_batch = 192;
+  const auto op = [](double mib) {
+    return workload::CommOp{hw::CollectiveOp::kReduceScatter, workload::Group::kDp,
+                            Bytes(mib * 1024 * 1024)};
+  };
+  const step::SystemOptions system = io::load_system_preset("megatron-core");
+  const auto placement = topology.pack_placement(static_cast<int>(plan.gpus()));
+  step::Pricer scaled(topology, placement, constants, kernels, plan, system);
+  const Time small = step::PricerProbe::dp(scaled, op(64));
+  const Time from_scaling = step::PricerProbe::dp(scaled, op(128));
+  step::Pricer alone(topology, placement, constants, kernels, plan, system);
+  const Time simulated = step::PricerProbe::dp(alone, op(128));
+  CHECK(simulated.to_seconds() < 1.8 * small.to_seconds());  // the latency is not doubled
+  CHECK(from_scaling.to_seconds() ==
+        doctest::Approx(simulated.to_seconds()).epsilon(0.03).scale(0));
+}

@@ -15,6 +15,13 @@
 #include "step/pricing.h"
 #include "workload/program.h"
 
+namespace megasim::step {
+// One DP-group collective priced as the stage's DP traffic is (simulated with its peers).
+struct PricerProbe {
+  static Time dp(Pricer& p, const workload::CommOp& c) { return p.dp_time_simulated(c, false); }
+};
+}  // namespace megasim::step
+
 namespace megasim::test {
 
 struct PricerFixture {

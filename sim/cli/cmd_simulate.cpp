@@ -95,7 +95,7 @@ void add_simulate_command(CLI::App& app) {
                   "step's timeline)");
   cmd->add_option("--max-events", opts->max_events,
                   "Refuse a step or run whose events, counted from the plan before the work, "
-                  "pass this (default 2e7: seconds, well under 2 GiB)")
+                  "pass this (default 20000000: seconds, well under 2 GiB)")
       ->check(positive());
   cmd->add_option("--max-memory", opts->max_memory,
                   "Refuse a step whose memory, estimated from the plan before the work, passes "

@@ -40,6 +40,17 @@ std::vector<hw::CollectiveFit> fit_collectives(
     }
     const auto [x, rms] = fit_with_intercept(a);
     if (x(1) <= 0.0) continue;  // time does not grow with size: nothing to fit a rate to
+    // Flat times (a latency-bound log, 8 B to 64 KiB) leave a slope of rounding noise: a
+    // bandwidth term under 1 % of the largest size's time is no rate either (it came out at
+    // 3e13 GB/s, which no profile may hold).
+    double largest = 0.0, its_time = 0.0;
+    for (const auto* r : g) {
+      if (r->size.value() > largest) {
+        largest = r->size.value();
+        its_time = r->time.to_seconds();
+      }
+    }
+    if (factor * largest * x(1) < 0.01 * its_time) continue;
     hw::CollectiveFit f;
     f.op = op;
     f.ranks = ranks;
@@ -356,7 +367,8 @@ void refit_collectives(hw::DeviceProfile& p, std::vector<std::string>& report) {
 std::string no_fit_reason(int ranks, std::size_t sizes) {
   if (ranks < 2) return kOneRankNoFit;
   if (sizes < 2) return fmt::format("{} message size, and alpha and beta need two", sizes);
-  return "the time does not grow with the message size";
+  return "the time does not grow measurably with the message size (a bandwidth term under 1 % "
+         "of the largest size's time)";
 }
 
 std::vector<std::string> refit_profile(hw::DeviceProfile& p, std::vector<std::string>* failures) {

@@ -65,10 +65,16 @@ AnalyticEstimator::Probe AnalyticEstimator::price_probe(const workload::Parallel
   Probe probe;
   probe.workload = step::assemble_workload(model, p, system);
   // The probe's GPUs: three TP groups, packed; a cluster smaller than that reuses its GPUs
-  // (only the TP groups of stage 0 are priced on the fabric; PP is priced analytically).
+  // (only the TP groups of stage 0 are priced on the fabric; PP is priced analytically). A TP
+  // size that does not divide the node splits some of the real plan's groups over two nodes
+  // (TP 6 on 8 GPUs: the second of every four): stage 0's group is placed across the boundary
+  // so that the probe prices the split group, whose calls end the collective.
+  const int per_node = topology_.gpus_per_node();
+  const bool splits = p.tp < per_node && per_node % p.tp != 0 && real.gpus() > per_node;
+  const std::size_t offset = splits ? static_cast<std::size_t>(per_node - p.tp / 2) : 0;
   std::vector<int> placement(static_cast<std::size_t>(3 * p.tp));
   for (std::size_t i = 0; i < placement.size(); ++i) {
-    placement[i] = static_cast<int>(i % static_cast<std::size_t>(topology_.gpus()));
+    placement[i] = static_cast<int>((i + offset) % static_cast<std::size_t>(topology_.gpus()));
   }
   step::Pricer pricer(topology_, placement, inputs_.collective, kernels_, probe.workload.plan,
                       system);

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cassert>
 #include <cmath>
-#include <set>
 
 #include "engine/simulator.h"
 #include "net/flow_solver.h"
@@ -39,7 +38,8 @@ Pricer::Pricer(const net::Topology& topology, std::vector<int> placement,
       plan_(plan),
       system_(system),
       interference_(kernels.profile().interference.compute_slowdown),
-      dp_nodes_(dp_group_nodes()) {}
+      dp_nodes_(dp_group_nodes()),
+      tp_nodes_(tp_group_nodes()) {}
 
 int Pricer::rails() const {
   // TP rank t of every group sits on local GPU t of its node, whose NIC is rail t. Where the
@@ -48,9 +48,11 @@ int Pricer::rails() const {
   // ToRs of its own and the rails meet only on the aggregation switches' uplinks (3 tiers):
   // one rail's calls stand for all (a representative rail), which leaves those uplinks
   // 1/tp of their load (README, Known limitations: +0.1-0.7 % on MegaScale's plans).
+  // A TP size that does not divide the node puts a DP group's ranks on several rails.
   const net::ClusterSpec& spec = topology_.spec();
   const bool nic_per_gpu = spec.node.nics >= topology_.gpus_per_node();
-  return nic_per_gpu && spec.fabric.wiring == net::Wiring::kRail ? 1 : plan_.tp;
+  const bool tp_aligned = topology_.gpus_per_node() % plan_.tp == 0;
+  return nic_per_gpu && tp_aligned && spec.fabric.wiring == net::Wiring::kRail ? 1 : plan_.tp;
 }
 
 int Pricer::gpu(int stage, int d, int t) const {
@@ -101,10 +103,9 @@ Time Pricer::tally_comm(Time t, bool from_measurement, std::int64_t per_step) {
 }
 
 Time Pricer::tp_time(const workload::CommOp& c) {
-  const int tp_nodes = (plan_.tp + topology_.gpus_per_node() - 1) / topology_.gpus_per_node();
   // A TP collective runs once per micro-batch.
   const std::int64_t m = plan_.micro_batches();
-  if (auto t = measured(c, plan_.tp, tp_nodes)) return tally_comm(*t, true, m);
+  if (auto t = measured(c, plan_.tp, tp_nodes_)) return tally_comm(*t, true, m);
   return tally_comm(tp_time_simulated(c), false, m);
 }
 
@@ -115,8 +116,9 @@ Time Pricer::tp_time_simulated(const workload::CommOp& c) {
   if (auto it = cache_.find(key); it != cache_.end()) return it->second;
   std::vector<collective::CollectiveCall> calls;
   // TP groups inside one node never share a link with another group: one suffices. A TP group
-  // wider than a node crosses the fabric, where all of a stage's groups contend.
-  const int groups = plan_.tp <= topology_.gpus_per_node() ? 1 : plan_.dp_cp();
+  // wider than a node, or one a TP size that does not divide the node splits (TP 6 on 8 GPUs),
+  // crosses the fabric, where all of a stage's groups contend and the slowest ends the call.
+  const int groups = tp_nodes_ == 1 ? 1 : plan_.dp_cp();
   for (int d = 0; d < groups; ++d) {
     collective::CollectiveCall call;
     call.op = c.kind;
@@ -131,7 +133,8 @@ Time Pricer::tp_time_simulated(const workload::CommOp& c) {
 Time Pricer::pp_time(Bytes bytes, int from, int to) {
   // Sent once per micro-batch and model chunk.
   const std::int64_t n = plan_.micro_batches() * plan_.vpp;
-  if (auto m = measured(workload::CommOp{CollectiveOp::kSendRecv, Group::kPp, bytes}, 2, 2)) {
+  if (auto m = measured(workload::CommOp{CollectiveOp::kSendRecv, Group::kPp, bytes}, 2,
+                        pp_nodes(from, to))) {
     return tally_comm(*m, true, n);
   }
   return tally_comm(pp_time_simulated(bytes, from, to), false, n);
@@ -152,12 +155,6 @@ Time Pricer::pp_time_simulated(Bytes bytes, int from, int to) {
     }
   }
   return cache_[key] = traffic_on_network_ ? analytic(calls.front()) : concurrent(calls);
-}
-
-int Pricer::dp_group_nodes() const {
-  std::set<int> nodes;  // of stage 0's and TP rank 0's communicator: placements are symmetric
-  for (int d = 0; d < plan_.dp_cp(); ++d) nodes.insert(topology_.node_of(gpu(0, d, 0)));
-  return static_cast<int>(nodes.size());
 }
 
 Time Pricer::dp_time(const workload::CommOp& c, std::int64_t per_step, bool timed_on_network) {
@@ -408,7 +405,8 @@ StageTraffic Pricer::traffic(const workload::StageProgram& stage) {
   assert(tally_ == nullptr);  // prices read here are already in the stage's tally
   StageTraffic t;
   const workload::CommOp pp{hw::CollectiveOp::kSendRecv, Group::kPp, stage.pp_send_bytes};
-  t.pp_on_network = plan_.pp > 1 && !measured(pp, 2, 2);
+  t.pp_on_network =
+      plan_.pp > 1 && !measured(pp, 2, pp_nodes(stage.stage, (stage.stage + 1) % plan_.pp));
   t.pp_bytes = stage.pp_send_bytes;
   // A chunk's DP collectives: its share of the stage's buckets' bytes, in buckets of the same
   // size (at least one), so the step issues about as many calls as the stage has buckets.

@@ -94,6 +94,10 @@ class Pricer {
                                 std::vector<Time>& share, Time& tp_exposed) const;
   Time tp_time(const workload::CommOp& c);
   Time pp_time(Bytes bytes, int from_stage, int to_stage);
+  // The most nodes one TP group spans (1 when every group sits inside a node).
+  int tp_group_nodes() const;
+  // The nodes a PP hand-off between two stages spans (TP rank 0 of replica 0 stands for all).
+  int pp_nodes(int from_stage, int to_stage) const;
   // A DP-group collective run `per_step` times a step (once for the gradient and parameter
   // collectives at the step's edges; once per micro-batch inside a ZeRO-3 / FSDP pass).
   // `timed_on_network`: the step's network times the call (traffic_on_network_, a kDp call at
@@ -162,6 +166,7 @@ class Pricer {
   SystemOptions system_;
   double interference_;
   int dp_nodes_;  // dp_group_nodes(), once
+  int tp_nodes_;  // tp_group_nodes(), once
   std::map<std::tuple<int, int, int, double>, Time> cache_;
   PricingTally* tally_ = nullptr;  // of the stage being priced
   std::map<int, std::vector<ScalablePrice>> scaled_;  // by op kind

@@ -1,5 +1,7 @@
 // The Pricer's communicator groups and the context-parallel exchange beside attention (a part
 // of pricing.h's Pricer, kept apart from the pass and stage pricing).
+#include <algorithm>
+#include <set>
 #include <variant>
 
 #include "step/pricing.h"
@@ -107,5 +109,25 @@ Time Pricer::per_rank_copies(const workload::CommOp& c) const {
   return copy_time(c.size, c.size) + kernels_.profile().memory_model.launch_overhead * (ranks - 1);
 }
 
+int Pricer::dp_group_nodes() const {
+  std::set<int> nodes;  // of stage 0's and TP rank 0's communicator: placements are symmetric
+  for (int d = 0; d < plan_.dp_cp(); ++d) nodes.insert(topology_.node_of(gpu(0, d, 0)));
+  return static_cast<int>(nodes.size());
+}
+
+int Pricer::pp_nodes(int from, int to) const {
+  // A hand-off inside a node crosses NVLink: a table measured across two nodes is not its.
+  return topology_.node_of(gpu(from, 0, 0)) == topology_.node_of(gpu(to, 0, 0)) ? 1 : 2;
+}
+
+int Pricer::tp_group_nodes() const {
+  int most = 1;  // of stage 0's groups: every stage's are placed alike
+  for (int d = 0; d < plan_.dp_cp(); ++d) {
+    std::set<int> nodes;
+    for (int t = 0; t < plan_.tp; ++t) nodes.insert(topology_.node_of(gpu(0, d, t)));
+    most = std::max(most, static_cast<int>(nodes.size()));
+  }
+  return most;
+}
 
 }  // namespace megasim::step

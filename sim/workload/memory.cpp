@@ -137,6 +137,9 @@ Bytes activation_bytes_per_layer(const ModelSpec& m, const ParallelPlan& p,
                (terms.replicated / sp_div + (terms.tp_split + kept_output) / t + scores / t));
 }
 
+// Of a micro-batch's stored activations, the share a deferred weight-gradient pass keeps.
+constexpr double kPendingWeightGradShare = 32.0 / 34.0;
+
 double micro_batches_in_flight(const ParallelPlan& p, int stage) {
   const double m = d(p.micro_batches());
   switch (p.schedule) {
@@ -152,8 +155,16 @@ double micro_batches_in_flight(const ParallelPlan& p, int stage) {
       return std::min(warmup + 1.0, m * p.vpp) / p.vpp;
     }
     case Schedule::kOneFOneB:
-    case Schedule::kZeroBubble:
       return std::min(d(p.pp - stage), m);
+    case Schedule::kZeroBubble: {
+      // 1F1B's (pp − s) between F and B, and up to s between B and W (the step's ZB-H1 order,
+      // step/pipeline_schedule.cpp): a pending W keeps the inputs of the layer's linears, 32 of
+      // the 34·s·b·h bytes a forward stores (the ZB authors' runtime, sail-sg
+      // zero-bubble-pipeline-parallelism, zerobubble/runtime.py), not the attention scores.
+      const double between_f_and_b = std::min(d(p.pp - stage), m);
+      const double between_b_and_w = std::min(d(stage), m - between_f_and_b);
+      return between_f_and_b + kPendingWeightGradShare * between_b_and_w;
+    }
   }
   return m;
 }

@@ -101,7 +101,8 @@ Bytes activation_bytes_per_layer(const ModelSpec& m, const ParallelPlan& p,
                                  const MemoryOptions& opts = {});
 // Micro-batches (in whole-stage units) the schedule holds at stage `stage`'s peak: 1F1B holds
 // pp − stage; interleaved holds ((pp − stage − 1)·2 + (vpp − 1)·pp + 1) chunks, Megatron-LM's
-// warm-up count plus one; GPipe holds them all. Never more than the micro-batches per step.
+// warm-up count plus one; GPipe holds them all; ZB-H1 holds 1F1B's and up to `stage` deferred
+// weight gradients at 32/34 of a micro-batch each. Never more than the micro-batches per step.
 double micro_batches_in_flight(const ParallelPlan& p, int stage);
 // Passes of each model chunk of stage `stage` held (forward run, backward not) when the bytes
 // held peak, a pass of chunk c holding pass_bytes[c] (p.vpp entries). Interleaved: Megatron's

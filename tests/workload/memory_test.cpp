@@ -120,6 +120,12 @@ TEST_CASE(
   CHECK(e.activations.value() == doctest::Approx(sbh * 128.0 * 34.0 / 8.0).epsilon(0.05));
   // The last stage holds one micro-batch.
   CHECK(estimate_memory(t1, p, 63).micro_batches_in_flight == 1.0);
+  // ZB-H1: the last stage also holds the 63 deferred weight gradients its order allows, each
+  // 32/34 of a micro-batch (the inputs of the linears); the first holds 1F1B's 64.
+  p.schedule = Schedule::kZeroBubble;
+  CHECK(micro_batches_in_flight(p, 63) == doctest::Approx(1.0 + 63.0 * 32.0 / 34.0));
+  CHECK(micro_batches_in_flight(p, 0) == 64.0);
+  p.schedule = Schedule::kOneFOneB;
 
   // 175B: L = 96, p = 8, m = 3 chunks: factor 1 + 7/24.
   const ModelSpec m175 = model("korthikanti-175b");

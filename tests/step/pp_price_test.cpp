@@ -1,0 +1,40 @@
+// A PP hand-off is priced from a measured send/recv table only where the table's shape is the
+// hand-off's: two stages on one node cross NVLink, which a table measured across two nodes does
+// not describe (until 2026-12-03 every hand-off looked up the two-node table).
+#include <doctest/doctest.h>
+
+#include "pricer_fixture.h"
+
+using namespace megasim;
+
+TEST_CASE_FIXTURE(test::PricerFixture,
+                  "PP price: a hand-off inside a node does not take a two-node send/recv table") {
+  plan.tp = 4;
+  plan.pp = 2;
+  plan.dp = 1;
+  plan.global_batch = 8;
+  plan.sequence_parallel = true;
+  const workload::StageProgram s = workload::build_stage(model, plan, 0);
+  // A send/recv table across two nodes, 1 s at every size around the hand-off's.
+  hw::DeviceProfile profile = device.profile;
+  for (const double bytes : {s.pp_send_bytes.value() / 2, s.pp_send_bytes.value() * 2}) {
+    hw::CollectiveMeasurement m;
+    m.op = hw::CollectiveOp::kSendRecv;
+    m.ranks = 2;
+    m.nodes = 2;
+    m.size = Bytes(bytes);
+    m.time = Time::from_seconds(1.0);
+    profile.collective_table.push_back(m);
+  }
+  const hw::KernelCostModel measured_kernels(profile);
+  const auto price_with = [&](const hw::KernelCostModel& k) {
+    const step::SystemOptions system = io::load_system_preset("megatron-core");
+    step::Pricer pricer(topology, topology.pack_placement(static_cast<int>(plan.gpus())), constants,
+                        k, plan, system);
+    step::PricingTally tally;
+    return pricer.price(s, tally).pp_activation;
+  };
+  // Both stages sit on node 0 (TP 4 × PP 2 = 8 GPUs): NVLink prices the hand-off either way.
+  CHECK(price_with(measured_kernels) == price_with(kernels));
+  CHECK(price_with(measured_kernels).to_seconds() < 1e-2);
+}

@@ -1,6 +1,7 @@
-// A PP hand-off is priced from a measured send/recv table only where the table's shape is the
-// hand-off's: two stages on one node cross NVLink, which a table measured across two nodes does
-// not describe (until 2026-12-03 every hand-off looked up the two-node table).
+// Prices follow where the ranks sit: a PP hand-off takes a measured send/recv table only where
+// the table's shape is the hand-off's (two stages on one node cross NVLink, which a table
+// measured across two nodes does not describe; until 2026-12-03 every hand-off looked up the
+// two-node table), and a TP group split over two nodes is priced across them.
 #include <doctest/doctest.h>
 
 #include "pricer_fixture.h"
@@ -37,4 +38,27 @@ TEST_CASE_FIXTURE(test::PricerFixture,
   // Both stages sit on node 0 (TP 4 × PP 2 = 8 GPUs): NVLink prices the hand-off either way.
   CHECK(price_with(measured_kernels) == price_with(kernels));
   CHECK(price_with(measured_kernels).to_seconds() < 1e-2);
+}
+
+TEST_CASE_FIXTURE(test::PricerFixture,
+                  "TP price: a group a TP size splits over two nodes is priced across them") {
+  // 175B (96 heads) at TP 6 on 8-GPU nodes: with DP 4 the second group holds GPUs 6-11, two on
+  // node 0 and four on node 1, and its collectives cross the fabric; with DP 1 the one group
+  // sits inside node 0. Until 2026-12-03 both took the intra-node price of group 0.
+  model = io::load_model(kSource + "/models/korthikanti-175b.json");
+  model.layers = 2;
+  plan.tp = 6;
+  plan.pp = 1;
+  plan.sequence_parallel = true;
+  const auto tp_time = [&](int dp) {
+    plan.dp = dp;
+    plan.global_batch = dp;
+    const workload::StageProgram s = workload::build_stage(model, plan, 0);
+    const step::StageCosts c = price(s, [](step::SystemOptions& o) { o.tp_overlap = false; });
+    return c.forward_tp[0].to_seconds();
+  };
+  const double inside = tp_time(1);
+  const double split = tp_time(4);
+  CHECK(inside > 0.0);
+  CHECK(split > 2.0 * inside);
 }

@@ -40,7 +40,6 @@ AnalyticEstimator::AnalyticEstimator(const io::Inputs& in, const net::Topology& 
                                      const hw::KernelCostModel& kernels)
     : inputs_(in), topology_(topology), kernels_(kernels) {
   peak_flops_ = in.device.peak_for(workload::mfu_peak_dtype(in.scenario.plan)).value();
-  model_flops_per_token_ = step::mfu_flops_per_token(in.model, in.system);
 }
 
 AnalyticEstimator::Probe AnalyticEstimator::price_probe(const workload::ParallelPlan& real,
@@ -336,9 +335,9 @@ StepFigures AnalyticEstimator::estimate(const Candidate& c) {
   e.breakdown.dp_exposed = Time::from_seconds(dp_exposed);
   e.breakdown.optimizer = Time::from_seconds(optimizer);
   e.breakdown.other = Time::from_seconds(load_exposed);
-  const double tokens = static_cast<double>(p.global_batch) * static_cast<double>(model.seq);
-  e.tokens_per_s = tokens / step;
-  e.mfu = model_flops_per_token_ * e.tokens_per_s / static_cast<double>(p.gpus()) / peak_flops_;
+  e.tokens_per_s = static_cast<double>(p.global_batch) * static_cast<double>(model.seq) / step;
+  // The candidate's own FLOPs: a varied sliding window changes the count.
+  e.mfu = step::mfu_flops_per_token(model, sys) * e.tokens_per_s / p.gpus() / peak_flops_;
   // GPUs waiting on the slowest one are in their exchanges (step_model.cpp's add_activity).
   const double busy = m * c_crit_nominal - compute_tp + interference + optimizer;
   e.gemm_time = Time::from_seconds(busy * lp.gemm_share);

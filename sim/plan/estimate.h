@@ -110,7 +110,6 @@ class AnalyticEstimator {
   const net::Topology& topology_;
   const hw::KernelCostModel& kernels_;
   double peak_flops_ = 0;
-  double model_flops_per_token_ = 0;
   std::map<std::tuple<int, bool, int, int, std::uint32_t>, LayerPrices> layers_;
   std::map<std::pair<double, bool>, double> pp_;
   // Ratios b/f and hop/f are rounded to this step for the schedule cache.

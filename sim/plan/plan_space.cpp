@@ -258,7 +258,9 @@ class Walker {
     const bool fits = gpus <= in_.cluster.gpus && gpus % (static_cast<std::int64_t>(tp) * pp) == 0;
     const int dp = fits ? static_cast<int>(gpus / (static_cast<std::int64_t>(tp) * pp)) : 0;
     // With one replica the distributed optimizer shards nothing: the same plan as without.
-    dists_ = dp == 1 && !r_.dist_opt ? std::vector<bool>{false} : dist_;
+    // (An axis of both values keeps the one without at dp 1; one fixed to true keeps that.)
+    const bool without = std::find(dist_.begin(), dist_.end(), false) != dist_.end();
+    dists_ = dp == 1 && without ? std::vector<bool>{false} : dist_;
     const auto inner = static_cast<std::int64_t>(vpps.size() * mbs_.size() * rcs_.size() *
                                                  sps.size() * dists_.size());
     space_.size += inner;

@@ -12,6 +12,7 @@
 #include <fstream>
 #include <sstream>
 #include <string_view>
+#include <vector>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -98,7 +99,9 @@ StepFigures figures_of(const nlohmann::json& j, const std::string& at) {
 // token over the peak a GPU (so that MFU = that × tokens/s ÷ GPUs).
 struct Expected {
   double tokens_per_step = 0.0;
-  double flops_per_token_over_peak = 0.0;
+  // One per FLOP count a searched system can have: the scenario's, and with its sliding window
+  // switched (a search may vary optimizations.sliding_window, which changes the model's FLOPs).
+  std::vector<double> flops_per_token_over_peak;
 };
 
 // A line whose figures contradict each other (one edited by hand, one of another model) is not
@@ -121,12 +124,14 @@ void check_agreement(const StepFigures& f, const std::string& key, const Expecte
   if (std::sscanf(key.c_str(), "gpus=%lld ", &gpus) != 1 || gpus < 1) {
     throw InputError(at + ": its plan key does not begin with the GPU count (gpus=N)");
   }
-  const double mfu = e.flops_per_token_over_peak * f.tokens_per_s / static_cast<double>(gpus);
-  if (std::fabs(f.mfu / mfu - 1.0) > 1e-6) {
-    throw InputError(
-        fmt::format("{}: mfu {} does not follow from tokens_per_s {} on {} GPUs "
-                    "(this search's model gives {:.6g})",
-                    at, f.mfu, f.tokens_per_s, gpus, mfu));
+  const double per_gpu = f.tokens_per_s / static_cast<double>(gpus);
+  const auto follows = [&](double k) { return std::fabs(f.mfu / (k * per_gpu) - 1.0) <= 1e-6; };
+  if (std::none_of(e.flops_per_token_over_peak.begin(), e.flops_per_token_over_peak.end(),
+                   follows)) {
+    throw InputError(fmt::format(
+        "{}: mfu {} does not follow from tokens_per_s {} on {} GPUs "
+        "(this search's model gives {:.6g})",
+        at, f.mfu, f.tokens_per_s, gpus, e.flops_per_token_over_peak.front() * per_gpu));
   }
 }
 
@@ -142,11 +147,19 @@ bool refusal_line(const nlohmann::json& j) {
 
 FigureMap read_results(const std::filesystem::path& path, std::uint64_t fingerprint,
                        const io::Inputs& inputs) {
-  const Expected expected{
-      static_cast<double>(inputs.scenario.plan.global_batch) *
-          static_cast<double>(inputs.model.seq),
-      step::mfu_flops_per_token(inputs.model, inputs.system) /
-          inputs.device.peak_for(workload::mfu_peak_dtype(inputs.scenario.plan)).value()};
+  Expected expected;
+  expected.tokens_per_step = static_cast<double>(inputs.scenario.plan.global_batch) *
+                             static_cast<double>(inputs.model.seq);
+  const double peak =
+      inputs.device.peak_for(workload::mfu_peak_dtype(inputs.scenario.plan)).value();
+  step::SystemOptions switched = inputs.system;
+  switched.sliding_window = !switched.sliding_window;
+  const step::SystemOptions* systems[] = {&inputs.system, &switched};
+  for (const step::SystemOptions* s : systems) {
+    if (s->sliding_window && s->attention_window <= 0) continue;  // no window size to switch on
+    expected.flops_per_token_over_peak.push_back(step::mfu_flops_per_token(inputs.model, *s) /
+                                                 peak);
+  }
   FigureMap out;
   std::ifstream in(path, std::ios::binary);
   if (!in) return out;

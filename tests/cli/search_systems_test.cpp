@@ -1,0 +1,50 @@
+// `megasim search` over varied systems: a switch that changes the model's FLOPs (the sliding
+// window) gives each candidate its own MFU numerator, in the estimate and in a results file that
+// a second run resumes from (until 2026-12-03 the second run refused the file's lines).
+#include <doctest/doctest.h>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <string>
+
+#include "run_command.h"
+
+using megasim::test::run_megasim;
+using megasim::test::shell_quote;
+
+TEST_CASE("cli: search resumes from a results file of plans with and without a sliding window") {
+  namespace fs = std::filesystem;
+  const fs::path results =
+      fs::temp_directory_path() / ("megasim_window_" + std::to_string(::getpid()) + ".jsonl");
+  fs::remove(results);
+  const std::string search =
+      "search " +
+      shell_quote(std::string(MEGASIM_SOURCE_DIR) + "/scenarios/megascale-175b-12288.json") +
+      " --fix tp=8 --fix pp=8 --fix vpp=6 --fix mb=1 --fix recompute=selective --fix sp=1"
+      " --fix dist_opt=1 --vary optimizations.sliding_window=true,false --top 2 --results " +
+      shell_quote(results.string());
+  const auto first = run_megasim(search);
+  REQUIRE(first.exit_code == 0);
+  CHECK(first.out.find("sliding_window=0") != std::string::npos);
+  const auto again = run_megasim(search);
+  CHECK(again.exit_code == 0);
+  CHECK(again.err.empty());
+  CHECK(again.out == first.out);
+  fs::remove(results);
+}
+
+TEST_CASE("cli: search finds the scenario's plan written with a switch the space writes once") {
+  // Korthikanti's 22B on 8 GPUs at DP 1: a distributed optimizer shards nothing there, so the
+  // space writes the plan without it, once, even when asked for both values.
+  const std::string s22 = shell_quote(std::string(MEGASIM_SOURCE_DIR) +
+                                      "/scenarios/validation/korthikanti-22b-selective.json");
+  const auto own = run_megasim("search " + s22 + " --set plan.distributed_optimizer=true --top 3");
+  REQUIRE(own.exit_code == 0);
+  CHECK(own.out.find("the scenario's own plan ranks") != std::string::npos);
+  const auto both = run_megasim(
+      "search " + s22 + " --fix tp=8 --fix pp=1 --fix mb=4 --vary dist_opt=true,false --json");
+  REQUIRE(both.exit_code == 0);
+  CHECK(both.out.find("dist_opt=1") == std::string::npos);
+  CHECK(both.out.find("\"feasible\": 4") != std::string::npos);
+}

@@ -275,10 +275,10 @@ struct DeviceProfile {
 double bus_factor(CollectiveOp op, int ranks);
 
 // The measured time of `op` on exactly `ranks` ranks over `nodes` nodes at `size`, from the
-// first run of `table` that measured that shape with NCCL's own choice (no forced algorithm or
-// protocol), out-of-place rows (nccl-tests' first columns; in-place where a run has none):
-// the row itself at a measured size, log-log linear between two measured sizes, nullopt
-// outside the run's sizes or without such a run.
+// first run of `table` (in table order) that measured that shape with NCCL's own choice (no
+// forced algorithm or protocol) and whose sizes hold `size`, out-of-place rows (nccl-tests'
+// first columns; in-place where a run has none): the row itself at a measured size, log-log
+// linear between two measured sizes, nullopt outside every such run's sizes.
 std::optional<Time> measured_collective_time(const std::vector<CollectiveMeasurement>& table,
                                              CollectiveOp op, int ranks, int nodes, Bytes size);
 

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "calibrate/collective_scale_fit.h"
@@ -234,6 +235,26 @@ TEST_CASE("the measured table answers log-log between its sizes and nowhere else
   auto forced = table;
   for (auto& m : forced) m.algorithm = "ring";
   CHECK_FALSE(hw::measured_collective_time(forced, CollectiveOp::kAllReduce, 16, 2, Bytes(mib)));
+}
+
+TEST_CASE("the measured table: a second run of the same shape answers the sizes the first lacks") {
+  // Two logs of one shape: 1-4 MiB, then 8 B-64 MiB. The first answers within its sizes; the
+  // second answers the others (until 2026-12-03 it was never read).
+  const double mib = 1 << 20;
+  std::vector<hw::CollectiveMeasurement> table = {row(mib, 100.0), row(4 * mib, 400.0)};
+  for (const auto& [bytes, us] : {std::pair{8.0, 30.0}, std::pair{64 * mib, 5000.0}}) {
+    table.push_back(row(bytes, us));
+    table.back().run = "other:1";
+  }
+  table.push_back(row(2 * mib, 999.0));  // the second run's row, inside the first's sizes
+  table.back().run = "other:1";
+  const auto at = [&](double bytes) {
+    return hw::measured_collective_time(table, CollectiveOp::kAllReduce, 16, 2, Bytes(bytes));
+  };
+  CHECK(at(2 * mib)->to_us() == doctest::Approx(200.0).epsilon(1e-4));  // the first run's
+  REQUIRE(at(8.0).has_value());
+  CHECK(at(8.0)->to_us() == doctest::Approx(30.0));
+  CHECK(at(64 * mib)->to_us() == doctest::Approx(5000.0));
 }
 
 TEST_CASE("an all-gather run over one GPU a node pins PAT's latency, for PAT alone") {

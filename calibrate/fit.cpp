@@ -40,7 +40,7 @@ std::vector<hw::CollectiveFit> fit_collectives(
     }
     const auto [x, rms] = fit_with_intercept(a);
     if (x(1) <= 0.0) continue;  // time does not grow with size: nothing to fit a rate to
-    // Flat times (a latency-bound log, 8 B to 64 KiB) leave a slope of rounding noise: a
+    // Flat times (a latency-bound log, 8 B to 64 B) leave a slope of rounding noise: a
     // bandwidth term under 1 % of the largest size's time is no rate either (it came out at
     // 3e13 GB/s, which no profile may hold).
     double largest = 0.0, its_time = 0.0;

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
@@ -41,8 +42,16 @@ extern "C" void remove_pending_and_reraise(int sig) {
 // Tracks `tmp` for removal on an interrupt; the slot, or -1 when none is free or the path is
 // too long to keep (then an interrupt may leave that one file).
 int track_pending(const fs::path& tmp) {
+  // A signal the caller ignores (nohup's SIGHUP, a script's trap '' INT) stays ignored.
   static const bool installed = [] {
-    for (const int sig : {SIGINT, SIGTERM, SIGHUP}) std::signal(sig, remove_pending_and_reraise);
+    for (const int sig : {SIGINT, SIGTERM, SIGHUP}) {
+      struct sigaction old {};
+      if (::sigaction(sig, nullptr, &old) != 0 || old.sa_handler == SIG_IGN) continue;
+      struct sigaction now {};
+      now.sa_handler = remove_pending_and_reraise;
+      sigemptyset(&now.sa_mask);
+      ::sigaction(sig, &now, nullptr);
+    }
     return true;
   }();
   (void)installed;
@@ -51,6 +60,7 @@ int track_pending(const fs::path& tmp) {
   for (int i = 0; i < kMaxPending; ++i) {
     if (g_pending_used[i] != 0) continue;
     std::memcpy(g_pending[i], s.c_str(), s.size() + 1);
+    std::atomic_signal_fence(std::memory_order_seq_cst);  // the path before its flag
     g_pending_used[i] = 1;
     return i;
   }

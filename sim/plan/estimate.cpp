@@ -42,6 +42,13 @@ AnalyticEstimator::AnalyticEstimator(const io::Inputs& in, const net::Topology& 
   peak_flops_ = in.device.peak_for(workload::mfu_peak_dtype(in.scenario.plan)).value();
 }
 
+bool AnalyticEstimator::splits_tp_group(const workload::ParallelPlan& p) const {
+  // Packed, TP innermost: groups are blocks of tp GPUs, and one crosses a node's end once the
+  // job passes a node and tp neither divides the node nor is a multiple of it.
+  const int per_node = topology_.gpus_per_node();
+  return p.tp < per_node && per_node % p.tp != 0 && p.gpus() > per_node;
+}
+
 AnalyticEstimator::Probe AnalyticEstimator::price_probe(const workload::ParallelPlan& real,
                                                         const step::SystemOptions& system) {
   // Three stages of one layer each. Stage 0 holds the embedding and a layer, stage 1 a layer
@@ -66,11 +73,10 @@ AnalyticEstimator::Probe AnalyticEstimator::price_probe(const workload::Parallel
   // The probe's GPUs: three TP groups, packed; a cluster smaller than that reuses its GPUs
   // (only the TP groups of stage 0 are priced on the fabric; PP is priced analytically). A TP
   // size that does not divide the node splits some of the real plan's groups over two nodes
-  // (TP 6 on 8 GPUs: the second of every four): stage 0's group is placed across the boundary
+  // (TP 6 on 8 GPUs: two of every four): stage 0's group is placed across the boundary
   // so that the probe prices the split group, whose calls end the collective.
-  const int per_node = topology_.gpus_per_node();
-  const bool splits = p.tp < per_node && per_node % p.tp != 0 && real.gpus() > per_node;
-  const std::size_t offset = splits ? static_cast<std::size_t>(per_node - p.tp / 2) : 0;
+  const std::size_t offset =
+      splits_tp_group(real) ? static_cast<std::size_t>(topology_.gpus_per_node() - p.tp / 2) : 0;
   std::vector<int> placement(static_cast<std::size_t>(3 * p.tp));
   for (std::size_t i = 0; i < placement.size(); ++i) {
     placement[i] = static_cast<int>((i + offset) % static_cast<std::size_t>(topology_.gpus()));
@@ -111,7 +117,8 @@ void AnalyticEstimator::engine_prices(const Candidate& c, const Probe& bare, Lay
 const AnalyticEstimator::LayerPrices& AnalyticEstimator::layer_prices(const Candidate& c) {
   const workload::ParallelPlan& real = c.plan;
   const auto key = std::make_tuple(real.tp, real.sequence_parallel, real.micro_batch,
-                                   static_cast<int>(real.recompute), system_bits(c.system));
+                                   static_cast<int>(real.recompute), system_bits(c.system),
+                                   splits_tp_group(real));
   if (auto it = layers_.find(key); it != layers_.end()) return it->second;
 
   // The layers' prices come from the probe without the pipeline engine's own work, which is

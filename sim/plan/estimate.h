@@ -84,6 +84,8 @@ class AnalyticEstimator {
     std::vector<step::StageCosts> costs;
     std::vector<step::PricingTally> tally;
   };
+  // Whether some TP group of `p` sits on two nodes (a TP size that does not divide the node).
+  bool splits_tp_group(const workload::ParallelPlan& p) const;
   Probe price_probe(const workload::ParallelPlan& real, const step::SystemOptions& system);
   void engine_prices(const Candidate& c, const Probe& bare, LayerPrices& lp);
   // The engine's work a micro-batch on the first, a middle and the last stage of the plan.
@@ -110,7 +112,7 @@ class AnalyticEstimator {
   const net::Topology& topology_;
   const hw::KernelCostModel& kernels_;
   double peak_flops_ = 0;
-  std::map<std::tuple<int, bool, int, int, std::uint32_t>, LayerPrices> layers_;
+  std::map<std::tuple<int, bool, int, int, std::uint32_t, bool>, LayerPrices> layers_;
   std::map<std::pair<double, bool>, double> pp_;
   // Ratios b/f and hop/f are rounded to this step for the schedule cache.
   static constexpr double kScheduleRatioStep = 0.02;

@@ -51,7 +51,8 @@ int Pricer::rails() const {
   // A TP size that does not divide the node puts a DP group's ranks on several rails.
   const net::ClusterSpec& spec = topology_.spec();
   const bool nic_per_gpu = spec.node.nics >= topology_.gpus_per_node();
-  const bool tp_aligned = topology_.gpus_per_node() % plan_.tp == 0;
+  const int per_node = topology_.gpus_per_node();
+  const bool tp_aligned = per_node % plan_.tp == 0 || plan_.tp % per_node == 0;
   return nic_per_gpu && tp_aligned && spec.fabric.wiring == net::Wiring::kRail ? 1 : plan_.tp;
 }
 
@@ -100,34 +101,6 @@ Time Pricer::tally_comm(Time t, bool from_measurement, std::int64_t per_step) {
     if (from_measurement) tally_->comm_measured += t * per_step;
   }
   return t;
-}
-
-Time Pricer::tp_time(const workload::CommOp& c) {
-  // A TP collective runs once per micro-batch.
-  const std::int64_t m = plan_.micro_batches();
-  if (auto t = measured(c, plan_.tp, tp_nodes_)) return tally_comm(*t, true, m);
-  return tally_comm(tp_time_simulated(c), false, m);
-}
-
-// Every stage's TP groups are alike: stage 0's stand for all.
-Time Pricer::tp_time_simulated(const workload::CommOp& c) {
-  constexpr int stage = 0;
-  const auto key = std::make_tuple(0, static_cast<int>(c.kind), -1, c.size.value());
-  if (auto it = cache_.find(key); it != cache_.end()) return it->second;
-  std::vector<collective::CollectiveCall> calls;
-  // TP groups inside one node never share a link with another group: one suffices. A TP group
-  // wider than a node, or one a TP size that does not divide the node splits (TP 6 on 8 GPUs),
-  // crosses the fabric, where all of a stage's groups contend and the slowest ends the call.
-  const int groups = tp_nodes_ == 1 ? 1 : plan_.dp_cp();
-  for (int d = 0; d < groups; ++d) {
-    collective::CollectiveCall call;
-    call.op = c.kind;
-    call.bytes = c.size;
-    call.tag = static_cast<std::uint64_t>(d);
-    for (int t = 0; t < plan_.tp; ++t) call.gpus.push_back(gpu(stage, d, t));
-    calls.push_back(std::move(call));
-  }
-  return cache_[key] = concurrent(calls);
 }
 
 Time Pricer::pp_time(Bytes bytes, int from, int to) {
@@ -340,6 +313,7 @@ Time Pricer::overlapped_pair(const Op& comm, const Op& gemm, Time g, Time c) con
 
 StageCosts Pricer::price(const workload::StageProgram& stage, PricingTally& tally) {
   tally_ = &tally;
+  stage_ = stage.stage;
   StageCosts c;
   const int s = stage.stage;
   const bool split = plan_.schedule == workload::Schedule::kZeroBubble;
@@ -405,8 +379,11 @@ StageTraffic Pricer::traffic(const workload::StageProgram& stage) {
   assert(tally_ == nullptr);  // prices read here are already in the stage's tally
   StageTraffic t;
   const workload::CommOp pp{hw::CollectiveOp::kSendRecv, Group::kPp, stage.pp_send_bytes};
-  t.pp_on_network =
-      plan_.pp > 1 && !measured(pp, 2, pp_nodes(stage.stage, (stage.stage + 1) % plan_.pp));
+  // Priced from a table only where both of the stage's hand-offs (to the next stage and back
+  // to the one before) have one of their shape; else both run on the network.
+  const int s = stage.stage;
+  t.pp_on_network = plan_.pp > 1 && (!measured(pp, 2, pp_nodes(s, (s + 1) % plan_.pp)) ||
+                                     !measured(pp, 2, pp_nodes(s, (s + plan_.pp - 1) % plan_.pp)));
   t.pp_bytes = stage.pp_send_bytes;
   // A chunk's DP collectives: its share of the stage's buckets' bytes, in buckets of the same
   // size (at least one), so the step issues about as many calls as the stage has buckets.

@@ -2,12 +2,12 @@
 //
 // Compute ops are priced by the device's KernelCostModel. Communication is priced on the
 // cluster topology by the collective engine, with every group of the same kind running at
-// once (all TP groups inside their nodes, all PP pairs between two stages, all DP groups of all
-// stages), so fabric contention and ECMP collisions between groups are in the figure; results
-// are cached by (kind, bytes, stage). A TP collective that the system overlaps with its
-// adjacent GEMM (Op::tp_overlappable: in the backward always, as Megatron-LM does; in the
-// forward only with MegaScale's tp_overlap) costs, with the GEMM, max(g', c) + min(g', c)/tp
-// — the GEMM slowed by interference (g'), the collective pipelined in tp chunks — instead of
+// once (a stage's TP groups, one for all where each sits inside a node; all PP pairs between two
+// stages, all DP groups of all stages), so fabric contention and ECMP collisions between groups are
+// in the figure; results are cached by (kind, bytes, stage). A TP collective that the system
+// overlaps with its adjacent GEMM (Op::tp_overlappable: in the backward always, as Megatron-LM
+// does; in the forward only with MegaScale's tp_overlap) costs, with the GEMM, max(g', c) + min(g',
+// c)/tp — the GEMM slowed by interference (g'), the collective pipelined in tp chunks — instead of
 // g + c; where the preset cuts pairs as Transformer Engine does (tp_decomposition), g' is the
 // GEMM's pieces or the GEMM on the SMs the collective leaves (overlapped_pair). DP gradient
 // collectives of a stage are priced at the stage's whole gradient volume and split over its model
@@ -94,8 +94,9 @@ class Pricer {
                                 std::vector<Time>& share, Time& tp_exposed) const;
   Time tp_time(const workload::CommOp& c);
   Time pp_time(Bytes bytes, int from_stage, int to_stage);
-  // The most nodes one TP group spans (1 when every group sits inside a node).
-  int tp_group_nodes() const;
+  // Per stage, the most nodes one of its TP groups spans (1 when every group sits inside a
+  // node; a TP size that does not divide the node splits some, on some stages).
+  std::vector<int> tp_group_nodes() const;
   // The nodes a PP hand-off between two stages spans (TP rank 0 of replica 0 stands for all).
   int pp_nodes(int from_stage, int to_stage) const;
   // A DP-group collective run `per_step` times a step (once for the gradient and parameter
@@ -166,7 +167,8 @@ class Pricer {
   SystemOptions system_;
   double interference_;
   int dp_nodes_;  // dp_group_nodes(), once
-  int tp_nodes_;  // tp_group_nodes(), once
+  std::vector<int> tp_nodes_;  // tp_group_nodes(), once
+  int stage_ = 0;              // the stage being priced
   std::map<std::tuple<int, int, int, double>, Time> cache_;
   PricingTally* tally_ = nullptr;  // of the stage being priced
   std::map<int, std::vector<ScalablePrice>> scaled_;  // by op kind

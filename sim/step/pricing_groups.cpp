@@ -1,8 +1,10 @@
-// The Pricer's communicator groups and the context-parallel exchange beside attention (a part
-// of pricing.h's Pricer, kept apart from the pass and stage pricing).
+// The Pricer's communicator groups (where TP groups sit and their collectives' price) and the
+// context-parallel exchange beside attention (a part of pricing.h's Pricer, kept apart from
+// the pass and stage pricing).
 #include <algorithm>
 #include <set>
 #include <variant>
+#include <vector>
 
 #include "step/pricing.h"
 
@@ -120,14 +122,47 @@ int Pricer::pp_nodes(int from, int to) const {
   return topology_.node_of(gpu(from, 0, 0)) == topology_.node_of(gpu(to, 0, 0)) ? 1 : 2;
 }
 
-int Pricer::tp_group_nodes() const {
-  int most = 1;  // of stage 0's groups: every stage's are placed alike
-  for (int d = 0; d < plan_.dp_cp(); ++d) {
-    std::set<int> nodes;
-    for (int t = 0; t < plan_.tp; ++t) nodes.insert(topology_.node_of(gpu(0, d, t)));
-    most = std::max(most, static_cast<int>(nodes.size()));
+std::vector<int> Pricer::tp_group_nodes() const {
+  std::vector<int> most(static_cast<std::size_t>(plan_.pp), 1);
+  for (int s = 0; s < plan_.pp; ++s) {
+    for (int d = 0; d < plan_.dp_cp(); ++d) {
+      std::set<int> nodes;
+      for (int t = 0; t < plan_.tp; ++t) nodes.insert(topology_.node_of(gpu(s, d, t)));
+      most[static_cast<std::size_t>(s)] =
+          std::max(most[static_cast<std::size_t>(s)], static_cast<int>(nodes.size()));
+    }
   }
   return most;
+}
+
+Time Pricer::tp_time(const workload::CommOp& c) {
+  // A TP collective runs once per micro-batch.
+  const std::int64_t m = plan_.micro_batches();
+  const int nodes = tp_nodes_[static_cast<std::size_t>(stage_)];
+  if (auto t = measured(c, plan_.tp, nodes)) return tally_comm(*t, true, m);
+  return tally_comm(tp_time_simulated(c), false, m);
+}
+
+// The stage's TP groups: where every one sits inside a node, the same on every stage.
+Time Pricer::tp_time_simulated(const workload::CommOp& c) {
+  const int nodes = tp_nodes_[static_cast<std::size_t>(stage_)];
+  const int stage = nodes == 1 ? 0 : stage_;
+  const auto key = std::make_tuple(0, static_cast<int>(c.kind), -1 - stage, c.size.value());
+  if (auto it = cache_.find(key); it != cache_.end()) return it->second;
+  std::vector<collective::CollectiveCall> calls;
+  // TP groups inside one node never share a link with another group: one suffices. A TP group
+  // wider than a node, or one a TP size that does not divide the node splits (TP 6 on 8 GPUs),
+  // crosses the fabric, where all of a stage's groups contend and the slowest ends the call.
+  const int groups = nodes == 1 ? 1 : plan_.dp_cp();
+  for (int d = 0; d < groups; ++d) {
+    collective::CollectiveCall call;
+    call.op = c.kind;
+    call.bytes = c.size;
+    call.tag = static_cast<std::uint64_t>(d);
+    for (int t = 0; t < plan_.tp; ++t) call.gpus.push_back(gpu(stage, d, t));
+    calls.push_back(std::move(call));
+  }
+  return cache_[key] = concurrent(calls);
 }
 
 }  // namespace megasim::step

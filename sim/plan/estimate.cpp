@@ -73,13 +73,15 @@ AnalyticEstimator::Probe AnalyticEstimator::price_probe(const workload::Parallel
   // The probe's GPUs: three TP groups, packed; a cluster smaller than that reuses its GPUs
   // (only the TP groups of stage 0 are priced on the fabric; PP is priced analytically). A TP
   // size that does not divide the node splits some of the real plan's groups over two nodes
-  // (TP 6 on 8 GPUs: two of every four): stage 0's group is placed across the boundary
-  // so that the probe prices the split group, whose calls end the collective.
-  const std::size_t offset =
-      splits_tp_group(real) ? static_cast<std::size_t>(topology_.gpus_per_node() - p.tp / 2) : 0;
+  // (TP 6 on 8 GPUs: two of every four): then each probe stage's group is placed across a
+  // node's end, so that the probe prices the split group, whose calls end the collective, on
+  // every stage (the Pricer prices each stage's groups where they sit).
+  const bool split = splits_tp_group(real);
+  const int per_node = topology_.gpus_per_node();
   std::vector<int> placement(static_cast<std::size_t>(3 * p.tp));
-  for (std::size_t i = 0; i < placement.size(); ++i) {
-    placement[i] = static_cast<int>((i + offset) % static_cast<std::size_t>(topology_.gpus()));
+  for (int i = 0; i < 3 * p.tp; ++i) {
+    const int gpu = split ? (i / p.tp) * per_node + (per_node - p.tp / 2) + i % p.tp : i;
+    placement[static_cast<std::size_t>(i)] = gpu % topology_.gpus();
   }
   step::Pricer pricer(topology_, placement, inputs_.collective, kernels_, probe.workload.plan,
                       system);

@@ -175,20 +175,19 @@ Time Pricer::dp_time_simulated(const workload::CommOp& c, bool timed_on_network)
     }
   }
   if (calls.empty()) return cache_[key] = Time::zero();
+  if (stand_in) return cache_[key] = analytic(calls.front());
+  if (c.size.value() < kScalableBytes) return cache_[key] = concurrent(calls);
   // Gradient buckets are hundreds of megabytes: a bucket within a factor 2 of one already
   // simulated, with NCCL's same algorithm and protocol, is priced by scaling its bandwidth part.
   const int kind = path * 16 + static_cast<int>(c.kind) + 256 * static_cast<int>(c.group);
   ScalablePrice price = nccl_price(calls.front());
-  if (c.size.value() >= kScalableBytes) {
-    for (const ScalablePrice& ref : scaled_[kind]) {
-      const double ratio = c.size.value() / ref.bytes;
-      if (ratio < 0.5 || ratio > 2.0 || ref.choice != price.choice) continue;
-      return cache_[key] = price.latency + (ref.time - ref.latency) * ratio;
-    }
+  for (const ScalablePrice& ref : scaled_[kind]) {
+    const double ratio = c.size.value() / ref.bytes;
+    if (ratio < 0.5 || ratio > 2.0 || ref.choice != price.choice) continue;
+    return cache_[key] = price.latency + (ref.time - ref.latency) * ratio;
   }
-  if (!stand_in) price.time = concurrent(calls);
-  if (c.size.value() >= kScalableBytes && price.time > price.latency)
-    scaled_[kind].push_back(price);
+  price.time = concurrent(calls);
+  if (price.time > price.latency) scaled_[kind].push_back(price);
   return cache_[key] = price.time;
 }
 

@@ -99,6 +99,9 @@ class Pricer {
   std::vector<int> tp_group_nodes() const;
   // The nodes a PP hand-off between two stages spans (TP rank 0 of replica 0 stands for all).
   int pp_nodes(int from_stage, int to_stage) const;
+  // The nodes the GPUs gpu_of(0), …, gpu_of(n − 1) sit on.
+  template <typename GpuOf>
+  int nodes_spanned(int n, GpuOf gpu_of) const;
   // A DP-group collective run `per_step` times a step (once for the gradient and parameter
   // collectives at the step's edges; once per micro-batch inside a ZeRO-3 / FSDP pass).
   // `timed_on_network`: the step's network times the call (traffic_on_network_, a kDp call at

@@ -111,25 +111,29 @@ Time Pricer::per_rank_copies(const workload::CommOp& c) const {
   return copy_time(c.size, c.size) + kernels_.profile().memory_model.launch_overhead * (ranks - 1);
 }
 
-int Pricer::dp_group_nodes() const {
-  std::set<int> nodes;  // of stage 0's and TP rank 0's communicator: placements are symmetric
-  for (int d = 0; d < plan_.dp_cp(); ++d) nodes.insert(topology_.node_of(gpu(0, d, 0)));
+template <typename GpuOf>
+int Pricer::nodes_spanned(int n, GpuOf gpu_of) const {
+  std::set<int> nodes;
+  for (int i = 0; i < n; ++i) nodes.insert(topology_.node_of(gpu_of(i)));
   return static_cast<int>(nodes.size());
+}
+
+int Pricer::dp_group_nodes() const {
+  // Stage 0's and TP rank 0's communicator: placements are symmetric.
+  return nodes_spanned(plan_.dp_cp(), [&](int d) { return gpu(0, d, 0); });
 }
 
 int Pricer::pp_nodes(int from, int to) const {
   // A hand-off inside a node crosses NVLink: a table measured across two nodes is not its.
-  return topology_.node_of(gpu(from, 0, 0)) == topology_.node_of(gpu(to, 0, 0)) ? 1 : 2;
+  return nodes_spanned(2, [&](int i) { return gpu(i == 0 ? from : to, 0, 0); });
 }
 
 std::vector<int> Pricer::tp_group_nodes() const {
   std::vector<int> most(static_cast<std::size_t>(plan_.pp), 1);
   for (int s = 0; s < plan_.pp; ++s) {
     for (int d = 0; d < plan_.dp_cp(); ++d) {
-      std::set<int> nodes;
-      for (int t = 0; t < plan_.tp; ++t) nodes.insert(topology_.node_of(gpu(s, d, t)));
-      most[static_cast<std::size_t>(s)] =
-          std::max(most[static_cast<std::size_t>(s)], static_cast<int>(nodes.size()));
+      const int nodes = nodes_spanned(plan_.tp, [&](int t) { return gpu(s, d, t); });
+      most[static_cast<std::size_t>(s)] = std::max(most[static_cast<std::size_t>(s)], nodes);
     }
   }
   return most;

@@ -8,6 +8,8 @@
 #include <filesystem>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "run_command.h"
 
 using megasim::test::run_megasim;
@@ -47,4 +49,26 @@ TEST_CASE("cli: search finds the scenario's plan written with a switch the space
   REQUIRE(both.exit_code == 0);
   CHECK(both.out.find("dist_opt=1") == std::string::npos);
   CHECK(both.out.find("\"feasible\": 4") != std::string::npos);
+}
+
+TEST_CASE("cli: a plan's estimate does not depend on the other GPU counts searched") {
+  // TP 6 splits a group over two nodes at 12 GPUs, not at 6: the estimate's probe prices the
+  // split group only for the plans that have one (until 2026-12-03 whichever was priced first
+  // decided for both).
+  const std::string search =
+      "search " +
+      shell_quote(std::string(MEGASIM_SOURCE_DIR) + "/scenarios/validation/sc21-t1-1.7b.json") +
+      " --fix tp=6 --fix pp=1 --fix mb=8 --fix recompute=full --fix sp=0 --fix dist_opt=0 --json "
+      "--gpus ";
+  const auto estimate_at_12 = [&](const std::string& gpus) {
+    const auto r = run_megasim(search + gpus);
+    REQUIRE(r.exit_code == 0);
+    const auto doc = nlohmann::json::parse(r.out);
+    for (const auto& plan : doc["ranked"]) {
+      if (plan["key"].get<std::string>().rfind("gpus=12 ", 0) == 0) return plan["analytic"].dump();
+    }
+    FAIL("no 12-GPU plan in the search");
+    return std::string();
+  };
+  CHECK(estimate_at_12("12") == estimate_at_12("6,12"));
 }

@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <vector>
 
 #include "engine/simulator.h"
@@ -34,6 +35,9 @@ struct FlowId {
 struct FlowOptions {
   int rail = -1;               // NIC rail to leave by; < 0: the destination GPU's rail
   std::uint64_t entropy = 0;   // mixed into the ECMP hash (NCCL: one QP per channel)
+  // The most the flow can take, whatever its links leave it (a sender that cannot go faster:
+  // NCCL's LL protocols are paced by the GPUs, not the wire). Infinite: its links alone.
+  BytesPerSec max_rate = BytesPerSec(std::numeric_limits<double>::infinity());
 };
 
 class FlowSolver {
@@ -61,9 +65,11 @@ class FlowSolver {
                     FlowOptions options = {});
   // A flow along `path`; a link the path crosses more than once carries the sum of those hops'
   // weights. One flow along the concatenated paths of several messages is a coflow: they move
-  // together, at one rate, that of their most loaded link.
-  FlowId start_path_flow(const std::vector<Hop>& path, Bytes bytes, Time latency,
-                         std::function<void()> on_done);
+  // together, at one rate, that of their most loaded link. `max_rate` caps the flow's rate
+  // (FlowOptions::max_rate): max-min sharing treats it as a link of the flow's own.
+  FlowId start_path_flow(
+      const std::vector<Hop>& path, Bytes bytes, Time latency, std::function<void()> on_done,
+      BytesPerSec max_rate = BytesPerSec(std::numeric_limits<double>::infinity()));
   // Removes a flow that has not finished; its on_done never runs. False if already gone.
   bool cancel_flow(FlowId id);
 
@@ -103,6 +109,7 @@ class FlowSolver {
     std::function<void()> on_done;
     double remaining = 0.0;  // bytes, as of last_ns
     double rate = 0.0;       // bytes per second
+    double max_rate = 0.0;   // bytes per second; infinite when uncapped
     double previous_rate = 0.0;  // rate before the current solve
     std::int64_t last_ns = 0;
     std::int64_t finish_ns = 0;
@@ -110,7 +117,8 @@ class FlowSolver {
     std::uint32_t generation = 0;
     std::uint32_t heap_pos = kNotInHeap;
     std::uint32_t mark = 0;
-    // In fill(): the first (share, link) of the links this flow alone crosses.
+    // In fill(): the first (share, link) of the links this flow alone crosses, or its cap
+    // (kCapOfFlow | its slot) where that is lower.
     double own_share = 0.0;
     LinkId own_link = kNoLink;
     bool busy = false;
@@ -137,6 +145,8 @@ class FlowSolver {
   };
   static constexpr std::uint32_t kNotInHeap = 0xffffffffu;
   static constexpr LinkId kNoLink = 0xffffffffu;
+  // In fill()'s order, a key whose id has this bit is flow (id without it)'s rate cap.
+  static constexpr LinkId kCapOfFlow = 0x80000000u;
 
   std::uint32_t acquire();
   // Unlinks a flow; `resolve`: marks its links for the next solve.
@@ -158,6 +168,11 @@ class FlowSolver {
   void collect_component();
   // Max-min rates of comp_flows_ by progressive filling.
   void fill();
+  // fill()'s start: every comp link's capacity and weight reset, and into fill_order_ the
+  // (share, link) keys filling takes in order (a flow's own links and cap as one key).
+  void queue_fill_order();
+  // fill(): flow f's rate is `level`; its links' remaining capacity and unfrozen weight drop.
+  void freeze(Flow& f, double level);
   void on_finish_event();
   void update_remaining(Flow& f, std::int64_t now_ns);
   void reschedule_engine_event();

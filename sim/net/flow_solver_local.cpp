@@ -7,7 +7,8 @@
 // share: its own link saturates under it, its shared links were not saturated (spare capacity),
 // so no other flow's bottleneck moves. A departing flow leaves other flows' bottlenecks where
 // they were when each flow on its saturated shared links keeps a bottleneck the departing flow
-// does not cross. Links a pending solve will revisit (dirty) are never trusted.
+// does not cross. Links a pending solve will revisit (dirty) are never trusted. A flow's rate
+// cap is a bottleneck of its own, one no other flow crosses.
 #include <algorithm>
 #include <limits>
 
@@ -23,6 +24,7 @@ bool FlowSolver::admit_alone(std::uint32_t s) {
     if (l.dirty || !(u.weight > 0.0f)) return false;
     if (l.flows.size() == 1) rate = std::min(rate, l.capacity / u.weight);
   }
+  rate = std::min(rate, f.max_rate);  // a cap is a link of its own
   if (!(rate < std::numeric_limits<double>::infinity())) return false;  // no link of its own
   for (const Use& u : f.uses) {
     const LinkState& l = links_[u.link];
@@ -52,6 +54,7 @@ bool FlowSolver::leaves_alone(std::uint32_t s) {
 }
 
 bool FlowSolver::bottlenecked_elsewhere(const Flow& h, std::uint32_t leaving_stamp) const {
+  if (h.rate >= h.max_rate * (1.0 - kLocalMargin)) return true;  // held by its own cap
   for (const Use& b : h.uses) {
     const LinkState& l = links_[b.link];
     const bool crossed = l.stamp == leaving_stamp;  // the leaving flow crosses it

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <map>
 #include <memory>
 #include <tuple>
@@ -118,6 +119,18 @@ void CollectiveEngine::direct_flows(const CollectiveCall& call, std::vector<Flow
       if (i != j) add(call.gpus[i], call.gpus[j], chunk);
 }
 
+void CollectiveEngine::pace_by_protocol(CollProtocol protocol, double per_payload,
+                                        Time bandwidth_time, std::size_t first,
+                                        std::vector<Flow>& out) {
+  const double wire = protocol_wire_ratio(protocol);
+  const double seconds = bandwidth_time.to_seconds();
+  if (protocol == CollProtocol::kSimple || !(wire < per_payload) || !(seconds > 0.0)) return;
+  for (std::size_t i = first; i < out.size(); ++i) {
+    out[i].bytes *= wire / per_payload;
+    out[i].max_rate = out[i].bytes / seconds;
+  }
+}
+
 Bytes CollectiveEngine::wire_bytes(int src_gpu, int dst_gpu, Bytes payload) const {
   if (src_gpu == dst_gpu || topology_.node_of(src_gpu) != topology_.node_of(dst_gpu)) return payload;
   return payload * model_.p2p_nvlink_flow_scale();
@@ -179,9 +192,11 @@ Time CollectiveEngine::flows_of(const CollectiveCall& call, std::vector<Flow>& o
     } else if (algorithm == CollAlgorithm::kNvls || algorithm == CollAlgorithm::kNvlsTree) {
       nvls_flows(call, shape, algorithm, out);
     } else {
+      const std::size_t first = out.size();
       double factor = 1.0 / model_.flow_scale(shape, algorithm, protocol, call.op);
       if (algorithm == CollAlgorithm::kRing) {
         ring_flows(call, shape, factor, out);
+        pace_by_protocol(protocol, 1.0 / factor, cost.time - cost.latency, first, out);
       } else if (algorithm == CollAlgorithm::kPat) {
         // PAT's exchanges (peers at growing distances) are laid on the ring's flows; each rank
         // moves (n - 1) / n of the buffer, the model's bandwidth term has the whole of it.
@@ -194,6 +209,7 @@ Time CollectiveEngine::flows_of(const CollectiveCall& call, std::vector<Flow>& o
         const double streamed = (cost.time - cost.latency - cost.pipeline_fill).to_seconds();
         if (streamed > 0.0) factor /= 1.0 + cost.pipeline_fill.to_seconds() / streamed;
         tree_flows(call, shape, factor, out);
+        pace_by_protocol(protocol, 1.0 / factor, cost.time - cost.latency, first, out);
       }
     }
   }
@@ -254,7 +270,7 @@ void CollectiveEngine::launch_all(const std::vector<CollectiveCall>& calls,
   }
   const Coflow c = coflow(calls);
   last_flow_count_ = c.path.empty() ? 0 : 1;
-  send_path(c.path, c.bytes, c.latency, std::move(on_done));
+  send_path(c.path, c.bytes, c.latency, std::move(on_done), c.max_rate);
 }
 
 void CollectiveEngine::send(int src_gpu, int dst_gpu, Bytes bytes, std::uint64_t tag,
@@ -276,17 +292,20 @@ Time CollectiveEngine::send_latency(int src_gpu, int dst_gpu, Bytes bytes) const
   return model_.cost(call, shape, algorithm, protocol).latency;
 }
 
-net::FlowId CollectiveEngine::send_path(const std::vector<net::Hop>& path, Bytes bytes, Time latency,
-                                        std::function<void()> on_done) {
+net::FlowId CollectiveEngine::send_path(const std::vector<net::Hop>& path, Bytes bytes,
+                                        Time latency, std::function<void()> on_done,
+                                        BytesPerSec max_rate) {
   if (path.empty()) {
     sim_.after(latency, std::move(on_done));
     return net::FlowId{};
   }
   // The NCCL latency term covers per-hop latency, so the flow carries none of its own.
-  return solver_.start_path_flow(path, bytes, Time::zero(),
-                                 [this, latency, on_done = std::move(on_done)]() mutable {
-                                   sim_.after(latency, std::move(on_done));
-                                 });
+  return solver_.start_path_flow(
+      path, bytes, Time::zero(),
+      [this, latency, on_done = std::move(on_done)]() mutable {
+        sim_.after(latency, std::move(on_done));
+      },
+      max_rate);
 }
 
 void CollectiveEngine::start(const std::vector<Flow>& flows, Time latency,
@@ -307,7 +326,7 @@ void CollectiveEngine::start(const std::vector<Flow>& flows, Time latency,
     for (std::size_t i = 0; i < flows.size(); ++i) runs.emplace_back(i, 1);
   } else {
     auto same = [&](std::size_t a, std::size_t b) {
-      return flows[a].bytes == flows[b].bytes &&
+      return flows[a].bytes == flows[b].bytes && flows[a].max_rate == flows[b].max_rate &&
              std::equal(paths[a].begin(), paths[a].end(), paths[b].begin(), paths[b].end(),
                         [](const net::Hop& x, const net::Hop& y) {
                           return x.link == y.link && x.weight == y.weight;
@@ -345,9 +364,12 @@ void CollectiveEngine::start(const std::vector<Flow>& flows, Time latency,
     std::vector<net::Hop>& path = paths[i];
     for (net::Hop& h : path) h.weight *= static_cast<float>(count);
     // The NCCL latency term covers per-hop latency, so flows carry none of their own.
-    solver_.start_path_flow(std::move(path), Bytes(flows[i].bytes), Time::zero(), [this, pending] {
-      if (--pending->left == 0) sim_.after(pending->latency, std::move(pending->on_done));
-    });
+    solver_.start_path_flow(
+        std::move(path), Bytes(flows[i].bytes), Time::zero(),
+        [this, pending] {
+          if (--pending->left == 0) sim_.after(pending->latency, std::move(pending->on_done));
+        },
+        BytesPerSec(flows[i].max_rate));
   }
 }
 
@@ -359,8 +381,11 @@ CollectiveEngine::Coflow CollectiveEngine::coflow(const std::vector<CollectiveCa
   for (const Flow& f : flows) largest = std::max(largest, f.bytes);
   c.bytes = Bytes(largest);
   std::vector<net::Hop> path;
+  double cap = std::numeric_limits<double>::infinity();
   for (const Flow& f : flows) {
     if (!(f.bytes > 0.0)) continue;
+    // The coflow moves the largest member's bytes while this one moves its own.
+    cap = std::min(cap, f.max_rate * largest / f.bytes);
     topology_.route(f.src, f.dst, -1, solver_.routing(), f.entropy, path);
     const auto share = static_cast<float>(f.bytes / largest);
     for (net::Hop h : path) {
@@ -369,6 +394,7 @@ CollectiveEngine::Coflow CollectiveEngine::coflow(const std::vector<CollectiveCa
     }
   }
   net::Topology::merge_repeated_links(c.path);
+  c.max_rate = BytesPerSec(cap);
   return c;
 }
 

@@ -39,6 +39,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <map>
 #include <tuple>
 #include <utility>
@@ -87,8 +88,9 @@ class CollectiveEngine {
   // with its latency given; returns the flow, invalid when none was needed (empty path, no
   // bytes). A caller that repeats one message keeps its path and latency rather than
   // recomputing them, and may cancel the flow and reissue what remains on the solver.
-  net::FlowId send_path(const std::vector<net::Hop>& path, Bytes bytes, Time latency,
-                        std::function<void()> on_done);
+  net::FlowId send_path(
+      const std::vector<net::Hop>& path, Bytes bytes, Time latency, std::function<void()> on_done,
+      BytesPerSec max_rate = BytesPerSec(std::numeric_limits<double>::infinity()));
   Prediction predict(const CollectiveCall& call) const;
   // With merging on, flows of one launch (or send) that take the same path with the same bytes
   // run as one flow whose every hop weighs their number: under max-min sharing that is the
@@ -116,6 +118,9 @@ class CollectiveEngine {
     std::vector<net::Hop> path;
     Bytes bytes;
     Time latency;
+    // The most the coflow's rate may be: its members' protocol caps (pace_by_protocol), each
+    // scaled to the largest member's bytes.
+    BytesPerSec max_rate = BytesPerSec(std::numeric_limits<double>::infinity());
   };
   Coflow coflow(const std::vector<CollectiveCall>& calls) const;
   const NcclModel& model() const { return model_; }
@@ -132,7 +137,15 @@ class CollectiveEngine {
     int dst;
     double bytes;
     std::uint64_t entropy;
+    double max_rate = std::numeric_limits<double>::infinity();  // bytes per second
   };
+  // An LL or LL128 call's flows (from index `first` of `out`, carrying `per_payload` bytes per
+  // byte of payload so that alone they run at NCCL's rate) carry the protocol's wire bytes
+  // instead, capped at the rate that ends them when the model's bandwidth term does: the
+  // protocol's pace is the GPUs', and beside other traffic the call takes only the link
+  // capacity that pace uses.
+  static void pace_by_protocol(CollProtocol protocol, double per_payload, Time bandwidth_time,
+                               std::size_t first, std::vector<Flow>& out);
   void ring_flows(const CollectiveCall& call, const CommShape& shape, double factor,
                   std::vector<Flow>& out) const;
   void tree_flows(const CollectiveCall& call, const CommShape& shape, double factor,

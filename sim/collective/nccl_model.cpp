@@ -113,6 +113,17 @@ double NcclModel::flow_scale(const CommShape& shape, CollAlgorithm algorithm, Co
          k;
 }
 
+double protocol_wire_ratio(CollProtocol protocol) {
+  switch (protocol) {
+    case CollProtocol::kLL:
+      return 2.0;
+    case CollProtocol::kLL128:
+      return 128.0 / 120.0;
+    default:
+      return 1.0;
+  }
+}
+
 double NcclModel::p2p_nvlink_flow_scale() const {
   const double p2p = constants_.p2p_nvlink_efficiency;
   if (!(p2p > 0.0)) return 1.0;

@@ -34,6 +34,10 @@ struct CommShape {
 CommShape comm_shape(const net::Topology& topology, const std::vector<int>& gpus);
 // floor(log2(n)) for n >= 1 (NCCL's log2i), 0 for n < 1.
 int log2_floor(int n);
+// Bytes a protocol puts on the wire per byte of payload (NCCL's line formats): LL sends a
+// 4-byte flag with every 4 bytes of data, LL128 8 bytes of flags in every 128-byte line, Simple
+// the payload alone.
+double protocol_wire_ratio(CollProtocol protocol);
 
 struct ModelCost {
   bool applicable = false;

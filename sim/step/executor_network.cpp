@@ -102,7 +102,7 @@ void Executor::run_dp(int s, DpOp op, std::size_t part, std::function<void()> do
   }
   if (n.coflows) {
     const auto& c = dp_coflow(s, p);
-    engine_->send_path(c.path, c.bytes, c.latency, std::move(next));
+    engine_->send_path(c.path, c.bytes, c.latency, std::move(next), c.max_rate);
     return;
   }
   engine_->launch_all(dp_calls(s, p), std::move(next));

@@ -9,15 +9,10 @@
 #include "workload/memory.h"
 
 namespace megasim::plan {
-namespace {
-
-// The job's share of the fabric's switches, by the share of GPUs it holds (rounded up).
-std::int64_t fabric_switches(const net::Topology& t, std::int64_t job_gpus) {
+std::int64_t job_switches(const net::Topology& t, std::int64_t job_gpus) {
   const std::int64_t switches = t.switch_count();
   return (switches * job_gpus + t.gpus() - 1) / t.gpus();
 }
-
-}  // namespace
 
 run::StepProfile step_profile(const io::Inputs& in, const net::Topology& topology,
                               const step::StepPrediction& step) {
@@ -27,7 +22,7 @@ run::StepProfile step_profile(const io::Inputs& in, const net::Topology& topolog
   p.gpus = in.scenario.plan.gpus();
   p.gpus_per_node = in.cluster.node.gpus;
   p.nodes = (p.gpus + p.gpus_per_node - 1) / p.gpus_per_node;
-  p.switches = fabric_switches(topology, p.gpus);
+  p.switches = job_switches(topology, p.gpus);
   p.checkpoint_size = workload::checkpoint_bytes(in.model);
   const double evaluation_s =
       step.evaluation_iteration.to_seconds() * in.scenario.run.evaluation_iterations;

@@ -41,6 +41,8 @@ struct Evaluation {
 // whose work passes options.limits, before doing it (work_bounds.h).
 Evaluation evaluate(const io::Inputs& inputs, const EvaluateOptions& options = {});
 
+// The job's share of the fabric's switches, by the share of its GPUs the job holds (rounded up).
+std::int64_t job_switches(const net::Topology& topology, std::int64_t job_gpus);
 // The step as the run-level simulation sees it: its time and tokens, the job's GPUs, nodes
 // and share of the fabric's switches, its checkpoint, and how a GPU spends the step.
 run::StepProfile step_profile(const io::Inputs& inputs, const net::Topology& topology,

@@ -7,8 +7,10 @@
 
 #include "engine/error.h"
 #include "hw/kernel_cost_model.h"
+#include "io/reliability_loader.h"
 #include "net/topology.h"
 #include "plan/assembly.h"
+#include "plan/evaluate.h"
 #include "step/step_model.h"
 
 namespace megasim::plan {
@@ -17,14 +19,21 @@ namespace {
 constexpr std::array<const char*, 5> kObjectiveNames{"step-time", "mfu", "time-to-train", "cost",
                                                      "energy"};
 
-// GPU energy of one step on the job, in joules: each activity's time at its board power.
-double step_joules(const io::Inputs& in, const Candidate& c, const StepFigures& f) {
-  const hw::PowerProfile& w = in.device.power;
-  const double per_gpu = f.gemm_time.to_seconds() * w.gemm.value() +
-                         f.memory_bound_time.to_seconds() * w.memory.value() +
-                         f.comm_time.to_seconds() * w.communication.value() +
-                         f.idle_time.to_seconds() * w.idle.value();
-  return per_gpu * static_cast<double>(c.plan.gpus());
+// IT energy of one step on the job, in joules: each activity's time at the GPUs' board power
+// for it, and the nodes' overhead and the job's switches over the whole step.
+double step_joules(const EnergyModel& e, const Candidate& c, const StepFigures& f) {
+  const run::PowerInputs& w = e.power;
+  const double per_gpu =
+      f.gemm_time.to_seconds() * w.gpu_in(run::Activity::kGemm).value() +
+      f.memory_bound_time.to_seconds() * w.gpu_in(run::Activity::kMemory).value() +
+      f.comm_time.to_seconds() * w.gpu_in(run::Activity::kCommunication).value() +
+      f.idle_time.to_seconds() * w.gpu_in(run::Activity::kIdle).value();
+  const std::int64_t gpus = c.plan.gpus();
+  const std::int64_t nodes = (gpus + e.gpus_per_node - 1) / e.gpus_per_node;
+  const std::int64_t switches = (e.fabric_switches * gpus + e.fabric_gpus - 1) / e.fabric_gpus;
+  const double rest = w.node_overhead.value() * static_cast<double>(nodes) +
+                      w.per_switch.value() * static_cast<double>(switches);
+  return per_gpu * static_cast<double>(gpus) + rest * f.step_time.to_seconds();
 }
 
 // The step's event-level figures, or InputError when its work passes the limit.
@@ -99,8 +108,17 @@ StepFigures figures_of(const step::StepPrediction& p) {
   return f;
 }
 
-double objective_value(Objective o, const io::Inputs& in, const Candidate& c,
-                       const StepFigures& f) {
+EnergyModel energy_model(const io::Inputs& in, const net::Topology& topology) {
+  EnergyModel e;
+  e.power = io::power_for(in.scenario, in.device);
+  e.gpus_per_node = in.cluster.node.gpus;
+  e.fabric_switches = job_switches(topology, topology.gpus());
+  e.fabric_gpus = topology.gpus();
+  return e;
+}
+
+double objective_value(Objective o, const io::Inputs& in, const Candidate& c, const StepFigures& f,
+                       const EnergyModel& energy) {
   const double tokens = in.scenario.run.tokens.value_or(0.0);
   const double seconds = tokens / f.tokens_per_s;
   switch (o) {
@@ -116,7 +134,7 @@ double objective_value(Objective o, const io::Inputs& in, const Candidate& c,
     case Objective::kEnergy: {
       const double tokens_per_step =
           static_cast<double>(c.plan.global_batch) * static_cast<double>(in.model.seq);
-      return step_joules(in, c, f) * tokens / tokens_per_step;
+      return step_joules(energy, c, f) * tokens / tokens_per_step;
     }
   }
   return 0.0;
@@ -152,7 +170,7 @@ std::int64_t share_of(const SearchShare& share, std::int64_t n) {
 // Stage 1: every feasible plan in closed form, this process's share, then everyone's figures;
 // r.analytic ends sorted by objective.
 void analytic_stage(const io::Inputs& in, const SearchOptions& o, const SearchShare& share,
-                    AnalyticEstimator& estimator, SearchResult& r) {
+                    AnalyticEstimator& estimator, const EnergyModel& energy, SearchResult& r) {
   std::vector<Candidate>& plans = r.space.feasible;
   FigureMap mine;
   const auto n = static_cast<std::int64_t>(plans.size());
@@ -166,7 +184,7 @@ void analytic_stage(const io::Inputs& in, const SearchOptions& o, const SearchSh
   for (Candidate& c : plans) {
     RankedPlan p;
     p.analytic = estimates.at(c.hash);
-    p.objective = objective_value(o.objective, in, c, p.analytic);
+    p.objective = objective_value(o.objective, in, c, p.analytic, energy);
     p.candidate = std::move(c);
     r.analytic.push_back(std::move(p));
   }
@@ -245,7 +263,9 @@ SearchResult search(const io::Inputs& in, const SearchOptions& o, const SearchSh
   const net::Topology topology(in.cluster);
   const hw::KernelCostModel kernels(in.device);
   AnalyticEstimator estimator(in, topology, kernels);
-  analytic_stage(in, o, share, estimator, r);
+  const EnergyModel energy =
+      o.objective == Objective::kEnergy ? energy_model(in, topology) : EnergyModel{};
+  analytic_stage(in, o, share, estimator, energy, r);
   const FigureMap events = event_stage(in, o, share, topology, kernels, r);
 
   const std::vector<std::size_t> simulated = event_plans(o, r);
@@ -263,7 +283,7 @@ SearchResult search(const io::Inputs& in, const SearchOptions& o, const SearchSh
       p.objective = 0.0;
     } else {
       p.event = it->second;
-      p.objective = objective_value(o.objective, in, p.candidate, *p.event);
+      p.objective = objective_value(o.objective, in, p.candidate, *p.event, energy);
     }
     r.ranked.push_back(std::move(p));
   }

@@ -21,6 +21,7 @@
 #include "plan/estimate.h"
 #include "plan/plan_space.h"
 #include "plan/work_bounds.h"
+#include "run/power.h"
 
 namespace megasim::plan {
 
@@ -84,9 +85,22 @@ struct SearchResult {
   bool scenario_plan_added = false;  // simulated beside the top_k, not among them
 };
 
-// The value the ranking minimises (MFU negated) from a plan's figures.
+// What the energy objective counts beside the GPUs' board power: the job's nodes' overhead
+// and its share of the fabric's switches for the whole step, as simulate's IT energy does
+// (run::cluster_power). The facility's PUE scales every plan alike and is left out.
+struct EnergyModel {
+  run::PowerInputs power;  // node and switch watts; the GPU's by activity
+  int gpus_per_node = 8;
+  std::int64_t fabric_switches = 0;
+  std::int64_t fabric_gpus = 1;
+};
+// The scenario's power preset and device power (io::power_for) on that fabric.
+EnergyModel energy_model(const io::Inputs& inputs, const net::Topology& topology);
+
+// The value the ranking minimises (MFU negated) from a plan's figures; `energy` is read for
+// Objective::kEnergy only.
 double objective_value(Objective o, const io::Inputs& inputs, const Candidate& c,
-                       const StepFigures& f);
+                       const StepFigures& f, const EnergyModel& energy = {});
 
 // Every check search() makes of its options before it searches (InputError), on its own: so
 // the ranks of an mpirun job can agree that all of them refuse before any of them searches.

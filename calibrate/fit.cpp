@@ -143,17 +143,23 @@ PowerFit fit_power(const hw::DeviceProfile& profile,
     }
     b(i) = 1.0 - known / w;
   }
-  const Eigen::VectorXd x = a.colPivHouseholderQr().solve(b);
-  const Eigen::VectorXd residual = a * x - b;
+  Eigen::VectorXd x = a.colPivHouseholderQr().solve(b);
   for (std::size_t j = 0; j < fitted.size(); ++j) {
-    const double value = x(static_cast<Eigen::Index>(j));
+    const auto k = static_cast<Eigen::Index>(j);
+    const double value = x(k);
     if (!(value > 0.0)) {
       throw InputError(fmt::format("power fit: the readings give {} a power of {:.0f} W; they do "
                                    "not separate the activities (measure each phase alone too)",
                                    hw::to_string(fitted[j]->activity), value));
     }
-    *fitted[j]->watts = Watts(std::min(value, profile.power.tdp.value()));
+    if (value > profile.power.tdp.value()) {
+      x(k) = profile.power.tdp.value();
+      out.capped.push_back(fitted[j]->activity);
+    }
+    *fitted[j]->watts = Watts(x(k));
   }
+  // The residual of the figures the profile keeps, capped ones included.
+  const Eigen::VectorXd residual = a * x - b;
   out.quality = {static_cast<int>(rows.size()),
                  std::sqrt(residual.squaredNorm() / static_cast<double>(n))};
   return out;
@@ -303,10 +309,13 @@ void refit_memory(hw::DeviceProfile& p, std::vector<std::string>& report) {
 
 void refit_power(hw::DeviceProfile& p, std::vector<std::string>& report) {
   const PowerFit f = fit_power(p, p.power_table);
-  std::string kept;
-  for (const hw::Activity a : f.kept) {
-    kept += std::string(kept.empty() ? "" : ", ") + hw::to_string(a);
-  }
+  const auto names = [](const std::vector<hw::Activity>& activities) {
+    std::string out;
+    for (const hw::Activity a : activities)
+      out += std::string(out.empty() ? "" : ", ") + hw::to_string(a);
+    return out;
+  };
+  const std::string kept = names(f.kept), capped = names(f.capped);
   // The measurement's own description (what the tool wrote, or what an earlier refit kept)
   // stays after the fit's.
   constexpr std::string_view kReadings = " Readings: ";
@@ -318,15 +327,17 @@ void refit_power(hw::DeviceProfile& p, std::vector<std::string>& report) {
   p.power = f.params;
   p.power.source = fmt::format(
       "fitted by megasim calibrate fit to {} board-power readings (pure and duty-cycled "
-      "phases), RMS relative residual {:.2f} %{}; power limit {:.0f} W.{}{}",
+      "phases), RMS relative residual {:.2f} %{}{}; power limit {:.0f} W.{}{}",
       f.quality.points, 100.0 * f.quality.rms_relative_residual,
-      kept.empty() ? "" : "; kept from the base profile: " + kept, p.power.tdp.value(),
+      kept.empty() ? "" : "; kept from the base profile: " + kept,
+      capped.empty() ? "" : "; capped at the power limit: " + capped, p.power.tdp.value(),
       readings.empty() ? "" : kReadings, readings);
   report.push_back(fmt::format(
       "power: {} readings, idle {:.0f} W, GEMM {:.0f} W, memory-bound {:.0f} W, communication "
-      "{:.0f} W, rms {:.2f} %",
+      "{:.0f} W, rms {:.2f} %{}",
       f.quality.points, p.power.idle.value(), p.power.gemm.value(), p.power.memory.value(),
-      p.power.communication.value(), 100.0 * f.quality.rms_relative_residual));
+      p.power.communication.value(), 100.0 * f.quality.rms_relative_residual,
+      capped.empty() ? "" : " (" + capped + " capped at the power limit)"));
 }
 
 void refit_collectives(hw::DeviceProfile& p, std::vector<std::string>& report) {

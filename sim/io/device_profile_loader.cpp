@@ -74,6 +74,11 @@ hw::PowerProfile read_power(JsonReader r) {
     if (w > p.tdp) {
       r.fail(key, fmt::format("{:g} W exceeds tdp_w {:g} W", w.value(), p.tdp.value()));
     }
+    // A GPU at work draws at least what it draws idle: the other way round, a failure would
+    // raise the cluster's power and a busier plan would look cheaper.
+    if (w < p.idle) {
+      r.fail(key, fmt::format("{:g} W is below idle_w {:g} W", w.value(), p.idle.value()));
+    }
   }
   r.finish();
   return p;

@@ -51,7 +51,10 @@ bool sourced_bool(JsonReader& r, const std::string& key) {
 // Sum of {"item", "count", "watts", "source"} components.
 Watts sum_components(JsonReader& r, const std::string& key) {
   Watts total;
-  for (JsonReader c : r.object_array(key)) {
+  const auto components = r.object_array(key);
+  // No component is not no power: a server or a switch draws some, and the preset says what.
+  if (components.empty()) r.fail(key, "empty: list what draws the power, with a source each");
+  for (JsonReader c : components) {
     (void)c.string("item");
     const auto count = c.integer("count", 0, 1 << 20);
     const double w = c.number("watts", 0.0, 1e6);

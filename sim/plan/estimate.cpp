@@ -347,12 +347,12 @@ StepFigures AnalyticEstimator::estimate(const Candidate& c) {
   e.tokens_per_s = static_cast<double>(p.global_batch) * static_cast<double>(model.seq) / step;
   // The candidate's own FLOPs: a varied sliding window changes the count.
   e.mfu = step::mfu_flops_per_token(model, sys) * e.tokens_per_s / p.gpus() / peak_flops_;
-  // GPUs waiting on the slowest one are in their exchanges (step_model.cpp's add_activity).
-  const double busy = m * c_crit_nominal - compute_tp + interference + optimizer;
+  // Power by activity as step_model.cpp's add_activity: waits are exchanges, the optimizer memory.
+  const double busy = m * c_crit_nominal - compute_tp + interference;
   e.gemm_time = Time::from_seconds(busy * lp.gemm_share);
-  e.memory_bound_time = Time::from_seconds(busy * (1.0 - lp.gemm_share));
-  e.comm_time = Time::from_seconds(compute_tp + pp_exposed + dp_exposed + paced);
-  e.idle_time = e.step_time - e.gemm_time - e.memory_bound_time - e.comm_time;
+  e.memory_bound_time = Time::from_seconds(busy * (1.0 - lp.gemm_share) + optimizer);
+  e.idle_time = e.breakdown.other;  // the host's data loading; every wait is an exchange
+  e.comm_time = e.step_time - e.gemm_time - e.memory_bound_time - e.idle_time;
   return e;
 }
 

@@ -99,6 +99,9 @@ void add_rates(const AssembledWorkload& w, const hw::DeviceProfile& profile, Ste
   out.tflops_per_gpu_hw = out.hardware_flops_per_token * out.tokens_per_s / gpus / 1e12;
   out.mfu = out.tflops_per_gpu_model * 1e12 / peak;
   out.hfu = out.tflops_per_gpu_hw * 1e12 / peak;
+  const double published =
+      workload::flops_per_token(w.executed, w.plan.recompute).hardware_published.value();
+  out.hfu_published = published * out.tokens_per_s / gpus / peak;
 }
 
 // How much of the compute and collective time rests on measurements.
@@ -129,14 +132,14 @@ void add_activity(const PricingTally& t, const StageBreakdown& b, std::int64_t m
   const double kernel_total = static_cast<double>((t.gemm + t.attention + t.memory_bound).ns());
   // The slowest GPU's longer passes keep one GPU of the job busy; the others wait for it in
   // their next exchange or collective (NCCL kernels spinning), so the step's GPUs spend that
-  // time at communication power.
-  const Time busy = b.compute + b.optimizer;
-  const double compute = static_cast<double>(busy.ns());
+  // time at communication power. So do they the pipeline's bubble: a stage waits for its
+  // neighbour in a posted receive or exchange. The optimizer's kernels are memory-bound.
+  const double compute = static_cast<double>(b.compute.ns());
   const double gemm_share =
       kernel_total > 0 ? static_cast<double>((t.gemm + t.attention).ns()) / kernel_total : 1.0;
   out.gemm_time = Time::from_ns(std::llround(compute * gemm_share));
-  out.memory_bound_time = busy - out.gemm_time;
-  out.comm_only_time = b.tp_exposed + b.pp_exposed + b.dp_exposed + b.slowest_gpu;
+  out.memory_bound_time = b.compute - out.gemm_time + b.optimizer;
+  out.comm_only_time = b.tp_exposed + b.pp_exposed + b.dp_exposed + b.slowest_gpu + b.bubble;
   out.idle_time = out.step_time - out.gemm_time - out.memory_bound_time - out.comm_only_time;
 }
 

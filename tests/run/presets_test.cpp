@@ -133,6 +133,15 @@ TEST_CASE("presets: a power preset whose components add up past any server is re
       std::string::npos);
 }
 
+TEST_CASE("presets: a power preset listing no switch components is refused, not 0 W") {
+  const std::string error = megasim::test::input_error_of([&] {
+    megasim::io::load_power_file(fs::path(MEGASIM_SOURCE_DIR) /
+                                 "tests/data/bad/power-no-switch.json");
+  });
+  CHECK(error.find("power-no-switch.json: switch: empty: list what draws the power") !=
+        std::string::npos);
+}
+
 TEST_CASE("presets: a power preset with GPU figures is refused, naming gpu_w") {
   const fs::path dir = fs::temp_directory_path() / "megasim_run_presets_gpu_w";
   fs::create_directories(dir);

@@ -1,0 +1,47 @@
+// A power fit whose readings put an activity above the board's power limit: the figure is
+// capped at the limit, named, and the residual reported is that of the capped figure.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "calibrate/fit.h"
+#include "io/device_profile_loader.h"
+
+using namespace megasim;
+
+TEST_CASE("power fit: a figure capped at the power limit is named and its residual counted") {
+  hw::DeviceProfile p = io::load_device_profile(std::string(MEGASIM_SOURCE_DIR) +
+                                                "/calibrate/profiles/a100-sxm4-80gb.json")
+                            .profile;
+  p.power.tdp = Watts(400);
+  // A GPU drawing 60 W idle, 450 W in GEMMs (above its 400 W limit) and 300 W memory-bound,
+  // each alone and at 50 % duty with idle: seven readings the linear mix fits exactly.
+  std::vector<hw::PowerMeasurement> rows;
+  const auto add = [&](double g, double m) {
+    rows.push_back({g, m, 0.0, Watts(g * 450 + m * 300 + (1.0 - g - m) * 60)});
+  };
+  add(0, 0);
+  for (double duty : {1.0, 0.5, 0.25}) {
+    add(duty, 0);
+    add(0, duty);
+  }
+  const auto fit = calibrate::fit_power(p, rows);
+  CHECK(fit.params.gemm == Watts(400));
+  REQUIRE(fit.capped.size() == 1);
+  CHECK(fit.capped[0] == hw::Activity::kGemm);
+  // With GEMM at 400 W the readings are off by −50/450 (pure GEMM), −25/255 (half) and
+  // −12.5/157.5 (a quarter), the rest exactly: RMS over seven rows sqrt(Σ e² / 7).
+  const double e1 = 50.0 / 450, e2 = 25.0 / 255, e3 = 12.5 / 157.5;
+  const double rms = std::sqrt((e1 * e1 + e2 * e2 + e3 * e3) / 7.0);
+  CHECK(fit.quality.rms_relative_residual == doctest::Approx(rms).epsilon(1e-6));
+  // refit_profile says so in the profile's source and its report line.
+  p.power_table = rows;
+  const auto report = calibrate::refit_profile(p);
+  CHECK(p.power.source.find("capped at the power limit: gemm") != std::string::npos);
+  bool named = false;
+  for (const auto& line : report)
+    named |= line.find("(gemm capped at the power limit)") != std::string::npos;
+  CHECK(named);
+}

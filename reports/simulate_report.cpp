@@ -71,6 +71,7 @@ std::string simulate_json(const plan::Evaluation& e) {
       {"tokens_per_s", p.tokens_per_s},
       {"mfu", p.mfu},
       {"hfu", p.hfu},
+      {"hfu_published", p.hfu_published},
       {"tflops_per_gpu_model", p.tflops_per_gpu_model},
       {"tflops_per_gpu_hw", p.tflops_per_gpu_hw},
       {"model_flops_per_token", p.model_flops_per_token},
@@ -79,15 +80,20 @@ std::string simulate_json(const plan::Evaluation& e) {
       {"pipe_engine_s", seconds(p.pipe_engine)},
       {"critical_stage", p.critical_stage},
       {"kernel_time_s",
-       {{"gemm", seconds(p.kernel_gemm)}, {"attention", seconds(p.kernel_attention)},
+       {{"gemm", seconds(p.kernel_gemm)},
+        {"attention", seconds(p.kernel_attention)},
         {"memory_bound", seconds(p.kernel_memory_bound)}}},
       {"memory_per_stage", memory_json(p.memory, e.inputs.device.memory)},
       {"costs",
-       {{"source", p.cost_source}, {"measured_share", p.measured_share},
-        {"collective_measured_share", p.comm_measured_share}, {"device_kind", device_kind(e)}}},
+       {{"source", p.cost_source},
+        {"measured_share", p.measured_share},
+        {"collective_measured_share", p.comm_measured_share},
+        {"device_kind", device_kind(e)}}},
       {"simulation",
-       {{"mode", p.full ? "full" : "folded"}, {"ranks_simulated", p.ranks_simulated},
-        {"gpus", p.gpus}, {"events", p.events}}}};
+       {{"mode", p.full ? "full" : "folded"},
+        {"ranks_simulated", p.ranks_simulated},
+        {"gpus", p.gpus},
+        {"events", p.events}}}};
   if (e.band) {
     const double t = seconds(p.step_time);
     out["step_time_interval_s"] = {t / (1 + e.band->high), t / (1 + e.band->low)};

@@ -68,6 +68,9 @@ struct StepPrediction {
   double tokens_per_step = 0.0;
   double tokens_per_s = 0.0;
   double mfu = 0.0, hfu = 0.0;
+  // HFU by Korthikanti et al.'s published count (workload::FlopsPerToken::hardware_published:
+  // the recomputed attention core three times its forward), for published HFU figures.
+  double hfu_published = 0.0;
   double tflops_per_gpu_model = 0.0, tflops_per_gpu_hw = 0.0;
   double model_flops_per_token = 0.0, hardware_flops_per_token = 0.0;
   Breakdown breakdown;  // of the stage that finishes last

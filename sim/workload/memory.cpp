@@ -137,8 +137,28 @@ Bytes activation_bytes_per_layer(const ModelSpec& m, const ParallelPlan& p,
                (terms.replicated / sp_div + (terms.tp_split + kept_output) / t + scores / t));
 }
 
-// Of a micro-batch's stored activations, the share a deferred weight-gradient pass keeps.
+// Of a layer's activations (as stored without recomputation, the attention scores left out),
+// the share a deferred weight-gradient pass keeps: the inputs of the layer's linears, 32 of the
+// 34·s·b·h bytes a GPT forward stores (the ZB authors' runtime, sail-sg
+// zero-bubble-pipeline-parallelism, zerobubble/runtime.py).
 constexpr double kPendingWeightGradShare = 32.0 / 34.0;
+
+double pending_weight_grads(const ParallelPlan& p, int stage) {
+  if (p.schedule != Schedule::kZeroBubble) return 0.0;
+  const double m = d(p.micro_batches());
+  return std::min(d(stage), m - std::min(d(p.pp - stage), m));
+}
+
+Bytes pending_weight_grad_bytes_per_layer(const ModelSpec& m, const ParallelPlan& p,
+                                          const MemoryOptions& opts) {
+  // Whatever the recomputation, the W pass needs the linears' inputs (recomputed, if they were
+  // dropped, before its B), and never the s² scores.
+  const LayerActivationTerms terms = layer_activation_terms(m, opts, p.fp8);
+  const double tokens = d(m.seq) / p.cp * d(p.micro_batch), t = d(p.tp);
+  const double sp_div = p.sequence_parallel ? t : 1.0;
+  return Bytes(kPendingWeightGradShare * tokens *
+               (terms.replicated / sp_div + (terms.tp_split + terms.attention_output) / t));
+}
 
 double micro_batches_in_flight(const ParallelPlan& p, int stage) {
   const double m = d(p.micro_batches());
@@ -156,15 +176,10 @@ double micro_batches_in_flight(const ParallelPlan& p, int stage) {
     }
     case Schedule::kOneFOneB:
       return std::min(d(p.pp - stage), m);
-    case Schedule::kZeroBubble: {
-      // 1F1B's (pp − s) between F and B, and up to s between B and W (the step's ZB-H1 order,
-      // step/pipeline_schedule.cpp): a pending W keeps the inputs of the layer's linears, 32 of
-      // the 34·s·b·h bytes a forward stores (the ZB authors' runtime, sail-sg
-      // zero-bubble-pipeline-parallelism, zerobubble/runtime.py), not the attention scores.
-      const double between_f_and_b = std::min(d(p.pp - stage), m);
-      const double between_b_and_w = std::min(d(stage), m - between_f_and_b);
-      return between_f_and_b + kPendingWeightGradShare * between_b_and_w;
-    }
+    case Schedule::kZeroBubble:
+      // 1F1B's (pp − s) between F and B; those between B and W (pending_weight_grads) keep
+      // less (pending_weight_grad_bytes_per_layer).
+      return std::min(d(p.pp - stage), m);
   }
   return m;
 }
@@ -255,6 +270,10 @@ MemoryEstimate estimate_memory(const ModelSpec& m, const ParallelPlan& p, int st
     activations += held[c] * layers_bytes[c];
     held_buffers += held[c] * buffers[c];
   }
+  // ZB-H1's deferred weight gradients keep their layers' linear inputs (no logits buffers).
+  activations += pending_weight_grads(p, stage) *
+                 pending_weight_grad_bytes_per_layer(m, p, opts).value() *
+                 stage_layers(m, p, stage);
   e.activations = Bytes(activations);
   e.micro_batches_in_flight = e.activations_per_micro_batch.value() > 0.0
                                   ? activations / e.activations_per_micro_batch.value()

@@ -101,9 +101,18 @@ Bytes activation_bytes_per_layer(const ModelSpec& m, const ParallelPlan& p,
                                  const MemoryOptions& opts = {});
 // Micro-batches (in whole-stage units) the schedule holds at stage `stage`'s peak: 1F1B holds
 // pp − stage; interleaved holds ((pp − stage − 1)·2 + (vpp − 1)·pp + 1) chunks, Megatron-LM's
-// warm-up count plus one; GPipe holds them all; ZB-H1 holds 1F1B's and up to `stage` deferred
-// weight gradients at 32/34 of a micro-batch each. Never more than the micro-batches per step.
+// warm-up count plus one; GPipe holds them all; ZB-H1 holds 1F1B's (and its deferred weight
+// gradients, below). Never more than the micro-batches per step.
 double micro_batches_in_flight(const ParallelPlan& p, int stage);
+// ZB-H1's weight-gradient passes deferred at stage `stage`'s peak: up to `stage` (the step's
+// ZB-H1 order, step/pipeline_schedule.cpp), within the micro-batches 1F1B's in flight leave;
+// 0 for every other schedule.
+double pending_weight_grads(const ParallelPlan& p, int stage);
+// What one deferred weight-gradient pass keeps of one layer: the inputs of its linears, 32/34
+// of the layer's activations without recomputation and without the s² scores (32·s·b·h/t for
+// GPT with SP), whatever the plan's recomputation (a W pass needs them all).
+Bytes pending_weight_grad_bytes_per_layer(const ModelSpec& m, const ParallelPlan& p,
+                                          const MemoryOptions& opts = {});
 // Passes of each model chunk of stage `stage` held (forward run, backward not) when the bytes
 // held peak, a pass of chunk c holding pass_bytes[c] (p.vpp entries). Interleaved: Megatron's
 // order (forward pass k runs chunk (k mod g·vpp) div g, backward pass k the mirror chunk, g

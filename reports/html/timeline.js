@@ -21,11 +21,12 @@ function megasimTimeline(d, section, chart, colours, fmt) {
     if (!kinds.has(name)) kinds.set(name, { lane, colour, items: [] });
     for (const [a, b] of spans) kinds.get(name).items.push([row, a * unit, b * unit]);
   };
-  // Compute-stream slices by their first word: the passes, the optimizer, and the host's
-  // synchronisation after each blocking PP exchange ("pp exchange sync").
+  // Compute-stream slices by their first word: the passes, the optimizer, the host's
+  // synchronisation after each blocking PP exchange ("pp exchange sync") and the host's data
+  // loading ("data loading"), each its own colour.
   const passNames = { F: 'forward', B: 'backward', W: 'weight gradients', optimizer: 'optimizer',
-    pp: 'PP exchange sync' };
-  const passColours = { pp: colours.other };
+    pp: 'PP exchange sync', data: 'data loading' };
+  const passColours = { pp: colours.other, data: '#b07aa1' };
   ranks.forEach((r, row) => {
     const busy = [];
     for (const [pass, spans] of Object.entries(r.compute)) {

@@ -302,6 +302,24 @@ TEST_CASE(
   fs::remove_all(dir);
 }
 
+TEST_CASE("validate --html -: standard output holds the page and nothing after it") {
+  // One validation scenario (Korthikanti's 22B, 8 GPUs) in a folder of its own.
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("megasim_vhtml_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  std::ifstream src(MEGASIM_SOURCE_DIR "/scenarios/validation/korthikanti-22b-selective.json");
+  auto doc = nlohmann::json::parse(src);
+  doc.erase("$schema");
+  std::ofstream(dir / "a.json") << doc.dump();
+  const auto r = run_megasim("validate --html - --scenarios " + shell_quote(dir.string()));
+  CHECK(r.exit_code == 0);
+  const auto end = r.out.find("</html>");
+  REQUIRE(end != std::string::npos);
+  CHECK(r.out.find_first_not_of(" \n", end + 7) == std::string::npos);
+  CHECK(r.out.find("korthikanti-22b-selective ") == std::string::npos);  // no text report row
+  fs::remove_all(dir);
+}
+
 TEST_CASE("validate: a plan in refused/ that megasim fits is an error, not a silent row") {
   // A folder of validation scenarios whose refused/ holds a plan that fits (Korthikanti's 22B)
   // or fits tightly (NVIDIA's Llama 3.1 405B BF16 recipe, given Llama 3's row to score):

@@ -39,7 +39,7 @@ test-fuzz: deps
 	ctest --preset fuzz
 
 # Long fuzzing: every target for FUZZ_SECONDS, growing the corpus in build/fuzz/long/ from one
-# run to the next; a finding is kept in build/fuzz/long/<target>/crashes/.
+# run to the next; a finding is kept in build/fuzz/long/fuzz_<target>/crashes/.
 FUZZ_SECONDS ?= 60
 fuzz: deps
 	cmake --preset fuzz

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -29,10 +30,19 @@ TEST_CASE("cli: search resumes from a results file of plans with and without a s
   const auto first = run_megasim(search);
   REQUIRE(first.exit_code == 0);
   CHECK(first.out.find("sliding_window=0") != std::string::npos);
+  const auto lines = [&] {
+    std::ifstream in(results);
+    int n = 0;
+    for (std::string line; std::getline(in, line);) n += line.empty() ? 0 : 1;
+    return n;
+  };
+  const int simulated = lines();
+  CHECK(simulated >= 2);  // both windows' plans simulated and kept
   const auto again = run_megasim(search);
   CHECK(again.exit_code == 0);
   CHECK(again.err.empty());
   CHECK(again.out == first.out);
+  CHECK(lines() == simulated);  // resumed: nothing simulated again
   fs::remove(results);
 }
 

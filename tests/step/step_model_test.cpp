@@ -2,6 +2,8 @@
 // datasheet profile, collectives on the fabric.
 #include <doctest/doctest.h>
 
+#include <cstdlib>
+
 #include "step/pricing.h"
 #include "step_fixture.h"
 
@@ -21,7 +23,7 @@ TEST_CASE("step model: MFU is model FLOPs over time, GPUs and peak") {
   // MFU count), 139,594,825,728 FLOPs; the A100's bf16 peak 312 TFLOP/s on 64 GPUs.
   const double per_token =
       72.0 * 48 * 6144.0 * 6144.0 * (1.0 + 2048.0 / (6 * 6144.0)) + 3.0 * 2 * 6144.0 * 51200;
-  CHECK(per_token == doctest::Approx(139594825728.0));
+  CHECK(p.model_flops_per_token == doctest::Approx(per_token).epsilon(1e-12));
   const double expected = per_token * tokens / (p.step_time.to_seconds() * 64 * 312e12);
   CHECK(p.mfu == doctest::Approx(expected).epsilon(1e-9));
   CHECK(p.mfu > 0.2);
@@ -31,7 +33,7 @@ TEST_CASE("step model: MFU is model FLOPs over time, GPUs and peak") {
   CHECK(p.memory.size() == 4);
 }
 
-TEST_CASE("step model: folded and full agree within 0.5 % on a symmetric plan") {
+TEST_CASE("step model: folded and full agree on a symmetric plan") {
   Fixture f;
   auto r = f.request("megascale");
   const auto folded = f.predict(r);
@@ -40,8 +42,8 @@ TEST_CASE("step model: folded and full agree within 0.5 % on a symmetric plan") 
   CHECK(full.full);
   CHECK(full.ranks_simulated == 64);
   CHECK(folded.ranks_simulated == 4);
-  const double diff = std::abs(full.step_time.to_seconds() / folded.step_time.to_seconds() - 1.0);
-  CHECK(diff < 0.005);
+  // The folded step simulates one replica of each stage for all of them: the same step.
+  CHECK(std::abs((full.step_time - folded.step_time).ns()) <= 1);
 }
 
 TEST_CASE("step model: MegaScale's system beats Megatron-LM's on the same plan") {
@@ -62,12 +64,20 @@ TEST_CASE("step model: a slow host slows the whole step") {
   const auto base = f.predict(r);
   r.stragglers.host_fraction = 0.2;  // 1 of the job's 8 servers
   r.stragglers.slowdown = 1.2;
+  r.stragglers.all_passes = false;
+  const auto forward_only = f.predict(r);
   r.stragglers.all_passes = true;
   const auto slow = f.predict(r);
   CHECK(slow.full);  // asymmetric: every rank simulated
-  CHECK(slow.step_time > base.step_time);
-  // ... but by less than the host's own slowdown: only its stage's passes run slow.
-  CHECK(slow.step_time.to_seconds() < 1.2 * base.step_time.to_seconds());
+  CHECK(forward_only.step_time > base.step_time);
+  // Every pass of the slow host's stage 20 % slower: the step grows by a part of that, the
+  // stage's share of the critical path; forward passes alone (a third of the compute) by
+  // about a third as much.
+  const double all = slow.step_time.to_seconds() / base.step_time.to_seconds() - 1.0;
+  const double fwd = forward_only.step_time.to_seconds() / base.step_time.to_seconds() - 1.0;
+  CHECK(all > 0.05);
+  CHECK(all < 0.2);
+  CHECK(fwd < 0.5 * all);
 }
 
 TEST_CASE("step model: zero-bubble runs the weight gradients as their own pass") {
@@ -163,10 +173,15 @@ TEST_CASE("step model: the job's slowest GPU paces the passes, as its own breakd
   CHECK(longer >= 0.9 * paced.breakdown.slowest_gpu.to_seconds());
   CHECK(longer <= 1.5 * paced.breakdown.slowest_gpu.to_seconds());
   // For power, one GPU runs the longer passes while the job's others wait for it in their
-  // exchanges: the term is communication time, not GEMM or memory-bound time.
+  // exchanges: the term is communication time, not GEMM or memory-bound time; so is the
+  // bubble (a stage waits in a posted receive). The optimizer is memory-bound.
   const auto& b = paced.breakdown;
   CHECK(paced.gemm_time + paced.memory_bound_time == b.compute + b.optimizer);
-  CHECK(paced.comm_only_time == b.tp_exposed + b.pp_exposed + b.dp_exposed + b.slowest_gpu);
+  CHECK(paced.comm_only_time ==
+        b.tp_exposed + b.pp_exposed + b.dp_exposed + b.slowest_gpu + b.bubble);
+  CHECK(paced.idle_time == b.other);
+  CHECK(b.optimizer > Time::zero());
+  CHECK(paced.memory_bound_time >= b.optimizer);
 }
 
 TEST_CASE("step model: MFU is taken against the training dtype's peak") {

@@ -22,7 +22,9 @@
       ['tokens/s', fmt.num(d.tokens_per_s, 0)],
       ['TFLOP/s per GPU', `${fmt.num(d.tflops_per_gpu_model, 1)} model, ` +
         `${fmt.num(d.tflops_per_gpu_hw, 1)} hardware`],
-      ['costs', `${d.costs.source} kernel models, ${fmt.pct(d.costs.measured_share, 0)} measured`],
+      ['costs', `${d.costs.source} kernel models, ${fmt.pct(d.costs.measured_share, 0)} of ` +
+        `compute time and ${fmt.pct(d.costs.collective_measured_share, 0)} of collective time ` +
+        'from measurements'],
       ['simulated', `${d.simulation.mode}, ${d.simulation.ranks_simulated} ` +
         `rank${d.simulation.ranks_simulated === 1 ? '' : 's'}, ` +
         `${fmt.num(d.simulation.events, 0)} events`],
@@ -33,7 +35,9 @@
       `(${d.interval_basis.rule}: ${d.interval_basis.scenarios.length} validation rows)`]);
     if (d.days_for_tokens !== undefined) rows.push(['days for the tokens (failure-free steps)',
       fmt.num(d.days_for_tokens, 2)]);
-    if (d.run) rows.push(['wall-clock days p10 / p50 / p90',
+    if (d.run && d.run.trials === 1) rows.push(['wall-clock days (one trial: one draw of the failures)',
+      fmt.num(d.run.days.p50)]);
+    else if (d.run) rows.push(['wall-clock days p10 / p50 / p90',
       `${fmt.num(d.run.days.p10)} / ${fmt.num(d.run.days.p50)} / ${fmt.num(d.run.days.p90)}`]);
     if (d.run) rows.push(['MFU of the running job',
       `${fmt.pct(d.run.running_mfu)} (evaluation, checkpoint stalls and stragglers included)`]);

@@ -25,9 +25,11 @@ constexpr double kHoursPerDay = 24.0;
 constexpr std::size_t kMaxFailureCauses = 256;
 
 // `origin` and `json_path` name the file and key that refer to it, in errors ("" for none).
-fs::path find_preset(const std::string& ref, DataKind kind, const std::string& origin = "",
-                     const std::string& json_path = "") {
-  return resolve_data_file(ref, kind, fs::current_path(), origin, json_path);
+// A preset by name, or by a path relative to `base` (the scenario that names it; empty: none)
+// or to the working directory.
+fs::path find_preset(const std::string& ref, DataKind kind, const fs::path& base,
+                     const std::string& origin = "", const std::string& json_path = "") {
+  return resolve_data_file(ref, kind, base.empty() ? fs::current_path() : base, origin, json_path);
 }
 
 // A {"value": x, "source": "..."} pair; the source is required so no figure goes unsourced.
@@ -75,7 +77,7 @@ Watts sum_components(JsonReader& r, const std::string& key) {
 
 std::vector<run::FailureCause> load_failure_rates(const std::string& ref, const std::string& origin,
                                                   FilesRead* read) {
-  const fs::path file = find_preset(ref, DataKind::kReliability, origin, "failure_rates");
+  const fs::path file = find_preset(ref, DataKind::kReliability, {}, origin, "failure_rates");
   const Json doc = parse_json_file(file, read);
   JsonReader r(doc, "", file.string());
   (void)r.string("name");
@@ -176,7 +178,7 @@ run::ReliabilityModel load_reliability_file(const fs::path& file, FilesRead* rea
 
 run::ReliabilityModel load_reliability_preset(const std::string& ref, FilesRead* read) {
   if (ref == "none") return run::no_failures_model();
-  return load_reliability_file(find_preset(ref, DataKind::kReliability), read);
+  return load_reliability_file(find_preset(ref, DataKind::kReliability, {}), read);
 }
 
 run::PowerInputs load_power_file(const fs::path& file, FilesRead* read) {
@@ -198,8 +200,8 @@ run::PowerInputs load_power_file(const fs::path& file, FilesRead* read) {
   return p;
 }
 
-run::PowerInputs load_power_preset(const std::string& ref, FilesRead* read) {
-  return load_power_file(find_preset(ref, DataKind::kPower), read);
+run::PowerInputs load_power_preset(const std::string& ref, FilesRead* read, const fs::path& base) {
+  return load_power_file(find_preset(ref, DataKind::kPower, base), read);
 }
 
 run::ReliabilityModel reliability_for(const Scenario& s, FilesRead* read) {
@@ -240,7 +242,7 @@ run::PowerInputs with_settings(run::PowerInputs p, const Scenario& s) {
 
 run::PowerInputs scenario_power_preset(const Scenario& s, FilesRead* read) {
   try {
-    return load_power_preset(*s.power.preset, read);
+    return load_power_preset(*s.power.preset, read, s.file.parent_path());
   } catch (const InputError& e) {
     throw InputError(fmt::format("{}: power.preset: {}", s.file.string(), e.what()));
   }

@@ -31,7 +31,9 @@ run::ReliabilityModel load_reliability_preset(const std::string& ref, FilesRead*
 run::ReliabilityModel load_reliability_file(const std::filesystem::path& file,
                                             FilesRead* read = nullptr);
 // Node, switch and grid figures only: PowerInputs::gpu stays zero (power_for() fills it).
-run::PowerInputs load_power_preset(const std::string& ref, FilesRead* read = nullptr);
+// A path is taken relative to `base` (the scenario's folder), else to the working directory.
+run::PowerInputs load_power_preset(const std::string& ref, FilesRead* read = nullptr,
+                                   const std::filesystem::path& base = {});
 run::PowerInputs load_power_file(const std::filesystem::path& file, FilesRead* read = nullptr);
 
 // The scenario's reliability preset with its overrides (checkpoint interval, spare nodes,

@@ -184,3 +184,22 @@ TEST_CASE("presets: a failure-rate file with 100,000 components is refused, nami
                    "are accepted here") != std::string::npos);
   fs::remove_all(dir);
 }
+
+TEST_CASE(
+    "presets: a scenario's power preset file is found beside the scenario, wherever megasim runs") {
+  // A scenario in a folder of its own names a power preset by file name; megasim runs
+  // elsewhere (the test's working directory). Until 2026-12-03 a preset path was taken from the
+  // working directory alone, where a model, cluster or device path is also taken from the
+  // scenario's folder.
+  const fs::path dir = fs::temp_directory_path() / "megasim_run_presets_beside";
+  fs::create_directories(dir);
+  fs::copy_file(fs::path(MEGASIM_SOURCE_DIR) / "power/a100-sxm4-80gb.json", dir / "my-power.json",
+                fs::copy_options::overwrite_existing);
+  REQUIRE_FALSE(fs::exists(fs::current_path() / "my-power.json"));
+  megasim::io::Scenario s = megasim::io::load_scenario(
+      fs::path(MEGASIM_SOURCE_DIR) / "scenarios/megascale-175b-12288.json", {});
+  s.file = dir / "scenario.json";
+  s.power.preset = "my-power.json";
+  CHECK(megasim::io::scenario_power_preset(s).name == "a100-sxm4-80gb");
+  fs::remove_all(dir);
+}

@@ -158,7 +158,22 @@ PowerFit fit_power(const hw::DeviceProfile& profile,
     }
     *fitted[j]->watts = Watts(x(k));
   }
-  // The residual of the figures the profile keeps, capped ones included.
+  // A working activity below idle is the readings' noise (a board running a kernel draws at
+  // least what it draws idle), and no profile may hold it: it is raised to idle and named.
+  const double idle = out.params.idle.value();
+  for (std::size_t j = 0; j < fitted.size(); ++j) {
+    const auto k = static_cast<Eigen::Index>(j);
+    if (fitted[j]->activity == hw::Activity::kIdle || x(k) >= idle) continue;
+    x(k) = idle;
+    *fitted[j]->watts = Watts(idle);
+    out.raised.push_back(fitted[j]->activity);
+  }
+  for (const Column* c : kept) {
+    if (c->activity == hw::Activity::kIdle || c->watts->value() >= idle) continue;
+    *c->watts = Watts(idle);
+    out.raised.push_back(c->activity);
+  }
+  // The residual of the figures the profile keeps, capped and raised ones included.
   const Eigen::VectorXd residual = a * x - b;
   out.quality = {static_cast<int>(rows.size()),
                  std::sqrt(residual.squaredNorm() / static_cast<double>(n))};
@@ -315,7 +330,7 @@ void refit_power(hw::DeviceProfile& p, std::vector<std::string>& report) {
       out += std::string(out.empty() ? "" : ", ") + hw::to_string(a);
     return out;
   };
-  const std::string kept = names(f.kept), capped = names(f.capped);
+  const std::string kept = names(f.kept), capped = names(f.capped), raised = names(f.raised);
   // The measurement's own description (what the tool wrote, or what an earlier refit kept)
   // stays after the fit's.
   constexpr std::string_view kReadings = " Readings: ";
@@ -327,17 +342,19 @@ void refit_power(hw::DeviceProfile& p, std::vector<std::string>& report) {
   p.power = f.params;
   p.power.source = fmt::format(
       "fitted by megasim calibrate fit to {} board-power readings (pure and duty-cycled "
-      "phases), RMS relative residual {:.2f} %{}{}; power limit {:.0f} W.{}{}",
+      "phases), RMS relative residual {:.2f} %{}{}{}; power limit {:.0f} W.{}{}",
       f.quality.points, 100.0 * f.quality.rms_relative_residual,
       kept.empty() ? "" : "; kept from the base profile: " + kept,
-      capped.empty() ? "" : "; capped at the power limit: " + capped, p.power.tdp.value(),
+      capped.empty() ? "" : "; capped at the power limit: " + capped,
+      raised.empty() ? "" : "; raised to idle: " + raised, p.power.tdp.value(),
       readings.empty() ? "" : kReadings, readings);
   report.push_back(fmt::format(
       "power: {} readings, idle {:.0f} W, GEMM {:.0f} W, memory-bound {:.0f} W, communication "
-      "{:.0f} W, rms {:.2f} %{}",
+      "{:.0f} W, rms {:.2f} %{}{}",
       f.quality.points, p.power.idle.value(), p.power.gemm.value(), p.power.memory.value(),
       p.power.communication.value(), 100.0 * f.quality.rms_relative_residual,
-      capped.empty() ? "" : " (" + capped + " capped at the power limit)"));
+      capped.empty() ? "" : " (" + capped + " capped at the power limit)",
+      raised.empty() ? "" : " (" + raised + " raised to idle)"));
 }
 
 void refit_collectives(hw::DeviceProfile& p, std::vector<std::string>& report) {

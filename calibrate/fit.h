@@ -73,13 +73,14 @@ struct PowerFit {
   FitQuality quality;
   std::vector<hw::Activity> kept;  // activities no reading covers: the base profile's figure
   std::vector<hw::Activity> capped;  // activities the readings put above the power limit
+  std::vector<hw::Activity> raised;  // working activities put below idle, raised to it
 };
 // Board power against activity from sustained phases, pure and duty-cycled: least squares on
 // relative error for the power of each activity. The linear mix is what the run level
 // assumes when it charges a step's GEMM, memory-bound, communication and idle time; the
 // residual says how far the GPU departs from it (clocks boost when it idles part of the time).
-// Fitted watts above the power limit are capped at it (`capped` names them), and the residual
-// is that of the capped figures.
+// Fitted watts above the power limit are capped at it (`capped` names them), a working
+// activity's below idle raised to idle (`raised`), and the residual is that of those figures.
 PowerFit fit_power(const hw::DeviceProfile& profile,
                    const std::vector<hw::PowerMeasurement>& rows);
 

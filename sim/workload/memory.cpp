@@ -270,14 +270,16 @@ MemoryEstimate estimate_memory(const ModelSpec& m, const ParallelPlan& p, int st
     activations += held[c] * layers_bytes[c];
     held_buffers += held[c] * buffers[c];
   }
-  // ZB-H1's deferred weight gradients keep their layers' linear inputs (no logits buffers).
-  activations += pending_weight_grads(p, stage) *
-                 pending_weight_grad_bytes_per_layer(m, p, opts).value() *
-                 stage_layers(m, p, stage);
-  e.activations = Bytes(activations);
   e.micro_batches_in_flight = e.activations_per_micro_batch.value() > 0.0
                                   ? activations / e.activations_per_micro_batch.value()
                                   : held.front();
+  // ZB-H1's deferred weight gradients keep their layers' linear inputs (no logits buffers);
+  // each is a micro-batch held, in part.
+  const double pending = pending_weight_grads(p, stage);
+  activations +=
+      pending * pending_weight_grad_bytes_per_layer(m, p, opts).value() * stage_layers(m, p, stage);
+  e.micro_batches_in_flight += pending;
+  e.activations = Bytes(activations);
   if (p.recompute != Recompute::kNone && e.activations_per_micro_batch.value() > 0.0) {
     // The layer being recomputed (on a stage that has one) holds what it recomputes during its
     // backward: with full recompute all its activations, with selective the attention core's

@@ -2,7 +2,11 @@
 // capped at the limit, named, and the residual reported is that of the capped figure.
 #include <doctest/doctest.h>
 
+#include <unistd.h>
+
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -44,4 +48,39 @@ TEST_CASE("power fit: a figure capped at the power limit is named and its residu
   for (const auto& line : report)
     named |= line.find("(gemm capped at the power limit)") != std::string::npos;
   CHECK(named);
+}
+
+TEST_CASE(
+    "power fit: a working activity read below idle is raised to idle, and the profile loads") {
+  // Readings where the NCCL kernels draw 65 W and the idle board 70 W: the loader refuses a
+  // working power below idle, so the fit raises it to idle and names it, and the refit profile
+  // written out loads again.
+  hw::DeviceProfile p = io::load_device_profile(std::string(MEGASIM_SOURCE_DIR) +
+                                                "/calibrate/profiles/a100-sxm4-80gb.json")
+                            .profile;
+  std::vector<hw::PowerMeasurement> rows;
+  const auto add = [&](double g, double m, double c) {
+    rows.push_back({g, m, c, Watts(g * 380 + m * 250 + c * 65 + (1.0 - g - m - c) * 70)});
+  };
+  add(0, 0, 0);
+  for (double duty : {1.0, 0.5}) {
+    add(duty, 0, 0);
+    add(0, duty, 0);
+    add(0, 0, duty);
+  }
+  const auto fit = calibrate::fit_power(p, rows);
+  CHECK(fit.params.idle.value() == doctest::Approx(70));
+  CHECK(fit.params.communication.value() == doctest::Approx(70));
+  REQUIRE(fit.raised.size() == 1);
+  CHECK(fit.raised[0] == hw::Activity::kCommunication);
+  CHECK(fit.quality.rms_relative_residual > 0.0);  // the communication rows are now off
+  p.power_table = rows;
+  const auto report = calibrate::refit_profile(p);
+  CHECK(p.power.source.find("raised to idle: communication") != std::string::npos);
+  const std::filesystem::path file =
+      std::filesystem::temp_directory_path() /
+      ("megasim_power_raised_" + std::to_string(::getpid()) + ".json");
+  std::ofstream(file) << io::device_profile_to_json(p).dump(2);
+  CHECK_NOTHROW(io::load_device_profile(file.string()));
+  std::filesystem::remove(file);
 }

@@ -8,15 +8,17 @@
 #           machine's CUDA 13 toolkit into build/device-bundle/, with the one shared library
 #           of ours the device image lacks (libfmt); ~7 MB.
 #   there:  run(command="scripts/device-calibrate.sh measure", carry=["build/device-bundle"],
-#               timeout_s=540)
+#               timeout_s=330)
 #           finds cuBLASLt, cuDNN 9 and NCCL where the image keeps them, records the machine,
 #           measures into $OUT/h200-sxm-141gb-measured.json (the tool saves after every
 #           measurement, so a run cut short keeps what it had), fits the models to the tables
 #           and simulates one Hopper scenario with the result.
 #
 # Then commit $OUT's profile under calibrate/profiles/ as a measured profile, with the date,
-# the driver and library versions from $OUT/machine.txt. MEASURE_S (default 420) bounds the
-# measuring; the rest of the 540 s is the fit, the check and the copy back. Untested on a GPU
+# the driver and library versions from $OUT/machine.txt. MEASURE_S (default 240; a --quick run
+# on one H200 is estimated at 1-2 minutes) bounds the measuring; the rest of the 330 s is the
+# fit, the check and the copy back, and a hang leaves most of the 15-minute lease for a rerun.
+# The tool exits 3 and writes no profile when nothing was measured. Untested on a GPU
 # so far: no session has had one; here `measure` stops at megasim's "no NVIDIA driver" error.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -79,7 +81,7 @@ measure() {
   } >>"$OUT/machine.txt" 2>&1
   local profile=$OUT/h200-sxm-141gb-measured.json
   local rc=0
-  timeout "${MEASURE_S:-420}" "$bundle/megasim" calibrate -o "$profile" --device h200-sxm-141gb \
+  timeout "${MEASURE_S:-240}" "$bundle/megasim" calibrate -o "$profile" --device h200-sxm-141gb \
     --quick --scenario "$root/scenarios/validation/mcore-h100-177b-2304.json" \
     >"$OUT/calibrate.log" 2>&1 || rc=$?
   echo "calibrate exit $rc" | tee -a "$OUT/calibrate.log"

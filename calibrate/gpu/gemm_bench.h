@@ -1,5 +1,7 @@
-// GEMM timing through cuBLASLt in the layout training uses for weights (A transposed, "TN"),
-// bf16 and fp16 everywhere, fp8 (e4m3 in, bf16 out) on GPUs of compute capability 8.9 and up.
+// GEMM timing through cuBLASLt, bf16 and fp16 everywhere, fp8 (e4m3 in, bf16 out, "TN" only)
+// on GPUs of compute capability 8.9 and up. The default grid's transformer shapes are timed
+// "TN" (A transposed); megasim's bf16 forward GEMMs are "NN" and its dgrad "NT", which the
+// grid prices by interpolation; a scenario's shapes (--shapes) are timed in their own layouts.
 #pragma once
 
 #include <functional>

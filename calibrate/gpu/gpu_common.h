@@ -80,6 +80,7 @@ double median_seconds(cudaStream_t stream, const Budget& b, Launch&& launch) {
     if (b.spin) launch_spin(kSpinMicroseconds, stream);
     MEGASIM_CUDA_CHECK(cudaEventRecord(start, stream));
     launch();
+    MEGASIM_CUDA_CHECK(cudaGetLastError());  // a failed launch times an empty stream
     MEGASIM_CUDA_CHECK(cudaEventRecord(stop, stream));
     MEGASIM_CUDA_CHECK(cudaEventSynchronize(stop));
     float ms = 0.0f;

@@ -79,21 +79,20 @@ bool skipped(const Options& o, const std::string& section) {
 // Twice the device's L2 cache: written, it leaves nothing of a kernel's buffers there.
 std::size_t l2_flush_bytes() {
   int l2_bytes = 0, dev = 0;
-  cudaGetDevice(&dev);
-  cudaDeviceGetAttribute(&l2_bytes, cudaDevAttrL2CacheSize, dev);
+  MEGASIM_CUDA_CHECK(cudaGetDevice(&dev));
+  MEGASIM_CUDA_CHECK(cudaDeviceGetAttribute(&l2_bytes, cudaDevAttrL2CacheSize, dev));
   return 2 * static_cast<std::size_t>(std::max(l2_bytes, 1 << 20));
 }
 
 void measure_memory(hw::DeviceProfile& p, const Budget& budget, bool quick,
                     const std::function<void()>& save) {
-  // Up to 1 GiB in both modes: a buffer well past the L2 cache (H200: 60 MB) pins HBM.
-  const std::size_t top = std::size_t{1} << 30;
+  // Up to 1 GiB in both modes: a buffer well past the L2 cache (H200: 50 MB) pins HBM.
   std::vector<std::size_t> sizes;
-  for (std::size_t s = std::size_t{1} << 20; s <= top; s *= quick ? 32 : 4) sizes.push_back(s);
+  for (std::size_t s = std::size_t{1} << 20; s <= std::size_t{1} << 30; s *= quick ? 32 : 4)
+    sizes.push_back(s);
   cudaStream_t stream = nullptr;
   MEGASIM_CUDA_CHECK(cudaStreamCreate(&stream));
-  // Each timed repeat starts with the L2 cache written over, so that a buffer smaller than
-  // the cache is read from HBM, as a training step's are.
+  // Each timed repeat starts with the L2 written over: a small buffer is read from HBM too.
   const DeviceBuffer flush(l2_flush_bytes());
   Budget b = budget;
   b.l2_flush = flush.get();
@@ -112,8 +111,10 @@ void measure_memory(hw::DeviceProfile& p, const Budget& budget, bool quick,
       launch_fill(m, halfs, Fill::kBf16, 2, stream);
       launch_fill(w, kHidden, Fill::kBf16, 3, stream);
       MEGASIM_CUDA_CHECK(cudaStreamSynchronize(stream));
+      // A size's rows join the table once all its kernels ran (a failed launch leaves none).
+      std::vector<hw::MemoryMeasurement> measured;
       const auto add = [&](hw::MemoryKernel k, double moved, double seconds) {
-        p.memory_table.push_back({k, Bytes(moved), Time::from_seconds(seconds)});
+        measured.push_back({k, Bytes(moved), Time::from_seconds(seconds)});
       };
       add(hw::MemoryKernel::kCopy, 2.0 * bytes, median_seconds(stream, b, [&] {
             MEGASIM_CUDA_CHECK(cudaMemcpyAsync(c, a, bytes, cudaMemcpyDeviceToDevice, stream));
@@ -154,6 +155,7 @@ void measure_memory(hw::DeviceProfile& p, const Budget& budget, bool quick,
             launch_lamb(f(a), f(c), f(m), f(v), f(u), f(w), floats, stream);
           }));
       MEGASIM_CUDA_CHECK(cudaGetLastError());
+      p.memory_table.insert(p.memory_table.end(), measured.begin(), measured.end());
       save();
     } catch (const GpuError& e) {
       std::fprintf(stderr, "megasim-calibrate-gpu: memory %zu B: %s (skipped)\n", bytes, e.what());
@@ -310,12 +312,18 @@ int run(const Options& o) {
   hw::DeviceProfile p = base.profile;
   if (o.resume && std::filesystem::exists(o.output)) p = io::load_device_profile(o.output).profile;
   describe_device(p, o, prop, devices, base.profile.name);
+  // The file says "measured" from its first row on: until a measurement has landed there is
+  // nothing to write, and a run that measures nothing leaves no profile that could pass for one.
+  const auto measured_any = [&] {
+    return !(p.gemm_table.empty() && p.attention_table.empty() && p.memory_table.empty() &&
+             p.collective_table.empty() && p.power_table.empty());
+  };
   const std::function<void()> save = [&] {
+    if (!measured_any()) return;
     io::Json doc = io::device_profile_to_json(p);
     if (!base.collective.is_null()) doc["collective"] = base.collective;
     io::write_file_atomically(o.output, io::json_file_text(doc, 1));
   };
-  save();
   Budget budget;
   budget.item_timeout_s = o.timeout_s;
   if (o.quick) budget.repeats = 5;
@@ -331,6 +339,13 @@ int run(const Options& o) {
   std::vector<std::string> failed;
   for (const auto& line : calibrate::refit_profile(p, &failed)) std::printf("%s\n", line.c_str());
   for (const auto& e : failed) report("fit: " + e);
+  if (!measured_any()) {
+    std::fprintf(stderr,
+                 "megasim-calibrate-gpu: error: nothing was measured (%d items failed); no "
+                 "profile written\n",
+                 errors);
+    return 3;
+  }
   save();
   std::printf("wrote %s: %zu GEMMs, %zu fused-attention, %zu memory-bound, %zu collective rows, "
               "%d items skipped\n",

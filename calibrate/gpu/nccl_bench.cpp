@@ -20,7 +20,10 @@ void check_nccl(ncclResult_t r, const char* what) {
 // One communicator over all local GPUs with a stream and send/recv buffers per device.
 class Clique {
  public:
+  // The caller's current device is restored when the clique goes (cudaSetDevice walks every
+  // device): the measurements after it run on the device they name, and NVML reads that one.
   Clique(int n, std::size_t max_bytes) : n_(n), comms_(n), streams_(n), send_(n), recv_(n) {
+    MEGASIM_CUDA_CHECK(cudaGetDevice(&caller_device_));
     std::vector<int> devs(n);
     std::iota(devs.begin(), devs.end(), 0);
     check_nccl(ncclCommInitAll(comms_.data(), n, devs.data()), "ncclCommInitAll");
@@ -46,6 +49,7 @@ class Clique {
       cudaStreamDestroy(streams_[d]);
       ncclCommDestroy(comms_[d]);
     }
+    cudaSetDevice(caller_device_);
   }
 
   // Enqueues one collective whose nccl-tests "size" is `bytes` (float elements).
@@ -53,6 +57,14 @@ class Clique {
     const std::size_t total = bytes / sizeof(float);
     const std::size_t per_rank = total / static_cast<std::size_t>(n_);
     check_nccl(ncclGroupStart(), "ncclGroupStart");
+    // A call that fails inside the group still closes it: an open group would swallow every
+    // later launch (its ncclGroupEnd nests), and the events would time an empty stream.
+    struct GroupEnd {
+      bool armed = true;
+      ~GroupEnd() {
+        if (armed) ncclGroupEnd();
+      }
+    } guard;
     for (int d = 0; d < n_; ++d) {
       ncclComm_t c = comms_[d];
       cudaStream_t s = streams_[d];
@@ -86,6 +98,7 @@ class Clique {
           break;
       }
     }
+    guard.armed = false;
     check_nccl(ncclGroupEnd(), "ncclGroupEnd");
   }
 
@@ -124,6 +137,7 @@ class Clique {
   std::vector<ncclComm_t> comms_;
   std::vector<cudaStream_t> streams_;
   std::vector<void*> send_, recv_;
+  int caller_device_ = 0;
 };
 
 void set_forced(const std::string& algo, const std::string& proto) {
@@ -194,6 +208,7 @@ double measure_interference(int devices, double bytes, const Budget& budget) {
   // The GEMM: 8192³ bf16, long enough (about 1–4 ms) to overlap many collective launches.
   const hw::GemmShape g{8192, 8192, 8192, 1, hw::DType::kBf16, true, false};
   double alone = 0.0, beside = 0.0;
+  MEGASIM_CUDA_CHECK(cudaSetDevice(0));  // alone and beside on the same GPU
   measure_gemms({g}, budget, [&](const hw::GemmMeasurement& m) { alone = m.time.to_seconds(); },
                 [](const std::string& e) { throw GpuError(e); });
   Clique clique(devices, static_cast<std::size_t>(bytes));

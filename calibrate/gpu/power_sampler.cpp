@@ -53,8 +53,8 @@ class Nvml {
       init_ = symbol<NvmlReturn (*)()>("nvmlInit_v2");
       shutdown_ = symbol<NvmlReturn (*)()>("nvmlShutdown");
       error_string_ = symbol<const char* (*)(NvmlReturn)>("nvmlErrorString");
-      handle_by_index_ =
-          symbol<NvmlReturn (*)(unsigned int, NvmlDevice*)>("nvmlDeviceGetHandleByIndex_v2");
+      handle_by_pci_ =
+          symbol<NvmlReturn (*)(const char*, NvmlDevice*)>("nvmlDeviceGetHandleByPciBusId_v2");
       power_usage_ = symbol<NvmlReturn (*)(NvmlDevice, unsigned int*)>("nvmlDeviceGetPowerUsage");
       enforced_limit_ =
           symbol<NvmlReturn (*)(NvmlDevice, unsigned int*)>("nvmlDeviceGetEnforcedPowerLimit");
@@ -73,9 +73,14 @@ class Nvml {
     dlclose(lib_);
   }
 
-  NvmlDevice device(unsigned int index) const {
+  // The NVML handle of CUDA device `cuda_device`, by its PCI bus id: NVML numbers every GPU of
+  // the host in PCI order and ignores CUDA_VISIBLE_DEVICES, so its index 0 need not be the
+  // GPU the phases run on.
+  NvmlDevice device_of_cuda(int cuda_device) const {
+    char bus_id[32] = {};
+    MEGASIM_CUDA_CHECK(cudaDeviceGetPCIBusId(bus_id, sizeof bus_id, cuda_device));
     NvmlDevice d = nullptr;
-    check(handle_by_index_(index, &d), "nvmlDeviceGetHandleByIndex_v2");
+    check(handle_by_pci_(bus_id, &d), "nvmlDeviceGetHandleByPciBusId_v2");
     return d;
   }
 
@@ -122,7 +127,7 @@ class Nvml {
   NvmlReturn (*init_)() = nullptr;
   NvmlReturn (*shutdown_)() = nullptr;
   const char* (*error_string_)(NvmlReturn) = nullptr;
-  NvmlReturn (*handle_by_index_)(unsigned int, NvmlDevice*) = nullptr;
+  NvmlReturn (*handle_by_pci_)(const char*, NvmlDevice*) = nullptr;
   NvmlReturn (*power_usage_)(NvmlDevice, unsigned int*) = nullptr;
   NvmlReturn (*enforced_limit_)(NvmlDevice, unsigned int*) = nullptr;
   NvmlReturn (*clock_info_)(NvmlDevice, int, unsigned int*) = nullptr;
@@ -231,8 +236,11 @@ double copy_phase(double duty) {
 }  // namespace
 
 void measure_power(hw::DeviceProfile& p, int devices, const Budget& budget) {
+  // The phases run on CUDA device 0 (an earlier measurement may have left another current)
+  // and NVML reads that GPU.
+  MEGASIM_CUDA_CHECK(cudaSetDevice(0));
   const Nvml nvml;
-  const NvmlDevice dev = nvml.device(0);
+  const NvmlDevice dev = nvml.device_of_cuda(0);
 
   Budget sustained = budget;
   sustained.warmup = 1;

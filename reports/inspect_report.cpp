@@ -29,6 +29,8 @@ json memory_json(const workload::MemoryEstimate& e) {
           {"activations_bytes", e.activations.value()},
           {"activations_per_micro_batch_bytes", e.activations_per_micro_batch.value()},
           {"micro_batches_in_flight", e.micro_batches_in_flight},
+          {"pending_weight_grads", e.pending_weight_grads},
+          {"pending_weight_grad_bytes", e.pending_weight_grad_bytes.value()},
           {"embedding_logits_bytes", e.embedding_logits.value()},
           {"workspace_bytes", e.workspace.value()},
           {"fragmentation_margin_bytes", e.fragmentation.value()},
@@ -65,11 +67,15 @@ std::string stage_text(const plan::StageInspection& st, Bytes capacity) {
   const auto& e = st.memory;
   t += fmt::format(
       "  memory GiB  weights {:.1f}  grads {:.1f}  optimizer {:.1f}  activations {:.1f} "
-      "({:.2f} micro-batches in flight)  emb/logits {:.1f}  workspace {:.1f}  total {:.1f} / "
+      "({:.2f} micro-batches in flight{})  emb/logits {:.1f}  workspace {:.1f}  total {:.1f} / "
       "{:.0f}{}\n",
       e.weights / kGiB, e.gradients / kGiB, e.optimizer_states / kGiB, e.activations / kGiB,
-      e.micro_batches_in_flight, e.embedding_logits / kGiB, e.workspace / kGiB, e.total() / kGiB,
-      capacity / kGiB,
+      e.micro_batches_in_flight,
+      e.pending_weight_grads > 0
+          ? fmt::format(", {:.0f} deferred W passes {:.1f}", e.pending_weight_grads,
+                        e.pending_weight_grad_bytes / kGiB)
+          : "",
+      e.embedding_logits / kGiB, e.workspace / kGiB, e.total() / kGiB, capacity / kGiB,
       st.fit == workload::Fit::kTight
           ? fmt::format(" (tight: {:.1f} without the fragmentation margin)", e.required() / kGiB)
       : st.fit == workload::Fit::kDoesNotFit

@@ -191,8 +191,9 @@ void measure_gemms(const std::vector<hw::GemmShape>& shapes, const Budget& budge
       const double s = median_seconds(stream, budget, [&] { gemm.launch(); });
       on_result({g, Time::from_seconds(s)});
     } catch (const GpuError& e) {
+      // Cleared first: an on_error that throws (interference, power) must not leave it set.
+      (void)cudaGetLastError();
       on_error(hw::describe(g) + ": " + e.what());
-      cudaGetLastError();  // clear a sticky launch error so the next shape can run
     }
   }
   cudaStreamDestroy(stream);

@@ -66,6 +66,9 @@ constexpr double kSpinMicroseconds = 200.0;
 // is spent (at least one timed repeat is kept).
 template <typename Launch>
 double median_seconds(cudaStream_t stream, const Budget& b, Launch&& launch) {
+  // An error an earlier item met and handled is still the thread's last error: cleared, so
+  // that the check after each launch below speaks of this item's launches only.
+  (void)cudaGetLastError();
   for (int i = 0; i < b.warmup; ++i) launch();
   MEGASIM_CUDA_CHECK(cudaStreamSynchronize(stream));
   cudaEvent_t start, stop;

@@ -316,7 +316,8 @@ int run(const Options& o) {
   // nothing to write, and a run that measures nothing leaves no profile that could pass for one.
   const auto measured_any = [&] {
     return !(p.gemm_table.empty() && p.attention_table.empty() && p.memory_table.empty() &&
-             p.collective_table.empty() && p.power_table.empty());
+             p.collective_table.empty() && p.power_table.empty()) ||
+           p.interference.source.rfind("measured", 0) == 0;
   };
   const std::function<void()> save = [&] {
     if (!measured_any()) return;

@@ -7,9 +7,9 @@
 // node per hour here. A power preset (power/NAME.json, named after the device) lists node and
 // switch components, summed here, and the grid's CO2; the GPU's power by activity is the
 // device profile's, which power_for() adds (load_power_preset() leaves it zero). A name is found
-// only in the source tree's and the installed share folder's reliability/ or power/, a path
-// relative to the working directory (io/resolve.h). Every key is read strictly (unknown keys
-// are errors).
+// only in the source tree's and the installed share folder's reliability/ or power/; a power
+// preset's path relative to the scenario's folder, then to the working directory (io/resolve.h).
+// Every key is read strictly (unknown keys are errors).
 #pragma once
 
 #include <filesystem>

@@ -273,12 +273,11 @@ MemoryEstimate estimate_memory(const ModelSpec& m, const ParallelPlan& p, int st
   e.micro_batches_in_flight = e.activations_per_micro_batch.value() > 0.0
                                   ? activations / e.activations_per_micro_batch.value()
                                   : held.front();
-  // ZB-H1's deferred weight gradients keep their layers' linear inputs (no logits buffers);
-  // each is a micro-batch held, in part.
-  const double pending = pending_weight_grads(p, stage);
-  activations +=
-      pending * pending_weight_grad_bytes_per_layer(m, p, opts).value() * stage_layers(m, p, stage);
-  e.micro_batches_in_flight += pending;
+  // ZB-H1's deferred weight gradients keep their layers' linear inputs (no logits buffers).
+  e.pending_weight_grads = pending_weight_grads(p, stage);
+  e.pending_weight_grad_bytes = pending_weight_grad_bytes_per_layer(m, p, opts) *
+                                (e.pending_weight_grads * stage_layers(m, p, stage));
+  activations += e.pending_weight_grad_bytes.value();
   e.activations = Bytes(activations);
   if (p.recompute != Recompute::kNone && e.activations_per_micro_batch.value() > 0.0) {
     // The layer being recomputed (on a stage that has one) holds what it recomputes during its
@@ -309,12 +308,16 @@ void check_fits(const MemoryEstimate& e, Bytes capacity) {
   throw OutOfMemoryError(fmt::format(
       "pipeline stage {} needs {:.1f} GiB per GPU ({:.1f} with the fragmentation margin) but the "
       "device has {:.1f} GiB: weights {:.1f}, gradients {:.1f}, optimizer states {:.1f}, "
-      "activations {:.1f} ({:.2f} micro-batches in flight × {:.2f}), embedding/logits {:.1f}, "
+      "activations {:.1f} ({:.2f} micro-batches in flight × {:.2f}{}), embedding/logits {:.1f}, "
       "workspace {:.1f} (of it fragmentation margin {:.1f})",
       e.stage, gib(e.required()), gib(e.total()), gib(capacity), gib(e.weights), gib(e.gradients),
       gib(e.optimizer_states), gib(e.activations), e.micro_batches_in_flight,
-      gib(e.activations_per_micro_batch), gib(e.embedding_logits), gib(e.workspace),
-      gib(e.fragmentation)));
+      gib(e.activations_per_micro_batch),
+      e.pending_weight_grads > 0
+          ? fmt::format(", and {:.0f} deferred weight-gradient passes keeping {:.2f}",
+                        e.pending_weight_grads, gib(e.pending_weight_grad_bytes))
+          : "",
+      gib(e.embedding_logits), gib(e.workspace), gib(e.fragmentation)));
 }
 
 }  // namespace megasim::workload

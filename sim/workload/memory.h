@@ -62,7 +62,11 @@ struct MemoryEstimate {
   Bytes weights, gradients, optimizer_states;
   Bytes activations;                   // all micro-batches in flight, peak
   Bytes activations_per_micro_batch;   // one micro-batch through all the stage's layers
-  double micro_batches_in_flight = 0;  // in units of a whole stage's layers
+  double micro_batches_in_flight = 0;  // stored, in units of a whole stage's layers
+  // ZB-H1's deferred weight-gradient passes held at the peak, and what they keep (a part of
+  // `activations`: their layers' linear inputs).
+  double pending_weight_grads = 0;
+  Bytes pending_weight_grad_bytes;
   Bytes embedding_logits;              // embedding dropout masks, logits and loss buffers
   Bytes workspace;                     // MemoryOptions::reserved + fragmentation
   Bytes fragmentation;                 // the fragmentation margin, a part of workspace

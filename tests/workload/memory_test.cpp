@@ -133,7 +133,10 @@ TEST_CASE(
   p.recompute = Recompute::kFull;
   CHECK(pending_weight_grad_bytes_per_layer(t1, p).value() == doctest::Approx(32.0 * sbh / 8.0));
   const MemoryEstimate zb_full = estimate_memory(t1, p, 63);
-  CHECK(zb_full.micro_batches_in_flight == doctest::Approx(64.0));  // 1 between F and B, 63 W
+  CHECK(zb_full.micro_batches_in_flight == doctest::Approx(1.0));  // between F and B
+  CHECK(zb_full.pending_weight_grads == 63.0);
+  CHECK(zb_full.pending_weight_grad_bytes.value() ==
+        doctest::Approx(63.0 * 2.0 * 32.0 * sbh / 8.0));
   p.schedule = Schedule::kOneFOneB;
   const MemoryEstimate ofob_full = estimate_memory(t1, p, 63);
   CHECK(zb_full.activations.value() - ofob_full.activations.value() ==

@@ -46,7 +46,7 @@ struct FabricSpec {
   double tor_oversubscription = 1.0;  // ToR down : up capacity
   double agg_oversubscription = 1.0;  // aggregation down : up capacity (3 tiers)
   double link_efficiency = 1.0;     // switch-to-switch links
-  Time hop_latency;                 // per switch traversal
+  Time hop_latency;                 // per fabric link a path crosses (NIC-ToR links included)
 };
 
 struct ClusterSpec {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cassert>
 
 #include <fmt/format.h>
 
@@ -30,7 +31,8 @@ double step_joules(const EnergyModel& e, const Candidate& c, const StepFigures& 
       f.idle_time.to_seconds() * w.gpu_in(run::Activity::kIdle).value();
   const std::int64_t gpus = c.plan.gpus();
   const std::int64_t nodes = (gpus + e.gpus_per_node - 1) / e.gpus_per_node;
-  const std::int64_t switches = (e.fabric_switches * gpus + e.fabric_gpus - 1) / e.fabric_gpus;
+  assert(e.fabric != nullptr && "energy_model() gives the energy objective its fabric");
+  const std::int64_t switches = job_switches(*e.fabric, gpus);
   const double rest = w.node_overhead.value() * static_cast<double>(nodes) +
                       w.per_switch.value() * static_cast<double>(switches);
   return per_gpu * static_cast<double>(gpus) + rest * f.step_time.to_seconds();
@@ -112,8 +114,7 @@ EnergyModel energy_model(const io::Inputs& in, const net::Topology& topology) {
   EnergyModel e;
   e.power = io::power_for(in.scenario, in.device);
   e.gpus_per_node = in.cluster.node.gpus;
-  e.fabric_switches = job_switches(topology, topology.gpus());
-  e.fabric_gpus = topology.gpus();
+  e.fabric = &topology;
   return e;
 }
 

@@ -91,8 +91,7 @@ struct SearchResult {
 struct EnergyModel {
   run::PowerInputs power;  // node and switch watts; the GPU's by activity
   int gpus_per_node = 8;
-  std::int64_t fabric_switches = 0;
-  std::int64_t fabric_gpus = 1;
+  const net::Topology* fabric = nullptr;  // its switches, a job's share by job_switches()
 };
 // The scenario's power preset and device power (io::power_for) on that fabric.
 EnergyModel energy_model(const io::Inputs& inputs, const net::Topology& topology);

@@ -3,12 +3,12 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
-#include <limits>
 #include <vector>
 
 #include "engine/rng.h"
 #include "engine/simulator.h"
 #include "net/flow_solver.h"
+#include "random_flows.h"
 
 using namespace megasim;
 using net::FlowSolver;
@@ -19,8 +19,6 @@ namespace {
 std::vector<Hop> one_link(net::LinkId l) {
   return {Hop{l, 1.0f}};
 }
-
-constexpr double kUncapped = std::numeric_limits<double>::infinity();
 
 }  // namespace
 
@@ -75,36 +73,6 @@ TEST_CASE(
   CHECK(s.link_load(1).value() == doctest::Approx(2e9));
 }
 
-namespace {
-
-struct RandomFlow {
-  std::vector<Hop> path;
-  double bytes;
-  double cap;  // bytes per second; infinite: uncapped
-  Time at;
-};
-
-std::vector<RandomFlow> random_flows(Rng& rng, int links, int flows, bool own_links) {
-  std::vector<RandomFlow> out;
-  for (int f = 0; f < flows; ++f) {
-    RandomFlow r;
-    if (own_links) r.path.push_back(Hop{static_cast<net::LinkId>(links + f), 1.0f});
-    const int hops = 1 + static_cast<int>(rng.below(4));
-    for (int h = 0; h < hops; ++h) {
-      const auto l = static_cast<net::LinkId>(rng.below(links));
-      if (std::none_of(r.path.begin(), r.path.end(), [&](const Hop& x) { return x.link == l; }))
-        r.path.push_back(Hop{l, rng.bernoulli(0.2) ? 0.5f : 1.0f});
-    }
-    r.bytes = rng.uniform(1e6, 1e8);
-    r.cap = rng.bernoulli(0.4) ? rng.uniform(0.5e9, 8e9) : kUncapped;
-    r.at = Time::from_us(static_cast<double>(rng.below(2000)));
-    out.push_back(std::move(r));
-  }
-  return out;
-}
-
-}  // namespace
-
 TEST_CASE(
     "random systems with caps: no link over capacity, every flow at its cap or bottlenecked") {
   Simulator sim(5);
@@ -113,7 +81,7 @@ TEST_CASE(
   std::vector<BytesPerSec> c;
   for (int i = 0; i < nlinks; ++i) c.push_back(gbyte_per_s(rng.uniform(2.0, 40.0)));
   FlowSolver s(sim, c);
-  const auto flows = random_flows(rng, nlinks, 250, false);
+  const auto flows = test::random_flows(rng, nlinks, 250, false, 0.4);
   std::vector<net::FlowId> ids;
   for (const auto& f : flows)
     ids.push_back(s.start_path_flow(
@@ -142,29 +110,12 @@ TEST_CASE(
 }
 
 TEST_CASE("local updates with caps: random systems finish as with a solve at every change") {
-  std::vector<Time> end[2];
+  // random_flows.h's arrivals with two flows in five capped.
   std::uint64_t local = 0;
-  for (const bool on : {false, true}) {
-    Simulator sim(13);
-    Rng& rng = sim.rng();
-    const int shared = 6, own = 120;
-    std::vector<BytesPerSec> c;
-    for (int i = 0; i < shared + own; ++i) c.push_back(gbyte_per_s(rng.uniform(5.0, 60.0)));
-    FlowSolver s(sim, c);
-    s.set_local_updates(on);
-    const auto flows = random_flows(rng, shared, own, true);
-    end[on].assign(flows.size(), Time::zero());
-    for (std::size_t f = 0; f < flows.size(); ++f) {
-      sim.at(flows[f].at, [&s, &sim, &end, on, f, &flows] {
-        s.start_path_flow(
-            flows[f].path, Bytes(flows[f].bytes), Time::zero(),
-            [&sim, &end, on, f] { end[on][f] = sim.now(); }, BytesPerSec(flows[f].cap));
-      });
-    }
-    sim.run();
-    if (on) local = s.local_updates();
-  }
+  const auto solved = test::random_arrival_ends(13, false, 0.4, nullptr);
+  const auto updated = test::random_arrival_ends(13, true, 0.4, &local);
   CHECK(local > 10);  // some changes were taken without a solve
-  for (std::size_t f = 0; f < end[0].size(); ++f)
-    CHECK(std::abs((end[1][f] - end[0][f]).ns()) <= 1);
+  REQUIRE(solved.size() == updated.size());
+  for (std::size_t f = 0; f < solved.size(); ++f)
+    CHECK(std::abs((updated[f] - solved[f]).ns()) <= 1);
 }

@@ -8,6 +8,7 @@
 #include "engine/rng.h"
 #include "engine/simulator.h"
 #include "net/flow_solver.h"
+#include "random_flows.h"
 
 using namespace megasim;
 using net::FlowSolver;
@@ -215,38 +216,16 @@ TEST_CASE("local updates: a flow with room on its shared links takes its own lin
 }
 
 TEST_CASE("local updates: random systems finish as with a solve at every change") {
-  // Flows arrive over time on shared links, some with a link of their own; every finish time
-  // with local updates matches the one with every change solved.
-  std::vector<Time> end[2];
+  // Flows arrive over time on shared links, each with a link of its own; every finish time
+  // with local updates matches the one with every change solved (random_flows.h; with caps:
+  // flow_cap_test.cpp).
   std::uint64_t local = 0;
-  for (const bool on : {false, true}) {
-    Simulator sim(11);
-    Rng& rng = sim.rng();
-    const int shared = 6, own = 120;
-    std::vector<BytesPerSec> c;
-    for (int i = 0; i < shared + own; ++i) c.push_back(gbyte_per_s(rng.uniform(5.0, 60.0)));
-    FlowSolver s(sim, c);
-    s.set_local_updates(on);
-    end[on].assign(own, Time::zero());
-    for (int f = 0; f < own; ++f) {
-      std::vector<Hop> p{Hop{static_cast<net::LinkId>(shared + f), 1.0f}};
-      const int hops = static_cast<int>(rng.below(3));
-      for (int h = 0; h < hops; ++h) {
-        const auto l = static_cast<net::LinkId>(rng.below(shared));
-        if (std::none_of(p.begin(), p.end(), [&](const Hop& x) { return x.link == l; }))
-          p.push_back(Hop{l, rng.bernoulli(0.2) ? 0.5f : 1.0f});
-      }
-      const Time at = Time::from_us(static_cast<double>(rng.below(2000)));
-      const Bytes bytes(rng.uniform(1e6, 1e8));
-      sim.at(at, [&s, &sim, &end, on, f, p, bytes] {
-        s.start_path_flow(p, bytes, Time::zero(), [&sim, &end, on, f] { end[on][f] = sim.now(); });
-      });
-    }
-    sim.run();
-    if (on) local = s.local_updates();
-  }
+  const auto solved = test::random_arrival_ends(11, false, 0.0, nullptr);
+  const auto updated = test::random_arrival_ends(11, true, 0.0, &local);
   CHECK(local > 20);
-  for (std::size_t f = 0; f < end[0].size(); ++f) CHECK(std::abs((end[1][f] - end[0][f]).ns()) <= 1);
+  REQUIRE(solved.size() == updated.size());
+  for (std::size_t f = 0; f < solved.size(); ++f)
+    CHECK(std::abs((updated[f] - solved[f]).ns()) <= 1);
 }
 
 TEST_CASE("reset: a solver reset mid-run on a new simulator behaves as a new solver") {

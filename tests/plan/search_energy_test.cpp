@@ -3,6 +3,8 @@
 // against the power model the run level uses.
 #include <doctest/doctest.h>
 
+#include <cmath>
+
 #include "io/reliability_loader.h"
 #include "net/topology.h"
 #include "plan/evaluate.h"
@@ -26,7 +28,9 @@ TEST_CASE("search: the energy objective of one plan's figures, worked by hand") 
   REQUIRE(w(Activity::kCommunication) > w(Activity::kIdle));
   REQUIRE(e.power.node_overhead.value() > 0.0);
   REQUIRE(e.power.per_switch.value() > 0.0);
-  REQUIRE(e.fabric_switches > 0);
+  REQUIRE(e.fabric != nullptr);
+  const auto switches = static_cast<double>(e.fabric->switch_count());
+  REQUIRE(switches > 0);
   plan::Candidate c;
   c.plan = in.scenario.plan;  // 12,288 GPUs on 1,536 nodes: the whole fabric
   plan::StepFigures f;
@@ -43,13 +47,12 @@ TEST_CASE("search: the energy objective of one plan's figures, worked by hand") 
       12288.0 * (8.0 * w(Activity::kGemm) + 2.0 * w(Activity::kMemory) +
                  1.5 * w(Activity::kCommunication) + 1.082912 * w(Activity::kIdle));
   const double rest_joules =
-      12.582912 * (1536.0 * e.power.node_overhead.value() +
-                   static_cast<double>(e.fabric_switches) * e.power.per_switch.value());
+      12.582912 * (1536.0 * e.power.node_overhead.value() + switches * e.power.per_switch.value());
   CHECK(plan::objective_value(plan::Objective::kEnergy, in, c, f, e) ==
         doctest::Approx(3e11 / 12582912.0 * (gpu_joules + rest_joules)));
   // Half the job: half the nodes and, rounded up, half the switches.
   c.plan.dp /= 2;
-  const double half_switches = static_cast<double>((e.fabric_switches + 1) / 2);
+  const double half_switches = std::ceil(switches / 2.0);
   const double half = 3e11 / 12582912.0 *
                       (gpu_joules / 2.0 + 12.582912 * (768.0 * e.power.node_overhead.value() +
                                                        half_switches * e.power.per_switch.value()));

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <unordered_map>
 
 #include "engine/error.h"
@@ -137,28 +138,37 @@ ModelCost NcclModel::direct_cost(const CollectiveCall& call, const CommShape& sh
   const double size = call.bytes.value();
   // Point-to-point (NCCL runs all-to-all and send/recv as grouped send/recv; its tuning model
   // does not cover them): one step at the Simple protocol's ring latency, and the busiest
-  // rank's bytes over NVLink and over its share of the node's NICs, whichever takes longer.
+  // rank's bytes over NVLink and over its share of its node's NICs, whichever takes longer.
+  // The NICs are shared by the ranks of this call on the node that send off it, each at most
+  // one NIC (a GPU's sends leave by its nearest NIC): a ring's send/recv across two nodes
+  // crosses from one rank a node, at a whole NIC.
   const net::NodeSpec& node = topology_.spec().node;
   const hw::CollLinkType link = multi ? hw::CollLinkType::kNet : hw::CollLinkType::kNvlink;
   const double lat_us = constants_.base_latency(hw::CollAlgorithm::kRing, hw::CollProtocol::kSimple) +
                         constants_.hw_latency(link, hw::CollAlgorithm::kRing, hw::CollProtocol::kSimple);
   const BytesPerSec nvlink = node.nvlink_per_gpu * node.nvlink_efficiency / p2p_nvlink_flow_scale();
-  const BytesPerSec nic_share =
-      node.nics > 0 ? node.nic * node.nic_efficiency * (static_cast<double>(node.nics) / node.gpus)
-                    : BytesPerSec(0.0);
-  double worst = 0.0;
-  for (std::size_t r = 0; r < call.gpus.size(); ++r) {
-    double on = 0.0, off = 0.0;
+  const std::size_t ranks = call.gpus.size();
+  std::vector<double> on(ranks, 0.0), off(ranks, 0.0);
+  std::map<int, int> senders_off_node;
+  for (std::size_t r = 0; r < ranks; ++r) {
     const int me = topology_.node_of(call.gpus[r]);
     if (call.op == CollectiveOp::kSendRecv) {
-      const int peer = call.gpus[(r + 1) % call.gpus.size()];
-      (topology_.node_of(peer) == me ? on : off) += size;
+      const int peer = call.gpus[(r + 1) % ranks];
+      (topology_.node_of(peer) == me ? on[r] : off[r]) += size;
     } else {
       for (int g : call.gpus)
-        if (g != call.gpus[r]) (topology_.node_of(g) == me ? on : off) += size / n;
+        if (g != call.gpus[r]) (topology_.node_of(g) == me ? on[r] : off[r]) += size / n;
     }
-    double t = on / nvlink.value();
-    if (off > 0.0) t = std::max(t, off / nic_share.value());
+    if (off[r] > 0.0) ++senders_off_node[me];
+  }
+  double worst = 0.0;
+  for (std::size_t r = 0; r < ranks; ++r) {
+    double t = on[r] / nvlink.value();
+    if (off[r] > 0.0 && node.nics > 0) {
+      const int sharing = senders_off_node[topology_.node_of(call.gpus[r])];
+      const double nics_each = std::min(1.0, static_cast<double>(node.nics) / sharing);
+      t = std::max(t, off[r] / (node.nic * node.nic_efficiency * nics_each).value());
+    }
     worst = std::max(worst, t);
   }
   c.applicable = true;

@@ -169,6 +169,23 @@ TEST_CASE("send/recv inside a DGX A100 runs at NCCL's point-to-point NVLink rate
   CHECK(m.engine.wire_bytes(0, 8, Bytes(9.0)).value() == doctest::Approx(9.0));
 }
 
+TEST_CASE("send/recv across two Jean Zay nodes: the one rank a node that crosses has a whole NIC") {
+  // 8 A100s and 4 Omni-Path NICs a node (100 Gb/s x 0.9937 = 12.42 GB/s). A ring's send/recv
+  // over 16 packed GPUs crosses the network from one rank a node, so NCCL's model, like the
+  // flow-level time, gives it a whole NIC (it gave nics / gpus, half, until 2026-12-03); an
+  // all-to-all sends off the node from all 8 ranks, each at half a NIC.
+  testing::CollectiveBench j("jean-zay-a100-384", "a100-sxm4-80gb");
+  const double gib = 1024.0 * kOneMiB;
+  const auto sr = testing::call(CollectiveOp::kSendRecv, j.topology.pack_placement(16), gib);
+  const auto p = j.engine.predict(sr);
+  CHECK(p.model_time.to_seconds() == doctest::Approx(gib / 12.421875e9 + 10.0e-6).epsilon(2e-3));
+  CHECK(p.model_time.to_seconds() == doctest::Approx(p.time.to_seconds()).epsilon(1e-3));
+  const auto a2a = testing::call(CollectiveOp::kAllToAll, j.topology.pack_placement(16), gib);
+  const auto q = j.engine.predict(a2a);
+  CHECK(q.model_time.to_seconds() ==
+        doctest::Approx(gib / 2.0 / (12.421875e9 / 2.0)).epsilon(2e-3));
+}
+
 TEST_CASE(
     "2 H100 nodes in a second public log from 8 B to 16 GiB: latency and bandwidth within the "
     "aims") {

@@ -68,7 +68,8 @@ struct ReliabilityModel {
   double straggler_slowdown = 0.0;       // step time penalty while one is in the job
   bool evict_stragglers = false;         // evicted at launch, using spares
 
-  // Spare nodes available to the job: spare_nodes, else ceil(spare_fraction × nodes).
+  // Spare nodes available to the job: spare_nodes, else spare_fraction × nodes to the nearest
+  // server, at least one when the fraction is above 0.
   std::int64_t spares_for(const StepProfile& step) const;
   // Interruptions per hour of the whole job.
   double failures_per_hour(const StepProfile& step) const;

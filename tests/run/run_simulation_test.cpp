@@ -292,6 +292,24 @@ TEST_CASE("run: without spares a hardware failure waits for the node's repair") 
   CHECK(b.recovery > a.recovery + Time::from_hours(12));
 }
 
+TEST_CASE("run: a spare pool of a share of the job holds at least one server") {
+  // MegaScale's 2 % of 16 servers is 0.32 of one: the job still has a spare (it had none,
+  // and waited a 24 h repair on each hardware failure); 32 servers 0.64, one; 100 servers two.
+  ReliabilityModel m = megasim::io::load_reliability_preset("megascale");
+  REQUIRE(m.spare_fraction == doctest::Approx(0.02));
+  REQUIRE_FALSE(m.spare_nodes.has_value());
+  CHECK(m.spares_for(testing::megascale_530b(128)) == 1);
+  CHECK(m.spares_for(testing::megascale_530b(256)) == 1);
+  CHECK(m.spares_for(testing::megascale_530b(800)) == 2);
+  CHECK(m.spares_for(testing::megascale_530b(12288)) == 31);
+  m.spare_fraction = 0.0;
+  CHECK(m.spares_for(testing::megascale_530b(12288)) == 0);
+  // With the one spare, a 16-server job's hardware failures are replaced, not repaired: the
+  // mean recovery is detection, relaunch and load, well under the 24 h repair.
+  ReliabilityModel with = megasim::io::load_reliability_preset("megascale");
+  CHECK(with.mean_recovery_time(testing::megascale_530b(128)) < Time::from_hours(1));
+}
+
 TEST_CASE("run: evicted stragglers are drawn per trial and hold spares only when found") {
   // A 32-node job (256 GPUs) with MegaScale's presets: a 2 % pool is one spare, and 0.5 % of
   // nodes are stragglers, 0.16 expected. Most trials find none and keep their spare; a trial

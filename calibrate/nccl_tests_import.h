@@ -8,8 +8,9 @@
 // ("Rank 0 Pid … on host …") and compressed ("Rank 0 .. Rank 7 on host NAME") forms, MPI and
 // NCCL noise between rows, "N/A" in the in-place #wrong column, out-of-place plus in-place
 // columns, and lines tagged by the launcher ("[1,0]<stdout>:" and "[0]" of mpirun
-// --tag-output, "0: " of srun -l). The rank count is taken from the device lines, else from the ratio busbw / algbw
-// (nccl-tests' bus factor), and the two are cross-checked where both exist.
+// --tag-output, "0: " of srun -l). The rank count is taken from the device lines, else from the
+// ratio busbw / algbw of the fastest row (nccl-tests' bus factor; the least rounded), else from
+// --ranks, and the two are cross-checked where both exist.
 // Bad input (no rows, an unknown test, ranks that contradict the bandwidth ratio) is an
 // InputError naming the file and line.
 #pragma once

@@ -307,6 +307,34 @@ TEST_CASE("a log without device lines takes its rank count from --ranks, checked
   CHECK(parse_nccl_tests_log(sendrecv, "sendrecv.log", s)[0].ranks == 8);
 }
 
+TEST_CASE("without device lines the rank count comes from the least rounded ratio") {
+  // 64 ranks, bandwidths printed to two decimals: the first row past 1 GB/s (1.23 and 2.43)
+  // reads 1.9756, 82 ranks; the fastest (198.52 and 390.84) reads 1.9688, 64.
+  const std::string text =
+      "# Collective test starting: all_reduce_perf\n"
+      "# nThread 1 nGpus 1 minBytes 8 maxBytes 16 step: 2(factor) warmup iters: 1 iters: 20\n"
+      "# Using devices\n"
+      "#       size         count      type   redop    root     time   algbw   busbw  #wrong\n"
+      "65536 16384 float sum -1 53.0828 1.23 2.43 0\n"
+      "1048576 262144 float sum -1 45.2429 23.18 45.63 0\n"
+      "1073741824 268435456 float sum -1 5408.71 198.52 390.84 0\n";
+  CHECK(parse_nccl_tests_log(text, "r64.log")[0].ranks == 64);
+  // Rows too slow for the ratio, and no device lines: nThread x nGpus is one process's count,
+  // not the job's (it was taken as 1 rank), so the log needs --ranks.
+  const std::string slow =
+      "# Collective test starting: all_reduce_perf\n"
+      "# nThread 1 nGpus 1 minBytes 8 maxBytes 16 step: 2(factor) warmup iters: 1 iters: 20\n"
+      "# Using devices\n"
+      "#       size         count      type   redop    root     time   algbw   busbw  #wrong\n"
+      "8 2 float sum -1 24.70 0.00 0.00 0\n"
+      "1024 256 float sum -1 25.10 0.04 0.08 0\n";
+  CHECK_THROWS_WITH_AS(parse_nccl_tests_log(slow, "tiny.log"),
+                       doctest::Contains("cannot tell the rank count"), InputError);
+  calibrate::ImportOptions o;
+  o.ranks = 16;
+  CHECK(parse_nccl_tests_log(slow, "tiny.log", o)[0].ranks == 16);
+}
+
 TEST_CASE("a file with no result rows is an error") {
   CHECK_THROWS_WITH_AS(parse_nccl_tests_log("hello\nworld\n", "empty.log"),
                        doctest::Contains("no nccl-tests result rows"), InputError);

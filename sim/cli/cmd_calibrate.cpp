@@ -156,6 +156,23 @@ void fit_imported(hw::DeviceProfile& p,
   }
 }
 
+// What a calibration writes, read back as megasim reads a profile: a fit or an import whose
+// figures the loader refuses (a bandwidth or efficiency below its floor, a size past its
+// bound) is refused here, before the output is written, instead of leaving a file (or
+// replacing a good one) that no later command can load.
+std::string loadable_text(const io::Json& doc, const std::string& output,
+                          const std::string& command) {
+  const std::string text = io::json_file_text(doc, 2);
+  const std::string origin = command + "'s profile";
+  try {
+    io::parse_device_profile(io::parse_json_text(text, origin), origin);
+  } catch (const InputError& e) {
+    throw InputError(
+        fmt::format("{}: nothing written, as megasim could not load it: {}", output, e.what()));
+  }
+  return text;
+}
+
 void run_import(const ImportOpts& o) {
   calibrate::ImportOptions options;
   if (!o.op.empty()) {
@@ -222,7 +239,7 @@ void run_import(const ImportOpts& o) {
   const io::Json fits = doc.value("collective_fits", io::Json::array());
   // The base profile's collective constants stay as they were, for the collective module.
   if (!base.collective.is_null()) doc["collective"] = base.collective;
-  files.set("-o", io::json_file_text(doc, 2));
+  files.set("-o", loadable_text(doc, o.output, "import-nccl-tests"));
   files.commit();
   if (files.to_stdout()) return;
   text += fmt::format("wrote {} (kind imported, {} collective rows)\n", o.output,
@@ -246,7 +263,7 @@ void run_fit(const FitOpts& o) {
   const auto lines = calibrate::refit_profile(p);
   io::Json doc = io::device_profile_to_json(p);
   if (!in.collective.is_null()) doc["collective"] = in.collective;
-  files.set("-o", io::json_file_text(doc, 2));
+  files.set("-o", loadable_text(doc, o.output, "calibrate fit"));
   files.commit();
   if (files.to_stdout()) return;
   std::string text;

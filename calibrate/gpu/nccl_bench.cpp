@@ -189,7 +189,10 @@ void measure_collectives(int devices, const NcclPlan& plan, const Budget& budget
             m.busbw = m.algbw * hw::bus_factor(op, devices);
             m.algorithm = algo;
             m.protocol = proto;
-            m.run = "megasim-calibrate-gpu" + (algo.empty() ? std::string() : " " + algo + "/" + proto);
+            // One run a collective (and forced algorithm): the scale fit takes a run as one
+            // shape, so the ops must not share an id.
+            m.run = "megasim-calibrate-gpu " + std::string(hw::to_string(op)) +
+                    (algo.empty() ? std::string() : " " + algo + "/" + proto);
             on_result(m);
           } catch (const GpuError& e) {
             on_error(std::string(hw::to_string(op)) + " " + std::to_string(bytes) + " B: " + e.what());

@@ -78,15 +78,26 @@ std::vector<hw::CollectiveScaleFit> fit_import_scales(const hw::DeviceProfile& p
   io::check_cluster_size(spec, ranks, "--cluster");
   const auto topology = std::make_shared<const net::Topology>(spec);
   const hw::CollectiveConstants constants = io::read_collective_constants(device_file);
-  std::vector<std::string> order;  // runs in table order
-  std::map<std::string, std::vector<hw::CollectiveMeasurement>> runs;
+  // Runs in table order, one per shape: a run id that holds several collectives or rank
+  // counts (a calibration's rows may share one) is fitted shape by shape, not as its first.
+  using Shape = std::tuple<std::string, hw::CollectiveOp, int, int, std::string, std::string>;
+  std::vector<Shape> order;
+  std::map<Shape, std::vector<hw::CollectiveMeasurement>> runs;
   for (const auto& m : profile.collective_table) {
-    if (runs.find(m.run) == runs.end()) order.push_back(m.run);
-    runs[m.run].push_back(m);
+    const Shape shape{m.run, m.op, m.ranks, m.nodes, m.algorithm, m.protocol};
+    if (runs.find(shape) == runs.end()) order.push_back(shape);
+    runs[shape].push_back(m);
   }
+  std::map<std::string, int> shapes_of_run;
+  for (const auto& shape : order) ++shapes_of_run[std::get<0>(shape)];
   std::vector<hw::CollectiveScaleFit> fits;
-  for (const auto& id : order) {
-    const hw::CollectiveMeasurement& first = runs[id].front();
+  for (const auto& shape : order) {
+    const hw::CollectiveMeasurement& first = runs[shape].front();
+    const std::string& run = std::get<0>(shape);
+    const std::string id =
+        shapes_of_run[run] == 1
+            ? run
+            : fmt::format("{} ({} on {} ranks)", run, hw::to_string(first.op), first.ranks);
     if (!priced_by_tuning_model(first.op)) {
       text += fmt::format("{}: {} is point-to-point, outside NCCL's tuning model: no scales "
                           "fitted\n", id, hw::to_string(first.op));
@@ -110,7 +121,7 @@ std::vector<hw::CollectiveScaleFit> fit_import_scales(const hw::DeviceProfile& p
     const std::string what = fmt::format("{} on cluster '{}'", id, spec.name);
     const auto model = plan::scaled_nccl_model(topology, constants, first.op, first.ranks,
                                                first.nodes, what, *algorithm, *protocol);
-    const auto rows = run_rows(runs[id]);
+    const auto rows = run_rows(runs[shape]);
     hw::CollectiveScaleFit f;
     try {
       f = calibrate::fit_collective_scale(rows, model, first.op, first.ranks, first.nodes);
@@ -120,15 +131,21 @@ std::vector<hw::CollectiveScaleFit> fit_import_scales(const hw::DeviceProfile& p
       text += fmt::format("{}: {}: no scales fitted\n", id, e.what());
       continue;
     }
-    f.run = id;
+    f.run = run;
     f.cluster = spec.name;
     const auto regimes = calibrate::describe_regimes(f, calibrate::regime_span(rows, model));
     text += fmt::format("{}: NCCL's model on {} fitted over {} rows, rms {:.1f} % in log time\n",
                         id, spec.name, f.rows, 100.0 * f.rms_log_residual);
     for (const auto& line : regimes) text += "  " + line + "\n";
-    json.push_back({{"run", id}, {"cluster", spec.name}, {"bandwidth_scale", f.bandwidth_scale},
-                    {"latency_offset_us", f.latency_offset_us}, {"rows", f.rows},
-                    {"rms_log_residual", f.rms_log_residual}, {"regimes", regimes}});
+    json.push_back({{"run", run},
+                    {"op", hw::to_string(first.op)},
+                    {"ranks", first.ranks},
+                    {"cluster", spec.name},
+                    {"bandwidth_scale", f.bandwidth_scale},
+                    {"latency_offset_us", f.latency_offset_us},
+                    {"rows", f.rows},
+                    {"rms_log_residual", f.rms_log_residual},
+                    {"regimes", regimes}});
     fits.push_back(f);
   }
   return fits;

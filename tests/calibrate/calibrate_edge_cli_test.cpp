@@ -1,5 +1,5 @@
 // `megasim calibrate` on edge cases of its inputs: a one-rank nccl-tests log, a profile whose
-// only measurements are board power.
+// only measurements are board power, one run id over two collectives.
 #include <doctest/doctest.h>
 
 #include <filesystem>
@@ -7,6 +7,7 @@
 #include <string>
 
 #include "cli/run_command.h"
+#include "hw/device_profile.h"
 #include "io/device_profile_loader.h"
 #include "io/json_reader.h"
 
@@ -78,4 +79,49 @@ TEST_CASE("calibrate fit takes a profile whose only table is board power") {
                              shell_quote(temp_file("power-only-fit.json").string()));
   CHECK(r.exit_code == 0);
   CHECK(r.out.find("GEMM 690 W") != std::string::npos);
+}
+
+TEST_CASE("one run id over two collectives is fitted collective by collective") {
+  // A calibration's all-gather and all-reduce rows under one id (megasim-calibrate-gpu gave
+  // every op the same until 2026-12-03): NCCL's model is fitted to each, not to the first.
+  const auto loaded = io::load_device_profile(fs::path(MEGASIM_SOURCE_DIR) /
+                                              "calibrate/profiles/h100-sxm5-80gb.json");
+  auto p = loaded.profile;
+  for (const auto op : {hw::CollectiveOp::kAllGather, hw::CollectiveOp::kAllReduce}) {
+    for (double size = 1024.0; size <= 1024.0 * 1024 * 1024; size *= 8.0) {
+      hw::CollectiveMeasurement m;
+      m.op = op;
+      m.ranks = 8;
+      m.nodes = 1;
+      m.size = Bytes(size);
+      m.time = Time::from_us(20.0) + Time::from_seconds(size * hw::bus_factor(op, 8) / 300e9);
+      m.algbw = BytesPerSec(size / m.time.to_seconds());
+      m.busbw = m.algbw * hw::bus_factor(op, 8);
+      m.run = "one-id";
+      p.collective_table.push_back(m);
+    }
+  }
+  const fs::path base = temp_file("one-id.json");
+  auto doc = io::device_profile_to_json(p);
+  doc["collective"] = loaded.collective;
+  std::ofstream(base) << io::json_file_text(doc, 1);
+  const fs::path log = temp_file("one-id-empty.log");
+  std::ofstream(log)
+      << "# Collective test starting: all_reduce_perf\n"
+         "# nThread 1 nGpus 1 minBytes 1024 maxBytes 4096 step: 4(factor) warmup iters: 5 "
+         "iters: 20\n#\n# Using devices\n"
+         "#  Rank  0 Group  0 Pid  1 on     node1 device  0 [0000:00:00] NVIDIA H100 80GB HBM3\n"
+         "#       size         count      type   redop    root     time   algbw   busbw  #wrong\n"
+         "        1024           256     float     sum      -1     5.00    0.20    0.00       0\n"
+         "        4096          1024     float     sum      -1     5.00    0.82    0.00       0\n";
+  const auto r =
+      run_megasim("calibrate import-nccl-tests " + shell_quote(log.string()) + " --device " +
+                  shell_quote(base.string()) + " --cluster dgx-h100-superpod-6144 --json -o " +
+                  shell_quote(temp_file("one-id-out.json").string()));
+  REQUIRE(r.exit_code == 0);
+  const auto j = io::parse_json_text(r.out, "stdout");
+  std::vector<std::string> ops;
+  for (const auto& s : j.at("scales"))
+    if (s.at("run") == "one-id") ops.push_back(s.value("op", std::string("?")));
+  CHECK(ops == std::vector<std::string>{"all_gather", "all_reduce"});
 }

@@ -125,3 +125,19 @@ TEST_CASE("one run id over two collectives is fitted collective by collective") 
     if (s.at("run") == "one-id") ops.push_back(s.value("op", std::string("?")));
   CHECK(ops == std::vector<std::string>{"all_gather", "all_reduce"});
 }
+
+TEST_CASE("a log imported into a profile that already holds it is refused, writing nothing") {
+  // Its rows stood twice in the table (the fit counted them twice) and its report named it as
+  // answered by itself.
+  const std::string log =
+      shell_quote(std::string(MEGASIM_SOURCE_DIR) + "/tests/data/nccl-tests/h100-2node-all_reduce.log");
+  const fs::path first = temp_file("held-once.json"), second = temp_file("held-twice.json");
+  REQUIRE(run_megasim("calibrate import-nccl-tests " + log + " --device h100-sxm5-80gb -o " +
+                      shell_quote(first.string()))
+              .exit_code == 0);
+  const auto r = run_megasim("calibrate import-nccl-tests " + log + " --device " +
+                             shell_quote(first.string()) + " -o " + shell_quote(second.string()));
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("already holds this run") != std::string::npos);
+  CHECK_FALSE(fs::exists(second));
+}

@@ -135,21 +135,6 @@ void check_logs_once(const std::vector<std::string>& logs) {
   }
 }
 
-// A run the --device profile already holds (the same log imported into it before): its rows
-// would stand twice in the table and its fit count them twice.
-void check_not_in_base(const calibrate::NcclTestsRun& run, const hw::DeviceProfile& base,
-                       const std::string& device) {
-  if (run.rows.empty()) return;
-  const std::string& id = run.rows.front().run;
-  const auto held = std::find_if(base.collective_table.begin(), base.collective_table.end(),
-                                 [&](const hw::CollectiveMeasurement& m) { return m.run == id; });
-  if (held == base.collective_table.end()) return;
-  throw InputError(fmt::format("{}: the --device profile '{}' already holds this run (its rows "
-                               "were imported from this log before); import into a profile "
-                               "without it, or leave the log out",
-                               id, device));
-}
-
 void fit_imported(hw::DeviceProfile& p,
                   const std::vector<std::pair<std::string, std::size_t>>& run_sizes,
                   const std::filesystem::path& base_file, const std::string& cluster,

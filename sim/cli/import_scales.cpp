@@ -35,6 +35,28 @@ std::vector<calibrate::ScaleFitRow> run_rows(const std::vector<hw::CollectiveMea
   return out;
 }
 
+// Runs in table order, one per shape: a run id that holds several collectives or rank counts
+// (a calibration's rows may share one) is fitted shape by shape, not as its first.
+using RunShape = std::tuple<std::string, hw::CollectiveOp, int, int, std::string, std::string>;
+struct RunShapes {
+  std::vector<RunShape> order;
+  std::map<RunShape, std::vector<hw::CollectiveMeasurement>> rows;
+  std::map<std::string, int> shapes_of_run;
+};
+
+RunShapes run_shapes(const std::vector<hw::CollectiveMeasurement>& table) {
+  RunShapes out;
+  for (const auto& m : table) {
+    const RunShape shape{m.run, m.op, m.ranks, m.nodes, m.algorithm, m.protocol};
+    if (out.rows.find(shape) == out.rows.end()) {
+      out.order.push_back(shape);
+      ++out.shapes_of_run[m.run];
+    }
+    out.rows[shape].push_back(m);
+  }
+  return out;
+}
+
 // A run's NCCL_ALGO / NCCL_PROTO label (`import-nccl-tests --algorithm/--protocol`), as NCCL
 // spells them in any case (Ring, Tree, NVLS, NVLSTree, PAT; LL, LL128, Simple): kAuto when the
 // run forced nothing, nullopt for a label megasim does not model (CollNet).
@@ -78,24 +100,14 @@ std::vector<hw::CollectiveScaleFit> fit_import_scales(const hw::DeviceProfile& p
   io::check_cluster_size(spec, ranks, "--cluster");
   const auto topology = std::make_shared<const net::Topology>(spec);
   const hw::CollectiveConstants constants = io::read_collective_constants(device_file);
-  // Runs in table order, one per shape: a run id that holds several collectives or rank
-  // counts (a calibration's rows may share one) is fitted shape by shape, not as its first.
-  using Shape = std::tuple<std::string, hw::CollectiveOp, int, int, std::string, std::string>;
-  std::vector<Shape> order;
-  std::map<Shape, std::vector<hw::CollectiveMeasurement>> runs;
-  for (const auto& m : profile.collective_table) {
-    const Shape shape{m.run, m.op, m.ranks, m.nodes, m.algorithm, m.protocol};
-    if (runs.find(shape) == runs.end()) order.push_back(shape);
-    runs[shape].push_back(m);
-  }
-  std::map<std::string, int> shapes_of_run;
-  for (const auto& shape : order) ++shapes_of_run[std::get<0>(shape)];
+  const RunShapes shapes = run_shapes(profile.collective_table);
+  const auto& [order, runs, shapes_of_run] = shapes;
   std::vector<hw::CollectiveScaleFit> fits;
   for (const auto& shape : order) {
-    const hw::CollectiveMeasurement& first = runs[shape].front();
+    const hw::CollectiveMeasurement& first = runs.at(shape).front();
     const std::string& run = std::get<0>(shape);
     const std::string id =
-        shapes_of_run[run] == 1
+        shapes_of_run.at(run) == 1
             ? run
             : fmt::format("{} ({} on {} ranks)", run, hw::to_string(first.op), first.ranks);
     if (!priced_by_tuning_model(first.op)) {
@@ -121,7 +133,7 @@ std::vector<hw::CollectiveScaleFit> fit_import_scales(const hw::DeviceProfile& p
     const std::string what = fmt::format("{} on cluster '{}'", id, spec.name);
     const auto model = plan::scaled_nccl_model(topology, constants, first.op, first.ranks,
                                                first.nodes, what, *algorithm, *protocol);
-    const auto rows = run_rows(runs[shape]);
+    const auto rows = run_rows(runs.at(shape));
     hw::CollectiveScaleFit f;
     try {
       f = calibrate::fit_collective_scale(rows, model, first.op, first.ranks, first.nodes);
@@ -220,6 +232,22 @@ void report_run(const std::string& log, const calibrate::NcclTestsRun& run, io::
           : "",
       run.op_option_ignored ? fmt::format(" (--op ignored: the log names its test, {})", run.test)
                             : "");
+}
+
+// A run the --device profile already holds (the same log imported into it before): its rows
+// would stand twice in the table and its fit count them twice.
+void check_not_in_base(const calibrate::NcclTestsRun& run, const hw::DeviceProfile& base,
+                       const std::string& device) {
+  if (run.rows.empty()) return;
+  const std::string& id = run.rows.front().run;
+  const auto held = std::find_if(base.collective_table.begin(), base.collective_table.end(),
+                                 [&](const hw::CollectiveMeasurement& m) { return m.run == id; });
+  if (held == base.collective_table.end()) return;
+  throw InputError(
+      fmt::format("{}: the --device profile '{}' already holds this run (its rows "
+                  "were imported from this log before); import into a profile "
+                  "without it, or leave the log out",
+                  id, device));
 }
 
 void report_overlaps(const std::vector<hw::CollectiveMeasurement>& table, std::size_t first_new,

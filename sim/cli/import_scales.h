@@ -40,6 +40,11 @@ void check_device_family(const std::string& log, const std::vector<std::string>&
 void report_overlaps(const std::vector<hw::CollectiveMeasurement>& table, std::size_t first_new,
                      io::Json& runs, std::string& text);
 
+// InputError when the --device profile (`base`, named `device`) already holds `run`: the same
+// log imported into it before.
+void check_not_in_base(const calibrate::NcclTestsRun& run, const hw::DeviceProfile& base,
+                       const std::string& device);
+
 // Appends `run`'s object to `runs` and its line to `text`.
 void report_run(const std::string& log, const calibrate::NcclTestsRun& run, io::Json& runs,
                 std::string& text);

@@ -135,7 +135,7 @@ void check_logs_once(const std::vector<std::string>& logs) {
   }
 }
 
-void fit_imported(hw::DeviceProfile& p,
+void fit_imported(hw::DeviceProfile& p, std::size_t first_new,
                   const std::vector<std::pair<std::string, std::size_t>>& run_sizes,
                   const std::filesystem::path& base_file, const std::string& cluster,
                   io::Json& runs, io::Json& scales, std::string& text) {
@@ -152,7 +152,7 @@ void fit_imported(hw::DeviceProfile& p,
     text += "no --cluster: NCCL's model not fitted to the logs (their measured tables answer "
             "for the shapes they hold; other shapes take the profile's constants)\n";
   } else {
-    p.collective_scales = fit_import_scales(p, base_file, cluster, text, scales);
+    p.collective_scales = fit_import_scales(p, first_new, base_file, cluster, text, scales);
   }
 }
 
@@ -235,7 +235,8 @@ void run_import(const ImportOpts& o) {
   for (const auto& d : devices) info.device_name += (info.device_name.empty() ? "" : "; ") + d;
   p.measurement = info;
   io::Json scales = io::Json::array();
-  fit_imported(p, run_sizes, base_file, o.cluster, runs, scales, text);
+  fit_imported(p, base.profile.collective_table.size(), run_sizes, base_file, o.cluster, runs,
+               scales, text);
   io::Json doc = io::device_profile_to_json(p);
   const io::Json fits = doc.value("collective_fits", io::Json::array());
   // The base profile's collective constants stay as they were, for the collective module.

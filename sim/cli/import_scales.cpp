@@ -91,18 +91,33 @@ bool priced_by_tuning_model(hw::CollectiveOp op) {
 }  // namespace
 
 std::vector<hw::CollectiveScaleFit> fit_import_scales(const hw::DeviceProfile& profile,
+                                                      std::size_t first_new,
                                                       const std::filesystem::path& device_file,
                                                       const std::string& cluster_ref,
                                                       std::string& text, io::Json& json) {
   const net::ClusterSpec spec = io::load_cluster_ref(cluster_ref);
+  // The imported rows, and the base profile's runs it holds no fit for (a measured profile's).
+  std::set<std::string> fitted;
+  for (const auto& f : profile.collective_scales) fitted.insert(f.run);
+  std::vector<hw::CollectiveMeasurement> imported;
+  for (std::size_t k = 0; k < profile.collective_table.size(); ++k) {
+    const auto& m = profile.collective_table[k];
+    if (k >= first_new || fitted.count(m.run) == 0) imported.push_back(m);
+  }
   std::int64_t ranks = 1;
-  for (const auto& m : profile.collective_table) ranks = std::max<std::int64_t>(ranks, m.ranks);
+  for (const auto& m : imported) ranks = std::max<std::int64_t>(ranks, m.ranks);
   io::check_cluster_size(spec, ranks, "--cluster");
   const auto topology = std::make_shared<const net::Topology>(spec);
   const hw::CollectiveConstants constants = io::read_collective_constants(device_file);
-  const RunShapes shapes = run_shapes(profile.collective_table);
+  const RunShapes shapes = run_shapes(imported);
   const auto& [order, runs, shapes_of_run] = shapes;
-  std::vector<hw::CollectiveScaleFit> fits;
+  // The --device profile's runs keep the fits it holds, made on the cluster they ran on.
+  std::vector<hw::CollectiveScaleFit> fits = profile.collective_scales;
+  if (!fits.empty()) {
+    text += fmt::format("kept the --device profile's {} scale fit(s) of its own runs, each on the "
+                        "cluster it names\n",
+                        fits.size());
+  }
   for (const auto& shape : order) {
     const hw::CollectiveMeasurement& first = runs.at(shape).front();
     const std::string& run = std::get<0>(shape);

@@ -15,12 +15,14 @@
 
 namespace megasim::cli {
 
-// One fit per run of `profile.collective_table` measured with NCCL's own choice, of an
-// operation NCCL's tuning model prices (not all-to-all or send/recv). `device_file`: the base
-// profile whose collective constants the model uses. Appends a report line per regime to
-// `text` and an object per run to `json`. InputError when a run's shape does not fit the
-// cluster.
+// One fit per imported run (the rows of `profile.collective_table` from `first_new` on, and
+// the base profile's runs it holds no fit for) measured with NCCL's own choice, of an operation
+// NCCL's tuning model prices (not all-to-all or send/recv), after the fits `profile` already
+// holds (kept: each was fitted on the cluster its run ran on). `device_file`: the base profile whose collective
+// constants the model uses. Appends a report line per regime to `text` and an object per new
+// fit to `json`. InputError when a run's shape does not fit the cluster.
 std::vector<hw::CollectiveScaleFit> fit_import_scales(const hw::DeviceProfile& profile,
+                                                      std::size_t first_new,
                                                       const std::filesystem::path& device_file,
                                                       const std::string& cluster_ref,
                                                       std::string& text, io::Json& json);

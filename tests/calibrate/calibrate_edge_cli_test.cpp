@@ -141,3 +141,30 @@ TEST_CASE("a log imported into a profile that already holds it is refused, writi
   CHECK(r.err.find("already holds this run") != std::string::npos);
   CHECK_FALSE(fs::exists(second));
 }
+
+TEST_CASE("a second import keeps the --device profile's scale fits on the cluster they ran on") {
+  // The H100 log fitted on its own cluster, then a log imported into that profile with another
+  // --cluster: the H100 run's fit stays as it was (it was refitted on the other fabric and
+  // relabelled with it).
+  const std::string data = std::string(MEGASIM_SOURCE_DIR) + "/tests/data/nccl-tests/";
+  const fs::path first = temp_file("kept-1.json"), second = temp_file("kept-2.json");
+  REQUIRE(run_megasim("calibrate import-nccl-tests " +
+                      shell_quote(data + "h100-2node-all_reduce.log") +
+                      " --device h100-sxm5-80gb --cluster dgx-h100-superpod-6144 -o " +
+                      shell_quote(first.string()))
+              .exit_code == 0);
+  const auto before = io::load_device_profile(first).profile.collective_scales;
+  REQUIRE(before.size() == 1);
+  const auto r = run_megasim("calibrate import-nccl-tests " +
+                             shell_quote(data + "h100-2node-ib-8B-16G-all_reduce.log") +
+                             " --device " + shell_quote(first.string()) +
+                             " --cluster dgx-h200-superpod-1024 -o " +
+                             shell_quote(second.string()));
+  REQUIRE(r.exit_code == 0);
+  const auto after = io::load_device_profile(second).profile.collective_scales;
+  REQUIRE(after.size() == 2);
+  CHECK(after[0].run == before[0].run);
+  CHECK(after[0].cluster == "dgx-h100-superpod-6144");
+  CHECK(after[0].bandwidth_scale == before[0].bandwidth_scale);
+  CHECK(after[1].cluster == "dgx-h200-superpod-1024");
+}

@@ -57,6 +57,20 @@ RunShapes run_shapes(const std::vector<hw::CollectiveMeasurement>& table) {
   return out;
 }
 
+// The imported rows (from `first_new` on), and the base profile's runs it holds no scale fit
+// for (a measured profile's).
+std::vector<hw::CollectiveMeasurement> rows_to_fit(const hw::DeviceProfile& profile,
+                                                   std::size_t first_new) {
+  std::set<std::string> fitted;
+  for (const auto& f : profile.collective_scales) fitted.insert(f.run);
+  std::vector<hw::CollectiveMeasurement> out;
+  for (std::size_t k = 0; k < profile.collective_table.size(); ++k) {
+    const auto& m = profile.collective_table[k];
+    if (k >= first_new || fitted.count(m.run) == 0) out.push_back(m);
+  }
+  return out;
+}
+
 // A run's NCCL_ALGO / NCCL_PROTO label (`import-nccl-tests --algorithm/--protocol`), as NCCL
 // spells them in any case (Ring, Tree, NVLS, NVLSTree, PAT; LL, LL128, Simple): kAuto when the
 // run forced nothing, nullopt for a label megasim does not model (CollNet).
@@ -96,14 +110,7 @@ std::vector<hw::CollectiveScaleFit> fit_import_scales(const hw::DeviceProfile& p
                                                       const std::string& cluster_ref,
                                                       std::string& text, io::Json& json) {
   const net::ClusterSpec spec = io::load_cluster_ref(cluster_ref);
-  // The imported rows, and the base profile's runs it holds no fit for (a measured profile's).
-  std::set<std::string> fitted;
-  for (const auto& f : profile.collective_scales) fitted.insert(f.run);
-  std::vector<hw::CollectiveMeasurement> imported;
-  for (std::size_t k = 0; k < profile.collective_table.size(); ++k) {
-    const auto& m = profile.collective_table[k];
-    if (k >= first_new || fitted.count(m.run) == 0) imported.push_back(m);
-  }
+  const std::vector<hw::CollectiveMeasurement> imported = rows_to_fit(profile, first_new);
   std::int64_t ranks = 1;
   for (const auto& m : imported) ranks = std::max<std::int64_t>(ranks, m.ranks);
   io::check_cluster_size(spec, ranks, "--cluster");

@@ -53,6 +53,9 @@ Json parse_json_file(const std::filesystem::path& file, FilesRead* read = nullpt
 // names what was expected in the message for a directory ("JSON", "nccl-tests log").
 std::string read_input_file(const std::filesystem::path& file, std::uintmax_t max_bytes,
                             const std::string& kind, FilesRead* read = nullptr);
+// InputError, naming `origin`, when a JSON text is nested deeper, holds more values or a
+// longer string than an input may (checked without parsing it; parse_json_text does it first).
+void check_json_text_shape(const std::string& text, const std::string& origin);
 // `origin` names the text in errors (a file name, or "--set plan.tp").
 Json parse_json_text(const std::string& text, const std::string& origin);
 

@@ -139,14 +139,7 @@ void check_input_kind(const Json& doc, InputKind expected, const std::string& or
   }
 }
 
-Json parse_json_text(const std::string& text, const std::string& origin) {
-  if (text.find_first_not_of(" \t\r\n") == std::string::npos) {
-    throw InputError(origin + ": empty input; expected a JSON document");
-  }
-  if (const auto at = first_binary_byte(text); at != std::string::npos) {
-    throw InputError(fmt::format("{}: not a JSON text file (binary byte 0x{:02x} at offset {})",
-                                 origin, static_cast<unsigned char>(text[at]), at));
-  }
+void check_json_text_shape(const std::string& text, const std::string& origin) {
   const TextShape shape = text_shape(text);
   if (shape.depth > kMaxJsonDepth) {
     throw InputError(fmt::format("{}: JSON nested deeper than {} levels", origin, kMaxJsonDepth));
@@ -163,6 +156,17 @@ Json parse_json_text(const std::string& text, const std::string& origin) {
                     "file may hold",
                     origin, shape.longest_string, kMaxJsonStringBytes));
   }
+}
+
+Json parse_json_text(const std::string& text, const std::string& origin) {
+  if (text.find_first_not_of(" \t\r\n") == std::string::npos) {
+    throw InputError(origin + ": empty input; expected a JSON document");
+  }
+  if (const auto at = first_binary_byte(text); at != std::string::npos) {
+    throw InputError(fmt::format("{}: not a JSON text file (binary byte 0x{:02x} at offset {})",
+                                 origin, static_cast<unsigned char>(text[at]), at));
+  }
+  check_json_text_shape(text, origin);
   std::optional<std::string> duplicate;  // json_duplicates.h
   Json doc;
   try {

@@ -227,6 +227,7 @@ void apply_override(Json& doc, const std::string& assignment) {
                           (text.find_first_of("{[\"") == 0 || text == "true" || text == "false" ||
                            text == "null" || text.find_first_of("-0123456789") == 0);
   if (looks_json) {
+    check_json_text_shape(text, "--set " + path);
     std::optional<std::string> duplicate;  // json_duplicates.h
     try {
       value = Json::parse(text, duplicate_key_finder(duplicate));

@@ -128,6 +128,12 @@ std::unique_ptr<PreparedSearch> prepare_search(const SearchCliOptions& o) {
     if (std::filesystem::is_directory(*o.results, ec)) {
       throw InputError("--results " + *o.results + ": is a directory");
     }
+    // Read before it is appended to: a device or a pipe (/dev/zero, a FIFO) would be read
+    // without end.
+    if (std::filesystem::exists(*o.results, ec) &&
+        !std::filesystem::is_regular_file(*o.results, ec)) {
+      throw InputError("--results " + *o.results + ": not a regular file");
+    }
     // The binary too: figures another build of megasim (another model) wrote are not reused.
     std::vector<std::filesystem::path> fingerprinted = read.files();
     const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);

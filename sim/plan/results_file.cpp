@@ -205,7 +205,12 @@ FigureMap read_results(const std::filesystem::path& path, std::uint64_t fingerpr
 
 ResultsFile::ResultsFile(const std::filesystem::path& path, std::uint64_t fingerprint)
     : path_(path), fingerprint_(fingerprint) {
-  fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0644);
+  if (fd_ >= 0) {
+    created_ = true;
+  } else if (errno == EEXIST) {
+    fd_ = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
+  }
   if (fd_ < 0) {
     throw InputError(fmt::format("--results {}: {}", path.string(), std::strerror(errno)));
   }
@@ -222,6 +227,7 @@ ResultsFile::ResultsFile(const std::filesystem::path& path, std::uint64_t finger
 
 ResultsFile::~ResultsFile() {
   if (fd_ >= 0) ::close(fd_);
+  if (created_ && !written_) ::unlink(path_.c_str());
 }
 
 void ResultsFile::append(const Candidate& c, const StepFigures& f) {
@@ -242,6 +248,7 @@ void ResultsFile::append(const Candidate& c, const StepFigures& f) {
     throw InputError(fmt::format("--results {}: write failed: {}", path_.string(),
                                  n < 0 ? std::strerror(errno) : "short write"));
   }
+  written_ = true;
 }
 
 }  // namespace megasim::plan

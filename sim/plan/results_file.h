@@ -36,6 +36,8 @@ FigureMap read_results(const std::filesystem::path& path, std::uint64_t fingerpr
 
 class ResultsFile {
  public:
+  // Opens (creates) the file to append to; a file it created and wrote nothing to (a search
+  // with no feasible plan, or one that failed) is removed again when it is destroyed.
   ResultsFile(const std::filesystem::path& path, std::uint64_t fingerprint);
   ~ResultsFile();
   ResultsFile(const ResultsFile&) = delete;
@@ -47,6 +49,8 @@ class ResultsFile {
   std::filesystem::path path_;
   std::uint64_t fingerprint_;
   int fd_ = -1;
+  bool created_ = false;  // the file did not exist before: removed again if nothing was written
+  bool written_ = false;
 };
 
 }  // namespace megasim::plan

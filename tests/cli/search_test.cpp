@@ -119,6 +119,16 @@ TEST_CASE("cli: search refuses bad input with exit 2 and names it") {
   CHECK(results.err.find("an input of this search") != std::string::npos);
   CHECK(read_all(kScenario) == before);
   CHECK(missing.out.empty());
+  // A device is refused before it is read (/dev/zero was read without end, to 11.8 GB); a
+  // search that finds no plan leaves no results file it created (it left an empty one).
+  const auto device = run_megasim("search " + kScenario + " --results /dev/zero");
+  CHECK(device.exit_code == 2);
+  CHECK(device.err.find("--results /dev/zero: not a regular file") != std::string::npos);
+  const fs::path none = temp_file("no-plan.jsonl");
+  const auto infeasible =
+      run_megasim("search " + kScenario + " --fix tp=3 --results " + shell_quote(none.string()));
+  CHECK(infeasible.exit_code == 2);
+  CHECK_FALSE(fs::exists(none));
 }
 
 TEST_CASE("cli: a search stopped half-way and resumed from --results prints what one run does") {

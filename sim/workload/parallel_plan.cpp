@@ -1,5 +1,6 @@
 #include "workload/parallel_plan.h"
 
+#include <cstdint>
 #include <numeric>
 #include <string_view>
 #include <utility>
@@ -57,7 +58,9 @@ void validate_layer_split(const ModelSpec& m, const ParallelPlan& p) {
                             "in model order",
                             p.layer_split.size(), p.pp, p.vpp, p.pp * p.vpp));
     }
-    const int sum = std::accumulate(p.layer_split.begin(), p.layer_split.end(), 0);
+    // In 64 bits: 65,536 entries of 65,536 and one of 96 summed to 96 in an int.
+    const std::int64_t sum =
+        std::accumulate(p.layer_split.begin(), p.layer_split.end(), std::int64_t{0});
     if (sum != m.layers) {
       plan_error(m, "plan.layer_split",
                  fmt::format("layer_split sums to {} layers but the model has {}", sum, m.layers));

@@ -69,6 +69,9 @@ TEST_CASE("plan: every invalid plan in the table gets its own error naming the n
   cp_odd.cp = 3;  // 2·cp = 6 chunks do not divide seq 2048
   ParallelPlan small_group = plan(1, 4, 2, 1, 1, 8);
   small_group.microbatch_group = 2;  // under pp 4, and not all 8 micro-batches
+  ParallelPlan split_wrap = plan(1, 65537, 1, 1, 1, 65537);
+  split_wrap.layer_split.assign(65536, 65536);  // 2^32 layers, and 96 more
+  split_wrap.layer_split.push_back(96);
   ParallelPlan split_vpp = plan(1, 2, 2, 1, 1, 8);
   split_vpp.layer_split = {48, 48};
 
@@ -86,6 +89,8 @@ TEST_CASE("plan: every invalid plan in the table gets its own error naming the n
        "plan.vpp: layers 96 do not divide into pp × vpp = 8 × 5 = 40"},
       {"layer_split sum", base, split_sum,
        "plan.layer_split: layer_split sums to 90 layers but the model has 96"},
+      {"layer_split sum past 2^32", base, split_wrap,
+       "plan.layer_split: layer_split sums to 4294967392 layers but the model has 96"},
       {"layer_split length", base, split_len,
        "plan.layer_split: layer_split has 1 entries but pp = 2"},
       {"layer_split empty stage", base, split_zero, "plan.layer_split[1]: layer_split[1] = 0"},

@@ -71,7 +71,8 @@ std::vector<double> parse_sizes(const std::string& spec, double factor) {
   const double lo = parse_size(spec.substr(0, colon));
   const double hi = colon == std::string::npos ? lo : parse_size(spec.substr(colon + 1));
   if (hi < lo) throw InputError("--bytes: the largest size " + spec.substr(colon + 1) + " is below the smallest");
-  if (!(factor > 1.0)) throw InputError("--step-factor must be above 1, found " + std::to_string(factor));
+  if (!(factor > 1.0))
+    throw InputError(fmt::format("--step-factor must be above 1, found {}", factor));
   // As nccl-tests steps: multiply, and drop a size that rounds to the one before. A factor so
   // near 1 that the steps would number past kMaxSteps is refused before stepping.
   constexpr std::size_t kMaxSizes = 200;
@@ -79,7 +80,7 @@ std::vector<double> parse_sizes(const std::string& spec, double factor) {
   const double steps = std::log(hi / lo) / std::log(factor);
   if (steps > kMaxSteps) {
     throw InputError(
-        fmt::format("--step-factor {:g}: {:.3g} steps from {:g} to {:g} bytes, more "
+        fmt::format("--step-factor {}: {:.3g} steps from {:g} to {:g} bytes, more "
                     "than {:g}; give a larger factor",
                     factor, steps, lo, hi, kMaxSteps));
   }
@@ -89,7 +90,7 @@ std::vector<double> parse_sizes(const std::string& spec, double factor) {
     if (!sizes.empty() && b == sizes.back()) continue;
     if (sizes.size() == kMaxSizes) {
       throw InputError(
-          fmt::format("--bytes {} with --step-factor {:g}: more than {} sizes; raise "
+          fmt::format("--bytes {} with --step-factor {}: more than {} sizes; raise "
                       "the factor or narrow the range",
                       spec, factor, kMaxSizes));
     }

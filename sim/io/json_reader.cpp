@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdlib>
 
 #include <fmt/format.h>
 
@@ -20,7 +21,28 @@ std::string join(const std::vector<std::string>& items) {
   return out;
 }
 
+// `v` to six significant digits, or to as many more as it takes for the printed number to
+// keep what the message says of it (`keeps`: outside the range, not an integer): 3.0000001
+// against [1, 3] printed as 3, and 6144.0001 as "expected an integer, found 6144".
+template <typename Keeps>
+std::string format_number(double v, Keeps keeps) {
+  for (int digits = 6; digits <= 17; ++digits) {
+    const std::string text = fmt::format("{:.{}g}", v, digits);
+    const double back = std::strtod(text.c_str(), nullptr);
+    if (back == v || keeps(back)) return text;
+  }
+  return fmt::format("{}", v);
+}
+
 std::string format_number(double v) { return fmt::format("{:g}", v); }
+
+std::string format_outside(double v, double lo, double hi) {
+  return format_number(v, [&](double b) { return !(b >= lo && b <= hi); });
+}
+
+std::string format_fraction(double v) {
+  return format_number(v, [](double b) { return b != std::floor(b); });
+}
 
 // `word` is `key` with another case or a suffix ("TP", "tp_size", "tp-degree"): a guess safe
 // enough to name a missing required key after, unlike an edit distance ("pp" is near "tp").
@@ -156,10 +178,11 @@ std::optional<std::int64_t> JsonReader::optional_integer(const std::string& key,
   }
   d = v->get<double>();
   if (d != std::floor(d))
-    fail_value(key, fmt::format("expected an integer, found {}", format_number(d)));
+    fail_value(key, fmt::format("expected an integer, found {}", format_fraction(d)));
   if (d < static_cast<double>(lo) || d > static_cast<double>(hi)) {
     fail_value(key, fmt::format("{} is out of range; expected an integer in [{}, {}]",
-                                format_number(d), lo, hi));
+                                format_outside(d, static_cast<double>(lo), static_cast<double>(hi)),
+                                lo, hi));
   }
   return static_cast<std::int64_t>(d);
 }
@@ -184,7 +207,7 @@ std::optional<double> JsonReader::optional_number(const std::string& key, double
   const double d = v->get<double>();
   if (!std::isfinite(d) || d < lo || d > hi) {
     fail_value(key, fmt::format("{} is out of range; expected a number in [{}, {}]",
-                                format_number(d), format_number(lo), format_number(hi)));
+                                format_outside(d, lo, hi), format_number(lo), format_number(hi)));
   }
   return d;
 }
@@ -276,7 +299,9 @@ std::vector<std::int64_t> JsonReader::integer_array(const std::string& key, std:
     const double d = e.get<double>();
     if (d < static_cast<double>(lo) || d > static_cast<double>(hi)) {
       fail_value(
-          key, fmt::format("element {}: {} is out of range [{}, {}]", i, format_number(d), lo, hi));
+          key,
+          fmt::format("element {}: {} is out of range [{}, {}]", i,
+                      format_outside(d, static_cast<double>(lo), static_cast<double>(hi)), lo, hi));
     }
     out.push_back(static_cast<std::int64_t>(d));
   }

@@ -158,6 +158,14 @@ std::vector<step::SystemOptions> systems(const step::SystemOptions& base, const 
       for (const bool v : values) {
         step::SystemOptions x = s;
         x.*step::kSwitches[index].field = v;
+        // As simulate refuses it: a window switched on needs its size (the plans were labelled
+        // with it and ran without it).
+        if (x.sliding_window && x.attention_window <= 0) {
+          throw InputError(fmt::format(
+              "--fix/--vary optimizations.{}: switches the sliding window on, but neither "
+              "optimizations.attention_window nor the model gives a window size",
+              step::kSwitches[index].key));
+        }
         next.push_back(x);
       }
     }

@@ -101,6 +101,8 @@ TEST_CASE("cli: search refuses bad input with exit 2 and names it") {
        "--fix/--vary sequence_parallel: the axis is "
        "restricted twice"},
       {" --max-events 0", "--max-events: must be above 0, found 0"},
+      {" --fix optimizations.sliding_window=true",
+       "optimizations.sliding_window: switches the sliding window on, but neither"},
       {" --objective time-to-train", "run.tokens"},
       {" --objective cost --set run.tokens=1e9 --set power.usd_per_gpu_hour=0",
        "power.usd_per_gpu_hour above 0"},

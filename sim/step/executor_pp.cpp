@@ -33,6 +33,9 @@ bool Executor::next_pass(int i) {
   // A forward pass needs its chunk's parameters: all of them, or with bucketed overlap the
   // first bucket (the pass then waits for the rest as it goes, start_pass).
   if (p.pass == Pass::kForward && !u.dp.ag_done[p.chunk] && u.dp.ag_buckets_done[p.chunk] == 0) {
+    // The input is here: what the stage waited for it ends now (bubble, then PP), and the
+    // wait for the parameters starts (DP); it was all counted as PP when they came.
+    if (u.compute.waiting == Wait::kProducer) end_wait(u, producer_finish);
     begin_wait(u, Wait::kAllGather);
     return true;
   }

@@ -276,3 +276,31 @@ TEST_CASE("executor: a rank's slowdown lands on the stage and replica its RankIn
   cfg.rank_slowdown[ranks.linear(0, 1, 0)] = 2.0;
   CHECK(execute_step(s, uniform(p, 1), cfg).step_time == us(100));
 }
+
+TEST_CASE("executor: waiting for a chunk's parameters after its input came is DP time, not PP") {
+  // Interleaved, p = 2, v = 2, m = 2, F = 5 and B = 10 us a chunk, sends of 1 us, each chunk's
+  // parameter all-gather 50 us (one bucket, overlapped). Stage 0 runs chunk 0's forwards,
+  // then waits for chunk 1's first input from stage 1; when it comes, chunk 1's all-gather is
+  // still running. The input's own wait is bubble and 1 us sends: a few us of PP; the rest,
+  // until the parameters come, DP (it was counted as PP: 41 us of PP, 50 of DP).
+  auto s = build_schedule(Schedule::kInterleaved, 2, 2, 2);
+  auto costs = uniform(2, 2);
+  for (auto& c : costs) {
+    c.pp_activation = us(1);
+    c.pp_gradient = us(1);
+    c.dp_all_gather.assign(2, us(50));
+    c.dp_buckets.assign(2, 1);
+  }
+  ExecutorConfig cfg;
+  cfg.pp_overlap = true;
+  cfg.dp_overlap = true;
+  cfg.dp = 3;
+  const auto r = execute_step(s, costs, cfg);
+  const auto& b = r.stages[0];
+  INFO("pp ", b.pp_exposed.to_us(), " us, dp ", b.dp_exposed.to_us(), " us");
+  CHECK(b.pp_exposed <= us(3));
+  CHECK(b.dp_exposed >= us(70));
+  CHECK(b.compute + b.bubble + b.pp_exposed + b.dp_exposed + b.tp_exposed + b.optimizer +
+            b.data_loading + b.slowest_gpu ==
+        b.end);
+}

@@ -58,7 +58,9 @@ std::vector<std::vector<PassId>> zero_bubble_h1(int pp, int m) {
   std::vector<std::vector<std::vector<long>>> done(
       pp, std::vector<std::vector<long>>(3, std::vector<long>(m, -1)));
   std::vector<std::size_t> next(pp, 0);
-  std::vector<int> next_w(pp, 0), forwarded(pp, 0);
+  // B passes run in micro-batch order: `backwarded` counts them (recounting each time made
+  // the build quadratic in m, 4 s at m = 32,768).
+  std::vector<int> next_w(pp, 0), forwarded(pp, 0), backwarded(pp, 0);
   std::vector<long> free_at(pp, 0);
   const auto producer_finish = [&](int s, const PassId& p) -> long {
     if (p.pass == Pass::kForward) return s == 0 ? 0 : done[s - 1][0][p.micro_batch];
@@ -68,6 +70,7 @@ std::vector<std::vector<PassId>> zero_bubble_h1(int pp, int m) {
     order[s].push_back(p);
     free_at[s] += 1;
     done[s][static_cast<int>(p.pass)][p.micro_batch] = free_at[s];
+    if (p.pass == Pass::kBackward) ++backwarded[s];
   };
   for (;;) {
     int s = -1;
@@ -80,9 +83,7 @@ std::vector<std::vector<PassId>> zero_bubble_h1(int pp, int m) {
     if (next[s] < fb[s].size()) {
       const PassId& p = fb[s][next[s]];
       const long ready = producer_finish(s, p);
-      int backwarded = 0;
-      while (backwarded < m && done[s][1][backwarded] >= 0) ++backwarded;
-      const bool memory_full = backwarded - next_w[s] > s;
+      const bool memory_full = backwarded[s] - next_w[s] > s;
       if (ready >= 0 && ready <= free_at[s] && !(memory_full && w_pending)) {
         if (p.pass == Pass::kForward) ++forwarded[s];
         run(s, p);

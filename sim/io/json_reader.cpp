@@ -146,7 +146,15 @@ const Json& JsonReader::at(const std::string& key) {
             fmt::format("{}: {}: unknown key; did you mean '{}'?", file_, path_of(given), key));
       }
     }
-    fail(key, "missing required key");
+    // A given key near it ("global_bacth") is named as a likely misspelling: only named, as a
+    // short key's neighbour may be another key read later ("pp" beside a missing "tp").
+    std::vector<std::string> unread;
+    for (const auto& [given, unused] : value_.items()) {
+      if (std::find(known_.begin(), known_.end(), given) == known_.end()) unread.push_back(given);
+    }
+    const std::string near = key.size() >= 4 ? closest_match(key, unread) : std::string();
+    fail(key, near.empty() ? "missing required key"
+                           : fmt::format("missing required key (is '{}' it, misspelt?)", near));
   }
   return *v;
 }

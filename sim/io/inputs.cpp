@@ -75,6 +75,13 @@ void check_plan_against_cluster(const Inputs& in) {
                                  s.file.string(), p.tp, p.cp, p.pp, p.dp, p.gpus(), in.cluster.name,
                                  in.cluster.gpus));
   }
+  if (s.placement == "spread" && p.gpus() % in.cluster.node.gpus != 0) {
+    throw InputError(fmt::format(
+        "{}: placement: 'spread' puts the job on whole servers, but "
+        "tp × cp × pp × dp = {} × {} × {} × {} = {} GPUs is not a "
+        "multiple of the {} GPUs a server of cluster '{}' holds",
+        s.file.string(), p.tp, p.cp, p.pp, p.dp, p.gpus(), in.cluster.node.gpus, in.cluster.name));
+  }
   const std::int64_t limit = cluster_gpu_limit(p.gpus());
   if (in.cluster.gpus > limit) {
     throw InputError(fmt::format(

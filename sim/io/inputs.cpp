@@ -252,6 +252,14 @@ Inputs load_inputs(const Scenario& s, const InputOptions& o, FilesRead* read) {
   if (have_device) clashes.check([&] { check_fp8(in); });
   if (have_device && have_system) clashes.check([&] { check_tp_decomposition(in); });
   // The run level's power preset comes from the device: without a device there is none to name.
+  if (o.trials && !s.run.tokens) {
+    clashes.check([&] {
+      throw InputError(
+          fmt::format("--trials {}: {} sets no run.tokens, so there is no run to "
+                      "draw trials of (set run.tokens, or drop --trials)",
+                      *o.trials, s.file.string()));
+    });
+  }
   if (have_device && o.run_level && s.run.tokens) {
     clashes.check([&] { read_run_level(o, in, read); });
   } else if (s.power.preset) {

@@ -309,8 +309,16 @@ void run_measure(const MeasureOpts& o) {
                                                    "megasim calibrate --scenario " + o.scenario),
                            1);
   }
-  // The tool writes the file; its target is checked here like any other output's.
-  io::OutputFiles({}, &read).add("-o", o.output);
+  // The tool writes the file; its target is checked here like any other output's, and so is
+  // the shapes file written beside it (it replaced the scenario it came from when the
+  // scenario was named like it).
+  io::OutputFiles targets({}, &read);
+  targets.add("-o", o.output);
+  if (!shapes_doc.empty()) {
+    shapes_file = o.output + ".shapes.json";
+    targets.add("-o (its .shapes.json)", shapes_file);
+    targets.set("-o (its .shapes.json)", shapes_doc);
+  }
   // Without NVIDIA's kernel driver CUDA can only say that the "driver version is
   // insufficient"; say what is missing, and what works without a GPU.
   const std::string without_gpu =
@@ -331,11 +339,8 @@ void run_measure(const MeasureOpts& o) {
         "power) with -DMEGASIM_CUDA=ON and build the target megasim-calibrate-gpu. " +
         without_gpu);
   }
-  if (!shapes_doc.empty()) {
-    // Beside the output, so that a --resume of the same calibration finds it again.
-    shapes_file = o.output + ".shapes.json";
-    io::write_file_atomically(shapes_file, shapes_doc);
-  }
+  // The shapes beside the output, so that a --resume of the same calibration finds them.
+  targets.commit();
   std::vector<std::string> args = {tool, "-o", o.output};
   if (!o.device.empty()) args.insert(args.end(), {"--device", o.device});
   if (!o.name.empty()) args.insert(args.end(), {"--name", o.name});

@@ -168,3 +168,17 @@ TEST_CASE("a second import keeps the --device profile's scale fits on the cluste
   CHECK(after[0].bandwidth_scale == before[0].bandwidth_scale);
   CHECK(after[1].cluster == "dgx-h200-superpod-1024");
 }
+
+TEST_CASE("calibrate -o X --scenario X.shapes.json is refused before it measures anything") {
+  // The shapes file beside the output would replace the scenario they came from (it was
+  // written without the check every other output has).
+  const fs::path scenario = temp_file("cal.shapes.json");
+  fs::copy_file(fs::path(MEGASIM_SOURCE_DIR) / "scenarios/validation/sc21-t1-1.7b.json", scenario,
+                fs::copy_options::overwrite_existing);
+  const std::string before = io::json_file_text(io::parse_json_file(scenario), 1);
+  const auto r = run_megasim("calibrate -o " + shell_quote(temp_file("cal").string()) +
+                             " --scenario " + shell_quote(scenario.string()));
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("-o (its .shapes.json) would overwrite it") != std::string::npos);
+  CHECK(io::json_file_text(io::parse_json_file(scenario), 1) == before);
+}

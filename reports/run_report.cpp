@@ -168,12 +168,13 @@ void append_outcomes(std::string& o, const RunResult& r) {
   }
   o += fmt::format("  wall-clock     p10 {:.2f} / p50 {:.2f} / p90 {:.2f} days\n", r.days.p10,
                    r.days.p50, r.days.p90);
+  // The mean beside the deciles, named so (a skewed draw's mean can lie outside them).
   o += fmt::format(
-      "  goodput        {:.1f}% (p10 {:.1f}%, p90 {:.1f}%) effective training time "
+      "  goodput        mean {:.1f}% (p10 {:.1f}%, p90 {:.1f}%) effective training time "
       "(training steps / wall)\n",
       100.0 * r.goodput.mean, 100.0 * r.goodput.p10, 100.0 * r.goodput.p90);
   o += fmt::format(
-      "  restarts       {:.0f} (p10 {:.0f}, p90 {:.0f}); {:.2f} failures/day, MTBF {}\n",
+      "  restarts       mean {:.1f} (p10 {:.0f}, p90 {:.0f}); {:.2f} failures/day, MTBF {}\n",
       r.restarts.mean, r.restarts.p10, r.restarts.p90, r.failures_per_day, mtbf);
 }
 
@@ -184,21 +185,25 @@ std::string to_text(const RunResult& r, const StepProfile& step, const PowerInpu
   std::string o;
   o += fmt::format("run ({} trial{}, reliability preset {})\n", r.trials, r.trials == 1 ? "" : "s",
                    model.name);
+  const bool evaluating = step.evaluation_interval_steps > 0 && step.evaluation > Time::zero();
   o += fmt::format("  steps          {} at {:.3f} s; failure-free {:.2f} days{}\n", r.steps,
                    r.step_time.to_seconds(), r.failure_free.to_days(),
-                   step.evaluation_interval_steps > 0 ? " with the evaluations" : "");
-  if (step.evaluation_interval_steps > 0) {
+                   evaluating ? " with the evaluations" : "");
+  if (evaluating) {
     o += fmt::format("  evaluation     {:.1f} s every {} steps; {:.1f} h in all, {:.1f}% of the failure-free time\n",
                      step.evaluation.to_seconds(), step.evaluation_interval_steps,
                      r.evaluation.to_hours(), 100.0 * r.evaluation.to_seconds() / r.failure_free.to_seconds());
   }
   // Evicted stragglers cost spare nodes, not step time.
   const bool slowing = r.straggler_slowed_share > 0.0;
-  o += fmt::format("  running MFU    {:.1f}%: the step's {:.1f}% times the {:.1f}% of the running time spent in steps "
-                   "({} take the rest)\n",
-                   100.0 * step.mfu * r.step_share, 100.0 * step.mfu, 100.0 * r.step_share,
-                   slowing ? "evaluation, checkpoint stalls and stragglers"
-                           : "evaluation and checkpoint stalls");
+  o += fmt::format(
+      "  running MFU    {:.1f}%: the step's {:.1f}% times the {:.1f}% of the running time spent in "
+      "steps "
+      "({} take the rest)\n",
+      100.0 * step.mfu * r.step_share, 100.0 * step.mfu, 100.0 * r.step_share,
+      evaluating ? (slowing ? "evaluation, checkpoint stalls and stragglers"
+                            : "evaluation and checkpoint stalls")
+                 : (slowing ? "checkpoint stalls and stragglers" : "checkpoint stalls"));
   append_outcomes(o, r);
   o += fmt::format("  per restart    {:.1f} min (comm init {:.0f} s)\n", minutes(r.recovery),
                    model.comm_init.at(step.gpus).to_seconds());

@@ -56,7 +56,10 @@ TEST_CASE("report: run and power sections carry the result") {
   // Failure: 16 × (400 − 60) W = 5.44 kW drop.
   CHECK(j.at("power").at("failure_drop_mw").get<double>() == doctest::Approx(0.00544).scale(0));
   const std::string text = to_text(r, step, power, m);
-  CHECK(text.find("goodput        100.0%") != std::string::npos);
+  CHECK(text.find("goodput        mean 100.0%") != std::string::npos);
+  CHECK(text.find("restarts       mean 0.0 (p10 0, p90 0)") != std::string::npos);
+  // No evaluation: none is named among what takes the running time.
+  CHECK(text.find("(checkpoint stalls take the rest)") != std::string::npos);
   CHECK(text.find("power (preset p") != std::string::npos);
 }
 

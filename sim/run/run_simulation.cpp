@@ -374,7 +374,11 @@ RunResult simulate_run(const StepProfile& step, const RunSpec& spec, const Relia
   r.failures_per_day = rate * 24.0;
   r.mtbf = rate > 0.0 ? Time::from_hours(1.0 / rate) : Time::max();
   r.recovery = expected_pool(model, step).mean_recovery_time(step);
-  r.checkpoint_interval = model.checkpoint_interval;
+  // The interval as trials take it, a whole number of steps (0.1 min asked of 19 s steps runs
+  // one step apart, and was printed as asked).
+  const std::int64_t every = interval_in_steps(model.checkpoint_interval, step.step_time);
+  r.checkpoint_interval =
+      every > 0 ? step.step_time * static_cast<double>(every) : model.checkpoint_interval;
   r.checkpoint_cost = model.blocking_checkpoint_time(step.checkpoint_size);
   if (rate > 0.0) {
     r.young = young_interval(r.checkpoint_cost, r.mtbf);

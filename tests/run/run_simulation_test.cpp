@@ -414,3 +414,19 @@ TEST_CASE("run: evaluations every N steps lengthen the run and lower the running
     CHECK_THROWS_AS(simulate_trial(step, 2500.0, m, Time::max(), 1), std::invalid_argument);
   }
 }
+
+TEST_CASE("run: the checkpoint interval reported is the whole steps the trials take") {
+  // Steps of 1 h: 6 min asked runs a checkpoint every step, 150 min every 3 steps (2.5 rounds
+  // to 3 h as the trials take it); the report gave the asked-for interval.
+  StepProfile step = uniform_step(Time::from_hours(1), 1000.0, 8, 8, 0, Activity::kGemm);
+  ReliabilityModel m = no_failures_model();
+  m.checkpoint_stall = Time::from_minutes(1);
+  RunSpec spec;
+  spec.tokens = 10 * 1000.0;
+  spec.trials = 1;
+  spec.sweep_checkpoint_interval = false;
+  m.checkpoint_interval = Time::from_minutes(6);
+  CHECK(simulate_run(step, spec, m, flat_power()).checkpoint_interval == Time::from_hours(1));
+  m.checkpoint_interval = Time::from_minutes(150);
+  CHECK(simulate_run(step, spec, m, flat_power()).checkpoint_interval == Time::from_hours(3));
+}

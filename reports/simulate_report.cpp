@@ -162,8 +162,9 @@ std::string step_text(const plan::Evaluation& e) {
   s += fmt::format("  TFLOP/s per GPU      {:.1f} model, {:.1f} hardware\n",
                    p.tflops_per_gpu_model, p.tflops_per_gpu_hw);
   if (tokens) {
-    s += fmt::format("  days                 {:.2f} for {:.3g} tokens (failure-free)\n",
-                     *tokens / p.tokens_per_s / 86400.0, *tokens);
+    s += fmt::format(
+        "  days                 {:.2f} for {:.3g} tokens (the steps alone, at the tokens/s)\n",
+        *tokens / p.tokens_per_s / 86400.0, *tokens);
   }
   const auto& b = p.breakdown;
   s += fmt::format("\nbreakdown of stage {} (s)\n", p.critical_stage);

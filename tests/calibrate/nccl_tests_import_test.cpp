@@ -335,6 +335,18 @@ TEST_CASE("without device lines the rank count comes from the least rounded rati
   CHECK(parse_nccl_tests_log(slow, "tiny.log", o)[0].ranks == 16);
 }
 
+TEST_CASE("a column header megasim cannot read is an error, not a run dropped") {
+  // 'bus_bw' for 'busbw': the run's rows were left unread and the run dropped silently.
+  const std::string text =
+      "# Collective test starting: all_reduce_perf\n"
+      "# nThread 1 nGpus 1 minBytes 8 maxBytes 16 step: 2(factor) warmup iters: 1 iters: 20\n"
+      "#       size         count      type   redop    root     time   algbw   bus_bw  #wrong\n"
+      "1048576 262144 float sum -1 45.2429 23.18 45.63 0\n";
+  CHECK_THROWS_WITH_AS(parse_nccl_tests_log(text, "renamed.log"),
+                       doctest::Contains("renamed.log:3: a column header megasim cannot read"),
+                       InputError);
+}
+
 TEST_CASE("a file with no result rows is an error") {
   CHECK_THROWS_WITH_AS(parse_nccl_tests_log("hello\nworld\n", "empty.log"),
                        doctest::Contains("no nccl-tests result rows"), InputError);

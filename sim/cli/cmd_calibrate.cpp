@@ -229,11 +229,7 @@ void run_import(const ImportOpts& o) {
                for (const auto& l : o.logs) s += (s.empty() ? "" : ", ") + l;
                return s;
              }() + ".";
-  hw::MeasurementInfo info;
-  info.date = io::measurement_date_now();
-  info.tool = "megasim calibrate import-nccl-tests";
-  for (const auto& d : devices) info.device_name += (info.device_name.empty() ? "" : "; ") + d;
-  p.measurement = info;
+  p.measurement = import_measurement(base.profile.measurement, devices);
   io::Json scales = io::Json::array();
   fit_imported(p, base.profile.collective_table.size(), run_sizes, base_file, o.cluster, runs,
                scales, text);

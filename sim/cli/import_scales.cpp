@@ -17,6 +17,7 @@
 #include "engine/error.h"
 #include "io/cluster_loader.h"
 #include "io/collective_constants_reader.h"
+#include "io/device_profile_loader.h"
 #include "net/topology.h"
 #include "plan/collective_calibration.h"
 
@@ -270,6 +271,27 @@ void check_not_in_base(const calibrate::NcclTestsRun& run, const hw::DeviceProfi
                   "were imported from this log before); import into a profile "
                   "without it, or leave the log out",
                   id, device));
+}
+
+// The import's record: the date and tool of the import, the logs' devices; onto a profile
+// with a record of its own (a measured one), that record's versions and date are kept, the
+// tool line saying both (they were dropped).
+hw::MeasurementInfo import_measurement(const std::optional<hw::MeasurementInfo>& base,
+                                       const std::vector<std::string>& devices) {
+  const std::string now = io::measurement_date_now();
+  const std::string tool = "megasim calibrate import-nccl-tests";
+  hw::MeasurementInfo info = base.value_or(hw::MeasurementInfo{});
+  if (base) {
+    info.tool = fmt::format("{} ({}); then {} ({})", base->tool, base->date, tool, now);
+  } else {
+    info.date = now;
+    info.tool = tool;
+  }
+  for (const auto& d : devices) {
+    if (info.device_name.find(d) == std::string::npos)
+      info.device_name += (info.device_name.empty() ? "" : "; ") + d;
+  }
+  return info;
 }
 
 void report_overlaps(const std::vector<hw::CollectiveMeasurement>& table, std::size_t first_new,

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -46,6 +47,12 @@ void report_overlaps(const std::vector<hw::CollectiveMeasurement>& table, std::s
 // log imported into it before.
 void check_not_in_base(const calibrate::NcclTestsRun& run, const hw::DeviceProfile& base,
                        const std::string& device);
+
+// The imported profile's measurement record: the import's date and tool and the logs'
+// devices; onto a profile with a record of its own (a measured one), that record's versions
+// and date are kept and the tool line names both.
+hw::MeasurementInfo import_measurement(const std::optional<hw::MeasurementInfo>& base,
+                                       const std::vector<std::string>& devices);
 
 // Appends `run`'s object to `runs` and its line to `text`.
 void report_run(const std::string& log, const calibrate::NcclTestsRun& run, io::Json& runs,

@@ -182,3 +182,36 @@ TEST_CASE("calibrate -o X --scenario X.shapes.json is refused before it measures
   CHECK(r.err.find("-o (its .shapes.json) would overwrite it") != std::string::npos);
   CHECK(io::json_file_text(io::parse_json_file(scenario), 1) == before);
 }
+
+TEST_CASE("an import onto a measured profile keeps its measurement's versions and date") {
+  const auto loaded = io::load_device_profile(fs::path(MEGASIM_SOURCE_DIR) /
+                                              "calibrate/profiles/h100-sxm5-80gb.json");
+  auto p = loaded.profile;
+  p.kind = hw::ProfileKind::kMeasured;
+  p.measurement = hw::MeasurementInfo{"2026-01-01T00:00:00Z",
+                                      "megasim-calibrate-gpu",
+                                      "NVIDIA H100 80GB HBM3",
+                                      "550.1",
+                                      "12.4",
+                                      "12.4.5",
+                                      "9.1.0",
+                                      "2.21.5"};
+  auto doc = io::device_profile_to_json(p);
+  doc["collective"] = loaded.collective;
+  const fs::path base = temp_file("measured-base.json"), out = temp_file("measured-import.json");
+  std::ofstream(base) << io::json_file_text(doc, 1);
+  const auto r =
+      run_megasim("calibrate import-nccl-tests " +
+                  shell_quote(std::string(MEGASIM_SOURCE_DIR) +
+                              "/tests/data/nccl-tests/h100-2node-all_reduce.log") +
+                  " --device " + shell_quote(base.string()) + " -o " + shell_quote(out.string()));
+  REQUIRE(r.exit_code == 0);
+  const auto m = io::load_device_profile(out).profile.measurement;
+  REQUIRE(m.has_value());
+  CHECK(m->date == "2026-01-01T00:00:00Z");
+  CHECK(m->driver == "550.1");
+  CHECK(m->nccl == "2.21.5");
+  CHECK(m->tool.find("megasim-calibrate-gpu (2026-01-01T00:00:00Z); then megasim calibrate "
+                     "import-nccl-tests") == 0);
+  CHECK(m->device_name == "NVIDIA H100 80GB HBM3");
+}

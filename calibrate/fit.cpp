@@ -239,6 +239,9 @@ AttentionFit fit_attention(const hw::DeviceProfile& profile,
 
 namespace {
 
+// How a fitted GEMM model's source begins.
+constexpr const char* kGemmFitSource = "fitted by megasim calibrate fit";
+
 // The size-class efficiencies are shared by every dtype, so they are fitted to the dtype
 // training runs in (bf16) when the table has it; the table itself still prices other dtypes'
 // measured shapes exactly.
@@ -259,20 +262,25 @@ void refit_gemm(hw::DeviceProfile& p, std::vector<std::string>& report) {
   const std::string k_half = g.k_half_fitted
                                  ? fmt::format("k_half {:.0f} fitted", g.params.k_half)
                                  : fmt::format(
-                                       "k_half {:.0f} held from the base profile (the rows need "
-                                       "two reduction lengths in one size class)",
+                                       "k_half {:.0f} held from the profile fitted (the rows "
+                                       "need two reduction lengths in one size class)",
                                        g.params.k_half);
+  // Refitting a fitted profile keeps what an earlier fit set: its source is not nested in the
+  // new one (it grew with every refit).
+  const bool refit = p.gemm.source.rfind(kGemmFitSource, 0) == 0;
   const std::string kept_note =
       kept.empty() ? ""
-                   : fmt::format(
-                         "; size class {} has no compute-bound row and keeps the base "
-                         "profile's efficiency ({})",
-                         kept, p.gemm.source);
-  g.params.source = fmt::format(
-      "fitted by megasim calibrate fit to {} measured {}GEMMs, RMS "
-      "relative residual {:.2f} %, {}{}",
-      g.quality.points, bf16_only ? "bf16 " : "", 100.0 * g.quality.rms_relative_residual, k_half,
-      kept_note);
+      : refit      ? fmt::format(
+                         "; size class {} has no compute-bound row and keeps the "
+                              "efficiency it held before this fit",
+                         kept)
+              : fmt::format(
+                    "; size class {} has no compute-bound row and keeps the base "
+                    "profile's efficiency ({})",
+                    kept, p.gemm.source);
+  g.params.source = fmt::format("{} to {} measured {}GEMMs, RMS relative residual {:.2f} %, {}{}",
+                                kGemmFitSource, g.quality.points, bf16_only ? "bf16 " : "",
+                                100.0 * g.quality.rms_relative_residual, k_half, kept_note);
   p.gemm = g.params;
   std::string classes;
   for (const auto& c : p.gemm.classes) {

@@ -153,6 +153,7 @@ void Executor::try_compute(int i) {
       for (int c = 0; c < sched_.vpp; ++c) enqueue_dp(i, DpOp{false, c, 0, 1});
     }
     u.phase = StepPhase::kGradientSync;
+    u.stats.passes_end = sim_.now();
   }
   if (u.phase == StepPhase::kGradientSync) {
     if (u.dp.rs_outstanding > 0) return begin_wait(u, Wait::kDp);

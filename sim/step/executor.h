@@ -154,6 +154,8 @@ struct StageBreakdown {
   Time bubble;       // waiting for a producer pass on another stage
   Time optimizer;
   Time data_loading;
+  Time passes_end;   // when its last pass finished: the step's end (gradient sync, optimizer,
+                     // parameter sync) runs from here
   Time end;          // when this stage's rank finished the step
 };
 

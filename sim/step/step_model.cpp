@@ -183,10 +183,11 @@ StepPrediction predict_step(const StepRequest& r, const net::Topology& topology,
   ExecutionResult ex = execute_step(schedule, costs, cfg);
   out.evaluation_iteration = evaluation_iteration(schedule, costs, cfg);
 
-  // Asynchronous loading runs while the step ends synchronising gradients; the rest of it is
-  // exposed before the next step can start.
+  // Asynchronous loading runs while the step ends synchronising gradients (MegaScale §3.4):
+  // from its last pass to its end; the rest of it is exposed before the next step can start.
+  // (The DP time exposed inside the passes, a ZeRO-3 pass's waits, is no such window.)
   const StageBreakdown& end = ex.stages[ex.critical_stage];
-  const Time window = end.dp_exposed + end.optimizer;
+  const Time window = end.end - end.passes_end;
   const Time load_exposed = r.system.misc ? std::max(Time::zero(), load - window) : Time::zero();
   out.step_time = ex.step_time + load_exposed;
   out.full = cfg.full;

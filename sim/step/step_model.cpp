@@ -189,6 +189,7 @@ StepPrediction predict_step(const StepRequest& r, const net::Topology& topology,
   const StageBreakdown& end = ex.stages[ex.critical_stage];
   const Time window = end.end - end.passes_end;
   const Time load_exposed = r.system.misc ? std::max(Time::zero(), load - window) : Time::zero();
+  out.loading_window = window;
   out.step_time = ex.step_time + load_exposed;
   out.full = cfg.full;
   out.critical_stage = ex.critical_stage;

@@ -74,6 +74,9 @@ struct StepPrediction {
   double tflops_per_gpu_model = 0.0, tflops_per_gpu_hw = 0.0;
   double model_flops_per_token = 0.0, hardware_flops_per_token = 0.0;
   Breakdown breakdown;  // of the stage that finishes last
+  // With MegaScale's asynchronous data pipeline (misc): the step's end on the critical stage,
+  // from its last pass to its end, which the next step's loading hides behind.
+  Time loading_window;
   // ZeRO-3 / FSDP collective time on the critical stage that ran beside compute (not part of
   // the breakdown's sum; the exposed part is in breakdown.dp_exposed).
   Time dp_hidden;

@@ -167,18 +167,18 @@ class LogParser {
           std::find(t.begin(), t.end(), "algbw") != t.end()) {
         start_run();
         b_.columns = parse_column_header(t);
+        if (std::find(t.begin(), t.end(), "cputime") != t.end()) {
+          throw InputError(fmt::format(
+              "{}: the log was run with -C 1: its time columns are the host's (cputime) "
+              "while its bandwidths come from the GPU's; rerun nccl-tests without -C",
+              where(origin_, line_no_)));
+        }
         // A header that names the columns otherwise (a hand edit, a fork of nccl-tests) would
         // leave its rows unread and the run dropped without a word.
         if (!b_.columns) {
           throw InputError(fmt::format(
               "{}: a column header megasim cannot read: it needs 'size' and, for each of the "
               "out-of-place and in-place halves, 'time', 'algbw' and 'busbw'",
-              where(origin_, line_no_)));
-        }
-        if (std::find(t.begin(), t.end(), "cputime") != t.end()) {
-          throw InputError(fmt::format(
-              "{}: the log was run with -C 1: its time columns are the host's (cputime) "
-              "while its bandwidths come from the GPU's; rerun nccl-tests without -C",
               where(origin_, line_no_)));
         }
       }

@@ -275,7 +275,7 @@ TEST_CASE("cli: compare --vary tp and pp keeps the scenario's GPU count, and sho
 }
 
 TEST_CASE("cli: search and compare keep a tight plan and mark it, one that cannot fit is out") {
-  // TP 4 × PP 6 × VPP 8, mb 2 on 12,288 GPUs fits only without the 5 % margin (room −1.8 GiB:
+  // TP 4 × PP 6 × VPP 8, mb 2 on 12,288 GPUs fits only without the 5 % margin (room −2.7 GiB:
   // every forward first, the last stage holds all six logits): search ranks it, marked t.
   const std::string scenario =
       shell_quote(std::string(MEGASIM_SOURCE_DIR) + "/scenarios/megascale-175b-12288.json");
@@ -288,7 +288,7 @@ TEST_CASE("cli: search and compare keep a tight plan and mark it, one that canno
   REQUIRE(ranked.size() == 1);
   CHECK(ranked[0]["tight"] == true);
   CHECK(ranked[0]["memory_headroom_gib"].get<double>() < 0.0);
-  CHECK(ranked[0]["memory_headroom_gib"].get<double>() > -2.0);
+  CHECK(ranked[0]["memory_headroom_gib"].get<double>() > -3.0);
   // NVIDIA's Llama 3.1 405B BF16 recipe (TP 8, PP 9, VP 7, CP 2): tight at micro-batch 1,
   // refused at 2 (113.3 GiB without the margin).
   const fs::path recipe = temp_file("llama31-405b-recipe.json");

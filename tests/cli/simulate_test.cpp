@@ -330,7 +330,7 @@ TEST_CASE(
   // Not carried to a smaller device: the published run says nothing of it.
   const auto smaller = run_megasim("simulate " + s + " --set device=a100-sxm4-40gb");
   CHECK(smaller.exit_code == 2);
-  CHECK(smaller.err.find("but the device has 40.0 GiB") != std::string::npos);
+  CHECK(smaller.err.find("but the device has 39.4 GiB") != std::string::npos);
   CHECK(smaller.err.find("by at most the 11.2 GiB the published one is") != std::string::npos);
   // Nor switched on by --set where the file does not say it.
   const auto full = megasim::test::shell_quote(MEGASIM_SOURCE_DIR "/tests/data/full_scenario.json");

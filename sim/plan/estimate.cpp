@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "collective/nccl_model.h"
+#include "plan/work_bounds.h"
 #include "step/pipeline_schedule.h"
 #include "step/pricing.h"
 #include "step/workload_assembly.h"
@@ -154,8 +155,20 @@ const AnalyticEstimator::LayerPrices& AnalyticEstimator::layer_prices(const Cand
 
 double AnalyticEstimator::schedule_seconds(const workload::ParallelPlan& p, double f, double b,
                                            double hop) {
-  const int m = static_cast<int>(p.micro_batches());
-  if (p.pp == 1) return m * (f + b);
+  const std::int64_t micro_batches = p.micro_batches();
+  if (p.pp == 1) return static_cast<double>(micro_batches) * (f + b);
+  // A step past the default work bound (which simulate refuses unless --max-events is raised)
+  // is not built pass by pass: the textbook makespan of its pipeline instead, m (f + b) and
+  // the fill and drain of p - 1 stages of a chunk each way (Narayanan et al. 2021, section
+  // 2.2), with a send between stages. (A 2^31-micro-batch plan's count overflowed an int and
+  // its estimate went negative; 2^25 built a schedule past the memory.)
+  const double passes =
+      static_cast<double>(p.pp) * static_cast<double>(micro_batches) * p.vpp * 2.0;
+  if (passes > static_cast<double>(kDefaultMaxEvents)) {
+    const double fill = static_cast<double>(p.pp - 1) * ((f + b) / p.vpp + 2.0 * hop);
+    return static_cast<double>(micro_batches) * (f + b) + fill;
+  }
+  const int m = static_cast<int>(micro_batches);
   // The makespan is homogeneous of degree one in (f, b, hop): keyed by the ratios, rounded to
   // kScheduleRatioStep, and scaled back by f.
   const auto q = [](double x) { return static_cast<int>(std::lround(x / kScheduleRatioStep)); };

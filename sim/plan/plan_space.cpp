@@ -149,8 +149,10 @@ bool allowed(const std::optional<std::vector<T>>& set, T v) {
   return !set || std::find(set->begin(), set->end(), v) != set->end();
 }
 
-// Every system the switches' values give, the scenario's first.
-std::vector<step::SystemOptions> systems(const step::SystemOptions& base, const Restrictions& r) {
+// Every system the switches' values give, the scenario's first; `attention`: the kernel the
+// scenario names, if it does (FlashAttention-2's efficient operators refuse another).
+std::vector<step::SystemOptions> systems(const step::SystemOptions& base, const Restrictions& r,
+                                         std::optional<step::AttentionKernel> attention) {
   std::vector<step::SystemOptions> out{base};
   for (const auto& [index, values] : r.switches) {
     std::vector<step::SystemOptions> next;
@@ -165,6 +167,14 @@ std::vector<step::SystemOptions> systems(const step::SystemOptions& base, const 
               "--fix/--vary optimizations.{}: switches the sliding window on, but neither "
               "optimizations.attention_window nor the model gives a window size",
               step::kSwitches[index].key));
+        }
+        // As simulate refuses it (io/inputs.cpp): the efficient operators run FlashAttention-2,
+        // so a scenario naming another kernel cannot have them.
+        if (x.efficient_operators && attention && *attention != step::AttentionKernel::kFlashV2) {
+          throw InputError(fmt::format(
+              "--fix/--vary optimizations.{}: switches the efficient operators on, which run "
+              "FlashAttention-2, but the scenario's optimizations.attention is '{}'",
+              step::kSwitches[index].key, step::to_string(*attention)));
         }
         next.push_back(x);
       }
@@ -220,7 +230,9 @@ std::vector<std::int64_t> parse_gpus(const std::string& spec) {
       if (last < first) throw InputError("--gpus " + spec + ": the range ends before it starts");
       if ((last - first) / step >= 4096)
         throw InputError("--gpus " + spec + ": at most 4096 counts");
-      for (std::int64_t g = first; g <= last; g += step) out.push_back(g);
+      // Counted, not stepped past `last`: g + step may overflow near INT64_MAX.
+      const std::int64_t counts = (last - first) / step + 1;
+      for (std::int64_t i = 0; i < counts; ++i) out.push_back(first + i * step);
     }
     if (comma == std::string::npos) break;
     start = comma + 1;
@@ -418,7 +430,8 @@ Space enumerate_space(const io::Inputs& in, const SpaceOptions& o) {
   Space space;
   Walker walker(in, r, space);
   for (const std::int64_t gpus : gpu_counts) {
-    for (const step::SystemOptions& system : systems(in.system, r)) {
+    for (const step::SystemOptions& system :
+         systems(in.system, r, in.scenario.optimizations.overrides.attention)) {
       for (const int tp : tps) {
         for (const int pp : pps) walker.walk(gpus, system, tp, pp);
       }

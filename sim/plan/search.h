@@ -2,7 +2,7 @@
 // (plan_space.h). Two stages: every feasible plan estimated in closed form (estimate.h), then
 // the best top_k re-simulated event by event (the executor every other command uses), which
 // gives the final ranking. The ranking is a total order (objective, then the canonical plan
-// hash), so the result does not depend on how the work was split.
+// key), so the result does not depend on how the work was split.
 //
 // The work can be split (SearchShare): each process estimates and simulates its share of the
 // plans, and a gather hook returns everyone's figures to all; what each process then ranks

@@ -101,6 +101,12 @@ TEST_CASE("cli: search refuses bad input with exit 2 and names it") {
        "--fix/--vary sequence_parallel: the axis is "
        "restricted twice"},
       {" --max-events 0", "--max-events: must be above 0, found 0"},
+      {" --vary optimizations.efficient_operators=true,false",
+       "switches the efficient operators on, which run FlashAttention-2, but the scenario's "
+       "optimizations.attention is 'unfused'"},
+      // Every plan was refused at the event level and reported as past --max-events.
+      {" --set placement=spread --gpus 4",
+       "--gpus 4: the scenario's placement 'spread' takes whole servers of 8 GPUs"},
       {" --fix optimizations.sliding_window=true",
        "optimizations.sliding_window: switches the sliding window on, but neither"},
       {" --objective time-to-train", "run.tokens"},
@@ -459,4 +465,25 @@ TEST_CASE("cli: by cost, a faster plan on more GPUs says what it costs, not a pa
   const std::string why = ranked[1]["why"];
   CHECK(why.find("% cost, 16 GPUs against 8") != std::string::npos);
   CHECK(ranked[1]["step_time_s"].get<double>() < ranked[0]["step_time_s"].get<double>());
+}
+
+TEST_CASE(
+    "cli: a step of 2^31 micro-batches is estimated positive and refused at the event level") {
+  // Its count overflowed an int in the estimate (step −8.2e8 s, MFU −0.30, the slowest plans
+  // ranked best); a pipeline of 2^25 built its schedule pass by pass past the memory. Past
+  // --max-events the estimate takes the textbook makespan; simulate refuses such a step.
+  for (const char* args : {" --fix tp=8 --fix pp=1 --set plan.global_batch=2147483648",
+                           " --fix tp=2 --fix pp=4 --fix vpp=1 --fix mb=1 --fix recompute=selective"
+                           " --fix sp=1 --set plan.global_batch=33554432"}) {
+    CAPTURE(args);
+    const auto r = run_megasim("search " + s22 + args + " --top 1 --json");
+    REQUIRE(r.exit_code == 0);
+    const auto doc = nlohmann::json::parse(r.out);
+    for (const auto& p : doc["analytic_best"]) {
+      CHECK(p["step_time_s"].get<double>() > 0.0);
+      CHECK(p["mfu"].get<double>() > 0.0);
+      CHECK(p["mfu"].get<double>() < 1.0);
+    }
+    CHECK(doc["ranked"][0].contains("refused"));
+  }
 }

@@ -108,7 +108,7 @@ void run_collective(const CollectiveOptions& o) {
   r.algorithm = o.algo;
   r.protocol = o.proto;
   r.routing = o.routing;
-  r.placement = o.placement;
+  r.placement = o.placement == "pack" ? "packed" : o.placement;  // a scenario's spelling
   r.per_node = o.per_node;
   r.device = o.device;
   const plan::Sweep sweep = plan::collective_sweep(r);
@@ -129,7 +129,8 @@ void add_collective_command(CLI::App& app) {
   cmd->add_option("--algo", opts->algo, "ring, tree, nvls, nvls_tree, pat or auto (NCCL's choice)");
   cmd->add_option("--proto", opts->proto, "ll, ll128, simple or auto");
   cmd->add_option("--routing", opts->routing, "ecmp (flow hash) or spray (ideal)");
-  cmd->add_option("--placement", opts->placement, "packed (consecutive servers) or spread");
+  cmd->add_option("--placement", opts->placement,
+                  "packed (consecutive servers; or pack, as scenarios spell it) or spread");
   cmd->add_option("--per-node", opts->per_node,
                   "GPUs of the communicator on each node, the first of each (default: all; 1 for a "
                   "DP group of a TP-8 job)")

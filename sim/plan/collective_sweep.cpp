@@ -36,20 +36,23 @@ int nodes_of(const net::Topology& topology, const std::vector<int>& gpus) {
 // group of a TP-8 job has one GPU a node, on one rail).
 std::vector<int> placement_of(const net::Topology& topology, const SweepRequest& r) {
   const int g = topology.spec().node.gpus;
-  if (r.placement != "packed" && r.placement != "spread")
-    throw InputError("--placement: expected packed or spread, found '" + r.placement + "'");
+  // "pack" as a scenario's placement spells it, or "packed".
+  if (r.placement != "packed" && r.placement != "pack" && r.placement != "spread")
+    throw InputError("--placement: expected packed (or pack) or spread, found '" + r.placement +
+                     "'");
+  const bool packed = r.placement != "spread";
   if (r.per_node > 0 && (r.per_node > g || r.gpus % r.per_node != 0))
     throw InputError("--per-node: " + std::to_string(r.per_node) + " GPUs a node must divide --gpus " +
                      std::to_string(r.gpus) + " and be at most the node's " + std::to_string(g));
   if (r.per_node <= 0 || r.per_node == g)
-    return r.placement == "packed" ? topology.pack_placement(r.gpus) : topology.spread_placement(r.gpus);
+    return packed ? topology.pack_placement(r.gpus) : topology.spread_placement(r.gpus);
   const int servers = r.gpus / r.per_node;
   if (servers > topology.spec().gpus / g)
     throw InputError("--per-node: " + std::to_string(r.gpus) + " GPUs at " + std::to_string(r.per_node) +
                      " a node need " + std::to_string(servers) + " servers; the cluster has " +
                      std::to_string(topology.spec().gpus / g));
-  const std::vector<int> whole = r.placement == "packed" ? topology.pack_placement(servers * g)
-                                                         : topology.spread_placement(servers * g);
+  const std::vector<int> whole =
+      packed ? topology.pack_placement(servers * g) : topology.spread_placement(servers * g);
   std::vector<int> p;
   for (std::size_t i = 0; i < whole.size(); i += static_cast<std::size_t>(g))
     for (int l = 0; l < r.per_node; ++l) p.push_back(whole[i + static_cast<std::size_t>(l)]);

@@ -30,6 +30,12 @@ Bytes published_excess(const io::Inputs& in) {
 
 }  // namespace
 
+Bytes memory_allowance(const io::Inputs& in) {
+  // The key turned off with --set is off; turned on with --set it is not the file's statement.
+  const bool on = in.scenario.validation && in.scenario.validation->allow_oom;
+  return on ? published_excess(in) : Bytes();
+}
+
 step::AssembledWorkload assemble_workload(const io::Inputs& in, const WorkloadOptions& o) {
   step::SystemOptions system = in.system;
   if (o.attention) {
@@ -46,9 +52,7 @@ step::AssembledWorkload assemble_workload(const io::Inputs& in, const WorkloadOp
   // (validation.allow_oom in the file as written): a plan, the published one or a variant such
   // as another rank order, runs when it is over its device by no more than the published plan
   // was over the published device; any other is refused as on any device.
-  // The key turned off with --set is off; turned on with --set it is not the file's statement.
-  const bool on = in.scenario.validation && in.scenario.validation->allow_oom;
-  const Bytes excess = on ? published_excess(in) : Bytes();
+  const Bytes excess = memory_allowance(in);
   for (const auto& m : w.memory) {
     if (m.required() <= capacity + excess) continue;
     try {

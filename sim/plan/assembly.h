@@ -20,6 +20,11 @@ struct WorkloadOptions {
   bool allow_oom = false;  // report a plan over the device memory instead of refusing it
 };
 
+// How far over its device a plan of `inputs` may be and still run: when the scenario file says
+// its published run happened over megasim's memory model (validation.allow_oom), as far as
+// that published plan is over; else zero. search prunes by it as assemble_workload refuses.
+Bytes memory_allowance(const io::Inputs& inputs);
+
 // Throws InputError, naming the scenario, when a stage does not fit the device memory.
 step::AssembledWorkload assemble_workload(const io::Inputs& inputs,
                                           const WorkloadOptions& options = {});

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "engine/error.h"
+#include "plan/assembly.h"
 #include "step/workload_assembly.h"
 #include "workload/memory.h"
 
@@ -248,7 +249,7 @@ namespace {
 class Walker {
  public:
   Walker(const io::Inputs& in, const Restrictions& r, Space& space)
-      : in_(in), r_(r), space_(space) {
+      : in_(in), r_(r), space_(space), allowance_(memory_allowance(in)) {
     mbs_ = r.mb.value_or(std::vector<int>(kMicroBatches.begin(), kMicroBatches.end()));
     rcs_ = r.recompute.value_or(std::vector<Recompute>(kRecomputes.begin(), kRecomputes.end()));
     dist_ = r.dist_opt.value_or(std::vector<bool>{false, true});
@@ -354,7 +355,9 @@ class Walker {
       peak = std::max(peak, last.total());
       need = std::max(need, last.required());
     }
-    if (need > in_.device.memory) {
+    // Over the device by no more than a published run over megasim's memory model was
+    // (validation.allow_oom), a plan runs, as simulate runs it.
+    if (need > in_.device.memory + allowance_) {
       prune(Prune::kMemory);
       return;
     }
@@ -374,6 +377,7 @@ class Walker {
   std::vector<int> mbs_;
   std::vector<Recompute> rcs_;
   std::vector<bool> dist_, dists_;
+  Bytes allowance_;
 };
 
 }  // namespace

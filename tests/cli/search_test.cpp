@@ -487,3 +487,20 @@ TEST_CASE(
     CHECK(doc["ranked"][0].contains("refused"));
   }
 }
+
+TEST_CASE("cli: search keeps the plans a published run over the memory model lets simulate run") {
+  // Llama 3's row says its run happened over megasim's memory model (validation.allow_oom):
+  // simulate runs a plan over the device by as much as the published one is, and search
+  // prunes by the same allowance (it pruned by the device alone: 65 plans, 8 of which run).
+  const std::string llama =
+      shell_quote(MEGASIM_SOURCE_DIR "/scenarios/validation/llama3-405b-8k-8192.json");
+  const std::string args = "search --json " + llama + " --gpus 8064 --fix tp=8 --top 1";
+  const auto with = run_megasim(args);
+  const auto without = run_megasim(args + " --set validation.allow_oom=false");
+  REQUIRE(with.exit_code == 0);
+  REQUIRE(without.exit_code == 0);
+  const auto a = nlohmann::json::parse(with.out)["space"]["pruned"]["memory"].get<int>();
+  const auto b = nlohmann::json::parse(without.out)["space"]["pruned"]["memory"].get<int>();
+  CHECK(a < b);
+  CHECK(b == 65);
+}

@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 """Fits the shared constants that no kernel measurement pins down (scripts/shared_constants.py)
-on the validation rows marked "role": "fit", and writes them back with their provenance.
+on the validation rows marked "role": "fit", and with --write writes the values back (their
+source texts, in the profile and the preset, are kept by hand).
 Objective: mean absolute relative error of `megasim validate` over the fit rows.
 Usage: scripts/fit_shared_constants.py [path/to/megasim] [--write]
 """

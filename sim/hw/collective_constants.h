@@ -172,6 +172,10 @@ struct CollectiveConstants {
   // Cap on the LL128 ring's bus bandwidth across nodes (NCCL 2.19+ perChMaxRingLL128Bws times
   // the search graph's channels), GB/s; 0: none.
   double ring_ll128_cap_across_nodes_gbps = 0.0;
+  // A tree's bus bandwidth when a node holds one GPU of the communicator (NCCL 2.18+: the
+  // search takes the TREE pattern there, every NIC's traffic through that GPU, and tuning.cc
+  // multiplies the tree by 0.85 when any rank's pattern is TREE); 0: no such factor.
+  double tree_factor_one_gpu_node = 0.0;
   int channels = 1;             // channels (rings / tree pairs) NCCL opens
   // Cap on the LL ring's bus bandwidth after its factor (NCCL 2.19+ llMaxBws: by GPU on one
   // node, by host CPU on 2 and on more nodes), GB/s; 0: none (NCCL 2.7.5's table, the A100 profile's, has no such cap).

@@ -183,6 +183,11 @@ void read_optional_groups(JsonReader& r, hw::CollectiveConstants& c) {
     c.ring_ll128_cap_across_nodes_gbps = read_cap(*l, "across_nodes");
     l->finish();
   }
+  if (auto t = r.optional_object("tree_pattern")) {
+    t->string("source");
+    c.tree_factor_one_gpu_node = t->number("one_gpu_node_factor", kMinBandwidthFactor, 1.0);
+    t->finish();
+  }
   if (auto n = r.optional_object("nvls")) c.nvls = read_nvls(*n);
   if (auto p = r.optional_object("pat")) c.pat = read_pat(*p);
   if (auto p = r.optional_object("pipeline")) c.pipeline = read_pipeline(*p);

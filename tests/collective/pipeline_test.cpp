@@ -221,3 +221,25 @@ TEST_CASE(
   REQUIRE(large == 15);
   CHECK(sum / large < 0.10);
 }
+
+TEST_CASE(
+    "Hopper: a tree over nodes of one GPU each runs at 0.85 of its bandwidth, as NCCL's TREE "
+    "pattern") {
+  // 16 H100s, one a node (a DP group of a TP-8 job): NCCL 2.30's search takes the TREE pattern
+  // there and tuning.cc multiplies the tree's bus bandwidth by 0.85. 2 MiB: tree LL128 at
+  // 273.9 us (245.1 without the factor); 16 MiB: the tree (1,105 us by NCCL's model) loses to
+  // the LL128 ring, 957 us (megasim kept the tree, 952 us). With all 8 GPUs of each node the
+  // pattern is balanced and nothing changes.
+  testing::CollectiveBench h("dgx-h100-superpod-6144", "h100-sxm5-80gb");
+  std::vector<int> one_a_node;
+  for (int n = 0; n < 16; ++n) one_a_node.push_back(8 * n);
+  const auto small = testing::call(CollectiveOp::kAllReduce, one_a_node, 2 * kOneMiB);
+  const auto p = h.engine.predict(small);
+  CHECK(p.algorithm == CollAlgorithm::kTree);
+  CHECK(p.protocol == CollProtocol::kLL128);
+  CHECK(p.model_time.to_us() == doctest::Approx(273.9).epsilon(2e-3));
+  const auto large = testing::call(CollectiveOp::kAllReduce, one_a_node, 16 * kOneMiB);
+  const auto q = h.engine.predict(large);
+  CHECK(q.algorithm == CollAlgorithm::kRing);
+  CHECK(q.model_time.to_us() == doctest::Approx(957.2).epsilon(2e-3));
+}

@@ -6,6 +6,7 @@
 // across nodes also the head's NIC (x 2 on 2 nodes, where the tree's one edge runs both ways at
 // once) and NVLSTree's per-channel cap, the least of them; bus bandwidth = heads x that.
 #include <algorithm>
+#include <limits>
 #include <string>
 
 #include "collective/nccl_model.h"
@@ -28,24 +29,36 @@ int fewest_per_node(const CommShape& shape) {
 }  // namespace
 
 NcclModel::NvlsGraph NcclModel::nvls_graph(const CommShape& shape) const {
-  NvlsGraph g;
   const net::NodeSpec& node = topology_.spec().node;
-  g.heads = fewest_per_node(shape);
-  if (shape.nodes > 1) {
-    // Across nodes each channel's head needs a NIC of its own (search.cc: NVLS heads are the
-    // GPUs with a local NIC).
-    const int nics_used = std::max(1, std::min(node.nics, g.heads * node.nics / node.gpus));
-    g.heads = std::min(g.heads, nics_used);
-  }
-  // search.cc ncclTopoSearchTryNvls: a channel's head pulls twice its speed through its NVLink,
-  // every other GPU once, so each GPU carries (heads + 1) x speed.
+  // Each node searches its own graph, and init.cc takes the fewest channels and the slowest
+  // speed over the nodes. Across nodes each channel's head needs a NIC of its own (search.cc:
+  // NVLS heads are the GPUs with a local NIC), and the search tries the inter-node speeds
+  // (system->inter, paths.cc).
+  const std::vector<double>& speeds =
+      shape.nodes > 1 && !constants_.nvls.channel_speeds_inter_gbps.empty()
+          ? constants_.nvls.channel_speeds_inter_gbps
+          : constants_.nvls.channel_speeds_gbps;
   const double nvlink_gbps = node.nvlink_per_gpu.value() * node.nvlink_efficiency / 1e9;
-  for (double s : constants_.nvls.channel_speeds_gbps) {
-    if ((g.heads + 1) * s <= nvlink_gbps) {
-      g.speed_gbps = s;
-      break;
+  NvlsGraph g;
+  g.heads = shape.ranks;
+  g.speed_gbps = std::numeric_limits<double>::infinity();
+  for (const auto& members : shape.by_node) {
+    int heads = static_cast<int>(members.size());
+    if (shape.nodes > 1)
+      heads = std::min(heads, std::max(1, std::min(node.nics, heads * node.nics / node.gpus)));
+    // search.cc ncclTopoSearchTryNvls: a channel's head pulls twice its speed through its
+    // NVLink, every other GPU once, so each GPU carries (heads + 1) x speed.
+    double speed = 0.0;
+    for (double s : speeds) {
+      if ((heads + 1) * s <= nvlink_gbps) {
+        speed = s;
+        break;
+      }
     }
+    g.heads = std::min(g.heads, heads);
+    g.speed_gbps = std::min(g.speed_gbps, speed);
   }
+  if (shape.by_node.empty()) g.speed_gbps = 0.0;
   return g;
 }
 

@@ -54,6 +54,9 @@ using AlgoProtoTable = std::array<ProtoTable, kCollAlgorithms>;
 struct NvlsConstants {
   bool available = false;
   std::vector<double> channel_speeds_gbps;  // fastest first
+  // The speeds the search tries when the communicator spans nodes (sm90SpeedArrayInter); empty:
+  // channel_speeds_gbps there too.
+  std::vector<double> channel_speeds_inter_gbps;
   double efficiency = 0.0;                  // nvlsEfficiency: share of the pulled bandwidth
   double tree_channel_cap_two_nodes_gbps = 0.0;   // perChMaxNVLSTreeBws, 2 nodes
   double tree_channel_cap_more_nodes_gbps = 0.0;  // 4 or more nodes

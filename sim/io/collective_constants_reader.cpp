@@ -78,12 +78,20 @@ hw::NvlsConstants read_nvls(JsonReader n) {
   hw::NvlsConstants c;
   c.available = true;
   n.string("source");
-  c.channel_speeds_gbps = n.number_array("channel_speeds_gbps", kMinBusbwCapGbps, kMaxSpeedGbps, 1, kMaxSpeeds);
-  for (std::size_t i = 1; i < c.channel_speeds_gbps.size(); ++i) {
-    if (!(c.channel_speeds_gbps[i] < c.channel_speeds_gbps[i - 1]))
-      n.fail("channel_speeds_gbps", fmt::format("element {}: {} is not below the one before it; the "
-                                                "speeds are listed fastest first", i, c.channel_speeds_gbps[i]));
-  }
+  const auto speeds = [&n](const char* key) {
+    const std::vector<double> s =
+        n.number_array(key, kMinBusbwCapGbps, kMaxSpeedGbps, 1, kMaxSpeeds);
+    for (std::size_t i = 1; i < s.size(); ++i) {
+      if (!(s[i] < s[i - 1]))
+        n.fail(key, fmt::format("element {}: {} is not below the one before it; the speeds are "
+                                "listed fastest first",
+                                i, s[i]));
+    }
+    return s;
+  };
+  c.channel_speeds_gbps = speeds("channel_speeds_gbps");
+  if (n.has("channel_speeds_inter_gbps"))
+    c.channel_speeds_inter_gbps = speeds("channel_speeds_inter_gbps");
   c.efficiency = n.number("efficiency", kMinBandwidthFactor, 1.0);
   {
     JsonReader cap = n.object("tree_channel_cap_gbps");

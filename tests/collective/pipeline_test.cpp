@@ -243,3 +243,19 @@ TEST_CASE(
   CHECK(q.algorithm == CollAlgorithm::kRing);
   CHECK(q.model_time.to_us() == doctest::Approx(957.2).epsilon(2e-3));
 }
+
+TEST_CASE(
+    "NVLSTree across nodes searches the inter-node speeds, each node alone, the slowest taken") {
+  // Two H100 nodes holding 2 GPUs each: the search across nodes tries sm90SpeedArrayInter, so
+  // 48 GB/s a channel (intra's 60 made NVLSTree's bus bandwidth 102, above the ring's 99.4,
+  // where NCCL's is 81.6): NCCL runs the ring. With all 8 GPUs a node, 40 in both arrays:
+  // unchanged, NVLSTree at 441 GB/s busbw for 1 GiB.
+  testing::CollectiveBench h("dgx-h100-superpod-6144", "h100-sxm5-80gb");
+  const auto two_a_node = testing::call(CollectiveOp::kAllReduce, {0, 1, 8, 9}, 1024 * kOneMiB);
+  CHECK(h.engine.predict(two_a_node).algorithm == CollAlgorithm::kRing);
+  const auto full =
+      testing::call(CollectiveOp::kAllReduce, h.topology.pack_placement(16), 1024 * kOneMiB);
+  const auto p = h.engine.predict(full);
+  CHECK(p.algorithm == CollAlgorithm::kNvlsTree);
+  CHECK(busbw_gbps(full, p.time) == doctest::Approx(441.06).epsilon(1e-3));
+}

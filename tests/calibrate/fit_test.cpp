@@ -441,28 +441,3 @@ TEST_CASE("refit turns power readings into a fitted power profile, capped at the
   CHECK(src.find(" Readings: measured with NVML on GPU 0: phases") != std::string::npos);
   CHECK(src.find("Readings:") == src.rfind("Readings:"));
 }
-
-TEST_CASE("a refit of a fitted profile writes the same GEMM source, not the last one nested") {
-  // Rows in the two smaller classes only: the largest keeps its efficiency. The first fit
-  // quotes the base profile's source; a second fit says the efficiency was held, and a third
-  // writes what the second did (the source grew with each refit).
-  hw::DeviceProfile truth = toy();
-  truth.gemm.classes = {{Flops(1e9), 0.5}, {Flops(30e9), 0.6}, {Flops(1e30), 0.8}};
-  const hw::KernelCostModel model(truth);
-  hw::DeviceProfile p = toy();
-  p.gemm.source = "the base profile's figure";
-  for (std::int64_t m : {128, 256, 512}) {
-    for (std::int64_t k : {256, 1024}) {
-      const hw::GemmShape g{m, 1024, k, 1, hw::DType::kBf16};
-      p.gemm_table.push_back({g, model.model_gemm_time(g)});
-    }
-  }
-  calibrate::refit_profile(p);
-  CHECK(p.gemm.source.find("keeps the base profile's efficiency (the base profile's figure)") !=
-        std::string::npos);
-  calibrate::refit_profile(p);
-  const std::string second = p.gemm.source;
-  CHECK(second.find("keeps the efficiency it held before this fit") != std::string::npos);
-  calibrate::refit_profile(p);
-  CHECK(p.gemm.source == second);
-}

@@ -1,0 +1,36 @@
+// Refitting a profile that a fit already wrote: what an earlier fit set is kept without its
+// source text nested in the new one (calibrate/fit.cpp).
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "calibrate/fit.h"
+#include "hw/kernel_cost_model.h"
+#include "io/device_profile_loader.h"
+
+using namespace megasim;
+
+TEST_CASE("a refit of a fitted profile writes the same GEMM source, not the last one nested") {
+  // Rows of small GEMMs only: the largest class keeps its efficiency. The first fit quotes the
+  // base profile's source; a second fit says the efficiency was held, and a third writes what
+  // the second did (the source grew with each refit: 620 -> 808 -> 996 characters).
+  hw::DeviceProfile p = io::load_device_profile(std::string(MEGASIM_SOURCE_DIR) +
+                                                "/calibrate/profiles/a100-sxm4-80gb.json")
+                            .profile;
+  p.gemm.source = "the base profile's figure";
+  const hw::KernelCostModel truth(p);
+  for (std::int64_t m : {128, 256, 512}) {
+    for (std::int64_t k : {256, 1024}) {
+      const hw::GemmShape g{m, 1024, k, 1, hw::DType::kBf16};
+      p.gemm_table.push_back({g, truth.model_gemm_time(g) * 1.1});
+    }
+  }
+  calibrate::refit_profile(p);
+  CHECK(p.gemm.source.find("keeps the base profile's efficiency (the base profile's figure)") !=
+        std::string::npos);
+  calibrate::refit_profile(p);
+  const std::string second = p.gemm.source;
+  CHECK(second.find("keeps the efficiency it held before this fit") != std::string::npos);
+  calibrate::refit_profile(p);
+  CHECK(p.gemm.source == second);
+}

@@ -1,0 +1,104 @@
+// `megasim search`'s space against simulate: a scenario plan the space cannot hold, a plan
+// ranked by cost, a plan past the work bound (estimated, not built pass by pass, and refused at
+// the event level), and a plan a published run over the memory model lets simulate run (kept,
+// by validation.allow_oom's allowance).
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "run_command.h"
+
+using megasim::test::run_megasim;
+using megasim::test::shell_quote;
+
+namespace {
+// Korthikanti's 22B on 8 GPUs: a space small enough for a search in well under a second.
+const std::string s22 =
+    std::string(MEGASIM_SOURCE_DIR) + "/scenarios/validation/korthikanti-22b-selective.json";
+}  // namespace
+
+TEST_CASE("cli: a scenario plan the space cannot hold is not marked as one of its plans") {
+  // A zero-bubble schedule (or an uneven layer_split) has the key of an even 1F1B plan of the
+  // space: until 2026-12-02 that plan was marked '*', slower than the scenario's own.
+  const std::string sets =
+      " --set plan.pp=2 --set plan.tp=4 --set plan.micro_batch=1 --fix pp=2 "
+      "--fix tp=4 --fix vpp=1 --top 30";
+  const auto zb = run_megasim("search " + s22 + sets + " --set plan.schedule=zero-bubble --json");
+  REQUIRE(zb.exit_code == 0);
+  const auto j = nlohmann::json::parse(zb.out);
+  CHECK(j["scenario_plan_outside_space"] == "its zero-bubble schedule");
+  CHECK(j["scenario_plan_analytic_rank"].is_null());
+  for (const auto& row : j["ranked"]) CHECK(row["scenario_plan"] == false);
+  const auto split = run_megasim("search " + s22 + sets + " --set 'plan.layer_split=[20,28]'");
+  REQUIRE(split.exit_code == 0);
+  CHECK(split.out.find("not in the space searched (its uneven layer_split") != std::string::npos);
+  // The even split and Megatron's group of pp, written out, are the space's own plans.
+  const auto written = run_megasim("search " + s22 + sets + " --set 'plan.layer_split=[24,24]'");
+  CHECK(written.out.find("the scenario's own plan ranks ") != std::string::npos);
+  const auto group = run_megasim("search " + s22 +
+                                 " --set plan.pp=2 --set plan.tp=4 --set plan.micro_batch=1 "
+                                 "--set plan.vpp=2 --set plan.schedule=interleaved "
+                                 "--set plan.microbatch_group=2 --fix pp=2 --fix tp=4 --fix vpp=2 "
+                                 "--set optimizations.pp_overlap=true");
+  CHECK(group.out.find("the scenario's own plan ranks ") != std::string::npos);
+  const auto even = run_megasim("search " + s22 + sets + " --json");
+  CHECK(nlohmann::json::parse(even.out)["scenario_plan_outside_space"].is_null());
+  CHECK(nlohmann::json::parse(even.out)["scenario_plan_analytic_rank"].is_number());
+}
+
+TEST_CASE("cli: by cost, a faster plan on more GPUs says what it costs, not a part of its step") {
+  // The 16-GPU plan's step is 0.47 s shorter; it loses on cost by its GPU count. Until
+  // 2026-12-02 the column named the breakdown part that grew most (a few ms).
+  const auto r = run_megasim(
+      "search " + s22 +
+      " --gpus 8,16 --objective cost --set run.tokens=1e9 --set power.usd_per_gpu_hour=2 "
+      "--fix tp=4 --fix pp=2 --fix vpp=1 --fix mb=1 --fix recompute=selective --fix sp=1 "
+      "--fix dist_opt=1 --json");
+  REQUIRE(r.exit_code == 0);
+  const auto ranked = nlohmann::json::parse(r.out)["ranked"];
+  REQUIRE(ranked.size() == 2);
+  CHECK(ranked[0]["why"] == "best");
+  const std::string why = ranked[1]["why"];
+  CHECK(why.find("% cost, 16 GPUs against 8") != std::string::npos);
+  CHECK(ranked[1]["step_time_s"].get<double>() < ranked[0]["step_time_s"].get<double>());
+}
+
+TEST_CASE(
+    "cli: a step of 2^31 micro-batches is estimated positive and refused at the event level") {
+  // Its count overflowed an int in the estimate (step −8.2e8 s, MFU −0.30, the slowest plans
+  // ranked best); a pipeline of 2^25 built its schedule pass by pass past the memory. Past
+  // --max-events the estimate takes the textbook makespan; simulate refuses such a step.
+  for (const char* args : {" --fix tp=8 --fix pp=1 --set plan.global_batch=2147483648",
+                           " --fix tp=2 --fix pp=4 --fix vpp=1 --fix mb=1 --fix recompute=selective"
+                           " --fix sp=1 --set plan.global_batch=33554432"}) {
+    CAPTURE(args);
+    const auto r = run_megasim("search " + s22 + args + " --top 1 --json");
+    REQUIRE(r.exit_code == 0);
+    const auto doc = nlohmann::json::parse(r.out);
+    for (const auto& p : doc["analytic_best"]) {
+      CHECK(p["step_time_s"].get<double>() > 0.0);
+      CHECK(p["mfu"].get<double>() > 0.0);
+      CHECK(p["mfu"].get<double>() < 1.0);
+    }
+    CHECK(doc["ranked"][0].contains("refused"));
+  }
+}
+
+TEST_CASE("cli: search keeps the plans a published run over the memory model lets simulate run") {
+  // Llama 3's row says its run happened over megasim's memory model (validation.allow_oom):
+  // simulate runs a plan over the device by as much as the published one is, and search
+  // prunes by the same allowance (it pruned by the device alone: 65 plans, 8 of which run).
+  const std::string llama =
+      shell_quote(MEGASIM_SOURCE_DIR "/scenarios/validation/llama3-405b-8k-8192.json");
+  const std::string args = "search --json " + llama + " --gpus 8064 --fix tp=8 --top 1";
+  const auto with = run_megasim(args);
+  const auto without = run_megasim(args + " --set validation.allow_oom=false");
+  REQUIRE(with.exit_code == 0);
+  REQUIRE(without.exit_code == 0);
+  const auto a = nlohmann::json::parse(with.out)["space"]["pruned"]["memory"].get<int>();
+  const auto b = nlohmann::json::parse(without.out)["space"]["pruned"]["memory"].get<int>();
+  CHECK(a < b);
+  CHECK(b == 65);
+}

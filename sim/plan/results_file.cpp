@@ -1,6 +1,7 @@
 #include "plan/results_file.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -209,7 +210,9 @@ ResultsFile::ResultsFile(const std::filesystem::path& path, std::uint64_t finger
   if (fd_ >= 0) {
     created_ = true;
   } else if (errno == EEXIST) {
-    fd_ = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
+    // There already, or a link (O_EXCL does not follow one): opened as before, created if a
+    // dangling link's target is missing.
+    fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   }
   if (fd_ < 0) {
     throw InputError(fmt::format("--results {}: {}", path.string(), std::strerror(errno)));
@@ -226,8 +229,13 @@ ResultsFile::ResultsFile(const std::filesystem::path& path, std::uint64_t finger
 }
 
 ResultsFile::~ResultsFile() {
+  // Removed only when it is still empty: under mpirun every rank appends to the one file, and
+  // the rank that created it may have written nothing of its own (its share refused, or done).
+  // Every rank has written before the gather that ends the search.
+  struct stat st {};
+  const bool empty = fd_ >= 0 && ::fstat(fd_, &st) == 0 && st.st_size == 0;
   if (fd_ >= 0) ::close(fd_);
-  if (created_ && !written_) ::unlink(path_.c_str());
+  if (created_ && empty) ::unlink(path_.c_str());
 }
 
 void ResultsFile::append(const Candidate& c, const StepFigures& f) {
@@ -248,7 +256,6 @@ void ResultsFile::append(const Candidate& c, const StepFigures& f) {
     throw InputError(fmt::format("--results {}: write failed: {}", path_.string(),
                                  n < 0 ? std::strerror(errno) : "short write"));
   }
-  written_ = true;
 }
 
 }  // namespace megasim::plan

@@ -36,8 +36,8 @@ FigureMap read_results(const std::filesystem::path& path, std::uint64_t fingerpr
 
 class ResultsFile {
  public:
-  // Opens (creates) the file to append to; a file it created and wrote nothing to (a search
-  // with no feasible plan, or one that failed) is removed again when it is destroyed.
+  // Opens (creates) the file to append to; a file it created that is still empty when it is
+  // destroyed (a search with no feasible plan, or one that failed, on every rank) is removed.
   ResultsFile(const std::filesystem::path& path, std::uint64_t fingerprint);
   ~ResultsFile();
   ResultsFile(const ResultsFile&) = delete;
@@ -49,8 +49,7 @@ class ResultsFile {
   std::filesystem::path path_;
   std::uint64_t fingerprint_;
   int fd_ = -1;
-  bool created_ = false;  // the file did not exist before: removed again if nothing was written
-  bool written_ = false;
+  bool created_ = false;  // the file did not exist before: removed again if still empty
 };
 
 }  // namespace megasim::plan

@@ -245,13 +245,6 @@ std::int64_t interval_in_steps(Time interval, Time step_time) {
   return std::max<std::int64_t>(1, static_cast<std::int64_t>(n));
 }
 
-// The interval as trials take it, a whole number of steps (0.1 min asked of 19 s steps runs
-// one step apart, and was printed as asked).
-Time simulated_interval(Time interval, Time step_time) {
-  const std::int64_t every = interval_in_steps(interval, step_time);
-  return every > 0 ? step_time * static_cast<double>(every) : interval;
-}
-
 // Trial t's seed: the run seed offset by t golden-ratio increments (splitmix64's stream step),
 // then mixed through Rng's own seeding, so trial t can be rerun alone in O(1).
 std::uint64_t trial_seed(std::uint64_t seed, int trial) {
@@ -266,6 +259,15 @@ std::uint64_t trial_seed(std::uint64_t seed, int trial) {
 Time run_evaluation(const StepProfile& step, std::int64_t steps) {
   if (step.evaluation_interval_steps <= 0) return Time::zero();
   return step.evaluation * static_cast<double>(steps / step.evaluation_interval_steps);
+}
+
+// The interval as trials take it: whole steps, each with its evaluation share (simulate_trial).
+Time simulated_interval(Time interval, const StepProfile& step, std::int64_t steps) {
+  const Time per_step =
+      step.step_time +
+      (steps > 0 ? run_evaluation(step, steps) / static_cast<double>(steps) : Time::zero());
+  const std::int64_t every = interval_in_steps(interval, per_step);
+  return every > 0 ? per_step * static_cast<double>(every) : interval;
 }
 
 // MegaScale's effective training time rate: training iterations × iteration time over the
@@ -381,7 +383,7 @@ RunResult simulate_run(const StepProfile& step, const RunSpec& spec, const Relia
   r.failures_per_day = rate * 24.0;
   r.mtbf = rate > 0.0 ? Time::from_hours(1.0 / rate) : Time::max();
   r.recovery = expected_pool(model, step).mean_recovery_time(step);
-  r.checkpoint_interval = simulated_interval(model.checkpoint_interval, step.step_time);
+  r.checkpoint_interval = simulated_interval(model.checkpoint_interval, step, r.steps);
   r.checkpoint_cost = model.blocking_checkpoint_time(step.checkpoint_size);
   if (rate > 0.0) {
     r.young = young_interval(r.checkpoint_cost, r.mtbf);

@@ -429,4 +429,10 @@ TEST_CASE("run: the checkpoint interval reported is the whole steps the trials t
   CHECK(simulate_run(step, spec, m, flat_power()).checkpoint_interval == Time::from_hours(1));
   m.checkpoint_interval = Time::from_minutes(150);
   CHECK(simulate_run(step, spec, m, flat_power()).checkpoint_interval == Time::from_hours(3));
+  // With an evaluation of 1 h every 2 steps a trial's step is 1.5 h: 100 min is one of them
+  // (the report had counted the steps without their evaluation share: two of 1 h).
+  step.evaluation = Time::from_hours(1);
+  step.evaluation_interval_steps = 2;
+  m.checkpoint_interval = Time::from_minutes(100);
+  CHECK(simulate_run(step, spec, m, flat_power()).checkpoint_interval == Time::from_hours(1.5));
 }

@@ -112,20 +112,6 @@ void check_bf16_optimizer(const Inputs& in) {
   }
 }
 
-// The efficient operators (MegaScale's) run FlashAttention-2 whatever attention says: another
-// kernel named beside them would be taken and never run.
-void check_attention_kernel(const Inputs& in) {
-  const auto& o = in.scenario.optimizations;
-  if (o.overrides.attention && in.system.efficient_operators &&
-      *o.overrides.attention != step::AttentionKernel::kFlashV2) {
-    throw InputError(fmt::format(
-        "{}: optimizations.attention '{}', but optimizations.efficient_operators is on (preset "
-        "'{}'), which runs FlashAttention-2; set efficient_operators false to run '{}'",
-        in.scenario.file.string(), step::to_string(*o.overrides.attention), o.preset,
-        step::to_string(*o.overrides.attention)));
-  }
-}
-
 void check_pipeline_engine_schedule(const Inputs& in) {
   const workload::ParallelPlan& p = in.scenario.plan;
   if (in.system.pipe_engine.present && p.pp > 1 && p.schedule != workload::Schedule::kOneFOneB) {
@@ -245,7 +231,6 @@ Inputs load_inputs(const Scenario& s, const InputOptions& o, FilesRead* read) {
   if (have_cluster) clashes.check([&] { check_plan_against_cluster(in); });
   if (have_system) clashes.check([&] { check_window(in); });
   if (have_system) clashes.check([&] { check_bf16_optimizer(in); });
-  if (have_system) clashes.check([&] { check_attention_kernel(in); });
   if (have_system) clashes.check([&] { check_context_parallel(in); });
   if (have_system) clashes.check([&] { check_pipeline_engine_schedule(in); });
   if (have_system) clashes.check([&] { check_microbatch_group(in); });

@@ -150,10 +150,8 @@ bool allowed(const std::optional<std::vector<T>>& set, T v) {
   return !set || std::find(set->begin(), set->end(), v) != set->end();
 }
 
-// Every system the switches' values give, the scenario's first; `attention`: the kernel the
-// scenario names, if it does (FlashAttention-2's efficient operators refuse another).
-std::vector<step::SystemOptions> systems(const step::SystemOptions& base, const Restrictions& r,
-                                         std::optional<step::AttentionKernel> attention) {
+// Every system the switches' values give, the scenario's first.
+std::vector<step::SystemOptions> systems(const step::SystemOptions& base, const Restrictions& r) {
   std::vector<step::SystemOptions> out{base};
   for (const auto& [index, values] : r.switches) {
     std::vector<step::SystemOptions> next;
@@ -168,14 +166,6 @@ std::vector<step::SystemOptions> systems(const step::SystemOptions& base, const 
               "--fix/--vary optimizations.{}: switches the sliding window on, but neither "
               "optimizations.attention_window nor the model gives a window size",
               step::kSwitches[index].key));
-        }
-        // As simulate refuses it (io/inputs.cpp): the efficient operators run FlashAttention-2,
-        // so a scenario naming another kernel cannot have them.
-        if (x.efficient_operators && attention && *attention != step::AttentionKernel::kFlashV2) {
-          throw InputError(fmt::format(
-              "--fix/--vary optimizations.{}: switches the efficient operators on, which run "
-              "FlashAttention-2, but the scenario's optimizations.attention is '{}'",
-              step::kSwitches[index].key, step::to_string(*attention)));
         }
         next.push_back(x);
       }
@@ -434,8 +424,7 @@ Space enumerate_space(const io::Inputs& in, const SpaceOptions& o) {
   Space space;
   Walker walker(in, r, space);
   for (const std::int64_t gpus : gpu_counts) {
-    for (const step::SystemOptions& system :
-         systems(in.system, r, in.scenario.optimizations.overrides.attention)) {
+    for (const step::SystemOptions& system : systems(in.system, r)) {
       for (const int tp : tps) {
         for (const int pp : pps) walker.walk(gpus, system, tp, pp);
       }

@@ -101,9 +101,6 @@ TEST_CASE("cli: search refuses bad input with exit 2 and names it") {
        "--fix/--vary sequence_parallel: the axis is "
        "restricted twice"},
       {" --max-events 0", "--max-events: must be above 0, found 0"},
-      {" --vary optimizations.efficient_operators=true,false",
-       "switches the efficient operators on, which run FlashAttention-2, but the scenario's "
-       "optimizations.attention is 'unfused'"},
       // Every plan was refused at the event level and reported as past --max-events.
       {" --set placement=spread --gpus 4",
        "--gpus 4: the scenario's placement 'spread' takes whole servers of 8 GPUs"},

@@ -345,8 +345,7 @@ class Walker {
       peak = std::max(peak, last.total());
       need = std::max(need, last.required());
     }
-    // Over the device by no more than a published run over megasim's memory model was
-    // (validation.allow_oom), a plan runs, as simulate runs it.
+    // As simulate runs it: over the device by no more than validation.allow_oom's allowance.
     if (need > in_.device.memory + allowance_) {
       prune(Prune::kMemory);
       return;
@@ -410,6 +409,21 @@ std::string outside_space(const workload::ParallelPlan& p, int layers) {
 
 void check_restrictions(const std::vector<Axis>& restrict) {
   (void)read_restrictions(restrict);
+}
+
+void check_space(const io::Inputs& in, const SpaceOptions& o) {
+  const Restrictions r = read_restrictions(o.restrict);
+  (void)systems(in.system, r);
+  // Whole servers (net::Topology::spread_placement), else every plan is refused at event level.
+  if (in.scenario.placement == "spread") {
+    for (const std::int64_t g : o.gpus) {
+      if (g % in.cluster.node.gpus != 0) {
+        throw InputError(fmt::format(
+            "--gpus {}: the scenario's placement 'spread' takes whole servers of {} GPUs", g,
+            in.cluster.node.gpus));
+      }
+    }
+  }
 }
 
 Space enumerate_space(const io::Inputs& in, const SpaceOptions& o) {

@@ -70,6 +70,10 @@ std::vector<std::int64_t> parse_gpus(const std::string& spec);
 Space enumerate_space(const io::Inputs& inputs, const SpaceOptions& options);
 // The same InputError, without enumerating: every check enumerate_space makes of its options.
 void check_restrictions(const std::vector<Axis>& restrict);
+// check_restrictions, and what the options ask of the scenario: a switch the system cannot take
+// (a sliding window without a size), GPU counts a spread placement cannot place. Before any
+// work and on every rank alike (search's check_search_options).
+void check_space(const io::Inputs& inputs, const SpaceOptions& options);
 
 // The space's normal form, the one description of what every plan it builds has whatever the
 // scenario wrote: the layers split evenly, 1F1B or, with vpp > 1, the interleaved schedule with

@@ -250,7 +250,7 @@ FigureMap event_stage(const io::Inputs& in, const SearchOptions& o, const Search
 
 void check_search_options(const io::Inputs& in, const SearchOptions& o) {
   check_objective(in, o);
-  check_restrictions(o.space.restrict);
+  check_space(in, o.space);
 }
 
 SearchResult search(const io::Inputs& in, const SearchOptions& o, const SearchShare& share) {
@@ -259,17 +259,6 @@ SearchResult search(const io::Inputs& in, const SearchOptions& o, const SearchSh
   r.scenario = in.scenario.name;
   r.rank_order = in.scenario.plan.rank_order;
   r.objective = o.objective;
-  // A spread placement takes whole servers (net::Topology::spread_placement): a GPU count that
-  // is not one would have every plan refused at the event level, as if by --max-events.
-  if (in.scenario.placement == "spread") {
-    for (const std::int64_t g : o.space.gpus) {
-      if (g % in.cluster.node.gpus != 0) {
-        throw InputError(fmt::format(
-            "--gpus {}: the scenario's placement 'spread' takes whole servers of {} GPUs", g,
-            in.cluster.node.gpus));
-      }
-    }
-  }
   r.space = enumerate_space(in, o.space);
   r.gpus = o.space.gpus.empty() ? std::vector<std::int64_t>{in.scenario.plan.gpus()} : o.space.gpus;
   const net::Topology topology(in.cluster);

@@ -281,8 +281,13 @@ hw::MeasurementInfo import_measurement(const std::optional<hw::MeasurementInfo>&
   const std::string now = io::measurement_date_now();
   const std::string tool = "megasim calibrate import-nccl-tests";
   hw::MeasurementInfo info = base.value_or(hw::MeasurementInfo{});
-  if (base) {
-    info.tool = fmt::format("{} ({}); then {} ({})", base->tool, base->date, tool, now);
+  // The measuring run and the latest import: an earlier import's part is replaced, not nested.
+  const std::string then = "; then " + tool;
+  const auto earlier = base ? base->tool.find(then) : std::string::npos;
+  if (base && earlier != std::string::npos) {
+    info.tool = fmt::format("{}{} ({})", base->tool.substr(0, earlier), then, now);
+  } else if (base && base->tool != tool) {
+    info.tool = fmt::format("{} ({}){} ({})", base->tool, base->date, then, now);
   } else {
     info.date = now;
     info.tool = tool;

@@ -214,4 +214,17 @@ TEST_CASE("an import onto a measured profile keeps its measurement's versions an
   CHECK(m->tool.find("megasim-calibrate-gpu (2026-01-01T00:00:00Z); then megasim calibrate "
                      "import-nccl-tests") == 0);
   CHECK(m->device_name == "NVIDIA H100 80GB HBM3");
+  // A second import replaces the first one's part of the tool line instead of nesting it.
+  const fs::path again = temp_file("measured-import-2.json");
+  REQUIRE(run_megasim("calibrate import-nccl-tests " +
+                      shell_quote(std::string(MEGASIM_SOURCE_DIR) +
+                                  "/tests/data/nccl-tests/h100-2node-ib-8B-16G-all_reduce.log") +
+                      " --device " + shell_quote(out.string()) + " -o " +
+                      shell_quote(again.string()))
+              .exit_code == 0);
+  const auto m2 = io::load_device_profile(again).profile.measurement;
+  REQUIRE(m2.has_value());
+  CHECK(m2->tool.find("; then ") == m->tool.find("; then "));
+  CHECK(m2->tool.find("; then ", m2->tool.find("; then ") + 1) == std::string::npos);
+  CHECK(m2->date == "2026-01-01T00:00:00Z");
 }

@@ -115,6 +115,7 @@ std::string search_json(const plan::SearchResult& r) {
                           {"peak_memory_gib", p.candidate.peak_memory.value() / kGiB.value()},
                           {"memory_headroom_gib", p.candidate.headroom_gib()},
                           {"tight", p.candidate.tight()},
+                          {"over_device", p.candidate.over()},
                           {"analytic", figures_json(p.analytic)}};
     if (p.event) {
       row.update(figures_json(*p.event));
@@ -209,6 +210,7 @@ std::string search_text(const plan::SearchResult& r) {
     if (p.pareto_gpus) front.push_back('g');
     if (p.scenario_plan) front.push_back('*');
     if (p.candidate.tight()) front.push_back('t');
+    if (p.candidate.over()) front.push_back('o');
     t += fmt::format(
         "{:>4} {:>6} {:<66} {:>8.3f} {:>6.1f} {:>9.0f} {:>8.1f} {:>8.3f} {:>7.3f} {:>7.3f} "
         "{:>7.3f} "
@@ -222,7 +224,12 @@ std::string search_text(const plan::SearchResult& r) {
   t += "\nP: on the Pareto front of tokens/s against memory headroom (m)";
   t += r.gpus.size() > 1 ? " and against the GPU count (g); " : "; ";
   t += "*: the scenario's own plan; t: tight, over the device only with the fragmentation "
-       "margin (room GiB counts it)\n";
+       "margin (room GiB counts it)";
+  const bool any_over = std::any_of(r.ranked.begin(), r.ranked.end(),
+                                    [](const plan::RankedPlan& p) { return p.candidate.over(); });
+  t += any_over ? "; o: over the device without the margin too, run by validation.allow_oom's "
+                  "allowance\n"
+                : "\n";
   return t;
 }
 

@@ -335,9 +335,8 @@ class Walker {
     const workload::ModelSpec executed = step::executed_model(model, system);
     const workload::MemoryOptions memory = step::memory_options(system);
     // The first stage holds the most micro-batches in flight and the embedding, the last the
-    // logits; every other stage has as many layers and fewer micro-batches in flight: one of
-    // the two is the peak.
-    // Pruned as simulate refuses: on what must fit, without the fragmentation margin.
+    // logits, every other fewer: one of the two is the peak. Pruned as simulate refuses: on
+    // what must fit, without the fragmentation margin.
     const workload::MemoryEstimate first = workload::estimate_memory(executed, p, 0, memory);
     Bytes peak = first.total(), need = first.required();
     if (p.pp > 1) {
@@ -356,6 +355,7 @@ class Walker {
     c.key = canonical_key(p, system, in_.system);
     c.hash = fnv1a(c.key);
     c.peak_memory = peak;
+    c.required_memory = need;
     c.device_memory = in_.device.memory;
     space_.feasible.push_back(std::move(c));
   }

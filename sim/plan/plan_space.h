@@ -41,11 +41,15 @@ struct Candidate {
   std::string key;         // canonical text, "gpus=256 tp=8 pp=8 vpp=1 dp=4 mb=1 ..."
   std::uint64_t hash = 0;  // FNV-1a 64 of key: the results file's key and the tie-break
   Bytes peak_memory;       // per GPU, the largest stage's (memory model)
+  Bytes required_memory;   // the same without the fragmentation margin: what must fit
   Bytes device_memory;
   double headroom_gib() const { return (device_memory - peak_memory).value() / kGiB.value(); }
+  // Over the device even without the margin: kept only by validation.allow_oom's allowance
+  // (a published run over megasim's memory model), as simulate runs it.
+  bool over() const { return required_memory > device_memory; }
   // Kept, so its tensors and reserve fit; over the device only with the fragmentation margin
   // that peak_memory includes (workload::Fit::kTight).
-  bool tight() const { return peak_memory > device_memory; }
+  bool tight() const { return peak_memory > device_memory && !over(); }
 };
 
 struct Space {

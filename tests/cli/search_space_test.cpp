@@ -101,4 +101,16 @@ TEST_CASE("cli: search keeps the plans a published run over the memory model let
   const auto b = nlohmann::json::parse(without.out)["space"]["pruned"]["memory"].get<int>();
   CHECK(a < b);
   CHECK(b == 65);
+  // Such a plan is marked over the device (o), not tight (t: over it only with the margin).
+  const auto top = run_megasim("search --json " + llama + " --gpus 8064 --fix tp=8 --top 3");
+  REQUIRE(top.exit_code == 0);
+  bool over = false;
+  const auto doc = nlohmann::json::parse(top.out);
+  for (const auto& p : doc["ranked"]) {
+    if (p["over_device"] == true) {
+      over = true;
+      CHECK(p["tight"] == false);
+    }
+  }
+  CHECK(over);
 }

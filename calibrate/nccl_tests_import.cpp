@@ -102,8 +102,9 @@ hw::CollectiveOp run_op(const NcclTestsRun& r, const std::string& at,
                    "line); pass --op");
 }
 
-// Ranks from --ranks or the device lines, cross-checked against busbw/algbw on the first row
-// fast enough for the ratio to be trusted; without either, from that ratio or nThread × nGpus.
+// Ranks from --ranks or the device lines, cross-checked against busbw/algbw on the fastest row
+// (the least rounded); without either, from that ratio; with no usable ratio, an InputError
+// asking for --ranks (nThread x nGpus is one process's count).
 int run_ranks(const RunBuilder& b, hw::CollectiveOp op, const std::string& at,
               const ImportOptions& options) {
   const int from_lines = static_cast<int>(b.rank_keys.size());

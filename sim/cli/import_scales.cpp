@@ -262,15 +262,32 @@ void report_run(const std::string& log, const calibrate::NcclTestsRun& run, io::
 void check_not_in_base(const calibrate::NcclTestsRun& run, const hw::DeviceProfile& base,
                        const std::string& device) {
   if (run.rows.empty()) return;
+  // A row's measurement, whatever the run it was imported under.
+  using Row =
+      std::tuple<hw::CollectiveOp, int, int, double, bool, std::int64_t, std::string, std::string>;
+  const auto row = [](const hw::CollectiveMeasurement& m) {
+    return Row{m.op,       m.ranks,     m.nodes,     m.size.value(),
+               m.in_place, m.time.ns(), m.algorithm, m.protocol};
+  };
+  std::map<Row, std::string> held;  // each base row, and the run it came with
+  for (const auto& m : base.collective_table) held.emplace(row(m), m.run);
   const std::string& id = run.rows.front().run;
-  const auto held = std::find_if(base.collective_table.begin(), base.collective_table.end(),
-                                 [&](const hw::CollectiveMeasurement& m) { return m.run == id; });
-  if (held == base.collective_table.end()) return;
-  throw InputError(
-      fmt::format("{}: the --device profile '{}' already holds this run (its rows "
-                  "were imported from this log before); import into a profile "
-                  "without it, or leave the log out",
-                  id, device));
+  const bool all_held = std::all_of(run.rows.begin(), run.rows.end(),
+                                    [&](const auto& m) { return held.count(row(m)) > 0; });
+  if (all_held) {
+    throw InputError(fmt::format(
+        "{}: the --device profile '{}' already holds these measurements (imported as '{}'); "
+        "import into a profile without them, or leave the log out",
+        id, device, held.at(row(run.rows.front()))));
+  }
+  const bool same_id = std::any_of(base.collective_table.begin(), base.collective_table.end(),
+                                   [&](const hw::CollectiveMeasurement& m) { return m.run == id; });
+  if (same_id) {
+    throw InputError(fmt::format(
+        "{}: the --device profile '{}' holds another run imported from this file and line (a log "
+        "measured again under the same name?); give the new log a name of its own",
+        id, device));
+  }
 }
 
 // The import's record: the date and tool of the import, the logs' devices; onto a profile

@@ -138,7 +138,20 @@ TEST_CASE("a log imported into a profile that already holds it is refused, writi
   const auto r = run_megasim("calibrate import-nccl-tests " + log + " --device " +
                              shell_quote(first.string()) + " -o " + shell_quote(second.string()));
   CHECK(r.exit_code == 2);
-  CHECK(r.err.find("already holds this run") != std::string::npos);
+  CHECK(r.err.find("already holds these measurements") != std::string::npos);
+  CHECK_FALSE(fs::exists(second));
+  // By what it holds, not by the log's name: the same log under another name is refused too
+  // (its rows were doubled), and another log under the first one's name and line would share
+  // its run id.
+  const fs::path copy = temp_file("renamed.log");
+  fs::copy_file(
+      std::string(MEGASIM_SOURCE_DIR) + "/tests/data/nccl-tests/h100-2node-all_reduce.log", copy,
+      fs::copy_options::overwrite_existing);
+  const auto renamed =
+      run_megasim("calibrate import-nccl-tests " + shell_quote(copy.string()) + " --device " +
+                  shell_quote(first.string()) + " -o " + shell_quote(second.string()));
+  CHECK(renamed.exit_code == 2);
+  CHECK(renamed.err.find("already holds these measurements") != std::string::npos);
   CHECK_FALSE(fs::exists(second));
 }
 

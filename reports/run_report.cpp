@@ -56,9 +56,14 @@ void append_power(std::string& o, const RunResult& r, const PowerInputs& power) 
       mw(r.power.it_peak) * power.pue);
   if (r.energy.spares.reserved > 0) {
     o += fmt::format(
-        "  spares         {} nodes reserved, {:.1f} idling beside the job on average at {:.3f} MW IT "
+        "  spares         {} nodes reserved{}, {:.1f} idling beside the job on average at {:.3f} "
+        "MW IT "
         "(in the run's energy{})\n",
-        r.energy.spares.reserved, r.energy.spares.powered, mw(r.energy.spare_it),
+        r.energy.spares.reserved,
+        r.energy.spares.billed
+            ? fmt::format(" (the job's share, {:.2f} of a node, billed)", *r.energy.spares.billed)
+            : std::string(),
+        r.energy.spares.powered, mw(r.energy.spare_it),
         r.energy.usd_gpu_hours ? " and GPU-hour cost" : "");
   }
   o += fmt::format(
@@ -141,6 +146,7 @@ Json to_json(const RunResult& r, const StepProfile& step, const PowerInputs& pow
              {"tonnes_co2", r.energy.tonnes_co2},
              {"grid_kg_co2_per_kwh", power.grid_kg_co2_per_kwh}};
   pw["spare_nodes_reserved"] = r.energy.spares.reserved;
+  pw["spare_nodes_billed"] = r.energy.spares.billed_nodes();
   pw["spare_nodes_powered"] = r.energy.spares.powered;
   pw["spare_it_mw"] = mw(r.energy.spare_it);
   if (r.energy.usd_gpu_hours) pw["usd_gpu_hours"] = *r.energy.usd_gpu_hours;

@@ -44,16 +44,21 @@ RunEnergy run_energy(const StepPower& p, Time training, Time not_training, std::
   e.spares = spares;
   constexpr double kJoulePerMwh = 3.6e9;
   const double wall = (training + not_training).to_seconds();
-  e.spare_it = node_power(Activity::kIdle, spares.gpus_per_node, in) * std::max(spares.powered, 0.0);
+  const double share =
+      spares.reserved > 0
+          ? std::clamp(spares.billed_nodes() / static_cast<double>(spares.reserved), 0.0, 1.0)
+          : 0.0;
+  e.spare_it = node_power(Activity::kIdle, spares.gpus_per_node, in) *
+               (std::max(spares.powered, 0.0) * share);
   const double it_joules = p.it_average.value() * training.to_seconds() +
                            p.it_idle.value() * not_training.to_seconds() + e.spare_it.value() * wall;
   e.it_mwh = it_joules / kJoulePerMwh;
   e.facility_mwh = e.it_mwh * in.pue;
   e.facility_average = Watts(wall > 0.0 ? it_joules * in.pue / wall : 0.0);
   const double wall_hours = (training + not_training).to_hours();
-  const auto billed = gpus + std::max<std::int64_t>(spares.reserved, 0) * spares.gpus_per_node;
-  if (in.usd_per_gpu_hour)
-    e.usd_gpu_hours = *in.usd_per_gpu_hour * static_cast<double>(billed) * wall_hours;
+  const double billed = static_cast<double>(gpus) +
+                        (spares.reserved > 0 ? spares.billed_nodes() : 0.0) * spares.gpus_per_node;
+  if (in.usd_per_gpu_hour) e.usd_gpu_hours = *in.usd_per_gpu_hour * billed * wall_hours;
   if (in.usd_per_kwh) e.usd_energy = *in.usd_per_kwh * e.facility_mwh * 1000.0;
   e.tonnes_co2 = in.grid_kg_co2_per_kwh * e.facility_mwh * 1000.0 / 1000.0;
   return e;

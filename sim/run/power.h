@@ -53,9 +53,15 @@ StepPower step_power(const StepProfile& step, const PowerInputs& in);
 // the pool over the run: the spares evicted stragglers hold and the places of nodes out for
 // repair are empty (neither draws power).
 struct SparePool {
-  std::int64_t reserved = 0;  // nodes billed with the job
+  std::int64_t reserved = 0;  // nodes reserved for the job
   double powered = 0.0;       // mean nodes idling in the pool
   int gpus_per_node = 8;
+  // Nodes' worth billed with the job, when not `reserved`: a small job's share of its one spare
+  // (ReliabilityModel::billed_spares_for); its energy is that share of the spares' too.
+  std::optional<double> billed;
+  double billed_nodes() const {
+    return std::max(billed.value_or(static_cast<double>(reserved)), 0.0);
+  }
 };
 
 // Energy, cost and CO2 of a run given how its wall-clock time splits between training and

@@ -42,6 +42,12 @@ std::int64_t ReliabilityModel::spares_for(const StepProfile& step) const {
   return std::max<std::int64_t>(1, std::llround(spare_fraction * static_cast<double>(step.nodes)));
 }
 
+std::optional<double> ReliabilityModel::billed_spare_share(const StepProfile& step) const {
+  const double share = spare_fraction * static_cast<double>(step.nodes);
+  if (spare_nodes || !(share > 0.0) || std::llround(share) >= 1) return std::nullopt;
+  return share;
+}
+
 double ReliabilityModel::cause_rate_per_hour(const FailureCause& c, const StepProfile& step) const {
   const double units = c.scope == FailureScope::kGpu ? static_cast<double>(step.gpus)
                                                      : static_cast<double>(step.nodes);

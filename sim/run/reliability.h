@@ -71,6 +71,10 @@ struct ReliabilityModel {
   // Spare nodes available to the job: spare_nodes, else spare_fraction × nodes to the nearest
   // server, at least one when the fraction is above 0.
   std::int64_t spares_for(const StepProfile& step) const;
+  // A job whose share of the pool rounds to no server (under 25 servers at 2 %) has the one
+  // spare it may draw on and pays its share of it (0.32 of a node for 16 servers), as of a
+  // pool the cluster shares; nullopt for every other job, which pays for spares_for.
+  std::optional<double> billed_spare_share(const StepProfile& step) const;
   // Interruptions per hour of the whole job.
   double failures_per_hour(const StepProfile& step) const;
   double cause_rate_per_hour(const FailureCause& c, const StepProfile& step) const;

@@ -433,13 +433,13 @@ RunResult simulate_run(const StepProfile& step, const RunSpec& spec, const Relia
   r.checkpoint_hours = ckpt / n;
   r.step_share = step_share / n;
   r.straggler_slowed_share = slowed / n;
-  // Every spare is reserved with the job; those the evicted stragglers hold are out of service,
-  // and a spare's place in the pool is empty while the node it replaced is in repair.
-  const SparePool pool{.reserved = model.spares_for(step),
-                       .powered = wall_seconds > 0.0 ? spare_node_seconds / wall_seconds : 0.0,
-                       .gpus_per_node = step.gpus_per_node};
-  r.energy = run_energy(r.power, Time::from_seconds(trained / n), Time::from_seconds(idle / n),
-                        step.gpus, pool, power);
+  // Spares are reserved with the job (billed, or a small job's share); those evicted stragglers
+  // hold, and the places of nodes in repair, draw no power.
+  r.energy = run_energy(
+      r.power, Time::from_seconds(trained / n), Time::from_seconds(idle / n), step.gpus,
+      {model.spares_for(step), wall_seconds > 0.0 ? spare_node_seconds / wall_seconds : 0.0,
+       step.gpus_per_node, model.billed_spare_share(step)},
+      power);
 
   if (spec.sweep_checkpoint_interval && rate > 0.0 && r.checkpoint_cost > Time::zero())
     sweep_intervals(step, spec, model, r);

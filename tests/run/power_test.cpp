@@ -1,5 +1,7 @@
 #include <doctest/doctest.h>
 
+#include <optional>
+
 #include <stdexcept>
 
 #include "engine/error.h"
@@ -71,13 +73,22 @@ TEST_CASE("power: step average, peak and swing over phases are solved by hand") 
 
   // Three spare nodes of 8 GPUs reserved, two powered (one held by an evicted straggler):
   // 2 × (8·60 + 1000) = 2960 W idle for all 110 h = 325.6 kWh IT more; billed 16 + 24 GPUs.
-  const RunEnergy spared = run_energy(p, Time::from_hours(100), Time::from_hours(10), 16,
-                                      SparePool{.reserved = 3, .powered = 2, .gpus_per_node = 8}, in);
+  const RunEnergy spared = run_energy(
+      p, Time::from_hours(100), Time::from_hours(10), 16,
+      SparePool{.reserved = 3, .powered = 2, .gpus_per_node = 8, .billed = std::nullopt}, in);
   CHECK(spared.spare_it.value() == doctest::Approx(2960.0));
   CHECK(spared.it_mwh == doctest::Approx(0.7886 + 0.3256));
   CHECK(spared.facility_mwh == doctest::Approx((0.7886 + 0.3256) * 1.25));
   CHECK(*spared.usd_gpu_hours == doctest::Approx(40 * 110 * 2.0));
   CHECK(spared.facility_average.value() == doctest::Approx((0.7886 + 0.3256) * 1.25e6 / 110.0));
+
+  // A small job's one spare, of which it pays its 0.32 share (16 servers at 2 %): billed 16 +
+  // 0.32 x 8 GPUs, and 0.32 of the spare's 1480 W idling (it paid for a whole second node).
+  const RunEnergy shared =
+      run_energy(p, Time::from_hours(100), Time::from_hours(10), 16,
+                 SparePool{.reserved = 1, .powered = 1, .gpus_per_node = 8, .billed = 0.32}, in);
+  CHECK(shared.spare_it.value() == doctest::Approx(0.32 * 1480.0));
+  CHECK(*shared.usd_gpu_hours == doctest::Approx((16 + 0.32 * 8) * 110 * 2.0));
 }
 
 TEST_CASE("power: a step profile whose activities do not add up is rejected") {

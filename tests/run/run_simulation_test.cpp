@@ -302,8 +302,15 @@ TEST_CASE("run: a spare pool of a share of the job holds at least one server") {
   CHECK(m.spares_for(testing::megascale_530b(256)) == 1);
   CHECK(m.spares_for(testing::megascale_530b(800)) == 2);
   CHECK(m.spares_for(testing::megascale_530b(12288)) == 31);
+  // Billed: a share that rounds to no server is paid as a share (16 servers: 0.32 of a node);
+  // else the servers reserved.
+  REQUIRE(m.billed_spare_share(testing::megascale_530b(128)).has_value());
+  CHECK(*m.billed_spare_share(testing::megascale_530b(128)) == doctest::Approx(0.32));
+  CHECK_FALSE(m.billed_spare_share(testing::megascale_530b(256)).has_value());
+  CHECK_FALSE(m.billed_spare_share(testing::megascale_530b(12288)).has_value());
   m.spare_fraction = 0.0;
   CHECK(m.spares_for(testing::megascale_530b(12288)) == 0);
+  CHECK_FALSE(m.billed_spare_share(testing::megascale_530b(12288)).has_value());
   // With the one spare, a 16-server job's hardware failures are replaced, not repaired: the
   // mean recovery is detection, relaunch and load, well under the 24 h repair.
   ReliabilityModel with = megasim::io::load_reliability_preset("megascale");

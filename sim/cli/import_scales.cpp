@@ -327,7 +327,7 @@ void report_overlaps(const std::vector<hw::CollectiveMeasurement>& table, std::s
   std::size_t base_runs = 0;  // the base profile's own runs come first in the table
   for (std::size_t k = 0; k < table.size(); ++k) {
     const auto& m = table[k];
-    if (order.empty() || order.back().id != m.run || k == first_new) {
+    if (order.empty() || order.back().id != m.run) {
       if (k < first_new) ++base_runs;
       order.push_back({m.run, {m.op, m.ranks, m.nodes, m.algorithm, m.protocol}, {}});
     }

@@ -36,8 +36,8 @@ int nodes_of(const net::Topology& topology, const std::vector<int>& gpus) {
 // group of a TP-8 job has one GPU a node, on one rail).
 std::vector<int> placement_of(const net::Topology& topology, const SweepRequest& r) {
   const int g = topology.spec().node.gpus;
-  // "pack" as a scenario's placement spells it, or "packed".
-  if (r.placement != "packed" && r.placement != "pack" && r.placement != "spread")
+  // cmd_collective takes "pack" (a scenario's spelling) as "packed".
+  if (r.placement != "packed" && r.placement != "spread")
     throw InputError("--placement: expected packed (or pack) or spread, found '" + r.placement +
                      "'");
   const bool packed = r.placement != "spread";

@@ -34,6 +34,7 @@
 #include "io/inputs.h"
 #include "net/topology.h"
 #include "plan/plan_space.h"
+#include "plan/work_bounds.h"
 #include "step/pricing.h"
 #include "step/step_model.h"
 
@@ -51,9 +52,12 @@ struct StepFigures {
 class AnalyticEstimator {
  public:
   // `inputs` gives the model, the device, the collective constants and the scenario's data
-  // loading; `topology` (of inputs.cluster) and `kernels` must outlive the estimator.
+  // loading; `topology` (of inputs.cluster) and `kernels` must outlive the estimator. A step
+  // of more than `max_passes` pipeline passes (search's --max-events) is estimated by the
+  // textbook makespan, not built pass by pass.
   AnalyticEstimator(const io::Inputs& inputs, const net::Topology& topology,
-                    const hw::KernelCostModel& kernels);
+                    const hw::KernelCostModel& kernels,
+                    std::int64_t max_passes = kDefaultMaxEvents);
   AnalyticEstimator(const AnalyticEstimator&) = delete;
   AnalyticEstimator& operator=(const AnalyticEstimator&) = delete;
 
@@ -112,6 +116,7 @@ class AnalyticEstimator {
   const net::Topology& topology_;
   const hw::KernelCostModel& kernels_;
   double peak_flops_ = 0;
+  std::int64_t max_passes_;
   std::map<std::tuple<int, bool, int, int, std::uint32_t, bool>, LayerPrices> layers_;
   std::map<std::pair<double, bool>, double> pp_;
   // Ratios b/f and hop/f are rounded to this step for the schedule cache.

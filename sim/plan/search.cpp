@@ -263,7 +263,7 @@ SearchResult search(const io::Inputs& in, const SearchOptions& o, const SearchSh
   r.gpus = o.space.gpus.empty() ? std::vector<std::int64_t>{in.scenario.plan.gpus()} : o.space.gpus;
   const net::Topology topology(in.cluster);
   const hw::KernelCostModel kernels(in.device);
-  AnalyticEstimator estimator(in, topology, kernels);
+  AnalyticEstimator estimator(in, topology, kernels, o.limits.max_events);
   const EnergyModel energy =
       o.objective == Objective::kEnergy ? energy_model(in, topology) : EnergyModel{};
   analytic_stage(in, o, share, estimator, energy, r);

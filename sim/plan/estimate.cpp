@@ -162,7 +162,7 @@ double AnalyticEstimator::schedule_seconds(const workload::ParallelPlan& p, doub
   // not built pass by pass: the textbook makespan of its pipeline instead, m (f + b) and the
   // fill and drain of p - 1 stages of a chunk each way (Narayanan et al. 2021, section 2.2),
   // with a send between stages. (A 2^31-micro-batch plan's count overflowed an int and its
-  // estimate went negative; 2^25 built a schedule past the memory. Until 2026-12-04 the bound
+  // estimate went negative; 2^25 built a schedule past the memory. Until 2026-12-03 the bound
   // was the default one even where --max-events raised it, so such a plan was ranked by the
   // textbook figure and then simulated.)
   const double passes =
@@ -171,7 +171,7 @@ double AnalyticEstimator::schedule_seconds(const workload::ParallelPlan& p, doub
       micro_batches > std::numeric_limits<int>::max()) {
     // f and b are a chunk's: a stage runs vpp chunks a micro-batch, and the fill and drain
     // take one chunk a stage each way (the bubble of (p - 1) / vpp stage passes). Until
-    // 2026-12-04 this took f + b for a stage's, so an interleaved plan past the bound was
+    // 2026-12-03 this took f + b for a stage's, so an interleaved plan past the bound was
     // estimated vpp times too fast (175B at VPP 6: 7.7 s for a 38.8 s step).
     const double fill = static_cast<double>(p.pp - 1) * (f + b + 2.0 * hop);
     return static_cast<double>(micro_batches) * p.vpp * (f + b) + fill;

@@ -239,10 +239,11 @@ MemoryEstimate estimate_memory(const ModelSpec& m, const ParallelPlan& p, int st
     const bool copies = p.fp8 && !p.fp8_params;
     const double fp8_copies = copies ? 2.0 * d(stage_linear_weights_per_rank(m, p, stage)) : 0.0;
     e.weights = Bytes(params * w + fp8_copies);
-    // ZeRO-2 keeps only its shard of the reduced gradients (its reduce bucket is not counted).
-    // BF16_Optimizer keeps the bf16 .grad beside its fp32 gradients.
+    // ZeRO-2: its shard and what a backward pass has not yet reduced, DeepSpeed's bucket or a
+    // layer's, as ZeRO-3 (until 2026-12-03 the shard alone). BF16_Optimizer: a bf16 .grad too.
     const double lp_grads = detail::bf16_optimizer_applies(opts.pipe_bf16_optimizer, p) ? 2.0 : 0.0;
-    e.gradients = Bytes(params * g / (p.zero2 ? dp : 1.0) + params * lp_grads);
+    const double unreduced = p.zero2 ? sharded_unsharded(m, p, stage, opts.sharded).gradients : 0.0;
+    e.gradients = Bytes(params * g / (p.zero2 ? dp : 1.0) + unreduced * g + params * lp_grads);
     e.optimizer_states = Bytes(params * o / (p.distributed_optimizer ? dp : 1.0));
   }
 

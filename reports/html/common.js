@@ -15,6 +15,13 @@ const megasim = (() => {
     other: '#9c755f', idle: '#d3cfcb',
   };
 
+  // A user's text (scenario names, --vary values, metrics) as HTML text: ECharts puts a tooltip
+  // formatter's string in the page as markup.
+  function esc(text) {
+    const entity = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
+    return String(text).replace(/[&<>"']/g, (c) => entity[c]);
+  }
+
   function el(tag, attrs, ...children) {
     const e = document.createElement(tag);
     for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, v);
@@ -95,5 +102,5 @@ const megasim = (() => {
     document.body.dataset.rendered = 'true';
   }
 
-  return { data, colours, el, section, chart, keyValues, table, fmt, histogram, done };
+  return { data, colours, esc, el, section, chart, keyValues, table, fmt, histogram, done };
 })();

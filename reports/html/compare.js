@@ -5,7 +5,7 @@
 'use strict';
 
 (() => {
-  const { data: d, colours, section, chart, keyValues, table, fmt } = megasim;
+  const { data: d, colours, esc, section, chart, keyValues, table, fmt } = megasim;
   const label = (v) => v.label;
   const ok = d.variants.filter((v) => v.feasible);
   const fastest = [...ok].sort((a, b) => a.step_time_s - b.step_time_s);
@@ -34,7 +34,7 @@
     chart(c, {
       legend: { bottom: 0, type: 'scroll' },
       tooltip: { trigger: 'item',
-        formatter: (p) => `${p.name}<br>headroom ${fmt.num(p.value[0], 1)} GiB<br>${format(p.value[1])}` },
+        formatter: (p) => `${esc(p.name)}<br>headroom ${fmt.num(p.value[0], 1)} GiB<br>${format(p.value[1])}` },
       grid: { left: 60, right: 20, top: 30, bottom: 60 },
       xAxis: { type: 'value', name: 'memory headroom (GiB)', nameLocation: 'middle', nameGap: 25,
         scale: true },

@@ -60,7 +60,7 @@ function megasimTimeline(d, section, chart, colours, fmt) {
   };
   chart(card, {
     legend: { top: 0 },
-    tooltip: { trigger: 'item', formatter: (p) => `${p.seriesName}<br>stage ` +
+    tooltip: { trigger: 'item', formatter: (p) => `${megasim.esc(p.seriesName)}<br>stage ` +
       `${ranks[p.value[0]].stage}: ${fmt.num(p.value[1], 4)}–${fmt.num(p.value[2], 4)} s` },
     grid: { left: 120, right: 30, top: 40, bottom: 70 },
     dataZoom: [{ type: 'slider', xAxisIndex: 0, filterMode: 'weakFilter', bottom: 10 },

@@ -4,7 +4,7 @@
 'use strict';
 
 (() => {
-  const { data: d, section, chart, keyValues, table, fmt } = megasim;
+  const { data: d, esc, section, chart, keyValues, table, fmt } = megasim;
   // A row's source is its run id's first word, what leave-one-source-out leaves out (colours
   // group by it); the tables show its publication, up to the first comma.
   const short = (s) => (s || 'unknown').split(',')[0].slice(0, 48);
@@ -33,8 +33,8 @@
   chart(scatter, {
     legend: { bottom: 0, type: 'scroll' },
     tooltip: { trigger: 'item', formatter: (p) => (p.data.row
-      ? `${p.data.row.scenario}<br>${p.data.row.metric}<br>published ${p.value[0]}, ` +
-        `predicted ${fmt.num(p.value[1], 4)} (${err(p.data.row)})` : p.seriesName) },
+      ? `${esc(p.data.row.scenario)}<br>${esc(p.data.row.metric)}<br>published ${p.value[0]}, ` +
+        `predicted ${fmt.num(p.value[1], 4)} (${err(p.data.row)})` : esc(p.seriesName)) },
     grid: { left: 60, right: 30, top: 20, bottom: 80 },
     xAxis: { type: 'log', name: 'published', nameLocation: 'middle', nameGap: 25, min: lo, max: hi,
       axisLabel: { showMinLabel: false, showMaxLabel: false } },
@@ -49,7 +49,7 @@
     'steps in MFU points. One colour per source.', true);
   chart(errors, {
     legend: { bottom: 0, type: 'scroll' },
-    tooltip: { trigger: 'item', formatter: (p) => `${p.name}: ${fmt.num(p.value, 1)}` },
+    tooltip: { trigger: 'item', formatter: (p) => `${esc(p.name)}: ${fmt.num(p.value, 1)}` },
     grid: { left: 270, right: 30, top: 10, bottom: 60 },
     xAxis: { type: 'value', name: '% or pt' },
     yAxis: { type: 'category', inverse: true, data: d.rows.map((r) => r.scenario),

@@ -52,6 +52,28 @@ CHECK_CHARTS = r"""
 })()
 """
 
+# Every chart's tooltip shown for the first points of every series: a user's text (scenario
+# names, --vary values) that reached a tooltip as markup sets window.__megasim_injected (the
+# compare page of report_pages.py names a variant with such markup). Read after a pause, since
+# an <img> fails to load asynchronously.
+SHOW_TOOLTIPS = r"""
+(() => {
+  let shown = 0;
+  for (const div of document.querySelectorAll('.chart')) {
+    const c = echarts.getInstanceByDom(div);
+    if (!c) continue;
+    (c.getOption().series || []).forEach((s, i) => {
+      const n = Array.isArray(s.data) ? Math.min(s.data.length, 4) : 0;
+      for (let k = 0; k < n; k++) {
+        c.dispatchAction({ type: 'showTip', seriesIndex: i, dataIndex: k });
+        shown++;
+      }
+    });
+  }
+  return shown;
+})()
+"""
+
 
 class Browser:
     """One headless Chromium spoken to over the DevTools pipe."""
@@ -164,6 +186,13 @@ def check(browser, page, screenshot):
                           session=s)
     value = result["result"].get("value")
     problems += ["chart check failed: " + json.dumps(result)] if value is None else value
+    browser.send("Runtime.evaluate", {"expression": SHOW_TOOLTIPS, "returnByValue": True},
+                 session=s)
+    time.sleep(0.5)
+    injected = browser.send("Runtime.evaluate", {"expression": "window.__megasim_injected === 1",
+                            "returnByValue": True}, session=s)["result"].get("value")
+    if injected:
+        problems.append("a tooltip ran markup from the page's data (a name not escaped)")
     if screenshot:
         size = browser.send("Page.getLayoutMetrics", session=s)["cssContentSize"]
         shot = browser.send("Page.captureScreenshot", {"format": "png", "captureBeyondViewport": True,

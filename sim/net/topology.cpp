@@ -280,10 +280,12 @@ void Topology::own_links(int gpu, std::vector<LinkId>& out) const {
   const auto g = static_cast<std::size_t>(gpu);
   out.push_back(gpu_up_[g]);
   out.push_back(gpu_down_[g]);
+  // Without a fabric (one node) or NICs none is built: the GPU owns its NVLink pair alone (a
+  // node of no NICs divided by zero here until 2026-12-03).
+  if (spec_.fabric.tiers == 0 || spec_.node.nics == 0) return;
   const int rail = rail_of(gpu);
   const int owner = node_of(gpu) * spec_.node.gpus + rail * spec_.node.gpus / spec_.node.nics;
-  // Without a fabric (one node) no NIC is built: the GPU owns its NVLink pair alone.
-  if (owner != gpu || spec_.fabric.tiers == 0) return;
+  if (owner != gpu) return;
   out.push_back(gpu_nic_[g]);
   out.push_back(nic_gpu_[g]);
   const auto nic = static_cast<std::size_t>(node_of(gpu) * spec_.node.nics + rail);
@@ -306,7 +308,9 @@ std::vector<std::pair<LinkId, LinkId>> Topology::series_links() const {
 }
 
 void Topology::merge_repeated_links(std::vector<Hop>& path) {
-  std::sort(path.begin(), path.end(), [](const Hop& a, const Hop& b) { return a.link < b.link; });
+  // Stable: a repeated link's weights are added in path order, whatever the standard library.
+  std::stable_sort(path.begin(), path.end(),
+                   [](const Hop& a, const Hop& b) { return a.link < b.link; });
   std::size_t kept = 0;
   for (std::size_t i = 0; i < path.size(); ++i) {
     if (kept > 0 && path[kept - 1].link == path[i].link) {

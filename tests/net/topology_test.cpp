@@ -179,3 +179,25 @@ TEST_CASE("cluster loader takes a one-server part of a rail-wired fabric") {
   const net::ClusterSpec spec = io::load_cluster(write_temp("megasim_one_server.json", text));
   CHECK(net::Topology(spec).gpus() == 8);
 }
+
+TEST_CASE("a one-server cluster without NICs: each GPU owns its NVLink pair alone") {
+  // node.nics 0 is a valid node (the loader refuses the NIC keys beside it); own_links divided
+  // by the NIC count before it looked at the fabric, and a folded step on such a server died of
+  // SIGFPE.
+  std::ifstream in(topo("dgx-a100-8"));
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  for (const std::string key : {"nic_gbps", "nic_efficiency", "pcie_gbps", "pcie_latency_ns"}) {
+    const auto at = text.find("\"" + key + "\"");
+    REQUIRE(at != std::string::npos);
+    text.erase(at, text.find('\n', at) - at + 1);
+  }
+  const std::string nics = "\"nics\": 8,";
+  REQUIRE(text.find(nics) != std::string::npos);
+  text.replace(text.find(nics), nics.size(), "\"nics\": 0");
+  const net::Topology t(io::load_cluster(write_temp("megasim_no_nics.json", text)));
+  std::vector<net::LinkId> own;
+  for (int g = 0; g < t.gpus(); ++g) {
+    t.own_links(g, own);
+    CHECK(own.size() == 2);
+  }
+}

@@ -103,7 +103,13 @@ bool EventQueue::settle() {
       near_.swap(buckets_[next_bucket_]);  // near_ was empty: the bucket keeps its capacity
       std::sort(near_.begin(), near_.end(), std::greater<Key>());
       ++next_bucket_;
-      horizon_ = row_base_ + static_cast<std::int64_t>(next_bucket_ << shift_);
+      // The next bucket's start, saturated: a row reaching past the clock's end (keys some
+      // 2^62 ns away) wrapped the horizon negative, and a later key went to a spent bucket.
+      const std::uint64_t ahead = static_cast<std::uint64_t>(next_bucket_) << shift_;
+      const auto room =
+          static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max() - row_base_);
+      horizon_ = ahead > room ? std::numeric_limits<std::int64_t>::max()
+                              : row_base_ + static_cast<std::int64_t>(ahead);
       continue;
     }
     if (overflow_.empty()) return false;

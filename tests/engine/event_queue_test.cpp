@@ -1,6 +1,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -31,6 +32,26 @@ TEST_CASE("event queue: pops in time order") {
   for (int t : {50, 10, 40, 20, 30}) q.schedule(Time::from_ns(t), [&seen, t] { seen.push_back(t); });
   drain(q);
   CHECK(seen == std::vector<int>{10, 20, 30, 40, 50});
+}
+
+TEST_CASE("event queue: an event some 2^62 ns away does not hide one scheduled after it") {
+  // The row holding a key 9e18 ns away ends past the clock's last value: its horizon wrapped
+  // negative, so a key scheduled next went to a spent bucket and never ran (the far one ran
+  // first).
+  EventQueue q;
+  std::vector<std::int64_t> seen;
+  const auto at = [&](std::int64_t t) {
+    q.schedule(Time::from_ns(t), [&seen, t] { seen.push_back(t); });
+  };
+  at(1);
+  at(9'000'000'000'000'000'000);
+  Callback cb;
+  q.pop(cb);
+  cb();
+  CHECK(q.next_time().ns() == 9'000'000'000'000'000'000);  // settles on the far key's bucket
+  at(20);
+  drain(q);
+  CHECK(seen == std::vector<std::int64_t>{1, 20, 9'000'000'000'000'000'000});
 }
 
 TEST_CASE("event queue: same-time events run in insertion order (FIFO)") {

@@ -1,20 +1,21 @@
-// The compare page: every feasible plan as a point (step time and MFU against memory
-// headroom, one colour per TP × PP), the Pareto front of step time against headroom, the
-// fastest plans' breakdowns side by side, and every variant in a table with its reason when
-// it cannot run.
+// The compare page: every feasible plan as a point (tokens a second and MFU against memory
+// headroom, one colour per TP × PP), the Pareto front of tokens a second against headroom, the
+// fastest plans' breakdowns side by side (most tokens a second: variants may move different
+// tokens a step), and every variant in a table with its reason when it cannot run.
 'use strict';
 
 (() => {
   const { data: d, colours, esc, section, chart, keyValues, table, fmt } = megasim;
   const label = (v) => v.label;
   const ok = d.variants.filter((v) => v.feasible);
-  const fastest = [...ok].sort((a, b) => a.step_time_s - b.step_time_s);
+  const fastest = [...ok].sort((a, b) => b.tokens_per_s - a.tokens_per_s);
 
   const card = section('Variants', null, true);
   const rows = [['variants', `${d.variants.length} (${ok.length} can run)`]];
   if (fastest.length) {
     const best = fastest[0];
-    rows.push(['fastest', `${label(best)}: ${fmt.num(best.step_time_s, 3)} s, MFU ${fmt.pct(best.mfu)}`]);
+    rows.push(['fastest (tokens a second)', `${label(best)}: ${fmt.num(best.step_time_s, 3)} s, ` +
+      `${fmt.num(best.tokens_per_s, 0)} tokens/s, MFU ${fmt.pct(best.mfu)}`]);
     rows.push(['on the Pareto front', ok.filter((v) => v.pareto).map(label).join('; ')]);
   }
   keyValues(card, rows);
@@ -30,7 +31,7 @@
     const front = ok.filter((v) => v.pareto).sort((a, b) => a.memory_headroom_gib - b.memory_headroom_gib)
       .map((v) => ({ value: [v.memory_headroom_gib, v[key]], name: label(v) }));
     const c = section(title, 'Each point a plan that can run; the line joins the Pareto front ' +
-      '(no other plan is both faster and leaves more memory free).');
+      '(no other plan both moves more tokens a second and leaves more memory free).');
     chart(c, {
       legend: { bottom: 0, type: 'scroll' },
       tooltip: { trigger: 'item',
@@ -46,7 +47,8 @@
     }, 360);
   };
   if (ok.length) {
-    scatter('Step time against memory headroom', 'step_time_s', 's', (x) => `${fmt.num(x, 3)} s`);
+    scatter('Tokens a second against memory headroom', 'tokens_per_s', 'tokens/s',
+      (x) => `${fmt.num(x, 0)} tokens/s`);
     scatter('MFU against memory headroom', 'mfu', 'MFU', (x) => fmt.pct(x));
     const top = fastest.slice(0, 8);
     const parts = [['compute', 'compute'], ['slowest GPU', 'slowest_gpu'],

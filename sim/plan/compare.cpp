@@ -213,16 +213,19 @@ double memory_headroom_gib(const Variant& v) {
 }
 
 void mark_pareto_front(std::vector<Variant>& variants) {
+  // Tokens a second, not step time: variants of another global batch (or sequence) move
+  // different tokens a step (a front by step time put the smallest batch on it and the
+  // fastest-training one off, until 2026-12-03). Equal tokens a step: the same front.
   for (Variant& v : variants) {
     v.pareto = false;
     if (!v.step) continue;
-    const Time t = v.step->step_time;
+    const double rate = v.step->tokens_per_s;
     const double room = memory_headroom_gib(v);
     v.pareto = std::none_of(variants.begin(), variants.end(), [&](const Variant& o) {
       if (!o.step) return false;
-      const Time ot = o.step->step_time;
+      const double orate = o.step->tokens_per_s;
       const double oroom = memory_headroom_gib(o);
-      return ot <= t && oroom >= room && (ot < t || oroom > room);
+      return orate >= rate && oroom >= room && (orate > rate || oroom > room);
     });
   }
 }

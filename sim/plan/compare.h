@@ -63,8 +63,8 @@ bool tight(const Variant& v);
 // scenario whose publication ran its plan (validation.allow_oom) gets one, and only when it is
 // over its device by no more than that plan is (plan::assemble_workload).
 bool over_device(const Variant& v);
-// Sets `pareto` on every variant: the front of step time (lower) against memory headroom
-// (higher).
+// Sets `pareto` on every variant: the front of tokens a second (higher) against memory
+// headroom (higher).
 void mark_pareto_front(std::vector<Variant>& variants);
 // Exposed TP, PP and DP communication of the critical stage.
 Time exposed_comm(const step::StepPrediction& p);

@@ -181,14 +181,18 @@ TEST_CASE("plan: compare refuses a scenario that cannot be read, instead of 'inf
   CHECK(rows[1].label == "tp=8");
 }
 
-TEST_CASE("compare: the Pareto front of step time against memory headroom, worked by hand") {
-  // Device 80 GiB. Headroom = 80 − peak: A 10 s / 40 GiB free, B 8 s / 20 free, C 12 s / 30
-  // free (A is faster with more room: C is dominated), D 8 s / 20 free (ties B: both stay),
-  // E cannot run.
-  const auto variant = [](double step_s, double peak_gib) {
+TEST_CASE("compare: the Pareto front of tokens a second against memory headroom, by hand") {
+  // Device 80 GiB, 1e6 tokens a step. Headroom = 80 − peak: A 10 s / 40 GiB free, B 8 s / 20
+  // free, C 12 s / 30 free (A is faster with more room: C is dominated), D 8 s / 20 free (ties
+  // B: both stay), E cannot run; F a step of 9 s moving 2e6 tokens with 20 free (more tokens
+  // a second than B and D at their room: they leave the front; by step time they stayed and F
+  // was off).
+  const auto variant = [](double step_s, double peak_gib, double tokens = 1e6) {
     plan::Variant v;
     step::StepPrediction p;
     p.step_time = Time::from_seconds(step_s);
+    p.tokens_per_step = tokens;
+    p.tokens_per_s = tokens / step_s;
     workload::MemoryEstimate m;
     m.weights = kGiB * peak_gib;
     p.memory = {m};
@@ -205,6 +209,12 @@ TEST_CASE("compare: the Pareto front of step time against memory headroom, worke
   CHECK_FALSE(vs[2].pareto);
   CHECK(vs[3].pareto);
   CHECK_FALSE(vs[4].pareto);
+  vs.push_back(variant(9, 60, 2e6));
+  plan::mark_pareto_front(vs);
+  CHECK(vs[0].pareto);
+  CHECK_FALSE(vs[1].pareto);
+  CHECK_FALSE(vs[3].pareto);
+  CHECK(vs[5].pareto);
 }
 
 TEST_CASE("plan: compare counts combinations without overflow (64 axes of two once wrapped to 0)") {

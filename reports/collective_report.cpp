@@ -17,6 +17,17 @@ constexpr hw::CollAlgorithm kScaledAlgorithms[] = {
 constexpr hw::CollProtocol kProtocols[] = {hw::CollProtocol::kLL, hw::CollProtocol::kLL128,
                                            hw::CollProtocol::kSimple};
 
+// nccl-tests' redop column: sum for the reductions, none for the others.
+const char* redop(const std::string& op) {
+  return op == "all_reduce" || op == "reduce_scatter" || op == "reduce" ? "sum" : "none";
+}
+
+// The time the row answers with (its algbw and busbw are of it): the device's measurement
+// where the answer is measured, else the simulation's.
+Time answer_time(const plan::SweepRow& row) {
+  return row.measured_time ? *row.measured_time : row.prediction.time;
+}
+
 std::string algo_label(const collective::Prediction& p) {
   std::string label = hw::to_string(p.algorithm);
   if (p.algorithm != p.nccl_algorithm || p.protocol != p.nccl_protocol) label += '*';
@@ -71,7 +82,9 @@ std::string collective_text(const plan::Sweep& s) {
   const auto& r = s.request;
   std::string text = fmt::format(
       "# megasim collective: {} on {} ({} of {} GPUs, {} placement{}), {} routing, device {}\n"
-      "# time: flow-level simulation of the call alone; model: NCCL's analytic estimate",
+      "# time: flow-level simulation of the call alone, or where the device measured the shape "
+      "its measurement (algbw = size / time; the simulation then under `simulated`); model: "
+      "NCCL's analytic estimate",
       r.op, s.cluster_name, r.gpus, s.cluster_gpus, r.placement,
       r.per_node > 0 ? fmt::format(", {} a node", r.per_node) : std::string(), r.routing, s.device);
   bool overruled = false;
@@ -103,7 +116,7 @@ std::string collective_text(const plan::Sweep& s) {
   text += '\n';
   text += fmt::format(fmt::runtime(header), "size", "count", "type", "redop", "time", "algbw",
                       "busbw", "algo", "proto", "model");
-  if (calibrated) text += fmt::format(" {:>12} {:>15}", "measured", "answer");
+  if (calibrated) text += fmt::format(" {:>12} {:>15}", "simulated", "answer");
   text += '\n';
   text += fmt::format(fmt::runtime(header), "(B)", "(elements)", "", "", "(us)", "(GB/s)",
                       "(GB/s)", "", "", "(us)");
@@ -112,12 +125,11 @@ std::string collective_text(const plan::Sweep& s) {
   for (const auto& row : s.rows) {
     const auto& p = row.prediction;
     text += fmt::format(
-        " {:>12.0f} {:>12} {:>6} {:>6} {:>12.2f} {:>8.2f} {:>8.2f} {:>6} {:>7} {:>12.2f}",
-        row.size, row.count, "float", "sum", p.time.to_us(), row.algbw_gbps, row.busbw_gbps,
+        " {:>12.0f} {:>12} {:>6} {:>6} {:>12.2f} {:>8.2f} {:>8.2f} {:>6} {:>7} {:>12.2f}", row.size,
+        row.count, "float", redop(r.op), answer_time(row).to_us(), row.algbw_gbps, row.busbw_gbps,
         algo_label(p), hw::to_string(p.protocol), p.model_time.to_us());
     if (calibrated) {
-      text += row.measured_time ? fmt::format(" {:>12.2f}", row.measured_time->to_us())
-                                : fmt::format(" {:>12}", "-");
+      text += fmt::format(" {:>12.2f}", p.time.to_us());
       text += fmt::format(" {:>15}", plan::to_string(row.answer));
     }
     text += "\n";
@@ -129,11 +141,18 @@ std::string collective_json(const plan::Sweep& s) {
   nlohmann::json rows = nlohmann::json::array();
   for (const auto& row : s.rows) {
     const auto& p = row.prediction;
-    rows.push_back({{"size_bytes", row.size}, {"count", row.count}, {"type", "float"},
-                    {"time_us", p.time.to_us()}, {"algbw_gbps", row.algbw_gbps},
-                    {"busbw_gbps", row.busbw_gbps}, {"algorithm", hw::to_string(p.algorithm)},
+    rows.push_back({{"size_bytes", row.size},
+                    {"count", row.count},
+                    {"type", "float"},
+                    {"redop", redop(s.request.op)},
+                    {"time_us", answer_time(row).to_us()},
+                    {"simulated_time_us", p.time.to_us()},
+                    {"algbw_gbps", row.algbw_gbps},
+                    {"busbw_gbps", row.busbw_gbps},
+                    {"algorithm", hw::to_string(p.algorithm)},
                     {"protocol", hw::to_string(p.protocol)},
-                    {"model_time_us", p.model_time.to_us()}, {"flows", p.flows},
+                    {"model_time_us", p.model_time.to_us()},
+                    {"flows", p.flows},
                     {"nccl_algorithm", hw::to_string(p.nccl_algorithm)},
                     {"nccl_protocol", hw::to_string(p.nccl_protocol)}});
     rows.back()["answer"] = plan::to_string(row.answer);

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "reports/json_text.h"
+#include "reports/number_text.h"
 #include "reports/plan_json.h"
 
 namespace megasim::reports {
@@ -76,8 +77,8 @@ std::string why(const plan::RankedPlan& p, const plan::RankedPlan& best, plan::O
   }
   std::string t =
       o == plan::Objective::kMfu
-          ? fmt::format("{:+.1f} pt MFU", 100.0 * (p.figures().mfu - best.figures().mfu))
-          : fmt::format("{:+.1f} % {}", 100.0 * (p.objective / best.objective - 1.0),
+          ? signed1(100.0 * (p.figures().mfu - best.figures().mfu)) + " pt MFU"
+          : fmt::format("{} % {}", signed1(100.0 * (p.objective / best.objective - 1.0)),
                         o == plan::Objective::kCost ? "cost" : "energy");
   const std::int64_t gpus = p.candidate.plan.gpus(), best_gpus = best.candidate.plan.gpus();
   if (gpus != best_gpus) {

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "reports/json_text.h"
+#include "reports/number_text.h"
 
 namespace megasim::reports {
 
@@ -62,11 +63,6 @@ std::string validate_json(const plan::Validation& v) {
 namespace {
 
 // A signed figure to one decimal; one that rounds to zero is +0.0, never -0.0.
-std::string signed1(double x) {
-  const double rounded = std::round(x * 10.0) / 10.0;
-  return fmt::format("{:+.1f}", rounded == 0.0 ? 0.0 : rounded);
-}
-
 std::string rows_text(const plan::Validation& v) {
   std::string t = fmt::format("{:<40} {:<32} {:>5} {:>11} {:>11} {:>8}\n", "scenario", "metric",
                               "role", "published", "predicted", "error");
@@ -95,7 +91,8 @@ std::string validate_text(const plan::Validation& v) {
     t += fmt::format("; {:.1f} % over {} rows that constants were fitted on", v.mape_fitted * 100,
                      v.rows_fitted);
   }
-  if (v.worst) t += fmt::format("; worst {} {:+.1f} %", v.worst->scenario, v.worst->error() * 100);
+  if (v.worst)
+    t += fmt::format("; worst {} {} %", v.worst->scenario, signed1(v.worst->error() * 100));
   t += "\nby system (fit and check rows):";
   for (std::size_t i = 0; i < v.families.size(); ++i) {
     const auto& f = v.families[i];

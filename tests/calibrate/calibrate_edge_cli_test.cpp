@@ -241,3 +241,39 @@ TEST_CASE("an import onto a measured profile keeps its measurement's versions an
   CHECK(m2->tool.find("; then ", m2->tool.find("; then ") + 1) == std::string::npos);
   CHECK(m2->date == "2026-01-01T00:00:00Z");
 }
+
+TEST_CASE("collective: a measured row's time is the one its algbw and busbw are of") {
+  // The 8 MiB row of a 2-node H100 log printed the simulated 168.67 us beside an algbw of the
+  // measured 175.69 us (47.75 GB/s, not size / time); now `time` is the answer's and the
+  // simulation stands beside it. The redop is nccl-tests': none for an all-gather.
+  const std::string log = shell_quote(std::string(MEGASIM_SOURCE_DIR) +
+                                      "/tests/data/nccl-tests/h100-2node-all_reduce.log");
+  const fs::path profile = temp_file("measured-sweep.json");
+  REQUIRE(run_megasim("calibrate import-nccl-tests " + log +
+                      " --device h100-sxm5-80gb --cluster dgx-h100-superpod-6144 -o " +
+                      shell_quote(profile.string()))
+              .exit_code == 0);
+  const auto r = run_megasim(
+      "collective --cluster dgx-h100-superpod-6144 --op all_reduce --gpus 16 "
+      "--bytes 4M:64M --json --device " +
+      shell_quote(profile.string()));
+  REQUIRE(r.exit_code == 0);
+  const auto j = io::parse_json_text(r.out, "stdout");
+  int measured = 0;
+  for (const auto& row : j.at("rows")) {
+    const double size = row.at("size_bytes").get<double>(), us = row.at("time_us").get<double>();
+    CHECK(row.at("algbw_gbps").get<double>() == doctest::Approx(size / us * 1e-3));
+    CHECK(row.at("redop") == "sum");
+    if (row.at("answer") == "measured table") {
+      ++measured;
+      CHECK(us == row.at("measured_time_us").get<double>());
+      CHECK(row.contains("simulated_time_us"));
+    }
+  }
+  CHECK(measured > 0);
+  const auto g = run_megasim(
+      "collective --cluster dgx-h100-superpod-6144 --op all_gather "
+      "--gpus 16 --bytes 1M:1M --json");
+  REQUIRE(g.exit_code == 0);
+  CHECK(io::parse_json_text(g.out, "stdout").at("rows").at(0).at("redop") == "none");
+}

@@ -39,8 +39,15 @@
       fmt.num(d.run.days.p50)]);
     else if (d.run) rows.push(['wall-clock days p10 / p50 / p90',
       `${fmt.num(d.run.days.p10)} / ${fmt.num(d.run.days.p50)} / ${fmt.num(d.run.days.p90)}`]);
-    if (d.run) rows.push(['MFU of the running job',
-      `${fmt.pct(d.run.running_mfu)} (evaluation, checkpoint stalls and stragglers included)`]);
+    if (d.run) {
+      // What the run charges beside the steps, as the text report names it.
+      const charged = [...(d.run.evaluation_interval_steps > 0 && d.run.evaluation_s > 0
+        ? ['evaluation'] : []), 'checkpoint stalls',
+      ...(d.run.straggler_slowed_share > 0 ? ['stragglers'] : [])];
+      const named = charged.length > 1
+        ? `${charged.slice(0, -1).join(', ')} and ${charged[charged.length - 1]}` : charged[0];
+      rows.push(['MFU of the running job', `${fmt.pct(d.run.running_mfu)} (${named} included)`]);
+    }
     if (d.run && d.run.evaluation_interval_steps > 0) rows.push(['evaluation',
       `${fmt.num(d.run.evaluation_s, 1)} s every ${d.run.evaluation_interval_steps} steps, ` +
       `${fmt.num(d.run.evaluation_hours, 1)} h in all`]);

@@ -2,6 +2,7 @@
 
 #include <doctest/doctest.h>
 
+#include "reports/number_text.h"
 #include "reports/run_report.h"
 
 using megasim::Time;
@@ -81,4 +82,12 @@ TEST_CASE("report: the spare pool's line, keys and share of the run's energy") {
   CHECK(text.find("2 nodes reserved, 2.0 idling") != std::string::npos);
   CHECK(text.find("(in the run's energy)") != std::string::npos);
   CHECK(text.find("over the run (idle spares included)") != std::string::npos);
+}
+
+TEST_CASE("reports: a signed difference that rounds to nothing reads +0.0, never -0.0") {
+  // search's why column printed "-0.0 pt MFU" for a plan a hair below the best.
+  CHECK(megasim::reports::signed1(-0.04) == "+0.0");
+  CHECK(megasim::reports::signed1(-0.0) == "+0.0");
+  CHECK(megasim::reports::signed1(0.05) == "+0.1");
+  CHECK(megasim::reports::signed1(-1.26) == "-1.3");
 }

@@ -27,6 +27,18 @@ namespace {
 
 io::Inputs inputs_of(const std::string& scenario) { return test::search_inputs(scenario); }
 
+// MegaScale's 175B plan (Table 2): TP 8 × PP 8, VPP 6, micro-batch 1, selective recompute,
+// SP, the distributed optimizer.
+std::vector<plan::Axis> megascale_175b_plan() {
+  return {{"tp", {"8"}},
+          {"pp", {"8"}},
+          {"vpp", {"6"}},
+          {"micro_batch", {"1"}},
+          {"recompute", {"selective"}},
+          {"sequence_parallel", {"true"}},
+          {"distributed_optimizer", {"true"}}};
+}
+
 }  // namespace
 
 TEST_CASE("search: every plan of the space is feasible or counted under one pruning reason") {
@@ -206,14 +218,8 @@ TEST_CASE("search: a candidate without the base system's LAMB runs the scenario'
   CHECK(in.scenario.plan.optimizer == workload::Optimizer::kLamb);  // the plan priced
   CHECK(in.written_optimizer == workload::Optimizer::kAdam);        // the plan written
   plan::SpaceOptions o;
-  o.restrict = {{"tp", {"8"}},
-                {"pp", {"8"}},
-                {"vpp", {"6"}},
-                {"micro_batch", {"1"}},
-                {"recompute", {"selective"}},
-                {"sequence_parallel", {"true"}},
-                {"distributed_optimizer", {"true"}},
-                {"optimizations.lamb", {"false", "true"}}};
+  o.restrict = megascale_175b_plan();
+  o.restrict.push_back({"optimizations.lamb", {"false", "true"}});
   const plan::Space s = plan::enumerate_space(in, o);
   REQUIRE(s.feasible.size() == 2);
   for (const auto& c : s.feasible) {
@@ -263,13 +269,7 @@ TEST_CASE("search: the estimate builds the schedule up to the work bound it is g
       inputs_of("scenarios/validation/megascale-175b-256-megatron-iteration.json");
   plan::SpaceOptions o;
   o.gpus = {256};
-  o.restrict = {{"tp", {"8"}},
-                {"pp", {"8"}},
-                {"vpp", {"6"}},
-                {"micro_batch", {"1"}},
-                {"recompute", {"selective"}},
-                {"sequence_parallel", {"true"}},
-                {"distributed_optimizer", {"true"}}};
+  o.restrict = megascale_175b_plan();
   const plan::Space s = plan::enumerate_space(in, o);
   REQUIRE(s.feasible.size() == 1);
   const plan::Candidate& c = s.feasible[0];

@@ -199,6 +199,9 @@ double predicted_metric(const step::StepPrediction& p, const std::string& metric
   // times its forward), not as megasim's own `hfu`.
   if (metric.rfind("hfu", 0) == 0) return p.hfu_published;
   if (metric == "tflops_per_gpu_hw") return p.tflops_per_gpu_hw;
+  // TFLOP/s a GPU in model FLOPs (Megatron-Core's table, whose MFU column is this over the
+  // peak rounded to a whole percent: its rows are scored on the TFLOP/s since 2026-12-03).
+  if (metric == "tflops_per_gpu") return p.tflops_per_gpu_model;
   // TFLOP/s whose counting convention the publication does not state (role "context" rows):
   // set against the hardware count, recomputation included.
   if (metric == "tflops_per_gpu_as_published") return p.tflops_per_gpu_hw;

@@ -278,19 +278,20 @@ void refit_gemm(hw::DeviceProfile& p, std::vector<std::string>& report) {
                     "; size class {} has no compute-bound row and keeps the base "
                     "profile's efficiency ({})",
                     kept, p.gemm.source);
-  g.params.source = fmt::format("{} to {} measured {}GEMMs, RMS relative residual {:.2f} %, {}{}",
+  const std::string notes = gemm_fit_notes(g);
+  g.params.source = fmt::format("{} to {} measured {}GEMMs, RMS relative residual {:.2f} %, {}{}{}",
                                 kGemmFitSource, g.quality.points, bf16_only ? "bf16 " : "",
-                                100.0 * g.quality.rms_relative_residual, k_half, kept_note);
+                                100.0 * g.quality.rms_relative_residual, k_half, kept_note, notes);
   p.gemm = g.params;
   std::string classes;
   for (const auto& c : p.gemm.classes) {
     classes += fmt::format(" {:.3f}", c.efficiency);
   }
   report.push_back(
-      fmt::format("gemm: {} points, overhead {:.2f} us, efficiencies{}{}, {}, rms {:.2f} %",
+      fmt::format("gemm: {} points, overhead {:.2f} us, efficiencies{}{}, {}, rms {:.2f} %{}",
                   g.quality.points, p.gemm.launch_overhead.to_us(), classes,
                   kept.empty() ? "" : fmt::format(" (class {} kept: no rows)", kept), k_half,
-                  100.0 * g.quality.rms_relative_residual));
+                  100.0 * g.quality.rms_relative_residual, notes));
 }
 
 void refit_attention(hw::DeviceProfile& p, std::vector<std::string>& report) {

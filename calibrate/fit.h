@@ -9,7 +9,8 @@
 //                       / efficiency[size class]
 //                (compute_time carries the tile and wave quantisation of hw::KernelCostModel;
 //                linear for a given k_half, which is searched for by its residual when the
-//                rows of one size class have two reduction lengths or more, else held)
+//                rows of one size class have two reduction lengths or more, else held;
+//                overhead >= 0 and efficiency <= 1, by bounded least squares)
 //   memory       time = overhead + bytes / (HBM bandwidth · efficiency)
 //   attention    time = GEMM launch overhead + compute_time(efficiency 1) / efficiency[pass]
 //                (fused kernels, forward and backward apart; compute_time counts hardware
@@ -47,9 +48,19 @@ struct GemmFit {
   FitQuality quality;
   std::vector<int> points_per_class;  // classes without points keep `base`'s efficiency
   bool k_half_fitted = false;         // false: the profile's k_half, held
+  // The classes with points, grouped: each group one efficiency. A class of fewer than two
+  // different shapes joins its neighbour (one shape would fit its efficiency exactly to
+  // whatever the overhead leaves of it).
+  std::vector<std::vector<std::size_t>> groups;
+  std::vector<std::size_t> at_peak;  // classes the bound held at 100 % of the peak
+  int beyond_waves = 0;  // rows faster than the wave model at the peak (split-K): left out
 };
 // `profile` supplies peak, SM count, tiles and the size-class bounds; its table is not read.
+// The overhead is bounded at 0 and each efficiency at 100 % of the peak; a row faster than the
+// peak itself is refused (a wrong peak_tflops).
 GemmFit fit_gemm(const hw::DeviceProfile& profile, const std::vector<hw::GemmMeasurement>& rows);
+// What the fit merged, held at the peak and left out, as "; "-led clauses ("" if nothing).
+std::string gemm_fit_notes(const GemmFit& fit);
 
 struct MemoryFit {
   hw::MemoryModelParams params;

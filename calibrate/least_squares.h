@@ -1,8 +1,10 @@
 // Relative least squares shared by the calibration fits (calibrate/ only, not a public API).
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <utility>
+#include <vector>
 
 #include <Eigen/Dense>
 
@@ -30,6 +32,71 @@ inline std::pair<Eigen::VectorXd, double> fit_with_intercept(Eigen::MatrixXd a) 
     rms = rms2;
   }
   return {x, rms};
+}
+
+// Solves min ‖A·x − 1‖ subject to x ≥ lower (element by element), A as above: Lawson and
+// Hanson's active-set method for non-negative least squares on y = x − lower, over columns
+// scaled to unit norm (a fit's columns differ by orders of magnitude: seconds⁻¹ beside ratios).
+// Exact for any number of unknowns; deterministic. Returns x and the RMS of the residuals.
+inline std::pair<Eigen::VectorXd, double> bounded_least_squares(const Eigen::MatrixXd& a,
+                                                                const Eigen::VectorXd& lower) {
+  const Eigen::Index n = a.cols();
+  Eigen::VectorXd scale = a.colwise().norm().transpose();
+  for (Eigen::Index j = 0; j < n; ++j) scale(j) = scale(j) > 0.0 ? scale(j) : 1.0;
+  const Eigen::MatrixXd s = a * scale.cwiseInverse().asDiagonal();
+  const Eigen::VectorXd b = Eigen::VectorXd::Ones(a.rows()) - a * lower;
+  // The one tolerance, on the gradient and on "above the bound", relative to the problem's size.
+  const double tol = 1e-12 * static_cast<double>(std::max(a.rows(), n)) * (1.0 + b.norm());
+  std::vector<Eigen::Index> free;  // the columns off their bound
+  Eigen::VectorXd y = Eigen::VectorXd::Zero(n);
+  // The least-squares solution over the free columns, zero elsewhere.
+  const auto solve_free = [&] {
+    Eigen::VectorXd z = Eigen::VectorXd::Zero(n);
+    if (free.empty()) return z;
+    Eigen::MatrixXd sub(s.rows(), static_cast<Eigen::Index>(free.size()));
+    for (std::size_t i = 0; i < free.size(); ++i)
+      sub.col(static_cast<Eigen::Index>(i)) = s.col(free[i]);
+    const Eigen::VectorXd zs = sub.colPivHouseholderQr().solve(b);
+    for (std::size_t i = 0; i < free.size(); ++i) z(free[i]) = zs(static_cast<Eigen::Index>(i));
+    return z;
+  };
+  // Each outer step frees the column of the steepest descent; 3n steps bound it, as the usual
+  // implementations do (rounding could otherwise free and hold one column back and forth).
+  for (Eigen::Index step = 0; step < 3 * n + 3; ++step) {
+    const Eigen::VectorXd w = s.transpose() * (b - s * y);
+    Eigen::Index best = -1;
+    for (Eigen::Index j = 0; j < n; ++j) {
+      const bool held = std::find(free.begin(), free.end(), j) == free.end();
+      if (held && w(j) > tol && (best < 0 || w(j) > w(best))) best = j;
+    }
+    if (best < 0) break;
+    free.push_back(best);
+    // Each pass holds one free column more, so this ends.
+    for (;;) {
+      const Eigen::VectorXd z = solve_free();
+      double alpha = 1.0;
+      Eigen::Index hit = -1;
+      for (const Eigen::Index j : free) {
+        if (z(j) > tol) continue;
+        const double at = y(j) / std::max(y(j) - z(j), tol);
+        if (hit < 0 || at < alpha) alpha = std::min(1.0, at), hit = j;
+      }
+      if (hit < 0) {
+        y = z;
+        break;
+      }
+      // Back along the step to the first bound met: that column, and any other there, is held.
+      y += alpha * (z - y);
+      y(hit) = 0.0;
+      std::erase_if(free, [&](Eigen::Index j) { return j == hit || y(j) <= tol; });
+      for (Eigen::Index j = 0; j < n; ++j) {
+        if (std::find(free.begin(), free.end(), j) == free.end()) y(j) = 0.0;
+      }
+    }
+  }
+  const Eigen::VectorXd x = lower + y.cwiseQuotient(scale);
+  const Eigen::VectorXd r = a * x - Eigen::VectorXd::Ones(a.rows());
+  return {x, std::sqrt(r.squaredNorm() / static_cast<double>(a.rows()))};
 }
 
 }  // namespace megasim::calibrate

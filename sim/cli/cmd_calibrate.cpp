@@ -4,7 +4,7 @@
 //       the alpha-beta fits per collective, usable as a scenario's `device`;
 //   megasim calibrate fit FILE -o OUT
 //       refits the GEMM, memory-bound and collective models of a calibration to its tables
-//       and prints the residuals.
+//       and prints the residuals; a model that cannot be fitted keeps the input's figures.
 //   megasim calibrate -o FILE [--quick] [--resume] [--device BASE] [--timeout S] [--skip ...]
 //       measures the local GPUs by running megasim-calibrate-gpu, the CUDA measuring tool, a
 //       separate executable so that megasim itself never needs the CUDA libraries. Where the
@@ -258,7 +258,18 @@ void run_fit(const FitOpts& o) {
                      ": has no measured tables (gemm_table, attention_table, "
                      "memory_table, power_table, collective_table) to fit");
   }
-  const auto lines = calibrate::refit_profile(p);
+  // A model that cannot be fitted keeps the input's figures, said on stderr; the others are
+  // written (until 2026-12-03 one refused fit, a --quick run's GEMMs, discarded them all).
+  std::vector<std::string> failed;
+  const auto lines = calibrate::refit_profile(p, &failed);
+  if (lines.empty() && !failed.empty()) {
+    std::string why;
+    for (const auto& f : failed) why += (why.empty() ? "" : "; ") + f;
+    throw InputError(o.input + ": no model could be fitted: " + why);
+  }
+  for (const auto& f : failed)
+    std::fprintf(stderr, "megasim: warning: calibrate fit: %s; kept as the input has it\n",
+                 f.c_str());
   io::Json doc = io::device_profile_to_json(p);
   if (!in.collective.is_null()) doc["collective"] = in.collective;
   files.set("-o", loadable_text(doc, o.output, "calibrate fit"));
@@ -266,8 +277,9 @@ void run_fit(const FitOpts& o) {
   if (files.to_stdout()) return;
   std::string text;
   for (const auto& l : lines) text += l + "\n";
+  for (const auto& f : failed) text += "not fitted, kept as the input has it: " + f + "\n";
   text += "wrote " + o.output + "\n";
-  emit({{"output", o.output}, {"fits", lines}}, text, o.json);
+  emit({{"output", o.output}, {"fits", lines}, {"not_fitted", failed}}, text, o.json);
 }
 
 // Present when NVIDIA's kernel driver is loaded: its /proc entry, or, where a sandbox's /proc

@@ -81,6 +81,54 @@ TEST_CASE("calibrate fit takes a profile whose only table is board power") {
   CHECK(r.out.find("GEMM 690 W") != std::string::npos);
 }
 
+TEST_CASE("calibrate fit keeps the fits that succeed when the GEMM fit is refused") {
+  // A GEMM row faster than the peak (8192^3 in 500 us: 2.2 PFLOP/s on a 989 TFLOP/s part)
+  // refuses the GEMM fit; the memory rows still fit, and the GEMM model stays the input's.
+  // Until 2026-12-03 the refused GEMM fit (a --quick run's) discarded them and wrote nothing.
+  auto p = io::load_device_profile(fs::path(MEGASIM_SOURCE_DIR) /
+                                   "calibrate/profiles/h100-sxm5-80gb.json")
+               .profile;
+  p.kind = hw::ProfileKind::kMeasured;
+  p.measurement = hw::MeasurementInfo{
+      "2026-12-03", "test", "NVIDIA H100 80GB HBM3", "570.1", "12.8", "12.8.3", "9.7.0", "2.26.2"};
+  const hw::GemmModelParams datasheet = p.gemm;
+  for (const std::int64_t m : {4096, 8192}) {
+    p.gemm_table.push_back({{m, 8192, 8192, 1, hw::DType::kBf16}, Time::from_us(500.0 * m / 8192)});
+  }
+  // 3 us + bytes at 2.8 TB/s (84 % of 3.35).
+  for (const double mib : {1.0, 32.0, 1024.0}) {
+    const double bytes = 2.0 * mib * (1 << 20);
+    p.memory_table.push_back(
+        {hw::MemoryKernel::kCopy, Bytes(bytes), Time::from_seconds(3e-6 + bytes / 2.8e12)});
+  }
+  const fs::path in = temp_file("gemm-refused.json");
+  const fs::path out = temp_file("gemm-refused-fit.json");
+  std::ofstream(in) << io::json_file_text(io::device_profile_to_json(p), 1);
+  const auto r =
+      run_megasim("calibrate fit " + shell_quote(in.string()) + " -o " + shell_quote(out.string()));
+  INFO(r.err);
+  CHECK(r.exit_code == 0);
+  CHECK(r.err.find("warning: calibrate fit: GEMM fit: gemm 4096x8192x8192 bf16 ran at 2199.0 "
+                   "TFLOP/s, 222.3 % of the profile's peak") != std::string::npos);
+  CHECK(r.out.find("memory: 3 points, 83.6 % of HBM bandwidth") != std::string::npos);
+  CHECK(r.out.find("not fitted, kept as the input has it: GEMM fit") != std::string::npos);
+  const auto fitted = io::load_device_profile(out).profile;
+  CHECK(fitted.memory_model.fitted);
+  CHECK_FALSE(fitted.gemm.fitted);
+  CHECK(fitted.gemm.source == datasheet.source);
+  CHECK(fitted.gemm.classes[2].efficiency == datasheet.classes[2].efficiency);
+
+  // With nothing else to fit, the refused GEMM fit is an input error, and nothing is written.
+  p.memory_table.clear();
+  std::ofstream(in) << io::json_file_text(io::device_profile_to_json(p), 1);
+  const fs::path none = temp_file("gemm-refused-alone-fit.json");
+  const auto alone = run_megasim("calibrate fit " + shell_quote(in.string()) + " -o " +
+                                 shell_quote(none.string()));
+  CHECK(alone.exit_code == 2);
+  CHECK(alone.err.find("no model could be fitted: GEMM fit") != std::string::npos);
+  CHECK_FALSE(fs::exists(none));
+}
+
 TEST_CASE("one run id over two collectives is fitted collective by collective") {
   // A calibration's all-gather and all-reduce rows under one id (megasim-calibrate-gpu gave
   // every op the same until 2026-12-03): NCCL's model is fitted to each, not to the first.

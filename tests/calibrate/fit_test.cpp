@@ -234,8 +234,8 @@ TEST_CASE("refit marks models fitted so costs report fitted") {
 
 TEST_CASE("refit with a failures list keeps the other models when one cannot be fitted") {
   // Memory rows faster than the profile's HBM (an L2-resident row, a wrong hbm_gbps): the
-  // memory fit refuses them. The GPU tool must still keep its GEMM fit; `calibrate fit`
-  // (no list) still refuses the whole profile, naming the reason.
+  // memory fit refuses them. The GPU tool and `calibrate fit` must still keep the GEMM fit;
+  // without a list the refit refuses the whole profile, naming the reason.
   hw::DeviceProfile truth = toy();
   const hw::KernelCostModel model(truth);
   hw::DeviceProfile p = toy();

@@ -224,6 +224,7 @@ void measure_single_gpu(hw::DeviceProfile& p, const Options& o, const cudaDevice
   for (const auto& g : default_gemm_grid(o.quick, fp8)) grid.push_back(g);
   grid = not_measured(std::move(grid), p.gemm_table);
   if (!skipped(o, "gemm") && !grid.empty()) {
+    std::printf("gemm: %zu shapes\n", grid.size());
     // About a second of back-to-back 8192^3 GEMMs first, untimed, so that the first shapes
     // are not timed while the SM clock is still rising from idle.
     Budget warm = budget;
@@ -257,6 +258,7 @@ void measure_single_gpu(hw::DeviceProfile& p, const Options& o, const cudaDevice
     attention.push_back(g);
   }
   if (!attention.empty()) {
+    std::printf("attention: %zu shapes, forward and backward\n", attention.size());
     try {
       measure_attention(
           attention, budget,
@@ -267,7 +269,10 @@ void measure_single_gpu(hw::DeviceProfile& p, const Options& o, const cudaDevice
           report);
     } catch (const GpuError& e) { report(std::string("attention: ") + e.what()); }
   }
-  if (!skipped(o, "memory") && p.memory_table.empty()) measure_memory(p, budget, o.quick, save);
+  if (!skipped(o, "memory") && p.memory_table.empty()) {
+    std::printf("memory-bound kernels\n");
+    measure_memory(p, budget, o.quick, save);
+  }
 }
 
 // The sections that take every local GPU: NCCL collectives and interference (two GPUs at
@@ -275,6 +280,7 @@ void measure_single_gpu(hw::DeviceProfile& p, const Options& o, const cudaDevice
 void measure_all_gpus(hw::DeviceProfile& p, const Options& o, int devices, const Budget& budget,
                       const std::function<void()>& save, const Report& report) {
   if (!skipped(o, "nccl") && p.collective_table.empty() && devices >= 2) {
+    std::printf("collectives on %d GPUs\n", devices);
     measure_collectives(devices, default_nccl_plan(o.quick), budget,
                         [&](const hw::CollectiveMeasurement& m) {
                           p.collective_table.push_back(m);
@@ -283,6 +289,7 @@ void measure_all_gpus(hw::DeviceProfile& p, const Options& o, int devices, const
                         report);
   }
   if (!skipped(o, "interference") && devices >= 2) {
+    std::printf("interference\n");
     try {
       p.interference.compute_slowdown =
           std::max(1.0, measure_interference(devices, 256.0 * (1 << 20), budget));
@@ -293,6 +300,7 @@ void measure_all_gpus(hw::DeviceProfile& p, const Options& o, int devices, const
     } catch (const GpuError& e) { report(std::string("interference: ") + e.what()); }
   }
   if (!skipped(o, "power")) {
+    std::printf("board power\n");
     try {
       measure_power(p, devices, budget);
       save();
@@ -359,6 +367,9 @@ int run(const Options& o) {
 }  // namespace megasim::gpu
 
 int main(int argc, char** argv) {
+  // Line-buffered even into a file (the device run's calibrate.log): a run the time limit kills
+  // or a crash ends keeps every line printed so far, not the last 4 KiB block flushed.
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
   megasim::gpu::Options o;
   CLI::App app{"megasim-calibrate-gpu: measure the local GPUs (cuBLASLt GEMMs, cuDNN fused "
                "attention, memory-bound kernels, NCCL collectives, interference, NVML power) "

@@ -44,21 +44,44 @@ bundle() {
   echo "carry build/device-bundle; run: scripts/device-calibrate.sh measure"
 }
 
-# Directories holding the NVIDIA libraries the tool links (cuBLASLt 13, cuDNN 9, NCCL 2):
-# the CUDA toolkit's and the Python wheels' (nvidia-*-cu13, PyTorch's own lib).
+# Directories holding the NVIDIA libraries the tool links (cuBLASLt 13, cuDNN 9, NCCL 2): the
+# CUDA toolkit's first, each that exists, then, for a library the toolkit lacks, the first
+# Python wheel directory holding it (nvidia-*-cu13, PyTorch's own lib). Until 2026-12-03 the
+# directories came sorted by name, so a wheel's /opt/torch/.venv/... went ahead of
+# /usr/local/cuda/lib and overrode the toolkit the tool was built against (its RUNPATH).
+# CUDA_LIB_DIRS and WHEEL_DIRS (colon-separated) replace the two lists (the script's test).
 library_path() {
-  local roots=(/usr/local/cuda/lib64 /usr/local/cuda/lib /usr/local/cuda/targets/x86_64-linux/lib)
-  local py
-  for py in python3 /opt/torch/.venv/bin/python3; do
-    command -v "$py" >/dev/null 2>&1 || continue
-    roots+=($("$py" -c 'import site; print(" ".join(site.getsitepackages()))' 2>/dev/null || true))
+  local toolkit=() wheels=() roots=() r py
+  IFS=: read -r -a roots <<<"${CUDA_LIB_DIRS-/usr/local/cuda/lib64:/usr/local/cuda/lib:/usr/local/cuda/targets/x86_64-linux/lib}"
+  for r in "${roots[@]}"; do [ -d "$r" ] && toolkit+=("$r"); done
+  if [ -n "${WHEEL_DIRS+set}" ]; then
+    IFS=: read -r -a roots <<<"$WHEEL_DIRS"
+  else
+    roots=()
+    for py in python3 /opt/torch/.venv/bin/python3; do
+      command -v "$py" >/dev/null 2>&1 || continue
+      roots+=($("$py" -c 'import site; print(" ".join(site.getsitepackages()))' 2>/dev/null || true))
+    done
+  fi
+  for r in "${roots[@]}"; do [ -d "$r" ] && wheels+=("$r"); done
+  # The directory of the first match (by path) of pattern $1 under the roots after it ("" if
+  # none); -H follows a root that is a link (lib64 -> lib). find exits 1 on a root it cannot
+  # read, which set -e would make fatal.
+  first_dir() {
+    local pattern=$1
+    shift
+    [ $# -gt 0 ] || return 0
+    { find -H "$@" -name "$pattern" 2>/dev/null || true; } | LC_ALL=C sort | head -1 | xargs -r dirname
+  }
+  local dirs=("${toolkit[@]}") pattern dir
+  for pattern in 'libcublasLt.so.13*' 'libcudnn.so.9*' 'libnccl.so.2*'; do
+    [ -n "$(first_dir "$pattern" "${toolkit[@]}")" ] && continue
+    dir=$(first_dir "$pattern" "${wheels[@]}")
+    [ -n "$dir" ] || continue
+    case ":$(IFS=:; echo "${dirs[*]}"):" in *":$dir:"*) ;; *) dirs+=("$dir") ;; esac
   done
-  # Only the roots that exist: find exits 1 on a missing one, which set -e would make fatal.
-  local existing=() r
-  for r in "${roots[@]}"; do [ -d "$r" ] && existing+=("$r"); done
-  [ ${#existing[@]} -gt 0 ] || return 0
-  { find "${existing[@]}" \( -name 'libcublasLt.so.13*' -o -name 'libcudnn.so.9*' -o -name 'libnccl.so.2*' \) \
-      2>/dev/null || true; } | xargs -r -n1 dirname | sort -u | paste -sd: -
+  [ ${#dirs[@]} -gt 0 ] || return 0
+  (IFS=:; echo "${dirs[*]}")
 }
 
 measure() {
@@ -98,5 +121,6 @@ measure() {
 case "${1:-}" in
   bundle) bundle ;;
   measure) measure ;;
-  *) echo "usage: scripts/device-calibrate.sh bundle|measure" >&2; exit 2 ;;
+  libraries) library_path ;;  # the search path `measure` puts ahead of LD_LIBRARY_PATH
+  *) echo "usage: scripts/device-calibrate.sh bundle|measure|libraries" >&2; exit 2 ;;
 esac

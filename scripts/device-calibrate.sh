@@ -26,8 +26,23 @@ bundle=$root/build/device-bundle
 
 bundle() {
   local build=$root/build/device-build
+  # Configure compiles the HTML report's charting library in (reports/html/node_modules,
+  # ignored by git, so absent from a fresh checkout or worktree): installed first if missing.
+  "$root/scripts/install-deps.sh" --html-only || {
+    echo "bundle: reports/html/node_modules lacks the echarts that reports/html/package.json" \
+      "pins and npm could not install it; run scripts/install-deps.sh, or copy" \
+      "reports/html/node_modules from a checkout that has it" >&2
+    exit 2
+  }
+  # Configure's output is kept, and shown when it fails (it used to go to /dev/null).
+  mkdir -p "$build"
   cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DMEGASIM_MPI=OFF \
-    -DMEGASIM_CUDA=ON -DMEGASIM_BUILD_BENCH=OFF -DCMAKE_CUDA_ARCHITECTURES="80;90" >/dev/null
+    -DMEGASIM_CUDA=ON -DMEGASIM_BUILD_BENCH=OFF -DCMAKE_CUDA_ARCHITECTURES="80;90" \
+    >"$build/configure.log" 2>&1 || {
+    cat "$build/configure.log" >&2
+    echo "bundle: configure failed (above; also in $build/configure.log)" >&2
+    exit 2
+  }
   cmake --build "$build" -j"$(nproc)" --target megasim megasim-calibrate-gpu
   [ -x "$build/calibrate/megasim-calibrate-gpu" ] || {
     echo "megasim-calibrate-gpu was not built: this machine's CUDA toolkit lacks cuBLASLt, cuDNN or NCCL" >&2

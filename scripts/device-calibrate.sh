@@ -10,16 +10,20 @@
 #   there:  run(command="scripts/device-calibrate.sh measure", carry=["build/device-bundle"],
 #               timeout_s=330)
 #           finds cuBLASLt, cuDNN 9 and NCCL where the image keeps them, records the machine,
-#           measures into $OUT/h200-sxm-141gb-measured.json (the tool saves after every
-#           measurement, so a run cut short keeps what it had), fits the models to the tables
-#           and simulates one Hopper scenario with the result.
+#           measures into $OUT/h200-sxm-141gb-measured.json in two processes (everything but
+#           fused attention, $OUT/calibrate.log; then attention alone, resuming the file,
+#           $OUT/attention.log; the tool saves after every measurement, so a step cut short or
+#           crashed keeps what it had), fits the models to the tables and simulates one Hopper
+#           scenario with the result.
 #
 # Then commit $OUT's profile under calibrate/profiles/ as a measured profile, with the date,
-# the driver and library versions from $OUT/machine.txt. MEASURE_S (default 240; a --quick run
-# on one H200 is estimated at 1-2 minutes) bounds the measuring; the rest of the 330 s is the
-# fit, the check and the copy back, and a hang leaves most of the 15-minute lease for a rerun.
-# The tool exits 3 and writes no profile when nothing was measured. Untested on a GPU
-# so far: no session has had one; here `measure` stops at megasim's "no NVIDIA driver" error.
+# the driver and library versions from $OUT/machine.txt. MEASURE_S (default 180; that step of
+# a --quick run on one H200 is estimated at about a minute) and ATTENTION_S (default 60;
+# estimated under 30 s) bound the two steps, each killed 10 s after its limit if it ignores
+# it; the rest of the 330 s is the fit, the check and the copy back, and a hang leaves most of
+# the 15-minute lease for a rerun. The tool exits 3 and writes no profile when nothing was
+# measured. Untested on a GPU so far: no session has had one; here `measure` stops at
+# megasim's "no NVIDIA driver" error.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 bundle=$root/build/device-bundle
@@ -99,6 +103,18 @@ library_path() {
   (IFS=:; echo "${dirs[*]}")
 }
 
+# One `megasim calibrate --quick` into profile $1 within $2 seconds (killed 10 s later if
+# it ignores the signal), its output into $OUT/$3 and its exit status at the end of it; the
+# other arguments are calibrate's. The tool saves after every measurement, so a step cut short
+# keeps what it had.
+calibrate_step() {
+  local profile=$1 limit=$2 name=$3 rc=0
+  shift 3
+  timeout -k 10 "$limit" "$bundle/megasim" calibrate -o "$profile" --device h200-sxm-141gb \
+    --quick "$@" >"$OUT/$name" 2>&1 || rc=$?
+  echo "$name: exit $rc" | tee -a "$OUT/$name"
+}
+
 measure() {
   : "${OUT:?set OUT to the folder whose files come back}"
   [ -x "$bundle/megasim" ] || { echo "no bundle: run 'scripts/device-calibrate.sh bundle' here and carry build/device-bundle" >&2; exit 2; }
@@ -118,12 +134,16 @@ measure() {
     git -C "$root" log -1 --format='megasim %H %cd' 2>/dev/null || true
   } >>"$OUT/machine.txt" 2>&1
   local profile=$OUT/h200-sxm-141gb-measured.json
-  local rc=0
-  timeout "${MEASURE_S:-240}" "$bundle/megasim" calibrate -o "$profile" --device h200-sxm-141gb \
-    --quick --scenario "$root/scenarios/validation/mcore-h100-177b-2304.json" \
-    >"$OUT/calibrate.log" 2>&1 || rc=$?
-  echo "calibrate exit $rc" | tee -a "$OUT/calibrate.log"
-  [ -s "$profile" ] || { tail -5 "$OUT/calibrate.log" >&2; exit 1; }
+  # Everything but fused attention first: GEMMs (the scenario's shapes first), memory-bound
+  # kernels, collectives and interference (with two GPUs or more) and board power.
+  calibrate_step "$profile" "${MEASURE_S:-180}" calibrate.log \
+    --scenario "$root/scenarios/validation/mcore-h100-177b-2304.json" --skip attention
+  # Then fused attention alone, in a process of its own that resumes the file: its cuDNN graphs
+  # are built by hand and never ran on hardware, and a crash or hang there (in one process
+  # with the rest, until 2026-12-03) would have lost the sections after it.
+  calibrate_step "$profile" "${ATTENTION_S:-60}" attention.log --resume \
+    --skip gemm --skip memory --skip nccl --skip interference --skip power
+  [ -s "$profile" ] || { tail -n 5 "$OUT/calibrate.log" "$OUT/attention.log" >&2; exit 1; }
   local fitted=$OUT/h200-sxm-141gb-fitted.json
   "$bundle/megasim" calibrate fit "$profile" -o "$fitted" >"$OUT/fit.log" 2>&1 || true
   # The check runs the refitted profile (a timeout may have cut the tool before its own refit).

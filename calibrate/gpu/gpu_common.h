@@ -7,6 +7,7 @@
 #include <chrono>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <cuda_runtime.h>
@@ -46,6 +47,9 @@ class DeviceBuffer {
 // How long and how often to time each item.
 struct Budget {
   int warmup = 3;
+  // Then untimed back-to-back runs for at least this long: a GPU left idle (cuDNN builds a plan
+  // for about half a second) lowers its clocks, which a few runs do not bring back.
+  double warmup_s = 0.0;
   int repeats = 10;
   double item_timeout_s = 20.0;
   // When set, this buffer is written before each timed repeat (outside the events), so that a
@@ -59,18 +63,35 @@ struct Budget {
 // The GPU is kept busy (launch_spin) while each repeat is queued behind it.
 constexpr double kSpinMicroseconds = 200.0;
 
-// Runs `launch` (which enqueues one instance on `stream`) warmup + repeats times, each repeat
-// between two events, and returns the median in seconds. Each timed repeat is queued behind a
-// spin kernel, so the events time the GPU's work and not the host's launch of it (cuBLASLt's
-// and cuDNN's host side run while the GPU spins). Stops repeating once the item's time budget
-// is spent (at least one timed repeat is kept).
-template <typename Launch>
-double median_seconds(cudaStream_t stream, const Budget& b, Launch&& launch) {
+// Seconds since `t0` on the host's steady clock.
+inline double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// Runs `launch` (which enqueues one instance on `stream`) warmup times, then back to back for
+// warmup_s, then `repeats` times, each repeat between two events, and returns the median in
+// seconds. `before` enqueues what each run needs first (a buffer the kernel accumulates into,
+// cleared), outside the events. Each timed repeat is queued behind a spin kernel, so the events
+// time the GPU's work and not the host's launch of it (cuBLASLt's and cuDNN's host side run
+// while the GPU spins). Stops repeating once the item's time budget is spent (at least one
+// timed repeat is kept).
+template <typename Launch, typename Before>
+double median_seconds(cudaStream_t stream, const Budget& b, Launch&& launch, Before&& before) {
   // An error an earlier item met and handled is still the thread's last error: cleared, so
   // that the check after each launch below speaks of this item's launches only.
   (void)cudaGetLastError();
-  for (int i = 0; i < b.warmup; ++i) launch();
+  const auto run = [&] {
+    before();
+    launch();
+  };
+  for (int i = 0; i < b.warmup; ++i) run();
   MEGASIM_CUDA_CHECK(cudaStreamSynchronize(stream));
+  // Batches that double (up to 64 runs), so the GPU idles only at each batch's end.
+  const auto warm = std::chrono::steady_clock::now();
+  for (int batch = 1; seconds_since(warm) < b.warmup_s; batch = std::min(2 * batch, 64)) {
+    for (int i = 0; i < batch; ++i) run();
+    MEGASIM_CUDA_CHECK(cudaStreamSynchronize(stream));
+  }
   cudaEvent_t start, stop;
   MEGASIM_CUDA_CHECK(cudaEventCreate(&start));
   MEGASIM_CUDA_CHECK(cudaEventCreate(&stop));
@@ -80,6 +101,7 @@ double median_seconds(cudaStream_t stream, const Budget& b, Launch&& launch) {
     if (b.l2_flush != nullptr) {
       MEGASIM_CUDA_CHECK(cudaMemsetAsync(b.l2_flush, i & 0xff, b.l2_flush_bytes, stream));
     }
+    before();
     if (b.spin) launch_spin(kSpinMicroseconds, stream);
     MEGASIM_CUDA_CHECK(cudaEventRecord(start, stream));
     launch();
@@ -89,14 +111,17 @@ double median_seconds(cudaStream_t stream, const Budget& b, Launch&& launch) {
     float ms = 0.0f;
     MEGASIM_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
     times.push_back(static_cast<double>(ms) * 1e-3);
-    const double spent =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    if (spent > b.item_timeout_s) break;
+    if (seconds_since(t0) > b.item_timeout_s) break;
   }
   cudaEventDestroy(start);
   cudaEventDestroy(stop);
   std::sort(times.begin(), times.end());
   return times[times.size() / 2];
+}
+
+template <typename Launch>
+double median_seconds(cudaStream_t stream, const Budget& b, Launch&& launch) {
+  return median_seconds(stream, b, std::forward<Launch>(launch), [] {});
 }
 
 }  // namespace megasim::gpu

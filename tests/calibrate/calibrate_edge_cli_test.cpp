@@ -23,6 +23,17 @@ fs::path temp_file(const std::string& name) {
   fs::create_directories(dir);
   return dir / name;
 }
+
+// The H100 datasheet profile as a measured one (its tables empty), for a test to fill.
+hw::DeviceProfile measured_h100() {
+  auto p = io::load_device_profile(fs::path(MEGASIM_SOURCE_DIR) /
+                                   "calibrate/profiles/h100-sxm5-80gb.json")
+               .profile;
+  p.kind = hw::ProfileKind::kMeasured;
+  p.measurement = hw::MeasurementInfo{
+      "2026-12-03", "test", "NVIDIA H100 80GB HBM3", "570.1", "12.8", "12.8.3", "9.7.0", "2.26.2"};
+  return p;
+}
 }  // namespace
 
 TEST_CASE("a one-rank log imports with the reason it fits nothing, and its file loads back") {
@@ -57,12 +68,7 @@ TEST_CASE("a one-rank log imports with the reason it fits nothing, and its file 
 }
 
 TEST_CASE("calibrate fit takes a profile whose only table is board power") {
-  auto p = io::load_device_profile(fs::path(MEGASIM_SOURCE_DIR) /
-                                   "calibrate/profiles/h100-sxm5-80gb.json")
-               .profile;
-  p.kind = hw::ProfileKind::kMeasured;
-  p.measurement = hw::MeasurementInfo{
-      "2026-12-03", "test", "NVIDIA H100 80GB HBM3", "570.1", "12.8", "12.8.3", "9.7.0", "2.26.2"};
+  auto p = measured_h100();
   // Idle 80 W, GEMM 690 W, memory-bound 450 W, communication 300 W, pure and at half duty.
   const auto add = [&](double g, double m, double c) {
     p.power_table.push_back({g, m, c, Watts(690 * g + 450 * m + 300 * c + 80 * (1.0 - g - m - c))});
@@ -85,12 +91,7 @@ TEST_CASE("calibrate fit keeps the fits that succeed when the GEMM fit is refuse
   // A GEMM row faster than the peak (8192^3 in 500 us: 2.2 PFLOP/s on a 989 TFLOP/s part)
   // refuses the GEMM fit; the memory rows still fit, and the GEMM model stays the input's.
   // Until 2026-12-03 the refused GEMM fit (a --quick run's) discarded them and wrote nothing.
-  auto p = io::load_device_profile(fs::path(MEGASIM_SOURCE_DIR) /
-                                   "calibrate/profiles/h100-sxm5-80gb.json")
-               .profile;
-  p.kind = hw::ProfileKind::kMeasured;
-  p.measurement = hw::MeasurementInfo{
-      "2026-12-03", "test", "NVIDIA H100 80GB HBM3", "570.1", "12.8", "12.8.3", "9.7.0", "2.26.2"};
+  auto p = measured_h100();
   const hw::GemmModelParams datasheet = p.gemm;
   for (const std::int64_t m : {4096, 8192}) {
     p.gemm_table.push_back({{m, 8192, 8192, 1, hw::DType::kBf16}, Time::from_us(500.0 * m / 8192)});

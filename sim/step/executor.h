@@ -118,8 +118,9 @@ struct ExecutorNetwork {
 struct ExecutorConfig {
   bool pp_overlap = false;
   bool dp_overlap = false;
-  // ZeRO-2 (plan.zero2): a rank keeps only its shard of the gradients, so every backward pass
-  // of a chunk, not only the last, has its gradients reduce-scattered when it ends (DeepSpeed's
+  // ZeRO-2 (plan.zero2): a rank keeps its shard of the gradients (and, until they are reduced,
+  // the chunk's: workload/memory.cpp), so every backward pass of a chunk, not only the last,
+  // has its gradients reduce-scattered when it ends (DeepSpeed's
   // stage 2 and FSDP's SHARD_GRAD_OP outside no_sync alike). Beside compute with dp_overlap;
   // without it the next pass waits for them.
   bool reduce_every_backward = false;

@@ -64,6 +64,21 @@ ShardedUnsharded sharded_unsharded(const ModelSpec& m, const ParallelPlan& p, in
   return u;
 }
 
+// ZeRO-2's gradients not yet reduced, at most: DeepSpeed's reduce bucket (as ZeRO-3 counts
+// it), or, as the step executor reduce-scatters them (when each backward pass of a chunk ends),
+// the largest chunk's, with the stage's embedding or head. (One layer's, as first written the
+// same day, undercounted a 12-layer chunk of 175B by 10 GiB.)
+double zero2_unreduced(const ModelSpec& m, const ParallelPlan& p, int stage,
+                       const MemoryOptions::Sharded& o) {
+  if (o.reduce_bucket_elements > 0) return sharded_unsharded(m, p, stage, o).gradients;
+  const double layer = d(rank_layer_parameters(m, p.tp));
+  int largest = 0;
+  for (int c = 0; c < p.vpp; ++c) largest = std::max(largest, chunk_layers(m, p, stage, c).count);
+  const double edges =
+      d(stage_parameters_per_rank(m, p, stage)) - layer * stage_layers(m, p, stage);
+  return layer * largest + edges;
+}
+
 }  // namespace
 
 LayerActivationTerms layer_activation_terms(const ModelSpec& m, const MemoryOptions& opts,
@@ -239,10 +254,10 @@ MemoryEstimate estimate_memory(const ModelSpec& m, const ParallelPlan& p, int st
     const bool copies = p.fp8 && !p.fp8_params;
     const double fp8_copies = copies ? 2.0 * d(stage_linear_weights_per_rank(m, p, stage)) : 0.0;
     e.weights = Bytes(params * w + fp8_copies);
-    // ZeRO-2: its shard and what a backward pass has not yet reduced, DeepSpeed's bucket or a
-    // layer's, as ZeRO-3 (until 2026-12-03 the shard alone). BF16_Optimizer: a bf16 .grad too.
+    // ZeRO-2: its shard and what a backward pass has not yet reduced (until 2026-12-03 the
+    // shard alone). BF16_Optimizer: a bf16 .grad too.
     const double lp_grads = detail::bf16_optimizer_applies(opts.pipe_bf16_optimizer, p) ? 2.0 : 0.0;
-    const double unreduced = p.zero2 ? sharded_unsharded(m, p, stage, opts.sharded).gradients : 0.0;
+    const double unreduced = p.zero2 ? zero2_unreduced(m, p, stage, opts.sharded) : 0.0;
     e.gradients = Bytes(params * g / (p.zero2 ? dp : 1.0) + unreduced * g + params * lp_grads);
     e.optimizer_states = Bytes(params * o / (p.distributed_optimizer ? dp : 1.0));
   }

@@ -119,9 +119,9 @@ TEST_CASE("memory: DeepSpeed's BF16_Optimizer keeps the bf16 gradients beside th
   CHECK(estimate_memory(m, p, 1, o).gradients.value() == doctest::Approx(6.0 * params));
   // Not at ZeRO stage 2, where DeepSpeed runs its ZeRO optimizer, nor with fp16.
   p.zero2 = true;
+  // ZeRO-2: the shard and the stage's gradients before their reduce-scatter (one chunk).
   CHECK(estimate_memory(m, p, 1, o).gradients.value() ==
-        doctest::Approx(4.0 * params / 8 +
-                        4.0 * static_cast<double>(rank_layer_parameters(m, p.tp))));
+        doctest::Approx(4.0 * params / 8 + 4.0 * params));
   p.zero2 = false;
   p.precision = Precision::kFp16;
   p.fp32_gradients = true;

@@ -166,14 +166,20 @@ TEST_CASE("memory: model states follow Megatron-LM's bytes per parameter") {
   e = estimate_memory(m, p, 3);
   CHECK((e.weights + e.gradients + e.optimizer_states).value() ==
         doctest::Approx((6.0 + 12.0 / 16.0) * params));
-  // ZeRO-2: the fp32 gradients sharded too, 2 + 16/d, and one layer's full gradient before
-  // its reduce-scatter (the shard alone until 2026-12-03); with DeepSpeed's reduce bucket,
-  // the bucket instead.
+  // ZeRO-2: the fp32 gradients sharded too, 2 + 16/d, and a chunk's full gradients before the
+  // reduce-scatter at its backward pass's end, here the whole stage's (the shard alone until
+  // 2026-12-03); with DeepSpeed's reduce bucket, the bucket instead.
   p.zero2 = true;
-  const double layer2 = static_cast<double>(rank_layer_parameters(m, p.tp));
   e = estimate_memory(m, p, 3);
   CHECK((e.weights + e.gradients + e.optimizer_states).value() ==
-        doctest::Approx((2.0 + 16.0 / 16.0) * params + 4.0 * layer2));
+        doctest::Approx((2.0 + 16.0 / 16.0) * params + 4.0 * params));
+  // Interleaved, 6 chunks of 2 layers: one chunk's.
+  p.vpp = 6;
+  const double stage6 = static_cast<double>(stage_parameters_per_rank(m, p, 3));
+  const double layer2 = static_cast<double>(rank_layer_parameters(m, p.tp));
+  CHECK(estimate_memory(m, p, 3).gradients.value() ==
+        doctest::Approx(4.0 * stage6 / 16.0 + 4.0 * 2.0 * layer2));
+  p.vpp = 1;
   MemoryOptions bucketed;
   bucketed.sharded.reduce_bucket_elements = 500'000'000;
   CHECK(estimate_memory(m, p, 3, bucketed).gradients.value() ==

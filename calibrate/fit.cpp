@@ -408,25 +408,34 @@ std::string no_fit_reason(int ranks, std::size_t sizes) {
          "of the largest size's time)";
 }
 
-std::vector<std::string> refit_profile(hw::DeviceProfile& p, std::vector<std::string>* failures) {
+std::vector<std::string> refit_profile(hw::DeviceProfile& p, std::vector<std::string>* failures,
+                                       int* fitted) {
   std::vector<std::string> report;
+  int count = 0;
   // Each model's fit on its own: with `failures`, one that cannot be fitted is left as it was
   // and named, and the others are still fitted (a GPU run keeps everything it measured).
   const auto fit = [&](bool has_rows,
                        void (*refit)(hw::DeviceProfile&, std::vector<std::string>&)) {
-    if (!has_rows) return;
-    if (failures == nullptr) return refit(p, report);
+    if (!has_rows) return false;
+    if (failures == nullptr) {
+      refit(p, report);
+      return true;
+    }
     try {
       refit(p, report);
+      return true;
     } catch (const InputError& e) {
       failures->push_back(e.what());
+      return false;
     }
   };
-  fit(true, refit_gemm);
-  fit(!p.attention_table.empty(), refit_attention);
-  fit(!p.memory_table.empty(), refit_memory);
-  fit(!p.power_table.empty(), refit_power);
-  fit(!p.collective_table.empty(), refit_collectives);
+  count += fit(!p.gemm_table.empty(), refit_gemm);
+  count += fit(!p.attention_table.empty(), refit_attention);
+  count += fit(!p.memory_table.empty(), refit_memory);
+  count += fit(!p.power_table.empty(), refit_power);
+  // The collectives count only with a fit: a table of shapes none of which fits reports them.
+  count += fit(!p.collective_table.empty(), refit_collectives) && !p.collective_fits.empty();
+  if (fitted != nullptr) *fitted = count;
   return report;
 }
 

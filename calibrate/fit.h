@@ -98,10 +98,12 @@ PowerFit fit_power(const hw::DeviceProfile& profile,
 // Refits every model of `p` that its tables cover (GEMM classes on the bf16 rows when there
 // are any, then fused attention with the refitted launch overhead), marks those models
 // fitted, and returns a line per fit for the report ("gemm: 42 points, rms 3.1 %"). Without
-// `failures` the first model that cannot be fitted throws its InputError (`calibrate fit`);
-// with it, that model is left as it was, its error appended, and the others still fitted (the
-// GPU tool, whose run must keep what it measured).
+// `failures` the first model that cannot be fitted throws its InputError; with it (`calibrate
+// fit` and the GPU tool, whose run must keep what it measured), that model is left as it was,
+// its error appended, and the others still fitted. `fitted`, if given, receives how many
+// models were (the collectives count only where some shape was fitted).
 std::vector<std::string> refit_profile(hw::DeviceProfile& p,
-                                       std::vector<std::string>* failures = nullptr);
+                                       std::vector<std::string>* failures = nullptr,
+                                       int* fitted = nullptr);
 
 }  // namespace megasim::calibrate

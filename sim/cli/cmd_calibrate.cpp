@@ -258,11 +258,11 @@ void run_fit(const FitOpts& o) {
                      ": has no measured tables (gemm_table, attention_table, "
                      "memory_table, power_table, collective_table) to fit");
   }
-  // A model that cannot be fitted keeps the input's figures, said on stderr; the others are
-  // written (until 2026-12-03 one refused fit, a --quick run's GEMMs, discarded them all).
+  // A refused fit keeps the input's figures, the others are written (until 2026-12-03: none).
   std::vector<std::string> failed;
-  const auto lines = calibrate::refit_profile(p, &failed);
-  if (lines.empty() && !failed.empty()) {
+  int fitted = 0;
+  const auto lines = calibrate::refit_profile(p, &failed, &fitted);
+  if (fitted == 0 && !failed.empty()) {
     std::string why;
     for (const auto& f : failed) why += (why.empty() ? "" : "; ") + f;
     throw InputError(o.input + ": no model could be fitted: " + why);

@@ -128,6 +128,23 @@ TEST_CASE("calibrate fit keeps the fits that succeed when the GEMM fit is refuse
   CHECK(alone.exit_code == 2);
   CHECK(alone.err.find("no model could be fitted: GEMM fit") != std::string::npos);
   CHECK_FALSE(fs::exists(none));
+  // Nor with a collective table none of whose shapes fits (one rank moves nothing): its
+  // report lines are no fit (the first version counted them and wrote the profile, exit 0).
+  for (const double bytes : {1024.0, 4096.0}) {
+    hw::CollectiveMeasurement c;
+    c.ranks = 1;
+    c.nodes = 1;
+    c.size = Bytes(bytes);
+    c.time = Time::from_us(5.0);
+    c.run = c.origin = "one-rank.log:1";
+    p.collective_table.push_back(c);
+  }
+  std::ofstream(in) << io::json_file_text(io::device_profile_to_json(p), 1);
+  const auto unfitted = run_megasim("calibrate fit " + shell_quote(in.string()) + " -o " +
+                                    shell_quote(none.string()));
+  INFO(unfitted.out);
+  CHECK(unfitted.exit_code == 2);
+  CHECK_FALSE(fs::exists(none));
 }
 
 TEST_CASE("one run id over two collectives is fitted collective by collective") {

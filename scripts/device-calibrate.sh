@@ -94,8 +94,10 @@ library_path() {
   }
   local dirs=("${toolkit[@]}") pattern dir
   for pattern in 'libcublasLt.so.13*' 'libcudnn.so.9*' 'libnccl.so.2*'; do
-    [ -n "$(first_dir "$pattern" "${toolkit[@]}")" ] && continue
-    dir=$(first_dir "$pattern" "${wheels[@]}")
+    # The toolkit's copy where it has one (its folder added when a subfolder holds it), else a
+    # wheel's.
+    dir=$(first_dir "$pattern" "${toolkit[@]}")
+    [ -n "$dir" ] || dir=$(first_dir "$pattern" "${wheels[@]}")
     [ -n "$dir" ] || continue
     case ":$(IFS=:; echo "${dirs[*]}"):" in *":$dir:"*) ;; *) dirs+=("$dir") ;; esac
   done

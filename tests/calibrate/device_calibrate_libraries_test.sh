@@ -32,4 +32,11 @@ check "no toolkit" "$got" \
 rm -r "$tmp/a-wheels/nvidia/nccl"
 got=$(CUDA_LIB_DIRS="" WHEEL_DIRS="$tmp/a-wheels" "$script" libraries)
 check "one folder, two libraries" "$got" "$tmp/a-wheels/torch/lib:$tmp/a-wheels/nvidia/cudnn/lib"
+# A library in a subfolder of the toolkit's: that subfolder, not a wheel's copy (it was found,
+# so the wheel's was skipped, and its folder never added).
+rm "$tmp/cuda/lib/libnccl.so.2"
+mkdir -p "$tmp/cuda/lib/nccl"
+touch "$tmp/cuda/lib/nccl/libnccl.so.2"
+got=$(CUDA_LIB_DIRS="$tmp/cuda/lib" WHEEL_DIRS="$tmp/a-wheels" "$script" libraries)
+check "a toolkit subfolder" "$got" "$tmp/cuda/lib:$tmp/cuda/lib/nccl"
 echo "library search path: ok"

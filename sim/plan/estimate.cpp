@@ -165,9 +165,8 @@ double AnalyticEstimator::schedule_seconds(const workload::ParallelPlan& p, doub
   // estimate went negative; 2^25 built a schedule past the memory. Until 2026-12-03 the bound
   // was the default one even where --max-events raised it, so such a plan was ranked by the
   // textbook figure and then simulated.)
-  const double passes =
-      static_cast<double>(p.pp) * static_cast<double>(micro_batches) * p.vpp * 2.0;
-  if (passes > static_cast<double>(max_passes_) ||
+  // Counted as the event level counts them (three a micro-batch and chunk with zero-bubble).
+  if (plan_passes(p, false) > static_cast<double>(max_passes_) ||
       micro_batches > std::numeric_limits<int>::max()) {
     // f and b are a chunk's: a stage runs vpp chunks a micro-batch, and the fill and drain
     // take one chunk a stage each way (the bubble of (p - 1) / vpp stage passes). Until

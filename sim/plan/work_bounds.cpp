@@ -13,7 +13,10 @@
 namespace megasim::plan {
 
 double step_passes(const io::Inputs& in, bool full) {
-  const workload::ParallelPlan& p = in.scenario.plan;
+  return plan_passes(in.scenario.plan, full);
+}
+
+double plan_passes(const workload::ParallelPlan& p, bool full) {
   // A TP group runs lock-stepped as one unit even in full mode (step/README.md).
   // Full mode runs every replica of every context-parallel rank: dp × cp units a stage.
   const double ranks = static_cast<double>(p.pp) * (full ? static_cast<double>(p.dp) * p.cp : 1);

@@ -51,6 +51,8 @@ struct WorkLimits {
 // Pipeline passes of one step: simulated ranks (a stage each folded, every TP group with
 // `full`) × micro-batches × virtual stages × passes per micro-batch and stage.
 double step_passes(const io::Inputs& inputs, bool full);
+// The same of a plan (search's candidates).
+double plan_passes(const workload::ParallelPlan& p, bool full);
 // Throws InputError, naming the scenario and its plan, when step_passes passes the limit.
 void check_step_work(const io::Inputs& inputs, bool full, const WorkLimits& limits);
 // The memory estimate of one step: kBaseMemory + the cluster's GPUs × kMemoryPerClusterGpu +

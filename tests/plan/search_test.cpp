@@ -285,4 +285,13 @@ TEST_CASE("search: the estimate builds the schedule up to the work bound it is g
   CHECK(a == doctest::Approx(b).epsilon(0.01));  // the same pipeline, priced two ways
   plan::AnalyticEstimator by_default(in, topology, kernels);
   CHECK(by_default.estimate(c).step_time.to_seconds() == a);
+  // Zero-bubble counts three passes a micro-batch and chunk, as the event level does: 8 × 192
+  // × 3 = 4,608 (it counted two, 3,072, so a bound between built a schedule the event stage
+  // then refused).
+  plan::Candidate zb = c;
+  zb.plan.vpp = 1;
+  zb.plan.schedule = workload::Schedule::kZeroBubble;
+  plan::AnalyticEstimator zb_built(in, topology, kernels, 4608);
+  plan::AnalyticEstimator zb_textbook(in, topology, kernels, 4607);
+  CHECK(zb_built.estimate(zb).step_time != zb_textbook.estimate(zb).step_time);
 }

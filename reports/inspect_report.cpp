@@ -67,7 +67,7 @@ std::string stage_text(const plan::StageInspection& st, Bytes capacity) {
   const auto& e = st.memory;
   t += fmt::format(
       "  memory GiB  weights {:.1f}  grads {:.1f}  optimizer {:.1f}  activations {:.1f} "
-      "({:.2f} micro-batches in flight{})  emb/logits {:.1f}  workspace {:.1f}  total {:.1f} / "
+      "({:.2f} micro-batches in flight{})  emb/logits {:.1f}  workspace {:.1f}  total {:.2f} / "
       "{:.2f}{}\n",
       e.weights / kGiB, e.gradients / kGiB, e.optimizer_states / kGiB, e.activations / kGiB,
       e.micro_batches_in_flight,

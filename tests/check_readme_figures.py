@@ -66,7 +66,7 @@ def main(root: Path) -> int:
             bf16["step_time_s"] / fp8["step_time_s"], peak(bf16), peak(fp8)),
         f"With both, {100 * llama['mfu']:.1f} % (was 54.8 %)",
         f"rank_order=tp-cp-pp-dp                          {llama['step_time_s']:.3f}    "
-        f"{100 * llama['mfu']:.1f}",
+        f"{llama['tokens_per_s']:.0f}    {100 * llama['mfu']:.1f}",
     ]
     expected += megatron_fixed_cost(root)
     missing = [line for line in expected if flat(line) not in flat(readme)]

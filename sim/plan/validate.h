@@ -68,8 +68,9 @@ struct Validation {
 };
 
 // The metric of a prediction that a published row names ("iteration_time_s...", "mfu...",
-// "hfu...", "tflops_per_gpu_hw", "tokens_per_s", and "tflops_per_gpu_as_published", a count of
-// unstated convention, against the hardware count); InputError naming `origin` otherwise.
+// "hfu...", "tflops_per_gpu_hw", "tflops_per_gpu" (model FLOPs), "tokens_per_s", and
+// "tflops_per_gpu_as_published", a count of unstated convention, against the hardware count);
+// InputError naming `origin` otherwise.
 double predicted_metric(const step::StepPrediction& p, const std::string& metric,
                         const std::string& origin);
 

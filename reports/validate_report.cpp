@@ -1,7 +1,5 @@
 #include "reports/validate_report.h"
 
-#include <cmath>
-
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -62,7 +60,6 @@ std::string validate_json(const plan::Validation& v) {
 
 namespace {
 
-// A signed figure to one decimal; one that rounds to zero is +0.0, never -0.0.
 std::string rows_text(const plan::Validation& v) {
   std::string t = fmt::format("{:<40} {:<32} {:>5} {:>11} {:>11} {:>8}\n", "scenario", "metric",
                               "role", "published", "predicted", "error");

@@ -120,9 +120,9 @@ struct ExecutorConfig {
   bool dp_overlap = false;
   // ZeRO-2 (plan.zero2): a rank keeps its shard of the gradients (and, until they are reduced,
   // the chunk's: workload/memory.cpp), so every backward pass of a chunk, not only the last,
-  // has its gradients reduce-scattered when it ends (DeepSpeed's
-  // stage 2 and FSDP's SHARD_GRAD_OP outside no_sync alike). Beside compute with dp_overlap;
-  // without it the next pass waits for them.
+  // has its gradients reduce-scattered when it ends (DeepSpeed's stage 2 and FSDP's
+  // SHARD_GRAD_OP outside no_sync alike). Beside compute with dp_overlap; without it the next
+  // pass waits for them.
   bool reduce_every_backward = false;
   // Without pp_overlap: host-side cost of each blocking exchange (Megatron-LM's device
   // synchronisation), paid on the compute stream once the exchange has completed.

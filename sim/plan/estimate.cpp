@@ -286,7 +286,18 @@ AnalyticEstimator::DpParts AnalyticEstimator::dp_parts(const Candidate& c, const
   DpParts d;
   d.exposed = grads + gather;
   if (c.system.dp_overlap) {
-    d.exposed = (grads + gather) / p.vpp;
+    const double chunk = (grads + gather) / p.vpp;
+    d.exposed = chunk;
+    if (c.system.dp_bucket_overlap) {
+      // Bucket by bucket beside the last chunk's last backward pass (and its first forward
+      // pass's gathers): what outlasts the pass is exposed, and at least one bucket's share.
+      const workload::GeneratorOptions gen;
+      const auto bucket = static_cast<double>(
+          std::max(gen.dp_bucket_min_elements, gen.dp_bucket_elements_per_rank * p.dp_cp()));
+      const double buckets = std::max(1.0, std::round(params / p.vpp / bucket));
+      const double backward = lp.layer_b * static_cast<double>(model.layers) / p.pp / p.vpp;
+      d.exposed = std::max(chunk / buckets, chunk - backward);
+    }
     const double hidden = grads + gather - d.exposed;
     d.interference = (kernels_.profile().interference.compute_slowdown - 1.0) * hidden;
   }

@@ -42,12 +42,16 @@ json memory_json(const std::vector<workload::MemoryEstimate>& stages, Bytes capa
 }
 
 json system_json(const step::SystemOptions& sys) {
-  // The attention kernel that runs (FlashAttention-2 with efficient_operators) and whether
-  // context parallelism's exchanges overlap it: the keys a scenario sets besides the switches.
+  // The attention kernel that runs (FlashAttention-2 with efficient_operators), whether
+  // context parallelism's exchanges overlap it, whether the DP overlap goes bucket by bucket and
+  // whether the backward pass's TP collectives overlap: the keys a scenario sets besides the
+  // switches.
   json j = {{"preset", sys.preset},
             {"attention_window", sys.attention_window},
             {"attention", step::to_string(sys.attention_kernel())},
-            {"context_parallel_overlap", sys.cp_overlap}};
+            {"context_parallel_overlap", sys.cp_overlap},
+            {"dp_bucket_overlap", sys.dp_bucket_overlap},
+            {"backward_tp_overlap", sys.backward_tp_overlap}};
   for (const step::Switch& sw : step::kSwitches) j[sw.key] = sys.*sw.field;
   return j;
 }

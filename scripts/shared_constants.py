@@ -4,7 +4,8 @@ Constants (one value each, shared by every scenario that uses the A100 profile o
 Megatron-LM preset):
   - the A100 GEMM efficiency of the largest size class (calibrate/profiles/a100-sxm4-80gb.json),
     held at the measured best (0.86): a fit may not exceed what cuBLAS reaches on this GPU;
-  - the GEMM k_half (efficiency scaled by k / (k + k_half) for short reduction dimensions);
+  - the GEMM k_half (efficiency scaled by k / (k + k_half) for short reduction dimensions),
+    written to the A100 40GB profile too (the same silicon and kernels);
   - Megatron-LM's host cost of a blocking pipeline exchange (systems/megatron-lm.json).
 The interference factor keeps the profile's literature estimate: fitting it too leaves the
 objective flat (it trades off against k_half and the p2p cost), so the data cannot pin it.
@@ -19,6 +20,7 @@ import subprocess
 
 root = pathlib.Path(__file__).resolve().parent.parent
 profile_path = root / "calibrate/profiles/a100-sxm4-80gb.json"
+sibling_path = root / "calibrate/profiles/a100-sxm4-40gb.json"
 system_path = root / "systems/megatron-lm.json"
 K_HALF = [256, 320, 384, 448, 512, 576, 640, 768]
 P2P_US = [0, 200, 400, 600, 800, 1000, 1200, 1400, 1600]
@@ -38,6 +40,9 @@ def apply(profile, system, k_half, p2p_us):
     p["gemm_model"]["size_classes"][-1]["efficiency"] = EFFICIENCY
     p["gemm_model"]["k_half"] = k_half
     save(profile_path, p)
+    sibling = load(sibling_path)
+    sibling["gemm_model"]["k_half"] = k_half
+    save(sibling_path, sibling)
     s = json.loads(json.dumps(system))
     s["blocking_p2p_overhead"]["us"] = p2p_us
     save(system_path, s)
@@ -56,7 +61,7 @@ def mean_error(rows):
 def search(megasim, scenario_dir, predict_dir=None):
     """The (k_half, p2p) of least mean |error| on scenario_dir's rows; with predict_dir, also
     the rows of predict_dir under those constants. The tree's files are restored after."""
-    profile, system = load(profile_path), load(system_path)
+    profile, system, sibling = load(profile_path), load(system_path), load(sibling_path)
     best = None
     try:
         for k_half, p2p in itertools.product(K_HALF, P2P_US):
@@ -72,4 +77,5 @@ def search(megasim, scenario_dir, predict_dir=None):
     finally:
         save(profile_path, profile)
         save(system_path, system)
+        save(sibling_path, sibling)
     return best, predicted

@@ -34,7 +34,7 @@ def megatron_fixed_cost(root: Path):
     return [
         f"{published:.3f} s per micro-batch and a fixed {short - 64 * published:.1f} s per step",
         f"steps ({at256['step_time_s']:.2f} s and {at768['step_time_s']:.2f} s) gives "
-        f"{per_mb:.3f} s per micro-batch, the published figure, and a fixed part of {fixed:.1f} s",
+        f"{per_mb:.3f} s per micro-batch (published {published:.3f} s), and a fixed part of {fixed:.1f} s",
         f"bubble, DP and optimizer terms, {terms:.2f} s)",
         f"misses about {short - 64 * published - fixed:.1f} s a step",
     ]

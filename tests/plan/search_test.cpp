@@ -182,6 +182,7 @@ TEST_CASE("search: the estimate places DP groups and pipelines by the scenario's
   // pipeline on one node and a stage's replicas on 4. The DP collectives then cross nodes and
   // the pipeline's sends do not: the estimate and the event level both see it.
   io::Inputs in = inputs_of("scenarios/validation/sc21-t1-1.7b.json");
+  in.system.dp_overlap = false;  // the DP all-reduce exposed, as the comparison needs it
   plan::SearchOptions o;
   o.top_k = 1;
   o.space.gpus = {32};

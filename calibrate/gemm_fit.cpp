@@ -52,8 +52,11 @@ Solution solve(const std::vector<Row>& rows, std::size_t groups, double k_half) 
   }
   Eigen::VectorXd lower = Eigen::VectorXd::Ones(cols);
   lower(0) = 0.0;
-  auto [x, rms] = bounded_least_squares(a, lower);
-  return {std::move(x), rms};
+  BoundedFit fit = bounded_least_squares(a, lower);
+  // A solve the step cap stopped is no candidate: the k_half search passes over it, and a fit
+  // left with none says so (fit_gemm).
+  if (!fit.converged) return {std::move(fit.x), std::numeric_limits<double>::infinity()};
+  return {std::move(fit.x), fit.rms};
 }
 
 // k_half by its residual: a coarse grid (0 and powers of two up to 16,384), then a golden-
@@ -217,6 +220,12 @@ GemmFit fit_gemm(const hw::DeviceProfile& profile, const std::vector<hw::GemmMea
     }
   }
   const Solution s = solve(used, out.groups.size(), k_half);
+  if (!std::isfinite(s.rms)) {
+    throw InputError(fmt::format(
+        "GEMM fit: the bounded least squares over {} rows did not reach its optimum within its "
+        "step cap (k_half {:.0f}); the table's rows are too nearly collinear to fit",
+        used.size(), k_half));
+  }
   out.params.launch_overhead = Time::from_seconds(s.x(0));
   for (std::size_t g = 0; g < out.groups.size(); ++g) {
     const double inv = s.x(static_cast<Eigen::Index>(g + 1));

@@ -34,12 +34,21 @@ inline std::pair<Eigen::VectorXd, double> fit_with_intercept(Eigen::MatrixXd a) 
   return {x, rms};
 }
 
+// What bounded_least_squares found: x, the RMS of its residuals, and whether it is the optimum
+// (no column held at its bound would lower the residual) or where the step cap stopped it.
+struct BoundedFit {
+  Eigen::VectorXd x;
+  double rms = 0.0;
+  bool converged = true;
+};
+
 // Solves min ‖A·x − 1‖ subject to x ≥ lower (element by element), A as above: Lawson and
 // Hanson's active-set method for non-negative least squares on y = x − lower, over columns
 // scaled to unit norm (a fit's columns differ by orders of magnitude: seconds⁻¹ beside ratios).
-// Exact for any number of unknowns; deterministic. Returns x and the RMS of the residuals.
-inline std::pair<Eigen::VectorXd, double> bounded_least_squares(const Eigen::MatrixXd& a,
-                                                                const Eigen::VectorXd& lower) {
+// Exact for any number of unknowns; deterministic. `max_steps` (< 0: 3n + 3, as the usual
+// implementations bound it) caps the outer steps; a fit stopped there says so.
+inline BoundedFit bounded_least_squares(const Eigen::MatrixXd& a, const Eigen::VectorXd& lower,
+                                        Eigen::Index max_steps = -1) {
   const Eigen::Index n = a.cols();
   Eigen::VectorXd scale = a.colwise().norm().transpose();
   for (Eigen::Index j = 0; j < n; ++j) scale(j) = scale(j) > 0.0 ? scale(j) : 1.0;
@@ -60,15 +69,21 @@ inline std::pair<Eigen::VectorXd, double> bounded_least_squares(const Eigen::Mat
     for (std::size_t i = 0; i < free.size(); ++i) z(free[i]) = zs(static_cast<Eigen::Index>(i));
     return z;
   };
-  // Each outer step frees the column of the steepest descent; 3n steps bound it, as the usual
-  // implementations do (rounding could otherwise free and hold one column back and forth).
-  for (Eigen::Index step = 0; step < 3 * n + 3; ++step) {
+  // The held column of the steepest descent, -1 when none would lower the residual.
+  const auto steepest_held = [&] {
     const Eigen::VectorXd w = s.transpose() * (b - s * y);
     Eigen::Index best = -1;
     for (Eigen::Index j = 0; j < n; ++j) {
       const bool held = std::find(free.begin(), free.end(), j) == free.end();
       if (held && w(j) > tol && (best < 0 || w(j) > w(best))) best = j;
     }
+    return best;
+  };
+  // Each outer step frees the column of the steepest descent; the cap stops rounding from
+  // freeing and holding one column back and forth for ever.
+  const Eigen::Index steps = max_steps < 0 ? 3 * n + 3 : max_steps;
+  for (Eigen::Index step = 0; step < steps; ++step) {
+    const Eigen::Index best = steepest_held();
     if (best < 0) break;
     free.push_back(best);
     // Each pass holds one free column more, so this ends.
@@ -94,9 +109,12 @@ inline std::pair<Eigen::VectorXd, double> bounded_least_squares(const Eigen::Mat
       }
     }
   }
-  const Eigen::VectorXd x = lower + y.cwiseQuotient(scale);
-  const Eigen::VectorXd r = a * x - Eigen::VectorXd::Ones(a.rows());
-  return {x, std::sqrt(r.squaredNorm() / static_cast<double>(a.rows()))};
+  BoundedFit fit;
+  fit.converged = steepest_held() < 0;
+  fit.x = lower + y.cwiseQuotient(scale);
+  const Eigen::VectorXd r = a * fit.x - Eigen::VectorXd::Ones(a.rows());
+  fit.rms = std::sqrt(r.squaredNorm() / static_cast<double>(a.rows()));
+  return fit;
 }
 
 }  // namespace megasim::calibrate

@@ -77,11 +77,15 @@ TEST_CASE("bounded least squares holds a variable at its bound, and only when it
   // (-1/2, 0, 1/2), rms sqrt(1/6).
   Eigen::MatrixXd a(3, 2);
   a << 1, 0, 0, 1, 1, 1;
-  const auto [free, free_rms] = calibrate::bounded_least_squares(a, Eigen::Vector2d(0.0, 0.5));
+  const auto [free, free_rms, free_converged] =
+      calibrate::bounded_least_squares(a, Eigen::Vector2d(0.0, 0.5));
+  CHECK(free_converged);
   CHECK(free(0) == doctest::Approx(2.0 / 3.0));
   CHECK(free(1) == doctest::Approx(2.0 / 3.0));
   CHECK(free_rms == doctest::Approx(1.0 / 3.0));
-  const auto [held, held_rms] = calibrate::bounded_least_squares(a, Eigen::Vector2d(0.0, 1.0));
+  const auto [held, held_rms, held_converged] =
+      calibrate::bounded_least_squares(a, Eigen::Vector2d(0.0, 1.0));
+  CHECK(held_converged);
   CHECK(held(0) == doctest::Approx(0.5));
   CHECK(held(1) == 1.0);
   CHECK(held_rms == doctest::Approx(std::sqrt(1.0 / 6.0)));
@@ -90,11 +94,26 @@ TEST_CASE("bounded least squares holds a variable at its bound, and only when it
   // (residuals -1/3, 1/3).
   Eigen::MatrixXd b(2, 2);
   b << 1e6, 1, 1e6, 3;
-  const auto [scaled, scaled_rms] =
+  const auto [scaled, scaled_rms, scaled_converged] =
       calibrate::bounded_least_squares(b, Eigen::Vector2d(0, 1.0 / 3));
   CHECK(scaled(0) == doctest::Approx(1e-6 / 3.0));
   CHECK(scaled(1) == doctest::Approx(1.0 / 3.0));
   CHECK(scaled_rms == doctest::Approx(1.0 / 3.0));
+  CHECK(scaled_converged);
+}
+
+TEST_CASE("bounded least squares stopped by its step cap says it did not converge") {
+  // The first example: two outer steps free both columns and reach the optimum; one step frees
+  // only one, with the other still lowering the residual, and the fit says so.
+  Eigen::MatrixXd a(3, 2);
+  a << 1, 0, 0, 1, 1, 1;
+  const auto whole = calibrate::bounded_least_squares(a, Eigen::Vector2d(0.0, 0.5), 2);
+  CHECK(whole.converged);
+  CHECK(whole.x(0) == doctest::Approx(2.0 / 3.0));
+  const auto cut = calibrate::bounded_least_squares(a, Eigen::Vector2d(0.0, 0.5), 1);
+  CHECK(!cut.converged);
+  CHECK(cut.rms > whole.rms);
+  CHECK(!calibrate::bounded_least_squares(a, Eigen::Vector2d(0.0, 0.5), 0).converged);
 }
 
 TEST_CASE("gemm fit on Hopper-like timings: --quick's one small GEMM, and the grid of today") {

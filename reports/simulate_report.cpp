@@ -51,7 +51,8 @@ json system_json(const step::SystemOptions& sys) {
             {"attention", step::to_string(sys.attention_kernel())},
             {"context_parallel_overlap", sys.cp_overlap},
             {"dp_bucket_overlap", sys.dp_bucket_overlap},
-            {"backward_tp_overlap", sys.backward_tp_overlap}};
+            {"backward_tp_overlap", sys.backward_tp_overlap},
+            {"grad_accumulation_pass", sys.grad_accumulation_pass}};
   for (const step::Switch& sw : step::kSwitches) j[sw.key] = sys.*sw.field;
   return j;
 }
@@ -126,6 +127,10 @@ std::string system_line(const step::SystemOptions& sys) {
              ? fmt::format(" {}-{}", sw.tag, sys.attention_window)
              : fmt::format(" {}", sw.tag);
   }
+  // The keys a scenario may set besides the switches, where they change what runs.
+  if (sys.dp_overlap && sys.dp_bucket_overlap) s += " +dp-buckets";
+  if (!sys.tp_overlap && sys.backward_tp_overlap) s += " +backward-tp-overlap";
+  if (sys.grad_accumulation_pass) s += " +grad-accumulation-pass";
   return s;
 }
 

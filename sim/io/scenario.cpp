@@ -144,6 +144,7 @@ OptimizationSpec read_optimizations(JsonReader r) {
   o.overrides.cp_overlap = r.optional_boolean("context_parallel_overlap");
   o.overrides.dp_bucket_overlap = r.optional_boolean("dp_bucket_overlap");
   o.overrides.backward_tp_overlap = r.optional_boolean("backward_tp_overlap");
+  o.overrides.grad_accumulation_pass = r.optional_boolean("grad_accumulation_pass");
   r.finish();
   return o;
 }

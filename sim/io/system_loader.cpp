@@ -128,6 +128,11 @@ step::SystemOptions load_system_file(const std::filesystem::path& file, FilesRea
     p.string("source");
     p.finish();
   }
+  if (auto g = r.optional_object("grad_accumulation_pass")) {
+    s.grad_accumulation_pass = g->boolean_or("enabled", false);
+    g->string("source");
+    g->finish();
+  }
   if (auto b = r.optional_object("dp_bucket_overlap")) {
     s.dp_bucket_overlap = b->boolean_or("enabled", false);
     b->string("source");

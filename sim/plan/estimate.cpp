@@ -289,14 +289,19 @@ AnalyticEstimator::DpParts AnalyticEstimator::dp_parts(const Candidate& c, const
     const double chunk = (grads + gather) / p.vpp;
     d.exposed = chunk;
     if (c.system.dp_bucket_overlap) {
-      // Bucket by bucket beside the last chunk's last backward pass (and its first forward
-      // pass's gathers): what outlasts the pass is exposed, and at least one bucket's share.
+      // Bucket by bucket, as the executor runs them: a chunk's gradients beside its last
+      // backward pass, its parameters beside its first forward pass (gathered from the step's
+      // start). What outlasts the pass is exposed, and at least one bucket's share of each.
       const workload::GeneratorOptions gen;
       const auto bucket = static_cast<double>(
           std::max(gen.dp_bucket_min_elements, gen.dp_bucket_elements_per_rank * p.dp_cp()));
       const double buckets = std::max(1.0, std::round(params / p.vpp / bucket));
-      const double backward = lp.layer_b * static_cast<double>(model.layers) / p.pp / p.vpp;
-      d.exposed = std::max(chunk / buckets, chunk - backward);
+      const double chunk_layers = static_cast<double>(model.layers) / p.pp / p.vpp;
+      const auto beside = [&](double collective, double pass) {
+        return std::max(collective / buckets, collective - pass);
+      };
+      d.exposed = beside(grads / p.vpp, lp.layer_b * chunk_layers) +
+                  beside(gather / p.vpp, lp.layer_f * chunk_layers);
     }
     const double hidden = grads + gather - d.exposed;
     d.interference = (kernels_.profile().interference.compute_slowdown - 1.0) * hidden;

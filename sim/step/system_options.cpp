@@ -27,6 +27,7 @@ SystemOptions apply_overrides(SystemOptions s, const SystemOverrides& o, std::in
   if (o.cp_overlap) s.cp_overlap = *o.cp_overlap;
   if (o.dp_bucket_overlap) s.dp_bucket_overlap = *o.dp_bucket_overlap;
   if (o.backward_tp_overlap) s.backward_tp_overlap = *o.backward_tp_overlap;
+  if (o.grad_accumulation_pass) s.grad_accumulation_pass = *o.grad_accumulation_pass;
   s.attention_window = o.attention_window.value_or(model_window);
   return s;
 }

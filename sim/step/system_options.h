@@ -43,6 +43,10 @@ struct SystemOptions {
   // bucket while its first forward pass runs (Megatron-Core's --overlap-grad-reduce and
   // --overlap-param-gather).
   bool dp_bucket_overlap = false;
+  // Each micro-batch's weight gradients added into the accumulation buffer by a pass of their
+  // own (Megatron-LM before gradient-accumulation fusion, February 2022: main_grad.add_ in the
+  // backward hook; PyTorch DDP's AccumulateGrad), rather than by the weight-gradient GEMM.
+  bool grad_accumulation_pass = false;
   // Context parallelism (plan.cp): whether a layer's K/V exchange runs beside its attention
   // (Transformer Engine's ring of send/recv, AttnFuncWithCPAndKVP2P, pipelined over the cp
   // ring steps) or before it, exposed (an all-gather first, as Llama 3 and Transformer
@@ -198,6 +202,7 @@ struct SystemOverrides {
   // Without tp_overlap: whether the backward pass's TP collectives overlap dgrad/wgrad (the
   // preset's backward_tp_overlap), for a run of another version of the same framework.
   std::optional<bool> backward_tp_overlap;
+  std::optional<bool> grad_accumulation_pass;
 };
 
 // The preset with the overrides applied; the window falls back to the model's own

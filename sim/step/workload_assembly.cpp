@@ -53,6 +53,7 @@ AssembledWorkload assemble_workload(const workload::ModelSpec& model,
   gen.shard_persistence_threshold = system.sharding.persistence_threshold;
   gen.pipe_partitioned_transfers = system.pipe_engine.partitioned_transfers;
   gen.pipe_bf16_optimizer = system.pipe_engine.bf16_optimizer;
+  gen.grad_accumulation_pass = system.grad_accumulation_pass;
   const workload::MemoryOptions memory = memory_options(system);
   w.program = workload::build_program(w.executed, w.plan, gen);
   for (int s = 0; s < w.plan.pp; ++s) {

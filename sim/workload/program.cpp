@@ -8,6 +8,7 @@
 
 #include "engine/error.h"
 #include "workload/layer_ops.h"
+#include "workload/op_builders.h"
 #include "workload/pipe_engine_ops.h"
 
 namespace megasim::workload {
@@ -70,6 +71,19 @@ void add_amax_reductions(const detail::LayerContext& c, int rank_layers, ChunkPr
                                 CollectiveOp::kAllReduce, group, gemms * 2.0 * 4.0));
 }
 
+// With GeneratorOptions::grad_accumulation_pass: the micro-batch's weight gradients (training
+// dtype) read and added into the accumulation buffer (fp32 with fp32_gradients), as Megatron-LM
+// did before gradient-accumulation fusion (main_grad.add_ in its backward hook) and PyTorch's
+// AccumulateGrad does; none under ZeRO-3, whose gradients leave by reduce-scatter.
+void add_grad_accumulation(const detail::LayerContext& c, int layer, std::int64_t params,
+                           std::vector<Op>& out) {
+  if (!c.opts.grad_accumulation_pass || c.plan.zero3) return;
+  const double acc = c.plan.fp32_gradients ? 4.0 : c.elem;
+  const double n = static_cast<double>(params);
+  detail::add_memory(out, layer, "weight gradient accumulation", Phase::kBackward,
+                     hw::MemoryKernel::kCopy, n * (c.elem + acc), n * acc);
+}
+
 void build_chunk(const detail::LayerContext& c, int rank_layers, ChunkProgram& ch) {
   const ParallelPlan& p = c.plan;
   const int first = ch.layers.first, last = ch.layers.first + ch.layers.count;
@@ -91,13 +105,17 @@ void build_chunk(const detail::LayerContext& c, int rank_layers, ChunkProgram& c
       detail::append_attention_core(c, l, Phase::kRecompute, ch.backward);
     }
   }
-  if (ch.has_logits) detail::append_logits_backward(c, ch.backward);
+  if (ch.has_logits) {
+    detail::append_logits_backward(c, ch.backward);
+    add_grad_accumulation(c, -1, c.vocab_r * c.h, ch.backward);
+  }
   for (int l = last - 1; l >= first; --l) {
     // With full recompute the parameters gathered for the recompute may still be held.
     if (layer_gathers && detail::zero3_gathers_for_backward(c)) {
       detail::append_zero3_gathers(c, l, Phase::kBackward, ch.backward);
     }
     detail::append_layer_backward(c, l, ch.backward);
+    add_grad_accumulation(c, l, rank_layer_parameters(c.model, p.tp), ch.backward);
     if (p.zero3) detail::append_zero3_scatters(c, l, ch.backward);
   }
   if (ch.has_embedding) detail::append_embedding_backward(c, ch.backward);

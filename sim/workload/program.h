@@ -47,6 +47,9 @@ struct GeneratorOptions {
   // micro-batch fp32 gradient update and all-reduced gradients with bf16.
   bool pipe_partitioned_transfers = false;
   bool pipe_bf16_optimizer = false;
+  // Each micro-batch's weight gradients added into the accumulation buffer by an elementwise
+  // pass of their own after each layer's backward (step::SystemOptions::grad_accumulation_pass).
+  bool grad_accumulation_pass = false;
 };
 
 struct ChunkProgram {

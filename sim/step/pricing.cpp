@@ -22,8 +22,9 @@ bool is_gemm(const Op& op) {
   return k && std::holds_alternative<hw::GemmShape>(*k);
 }
 
+// The weight-gradient GEMMs, and the work that follows them (the gradient accumulation pass).
 bool is_weight_grad(const Op& op) {
-  return is_gemm(op) && op.gemm_role == workload::GemmRole::kWeightGrad;
+  return op.gemm_role == workload::GemmRole::kWeightGrad;
 }
 
 }  // namespace

@@ -82,6 +82,8 @@ void add_grad_accumulation(const detail::LayerContext& c, int layer, std::int64_
   const double n = static_cast<double>(params);
   detail::add_memory(out, layer, "weight gradient accumulation", Phase::kBackward,
                      hw::MemoryKernel::kCopy, n * (c.elem + acc), n * acc);
+  // It follows the weight-gradient GEMMs: a split backward (zero bubble) runs it in their pass.
+  out.back().gemm_role = GemmRole::kWeightGrad;
 }
 
 void build_chunk(const detail::LayerContext& c, int rank_layers, ChunkProgram& ch) {

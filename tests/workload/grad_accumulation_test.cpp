@@ -41,6 +41,7 @@ Accumulation accumulation(const StageProgram& stage) {
     for (const Op& op : ch.backward) {
       if (op.name.find("weight gradient accumulation") == std::string::npos) continue;
       CHECK(op.phase == Phase::kBackward);
+      CHECK(op.gemm_role == GemmRole::kWeightGrad);  // a split backward's W pass runs it
       const auto* shape = std::get_if<hw::MemoryShape>(op.kernel());
       REQUIRE(shape != nullptr);
       ++a.ops;

@@ -33,6 +33,7 @@ std::uint32_t system_bits(const step::SystemOptions& s) {
   if (s.pipe_engine.partitioned_transfers) bits |= 1u << 25;
   if (s.pipe_engine.bf16_optimizer) bits |= 1u << 26;
   if (s.tp_decomposition.enabled) bits |= 1u << 27;
+  if (s.grad_accumulation_pass) bits |= 1u << 28;
   return bits;
 }
 
@@ -67,6 +68,7 @@ AnalyticEstimator::Probe AnalyticEstimator::price_probe(const workload::Parallel
   p.global_batch = 3 * static_cast<std::int64_t>(real.micro_batch);
   p.recompute = real.recompute;
   p.precision = real.precision;
+  p.fp32_gradients = real.fp32_gradients;
   p.fp8 = real.fp8;
   p.fp8_params = real.fp8_params;
   p.schedule = workload::Schedule::kOneFOneB;
@@ -122,7 +124,7 @@ const AnalyticEstimator::LayerPrices& AnalyticEstimator::layer_prices(const Cand
   const workload::ParallelPlan& real = c.plan;
   const auto key = std::make_tuple(real.tp, real.sequence_parallel, real.micro_batch,
                                    static_cast<int>(real.recompute), system_bits(c.system),
-                                   splits_tp_group(real));
+                                   splits_tp_group(real), real.fp32_gradients);
   if (auto it = layers_.find(key); it != layers_.end()) return it->second;
 
   // The layers' prices come from the probe without the pipeline engine's own work, which is

@@ -77,7 +77,7 @@ void add_amax_reductions(const detail::LayerContext& c, int rank_layers, ChunkPr
 // AccumulateGrad does; none under ZeRO-3, whose gradients leave by reduce-scatter.
 void add_grad_accumulation(const detail::LayerContext& c, int layer, std::int64_t params,
                            std::vector<Op>& out) {
-  if (!c.opts.grad_accumulation_pass || c.plan.zero3) return;
+  if (!c.opts.grad_accumulation_pass || c.plan.zero3 || params <= 0) return;
   const double acc = c.plan.fp32_gradients ? 4.0 : c.elem;
   const double n = static_cast<double>(params);
   detail::add_memory(out, layer, "weight gradient accumulation", Phase::kBackward,
@@ -120,7 +120,15 @@ void build_chunk(const detail::LayerContext& c, int rank_layers, ChunkProgram& c
     add_grad_accumulation(c, l, rank_layer_parameters(c.model, p.tp), ch.backward);
     if (p.zero3) detail::append_zero3_scatters(c, l, ch.backward);
   }
-  if (ch.has_embedding) detail::append_embedding_backward(c, ch.backward);
+  if (ch.has_embedding) {
+    detail::append_embedding_backward(c, ch.backward);
+    // The word embedding's shard (unless the logits' add took it: one stage holding a tied
+    // pair) and the learned positions.
+    const bool taken = c.model.tied_embeddings && ch.has_logits;
+    const bool learned = c.model.position == Position::kLearned;
+    add_grad_accumulation(c, -1, (taken ? 0 : c.vocab_r * c.h) + (learned ? c.s * c.h : 0),
+                          ch.backward);
+  }
   if (p.fp8) add_amax_reductions(c, rank_layers, ch);
 }
 

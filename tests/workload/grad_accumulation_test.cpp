@@ -71,16 +71,25 @@ TEST_CASE("grad accumulation pass: one add a layer (and the logits), its bytes b
   const double head = 64'000.0 / 8.0 * 12'288.0;  // the logits' weight shard: 98,304,000
   CHECK(static_cast<double>(rank_layer_parameters(m, 8)) == doctest::Approx(layer));
   // fp16: the micro-batch's gradient (2 B) and the accumulated gradient (2 B) read, 2 B written.
+  // The first stage adds its word-embedding shard and the learned positions (2,048 x h) too.
+  const double embedding = head + 2'048.0 * 12'288.0;
   const Accumulation first = accumulation(fp16[0]), last = accumulation(fp16[3]);
-  CHECK(first.ops == 24);
-  CHECK(first.read == doctest::Approx(24 * layer * 4.0));
-  CHECK(first.written == doctest::Approx(24 * layer * 2.0));
+  CHECK(first.ops == 25);
+  CHECK(first.read == doctest::Approx((24 * layer + embedding) * 4.0));
+  CHECK(first.written == doctest::Approx((24 * layer + embedding) * 2.0));
+  CHECK(accumulation(fp16[1]).ops == 24);
   CHECK(last.ops == 25);  // and the logits
   CHECK(last.read == doctest::Approx((24 * layer + head) * 4.0));
   // bf16 with fp32 gradients (Megatron-LM's rule): 2 + 4 B read, 4 B written.
-  const Accumulation wide = accumulation(bf16[0]);
+  const Accumulation wide = accumulation(bf16[1]);
   CHECK(wide.read == doctest::Approx(24 * layer * 6.0));
   CHECK(wide.written == doctest::Approx(24 * layer * 4.0));
+  // One stage (PP 1) holding the tied pair adds the shared weight once, with the logits.
+  ParallelPlan one = plan(Precision::kFp16);
+  one.pp = 1;
+  const Accumulation single = accumulation(build_program(m, one, on)[0]);
+  CHECK(single.ops == 96 + 2);  // the layers, the logits' (shared) weight, the positions
+  CHECK(single.read == doctest::Approx((96 * layer + embedding) * 4.0));
   // ZeRO-3's gradients leave by reduce-scatter: no accumulation pass.
   ParallelPlan z = plan(Precision::kFp16);
   z.pp = 1;

@@ -437,9 +437,8 @@ TEST_CASE(
 }
 
 TEST_CASE("cli: a one-node cluster (no fabric, no NIC built) simulates on the shared network") {
-  // The folded network's link map once read the NIC links a fabric-less node never builds.
-  // The DP reduction not overlapped (the scenario's PyTorch DDP overlaps it), so that no two
-  // calls meet on a link and both modes must give the same time.
+  // The folded network's link map once read the NIC links a fabric-less node never builds. DP
+  // not overlapped (the scenario's DDP overlaps it): no two calls meet on a link.
   const std::string s =
       std::string(MEGASIM_SOURCE_DIR) +
       "/scenarios/validation/sc21-t1-1.7b.json --set cluster=dgx-a100-8 "

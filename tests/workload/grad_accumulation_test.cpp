@@ -5,25 +5,17 @@
 #include <string>
 #include <variant>
 
-#include "io/model_loader.h"
+#include "gpt175_plan.h"
 #include "workload/program.h"
 
 using namespace megasim;
 using namespace megasim::workload;
+using megasim::test::gpt175;
 
 namespace {
 
-ModelSpec gpt175() {
-  return io::load_model(std::string(MEGASIM_SOURCE_DIR) + "/models/gpt-175b-megascale.json");
-}
-
 ParallelPlan plan(Precision precision) {
-  ParallelPlan p;
-  p.tp = 8;
-  p.pp = 4;
-  p.dp = 2;
-  p.global_batch = 8;
-  p.precision = precision;
+  ParallelPlan p = test::gpt175_plan(precision);
   p.fp32_gradients = precision == Precision::kBf16;
   return p;
 }

@@ -2,30 +2,20 @@
 // byte by byte against the engine's code, worked by hand on 175B at TP 8, PP 4.
 #include <doctest/doctest.h>
 
-#include <string>
-
-#include "io/model_loader.h"
+#include "gpt175_plan.h"
 #include "workload/program.h"
 
 using namespace megasim;
 using namespace megasim::workload;
+using megasim::test::gpt175;
 
 namespace {
 
-ModelSpec gpt175() {
-  return io::load_model(std::string(MEGASIM_SOURCE_DIR) + "/models/gpt-175b-megascale.json");
-}
-
 // TP 8 × PP 4 × DP 2, micro-batch 1, full recompute, no SP (DeepSpeed's engine has none).
 ParallelPlan plan(Precision precision) {
-  ParallelPlan p;
-  p.tp = 8;
-  p.pp = 4;
-  p.dp = 2;
-  p.global_batch = 8;
+  ParallelPlan p = test::gpt175_plan(precision);
   p.recompute = Recompute::kFull;
   p.distributed_optimizer = true;
-  p.precision = precision;
   return p;
 }
 

@@ -302,7 +302,12 @@ AnalyticEstimator::DpParts AnalyticEstimator::dp_parts(const Candidate& c, const
       const auto beside = [&](double collective, double pass) {
         return std::max(collective / buckets, collective - pass);
       };
-      d.exposed = beside(grads / p.vpp, lp.layer_b * chunk_layers) +
+      // The chunks' reductions queue on the one DP stream: interleaved, each chunk's last
+      // backward pass comes pp passes after the one before it, so a reduction longer than that
+      // waits on the last.
+      const double grad_chunk = grads / p.vpp, backward = lp.layer_b * chunk_layers;
+      const double queued = grad_chunk + (p.vpp - 1) * std::max(0.0, grad_chunk - p.pp * backward);
+      d.exposed = std::max(grad_chunk / buckets, queued - backward) +
                   beside(gather / p.vpp, lp.layer_f * chunk_layers);
     }
     const double hidden = grads + gather - d.exposed;

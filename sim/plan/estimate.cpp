@@ -294,9 +294,7 @@ AnalyticEstimator::DpParts AnalyticEstimator::dp_parts(const Candidate& c, const
       // Bucket by bucket, as the executor runs them: a chunk's gradients beside its last
       // backward pass, its parameters beside its first forward pass (gathered from the step's
       // start). What outlasts the pass is exposed, and at least one bucket's share of each.
-      const workload::GeneratorOptions gen;
-      const auto bucket = static_cast<double>(
-          std::max(gen.dp_bucket_min_elements, gen.dp_bucket_elements_per_rank * p.dp_cp()));
+      const auto bucket = static_cast<double>(workload::dp_bucket_elements(p));
       const double buckets = std::max(1.0, std::round(params / p.vpp / bucket));
       const double chunk_layers = static_cast<double>(model.layers) / p.pp / p.vpp;
       const auto beside = [&](double collective, double pass) {

@@ -202,6 +202,8 @@ struct SystemOverrides {
   // Without tp_overlap: whether the backward pass's TP collectives overlap dgrad/wgrad (the
   // preset's backward_tp_overlap), for a run of another version of the same framework.
   std::optional<bool> backward_tp_overlap;
+  // Whether each micro-batch's weight gradients take a pass of their own (the preset's
+  // grad_accumulation_pass), for code before gradient-accumulation fusion.
   std::optional<bool> grad_accumulation_pass;
 };
 

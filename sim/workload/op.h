@@ -23,10 +23,9 @@ using hw::CollectiveOp;
 // replica's sequences (consecutive DP indices of workload::RankIndex).
 enum class Group { kTp, kPp, kDp, kDpShard, kDpReplica, kCp };
 // The part a linear layer's GEMM plays: its forward, its input gradient (dgrad) or its weight
-// gradient (wgrad, which zero-bubble schedules run as a separate W pass). kNone for every
-// other op, attention's batched GEMMs included.
-// A GEMM's pass; kWeightGrad also marks the work that follows the weight-gradient GEMMs (the
-// gradient accumulation pass), which a split backward runs in their pass.
+// gradient (wgrad, which zero-bubble schedules run as a separate W pass). kWeightGrad also marks
+// the gradient accumulation pass that follows the wgrad GEMMs, so a W pass takes it too. kNone
+// for every other op, attention's batched GEMMs included.
 enum class GemmRole { kNone, kForward, kDataGrad, kWeightGrad };
 // Coarse class of an op, for tables ("bytes by kind").
 enum class OpKind { kGemm, kAttention, kMemory, kComm };

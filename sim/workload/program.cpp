@@ -252,6 +252,10 @@ void add_optimizer_step(const detail::LayerContext& c, double owned, double norm
   }
 }
 
+std::int64_t dp_bucket_elements(const ParallelPlan& p, const GeneratorOptions& opts) {
+  return std::max(opts.dp_bucket_min_elements, opts.dp_bucket_elements_per_rank * p.dp_cp());
+}
+
 StageProgram build_stage(const ModelSpec& m, const ParallelPlan& p, int stage,
                          const GeneratorOptions& opts) {
   // The plan was checked against the model once, at the edge (io::load_inputs).
@@ -281,8 +285,7 @@ StageProgram build_stage(const ModelSpec& m, const ParallelPlan& p, int stage,
   }
 
   // DP gradient synchronisation, in buckets, once per step.
-  const std::int64_t bucket =
-      std::max(opts.dp_bucket_min_elements, opts.dp_bucket_elements_per_rank * p.dp_cp());
+  const std::int64_t bucket = dp_bucket_elements(p, opts);
   const std::int64_t params = sp.parameters_per_rank;
   const bool sharded = p.distributed_optimizer || p.zero3;
   // DeepSpeed's BF16_Optimizer behind the pipeline engine all-reduces instead.

@@ -104,6 +104,10 @@ std::int64_t parameters_per_rank(const ModelSpec& m, const ParallelPlan& p, int 
 // embedding): what Transformer Engine keeps an FP8 copy and transpose of under plan.fp8.
 std::int64_t stage_linear_weights_per_rank(const ModelSpec& m, const ParallelPlan& p, int stage);
 
+// Parameters in one DP gradient bucket: max(dp_bucket_min_elements, dp_bucket_elements_per_rank
+// × the DP group), as Megatron-LM sizes them.
+std::int64_t dp_bucket_elements(const ParallelPlan& p, const GeneratorOptions& opts = {});
+
 // The plan must be valid for the model (validate_plan; io::load_inputs checks it once).
 StageProgram build_stage(const ModelSpec& m, const ParallelPlan& p, int stage,
                          const GeneratorOptions& opts = {});

@@ -74,12 +74,15 @@ void add_amax_reductions(const detail::LayerContext& c, int rank_layers, ChunkPr
 // With GeneratorOptions::grad_accumulation_pass: the micro-batch's weight gradients (training
 // dtype) read and added into the accumulation buffer (fp32 with fp32_gradients), as Megatron-LM
 // did before gradient-accumulation fusion (main_grad.add_ in its backward hook) and PyTorch's
-// AccumulateGrad does; none under ZeRO-3, whose gradients leave by reduce-scatter.
+// AccumulateGrad does; none under ZeRO-3, whose gradients leave by reduce-scatter. Under ZeRO-2
+// each backward pass's gradients are reduced first and added into the rank's shard only
+// (DeepSpeed stage 2's partitioned accumulation): 1/(DP × CP) of them.
 void add_grad_accumulation(const detail::LayerContext& c, int layer, std::int64_t params,
                            std::vector<Op>& out) {
   if (!c.opts.grad_accumulation_pass || c.plan.zero3 || params <= 0) return;
   const double acc = c.plan.fp32_gradients ? 4.0 : c.elem;
-  const double n = static_cast<double>(params);
+  const double shards = c.plan.zero2 ? static_cast<double>(c.plan.dp_cp()) : 1.0;
+  const double n = static_cast<double>(params) / shards;
   detail::add_memory(out, layer, "weight gradient accumulation", Phase::kBackward,
                      hw::MemoryKernel::kCopy, n * (c.elem + acc), n * acc);
   // It follows the weight-gradient GEMMs: a split backward (zero bubble) runs it in their pass.

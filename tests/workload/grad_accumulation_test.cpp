@@ -87,4 +87,14 @@ TEST_CASE("grad accumulation pass: one add a layer (and the logits), its bytes b
   z.pp = 1;
   z.zero3 = true;
   CHECK(accumulation(build_program(m, z, on)[0]).ops == 0);
+  // ZeRO-2 reduces each backward pass's gradients and adds them into the rank's shard: the
+  // same ops, 1/DP of the bytes.
+  ParallelPlan z2 = plan(Precision::kFp16);
+  z2.distributed_optimizer = true;
+  z2.zero2 = true;
+  const Accumulation sharded = accumulation(build_program(m, z2, on)[1]);
+  CHECK(z2.dp_cp() > 1);
+  CHECK(sharded.ops == 24);
+  CHECK(sharded.read == doctest::Approx(24 * layer * 4.0 / static_cast<double>(z2.dp_cp())));
+  CHECK(sharded.written == doctest::Approx(24 * layer * 2.0 / static_cast<double>(z2.dp_cp())));
 }

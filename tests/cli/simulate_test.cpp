@@ -443,7 +443,8 @@ TEST_CASE("cli: a one-node cluster (no fabric, no NIC built) simulates on the sh
       std::string(MEGASIM_SOURCE_DIR) +
       "/scenarios/validation/sc21-t1-1.7b.json --set cluster=dgx-a100-8 "
       "--set plan.tp=2 --set plan.pp=2 --set plan.dp=2 --set plan.global_batch=16 "
-      "--set plan.micro_batch=1 --set optimizations.dp_overlap=false";
+      "--set plan.micro_batch=1 --set optimizations.dp_overlap=false "
+      "--set optimizations.dp_bucket_overlap=false";
   const auto shared = simulate_json(s)["step_time_s"];
   const auto priced = simulate_json("--network priced " + s)["step_time_s"];
   CHECK(shared.get<double>() == doctest::Approx(priced.get<double>()).epsilon(1e-6));

@@ -38,8 +38,9 @@ std::vector<hw::CollectiveFit> fit_collectives(
       a(static_cast<Eigen::Index>(i), 0) = 1.0 / t;
       a(static_cast<Eigen::Index>(i), 1) = factor * g[i]->size.value() / t;
     }
-    const auto [x, rms] = fit_with_intercept(a);
-    if (x(1) <= 0.0) continue;  // time does not grow with size: nothing to fit a rate to
+    // t = alpha + size·factor / busbw over the rows divided by t, alpha and 1 / busbw ≥ 0.
+    const auto [x, rms, converged] = bounded_least_squares(a, Eigen::Vector2d::Zero());
+    if (!converged || x(1) <= 0.0) continue;  // time does not grow with size: no rate to fit
     // Flat times (a latency-bound log, 8 B to 64 B) leave a slope of rounding noise: a
     // bandwidth term under 1 % of the largest size's time is no rate either (it came out at
     // 3e13 GB/s, which no profile may hold).
@@ -85,7 +86,14 @@ MemoryFit fit_memory(const hw::DeviceProfile& profile,
     a(static_cast<Eigen::Index>(i), 0) = 1.0 / t;
     a(static_cast<Eigen::Index>(i), 1) = used[i]->bytes.value() / t;
   }
-  const auto [x, rms] = fit_with_intercept(a);
+  // t = launch overhead + bytes / bandwidth over the rows divided by t, both terms ≥ 0.
+  const auto [x, rms, converged] = bounded_least_squares(a, Eigen::Vector2d::Zero());
+  if (!converged || !(x(1) > 0.0)) {
+    throw InputError(
+        fmt::format("memory fit: the kernels' time does not grow with the bytes "
+                    "moved ({} rows); no bandwidth to fit",
+                    used.size()));
+  }
   MemoryFit out;
   out.params = profile.memory_model;
   out.params.launch_overhead = Time::from_seconds(x(0));

@@ -22,6 +22,25 @@ Json dist(const Distribution& d) {
 double mw(Watts w) {
   return w.value() * 1e-6;
 }
+// Power, energy and mass in the unit that keeps their digits: a one-node job draws kilowatts,
+// and "0.00 MW" or "0 MWh" read as nothing drawn (the JSON keeps MW, MWh and tonnes).
+std::string power_text(double megawatts) {
+  if (megawatts == 0.0 || megawatts >= 0.1) return fmt::format("{:.2f} MW", megawatts);
+  if (megawatts >= 1e-4) return fmt::format("{:.1f} kW", megawatts * 1e3);
+  return fmt::format("{:.0f} W", megawatts * 1e6);
+}
+std::string energy_text(double mwh) {
+  if (mwh >= 10.0 || mwh == 0.0) return fmt::format("{:.0f} MWh", mwh);
+  if (mwh >= 1.0) return fmt::format("{:.1f} MWh", mwh);
+  if (mwh >= 1e-2) return fmt::format("{:.0f} kWh", mwh * 1e3);
+  return fmt::format("{:.2f} kWh", mwh * 1e3);
+}
+std::string mass_text(double tonnes) {
+  if (tonnes >= 10.0 || tonnes == 0.0) return fmt::format("{:.0f} t", tonnes);
+  if (tonnes >= 1.0) return fmt::format("{:.1f} t", tonnes);
+  if (tonnes >= 1e-2) return fmt::format("{:.0f} kg", tonnes * 1e3);
+  return fmt::format("{:.2f} kg", tonnes * 1e3);
+}
 double minutes(Time t) {
   return t.to_seconds() / 60.0;
 }
@@ -44,32 +63,28 @@ void append_power(std::string& o, const RunResult& r, const PowerInputs& power) 
   o += fmt::format("power (preset {}, GPU watts of the {}, PUE {:.2f})\n", power.name,
                    power.gpu_source, power.pue);
   o += fmt::format(
-      "  IT             average {:.2f} MW, peak {:.2f} MW, swing {:.2f} MW in a step, "
-      "drop {:.2f} MW on a failure\n",
-      mw(r.power.it_average), mw(r.power.it_peak), mw(r.power.swing()),
-      mw(r.power.it_average - r.power.it_idle));
-  o += fmt::format(
-      "  facility       average {:.2f} MW in steps, {:.2f} MW over the run{}, "
-      "peak {:.2f} MW\n",
-      mw(r.power.it_average) * power.pue, mw(r.energy.facility_average),
-      r.energy.spares.powered > 0.0 ? " (idle spares included)" : "",
-      mw(r.power.it_peak) * power.pue);
+      "  IT             average {}, peak {}, swing {} in a step, drop {} on a failure\n",
+      power_text(mw(r.power.it_average)), power_text(mw(r.power.it_peak)),
+      power_text(mw(r.power.swing())), power_text(mw(r.power.it_average - r.power.it_idle)));
+  o += fmt::format("  facility       average {} in steps, {} over the run{}, peak {}\n",
+                   power_text(mw(r.power.it_average) * power.pue),
+                   power_text(mw(r.energy.facility_average)),
+                   r.energy.spares.powered > 0.0 ? " (idle spares included)" : "",
+                   power_text(mw(r.power.it_peak) * power.pue));
   if (r.energy.spares.reserved > 0) {
     o += fmt::format(
-        "  spares         {} nodes reserved{}, {:.1f} idling beside the job on average at {:.3f} "
-        "MW IT "
+        "  spares         {} node{} reserved{}, {:.1f} idling beside the job on average at {} IT "
         "(in the run's energy{})\n",
-        r.energy.spares.reserved,
+        r.energy.spares.reserved, r.energy.spares.reserved == 1 ? "" : "s",
         r.energy.spares.billed
             ? fmt::format(" (the job's share, {:.2f} of a node, billed)", *r.energy.spares.billed)
             : std::string(),
-        r.energy.spares.powered, mw(r.energy.spare_it),
+        r.energy.spares.powered, power_text(mw(r.energy.spare_it)),
         r.energy.usd_gpu_hours ? " and GPU-hour cost" : "");
   }
-  o += fmt::format(
-      "  energy         {:.0f} MWh facility ({:.0f} MWh IT), {:.0f} t CO2 at "
-      "{:.3f} kg/kWh\n",
-      r.energy.facility_mwh, r.energy.it_mwh, r.energy.tonnes_co2, power.grid_kg_co2_per_kwh);
+  o += fmt::format("  energy         {} facility ({} IT), {} CO2 at {:.3f} kg/kWh\n",
+                   energy_text(r.energy.facility_mwh), energy_text(r.energy.it_mwh),
+                   mass_text(r.energy.tonnes_co2), power.grid_kg_co2_per_kwh);
   if (r.energy.usd_gpu_hours)
     o += fmt::format("  cost           ${:.3g} in GPU-hours\n", *r.energy.usd_gpu_hours);
   if (r.energy.usd_energy)

@@ -62,6 +62,11 @@ TEST_CASE("report: run and power sections carry the result") {
   // No evaluation: none is named among what takes the running time.
   CHECK(text.find("(checkpoint stalls take the rest)") != std::string::npos);
   CHECK(text.find("power (preset p") != std::string::npos);
+  // A 16-GPU job draws kilowatts: the text says so in kW and kWh, not "0.01 MW" and "0 MWh"
+  // (6.4 kW IT, 7.68 kWh facility, 6.4 kWh IT; 5.44 kW drop).
+  CHECK(text.find("IT             average 6.4 kW, peak 6.4 kW") != std::string::npos);
+  CHECK(text.find("drop 5.4 kW on a failure") != std::string::npos);
+  CHECK(text.find("energy         7.68 kWh facility (6.40 kWh IT)") != std::string::npos);
 }
 
 TEST_CASE("report: the spare pool's line, keys and share of the run's energy") {

@@ -80,6 +80,30 @@ void check_step_memory(const io::Inputs& in, bool full, bool trace, const WorkLi
       size_text(limits.max_memory)));
 }
 
+namespace {
+
+// What the run's checkpoints hold training for, failure-free: each blocks for the stall (and
+// the write when synchronous), and an asynchronous write longer than the training between two
+// checkpoints holds the next one back by the difference. In double: the clock would overflow.
+struct CheckpointHold {
+  double checkpoints = 0.0;
+  double seconds_each = 0.0;
+};
+CheckpointHold checkpoint_hold(const run::ReliabilityModel& m, const run::StepProfile& step,
+                               double steps) {
+  const Time interval = m.checkpoint_interval;
+  if (interval == Time::max() || interval <= Time::zero()) return {};
+  const double step_s = step.step_time.to_seconds();
+  const double interval_steps = std::max(1.0, std::round(interval.to_seconds() / step_s));
+  const double bytes = step.checkpoint_size.value();
+  const double write_s = bytes > 0.0 ? bytes / m.checkpoint_write_bw.value() : 0.0;
+  const double held =
+      m.async_checkpoint ? std::max(0.0, write_s - interval_steps * step_s) : write_s;
+  return {std::floor(steps / interval_steps), m.checkpoint_stall.to_seconds() + held};
+}
+
+}  // namespace
+
 void check_run_work(const io::Inputs& in, const run::StepProfile& step, const WorkLimits& limits) {
   const io::RunInputs& r = *in.run;
   const run::ReliabilityModel& m = r.reliability;
@@ -87,20 +111,29 @@ void check_run_work(const io::Inputs& in, const run::StepProfile& step, const Wo
   // The run's length without failures, in double: its product in the clock would overflow.
   const double evaluations =
       step.evaluation_interval_steps > 0 ? std::floor(steps / step.evaluation_interval_steps) : 0.0;
-  const double seconds =
-      step.step_time.to_seconds() * steps + step.evaluation.to_seconds() * evaluations;
+  const CheckpointHold hold = checkpoint_hold(m, step, steps);
+  const double checkpoints = hold.checkpoints, per_checkpoint_s = hold.seconds_each;
+  const double step_s = step.step_time.to_seconds() * steps;
+  const double evaluation_s = step.evaluation.to_seconds() * evaluations;
+  const double checkpoint_s = checkpoints * per_checkpoint_s;
+  const double seconds = step_s + evaluation_s + checkpoint_s;
   if (seconds > run::kMaxRunSeconds) {
+    const std::string key = checkpoint_s > std::max(step_s, evaluation_s)
+                                ? fmt::format("the checkpoints of reliability preset '{}'", m.name)
+                            : evaluation_s > step_s ? "run.evaluation"
+                                                    : "run.tokens";
     throw InputError(fmt::format(
-        "{}: {}: {:.3g} tokens are {:.3g} steps of {:.3g} s{}: {:.3g} years without a "
+        "{}: {}: {:.3g} tokens are {:.3g} steps of {:.3g} s{}{}: {:.3g} years without a "
         "failure, more than the {:.0f} a run may last",
-        in.scenario.file.string(),
-        step.evaluation.to_seconds() * evaluations > step.step_time.to_seconds() * steps
-            ? "run.evaluation"
-            : "run.tokens",
-        r.spec.tokens, steps, step.step_time.to_seconds(),
+        in.scenario.file.string(), key, r.spec.tokens, steps, step.step_time.to_seconds(),
         evaluations > 0.0 ? fmt::format(" and {:.3g} evaluations of {:.3g} s (run.evaluation)",
                                         evaluations, step.evaluation.to_seconds())
                           : "",
+        checkpoints > 0.0 && per_checkpoint_s > 0.0
+            ? fmt::format(" and {:.3g} checkpoints that hold training {:.3g} s each "
+                          "(checkpoint_stall_s, checkpoint_write_gbps, async_checkpoint)",
+                          checkpoints, per_checkpoint_s)
+            : "",
         seconds / run::kMaxRunSeconds * run::kMaxRunYears, run::kMaxRunYears));
   }
   const double rate = m.failures_per_hour(step);

@@ -49,7 +49,8 @@ struct StepProfile {
   std::int64_t evaluation_interval_steps = 0;
   double mfu = 0.0;  // the step's model FLOPs utilisation (for the running job's MFU)
 
-  // Throws InputError when a field is out of range or the activity times do not add up.
+  // Throws std::invalid_argument (a bug upstream) when a field is out of range or the activity
+  // times do not add up.
   void validate() const;
   Time time_in(Activity a) const { return activity_time[static_cast<std::size_t>(a)]; }
 };

@@ -449,3 +449,27 @@ TEST_CASE("cli: a one-node cluster (no fabric, no NIC built) simulates on the sh
   const auto priced = simulate_json("--network priced " + s)["step_time_s"];
   CHECK(shared.get<double>() == doctest::Approx(priced.get<double>()).epsilon(1e-6));
 }
+
+TEST_CASE("cli: checkpoints that would hold a run past 50 years are refused, not overflowed") {
+  // A reliability preset with synchronous writes at 1e-5 GB/s: each of the default run's 85
+  // checkpoints blocks training 2.45e8 s, 660 years in all, past the clock's 292 if simulated
+  // (it once printed 74 years, or a wrapped figure, with exit 0).
+  namespace fs = std::filesystem;
+  const fs::path root =
+      fs::temp_directory_path() / ("megasim_slow_writes_" + std::to_string(::getpid()));
+  fs::remove_all(root);
+  fs::create_directories(root / "reliability");
+  auto preset = nlohmann::json::parse(
+      std::ifstream(std::string(MEGASIM_SOURCE_DIR) + "/reliability/megascale.json"));
+  preset["async_checkpoint"]["value"] = false;
+  preset["checkpoint_write_gbps"]["value"] = 1e-5;
+  std::ofstream(root / "reliability" / "megascale.json") << preset.dump(2);
+  ::setenv("MEGASIM_DATA_DIR", root.c_str(), 1);
+  const auto r = run_megasim("simulate " + kDefault);
+  ::unsetenv("MEGASIM_DATA_DIR");
+  fs::remove_all(root);
+  CHECK(r.exit_code == 2);
+  INFO(r.err);
+  CHECK(r.err.find("the checkpoints of reliability preset 'megascale'") != std::string::npos);
+  CHECK(r.err.find("85 checkpoints that hold training 2.45e+08 s each") != std::string::npos);
+}

@@ -77,8 +77,13 @@ std::string NcclModel::nvls_unusable_reason(const CollectiveCall& call, const Co
     return "nvls_tree needs 2 nodes or more; inside one node NCCL runs nvls";
   if (fewest_per_node(shape) < 2)
     return "NVLink SHARP needs 2 GPUs or more of the communicator on every node";
-  if (nvls_graph(shape).speed_gbps <= 0.0)
-    return "no NVLS channel speed of the profile fits the node's NVLink";
+  const NvlsGraph g = nvls_graph(shape);
+  if (g.speed_gbps <= 0.0) return "no NVLS channel speed of the profile fits the node's NVLink";
+  // tuning.cc's (heads - 1) / heads leaves one head no bandwidth: NCCL never picks it.
+  if (g.heads < 2)
+    return "one NVLS head a node (across nodes a head needs a NIC of its own, and the "
+           "communicator's GPUs on a node share fewer than two): tuning.cc's bandwidth, x (heads - "
+           "1) / heads, is zero";
   return "";
 }
 

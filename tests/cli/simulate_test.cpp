@@ -473,3 +473,14 @@ TEST_CASE("cli: checkpoints that would hold a run past 50 years are refused, not
   CHECK(r.err.find("the checkpoints of reliability preset 'megascale'") != std::string::npos);
   CHECK(r.err.find("85 checkpoints that hold training 2.45e+08 s each") != std::string::npos);
 }
+
+TEST_CASE("cli: NVLS is never chosen with one head a node (H100 on Jean Zay's 4 NICs a node)") {
+  // BLOOM's DP groups hold 2 GPUs a node; with 4 NICs for 8 GPUs across nodes they get one NVLS
+  // head, whose bandwidth in NCCL's model, x (heads - 1) / heads, is zero: the all-reduce was
+  // priced at an infinite time and the run died with an internal error (exit 1).
+  const auto j = simulate_json(std::string(MEGASIM_SOURCE_DIR) +
+                               "/scenarios/validation/bloom-176b-384.json --set "
+                               "device=h100-sxm5-80gb");
+  CHECK(j["step_time_s"].get<double>() > 0.0);
+  CHECK(std::isfinite(j["step_time_s"].get<double>()));
+}

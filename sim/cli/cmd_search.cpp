@@ -117,6 +117,13 @@ std::unique_ptr<PreparedSearch> prepare_search(const SearchCliOptions& o) {
   plan::check_search_options(prepared->inputs, options);
 
   if (o.results) {
+    // Elsewhere "-" is standard output; the results file is read back to resume and appended
+    // to beside the report, which needs a file.
+    if (*o.results == "-") {
+      throw InputError(
+          "--results -: the results file is read back to resume and appended to "
+          "as plans finish, beside the report on standard output; give a file name");
+    }
     // The results file is appended to: never one the search reads.
     std::error_code ec;
     for (const auto& f : read.files()) {

@@ -85,6 +85,24 @@ TEST_CASE("cli: search --json writes MFU as the objective, not the negative it r
   for (const auto& p : j["analytic_best"]) CHECK(p["objective"].get<double>() > 0.0);
 }
 
+TEST_CASE("cli: the estimate's breakdown has no negative term (the bubble of deep interleaving)") {
+  // 175B at TP 8 x PP 4, VPP 12 and 24, micro-batch 4: the schedule's backward-to-forward
+  // ratio, rounded to a 0.02 step, once made the makespan 0.01-0.03 s less than the critical
+  // stage's own passes, a negative bubble.
+  const auto r = run_megasim("search " + std::string(MEGASIM_SOURCE_DIR) +
+                             "/scenarios/megascale-175b-12288.json --gpus 512 --fix tp=8 "
+                             "--fix pp=4 --vary vpp=12,24 --fix mb=4 --json");
+  REQUIRE(r.exit_code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  REQUIRE(j["ranked"].size() >= 4);
+  for (const auto& p : j["ranked"]) {
+    for (const auto& [term, seconds] : p["analytic"]["breakdown_s"].items()) {
+      INFO(term);
+      CHECK(seconds.get<double>() >= 0.0);
+    }
+  }
+}
+
 TEST_CASE("cli: search refuses bad input with exit 2 and names it") {
   auto missing = run_megasim("search /nonexistent/scenario.json");
   CHECK(missing.exit_code == 2);
@@ -269,12 +287,17 @@ TEST_CASE("cli: compare --vary tp and pp keeps the scenario's GPU count, and sho
   REQUIRE(labelled.exit_code == 0);
   CHECK(nlohmann::json::parse(labelled.out)["variants"][0]["label"] ==
         "tp=4 recompute=none (dp=384)");
-  // tp 5 × pp 8 = 40 does not divide 12,288 GPUs: named as such.
-  auto odd = run_megasim("compare --json " + scenario + " --vary plan.tp=5");
+  // tp 5 × pp 8 = 40 does not divide 12,288 GPUs: named as such, beside a variant that runs.
+  auto odd = run_megasim("compare --json " + scenario + " --vary plan.tp=5,8");
   REQUIRE(odd.exit_code == 0);
   const auto o = nlohmann::json::parse(odd.out);
   CHECK(o["variants"][0]["reason"].get<std::string>().find(
             "does not divide the scenario's 12288 GPUs") != std::string::npos);
+  // Alone, nothing is left to compare: exit 2, the reason named, as search does.
+  auto none = run_megasim("compare --json " + scenario + " --vary plan.tp=5");
+  CHECK(none.exit_code == 2);
+  CHECK(none.out.empty());
+  CHECK(none.err.find("does not divide the scenario's 12288 GPUs") != std::string::npos);
 }
 
 TEST_CASE("cli: search and compare keep a tight plan and mark it, one that cannot fit is out") {

@@ -188,6 +188,19 @@ std::vector<Variant> compare(const std::filesystem::path& scenario,
     }
     out.push_back(std::move(v));
   }
+  // As search: nothing to compare is the user's error (exit 2), not a table of refusals.
+  if (std::none_of(out.begin(), out.end(), [](const Variant& v) { return v.step.has_value(); })) {
+    std::string reasons;
+    constexpr std::size_t kShown = 3;
+    for (std::size_t i = 0; i < std::min(out.size(), kShown); ++i) {
+      reasons += fmt::format("\n  {}: {}", out[i].label, out[i].reason);
+    }
+    if (out.size() > kShown) reasons += fmt::format("\n  and {} more", out.size() - kShown);
+    throw InputError(
+        fmt::format("compare: none of the {} variants can run (loosen --vary or "
+                    "--set):{}",
+                    out.size(), reasons));
+  }
   mark_pareto_front(out);
   return out;
 }

@@ -31,11 +31,10 @@
 #include "cli/commands.h"
 #include "cli/import_scales.h"
 #include "engine/error.h"
-#include "io/collective_constants_reader.h"
 #include "io/device_profile_loader.h"
-#include "io/output.h"
 #include "io/gemm_shapes.h"
 #include "io/inputs.h"
+#include "io/output.h"
 #include "io/resolve.h"
 #include "plan/shapes.h"
 #include "reports/shapes_report.h"
@@ -166,12 +165,7 @@ std::string loadable_text(const io::Json& doc, const std::string& output,
   const std::string text = io::json_file_text(doc, 2);
   const std::string origin = command + "'s profile";
   try {
-    const io::Json parsed = io::parse_json_text(text, origin);
-    io::parse_device_profile(parsed, origin);
-    // The NCCL constants are the collective module's to read: simulate reads them strictly,
-    // so a profile whose section it would refuse is not written either.
-    if (parsed.contains("collective"))
-      io::read_collective_constants(io::JsonReader(parsed.at("collective"), "collective", origin));
+    io::parse_device_profile(io::parse_json_text(text, origin), origin);
   } catch (const InputError& e) {
     throw InputError(
         fmt::format("{}: nothing written, as megasim could not load it: {}", output, e.what()));
@@ -257,8 +251,6 @@ void run_fit(const FitOpts& o) {
   files.add("-o", o.output);
   if (o.json) files.refuse_beside_stdout("--json");
   const io::LoadedDeviceProfile in = io::load_device_profile(input);
-  // Its NCCL constants are copied through unfitted: read them as simulate will, naming the input.
-  if (!in.collective.is_null()) io::read_collective_constants(input);
   hw::DeviceProfile p = in.profile;
   if (p.gemm_table.empty() && p.memory_table.empty() && p.collective_table.empty() &&
       p.attention_table.empty() && p.power_table.empty()) {

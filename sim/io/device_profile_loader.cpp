@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "engine/error.h"
+#include "io/collective_constants_reader.h"
 
 namespace megasim::io {
 namespace {
@@ -374,8 +375,10 @@ LoadedDeviceProfile parse_device_profile(const Json& doc, const std::string& ori
   if (p.kind != hw::ProfileKind::kDatasheet && !p.measurement) {
     r.fail("measurement", "a " + kind + " profile must say when and with what it was measured");
   }
-  // Owned by the collective module's reader: accepted here, handed back untouched.
-  r.ignore("collective");
+  // Owned by the collective module's reader, handed back untouched; read here too, so that a
+  // section simulate would refuse is refused by every command that loads the profile
+  // (calibrate fit copied a string constant through to a profile simulate could not load).
+  if (r.has("collective")) read_collective_constants(r.object("collective"));
   if (doc.contains("collective")) out.collective = doc.at("collective");
   r.finish();
   return out;

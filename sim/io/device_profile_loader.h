@@ -5,8 +5,9 @@
 //
 // Strict like every loader here: every key is read through io::JsonReader, unknown keys are
 // errors with a did-you-mean, and numbers out of range name their JSON path. The top-level
-// "collective" section belongs to the collective module's reader: it is accepted, handed back
-// raw, and never written by device_profile_to_json().
+// "collective" section belongs to the collective module's reader: it is read by that reader
+// (so a section simulate would refuse is refused on load), handed back raw, and never written
+// by device_profile_to_json().
 #pragma once
 
 #include <filesystem>

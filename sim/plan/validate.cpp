@@ -22,13 +22,14 @@ std::string run_id(const io::Json& r) {
   return r.is_object() && r.contains("id") && r["id"].is_string() ? r["id"].get<std::string>() : "";
 }
 
-double published_metric(const io::Json& runs, const io::ValidationSettings& v,
-                        const std::string& origin) {
+// The published figure `v` scores, from `runs` (the file `runs_file`); `origin` is the scenario.
+double published_metric(const io::Json& runs, const std::string& runs_file,
+                        const io::ValidationSettings& v, const std::string& origin) {
   const auto& list = runs["runs"];
   for (std::size_t i = 0; i < list.size(); ++i) {
     const auto& r = list[i];
     if (run_id(r) != v.run) continue;
-    const std::string at = fmt::format("published runs: runs[{}] ('{}')", i, v.run);
+    const std::string at = fmt::format("{}: runs[{}] ('{}')", runs_file, i, v.run);
     const io::Json* value = nullptr;
     if (v.step) {
       if (!r.contains("steps") || !r["steps"].is_array()) {
@@ -52,9 +53,13 @@ double published_metric(const io::Json& runs, const io::ValidationSettings& v,
     }
     const double published = value->get<double>();
     // Times, throughputs and MFU are all positive: anything else is a typo the MAPE would hide.
-    if (!(published > 0.0) || !std::isfinite(published)) {
-      throw InputError(fmt::format("{}: {}: '{}' is {}, but a published figure must be positive",
-                                   origin, at, v.metric, published));
+    // A step time past a day (1e308 s scored as -100 %) is one too.
+    const bool time = v.metric.find("time_s") != std::string::npos;
+    constexpr double kMaxStepSeconds = 86400.0;
+    if (!(published > 0.0) || !std::isfinite(published) || (time && published > kMaxStepSeconds)) {
+      throw InputError(fmt::format(
+          "{}: '{}' is {}, but a published figure must be positive{} (scored by {})", at, v.metric,
+          published, time ? " and a step time at most a day" : "", origin));
     }
     return published;
   }
@@ -82,34 +87,62 @@ void check_fractions(const io::Json& run, const std::string& at) {
   }
 }
 
+// A run's counts (its GPUs, and its plan's and model's shape) are whole numbers above 0 or null
+// (not published): "999" or 999.0 would skip the check against the scenario, -1 or 0 is a typo;
+// its "gpu" (the device's name) is text.
+void check_run_shape(const io::Json& run, const std::string& at) {
+  if (!run.is_object()) return;
+  const auto check = [&](const io::Json& section, const std::string& path, const char* key) {
+    if (!section.is_object() || !section.contains(key) || section[key].is_null()) return;
+    const io::Json& v = section[key];
+    constexpr std::int64_t kMax = std::int64_t{1} << 40;
+    if (v.is_number_integer() && v.get<std::int64_t>() >= 1 && v.get<std::int64_t>() <= kMax)
+      return;
+    throw InputError(
+        fmt::format("{}.{}{}: {} is not a whole number from 1 to 2^40 (null: not "
+                    "published)",
+                    at, path, key, v.dump()));
+  };
+  check(run, "", "gpus");
+  if (run.contains("plan")) {
+    for (const char* key : {"tp", "pp", "dp", "vpp", "micro_batch", "global_batch"})
+      check(run["plan"], "plan.", key);
+  }
+  if (run.contains("model")) {
+    for (const char* key : {"layers", "hidden", "heads", "seq", "vocab"})
+      check(run["model"], "model.", key);
+  }
+  if (run.contains("gpu") && !run["gpu"].is_string()) {
+    throw InputError(
+        fmt::format("{}.gpu: {} is not text (the device's name)", at, run["gpu"].dump()));
+  }
+}
+
 // A scenario scored against a published run must be that run: its GPU count, the plan and the
 // model's shape the run states (where it states them) are checked, so that an edited copy is
 // refused rather than scored. The vocabulary is left out: models pad it to their own multiple.
-void check_matches_published(const io::Json& runs, const io::Inputs& in, const std::string& file) {
+void check_matches_published(const io::Json& runs, const std::string& runs_file,
+                             const io::Inputs& in, const std::string& file) {
   const io::Json* run = nullptr;
-  for (const auto& r : runs["runs"]) {
-    if (run_id(r) == in.scenario.validation->run) run = &r;
+  std::size_t index = 0;
+  for (std::size_t i = 0; i < runs["runs"].size(); ++i) {
+    if (run_id(runs["runs"][i]) == in.scenario.validation->run) run = &runs["runs"][index = i];
   }
   if (run == nullptr) return;  // published_metric names the missing run
+  // `section` is "" for the run's own keys, else "plan." or "model.".
   const auto check = [&](const io::Json& published, const char* key, std::int64_t ours,
-                         const std::string& where) {
+                         const std::string& where, const char* section) {
     if (!published.is_object() || !published.contains(key)) return;
     const io::Json& v = published[key];
-    // null: not published. A count must be a whole number: 999.0 or "999" would silently
-    // skip the check.
-    if (v.is_null()) return;
-    if (!v.is_number_integer()) {
-      throw InputError(fmt::format("{}: published run '{}' states {} = {}, not a whole number",
-                                   file, in.scenario.validation->run, key, v.dump()));
-    }
-    if (v.get<std::int64_t>() == ours) return;
-    throw InputError(
-        fmt::format("{}: {} is {}, but published run '{}' states {} = {}; a "
-                    "scenario scored against a run must be that run",
-                    file, where, ours, in.scenario.validation->run, key, v.dump()));
+    if (v.is_null()) return;                    // not published
+    if (v.get<std::int64_t>() == ours) return;  // a whole number above 0: check_run_shape
+    throw InputError(fmt::format(
+        "{}: {} is {}, but {}: runs[{}].{}{} ('{}') states {}; a scenario scored "
+        "against a run must be that run",
+        file, where, ours, runs_file, index, section, key, in.scenario.validation->run, v.dump()));
   };
   const workload::ParallelPlan& p = in.scenario.plan;
-  check(*run, "gpus", p.gpus(), "the plan's GPU count");
+  check(*run, "gpus", p.gpus(), "the plan's GPU count", "");
   const io::Json empty = io::Json::object();
   const io::Json& plan = run->contains("plan") ? (*run)["plan"] : empty;
   for (const auto& [key, ours] : {std::pair<const char*, std::int64_t>{"tp", p.tp},
@@ -130,7 +163,7 @@ void check_matches_published(const io::Json& runs, const io::Inputs& in, const s
           std::abs(static_cast<double>(ours - published)) <= 0.05 * static_cast<double>(published))
         continue;
     }
-    check(plan, key, ours, fmt::format("plan.{}", key));
+    check(plan, key, ours, fmt::format("plan.{}", key), "plan.");
   }
   const io::Json& model = run->contains("model") ? (*run)["model"] : empty;
   const workload::ModelSpec& m = in.model;
@@ -138,7 +171,7 @@ void check_matches_published(const io::Json& runs, const io::Inputs& in, const s
                                   {"hidden", m.hidden},
                                   {"heads", m.heads},
                                   {"seq", m.seq}}) {
-    check(model, key, ours, fmt::format("the model's {}", key));
+    check(model, key, ours, fmt::format("the model's {}", key), "model.");
   }
 }
 
@@ -247,7 +280,8 @@ Validation summarise(std::vector<ValidationRow> rows) {
 namespace {
 
 // The published plans of `dir`/refused, each refused for memory as its folder says.
-std::vector<RefusedRow> refused_rows(const io::Json& runs, const fs::path& dir, io::FilesRead* read) {
+std::vector<RefusedRow> refused_rows(const io::Json& runs, const std::string& runs_file,
+                                     const fs::path& dir, io::FilesRead* read) {
   std::vector<RefusedRow> out;
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) return out;
@@ -262,9 +296,13 @@ std::vector<RefusedRow> refused_rows(const io::Json& runs, const fs::path& dir, 
           "refused/ holds plans never scored: remove the key or move the file out of refused/",
           f.string()));
     }
-    RefusedRow row{s.name, s.validation->run, s.validation->metric, s.optimizations.preset,
+    RefusedRow row{s.name,
+                   s.validation->run,
+                   s.validation->metric,
+                   s.optimizations.preset,
                    published_source(runs, s.validation->run),
-                   published_metric(runs, *s.validation, f.string()), ""};
+                   published_metric(runs, runs_file, *s.validation, f.string()),
+                   ""};
     try {
       const Evaluation e = evaluate(io::load_inputs(s, io_options, read));
       throw InputError(fmt::format(
@@ -291,7 +329,9 @@ Validation validate(const fs::path& published_runs, const fs::path& dir, io::Fil
   // 1 is a percentage written where a fraction belongs (41.5 for 0.415).
   const auto& list = runs["runs"];
   for (std::size_t i = 0; i < list.size(); ++i) {
-    check_fractions(list[i], fmt::format("{}: runs[{}]", published_runs.string(), i));
+    const std::string at = fmt::format("{}: runs[{}]", published_runs.string(), i);
+    check_fractions(list[i], at);
+    check_run_shape(list[i], at);
     for (std::size_t j = 0; j < i; ++j) {
       if (!run_id(list[i]).empty() && run_id(list[i]) == run_id(list[j])) {
         throw InputError(fmt::format("{}: runs[{}] and runs[{}] both have id '{}'",
@@ -306,7 +346,7 @@ Validation validate(const fs::path& published_runs, const fs::path& dir, io::Fil
     const io::Scenario s = io::load_scenario(f, {}, nullptr, read);
     if (!s.validation) continue;
     const io::Inputs inputs = io::load_inputs(s, io_options, read);
-    check_matches_published(runs, inputs, f.string());
+    check_matches_published(runs, published_runs.string(), inputs, f.string());
     const Evaluation e = evaluate(inputs);
     ValidationRow row;
     row.scenario = s.name;
@@ -317,7 +357,7 @@ Validation validate(const fs::path& published_runs, const fs::path& dir, io::Fil
     row.family = s.optimizations.preset;
     row.gpus = e.step.gpus;
     row.source = published_source(runs, s.validation->run);
-    row.published = published_metric(runs, *s.validation, f.string());
+    row.published = published_metric(runs, published_runs.string(), *s.validation, f.string());
     row.predicted = predicted_metric(e.step, row.metric, f.string());
     // Two scenarios scoring one figure would count it twice in every error and in coverage.
     for (const auto& other : rows) {
@@ -330,7 +370,8 @@ Validation validate(const fs::path& published_runs, const fs::path& dir, io::Fil
     }
     rows.push_back(row);
   }
-  std::vector<RefusedRow> refused = refused_rows(runs, dir / "refused", read);
+  std::vector<RefusedRow> refused =
+      refused_rows(runs, published_runs.string(), dir / "refused", read);
   if (rows.empty() && refused.empty()) {
     throw InputError(dir.string() +
                      ": no validation scenario (a scenario with a validation section) to check");

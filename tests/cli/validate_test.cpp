@@ -245,9 +245,10 @@ TEST_CASE("validate: a scenario that is not its published run is refused, not sc
   const auto doc = nlohmann::json::parse(src);
   const std::pair<const char*, const char*> edits[] = {
       {"global_batch",
-       "plan.micro_batch is 1, but published run 'korthikanti-22b' states "
-       "micro_batch = 4"},
-      {"dp", "the plan's GPU count is 64, but published run 'korthikanti-22b' states gpus = 8"}};
+       "plan.micro_batch is 1, but " MEGASIM_SOURCE_DIR
+       "/validation/published_runs.json: runs[0].plan.micro_batch ('korthikanti-22b') states 4"},
+      {"dp", "the plan's GPU count is 64, but " MEGASIM_SOURCE_DIR
+             "/validation/published_runs.json: runs[0].gpus ('korthikanti-22b') states 8"}};
   for (const auto& [key, fragment] : edits) {
     const std::string edit = key;  // a copy: clang before 16 cannot capture a binding
     CAPTURE(edit);
@@ -300,7 +301,46 @@ TEST_CASE(
   r = run_megasim("validate --scenarios " + shell_quote(dir.string()) + " --runs " +
                   shell_quote(runs_file.string()));
   CHECK(r.exit_code == 2);
-  CHECK(r.err.find("states gpus = 8.0, not a whole number") != std::string::npos);
+  CHECK(r.err.find("-runs.json: runs[0].gpus: 8.0 is not a whole number") != std::string::npos);
+  fs::remove(runs_file);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("validate: a runs file's bad field is refused naming that file and its JSON path") {
+  // Each edit of Korthikanti's 22B run (runs[0]) once exited 0 (the vocabulary, the device's
+  // name, a step time of 1e308 s scored as -100 %) or named the scenario instead of the file.
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("megasim_runs_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  std::ifstream src(MEGASIM_SOURCE_DIR "/scenarios/validation/korthikanti-22b-selective.json");
+  auto scenario = nlohmann::json::parse(src);
+  scenario.erase("$schema");
+  std::ofstream(dir / "a.json") << scenario.dump();
+  std::ifstream runs_in(MEGASIM_SOURCE_DIR "/validation/published_runs.json");
+  const auto published = nlohmann::json::parse(runs_in);
+  REQUIRE(published["runs"][0]["id"] == "korthikanti-22b");
+  const fs::path runs_file = dir.string() + "-runs.json";
+  const std::pair<nlohmann::json::json_pointer, nlohmann::json> edits[] = {
+      {nlohmann::json::json_pointer("/runs/0/model/vocab"), -1},
+      {nlohmann::json::json_pointer("/runs/0/plan/tp"), "8"},
+      {nlohmann::json::json_pointer("/runs/0/gpu"), 0},
+      {nlohmann::json::json_pointer("/runs/0/measured/iteration_time_s_sp_selective"), 1e308}};
+  const char* fragments[] = {"-runs.json: runs[0].model.vocab: -1 is not a whole number",
+                             "-runs.json: runs[0].plan.tp: \"8\" is not a whole number",
+                             "-runs.json: runs[0].gpu: 0 is not text",
+                             "-runs.json: runs[0] ('korthikanti-22b'): "
+                             "'iteration_time_s_sp_selective' is 1e+308"};
+  for (std::size_t i = 0; i < std::size(edits); ++i) {
+    CAPTURE(i);
+    auto edited = published;
+    edited[edits[i].first] = edits[i].second;
+    std::ofstream(runs_file) << edited.dump();
+    const auto r = run_megasim("validate --scenarios " + shell_quote(dir.string()) + " --runs " +
+                               shell_quote(runs_file.string()));
+    CHECK(r.exit_code == 2);
+    INFO(r.err);
+    CHECK(r.err.find(fragments[i]) != std::string::npos);
+  }
   fs::remove(runs_file);
   fs::remove_all(dir);
 }

@@ -21,10 +21,6 @@
 namespace megasim::calibrate {
 namespace {
 
-// busbw and algbw are printed with two decimals, so their ratio is only checked on rows fast
-// enough for the rounding to stay below this relative tolerance.
-constexpr double kRatioTolerance = 0.02;
-constexpr double kRatioCheckMinGbps = 1.0;
 // A row's time (µs) and bandwidths (GB/s) past these are no measurement (an hour per
 // collective; a thousand times NVLink 5's per-GPU bandwidth): refused, not fitted.
 constexpr double kMaxRowTimeUs = 3.6e9;
@@ -37,6 +33,7 @@ struct RunBuilder {
   NcclTestsRun run;
   std::optional<Columns> columns;
   std::set<std::string> rank_keys;  // host/pid/rank, counted once each
+  std::set<int> rank_indices;       // the rank numbers the lines name
   std::set<std::string> hosts;
   int n_thread = 0, n_gpus = 0;
   bool started = false;
@@ -108,6 +105,7 @@ hw::CollectiveOp run_op(const NcclTestsRun& r, const std::string& at,
 int run_ranks(const RunBuilder& b, hw::CollectiveOp op, const std::string& at,
               const ImportOptions& options) {
   const int from_lines = static_cast<int>(b.rank_keys.size());
+  check_rank_indices(b.rank_indices, at);
   if (options.ranks && from_lines > 0 && *options.ranks != from_lines) {
     throw InputError(fmt::format("{}: --ranks {} but the device lines list {} ranks", at,
                                  *options.ranks, from_lines));
@@ -134,6 +132,10 @@ int run_ranks(const RunBuilder& b, hw::CollectiveOp op, const std::string& at,
                                    from_ratio, hw::to_string(op)));
     }
   }
+  // Every row's busbw, not only the fastest's, where the factor tells rank counts apart.
+  const int ranks_now = options.ranks ? *options.ranks : (from_lines > 0 ? from_lines : from_ratio);
+  if (ranks_now > 0 && hw::bus_factor(op, 2) != hw::bus_factor(op, 3))
+    check_bus_factor(b.run.rows, op, ranks_now);
   if (options.ranks) return *options.ranks;
   // nThread x nGpus counts one process's GPUs: under MPI the ranks are that times the
   // processes, which only the device lines (or a bandwidth ratio) tell.
@@ -261,8 +263,8 @@ class LogParser {
       if (!b_.run.rows.empty()) finish_run();
       start_run();
       const std::string at = where(origin_, line_no_);
-      b_.n_thread = count_in_log(body[1], "nThread", at);
-      b_.n_gpus = count_in_log(body[3], "nGpus", at);
+      b_.n_thread = count_in_log(body[1], "nThread", at, 1);  // a run has one of each at least
+      b_.n_gpus = count_in_log(body[3], "nGpus", at, 1);
       if (std::int64_t{b_.n_thread} * b_.n_gpus > kMaxRanks) {
         throw InputError(at + ": nThread × nGpus = " + body[1] + " × " + body[3] +
                          " ranks; a log may name at most " + std::to_string(kMaxRanks));
@@ -272,6 +274,7 @@ class LogParser {
     if (const auto rank = parse_rank_line(body, where(origin_, line_no_))) {
       start_run();
       b_.rank_keys.insert(rank->keys.begin(), rank->keys.end());
+      b_.rank_indices.insert(rank->indices.begin(), rank->indices.end());
       if (b_.rank_keys.size() > static_cast<std::size_t>(kMaxRanks)) {
         throw InputError(where(origin_, line_no_) + ": the rank lines name more than " +
                          std::to_string(kMaxRanks) + " ranks");
@@ -326,7 +329,17 @@ class LogParser {
   // side (out-of-place, in-place) whose numbers parse and whose #wrong is zero. A row cut short
   // or with more fields is refused, not dropped.
   void read_data_row(const std::vector<std::string>& t) {
-    if (!b_.columns || !is_integer(t[0])) return;
+    if (!b_.columns) return;
+    if (!is_integer(t[0])) {
+      // A row of the table's shape and a data type nccl-tests prints is a data row: a size
+      // that is no whole number of bytes (-1, nan, 1e308) is refused, not passed over.
+      const Columns& c = *b_.columns;
+      if (t.size() == c.count && c.type && *c.type < t.size() && is_nccl_type(t[*c.type])) {
+        throw InputError(fmt::format("{}: size '{}' is not a whole number of bytes",
+                                     where(origin_, line_no_), t[0]));
+      }
+      return;
+    }
     if (t.size() != b_.columns->count) {
       throw InputError(
           fmt::format("{}: a data row of {} fields, where the column header "

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <cmath>
 #include <set>
 #include <system_error>
 
@@ -13,12 +14,12 @@
 
 namespace megasim::calibrate {
 
-int count_in_log(const std::string& s, const std::string& what, const std::string& at) {
+int count_in_log(const std::string& s, const std::string& what, const std::string& at, int least) {
   std::int64_t v = 0;
   const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc() || end != s.data() + s.size() || v < 0 || v > kMaxRanks) {
-    throw InputError(at + ": " + what + " " + s + " is out of range; a log may name at most " +
-                     std::to_string(kMaxRanks) + " ranks");
+  if (ec != std::errc() || end != s.data() + s.size() || v < least || v > kMaxRanks) {
+    throw InputError(
+        fmt::format("{}: {} {} is out of range [{}, {}]", at, what, s, least, kMaxRanks));
   }
   return static_cast<int>(v);
 }
@@ -76,7 +77,10 @@ std::optional<RankLine> parse_rank_line(const std::vector<std::string>& t, const
     r.host = t[6];
     r.device = join_from(t, 7);
     const int first = count_in_log(t[1], "rank", at), last = count_in_log(t[4], "rank", at);
-    for (int i = first; i <= last; ++i) r.keys.push_back(r.host + "/" + std::to_string(i));
+    for (int i = first; i <= last; ++i) {
+      r.keys.push_back(r.host + "/" + std::to_string(i));
+      r.indices.push_back(i);
+    }
     return r;
   }
   // "Rank N [Group G] Pid P on HOST device D [BUS] NAME".
@@ -89,6 +93,7 @@ std::optional<RankLine> parse_rank_line(const std::vector<std::string>& t, const
   const std::size_t name_at = i + 6 < t.size() && t[i + 6].front() == '[' ? i + 7 : i + 6;
   r.device = join_from(t, name_at);
   r.keys.push_back(r.host + "/" + t[i + 1] + "/" + t[1]);
+  r.indices.push_back(count_in_log(t[1], "rank", at));
   return r;
 }
 
@@ -106,16 +111,46 @@ void check_results_line(const std::vector<std::string>& body, const std::string&
   }
 }
 
-void check_type_and_op(const std::string& type, const std::string& op, const std::string& at) {
+bool is_nccl_type(const std::string& type) {
   static const std::set<std::string> kTypes{"int8",   "uint8",    "int32",  "uint32",
                                             "int64",  "uint64",   "half",   "float",
                                             "double", "bfloat16", "f8e4m3", "f8e5m2"};
+  return kTypes.count(type) != 0;
+}
+
+void check_type_and_op(const std::string& type, const std::string& op, const std::string& at) {
   static const std::set<std::string> kOps{"sum", "prod", "max", "min", "avg", "mulsum", "none"};
-  if (kTypes.count(type) == 0) {
+  if (!is_nccl_type(type)) {
     throw InputError(fmt::format("{}: data type '{}' is not one nccl-tests prints", at, type));
   }
   if (kOps.count(op) == 0) {
     throw InputError(fmt::format("{}: reduction '{}' is not one nccl-tests prints", at, op));
+  }
+}
+
+void check_rank_indices(const std::set<int>& indices, const std::string& at) {
+  int expected = 0;
+  for (const int i : indices) {
+    if (i != expected) {
+      throw InputError(
+          fmt::format("{}: the rank lines name rank {} but not rank {}: a device line is missing",
+                      at, i, expected));
+    }
+    ++expected;
+  }
+}
+
+void check_bus_factor(const std::vector<hw::CollectiveMeasurement>& rows, hw::CollectiveOp op,
+                      int ranks) {
+  const double factor = hw::bus_factor(op, ranks);
+  for (const auto& m : rows) {
+    if (m.algbw.value() / 1e9 < kRatioCheckMinGbps) continue;
+    const double ratio = m.busbw / m.algbw;
+    if (std::fabs(ratio - factor) <= kRatioTolerance * std::max(factor, 0.5)) continue;
+    throw InputError(fmt::format(
+        "{}: busbw {:.2f} GB/s is not algbw {:.2f} GB/s times {}'s bus "
+        "factor at {} ranks ({:.4f}); the row contradicts the run",
+        m.origin, m.busbw.value() / 1e9, m.algbw.value() / 1e9, hw::to_string(op), ranks, factor));
   }
 }
 

@@ -5,18 +5,27 @@
 
 #include <cstdint>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
+#include "hw/device_profile.h"
+
 namespace megasim::calibrate {
+
+// busbw and algbw are printed with two decimals, so their ratio is only checked on rows fast
+// enough for the rounding to stay below this relative tolerance.
+constexpr double kRatioTolerance = 0.02;
+constexpr double kRatioCheckMinGbps = 1.0;
 
 // Ranks one log may list: far beyond any published nccl-tests run (tens of thousands of GPUs),
 // and small enough that the set of rank keys a range expands to stays a few MiB.
 constexpr std::int64_t kMaxRanks = std::int64_t{1} << 17;
 
-// A count the log states (ranks, threads, GPUs): digits within [0, kMaxRanks], else an error
+// A count the log states (ranks, threads, GPUs): digits within [least, kMaxRanks], else an error
 // naming `at`.
-int count_in_log(const std::string& s, const std::string& what, const std::string& at);
+int count_in_log(const std::string& s, const std::string& what, const std::string& at,
+                 int least = 0);
 
 // Where each value sits in a data row, from the column header line.
 struct Columns {
@@ -32,8 +41,12 @@ std::optional<Columns> parse_column_header(const std::vector<std::string>& t);
 // A rank line, in any of its forms; the tokens exclude the leading "#".
 struct RankLine {
   std::vector<std::string> keys;  // one per rank it names
+  std::vector<int> indices;       // the rank numbers it names
   std::string host, device;
 };
+
+// Whether `type` is a data type nccl-tests prints (int8 ... bfloat16, f8e4m3, f8e5m2).
+bool is_nccl_type(const std::string& type);
 
 // `at` names the line in errors; nothing when the tokens are no rank line.
 std::optional<RankLine> parse_rank_line(const std::vector<std::string>& t, const std::string& at);
@@ -46,5 +59,15 @@ void check_results_line(const std::vector<std::string>& body, const std::string&
 // A row's data type and reduction must be names nccl-tests prints (src/common.cu,
 // test_typenames and test_opnames); else an InputError naming `at`.
 void check_type_and_op(const std::string& type, const std::string& op, const std::string& at);
+
+// The rank numbers a run's rank lines name are 0 to n - 1: a gap (a device line lost, the count
+// one short, which busbw/algbw cannot tell from n at 16 ranks) is an InputError naming `at`.
+void check_rank_indices(const std::set<int>& indices, const std::string& at);
+
+// Every row's busbw is its algbw times the op's bus factor at `ranks` (nccl-tests prints it so),
+// within the rounding of rows past kRatioCheckMinGbps; a row off it was edited or mis-pasted:
+// an InputError naming the row.
+void check_bus_factor(const std::vector<hw::CollectiveMeasurement>& rows, hw::CollectiveOp op,
+                      int ranks);
 
 }  // namespace megasim::calibrate

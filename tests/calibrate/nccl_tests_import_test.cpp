@@ -2,6 +2,7 @@
 // each came from) and on the older header layout.
 #include <doctest/doctest.h>
 
+#include <fstream>
 #include <sstream>
 #include <string>
 
@@ -401,4 +402,33 @@ TEST_CASE("-C 1 logs (host time) are refused, saying why") {
   o.op = hw::CollectiveOp::kAllReduce;
   CHECK_THROWS_WITH_AS(parse_nccl_tests_log(text, "cpu.log", o),
                        doctest::Contains("cpu.log:15: the log was run with -C 1"), InputError);
+}
+
+TEST_CASE("a log's edits are refused where they once passed: size, busbw, a rank, nGpus") {
+  // Each was imported with exit 0 until a bad-input hunt of 2026-12-04.
+  std::ifstream in(kLogs + "h100-2node-all_reduce.log");
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  const std::string log = buffer.str();
+  const auto edited = [&](const std::string& from, const std::string& to) {
+    std::string text = log;
+    const auto at = text.find(from);
+    REQUIRE(at != std::string::npos);
+    text.replace(at, from.size(), to);
+    return text;
+  };
+  // A data row whose size is no whole number: refused, not passed over as a line of noise.
+  CHECK_THROWS_WITH_AS(parse_nccl_tests_log(edited("     8388608", "          -1"), "s.log", {}),
+                       doctest::Contains("size '-1' is not a whole number of bytes"), InputError);
+  // busbw is algbw x 2(n-1)/n on every row, not only the fastest (which the rank count is
+  // checked on): 32 MiB's 229.34 edited to 999.99.
+  CHECK_THROWS_WITH_AS(parse_nccl_tests_log(edited("229.34", "999.99"), "b.log", {}),
+                       doctest::Contains("b.log:12: busbw 999.99 GB/s is not algbw 122.31 GB/s"),
+                       InputError);
+  // "Rank 8 .. Rank 15" losing rank 8 names 15 ranks, which the ratio cannot tell from 16.
+  CHECK_THROWS_WITH_AS(
+      parse_nccl_tests_log(edited("Rank  8 .. Rank 15", "Rank  9 .. Rank 15"), "r.log", {}),
+      doctest::Contains("name rank 9 but not rank 8"), InputError);
+  CHECK_THROWS_WITH_AS(parse_nccl_tests_log(edited("nGpus 1", "nGpus 0"), "g.log", {}),
+                       doctest::Contains("nGpus 0 is out of range [1, 131072]"), InputError);
 }

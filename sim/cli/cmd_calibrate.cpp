@@ -424,7 +424,7 @@ void add_calibrate_command(CLI::App& app) {
   imp->add_option("--protocol", io_opts->protocol,
                   "Label rows with the NCCL_PROTO the run forced (LL, LL128, Simple)");
   imp->add_option("--nodes", io_opts->nodes, "Node count, when the log's rank lines omit hosts")
-      ->check(positive());
+      ->check(whole_number(1, 1 << 20));
   imp->add_option("--cluster", io_opts->cluster,
                   "Cluster the logs ran on (topologies/): fit NCCL's model to them there");
   imp->add_option("--ranks", io_opts->ranks,

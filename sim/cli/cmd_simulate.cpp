@@ -96,7 +96,7 @@ void add_simulate_command(CLI::App& app) {
   cmd->add_option("--max-events", opts->max_events,
                   "Refuse a step or run whose events, counted from the plan before the work, "
                   "pass this (default 20000000: seconds, well under 2 GiB)")
-      ->check(positive());
+      ->check(whole_number(1, kMaxEventsOption));
   cmd->add_option("--max-memory", opts->max_memory,
                   "Refuse a step whose memory, estimated from the plan before the work, passes "
                   "this many bytes (8GiB, 512MiB, 1073741824; default 8GiB)");

@@ -6,12 +6,18 @@
 // refusal rank 0 has already said (cmd_search.cpp).
 #pragma once
 
+#include <charconv>
+#include <cstdint>
 #include <exception>
 #include <string>
+#include <system_error>
 
 #include <CLI/CLI.hpp>
 
 namespace megasim::cli {
+
+// The largest --max-events taken: far past any step or run that fits in memory.
+constexpr std::int64_t kMaxEventsOption = 1'000'000'000'000'000;
 
 struct QuietExit {
   int status;
@@ -31,6 +37,22 @@ inline CLI::Validator positive() {
         return v > 0.0 ? std::string() : "must be above 0, found " + text;
       },
       "POSITIVE");
+}
+
+// A count option: digits only, from `least` to `most`, checked on the text before CLI11 converts
+// it (its "Could not convert: --top = 99999999999999" for a value past the type, and a value
+// past 2^63 taken as the largest one, silently).
+inline CLI::Validator whole_number(std::int64_t least, std::int64_t most) {
+  return CLI::Validator(
+      [least, most](std::string& text) -> std::string {
+        std::int64_t v = 0;
+        const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+        if (ec == std::errc() && end == text.data() + text.size() && v >= least && v <= most)
+          return {};
+        return "'" + text + "' is not a whole number from " + std::to_string(least) + " to " +
+               std::to_string(most);
+      },
+      "INT");
 }
 
 // The exit status of a command's failure: 2 for bad input (InputError), 1 for anything else.

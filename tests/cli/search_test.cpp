@@ -118,7 +118,7 @@ TEST_CASE("cli: search refuses bad input with exit 2 and names it") {
       {" --fix sp=1 --vary sequence_parallel=0,1",
        "--fix/--vary sequence_parallel: the axis is "
        "restricted twice"},
-      {" --max-events 0", "--max-events: must be above 0, found 0"},
+      {" --max-events 0", "--max-events: '0' is not a whole number from 1 to"},
       // Every plan was refused at the event level and reported as past --max-events.
       {" --set placement=spread --gpus 4",
        "--gpus 4: the scenario's placement 'spread' takes whole servers of 8 GPUs"},
@@ -238,9 +238,9 @@ TEST_CASE("cli: mpirun -np 2 search prints the bytes one process does, and resum
   CHECK(resumed.out == run_megasim("search " + kScenario + " --top 6").out);
   CHECK(lines_of(results) == 7);  // the best 6 and the scenario's own plan
   // Bad input on every rank: said once, as one process says it, and the job ends with exit 2,
-  // not a hang. An unknown objective, and the option checks the search itself makes (a top of
-  // 0, an unreadable restriction).
-  for (const std::string bad : {"--objective nope", "--top 0", "--vary tp=x"}) {
+  // not a hang. An unknown objective, and the option checks the search itself makes (more GPUs
+  // than the cluster's, an unreadable restriction).
+  for (const std::string bad : {"--objective nope", "--gpus 999999", "--vary tp=x"}) {
     CAPTURE(bad);
     const auto refused = run_megasim("search " + kScenario + " " + bad);
     REQUIRE(refused.exit_code == 2);

@@ -254,3 +254,16 @@ TEST_CASE(
   CHECK_FALSE(fs::exists(out));
   fs::remove_all(dir);
 }
+
+TEST_CASE("output: a trace past the file-size limit (ulimit -f) leaves no temporary file") {
+  // SIGXFSZ ends the process as it writes the temporary file: megasim removes the file first,
+  // as for an interrupt (it left t.json.tmp.PID behind).
+  const fs::path dir = fresh_dir("xfsz");
+  const std::string cmd = "ulimit -f 64; " + std::string(MEGASIM_BINARY) + " simulate " +
+                          shell_quote(kScenario) + " --trace " +
+                          shell_quote((dir / "t.json").string()) + " >/dev/null 2>&1";
+  const int status = std::system(("sh -c " + shell_quote(cmd)).c_str());
+  CHECK(status != 0);
+  CHECK(fs::is_empty(dir));
+  fs::remove_all(dir);
+}

@@ -112,20 +112,6 @@ void check_bf16_optimizer(const Inputs& in) {
   }
 }
 
-// Bucket-wise overlap is a way of overlapping the gradient reduction: asked for where the
-// reduction waits for the last backward pass (no dp_overlap), it would change nothing, and a
-// scenario that sets it has most likely left dp_overlap off by mistake.
-void check_dp_bucket_overlap(const Inputs& in) {
-  const auto& o = in.scenario.optimizations;
-  if (o.overrides.dp_bucket_overlap.value_or(false) && !in.system.dp_overlap) {
-    throw InputError(fmt::format(
-        "{}: optimizations.dp_bucket_overlap is true, but dp_overlap is off (preset '{}'): "
-        "buckets overlap only a reduction that overlaps the backward pass (set "
-        "optimizations.dp_overlap true, or drop dp_bucket_overlap)",
-        in.scenario.file.string(), o.preset));
-  }
-}
-
 void check_pipeline_engine_schedule(const Inputs& in) {
   const workload::ParallelPlan& p = in.scenario.plan;
   if (in.system.pipe_engine.present && p.pp > 1 && p.schedule != workload::Schedule::kOneFOneB) {
@@ -245,7 +231,6 @@ Inputs load_inputs(const Scenario& s, const InputOptions& o, FilesRead* read) {
   if (have_cluster) clashes.check([&] { check_plan_against_cluster(in); });
   if (have_system) clashes.check([&] { check_window(in); });
   if (have_system) clashes.check([&] { check_bf16_optimizer(in); });
-  if (have_system) clashes.check([&] { check_dp_bucket_overlap(in); });
   if (have_system) clashes.check([&] { check_context_parallel(in); });
   if (have_system) clashes.check([&] { check_pipeline_engine_schedule(in); });
   if (have_system) clashes.check([&] { check_microbatch_group(in); });

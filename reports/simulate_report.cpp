@@ -50,7 +50,8 @@ json system_json(const step::SystemOptions& sys) {
             {"attention_window", sys.attention_window},
             {"attention", step::to_string(sys.attention_kernel())},
             {"context_parallel_overlap", sys.cp_overlap},
-            {"dp_bucket_overlap", sys.dp_bucket_overlap},
+            // What is priced: buckets split only an overlapped reduction (as the text's tag).
+            {"dp_bucket_overlap", sys.dp_overlap && sys.dp_bucket_overlap},
             {"backward_tp_overlap", sys.backward_tp_overlap},
             {"grad_accumulation_pass", sys.grad_accumulation_pass}};
   for (const step::Switch& sw : step::kSwitches) j[sw.key] = sys.*sw.field;

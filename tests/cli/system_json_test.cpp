@@ -56,6 +56,13 @@ TEST_CASE("cli: optimizations.dp_bucket_overlap and backward_tp_overlap override
   CHECK(whole["breakdown_s"]["dp_exposed"].get<double>() >
         10.0 * ddp["breakdown_s"]["dp_exposed"].get<double>());
   CHECK(whole["step_time_s"].get<double>() > ddp["step_time_s"].get<double>());
+  // DP overlap off (a what-if the scenario's buckets must not block): the buckets have nothing
+  // to split, the system says so, and the step is the whole all-reduce's above.
+  const auto no_overlap =
+      nlohmann::json::parse(run_megasim(sc21 + " --set optimizations.dp_overlap=false").out);
+  CHECK(no_overlap["system"]["dp_overlap"] == false);
+  CHECK(no_overlap["system"]["dp_bucket_overlap"] == false);
+  CHECK(no_overlap["step_time_s"].get<double>() > ddp["step_time_s"].get<double>());
   // The backward pass's TP collectives beside dgrad and wgrad: less TP time exposed.
   const auto bwd = nlohmann::json::parse(
       run_megasim(sc21 + " --set optimizations.backward_tp_overlap=true").out);

@@ -89,10 +89,10 @@ MemoryFit fit_memory(const hw::DeviceProfile& profile,
   // t = launch overhead + bytes / bandwidth over the rows divided by t, both terms ≥ 0.
   const auto [x, rms, converged] = bounded_least_squares(a, Eigen::Vector2d::Zero());
   if (!converged || !(x(1) > 0.0)) {
-    throw InputError(
-        fmt::format("memory fit: the kernels' time does not grow with the bytes "
-                    "moved ({} rows); no bandwidth to fit",
-                    used.size()));
+    throw InputError(fmt::format("memory fit: {} ({} rows); no bandwidth to fit",
+                                 converged ? "the kernels' time does not grow with the bytes moved"
+                                           : "the bounded solver stopped at its step cap",
+                                 used.size()));
   }
   MemoryFit out;
   out.params = profile.memory_model;

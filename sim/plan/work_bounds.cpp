@@ -131,7 +131,8 @@ void check_run_work(const io::Inputs& in, const run::StepProfile& step, const Wo
                           : "",
         checkpoints > 0.0 && per_checkpoint_s > 0.0
             ? fmt::format(" and {:.3g} checkpoints that hold training {:.3g} s each "
-                          "(checkpoint_stall_s, checkpoint_write_gbps, async_checkpoint)",
+                          "(reliability.checkpoint_interval_min; the preset's checkpoint_stall_s, "
+                          "checkpoint_write_gbps, async_checkpoint)",
                           checkpoints, per_checkpoint_s)
             : "",
         seconds / run::kMaxRunSeconds * run::kMaxRunYears, run::kMaxRunYears));

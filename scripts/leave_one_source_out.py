@@ -2,9 +2,11 @@
 """Leave-one-source-out validation of the shared constants (scripts/shared_constants.py).
 
 For each source (the publication a validation row comes from: the first word of its run id,
-korthikanti, sc21, megascale), the constants are searched again on every validation row of
-the other sources, fit and check rows alike, and the held-out source's rows are predicted with
-them. What that error is, per source and over all rows, says how the model does on a
+korthikanti, sc21, megascale), the shipped fit (scripts/fit_shared_constants.py) is repeated
+without it: the constants are searched again on the fit rows of the other sources, and the
+held-out source's rows, fit and check alike, are predicted with them. (Until 2026-12-04 the
+refit took every row of the other sources, check rows too: not the procedure that made the
+shipped constants.) What that error is, per source and over all rows, says how the model does on a
 publication its constants never saw; beside it, the error of today's constants.
 Writes validation/leave_one_source_out.json and prints a Markdown table.
 Usage: scripts/leave_one_source_out.py [path/to/megasim]
@@ -43,7 +45,8 @@ framework = {r["id"]: r.get("framework", "")
 def trained_on(f):
     scenario = sc.load(f)
     published = framework.get(scenario["validation"]["run"], "")
-    return (scenario.get("optimizations", {}).get("preset") not in unfitted_presets
+    return (scenario["validation"].get("role") == "fit"
+            and scenario.get("optimizations", {}).get("preset") not in unfitted_presets
             and (not published or published.startswith(("Megatron-LM", "Megatron-Core"))))
 
 

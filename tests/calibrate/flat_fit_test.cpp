@@ -1,11 +1,13 @@
 // An alpha-beta fit needs a rate the rows show: times that do not grow measurably with the
-// size give none (calibrate/fit.cpp), rather than a bandwidth of rounding noise.
+// size give none (calibrate/fit.cpp), rather than a bandwidth of rounding noise; and an
+// intercept the rows would put below zero is held at zero (the bounded solver).
 #include <doctest/doctest.h>
 
 #include <cmath>
 #include <vector>
 
 #include "calibrate/fit.h"
+#include "engine/error.h"
 
 using namespace megasim;
 
@@ -24,4 +26,31 @@ TEST_CASE("alpha-beta fit: flat times give no rate, not one of rounding noise") 
     rows.push_back(m);
   }
   CHECK(calibrate::fit_collectives(rows).empty());
+}
+
+TEST_CASE("memory fit: flat times are refused, a negative overhead is held at zero") {
+  hw::DeviceProfile p;
+  p.name = "toy";
+  p.hbm_bandwidth = gbyte_per_s(1000.0);
+  // A launch-bound table (8 us whatever the size, a little noise) has no bandwidth to fit: the
+  // slope is held at zero, not fitted negative, and the fit is refused with a reason.
+  std::vector<hw::MemoryMeasurement> flat;
+  for (int e = 10; e <= 16; ++e) {
+    const double noise = (e % 2 == 0 ? 1.0 : -1.0) * 1e-8 * (17 - e);
+    flat.push_back(
+        {hw::MemoryKernel::kCopy, Bytes(std::ldexp(1.0, e)), Time::from_seconds(8e-6 + noise)});
+  }
+  CHECK_THROWS_WITH_AS(calibrate::fit_memory(p, flat), doctest::Contains("does not grow"),
+                       InputError);
+  // An overhead that would come out negative (time proportional to bytes less a constant) is
+  // held at zero and the rate refitted through the origin.
+  std::vector<hw::MemoryMeasurement> steep;
+  for (int e = 20; e <= 30; e += 2) {
+    const double bytes = std::ldexp(1.0, e);
+    steep.push_back({hw::MemoryKernel::kCopy, Bytes(bytes),
+                     Time::from_seconds(bytes / 0.5e12 * (1.0 - 0.02 * (30 - e) / 10.0))});
+  }
+  const auto origin = calibrate::fit_memory(p, steep);
+  CHECK(origin.params.launch_overhead.to_seconds() == 0.0);
+  CHECK(origin.params.bandwidth_efficiency == doctest::Approx(0.5).epsilon(0.03));
 }

@@ -34,6 +34,20 @@ using megasim::test::shell_quote;
 // family, but not yet within any bound: their error is not held here.
 namespace {
 
+// A fresh folder under the temporary directory holding Korthikanti's 22B selective-recompute
+// scenario (8 GPUs, a fraction of a second to validate) as a.json.
+std::filesystem::path folder_with_22b(const std::string& name) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / (name + "_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  std::ifstream src(MEGASIM_SOURCE_DIR "/scenarios/validation/korthikanti-22b-selective.json");
+  auto doc = nlohmann::json::parse(src);
+  doc.erase("$schema");
+  std::ofstream(dir / "a.json") << doc.dump();
+  return dir;
+}
+
 std::string published_framework(const std::string& run) {
   static const nlohmann::json runs = [] {
     std::ifstream in(MEGASIM_SOURCE_DIR "/validation/published_runs.json");
@@ -310,12 +324,7 @@ TEST_CASE("validate: a runs file's bad field is refused naming that file and its
   // Each edit of Korthikanti's 22B run (runs[0]) once exited 0 (the vocabulary, the device's
   // name, a step time of 1e308 s scored as -100 %) or named the scenario instead of the file.
   namespace fs = std::filesystem;
-  const fs::path dir = fs::temp_directory_path() / ("megasim_runs_" + std::to_string(::getpid()));
-  fs::create_directories(dir);
-  std::ifstream src(MEGASIM_SOURCE_DIR "/scenarios/validation/korthikanti-22b-selective.json");
-  auto scenario = nlohmann::json::parse(src);
-  scenario.erase("$schema");
-  std::ofstream(dir / "a.json") << scenario.dump();
+  const fs::path dir = folder_with_22b("megasim_runs");
   std::ifstream runs_in(MEGASIM_SOURCE_DIR "/validation/published_runs.json");
   const auto published = nlohmann::json::parse(runs_in);
   REQUIRE(published["runs"][0]["id"] == "korthikanti-22b");
@@ -348,12 +357,7 @@ TEST_CASE("validate: a runs file's bad field is refused naming that file and its
 TEST_CASE("validate --html -: standard output holds the page and nothing after it") {
   // One validation scenario (Korthikanti's 22B, 8 GPUs) in a folder of its own.
   namespace fs = std::filesystem;
-  const fs::path dir = fs::temp_directory_path() / ("megasim_vhtml_" + std::to_string(::getpid()));
-  fs::create_directories(dir);
-  std::ifstream src(MEGASIM_SOURCE_DIR "/scenarios/validation/korthikanti-22b-selective.json");
-  auto doc = nlohmann::json::parse(src);
-  doc.erase("$schema");
-  std::ofstream(dir / "a.json") << doc.dump();
+  const fs::path dir = folder_with_22b("megasim_vhtml");
   const auto r = run_megasim("validate --html - --scenarios " + shell_quote(dir.string()));
   CHECK(r.exit_code == 0);
   const auto end = r.out.find("</html>");

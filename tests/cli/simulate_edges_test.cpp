@@ -1,0 +1,78 @@
+// `megasim simulate` on clusters and presets at the edges of what the shipped scenarios run: a
+// one-node cluster with no fabric, a device whose NVLS gets one head a node, and a run whose
+// checkpoints would hold it past the 50 years a run may last.
+#include <doctest/doctest.h>
+
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "run_command.h"
+
+using megasim::test::run_megasim;
+
+namespace {
+const std::string kDefault =
+    std::string(MEGASIM_SOURCE_DIR) + "/scenarios/megascale-175b-12288.json";
+
+// `simulate --json ARGS`, the run required to succeed.
+nlohmann::json simulate_json(const std::string& args) {
+  const auto r = run_megasim("simulate --json " + args);
+  REQUIRE(r.exit_code == 0);
+  return nlohmann::json::parse(r.out);
+}
+}  // namespace
+
+TEST_CASE("cli: a one-node cluster (no fabric, no NIC built) simulates on the shared network") {
+  // The folded network's link map once read the NIC links a fabric-less node never builds. DP
+  // not overlapped (the scenario's DDP overlaps it): no two calls meet on a link.
+  const std::string s =
+      std::string(MEGASIM_SOURCE_DIR) +
+      "/scenarios/validation/sc21-t1-1.7b.json --set cluster=dgx-a100-8 "
+      "--set plan.tp=2 --set plan.pp=2 --set plan.dp=2 --set plan.global_batch=16 "
+      "--set plan.micro_batch=1 --set optimizations.dp_overlap=false "
+      "--set optimizations.dp_bucket_overlap=false";
+  const auto shared = simulate_json(s)["step_time_s"];
+  const auto priced = simulate_json("--network priced " + s)["step_time_s"];
+  CHECK(shared.get<double>() == doctest::Approx(priced.get<double>()).epsilon(1e-6));
+}
+
+TEST_CASE("cli: checkpoints that would hold a run past 50 years are refused, not overflowed") {
+  // A reliability preset with synchronous writes at 1e-5 GB/s: each of the default run's 85
+  // checkpoints blocks training 2.45e8 s, 660 years in all, past the clock's 292 if simulated
+  // (it once printed 74 years, or a wrapped figure, with exit 0).
+  namespace fs = std::filesystem;
+  const fs::path root =
+      fs::temp_directory_path() / ("megasim_slow_writes_" + std::to_string(::getpid()));
+  fs::remove_all(root);
+  fs::create_directories(root / "reliability");
+  auto preset = nlohmann::json::parse(
+      std::ifstream(std::string(MEGASIM_SOURCE_DIR) + "/reliability/megascale.json"));
+  preset["async_checkpoint"]["value"] = false;
+  preset["checkpoint_write_gbps"]["value"] = 1e-5;
+  std::ofstream(root / "reliability" / "megascale.json") << preset.dump(2);
+  ::setenv("MEGASIM_DATA_DIR", root.c_str(), 1);
+  const auto r = run_megasim("simulate " + kDefault);
+  ::unsetenv("MEGASIM_DATA_DIR");
+  fs::remove_all(root);
+  CHECK(r.exit_code == 2);
+  INFO(r.err);
+  CHECK(r.err.find("the checkpoints of reliability preset 'megascale'") != std::string::npos);
+  CHECK(r.err.find("85 checkpoints that hold training 2.45e+08 s each") != std::string::npos);
+}
+
+TEST_CASE("cli: NVLS is never chosen with one head a node (H100 on Jean Zay's 4 NICs a node)") {
+  // BLOOM's DP groups hold 2 GPUs a node; with 4 NICs for 8 GPUs across nodes they get one NVLS
+  // head, whose bandwidth in NCCL's model, x (heads - 1) / heads, is zero: the all-reduce was
+  // priced at an infinite time and the run died with an internal error (exit 1).
+  const auto j = simulate_json(std::string(MEGASIM_SOURCE_DIR) +
+                               "/scenarios/validation/bloom-176b-384.json --set "
+                               "device=h100-sxm5-80gb");
+  CHECK(j["step_time_s"].get<double>() > 0.0);
+  CHECK(std::isfinite(j["step_time_s"].get<double>()));
+}

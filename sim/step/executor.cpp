@@ -190,9 +190,11 @@ void Executor::start_pass(int i, const PassId& p) {
                    : p.pass == Pass::kBackward ? c.backward_dp
                                                : c.weight_grad_dp;
   const bool slowed = p.pass == Pass::kForward || cfg_.slow_all_passes;
-  const Time nominal = t[p.chunk] * (slowed ? u.slowdown : 1.0);
   const Time dp_wait = dp.empty() ? Time::zero() : dp[p.chunk];
   const Time waits = tp[p.chunk] + dp_wait;
+  // A straggling host slows its kernels, not the exposed TP and ZeRO-3 waits (as the
+  // slowest-GPU term below); until 2026-12-04 it stretched those too and booked them as compute.
+  const Time nominal = slowed ? waits + (t[p.chunk] - waits) * u.slowdown : t[p.chunk];
   const Time paced = (t[p.chunk] - waits) * cfg_.slowest_gpu;
   const Time work = nominal + paced;
   u.stats.tp_exposed += tp[p.chunk];

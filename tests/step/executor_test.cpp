@@ -277,6 +277,23 @@ TEST_CASE("executor: a rank's slowdown lands on the stage and replica its RankIn
   CHECK(execute_step(s, uniform(p, 1), cfg).step_time == us(100));
 }
 
+TEST_CASE("executor: a straggler slows its kernels, not its exposed TP time") {
+  // One stage, one chunk, m = 1: F = 10 us of which 4 us is exposed TP (NVLink waits), B = 20
+  // us. The rank's forward passes run 2x slower: the 6 us of kernels take 12, the 4 us of TP
+  // stay 4: F 16 us, step 36 us, compute 12 + 20 = 32 us (until 2026-12-04 the whole 10 us
+  // doubled: a 40 us step, 36 us of it booked as compute).
+  auto s = build_schedule(Schedule::kOneFOneB, 1, 1, 1);
+  auto costs = uniform(1, 1);
+  costs[0].forward_tp = {us(4)};
+  ExecutorConfig cfg;
+  cfg.full = true;
+  cfg.rank_slowdown = {2.0};
+  const auto r = execute_step(s, costs, cfg);
+  CHECK(r.step_time == us(36));
+  CHECK(r.stages[0].tp_exposed == us(4));
+  CHECK(r.stages[0].compute == us(32));
+}
+
 TEST_CASE("executor: waiting for a chunk's parameters after its input came is DP time, not PP") {
   // Interleaved, p = 2, v = 2, m = 2, F = 5 and B = 10 us a chunk, sends of 1 us, each chunk's
   // parameter all-gather 50 us (one bucket, overlapped). Stage 0 runs chunk 0's forwards,

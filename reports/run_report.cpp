@@ -29,17 +29,12 @@ std::string power_text(double megawatts) {
   if (megawatts >= 1e-4) return fmt::format("{:.1f} kW", megawatts * 1e3);
   return fmt::format("{:.0f} W", megawatts * 1e6);
 }
-std::string energy_text(double mwh) {
-  if (mwh >= 10.0 || mwh == 0.0) return fmt::format("{:.0f} MWh", mwh);
-  if (mwh >= 1.0) return fmt::format("{:.1f} MWh", mwh);
-  if (mwh >= 1e-2) return fmt::format("{:.0f} kWh", mwh * 1e3);
-  return fmt::format("{:.2f} kWh", mwh * 1e3);
-}
-std::string mass_text(double tonnes) {
-  if (tonnes >= 10.0 || tonnes == 0.0) return fmt::format("{:.0f} t", tonnes);
-  if (tonnes >= 1.0) return fmt::format("{:.1f} t", tonnes);
-  if (tonnes >= 1e-2) return fmt::format("{:.0f} kg", tonnes * 1e3);
-  return fmt::format("{:.2f} kg", tonnes * 1e3);
+// A figure in `unit`, or in `milli` (a thousandth of it) below one: MWh and kWh, t and kg.
+std::string thousandths_text(double v, const char* unit, const char* milli) {
+  if (v >= 10.0 || v == 0.0) return fmt::format("{:.0f} {}", v, unit);
+  if (v >= 1.0) return fmt::format("{:.1f} {}", v, unit);
+  if (v >= 1e-2) return fmt::format("{:.0f} {}", v * 1e3, milli);
+  return fmt::format("{:.2f} {}", v * 1e3, milli);
 }
 double minutes(Time t) {
   return t.to_seconds() / 60.0;
@@ -83,8 +78,9 @@ void append_power(std::string& o, const RunResult& r, const PowerInputs& power) 
         r.energy.usd_gpu_hours ? " and GPU-hour cost" : "");
   }
   o += fmt::format("  energy         {} facility ({} IT), {} CO2 at {:.3f} kg/kWh\n",
-                   energy_text(r.energy.facility_mwh), energy_text(r.energy.it_mwh),
-                   mass_text(r.energy.tonnes_co2), power.grid_kg_co2_per_kwh);
+                   thousandths_text(r.energy.facility_mwh, "MWh", "kWh"),
+                   thousandths_text(r.energy.it_mwh, "MWh", "kWh"),
+                   thousandths_text(r.energy.tonnes_co2, "t", "kg"), power.grid_kg_co2_per_kwh);
   if (r.energy.usd_gpu_hours)
     o += fmt::format("  cost           ${:.3g} in GPU-hours\n", *r.energy.usd_gpu_hours);
   if (r.energy.usd_energy)

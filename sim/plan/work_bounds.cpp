@@ -89,17 +89,23 @@ struct CheckpointHold {
   double checkpoints = 0.0;
   double seconds_each = 0.0;
 };
+
+// Steps between two checkpoints every `interval` of training, as a trial takes them (a whole
+// number, at least one); 0 for a run without checkpoints.
+double interval_steps(Time interval, const run::StepProfile& step) {
+  if (interval == Time::max() || interval <= Time::zero()) return 0.0;
+  return std::max(1.0, std::round(interval.to_seconds() / step.step_time.to_seconds()));
+}
+
 CheckpointHold checkpoint_hold(const run::ReliabilityModel& m, const run::StepProfile& step,
                                double steps) {
-  const Time interval = m.checkpoint_interval;
-  if (interval == Time::max() || interval <= Time::zero()) return {};
+  const double every = interval_steps(m.checkpoint_interval, step);
+  if (every == 0.0) return {};
   const double step_s = step.step_time.to_seconds();
-  const double interval_steps = std::max(1.0, std::round(interval.to_seconds() / step_s));
   const double bytes = step.checkpoint_size.value();
   const double write_s = bytes > 0.0 ? bytes / m.checkpoint_write_bw.value() : 0.0;
-  const double held =
-      m.async_checkpoint ? std::max(0.0, write_s - interval_steps * step_s) : write_s;
-  return {std::floor(steps / interval_steps), m.checkpoint_stall.to_seconds() + held};
+  const double held = m.async_checkpoint ? std::max(0.0, write_s - every * step_s) : write_s;
+  return {std::floor(steps / every), m.checkpoint_stall.to_seconds() + held};
 }
 
 }  // namespace
@@ -141,12 +147,8 @@ void check_run_work(const io::Inputs& in, const run::StepProfile& step, const Wo
   const double failures = rate * step.step_time.to_hours() * steps;
   // A trial's events: a checkpoint every whole number of steps (at least one), and failures.
   const auto per_trial = [&](Time interval) {
-    const double checkpoints =
-        interval == Time::max() || interval <= Time::zero()
-            ? 0.0
-            : steps /
-                  std::max(1.0, std::round(interval.to_seconds() / step.step_time.to_seconds()));
-    return checkpoints + failures;
+    const double every = interval_steps(interval, step);
+    return (every > 0.0 ? steps / every : 0.0) + failures;
   };
   const double run_events = static_cast<double>(r.spec.trials) * per_trial(m.checkpoint_interval);
   // The sweep of checkpoint intervals around Daly's (simulate_run runs it when failures and a

@@ -39,6 +39,15 @@ std::string validate_json(const plan::Validation& v) {
                           {"covered", v.bands.covered},
                           {"median_width", v.bands.median_width},
                           {"median_step_width", v.bands.median_step_width}};
+  // Each row and its band's rows with the shared constants refitted without their source.
+  if (const auto& held = v.bands_held_out.bands) {
+    out["band_coverage_held_out"] = {{"rows", held->rows},
+                                     {"covered", held->covered},
+                                     {"median_width", held->median_width},
+                                     {"median_step_width", held->median_step_width}};
+  } else {
+    out["band_coverage_held_out"] = {{"unavailable", v.bands_held_out.note}};
+  }
   out["families"] = nlohmann::json::array();
   for (const auto& f : v.families) {
     out["families"].push_back({{"family", f.name}, {"rows", f.rows}, {"mape", f.mape},
@@ -126,6 +135,15 @@ std::string validate_text(const plan::Validation& v) {
       "error bands (each row's from the other sources' rows): {} of {} rows inside "
       "theirs, median width {:.1f} % of the MFU, {:.1f} % of the step time\n",
       v.bands.covered, v.bands.rows, v.bands.median_width * 100, v.bands.median_step_width * 100);
+  if (const auto& held = v.bands_held_out.bands) {
+    t += fmt::format(
+        "error bands held out (each row and its band's rows with the constants refitted without "
+        "their source, validation/leave_one_source_out.json): {} of {} rows inside theirs, median "
+        "width {:.1f} % of the MFU, {:.1f} % of the step time\n",
+        held->covered, held->rows, held->median_width * 100, held->median_step_width * 100);
+  } else {
+    t += "error bands held out: not drawn, " + v.bands_held_out.note + "\n";
+  }
   return t;
 }
 

@@ -378,6 +378,9 @@ Validation validate(const fs::path& published_runs, const fs::path& dir, io::Fil
   }
   Validation v = summarise(std::move(rows));
   v.refused = std::move(refused);
+  // The refit's residuals sit beside the published runs they were scored against.
+  v.bands_held_out =
+      held_out_coverage(published_runs.parent_path() / "leave_one_source_out.json", v.rows, read);
   return v;
 }
 

@@ -14,6 +14,7 @@
 
 #include "io/files_read.h"
 #include "plan/bands.h"
+#include "plan/held_out.h"
 #include "step/step_model.h"
 
 namespace megasim::plan {
@@ -57,6 +58,7 @@ struct Validation {
   std::vector<ChainGain> gains;
   double gain_max_points = 0;          // largest |gain difference|
   Coverage bands;                      // every row's band from the other sources (bands.h)
+  HeldOutCoverage bands_held_out;      // the same from held-out residuals (held_out.h)
   // Per system family (the scenario's preset), over its plain rows, fit and check alike.
   struct Family {
     std::string name;

@@ -121,6 +121,15 @@ TEST_CASE("validate: published runs within the issue's bounds") {
   CHECK(bands["covered"].get<double>() >= 0.8 * bands["rows"].get<double>());
   MESSAGE("band coverage " << bands["covered"] << " of " << bands["rows"] << ", median width "
                            << bands["median_width"]);
+  // The same bands held out (plan/held_out.h), from validation/leave_one_source_out.json, which
+  // the next case holds to today's errors: drawn over the same rows. Reported, not bounded: the
+  // issue's 80 % is over the bands as simulate draws them.
+  const auto& held = doc["band_coverage_held_out"];
+  REQUIRE_MESSAGE(held.contains("rows"), held.dump());
+  CHECK(held["rows"] == bands["rows"]);
+  CHECK(held["covered"].get<int>() <= held["rows"].get<int>());
+  MESSAGE("held-out band coverage " << held["covered"] << " of " << held["rows"]
+                                    << ", median width " << held["median_width"]);
 }
 
 TEST_CASE("validate: leave-one-source-out error is today's and within the issue's bound") {
@@ -412,26 +421,6 @@ TEST_CASE("validate: a plan in refused/ that says its run happened (allow_oom) i
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("refused/llama3.json: sets validation.allow_oom") != std::string::npos);
   CHECK(r.out.empty());
-}
-
-TEST_CASE("simulate: Korthikanti's 530B at DP 8, figures no fit uses, within 1.5 points of MFU") {
-  // Korthikanti et al. 2022 (§6.4 and the abstract) ran their 530B plan at DP 8, 2,240 GPUs,
-  // batch 2,240: 54.2 % MFU with selective recomputation, 42.1 % with full. The fit saw only
-  // the DP 1 rows; these hold the step's DP traffic and larger bubble (the README cites them).
-  const std::pair<const char*, double> rows[] = {{"korthikanti-530b-selective.json", 0.542},
-                                                 {"korthikanti-530b-full.json", 0.421}};
-  for (const auto& [file, published] : rows) {
-    const std::string name = file;  // a copy: clang before 16 cannot capture a binding
-    CAPTURE(name);
-    const auto r = run_megasim(
-        "simulate " + shell_quote(std::string(MEGASIM_SOURCE_DIR "/scenarios/validation/") + name) +
-        " --set plan.dp=8 --set plan.global_batch=2240 --json");
-    REQUIRE(r.exit_code == 0);
-    const double mfu = nlohmann::json::parse(r.out)["mfu"].get<double>();
-    // Within 1.5 points: 1.0 held (54.1 and 42.0 %) until the refit of 2026-12-04 on SC'21
-    // Table 1's scripted plans slowed the A100 GEMMs (k_half 384 -> 512): 52.9 and 41.2 %.
-    CHECK(std::fabs(mfu - published) <= 0.015);
-  }
 }
 
 TEST_CASE("validate: the README's output of today's build is today's output, line for line") {

@@ -211,14 +211,10 @@ void Executor::start_pass(int i, const PassId& p) {
   }
   const bool last_grad_pass = sched_.split_backward() ? p.pass == Pass::kWeightGrad
                                                       : p.pass == Pass::kBackward;
-  if (cfg_.dp_overlap && n > 1 && last_grad_pass && u.dp.backward_left[p.chunk] == 1) {
-    // The chunk's last backward pass produces its gradients bucket by bucket: each bucket's
-    // reduce-scatter goes out when its share of the pass is done (the last one at the end).
-    for (int b = 1; b < n; ++b) {
-      sim_.after(work * (static_cast<double>(b) / n),
-                 [this, i, c = p.chunk, b] { send_rs_buckets(i, c, b); });
-    }
-  }
+  // The chunk's last backward pass produces its gradients bucket by bucket: each bucket's
+  // reduce-scatter goes out when its share of the pass is done (the last one at the end).
+  const bool bucketed =
+      cfg_.dp_overlap && n > 1 && last_grad_pass && u.dp.backward_left[p.chunk] == 1;
   // Names are built only for traced ranks: this is the executor's hottest path.
   // A sharded pass (ZeRO-3, FSDP) waits on its layers' gathers between its kernels: its name
   // says how long (the part breakdown_s counts as dp_exposed), and finish_pass draws the waits,
@@ -230,6 +226,12 @@ void Executor::start_pass(int i, const PassId& p) {
                                 p.chunk, dp_wait.to_ms())
                   : fmt::format("{} mb{} c{}", to_string(p.pass), p.micro_batch, p.chunk));
   if (traced(u)) pending_slices_[i].dp_wait = dp_wait;
+  if (bucketed) {
+    u.compute.bucket_chunk = p.chunk;
+    u.compute.bucket_next = 1;
+    u.compute.bucket_count = n;
+    schedule_bucket(i);
+  }
 }
 
 void Executor::run_compute(int i, Time work, bool interferable, std::string name) {
@@ -257,11 +259,19 @@ void Executor::comm_changed(int i, int delta) {
   u.compute.rate_since = sim_.now();
   // The same completion, moved: the engine keeps its callback.
   u.compute.done_event = sim_.reschedule(u.compute.done_event, sim_.now() + time_left(u));
+  if (u.compute.bucket_chunk >= 0) {  // and the next gradient bucket with it
+    sim_.cancel(u.compute.bucket_event);
+    schedule_bucket(i);
+  }
 }
 
 void Executor::compute_done(int i) {
   Unit& u = units_[i];
   u.compute.work_end = sim_.now();
+  if (u.compute.bucket_chunk >= 0) {  // a bucket due at the end: pass_done sends what is left
+    sim_.cancel(u.compute.bucket_event);
+    u.compute.bucket_chunk = -1;
+  }
   if (u.compute.interferable) {
     // Interference stretched the work: the time is the pass's (or the optimizer's).
     const Time stretch = sim_.now() - u.compute.started - u.compute.nominal;
@@ -349,73 +359,6 @@ void Executor::pass_done(int i, const PassId& p) {
   u.pp.dest_pass.push_back(key);
   u.pp.producer_finish.push_back(sim_.now().ns());
   start_pp(i);
-}
-
-void Executor::send_rs_buckets(int i, int c, int until) {
-  Unit& u = units_[i];
-  const int n = buckets(u.s, c);
-  for (int& b = u.dp.rs_buckets_sent[c]; b < until; ++b) enqueue_dp(i, DpOp{false, c, b, n});
-}
-
-void Executor::enqueue_dp(int i, DpOp op) {
-  Unit& u = units_[i];
-  (op.all_gather ? u.dp.ag_outstanding : u.dp.rs_outstanding) += 1;
-  u.dp.queue.push_back(op);
-  start_dp(i);
-}
-
-void Executor::start_dp(int i) {
-  Unit& u = units_[i];
-  if (u.dp.busy || u.dp.head == u.dp.queue.size()) return;
-  u.dp.busy = true;  // reserved: waiting for the rest of the DP group
-  const std::size_t key = dp_key(u.s, u.dp.head);
-  assert(u.dp.head < dp_stride_ && "more DP collectives on a stage than the stride holds");
-  if (++dp_members_ready_[key] < (cfg_.full ? cfg_.dp : 1)) return;
-  // Every member is at this collective: run it on all of them.
-  const DpOp op = u.dp.queue[u.dp.head];
-  const int members = cfg_.full ? cfg_.dp : 1;
-  for (int d = 0; d < members; ++d) comm_changed(index(cfg_.full ? d : u.d, u.s), +1);
-  const Time start = sim_.now();
-  const int s = u.s, d0 = u.d;
-  run_dp(s, op, 0, [this, s, d0, members, op, start] { finish_dp(s, d0, members, op, start); });
-}
-
-void Executor::finish_dp(int s, int d0, int members, DpOp op, Time start) {
-  for (int d = 0; d < members; ++d) {
-    const int m = index(cfg_.full ? d : d0, s);
-    Unit& v = units_[m];
-    // The gradients' reduction is a reduce-scatter with the distributed optimizer and an
-    // all-reduce without. A call that takes no time is not drawn: DP 1, a plan without the
-    // gather, or ZeRO-3/FSDP, whose collectives are priced inside the passes (sharded_pass.h).
-    if (sim_.now() > start) {
-      record(v, "dp",
-             fmt::format("{} c{}", op.all_gather ? "parameter all-gather" : "gradient reduction",
-                         op.chunk),
-             start, sim_.now());
-    }
-    ++v.dp.head;
-    v.dp.busy = false;
-    comm_changed(m, -1);
-    if (op.all_gather) {
-      --v.dp.ag_outstanding;
-      if (++v.dp.ag_buckets_done[op.chunk] == op.buckets) {
-        v.dp.ag_done[op.chunk] = true;
-        v.dp.ag_complete_at[op.chunk] = sim_.now();
-        if (v.compute.held && v.compute.gate_chunk == op.chunk) {
-          // Its pass's last bucket of layers runs now that their parameters are in.
-          v.compute.gate_chunk = -1;
-          release_pass_at(m, sim_.now() + v.compute.gate_tail);
-        }
-      }
-    } else {
-      --v.dp.rs_outstanding;
-    }
-  }
-  for (int d = 0; d < members; ++d) {
-    const int m = index(cfg_.full ? d : d0, s);
-    start_dp(m);
-    try_compute(m);
-  }
 }
 
 }  // namespace detail

@@ -81,6 +81,11 @@ struct ComputeStream {
   Time gate_tail;
   bool held = false;
   Time work_end;  // when the running pass's own work ended (the trace ends its slice there)
+  // Bucket-wise DP overlap: the running pass (its chunk's last gradient pass) hands over its
+  // gradient buckets as it produces them: bucket_next of bucket_count leave once that share of
+  // its work is done, at whatever rate it runs (bucket_event; bucket_chunk -1: none pending).
+  int bucket_chunk = -1, bucket_next = 0, bucket_count = 0;
+  EventId bucket_event;
 };
 
 // Megatron-LM's blocking exchange in progress: messages not yet delivered, and when the last
@@ -187,6 +192,9 @@ class Executor {
   }
   // The set of communication tasks beside unit i's compute changed: re-rate its running pass.
   void comm_changed(int i, int delta);
+  // The running pass's next gradient bucket: when its share of the work will be done.
+  void schedule_bucket(int i);
+  void bucket_due(int i);
   void compute_done(int i);
   void pass_done(int i, const PassId& p);
 

@@ -321,3 +321,29 @@ TEST_CASE("executor: waiting for a chunk's parameters after its input came is DP
             b.data_loading + b.slowest_gpu ==
         b.end);
 }
+
+TEST_CASE("executor: a gradient bucket leaves when its share of the pass is done, however slowed") {
+  // One stage, two chunks, one micro-batch, interference 0.5 (a pass runs at 1/1.5 beside
+  // communication): F c0 [0,5], F c1 [5,10], B c1 [10,...], B c0 after it, each B 10 us of
+  // work in two buckets. Chunk 1's reduce-scatter buckets take 2 us each; chunk 0's 30 us.
+  auto s = build_schedule(Schedule::kInterleaved, 1, 2, 1);
+  auto costs = uniform(1, 2);
+  costs[0].dp_reduce_scatter = {us(60), us(4)};
+  costs[0].dp_buckets = {2, 2};
+  ExecutorConfig cfg;
+  cfg.dp_overlap = true;
+  cfg.interference = 0.5;
+  // B c1: its first bucket leaves at half its work, 15, and runs [15,17] beside it (4/3 us
+  // of work done there): B c1 ends at 20 2/3 and its last bucket runs [20 2/3, 22 2/3].
+  // B c0 starts at 20 2/3 slowed until 22 2/3 (4/3 us done): its first bucket is due at 5 us
+  // of work, 26 1/3, and runs [26 1/3, 56 1/3]; the last one after it, [56 1/3, 86 1/3].
+  // Released on the pass's nominal length (until 2026-12-04), it left at 20 2/3 + 5 = 25 2/3,
+  // before half the work was done, and the step ended 2/3 us early, at 85 2/3.
+  const auto r = execute_step(s, costs, cfg);
+  CHECK(r.step_time.to_us() == doctest::Approx(86.0 + 1.0 / 3).epsilon(1e-5));
+  // The stage's terms still add up to the step.
+  const StageBreakdown& b = r.stages[0];
+  CHECK(b.compute + b.slowest_gpu + b.tp_exposed + b.pp_exposed + b.dp_exposed + b.bubble +
+            b.optimizer + b.data_loading ==
+        r.step_time);
+}

@@ -84,7 +84,8 @@ std::string collective_text(const plan::Sweep& s) {
       "# megasim collective: {} on {} ({} of {} GPUs, {} placement{}), {} routing, device {}\n"
       "# time: flow-level simulation of the call alone, or where the device measured the shape "
       "its measurement (algbw = size / time; the simulation then under `simulated`); model: "
-      "NCCL's analytic estimate",
+      "NCCL's analytic estimate plus, across nodes, its pipeline's fill (NCCL picks the "
+      "algorithm by its estimate alone, so the pick is not always the least model time)",
       r.op, s.cluster_name, r.gpus, s.cluster_gpus, r.placement,
       r.per_node > 0 ? fmt::format(", {} a node", r.per_node) : std::string(), r.routing, s.device);
   bool overruled = false;

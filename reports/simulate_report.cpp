@@ -162,10 +162,17 @@ std::string step_text(const plan::Evaluation& e) {
   s += fmt::format("  MFU / HFU            {:.1f} % / {:.1f} %\n", 100 * p.mfu, 100 * p.hfu);
   if (e.band) {
     const double t = p.step_time.to_seconds();
-    s += fmt::format("  error band           step {:.3f}–{:.3f} s, MFU {:.1f}–{:.1f} % ({}: {} "
-                     "validation rows)\n",
-                     t / (1 + e.band->high), t / (1 + e.band->low), 100 * p.mfu * (1 + e.band->low),
-                     100 * p.mfu * (1 + e.band->high), e.band->rule, e.band->basis.size());
+    // Every row of the basis off the same way: the band does not hold the prediction itself.
+    const char* side = e.band->high < 0  ? "; megasim was fast on every one, so all of the band "
+                                           "is slower than its prediction"
+                       : e.band->low > 0 ? "; megasim was slow on every one, so all of the band "
+                                           "is faster than its prediction"
+                                         : "";
+    s += fmt::format(
+        "  error band           step {:.3f}–{:.3f} s, MFU {:.1f}–{:.1f} % ({}: {} "
+        "validation rows{})\n",
+        t / (1 + e.band->high), t / (1 + e.band->low), 100 * p.mfu * (1 + e.band->low),
+        100 * p.mfu * (1 + e.band->high), e.band->rule, e.band->basis.size(), side);
   } else {
     s += fmt::format("  error band           none: {}\n", e.no_band);
   }

@@ -60,7 +60,7 @@ struct Prediction {
   CollProtocol protocol = CollProtocol::kSimple;
   CollAlgorithm nccl_algorithm = CollAlgorithm::kRing;  // NCCL's pick by its model alone
   CollProtocol nccl_protocol = CollProtocol::kSimple;
-  Time model_time;  // NCCL's analytic estimate
+  Time model_time;  // NCCL's analytic estimate, with the pipeline's fill across nodes
   Time time;        // flow-level simulation of the call alone
   std::size_t flows = 0;
 };

@@ -137,10 +137,11 @@ std::string validate_text(const plan::Validation& v) {
       v.bands.covered, v.bands.rows, v.bands.median_width * 100, v.bands.median_step_width * 100);
   if (const auto& held = v.bands_held_out.bands) {
     t += fmt::format(
-        "error bands held out (each row and its band's rows with the constants refitted without "
-        "their source, validation/leave_one_source_out.json): {} of {} rows inside theirs, median "
-        "width {:.1f} % of the MFU, {:.1f} % of the step time\n",
-        held->covered, held->rows, held->median_width * 100, held->median_step_width * 100);
+        "error bands held out (each source's rows and their bands under the constants refitted "
+        "without it, {}): {} of {} rows inside theirs, median width {:.1f} % of the MFU, {:.1f} % "
+        "of the step time\n",
+        v.bands_held_out.file, held->covered, held->rows, held->median_width * 100,
+        held->median_step_width * 100);
   } else {
     t += "error bands held out: not drawn, " + v.bands_held_out.note + "\n";
   }

@@ -8,6 +8,10 @@ held-out source's rows, fit and check alike, are predicted with them. (Until 202
 refit took every row of the other sources, check rows too: not the procedure that made the
 shipped constants.) What that error is, per source and over all rows, says how the model does on a
 publication its constants never saw; beside it, the error of today's constants.
+Each fold also predicts every other row under its constants (`folds`: the residuals a
+publication megasim had not seen would have its error bands drawn from; `megasim validate`'s
+held-out coverage, sim/plan/held_out.h), and the file names the fit rows it refitted from
+(`fit_rows`), so validate can tell when the fit set has changed since.
 Writes validation/leave_one_source_out.json and prints a Markdown table.
 Usage: scripts/leave_one_source_out.py [path/to/megasim]
 """
@@ -32,7 +36,8 @@ for f in scenarios:
     by_source.setdefault(run.split("-")[0], []).append(f)
 
 today = {r["scenario"]: r for r in sc.validate_rows(megasim, sc.root / "scenarios/validation")}
-result = {"sources": {}, "rows": []}
+result = {"sources": {}, "rows": [], "folds": {},
+          "fit_rows": sorted(r["scenario"] for r in today.values() if r["role"] == "fit")}
 # The shared constants belong to the Megatron-LM family's rows (scripts/shared_constants.py);
 # rows of the DeepSpeed and FSDP presets are predicted with their source, never trained on, and
 # so is a row a framework other than Megatron ran on one of its presets as a stand-in (Llama
@@ -51,13 +56,15 @@ def trained_on(f):
 
 
 for source, files in sorted(by_source.items()):
-    train, held = pathlib.Path(tempfile.mkdtemp()), pathlib.Path(tempfile.mkdtemp())
+    train, every = pathlib.Path(tempfile.mkdtemp()), pathlib.Path(tempfile.mkdtemp())
+    names = {f.stem for f in files}
     for f in scenarios:
-        if f in files:
-            shutil.copy(f, held / f.name)
-        elif trained_on(f):
+        shutil.copy(f, every / f.name)
+        if f not in files and trained_on(f):
             shutil.copy(f, train / f.name)
-    (score, k_half, p2p, _), predicted = sc.search(megasim, train, held)
+    (score, k_half, p2p, _), fold = sc.search(megasim, train, every)
+    result["folds"][source] = {r["scenario"]: r["error"] for r in fold}
+    predicted = [r for r in fold if r["scenario"] in names]
     errors = [abs(r["error"]) for r in predicted]
     result["sources"][source] = {
         "rows": len(predicted), "k_half": k_half, "blocking_p2p_us": p2p,
@@ -68,7 +75,7 @@ for source, files in sorted(by_source.items()):
         result["rows"].append({"scenario": r["scenario"], "source": source, "error": r["error"],
                                "today_error": today[r["scenario"]]["error"]})
     shutil.rmtree(train)
-    shutil.rmtree(held)
+    shutil.rmtree(every)
 
 all_errors = [abs(r["error"]) for r in result["rows"]]
 result["overall_mape"] = sum(all_errors) / len(all_errors)

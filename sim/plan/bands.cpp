@@ -130,21 +130,34 @@ double median(std::vector<double> v) {
 
 }  // namespace
 
-Coverage band_coverage(const std::vector<ResidualRow>& rows) {
+std::optional<BandCheck> check_band(const std::vector<ResidualRow>& rows, const ResidualRow& r) {
+  const Band b = band_for(rows, r.family, r.gpus, r.source);
+  if (b.basis.empty()) return std::nullopt;
+  // The truth lies in the band when this row's residual does.
+  return BandCheck{r.residual >= b.low && r.residual <= b.high, b.high - b.low,
+                   1.0 / (1.0 + b.low) - 1.0 / (1.0 + b.high)};
+}
+
+Coverage coverage_of(const std::vector<BandCheck>& checks) {
   Coverage c;
   std::vector<double> widths, step_widths;
-  for (const auto& r : rows) {
-    const Band b = band_for(rows, r.family, r.gpus, r.source);
-    if (b.basis.empty()) continue;
+  for (const BandCheck& k : checks) {
     ++c.rows;
-    // The truth lies in the band when this row's residual does.
-    if (r.residual >= b.low && r.residual <= b.high) ++c.covered;
-    widths.push_back(b.high - b.low);
-    step_widths.push_back(1.0 / (1.0 + b.low) - 1.0 / (1.0 + b.high));
+    if (k.covered) ++c.covered;
+    widths.push_back(k.width);
+    step_widths.push_back(k.step_width);
   }
   c.median_width = median(widths);
   c.median_step_width = median(step_widths);
   return c;
+}
+
+Coverage band_coverage(const std::vector<ResidualRow>& rows) {
+  std::vector<BandCheck> checks;
+  for (const auto& r : rows) {
+    if (auto k = check_band(rows, r)) checks.push_back(*k);
+  }
+  return coverage_of(checks);
 }
 
 }  // namespace megasim::plan

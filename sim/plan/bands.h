@@ -55,6 +55,14 @@ struct Coverage {
   double median_width = 0;
   double median_step_width = 0;
 };
+// One row's band (from `rows`, its own source left out): whether its residual lies inside, and
+// the band's widths as Coverage counts them; nullopt when the band has no basis.
+struct BandCheck {
+  bool covered = false;
+  double width = 0, step_width = 0;
+};
+std::optional<BandCheck> check_band(const std::vector<ResidualRow>& rows, const ResidualRow& r);
+Coverage coverage_of(const std::vector<BandCheck>& checks);
 // Each row's band from the other sources' rows, and whether its truth lies inside.
 Coverage band_coverage(const std::vector<ResidualRow>& rows);
 

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <map>
+#include <set>
 #include <utility>
 
 #include <fmt/format.h>
@@ -13,74 +14,126 @@
 namespace megasim::plan {
 namespace {
 
-struct HeldOutError {
-  double error = 0;        // the row's metric error with its source's refitted constants
-  double today_error = 0;  // the same with today's constants, when the file was written
+namespace fs = std::filesystem;
+
+// A metric error e = predicted / published − 1, which exists only above −1; InputError otherwise.
+double metric_error(const io::Json& j, const std::string& at) {
+  if (!j.is_number() || !std::isfinite(j.get<double>()) || j.get<double>() <= -1.0)
+    throw InputError(at + ": missing, or not a number above -1");
+  return j.get<double>();
+}
+
+struct HeldOutFile {
+  std::map<std::string, double> today;                         // scenario: today_error
+  std::map<std::string, std::map<std::string, double>> folds;  // source: scenario: error
+  std::set<std::string> fit_rows;
 };
 
-// The file's rows by scenario; InputError naming the JSON path of what is not a row.
-std::map<std::string, HeldOutError> read_rows(const std::filesystem::path& file,
-                                              io::FilesRead* read) {
+HeldOutFile read_file(const fs::path& file, io::FilesRead* read) {
   const io::Json doc = io::parse_json_file(file, read);
-  if (!doc.is_object() || !doc.contains("rows") || !doc["rows"].is_array()) {
-    throw InputError(
-        file.string() +
-        ": rows: missing, or not an array (scripts/leave_one_source_out.py writes it)");
+  const std::string f = file.string();
+  for (const char* key : {"rows", "fit_rows"}) {
+    if (!doc.is_object() || !doc.contains(key) || !doc[key].is_array())
+      throw InputError(fmt::format("{}: {}: missing, or not an array", f, key));
   }
-  std::map<std::string, HeldOutError> out;
+  if (!doc.contains("folds") || !doc["folds"].is_object())
+    throw InputError(f + ": folds: missing, or not an object");
+  HeldOutFile out;
   const auto& rows = doc["rows"];
   for (std::size_t i = 0; i < rows.size(); ++i) {
+    const std::string at = fmt::format("{}: rows[{}]", f, i);
     const auto& r = rows[i];
-    const std::string at = fmt::format("{}: rows[{}]", file.string(), i);
     if (!r.is_object() || !r.contains("scenario") || !r["scenario"].is_string())
       throw InputError(at + ".scenario: missing, or not a string");
-    for (const char* key : {"error", "today_error"}) {
-      // A metric error e = predicted / published − 1 exists only above −1.
-      if (!r.contains(key) || !r[key].is_number() || !std::isfinite(r[key].get<double>()) ||
-          r[key].get<double>() <= -1.0)
-        throw InputError(fmt::format("{}.{}: missing, or not a number above -1", at, key));
-    }
     const auto name = r["scenario"].get<std::string>();
-    if (out.count(name) != 0) throw InputError(at + ".scenario: '" + name + "' given twice");
-    out[name] = {r["error"].get<double>(), r["today_error"].get<double>()};
+    if (out.today.count(name) != 0) throw InputError(at + ".scenario: '" + name + "' given twice");
+    out.today[name] = metric_error(r.contains("today_error") ? r["today_error"] : io::Json(),
+                                   at + ".today_error");
+  }
+  for (std::size_t i = 0; i < doc["fit_rows"].size(); ++i) {
+    const auto& n = doc["fit_rows"][i];
+    if (!n.is_string()) throw InputError(fmt::format("{}: fit_rows[{}]: not a string", f, i));
+    out.fit_rows.insert(n.get<std::string>());
+  }
+  for (const auto& [source, fold] : doc["folds"].items()) {
+    if (!fold.is_object()) throw InputError(fmt::format("{}: folds.{}: not an object", f, source));
+    for (const auto& [name, error] : fold.items())
+      out.folds[source][name] =
+          metric_error(error, fmt::format("{}: folds.{}.{}", f, source, name));
   }
   return out;
 }
 
-}  // namespace
-
-HeldOutCoverage held_out_coverage(const std::filesystem::path& file,
-                                  const std::vector<ValidationRow>& rows, io::FilesRead* read) {
-  HeldOutCoverage h;
-  std::error_code ec;
-  if (!std::filesystem::exists(file, ec)) {
-    h.note = file.string() + " is not there";
-    return h;
-  }
-  const std::map<std::string, HeldOutError> held = read_rows(file, read);
-  std::vector<ResidualRow> residuals;
+// Why `held` is not today's for `rows`, or "" when it is.
+std::string stale(const HeldOutFile& held, const std::vector<ValidationRow>& rows) {
+  std::set<std::string> scored, fit;
   for (const auto& r : rows) {
     if (r.role == "context") continue;
-    const auto it = held.find(r.scenario);
-    if (it == held.end()) {
-      h.note = fmt::format("{} has no row for {}: re-run scripts/leave_one_source_out.py",
-                           file.string(), r.scenario);
-      return h;
-    }
+    scored.insert(r.scenario);
+    if (r.role == "fit") fit.insert(r.scenario);
+    const auto it = held.today.find(r.scenario);
+    if (it == held.today.end()) return "has no row for " + r.scenario;
     const double today = r.error();
-    if (std::fabs(it->second.today_error - today) > 1e-9 * std::max(1.0, std::fabs(today))) {
-      h.note = fmt::format(
-          "{} is not today's ({}: error {:+.4f} there, {:+.4f} today): re-run "
-          "scripts/leave_one_source_out.py",
-          file.string(), r.scenario, it->second.today_error, today);
-      return h;
+    if (std::fabs(it->second - today) > 1e-9 * std::max(1.0, std::fabs(today)))
+      return fmt::format("is not today's ({}: error {:+.12f} there, {:+.12f} today)", r.scenario,
+                         it->second, today);
+    const auto fold = held.folds.find(source_of_run(r.run));
+    if (fold == held.folds.end()) return "has no fold for source " + source_of_run(r.run);
+    for (const auto& other : rows) {
+      if (other.role != "context" && fold->second.count(other.scenario) == 0)
+        return fmt::format("has no error for {} in fold {}", other.scenario, fold->first);
     }
-    ResidualRow row = r.residual();
-    const double predicted = r.published * (1.0 + it->second.error);
-    row.residual = step_time_residual(r.metric, predicted, r.published);
-    residuals.push_back(std::move(row));
   }
-  h.bands = band_coverage(residuals);
+  for (const auto& [name, error] : held.today) {
+    if (scored.count(name) == 0)
+      return "holds a row for " + name + ", which validate does not score";
+  }
+  if (fit != held.fit_rows) return "was refitted from other fit rows than today's";
+  return "";
+}
+
+}  // namespace
+
+HeldOutCoverage held_out_coverage(const fs::path& file, const std::vector<ValidationRow>& rows,
+                                  io::FilesRead* read) {
+  HeldOutCoverage h;
+  // Named by its folder and name: the output is the same wherever the checkout lies.
+  h.file = (file.parent_path().filename() / file.filename()).string();
+  std::error_code ec;
+  if (!fs::exists(file, ec)) {
+    h.note = h.file + " is not there";
+    return h;
+  }
+  HeldOutFile held;
+  try {
+    held = read_file(file, read);
+  } catch (const InputError& e) {
+    std::string why = e.what();
+    if (why.rfind(file.string(), 0) == 0) why = h.file + why.substr(file.string().size());
+    h.note = why + " (re-run scripts/leave_one_source_out.py)";
+    return h;
+  }
+  if (const std::string why = stale(held, rows); !why.empty()) {
+    h.note = h.file + " " + why + ": re-run scripts/leave_one_source_out.py";
+    return h;
+  }
+  // Each source's rows against the other rows' residuals under the same refit.
+  std::vector<BandCheck> checks;
+  for (const auto& [source, fold] : held.folds) {
+    std::vector<ResidualRow> residuals;
+    for (const auto& r : rows) {
+      if (r.role == "context") continue;
+      ResidualRow row = r.residual();
+      row.residual =
+          step_time_residual(r.metric, r.published * (1.0 + fold.at(r.scenario)), r.published);
+      residuals.push_back(std::move(row));
+    }
+    for (const auto& r : residuals) {
+      if (r.source != source) continue;
+      if (auto k = check_band(residuals, r)) checks.push_back(*k);
+    }
+  }
+  h.bands = coverage_of(checks);
   return h;
 }
 

@@ -1,9 +1,10 @@
-// The bands' coverage held out: every row's band drawn, and its truth placed, with residuals
-// from shared constants refitted without the row's own publication
-// (scripts/leave_one_source_out.py writes them to validation/leave_one_source_out.json,
-// beside the published runs). `validate`'s own coverage (bands.h) takes today's residuals,
-// from constants fitted with every fit row, the row's own among them where it is one; this is
-// the coverage a publication megasim has not seen would get.
+// The bands' coverage held out: each publication's rows scored as if megasim had never seen it.
+// scripts/leave_one_source_out.py refits the shared constants without each source and, under
+// that refit, predicts every validation row (`folds` of validation/leave_one_source_out.json,
+// beside the published runs). A source's rows are then scored with their refit's errors,
+// against bands drawn from the other sources' rows under the same refit: what a new
+// publication's prediction and band would be. `validate`'s own coverage (bands.h) takes today's
+// residuals, from constants fitted with every fit row, the row's own among them where it is one.
 #pragma once
 
 #include <filesystem>
@@ -19,13 +20,16 @@ namespace megasim::plan {
 struct ValidationRow;
 
 struct HeldOutCoverage {
-  std::optional<Coverage> bands;  // unset when the file is missing or not today's
+  std::optional<Coverage> bands;  // unset when the file is missing, malformed or not today's
   std::string note;               // why it is unset
+  std::string file;               // the file it was read from, or would have been
 };
 
-// `file`'s held-out residuals, where its `today_error` of every scored row of `rows` is that
-// row's error today (to 1e-9 relative); otherwise a note saying what is missing or stale. A file
-// that is there but not of the script's shape is an InputError naming its JSON path.
+// `file`'s folds, where the file is today's: its `today_error` of every scored row of `rows` is
+// that row's error today (to 1e-9 relative), it holds no row validate does not score, and it was
+// refitted from today's fit rows. Otherwise, and for a file not of the script's shape, a note
+// says why (naming the JSON path): never an error, so that validate, which the script runs, is
+// never stopped by the file it is about to rewrite.
 HeldOutCoverage held_out_coverage(const std::filesystem::path& file,
                                   const std::vector<ValidationRow>& rows,
                                   io::FilesRead* read = nullptr);

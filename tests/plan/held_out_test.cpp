@@ -1,15 +1,15 @@
-// The bands' coverage held out (plan/held_out.h): residuals read from the leave-one-source-out
-// file, worked by hand; a missing or stale file leaves it undrawn with the reason, a malformed
-// one is refused naming its JSON path.
+// The bands' coverage held out (plan/held_out.h): each source's rows scored with its refit's
+// errors against bands from the other rows under the same refit, worked by hand; a missing,
+// stale or malformed file leaves it undrawn with the reason (never an error).
 #include <doctest/doctest.h>
 
 #include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
 #include <string>
 #include <vector>
 
-#include "engine/error.h"
 #include "plan/held_out.h"
 #include "plan/validate.h"
 
@@ -18,8 +18,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-ValidationRow row(const std::string& scenario, const std::string& run, double published,
-                  double predicted) {
+ValidationRow row(const std::string& scenario, const std::string& run, double predicted) {
   ValidationRow r;
   r.scenario = scenario;
   r.run = run;
@@ -27,87 +26,117 @@ ValidationRow row(const std::string& scenario, const std::string& run, double pu
   r.role = "check";
   r.family = "megatron-lm";
   r.gpus = 256;
-  r.published = published;
+  r.published = 10.0;
   r.predicted = predicted;
   return r;
 }
 
-// Three publications, one row each. Today: a +2 %, b −2 %, c 0 %: each row's band is its two
-// others' range, so a's is [−0.02, 0] (a outside), b's [0, 0.02] (outside), c's [−0.02, 0.02]
-// (inside): 1 of 3.
+// Three publications, a row each; today a is 2 % slow, b 2 % fast, c right.
 std::vector<ValidationRow> rows() {
-  return {row("a", "p1-x", 10.0, 10.2), row("b", "p2-x", 10.0, 9.8), row("c", "p3-x", 10.0, 10.0)};
+  return {row("a", "p1-x", 10.2), row("b", "p2-x", 9.8), row("c", "p3-x", 10.0)};
 }
 
-fs::path write(const std::string& text) {
-  const fs::path file =
-      fs::temp_directory_path() / ("megasim_held_out_" + std::to_string(::getpid()) + ".json");
-  std::ofstream(file) << text;
-  return file;
-}
+const char* kRows = R"("rows": [{"scenario": "a", "today_error": 0.02},
+                                 {"scenario": "b", "today_error": -0.02},
+                                 {"scenario": "c", "today_error": 0.0}])";
+const char* kFolds = R"("folds": {"p1": {"a": 0.01, "b": -0.03, "c": 0.01},
+                                   "p2": {"a": 0.02, "b": -0.05, "c": 0.03},
+                                   "p3": {"a": 0.0, "b": -0.01, "c": 0.03}})";
 
-std::string entry(const std::string& scenario, double error, double today) {
-  return "{\"scenario\": \"" + scenario + "\", \"error\": " + std::to_string(error) +
-         ", \"today_error\": " + std::to_string(today) + "}";
+struct File {
+  fs::path path = fs::temp_directory_path() / ("megasim_held_out_" + std::to_string(::getpid())) /
+                  "leave_one_source_out.json";
+  explicit File(const std::string& text) {
+    fs::create_directories(path.parent_path());
+    std::ofstream(path) << text;
+  }
+  ~File() { fs::remove_all(path.parent_path()); }
+};
+
+std::string doc(const std::string& rows, const std::string& folds, const std::string& fit = "[]") {
+  return "{" + rows + ", " + folds + ", \"fit_rows\": " + fit + "}";
 }
 
 }  // namespace
 
-TEST_CASE("held out: each row and its band's rows take the refitted errors") {
-  // Held out, a is +1 %, b −5 %, c +3 %: a's band from b and c is [−0.05, 0.03] (a inside),
-  // b's [0.01, 0.03] (outside), c's [−0.05, 0.01] (outside): 1 of 3, and the bands wider.
-  const auto file = write("{\"rows\": [" + entry("a", 0.01, 0.02) + ", " +
-                          entry("b", -0.05, -0.02) + ", " + entry("c", 0.03, 0.0) + "]}");
-  const HeldOutCoverage h = held_out_coverage(file, rows());
-  fs::remove(file);
-  REQUIRE(h.bands);
+TEST_CASE("held out: each source's rows against the other rows of the same refit") {
+  // Fold p1 scores a (+1 %) against b and c under p1's refit, [-3 %, +1 %]: inside, width 4 %.
+  // Fold p2 scores b (-5 %) against [+2 %, +3 %]: outside, width 1 %. Fold p3 scores c (+3 %)
+  // against [-1 %, 0]: outside, width 1 %. One of three, median width 1 %.
+  const File f(doc(kRows, kFolds));
+  const HeldOutCoverage h = held_out_coverage(f.path, rows());
+  REQUIRE_MESSAGE(h.bands, h.note);
   CHECK(h.bands->rows == 3);
   CHECK(h.bands->covered == 1);
-  // Widths 0.08, 0.02, 0.06: the median 0.06.
-  CHECK(h.bands->median_width == doctest::Approx(0.06));
-  // Today's bands for the same rows: widths 0.02, 0.02, 0.04.
-  CHECK(band_coverage({rows()[0].residual(), rows()[1].residual(), rows()[2].residual()})
-            .median_width == doctest::Approx(0.02));
+  CHECK(h.bands->median_width == doctest::Approx(0.01));
+  // Named by folder and name, the same in every checkout.
+  CHECK(h.file == f.path.parent_path().filename().string() + "/leave_one_source_out.json");
+  // In sample (today's residuals, +2, -2, 0 %): a's band [-2 %, 0] misses it, b's [0, +2 %]
+  // misses it, c's [-2 %, +2 %] holds it.
+  std::vector<ResidualRow> today;
+  for (const auto& r : rows()) today.push_back(r.residual());
+  CHECK(band_coverage(today).covered == 1);
+  CHECK(band_coverage(today).median_width == doctest::Approx(0.02));
 }
 
-TEST_CASE("held out: a missing or stale file leaves the coverage undrawn, saying why") {
+TEST_CASE("held out: a file that is not today's leaves the coverage undrawn, saying why") {
   HeldOutCoverage h = held_out_coverage("/nonexistent/leave_one_source_out.json", rows());
   CHECK_FALSE(h.bands);
   CHECK(h.note.find("is not there") != std::string::npos);
-  // b's error today is −2 %; the file was written when it was −3 %.
-  auto file = write("{\"rows\": [" + entry("a", 0.01, 0.02) + ", " + entry("b", -0.05, -0.03) +
-                    ", " + entry("c", 0.03, 0.0) + "]}");
-  h = held_out_coverage(file, rows());
-  CHECK_FALSE(h.bands);
-  CHECK(h.note.find("not today's (b: error -0.0300 there, -0.0200 today)") != std::string::npos);
-  // A row it lacks.
-  std::ofstream(file) << "{\"rows\": [" + entry("a", 0.01, 0.02) + ", " + entry("b", -0.05, -0.02) +
-                             "]}";
-  h = held_out_coverage(file, rows());
-  CHECK_FALSE(h.bands);
-  CHECK(h.note.find("has no row for c") != std::string::npos);
-  fs::remove(file);
+  const std::pair<std::string, std::string> cases[] = {
+      // b's error today is -2 %; the file was written at -3 %.
+      {doc(R"("rows": [{"scenario": "a", "today_error": 0.02},
+                       {"scenario": "b", "today_error": -0.03},
+                       {"scenario": "c", "today_error": 0.0}])",
+           kFolds),
+       "is not today's (b: error -0.030000000000 there, -0.020000000000 today)"},
+      {doc(R"("rows": [{"scenario": "a", "today_error": 0.02},
+                       {"scenario": "b", "today_error": -0.02}])",
+           kFolds),
+       "has no row for c"},
+      {doc(R"("rows": [{"scenario": "a", "today_error": 0.02},
+                       {"scenario": "b", "today_error": -0.02},
+                       {"scenario": "c", "today_error": 0.0},
+                       {"scenario": "ghost", "today_error": 0.0}])",
+           kFolds),
+       "holds a row for ghost, which validate does not score"},
+      {doc(kRows, R"("folds": {"p1": {"a": 0.01, "b": -0.03, "c": 0.01},
+                               "p2": {"a": 0.02, "b": -0.05, "c": 0.03}})"),
+       "has no fold for source p3"},
+      {doc(kRows, R"("folds": {"p1": {"a": 0.01, "b": -0.03},
+                               "p2": {"a": 0.02, "b": -0.05, "c": 0.03},
+                               "p3": {"a": 0.0, "b": -0.01, "c": 0.03}})"),
+       "has no error for c in fold p1"},
+      {doc(kRows, kFolds, R"(["a"])"), "was refitted from other fit rows than today's"}};
+  for (const auto& [text, fragment] : cases) {
+    CAPTURE(fragment);
+    const File f(text);
+    h = held_out_coverage(f.path, rows());
+    CHECK_FALSE(h.bands);
+    CHECK(h.note.find(fragment) != std::string::npos);
+    CHECK(h.note.find("re-run scripts/leave_one_source_out.py") != std::string::npos);
+  }
 }
 
-TEST_CASE("held out: a file not of the script's shape is refused with its JSON path") {
+TEST_CASE("held out: a file not of the script's shape is named with its JSON path, not refused") {
+  // validate must still run (the script that rewrites the file runs it), so this is a note.
   const std::pair<std::string, std::string> cases[] = {
-      {"{\"rows\": 3}", ": rows: missing, or not an array"},
-      {"{\"rows\": [{\"error\": 0.1, \"today_error\": 0.1}]}", "rows[0].scenario: missing"},
-      {"{\"rows\": [{\"scenario\": \"a\", \"error\": -1.0, \"today_error\": 0.1}]}",
-       "rows[0].error: missing, or not a number above -1"},
-      {"{\"rows\": [{\"scenario\": \"a\", \"error\": 0.1}]}", "rows[0].today_error: missing"},
-      {"{\"rows\": [" + entry("a", 0.1, 0.1) + ", " + entry("a", 0.1, 0.1) + "]}",
-       "rows[1].scenario: 'a' given twice"}};
+      {R"({"rows": 3})", "leave_one_source_out.json: rows: missing, or not an array"},
+      {doc(R"("rows": [{"today_error": 0.1}])", kFolds), "rows[0].scenario: missing"},
+      {doc(R"("rows": [{"scenario": "a", "today_error": -1.0}])", kFolds),
+       "rows[0].today_error: missing, or not a number above -1"},
+      {doc(R"("rows": [{"scenario": "a", "today_error": 0.1}, {"scenario": "a", "today_error": 0.1}])",
+           kFolds),
+       "rows[1].scenario: 'a' given twice"},
+      {doc(kRows, R"("folds": {"p1": {"a": "x"}})"), "folds.p1.a: missing, or not a number"},
+      {doc(kRows, kFolds, "[3]"), "fit_rows[0]: not a string"},
+      {"{", ""}};
   for (const auto& [text, fragment] : cases) {
     CAPTURE(text);
-    const auto file = write(text);
-    try {
-      (void)held_out_coverage(file, rows());
-      FAIL("accepted");
-    } catch (const megasim::InputError& e) {
-      CHECK(std::string(e.what()).find(fragment) != std::string::npos);
-      CHECK(std::string(e.what()).find(file.string()) != std::string::npos);
-    }
-    fs::remove(file);
+    const File f(text);
+    const HeldOutCoverage h = held_out_coverage(f.path, rows());
+    CHECK_FALSE(h.bands);
+    CHECK(h.note.find(fragment) != std::string::npos);
+    CHECK(h.note.find("re-run scripts/leave_one_source_out.py") != std::string::npos);
   }
 }

@@ -119,15 +119,24 @@ HeldOutCoverage held_out_coverage(const fs::path& file, const std::vector<Valida
   }
   // Each source's rows against the other rows' residuals under the same refit.
   std::vector<BandCheck> checks;
+  // stale() found every scored row in the fold of each source with scored rows; a fold of a
+  // source without any is nobody's held-out prediction and is passed over.
   for (const auto& [source, fold] : held.folds) {
     std::vector<ResidualRow> residuals;
+    bool scored = false, complete = true;
     for (const auto& r : rows) {
       if (r.role == "context") continue;
+      const auto error = fold.find(r.scenario);
+      if (error == fold.end()) {
+        complete = false;
+        break;
+      }
       ResidualRow row = r.residual();
-      row.residual =
-          step_time_residual(r.metric, r.published * (1.0 + fold.at(r.scenario)), r.published);
+      row.residual = step_time_residual(r.metric, r.published * (1.0 + error->second), r.published);
+      scored |= row.source == source;
       residuals.push_back(std::move(row));
     }
+    if (!scored || !complete) continue;
     for (const auto& r : residuals) {
       if (r.source != source) continue;
       if (auto k = check_band(residuals, r)) checks.push_back(*k);

@@ -77,6 +77,14 @@ TEST_CASE("held out: each source's rows against the other rows of the same refit
   for (const auto& r : rows()) today.push_back(r.residual());
   CHECK(band_coverage(today).covered == 1);
   CHECK(band_coverage(today).median_width == doctest::Approx(0.02));
+  // A fold of a source none of whose rows is scored (p9, say, its rows left out by --scenarios
+  // and the file edited to match) is nobody's held-out prediction: passed over, even partial.
+  const File partial(doc(
+      kRows, std::string(kFolds).insert(std::string(kFolds).size() - 1, R"(, "p9": {"a": 0.5})")));
+  const HeldOutCoverage p = held_out_coverage(partial.path, rows());
+  REQUIRE_MESSAGE(p.bands, p.note);
+  CHECK(p.bands->rows == 3);
+  CHECK(p.bands->covered == 1);
 }
 
 TEST_CASE("held out: a file that is not today's leaves the coverage undrawn, saying why") {

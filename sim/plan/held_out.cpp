@@ -66,10 +66,11 @@ HeldOutFile read_file(const fs::path& file, io::FilesRead* read) {
 
 // Why `held` is not today's for `rows`, or "" when it is.
 std::string stale(const HeldOutFile& held, const std::vector<ValidationRow>& rows) {
-  std::set<std::string> scored, fit;
+  std::set<std::string> scored, fit, sources;
   for (const auto& r : rows) {
     if (r.role == "context") continue;
     scored.insert(r.scenario);
+    sources.insert(source_of_run(r.run));
     if (r.role == "fit") fit.insert(r.scenario);
     const auto it = held.today.find(r.scenario);
     if (it == held.today.end()) return "has no row for " + r.scenario;
@@ -77,11 +78,14 @@ std::string stale(const HeldOutFile& held, const std::vector<ValidationRow>& row
     if (std::fabs(it->second - today) > 1e-9 * std::max(1.0, std::fabs(today)))
       return fmt::format("is not today's ({}: error {:+.12f} there, {:+.12f} today)", r.scenario,
                          it->second, today);
-    const auto fold = held.folds.find(source_of_run(r.run));
-    if (fold == held.folds.end()) return "has no fold for source " + source_of_run(r.run);
-    for (const auto& other : rows) {
-      if (other.role != "context" && fold->second.count(other.scenario) == 0)
-        return fmt::format("has no error for {} in fold {}", other.scenario, fold->first);
+  }
+  // Each scored source's fold predicts every scored row.
+  for (const auto& source : sources) {
+    const auto fold = held.folds.find(source);
+    if (fold == held.folds.end()) return "has no fold for source " + source;
+    for (const auto& name : scored) {
+      if (fold->second.count(name) == 0)
+        return fmt::format("has no error for {} in fold {}", name, source);
     }
   }
   for (const auto& [name, error] : held.today) {

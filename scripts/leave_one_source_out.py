@@ -57,14 +57,13 @@ def trained_on(f):
 
 for source, files in sorted(by_source.items()):
     train, every = pathlib.Path(tempfile.mkdtemp()), pathlib.Path(tempfile.mkdtemp())
-    names = {f.stem for f in files}
     for f in scenarios:
         shutil.copy(f, every / f.name)
         if f not in files and trained_on(f):
             shutil.copy(f, train / f.name)
     (score, k_half, p2p, _), fold = sc.search(megasim, train, every)
     result["folds"][source] = {r["scenario"]: r["error"] for r in fold}
-    predicted = [r for r in fold if r["scenario"] in names]
+    predicted = [r for r in fold if r["source"] == source]
     errors = [abs(r["error"]) for r in predicted]
     result["sources"][source] = {
         "rows": len(predicted), "k_half": k_half, "blocking_p2p_us": p2p,

@@ -121,26 +121,24 @@ HeldOutCoverage held_out_coverage(const fs::path& file, const std::vector<Valida
     h.note = h.file + " " + why + ": re-run scripts/leave_one_source_out.py";
     return h;
   }
-  // Each source's rows against the other rows' residuals under the same refit.
+  // Each scored source's rows against the other rows' residuals under its refit (stale() found
+  // every scored row in each of these folds; a fold of a source with no scored row is no
+  // prediction of this validation and is passed over).
+  std::set<std::string> sources;
+  for (const auto& r : rows) {
+    if (r.role != "context") sources.insert(source_of_run(r.run));
+  }
   std::vector<BandCheck> checks;
-  // stale() found every scored row in the fold of each source with scored rows; a fold of a
-  // source without any is nobody's held-out prediction and is passed over.
-  for (const auto& [source, fold] : held.folds) {
+  for (const auto& source : sources) {
+    const auto& fold = held.folds.at(source);
     std::vector<ResidualRow> residuals;
-    bool scored = false, complete = true;
     for (const auto& r : rows) {
       if (r.role == "context") continue;
-      const auto error = fold.find(r.scenario);
-      if (error == fold.end()) {
-        complete = false;
-        break;
-      }
       ResidualRow row = r.residual();
-      row.residual = step_time_residual(r.metric, r.published * (1.0 + error->second), r.published);
-      scored |= row.source == source;
+      row.residual =
+          step_time_residual(r.metric, r.published * (1.0 + fold.at(r.scenario)), r.published);
       residuals.push_back(std::move(row));
     }
-    if (!scored || !complete) continue;
     for (const auto& r : residuals) {
       if (r.source != source) continue;
       if (auto k = check_band(residuals, r)) checks.push_back(*k);

@@ -80,11 +80,9 @@ void run_shapes(const ShapesOpts& o) {
   const std::string doc = io::json_file_text(
       io::gemm_shapes_to_json(shapes, "megasim calibrate shapes " + o.scenario), 1);
   files.set("-o", doc);
-  files.commit();
-  if (files.to_stdout()) return;
   std::string text = o.json ? doc : reports::gemm_shapes_text(shapes, inputs.scenario.name);
   if (o.output && !o.json) text += "wrote " + *o.output + "\n";
-  io::write_stdout(text);
+  files.commit(text);
 }
 
 struct FitOpts {
@@ -98,8 +96,10 @@ std::filesystem::path device_file(const std::string& ref, const std::string& opt
                                option, "");
 }
 
-void emit(const io::Json& result, const std::string& text, bool json) {
-  io::write_stdout(json ? io::json_file_text(result, 2) : text);
+// The report of a command that writes `files`: JSON or text, on stdout before the files are
+// renamed into place (io/output.h), unless -o - takes stdout.
+void emit(io::OutputFiles& files, const io::Json& result, const std::string& text, bool json) {
+  files.commit(json ? io::json_file_text(result, 2) : text);
 }
 
 // A run without a fit is said to be one, with why: its rows stay in the table all the same.
@@ -238,11 +238,10 @@ void run_import(const ImportOpts& o) {
   // The base profile's collective constants stay as they were, for the collective module.
   if (!base.collective.is_null()) doc["collective"] = base.collective;
   files.set("-o", loadable_text(doc, o.output, "import-nccl-tests"));
-  files.commit();
-  if (files.to_stdout()) return;
   text += fmt::format("wrote {} (kind imported, {} collective rows)\n", o.output,
                       p.collective_table.size());
-  emit({{"output", o.output}, {"runs", runs}, {"fits", fits}, {"scales", scales}}, text, o.json);
+  emit(files, {{"output", o.output}, {"runs", runs}, {"fits", fits}, {"scales", scales}}, text,
+       o.json);
 }
 
 void run_fit(const FitOpts& o) {
@@ -273,13 +272,11 @@ void run_fit(const FitOpts& o) {
   io::Json doc = io::device_profile_to_json(p);
   if (!in.collective.is_null()) doc["collective"] = in.collective;
   files.set("-o", loadable_text(doc, o.output, "calibrate fit"));
-  files.commit();
-  if (files.to_stdout()) return;
   std::string text;
   for (const auto& l : lines) text += l + "\n";
   for (const auto& f : failed) text += "not fitted, kept as the input has it: " + f + "\n";
   text += "wrote " + o.output + "\n";
-  emit({{"output", o.output}, {"fits", lines}, {"not_fitted", failed}}, text, o.json);
+  emit(files, {{"output", o.output}, {"fits", lines}, {"not_fitted", failed}}, text, o.json);
 }
 
 // Present when NVIDIA's kernel driver is loaded: its /proc entry, or, where a sandbox's /proc

@@ -36,10 +36,8 @@ void run_compare(const CompareOptions& o) {
   if (o.json) files.refuse_beside_stdout("--json");
   const std::vector<plan::Variant> variants = plan::compare(o.scenario, o.overrides, axes, &read);
   if (o.html) files.set("--html", reports::compare_html(variants));
-  files.commit();
-  if (files.to_stdout()) return;  // --html - took standard output
-  const std::string out = o.json ? reports::compare_json(variants) : reports::compare_text(variants);
-  io::write_stdout(out);
+  // --html - takes standard output in place of the report.
+  files.commit(o.json ? reports::compare_json(variants) : reports::compare_text(variants));
 }
 
 }  // namespace

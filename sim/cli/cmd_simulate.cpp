@@ -63,9 +63,9 @@ void run_simulate(const SimulateOptions& o) {
   if (o.trace) files.set("--trace", reports::chrome_trace_json(e.step.trace));
   files.set("-o", json_text);
   if (o.html) files.set("--html", reports::simulate_html(e));
-  // Files first, so that a failure to write leaves stdout empty.
-  files.commit();
-  if (!files.to_stdout()) io::write_stdout(o.json ? json_text : reports::simulate_text(e));
+  // The report goes out before the files are renamed into place: a failed write of either
+  // leaves no file behind.
+  files.commit(o.json ? json_text : reports::simulate_text(e));
 }
 
 }  // namespace

@@ -30,10 +30,8 @@ void run_validate(const ValidateOptions& o) {
   if (o.json) files.refuse_beside_stdout("--json");
   const plan::Validation v = plan::validate(o.runs, o.dir, &read);
   if (o.html) files.set("--html", reports::validate_html(v));
-  files.commit();
-  if (files.to_stdout()) return;  // --html - took standard output
-  const std::string out = o.json ? reports::validate_json(v) : reports::validate_text(v);
-  io::write_stdout(out);
+  // --html - takes standard output in place of the report.
+  files.commit(o.json ? reports::validate_json(v) : reports::validate_text(v));
 }
 
 }  // namespace

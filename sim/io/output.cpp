@@ -192,7 +192,7 @@ void OutputFiles::refuse_beside_stdout(const std::string& option) const {
   }
 }
 
-void OutputFiles::commit() {
+void OutputFiles::commit(const std::optional<std::string>& report) {
   for (const auto& t : targets_) check_not_input(t);
   std::vector<std::pair<fs::path, const Target*>> written;
   const auto discard = [&written] {
@@ -205,6 +205,15 @@ void OutputFiles::commit() {
   try {
     for (const auto& t : targets_) {
       if (t.content && t.name != "-") written.emplace_back(write_temporary(t.name, t.path, *t.content), &t);
+    }
+    // Standard output between the temporaries and their renames: a closed pipe or full disk
+    // there leaves no file behind, and an existing one as it was.
+    if (to_stdout()) {
+      for (const auto& t : targets_) {
+        if (t.content && t.name == "-") write_stdout(*t.content);
+      }
+    } else if (report) {
+      write_stdout(*report);
     }
   } catch (...) {
     discard();
@@ -220,9 +229,6 @@ void OutputFiles::commit() {
       throw InputError(written.front().second->name +
                        ": cannot rename the finished file into place (" + ec.message() + ")");
     }
-  }
-  for (const auto& t : targets_) {
-    if (t.content && t.name == "-") write_stdout(*t.content);
   }
 }
 

@@ -9,7 +9,9 @@
 // same command. commit() checks the targets against the files read once more, since the work
 // may read more (compare reads what each variant names), before it writes anything.
 // "-" names standard output. commit() writes each content to a temporary file beside its
-// target and renames them into place only once every one of them is written: all or nothing.
+// target, then the command's report to standard output (or the content of a "-" target in its
+// place), and renames the files into place only once all of that is written: all or nothing,
+// so a closed pipe or a full disk on stdout leaves no file behind either.
 // A target that is a symbolic link keeps its link; the file it points to is replaced.
 // write_stdout() checks the write and the flush, so a full disk or closed pipe is an error.
 // Errors are InputErrors naming the path (or the option for an empty one).
@@ -40,8 +42,9 @@ class OutputFiles {
   bool to_stdout() const;
   // Refuses `option` (--json: one JSON object on stdout) when a target already takes stdout.
   void refuse_beside_stdout(const std::string& option) const;
-  // Writes every target whose content was set, all or nothing.
-  void commit();
+  // Writes every target whose content was set and `report` on stdout (unless a "-" target
+  // takes it), all or nothing.
+  void commit(const std::optional<std::string>& report = std::nullopt);
 
  private:
   struct Target {

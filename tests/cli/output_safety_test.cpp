@@ -102,6 +102,33 @@ TEST_CASE("a full stdout is an error") {
   fs::remove_all(err.parent_path());
 }
 
+TEST_CASE("a full stdout leaves no output file and an existing one as it was") {
+  // Until 2026-12-04 the files were renamed into place before the report was written.
+  const fs::path d = fresh_dir("full_files");
+  std::ofstream(d / "kept.json") << "KEEP\n";
+  const std::string kept = shell_quote((d / "kept.json").string());
+  const std::string fresh = shell_quote((d / "trace.json").string());
+  const auto run = [&d](const std::string& args) {
+    return std::system((std::string(MEGASIM_BINARY) + " " + args + " >/dev/full 2>" +
+                        shell_quote((d / "err.txt").string()))
+                           .c_str());
+  };
+  int status = run("simulate " + shell_quote(kScenario) + " -o " + kept + " --trace " + fresh);
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 2);
+  CHECK(read_all(d / "err.txt").find("standard output: write failed") != std::string::npos);
+  CHECK(read_all(d / "kept.json") == "KEEP\n");
+  CHECK_FALSE(fs::exists(d / "trace.json"));
+  status = run("calibrate shapes " + shell_quote(kScenario) + " -o " + kept);
+  CHECK(WEXITSTATUS(status) == 2);
+  CHECK(read_all(d / "kept.json") == "KEEP\n");
+  // Nothing but the two files this test wrote: no temporary left behind.
+  int entries = 0;
+  for (const auto& e : fs::directory_iterator(d)) entries += e.is_regular_file() ? 1 : 0;
+  CHECK(entries == 2);
+  fs::remove_all(d);
+}
+
 TEST_CASE("a stray preset in the working directory never replaces a built-in one") {
   const fs::path d = fresh_dir("stray");
   for (const char* name : {"a100-sxm4-80gb.json", "default.json", "megascale.json"}) {

@@ -222,6 +222,13 @@ void measure_single_gpu(hw::DeviceProfile& p, const Options& o, const cudaDevice
   std::vector<hw::GemmShape> grid;
   if (!o.shapes.empty() && !skipped(o, "gemm")) grid = io::read_gemm_shapes(o.shapes);
   for (const auto& g : default_gemm_grid(o.quick, fp8)) grid.push_back(g);
+  // A scenario's shape may be one of the grid's too: measured once (the loader refuses a
+  // table that times one shape twice).
+  for (std::size_t i = 0; i < grid.size(); ++i) {
+    const hw::GemmShape g = grid[i];
+    grid.erase(std::remove(grid.begin() + static_cast<std::ptrdiff_t>(i) + 1, grid.end(), g),
+               grid.end());
+  }
   grid = not_measured(std::move(grid), p.gemm_table);
   if (!skipped(o, "gemm") && !grid.empty()) {
     std::printf("gemm: %zu shapes\n", grid.size());

@@ -152,15 +152,38 @@ hw::AttentionShape read_attention_shape(JsonReader& r) {
   return s;
 }
 
-// A table of measured kernels: each row a shape and its median time.
+// A table of measured kernels: each row a shape and its median time. A row faster than the
+// profile's peak for its dtype is no measurement of this GPU (by more than 10 %: a timer's
+// error, and a boost clock above the one a datasheet quotes its peak at), and a shape measured
+// twice with different times leaves the price to the rows' order: both refused, naming the row.
 template <class Measurement, class ReadShape>
 void read_kernel_table(JsonReader& r, const char* key, ReadShape read_shape,
-                       std::vector<Measurement>& out) {
+                       const hw::DeviceProfile& p, std::vector<Measurement>& out) {
   if (!r.has(key)) return;
+  constexpr double kPeakSlack = 1.10;
   for (JsonReader row : r.object_array(key)) {
     Measurement m;
     m.shape = read_shape(row);
     m.time = read_us(row, "time_us", 1e-3);
+    if (p.has_peak(m.shape.dtype)) {
+      const double rate = m.shape.flops().value() / m.time.to_seconds();
+      const double peak = p.peak.at(m.shape.dtype).value();
+      if (rate > peak * kPeakSlack) {
+        row.fail("time_us",
+                 fmt::format("{:g} µs is {:.0f} TFLOP/s of useful work, {:.1f} times the "
+                             "profile's {} peak of {:.0f} TFLOP/s (peak_tflops.{}): a kernel "
+                             "cannot run faster than its GPU's peak; check the time's unit "
+                             "and the device",
+                             m.time.to_us(), rate / 1e12, rate / peak, hw::to_string(m.shape.dtype),
+                             peak / 1e12, hw::to_string(m.shape.dtype)));
+      }
+    }
+    for (std::size_t i = 0; i < out.size(); ++i) {
+      if (!(out[i].shape == m.shape) || out[i].time == m.time) continue;
+      row.fail("time_us", fmt::format("{:g} µs for the shape {}[{}] measured at {:g} µs; keep "
+                                      "one time a shape (the median of its runs)",
+                                      m.time.to_us(), key, i, out[i].time.to_us()));
+    }
     row.finish();
     out.push_back(m);
   }
@@ -243,8 +266,8 @@ void read_collective_tables(JsonReader& r, hw::DeviceProfile& p) {
 }
 
 void read_tables(JsonReader& r, hw::DeviceProfile& p) {
-  read_kernel_table(r, "gemm_table", read_gemm_shape, p.gemm_table);
-  read_kernel_table(r, "attention_table", read_attention_shape, p.attention_table);
+  read_kernel_table(r, "gemm_table", read_gemm_shape, p, p.gemm_table);
+  read_kernel_table(r, "attention_table", read_attention_shape, p, p.attention_table);
   if (r.has("memory_table")) {
     for (JsonReader row : r.object_array("memory_table")) {
       hw::MemoryMeasurement m;

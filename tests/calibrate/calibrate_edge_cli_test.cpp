@@ -88,14 +88,14 @@ TEST_CASE("calibrate fit takes a profile whose only table is board power") {
 }
 
 TEST_CASE("calibrate fit keeps the fits that succeed when the GEMM fit is refused") {
-  // A GEMM row faster than the peak (8192^3 in 500 us: 2.2 PFLOP/s on a 989 TFLOP/s part)
-  // refuses the GEMM fit; the memory rows still fit, and the GEMM model stays the input's.
-  // Until 2026-12-03 the refused GEMM fit (a --quick run's) discarded them and wrote nothing.
+  // One GEMM shape (8192^3 in 1.6 ms, 687 TFLOP/s) cannot fit a size class and the launch
+  // overhead: the GEMM fit is refused; the memory rows still fit, and the GEMM model stays the
+  // input's. Until 2026-12-03 the refused GEMM fit (a --quick run's) discarded them and wrote
+  // nothing. (Until 2026-12-04 the refused row ran faster than the peak, which the loader now
+  // refuses before any fit.)
   auto p = measured_h100();
   const hw::GemmModelParams datasheet = p.gemm;
-  for (const std::int64_t m : {4096, 8192}) {
-    p.gemm_table.push_back({{m, 8192, 8192, 1, hw::DType::kBf16}, Time::from_us(500.0 * m / 8192)});
-  }
+  p.gemm_table.push_back({{8192, 8192, 8192, 1, hw::DType::kBf16}, Time::from_us(1600.0)});
   // 3 us + bytes at 2.8 TB/s (84 % of 3.35).
   for (const double mib : {1.0, 32.0, 1024.0}) {
     const double bytes = 2.0 * mib * (1 << 20);
@@ -109,8 +109,8 @@ TEST_CASE("calibrate fit keeps the fits that succeed when the GEMM fit is refuse
       run_megasim("calibrate fit " + shell_quote(in.string()) + " -o " + shell_quote(out.string()));
   INFO(r.err);
   CHECK(r.exit_code == 0);
-  CHECK(r.err.find("warning: calibrate fit: GEMM fit: gemm 4096x8192x8192 bf16 ran at 2199.0 "
-                   "TFLOP/s, 222.3 % of the profile's peak") != std::string::npos);
+  CHECK(r.err.find("warning: calibrate fit: GEMM fit needs compute-bound rows of at least 2 "
+                   "different shapes") != std::string::npos);
   CHECK(r.out.find("memory: 3 points, 83.6 % of HBM bandwidth") != std::string::npos);
   CHECK(r.out.find("not fitted, kept as the input has it: GEMM fit") != std::string::npos);
   const auto fitted = io::load_device_profile(out).profile;

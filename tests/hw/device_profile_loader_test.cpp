@@ -213,3 +213,40 @@ TEST_CASE("a bad fused attention row is rejected naming its JSON path") {
   CHECK(e.find("attention_table[0].windw") != std::string::npos);
   CHECK(e.find("did you mean") != std::string::npos);
 }
+
+TEST_CASE("a measured kernel faster than the peak, or a shape timed twice, is refused") {
+  // Until 2026-12-04 both loaded: a GEMM row at 3.3 times the peak gave an MFU of 154 %, and
+  // two times for one shape priced it by the rows' order.
+  Json doc = a100_doc();
+  doc["kind"] = "measured";
+  doc["measurement"] = {{"date", "2026-12-04"}, {"tool", "test"}};
+  // 4096 x 6144 x 4096 bf16: 206 GFLOP, 660 us at the A100's 312 TFLOP/s.
+  const Json row = {{"m", 4096}, {"n", 6144}, {"k", 4096}, {"dtype", "bf16"}, {"time_us", 900.0}};
+  doc["gemm_table"] = Json::array({row});
+  CHECK(io::parse_device_profile(doc, "test.json").profile.gemm_table.size() == 1);
+  doc["gemm_table"][0]["time_us"] = 200.0;
+  std::string e = error_of(doc);
+  CHECK(e.find("gemm_table[0].time_us") != std::string::npos);
+  CHECK(e.find("1031 TFLOP/s of useful work, 3.3 times the profile's bf16 peak of 312") !=
+        std::string::npos);
+  // Within the 10 % a timer and a boost clock allow: kept.
+  doc["gemm_table"][0]["time_us"] = 610.0;
+  CHECK(io::parse_device_profile(doc, "test.json").profile.gemm_table.size() == 1);
+
+  Json second = row;
+  second["time_us"] = 950.0;
+  doc["gemm_table"] = Json::array({row, row, second});
+  e = error_of(doc);
+  CHECK(e.find("gemm_table[2].time_us") != std::string::npos);
+  CHECK(e.find("950 µs for the shape gemm_table[0] measured at 900 µs") != std::string::npos);
+
+  // An attention row past the peak: 16 heads x 4096 causal x 128 in 1 us.
+  doc.erase("gemm_table");
+  doc["attention_table"] = Json::array({{{"heads", 16},
+                                         {"seq", 4096},
+                                         {"head_dim", 128},
+                                         {"pass", "forward"},
+                                         {"dtype", "bf16"},
+                                         {"time_us", 1.0}}});
+  CHECK(error_of(doc).find("attention_table[0].time_us") != std::string::npos);
+}

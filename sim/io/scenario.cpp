@@ -189,6 +189,18 @@ RunSettings read_run(JsonReader r) {
     s.evaluation_iterations = static_cast<int>(e->integer("iterations", 0, 1000000));
     e->finish();
   }
+  // Without tokens there is no run: its settings would be dropped without a word (as
+  // `--set run.trials=5` was until 2026-12-04, where --trials 5 is refused).
+  if (!s.tokens) {
+    for (const char* key : {"trials", "seed", "evaluation"}) {
+      if (r.has(key)) {
+        r.fail(key,
+               "sets the run, but run.tokens is not set, so there is no run; set "
+               "run.tokens, or drop run." +
+                   std::string(key));
+      }
+    }
+  }
   r.finish();
   return s;
 }

@@ -77,6 +77,23 @@ TEST_CASE("scenario: --set values are type-checked like the file's own") {
   }
 }
 
+TEST_CASE("scenario: run settings without run.tokens are refused, not dropped") {
+  // Until 2026-12-04 `--set run.trials=5` on a scenario without a run passed without a word,
+  // where `--trials 5` was refused.
+  const fs::path no_run = kSource / "scenarios/validation/korthikanti-22b-full.json";
+  for (const char* key : {"trials", "seed"}) {
+    CAPTURE(key);
+    CHECK(input_error_of([&] {
+            load_scenario(no_run, {std::string("run.") + key + "=5"});
+          }).find(std::string("run.") + key + ": sets the run, but run.tokens is not set") !=
+          std::string::npos);
+    CHECK(load_scenario(no_run, {std::string("run.") + key + "=5", "run.tokens=1e9"}).run.tokens);
+  }
+  CHECK(input_error_of([&] {
+          load_scenario(no_run, {"run.evaluation={\"interval_steps\": 10, \"iterations\": 1}"});
+        }).find("run.evaluation: sets the run") != std::string::npos);
+}
+
 TEST_CASE("scenario: plan numbers that clash are named") {
   // Found with the model, once, by io::load_inputs.
   CHECK(input_error_of([] { megasim::io::load_inputs(load_scenario(kDefault, {"plan.global_batch=1000"})); })

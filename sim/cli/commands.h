@@ -55,6 +55,11 @@ inline CLI::Validator whole_number(std::int64_t least, std::int64_t most) {
       "INT");
 }
 
+// Every option of `app` and its subcommands that takes a value refuses an empty one ("--name
+// ''" was taken as not given, the default used without a word), but the output files', which
+// io::OutputFiles refuses itself with what to give instead.
+void refuse_empty_values(CLI::App& app);
+
 // The exit status of a command's failure: 2 for bad input (InputError), 1 for anything else.
 int exit_status(const std::exception& e);
 // Says it on stderr as main() does ("megasim: error: ..." or "megasim: internal error: ...";

@@ -23,6 +23,7 @@ int main(int argc, char** argv) {
   megasim::cli::add_validate_command(app);
   megasim::cli::add_compare_command(app);
   megasim::cli::add_search_command(app);
+  megasim::cli::refuse_empty_values(app);
   try {
     app.parse(argc, argv);
   } catch (const megasim::cli::QuietExit& e) {

@@ -294,3 +294,22 @@ TEST_CASE("output: a trace past the file-size limit (ulimit -f) leaves no tempor
   CHECK(fs::is_empty(dir));
   fs::remove_all(dir);
 }
+
+TEST_CASE("an empty option value is refused, not taken as not given") {
+  // Until 2026-12-04 `--max-memory ''` ran with the 8 GiB default and `--name ''` and
+  // `--cluster ''` of import-nccl-tests were dropped without a word.
+  const std::string log =
+      std::string(MEGASIM_SOURCE_DIR) + "/tests/data/nccl-tests/h100-2node-all_reduce.log";
+  for (const std::string& args : {"simulate " + shell_quote(kScenario) + " --max-memory ''",
+                                  "simulate " + shell_quote(kScenario) + " --set ''",
+                                  "calibrate import-nccl-tests " + shell_quote(log) +
+                                      " --device h100-sxm5-80gb -o x --name ''",
+                                  "calibrate import-nccl-tests " + shell_quote(log) +
+                                      " --device h100-sxm5-80gb -o x --cluster ''"}) {
+    CAPTURE(args);
+    const auto r = run_megasim(args);
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find(": empty value; give one, or leave the option out") != std::string::npos);
+  }
+  CHECK_FALSE(fs::exists("x"));
+}

@@ -59,6 +59,37 @@ std::vector<int> placement_of(const net::Topology& topology, const SweepRequest&
   return p;
 }
 
+// What the request asks that no sweep can give, refused before the topology is built.
+void check_request(const SweepRequest& r, hw::CollectiveOp op) {
+  if (r.routing != "ecmp" && r.routing != "spray") {
+    throw InputError("--routing: expected ecmp or spray, found '" + r.routing + "'");
+  }
+  // One GPU moves nothing between GPUs (it printed 0 µs and an algbw of 0 for every size).
+  if (r.gpus < 2) {
+    throw InputError("--gpus: a collective of " + std::to_string(r.gpus) +
+                     " GPU moves nothing between GPUs; give 2 or more");
+  }
+  // The count column is of 4-byte floats, as nccl-tests' default: a smaller size is no element.
+  for (const double size : r.sizes) {
+    if (size < 4.0) {
+      throw InputError(
+          fmt::format("--bytes: {:g} bytes is under one 4-byte element (the float "
+                      "of nccl-tests' count); give 4 or more",
+                      size));
+    }
+  }
+  // An all-to-all is a flow from every rank to every other: 2,048 ranks take 10 s and 2 GB a
+  // size here (Xeon, one core), 4,096 ranks 96 s and 9 GB, so larger ones are refused.
+  constexpr std::int64_t kMaxAllToAllRanks = 2048;
+  if (op == hw::CollectiveOp::kAllToAll && r.gpus > kMaxAllToAllRanks) {
+    throw InputError(fmt::format(
+        "--gpus {}: an all-to-all of {} ranks is {} flows a size, more than the {} of {} ranks "
+        "megasim simulates in seconds; give {} GPUs or fewer",
+        r.gpus, r.gpus, static_cast<std::int64_t>(r.gpus) * (r.gpus - 1),
+        kMaxAllToAllRanks * (kMaxAllToAllRanks - 1), kMaxAllToAllRanks, kMaxAllToAllRanks));
+  }
+}
+
 }  // namespace
 
 const char* to_string(SweepAnswer a) {
@@ -83,22 +114,7 @@ Sweep collective_sweep(const SweepRequest& r) {
   const hw::CollectiveOp op = collective::parse_op(r.op);
   const hw::CollAlgorithm algorithm = collective::parse_algorithm(r.algorithm);
   const hw::CollProtocol protocol = collective::parse_protocol(r.protocol);
-  if (r.routing != "ecmp" && r.routing != "spray") {
-    throw InputError("--routing: expected ecmp or spray, found '" + r.routing + "'");
-  }
-  if (op == hw::CollectiveOp::kSendRecv && r.gpus < 2) {
-    throw InputError("--gpus: send_recv needs at least 2 GPUs, found " + std::to_string(r.gpus));
-  }
-  // An all-to-all is a flow from every rank to every other: 2,048 ranks take 10 s and 2 GB a
-  // size here (Xeon, one core), 4,096 ranks 96 s and 9 GB, so larger ones are refused.
-  constexpr std::int64_t kMaxAllToAllRanks = 2048;
-  if (op == hw::CollectiveOp::kAllToAll && r.gpus > kMaxAllToAllRanks) {
-    throw InputError(fmt::format(
-        "--gpus {}: an all-to-all of {} ranks is {} flows a size, more than the {} of {} ranks "
-        "megasim simulates in seconds; give {} GPUs or fewer",
-        r.gpus, r.gpus, static_cast<std::int64_t>(r.gpus) * (r.gpus - 1),
-        kMaxAllToAllRanks * (kMaxAllToAllRanks - 1), kMaxAllToAllRanks, kMaxAllToAllRanks));
-  }
+  check_request(r, op);
   const net::Topology topology(spec);
   const std::vector<int> placement = placement_of(topology, r);
   out.nodes = nodes_of(topology, placement);

@@ -97,6 +97,17 @@ void check_axes(const std::filesystem::path& scenario, const std::vector<std::st
       }
     }
   }
+  // The scenario's labels and its validation row change no number either (a trial's
+  // `--vary name=a,b` printed two identical rows, both on the Pareto front).
+  for (const auto& a : axes) {
+    for (const char* label : {"$schema", "name", "description", "assumptions", "validation"}) {
+      if (a.path == label || a.path.rfind(std::string(label) + ".", 0) == 0) {
+        throw InputError("--vary " + a.path + ": " + label +
+                         " labels the scenario and changes no figure of its step; vary a "
+                         "plan, optimizations, model, cluster or device key");
+      }
+    }
+  }
   for (const auto& a : axes) {
     for (const auto& o : overrides) {
       const std::string set = o.substr(0, o.find('='));

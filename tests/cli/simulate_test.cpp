@@ -365,12 +365,23 @@ TEST_CASE("cli: --network shared puts PP and DP traffic on one network, folded e
 
 TEST_CASE("cli: compare --json survives a value with an invalid UTF-8 byte, and a missing scenario exits 2") {
   // The label quotes the value; a byte like it used to make the JSON writer throw (exit 1).
-  // (A model that is not there is refused, exit 2: tests/data/bad/cases.tsv.)
-  const auto r = run_megasim("compare --json " + kDefault + " --vary 'name=\xa8,x'");
+  // (A model that is not there is refused, exit 2: tests/data/bad/cases.tsv.) The byte comes
+  // in a device file's name (until 2026-12-04 in the scenario's name, which compare now
+  // refuses to vary: it changes no figure).
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("megasim_utf8_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string odd = (dir / "\xa8.json").string();
+  std::filesystem::copy_file(
+      std::string(MEGASIM_SOURCE_DIR) + "/calibrate/profiles/a100-sxm4-80gb.json", odd,
+      std::filesystem::copy_options::overwrite_existing);
+  const auto r =
+      run_megasim("compare --json " + kDefault + " --vary 'device=" + odd + ",a100-sxm4-80gb'");
+  std::filesystem::remove_all(dir);
   REQUIRE(r.exit_code == 0);
   const auto doc = nlohmann::json::parse(r.out);
   CHECK(doc["variants"].size() == 2);
-  CHECK(doc["variants"][0]["label"].get<std::string>().find("name=") != std::string::npos);
+  CHECK(doc["variants"][0]["label"].get<std::string>().find("device=") != std::string::npos);
   // A value its key never takes is refused outright (exit 2), the byte passed on as it came.
   const auto bad = run_megasim("compare --json " + kDefault + " --vary 'plan.recompute=\xa8,full'");
   CHECK(bad.exit_code == 2);

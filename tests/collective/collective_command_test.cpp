@@ -129,5 +129,6 @@ TEST_CASE("megasim collective --per-node: a DP group's one GPU a node, where NCC
   CHECK(run_megasim("collective --cluster dgx-h100-superpod-6144 --gpus 12 --per-node 8").exit_code == 2);
   const auto one = run_megasim("collective --cluster dgx-h100-superpod-6144 --op all_gather --gpus 1 --algo pat");
   CHECK(one.exit_code == 2);
-  CHECK(one.err.find("2 GPUs or more") != std::string::npos);
+  CHECK(one.err.find("a collective of 1 GPU moves nothing between GPUs; give 2 or more") !=
+        std::string::npos);
 }

@@ -128,14 +128,27 @@ std::string validate_text(const plan::Validation& v) {
                        g.published * 100, g.predicted * 100, (g.predicted - g.published) * 100);
     }
   }
-  t += fmt::format("\nablation chains: largest difference {:.1f} MFU points; largest difference "
-                   "of a step's gain {:.1f} points\n",
-                   v.chain_max_points, v.gain_max_points);
-  t += fmt::format(
-      "error bands (each row's from the other sources' rows): {} of {} rows inside "
-      "theirs, median width {:.1f} % of the MFU, {:.1f} % of the step time\n",
-      v.bands.covered, v.bands.rows, v.bands.median_width * 100, v.bands.median_step_width * 100);
-  if (const auto& held = v.bands_held_out.bands) {
+  // A statistic of no rows is said to be none, not printed as a 0 (a trial's one-row folder
+  // printed a largest chain difference of 0.0 points and bands of 0 of 0 rows).
+  if (v.gains.empty()) {
+    t += "\nablation chains: none among these rows\n";
+  } else {
+    t += fmt::format(
+        "\nablation chains: largest difference {:.1f} MFU points; largest "
+        "difference of a step's gain {:.1f} points\n",
+        v.chain_max_points, v.gain_max_points);
+  }
+  if (v.bands.rows == 0) {
+    t += "error bands: none drawn (no row has a basis among the other sources' rows)\n";
+  } else {
+    t += fmt::format(
+        "error bands (each row's from the other sources' rows): {} of {} rows inside "
+        "theirs, median width {:.1f} % of the MFU, {:.1f} % of the step time\n",
+        v.bands.covered, v.bands.rows, v.bands.median_width * 100, v.bands.median_step_width * 100);
+  }
+  if (const auto& held = v.bands_held_out.bands; held && held->rows == 0) {
+    t += "error bands held out: none drawn (no row has a basis)\n";
+  } else if (held) {
     t += fmt::format(
         "error bands held out (each source's rows and their bands under the constants refitted "
         "without it, {}): {} of {} rows inside theirs, median width {:.1f} % of the MFU, {:.1f} % "

@@ -1,0 +1,42 @@
+// validate's text report: statistics of no rows are said to be none.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "plan/validate.h"
+#include "reports/validate_report.h"
+
+using megasim::plan::Validation;
+using megasim::plan::ValidationRow;
+
+TEST_CASE("validate text: no chain and no band are said, not printed as zeros") {
+  // A folder of one Korthikanti row: until 2026-12-04 it printed "largest difference 0.0 MFU
+  // points" for chains it did not hold and "0 of 0 rows inside theirs".
+  Validation v;
+  ValidationRow r;
+  r.scenario = "korthikanti-22b-full";
+  r.run = "korthikanti-22b-full";
+  r.metric = "mfu";
+  r.role = "check";
+  r.family = "megatron-lm";
+  r.source = "Korthikanti et al. 2022";
+  r.gpus = 8;
+  r.published = 0.40;
+  r.predicted = 0.41;
+  v.rows.push_back(r);
+  v.rows_checked = 1;
+  v.mape_checked = 0.025;
+  const std::string t = megasim::reports::validate_text(v);
+  CHECK(t.find("ablation chains: none among these rows") != std::string::npos);
+  CHECK(t.find("error bands: none drawn") != std::string::npos);
+  CHECK(t.find("largest difference 0.0") == std::string::npos);
+  CHECK(t.find("0 of 0 rows") == std::string::npos);
+
+  v.gains.push_back({"megascale-ablation", 1, 0.046, 0.037});
+  v.gain_max_points = 0.9;
+  v.bands.rows = 2;
+  v.bands.covered = 1;
+  const std::string with = megasim::reports::validate_text(v);
+  CHECK(with.find("largest difference of a step's gain 0.9 points") != std::string::npos);
+  CHECK(with.find("1 of 2 rows inside theirs") != std::string::npos);
+}

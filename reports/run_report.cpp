@@ -1,6 +1,8 @@
 #include "reports/run_report.h"
 
+#include <algorithm>
 #include <string>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -57,15 +59,19 @@ Json by_activity(const StepProfile& step, const PowerInputs& power) {
 void append_power(std::string& o, const RunResult& r, const PowerInputs& power) {
   o += fmt::format("power (preset {}, GPU watts of the {}, PUE {:.2f})\n", power.name,
                    power.gpu_source, power.pue);
+  // Each average says what it is over (the IT one was the steps' alone, unsaid), and the
+  // facility's peak is the job's with its idle spares beside it, as its run average is.
+  const char* spares = r.energy.spares.powered > 0.0 ? " (idle spares included)" : "";
   o += fmt::format(
-      "  IT             average {}, peak {}, swing {} in a step, drop {} on a failure\n",
-      power_text(mw(r.power.it_average)), power_text(mw(r.power.it_peak)),
-      power_text(mw(r.power.swing())), power_text(mw(r.power.it_average - r.power.it_idle)));
-  o += fmt::format("  facility       average {} in steps, {} over the run{}, peak {}\n",
+      "  IT             average {} in steps, {} over the run{}, peak {}, swing {} in a step, "
+      "drop {} on a failure\n",
+      power_text(mw(r.power.it_average)), power_text(mw(r.energy.facility_average) / power.pue),
+      spares, power_text(mw(r.power.it_peak)), power_text(mw(r.power.swing())),
+      power_text(mw(r.power.it_average - r.power.it_idle)));
+  o += fmt::format("  facility       average {} in steps, {} over the run{}, peak {}{}\n",
                    power_text(mw(r.power.it_average) * power.pue),
-                   power_text(mw(r.energy.facility_average)),
-                   r.energy.spares.powered > 0.0 ? " (idle spares included)" : "",
-                   power_text(mw(r.power.it_peak) * power.pue));
+                   power_text(mw(r.energy.facility_average)), spares,
+                   power_text((mw(r.power.it_peak) + mw(r.energy.spare_it)) * power.pue), spares);
   if (r.energy.spares.reserved > 0) {
     o += fmt::format(
         "  spares         {} node{} reserved{}, {:.1f} idling beside the job on average at {} IT "
@@ -122,6 +128,7 @@ Json to_json(const RunResult& r, const StepProfile& step, const PowerInputs& pow
       {"rework_hours", r.rework_hours},
       {"straggler_hours", r.straggler_hours},
       {"down_hours", r.down_hours},
+      {"launch_hours", r.launch_hours},
       {"checkpoint_hours", r.checkpoint_hours},
       {"failures_per_day", r.failures_per_day},
       {"mtbf_hours", r.mtbf == Time::max() ? Json(nullptr) : Json(r.mtbf.to_hours())},
@@ -225,13 +232,19 @@ std::string to_text(const RunResult& r, const StepProfile& step, const PowerInpu
   o += fmt::format("  per restart    {:.1f} min (comm init {:.0f} s)\n", minutes(r.recovery),
                    model.comm_init.at(step.gpus).to_seconds());
   o += fmt::format(
-      "  lost           {:.0f} GPU-hours (rework {:.1f} h, down {:.1f} h, "
+      "  lost           {:.0f} GPU-hours (launch {:.2f} h, rework {:.1f} h, down {:.1f} h, "
       "checkpoints {:.1f} h{})\n",
-      r.lost_gpu_hours, r.rework_hours, r.down_hours, r.checkpoint_hours,
+      r.lost_gpu_hours, r.launch_hours, r.rework_hours, r.down_hours, r.checkpoint_hours,
       r.straggler_hours > 0.0 ? fmt::format(", stragglers {:.1f} h", r.straggler_hours) : "");
+  // Counts, not hours: the list had no header under the lost GPU-hours, in the presets' order.
+  std::vector<run::CauseSummary> causes;
   for (const auto& c : r.interruptions) {
-    if (c.mean_count >= 0.05) o += fmt::format("    {:<28} {:.1f}\n", c.name, c.mean_count);
+    if (c.mean_count >= 0.05) causes.push_back(c);
   }
+  std::stable_sort(causes.begin(), causes.end(),
+                   [](const auto& a, const auto& b) { return a.mean_count > b.mean_count; });
+  if (!causes.empty()) o += "  interruptions  by cause, mean count a run:\n";
+  for (const auto& c : causes) o += fmt::format("    {:<28} {:.1f}\n", c.name, c.mean_count);
   if (model.checkpoint_interval != Time::max()) {
     o += fmt::format("  checkpoint     every {:.1f} min, {:.1f} s blocking; ",
                      minutes(r.checkpoint_interval), r.checkpoint_cost.to_seconds());

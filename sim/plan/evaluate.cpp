@@ -9,9 +9,9 @@
 #include "workload/memory.h"
 
 namespace megasim::plan {
-std::int64_t job_switches(const net::Topology& t, std::int64_t job_gpus) {
-  const std::int64_t switches = t.switch_count();
-  return (switches * job_gpus + t.gpus() - 1) / t.gpus();
+double job_switches(const net::Topology& t, std::int64_t job_gpus) {
+  return static_cast<double>(t.switch_count()) * static_cast<double>(job_gpus) /
+         static_cast<double>(t.gpus());
 }
 
 run::StepProfile step_profile(const io::Inputs& in, const net::Topology& topology,

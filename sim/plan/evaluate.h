@@ -41,8 +41,10 @@ struct Evaluation {
 // whose work passes options.limits, before doing it (work_bounds.h).
 Evaluation evaluate(const io::Inputs& inputs, const EvaluateOptions& options = {});
 
-// The job's share of the fabric's switches, by the share of its GPUs the job holds (rounded up).
-std::int64_t job_switches(const net::Topology& topology, std::int64_t job_gpus);
+// The job's share of the fabric's switches, by the share of its GPUs the job holds: a fraction
+// of a switch where the job holds part of one (until 2026-12-04 rounded up to whole switches,
+// which charged a one-node job two 64-port switches and ranked small jobs by it).
+double job_switches(const net::Topology& topology, std::int64_t job_gpus);
 // The step as the run-level simulation sees it: its time and tokens, the job's GPUs, nodes
 // and share of the fabric's switches, its checkpoint, and how a GPU spends the step.
 run::StepProfile step_profile(const io::Inputs& inputs, const net::Topology& topology,

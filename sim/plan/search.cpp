@@ -32,9 +32,8 @@ double step_joules(const EnergyModel& e, const Candidate& c, const StepFigures& 
   const std::int64_t gpus = c.plan.gpus();
   const std::int64_t nodes = (gpus + e.gpus_per_node - 1) / e.gpus_per_node;
   assert(e.fabric != nullptr && "energy_model() gives the energy objective its fabric");
-  const std::int64_t switches = job_switches(*e.fabric, gpus);
   const double rest = w.node_overhead.value() * static_cast<double>(nodes) +
-                      w.per_switch.value() * static_cast<double>(switches);
+                      w.per_switch.value() * job_switches(*e.fabric, gpus);
   return per_gpu * static_cast<double>(gpus) + rest * f.step_time.to_seconds();
 }
 

@@ -5,8 +5,7 @@
 namespace megasim::run {
 Watts cluster_power(Activity a, const StepProfile& step, const PowerInputs& in) {
   return in.gpu_in(a) * static_cast<double>(step.gpus) +
-         in.node_overhead * static_cast<double>(step.nodes) +
-         in.per_switch * static_cast<double>(step.switches);
+         in.node_overhead * static_cast<double>(step.nodes) + in.per_switch * step.switches;
 }
 
 Watts node_power(Activity a, int gpus_per_node, const PowerInputs& in) {

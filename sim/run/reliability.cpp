@@ -79,6 +79,10 @@ Time ReliabilityModel::restart_time(const StepProfile& step) const {
   return restart_overhead + comm_init.at(step.gpus) + checkpoint_load_time(step.checkpoint_size);
 }
 
+Time ReliabilityModel::launch_time(const StepProfile& step) const {
+  return restart_overhead + comm_init.at(step.gpus);
+}
+
 Time ReliabilityModel::mean_recovery_time(const StepProfile& step) const {
   const double rate = failures_per_hour(step);
   double replace_share = 0.0;
@@ -92,6 +96,18 @@ Time ReliabilityModel::mean_recovery_time(const StepProfile& step) const {
   const Time replace =
       spares_for(step) > 0 ? replacement_time : std::max(Time::zero(), repair_time - detection);
   return detection + replace * replace_share + restart_time(step);
+}
+
+// With stragglers evicted, the spares they are expected to hold are not there to replace a
+// failed node (a pool they empty leaves every replacement to wait for a repair). The trials
+// draw their own stragglers; this expected pool only prices the mean recovery.
+ReliabilityModel expected_pool(const ReliabilityModel& model, const StepProfile& step) {
+  ReliabilityModel expected = model;
+  if (model.evict_stragglers && model.straggler_node_fraction > 0.0) {
+    const auto held = std::llround(model.straggler_node_fraction * static_cast<double>(step.nodes));
+    expected.spare_nodes = std::max<std::int64_t>(0, model.spares_for(step) - held);
+  }
+  return expected;
 }
 
 ReliabilityModel no_failures_model() {

@@ -85,9 +85,15 @@ struct ReliabilityModel {
   Time checkpoint_load_time(Bytes checkpoint) const;
   // Relaunch + communicator initialisation + checkpoint load, once a healthy node set exists.
   Time restart_time(const StepProfile& step) const;
+  // The job's first launch: restart_overhead and communicator init, no checkpoint to load.
+  Time launch_time(const StepProfile& step) const;
   // detection + replacement + restart, assuming a spare is free when one is needed.
   Time mean_recovery_time(const StepProfile& step) const;
 };
+
+// `model` with the spares its evicted stragglers are expected to hold taken out of the pool,
+// which prices the mean recovery (the trials draw their own stragglers).
+ReliabilityModel expected_pool(const ReliabilityModel& model, const StepProfile& step);
 
 // A model with no failures, no checkpoints and no stragglers (the "none" preset).
 ReliabilityModel no_failures_model();

@@ -33,6 +33,7 @@ class Trial {
         stall_(model.blocking_checkpoint_time(step.checkpoint_size)),
         write_(model.async_write_time(step.checkpoint_size)),
         restart_(model.restart_time(step)),
+        launch_(model.launch_time(step)),
         rate_(model.failures_per_hour(step)) {
     for (const auto& c : model_.causes) cause_rates_.push_back(model_.cause_rate_per_hour(c, step));
     spare_free_at_.assign(
@@ -43,7 +44,10 @@ class Trial {
   }
 
   TrialResult run() {
-    start_running();
+    // The first launch, as a restart's but with no checkpoint to load; no failure is drawn
+    // during it, as none is during a restart.
+    mode_ = Mode::kDown;
+    next_ = sim_.at(launch_, [this] { start_running(); });
     sim_.run();
     result_.wall = sim_.now();
     result_.spares = static_cast<std::int64_t>(spare_free_at_.size());
@@ -199,7 +203,7 @@ class Trial {
   Simulator sim_;
   Time step_time_, work_;
   std::int64_t interval_steps_;  // 0: never checkpoint
-  Time stall_, write_, restart_;
+  Time stall_, write_, restart_, launch_;
   double rate_;
   std::vector<double> cause_rates_;
   std::vector<Time> spare_free_at_;
@@ -351,16 +355,19 @@ void sweep_intervals(const StepProfile& step, const RunSpec& spec, const Reliabi
   }
 }
 
-// With stragglers evicted, the spares they are expected to hold are not there to replace a
-// failed node (a pool they empty leaves every replacement to wait for a repair). The trials
-// draw their own stragglers; this expected pool only prices the mean recovery.
-ReliabilityModel expected_pool(const ReliabilityModel& model, const StepProfile& step) {
-  ReliabilityModel expected = model;
-  if (model.evict_stragglers && model.straggler_node_fraction > 0.0) {
-    const auto held = std::llround(model.straggler_node_fraction * static_cast<double>(step.nodes));
-    expected.spare_nodes = std::max<std::int64_t>(0, model.spares_for(step) - held);
+// The run's figures from the reliability model alone: failure rate, MTBF, mean recovery,
+// the checkpoint's interval and cost, and Young's and Daly's intervals.
+void reliability_figures(const StepProfile& step, const ReliabilityModel& model, RunResult& r) {
+  const double rate = model.failures_per_hour(step);
+  r.failures_per_day = rate * 24.0;
+  r.mtbf = rate > 0.0 ? Time::from_hours(1.0 / rate) : Time::max();
+  r.recovery = expected_pool(model, step).mean_recovery_time(step);
+  r.checkpoint_interval = simulated_interval(model.checkpoint_interval, step, r.steps);
+  r.checkpoint_cost = model.blocking_checkpoint_time(step.checkpoint_size);
+  if (rate > 0.0) {
+    r.young = young_interval(r.checkpoint_cost, r.mtbf);
+    r.daly = daly_interval(r.checkpoint_cost, r.mtbf);
   }
-  return expected;
 }
 
 }  // namespace
@@ -380,15 +387,7 @@ RunResult simulate_run(const StepProfile& step, const RunSpec& spec, const Relia
   r.failure_free = step.step_time * r.steps + r.evaluation;
   r.trials = spec.trials;
   const double rate = model.failures_per_hour(step);
-  r.failures_per_day = rate * 24.0;
-  r.mtbf = rate > 0.0 ? Time::from_hours(1.0 / rate) : Time::max();
-  r.recovery = expected_pool(model, step).mean_recovery_time(step);
-  r.checkpoint_interval = simulated_interval(model.checkpoint_interval, step, r.steps);
-  r.checkpoint_cost = model.blocking_checkpoint_time(step.checkpoint_size);
-  if (rate > 0.0) {
-    r.young = young_interval(r.checkpoint_cost, r.mtbf);
-    r.daly = daly_interval(r.checkpoint_cost, r.mtbf);
-  }
+  reliability_figures(step, model, r);
 
   std::vector<double> days, goodput, restarts, lost;
   std::vector<double> causes(model.causes.size(), 0.0);
@@ -430,6 +429,7 @@ RunResult simulate_run(const StepProfile& step, const RunSpec& spec, const Relia
   r.rework_hours = rework / n;
   r.straggler_hours = straggler / n;
   r.down_hours = down / n;
+  r.launch_hours = model.launch_time(step).to_hours();
   r.checkpoint_hours = ckpt / n;
   r.step_share = step_share / n;
   r.straggler_slowed_share = slowed / n;

@@ -45,7 +45,7 @@ struct TrialResult {
   Time evaluation;
   Time trained;        // all training time, redone work included
   Time checkpointing;  // blocking checkpoint time and waits for a pending write
-  Time down;           // detection, replacement, restart, load
+  Time down;           // detection, replacement, restart, load (the first launch is in `wall`)
   std::int64_t restarts = 0;
   std::vector<std::int64_t> by_cause;  // interruptions per ReliabilityModel::causes entry
   bool straggler_slowed = false;
@@ -98,6 +98,10 @@ struct RunResult {
   std::vector<CauseSummary> interruptions;  // mean per trial, by cause
   double lost_gpu_hours = 0.0;              // mean of gpus × (wall − useful + straggler)
   double rework_hours = 0.0, down_hours = 0.0, checkpoint_hours = 0.0;  // means, job hours
+  // The first launch, job hours: processes, the model and the communicators, as a restart's
+  // without its detection and checkpoint load (ReliabilityModel::launch_time; in the wall
+  // time since 2026-12-04, not charged before).
+  double launch_hours = 0.0;
   double straggler_hours = 0.0;  // mean, job hours a kept straggler adds to first-time steps
   double failures_per_day = 0.0;                                        // expected, whole job
   // Of the time the job runs (steps, evaluations, checkpoint stalls, a straggler's slowdown;

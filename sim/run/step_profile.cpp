@@ -15,7 +15,7 @@ void StepProfile::validate() const {
     throw std::invalid_argument(
         fmt::format("step profile: tokens per step must be positive, got {}", tokens_per_step));
   }
-  if (gpus <= 0 || gpus_per_node <= 0 || nodes <= 0 || switches < 0) {
+  if (gpus <= 0 || gpus_per_node <= 0 || nodes <= 0 || !(switches >= 0.0)) {
     throw std::invalid_argument(
         fmt::format("step profile: gpus {}, gpus per node {}, nodes {}, switches {} "
                     "must be positive (switches ≥ 0)",
@@ -49,7 +49,7 @@ void StepProfile::validate() const {
 }
 
 StepProfile uniform_step(Time step_time, double tokens_per_step, std::int64_t gpus,
-                         int gpus_per_node, std::int64_t switches, Activity activity) {
+                         int gpus_per_node, double switches, Activity activity) {
   StepProfile p;
   p.step_time = step_time;
   p.tokens_per_step = tokens_per_step;

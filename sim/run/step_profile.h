@@ -34,7 +34,7 @@ struct StepProfile {
   std::int64_t gpus = 0;
   int gpus_per_node = 8;
   std::int64_t nodes = 0;     // gpus / gpus_per_node, rounded up
-  std::int64_t switches = 0;  // switches of the fabric the job occupies
+  double switches = 0.0;      // the job's share of the fabric's switches (a fraction of one)
   Bytes checkpoint_size;      // model + optimizer states written per checkpoint (whole job)
   // Time per GPU activity within one step; sums to step_time (a rank's timeline summarised).
   std::array<Time, kActivityCount> activity_time{};
@@ -57,6 +57,6 @@ struct StepProfile {
 
 // A profile whose GPUs spend the whole step in one activity (for tests and quick estimates).
 StepProfile uniform_step(Time step_time, double tokens_per_step, std::int64_t gpus,
-                         int gpus_per_node, std::int64_t switches, Activity activity);
+                         int gpus_per_node, double switches, Activity activity);
 
 }  // namespace megasim::run

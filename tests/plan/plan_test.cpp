@@ -164,7 +164,7 @@ TEST_CASE("plan: the run level's checkpoint is the weights, master weights and m
         doctest::Approx(14.0 * static_cast<double>(workload::total_parameters(in.model))));
   CHECK(p.nodes == 12288 / 8);
   // The whole cluster is the job: every ToR, aggregation and spine switch counts.
-  CHECK(p.switches == topology.switch_count());
+  CHECK(p.switches == static_cast<double>(topology.switch_count()));
 }
 
 TEST_CASE("plan: compare refuses a scenario that cannot be read, instead of 'infeasible' rows") {

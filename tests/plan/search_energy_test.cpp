@@ -50,13 +50,18 @@ TEST_CASE("search: the energy objective of one plan's figures, worked by hand") 
       12.582912 * (1536.0 * e.power.node_overhead.value() + switches * e.power.per_switch.value());
   CHECK(plan::objective_value(plan::Objective::kEnergy, in, c, f, e) ==
         doctest::Approx(3e11 / 12582912.0 * (gpu_joules + rest_joules)));
-  // Half the job: half the nodes and, rounded up, half the switches.
+  // Half the job: half the nodes and half the switches (rounded up until 2026-12-04).
   c.plan.dp /= 2;
-  const double half_switches = std::ceil(switches / 2.0);
+  const double half_switches = switches / 2.0;
   const double half = 3e11 / 12582912.0 *
                       (gpu_joules / 2.0 + 12.582912 * (768.0 * e.power.node_overhead.value() +
                                                        half_switches * e.power.per_switch.value()));
   CHECK(plan::objective_value(plan::Objective::kEnergy, in, c, f, e) == doctest::Approx(half));
+  // One node of the cluster: its share of the switches is a fraction of one, the same per GPU
+  // as the whole cluster's (two whole switches until 2026-12-04, which made a one-node job
+  // costlier a GPU than a 64-GPU one and ranked it below).
+  CHECK(plan::job_switches(*e.fabric, 8) == doctest::Approx(switches * 8.0 / 12288.0));
+  CHECK(plan::job_switches(*e.fabric, 8) < 1.0);
 }
 
 TEST_CASE("search: a plan's energy objective is simulate's IT energy for the tokens") {

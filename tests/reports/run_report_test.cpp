@@ -64,7 +64,8 @@ TEST_CASE("report: run and power sections carry the result") {
   CHECK(text.find("power (preset p") != std::string::npos);
   // A 16-GPU job draws kilowatts: the text says so in kW and kWh, not "0.01 MW" and "0 MWh"
   // (6.4 kW IT, 7.68 kWh facility, 6.4 kWh IT; 5.44 kW drop).
-  CHECK(text.find("IT             average 6.4 kW, peak 6.4 kW") != std::string::npos);
+  CHECK(text.find("IT             average 6.4 kW in steps, 6.4 kW over the run, peak 6.4 kW") !=
+        std::string::npos);
   CHECK(text.find("drop 5.4 kW on a failure") != std::string::npos);
   CHECK(text.find("energy         7.68 kWh facility (6.40 kWh IT)") != std::string::npos);
 }

@@ -75,12 +75,12 @@ Time ReliabilityModel::checkpoint_load_time(Bytes checkpoint) const {
   return transfer_time(checkpoint, checkpoint_read_bw);
 }
 
-Time ReliabilityModel::restart_time(const StepProfile& step) const {
-  return restart_overhead + comm_init.at(step.gpus) + checkpoint_load_time(step.checkpoint_size);
-}
-
 Time ReliabilityModel::launch_time(const StepProfile& step) const {
   return restart_overhead + comm_init.at(step.gpus);
+}
+
+Time ReliabilityModel::restart_time(const StepProfile& step) const {
+  return launch_time(step) + checkpoint_load_time(step.checkpoint_size);
 }
 
 Time ReliabilityModel::mean_recovery_time(const StepProfile& step) const {

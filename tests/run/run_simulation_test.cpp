@@ -62,25 +62,6 @@ TEST_CASE("run: failure-free trial with async writes is solved by hand") {
         Time::from_minutes(22 * 60 + 18));
 }
 
-TEST_CASE("run: the first launch is charged, as a restart without its checkpoint load") {
-  // 10 steps of 1 h, no failures; launch: 120 s of processes and the model, and communicator
-  // init of 30 s at 8 ranks. Until 2026-12-04 the wall was the steps alone (10 h).
-  StepProfile step = uniform_step(Time::from_hours(1), 1000.0, 8, 8, 0, Activity::kGemm);
-  step.checkpoint_size = Bytes(1e12);  // a restart would load it; a launch loads nothing
-  ReliabilityModel m = no_failures_model();
-  m.restart_overhead = Time::from_seconds(120);
-  m.comm_init.at_reference = Time::from_seconds(30);
-  m.comm_init.reference_ranks = 8.0;
-  CHECK(m.launch_time(step) == Time::from_seconds(150));
-  // A restart loads the checkpoint too (1 TB at 1 TB/s here); a launch has none to load.
-  m.checkpoint_read_bw = megasim::BytesPerSec(1e12);
-  CHECK(m.restart_time(step) == Time::from_seconds(151));
-  const TrialResult r = simulate_trial(step, 10 * 1000.0, m, Time::max(), 7);
-  CHECK(r.wall == Time::from_hours(10) + Time::from_seconds(150));
-  CHECK(r.trained == Time::from_hours(10));
-  CHECK(r.down == Time::zero());
-}
-
 TEST_CASE("run: Monte Carlo mean agrees with the Poisson expectation within 2 percent") {
   // 12,000 steps of 60 s = 200 h of work; failures 0.2/h; recovery 30 min; 3-min stall every
   // hour. Expected: 199 × (e^{0.2·1.05} − 1)(5 h + 0.5 h) + (e^{0.2} − 1)(5.5 h) ≈ 257.0 h.

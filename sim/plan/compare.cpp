@@ -88,9 +88,13 @@ void check_axes(const std::filesystem::path& scenario, const std::vector<std::st
     }
   }
   // compare prices the step: the run level's keys would change no column.
+  // `path` is `key` or a key inside it.
+  const auto under = [](const std::string& path, const std::string& key) {
+    return path == key || path.rfind(key + ".", 0) == 0;
+  };
   for (const auto& a : axes) {
     for (const char* level : {"run", "reliability", "power"}) {
-      if (a.path == level || a.path.rfind(std::string(level) + ".", 0) == 0) {
+      if (under(a.path, level)) {
         throw InputError("--vary " + a.path + ": compare prices the step, which " + level +
                          " keys do not change; run simulate with --set " + a.path +
                          "=… for each value");
@@ -101,7 +105,7 @@ void check_axes(const std::filesystem::path& scenario, const std::vector<std::st
   // `--vary name=a,b` printed two identical rows, both on the Pareto front).
   for (const auto& a : axes) {
     for (const char* label : {"$schema", "name", "description", "assumptions", "validation"}) {
-      if (a.path == label || a.path.rfind(std::string(label) + ".", 0) == 0) {
+      if (under(a.path, label)) {
         throw InputError("--vary " + a.path + ": " + label +
                          " labels the scenario and changes no figure of its step; vary a "
                          "plan, optimizations, model, cluster or device key");
@@ -111,7 +115,7 @@ void check_axes(const std::filesystem::path& scenario, const std::vector<std::st
   for (const auto& a : axes) {
     for (const auto& o : overrides) {
       const std::string set = o.substr(0, o.find('='));
-      if (set == a.path || set.rfind(a.path + ".", 0) == 0 || a.path.rfind(set + ".", 0) == 0) {
+      if (under(set, a.path) || under(a.path, set)) {
         throw InputError("--vary " + a.path + ": also given by --set " + o +
                          "; give the key in one of them");
       }

@@ -35,10 +35,14 @@ std::string rank_order_suffix(workload::RankOrder order) {
 
 nlohmann::json breakdown_json(const step::Breakdown& b) {
   const auto s = [](Time t) { return t.to_seconds(); };
-  return {{"compute", s(b.compute)},       {"slowest_gpu", s(b.slowest_gpu)},
+  return {{"compute", s(b.compute)},
+          {"slowest_gpu", s(b.slowest_gpu)},
+          {"power_cap", s(b.power_cap)},
           {"tp_exposed", s(b.tp_exposed)},
-          {"pp_exposed", s(b.pp_exposed)}, {"dp_exposed", s(b.dp_exposed)},
-          {"bubble", s(b.bubble)},         {"optimizer", s(b.optimizer)},
+          {"pp_exposed", s(b.pp_exposed)},
+          {"dp_exposed", s(b.dp_exposed)},
+          {"bubble", s(b.bubble)},
+          {"optimizer", s(b.optimizer)},
           {"other", s(b.other)}};
 }
 

@@ -36,16 +36,17 @@ const char* objective_unit(plan::Objective o) {
 }
 
 // Every part of a step's breakdown is carried here: a new part must be added below too.
-static_assert(sizeof(step::Breakdown) == 8 * sizeof(Time),
+static_assert(sizeof(step::Breakdown) == 9 * sizeof(Time),
               "step::Breakdown changed: carry the new part in parts()");
 
 // Analytic estimates listed besides the event-level ranking.
 constexpr std::size_t kAnalyticListed = 20;
 
 // The breakdown's parts, named as breakdown_json names them.
-std::array<std::pair<const char*, Time>, 8> parts(const step::Breakdown& b) {
+std::array<std::pair<const char*, Time>, 9> parts(const step::Breakdown& b) {
   return {{{"compute", b.compute},
            {"slowest_gpu", b.slowest_gpu},
+           {"power_cap", b.power_cap},
            {"tp_exposed", b.tp_exposed},
            {"pp_exposed", b.pp_exposed},
            {"dp_exposed", b.dp_exposed},

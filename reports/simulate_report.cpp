@@ -186,10 +186,15 @@ std::string step_text(const plan::Evaluation& e) {
   const auto& b = p.breakdown;
   s += fmt::format("\nbreakdown of stage {} (s)\n", p.critical_stage);
   const double st = p.step_time.to_seconds();
-  for (auto [name, t] : {std::pair{"compute", b.compute}, {"slowest gpu", b.slowest_gpu},
+  for (auto [name, t] : {std::pair{"compute", b.compute},
+                         {"slowest gpu", b.slowest_gpu},
+                         {"power cap", b.power_cap},
                          {"tp exposed", b.tp_exposed},
-                         {"pp exposed", b.pp_exposed}, {"dp exposed", b.dp_exposed},
-                         {"bubble", b.bubble}, {"optimizer", b.optimizer}, {"other", b.other}}) {
+                         {"pp exposed", b.pp_exposed},
+                         {"dp exposed", b.dp_exposed},
+                         {"bubble", b.bubble},
+                         {"optimizer", b.optimizer},
+                         {"other", b.other}}) {
     s += fmt::format("  {:<20} {:8.3f}  {:5.1f} %\n", name, t.to_seconds(),
                      100.0 * t.to_seconds() / st);
   }

@@ -128,7 +128,7 @@ def merge(result_file, profile_file):
         f"TFLOP/s in a burst from idle, {whole['sustained_tflops']:.0f} sustained "
         f"({whole['sustained_sm_mhz']:.0f} MHz, {whole['sustained_power_w']:.0f} W, software "
         f"power cap); the other shares with device copies between the GEMMs, the rate over "
-        f"the second half of each run")}
+        f"the second half of each run ({os.path.basename(result_file)})")}
     tmp = profile_file + ".tmp"
     with open(tmp, "w") as f:
         json.dump(profile, f, indent=1, sort_keys=True)  # as the tool writes it

@@ -11,7 +11,7 @@ const megasim = (() => {
   // Colours of the things every page names alike.
   const colours = {
     F: '#4e79a7', B: '#2c5582', W: '#86a8cf', optimizer: '#76b7b2', compute: '#4e79a7',
-    slowest: '#edc948', tp: '#f28e2b', pp: '#e15759', dp: '#59a14f', bubble: '#bab0ac',
+    slowest: '#edc948', power: '#b07aa1', tp: '#f28e2b', pp: '#e15759', dp: '#59a14f', bubble: '#bab0ac',
     other: '#9c755f', idle: '#d3cfcb',
   };
 

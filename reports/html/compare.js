@@ -52,10 +52,10 @@
     scatter('MFU against memory headroom', 'mfu', 'MFU', (x) => fmt.pct(x));
     const top = fastest.slice(0, 8);
     const parts = [['compute', 'compute'], ['slowest GPU', 'slowest_gpu'],
-      ['TP exposed', 'tp_exposed'], ['PP exposed', 'pp_exposed'],
+      ['power cap', 'power_cap'], ['TP exposed', 'tp_exposed'], ['PP exposed', 'pp_exposed'],
       ['DP exposed', 'dp_exposed'], ['bubble', 'bubble'], ['optimizer', 'optimizer'],
       ['other', 'other']];
-    const colour = [colours.compute, colours.slowest, colours.tp, colours.pp, colours.dp,
+    const colour = [colours.compute, colours.slowest, colours.power, colours.tp, colours.pp, colours.dp,
       colours.bubble, colours.optimizer, colours.other];
     const c = section(`The ${top.length} fastest plans' breakdowns`, 'The critical stage of ' +
       'each plan, the most tokens a second on top (with another batch a step, not the shortest).',

@@ -57,7 +57,8 @@
   function breakdown() {
     const b = d.breakdown_s;
     const parts = [['compute', b.compute, colours.compute],
-      ['slowest GPU', b.slowest_gpu, colours.slowest], ['TP exposed', b.tp_exposed, colours.tp],
+      ['slowest GPU', b.slowest_gpu, colours.slowest], ['power cap', b.power_cap, colours.power],
+      ['TP exposed', b.tp_exposed, colours.tp],
       ['PP exposed', b.pp_exposed, colours.pp], ['DP exposed', b.dp_exposed, colours.dp],
       ['bubble', b.bubble, colours.bubble], ['optimizer', b.optimizer, colours.optimizer],
       ['other', b.other, colours.other]];

@@ -15,7 +15,7 @@ namespace megasim::cli {
 namespace {
 
 // Every part of a step's breakdown is carried here: a new part must be added below too.
-static_assert(sizeof(step::Breakdown) == 8 * sizeof(Time),
+static_assert(sizeof(step::Breakdown) == 9 * sizeof(Time),
               "step::Breakdown changed: carry the new part in the MPI gather (Packed)");
 
 // The ranks OpenMPI's launcher started, or 1 outside mpirun.
@@ -28,7 +28,7 @@ int launched_size() {
 // One plan's figures on the wire: plain numbers, the same layout on every rank of one build.
 struct Packed {
   std::uint64_t hash;
-  std::int64_t ns[13];  // step, 8 breakdown parts, gemm, memory-bound, comm, idle
+  std::int64_t ns[14];  // step, 9 breakdown parts, gemm, memory-bound, comm, idle
   double tokens_per_s, mfu;
 };
 
@@ -36,12 +36,13 @@ std::vector<Packed> pack(const plan::FigureMap& m) {
   std::vector<Packed> out;
   for (const auto& [hash, f] : m) {
     const auto& b = f.breakdown;
-    out.push_back({hash,
-                   {f.step_time.ns(), b.compute.ns(), b.tp_exposed.ns(), b.pp_exposed.ns(),
-                    b.dp_exposed.ns(), b.bubble.ns(), b.optimizer.ns(), b.other.ns(),
-                    b.slowest_gpu.ns(), f.gemm_time.ns(), f.memory_bound_time.ns(), f.comm_time.ns(), f.idle_time.ns()},
-                   f.tokens_per_s,
-                   f.mfu});
+    out.push_back(
+        {hash,
+         {f.step_time.ns(), b.compute.ns(), b.tp_exposed.ns(), b.pp_exposed.ns(), b.dp_exposed.ns(),
+          b.bubble.ns(), b.optimizer.ns(), b.other.ns(), b.slowest_gpu.ns(), b.power_cap.ns(),
+          f.gemm_time.ns(), f.memory_bound_time.ns(), f.comm_time.ns(), f.idle_time.ns()},
+         f.tokens_per_s,
+         f.mfu});
   }
   return out;
 }
@@ -66,11 +67,11 @@ plan::FigureMap all_gather(const plan::FigureMap& mine) {
     plan::StepFigures f;
     const auto t = [&p](int i) { return Time::from_ns(p.ns[i]); };
     f.step_time = t(0);
-    f.breakdown = {t(1), t(2), t(3), t(4), t(5), t(6), t(7), t(8)};
-    f.gemm_time = t(9);
-    f.memory_bound_time = t(10);
-    f.comm_time = t(11);
-    f.idle_time = t(12);
+    f.breakdown = {t(1), t(2), t(3), t(4), t(5), t(6), t(7), t(8), t(9)};
+    f.gemm_time = t(10);
+    f.memory_bound_time = t(11);
+    f.comm_time = t(12);
+    f.idle_time = t(13);
     f.tokens_per_s = p.tokens_per_s;
     f.mfu = p.mfu;
     out[p.hash] = f;

@@ -225,6 +225,18 @@ double expected_max_of_normals(std::int64_t n) {
   return sum * h / 3.0;
 }
 
+double SustainedGemm::rate(double gemm_share) const {
+  Point below{0.0, 1.0};
+  for (const Point& p : points) {
+    if (gemm_share <= p.gemm_share) {
+      const double w = (gemm_share - below.gemm_share) / (p.gemm_share - below.gemm_share);
+      return below.rate + std::max(0.0, w) * (p.rate - below.rate);
+    }
+    below = p;
+  }
+  return below.rate;
+}
+
 double FleetVariation::slowest_of(std::int64_t gpus) const {
   return sigma > 0.0 ? sigma * expected_max_of_normals(gpus) : 0.0;
 }

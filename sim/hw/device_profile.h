@@ -124,6 +124,26 @@ struct FleetVariation {
   double slowest_of(std::int64_t gpus) const;
 };
 
+// A board held at its power limit lowers its clock: GEMMs run slower sustained than in the
+// burst a GEMM table or a datasheet figure times, the more so the larger the share of the
+// time they take (the rest of the time draws less and leaves headroom). Measured points of
+// that share against the GEMMs' rate relative to the burst, shares increasing in (0, 1] and
+// rates not increasing; no points: no slowdown (a board that never reaches its limit, or one
+// never measured).
+struct SustainedGemm {
+  struct Point {
+    double gemm_share = 0.0;  // of the time, the rest memory-bound work
+    double rate = 1.0;        // GEMM rate over the burst rate
+  };
+  std::vector<Point> points;
+  std::string source;
+
+  // The rate at `gemm_share`: linear between (0, 1) and the points, the last point's beyond.
+  double rate(double gemm_share) const;
+  // How much longer GEMMs take at `gemm_share` than in a burst, as a fraction: 1/rate − 1.
+  double slowdown(double gemm_share) const { return 1.0 / rate(gemm_share) - 1.0; }
+};
+
 // The expected largest of n independent standard normal draws (0 for n = 1), by quadrature.
 double expected_max_of_normals(std::int64_t n);
 
@@ -252,6 +272,7 @@ struct DeviceProfile {
   std::optional<ReferenceSystem> reference_system;
   InterferenceParams interference;
   FleetVariation fleet_variation;
+  SustainedGemm sustained_gemm;
   GemmModelParams gemm;
   AttentionModelParams attention;
   MemoryModelParams memory_model;

@@ -298,6 +298,32 @@ void read_tables(JsonReader& r, hw::DeviceProfile& p) {
   read_collective_tables(r, p);
 }
 
+// The GEMM rate at the power limit by GEMM share: shares increasing, rates not increasing.
+hw::SustainedGemm read_sustained_gemm(JsonReader& r) {
+  hw::SustainedGemm s;
+  for (JsonReader row : r.object_array("points")) {
+    hw::SustainedGemm::Point p;
+    p.gemm_share = row.number("gemm_share", 0.01, 1.0);
+    p.rate = row.number("rate", 0.1, 1.0);
+    if (!s.points.empty() && p.gemm_share <= s.points.back().gemm_share) {
+      row.fail("gemm_share", fmt::format("{} follows {}: the points' shares must increase",
+                                         p.gemm_share, s.points.back().gemm_share));
+    }
+    if (!s.points.empty() && p.rate > s.points.back().rate) {
+      row.fail("rate",
+               fmt::format("{} at share {} is above {} at share {}: a larger GEMM share "
+                           "cannot run faster at the power limit",
+                           p.rate, p.gemm_share, s.points.back().rate, s.points.back().gemm_share));
+    }
+    row.finish();
+    s.points.push_back(p);
+  }
+  if (s.points.empty()) r.fail("points", "no points: leave the section out instead");
+  s.source = required_source(r);
+  r.finish();
+  return s;
+}
+
 // Reference system, interference and the kernel models (GEMM, attention, memory-bound), then
 // the measurement's versions when the profile was measured or imported.
 void read_models(JsonReader& r, hw::DeviceProfile& p) {
@@ -321,6 +347,7 @@ void read_models(JsonReader& r, hw::DeviceProfile& p) {
     p.fleet_variation.source = required_source(*f);
     f->finish();
   }
+  if (auto g = r.optional_object("sustained_gemm")) p.sustained_gemm = read_sustained_gemm(*g);
   p.gemm = read_gemm_model(r.object("gemm_model"));
   {
     JsonReader a = r.object("attention_model");

@@ -19,6 +19,13 @@ void put_models(Json& j, const hw::DeviceProfile& p) {
     j["fleet_variation"] = {{"sigma", p.fleet_variation.sigma},
                             {"source", p.fleet_variation.source}};
   }
+  if (!p.sustained_gemm.points.empty()) {
+    Json points = Json::array();
+    for (const auto& q : p.sustained_gemm.points) {
+      points.push_back({{"gemm_share", q.gemm_share}, {"rate", q.rate}});
+    }
+    j["sustained_gemm"] = {{"points", points}, {"source", p.sustained_gemm.source}};
+  }
   Json tiles = Json::array(), classes = Json::array();
   for (const auto& t : p.gemm.tiles) tiles.push_back({{"m", t.m}, {"n", t.n}});
   for (const auto& c : p.gemm.classes) {

@@ -28,7 +28,7 @@ namespace {
 
 // Every part of a step's breakdown is carried here: a new part must be added below too.
 static_assert(
-    sizeof(step::Breakdown) == 8 * sizeof(Time),
+    sizeof(step::Breakdown) == 9 * sizeof(Time),
     "step::Breakdown changed: carry the new part in the results file (times(), read_results)");
 
 std::string hex(std::uint64_t h) {
@@ -36,8 +36,8 @@ std::string hex(std::uint64_t h) {
 }
 
 nlohmann::json times(const step::Breakdown& b) {
-  return {b.compute.ns(), b.tp_exposed.ns(), b.pp_exposed.ns(), b.dp_exposed.ns(),
-          b.bubble.ns(),  b.optimizer.ns(),  b.other.ns(),      b.slowest_gpu.ns()};
+  return {b.compute.ns(),   b.tp_exposed.ns(), b.pp_exposed.ns(),  b.dp_exposed.ns(), b.bubble.ns(),
+          b.optimizer.ns(), b.other.ns(),      b.slowest_gpu.ns(), b.power_cap.ns()};
 }
 
 }  // namespace
@@ -80,13 +80,17 @@ StepFigures figures_of(const nlohmann::json& j, const std::string& at) {
   f.step_time = ns("step_time_ns");
   if (f.step_time <= Time::zero()) throw InputError(at + ": step_time_ns is not positive");
   const auto b = j.at("breakdown_ns").get<std::vector<std::int64_t>>();
-  if (b.size() != 8) throw InputError(at + ": breakdown_ns does not hold 8 times");
+  // Nine parts; eight in a file written before the power-cap term (2026-12-04), read as 0.
+  if (b.size() != 8 && b.size() != 9) {
+    throw InputError(at + ": breakdown_ns does not hold 9 times (or 8, before the power-cap term)");
+  }
   if (std::any_of(b.begin(), b.end(), [](std::int64_t v) { return v < 0; })) {
     throw InputError(at + ": breakdown_ns holds a negative time");
   }
-  f.breakdown = {Time::from_ns(b[0]), Time::from_ns(b[1]), Time::from_ns(b[2]),
-                 Time::from_ns(b[3]), Time::from_ns(b[4]), Time::from_ns(b[5]),
-                 Time::from_ns(b[6]), Time::from_ns(b[7])};
+  f.breakdown = {
+      Time::from_ns(b[0]), Time::from_ns(b[1]), Time::from_ns(b[2]),
+      Time::from_ns(b[3]), Time::from_ns(b[4]), Time::from_ns(b[5]),
+      Time::from_ns(b[6]), Time::from_ns(b[7]), b.size() == 9 ? Time::from_ns(b[8]) : Time::zero()};
   f.tokens_per_s = positive("tokens_per_s", 1e15);
   f.mfu = positive("mfu", 1.0);
   f.gemm_time = ns("gemm_ns");

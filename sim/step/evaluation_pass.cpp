@@ -28,7 +28,7 @@ Time evaluation_iteration(const PipelineSchedule& training, const std::vector<St
     const StageCosts& k = costs[static_cast<std::size_t>(stage)];
     // Exposed TP and ZeRO-3 / FSDP waits are not paced by the slowest GPU, as in the executor.
     const Time waits = k.forward_tp[c] + (k.forward_dp.empty() ? Time::zero() : k.forward_dp[c]);
-    Time t = (k.forward[c] - waits) * (1.0 + config.slowest_gpu) + waits;
+    Time t = (k.forward[c] - waits) * (1.0 + config.slowest_gpu + config.power_cap) + waits;
     if (!config.pp_overlap && s.pp > 1) t += config.blocking_p2p_overhead;
     return t;
   };

@@ -196,11 +196,13 @@ void Executor::start_pass(int i, const PassId& p) {
   // slowest-GPU term below); until 2026-12-04 it stretched those too and booked them as compute.
   const Time nominal = slowed ? waits + (t[p.chunk] - waits) * u.slowdown : t[p.chunk];
   const Time paced = (t[p.chunk] - waits) * cfg_.slowest_gpu;
-  const Time work = nominal + paced;
+  const Time capped = (t[p.chunk] - waits) * cfg_.power_cap;
+  const Time work = nominal + paced + capped;
   u.stats.tp_exposed += tp[p.chunk];
   u.stats.dp_exposed += dp_wait;
   u.stats.compute += nominal - waits;
   u.stats.slowest_gpu += paced;
+  u.stats.power_cap += capped;
   u.compute.running_pass = true;
   u.compute.current = p;
   const int n = buckets(u.s, p.chunk);

@@ -131,6 +131,10 @@ struct ExecutorConfig {
   // Every pass's compute (not its exposed TP communication) takes this fraction longer: the
   // step is paced by the job's slowest GPU (hw::FleetVariation::slowest_of).
   double slowest_gpu = 0.0;
+  // Every pass's compute takes this fraction longer as well: its GEMMs at the clock the
+  // board's power limit leaves them (hw::SustainedGemm), weighted by their share of the
+  // kernels (step_model.cpp).
+  double power_cap = 0.0;
   bool full = false;          // every rank, rather than one per stage
   int tp = 1, dp = 1;
   // Full mode only, optional: per job rank (workload::RankIndex order over tp, the schedule's
@@ -149,6 +153,7 @@ struct ExecutorConfig {
 struct StageBreakdown {
   Time compute;      // compute-stream busy time net of exposed TP communication
   Time slowest_gpu;  // what the passes took longer because the slowest GPU paces them
+  Time power_cap;    // what the passes took longer at the power-limited clock
   Time tp_exposed;   // exposed TP communication inside passes
   Time pp_exposed;   // waiting for activations/gradients in flight, or blocked sending them
   Time dp_exposed;   // waiting for DP collectives

@@ -122,6 +122,27 @@ void add_cost_sources(const std::vector<PricingTally>& tallies, const hw::Device
                                                : "roofline";
 }
 
+// The fraction the passes' compute takes longer at the power-limited clock (ExecutorConfig::
+// power_cap), from a step run without it (the critical stage's tally `t` per micro-batch,
+// its breakdown `b`, the step `step`): the GEMMs and fused attention
+// (tensor-core work alike) run at the profile's sustained rate for the share of the step
+// they take, and that share grows as they slow (a few rounds of the fixed point); weighted
+// by their share of the kernels, since memory-bound kernels keep the memory clock.
+double power_cap_fraction(const hw::SustainedGemm& sustained, const PricingTally& t,
+                          const StageBreakdown& b, Time step) {
+  if (sustained.points.empty() || step <= Time::zero()) return 0.0;
+  const double kernels = static_cast<double>((t.gemm + t.attention + t.memory_bound).ns());
+  if (kernels <= 0.0) return 0.0;
+  const double weight = static_cast<double>((t.gemm + t.attention).ns()) / kernels;
+  const double gemm = static_cast<double>(b.compute.ns()) * weight;
+  const double total = static_cast<double>(step.ns());
+  double slowdown = 0.0;
+  for (int round = 0; round < 8; ++round) {
+    slowdown = sustained.slowdown(gemm * (1.0 + slowdown) / (total + gemm * slowdown));
+  }
+  return slowdown * weight;
+}
+
 // A GPU of the critical stage (its tally `t` per micro-batch, `m` micro-batches, its breakdown
 // `b`): its compute time split by what the kernels were, its exposed communication, and idle.
 void add_activity(const PricingTally& t, const StageBreakdown& b, std::int64_t m,
@@ -137,8 +158,9 @@ void add_activity(const PricingTally& t, const StageBreakdown& b, std::int64_t m
   const double compute = static_cast<double>(b.compute.ns());
   const double gemm_share =
       kernel_total > 0 ? static_cast<double>((t.gemm + t.attention).ns()) / kernel_total : 1.0;
-  out.gemm_time = Time::from_ns(std::llround(compute * gemm_share));
-  out.memory_bound_time = b.compute - out.gemm_time + b.optimizer;
+  const Time gemm = Time::from_ns(std::llround(compute * gemm_share));
+  out.memory_bound_time = b.compute - gemm + b.optimizer;
+  out.gemm_time = gemm + b.power_cap;  // the same GEMMs, longer at the lower clock
   out.comm_only_time = b.tp_exposed + b.pp_exposed + b.dp_exposed + b.slowest_gpu + b.bubble;
   out.idle_time = out.step_time - out.gemm_time - out.memory_bound_time - out.comm_only_time;
 }
@@ -181,6 +203,10 @@ StepPrediction predict_step(const StepRequest& r, const net::Topology& topology,
     cfg.network = &network;
   }
   ExecutionResult ex = execute_step(schedule, costs, cfg);
+  // At the power limit: the step again with its GEMMs at the clock the limit leaves them.
+  cfg.power_cap = power_cap_fraction(kernels.profile().sustained_gemm, tallies[ex.critical_stage],
+                                     ex.stages[ex.critical_stage], ex.step_time);
+  if (cfg.power_cap > 0.0) ex = execute_step(schedule, costs, cfg);
   out.evaluation_iteration = evaluation_iteration(schedule, costs, cfg);
 
   // Asynchronous loading runs while the step ends synchronising gradients (MegaScale §3.4):
@@ -198,8 +224,15 @@ StepPrediction predict_step(const StepRequest& r, const net::Topology& topology,
   out.ranks_simulated = ex.ranks_simulated;
   out.trace = std::move(ex.trace);
   const StageBreakdown& b = ex.stages[ex.critical_stage];
-  out.breakdown = {b.compute, b.tp_exposed, b.pp_exposed, b.dp_exposed, b.bubble, b.optimizer,
-                   b.data_loading + (out.step_time - b.end), b.slowest_gpu};
+  out.breakdown = {b.compute,
+                   b.tp_exposed,
+                   b.pp_exposed,
+                   b.dp_exposed,
+                   b.bubble,
+                   b.optimizer,
+                   b.data_loading + (out.step_time - b.end),
+                   b.slowest_gpu,
+                   b.power_cap};
 
   add_rates(r.workload, kernels.profile(), out);
   add_cost_sources(tallies, kernels.profile(), out);

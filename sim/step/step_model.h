@@ -55,11 +55,12 @@ struct StepRequest {
 struct Breakdown {
   Time compute, tp_exposed, pp_exposed, dp_exposed, bubble, optimizer, other;
   Time slowest_gpu;  // the slowest of the job's GPUs pacing the passes (hw::FleetVariation)
+  Time power_cap;    // GEMMs at the clock the board's power limit leaves (hw::SustainedGemm)
 
   // The step time: the parts are the critical stage's step, cut without overlap.
   Time sum() const {
     return compute + tp_exposed + pp_exposed + dp_exposed + bubble + optimizer + other +
-           slowest_gpu;
+           slowest_gpu + power_cap;
   }
 };
 

@@ -91,61 +91,6 @@ TEST_CASE("cli: compare lists every combination and the reason an infeasible one
   CHECK(run_megasim("compare " + kDefault + " --vary plan.tp").exit_code == 2);
 }
 
-TEST_CASE("cli: simulate --trace writes a Chrome trace") {
-  const std::string trace =
-      (std::filesystem::temp_directory_path() / ("megasim_trace_" + std::to_string(::getpid()) + ".json")).string();
-  auto r = run_megasim("simulate " + kDefault + " --set plan.dp=4 --set plan.global_batch=768" +
-                       " --set run.tokens=1e9 --trace " + trace);
-  REQUIRE(r.exit_code == 0);
-  const auto doc = nlohmann::json::parse(megasim::test::read_all(trace));
-  CHECK(doc["traceEvents"].size() > 100);
-  std::filesystem::remove(trace);
-}
-
-TEST_CASE("cli: the trace's compute slices hold what breakdown_s counts as compute, not DP waits") {
-  // Megatron-Core's 70B row gathers each chunk's parameters bucket by bucket: a first forward
-  // held for its last bucket is drawn on the "dp wait" line. SC'21's ZeRO-3 row waits for its
-  // layers' gathers inside each pass: the waits, summed, are drawn at the pass's end on the same
-  // line. Either way the critical rank's compute slices sum to compute + tp_exposed +
-  // slowest_gpu + optimizer, and the DP line holds only calls that move something.
-  for (const std::string name : {"mcore-h100-70b-768", "sc21-t2-zero3-175b-768"}) {
-    CAPTURE(name);
-    const std::string trace = (std::filesystem::temp_directory_path() /
-                               ("megasim_trace_dp_" + std::to_string(::getpid()) + ".json"))
-                                  .string();
-    const auto r = run_megasim("simulate " + std::string(MEGASIM_SOURCE_DIR) +
-                               "/scenarios/validation/" + name + ".json --json --trace " + trace);
-    REQUIRE(r.exit_code == 0);
-    const auto out = nlohmann::json::parse(r.out);
-    const auto doc = nlohmann::json::parse(megasim::test::read_all(trace));
-    std::filesystem::remove(trace);
-    const int rank = 0;  // stage 0, the critical one, is traced as rank 0
-    REQUIRE(out["critical_stage"] == 0);
-    double compute = 0.0, wait = 0.0;
-    for (const auto& e : doc["traceEvents"]) {
-      if (e["ph"] != "X" || e["pid"] != rank) continue;
-      if (e["cat"] == "compute") compute += e["dur"].get<double>() * 1e-6;
-      if (e["cat"] == "dp wait") wait += e["dur"].get<double>() * 1e-6;
-      if (e["cat"] == "dp") {
-        CHECK(e["dur"].get<double>() > 0.0);
-        const auto label = e["name"].get<std::string>();
-        CHECK((label.rfind("parameter all-gather c", 0) == 0 ||
-               label.rfind("gradient reduction c", 0) == 0));
-      }
-    }
-    const auto& b = out["breakdown_s"];
-    CHECK(compute == doctest::Approx(b["compute"].get<double>() + b["tp_exposed"].get<double>() +
-                                     b["slowest_gpu"].get<double>() + b["optimizer"].get<double>())
-                         .epsilon(1e-6));
-    CHECK(wait > 0.0);
-    CHECK(wait <= b["dp_exposed"].get<double>() * (1 + 1e-9));
-    // ZeRO-3's exposed DP time is all waiting inside its passes.
-    if (name.rfind("sc21", 0) == 0) {
-      CHECK(wait == doctest::Approx(b["dp_exposed"].get<double>()).epsilon(1e-6));
-    }
-  }
-}
-
 TEST_CASE("cli: a scenario run on an imported calibration uses its measured collectives and says so") {
   namespace fs = std::filesystem;
   const fs::path dir = fs::temp_directory_path() / ("megasim_imported_" + std::to_string(::getpid()));

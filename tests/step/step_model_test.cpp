@@ -247,3 +247,33 @@ TEST_CASE("step model: ZeRO-2 reduce-scatters each micro-batch's gradients, ZeRO
           doctest::Approx(one.breakdown.compute.to_seconds()).epsilon(1e-9));
   }
 }
+
+TEST_CASE("step model: GEMMs at the power-limited clock, as their own breakdown term") {
+  Fixture f;
+  const auto r = f.request("megascale");
+  // Without interference, so that compute is the same however the passes meet the traffic.
+  hw::DeviceProfile quiet = f.device.profile;
+  quiet.interference.compute_slowdown = 1.0;
+  const hw::KernelCostModel quiet_kernels(quiet);
+  const auto burst = step::predict_step(r, f.topology, quiet_kernels, f.constants);
+  CHECK(burst.breakdown.power_cap == Time::zero());  // the A100 profile has no curve
+  hw::DeviceProfile capped = quiet;
+  capped.sustained_gemm.points = {{0.3, 0.979}, {0.5, 0.934}, {1.0, 0.845}};
+  const hw::KernelCostModel capped_kernels(capped);
+  const auto p = step::predict_step(r, f.topology, capped_kernels, f.constants);
+  const auto& b = p.breakdown;
+  REQUIRE(b.power_cap > Time::zero());
+  CHECK(b.sum() == p.step_time);
+  CHECK(b.compute == burst.breakdown.compute);
+  // The term is the GEMMs' slowdown at the share of the step they take, on their share of the
+  // compute: between the curve's slowdowns at the burst step's GEMM share and at all-GEMM.
+  const double gemm = burst.gemm_time.to_seconds();
+  const double share = gemm / burst.step_time.to_seconds();
+  CHECK(b.power_cap.to_seconds() >= capped.sustained_gemm.slowdown(share) * gemm * 0.99);
+  CHECK(b.power_cap.to_seconds() <= capped.sustained_gemm.slowdown(1.0) * gemm);
+  CHECK(p.step_time > burst.step_time);
+  // For power the longer GEMMs are GEMM time: the board runs them at its limit.
+  CHECK(p.gemm_time == burst.gemm_time + b.power_cap);
+  CHECK(p.gemm_time + p.memory_bound_time == b.compute + b.optimizer + b.power_cap);
+  CHECK(p.gemm_time + p.memory_bound_time + p.comm_only_time + p.idle_time == p.step_time);
+}

@@ -17,7 +17,9 @@
 #           scenario with the result.
 #
 # Then commit $OUT's profile under calibrate/profiles/ as a measured profile, with the date,
-# the driver and library versions from $OUT/machine.txt. MEASURE_S (default 180; that step of
+# the driver and library versions from $OUT/machine.txt. After the two steps the board's
+# power-limited GEMM rate is measured and merged into the profile (scripts/device-sustained.py,
+# about 30 s; its own output in $OUT/sustained.json and sustained.log). MEASURE_S (default 180; that step of
 # a --quick run on one H200 is estimated at about a minute) and ATTENTION_S (default 60;
 # estimated under 30 s) bound the two steps, each killed 10 s after its limit if it ignores
 # it; the rest of the 330 s is the fit, the check and the copy back, and a hang leaves most of
@@ -146,6 +148,18 @@ measure() {
   calibrate_step "$profile" "${ATTENTION_S:-60}" attention.log --resume \
     --skip gemm --skip memory --skip nccl --skip interference --skip power
   [ -s "$profile" ] || { tail -n 5 "$OUT/calibrate.log" "$OUT/attention.log" >&2; exit 1; }
+  # The GEMM table is a burst; how much slower GEMMs run once the board holds its power limit,
+  # by their share of the time (scripts/device-sustained.py, PyTorch and NVML through the
+  # image's python3), merged into the profile as its "sustained_gemm" curve. SUSTAINED_S
+  # (default 4) seconds a phase, five phases; skipped where the image lacks torch or pynvml.
+  if python3 -c 'import torch, pynvml' 2>/dev/null; then
+    timeout -k 10 "$(( ${SUSTAINED_S:-4} * 6 + 30 ))" python3 "$root/scripts/device-sustained.py" \
+      "$OUT/sustained.json" --seconds "${SUSTAINED_S:-4}" --duty 0.75 0.5 0.3 \
+      >"$OUT/sustained.log" 2>&1 &&
+      python3 "$root/scripts/device-sustained.py" --merge "$OUT/sustained.json" "$profile" \
+        >>"$OUT/sustained.log" 2>&1 || echo "sustained: failed (sustained.log)" >>"$OUT/sustained.log"
+  fi
+  rm -f "$profile.shapes.json"  # calibrate --scenario's shape list; $OUT returns 8 files at most
   local fitted=$OUT/h200-sxm-141gb-fitted.json
   "$bundle/megasim" calibrate fit "$profile" -o "$fitted" >"$OUT/fit.log" 2>&1 || true
   # The check runs the refitted profile (a timeout may have cut the tool before its own refit).

@@ -8,7 +8,7 @@
 #           machine's CUDA 13 toolkit into build/device-bundle/, with the one shared library
 #           of ours the device image lacks (libfmt); ~7 MB.
 #   there:  run(command="scripts/device-calibrate.sh measure", carry=["build/device-bundle"],
-#               timeout_s=330)
+#               timeout_s=420)
 #           finds cuBLASLt, cuDNN 9 and NCCL where the image keeps them, records the machine,
 #           measures into $OUT/h200-sxm-141gb-measured.json in two processes (everything but
 #           fused attention, $OUT/calibrate.log; then attention alone, resuming the file,
@@ -19,13 +19,14 @@
 # Then commit $OUT's profile under calibrate/profiles/ as a measured profile, with the date,
 # the driver and library versions from $OUT/machine.txt. After the two steps the board's
 # power-limited GEMM rate is measured and merged into the profile (scripts/device-sustained.py,
-# about 30 s; its own output in $OUT/sustained.json and sustained.log). MEASURE_S (default 180; that step of
-# a --quick run on one H200 is estimated at about a minute) and ATTENTION_S (default 60;
-# estimated under 30 s) bound the two steps, each killed 10 s after its limit if it ignores
-# it; the rest of the 330 s is the fit, the check and the copy back, and a hang leaves most of
-# the 15-minute lease for a rerun. The tool exits 3 and writes no profile when nothing was
-# measured. Untested on a GPU so far: no session has had one; here `measure` stops at
-# megasim's "no NVIDIA driver" error.
+# about 30 s; its output in $OUT/sustained.json, its log appended to calibrate.log, since $OUT
+# returns 8 files at most). MEASURE_S (default 180) and ATTENTION_S (default 60) bound the two
+# steps, each killed 10 s after its limit if it ignores it, and SUSTAINED_S (whole seconds a
+# phase, default 4: at most 54 s) the third; the rest of the 420 s is the fit, the check and
+# the copy back, and a hang leaves half the 15-minute lease for a rerun. The tool exits 3 and
+# writes no profile when nothing was measured. On 2026-12-04 the two calibration steps took
+# 42 s together on one H200 (calibrate/README.md); the sustained step ran there as its own
+# script, not yet inside `measure`. Here `measure` stops at megasim's "no NVIDIA driver" error.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 bundle=$root/build/device-bundle
@@ -151,13 +152,16 @@ measure() {
   # The GEMM table is a burst; how much slower GEMMs run once the board holds its power limit,
   # by their share of the time (scripts/device-sustained.py, PyTorch and NVML through the
   # image's python3), merged into the profile as its "sustained_gemm" curve. SUSTAINED_S
-  # (default 4) seconds a phase, five phases; skipped where the image lacks torch or pynvml.
-  if python3 -c 'import torch, pynvml' 2>/dev/null; then
-    timeout -k 10 "$(( ${SUSTAINED_S:-4} * 6 + 30 ))" python3 "$root/scripts/device-sustained.py" \
-      "$OUT/sustained.json" --seconds "${SUSTAINED_S:-4}" --duty 0.75 0.5 0.3 \
-      >"$OUT/sustained.log" 2>&1 &&
-      python3 "$root/scripts/device-sustained.py" --merge "$OUT/sustained.json" "$profile" \
-        >>"$OUT/sustained.log" 2>&1 || echo "sustained: failed (sustained.log)" >>"$OUT/sustained.log"
+  # (default 4, whole) seconds a phase, five phases; skipped where the image lacks torch or
+  # pynvml. Its log goes to the end of calibrate.log ($OUT returns 8 files at most).
+  local phase=${SUSTAINED_S:-4}
+  if ! [[ $phase =~ ^[1-9][0-9]?$ ]]; then
+    echo "sustained: SUSTAINED_S=$phase is not a whole number of seconds (1-99); skipped" >>"$OUT/calibrate.log"
+  elif python3 -c 'import torch, pynvml' 2>/dev/null; then
+    { timeout -k 10 "$((phase * 6 + 30))" python3 "$root/scripts/device-sustained.py" \
+        "$OUT/sustained.json" --seconds "$phase" --duty 0.75 0.5 0.3 &&
+        python3 "$root/scripts/device-sustained.py" --merge "$OUT/sustained.json" "$profile"; } \
+      >>"$OUT/calibrate.log" 2>&1 || echo "sustained: failed, no curve merged" >>"$OUT/calibrate.log"
   fi
   rm -f "$profile.shapes.json"  # calibrate --scenario's shape list; $OUT returns 8 files at most
   local fitted=$OUT/h200-sxm-141gb-fitted.json

@@ -76,7 +76,9 @@ def timeline(m, n, k, seconds, handle):
 def duty_cycle(m, n, k, fraction, seconds, handle):
     """GEMM blocks interleaved with device copies (memory-bound work, as a step's norms and
     activations are) so that GEMMs take about `fraction` of the time: the GEMMs' own rate and
-    the clock over the last half of the run."""
+    the clock over the last half of the run. The share is of the device time between the
+    events; the host's short gap between blocks (NVML reads, relaunch) is not counted, so the
+    share of wall time is slightly lower."""
     x = (torch.rand(m, k, device="cuda") * 2 - 1).to(torch.bfloat16)
     y = (torch.rand(k, n, device="cuda") * 2 - 1).to(torch.bfloat16)
     c = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
@@ -119,6 +121,14 @@ def merge(result_file, profile_file):
                       "rate": round(d["tflops"] / whole["burst_tflops"], 3)}
                      for d in result["duty"]), key=lambda p: p["gemm_share"])
     points.append({"gemm_share": 1.0, "rate": round(whole["sustained_over_burst"], 3)})
+    # What the profile loader takes: shares increasing from 0.01, rates at most 1 and not
+    # rising with the share. A run that breaks that (noise on a board that never reached its
+    # limit, say) is reported, and the profile is left without a curve rather than unloadable.
+    for before, p in zip([{"gemm_share": 0.0, "rate": 1.0}] + points, points):
+        if p["gemm_share"] < 0.01 or p["gemm_share"] <= before["gemm_share"] or \
+                p["rate"] > before["rate"]:
+            sys.exit(f"{result_file}: {points} is not a curve the profile can hold (shares "
+                     f"increasing from 0.01, rates at most 1 and not rising); not merged")
     with open(profile_file) as f:
         profile = json.load(f)
     profile["sustained_gemm"] = {"points": points, "source": (
@@ -146,6 +156,9 @@ def main():
     ap.add_argument("--duty", type=float, nargs="*", default=[],
                     help="also GEMM shares of time to hold for --seconds each (0 to 1)")
     args = ap.parse_args()
+    if any(not 0.0 < f < 1.0 for f in args.duty):
+        ap.error(f"--duty {args.duty}: each share must lie strictly between 0 and 1 (1 is the "
+                 "plain sustained run, measured anyway)")
     pynvml.nvmlInit()
     handle = pynvml.nvmlDeviceGetHandleByIndex(0)
     result = {"torch": torch.__version__, "device": torch.cuda.get_device_name(0),

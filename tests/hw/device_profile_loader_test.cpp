@@ -25,6 +25,13 @@ std::string error_of(const Json& doc) {
   return "";
 }
 
+// The A100 profile with a sustained_gemm section of these points.
+Json with_sustained_points(const Json& points) {
+  Json doc = a100_doc();
+  doc["sustained_gemm"] = {{"points", points}, {"source", "test"}};
+  return doc;
+}
+
 }  // namespace
 
 TEST_CASE("shipped datasheet profiles load") {
@@ -249,4 +256,20 @@ TEST_CASE("a measured kernel faster than the peak, or a shape timed twice, is re
                                          {"dtype", "bf16"},
                                          {"time_us", 1.0}}});
   CHECK(error_of(doc).find("attention_table[0].time_us") != std::string::npos);
+}
+
+TEST_CASE("sustained GEMM: a curve that cannot be is refused with its path and numbers") {
+  const std::string shares = error_of(with_sustained_points(
+      Json::parse(R"([{"gemm_share": 0.5, "rate": 0.9}, {"gemm_share": 0.4, "rate": 0.85}])")));
+  CHECK(shares.find("sustained_gemm.points[1].gemm_share") != std::string::npos);
+  CHECK(shares.find("0.4 follows 0.5") != std::string::npos);
+  const std::string rates = error_of(with_sustained_points(
+      Json::parse(R"([{"gemm_share": 0.5, "rate": 0.9}, {"gemm_share": 1.0, "rate": 0.95}])")));
+  CHECK(rates.find("sustained_gemm.points[1].rate") != std::string::npos);
+  CHECK(rates.find("0.95 at share 1 is above 0.9 at share 0.5") != std::string::npos);
+  const std::string none = error_of(with_sustained_points(Json::array()));
+  CHECK(none.find("sustained_gemm.points") != std::string::npos);
+  const std::string above =
+      error_of(with_sustained_points(Json::parse(R"([{"gemm_share": 1.0, "rate": 1.2}])")));
+  CHECK(above.find("sustained_gemm.points[0].rate") != std::string::npos);
 }

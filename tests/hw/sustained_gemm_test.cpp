@@ -1,16 +1,14 @@
 // The GEMM rate a board held at its power limit leaves (hw::SustainedGemm): the curve between
-// its measured points, and the profile loader's refusals of a curve that cannot be.
+// its measured points, which shipped profiles carry it, and its round trip through the writer
+// (the loader's refusals: device_profile_loader_test.cpp).
 #include <doctest/doctest.h>
 
 #include <string>
 
-#include "engine/error.h"
 #include "hw/device_profile.h"
 #include "io/device_profile_loader.h"
-#include "io/json_reader.h"
 
 using namespace megasim;
-using io::Json;
 
 TEST_CASE("sustained GEMM rate: linear from (0, 1) through the points, flat beyond the last") {
   hw::SustainedGemm s;
@@ -32,26 +30,6 @@ TEST_CASE("sustained GEMM rate: linear from (0, 1) through the points, flat beyo
   }
 }
 
-namespace {
-
-Json profile_with(const Json& points) {
-  Json doc = io::parse_json_file(std::string(MEGASIM_SOURCE_DIR) +
-                                 "/calibrate/profiles/h200-sxm-141gb.json");
-  doc["sustained_gemm"]["points"] = points;
-  return doc;
-}
-
-std::string refusal(const Json& doc) {
-  try {
-    io::parse_device_profile(doc, "p.json");
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "";
-}
-
-}  // namespace
-
 TEST_CASE("sustained GEMM: the measured H200 profile carries its curve, datasheet ones none") {
   const auto measured = io::load_device_profile(std::string(MEGASIM_SOURCE_DIR) +
                                                 "/calibrate/profiles/h200-sxm-141gb-measured.json")
@@ -67,22 +45,6 @@ TEST_CASE("sustained GEMM: the measured H200 profile carries its curve, datashee
                                   ".json")
               .profile.sustained_gemm.points.empty());
   }
-}
-
-TEST_CASE("sustained GEMM: a curve that cannot be is refused with its path and numbers") {
-  const std::string shares = refusal(profile_with(
-      Json::parse(R"([{"gemm_share": 0.5, "rate": 0.9}, {"gemm_share": 0.4, "rate": 0.85}])")));
-  CHECK(shares.find("sustained_gemm.points[1].gemm_share") != std::string::npos);
-  CHECK(shares.find("0.4 follows 0.5") != std::string::npos);
-  const std::string rates = refusal(profile_with(
-      Json::parse(R"([{"gemm_share": 0.5, "rate": 0.9}, {"gemm_share": 1.0, "rate": 0.95}])")));
-  CHECK(rates.find("sustained_gemm.points[1].rate") != std::string::npos);
-  CHECK(rates.find("0.95 at share 1 is above 0.9 at share 0.5") != std::string::npos);
-  const std::string none = refusal(profile_with(Json::array()));
-  CHECK(none.find("sustained_gemm.points") != std::string::npos);
-  const std::string above =
-      refusal(profile_with(Json::parse(R"([{"gemm_share": 1.0, "rate": 1.2}])")));
-  CHECK(above.find("sustained_gemm.points[0].rate") != std::string::npos);
 }
 
 TEST_CASE("sustained GEMM: the section survives a profile written out and read again") {

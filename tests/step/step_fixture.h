@@ -56,6 +56,18 @@ struct Fixture {
   step::StepPrediction predict(const step::StepRequest& r) const {
     return step::predict_step(r, topology, kernels, constants);
   }
+  // The step on another device profile (a changed copy of the fixture's).
+  step::StepPrediction predict_on(const hw::DeviceProfile& p, const step::StepRequest& r) const {
+    const hw::KernelCostModel k(p);
+    return step::predict_step(r, topology, k, constants);
+  }
+  // The fixture's profile without the compute/communication interference: a pass's compute
+  // is then the same wherever it meets the DP and PP traffic.
+  hw::DeviceProfile quiet_profile() const {
+    hw::DeviceProfile p = device.profile;
+    p.interference.compute_slowdown = 1.0;
+    return p;
+  }
   // The job's model, the 22B GPT the requests assemble.
   static workload::ModelSpec model() {
     return io::load_model(kSource + "/models/korthikanti-22b.json");

@@ -154,14 +154,11 @@ TEST_CASE("step model: the job's slowest GPU paces the passes, as its own breakd
   const auto r = f.request("megascale");
   // Without interference: its stretch of a pass is compute time, and the paced passes meet the
   // DP and PP traffic at other moments than the level ones.
-  hw::DeviceProfile quiet = f.device.profile;
-  quiet.interference.compute_slowdown = 1.0;
-  const hw::KernelCostModel quiet_kernels(quiet);
-  const auto paced = step::predict_step(r, f.topology, quiet_kernels, f.constants);
+  const hw::DeviceProfile quiet = f.quiet_profile();
+  const auto paced = f.predict_on(quiet, r);
   hw::DeviceProfile even = quiet;
   even.fleet_variation.sigma = 0.0;
-  const hw::KernelCostModel even_kernels(even);
-  const auto level = step::predict_step(r, f.topology, even_kernels, f.constants);
+  const auto level = f.predict_on(even, r);
   CHECK(level.breakdown.slowest_gpu == Time::zero());
   REQUIRE(paced.breakdown.slowest_gpu > Time::zero());
   // The breakdown, its new term included, is the step cut without overlap.
@@ -229,12 +226,8 @@ TEST_CASE("step model: ZeRO-2 reduce-scatters each micro-batch's gradients, ZeRO
   Fixture f;
   // Without interference, whose stretch of the passes beside the extra reduce-scatters is
   // compute time: the same kernels then give the same compute.
-  hw::DeviceProfile quiet = f.device.profile;
-  quiet.interference.compute_slowdown = 1.0;
-  const hw::KernelCostModel quiet_kernels(quiet);
-  const auto predict = [&](const step::StepRequest& r) {
-    return step::predict_step(r, f.topology, quiet_kernels, f.constants);
-  };
+  const hw::DeviceProfile quiet = f.quiet_profile();
+  const auto predict = [&](const step::StepRequest& r) { return f.predict_on(quiet, r); };
   for (const std::string preset : {"megascale", "megatron-lm"}) {
     INFO(preset);
     const auto one = predict(f.request(preset));
@@ -252,15 +245,12 @@ TEST_CASE("step model: GEMMs at the power-limited clock, as their own breakdown 
   Fixture f;
   const auto r = f.request("megascale");
   // Without interference, so that compute is the same however the passes meet the traffic.
-  hw::DeviceProfile quiet = f.device.profile;
-  quiet.interference.compute_slowdown = 1.0;
-  const hw::KernelCostModel quiet_kernels(quiet);
-  const auto burst = step::predict_step(r, f.topology, quiet_kernels, f.constants);
+  const hw::DeviceProfile quiet = f.quiet_profile();
+  const auto burst = f.predict_on(quiet, r);
   CHECK(burst.breakdown.power_cap == Time::zero());  // the A100 profile has no curve
   hw::DeviceProfile capped = quiet;
   capped.sustained_gemm.points = {{0.3, 0.979}, {0.5, 0.934}, {1.0, 0.845}};
-  const hw::KernelCostModel capped_kernels(capped);
-  const auto p = step::predict_step(r, f.topology, capped_kernels, f.constants);
+  const auto p = f.predict_on(capped, r);
   const auto& b = p.breakdown;
   REQUIRE(b.power_cap > Time::zero());
   CHECK(b.sum() == p.step_time);

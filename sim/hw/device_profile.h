@@ -125,7 +125,7 @@ struct FleetVariation {
 };
 
 // A board held at its power limit lowers its clock: GEMMs run slower sustained than in the
-// burst a GEMM table or a datasheet figure times, the more so the larger the share of the
+// burst a measured GEMM table times from a cool board, the more so the larger the share of the
 // time they take (the rest of the time draws less and leaves headroom). Measured points of
 // that share against the GEMMs' rate relative to the burst, shares increasing in (0, 1] and
 // rates not increasing; no points: no slowdown (a board that never reaches its limit, or one

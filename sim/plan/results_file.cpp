@@ -80,17 +80,19 @@ StepFigures figures_of(const nlohmann::json& j, const std::string& at) {
   f.step_time = ns("step_time_ns");
   if (f.step_time <= Time::zero()) throw InputError(at + ": step_time_ns is not positive");
   const auto b = j.at("breakdown_ns").get<std::vector<std::int64_t>>();
-  // Nine parts; eight in a file written before the power-cap term (2026-12-04), read as 0.
-  if (b.size() != 8 && b.size() != 9) {
-    throw InputError(at + ": breakdown_ns does not hold 9 times (or 8, before the power-cap term)");
+  // Nine parts. A line of a build before the power-cap term (2026-12-04) holds eight; its
+  // fingerprint, which names the binary, normally skips it, as another build's figures are.
+  if (b.size() != 9) {
+    throw InputError(at +
+                     ": breakdown_ns does not hold 9 times (a file of a megasim before "
+                     "2026-12-04's power-cap term holds 8: give a new file)");
   }
   if (std::any_of(b.begin(), b.end(), [](std::int64_t v) { return v < 0; })) {
     throw InputError(at + ": breakdown_ns holds a negative time");
   }
-  f.breakdown = {
-      Time::from_ns(b[0]), Time::from_ns(b[1]), Time::from_ns(b[2]),
-      Time::from_ns(b[3]), Time::from_ns(b[4]), Time::from_ns(b[5]),
-      Time::from_ns(b[6]), Time::from_ns(b[7]), b.size() == 9 ? Time::from_ns(b[8]) : Time::zero()};
+  f.breakdown = {Time::from_ns(b[0]), Time::from_ns(b[1]), Time::from_ns(b[2]),
+                 Time::from_ns(b[3]), Time::from_ns(b[4]), Time::from_ns(b[5]),
+                 Time::from_ns(b[6]), Time::from_ns(b[7]), Time::from_ns(b[8])};
   f.tokens_per_s = positive("tokens_per_s", 1e15);
   f.mfu = positive("mfu", 1.0);
   f.gemm_time = ns("gemm_ns");

@@ -194,9 +194,10 @@ void Executor::start_pass(int i, const PassId& p) {
   const Time waits = tp[p.chunk] + dp_wait;
   // A straggling host slows its kernels, not the exposed TP and ZeRO-3 waits (as the
   // slowest-GPU term below); until 2026-12-04 it stretched those too and booked them as compute.
-  const Time nominal = slowed ? waits + (t[p.chunk] - waits) * u.slowdown : t[p.chunk];
-  const Time paced = (t[p.chunk] - waits) * cfg_.slowest_gpu;
-  const Time capped = (t[p.chunk] - waits) * cfg_.power_cap;
+  const Time kernels = t[p.chunk] - waits;
+  const Time nominal = slowed ? waits + kernels * u.slowdown : t[p.chunk];
+  const Time paced = kernels * cfg_.slowest_gpu;
+  const Time capped = kernels * cfg_.power_cap;
   const Time work = nominal + paced + capped;
   u.stats.tp_exposed += tp[p.chunk];
   u.stats.dp_exposed += dp_wait;

@@ -34,3 +34,24 @@ TEST_CASE("a refit of a fitted profile writes the same GEMM source, not the last
   calibrate::refit_profile(p);
   CHECK(p.gemm.source == second);
 }
+
+TEST_CASE("the shipped measured H200 profile is what today's fit makes of its own tables") {
+  // calibrate/profiles/h200-sxm-141gb-measured.json holds the tables measured on 2026-12-04 and
+  // the constants `megasim calibrate fit` drew from them. A change to a fit that moves those
+  // constants fails here: the profile is then refitted (`megasim calibrate fit`) and committed
+  // with it, never left quoting a fit the code no longer makes.
+  const auto loaded = io::load_device_profile(std::string(MEGASIM_SOURCE_DIR) +
+                                              "/calibrate/profiles/h200-sxm-141gb-measured.json");
+  REQUIRE(loaded.profile.measurement.has_value());
+  hw::DeviceProfile refitted = loaded.profile;
+  int fitted = 0;
+  calibrate::refit_profile(refitted, nullptr, &fitted);
+  CHECK(fitted == 4);  // GEMM, attention, memory-bound, power: one GPU, no collectives
+  const io::Json shipped = io::device_profile_to_json(loaded.profile);
+  const io::Json again = io::device_profile_to_json(refitted);
+  for (const auto& [key, value] : shipped.items()) {
+    INFO(key);
+    CHECK(again.at(key) == value);
+  }
+  CHECK(again.size() == shipped.size());
+}

@@ -26,10 +26,13 @@
 # the copy back, and a hang leaves half the 15-minute lease for a rerun. The tool exits 3 and
 # writes no profile when nothing was measured. On 2026-12-04 the two calibration steps took
 # 42 s together on one H200 (calibrate/README.md); the sustained step ran there as its own
-# script, not yet inside `measure`. Here `measure` stops at megasim's "no NVIDIA driver" error.
+# script, not yet inside `measure`. Here `measure` stops at megasim's "no NVIDIA driver" error;
+# tests/calibrate/device_calibrate_measure_test.sh runs it end to end with stand-ins for the
+# GPU's two steps (DEVICE_BUNDLE).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-bundle=$root/build/device-bundle
+# DEVICE_BUNDLE replaces the bundle folder (the test of `measure`, with stand-ins for the GPU).
+bundle=${DEVICE_BUNDLE:-$root/build/device-bundle}
 
 bundle() {
   local build=$root/build/device-build
@@ -135,7 +138,7 @@ measure() {
     nvidia-smi 2>&1 || true
     nvcc --version 2>&1 | tail -1 || true
     echo "LD_LIBRARY_PATH=$LD_LIBRARY_PATH"
-    ldd "$bundle/megasim-calibrate-gpu" 2>&1
+    ldd "$bundle/megasim-calibrate-gpu" 2>&1 || true  # set -e: a failing ldd ended `measure`
     git -C "$root" log -1 --format='megasim %H %cd' 2>/dev/null || true
   } >>"$OUT/machine.txt" 2>&1
   local profile=$OUT/h200-sxm-141gb-measured.json

@@ -188,63 +188,6 @@ PowerFit fit_power(const hw::DeviceProfile& profile,
   return out;
 }
 
-AttentionFit fit_attention(const hw::DeviceProfile& profile,
-                           const std::vector<hw::AttentionMeasurement>& rows) {
-  hw::DeviceProfile bare = profile;
-  bare.attention_table.clear();
-  const hw::KernelCostModel model(bare);
-  const double overhead = profile.gemm.launch_overhead.to_seconds();
-  AttentionFit out;
-  out.params = profile.attention;
-  for (const bool backward : {false, true}) {
-    // With a_i = compute_i(1) / t_i and y_i = 1 − overhead / t_i, the relative error of row i
-    // at x = 1 / efficiency is a_i·x − y_i; least squares gives x = Σ a·y / Σ a².
-    std::vector<std::pair<double, double>> ay;
-    for (const auto& r : rows) {
-      const hw::AttentionShape& a = r.shape;
-      if (a.backward != backward || !a.fused || a.flash_version != hw::kMeasuredFlashVersion) {
-        continue;
-      }
-      const double t = r.time.to_seconds();
-      const double compute = model.model_attention_compute_time(a, 1.0).to_seconds();
-      const double memory = model.model_memory_time(a.bytes_moved()).to_seconds();
-      if (t <= overhead || memory > compute) continue;
-      ay.emplace_back(compute / t, 1.0 - overhead / t);
-    }
-    if (ay.empty()) continue;
-    double sum_ay = 0.0, sum_aa = 0.0;
-    for (const auto& [a, y] : ay) {
-      sum_ay += a * y;
-      sum_aa += a * a;
-    }
-    const double x = sum_ay / sum_aa;
-    double sum_r2 = 0.0;
-    for (const auto& [a, y] : ay) sum_r2 += (a * x - y) * (a * x - y);
-    const double efficiency = 1.0 / x;
-    const char* pass = backward ? "backward" : "forward";
-    // Above 100 % of peak is not physical (a wrong peak_tflops); below the loader's 1 % floor
-    // the kernel cannot have been a fused one.
-    if (efficiency > 1.0 || efficiency < 0.01) {
-      throw InputError(fmt::format("fused attention fit: the {} pass comes out at {:.1f} % of "
-                                   "the profile's peak; check peak_tflops of '{}' and the "
-                                   "attention_table",
-                                   pass, 100.0 * efficiency, profile.name));
-    }
-    (backward ? out.params.fused_backward_efficiency : out.params.fused_forward_efficiency) =
-        efficiency;
-    (backward ? out.backward : out.forward) =
-        FitQuality{static_cast<int>(ay.size()),
-                   std::sqrt(sum_r2 / static_cast<double>(ay.size()))};
-  }
-  if (out.forward.points + out.backward.points == 0) {
-    throw InputError(fmt::format("fused attention fit needs at least one compute-bound row "
-                                 "longer than the launch overhead; the table has {} rows",
-                                 rows.size()));
-  }
-  out.params.fitted = true;
-  return out;
-}
-
 namespace {
 
 // How a fitted GEMM model's source begins.
@@ -304,26 +247,31 @@ void refit_gemm(hw::DeviceProfile& p, std::vector<std::string>& report) {
 
 void refit_attention(hw::DeviceProfile& p, std::vector<std::string>& report) {
   AttentionFit a = fit_attention(p, p.attention_table);
-  const auto pass = [](const char* name, const FitQuality& q) {
-    return q.points > 0 ? fmt::format("{} {} rows (RMS relative residual {:.2f} %)", name,
-                                      q.points, 100.0 * q.rms_relative_residual)
-                        : fmt::format("no {} rows ({} efficiency kept from the base profile)",
-                                      name, name);
+  const auto pass = [](const char* name, const FitQuality& q, double half) {
+    if (q.points == 0) {
+      return fmt::format("no {} rows ({} efficiency kept from the base profile)", name, name);
+    }
+    return fmt::format("{} {} rows (RMS relative residual {:.2f} %, {})", name, q.points,
+                       100.0 * q.rms_relative_residual,
+                       half > 0.0 ? fmt::format("half the efficiency at {:.3g} GFLOP", half)
+                                  : std::string("one efficiency at every size"));
   };
   a.params.source = fmt::format(
       "measured: fused attention efficiencies fitted by megasim calibrate fit to cuDNN SDPA "
       "timings, {}, {}{}",
-      pass("forward", a.forward), pass("backward", a.backward),
+      pass("forward", a.forward, a.params.forward_half_gflop),
+      pass("backward", a.backward, a.params.backward_half_gflop),
       p.attention.flash_v1_forward_efficiency || p.attention.flash_v1_backward_efficiency
           ? "; FlashAttention-1 efficiencies kept from the base profile"
           : "");
   p.attention = a.params;
   report.push_back(fmt::format(
-      "attention: forward {} points, {:.1f} % of peak, rms {:.2f} %; backward {} points, "
-      "{:.1f} % of peak, rms {:.2f} %",
+      "attention: forward {} points, {:.1f} % of peak, half at {:.3g} GFLOP, rms {:.2f} %; "
+      "backward {} points, {:.1f} % of peak, half at {:.3g} GFLOP, rms {:.2f} %",
       a.forward.points, 100.0 * p.attention.fused_forward_efficiency,
-      100.0 * a.forward.rms_relative_residual, a.backward.points,
-      100.0 * p.attention.fused_backward_efficiency, 100.0 * a.backward.rms_relative_residual));
+      p.attention.forward_half_gflop, 100.0 * a.forward.rms_relative_residual, a.backward.points,
+      100.0 * p.attention.fused_backward_efficiency, p.attention.backward_half_gflop,
+      100.0 * a.backward.rms_relative_residual));
 }
 
 void refit_memory(hw::DeviceProfile& p, std::vector<std::string>& report) {

@@ -93,6 +93,10 @@ struct AttentionModelParams {
   double fused_backward_efficiency = 1.0;
   // The first FlashAttention; unset, it is taken to run as fast as FlashAttention-2.
   std::optional<double> flash_v1_forward_efficiency, flash_v1_backward_efficiency;
+  // A fused kernel fills the GPU only with enough work: a pass of F hardware GFLOP runs at the
+  // efficiency above × F / (F + half), so at half its efficiency when F = half. 0: the
+  // efficiency holds at every size (a profile without measured sizes to fit it on).
+  double forward_half_gflop = 0.0, backward_half_gflop = 0.0;
   bool fitted = false;
   std::string source;
 };

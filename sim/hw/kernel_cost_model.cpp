@@ -222,14 +222,18 @@ KernelCost KernelCostModel::gemm(const GemmShape& g) const {
   return {model * std::exp(*log_ratio), CostSource::kMeasured};
 }
 
-Time KernelCostModel::model_attention_compute_time(const AttentionShape& a,
-                                                   double efficiency) const {
-  const FlopsPerSec peak = profile_.peak_for(a.dtype);
+double KernelCostModel::attention_hardware_flops(const AttentionShape& a) {
   // The fused backward recomputes Q·Kᵀ: 5 matrix products against the forward's 2, so its
   // hardware work is 2.5× the forward's, while AttentionShape counts 2× (model FLOPs).
   // Published fused-backward efficiencies are quoted against the 2.5× count.
   const double hw_scale = a.backward ? 2.5 / 2.0 : 1.0;
-  return Time::from_seconds(a.flops().value() * hw_scale / (peak.value() * efficiency));
+  return a.flops().value() * hw_scale;
+}
+
+Time KernelCostModel::model_attention_compute_time(const AttentionShape& a,
+                                                   double efficiency) const {
+  const FlopsPerSec peak = profile_.peak_for(a.dtype);
+  return Time::from_seconds(attention_hardware_flops(a) / (peak.value() * efficiency));
 }
 
 Time KernelCostModel::model_attention_time(const AttentionShape& a) const {
@@ -241,7 +245,11 @@ Time KernelCostModel::model_attention_time(const AttentionShape& a) const {
                 : am.fused_backward_efficiency)
           : (v1 ? am.flash_v1_forward_efficiency.value_or(am.fused_forward_efficiency)
                 : am.fused_forward_efficiency);
-  const Time compute = model_attention_compute_time(a, eff);
+  // Too little work to fill the GPU (few heads, short sequences) lowers it (the ramp).
+  const double half = 1e9 * (a.backward ? am.backward_half_gflop : am.forward_half_gflop);
+  const double work = attention_hardware_flops(a);
+  const double ramp = half > 0.0 && work > 0.0 ? work / (work + half) : 1.0;
+  const Time compute = model_attention_compute_time(a, eff * ramp);
   const Time memory = model_memory_time(a.bytes_moved());
   return std::max(compute, memory) + profile_.gemm.launch_overhead;
 }

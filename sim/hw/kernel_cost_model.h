@@ -78,6 +78,9 @@ class KernelCostModel {
   // the quantity the attention fit scales (time = overhead + compute_time(1) / efficiency).
   Time model_attention_time(const AttentionShape& a) const;
   Time model_attention_compute_time(const AttentionShape& a, double efficiency) const;
+  // A fused pass's hardware FLOPs (the backward's Q·Kᵀ recompute counted: 2.5× the forward's),
+  // the work its efficiency ramp (AttentionModelParams' half) is of.
+  static double attention_hardware_flops(const AttentionShape& a);
 
   // A compute kernel's time while NCCL kernels run beside it.
   Time with_interference(Time compute) const;

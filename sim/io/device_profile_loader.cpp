@@ -356,6 +356,10 @@ void read_models(JsonReader& r, hw::DeviceProfile& p) {
     p.attention.flash_v1_forward_efficiency = a.optional_number("flash_v1_forward_efficiency", 0.01, 1.0);
     p.attention.flash_v1_backward_efficiency =
         a.optional_number("flash_v1_backward_efficiency", 0.01, 1.0);
+    p.attention.forward_half_gflop =
+        a.optional_number("forward_half_gflop", 0.0, 1e6).value_or(0.0);
+    p.attention.backward_half_gflop =
+        a.optional_number("backward_half_gflop", 0.0, 1e6).value_or(0.0);
     p.attention.fitted = a.boolean_or("fitted", false);
     p.attention.source = required_source(a);
     a.finish();

@@ -41,6 +41,12 @@ void put_models(Json& j, const hw::DeviceProfile& p) {
                           {"fused_backward_efficiency", p.attention.fused_backward_efficiency},
                           {"fitted", p.attention.fitted},
                           {"source", p.attention.source}};
+  if (p.attention.forward_half_gflop > 0.0) {
+    j["attention_model"]["forward_half_gflop"] = p.attention.forward_half_gflop;
+  }
+  if (p.attention.backward_half_gflop > 0.0) {
+    j["attention_model"]["backward_half_gflop"] = p.attention.backward_half_gflop;
+  }
   if (p.attention.flash_v1_forward_efficiency) {
     j["attention_model"]["flash_v1_forward_efficiency"] = *p.attention.flash_v1_forward_efficiency;
   }

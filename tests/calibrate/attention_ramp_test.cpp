@@ -14,21 +14,15 @@
 #include "engine/error.h"
 #include "hw/kernel_cost_model.h"
 #include "io/device_profile_loader.h"
+#include "toy_profile.h"
 
 using namespace megasim;
 
 namespace {
 
-// 100 TFLOP/s bf16, no launch overhead, fast enough HBM that every pass is compute-bound.
+// The toy GPU with fused attention at 50 % forward and 40 % backward.
 hw::DeviceProfile toy() {
-  hw::DeviceProfile p;
-  p.name = "toy";
-  p.peak[hw::DType::kBf16] = tflop_per_s(100.0);
-  p.hbm_bandwidth = gbyte_per_s(100000.0);
-  p.sm_count = 8;
-  p.gemm.tiles = {{128, 128}};
-  p.gemm.classes = {{Flops(1e30), 0.5}};
-  p.memory_model.bandwidth_efficiency = 1.0;
+  hw::DeviceProfile p = test::toy_profile();
   p.attention.fused_forward_efficiency = 0.5;
   p.attention.fused_backward_efficiency = 0.4;
   return p;

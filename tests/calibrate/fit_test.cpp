@@ -10,22 +10,14 @@
 #include "calibrate/fit.h"
 #include "engine/error.h"
 #include "hw/kernel_cost_model.h"
+#include "toy_profile.h"
 
 using namespace megasim;
 
 namespace {
 
 hw::DeviceProfile toy() {
-  hw::DeviceProfile p;
-  p.name = "toy";
-  p.peak[hw::DType::kBf16] = tflop_per_s(100.0);
-  p.hbm_bandwidth = gbyte_per_s(1000.0);
-  p.sm_count = 8;
-  p.gemm.tiles = {{128, 128}, {128, 256}};
-  // Three classes: up to 1 GFLOP, up to 30 GFLOP, larger.
-  p.gemm.classes = {{Flops(1e9), 0.5}, {Flops(30e9), 0.5}, {Flops(1e30), 0.5}};
-  p.memory_model.bandwidth_efficiency = 1.0;
-  return p;
+  return test::toy_profile();
 }
 
 // One measured collective row.

@@ -23,8 +23,10 @@ struct RampSolution {
   double x = 1.0, z = 0.0, rms = 0.0;
 };
 
-// Least squares of a·x + b·z ≈ y over the rows; z = 0 (x alone) where the rows are of one size
-// (the ramp's half is then not measured) or where both would put z below 0.
+// Least squares of a·x + b·z ≈ y over the rows; z = 0 (x alone) where the rows' sizes lie less
+// than 1.5× apart (the ramp's half is then not measured), or where both would put z below 0 or
+// the efficiency 1 / x above the peak (noisy rows over a short span): the ramp is then left out
+// rather than the fit refused.
 RampSolution solve_ramp(const std::vector<RampRow>& rows) {
   double aa = 0.0, ab = 0.0, bb = 0.0, ay = 0.0, by = 0.0;
   double least = rows.front().gflop, most = least;
@@ -43,7 +45,7 @@ RampSolution solve_ramp(const std::vector<RampRow>& rows) {
   // Sizes at least 1.5x apart, so that the two unknowns are told apart.
   if (most >= 1.5 * least && det > 1e-12 * aa * bb) {
     const double x = (ay * bb - by * ab) / det, z = (aa * by - ab * ay) / det;
-    if (z >= 0.0 && x > 0.0) s = {x, z, 0.0};
+    if (z >= 0.0 && x >= 1.0) s = {x, z, 0.0};
   }
   double sum = 0.0;
   for (const auto& r : rows) {
@@ -89,7 +91,7 @@ AttentionFit fit_attention(const hw::DeviceProfile& profile,
     const char* pass = backward ? "backward" : "forward";
     // Above 100 % of peak is not physical (a wrong peak_tflops); below the loader's 1 % floor
     // the kernel cannot have been a fused one.
-    if (efficiency > 1.0 || efficiency < 0.01) {
+    if (!(efficiency >= 0.01 && efficiency <= 1.0)) {  // NaN too
       throw InputError(
           fmt::format("fused attention fit: the {} pass comes out at {:.1f} % of "
                       "the profile's peak; check peak_tflops of '{}' and the "

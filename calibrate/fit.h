@@ -76,8 +76,9 @@ struct AttentionFit {
 // Fused attention efficiency per pass: the fraction of the dense peak, and the work at which a
 // pass reaches half of it (the ramp, AttentionModelParams), that best reproduce the
 // compute-bound rows (least squares on relative error, the launch overhead taken from the
-// profile's GEMM model). Rows of one size, or rows that would put the half below 0, fit the
-// efficiency alone (half 0). Rows whose memory time exceeds their compute time are left out.
+// profile's GEMM model). Rows whose sizes lie less than 1.5× apart, or that would put the half
+// below 0 or the efficiency above the peak, fit the efficiency alone (half 0). Rows whose memory
+// time exceeds their compute time are left out.
 AttentionFit fit_attention(const hw::DeviceProfile& profile,
                            const std::vector<hw::AttentionMeasurement>& rows);
 

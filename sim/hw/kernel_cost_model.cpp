@@ -259,7 +259,8 @@ KernelCost KernelCostModel::attention(const AttentionShape& a) const {
     // A context-parallel rank's share: 1/cp of the whole sequence's causal work (the two
     // load-balanced chunks), priced at the whole sequence's kernel efficiency. Transformer
     // Engine runs it as several smaller kernel calls (one per ring step or chunk); their own
-    // efficiency and launches are not priced apart.
+    // efficiency (lower on the ramp: each call is a fraction of the work) and launches are not
+    // priced apart (README, Known limitations).
     AttentionShape whole = a;
     whole.cp = 1;
     KernelCost k = attention(whole);

@@ -75,7 +75,8 @@ class KernelCostModel {
   Time model_memory_time(Bytes moved) const;
   // The analytical fused attention time alone (no table), and its compute part at a given
   // efficiency (hardware FLOPs over the dense peak, without launch overhead or memory floor):
-  // the quantity the attention fit scales (time = overhead + compute_time(1) / efficiency).
+  // the quantity the attention fit scales (time = overhead + compute_time(1) / efficiency ×
+  // (1 + half / F), F the pass's hardware GFLOP).
   Time model_attention_time(const AttentionShape& a) const;
   Time model_attention_compute_time(const AttentionShape& a, double efficiency) const;
   // A fused pass's hardware FLOPs (the backward's Q·Kᵀ recompute counted: 2.5× the forward's),

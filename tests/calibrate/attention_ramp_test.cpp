@@ -113,6 +113,21 @@ TEST_CASE("the attention fit recovers a planted ramp, and fits one size without 
   const auto none = calibrate::fit_attention(toy(), falling);
   CHECK(none.params.forward_half_gflop == 0.0);
   CHECK(none.forward.points == 9);
+
+  // A ramp towards more than the peak (rows 2 % faster than one that ends at it) is left out,
+  // not refused: the efficiency alone, below the peak.
+  hw::DeviceProfile at_peak = toy();
+  at_peak.attention.fused_forward_efficiency = 1.0;
+  at_peak.attention.forward_half_gflop = 6.6;
+  std::vector<hw::AttentionMeasurement> past;
+  for (auto r : rows_of(at_peak)) {
+    if (r.shape.backward) continue;
+    r.time = Time::from_seconds(r.time.to_seconds() * 0.98);
+    past.push_back(r);
+  }
+  const auto capped = calibrate::fit_attention(toy(), past);
+  CHECK(capped.params.forward_half_gflop == 0.0);
+  CHECK(capped.params.fused_forward_efficiency < 1.0);
 }
 
 TEST_CASE("the ramp's halves load, write back, and are refused below 0") {

@@ -8,6 +8,9 @@
 # Arguments: the script, the megasim binary, the source tree.
 set -euo pipefail
 script=$1 megasim=$2 src=$3
+# The caller's own limits would change what is measured and skipped.
+unset SUSTAINED_S MEASURE_S ATTENTION_S DEVICE_BUNDLE
+python=$(command -v python3)  # the real one, for --merge, before PATH puts the stand-in first
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 records=$src/calibrate/measurements/h200-2026-12-04
@@ -19,7 +22,7 @@ mkdir -p "$tmp/bundle" "$tmp/bin"
 cat >"$tmp/bundle/megasim" <<STUB
 #!/usr/bin/env bash
 if [ "\$1" = calibrate ] && [ "\$2" = -o ]; then
-  [ -s "\$3" ] || cp "$records/run2-profile.json" "\$3"
+  [ -s "\$3" ] || cat "$records/run2-profile.json" >"\$3"
   echo "stand-in calibrate: \$*"
   exit 0
 fi
@@ -29,8 +32,8 @@ STUB
 cat >"$tmp/bin/python3" <<STUB
 #!/usr/bin/env bash
 if [ "\$1" = -c ]; then exit 0; fi
-if [ "\${2-}" = --merge ]; then exec /usr/bin/python3 "\$@"; fi
-cp "$records/sustained-duty.json" "\$2"
+if [ "\${2-}" = --merge ]; then exec "$python" "\$@"; fi
+cat "$records/sustained-duty.json" >"\$2"
 echo "stand-in sustained: \$*"
 STUB
 chmod +x "$tmp/bundle/megasim" "$tmp/bin/python3"
@@ -60,6 +63,7 @@ grep -Eq "power cap +0\.[0-9]*[1-9]" "$tmp/out/check.txt" ||
 # A SUSTAINED_S that is not whole seconds skips the curve, and the rest still comes back.
 run "$tmp/bad" SUSTAINED_S=2.5
 grep -q "SUSTAINED_S=2.5 is not a whole number" "$tmp/bad/calibrate.log" || fail "no skip line"
+[ -s "$tmp/bad/h200-sxm-141gb-measured.json" ] || fail "no profile after a skipped curve"
 ! grep -q '"sustained_gemm"' "$tmp/bad/h200-sxm-141gb-measured.json" || fail "a curve anyway"
 [ -s "$tmp/bad/check.txt" ] || fail "no check after a skipped curve"
 echo "measure: $files files, curve merged and fitted; SUSTAINED_S=2.5 skipped"

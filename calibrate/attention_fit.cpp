@@ -70,8 +70,8 @@ AttentionFit fit_attention(const hw::DeviceProfile& profile,
     // time = overhead + compute_i(1) / efficiency × (1 + half / F_i) (the ramp, F_i the row's
     // hardware GFLOP). With a_i = compute_i(1) / t_i, b_i = a_i / F_i and y_i = 1 − overhead /
     // t_i, the relative error of row i is a_i·x + b_i·z − y_i, linear in x = 1 / efficiency and
-    // z = half / efficiency: least squares over both where the rows span sizes, else (or where
-    // the two would make half negative) over x alone, half 0.
+    // z = half / efficiency: least squares over both, or over x alone with half 0 where
+    // solve_ramp cannot tell them apart or the pair is not physical.
     std::vector<RampRow> used;
     for (const auto& r : rows) {
       const hw::AttentionShape& a = r.shape;

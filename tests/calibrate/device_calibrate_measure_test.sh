@@ -19,7 +19,7 @@ fail() { echo "$*" >&2; exit 1; }
 mkdir -p "$tmp/bundle" "$tmp/bin"
 # megasim: `calibrate -o PROFILE ...` (a measurement) copies the day's profile, resuming keeps
 # it; everything else (fit, simulate) is the real binary.
-cat >"$tmp/bundle/megasim" <<STUB
+cat >"$tmp/bundle/megasim" <<STANDIN
 #!/usr/bin/env bash
 if [ "\$1" = calibrate ] && [ "\$2" = -o ]; then
   [ -s "\$3" ] || cat "$records/run2-profile.json" >"\$3"
@@ -27,15 +27,15 @@ if [ "\$1" = calibrate ] && [ "\$2" = -o ]; then
   exit 0
 fi
 exec "$megasim" "\$@"
-STUB
+STANDIN
 # python3: the import check passes; the measurement writes the day's result; --merge is real.
-cat >"$tmp/bin/python3" <<STUB
+cat >"$tmp/bin/python3" <<STANDIN
 #!/usr/bin/env bash
 if [ "\$1" = -c ]; then exit 0; fi
 if [ "\${2-}" = --merge ]; then exec "$python" "\$@"; fi
 cat "$records/sustained-duty.json" >"\$2"
 echo "stand-in sustained: \$*"
-STUB
+STANDIN
 chmod +x "$tmp/bundle/megasim" "$tmp/bin/python3"
 
 run() {  # $1: the folder for $OUT; the rest: environment for the script

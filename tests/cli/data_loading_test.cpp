@@ -8,18 +8,14 @@
 
 #include "run_command.h"
 
+using megasim::test::kDefaultScenario;
 using megasim::test::run_megasim;
-
-namespace {
-const std::string kDefault =
-    std::string(MEGASIM_SOURCE_DIR) + "/scenarios/megascale-175b-12288.json";
-}  // namespace
 
 TEST_CASE("cli: asynchronous data loading hides behind the step's end only, not ZeRO-3's waits") {
   // MegaScale's system, ZeRO-3 on one stage: 4 s of loading a replica (4 samples at 1 s), and
   // about 28 s of DP waits inside the passes (layers' gathers) but little at the step's end:
   // the loading is nearly all exposed (it hid behind the in-pass waits: the step unchanged).
-  const std::string base = "simulate --json " + kDefault +
+  const std::string base = "simulate --json " + kDefaultScenario +
                            " --set plan.pp=1 --set plan.vpp=1 --set plan.schedule=1f1b "
                            "--set plan.zero3=true --set plan.dp=32 --set plan.global_batch=128";
   const auto none = run_megasim(base);

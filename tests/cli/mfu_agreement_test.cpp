@@ -15,6 +15,7 @@
 
 #include "run_command.h"
 
+using megasim::test::kDefaultScenario;
 using megasim::test::run_megasim;
 using megasim::test::shell_quote;
 
@@ -22,10 +23,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const std::string kDefault =
-    std::string(MEGASIM_SOURCE_DIR) + "/scenarios/megascale-175b-12288.json";
 // The scenario's own plan and one neighbour: a search of two plans, about a second.
-const std::string kSearch = "search " + kDefault + " --fix tp=8 --fix pp=8 --top 1";
+const std::string kSearch = "search " + kDefaultScenario + " --fix tp=8 --fix pp=8 --top 1";
 
 // FLOPs a token an MFU implies: mfu × peak × GPUs / tokens a second (the peak cancels in a ratio).
 double flops_per_token(const nlohmann::json& j) {
@@ -35,13 +34,13 @@ double flops_per_token(const nlohmann::json& j) {
 }  // namespace
 
 TEST_CASE("cli: simulate, compare and search count one MFU numerator with a system's window") {
-  const auto sim = nlohmann::json::parse(run_megasim("simulate --json " + kDefault).out);
+  const auto sim = nlohmann::json::parse(run_megasim("simulate --json " + kDefaultScenario).out);
   const double want = flops_per_token(sim);
   // 1.0629e12 FLOPs a token, not the full count's 1.0774e12.
   CHECK(sim["model_flops_per_token"].get<double>() == doctest::Approx(1.0629e12).epsilon(1e-4));
 
   const auto cmp = nlohmann::json::parse(
-      run_megasim("compare --json " + kDefault + " --vary plan.micro_batch=1,2").out);
+      run_megasim("compare --json " + kDefaultScenario + " --vary plan.micro_batch=1,2").out);
   REQUIRE(cmp["variants"].size() == 2);
   for (const auto& v : cmp["variants"]) CHECK(flops_per_token(v) == doctest::Approx(want).scale(0));
 

@@ -11,6 +11,10 @@
 
 namespace megasim::test {
 
+// The default scenario (`make run`'s): MegaScale's 175B on its 12,288-GPU cluster.
+inline const std::string kDefaultScenario =
+    std::string(MEGASIM_SOURCE_DIR) + "/scenarios/megascale-175b-12288.json";
+
 struct CommandResult {
   int exit_code = -1;
   std::string out, err;

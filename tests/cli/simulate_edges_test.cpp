@@ -15,12 +15,11 @@
 
 #include "run_command.h"
 
+using megasim::test::kDefaultScenario;
 using megasim::test::run_megasim;
 using megasim::test::shell_quote;
 
 namespace {
-const std::string kDefault =
-    std::string(MEGASIM_SOURCE_DIR) + "/scenarios/megascale-175b-12288.json";
 
 // `simulate --json ARGS`, the run required to succeed.
 nlohmann::json simulate_json(const std::string& args) {
@@ -59,7 +58,7 @@ TEST_CASE("cli: checkpoints that would hold a run past 50 years are refused, not
   preset["checkpoint_write_gbps"]["value"] = 1e-5;
   std::ofstream(root / "reliability" / "megascale.json") << preset.dump(2);
   ::setenv("MEGASIM_DATA_DIR", root.c_str(), 1);
-  const auto r = run_megasim("simulate " + kDefault);
+  const auto r = run_megasim("simulate " + kDefaultScenario);
   ::unsetenv("MEGASIM_DATA_DIR");
   fs::remove_all(root);
   CHECK(r.exit_code == 2);

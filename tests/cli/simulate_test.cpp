@@ -13,10 +13,10 @@
 #include "recipe_scenario.h"
 #include "run_command.h"
 
+using megasim::test::kDefaultScenario;
 using megasim::test::run_megasim;
 
 namespace {
-const std::string kDefault = std::string(MEGASIM_SOURCE_DIR) + "/scenarios/megascale-175b-12288.json";
 
 // `simulate --json ARGS`, the run required to succeed.
 nlohmann::json simulate_json(const std::string& args) {
@@ -43,7 +43,7 @@ TEST_CASE("cli: --help and --version exit 0 and usage errors exit 2") {
 }
 
 TEST_CASE("cli: simulate --json prints exactly one JSON object and nothing else") {
-  auto r = run_megasim("simulate --json " + kDefault);
+  auto r = run_megasim("simulate --json " + kDefaultScenario);
   REQUIRE(r.exit_code == 0);
   CHECK(r.err.empty());
   const auto doc = nlohmann::json::parse(r.out);  // throws if anything else was printed
@@ -55,7 +55,7 @@ TEST_CASE("cli: simulate --json prints exactly one JSON object and nothing else"
 }
 
 TEST_CASE("cli: --set reaches the scenario") {
-  auto r = run_megasim("simulate --json " + kDefault +
+  auto r = run_megasim("simulate --json " + kDefaultScenario +
                        " --set plan.dp=4 --set plan.global_batch=768");
   REQUIRE(r.exit_code == 0);
   const auto doc = nlohmann::json::parse(r.out);
@@ -63,16 +63,16 @@ TEST_CASE("cli: --set reaches the scenario") {
 }
 
 TEST_CASE("cli: same scenario gives byte-identical output") {
-  auto a = run_megasim("simulate --json " + kDefault);
-  auto b = run_megasim("simulate --json " + kDefault);
+  auto a = run_megasim("simulate --json " + kDefaultScenario);
+  auto b = run_megasim("simulate --json " + kDefaultScenario);
   CHECK(a.out == b.out);
-  auto c = run_megasim("simulate " + kDefault);
-  auto d = run_megasim("simulate " + kDefault);
+  auto c = run_megasim("simulate " + kDefaultScenario);
+  auto d = run_megasim("simulate " + kDefaultScenario);
   CHECK(c.out == d.out);
 }
 
 TEST_CASE("cli: compare lists every combination and the reason an infeasible one fails") {
-  auto r = run_megasim("compare --json " + kDefault +
+  auto r = run_megasim("compare --json " + kDefaultScenario +
                        " --vary plan.dp=4,8 --vary plan.pp=8,64 --set plan.global_batch=768");
   REQUIRE(r.exit_code == 0);
   const auto doc = nlohmann::json::parse(r.out);
@@ -88,7 +88,7 @@ TEST_CASE("cli: compare lists every combination and the reason an infeasible one
     }
   }
   CHECK(feasible == 2);
-  CHECK(run_megasim("compare " + kDefault + " --vary plan.tp").exit_code == 2);
+  CHECK(run_megasim("compare " + kDefaultScenario + " --vary plan.tp").exit_code == 2);
 }
 
 TEST_CASE("cli: a scenario run on an imported calibration uses its measured collectives and says so") {
@@ -114,7 +114,7 @@ TEST_CASE("cli: a scenario run on an imported calibration uses its measured coll
   }
   const fs::path device = dir / "a100-imported.json";
   std::ofstream(device) << profile.dump(2);
-  const std::string common = " --json " + kDefault + " --set plan.dp=4 --set plan.global_batch=768" +
+  const std::string common = " --json " + kDefaultScenario + " --set plan.dp=4 --set plan.global_batch=768" +
                              " --set run.tokens=1e9";
   auto datasheet = run_megasim("simulate" + common);
   auto imported = run_megasim("simulate" + common + " --set device=" + device.string());
@@ -153,7 +153,7 @@ TEST_CASE("cli: a calibration's fitted scales price the step's unmeasured collec
   }
   const fs::path device = dir / "h100-scaled.json";
   std::ofstream(device) << profile.dump(2);
-  const std::string common = " --json " + kDefault + " --set cluster=llama3-h100-24576";
+  const std::string common = " --json " + kDefaultScenario + " --set cluster=llama3-h100-24576";
   auto datasheet = run_megasim("simulate" + common + " --set device=h100-sxm5-80gb");
   auto scaled = run_megasim("simulate" + common + " --set device=" + device.string());
   REQUIRE(datasheet.exit_code == 0);
@@ -167,7 +167,7 @@ TEST_CASE("cli: a calibration's fitted scales price the step's unmeasured collec
 }
 
 TEST_CASE("cli: the MegaScale plan on the Llama-3-like H100 cluster runs on the H100 profile") {
-  auto r = run_megasim("simulate --json " + kDefault +
+  auto r = run_megasim("simulate --json " + kDefaultScenario +
                        " --set cluster=llama3-h100-24576 --set device=h100-sxm5-80gb");
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
@@ -184,9 +184,9 @@ TEST_CASE("cli: simulate and inspect agree on the memory of a plan (issue: 118.9
   const std::string sets =
       " --set plan.recompute=none --set plan.micro_batch=2 --set plan.dp=4 --set "
       "plan.global_batch=768";
-  const auto sim = run_megasim("simulate --json " + kDefault + sets);
+  const auto sim = run_megasim("simulate --json " + kDefaultScenario + sets);
   REQUIRE(sim.exit_code == 0);
-  const auto ins = run_megasim("inspect --json " + kDefault + sets);
+  const auto ins = run_megasim("inspect --json " + kDefaultScenario + sets);
   REQUIRE(ins.exit_code == 0);
   const auto s = nlohmann::json::parse(sim.out)["memory_per_stage"];
   const auto i = nlohmann::json::parse(ins.out)["stages"];
@@ -204,16 +204,16 @@ TEST_CASE("cli: a window the system switches on lowers every FLOP count, the MFU
   // (workload/flops.h): 72·l·h²·(1 + w/6h + V/12lh) = 1.0629e12 against 1.0774e12.
   // Until 2026-12-03 inspect printed the unwindowed counts and simulate's HFU charged the
   // recomputed attention at the full sequence; until the next session the MFU kept the full.
-  const auto on = nlohmann::json::parse(run_megasim("inspect --json " + kDefault).out);
+  const auto on = nlohmann::json::parse(run_megasim("inspect --json " + kDefaultScenario).out);
   const auto off = nlohmann::json::parse(
-      run_megasim("inspect --json " + kDefault + " --set optimizations.sliding_window=false").out);
+      run_megasim("inspect --json " + kDefaultScenario + " --set optimizations.sliding_window=false").out);
   CHECK(on["model_flops_per_token"].get<double>() == doctest::Approx(1.0629e12).epsilon(1e-4));
   CHECK(off["model_flops_per_token"].get<double>() == doctest::Approx(1.0774e12).epsilon(1e-4));
   for (const char* key : {"hardware_flops_per_token", "useful_flops_per_token"}) {
     CAPTURE(key);
     CHECK(on[key].get<double>() < off[key].get<double>());
   }
-  const auto sim = nlohmann::json::parse(run_megasim("simulate --json " + kDefault).out);
+  const auto sim = nlohmann::json::parse(run_megasim("simulate --json " + kDefaultScenario).out);
   const double hw_ratio =
       sim["tflops_per_gpu_hw"].get<double>() / sim["tflops_per_gpu_model"].get<double>();
   CHECK(hw_ratio == doctest::Approx(on["hardware_flops_per_token"].get<double>() /
@@ -321,21 +321,21 @@ TEST_CASE("cli: compare --json survives a value with an invalid UTF-8 byte, and 
       std::string(MEGASIM_SOURCE_DIR) + "/calibrate/profiles/a100-sxm4-80gb.json", odd,
       std::filesystem::copy_options::overwrite_existing);
   const auto r =
-      run_megasim("compare --json " + kDefault + " --vary 'device=" + odd + ",a100-sxm4-80gb'");
+      run_megasim("compare --json " + kDefaultScenario + " --vary 'device=" + odd + ",a100-sxm4-80gb'");
   std::filesystem::remove_all(dir);
   REQUIRE(r.exit_code == 0);
   const auto doc = nlohmann::json::parse(r.out);
   CHECK(doc["variants"].size() == 2);
   CHECK(doc["variants"][0]["label"].get<std::string>().find("device=") != std::string::npos);
   // A value its key never takes is refused outright (exit 2), the byte passed on as it came.
-  const auto bad = run_megasim("compare --json " + kDefault + " --vary 'plan.recompute=\xa8,full'");
+  const auto bad = run_megasim("compare --json " + kDefaultScenario + " --vary 'plan.recompute=\xa8,full'");
   CHECK(bad.exit_code == 2);
   CHECK(bad.out.empty());
   CHECK(bad.err.find("--vary plan.recompute: '\xa8': plan.recompute:") != std::string::npos);
   const auto missing = run_megasim("compare --json no-such-scenario.json --vary plan.tp=4,8");
   CHECK(missing.exit_code == 2);
   CHECK(missing.out.empty());
-  const auto twice = run_megasim("compare " + kDefault + " --vary plan.tp=4,8 --vary plan.tp=2");
+  const auto twice = run_megasim("compare " + kDefaultScenario + " --vary plan.tp=4,8 --vary plan.tp=2");
   CHECK(twice.exit_code == 2);
   CHECK(twice.err.find("--vary plan.tp: given twice") != std::string::npos);
 }

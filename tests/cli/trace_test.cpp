@@ -10,18 +10,14 @@
 
 #include "run_command.h"
 
+using megasim::test::kDefaultScenario;
 using megasim::test::run_megasim;
-
-namespace {
-const std::string kDefault =
-    std::string(MEGASIM_SOURCE_DIR) + "/scenarios/megascale-175b-12288.json";
-}  // namespace
 
 TEST_CASE("cli: simulate --trace writes a Chrome trace") {
   const std::string trace = (std::filesystem::temp_directory_path() /
                              ("megasim_trace_" + std::to_string(::getpid()) + ".json"))
                                 .string();
-  auto r = run_megasim("simulate " + kDefault + " --set plan.dp=4 --set plan.global_batch=768" +
+  auto r = run_megasim("simulate " + kDefaultScenario + " --set plan.dp=4 --set plan.global_batch=768" +
                        " --set run.tokens=1e9 --trace " + trace);
   REQUIRE(r.exit_code == 0);
   const auto doc = nlohmann::json::parse(megasim::test::read_all(trace));

@@ -245,11 +245,12 @@ Time KernelCostModel::model_attention_time(const AttentionShape& a) const {
                 : am.fused_backward_efficiency)
           : (v1 ? am.flash_v1_forward_efficiency.value_or(am.fused_forward_efficiency)
                 : am.fused_forward_efficiency);
-  // Too little work to fill the GPU (few heads, short sequences) lowers it (the ramp).
+  // Too little work to fill the GPU (few heads, short sequences) lowers it (the ramp): at
+  // efficiency × F / (F + half) the F FLOPs take as long as F + half at the efficiency.
   const double half = 1e9 * (a.backward ? am.backward_half_gflop : am.forward_half_gflop);
   const double work = attention_hardware_flops(a);
-  const double ramp = half > 0.0 && work > 0.0 ? work / (work + half) : 1.0;
-  const Time compute = model_attention_compute_time(a, eff * ramp);
+  const Time compute = Time::from_seconds((work > 0.0 ? work + half : 0.0) /
+                                          (profile_.peak_for(a.dtype).value() * eff));
   const Time memory = model_memory_time(a.bytes_moved());
   return std::max(compute, memory) + profile_.gemm.launch_overhead;
 }

@@ -18,6 +18,7 @@
 #include "io/cluster_loader.h"
 #include "io/collective_constants_reader.h"
 #include "io/device_profile_loader.h"
+#include "io/link_bound.h"
 #include "net/topology.h"
 #include "plan/collective_calibration.h"
 
@@ -99,6 +100,14 @@ std::optional<hw::CollProtocol> forced_protocol(const std::string& label) {
   return std::nullopt;
 }
 
+// A row faster than the cluster's links allow ran elsewhere, or its log is wrong.
+void check_against_links(const hw::DeviceProfile& profile, std::size_t first_new,
+                         const net::ClusterSpec& spec) {
+  io::check_rows_against_links(profile.collective_table, first_new, spec, [&](std::size_t k) {
+    return fmt::format("{} (--cluster)", profile.collective_table[k].origin);
+  });
+}
+
 bool priced_by_tuning_model(hw::CollectiveOp op) {
   return op != hw::CollectiveOp::kAllToAll && op != hw::CollectiveOp::kSendRecv;
 }
@@ -111,14 +120,14 @@ std::vector<hw::CollectiveScaleFit> fit_import_scales(const hw::DeviceProfile& p
                                                       const std::string& cluster_ref,
                                                       std::string& text, io::Json& json) {
   const net::ClusterSpec spec = io::load_cluster_ref(cluster_ref);
+  check_against_links(profile, first_new, spec);
   const std::vector<hw::CollectiveMeasurement> imported = rows_to_fit(profile, first_new);
   std::int64_t ranks = 1;
   for (const auto& m : imported) ranks = std::max<std::int64_t>(ranks, m.ranks);
   io::check_cluster_size(spec, ranks, "--cluster");
   const auto topology = std::make_shared<const net::Topology>(spec);
   const hw::CollectiveConstants constants = io::read_collective_constants(device_file);
-  const RunShapes shapes = run_shapes(imported);
-  const auto& [order, runs, shapes_of_run] = shapes;
+  const auto [order, runs, shapes_of_run] = run_shapes(imported);
   // The --device profile's runs keep the fits it holds, made on the cluster they ran on.
   std::vector<hw::CollectiveScaleFit> fits = profile.collective_scales;
   if (!fits.empty()) {

@@ -12,6 +12,7 @@
 #include "io/cluster_loader.h"
 #include "io/collective_constants_reader.h"
 #include "io/device_profile_loader.h"
+#include "io/link_bound.h"
 #include "io/model_loader.h"
 #include "io/reliability_loader.h"
 #include "io/system_loader.h"
@@ -91,6 +92,16 @@ void check_plan_against_cluster(const Inputs& in) {
         s.file.string(), in.cluster.name, s.cluster_file.string(), in.cluster.gpus, limit,
         p.gpus(), kMaxClusterGpusFloor, kMaxClusterPerJobGpu));
   }
+}
+
+// A measured collective the scenario's cluster could not have run (imported from a faster
+// fabric, or a wrong log) would answer its shape with a time these links cannot give.
+void check_measured_collectives(const Inputs& in) {
+  check_rows_against_links(in.device.collective_table, 0, in.cluster, [&](std::size_t k) {
+    return fmt::format("{}: device profile '{}': collective_table[{}] (from {})",
+                       in.scenario.device_file.string(), in.device.name, k,
+                       in.device.collective_table[k].origin);
+  });
 }
 
 void check_window(const Inputs& in) {
@@ -235,6 +246,7 @@ Inputs load_inputs(const Scenario& s, const InputOptions& o, FilesRead* read) {
   if (have_system) clashes.check([&] { check_pipeline_engine_schedule(in); });
   if (have_system) clashes.check([&] { check_microbatch_group(in); });
   if (have_device) clashes.check([&] { check_fp8(in); });
+  if (have_device && have_cluster) clashes.check([&] { check_measured_collectives(in); });
   if (have_device && have_system) clashes.check([&] { check_tp_decomposition(in); });
   // The run level's power preset comes from the device: without a device there is none to name.
   if (o.trials && !s.run.tokens) {

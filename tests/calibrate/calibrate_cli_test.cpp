@@ -14,6 +14,7 @@
 #include "cli/run_command.h"
 #include "io/device_profile_loader.h"
 #include "io/gemm_shapes.h"
+#include "scaled_log.h"
 
 using namespace megasim;
 using test::run_megasim;
@@ -219,35 +220,13 @@ TEST_CASE("collective --device reproduces the 8 B-16 GiB H100 log at every size 
   CHECK(compared == 32);
 }
 
-// The H100 log with every time x `factor` (algbw and busbw / factor), as a cluster whose
-// NICs are that much slower would log it, into a temporary file `name`.
-fs::path slowed_h100_log(const std::string& name, double factor) {
-  std::ifstream in(kLogs + "h100-2node-all_reduce.log");
-  const fs::path out = temp_file(name);
-  std::ofstream o(out);
-  for (std::string line; std::getline(in, line);) {
-    std::istringstream s(line);
-    std::vector<std::string> f;
-    for (std::string w; s >> w;) f.push_back(w);
-    if (line.empty() || line[0] == '#' || f.size() != 13) {
-      o << line << "\n";
-      continue;
-    }
-    for (std::size_t i : {5u, 9u}) f[i] = std::to_string(std::stod(f[i]) * factor);
-    for (std::size_t i : {6u, 7u, 10u, 11u}) f[i] = std::to_string(std::stod(f[i]) / factor);
-    for (const auto& w : f) o << "  " << w;
-    o << "\n";
-  }
-  return out;
-}
-
 TEST_CASE("a fitted H100 calibration prices 4 nodes in the direction its fit says") {
   // A log 25 % slower than the shipped one (the datasheet profile reproduces the shipped log
   // itself within 4 %, so its own fit is neutral: k = 1.003) fits NVLSTree's NIC-side
   // bandwidth at k near 0.8 (its bandwidth-bound rows all ran NVLSTree). 4 nodes (32 GPUs)
   // were never measured, so NCCL's model answers with that scale where NCCL runs NVLSTree
   // (1-2 GiB: the time x 1/k) and leaves the ring it picks from 4 GiB as the profile has it.
-  const fs::path log = slowed_h100_log("h100-slowed.log", 1.25);
+  const fs::path log = test::scaled_h100_log(temp_file("h100-slowed.log"), 1.25);
   const fs::path out = temp_file("imported-transfer.json");
   const auto r = run_megasim("calibrate import-nccl-tests " + shell_quote(log.string()) +
                              " --device h100-sxm5-80gb --cluster dgx-h100-superpod-6144 -o " +

@@ -10,6 +10,7 @@
 #include "hw/device_profile.h"
 #include "io/device_profile_loader.h"
 #include "io/json_reader.h"
+#include "scaled_log.h"
 
 using namespace megasim;
 using test::run_megasim;
@@ -342,4 +343,39 @@ TEST_CASE("collective: a measured row's time is the one its algbw and busbw are 
       "--gpus 16 --bytes 1M:1M --json");
   REQUIRE(g.exit_code == 0);
   CHECK(io::parse_json_text(g.out, "stdout").at("rows").at(0).at("redop") == "none");
+}
+
+TEST_CASE("a log faster than its cluster's links is refused at import and where it is used") {
+  // The H100 log with every time / 100: its 8 MiB all-reduce in 1.76 us, where 8 MiB into a
+  // node over eight 400 Gb/s NICs takes 21 us at the least. With --cluster the import is
+  // refused and writes nothing; without one it imports (the links are not known), and
+  // `collective` on that cluster refuses the profile.
+  const fs::path log = test::scaled_h100_log(temp_file("h100-fast.log"), 0.01);
+  const fs::path out = temp_file("fast.json");
+  const auto r = run_megasim("calibrate import-nccl-tests " + shell_quote(log.string()) +
+                             " --device h100-sxm5-80gb --cluster dgx-h100-superpod-6144 -o " +
+                             shell_quote(out.string()));
+  CHECK(r.exit_code == 2);
+  INFO(r.err);
+  CHECK(r.err.find("h100-fast.log:10 (--cluster): all_reduce of 8388608 bytes on 16 ranks / 2 "
+                   "node(s) took 1.757 us, but on cluster 'dgx-h100-superpod-6144' it takes at "
+                   "least 20.9715 us: 8388608 bytes over a node's 8 NICs at 400.0 GB/s raw") !=
+        std::string::npos);
+  CHECK_FALSE(fs::exists(out));
+  REQUIRE(run_megasim("calibrate import-nccl-tests " + shell_quote(log.string()) +
+                      " --device h100-sxm5-80gb -o " + shell_quote(out.string()))
+              .exit_code == 0);
+  const auto c = run_megasim(
+      "collective --cluster dgx-h100-superpod-6144 --gpus 16 --bytes 1G "
+      "--device " +
+      shell_quote(out.string()));
+  CHECK(c.exit_code == 2);
+  CHECK(c.err.find("collective_table[0] (from " + log.string() + ":10): all_reduce") !=
+        std::string::npos);
+  // The log as it ran: every row within the links.
+  CHECK(run_megasim("calibrate import-nccl-tests " +
+                    shell_quote(test::scaled_h100_log(temp_file("h100.log"), 1.0).string()) +
+                    " --device h100-sxm5-80gb --cluster dgx-h100-superpod-6144 -o " +
+                    shell_quote(temp_file("as-ran.json").string()))
+            .exit_code == 0);
 }

@@ -1,6 +1,7 @@
 #include "io/link_bound.h"
 
 #include <algorithm>
+#include <cstdint>
 
 #include <fmt/format.h>
 
@@ -59,9 +60,9 @@ void check_rows_against_links(const std::vector<hw::CollectiveMeasurement>& rows
                               const std::function<std::string(std::size_t)>& where) {
   for (std::size_t k = first; k < rows.size(); ++k) {
     const hw::CollectiveMeasurement& m = rows[k];
-    const int cluster_nodes = cluster.gpus / std::max(1, cluster.node.gpus);
-    if (m.nodes < 1 || m.ranks < 2 || m.ranks > m.nodes * cluster.node.gpus ||
-        m.nodes > cluster_nodes)
+    const std::int64_t node_gpus = std::max(1, cluster.node.gpus);
+    if (m.nodes < 1 || m.ranks < 2 || m.ranks > std::int64_t{m.nodes} * node_gpus ||
+        m.nodes > cluster.gpus / node_gpus)
       continue;
     const LinkBound b = least_collective_time(cluster.node, m.op, m.ranks, m.nodes, m.size.value());
     const double seconds = m.time.to_seconds();

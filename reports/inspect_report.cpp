@@ -128,11 +128,12 @@ std::string inspect_text(const plan::Inspection& i) {
       m.kv_heads, m.ffn_hidden, workload::to_string(m.activation), workload::to_string(m.norm),
       m.vocab, m.seq);
   out += fmt::format(
-      "plan         TP {} x CP {} x PP {} (VPP {}) x DP {} = {} GPUs, micro-batch {}, "
-      "{} micro-batches, recompute {}, SP {}{}, ranks {}\n",
-      p.tp, p.cp, p.pp, p.vpp, p.dp, p.gpus(), p.micro_batch, p.micro_batches(),
-      workload::to_string(p.recompute), p.sequence_parallel ? "on" : "off",
-      p.fp8 ? ", FP8 GEMMs" : "", workload::to_string(p.rank_order));
+      "plan         TP {} × CP {} × PP {} (VPP {}) × DP {} = {} GPU{}, micro-batch {}, "
+      "{} micro-batch{}, recompute {}, SP {}{}, ranks {}\n",
+      p.tp, p.cp, p.pp, p.vpp, p.dp, p.gpus(), p.gpus() == 1 ? "" : "s", p.micro_batch,
+      p.micro_batches(), p.micro_batches() == 1 ? "" : "es", workload::to_string(p.recompute),
+      p.sequence_parallel ? "on" : "off", p.fp8 ? ", FP8 GEMMs" : "",
+      workload::to_string(p.rank_order));
   out += fmt::format(
       "FLOPs/token  model {:.5g} (the MFU's)  hardware {:.5g} "
       "(recompute {})  useful {:.5g} ({} attention)\n\n",

@@ -68,20 +68,27 @@ void append_power(std::string& o, const RunResult& r, const PowerInputs& power) 
       power_text(mw(r.power.it_average)), power_text(mw(r.energy.facility_average) / power.pue),
       spares, power_text(mw(r.power.it_peak)), power_text(mw(r.power.swing())),
       power_text(mw(r.power.it_average - r.power.it_idle)));
+  // The job's peak, as --json's facility_peak_mw, and with the idle spares beside it.
+  const std::string with_spares =
+      r.energy.spares.powered > 0.0
+          ? fmt::format(" ({} with the idle spares)",
+                        power_text((mw(r.power.it_peak) + mw(r.energy.spare_it)) * power.pue))
+          : std::string();
   o += fmt::format("  facility       average {} in steps, {} over the run{}, peak {}{}\n",
                    power_text(mw(r.power.it_average) * power.pue),
                    power_text(mw(r.energy.facility_average)), spares,
-                   power_text((mw(r.power.it_peak) + mw(r.energy.spare_it)) * power.pue), spares);
+                   power_text(mw(r.power.it_peak) * power.pue), with_spares);
   if (r.energy.spares.reserved > 0) {
+    // A job billed a share of the pool pays that share of the idling nodes' power, not all.
+    const auto& billed = r.energy.spares.billed;
     o += fmt::format(
-        "  spares         {} node{} reserved{}, {:.1f} idling beside the job on average at {} IT "
+        "  spares         {} node{} reserved{}, {:.1f} idling beside the job on average, {} IT{} "
         "(in the run's energy{})\n",
         r.energy.spares.reserved, r.energy.spares.reserved == 1 ? "" : "s",
-        r.energy.spares.billed
-            ? fmt::format(" (the job's share, {:.2f} of a node, billed)", *r.energy.spares.billed)
-            : std::string(),
+        billed ? fmt::format(" (the job's share, {:.2f} of a node, billed)", *billed)
+               : std::string(),
         r.energy.spares.powered, power_text(mw(r.energy.spare_it)),
-        r.energy.usd_gpu_hours ? " and GPU-hour cost" : "");
+        billed ? " of it the job's share" : "", r.energy.usd_gpu_hours ? " and GPU-hour cost" : "");
   }
   o += fmt::format("  energy         {} facility ({} IT), {} CO2 at {:.3f} kg/kWh\n",
                    thousandths_text(r.energy.facility_mwh, "MWh", "kWh"),
@@ -145,24 +152,26 @@ Json to_json(const RunResult& r, const StepProfile& step, const PowerInputs& pow
       {"daly_interval_min", r.mtbf == Time::max() ? Json(nullptr) : Json(minutes(r.daly))},
       {"best_interval_min", r.sweep.empty() ? Json(nullptr) : Json(minutes(r.best_interval))},
       {"interval_sweep", sweep}};
-  Json pw = {{"preset", power.name},
-             {"gpu_source", power.gpu_source},
-             {"it_average_mw", mw(r.power.it_average)},
-             {"it_peak_mw", mw(r.power.it_peak)},
-             {"it_trough_mw", mw(r.power.it_trough)},
-             {"it_idle_mw", mw(r.power.it_idle)},
-             {"by_activity", by_activity(step, power)},
-             {"facility_average_step_mw", mw(r.power.it_average) * power.pue},
-             {"facility_peak_mw", mw(r.power.it_peak) * power.pue},
-             {"facility_average_run_mw", mw(r.energy.facility_average)},
-             {"swing_mw", mw(r.power.swing())},
-             // A failure drops the whole job from its step average to idle at once.
-             {"failure_drop_mw", mw(r.power.it_average - r.power.it_idle)},
-             {"pue", power.pue},
-             {"it_mwh", r.energy.it_mwh},
-             {"facility_mwh", r.energy.facility_mwh},
-             {"tonnes_co2", r.energy.tonnes_co2},
-             {"grid_kg_co2_per_kwh", power.grid_kg_co2_per_kwh}};
+  Json pw = {
+      {"preset", power.name},
+      {"gpu_source", power.gpu_source},
+      {"it_average_mw", mw(r.power.it_average)},
+      {"it_peak_mw", mw(r.power.it_peak)},
+      {"it_trough_mw", mw(r.power.it_trough)},
+      {"it_idle_mw", mw(r.power.it_idle)},
+      {"by_activity", by_activity(step, power)},
+      {"facility_average_step_mw", mw(r.power.it_average) * power.pue},
+      {"facility_peak_mw", mw(r.power.it_peak) * power.pue},
+      {"facility_peak_with_spares_mw", (mw(r.power.it_peak) + mw(r.energy.spare_it)) * power.pue},
+      {"facility_average_run_mw", mw(r.energy.facility_average)},
+      {"swing_mw", mw(r.power.swing())},
+      // A failure drops the whole job from its step average to idle at once.
+      {"failure_drop_mw", mw(r.power.it_average - r.power.it_idle)},
+      {"pue", power.pue},
+      {"it_mwh", r.energy.it_mwh},
+      {"facility_mwh", r.energy.facility_mwh},
+      {"tonnes_co2", r.energy.tonnes_co2},
+      {"grid_kg_co2_per_kwh", power.grid_kg_co2_per_kwh}};
   pw["spare_nodes_reserved"] = r.energy.spares.reserved;
   pw["spare_nodes_billed"] = r.energy.spares.billed_nodes();
   pw["spare_nodes_powered"] = r.energy.spares.powered;

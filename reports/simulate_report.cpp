@@ -13,6 +13,19 @@
 namespace megasim::reports {
 namespace {
 
+// --network's name for the model the step ran on.
+const char* network_name(step::StepRequest::Network n) {
+  switch (n) {
+    case step::StepRequest::Network::kPriced:
+      return "priced";
+    case step::StepRequest::Network::kShared:
+      return "shared";
+    case step::StepRequest::Network::kSharedApart:
+      return "apart";
+  }
+  return "shared";
+}
+
 using nlohmann::json;
 
 double seconds(Time t) { return t.to_seconds(); }
@@ -97,6 +110,7 @@ std::string simulate_json(const plan::Evaluation& e) {
         {"device_kind", device_kind(e)}}},
       {"simulation",
        {{"mode", p.full ? "full" : "folded"},
+        {"network", network_name(p.network)},
         {"ranks_simulated", p.ranks_simulated},
         {"gpus", p.gpus},
         {"events", p.events}}}};
@@ -144,11 +158,11 @@ std::string header_text(const plan::Evaluation& e) {
                    in.cluster.name, in.device.name, device_kind(e));
   const std::string cp = plan.cp > 1 ? fmt::format(" × CP {}", plan.cp) : "";
   s += fmt::format(
-      "plan           TP {}{} × PP {} × DP {} = {} GPUs, VPP {}, {} micro-batch{} of "
+      "plan           TP {}{} × PP {} × DP {} = {} GPU{}, VPP {}, {} micro-batch{} of "
       "{}, global batch {}{}{}\n",
-      plan.tp, cp, plan.pp, plan.dp, plan.gpus(), plan.vpp, plan.micro_batches(),
-      plan.micro_batches() == 1 ? "" : "es", plan.micro_batch, plan.global_batch,
-      plan.fp8 ? ", FP8 GEMMs" : "", rank_order_suffix(plan.rank_order));
+      plan.tp, cp, plan.pp, plan.dp, plan.gpus(), plan.gpus() == 1 ? "" : "s", plan.vpp,
+      plan.micro_batches(), plan.micro_batches() == 1 ? "" : "es", plan.micro_batch,
+      plan.global_batch, plan.fp8 ? ", FP8 GEMMs" : "", rank_order_suffix(plan.rank_order));
   s += fmt::format("system         {}\n", system_line(in.system));
   return s;
 }
@@ -259,10 +273,10 @@ std::string simulate_text(const plan::Evaluation& e) {
   s += fmt::format(
       "\ncosts from {} kernel models ({:.0f} % of compute time and {:.0f} % of "
       "collective time from measurements; {} profile); simulated {} ({} rank{}, {} "
-      "events)\n",
+      "events) on the {} network\n",
       p.cost_source, 100 * p.measured_share, 100 * p.comm_measured_share, device_kind(e),
       p.full ? "every rank" : "folded", p.ranks_simulated, p.ranks_simulated == 1 ? "" : "s",
-      p.events);
+      p.events, network_name(p.network));
   if (e.run) {
     s += '\n';
     s += to_text(*e.run, *e.profile, e.inputs.run->power, e.inputs.run->reliability);

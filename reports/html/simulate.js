@@ -27,7 +27,7 @@
         'from measurements'],
       ['simulated', `${d.simulation.mode}, ${d.simulation.ranks_simulated} ` +
         `rank${d.simulation.ranks_simulated === 1 ? '' : 's'}, ` +
-        `${fmt.num(d.simulation.events, 0)} events`],
+        `${fmt.num(d.simulation.events, 0)} events, on the ${d.simulation.network} network`],
     ];
     if (d.step_time_interval_s !== undefined) rows.splice(9, 0, ['error band',
       `step ${fmt.num(d.step_time_interval_s[0], 3)}–${fmt.num(d.step_time_interval_s[1], 3)} s, ` +

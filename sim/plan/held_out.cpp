@@ -1,5 +1,6 @@
 #include "plan/held_out.h"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <set>
@@ -64,8 +65,8 @@ HeldOutFile read_file(const fs::path& file, io::FilesRead* read) {
   return out;
 }
 
-// Why `held` is not today's for `rows`, or "" when it is.
-std::string stale(const HeldOutFile& held, const std::vector<ValidationRow>& rows) {
+// Why `held` is not today's for `rows`, or "" when it is (`whole_set`: as held_out_coverage).
+std::string stale(const HeldOutFile& held, const std::vector<ValidationRow>& rows, bool whole_set) {
   std::set<std::string> scored, fit, sources;
   for (const auto& r : rows) {
     if (r.role == "context") continue;
@@ -89,17 +90,36 @@ std::string stale(const HeldOutFile& held, const std::vector<ValidationRow>& row
     }
   }
   for (const auto& [name, error] : held.today) {
-    if (scored.count(name) == 0)
+    if (whole_set && scored.count(name) == 0)
       return "holds a row for " + name + ", which validate does not score";
   }
-  if (fit != held.fit_rows) return "was refitted from other fit rows than today's";
+  // The fit rows among those scored (a validation of a subset scores some of them).
+  for (const auto& name : held.fit_rows) {
+    if (scored.count(name) != 0 && fit.count(name) == 0)
+      return "was refitted from other fit rows than today's";
+  }
+  for (const auto& name : fit) {
+    if (held.fit_rows.count(name) == 0) return "was refitted from other fit rows than today's";
+  }
   return "";
+}
+
+// Rows `held` holds that `rows` does not score: a validation of some of the scenarios (a
+// folder of a few), not a stale file. Its bands would rest on other rows than the file's folds.
+std::size_t rows_not_scored(const HeldOutFile& held, const std::vector<ValidationRow>& rows) {
+  std::set<std::string> scored;
+  for (const auto& r : rows) {
+    if (r.role != "context") scored.insert(r.scenario);
+  }
+  return static_cast<std::size_t>(
+      std::count_if(held.today.begin(), held.today.end(),
+                    [&](const auto& row) { return scored.count(row.first) == 0; }));
 }
 
 }  // namespace
 
 HeldOutCoverage held_out_coverage(const fs::path& file, const std::vector<ValidationRow>& rows,
-                                  io::FilesRead* read) {
+                                  io::FilesRead* read, bool whole_set) {
   HeldOutCoverage h;
   // Named by its folder and name: the output is the same wherever the checkout lies.
   h.file = (file.parent_path().filename() / file.filename()).string();
@@ -117,8 +137,15 @@ HeldOutCoverage held_out_coverage(const fs::path& file, const std::vector<Valida
     h.note = why + " (re-run scripts/leave_one_source_out.py)";
     return h;
   }
-  if (const std::string why = stale(held, rows); !why.empty()) {
+  if (const std::string why = stale(held, rows, whole_set); !why.empty()) {
     h.note = h.file + " " + why + ": re-run scripts/leave_one_source_out.py";
+    return h;
+  }
+  if (const std::size_t extra = rows_not_scored(held, rows); extra > 0) {
+    h.note = fmt::format(
+        "{} holds {} row(s) this validation does not score (a subset of the scenarios): held-out "
+        "bands are drawn over the whole set of validation/published_runs.json's scenarios only",
+        h.file, extra);
     return h;
   }
   // Each scored source's rows against the other rows' residuals under its refit (stale() found

@@ -29,9 +29,11 @@ struct HeldOutCoverage {
 // that row's error today (to 1e-9 relative), it holds no row validate does not score, and it was
 // refitted from today's fit rows. Otherwise, and for a file not of the script's shape, a note
 // says why (naming the JSON path): never an error, so that validate, which the script runs, is
-// never stopped by the file it is about to rewrite.
+// never stopped by the file it is about to rewrite. `whole_set` false: `rows` are some of the
+// scenarios (validate --scenarios on another folder), so rows the file holds beyond them are
+// not staleness; the bands are not drawn, since the file's folds rest on the whole set.
 HeldOutCoverage held_out_coverage(const std::filesystem::path& file,
                                   const std::vector<ValidationRow>& rows,
-                                  io::FilesRead* read = nullptr);
+                                  io::FilesRead* read = nullptr, bool whole_set = true);
 
 }  // namespace megasim::plan

@@ -379,8 +379,13 @@ Validation validate(const fs::path& published_runs, const fs::path& dir, io::Fil
   Validation v = summarise(std::move(rows));
   v.refused = std::move(refused);
   // The refit's residuals sit beside the published runs they were scored against.
-  v.bands_held_out =
-      held_out_coverage(published_runs.parent_path() / "leave_one_source_out.json", v.rows, read);
+  // The file's folds were refitted over the validation folder beside the published runs
+  // (scenarios/validation of the same checkout); another folder scores some of them.
+  std::error_code ec;
+  const bool whole_set = fs::equivalent(
+      dir, published_runs.parent_path().parent_path() / "scenarios" / "validation", ec);
+  v.bands_held_out = held_out_coverage(published_runs.parent_path() / "leave_one_source_out.json",
+                                       v.rows, read, whole_set);
   return v;
 }
 

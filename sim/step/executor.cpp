@@ -219,15 +219,12 @@ void Executor::start_pass(int i, const PassId& p) {
   const bool bucketed =
       cfg_.dp_overlap && n > 1 && last_grad_pass && u.dp.backward_left[p.chunk] == 1;
   // Names are built only for traced ranks: this is the executor's hottest path.
-  // A sharded pass (ZeRO-3, FSDP) waits on its layers' gathers between its kernels: its name
-  // says how long (the part breakdown_s counts as dp_exposed), and finish_pass draws the waits,
-  // summed, after the pass's compute on the "dp wait" line.
+  // A sharded pass (ZeRO-3, FSDP) waits on its layers' gathers between its kernels, an FP8 one
+  // on its amax all-reduces: finish_pass names the slice with how long (the part breakdown_s
+  // counts as dp_exposed) and draws the waits, summed, after the pass's compute on "dp wait".
   run_compute(i, work, true,
               !traced(u) ? std::string()
-              : dp_wait > Time::zero()
-                  ? fmt::format("{} mb{} c{} (DP wait {:.3f} ms)", to_string(p.pass), p.micro_batch,
-                                p.chunk, dp_wait.to_ms())
-                  : fmt::format("{} mb{} c{}", to_string(p.pass), p.micro_batch, p.chunk));
+                         : fmt::format("{} mb{} c{}", to_string(p.pass), p.micro_batch, p.chunk));
   if (traced(u)) pending_slices_[i].dp_wait = dp_wait;
   if (bucketed) {
     u.compute.bucket_chunk = p.chunk;
@@ -313,18 +310,22 @@ void Executor::finish_pass(int i) {
     // A forward held for its chunk's last parameter bucket: the hold is DP time (dp_exposed),
     // drawn on the DP line, not as compute.
     const PendingSlice& slice = pending_slices_[i];
-    const std::string& name = slice.name;
+    const std::string& pass = slice.name;
+    const std::string name = slice.dp_wait > Time::zero() ? fmt::format("{} (DP wait {:.3f} ms)",
+                                                                        pass, slice.dp_wait.to_ms())
+                                                          : pass;
     const Time work_end = u.compute.running_pass ? u.compute.work_end : sim_.now();
     // A sharded pass's waits for its layers' gathers, spread over the pass, drawn together at
     // its end: the compute slice is the pass's compute, as breakdown_s counts it.
     const Time compute_end = std::max(slice.start, work_end - slice.dp_wait);
     record(u, "compute", name, slice.start, compute_end);
     if (compute_end < work_end) {
-      record(u, "dp wait", "ZeRO-3/FSDP waits inside the pass, summed (" + name + ")", compute_end,
+      // ZeRO-3 / FSDP gathers, or FP8's amax all-reduces (priced on the DP group).
+      record(u, "dp wait", "DP collectives inside the pass, summed (" + pass + ")", compute_end,
              work_end);
     }
     if (sim_.now() > work_end) {
-      record(u, "dp wait", "parameter all-gather (" + name + ")", work_end, sim_.now());
+      record(u, "dp wait", "parameter all-gather (" + pass + ")", work_end, sim_.now());
     }
   }
   if (u.compute.running_pass) {

@@ -218,6 +218,7 @@ StepPrediction predict_step(const StepRequest& r, const net::Topology& topology,
   out.loading_window = window;
   out.step_time = ex.step_time + load_exposed;
   out.full = cfg.full;
+  out.network = r.network;
   out.critical_stage = ex.critical_stage;
   out.events = ex.events;
   out.network_solves = ex.network_solves;

@@ -102,6 +102,7 @@ struct StepPrediction {
   // One forward-only evaluation iteration over the step's micro-batches (evaluation_pass.h).
   Time evaluation_iteration;
   bool full = false;
+  StepRequest::Network network = StepRequest::Network::kShared;  // the model of the network run
   std::vector<TraceRecord> trace;
 };
 

@@ -306,6 +306,11 @@ TEST_CASE("cli: --network shared puts PP and DP traffic on one network, folded e
   CHECK(t_folded == nlohmann::json::parse(full.out)["step_time_s"].get<double>());
   CHECK(t_folded != nlohmann::json::parse(priced.out)["step_time_s"].get<double>());
   CHECK(run_megasim("simulate --network bogus " + s).exit_code == 2);
+  // Each output says which network model it ran (a saved one could not be traced to it).
+  CHECK(nlohmann::json::parse(folded.out)["simulation"]["network"] == "shared");
+  CHECK(nlohmann::json::parse(priced.out)["simulation"]["network"] == "priced");
+  const auto text = run_megasim("simulate --network priced " + s);
+  CHECK(text.out.find("events) on the priced network") != std::string::npos);
 }
 
 TEST_CASE("cli: compare --json survives a value with an invalid UTF-8 byte, and a missing scenario exits 2") {

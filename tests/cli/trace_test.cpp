@@ -54,7 +54,15 @@ TEST_CASE("cli: the trace's compute slices hold what breakdown_s counts as compu
     for (const auto& e : doc["traceEvents"]) {
       if (e["ph"] != "X" || e["pid"] != rank) continue;
       if (e["cat"] == "compute") compute += e["dur"].get<double>() * 1e-6;
-      if (e["cat"] == "dp wait") wait += e["dur"].get<double>() * 1e-6;
+      if (e["cat"] == "dp wait") {
+        wait += e["dur"].get<double>() * 1e-6;
+        // Named by what waits and the bare pass (the hold's name quoted a compute slice's
+        // "(DP wait …)", and every in-pass wait was called ZeRO-3's, FP8's amax ones too).
+        const auto label = e["name"].get<std::string>();
+        CHECK((label.rfind("DP collectives inside the pass, summed (", 0) == 0 ||
+               label.rfind("parameter all-gather (", 0) == 0));
+        CHECK(label.find("DP wait") == std::string::npos);
+      }
       if (e["cat"] == "dp") {
         CHECK(e["dur"].get<double>() > 0.0);
         const auto label = e["name"].get<std::string>();

@@ -126,6 +126,29 @@ TEST_CASE("held out: a file that is not today's leaves the coverage undrawn, say
   }
 }
 
+TEST_CASE("held out: a validation of some of the scenarios is not told to re-run the script") {
+  // validate --scenarios on a folder of a few: the file holds rows (ghost) and fit rows it does
+  // not score; that is no staleness, but its folds rest on the whole set, so no bands.
+  const File f(doc(R"("rows": [{"scenario": "a", "today_error": 0.02},
+                               {"scenario": "b", "today_error": -0.02},
+                               {"scenario": "c", "today_error": 0.0},
+                               {"scenario": "ghost", "today_error": 0.0}])",
+                   kFolds, R"(["ghost"])"));
+  const HeldOutCoverage h = held_out_coverage(f.path, rows(), nullptr, false);
+  CHECK_FALSE(h.bands);
+  CHECK(h.note.find("holds 1 row(s) this validation does not score (a subset of the scenarios)") !=
+        std::string::npos);
+  CHECK(h.note.find("re-run") == std::string::npos);
+  // A fit row it scores that the file was not refitted with is still staleness.
+  std::vector<ValidationRow> with_fit = rows();
+  with_fit[0].role = "fit";
+  const File g(doc(kRows, kFolds, R"(["ghost"])"));
+  const HeldOutCoverage s = held_out_coverage(g.path, with_fit, nullptr, false);
+  CHECK_FALSE(s.bands);
+  INFO(s.note);
+  CHECK(s.note.find("was refitted from other fit rows than today's") != std::string::npos);
+}
+
 TEST_CASE("held out: a file not of the script's shape is named with its JSON path, not refused") {
   // validate must still run (the script that rewrites the file runs it), so this is a note.
   const std::pair<std::string, std::string> cases[] = {

@@ -88,6 +88,25 @@ TEST_CASE("report: the spare pool's line, keys and share of the run's energy") {
   CHECK(text.find("2 nodes reserved, 2.0 idling") != std::string::npos);
   CHECK(text.find("(in the run's energy)") != std::string::npos);
   CHECK(text.find("over the run (idle spares included)") != std::string::npos);
+  // The facility's peak, the job's (6.4 kW IT × 1.2) and with the spares' 0.96 kW beside it,
+  // the same in the text and --json (the text had the second, --json the first, both unsaid).
+  CHECK(j.at("power").at("facility_peak_mw").get<double>() == doctest::Approx(0.00768).scale(0));
+  CHECK(j.at("power").at("facility_peak_with_spares_mw").get<double>() ==
+        doctest::Approx(0.008832).scale(0));
+  CHECK(text.find("peak 7.7 kW (8.8 kW with the idle spares)") != std::string::npos);
+}
+
+TEST_CASE("report: a job billed a share of its one spare says the power is its share") {
+  // 2 nodes at a 10 % pool: 0.2 of a node, rounded to one spare and billed as 0.2 of it; the
+  // line said the whole node idled "at" the share's power.
+  const StepProfile step = hour_of_gemms();
+  ReliabilityModel m = no_failures_model();
+  m.spare_fraction = 0.1;
+  const RunResult r = hour_run(step, m, gpu_power(), 1);
+  const std::string text = to_text(r, step, gpu_power(), m);
+  INFO(text);
+  CHECK(text.find("1 node reserved (the job's share, 0.20 of a node, billed), 1.0 idling beside "
+                  "the job on average, 96 W IT of it the job's share") != std::string::npos);
 }
 
 TEST_CASE("reports: a signed difference that rounds to nothing reads +0.0, never -0.0") {

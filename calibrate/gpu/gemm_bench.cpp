@@ -63,6 +63,13 @@ class LtGemm {
              "set TRANSA");
     check_lt(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb),
              "set TRANSB");
+    if (g.fast_accum) {
+      // Transformer Engine's forward FP8 GEMMs; the default (0) is its dgrad's and wgrad's.
+      const std::int8_t fast = 1;
+      check_lt(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_FAST_ACCUM, &fast,
+                                              sizeof fast),
+               "set FAST_ACCUM");
+    }
     // Column-major: op(A) is m×k, op(B) is k×n, C is m×n.
     check_lt(cublasLtMatrixLayoutCreate(&la_, in, g.transpose_a ? k : m, g.transpose_a ? m : k,
                                         static_cast<std::int64_t>(g.transpose_a ? k : m)),
@@ -141,16 +148,21 @@ std::vector<hw::GemmShape> default_gemm_grid(bool quick, bool fp8) {
       quick ? std::vector<std::int64_t>{256, 512, 1024, 2048, 8192}
             : std::vector<std::int64_t>{256, 512, 1024, 2048, 4096, 8192, 16384};
   std::vector<hw::GemmShape> out;
-  std::vector<hw::DType> types = {hw::DType::kBf16};
-  if (!quick) types.push_back(hw::DType::kFp16);
-  if (fp8) types.push_back(hw::DType::kFp8);
-  for (hw::DType t : types) {
+  // Each type once; fp8 twice, with the split accumulation (Transformer Engine's dgrad and
+  // wgrad) and the fast one (its forward GEMMs).
+  std::vector<std::pair<hw::DType, bool>> types = {{hw::DType::kBf16, false}};
+  if (!quick) types.emplace_back(hw::DType::kFp16, false);
+  if (fp8) {
+    types.emplace_back(hw::DType::kFp8, false);
+    types.emplace_back(hw::DType::kFp8, true);
+  }
+  for (const auto& [t, fast] : types) {
     for (std::int64_t m : sizes) {
       for (std::int64_t n : sizes) {
         for (std::int64_t k : sizes) {
           // Keep the grid within minutes: skip the largest cubes outside the full run.
           if (quick && m * n * k > (std::int64_t{8192} * 8192 * 2048)) continue;
-          out.push_back({m, n, k, 1, t, true, false});
+          out.push_back({m, n, k, 1, t, true, false, fast});
         }
       }
     }
@@ -161,7 +173,7 @@ std::vector<hw::GemmShape> default_gemm_grid(bool quick, bool fp8) {
           {4608, 12288}, {12288, 1536}, {6144, 12288}, {12288, 6144},
           {1280, 8192},  {8192, 1024},  {3584, 8192},  {8192, 3584}};
       for (const auto& [n, k] : layers) {
-        out.push_back({tokens, n, k, 1, t, true, false});
+        out.push_back({tokens, n, k, 1, t, true, false, fast});
       }
     }
   }

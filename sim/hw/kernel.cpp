@@ -117,10 +117,10 @@ Bytes kernel_bytes(const KernelShape& k) {
 std::string describe(const KernelShape& k) {
   char buf[160];
   if (const auto* g = std::get_if<GemmShape>(&k)) {
-    std::snprintf(buf, sizeof buf, "gemm %lldx%lldx%lld%s %s", static_cast<long long>(g->m),
+    std::snprintf(buf, sizeof buf, "gemm %lldx%lldx%lld%s %s%s", static_cast<long long>(g->m),
                   static_cast<long long>(g->n), static_cast<long long>(g->k),
                   g->batch > 1 ? (" x" + std::to_string(g->batch)).c_str() : "",
-                  to_string(g->dtype));
+                  to_string(g->dtype), g->fast_accum ? " fast-accum" : "");
   } else if (const auto* a = std::get_if<AttentionShape>(&k)) {
     std::snprintf(buf, sizeof buf, "attention %s %s b%lld h%lld s%lld d%lld%s",
                   a->fused ? "fused" : "unfused", a->backward ? "bwd" : "fwd",

@@ -24,6 +24,9 @@ struct GemmShape {
   std::int64_t batch = 1;
   DType dtype = DType::kBf16;
   bool transpose_a = false, transpose_b = false;
+  // FP8 only: cuBLASLt's fast accumulation (CUBLASLT_MATMUL_DESC_FAST_ACCUM), which Transformer
+  // Engine's forward GEMMs take; its dgrad and wgrad GEMMs take the split accumulation (false).
+  bool fast_accum = false;
 
   Flops flops() const;        // 2·m·n·k·batch
   Bytes bytes_moved() const;  // read A and B once, write C once

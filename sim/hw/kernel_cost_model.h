@@ -21,6 +21,7 @@
 #include <optional>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "engine/time.h"
@@ -115,7 +116,8 @@ class KernelCostModel {
   static AttentionKey attention_key(const AttentionShape& a);
 
   DeviceProfile profile_;
-  std::map<DType, RatioTable<3>> gemm_tables_;                 // at log2 (m, n, k·batch)
+  // By dtype and accumulation (GemmShape::fast_accum), at log2 (m, n, k·batch).
+  std::map<std::pair<DType, bool>, RatioTable<3>> gemm_tables_;
   std::map<AttentionKey, RatioTable<2>> attention_tables_;  // at log2 (batch·heads, seq)
 };
 

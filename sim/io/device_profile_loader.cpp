@@ -8,6 +8,7 @@
 
 #include "engine/error.h"
 #include "io/collective_constants_reader.h"
+#include "io/gemm_shapes.h"
 
 namespace megasim::io {
 namespace {
@@ -128,6 +129,7 @@ hw::GemmShape read_gemm_shape(JsonReader& r) {
   s.dtype = pick(r, "dtype", kDTypes);
   s.transpose_a = r.boolean_or("transpose_a", false);
   s.transpose_b = r.boolean_or("transpose_b", false);
+  read_fast_accum(r, s);
   return s;
 }
 

@@ -83,6 +83,7 @@ void put_kernel_tables(Json& j, const hw::DeviceProfile& p) {
                       {"transpose_a", r.shape.transpose_a},
                       {"transpose_b", r.shape.transpose_b},
                       {"time_us", r.time.to_us()}});
+      if (r.shape.fast_accum) rows.back()["fast_accum"] = true;
     }
     j["gemm_table"] = rows;
   }

@@ -4,6 +4,14 @@
 
 namespace megasim::io {
 
+void read_fast_accum(JsonReader& r, hw::GemmShape& g) {
+  g.fast_accum = r.boolean_or("fast_accum", false);
+  if (g.fast_accum && g.dtype != hw::DType::kFp8) {
+    r.fail("fast_accum", std::string("true on a ") + hw::to_string(g.dtype) +
+                             " GEMM: only fp8 GEMMs take cuBLASLt's fast accumulation");
+  }
+}
+
 Json gemm_shapes_to_json(const std::vector<hw::GemmShape>& shapes, const std::string& source) {
   Json list = Json::array();
   for (const auto& g : shapes) {
@@ -14,6 +22,7 @@ Json gemm_shapes_to_json(const std::vector<hw::GemmShape>& shapes, const std::st
                     {"dtype", hw::to_string(g.dtype)},
                     {"transpose_a", g.transpose_a},
                     {"transpose_b", g.transpose_b}});
+    if (g.fast_accum) list.back()["fast_accum"] = true;
   }
   return Json{{"source", source}, {"gemm_shapes", list}};
 }
@@ -38,6 +47,7 @@ std::vector<hw::GemmShape> read_gemm_shapes(const std::filesystem::path& file) {
                             : hw::DType::kBf16;
     g.transpose_a = s.boolean_or("transpose_a", false);
     g.transpose_b = s.boolean_or("transpose_b", false);
+    read_fast_accum(s, g);
     s.finish();
     out.push_back(g);
   }

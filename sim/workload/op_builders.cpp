@@ -107,8 +107,11 @@ void linear_forward(const LayerContext& c, std::vector<Op>& out, int layer, cons
     add_memory(out, layer, what + " fp8 cast", phase, hw::MemoryKernel::kCopy, x * c.elem,
                transpose ? 2.0 * x : x);
   }
-  add_kernel(out, layer, what, phase, linear_gemm(c, kind, c.tokens, n, k), Flops(exact),
-             GemmRole::kForward);
+  hw::GemmShape g = linear_gemm(c, kind, c.tokens, n, k);
+  // Transformer Engine's FP8 forward GEMMs take cuBLASLt's fast accumulation, its dgrad and
+  // wgrad the split one (module/base.py: _2X_ACC_FPROP False, _2X_ACC_DGRAD and WGRAD True).
+  g.fast_accum = g.dtype == hw::DType::kFp8;
+  add_kernel(out, layer, what, phase, g, Flops(exact), GemmRole::kForward);
 }
 
 void dgrad_only(const LayerContext& c, std::vector<Op>& out, int layer, const std::string& what,

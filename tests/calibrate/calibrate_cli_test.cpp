@@ -364,6 +364,25 @@ TEST_CASE("calibrate shapes lists every distinct GEMM of a scenario, the tool's 
   fs::remove(out);
 }
 
+TEST_CASE("calibrate shapes asks for FP8's forward GEMMs with the fast accumulation") {
+  // Transformer Engine's forward FP8 GEMMs take cuBLASLt's fast accumulation, its dgrad and
+  // wgrad the split one: the tool is to time each as it runs.
+  const fs::path out = temp_file("fp8-shapes.json");
+  const auto r = run_megasim("calibrate shapes " + std::string(MEGASIM_SOURCE_DIR) +
+                             "/scenarios/mcore-h100-177b-fp8.json -o " + shell_quote(out.string()));
+  REQUIRE(r.exit_code == 0);
+  int fast = 0, split = 0;
+  for (const auto& g : megasim::io::read_gemm_shapes(out)) {
+    if (g.dtype != megasim::hw::DType::kFp8) continue;
+    (g.fast_accum ? fast : split) += 1;
+  }
+  CHECK(fast > 0);
+  CHECK(split > 0);
+  CHECK(r.out.find("   fp8  A-         fast\n") != std::string::npos);
+  CHECK(r.out.find("   fp8  A-         split\n") != std::string::npos);
+  fs::remove(out);
+}
+
 TEST_CASE("calibrate shapes adds the pieces Transformer Engine cuts an overlapped GEMM into") {
   // Megatron-Core's 70B row on TP 8 (megatron-core preset: TE's ring exchange in tp pieces,
   // its pipeline in 4): QKV's 4096 x 3·8192/8 x 8192 also as 512 and 1024 rows. MegaScale's

@@ -258,6 +258,29 @@ TEST_CASE("a measured kernel faster than the peak, or a shape timed twice, is re
   CHECK(error_of(doc).find("attention_table[0].time_us") != std::string::npos);
 }
 
+TEST_CASE(
+    "an FP8 GEMM row of the fast accumulation is its own shape, and refused on another dtype") {
+  Json doc = a100_doc();
+  doc["kind"] = "measured";
+  doc["measurement"] = {{"date", "2026-12-04"}, {"tool", "test"}};
+  Json split = {{"m", 4096}, {"n", 6144}, {"k", 4096}, {"dtype", "fp8"}, {"time_us", 500.0}};
+  Json fast = split;
+  fast["fast_accum"] = true;
+  fast["time_us"] = 450.0;
+  doc["gemm_table"] = Json::array({split, fast});  // one shape, two accumulations: not twice
+  const auto p = io::parse_device_profile(doc, "test.json").profile;
+  REQUIRE(p.gemm_table.size() == 2);
+  CHECK_FALSE(p.gemm_table[0].shape.fast_accum);
+  CHECK(p.gemm_table[1].shape.fast_accum);
+  const Json back = io::device_profile_to_json(p);
+  CHECK_FALSE(back["gemm_table"][0].contains("fast_accum"));
+  CHECK(back["gemm_table"][1]["fast_accum"] == true);
+  doc["gemm_table"][1]["dtype"] = "bf16";
+  const std::string e = error_of(doc);
+  CHECK(e.find("gemm_table[1].fast_accum: true on a bf16 GEMM: only fp8 GEMMs take cuBLASLt's "
+               "fast accumulation") != std::string::npos);
+}
+
 TEST_CASE("sustained GEMM: a curve that cannot be is refused with its path and numbers") {
   const std::string shares = error_of(with_sustained_points(
       Json::parse(R"([{"gemm_share": 0.5, "rate": 0.9}, {"gemm_share": 0.4, "rate": 0.85}])")));

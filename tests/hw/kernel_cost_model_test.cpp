@@ -109,6 +109,33 @@ TEST_CASE("gemm measured table: exact match, log-space interpolation, outside th
   CHECK(out.source == CostSource::kRoofline);
 }
 
+TEST_CASE("gemm measured table: FP8's fast accumulation apart, or the split rows above it") {
+  // Two FP8 rows of one shape: split accumulation at 1.5x the model, fast at 1.2x. Each GEMM
+  // takes its own; with only the split row measured, a fast GEMM takes it (an upper bound).
+  hw::DeviceProfile p = toy();
+  p.peak[hw::DType::kFp8] = tflop_per_s(200.0);
+  hw::GemmShape split = gemm(256, 256, 1024), fast = split;
+  split.dtype = fast.dtype = hw::DType::kFp8;
+  fast.fast_accum = true;
+  const Time model = hw::KernelCostModel(p).model_gemm_time(split);
+  p.gemm_table.push_back({split, model * 1.5});
+  CHECK(hw::KernelCostModel(p).gemm(fast).time == model * 1.5);
+  CHECK(hw::KernelCostModel(p).gemm(fast).source == CostSource::kMeasured);
+  p.gemm_table.push_back({fast, model * 1.2});
+  const hw::KernelCostModel both(p);
+  CHECK(both.gemm(split).time == model * 1.5);
+  CHECK(both.gemm(fast).time == model * 1.2);
+  // A shape between measured ones interpolates among its own accumulation's rows.
+  hw::GemmShape fast_mid = fast, fast_far = fast;
+  fast_mid.n = 512;
+  fast_far.n = 1024;
+  p.gemm_table.push_back({fast_far, hw::KernelCostModel(p).model_gemm_time(fast_far) * 1.2});
+  const hw::KernelCostModel three(p);
+  const double ratio =
+      three.gemm(fast_mid).time.to_seconds() / three.model_gemm_time(fast_mid).to_seconds();
+  CHECK(ratio == doctest::Approx(1.2).epsilon(1e-3));
+}
+
 TEST_CASE("gemm fitted parameters report fitted") {
   hw::DeviceProfile p = toy();
   p.gemm.fitted = true;

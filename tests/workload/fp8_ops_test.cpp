@@ -37,6 +37,8 @@ TEST_CASE("ops: FP8 runs a layer's linear GEMMs in FP8 with Transformer Engine's
       CHECK(g.dtype == hw::DType::kFp8);
       CHECK(g.transpose_a);
       CHECK_FALSE(g.transpose_b);
+      // The forward's fast accumulation, the dgrad's and wgrad's split one (TE's module/base.py).
+      CHECK(g.fast_accum == (op->gemm_role == GemmRole::kForward));
     }
   }
   CHECK(std::get<hw::AttentionShape>(*find(fwd, "layer 2 attention core fwd").kernel()).dtype ==

@@ -59,8 +59,7 @@ Json by_activity(const StepProfile& step, const PowerInputs& power) {
 void append_power(std::string& o, const RunResult& r, const PowerInputs& power) {
   o += fmt::format("power (preset {}, GPU watts of the {}, PUE {:.2f})\n", power.name,
                    power.gpu_source, power.pue);
-  // Each average says what it is over (the IT one was the steps' alone, unsaid), and the
-  // facility's peak is the job's with its idle spares beside it, as its run average is.
+  // Each average says what it is over (the IT one was the steps' alone, unsaid).
   const char* spares = r.energy.spares.powered > 0.0 ? " (idle spares included)" : "";
   o += fmt::format(
       "  IT             average {} in steps, {} over the run{}, peak {}, swing {} in a step, "
@@ -68,11 +67,14 @@ void append_power(std::string& o, const RunResult& r, const PowerInputs& power) 
       power_text(mw(r.power.it_average)), power_text(mw(r.energy.facility_average) / power.pue),
       spares, power_text(mw(r.power.it_peak)), power_text(mw(r.power.swing())),
       power_text(mw(r.power.it_average - r.power.it_idle)));
-  // The job's peak, as --json's facility_peak_mw, and with the idle spares beside it.
+  // The facility's peak: the job's, as --json's facility_peak_mw, and with the idle spares'
+  // power the job is billed for beside it (all of it, or a small job's share), as its run
+  // average has them.
   const std::string with_spares =
       r.energy.spares.powered > 0.0
-          ? fmt::format(" ({} with the idle spares)",
-                        power_text((mw(r.power.it_peak) + mw(r.energy.spare_it)) * power.pue))
+          ? fmt::format(" ({} with {}the idle spares)",
+                        power_text((mw(r.power.it_peak) + mw(r.energy.spare_it)) * power.pue),
+                        r.energy.spares.billed ? "its share of " : "")
           : std::string();
   o += fmt::format("  facility       average {} in steps, {} over the run{}, peak {}{}\n",
                    power_text(mw(r.power.it_average) * power.pue),
@@ -162,6 +164,7 @@ Json to_json(const RunResult& r, const StepProfile& step, const PowerInputs& pow
       {"by_activity", by_activity(step, power)},
       {"facility_average_step_mw", mw(r.power.it_average) * power.pue},
       {"facility_peak_mw", mw(r.power.it_peak) * power.pue},
+      // With the idle spares' IT power the job is billed for (spare_it_mw: all, or its share).
       {"facility_peak_with_spares_mw", (mw(r.power.it_peak) + mw(r.energy.spare_it)) * power.pue},
       {"facility_average_run_mw", mw(r.energy.facility_average)},
       {"swing_mw", mw(r.power.swing())},

@@ -13,19 +13,6 @@
 namespace megasim::reports {
 namespace {
 
-// --network's name for the model the step ran on.
-const char* network_name(step::StepRequest::Network n) {
-  switch (n) {
-    case step::StepRequest::Network::kPriced:
-      return "priced";
-    case step::StepRequest::Network::kShared:
-      return "shared";
-    case step::StepRequest::Network::kSharedApart:
-      return "apart";
-  }
-  return "shared";
-}
-
 using nlohmann::json;
 
 double seconds(Time t) { return t.to_seconds(); }
@@ -110,7 +97,7 @@ std::string simulate_json(const plan::Evaluation& e) {
         {"device_kind", device_kind(e)}}},
       {"simulation",
        {{"mode", p.full ? "full" : "folded"},
-        {"network", network_name(p.network)},
+        {"network", step::StepRequest::to_string(p.network)},
         {"ranks_simulated", p.ranks_simulated},
         {"gpus", p.gpus},
         {"events", p.events}}}};
@@ -276,7 +263,7 @@ std::string simulate_text(const plan::Evaluation& e) {
       "events) on the {} network\n",
       p.cost_source, 100 * p.measured_share, 100 * p.comm_measured_share, device_kind(e),
       p.full ? "every rank" : "folded", p.ranks_simulated, p.ranks_simulated == 1 ? "" : "s",
-      p.events, network_name(p.network));
+      p.events, step::StepRequest::to_string(p.network));
   if (e.run) {
     s += '\n';
     s += to_text(*e.run, *e.profile, e.inputs.run->power, e.inputs.run->reliability);

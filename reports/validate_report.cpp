@@ -94,16 +94,16 @@ std::string validate_text(const plan::Validation& v) {
                      chain_rows);
   }
   if (v.rows_fitted > 0) {
-    t += fmt::format("; {:.1f} % over {} rows that constants were fitted on", v.mape_fitted * 100,
-                     v.rows_fitted);
+    t += fmt::format("; {:.1f} % over {} row{} that constants were fitted on", v.mape_fitted * 100,
+                     v.rows_fitted, v.rows_fitted == 1 ? "" : "s");
   }
   if (v.worst)
     t += fmt::format("; worst {} {} %", v.worst->scenario, signed1(v.worst->error() * 100));
   t += "\nby system (fit and check rows):";
   for (std::size_t i = 0; i < v.families.size(); ++i) {
     const auto& f = v.families[i];
-    t += fmt::format("{} {} {:.1f} % over {} rows (worst {:.1f} %)", i == 0 ? "" : ";", f.name,
-                     f.mape * 100, f.rows, f.worst * 100);
+    t += fmt::format("{} {} {:.1f} % over {} row{} (worst {:.1f} %)", i == 0 ? "" : ";", f.name,
+                     f.mape * 100, f.rows, f.rows == 1 ? "" : "s", f.worst * 100);
   }
   std::string context;
   for (const auto& r : v.rows) {

@@ -38,10 +38,12 @@ function megasimRun(d, section, chart, colours, fmt, histogram) {
 
   // Power over the run: the step's levels, idle while down, and the run's average.
   (() => {
+    // A small job billed a share of its one spare pays that share of its idle power.
+    const share = power.spare_nodes_billed < power.spare_nodes_reserved;
     const card = section('Power over the run',
       `Facility average over the whole run (downtime at idle power included, and ` +
       `${fmt.num(power.spare_nodes_powered, 1)} idle spare nodes, ` +
-      `${fmt.num(power.spare_it_mw, 3)} MW IT): ` +
+      `${fmt.num(power.spare_it_mw, 3)} MW IT${share ? ' of it the job\'s share' : ''}): ` +
       `${fmt.num(power.facility_average_run_mw, 2)} MW; ${fmt.num(power.facility_mwh, 0)} MWh.`);
     const levels = [['step peak', power.it_peak_mw], ['step average', power.it_average_mw],
       ['step trough', power.it_trough_mw], ['idle (down)', power.it_idle_mw],

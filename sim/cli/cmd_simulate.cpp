@@ -49,9 +49,10 @@ void run_simulate(const SimulateOptions& o) {
   if (o.html) files.add("--html", *o.html);
   if (o.json) files.refuse_beside_stdout("--json");
   using Network = step::StepRequest::Network;
-  const Network network = o.network == "priced" ? Network::kPriced
-                          : o.network == "apart" ? Network::kSharedApart
-                                                 : Network::kShared;
+  Network network = Network::kShared;
+  for (Network n : {Network::kPriced, Network::kShared, Network::kSharedApart}) {
+    if (o.network == step::StepRequest::to_string(n)) network = n;
+  }
   // The HTML report draws the step's timeline from the trace records.
   const bool trace = o.trace.has_value() || o.html.has_value();
   plan::EvaluateOptions options{o.full, trace, network, limits, {}, &read};
@@ -89,7 +90,10 @@ void add_simulate_command(CLI::App& app) {
                   "during the step, every group at once, each message and collective a coflow; "
                   "apart: the same with every flow apart (the slow reference); priced: each "
                   "priced alone before the step (the model before the shared network; see README)")
-      ->check(CLI::IsMember({"priced", "shared", "apart"}));
+      ->check(CLI::IsMember(std::vector<std::string>{
+          step::StepRequest::to_string(step::StepRequest::Network::kPriced),
+          step::StepRequest::to_string(step::StepRequest::Network::kShared),
+          step::StepRequest::to_string(step::StepRequest::Network::kSharedApart)}));
   cmd->add_option("--html", opts->html,
                   "Write an offline HTML report (charts; its data is the --json object, with the "
                   "step's timeline)");

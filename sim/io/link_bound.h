@@ -13,7 +13,8 @@
 //     (N-1)/N S out of a node;
 //   broadcast and reduce: S into a non-root GPU or node (reduce: into the root, summed in the
 //     network at best);
-//   all-to-all: (n-1)/n S out of a GPU, g (n-g)/n S out of a node;
+//   all-to-all: (n-1)/n S out of a GPU, g (n-g)/n S out of a node where every node is full
+//     (otherwise the counts may differ and the GPU's bound is taken alone);
 //   send/recv: S out of a GPU and, across nodes, out of a node.
 // A GPU's rate is the faster of its NVLink and its PCIe link (a row across nodes may reach the
 // NICs either way); a node's is its NICs' together. Both bounds hold, so the larger is taken.
@@ -24,6 +25,8 @@
 #include <string>
 #include <vector>
 
+#include "engine/time.h"
+#include "engine/units.h"
 #include "hw/device_profile.h"
 #include "net/cluster_spec.h"
 
@@ -34,14 +37,14 @@ namespace megasim::io {
 constexpr double kLinkBoundTolerance = 0.9;
 
 struct LinkBound {
-  double seconds = 0.0;  // the least time (0 for one rank)
-  double bytes = 0.0;    // the bytes that bound it
-  double rate = 0.0;     // bytes per second of the link that bounds it
-  std::string link;      // "a GPU's NVLink" or "a node's 8 NICs"
+  Time least;             // the least time (zero for one rank)
+  Bytes bytes{0.0};       // the bytes that bound it
+  BytesPerSec rate{0.0};  // the raw rate, per direction, of the link that bounds it
+  std::string link;       // "a GPU's NVLink" or "a node's 8 NICs"
 };
 
 LinkBound least_collective_time(const net::NodeSpec& node, hw::CollectiveOp op, int ranks,
-                                int nodes, double bytes);
+                                int nodes, Bytes size);
 
 // InputError at the first row of `rows` (from index `first` on) that ran in under
 // kLinkBoundTolerance × its least time on `cluster`'s nodes: `where(k)` names row k (a log's

@@ -6,7 +6,8 @@
 // optimisation preset) within a factor of 8 in GPU count; with fewer than three of those, the
 // family's rows at any scale; with fewer still, every row of the families megasim predicts
 // within 8 % (their rows' mean |residual|: a family not yet validated, such as the DeepSpeed
-// rows of 2021, lends its errors to no other). Rows of the source being predicted
+// rows of 2021, lends its errors to no other); a basis of one row draws no band (its residual
+// alone is a band of no width). Rows of the source being predicted
 // (the publication a validation scenario reproduces) are left out, so a row never vouches for
 // itself. The true step time then lies in [T / (1 + max r), T / (1 + min r)], and the MFU in
 // [MFU · (1 + min r), MFU · (1 + max r)]: as wide as megasim's errors on those rows, no wider.

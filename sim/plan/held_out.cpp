@@ -93,13 +93,14 @@ std::string stale(const HeldOutFile& held, const std::vector<ValidationRow>& row
     if (whole_set && scored.count(name) == 0)
       return "holds a row for " + name + ", which validate does not score";
   }
-  // The fit rows among those scored (a validation of a subset scores some of them).
+  // The whole set's fit rows are today's; a subset's, those of them it scores.
+  const char* refitted = "was refitted from other fit rows than today's";
+  if (whole_set) return fit == held.fit_rows ? "" : refitted;
   for (const auto& name : held.fit_rows) {
-    if (scored.count(name) != 0 && fit.count(name) == 0)
-      return "was refitted from other fit rows than today's";
+    if (scored.count(name) != 0 && fit.count(name) == 0) return refitted;
   }
   for (const auto& name : fit) {
-    if (held.fit_rows.count(name) == 0) return "was refitted from other fit rows than today's";
+    if (held.fit_rows.count(name) == 0) return refitted;
   }
   return "";
 }

@@ -14,6 +14,19 @@
 #include "workload/rank_index.h"
 
 namespace megasim::step {
+
+const char* StepRequest::to_string(Network n) {
+  switch (n) {
+    case Network::kPriced:
+      return "priced";
+    case Network::kShared:
+      return "shared";
+    case Network::kSharedApart:
+      return "apart";
+  }
+  return "shared";
+}
+
 namespace {
 
 // Per job rank, in the workload::RankIndex order that the placement and the executor share:

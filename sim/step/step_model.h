@@ -47,6 +47,8 @@ struct StepRequest {
   // coflows (ExecutorNetwork::coflows), or with every flow apart: the slow reference the
   // coflows are checked against.
   enum class Network { kPriced, kShared, kSharedApart };
+  // --network's name of each: "priced", "shared", "apart".
+  static const char* to_string(Network n);
   Network network = Network::kShared;
 };
 

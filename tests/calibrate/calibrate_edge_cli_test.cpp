@@ -359,7 +359,7 @@ TEST_CASE("a log faster than its cluster's links is refused at import and where 
   INFO(r.err);
   CHECK(r.err.find("h100-fast.log:10 (--cluster): all_reduce of 8388608 bytes on 16 ranks / 2 "
                    "node(s) took 1.757 us, but on cluster 'dgx-h100-superpod-6144' it takes at "
-                   "least 20.9715 us: 8388608 bytes over a node's 8 NICs at 400.0 GB/s raw") !=
+                   "least 20.972 us: 8388608 bytes over a node's 8 NICs at 400.0 GB/s raw") !=
         std::string::npos);
   CHECK_FALSE(fs::exists(out));
   REQUIRE(run_megasim("calibrate import-nccl-tests " + shell_quote(log.string()) +

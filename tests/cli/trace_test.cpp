@@ -84,3 +84,24 @@ TEST_CASE("cli: the trace's compute slices hold what breakdown_s counts as compu
     }
   }
 }
+
+TEST_CASE("cli: an FP8 plan's amax all-reduces are drawn as DP collectives, not ZeRO-3's") {
+  // Priced on the DP group inside each pass, they were labelled "ZeRO-3/FSDP waits" on a plan
+  // with no ZeRO-3.
+  const std::string trace = (std::filesystem::temp_directory_path() /
+                             ("megasim_trace_fp8_" + std::to_string(::getpid()) + ".json"))
+                                .string();
+  const auto r = run_megasim("simulate " + std::string(MEGASIM_SOURCE_DIR) +
+                             "/scenarios/mcore-h100-177b-fp8.json --trace " + trace);
+  REQUIRE(r.exit_code == 0);
+  const auto doc = nlohmann::json::parse(megasim::test::read_all(trace));
+  std::filesystem::remove(trace);
+  int inside = 0;
+  for (const auto& e : doc["traceEvents"]) {
+    if (e["ph"] != "X") continue;
+    const auto name = e["name"].get<std::string>();
+    CHECK(name.find("ZeRO") == std::string::npos);
+    if (name.rfind("DP collectives inside the pass, summed (", 0) == 0) ++inside;
+  }
+  CHECK(inside > 0);
+}

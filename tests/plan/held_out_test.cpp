@@ -115,7 +115,9 @@ TEST_CASE("held out: a file that is not today's leaves the coverage undrawn, say
                                "p2": {"a": 0.02, "b": -0.05, "c": 0.03},
                                "p3": {"a": 0.0, "b": -0.01, "c": 0.03}})"),
        "has no error for c in fold p1"},
-      {doc(kRows, kFolds, R"(["a"])"), "was refitted from other fit rows than today's"}};
+      {doc(kRows, kFolds, R"(["a"])"), "was refitted from other fit rows than today's"},
+      // A fit row validate no longer scores, on the whole set: stale too.
+      {doc(kRows, kFolds, R"(["ghost"])"), "was refitted from other fit rows than today's"}};
   for (const auto& [text, fragment] : cases) {
     CAPTURE(fragment);
     const File f(text);

@@ -86,12 +86,13 @@ std::string rows_text(const plan::Validation& v) {
 
 std::string validate_text(const plan::Validation& v) {
   std::string t = rows_text(v);
-  t += fmt::format("\nmape {:.1f} % over {} checked rows", v.mape_checked * 100, v.rows_checked);
+  t += fmt::format("\nmape {:.1f} % over {} checked row{}", v.mape_checked * 100, v.rows_checked,
+                   v.rows_checked == 1 ? "" : "s");
   std::size_t chain_rows = 0;
   for (const auto& r : v.rows) chain_rows += r.step >= 0 && r.role != "context" ? 1 : 0;
   if (chain_rows > 0) {
-    t += fmt::format(" (the {} ablation-chain rows, in MFU points, are scored apart, below)",
-                     chain_rows);
+    t += fmt::format(" (the {} ablation-chain row{}, in MFU points, {} scored apart, below)",
+                     chain_rows, chain_rows == 1 ? "" : "s", chain_rows == 1 ? "is" : "are");
   }
   if (v.rows_fitted > 0) {
     t += fmt::format("; {:.1f} % over {} row{} that constants were fitted on", v.mape_fitted * 100,

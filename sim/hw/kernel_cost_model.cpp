@@ -218,18 +218,22 @@ KernelCost KernelCostModel::gemm_on_sms(const GemmShape& g, std::int64_t sms) co
 KernelCost KernelCostModel::gemm(const GemmShape& g) const {
   const Time model = model_gemm_time(g);
   const KernelCost fallback{model, model_source(profile_.gemm.fitted)};
-  auto it = gemm_tables_.find(gemm_key(g));
-  // An FP8 GEMM of the fast accumulation with none measured takes the split accumulation's
-  // rows, which are slower: an upper bound (every measured profile of 2026 has only those).
-  if (it == gemm_tables_.end() && g.fast_accum) it = gemm_tables_.find({g.dtype, false});
-  if (it == gemm_tables_.end()) return fallback;
-  for (const auto& r : it->second.rows) {
-    const GemmMeasurement& m = profile_.gemm_table[r.index];
-    if (same_shape(m.shape, g)) return {m.time, CostSource::kMeasured};
+  // Its own accumulation's rows, exact or around it; then, for an FP8 GEMM of the fast
+  // accumulation, the split rows, which are slower: an upper bound (every measured profile of
+  // 2026 has only those, and a run cut short may have only some fast ones).
+  std::vector<std::pair<DType, bool>> keys = {gemm_key(g)};
+  if (g.fast_accum) keys.emplace_back(g.dtype, false);
+  for (const auto& key : keys) {
+    const auto it = gemm_tables_.find(key);
+    if (it == gemm_tables_.end()) continue;
+    for (const auto& r : it->second.rows) {
+      const GemmMeasurement& m = profile_.gemm_table[r.index];
+      if (same_shape(m.shape, g)) return {m.time, CostSource::kMeasured};
+    }
+    if (const auto log_ratio = it->second.log_ratio_at(gemm_at(g)))
+      return {model * std::exp(*log_ratio), CostSource::kMeasured};
   }
-  const auto log_ratio = it->second.log_ratio_at(gemm_at(g));
-  if (!log_ratio) return fallback;
-  return {model * std::exp(*log_ratio), CostSource::kMeasured};
+  return fallback;
 }
 
 double KernelCostModel::attention_hardware_flops(const AttentionShape& a) {

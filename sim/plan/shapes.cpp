@@ -13,10 +13,14 @@ std::vector<hw::GemmShape> calibration_gemm_shapes(const io::Inputs& inputs) {
   options.allow_oom = true;  // the shapes of a plan are worth measuring even if it is too big
   const step::AssembledWorkload w = assemble_workload(inputs, options);
   std::vector<hw::GemmShape> shapes;
-  std::set<std::tuple<std::int64_t, std::int64_t, std::int64_t, std::int64_t, int, bool, bool>> seen;
+  // Distinct by every field: an FP8 forward GEMM (fast accumulation) and a dgrad of the same
+  // dimensions (split: fc1's forward is fc2's dgrad) are two shapes to measure.
+  using Key =
+      std::tuple<std::int64_t, std::int64_t, std::int64_t, std::int64_t, int, bool, bool, bool>;
+  std::set<Key> seen;
   const auto add = [&](const hw::GemmShape& g) {
-    if (seen.insert(
-                {g.m, g.n, g.k, g.batch, static_cast<int>(g.dtype), g.transpose_a, g.transpose_b})
+    if (seen.insert({g.m, g.n, g.k, g.batch, static_cast<int>(g.dtype), g.transpose_a,
+                     g.transpose_b, g.fast_accum})
             .second) {
       shapes.push_back(g);
     }

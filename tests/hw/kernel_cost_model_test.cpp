@@ -134,6 +134,15 @@ TEST_CASE("gemm measured table: FP8's fast accumulation apart, or the split rows
   const double ratio =
       three.gemm(fast_mid).time.to_seconds() / three.model_gemm_time(fast_mid).to_seconds();
   CHECK(ratio == doctest::Approx(1.2).epsilon(1e-3));
+  // Some fast rows, none around this shape (a run cut short): its split row still answers,
+  // not the model.
+  hw::DeviceProfile partial = toy();
+  partial.peak[hw::DType::kFp8] = tflop_per_s(200.0);
+  hw::GemmShape far_fast = fast;
+  far_fast.m = far_fast.n = 4096;
+  partial.gemm_table.push_back({split, model * 1.5});
+  partial.gemm_table.push_back({far_fast, hw::KernelCostModel(partial).model_gemm_time(far_fast)});
+  CHECK(hw::KernelCostModel(partial).gemm(fast).time == model * 1.5);
 }
 
 TEST_CASE("gemm fitted parameters report fitted") {

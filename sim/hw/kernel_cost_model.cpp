@@ -221,10 +221,9 @@ KernelCost KernelCostModel::gemm(const GemmShape& g) const {
   // Its own accumulation's rows, exact or around it; then, for an FP8 GEMM of the fast
   // accumulation, the split rows, which are slower: an upper bound (every measured profile of
   // 2026 has only those, and a run cut short may have only some fast ones).
-  std::vector<std::pair<DType, bool>> keys = {gemm_key(g)};
-  if (g.fast_accum) keys.emplace_back(g.dtype, false);
-  for (const auto& key : keys) {
-    const auto it = gemm_tables_.find(key);
+  const std::pair<DType, bool> keys[] = {gemm_key(g), {g.dtype, false}};
+  for (std::size_t i = 0; i < (g.fast_accum ? 2u : 1u); ++i) {
+    const auto it = gemm_tables_.find(keys[i]);
     if (it == gemm_tables_.end()) continue;
     for (const auto& r : it->second.rows) {
       const GemmMeasurement& m = profile_.gemm_table[r.index];

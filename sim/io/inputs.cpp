@@ -97,11 +97,7 @@ void check_plan_against_cluster(const Inputs& in) {
 // A measured collective the scenario's cluster could not have run (imported from a faster
 // fabric, or a wrong log) would answer its shape with a time these links cannot give.
 void check_measured_collectives(const Inputs& in) {
-  check_rows_against_links(in.device.collective_table, 0, in.cluster, [&](std::size_t k) {
-    return fmt::format("{}: device profile '{}': collective_table[{}] (from {})",
-                       in.scenario.device_file.string(), in.device.name, k,
-                       in.device.collective_table[k].origin);
-  });
+  check_profile_against_links(in.device, in.scenario.device_file.string(), in.cluster);
 }
 
 void check_window(const Inputs& in) {

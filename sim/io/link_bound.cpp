@@ -79,4 +79,12 @@ void check_rows_against_links(const std::vector<hw::CollectiveMeasurement>& rows
   }
 }
 
+void check_profile_against_links(const hw::DeviceProfile& profile, const std::string& file,
+                                 const net::ClusterSpec& cluster) {
+  check_rows_against_links(profile.collective_table, 0, cluster, [&](std::size_t k) {
+    return fmt::format("{}: device profile '{}': collective_table[{}] (from {})", file,
+                       profile.name, k, profile.collective_table[k].origin);
+  });
+}
+
 }  // namespace megasim::io

@@ -54,4 +54,9 @@ void check_rows_against_links(const std::vector<hw::CollectiveMeasurement>& rows
                               const net::ClusterSpec& cluster,
                               const std::function<std::string(std::size_t)>& where);
 
+// The same for a device profile's whole collective table where a command meets it with a
+// cluster, each row named "FILE: device profile 'NAME': collective_table[k] (from LOG:LINE)".
+void check_profile_against_links(const hw::DeviceProfile& profile, const std::string& file,
+                                 const net::ClusterSpec& cluster);
+
 }  // namespace megasim::io

@@ -112,10 +112,7 @@ Sweep collective_sweep(const SweepRequest& r) {
   const std::filesystem::path device = device_file(spec, r, out.device);
   hw::CollectiveConstants constants = io::read_collective_constants(device);
   const hw::DeviceProfile profile = io::load_device_profile(device).profile;
-  io::check_rows_against_links(profile.collective_table, 0, spec, [&](std::size_t k) {
-    return fmt::format("{}: device profile '{}': collective_table[{}] (from {})", device.string(),
-                       profile.name, k, profile.collective_table[k].origin);
-  });
+  io::check_profile_against_links(profile, device.string(), spec);
   const hw::CollectiveOp op = collective::parse_op(r.op);
   const hw::CollAlgorithm algorithm = collective::parse_algorithm(r.algorithm);
   const hw::CollProtocol protocol = collective::parse_protocol(r.protocol);

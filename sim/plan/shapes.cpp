@@ -1,7 +1,6 @@
 #include "plan/shapes.h"
 
-#include <set>
-#include <tuple>
+#include <algorithm>
 #include <variant>
 
 #include "plan/assembly.h"
@@ -13,17 +12,11 @@ std::vector<hw::GemmShape> calibration_gemm_shapes(const io::Inputs& inputs) {
   options.allow_oom = true;  // the shapes of a plan are worth measuring even if it is too big
   const step::AssembledWorkload w = assemble_workload(inputs, options);
   std::vector<hw::GemmShape> shapes;
-  // Distinct by every field: an FP8 forward GEMM (fast accumulation) and a dgrad of the same
-  // dimensions (split: fc1's forward is fc2's dgrad) are two shapes to measure.
-  using Key =
-      std::tuple<std::int64_t, std::int64_t, std::int64_t, std::int64_t, int, bool, bool, bool>;
-  std::set<Key> seen;
+  // Distinct by every field (GemmShape's ==): an FP8 forward GEMM (fast accumulation) and a
+  // dgrad of the same dimensions (split: fc1's forward is fc2's dgrad) are two to measure.
+  // A scenario runs tens of distinct shapes, so a linear search is enough.
   const auto add = [&](const hw::GemmShape& g) {
-    if (seen.insert({g.m, g.n, g.k, g.batch, static_cast<int>(g.dtype), g.transpose_a,
-                     g.transpose_b, g.fast_accum})
-            .second) {
-      shapes.push_back(g);
-    }
+    if (std::find(shapes.begin(), shapes.end(), g) == shapes.end()) shapes.push_back(g);
   };
   // Where the preset cuts TP pairs as Transformer Engine does (step::Pricer::overlapped_pair),
   // a layer's forward and data-gradient GEMMs may also run as tp or pipeline_splits pieces.

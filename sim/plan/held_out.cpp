@@ -65,13 +65,25 @@ HeldOutFile read_file(const fs::path& file, io::FilesRead* read) {
   return out;
 }
 
+// The scenarios `rows` scores (context rows are shown, never scored), and their sources.
+struct Scored {
+  std::set<std::string> scenarios, sources;
+  explicit Scored(const std::vector<ValidationRow>& rows) {
+    for (const auto& r : rows) {
+      if (r.role == "context") continue;
+      scenarios.insert(r.scenario);
+      sources.insert(source_of_run(r.run));
+    }
+  }
+};
+
 // Why `held` is not today's for `rows`, or "" when it is (`whole_set`: as held_out_coverage).
-std::string stale(const HeldOutFile& held, const std::vector<ValidationRow>& rows, bool whole_set) {
-  std::set<std::string> scored, fit, sources;
+std::string stale(const HeldOutFile& held, const std::vector<ValidationRow>& rows,
+                  const Scored& scored_rows, bool whole_set) {
+  const std::set<std::string>& scored = scored_rows.scenarios;
+  std::set<std::string> fit;
   for (const auto& r : rows) {
     if (r.role == "context") continue;
-    scored.insert(r.scenario);
-    sources.insert(source_of_run(r.run));
     if (r.role == "fit") fit.insert(r.scenario);
     const auto it = held.today.find(r.scenario);
     if (it == held.today.end()) return "has no row for " + r.scenario;
@@ -81,7 +93,7 @@ std::string stale(const HeldOutFile& held, const std::vector<ValidationRow>& row
                          it->second, today);
   }
   // Each scored source's fold predicts every scored row.
-  for (const auto& source : sources) {
+  for (const auto& source : scored_rows.sources) {
     const auto fold = held.folds.find(source);
     if (fold == held.folds.end()) return "has no fold for source " + source;
     for (const auto& name : scored) {
@@ -107,14 +119,10 @@ std::string stale(const HeldOutFile& held, const std::vector<ValidationRow>& row
 
 // Rows `held` holds that `rows` does not score: a validation of some of the scenarios (a
 // folder of a few), not a stale file. Its bands would rest on other rows than the file's folds.
-std::size_t rows_not_scored(const HeldOutFile& held, const std::vector<ValidationRow>& rows) {
-  std::set<std::string> scored;
-  for (const auto& r : rows) {
-    if (r.role != "context") scored.insert(r.scenario);
-  }
+std::size_t rows_not_scored(const HeldOutFile& held, const Scored& scored) {
   return static_cast<std::size_t>(
       std::count_if(held.today.begin(), held.today.end(),
-                    [&](const auto& row) { return scored.count(row.first) == 0; }));
+                    [&](const auto& row) { return scored.scenarios.count(row.first) == 0; }));
 }
 
 }  // namespace
@@ -138,11 +146,12 @@ HeldOutCoverage held_out_coverage(const fs::path& file, const std::vector<Valida
     h.note = why + " (re-run scripts/leave_one_source_out.py)";
     return h;
   }
-  if (const std::string why = stale(held, rows, whole_set); !why.empty()) {
+  const Scored scored(rows);
+  if (const std::string why = stale(held, rows, scored, whole_set); !why.empty()) {
     h.note = h.file + " " + why + ": re-run scripts/leave_one_source_out.py";
     return h;
   }
-  if (const std::size_t extra = rows_not_scored(held, rows); extra > 0) {
+  if (const std::size_t extra = rows_not_scored(held, scored); extra > 0) {
     h.note = fmt::format(
         "{} holds {} row(s) this validation does not score (a subset of the scenarios): held-out "
         "bands are drawn over the whole set of validation/published_runs.json's scenarios only",
@@ -152,12 +161,8 @@ HeldOutCoverage held_out_coverage(const fs::path& file, const std::vector<Valida
   // Each scored source's rows against the other rows' residuals under its refit (stale() found
   // every scored row in each of these folds; a fold of a source with no scored row is no
   // prediction of this validation and is passed over).
-  std::set<std::string> sources;
-  for (const auto& r : rows) {
-    if (r.role != "context") sources.insert(source_of_run(r.run));
-  }
   std::vector<BandCheck> checks;
-  for (const auto& source : sources) {
+  for (const auto& source : scored.sources) {
     const auto& fold = held.folds.at(source);
     std::vector<ResidualRow> residuals;
     for (const auto& r : rows) {

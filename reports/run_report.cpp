@@ -230,7 +230,7 @@ std::string to_text(const RunResult& r, const StepProfile& step, const PowerInpu
                      step.evaluation.to_seconds(), step.evaluation_interval_steps,
                      r.evaluation.to_hours(), 100.0 * r.evaluation.to_seconds() / r.failure_free.to_seconds());
   }
-  // Evicted stragglers cost spare nodes, not step time.
+  // Evicted stragglers cost spare nodes for a repair, not step time.
   const bool slowing = r.straggler_slowed_share > 0.0;
   o += fmt::format(
       "  running MFU    {:.1f}%: the step's {:.1f}% times the {:.1f}% of the running time spent in "

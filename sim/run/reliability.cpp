@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "engine/error.h"
+#include "engine/rng.h"
 
 namespace megasim::run {
 
@@ -83,14 +84,22 @@ Time ReliabilityModel::restart_time(const StepProfile& step) const {
   return launch_time(step) + checkpoint_load_time(step.checkpoint_size);
 }
 
+double ReliabilityModel::replacements_per_hour(const StepProfile& step) const {
+  double sum = 0.0;
+  for (const auto& c : causes) {
+    if (c.needs_replacement) sum += cause_rate_per_hour(c, step);
+  }
+  return sum;
+}
+
+std::int64_t ReliabilityModel::spares_in_reserve(const StepProfile& step) const {
+  return static_cast<std::int64_t>(
+      std::ceil(replacements_per_hour(step) * repair_time.to_hours() - 1e-9));
+}
+
 Time ReliabilityModel::mean_recovery_time(const StepProfile& step) const {
   const double rate = failures_per_hour(step);
-  double replace_share = 0.0;
-  if (rate > 0.0) {
-    for (const auto& c : causes) {
-      if (c.needs_replacement) replace_share += cause_rate_per_hour(c, step) / rate;
-    }
-  }
+  const double replace_share = rate > 0.0 ? replacements_per_hour(step) / rate : 0.0;
   // As a trial takes it: a free spare joins after detection and its replacement time; with no
   // spares the job waits for its own node, whose repair starts at the failure, beside detection.
   const Time replace =
@@ -98,16 +107,19 @@ Time ReliabilityModel::mean_recovery_time(const StepProfile& step) const {
   return detection + replace * replace_share + restart_time(step);
 }
 
-// With stragglers evicted, the spares they are expected to hold are not there to replace a
-// failed node (a pool they empty leaves every replacement to wait for a repair). The trials
-// draw their own stragglers; this expected pool only prices the mean recovery.
-ReliabilityModel expected_pool(const ReliabilityModel& model, const StepProfile& step) {
-  ReliabilityModel expected = model;
-  if (model.evict_stragglers && model.straggler_node_fraction > 0.0) {
-    const auto held = std::llround(model.straggler_node_fraction * static_cast<double>(step.nodes));
-    expected.spare_nodes = std::max<std::int64_t>(0, model.spares_for(step) - held);
+StragglerEffect draw_stragglers(const StepProfile& step, const ReliabilityModel& m,
+                                std::uint64_t seed) {
+  const double f = m.straggler_node_fraction;
+  if (f <= 0.0) return {};
+  if (m.evict_stragglers) {
+    constexpr std::uint64_t kStragglerStream = 0x5354524147474c52ull;  // "STRAGGLR"
+    Rng pick(seed ^ kStragglerStream);
+    std::int64_t found = 0;
+    for (std::int64_t n = 0; n < step.nodes; ++n) found += pick.bernoulli(f) ? 1 : 0;
+    if (found > m.spares_for(step) - m.spares_in_reserve(step)) return {0, 1.0};
+    return {found, 0.0};
   }
-  return expected;
+  return {0, 1.0 - std::pow(1.0 - f, static_cast<double>(step.nodes))};
 }
 
 ReliabilityModel no_failures_model() {

@@ -66,7 +66,7 @@ struct ReliabilityModel {
 
   double straggler_node_fraction = 0.0;  // share of nodes that run slow
   double straggler_slowdown = 0.0;       // step time penalty while one is in the job
-  bool evict_stragglers = false;         // evicted at launch, using spares
+  bool evict_stragglers = false;  // replaced by spares at launch, their nodes sent for repair
 
   // Spare nodes available to the job: spare_nodes, else spare_fraction × nodes to the nearest
   // server, at least one when the fraction is above 0.
@@ -77,6 +77,11 @@ struct ReliabilityModel {
   std::optional<double> billed_spare_share(const StepProfile& step) const;
   // Interruptions per hour of the whole job.
   double failures_per_hour(const StepProfile& step) const;
+  // Of them, those that need a node replaced (FailureCause::needs_replacement).
+  double replacements_per_hour(const StepProfile& step) const;
+  // The spares an operator keeps for failures rather than spend on stragglers: the
+  // replacements expected while a node is in repair, rounded up.
+  std::int64_t spares_in_reserve(const StepProfile& step) const;
   double cause_rate_per_hour(const FailureCause& c, const StepProfile& step) const;
   // Blocking time per checkpoint: the stage-1 stall, plus the storage write when synchronous.
   Time blocking_checkpoint_time(Bytes checkpoint) const;
@@ -91,9 +96,18 @@ struct ReliabilityModel {
   Time mean_recovery_time(const StepProfile& step) const;
 };
 
-// `model` with the spares its evicted stragglers are expected to hold taken out of the pool,
-// which prices the mean recovery (the trials draw their own stragglers).
-ReliabilityModel expected_pool(const ReliabilityModel& model, const StepProfile& step);
+// A trial's stragglers: each node is one with probability straggler_node_fraction. Evicted,
+// they are replaced by spares at launch and go for repair, as a failed node does, rejoining
+// the pool as spares when repaired. One straggler paces the step, so they are evicted all or
+// none: all where the pool replaces them and still holds spares_in_reserve; else they stay and
+// slow the job, the pool kept for failures. Kept, the job is slowed when it holds at least
+// one. Drawn node by node on a stream of `seed`'s own, so the failures' draws do not move.
+struct StragglerEffect {
+  std::int64_t evicted = 0;       // replaced by spares at launch, their nodes out for repair
+  double slow_probability = 0.0;  // that the job holds one, and every step is slowed
+};
+StragglerEffect draw_stragglers(const StepProfile& step, const ReliabilityModel& m,
+                                std::uint64_t seed);
 
 // A model with no failures, no checkpoints and no stragglers (the "none" preset).
 ReliabilityModel no_failures_model();

@@ -24,7 +24,7 @@ std::int64_t steps_for(double tokens, const StepProfile& step) {
 class Trial {
  public:
   Trial(const StepProfile& step, std::int64_t steps, Time step_time, const ReliabilityModel& model,
-        std::int64_t interval_steps, std::uint64_t seed)
+        std::int64_t interval_steps, std::uint64_t seed, std::int64_t evicted)
       : model_(model),
         sim_(seed),
         step_time_(step_time),
@@ -39,6 +39,11 @@ class Trial {
     spare_free_at_.assign(
         static_cast<std::size_t>(std::max<std::int64_t>(model_.spares_for(step), 0)), Time::zero());
     slot_repairs_.resize(spare_free_at_.size());
+    // Stragglers evicted at launch: a spare each joins the job, their nodes out for repair.
+    for (std::size_t i = 0; i < static_cast<std::size_t>(evicted); ++i) {
+      spare_free_at_.at(i) = model_.repair_time;
+      slot_repairs_[i].emplace_back(Time::zero(), model_.repair_time);
+    }
     result_.by_cause.assign(model_.causes.size(), 0);
     result_.useful = work_;
   }
@@ -217,32 +222,6 @@ class Trial {
   TrialResult result_;
 };
 
-// Stragglers: evicted ones use spares for the whole run; kept ones slow every step.
-struct StragglerEffect {
-  std::int64_t spares_left;
-  double slow_probability;
-};
-
-// Each node is a straggler with probability f. Evicted, the trial's stragglers (drawn node by
-// node on a stream of their own, so the failures' draws do not move) hold spares for the run;
-// those the pool cannot replace stay in the job and slow it. Kept, the job is slowed when it
-// holds at least one.
-StragglerEffect stragglers(const StepProfile& step, const ReliabilityModel& m,
-                           std::uint64_t seed) {
-  const double f = m.straggler_node_fraction;
-  const std::int64_t spares = m.spares_for(step);
-  if (f <= 0.0) return {spares, 0.0};
-  if (m.evict_stragglers) {
-    constexpr std::uint64_t kStragglerStream = 0x5354524147474c52ull;  // "STRAGGLR"
-    Rng pick(seed ^ kStragglerStream);
-    std::int64_t evicted = 0;
-    for (std::int64_t n = 0; n < step.nodes; ++n) evicted += pick.bernoulli(f) ? 1 : 0;
-    if (evicted > spares) return {0, 1.0};
-    return {spares - evicted, 0.0};
-  }
-  return {spares, 1.0 - std::pow(1.0 - f, static_cast<double>(step.nodes))};
-}
-
 std::int64_t interval_in_steps(Time interval, Time step_time) {
   if (interval == Time::max() || interval <= Time::zero()) return 0;
   const double n = std::round(interval.to_seconds() / step_time.to_seconds());
@@ -289,9 +268,7 @@ Time slowed(Time t, double slowdown) {
 TrialResult simulate_trial(const StepProfile& step, double tokens, const ReliabilityModel& model,
                            Time interval, std::uint64_t seed) {
   step.validate();
-  const StragglerEffect s = stragglers(step, model, seed);
-  ReliabilityModel m = model;
-  m.spare_nodes = s.spares_left;
+  const StragglerEffect s = draw_stragglers(step, model, seed);
   Rng draw(seed);
   // Drawn in every trial, so that the failures' draws are the same with stragglers evicted,
   // kept or absent (common random numbers for comparisons).
@@ -300,8 +277,8 @@ TrialResult simulate_trial(const StepProfile& step, double tokens, const Reliabi
   const Time per_step = step.step_time + run_evaluation(step, steps_for(tokens, step)) /
                                              static_cast<double>(steps_for(tokens, step));
   const Time step_time = slow ? slowed(per_step, model.straggler_slowdown) : per_step;
-  Trial t(step, steps_for(tokens, step), step_time, m, interval_in_steps(interval, step_time),
-          draw.next_u64());
+  Trial t(step, steps_for(tokens, step), step_time, model, interval_in_steps(interval, step_time),
+          draw.next_u64(), s.evicted);
   TrialResult r = t.run();
   const Time evaluations = run_evaluation(step, steps_for(tokens, step));
   r.evaluation =
@@ -361,7 +338,7 @@ void reliability_figures(const StepProfile& step, const ReliabilityModel& model,
   const double rate = model.failures_per_hour(step);
   r.failures_per_day = rate * 24.0;
   r.mtbf = rate > 0.0 ? Time::from_hours(1.0 / rate) : Time::max();
-  r.recovery = expected_pool(model, step).mean_recovery_time(step);
+  r.recovery = model.mean_recovery_time(step);
   r.checkpoint_interval = simulated_interval(model.checkpoint_interval, step, r.steps);
   r.checkpoint_cost = model.blocking_checkpoint_time(step.checkpoint_size);
   if (rate > 0.0) {
@@ -433,8 +410,8 @@ RunResult simulate_run(const StepProfile& step, const RunSpec& spec, const Relia
   r.checkpoint_hours = ckpt / n;
   r.step_share = step_share / n;
   r.straggler_slowed_share = slowed / n;
-  // Spares are reserved with the job (billed, or a small job's share); those evicted stragglers
-  // hold, and the places of nodes in repair, draw no power.
+  // Spares are reserved with the job (billed, or a small job's share); the places of nodes in
+  // repair (failed, or evicted stragglers) draw no power.
   r.energy = run_energy(
       r.power, Time::from_seconds(trained / n), Time::from_seconds(idle / n), step.gpus,
       {model.spares_for(step), wall_seconds > 0.0 ? spare_node_seconds / wall_seconds : 0.0,

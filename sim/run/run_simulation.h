@@ -52,7 +52,7 @@ struct TrialResult {
   // What a straggler the job keeps adds to its first-time steps (inside `useful`, which is
   // MegaScale's iterations × iteration time; lost GPU-hours count it).
   Time straggler;
-  std::int64_t spares = 0;  // the pool this trial, less the spares its evicted stragglers hold
+  std::int64_t spares = 0;  // the pool (evicted stragglers' nodes rejoin it when repaired)
   // Node-seconds the pool's nodes idle, powered: spares × wall, less the time each pool slot's
   // node is out for repair (a failed node a spare replaced rejoins the pool after its repair),
   // up to the run's end. A double: spares × a long run's wall overflows Time.
@@ -110,7 +110,7 @@ struct RunResult {
   // running job, the figure a production dashboard shows between interruptions.
   double step_share = 1.0;
   double straggler_slowed_share = 0.0;  // of the trials, those a straggler slowed (kept, or
-                                        // evicted past what the spare pool could replace)
+                                        // more found than the spare pool could replace)
   Time mtbf;
   Time recovery;             // mean recovery per interruption (spare free)
   Time checkpoint_interval;  // the one simulated

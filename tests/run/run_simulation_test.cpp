@@ -229,7 +229,7 @@ TEST_CASE("run: the none preset makes checkpoints free and a kept straggler slow
   m.evict_stragglers = true;
   m.spare_nodes = 8;
   CHECK(simulate_trial(step, 100.0, m, Time::from_minutes(10), 1).wall == Time::from_seconds(6000));
-  // One spare short: the straggler the pool cannot replace stays and slows every step.
+  // One spare short: none is evicted (the one left would pace the step), every step slowed.
   m.spare_nodes = 7;
   const TrialResult short_pool = simulate_trial(step, 100.0, m, Time::from_minutes(10), 1);
   CHECK(short_pool.straggler_slowed);
@@ -317,37 +317,100 @@ TEST_CASE("run: a spare pool of a share of the job holds at least one server") {
   CHECK(with.mean_recovery_time(testing::megascale_530b(128)) < Time::from_hours(1));
 }
 
-TEST_CASE("run: evicted stragglers are drawn per trial and hold spares only when found") {
-  // A 32-node job (256 GPUs) with MegaScale's presets: a 2 % pool is one spare, and 0.5 % of
-  // nodes are stragglers, 0.16 expected. Most trials find none and keep their spare; a trial
-  // that finds one evicts it, and its replacements then wait for repairs.
+TEST_CASE("run: evicted stragglers take spares at launch, which rejoin the pool when repaired") {
+  // A 32-node job (256 GPUs), every node a straggler, 40 spares: each trial evicts all 32 at
+  // launch, a spare each, and their nodes go for repair as a failed node does.
   StepProfile step = testing::megascale_530b(256);
-  RunSpec spec;
-  spec.tokens = 3000 * step.tokens_per_step;
-  spec.trials = 64;
-  spec.sweep_checkpoint_interval = false;
+  const double tokens = 3000 * step.tokens_per_step;
   ReliabilityModel m = megasim::io::load_reliability_preset("megascale");
   REQUIRE(m.evict_stragglers);
-  REQUIRE(m.spares_for(step) == 1);
-  // The summary's recovery assumes the expected count, round(0.16) = 0: the spare is there.
-  const RunResult r = simulate_run(step, spec, m, flat_power());
-  CHECK(r.recovery == m.mean_recovery_time(step));
-  // Every trial alike but for its draw: with every node a straggler the pool is always empty.
-  ReliabilityModel all = m;
-  all.straggler_node_fraction = 1.0;
-  const RunResult e = simulate_run(step, spec, all, flat_power());
-  CHECK(e.recovery > r.recovery + Time::from_hours(12));
-  // So the run sits near the one without stragglers, not near the one whose pool is empty
-  // (a whole node evicted for 0.16 expected stragglers would empty it in every trial).
-  ReliabilityModel no_stragglers = m;
-  no_stragglers.straggler_node_fraction = 0.0;
-  const RunResult n = simulate_run(step, spec, no_stragglers, flat_power());
-  INFO("days: none ", n.days.mean, ", drawn ", r.days.mean, ", all ", e.days.mean);
-  CHECK(e.days.mean > n.days.mean);
-  CHECK(r.days.mean < 0.5 * (n.days.mean + e.days.mean));
+  m.straggler_node_fraction = 1.0;
+  m.spare_nodes = 40;
+  ReliabilityModel none = m;
+  none.straggler_node_fraction = 0.0;
+  for (std::uint64_t seed : {1u, 2u, 3u}) {
+    // Repaired at once: the pool is whole again, the trial as without stragglers.
+    ReliabilityModel instant = m, instant_none = none;
+    instant.repair_time = instant_none.repair_time = Time::zero();
+    const TrialResult a = simulate_trial(step, tokens, instant, Time::from_minutes(10), seed);
+    CHECK_FALSE(a.straggler_slowed);
+    CHECK(a.wall == simulate_trial(step, tokens, instant_none, Time::from_minutes(10), seed).wall);
+    // Repairs longer than the run: the 32 places stay out, the trial as with 8 spares.
+    ReliabilityModel slow = m, eight = none;
+    slow.repair_time = eight.repair_time = Time::from_hours(1000);
+    eight.spare_nodes = 8;
+    const TrialResult b = simulate_trial(step, tokens, slow, Time::from_minutes(10), seed);
+    const TrialResult b8 = simulate_trial(step, tokens, eight, Time::from_minutes(10), seed);
+    CHECK(b.wall == b8.wall);
+    CHECK(b.spare_idle_node_seconds == doctest::Approx(b8.spare_idle_node_seconds));
+    // A day's repair: the run lies between the two.
+    const TrialResult c = simulate_trial(step, tokens, m, Time::from_minutes(10), seed);
+    CHECK(c.wall >= a.wall);
+    CHECK(c.wall <= b.wall);
+  }
+  // One spare short of the stragglers found: none evicted (one left would pace the step all
+  // the same), the job slowed, the pool kept whole for failures: as keeping them.
+  ReliabilityModel short_pool = m, kept = m;
+  short_pool.spare_nodes = kept.spare_nodes = 31;
+  kept.evict_stragglers = false;
+  const TrialResult s31 = simulate_trial(step, tokens, short_pool, Time::from_minutes(10), 1);
+  CHECK(s31.straggler_slowed);
+  CHECK(s31.wall == simulate_trial(step, tokens, kept, Time::from_minutes(10), 1).wall);
+  // The summary's mean recovery assumes a free spare, as the pool refills after repairs.
+  RunSpec spec;
+  spec.tokens = tokens;
+  spec.trials = 4;
+  spec.sweep_checkpoint_interval = false;
+  CHECK(simulate_run(step, spec, m, flat_power()).recovery == m.mean_recovery_time(step));
   // The draw is per trial and seeded: the same seed, the same count, the same wall.
-  CHECK(simulate_trial(step, spec.tokens, m, Time::from_minutes(10), 7).wall ==
-        simulate_trial(step, spec.tokens, m, Time::from_minutes(10), 7).wall);
+  ReliabilityModel preset = megasim::io::load_reliability_preset("megascale");
+  CHECK(simulate_trial(step, tokens, preset, Time::from_minutes(10), 7).wall ==
+        simulate_trial(step, tokens, preset, Time::from_minutes(10), 7).wall);
+}
+
+TEST_CASE("run: stragglers are evicted only where the pool keeps its reserve for failures") {
+  // 12,288 GPUs under MegaScale's presets: the replacements expected in a day's repair, rounded
+  // up, stay in the pool; a pool that would fall below them keeps its stragglers instead.
+  StepProfile step = testing::megascale_530b(12288);
+  ReliabilityModel m = megasim::io::load_reliability_preset("megascale");
+  const double per_repair = m.replacements_per_hour(step) * m.repair_time.to_hours();
+  REQUIRE(m.replacements_per_hour(step) < m.failures_per_hour(step));
+  REQUIRE(per_repair > 1.0);
+  const std::int64_t reserve = m.spares_in_reserve(step);
+  CHECK(reserve == static_cast<std::int64_t>(std::ceil(per_repair)));
+  m.straggler_node_fraction = 1.0;  // every node found: 1,536
+  ReliabilityModel kept = m;
+  kept.evict_stragglers = false;
+  const double tokens = 300 * step.tokens_per_step;
+  for (std::int64_t pool : {1536 + reserve - 1, 1536 + reserve}) {
+    m.spare_nodes = kept.spare_nodes = pool;
+    const TrialResult t = simulate_trial(step, tokens, m, Time::from_minutes(10), 5);
+    INFO("pool ", pool, ", reserve ", reserve);
+    CHECK(t.straggler_slowed == (pool < 1536 + reserve));
+    if (t.straggler_slowed)
+      CHECK(t.wall == simulate_trial(step, tokens, kept, Time::from_minutes(10), 5).wall);
+  }
+}
+
+TEST_CASE("run: evicting stragglers costs no more than keeping them where spares are short") {
+  // The default scenario's job (1,536 nodes, 0.5 % stragglers: about 7.7 a trial) with one
+  // spare: evicting takes it for a day's repair; holding it for the whole run (before
+  // 2026-12-05) left every later hardware failure waiting a 24 h repair, and the run took
+  // twice as long as keeping the stragglers.
+  StepProfile step = testing::megascale_530b(12288);
+  RunSpec spec;
+  spec.tokens = 3000 * step.tokens_per_step;
+  spec.trials = 16;
+  spec.sweep_checkpoint_interval = false;
+  ReliabilityModel evict = megasim::io::load_reliability_preset("megascale");
+  REQUIRE(evict.evict_stragglers);
+  evict.spare_nodes = 1;
+  ReliabilityModel keep = evict;
+  keep.evict_stragglers = false;
+  const RunResult e = simulate_run(step, spec, evict, flat_power());
+  const RunResult k = simulate_run(step, spec, keep, flat_power());
+  INFO("days: evicted ", e.days.mean, ", kept ", k.days.mean);
+  CHECK(e.days.mean < 1.25 * k.days.mean);
 }
 
 TEST_CASE("run: the spare pool idles powered, less the places of nodes out for repair") {

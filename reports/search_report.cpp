@@ -176,10 +176,10 @@ std::string search_text(const plan::SearchResult& r) {
                 r.ranked.size())
           : fmt::format("{} taken to the event level", r.ranked.size());
   t += fmt::format(
-      "space {} plans: pruned {} by cluster size, {} by heads, {} by divisibility, "
+      "space {} plan{}: pruned {} by cluster size, {} by heads, {} by divisibility, "
       "{} by memory; {} feasible, estimated; {}: {} simulated event by event{}\n",
-      r.space.size, r.space.pruned[0], r.space.pruned[1], r.space.pruned[2], r.space.pruned[3],
-      r.analytic.size(), taken, r.ranked.size() - refused,
+      r.space.size, r.space.size == 1 ? "" : "s", r.space.pruned[0], r.space.pruned[1],
+      r.space.pruned[2], r.space.pruned[3], r.analytic.size(), taken, r.ranked.size() - refused,
       refused > 0 ? fmt::format(", {} refused by --max-events", refused) : std::string());
   if (r.scenario_plan_rank) {
     t += fmt::format("the scenario's own plan ranks {} of {} by estimate\n",

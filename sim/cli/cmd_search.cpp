@@ -168,11 +168,12 @@ void search_on(const MpiShare& mpi, const SearchCliOptions& o, PreparedSearch& p
   if (r.analytic.empty() && !r.stopped) {
     // The constraints and the model leave nothing to rank: say why, as bad input.
     throw InputError(fmt::format(
-        "search: none of the space's {} plans is feasible: {} pruned by cluster size (tp × pp "
+        "search: none of the space's {} plan{} is feasible: {} pruned by cluster size (tp × pp "
         "must divide the GPU count), {} by heads (tp must divide heads, kv_heads and "
         "ffn_hidden), {} by divisibility (the layers, sequence and batch splits), {} by memory; "
         "loosen --fix, --vary or --gpus",
-        r.space.size, r.space.pruned[0], r.space.pruned[1], r.space.pruned[2], r.space.pruned[3]));
+        r.space.size, r.space.size == 1 ? "" : "s", r.space.pruned[0], r.space.pruned[1],
+        r.space.pruned[2], r.space.pruned[3]));
   }
   if (r.stopped) {
     std::fprintf(stderr,

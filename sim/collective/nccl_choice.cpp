@@ -53,6 +53,11 @@ std::vector<std::pair<CollAlgorithm, CollProtocol>> NcclModel::candidates(
       throw InputError(std::string("--algo ") + to_string(call.algorithm) + ": " +
                        op_name(call.op) +
                        " runs as point-to-point sends, not as a ring, tree or NVLS");
+    if (call.protocol != CollProtocol::kAuto && call.protocol != CollProtocol::kSimple)
+      throw InputError(std::string("--proto ") + to_string(call.protocol) + ": " +
+                       op_name(call.op) +
+                       " runs as point-to-point sends, which megasim prices with the simple "
+                       "protocol only");
     return {{CollAlgorithm::kDirect, CollProtocol::kSimple}};
   }
   // NCCL chooses by its own estimate: the profile's constants, not the scales fitted to logs

@@ -1,6 +1,7 @@
 #include "plan/collective_sweep.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <filesystem>
 #include <set>
@@ -60,6 +61,15 @@ std::vector<int> placement_of(const net::Topology& topology, const SweepRequest&
   return p;
 }
 
+// nccl-tests' element: a 4-byte float, and where the buffer is split among the ranks
+// (all-gather, reduce-scatter, all-to-all) a whole number of them for each rank: a size is
+// taken down to a multiple of this, as nccl-tests' getCollByteCount does (count / nranks).
+double size_multiple(hw::CollectiveOp op, int gpus) {
+  const bool split = op == hw::CollectiveOp::kAllGather || op == hw::CollectiveOp::kReduceScatter ||
+                     op == hw::CollectiveOp::kAllToAll;
+  return 4.0 * (split ? gpus : 1);
+}
+
 // What the request asks that no sweep can give, refused before the topology is built.
 void check_request(const SweepRequest& r, hw::CollectiveOp op) {
   if (r.routing != "ecmp" && r.routing != "spray") {
@@ -71,12 +81,17 @@ void check_request(const SweepRequest& r, hw::CollectiveOp op) {
                      " GPU moves nothing between GPUs; give 2 or more");
   }
   // The count column is of 4-byte floats, as nccl-tests' default: a smaller size is no element.
+  const double least = size_multiple(op, r.gpus);
   for (const double size : r.sizes) {
-    if (size < 4.0) {
+    if (size < least) {
       throw InputError(
-          fmt::format("--bytes: {:g} bytes is under one 4-byte element (the float "
-                      "of nccl-tests' count); give 4 or more",
-                      size));
+          least > 4.0
+              ? fmt::format("--bytes: {:g} bytes is under one 4-byte element for each of the {} "
+                            "ranks of {} (the float of nccl-tests' count); give {:g} or more",
+                            size, r.gpus, r.op, least)
+              : fmt::format("--bytes: {:g} bytes is under one 4-byte element (the float "
+                            "of nccl-tests' count); give 4 or more",
+                            size));
     }
   }
   // An all-to-all is a flow from every rank to every other: 2,048 ranks take 10 s and 2 GB a
@@ -135,7 +150,9 @@ Sweep collective_sweep(const SweepRequest& r) {
                          r.routing == "ecmp" ? net::Routing::kEcmp : net::Routing::kSpray);
   collective::CollectiveEngine engine(sim, topology, solver, constants);
   const double bus_factor = hw::bus_factor(op, r.gpus);
-  for (const double size : r.sizes) {
+  const double multiple = size_multiple(op, r.gpus);
+  for (const double asked : r.sizes) {
+    const double size = std::floor(asked / multiple) * multiple;
     collective::CollectiveCall call;
     call.op = op;
     call.gpus = placement;

@@ -212,9 +212,9 @@ std::vector<Variant> compare(const std::filesystem::path& scenario,
     }
     if (out.size() > kShown) reasons += fmt::format("\n  and {} more", out.size() - kShown);
     throw InputError(
-        fmt::format("compare: none of the {} variants can run (loosen --vary or "
+        fmt::format("compare: none of the {} variant{} can run (loosen --vary or "
                     "--set):{}",
-                    out.size(), reasons));
+                    out.size(), out.size() == 1 ? "" : "s", reasons));
   }
   mark_pareto_front(out);
   return out;

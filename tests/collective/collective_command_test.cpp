@@ -111,13 +111,14 @@ TEST_CASE("megasim collective: NVLink SHARP only where the profile has it") {
 TEST_CASE("megasim collective --per-node: a DP group's one GPU a node, where NCCL runs PAT") {
   const auto r = run_megasim(
       "collective --cluster dgx-h100-superpod-6144 --op all_gather --gpus 16 --per-node 1 "
-      "--bytes 8 --json");
+      "--bytes 64 --json");
   REQUIRE(r.exit_code == 0);
   const auto j = nlohmann::json::parse(r.out);
   CHECK(j["per_node"] == 1);
   CHECK(j["rows"][0]["algorithm"] == "pat");
   const auto text = run_megasim(
-      "collective --cluster dgx-h100-superpod-6144 --op all_gather --gpus 16 --per-node 1 --bytes 8");
+      "collective --cluster dgx-h100-superpod-6144 --op all_gather --gpus 16 --per-node 1 --bytes "
+      "64");
   CHECK(text.out.find("1 a node") != std::string::npos);
   // It must divide the GPUs and fit the node and the cluster.
   const auto odd = run_megasim("collective --cluster dgx-h100-superpod-6144 --gpus 16 --per-node 3");
@@ -131,4 +132,20 @@ TEST_CASE("megasim collective --per-node: a DP group's one GPU a node, where NCC
   CHECK(one.exit_code == 2);
   CHECK(one.err.find("a collective of 1 GPU moves nothing between GPUs; give 2 or more") !=
         std::string::npos);
+}
+
+TEST_CASE("megasim collective: a size is taken down to whole elements, each rank's where split") {
+  // nccl-tests' getCollByteCount: 1001 bytes of all-reduce are 250 floats, 1000 bytes; 100
+  // bytes of all-gather on 8 ranks are 3 floats a rank, 96 bytes.
+  const auto reduce = run_megasim("collective --cluster dgx-a100-8 --gpus 8 --bytes 1001 --json");
+  REQUIRE(reduce.exit_code == 0);
+  const auto r = nlohmann::json::parse(reduce.out)["rows"][0];
+  CHECK(r["size_bytes"] == 1000);
+  CHECK(r["count"] == 250);
+  const auto gather =
+      run_megasim("collective --cluster dgx-a100-8 --op all_gather --gpus 8 --bytes 100 --json");
+  REQUIRE(gather.exit_code == 0);
+  const auto g = nlohmann::json::parse(gather.out)["rows"][0];
+  CHECK(g["size_bytes"] == 96);
+  CHECK(g["count"] == 24);
 }

@@ -15,6 +15,35 @@
 
 namespace megasim::plan {
 
+namespace {
+
+// The next comma that separates values: outside brackets, braces and quotes, so that a JSON
+// array or object is one value (plan.layer_split=[24,24],[20,28]).
+std::size_t next_separator(const std::string& spec, std::size_t start) {
+  int depth = 0;
+  bool quoted = false;
+  for (std::size_t i = start; i < spec.size(); ++i) {
+    const char c = spec[i];
+    if (quoted) {
+      if (c == '\\')
+        ++i;
+      else if (c == '"')
+        quoted = false;
+    } else if (c == '"') {
+      quoted = true;
+    } else if (c == '[' || c == '{') {
+      ++depth;
+    } else if (c == ']' || c == '}') {
+      --depth;
+    } else if (c == ',' && depth <= 0) {
+      return i;
+    }
+  }
+  return std::string::npos;
+}
+
+}  // namespace
+
 Axis parse_axis(const std::string& spec, const std::string& option) {
   const auto eq = spec.find('=');
   if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size()) {
@@ -26,7 +55,7 @@ Axis parse_axis(const std::string& spec, const std::string& option) {
   std::vector<io::Json> seen;
   std::size_t start = eq + 1;
   for (;;) {
-    const auto comma = spec.find(',', start);
+    const auto comma = next_separator(spec, start);
     const std::string v = spec.substr(start, comma == std::string::npos ? comma : comma - start);
     if (v.empty()) throw InputError(option + " " + spec + ": empty value in the list");
     const io::Json j = io::Json::parse(v, nullptr, false);

@@ -229,6 +229,20 @@ TEST_CASE("plan: compare counts combinations without overflow (64 axes of two on
         std::string::npos);
 }
 
+TEST_CASE("plan: a --vary value that is a JSON array or object keeps its commas") {
+  // plan.layer_split=[24,24],[20,28] was split at every comma into '[24', '24]', ...
+  const plan::Axis split = plan::parse_axis("plan.layer_split=[24,24],[20,28]");
+  REQUIRE(split.values.size() == 2);
+  CHECK(split.values[0] == "[24,24]");
+  CHECK(split.values[1] == "[20,28]");
+  const plan::Axis text = plan::parse_axis(R"(name="a,b",{"x":[1,2]},3)");
+  REQUIRE(text.values.size() == 3);
+  CHECK(text.values[0] == R"("a,b")");
+  CHECK(text.values[1] == R"({"x":[1,2]})");
+  CHECK(text.values[2] == "3");
+  CHECK(plan::parse_axis("plan.tp=4,8").values.size() == 2);
+}
+
 TEST_CASE("plan: FP8 on Hopper is faster than 16-bit but less than twice, MFU against bf16") {
   // Megatron-Core's 70B row on 768 H100: the linear GEMMs at the fp8 peak, twice bf16's; the
   // attention, the norms, the casts and the communication do not halve.

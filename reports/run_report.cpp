@@ -27,7 +27,9 @@ double mw(Watts w) {
 // Power, energy and mass in the unit that keeps their digits: a one-node job draws kilowatts,
 // and "0.00 MW" or "0 MWh" read as nothing drawn (the JSON keeps MW, MWh and tonnes).
 std::string power_text(double megawatts) {
-  if (megawatts == 0.0 || megawatts >= 0.1) return fmt::format("{:.2f} MW", megawatts);
+  if (megawatts == 0.0 || megawatts >= 1.0) return fmt::format("{:.2f} MW", megawatts);
+  // Under a megawatt "0.11 MW" would make 105 and 114 kW one figure.
+  if (megawatts >= 0.1) return fmt::format("{:.0f} kW", megawatts * 1e3);
   if (megawatts >= 1e-4) return fmt::format("{:.1f} kW", megawatts * 1e3);
   return fmt::format("{:.0f} W", megawatts * 1e6);
 }
@@ -92,10 +94,14 @@ void append_power(std::string& o, const RunResult& r, const PowerInputs& power) 
         r.energy.spares.powered, power_text(mw(r.energy.spare_it)),
         billed ? " of it the job's share" : "", r.energy.usd_gpu_hours ? " and GPU-hour cost" : "");
   }
-  o += fmt::format("  energy         {} facility ({} IT), {} CO2 at {:.3f} kg/kWh\n",
-                   thousandths_text(r.energy.facility_mwh, "MWh", "kWh"),
-                   thousandths_text(r.energy.it_mwh, "MWh", "kWh"),
-                   thousandths_text(r.energy.tonnes_co2, "t", "kg"), power.grid_kg_co2_per_kwh);
+  // Three decimals, or three digits for a grid cleaner than 0.01 kg/kWh (not "0.000").
+  const double grid = power.grid_kg_co2_per_kwh;
+  o += fmt::format(
+      "  energy         {} facility ({} IT), {} CO2 at {} kg/kWh\n",
+      thousandths_text(r.energy.facility_mwh, "MWh", "kWh"),
+      thousandths_text(r.energy.it_mwh, "MWh", "kWh"),
+      thousandths_text(r.energy.tonnes_co2, "t", "kg"),
+      grid >= 0.01 || grid == 0.0 ? fmt::format("{:.3f}", grid) : fmt::format("{:.3g}", grid));
   if (r.energy.usd_gpu_hours)
     o += fmt::format("  cost           ${:.3g} in GPU-hours\n", *r.energy.usd_gpu_hours);
   if (r.energy.usd_energy)
@@ -214,6 +220,25 @@ void append_outcomes(std::string& o, const RunResult& r) {
       r.restarts.mean, r.restarts.p10, r.restarts.p90, r.failures_per_day, mtbf);
 }
 
+// The running job's MFU, and what takes the running time the steps leave. Evicted stragglers
+// cost spare nodes for a repair, not step time.
+std::string running_mfu_line(const RunResult& r, const StepProfile& step, bool evaluating) {
+  std::vector<std::string> rest;
+  if (evaluating) rest.emplace_back("evaluation");
+  if (r.checkpoint_hours > 0.0) rest.emplace_back("checkpoint stalls");
+  if (r.straggler_slowed_share > 0.0) rest.emplace_back("stragglers");
+  std::string others;
+  for (std::size_t i = 0; i < rest.size(); ++i)
+    others += (i == 0 ? "" : i + 1 == rest.size() ? " and " : ", ") + rest[i];
+  return fmt::format(
+      "  running MFU    {:.1f}%: the step's {:.1f}% times the {:.1f}% of the running time spent in "
+      "steps{}\n",
+      100.0 * step.mfu * r.step_share, 100.0 * step.mfu, 100.0 * r.step_share,
+      rest.empty() ? std::string()
+                   : fmt::format(" ({} take{} the rest)", others,
+                                 rest.size() == 1 && evaluating ? "s" : ""));
+}
+
 }  // namespace
 
 std::string to_text(const RunResult& r, const StepProfile& step, const PowerInputs& power,
@@ -221,25 +246,22 @@ std::string to_text(const RunResult& r, const StepProfile& step, const PowerInpu
   std::string o;
   o += fmt::format("run ({} trial{}, reliability preset {})\n", r.trials, r.trials == 1 ? "" : "s",
                    model.name);
-  const bool evaluating = step.evaluation_interval_steps > 0 && step.evaluation > Time::zero();
-  o += fmt::format("  steps          {} at {:.3f} s; failure-free {:.2f} days{}\n", r.steps,
-                   r.step_time.to_seconds(), r.failure_free.to_days(),
-                   evaluating ? " with the evaluations" : "");
-  if (evaluating) {
-    o += fmt::format("  evaluation     {:.1f} s every {} steps; {:.1f} h in all, {:.1f}% of the failure-free time\n",
-                     step.evaluation.to_seconds(), step.evaluation_interval_steps,
-                     r.evaluation.to_hours(), 100.0 * r.evaluation.to_seconds() / r.failure_free.to_seconds());
-  }
-  // Evicted stragglers cost spare nodes for a repair, not step time.
-  const bool slowing = r.straggler_slowed_share > 0.0;
+  // An interval longer than the run evaluates nothing (r.evaluation is zero).
+  const bool evaluating = r.evaluation > Time::zero();
   o += fmt::format(
-      "  running MFU    {:.1f}%: the step's {:.1f}% times the {:.1f}% of the running time spent in "
-      "steps "
-      "({} take the rest)\n",
-      100.0 * step.mfu * r.step_share, 100.0 * step.mfu, 100.0 * r.step_share,
-      evaluating ? (slowing ? "evaluation, checkpoint stalls and stragglers"
-                            : "evaluation and checkpoint stalls")
-                 : (slowing ? "checkpoint stalls and stragglers" : "checkpoint stalls"));
+      "  steps          {} at {:.3f} s; {:.2f} days of steps{} alone (no failure, checkpoint or "
+      "launch)\n",
+      r.steps, r.step_time.to_seconds(), r.failure_free.to_days(),
+      evaluating ? " and evaluations" : "");
+  if (evaluating) {
+    o += fmt::format(
+        "  evaluation     {:.1f} s every {} step{}; {:.1f} h in all, {:.1f}% of the steps' and "
+        "evaluations' time\n",
+        step.evaluation.to_seconds(), step.evaluation_interval_steps,
+        step.evaluation_interval_steps == 1 ? "" : "s", r.evaluation.to_hours(),
+        100.0 * r.evaluation.to_seconds() / r.failure_free.to_seconds());
+  }
+  o += running_mfu_line(r, step, evaluating);
   append_outcomes(o, r);
   o += fmt::format("  per restart    {:.1f} min (comm init {:.0f} s)\n", minutes(r.recovery),
                    model.comm_init.at(step.gpus).to_seconds());

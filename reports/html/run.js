@@ -127,18 +127,25 @@ function megasimRun(d, section, chart, colours, fmt, histogram) {
         labels[i] = marks[i][0];
       }
     }
+    // The axis spans the marks too: a chosen interval past the swept ones was cut off.
+    const lo = Math.min(...xs, ...marks.map((m) => m[1]));
+    const hi = Math.max(...xs, ...marks.map((m) => m[1]));
+    const pad = 0.02 * (hi - lo);
     chart(card, {
       legend: { bottom: 0 },
       tooltip: { trigger: 'axis' },
       grid: { left: 55, right: 55, top: 30, bottom: 60 },
-      xAxis: { type: 'value', name: 'min', scale: true },
+      xAxis: { type: 'value', name: 'min', scale: true, min: lo - pad, max: hi + pad,
+        axisLabel: { formatter: (v) => fmt.num(v, 1), showMinLabel: false, showMaxLabel: false } },
       yAxis: [{ type: 'value', name: 'days', scale: true },
         { type: 'value', name: 'goodput', scale: true, axisLabel: { formatter: (v) => fmt.pct(v) } }],
       series: [
         { name: 'mean days', type: 'line', data: pts.map((p) => [p.interval_min, p.mean_days]),
           markLine: { symbol: 'none', lineStyle: { type: 'dashed' },
+            // Each label along its line, so that labels of nearby lines do not run together.
             data: marks.map(([, v], i) => ({ xAxis: v,
-              label: labels[i] === null ? { show: false } : { formatter: labels[i] } })) } },
+              label: labels[i] === null ? { show: false }
+                : { formatter: labels[i], position: 'insideEndTop' } })) } },
         { name: 'goodput', type: 'line', yAxisIndex: 1,
           data: pts.map((p) => [p.interval_min, p.mean_goodput]) },
       ],

@@ -33,7 +33,7 @@
       `step ${fmt.num(d.step_time_interval_s[0], 3)}–${fmt.num(d.step_time_interval_s[1], 3)} s, ` +
       `MFU ${fmt.pct(d.mfu_interval[0])}–${fmt.pct(d.mfu_interval[1])} ` +
       `(${d.interval_basis.rule}: ${d.interval_basis.scenarios.length} validation rows)`]);
-    if (d.days_for_tokens !== undefined) rows.push(['days for the tokens (failure-free steps)',
+    if (d.days_for_tokens !== undefined) rows.push(['days for the tokens (the steps alone: no failure, checkpoint or launch)',
       fmt.num(d.days_for_tokens, 2)]);
     if (d.run && d.run.trials === 1) rows.push(['wall-clock days (one trial: one draw of the failures)',
       fmt.num(d.run.days.p50)]);

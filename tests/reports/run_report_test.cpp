@@ -59,8 +59,10 @@ TEST_CASE("report: run and power sections carry the result") {
   const std::string text = to_text(r, step, power, m);
   CHECK(text.find("goodput        mean 100.0%") != std::string::npos);
   CHECK(text.find("restarts       mean 0.0 (p10 0, p90 0)") != std::string::npos);
-  // No evaluation: none is named among what takes the running time.
-  CHECK(text.find("(checkpoint stalls take the rest)") != std::string::npos);
+  // No evaluation, no checkpoint stall, no straggler: nothing is named as taking the running
+  // time the steps leave (they take all of it).
+  CHECK(text.find("running time spent in steps\n") != std::string::npos);
+  CHECK(text.find("take the rest") == std::string::npos);
   CHECK(text.find("power (preset p") != std::string::npos);
   // A 16-GPU job draws kilowatts: the text says so in kW and kWh, not "0.01 MW" and "0 MWh"
   // (6.4 kW IT, 7.68 kWh facility, 6.4 kWh IT; 5.44 kW drop).
@@ -117,4 +119,24 @@ TEST_CASE("reports: a signed difference that rounds to nothing reads +0.0, never
   CHECK(megasim::reports::signed1(-0.0) == "+0.0");
   CHECK(megasim::reports::signed1(0.05) == "+0.1");
   CHECK(megasim::reports::signed1(-1.26) == "-1.3");
+}
+
+TEST_CASE("report: the running time's other parts are named only when the run has them") {
+  // The hour of steps, evaluated every 10 steps for 36 s, no failures and no checkpoints:
+  // "evaluation takes the rest"; every 1,000 steps (past the run's 100) nothing is evaluated,
+  // and the steps are said to be alone, not "with the evaluations".
+  StepProfile step = hour_of_gemms();
+  step.evaluation = Time::from_seconds(36);
+  step.evaluation_interval_steps = 10;
+  const ReliabilityModel m = no_failures_model();
+  const PowerInputs power = gpu_power();
+  const std::string every_ten = to_text(hour_run(step, m, power, 1), step, power, m);
+  CHECK(every_ten.find("(evaluation takes the rest)") != std::string::npos);
+  CHECK(every_ten.find("days of steps and evaluations alone") != std::string::npos);
+  CHECK(every_ten.find("every 10 steps") != std::string::npos);
+  step.evaluation_interval_steps = 1000;
+  const std::string never = to_text(hour_run(step, m, power, 1), step, power, m);
+  CHECK(never.find("evaluation") == std::string::npos);
+  CHECK(never.find("0.04 days of steps alone (no failure, checkpoint or launch)") !=
+        std::string::npos);
 }

@@ -63,7 +63,11 @@ void check_plan_against_model(const Inputs& in) {
   try {
     workload::validate_plan(in.model, in.scenario.plan);
   } catch (const InputError& e) {
-    throw InputError(in.scenario.file.string() + ": " + e.what());
+    // A line a clash, each naming the scenario.
+    const std::string file = in.scenario.file.string() + ": ";
+    std::string lines = file;
+    for (const char c : std::string(e.what())) lines += c == '\n' ? "\n" + file : std::string(1, c);
+    throw InputError(lines);
   }
 }
 

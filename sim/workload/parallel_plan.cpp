@@ -79,22 +79,8 @@ void validate_layer_split(const ModelSpec& m, const ParallelPlan& p) {
   }
 }
 
-}  // namespace
-
-void validate_plan(const ModelSpec& m, const ParallelPlan& p) {
-  const std::pair<const char*, std::int64_t> degrees[] = {{"tp", p.tp},
-                                                          {"cp", p.cp},
-                                                          {"pp", p.pp},
-                                                          {"vpp", p.vpp},
-                                                          {"dp", p.dp},
-                                                          {"micro_batch", p.micro_batch},
-                                                          {"global_batch", p.global_batch}};
-  for (const auto& [key, value] : degrees) {
-    if (value < 1) {
-      plan_error(m, fmt::format("plan.{}", key),
-                 fmt::format("{} {} must be at least 1", key, value));
-    }
-  }
+// TP splits heads, KV heads and the FFN; interleaving needs stages to interleave over.
+void validate_tp_and_vpp(const ModelSpec& m, const ParallelPlan& p) {
   if (m.heads % p.tp != 0) {
     plan_error(m, "plan.tp", fmt::format("heads {} is not divisible by tp {}", m.heads, p.tp));
   }
@@ -119,8 +105,10 @@ void validate_plan(const ModelSpec& m, const ParallelPlan& p) {
         m, "plan.vpp",
         fmt::format("vpp {} interleaves model chunks over pipeline stages, but pp = 1", p.vpp));
   }
-  validate_sequence_split(m, p);
-  validate_layer_split(m, p);
+}
+
+// The global batch into micro-batches per replica, and the interleaved schedule's groups.
+void validate_batch(const ModelSpec& m, const ParallelPlan& p) {
   const std::int64_t per_step = static_cast<std::int64_t>(p.dp) * p.micro_batch;
   if (p.global_batch % per_step != 0) {
     plan_error(m, "plan.global_batch",
@@ -151,6 +139,36 @@ void validate_plan(const ModelSpec& m, const ParallelPlan& p) {
                            p.global_batch, p.dp, p.micro_batch, p.micro_batches(),
                            p.microbatch_group > 0 ? "microbatch_group" : "pp", p.group()));
   }
+}
+
+}  // namespace
+
+void validate_plan(const ModelSpec& m, const ParallelPlan& p) {
+  const std::pair<const char*, std::int64_t> degrees[] = {{"tp", p.tp},
+                                                          {"cp", p.cp},
+                                                          {"pp", p.pp},
+                                                          {"vpp", p.vpp},
+                                                          {"dp", p.dp},
+                                                          {"micro_batch", p.micro_batch},
+                                                          {"global_batch", p.global_batch}};
+  for (const auto& [key, value] : degrees) {
+    if (value < 1) {
+      plan_error(m, fmt::format("plan.{}", key),
+                 fmt::format("{} {} must be at least 1", key, value));
+    }
+  }
+  // With every degree at least 1 the checks below stand apart: each names its first clash,
+  // and all of them are given together, a line each.
+  std::string clashes;
+  for (auto* check :
+       {validate_tp_and_vpp, validate_sequence_split, validate_layer_split, validate_batch}) {
+    try {
+      check(m, p);
+    } catch (const InputError& e) {
+      clashes += (clashes.empty() ? "" : "\n") + std::string(e.what());
+    }
+  }
+  if (!clashes.empty()) throw InputError(clashes);
 }
 
 LayerRange chunk_layers(const ModelSpec& m, const ParallelPlan& p, int stage, int chunk) {

@@ -118,6 +118,25 @@ TEST_CASE("plan: every invalid plan in the table gets its own error naming the n
   }
 }
 
+TEST_CASE("plan: the clashes of different kinds are given together, a line each") {
+  // 175B (128 heads, 96 layers) on TP 6, PP 7 × VPP 6, DP 4, batch 770: the heads, the
+  // sequence split, the layers and the batch each clash; until 2026-12-05 only the heads were
+  // named.
+  const ModelSpec m175 =
+      io::load_model(std::string(MEGASIM_SOURCE_DIR) + "/models/gpt-175b-megascale.json");
+  ParallelPlan p = plan(6, 7, 6, 4, 1, 770);
+  p.sequence_parallel = true;
+  const std::string err = error_of(m175, p);
+  CHECK(err.find("plan.tp: heads 128 is not divisible by tp 6") != std::string::npos);
+  CHECK(err.find("\nplan.sequence_parallel: ") != std::string::npos);
+  CHECK(err.find("\nplan.vpp: layers 96 do not divide into pp × vpp = 7 × 6 = 42") !=
+        std::string::npos);
+  CHECK(err.find("\nplan.global_batch: global_batch 770 is not divisible by dp × micro_batch") !=
+        std::string::npos);
+  // A degree under 1 is named alone: the other checks divide by it.
+  CHECK(error_of(m175, plan(0, 7, 6, 4, 1, 770)).find('\n') == std::string::npos);
+}
+
 TEST_CASE("plan: the MegaScale plans and an uneven split validate") {
   const ModelSpec m175 =
       io::load_model(std::string(MEGASIM_SOURCE_DIR) + "/models/gpt-175b-megascale.json");

@@ -50,8 +50,8 @@ StepPower step_power(const StepProfile& step, const PowerInputs& in);
 
 // The spare pool beside the job: hot spares, powered and idle, ready to replace a failed node,
 // and reserved (billed) with the job for the whole run. `powered` is the mean number idling in
-// the pool over the run: the spares evicted stragglers hold and the places of nodes out for
-// repair are empty (neither draws power).
+// the pool over the run: the places of nodes out for repair (failed, or evicted stragglers)
+// are empty (they draw no power).
 struct SparePool {
   std::int64_t reserved = 0;  // nodes reserved for the job
   double powered = 0.0;       // mean nodes idling in the pool

@@ -93,8 +93,10 @@ double ReliabilityModel::replacements_per_hour(const StepProfile& step) const {
 }
 
 std::int64_t ReliabilityModel::spares_in_reserve(const StepProfile& step) const {
-  return static_cast<std::int64_t>(
-      std::ceil(replacements_per_hour(step) * repair_time.to_hours() - 1e-9));
+  const double expected = std::ceil(replacements_per_hour(step) * repair_time.to_hours() - 1e-9);
+  // Past any pool (a repair of a million hours): no pool keeps it, and the cast stays defined.
+  constexpr double kPast = 1e15;
+  return static_cast<std::int64_t>(std::clamp(expected, 0.0, kPast));
 }
 
 Time ReliabilityModel::mean_recovery_time(const StepProfile& step) const {

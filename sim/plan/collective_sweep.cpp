@@ -81,9 +81,11 @@ void check_request(const SweepRequest& r, hw::CollectiveOp op) {
                      " GPU moves nothing between GPUs; give 2 or more");
   }
   // The count column is of 4-byte floats, as nccl-tests' default: a smaller size is no element.
+  // A sweep's sizes under one element (a rank's, where split) are left out; a sweep of none
+  // else is refused.
   const double least = size_multiple(op, r.gpus);
   for (const double size : r.sizes) {
-    if (size < least) {
+    if (size < least && size == *std::max_element(r.sizes.begin(), r.sizes.end())) {
       throw InputError(
           least > 4.0
               ? fmt::format("--bytes: {:g} bytes is under one 4-byte element for each of the {} "
@@ -153,6 +155,8 @@ Sweep collective_sweep(const SweepRequest& r) {
   const double multiple = size_multiple(op, r.gpus);
   for (const double asked : r.sizes) {
     const double size = std::floor(asked / multiple) * multiple;
+    // No element, or the size of the row before once taken down: no row of its own.
+    if (size == 0.0 || (!out.rows.empty() && out.rows.back().size == size)) continue;
     collective::CollectiveCall call;
     call.op = op;
     call.gpus = placement;

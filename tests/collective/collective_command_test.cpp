@@ -63,11 +63,12 @@ TEST_CASE("megasim collective rejects bad input with exit status 2") {
   const auto half = run_megasim("collective --cluster dgx-a100-8 --bytes 1.5");
   CHECK(half.exit_code == 2);
   CHECK(half.err.find("a whole number of bytes") != std::string::npos);
-  // Sizes that round to the one before are dropped, as nccl-tests steps: 8 to 16 B, 9 rows.
+  // Sizes that round to the one before are dropped, as nccl-tests steps: 8 to 16 B in whole
+  // floats, 8, 12 and 16 B (9 rows of a byte each until 2026-12-05).
   const auto fine =
       run_megasim("collective --cluster dgx-a100-8 --bytes 8:16 --step-factor 1.001 --json");
   REQUIRE(fine.exit_code == 0);
-  CHECK(nlohmann::json::parse(fine.out)["rows"].size() == 9);
+  CHECK(nlohmann::json::parse(fine.out)["rows"].size() == 3);
   // A factor so near 1 that the steps never end is refused before stepping.
   const auto endless =
       run_megasim("collective --cluster dgx-a100-8 --bytes 8:8G --step-factor 1.0000000000001");
@@ -148,4 +149,12 @@ TEST_CASE("megasim collective: a size is taken down to whole elements, each rank
   const auto g = nlohmann::json::parse(gather.out)["rows"][0];
   CHECK(g["size_bytes"] == 96);
   CHECK(g["count"] == 24);
+  // The default sweep (8 bytes up) leaves out the sizes under a float a rank: its first row is
+  // 32 bytes on 8 ranks, and no size comes twice.
+  const auto sweep = run_megasim("collective --cluster dgx-a100-8 --op all_gather --gpus 8 --json");
+  REQUIRE(sweep.exit_code == 0);
+  const auto rows = nlohmann::json::parse(sweep.out)["rows"];
+  CHECK(rows[0]["size_bytes"] == 32);
+  for (std::size_t i = 1; i < rows.size(); ++i)
+    CHECK(rows[i]["size_bytes"].get<double>() > rows[i - 1]["size_bytes"].get<double>());
 }

@@ -73,11 +73,12 @@ void Executor::finish_dp(int s, int d0, int members, DpOp op, Time start) {
     // The gradients' reduction is a reduce-scatter with the distributed optimizer and an
     // all-reduce without. A call that takes no time is not drawn: DP 1, a plan without the
     // gather, or ZeRO-3/FSDP, whose collectives are priced inside the passes (sharded_pass.h).
+    // With one replica the only reduction is the tied embedding's, between the pipeline's ends.
     if (sim_.now() > start) {
-      record(v, "dp",
-             fmt::format("{} c{}", op.all_gather ? "parameter all-gather" : "gradient reduction",
-                         op.chunk),
-             start, sim_.now());
+      const char* what = op.all_gather  ? "parameter all-gather"
+                         : cfg_.dp == 1 ? "tied embedding gradient all-reduce"
+                                        : "gradient reduction";
+      record(v, "dp", fmt::format("{} c{}", what, op.chunk), start, sim_.now());
     }
     ++v.dp.head;
     v.dp.busy = false;

@@ -105,3 +105,27 @@ TEST_CASE("cli: an FP8 plan's amax all-reduces are drawn as DP collectives, not 
   }
   CHECK(inside > 0);
 }
+
+TEST_CASE("cli: with one replica the trace names the tied embedding's all-reduce, not DP's") {
+  // Korthikanti's 22B on PP 8, DP 1: the first and last stages all-reduce the tied embedding's
+  // gradient; it was drawn as a "gradient reduction" on a plan with no data parallelism.
+  const std::string trace = (std::filesystem::temp_directory_path() /
+                             ("megasim_trace_tied_" + std::to_string(::getpid()) + ".json"))
+                                .string();
+  const auto r = run_megasim("simulate " + std::string(MEGASIM_SOURCE_DIR) +
+                             "/scenarios/validation/korthikanti-22b-selective.json --set plan.tp=1 "
+                             "plan.pp=8 plan.dp=1 plan.global_batch=8 plan.micro_batch=1 "
+                             "plan.sequence_parallel=false --trace " +
+                             trace);
+  REQUIRE(r.exit_code == 0);
+  const auto doc = nlohmann::json::parse(megasim::test::read_all(trace));
+  std::filesystem::remove(trace);
+  int tied = 0;
+  for (const auto& e : doc["traceEvents"]) {
+    if (e["ph"] != "X" || e["cat"] != "dp") continue;
+    const auto name = e["name"].get<std::string>();
+    CHECK(name.rfind("tied embedding gradient all-reduce c", 0) == 0);
+    ++tied;
+  }
+  CHECK(tied == 2);  // the first stage's and the last's
+}

@@ -1,5 +1,7 @@
 #include "reports/validate_report.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -23,18 +25,24 @@ std::string validate_json(const plan::Validation& v) {
     j["step_time_residual"] = residual.residual;
     out["rows"].push_back(j);
   }
-  out["mape"] = v.mape_checked;
+  // A statistic of no rows is null, not 0.
+  out["mape"] = v.rows_checked > 0 ? nlohmann::json(v.mape_checked) : nlohmann::json();
   out["rows_checked"] = v.rows_checked;
-  out["mape_fit_rows"] = v.mape_fitted;
+  out["mape_fit_rows"] = v.rows_fitted > 0 ? nlohmann::json(v.mape_fitted) : nlohmann::json();
   out["rows_fitted"] = v.rows_fitted;
   if (v.worst) out["worst"] = {{"scenario", v.worst->scenario}, {"error", v.worst->error()}};
-  out["chain_max_error_points"] = v.chain_max_points;
+  const bool chain_rows = std::any_of(v.rows.begin(), v.rows.end(), [](const auto& r) {
+    return r.step >= 0 && r.role != "context";
+  });
+  out["chain_max_error_points"] =
+      chain_rows ? nlohmann::json(v.chain_max_points) : nlohmann::json();
   out["chain_gains"] = nlohmann::json::array();
   for (const auto& g : v.gains) {
     out["chain_gains"].push_back({{"run", g.run}, {"step", g.step}, {"published", g.published},
                                   {"predicted", g.predicted}});
   }
-  out["chain_max_gain_error_points"] = v.gain_max_points;
+  out["chain_max_gain_error_points"] =
+      v.gains.empty() ? nlohmann::json() : nlohmann::json(v.gain_max_points);
   out["band_coverage"] = {{"rows", v.bands.rows},
                           {"covered", v.bands.covered},
                           {"median_width", v.bands.median_width},
@@ -86,8 +94,10 @@ std::string rows_text(const plan::Validation& v) {
 
 std::string validate_text(const plan::Validation& v) {
   std::string t = rows_text(v);
-  t += fmt::format("\nmape {:.1f} % over {} checked row{}", v.mape_checked * 100, v.rows_checked,
-                   v.rows_checked == 1 ? "" : "s");
+  t += v.rows_checked == 0
+           ? std::string("\nmape: none (no checked row)")
+           : fmt::format("\nmape {:.1f} % over {} checked row{}", v.mape_checked * 100,
+                         v.rows_checked, v.rows_checked == 1 ? "" : "s");
   std::size_t chain_rows = 0;
   for (const auto& r : v.rows) chain_rows += r.step >= 0 && r.role != "context" ? 1 : 0;
   if (chain_rows > 0) {
@@ -100,7 +110,8 @@ std::string validate_text(const plan::Validation& v) {
   }
   if (v.worst)
     t += fmt::format("; worst {} {} %", v.worst->scenario, signed1(v.worst->error() * 100));
-  t += "\nby system (fit and check rows):";
+  t += v.families.empty() ? "\nby system (fit and check rows): none"
+                          : "\nby system (fit and check rows):";
   for (std::size_t i = 0; i < v.families.size(); ++i) {
     const auto& f = v.families[i];
     t += fmt::format("{} {} {:.1f} % over {} row{} (worst {:.1f} %)", i == 0 ? "" : ";", f.name,
@@ -131,8 +142,13 @@ std::string validate_text(const plan::Validation& v) {
   }
   // A statistic of no rows is said to be none, not printed as a 0 (a trial's one-row folder
   // printed a largest chain difference of 0.0 points and bands of 0 of 0 rows).
-  if (v.gains.empty()) {
+  if (chain_rows == 0 && v.gains.empty()) {
     t += "\nablation chains: none among these rows\n";
+  } else if (v.gains.empty()) {
+    t += fmt::format(
+        "\nablation chains: largest difference {:.1f} MFU points (no two consecutive steps among "
+        "these rows, so no step's gain)\n",
+        v.chain_max_points);
   } else {
     t += fmt::format(
         "\nablation chains: largest difference {:.1f} MFU points; largest "

@@ -13,10 +13,13 @@
     : fmt.signedPct(r.error));
 
   const card = section('Validation against published runs', null, true);
+  // A statistic of no rows is null in the JSON: said to be none, not printed as 0.
+  const over = (v, n, what) => (v === null ? `none over no ${what}` : `${fmt.pct(v)} over ${n} ${what}`);
   const rows = [['rows', d.rows.length],
-    ['mean absolute error', `${fmt.pct(d.mape)} over ${d.rows_checked} checked rows; ` +
-      `${fmt.pct(d.mape_fit_rows)} over ${d.rows_fitted} rows constants were fitted on`],
-    ['largest ablation-chain difference', `${fmt.num(d.chain_max_error_points, 1)} points`]];
+    ['mean absolute error', `${over(d.mape, d.rows_checked, 'checked rows')}; ` +
+      `${over(d.mape_fit_rows, d.rows_fitted, 'rows constants were fitted on')}`],
+    ['largest ablation-chain difference', d.chain_max_error_points === null ? 'none (no chain row)'
+      : `${fmt.num(d.chain_max_error_points, 1)} points`]];
   if (d.worst) rows.push(['worst row', `${d.worst.scenario} ${fmt.signedPct(d.worst.error)}`]);
   keyValues(card, rows);
 

@@ -3,6 +3,8 @@
 
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "plan/validate.h"
 #include "reports/validate_report.h"
 
@@ -39,4 +41,33 @@ TEST_CASE("validate text: no chain and no band are said, not printed as zeros") 
   const std::string with = megasim::reports::validate_text(v);
   CHECK(with.find("largest difference of a step's gain 0.9 points") != std::string::npos);
   CHECK(with.find("1 of 2 rows inside theirs") != std::string::npos);
+}
+
+TEST_CASE("validate text and JSON: chain rows without two consecutive steps, and no checked row") {
+  // A folder of MegaScale's Table 3 steps 0, 2 and 5 (a user's trial of 2026-12-05): it said
+  // "mape 0.0 % over 0 checked rows" and "ablation chains: none among these rows", while the
+  // JSON held the chain's largest difference.
+  Validation v;
+  for (int step : {0, 2, 5}) {
+    ValidationRow r;
+    r.scenario = "megascale-ablation-" + std::to_string(step);
+    r.run = "megascale-ablation";
+    r.metric = "mfu";
+    r.role = "check";
+    r.family = "megascale";
+    r.step = step;
+    r.published = 0.5;
+    r.predicted = 0.54;
+    v.rows.push_back(r);
+  }
+  v.chain_max_points = 4.0;
+  const std::string t = megasim::reports::validate_text(v);
+  CHECK(t.find("mape: none (no checked row)") != std::string::npos);
+  CHECK(t.find("largest difference 4.0 MFU points (no two consecutive steps") != std::string::npos);
+  CHECK(t.find("none among these rows") == std::string::npos);
+  const auto j = nlohmann::json::parse(megasim::reports::validate_json(v));
+  CHECK(j["mape"].is_null());
+  CHECK(j["mape_fit_rows"].is_null());
+  CHECK(j["chain_max_error_points"].get<double>() == doctest::Approx(4.0));
+  CHECK(j["chain_max_gain_error_points"].is_null());
 }

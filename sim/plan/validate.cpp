@@ -120,7 +120,8 @@ void check_run_shape(const io::Json& run, const std::string& at) {
 
 // A scenario scored against a published run must be that run: its GPU count, the plan and the
 // model's shape the run states (where it states them) are checked, so that an edited copy is
-// refused rather than scored. The vocabulary is left out: models pad it to their own multiple.
+// refused rather than scored. The vocabulary is checked within 5 %: models pad it to their own
+// multiple.
 void check_matches_published(const io::Json& runs, const std::string& runs_file,
                              const io::Inputs& in, const std::string& file) {
   const io::Json* run = nullptr;
@@ -172,6 +173,34 @@ void check_matches_published(const io::Json& runs, const std::string& runs_file,
                                   {"heads", m.heads},
                                   {"seq", m.seq}}) {
     check(model, key, ours, fmt::format("the model's {}", key), "model.");
+  }
+  // The vocabulary within what padding adds (GPT-2's 50,257 padded to 51,200: 1.9 %).
+  if (model.contains("vocab") && model["vocab"].is_number_integer()) {
+    const auto published = model["vocab"].get<std::int64_t>();
+    if (std::abs(static_cast<double>(m.vocab - published)) > 0.05 * static_cast<double>(published))
+      throw InputError(fmt::format(
+          "{}: the model's vocab is {}, but {}: runs[{}].model.vocab ('{}') states {}, more than "
+          "the 5 % padding may add; a scenario scored against a run must be that run",
+          file, m.vocab, runs_file, index, in.scenario.validation->run, published));
+  }
+}
+
+// A published time or throughput that would put the run past its GPUs' peak (an MFU over 1,
+// or over the fastest data type's peak against the bf16 one MFU is counted on) is a typo, not
+// a row to score: it would enter the errors at -100 % or +10^10 %.
+void check_within_peak(const ValidationRow& row, const step::StepPrediction& p,
+                       const hw::DeviceProfile& device, const std::string& origin) {
+  if (row.metric.rfind("mfu", 0) == 0 || row.metric.rfind("hfu", 0) == 0 || !(p.mfu > 0.0)) return;
+  const double implied =
+      p.mfu * (1.0 + step_time_residual(row.metric, row.predicted, row.published));
+  double fastest = 0.0;
+  for (const auto& [dtype, peak] : device.peak) fastest = std::max(fastest, peak.value());
+  const double bound = fastest / device.peak_for(hw::DType::kBf16).value();
+  if (implied > bound) {
+    throw InputError(fmt::format(
+        "{}: published '{}' is {:g}, which puts the run at {:.0f} % of its GPUs' bf16 peak "
+        "(device '{}', at most {:.0f} %); a published figure must be within the device's peak",
+        origin, row.metric, row.published, implied * 100.0, device.name, bound * 100.0));
   }
 }
 
@@ -359,6 +388,7 @@ Validation validate(const fs::path& published_runs, const fs::path& dir, io::Fil
     row.source = published_source(runs, s.validation->run);
     row.published = published_metric(runs, published_runs.string(), *s.validation, f.string());
     row.predicted = predicted_metric(e.step, row.metric, f.string());
+    check_within_peak(row, e.step, inputs.device, f.string());
     // Two scenarios scoring one figure would count it twice in every error and in coverage.
     for (const auto& other : rows) {
       if (other.run == row.run && other.metric == row.metric && other.step == row.step) {

@@ -90,6 +90,22 @@ std::string rows_text(const plan::Validation& v) {
   return t;
 }
 
+// The chains' line. A statistic of no rows is said to be none, not printed as a 0 (a trial's
+// one-row folder printed a largest chain difference of 0.0 points and bands of 0 of 0 rows).
+std::string chains_text(const plan::Validation& v, std::size_t chain_rows) {
+  if (chain_rows == 0 && v.gains.empty()) return "\nablation chains: none among these rows\n";
+  if (v.gains.empty()) {
+    return fmt::format(
+        "\nablation chains: largest difference {:.1f} MFU points (no two consecutive steps among "
+        "these rows, so no step's gain)\n",
+        v.chain_max_points);
+  }
+  return fmt::format(
+      "\nablation chains: largest difference {:.1f} MFU points; largest "
+      "difference of a step's gain {:.1f} points\n",
+      v.chain_max_points, v.gain_max_points);
+}
+
 }  // namespace
 
 std::string validate_text(const plan::Validation& v) {
@@ -140,21 +156,7 @@ std::string validate_text(const plan::Validation& v) {
                        g.published * 100, g.predicted * 100, (g.predicted - g.published) * 100);
     }
   }
-  // A statistic of no rows is said to be none, not printed as a 0 (a trial's one-row folder
-  // printed a largest chain difference of 0.0 points and bands of 0 of 0 rows).
-  if (chain_rows == 0 && v.gains.empty()) {
-    t += "\nablation chains: none among these rows\n";
-  } else if (v.gains.empty()) {
-    t += fmt::format(
-        "\nablation chains: largest difference {:.1f} MFU points (no two consecutive steps among "
-        "these rows, so no step's gain)\n",
-        v.chain_max_points);
-  } else {
-    t += fmt::format(
-        "\nablation chains: largest difference {:.1f} MFU points; largest "
-        "difference of a step's gain {:.1f} points\n",
-        v.chain_max_points, v.gain_max_points);
-  }
+  t += chains_text(v, chain_rows);
   if (v.bands.rows == 0) {
     t += "error bands: none drawn (no row has a basis among the other sources' rows)\n";
   } else {

@@ -9,6 +9,7 @@
 #include "engine/error.h"
 #include "io/collective_constants_reader.h"
 #include "io/gemm_shapes.h"
+#include "io/measured_rows.h"
 
 namespace megasim::io {
 namespace {
@@ -191,14 +192,6 @@ void read_kernel_table(JsonReader& r, const char* key, ReadShape read_shape,
   }
 }
 
-// A communicator's ranks sit on at least one node each: more nodes than ranks is no run.
-void check_nodes(const JsonReader& row, int ranks, int nodes) {
-  if (nodes > ranks) {
-    row.fail("nodes", fmt::format("{} nodes for {} ranks: every node holds at least one rank",
-                                  nodes, ranks));
-  }
-}
-
 // Measured or imported collective rows and the alpha-beta fits made from them.
 void read_collective_tables(JsonReader& r, hw::DeviceProfile& p) {
   if (r.has("collective_table")) {
@@ -276,6 +269,7 @@ void read_tables(JsonReader& r, hw::DeviceProfile& p) {
       m.kind = pick(row, "kernel", kMemoryKernels);
       m.bytes = Bytes(row.number("bytes", 1.0, 1e15));
       m.time = read_us(row, "time_us", 1e-3);
+      check_memory_row(row, p, m, p.memory_table);
       row.finish();
       p.memory_table.push_back(m);
     }
@@ -293,6 +287,7 @@ void read_tables(JsonReader& r, hw::DeviceProfile& p) {
                              m.gemm_share, m.memory_share, m.communication_share));
       }
       m.watts = Watts(row.number("watts", 1.0, 1e5));
+      check_power_row(row, p, m.watts);
       row.finish();
       p.power_table.push_back(m);
     }

@@ -296,3 +296,31 @@ TEST_CASE("sustained GEMM: a curve that cannot be is refused with its path and n
       error_of(with_sustained_points(Json::parse(R"([{"gemm_share": 1.0, "rate": 1.2}])")));
   CHECK(above.find("sustained_gemm.points[0].rate") != std::string::npos);
 }
+
+TEST_CASE("a measured memory or power row no board could give is refused with its JSON path") {
+  // A user's trial (2026-12-05): the measured H200 profile with a 10 GiB row at 1 µs, or a
+  // row given twice with two times, or 20,000 W on its 700 W board, loaded and priced steps.
+  const Json measured = io::parse_json_file(kProfiles + "h200-sxm-141gb-measured.json");
+  REQUIRE(measured["memory_table"].size() > 1);
+  REQUIRE(error_of(measured).empty());
+  Json fast = measured;
+  fast["memory_table"][0]["time_us"] = 1e-3;
+  CHECK(error_of(fast).find("memory_table[0].time_us: ") != std::string::npos);
+  CHECK(error_of(fast).find("times the profile's HBM bandwidth") != std::string::npos);
+  Json twice = measured;
+  Json again = measured["memory_table"][0];
+  again["time_us"] = again["time_us"].get<double>() * 1.5;
+  twice["memory_table"].push_back(again);
+  const auto last = measured["memory_table"].size();
+  CHECK(error_of(twice).find("memory_table[" + std::to_string(last) + "].time_us: ") !=
+        std::string::npos);
+  CHECK(error_of(twice).find("keep one time a (kernel, bytes)") != std::string::npos);
+  // The same time twice is one measurement given twice, not a clash.
+  Json same = measured;
+  same["memory_table"].push_back(measured["memory_table"][0]);
+  CHECK(error_of(same).empty());
+  Json hot = measured;
+  hot["power_table"][0]["watts"] = 20000;
+  CHECK(error_of(hot).find("power_table[0].watts: 20000 W is 28.6 times the board's tdp_w") !=
+        std::string::npos);
+}

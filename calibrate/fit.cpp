@@ -249,7 +249,7 @@ void refit_attention(hw::DeviceProfile& p, std::vector<std::string>& report) {
   AttentionFit a = fit_attention(p, p.attention_table);
   const auto pass = [](const char* name, const FitQuality& q, double half) {
     if (q.points == 0) {
-      return fmt::format("no {} rows ({} efficiency kept from the base profile)", name, name);
+      return fmt::format("no {} rows ({} efficiency kept from the input profile)", name, name);
     }
     return fmt::format("{} {} rows (RMS relative residual {:.2f} %, {})", name, q.points,
                        100.0 * q.rms_relative_residual,
@@ -262,16 +262,25 @@ void refit_attention(hw::DeviceProfile& p, std::vector<std::string>& report) {
       pass("forward", a.forward, a.params.forward_half_gflop),
       pass("backward", a.backward, a.params.backward_half_gflop),
       p.attention.flash_v1_forward_efficiency || p.attention.flash_v1_backward_efficiency
-          ? "; FlashAttention-1 efficiencies kept from the base profile"
+          ? "; FlashAttention-1 efficiencies kept from the input profile"
           : "");
   p.attention = a.params;
-  report.push_back(fmt::format(
-      "attention: forward {} points, {:.1f} % of peak, half at {:.3g} GFLOP, rms {:.2f} %; "
-      "backward {} points, {:.1f} % of peak, half at {:.3g} GFLOP, rms {:.2f} %",
-      a.forward.points, 100.0 * p.attention.fused_forward_efficiency,
-      p.attention.forward_half_gflop, 100.0 * a.forward.rms_relative_residual, a.backward.points,
-      100.0 * p.attention.fused_backward_efficiency, p.attention.backward_half_gflop,
-      100.0 * a.backward.rms_relative_residual));
+  // A pass without rows keeps the input's figures: said so, not printed as a fit of 0 points.
+  const auto line = [](const char* name, const FitQuality& q, double efficiency, double half) {
+    if (q.points == 0)
+      return fmt::format("{} no rows ({:.1f} % of peak kept from the input profile)", name,
+                         100.0 * efficiency);
+    return fmt::format("{} {} point{}, {:.1f} % of peak, {}, rms {:.2f} %", name, q.points,
+                       q.points == 1 ? "" : "s", 100.0 * efficiency,
+                       half > 0.0 ? fmt::format("half at {:.3g} GFLOP", half)
+                                  : std::string("one efficiency at every size (no ramp)"),
+                       100.0 * q.rms_relative_residual);
+  };
+  report.push_back(fmt::format("attention: {}; {}",
+                               line("forward", a.forward, p.attention.fused_forward_efficiency,
+                                    p.attention.forward_half_gflop),
+                               line("backward", a.backward, p.attention.fused_backward_efficiency,
+                                    p.attention.backward_half_gflop)));
 }
 
 void refit_memory(hw::DeviceProfile& p, std::vector<std::string>& report) {
@@ -309,7 +318,7 @@ void refit_power(hw::DeviceProfile& p, std::vector<std::string>& report) {
       "fitted by megasim calibrate fit to {} board-power readings (pure and duty-cycled "
       "phases), RMS relative residual {:.2f} %{}{}{}; power limit {:.0f} W.{}{}",
       f.quality.points, 100.0 * f.quality.rms_relative_residual,
-      kept.empty() ? "" : "; kept from the base profile: " + kept,
+      kept.empty() ? "" : "; kept from the input profile: " + kept,
       capped.empty() ? "" : "; capped at the power limit: " + capped,
       raised.empty() ? "" : "; raised to idle: " + raised, p.power.tdp.value(),
       readings.empty() ? "" : kReadings, readings);

@@ -228,7 +228,11 @@ std::vector<Variant> compare(const std::filesystem::path& scenario,
     } catch (const UnknownKeyError&) {
       throw;  // a misspelt path: the user's error in every variant, not an infeasible plan
     } catch (const InputError& e) {
+      // One line (a table cell): several clashes, a line each in the message, joined by "; ".
       v.reason = e.what();
+      for (std::size_t at = v.reason.find('\n'); at != std::string::npos;
+           at = v.reason.find('\n', at))
+        v.reason.replace(at, 1, "; ");
     }
     out.push_back(std::move(v));
   }

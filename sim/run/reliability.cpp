@@ -118,6 +118,7 @@ StragglerEffect draw_stragglers(const StepProfile& step, const ReliabilityModel&
     Rng pick(seed ^ kStragglerStream);
     std::int64_t found = 0;
     for (std::int64_t n = 0; n < step.nodes; ++n) found += pick.bernoulli(f) ? 1 : 0;
+    if (found == 0) return {};  // nothing to evict, nothing slow (whatever the pool)
     if (found > m.spares_for(step) - m.spares_in_reserve(step)) return {0, 1.0};
     return {found, 0.0};
   }

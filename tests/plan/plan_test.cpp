@@ -179,6 +179,15 @@ TEST_CASE("plan: compare refuses a scenario that cannot be read, instead of 'inf
   CHECK(rows[0].reason.find("not divisible by tp 3") != std::string::npos);
   REQUIRE(rows[1].step.has_value());
   CHECK(rows[1].label == "tp=8");
+  // A variant clashing in several ways keeps its reason on one line (a table cell): the heads
+  // and the sequence split under TP 6, joined by "; ".
+  const auto six = plan::compare(kScenario, {"plan.dp=4", "plan.global_batch=768"},
+                                 {plan::parse_axis("plan.tp=6,8")});
+  REQUIRE(six.size() == 2);
+  CHECK(six[0].reason.find('\n') == std::string::npos);
+  CHECK(six[0].reason.find("heads 128 is not divisible by tp 6") != std::string::npos);
+  CHECK(six[0].reason.find("; ") != std::string::npos);
+  CHECK(six[0].reason.find("plan.sequence_parallel") != std::string::npos);
 }
 
 TEST_CASE("compare: the Pareto front of tokens a second against memory headroom, by hand") {

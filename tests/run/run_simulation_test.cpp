@@ -392,9 +392,9 @@ TEST_CASE("run: stragglers are evicted only where the pool keeps its reserve for
   }
 }
 
-TEST_CASE("run: evicting stragglers costs no more than keeping them where spares are short") {
+TEST_CASE("run: a pool too short for the stragglers and the reserve keeps them all") {
   // The default scenario's job (1,536 nodes, 0.5 % stragglers: about 7.7 a trial) with one
-  // spare: evicting takes it for a day's repair; holding it for the whole run (before
+  // spare, under a reserve of 5: none is evicted. Holding the spare for the whole run (before
   // 2026-12-05) left every later hardware failure waiting a 24 h repair, and the run took
   // twice as long as keeping the stragglers.
   StepProfile step = testing::megascale_530b(12288);
@@ -405,12 +405,53 @@ TEST_CASE("run: evicting stragglers costs no more than keeping them where spares
   ReliabilityModel evict = megasim::io::load_reliability_preset("megascale");
   REQUIRE(evict.evict_stragglers);
   evict.spare_nodes = 1;
+  REQUIRE(evict.spares_in_reserve(step) > 1);
   ReliabilityModel keep = evict;
   keep.evict_stragglers = false;
   const RunResult e = simulate_run(step, spec, evict, flat_power());
   const RunResult k = simulate_run(step, spec, keep, flat_power());
   INFO("days: evicted ", e.days.mean, ", kept ", k.days.mean);
   CHECK(e.days.mean < 1.25 * k.days.mean);
+  CHECK(e.straggler_slowed_share == k.straggler_slowed_share);
+}
+
+TEST_CASE("run: evicting into a pool that holds its reserve costs no more than keeping them") {
+  // The same job with the reserve and 16 spares more: most trials evict their stragglers, whose
+  // nodes are out for a day's repair, and run unslowed.
+  StepProfile step = testing::megascale_530b(12288);
+  RunSpec spec;
+  spec.tokens = 3000 * step.tokens_per_step;
+  spec.trials = 16;
+  spec.sweep_checkpoint_interval = false;
+  ReliabilityModel evict = megasim::io::load_reliability_preset("megascale");
+  evict.spare_nodes = evict.spares_in_reserve(step) + 16;
+  ReliabilityModel keep = evict;
+  keep.evict_stragglers = false;
+  const RunResult e = simulate_run(step, spec, evict, flat_power());
+  const RunResult k = simulate_run(step, spec, keep, flat_power());
+  INFO("days: evicted ", e.days.mean, ", kept ", k.days.mean, "; slowed ", e.straggler_slowed_share,
+       " against ", k.straggler_slowed_share);
+  CHECK(e.straggler_slowed_share < 0.25);
+  CHECK(k.straggler_slowed_share > 0.9);
+  CHECK(e.days.mean <= 1.02 * k.days.mean);
+}
+
+TEST_CASE("run: a trial that finds no straggler is not slowed, whatever the pool") {
+  // 16 nodes, 0.5 % stragglers, no spares (a reserve of 1 over an empty pool): a trial finds
+  // one with probability 1 - 0.995^16 = 7.7 %; only those are slowed (every trial was, from
+  // the reserve's comparison, before a reviewer's read of 2026-12-05).
+  StepProfile step = testing::megascale_530b(128);
+  RunSpec spec;
+  spec.tokens = 300 * step.tokens_per_step;
+  spec.trials = 200;
+  spec.sweep_checkpoint_interval = false;
+  ReliabilityModel m = megasim::io::load_reliability_preset("megascale");
+  REQUIRE(m.evict_stragglers);
+  m.spare_nodes = 0;
+  REQUIRE(m.spares_in_reserve(step) >= 1);
+  const RunResult r = simulate_run(step, spec, m, flat_power());
+  CHECK(r.straggler_slowed_share > 0.0);
+  CHECK(r.straggler_slowed_share < 0.2);
 }
 
 TEST_CASE("run: the spare pool idles powered, less the places of nodes out for repair") {

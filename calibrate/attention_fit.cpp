@@ -21,13 +21,16 @@ struct RampRow {
 };
 struct RampSolution {
   double x = 1.0, z = 0.0, rms = 0.0;
+  bool half_kept = false;  // z = kept half · x: the input profile's half, the rows unable to
+                           // tell it
 };
 
-// Least squares of a·x + b·z ≈ y over the rows; z = 0 (x alone) where the rows' sizes lie less
-// than 1.5× apart (the ramp's half is then not measured), or where both would put z below 0 or
-// the efficiency 1 / x above the peak (noisy rows over a short span): the ramp is then left out
-// rather than the fit refused.
-RampSolution solve_ramp(const std::vector<RampRow>& rows) {
+// Least squares of a·x + b·z ≈ y over the rows. Where the rows' sizes lie less than 1.5× apart
+// the ramp's half is not measured: the input profile's (`kept_half`) is kept, z = kept_half · x,
+// and x fitted alone (half 0 where that would put the efficiency above the peak). Where both
+// unknowns would put z below 0 or the efficiency 1 / x above the peak (noisy rows over a short
+// span), x alone with z = 0: the ramp is left out rather than the fit refused.
+RampSolution solve_ramp(const std::vector<RampRow>& rows, double kept_half) {
   double aa = 0.0, ab = 0.0, bb = 0.0, ay = 0.0, by = 0.0;
   double least = rows.front().gflop, most = least;
   for (const auto& r : rows) {
@@ -45,7 +48,12 @@ RampSolution solve_ramp(const std::vector<RampRow>& rows) {
   // Sizes at least 1.5x apart, so that the two unknowns are told apart.
   if (most >= 1.5 * least && det > 1e-12 * aa * bb) {
     const double x = (ay * bb - by * ab) / det, z = (aa * by - ab * ay) / det;
-    if (z >= 0.0 && x >= 1.0) s = {x, z, 0.0};
+    if (z >= 0.0 && x >= 1.0) s = {x, z, 0.0, false};
+  } else if (kept_half > 0.0) {
+    // (a + b·h)·x ≈ y: the sums above give Σ(a + b·h)·y and Σ(a + b·h)².
+    const double h = kept_half;
+    const double x = (ay + h * by) / (aa + 2.0 * h * ab + h * h * bb);
+    if (x >= 1.0) s = {x, h * x, 0.0, true};
   }
   double sum = 0.0;
   for (const auto& r : rows) {
@@ -86,7 +94,8 @@ AttentionFit fit_attention(const hw::DeviceProfile& profile,
       used.push_back({compute / t, compute / t / gflop, 1.0 - overhead / t, gflop});
     }
     if (used.empty()) continue;
-    const RampSolution s = solve_ramp(used);
+    const RampSolution s = solve_ramp(used, backward ? profile.attention.backward_half_gflop
+                                                     : profile.attention.forward_half_gflop);
     const double efficiency = 1.0 / s.x;
     const char* pass = backward ? "backward" : "forward";
     // Above 100 % of peak is not physical (a wrong peak_tflops); below the loader's 1 % floor
@@ -102,6 +111,7 @@ AttentionFit fit_attention(const hw::DeviceProfile& profile,
         efficiency;
     (backward ? out.params.backward_half_gflop : out.params.forward_half_gflop) = s.z / s.x;
     (backward ? out.backward : out.forward) = FitQuality{static_cast<int>(used.size()), s.rms};
+    (backward ? out.backward_half_kept : out.forward_half_kept) = s.half_kept;
   }
   if (out.forward.points + out.backward.points == 0) {
     throw InputError(

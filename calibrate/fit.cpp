@@ -247,40 +247,47 @@ void refit_gemm(hw::DeviceProfile& p, std::vector<std::string>& report) {
 
 void refit_attention(hw::DeviceProfile& p, std::vector<std::string>& report) {
   AttentionFit a = fit_attention(p, p.attention_table);
-  const auto pass = [](const char* name, const FitQuality& q, double half) {
+  // How a pass's ramp was come by: fitted, kept from the input (rows of one size), or none.
+  const auto ramp = [](double half, bool kept, const char* prefix) {
+    if (half <= 0.0) return std::string("one efficiency at every size");
+    return fmt::format("{} {:.3g} GFLOP{}", prefix, half,
+                       kept ? " (kept from the input profile: the rows' sizes are under 1.5x "
+                              "apart)"
+                            : "");
+  };
+  const auto pass = [&](const char* name, const FitQuality& q, double half, bool kept) {
     if (q.points == 0) {
       return fmt::format("no {} rows ({} efficiency kept from the input profile)", name, name);
     }
     return fmt::format("{} {} rows (RMS relative residual {:.2f} %, {})", name, q.points,
-                       100.0 * q.rms_relative_residual,
-                       half > 0.0 ? fmt::format("half the efficiency at {:.3g} GFLOP", half)
-                                  : std::string("one efficiency at every size"));
+                       100.0 * q.rms_relative_residual, ramp(half, kept, "half the efficiency at"));
   };
   a.params.source = fmt::format(
       "measured: fused attention efficiencies fitted by megasim calibrate fit to cuDNN SDPA "
       "timings, {}, {}{}",
-      pass("forward", a.forward, a.params.forward_half_gflop),
-      pass("backward", a.backward, a.params.backward_half_gflop),
+      pass("forward", a.forward, a.params.forward_half_gflop, a.forward_half_kept),
+      pass("backward", a.backward, a.params.backward_half_gflop, a.backward_half_kept),
       p.attention.flash_v1_forward_efficiency || p.attention.flash_v1_backward_efficiency
           ? "; FlashAttention-1 efficiencies kept from the input profile"
           : "");
   p.attention = a.params;
   // A pass without rows keeps the input's figures: said so, not printed as a fit of 0 points.
-  const auto line = [](const char* name, const FitQuality& q, double efficiency, double half) {
+  const auto line = [&](const char* name, const FitQuality& q, double efficiency, double half,
+                        bool kept) {
     if (q.points == 0)
       return fmt::format("{} no rows ({:.1f} % of peak kept from the input profile)", name,
                          100.0 * efficiency);
     return fmt::format("{} {} point{}, {:.1f} % of peak, {}, rms {:.2f} %", name, q.points,
                        q.points == 1 ? "" : "s", 100.0 * efficiency,
-                       half > 0.0 ? fmt::format("half at {:.3g} GFLOP", half)
+                       half > 0.0 ? ramp(half, kept, "half at")
                                   : std::string("one efficiency at every size (no ramp)"),
                        100.0 * q.rms_relative_residual);
   };
   report.push_back(fmt::format("attention: {}; {}",
                                line("forward", a.forward, p.attention.fused_forward_efficiency,
-                                    p.attention.forward_half_gflop),
+                                    p.attention.forward_half_gflop, a.forward_half_kept),
                                line("backward", a.backward, p.attention.fused_backward_efficiency,
-                                    p.attention.backward_half_gflop)));
+                                    p.attention.backward_half_gflop, a.backward_half_kept)));
 }
 
 void refit_memory(hw::DeviceProfile& p, std::vector<std::string>& report) {

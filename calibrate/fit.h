@@ -72,12 +72,16 @@ MemoryFit fit_memory(const hw::DeviceProfile& profile,
 struct AttentionFit {
   hw::AttentionModelParams params;  // `profile`'s, with the efficiency of each measured pass
   FitQuality forward, backward;     // 0 points: that pass had no usable row and kept its figure
+  // The pass's rows could not tell its ramp's half (sizes under 1.5× apart): `profile`'s kept,
+  // the efficiency fitted through the rows with it.
+  bool forward_half_kept = false, backward_half_kept = false;
 };
 // Fused attention efficiency per pass: the fraction of the dense peak, and the work at which a
 // pass reaches half of it (the ramp, AttentionModelParams), that best reproduce the
 // compute-bound rows (least squares on relative error, the launch overhead taken from the
-// profile's GEMM model). Rows whose sizes lie less than 1.5× apart, or that would put the half
-// below 0 or the efficiency above the peak, fit the efficiency alone (half 0). Rows whose memory
+// profile's GEMM model). Rows whose sizes lie less than 1.5× apart keep `profile`'s half and fit
+// the efficiency through it; rows that would put the half below 0 or the efficiency above the
+// peak fit the efficiency alone (half 0). Rows whose memory
 // time exceeds their compute time are left out.
 AttentionFit fit_attention(const hw::DeviceProfile& profile,
                            const std::vector<hw::AttentionMeasurement>& rows);

@@ -101,6 +101,17 @@ TEST_CASE("the attention fit recovers a planted ramp, and fits one size without 
   CHECK(flat.params.forward_half_gflop == 0.0);
   CHECK(flat.params.backward_half_gflop == 0.0);
   CHECK(flat.forward.points == 1);
+  CHECK_FALSE(flat.forward_half_kept);
+  // Refitting a profile that has a ramp on rows of one size keeps its halves and fits the
+  // efficiency through them (until 2026-12-05 the ramp was dropped, 48 % flat becoming 31 %):
+  // here the truth's own, recovered exactly.
+  const auto kept = calibrate::fit_attention(truth, one_size);
+  CHECK(kept.forward_half_kept);
+  CHECK(kept.backward_half_kept);
+  CHECK(kept.params.forward_half_gflop == doctest::Approx(6.6).epsilon(1e-9));
+  CHECK(kept.params.backward_half_gflop == doctest::Approx(25.0).epsilon(1e-9));
+  CHECK(kept.params.fused_forward_efficiency == doctest::Approx(0.5).epsilon(1e-5));
+  CHECK(kept.params.fused_backward_efficiency == doctest::Approx(0.4).epsilon(1e-5));
 
   // Larger passes that run slower than smaller ones would need a negative half: none is fitted.
   std::vector<hw::AttentionMeasurement> falling;

@@ -30,13 +30,6 @@ ReliabilityModel single_cause(double job_rate_per_hour, std::int64_t gpus) {
   return m;
 }
 
-PowerInputs flat_power() {
-  PowerInputs p;
-  p.name = "flat";
-  p.gpu = {megasim::Watts(400), megasim::Watts(300), megasim::Watts(150), megasim::Watts(60)};
-  return p;
-}
-
 }  // namespace
 
 TEST_CASE("run: failure-free trial with async writes is solved by hand") {
@@ -73,7 +66,7 @@ TEST_CASE("run: Monte Carlo mean agrees with the Poisson expectation within 2 pe
   spec.trials = 1000;
   spec.seed = 42;
   spec.sweep_checkpoint_interval = false;
-  const RunResult r = simulate_run(step, spec, m, flat_power());
+  const RunResult r = simulate_run(step, spec, m, testing::flat_power());
   const Time expected =
       expected_wall_time_poisson(Time::from_hours(200), Time::from_hours(1), Time::from_minutes(3),
                                  0.2, Time::from_minutes(30));
@@ -108,7 +101,7 @@ TEST_CASE("run: goodput falls as GPU count grows") {
     spec.tokens = 40000 * step.tokens_per_step;
     spec.trials = 16;
     spec.sweep_checkpoint_interval = false;
-    const RunResult r = simulate_run(step, spec, m, flat_power());
+    const RunResult r = simulate_run(step, spec, m, testing::flat_power());
     INFO("gpus ", gpus, " goodput ", r.goodput.mean);
     CHECK(r.goodput.mean < previous);
     previous = r.goodput.mean;
@@ -129,7 +122,7 @@ TEST_CASE(
   spec.sweep_checkpoint_interval = false;
   ReliabilityModel ms = megasim::io::load_reliability_preset("megascale");
   ms.checkpoint_interval = Time::from_minutes(10);
-  const RunResult a = simulate_run(step, spec, ms, flat_power());
+  const RunResult a = simulate_run(step, spec, ms, testing::flat_power());
   CHECK(a.failure_free.to_days() == doctest::Approx(39.0).epsilon(0.03));
   CHECK(a.goodput.mean > 0.90);
   // Every failure restarts the job; they come at the job's rate over the time it runs (the
@@ -141,7 +134,7 @@ TEST_CASE(
 
   ReliabilityModel slow_init = ms;
   slow_init.comm_init = megasim::io::load_reliability_preset("megatron-lm").comm_init;
-  const RunResult b = simulate_run(step, spec, slow_init, flat_power());
+  const RunResult b = simulate_run(step, spec, slow_init, testing::flat_power());
   INFO("MegaScale ", a.goodput.mean, " with Megatron-LM init ", b.goodput.mean);
   CHECK(b.goodput.mean < a.goodput.mean - 0.2);
   CHECK(b.days.mean > a.days.mean * 1.3);
@@ -159,7 +152,7 @@ TEST_CASE("run: simulated best checkpoint interval lies near Young and Daly") {
   spec.tokens = 60000 * 1e6;  // 166.7 h of work
   spec.trials = 4;
   spec.sweep_trials = 64;
-  const RunResult r = simulate_run(step, spec, m, flat_power());
+  const RunResult r = simulate_run(step, spec, m, testing::flat_power());
   CHECK(r.young.to_seconds() == doctest::Approx(929.5).epsilon(0.01));
   CHECK(r.daly.to_seconds() == doctest::Approx(909.6).epsilon(0.001));
   CHECK(r.sweep.size() == 9);
@@ -174,7 +167,7 @@ TEST_CASE("run: simulated best checkpoint interval lies near Young and Daly") {
 
   // One step: no failure in any trial, every interval the same run; none is told apart.
   spec.tokens = 1e6;
-  const RunResult one = simulate_run(step, spec, m, flat_power());
+  const RunResult one = simulate_run(step, spec, m, testing::flat_power());
   CHECK(
       std::all_of(one.sweep.begin(), one.sweep.end(), [](const auto& p) { return p.alike_best; }));
 }
@@ -210,52 +203,6 @@ TEST_CASE("run: percentiles interpolate linearly") {
   CHECK(d.mean == doctest::Approx(6.0));
 }
 
-TEST_CASE("run: the none preset makes checkpoints free and a kept straggler slows every step") {
-  // 100 steps of 60 s, a 7.4 TB checkpoint every 10 min: with "none" the wall is the work.
-  StepProfile step = uniform_step(Time::from_seconds(60), 1.0, 64, 8, 0, Activity::kGemm);
-  step.checkpoint_size = Bytes(7.4e12);
-  ReliabilityModel m = no_failures_model();
-  CHECK(simulate_trial(step, 100.0, m, Time::from_minutes(10), 1).wall == Time::from_seconds(6000));
-  // Every node a straggler, kept, 2% slower: 100 × 61.2 s = 6120 s.
-  m.straggler_node_fraction = 1.0;
-  m.straggler_slowdown = 0.02;
-  const TrialResult r = simulate_trial(step, 100.0, m, Time::from_minutes(10), 1);
-  CHECK(r.straggler_slowed);
-  CHECK(r.wall == Time::from_seconds(6120));
-  // The 120 s it adds are counted as lost, beside the useful time MegaScale's goodput counts.
-  CHECK(r.straggler == Time::from_seconds(120));
-  CHECK(r.useful == Time::from_seconds(6120));
-  // Evicted instead, with a spare for each of the 8 nodes: no slowdown.
-  m.evict_stragglers = true;
-  m.spare_nodes = 8;
-  CHECK(simulate_trial(step, 100.0, m, Time::from_minutes(10), 1).wall == Time::from_seconds(6000));
-  // One spare short: none is evicted (the one left would pace the step), every step slowed.
-  m.spare_nodes = 7;
-  const TrialResult short_pool = simulate_trial(step, 100.0, m, Time::from_minutes(10), 1);
-  CHECK(short_pool.straggler_slowed);
-  CHECK(short_pool.wall == Time::from_seconds(6120));
-}
-
-TEST_CASE("run: a trial's failures are drawn alike with or without a straggler to find") {
-  // Common random numbers: a straggler fraction too small to find one leaves the failure
-  // draws, and so the trial, as they are without stragglers.
-  StepProfile step = testing::megascale_530b(12288);
-  ReliabilityModel m = megasim::io::load_reliability_preset("megascale");
-  m.evict_stragglers = false;
-  const double tokens = 3000 * step.tokens_per_step;
-  ReliabilityModel none = m;
-  none.straggler_node_fraction = 0.0;
-  ReliabilityModel tiny = m;
-  tiny.straggler_node_fraction = 1e-12;
-  for (std::uint64_t seed : {1u, 2u, 3u}) {
-    const TrialResult a = simulate_trial(step, tokens, none, Time::from_minutes(10), seed);
-    const TrialResult b = simulate_trial(step, tokens, tiny, Time::from_minutes(10), seed);
-    CHECK_FALSE(b.straggler_slowed);
-    CHECK(a.restarts == b.restarts);
-    CHECK(a.wall == b.wall);
-  }
-}
-
 TEST_CASE("run: the mean recovery without spares is the trials' own") {
   // No spares: a failure needing a node waits for its repair, which runs beside detection.
   StepProfile step = testing::megascale_530b(12288);
@@ -266,7 +213,7 @@ TEST_CASE("run: the mean recovery without spares is the trials' own") {
   spec.tokens = 20000 * step.tokens_per_step;  // about 30 interruptions a trial
   spec.trials = 32;
   spec.sweep_checkpoint_interval = false;
-  const RunResult r = simulate_run(step, spec, m, flat_power());
+  const RunResult r = simulate_run(step, spec, m, testing::flat_power());
   const double per_restart_h = r.down_hours / r.restarts.mean;
   INFO("summary ", r.recovery.to_hours(), " h, trials ", per_restart_h, " h");
   CHECK(r.recovery.to_hours() == doctest::Approx(per_restart_h).epsilon(0.03));
@@ -285,8 +232,8 @@ TEST_CASE("run: without spares a hardware failure waits for the node's repair") 
   with.evict_stragglers = false;
   ReliabilityModel without = with;
   without.spare_nodes = 0;
-  const RunResult a = simulate_run(step, spec, with, flat_power());
-  const RunResult b = simulate_run(step, spec, without, flat_power());
+  const RunResult a = simulate_run(step, spec, with, testing::flat_power());
+  const RunResult b = simulate_run(step, spec, without, testing::flat_power());
   INFO("with spares ", a.days.mean, " days, without ", b.days.mean);
   CHECK(b.days.mean > 2.0 * a.days.mean);
   CHECK(b.recovery > a.recovery + Time::from_hours(12));
@@ -315,143 +262,6 @@ TEST_CASE("run: a spare pool of a share of the job holds at least one server") {
   // mean recovery is detection, relaunch and load, well under the 24 h repair.
   ReliabilityModel with = megasim::io::load_reliability_preset("megascale");
   CHECK(with.mean_recovery_time(testing::megascale_530b(128)) < Time::from_hours(1));
-}
-
-TEST_CASE("run: evicted stragglers take spares at launch, which rejoin the pool when repaired") {
-  // A 32-node job (256 GPUs), every node a straggler, 40 spares: each trial evicts all 32 at
-  // launch, a spare each, and their nodes go for repair as a failed node does.
-  StepProfile step = testing::megascale_530b(256);
-  const double tokens = 3000 * step.tokens_per_step;
-  ReliabilityModel m = megasim::io::load_reliability_preset("megascale");
-  REQUIRE(m.evict_stragglers);
-  m.straggler_node_fraction = 1.0;
-  m.spare_nodes = 40;
-  ReliabilityModel none = m;
-  none.straggler_node_fraction = 0.0;
-  for (std::uint64_t seed : {1u, 2u, 3u}) {
-    // Repaired at once: the pool is whole again, the trial as without stragglers.
-    ReliabilityModel instant = m, instant_none = none;
-    instant.repair_time = instant_none.repair_time = Time::zero();
-    const TrialResult a = simulate_trial(step, tokens, instant, Time::from_minutes(10), seed);
-    CHECK_FALSE(a.straggler_slowed);
-    CHECK(a.wall == simulate_trial(step, tokens, instant_none, Time::from_minutes(10), seed).wall);
-    // Repairs longer than the run: the 32 places stay out, the trial as with 8 spares.
-    ReliabilityModel slow = m, eight = none;
-    slow.repair_time = eight.repair_time = Time::from_hours(1000);
-    eight.spare_nodes = 8;
-    const TrialResult b = simulate_trial(step, tokens, slow, Time::from_minutes(10), seed);
-    const TrialResult b8 = simulate_trial(step, tokens, eight, Time::from_minutes(10), seed);
-    CHECK(b.wall == b8.wall);
-    CHECK(b.spare_idle_node_seconds == doctest::Approx(b8.spare_idle_node_seconds));
-    // A day's repair: the run lies between the two.
-    const TrialResult c = simulate_trial(step, tokens, m, Time::from_minutes(10), seed);
-    CHECK(c.wall >= a.wall);
-    CHECK(c.wall <= b.wall);
-  }
-  // One spare short of the stragglers found: none evicted (one left would pace the step all
-  // the same), the job slowed, the pool kept whole for failures: as keeping them.
-  ReliabilityModel short_pool = m, kept = m;
-  short_pool.spare_nodes = kept.spare_nodes = 31;
-  kept.evict_stragglers = false;
-  const TrialResult s31 = simulate_trial(step, tokens, short_pool, Time::from_minutes(10), 1);
-  CHECK(s31.straggler_slowed);
-  CHECK(s31.wall == simulate_trial(step, tokens, kept, Time::from_minutes(10), 1).wall);
-  // The summary's mean recovery assumes a free spare, as the pool refills after repairs.
-  RunSpec spec;
-  spec.tokens = tokens;
-  spec.trials = 4;
-  spec.sweep_checkpoint_interval = false;
-  CHECK(simulate_run(step, spec, m, flat_power()).recovery == m.mean_recovery_time(step));
-  // The draw is per trial and seeded: the same seed, the same count, the same wall.
-  ReliabilityModel preset = megasim::io::load_reliability_preset("megascale");
-  CHECK(simulate_trial(step, tokens, preset, Time::from_minutes(10), 7).wall ==
-        simulate_trial(step, tokens, preset, Time::from_minutes(10), 7).wall);
-}
-
-TEST_CASE("run: stragglers are evicted only where the pool keeps its reserve for failures") {
-  // 12,288 GPUs under MegaScale's presets: the replacements expected in a day's repair, rounded
-  // up, stay in the pool; a pool that would fall below them keeps its stragglers instead.
-  StepProfile step = testing::megascale_530b(12288);
-  ReliabilityModel m = megasim::io::load_reliability_preset("megascale");
-  const double per_repair = m.replacements_per_hour(step) * m.repair_time.to_hours();
-  REQUIRE(m.replacements_per_hour(step) < m.failures_per_hour(step));
-  REQUIRE(per_repair > 1.0);
-  const std::int64_t reserve = m.spares_in_reserve(step);
-  CHECK(reserve == static_cast<std::int64_t>(std::ceil(per_repair)));
-  m.straggler_node_fraction = 1.0;  // every node found: 1,536
-  ReliabilityModel kept = m;
-  kept.evict_stragglers = false;
-  const double tokens = 300 * step.tokens_per_step;
-  for (std::int64_t pool : {1536 + reserve - 1, 1536 + reserve}) {
-    m.spare_nodes = kept.spare_nodes = pool;
-    const TrialResult t = simulate_trial(step, tokens, m, Time::from_minutes(10), 5);
-    INFO("pool ", pool, ", reserve ", reserve);
-    CHECK(t.straggler_slowed == (pool < 1536 + reserve));
-    if (t.straggler_slowed)
-      CHECK(t.wall == simulate_trial(step, tokens, kept, Time::from_minutes(10), 5).wall);
-  }
-}
-
-TEST_CASE("run: a pool too short for the stragglers and the reserve keeps them all") {
-  // The default scenario's job (1,536 nodes, 0.5 % stragglers: about 7.7 a trial) with one
-  // spare, under a reserve of 5: none is evicted. Holding the spare for the whole run (before
-  // 2026-12-05) left every later hardware failure waiting a 24 h repair, and the run took
-  // twice as long as keeping the stragglers.
-  StepProfile step = testing::megascale_530b(12288);
-  RunSpec spec;
-  spec.tokens = 3000 * step.tokens_per_step;
-  spec.trials = 16;
-  spec.sweep_checkpoint_interval = false;
-  ReliabilityModel evict = megasim::io::load_reliability_preset("megascale");
-  REQUIRE(evict.evict_stragglers);
-  evict.spare_nodes = 1;
-  REQUIRE(evict.spares_in_reserve(step) > 1);
-  ReliabilityModel keep = evict;
-  keep.evict_stragglers = false;
-  const RunResult e = simulate_run(step, spec, evict, flat_power());
-  const RunResult k = simulate_run(step, spec, keep, flat_power());
-  INFO("days: evicted ", e.days.mean, ", kept ", k.days.mean);
-  CHECK(e.days.mean < 1.25 * k.days.mean);
-  CHECK(e.straggler_slowed_share == k.straggler_slowed_share);
-}
-
-TEST_CASE("run: evicting into a pool that holds its reserve costs no more than keeping them") {
-  // The same job with the reserve and 16 spares more: most trials evict their stragglers, whose
-  // nodes are out for a day's repair, and run unslowed.
-  StepProfile step = testing::megascale_530b(12288);
-  RunSpec spec;
-  spec.tokens = 3000 * step.tokens_per_step;
-  spec.trials = 16;
-  spec.sweep_checkpoint_interval = false;
-  ReliabilityModel evict = megasim::io::load_reliability_preset("megascale");
-  evict.spare_nodes = evict.spares_in_reserve(step) + 16;
-  ReliabilityModel keep = evict;
-  keep.evict_stragglers = false;
-  const RunResult e = simulate_run(step, spec, evict, flat_power());
-  const RunResult k = simulate_run(step, spec, keep, flat_power());
-  INFO("days: evicted ", e.days.mean, ", kept ", k.days.mean, "; slowed ", e.straggler_slowed_share,
-       " against ", k.straggler_slowed_share);
-  CHECK(e.straggler_slowed_share < 0.25);
-  CHECK(k.straggler_slowed_share > 0.9);
-  CHECK(e.days.mean <= 1.02 * k.days.mean);
-}
-
-TEST_CASE("run: a trial that finds no straggler is not slowed, whatever the pool") {
-  // 16 nodes, 0.5 % stragglers, no spares (a reserve of 1 over an empty pool): a trial finds
-  // one with probability 1 - 0.995^16 = 7.7 %; only those are slowed (every trial was, from
-  // the reserve's comparison, before a reviewer's read of 2026-12-05).
-  StepProfile step = testing::megascale_530b(128);
-  RunSpec spec;
-  spec.tokens = 300 * step.tokens_per_step;
-  spec.trials = 200;
-  spec.sweep_checkpoint_interval = false;
-  ReliabilityModel m = megasim::io::load_reliability_preset("megascale");
-  REQUIRE(m.evict_stragglers);
-  m.spare_nodes = 0;
-  REQUIRE(m.spares_in_reserve(step) >= 1);
-  const RunResult r = simulate_run(step, spec, m, flat_power());
-  CHECK(r.straggler_slowed_share > 0.0);
-  CHECK(r.straggler_slowed_share < 0.2);
 }
 
 TEST_CASE("run: the spare pool idles powered, less the places of nodes out for repair") {
@@ -492,7 +302,7 @@ TEST_CASE("run: the spare pool idles powered, less the places of nodes out for r
   REQUIRE(waited >= 2);
   CHECK(c.spare_idle_node_seconds > 0.0);
   CHECK(c.spare_idle_node_seconds < c.wall.to_seconds());
-  const RunResult r = simulate_run(step, spec, slow, flat_power());
+  const RunResult r = simulate_run(step, spec, slow, testing::flat_power());
   CHECK(r.energy.spares.reserved == 31);
   CHECK(r.energy.spares.powered < 31.0);
   CHECK(r.energy.spares.powered > 0.0);
@@ -537,13 +347,16 @@ TEST_CASE("run: the checkpoint interval reported is the whole steps the trials t
   spec.trials = 1;
   spec.sweep_checkpoint_interval = false;
   m.checkpoint_interval = Time::from_minutes(6);
-  CHECK(simulate_run(step, spec, m, flat_power()).checkpoint_interval == Time::from_hours(1));
+  CHECK(simulate_run(step, spec, m, testing::flat_power()).checkpoint_interval ==
+        Time::from_hours(1));
   m.checkpoint_interval = Time::from_minutes(150);
-  CHECK(simulate_run(step, spec, m, flat_power()).checkpoint_interval == Time::from_hours(3));
+  CHECK(simulate_run(step, spec, m, testing::flat_power()).checkpoint_interval ==
+        Time::from_hours(3));
   // With an evaluation of 1 h every 2 steps a trial's step is 1.5 h: 100 min is one of them
   // (the report had counted the steps without their evaluation share: two of 1 h).
   step.evaluation = Time::from_hours(1);
   step.evaluation_interval_steps = 2;
   m.checkpoint_interval = Time::from_minutes(100);
-  CHECK(simulate_run(step, spec, m, flat_power()).checkpoint_interval == Time::from_hours(1.5));
+  CHECK(simulate_run(step, spec, m, testing::flat_power()).checkpoint_interval ==
+        Time::from_hours(1.5));
 }

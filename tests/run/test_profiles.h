@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "engine/units.h"
+#include "run/power.h"
 #include "run/step_profile.h"
 
 namespace megasim::run::testing {
@@ -21,6 +22,14 @@ inline StepProfile megascale_530b(std::int64_t gpus, double global_batch = 6720.
   const double seconds = tokens * flops_per_token / (static_cast<double>(gpus) * 312e12 * mfu);
   StepProfile p = uniform_step(Time::from_seconds(seconds), tokens, gpus, 8, 0, Activity::kGemm);
   p.checkpoint_size = Bytes(530e9 * 14.0);
+  return p;
+}
+
+// GPUs of 400 W under GEMMs, 60 W idle; no node overhead, no switches.
+inline PowerInputs flat_power() {
+  PowerInputs p;
+  p.name = "flat";
+  p.gpu = {Watts(400), Watts(300), Watts(150), Watts(60)};
   return p;
 }
 

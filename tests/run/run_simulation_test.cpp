@@ -97,10 +97,7 @@ TEST_CASE("run: goodput falls as GPU count grows") {
     StepProfile step = testing::megascale_530b(12288);
     step.gpus = gpus;
     step.nodes = gpus / 8;
-    RunSpec spec;
-    spec.tokens = 40000 * step.tokens_per_step;
-    spec.trials = 16;
-    spec.sweep_checkpoint_interval = false;
+    const RunSpec spec = testing::unswept_run(40000 * step.tokens_per_step, 16);
     const RunResult r = simulate_run(step, spec, m, testing::flat_power());
     INFO("gpus ", gpus, " goodput ", r.goodput.mean);
     CHECK(r.goodput.mean < previous);
@@ -116,10 +113,7 @@ TEST_CASE(
   // + 38 s init + 148 s load + ~5 min redone ≈ 20 min: ≈ 8% lost, goodput ≈ 91%.
   // Megatron-LM's TCPStore init: 1047 s × 12288/2048 ≈ 105 min more per restart, ≈ 40% lost.
   const StepProfile step = testing::megascale_530b(12288);
-  RunSpec spec;
-  spec.tokens = 2e12;
-  spec.trials = 8;
-  spec.sweep_checkpoint_interval = false;
+  const RunSpec spec = testing::unswept_run(2e12, 8);
   ReliabilityModel ms = megasim::io::load_reliability_preset("megascale");
   ms.checkpoint_interval = Time::from_minutes(10);
   const RunResult a = simulate_run(step, spec, ms, testing::flat_power());
@@ -209,10 +203,8 @@ TEST_CASE("run: the mean recovery without spares is the trials' own") {
   ReliabilityModel m = megasim::io::load_reliability_preset("megascale");
   m.evict_stragglers = false;
   m.spare_nodes = 0;
-  RunSpec spec;
-  spec.tokens = 20000 * step.tokens_per_step;  // about 30 interruptions a trial
-  spec.trials = 32;
-  spec.sweep_checkpoint_interval = false;
+  const RunSpec spec =
+      testing::unswept_run(20000 * step.tokens_per_step, 32);  // about 30 interruptions a trial
   const RunResult r = simulate_run(step, spec, m, testing::flat_power());
   const double per_restart_h = r.down_hours / r.restarts.mean;
   INFO("summary ", r.recovery.to_hours(), " h, trials ", per_restart_h, " h");
@@ -224,10 +216,8 @@ TEST_CASE("run: without spares a hardware failure waits for the node's repair") 
   // With no spares each of those waits a 24 h repair instead of a free spare: days at least
   // double over a short run.
   StepProfile step = testing::megascale_530b(12288);
-  RunSpec spec;
-  spec.tokens = 3000 * step.tokens_per_step;  // ≈ 19 h failure-free
-  spec.trials = 16;
-  spec.sweep_checkpoint_interval = false;
+  const RunSpec spec =
+      testing::unswept_run(3000 * step.tokens_per_step, 16);  // ≈ 19 h failure-free
   ReliabilityModel with = megasim::io::load_reliability_preset("megascale");
   with.evict_stragglers = false;
   ReliabilityModel without = with;
@@ -267,10 +257,8 @@ TEST_CASE("run: a spare pool of a share of the job holds at least one server") {
 TEST_CASE("run: the spare pool idles powered, less the places of nodes out for repair") {
   // MegaScale's presets on 12,288 GPUs, stragglers kept: the pool is 2 % of 1,536 nodes, 31.
   StepProfile step = testing::megascale_530b(12288);
-  RunSpec spec;
-  spec.tokens = 3000 * step.tokens_per_step;  // about 19 h failure-free
-  spec.trials = 8;
-  spec.sweep_checkpoint_interval = false;
+  const RunSpec spec =
+      testing::unswept_run(3000 * step.tokens_per_step, 8);  // about 19 h failure-free
   ReliabilityModel m = megasim::io::load_reliability_preset("megascale");
   m.evict_stragglers = false;
   REQUIRE(m.spares_for(step) == 31);
@@ -342,10 +330,7 @@ TEST_CASE("run: the checkpoint interval reported is the whole steps the trials t
   StepProfile step = uniform_step(Time::from_hours(1), 1000.0, 8, 8, 0, Activity::kGemm);
   ReliabilityModel m = no_failures_model();
   m.checkpoint_stall = Time::from_minutes(1);
-  RunSpec spec;
-  spec.tokens = 10 * 1000.0;
-  spec.trials = 1;
-  spec.sweep_checkpoint_interval = false;
+  const RunSpec spec = testing::unswept_run(10 * 1000.0, 1);
   m.checkpoint_interval = Time::from_minutes(6);
   CHECK(simulate_run(step, spec, m, testing::flat_power()).checkpoint_interval ==
         Time::from_hours(1));

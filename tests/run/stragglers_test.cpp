@@ -23,10 +23,7 @@ struct EvictKeep {
 // evicting its stragglers and keeping them.
 EvictKeep evict_and_keep(std::int64_t (*spares)(std::int64_t reserve)) {
   const StepProfile step = testing::megascale_530b(12288);
-  RunSpec spec;
-  spec.tokens = 3000 * step.tokens_per_step;
-  spec.trials = 16;
-  spec.sweep_checkpoint_interval = false;
+  const RunSpec spec = testing::unswept_run(3000 * step.tokens_per_step, 16);
   ReliabilityModel evict = megasim::io::load_reliability_preset("megascale");
   REQUIRE(evict.evict_stragglers);
   REQUIRE(evict.spares_in_reserve(step) > 1);
@@ -125,10 +122,7 @@ TEST_CASE("run: evicted stragglers take spares at launch, which rejoin the pool 
   CHECK(s31.straggler_slowed);
   CHECK(s31.wall == simulate_trial(step, tokens, kept, Time::from_minutes(10), 1).wall);
   // The summary's mean recovery assumes a free spare, as the pool refills after repairs.
-  RunSpec spec;
-  spec.tokens = tokens;
-  spec.trials = 4;
-  spec.sweep_checkpoint_interval = false;
+  const RunSpec spec = testing::unswept_run(tokens, 4);
   CHECK(simulate_run(step, spec, m, testing::flat_power()).recovery == m.mean_recovery_time(step));
   // The draw is per trial and seeded: the same seed, the same count, the same wall.
   ReliabilityModel preset = megasim::io::load_reliability_preset("megascale");
@@ -186,10 +180,7 @@ TEST_CASE("run: a trial that finds no straggler is not slowed, whatever the pool
   // one with probability 1 - 0.995^16 = 7.7 %; only those are slowed (every trial was, from
   // the reserve's comparison, before a reviewer's read of 2026-12-05).
   StepProfile step = testing::megascale_530b(128);
-  RunSpec spec;
-  spec.tokens = 300 * step.tokens_per_step;
-  spec.trials = 200;
-  spec.sweep_checkpoint_interval = false;
+  const RunSpec spec = testing::unswept_run(300 * step.tokens_per_step, 200);
   ReliabilityModel m = megasim::io::load_reliability_preset("megascale");
   REQUIRE(m.evict_stragglers);
   m.spare_nodes = 0;

@@ -6,6 +6,7 @@
 
 #include "engine/units.h"
 #include "run/power.h"
+#include "run/run_simulation.h"
 #include "run/step_profile.h"
 
 namespace megasim::run::testing {
@@ -23,6 +24,16 @@ inline StepProfile megascale_530b(std::int64_t gpus, double global_batch = 6720.
   StepProfile p = uniform_step(Time::from_seconds(seconds), tokens, gpus, 8, 0, Activity::kGemm);
   p.checkpoint_size = Bytes(530e9 * 14.0);
   return p;
+}
+
+// A run of `tokens` over `trials` Monte Carlo trials at the scenario's own checkpoint
+// interval (no sweep of intervals).
+inline RunSpec unswept_run(double tokens, int trials) {
+  RunSpec spec;
+  spec.tokens = tokens;
+  spec.trials = trials;
+  spec.sweep_checkpoint_interval = false;
+  return spec;
 }
 
 // GPUs of 400 W under GEMMs, 60 W idle; no node overhead, no switches.

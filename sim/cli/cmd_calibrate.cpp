@@ -427,7 +427,7 @@ void add_calibrate_command(CLI::App& app) {
   imp->add_option("--ranks", io_opts->ranks,
                   "Rank count, for a log without device lines (checked against them and "
                   "busbw/algbw when the log has them)")
-      ->check(CLI::Range(1, 1 << 20));
+      ->check(whole_number(1, 1 << 20));
   imp->add_flag("--json", io_opts->json, "Print exactly one JSON object on stdout");
   imp->callback([io_opts] { run_import(*io_opts); });
 

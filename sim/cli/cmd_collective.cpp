@@ -123,7 +123,8 @@ void add_collective_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("collective", "Sweep one collective over sizes, nccl-tests style");
   cmd->add_option("--cluster", opts->cluster, "Cluster name or file (topologies/)")->required();
   cmd->add_option("--op", opts->op, "all_reduce, all_gather, reduce_scatter, broadcast, all_to_all, send_recv");
-  cmd->add_option("--gpus", opts->gpus, "GPUs in the communicator")->check(CLI::Range(1, 1 << 22));
+  cmd->add_option("--gpus", opts->gpus, "GPUs in the communicator")
+      ->check(whole_number(1, 1 << 22));
   cmd->add_option("--bytes", opts->bytes, "Size or MIN:MAX, e.g. 8:8G (binary units)");
   cmd->add_option("--step-factor", opts->step_factor, "Multiply the size by this between rows (nccl-tests -f)");
   cmd->add_option("--algo", opts->algo, "ring, tree, nvls, nvls_tree, pat or auto (NCCL's choice)");
@@ -134,7 +135,7 @@ void add_collective_command(CLI::App& app) {
   cmd->add_option("--per-node", opts->per_node,
                   "GPUs of the communicator on each node, the first of each (default: all; 1 for a "
                   "DP group of a TP-8 job)")
-      ->check(CLI::Range(1, 1 << 10));
+      ->check(whole_number(1, 1 << 10));
   cmd->add_option("--device", opts->device, "Device profile (default: the cluster node's GPU)")
       ->check([](const std::string& v) {
         return v.empty() ? std::string("empty name; give a profile name or a path") : std::string();

@@ -81,7 +81,7 @@ void add_simulate_command(CLI::App& app) {
   cmd->add_flag("--full", opts->full,
                 "Simulate every rank rather than one per pipeline stage");
   cmd->add_option("--trials", opts->trials, "Monte Carlo trials of the run (replaces run.trials)")
-      ->check(CLI::Range(1, 100000));
+      ->check(whole_number(1, 100000));
   cmd->add_option("--trace", opts->trace,
                   "Write a Chrome/Perfetto trace of the step (open in ui.perfetto.dev); - for "
                   "stdout");

@@ -40,6 +40,16 @@ TEST_CASE("cli: --help and --version exit 0 and usage errors exit 2") {
   CHECK(run_megasim("").exit_code == 2);
   CHECK(run_megasim("frobnicate").exit_code == 2);
   CHECK(run_megasim("simulate --no-such-flag x.json").exit_code == 2);
+  // A count given in another notation is named as such: CLI11's Range said "Value 1e3 not in
+  // range 1 to 100000" of a value that is in range.
+  const auto trials = run_megasim("simulate " + kDefaultScenario + " --trials 1e3");
+  CHECK(trials.exit_code == 2);
+  CHECK(trials.err.find("--trials: '1e3' is not a whole number from 1 to 100000") !=
+        std::string::npos);
+  const auto per_node = run_megasim("collective --cluster dgx-a100-8 --per-node 2.5");
+  CHECK(per_node.exit_code == 2);
+  CHECK(per_node.err.find("--per-node: '2.5' is not a whole number from 1 to 1024") !=
+        std::string::npos);
 }
 
 TEST_CASE("cli: simulate --json prints exactly one JSON object and nothing else") {

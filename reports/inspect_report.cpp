@@ -41,7 +41,7 @@ json model_json(const plan::Inspection& i) {
   const auto& m = i.inputs.model;
   return {{"name", m.name},
           {"file", i.inputs.scenario.model_file.string()},
-          {"parameters", workload::total_parameters(m)},
+          {"parameters", workload::total_parameters(i.executed)},
           {"layers", m.layers},
           {"hidden", m.hidden},
           {"heads", m.heads},
@@ -124,9 +124,9 @@ std::string inspect_text(const plan::Inspection& i) {
   out += fmt::format(
       "model        {}: {:.2f} B parameters, {} layers, hidden {}, heads {} (kv {}), "
       "ffn {}, {} {}, vocab {}, seq {}\n",
-      m.name, static_cast<double>(workload::total_parameters(m)) / 1e9, m.layers, m.hidden, m.heads,
-      m.kv_heads, m.ffn_hidden, workload::to_string(m.activation), workload::to_string(m.norm),
-      m.vocab, m.seq);
+      m.name, static_cast<double>(workload::total_parameters(i.executed)) / 1e9, m.layers, m.hidden,
+      m.heads, m.kv_heads, m.ffn_hidden, workload::to_string(m.activation),
+      workload::to_string(m.norm), m.vocab, m.seq);
   out += fmt::format(
       "plan         TP {} × CP {} × PP {} (VPP {}) × DP {} = {} GPU{}, micro-batch {}, "
       "{} micro-batch{}, recompute {}, SP {}{}, ranks {}\n",

@@ -230,7 +230,8 @@ Inputs load_inputs(const Scenario& s, const InputOptions& o, FilesRead* read) {
   });
   clashes.check([&] {
     in.system = step::apply_overrides(load_system_preset(s.optimizations.preset, read),
-                                      s.optimizations.overrides, in.model.attention_window);
+                                      s.optimizations.overrides, in.model.parallel_block,
+                                      in.model.attention_window);
     have_system = have_model;
   });
   // The plan every report prints is the one priced: with the optimizer the system runs.

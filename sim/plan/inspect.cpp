@@ -36,6 +36,7 @@ Inspection inspect(const io::Inputs& in, const InspectOptions& o) {
 
   Inspection out;
   out.inputs = in;
+  out.executed = w.executed;
   out.fused_attention = w.fused_attention;
   // Every count is of the executed model: a window the system switches on lowers what the
   // kernels run and the MFU numerator alike (flops.h).

@@ -36,6 +36,9 @@ struct StageInspection {
 
 struct Inspection {
   io::Inputs inputs;
+  // The model as the system runs it (a parallel block has one norm a layer): its parameter
+  // count is the per-rank counts' sum.
+  workload::ModelSpec executed;
   bool fused_attention = true;
   workload::FlopsPerToken flops;  // of the executed model, the MFU convention's too
   Bytes capacity{0.0};            // device memory

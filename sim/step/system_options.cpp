@@ -18,7 +18,11 @@ std::optional<AttentionKernel> attention_kernel_from_string(const std::string& n
   return std::nullopt;
 }
 
-SystemOptions apply_overrides(SystemOptions s, const SystemOverrides& o, std::int64_t model_window) {
+SystemOptions apply_overrides(SystemOptions s, const SystemOverrides& o, bool model_parallel_block,
+                              std::int64_t model_window) {
+  // What the model has runs unless the scenario says otherwise: the preset can only add it.
+  s.parallel_block = s.parallel_block || model_parallel_block;
+  s.sliding_window = s.sliding_window || model_window > 0;
   for (std::size_t i = 0; i < kSwitches.size(); ++i) {
     if (o.switches[i]) s.*kSwitches[i].field = *o.switches[i];
   }

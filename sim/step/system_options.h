@@ -207,11 +207,13 @@ struct SystemOverrides {
   std::optional<bool> grad_accumulation_pass;
 };
 
-// The preset with the overrides applied; the window falls back to the model's own
-// (`model_window`, 0 for none). Whether a sliding window has a size is the caller's check
-// (io::load_inputs), which can name the scenario.
+// The preset with the overrides applied, against the model it runs: a model's own parallel
+// block or window (`model_window` tokens, 0 for none) is on unless the scenario switches it off
+// (`optimizations.parallel_block` / `sliding_window` false: the model run without it), and the
+// window's size falls back to the model's. Whether a sliding window has a size is the caller's
+// check (io::load_inputs), which can name the scenario.
 SystemOptions apply_overrides(SystemOptions preset, const SystemOverrides& overrides,
-                              std::int64_t model_window);
+                              bool model_parallel_block, std::int64_t model_window);
 
 // Parses "unfused" | "flash-v1" | "flash-v2"; nullopt for anything else.
 std::optional<AttentionKernel> attention_kernel_from_string(const std::string& name);

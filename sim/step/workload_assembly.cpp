@@ -8,11 +8,10 @@ namespace megasim::step {
 
 workload::ModelSpec executed_model(const workload::ModelSpec& m, const SystemOptions& s) {
   workload::ModelSpec e = m;
-  if (s.parallel_block) e.parallel_block = true;
-  if (s.sliding_window) {
-    assert(s.attention_window > 0 && "io::load_inputs checks that a sliding window has a size");
-    e.attention_window = s.attention_window;
-  }
+  e.parallel_block = s.parallel_block;
+  assert((!s.sliding_window || s.attention_window > 0) &&
+         "io::load_inputs checks that a sliding window has a size");
+  e.attention_window = s.sliding_window ? s.attention_window : 0;
   return e;
 }
 

@@ -26,7 +26,8 @@ struct AssembledWorkload {
   std::vector<workload::MemoryEstimate> memory;   // per stage
 };
 
-// The model the system actually runs: the switches' parallel block and sliding window applied.
+// The model the system actually runs: its parallel block and window as the system's switches
+// say (io::load_inputs resolves them against the model's own: step::apply_overrides).
 // The caller has checked that a sliding window has a size.
 workload::ModelSpec executed_model(const workload::ModelSpec& model, const SystemOptions& system);
 

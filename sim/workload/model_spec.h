@@ -2,8 +2,8 @@
 // LayerNorm, learned positions, biases) through Llama-style (GQA, SwiGLU, RMSNorm, rotary,
 // untied embeddings). A plain value type loaded by io::load_model(); sizes are element
 // counts, not bytes. `parallel_block` and `attention_window` are properties of the model but
-// the step simulator may override them from a scenario's optimisation toggles (MegaScale
-// turns both on for its GPT runs), so they are plain fields.
+// a scenario's optimisation switches may turn them on (MegaScale turns both on for its GPT
+// runs) or off (step::apply_overrides, step::executed_model), so they are plain fields.
 #pragma once
 
 #include <cstdint>

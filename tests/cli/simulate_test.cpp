@@ -231,6 +231,19 @@ TEST_CASE("cli: a window the system switches on lowers every FLOP count, the MFU
                         .epsilon(1e-9));
 }
 
+TEST_CASE("cli: inspect counts the parameters of the model the system runs") {
+  // MegaScale's parallel block has one LayerNorm a layer (2·h parameters) where the model file's
+  // sequential block has two: 96 × 2 × 12,288 fewer. inspect's header printed the file's count
+  // while its per-rank counts were the parallel block's (a user's trial, 2026-12-05).
+  const auto on = nlohmann::json::parse(run_megasim("inspect --json " + kDefaultScenario).out);
+  const auto off = nlohmann::json::parse(run_megasim("inspect --json " + kDefaultScenario +
+                                                     " --set optimizations.parallel_block=false")
+                                             .out);
+  CHECK(off["model"]["parameters"].get<std::int64_t>() -
+            on["model"]["parameters"].get<std::int64_t>() ==
+        96 * 2 * 12288);
+}
+
 TEST_CASE("cli: a plan that fits only without the fragmentation margin runs, marked tight") {
   // NVIDIA's Llama 3.1 405B BF16 recipe ran on 80 GB H100s (79.2 GiB to CUDA); megasim's
   // stage 0 needs 78.1 GiB, 81.9 with its 5 % fragmentation margin: simulated, the tight

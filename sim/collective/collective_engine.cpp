@@ -57,7 +57,7 @@ void CollectiveEngine::ring_flows(const CollectiveCall& call, const CommShape& s
     case CollectiveOp::kReduceScatter: per_rank *= static_cast<double>(n - 1) / n; break;
     default: break;
   }
-  const int channels = constants_.channels;
+  const int channels = model_.channels(shape);
   const double bytes = per_rank / channels / factor;
   const int root_gpu = call.gpus[static_cast<std::size_t>(call.root)];
   std::vector<int> ring;
@@ -77,7 +77,7 @@ void CollectiveEngine::ring_flows(const CollectiveCall& call, const CommShape& s
 
 void CollectiveEngine::tree_flows(const CollectiveCall& call, const CommShape& shape, double factor,
                                   std::vector<Flow>& out) const {
-  const int channels = constants_.channels;
+  const int channels = model_.channels(shape);
   const double bytes = call.bytes.value() / channels / factor;
   const int m = shape.nodes;
   // Channels are spread over the rails first (rotation by c) and then alternate between the two

@@ -3,11 +3,12 @@
 // algorithm and protocol (nccl_model.h) before calling on_done; so concurrent collectives, and
 // any other flows on the solver, contend for the same links.
 //
-//  ring (all-reduce, all-gather, reduce-scatter, broadcast): `channels` rings (constants
-//    table); ring c visits the nodes in communicator order and, inside a node, its ranks
-//    rotated by c, so the inter-node edges of different channels leave by different rails.
-//    Each edge is one flow carrying the bytes a rank sends in that channel (all-reduce
-//    2(n-1)/n x size / channels), divided by the protocol's bandwidth factor.
+//  ring (all-reduce, all-gather, reduce-scatter, broadcast): NcclModel::channels rings (the
+//    constants' count a NIC times the NICs the communicator's ranks own on a node); ring c visits
+//    the nodes in communicator order and, inside a node, its ranks rotated by c, so the inter-node
+//    edges of different channels leave by different rails. Each edge is one flow carrying the bytes
+//    a rank sends in that channel (all-reduce 2(n-1)/n x size / channels), divided by the
+//    protocol's bandwidth factor.
 //  tree (all-reduce): NCCL's double binary tree over nodes with a chain inside each node;
 //    channels alternate between the two trees; every tree edge carries size / channels up
 //    (reduce) and down (broadcast).

@@ -51,6 +51,20 @@ CommShape comm_shape(const net::Topology& topology, const std::vector<int>& gpus
   return s;
 }
 
+namespace {
+// The NICs whose share of the node the emptiest node's ranks own (at least one).
+int nics_used(const net::NodeSpec& n, const CommShape& shape) {
+  return std::max(1, std::min(n.nics, shape.min_per_node * n.nics / n.gpus));
+}
+}  // namespace
+
+int NcclModel::channels(const CommShape& shape) const {
+  const net::NodeSpec& n = topology_.spec().node;
+  if (shape.nodes <= 1 || n.nics <= 0) return constants_.channels;
+  const int per_nic = (constants_.channels + n.nics - 1) / n.nics;
+  return std::min(constants_.channels, per_nic * nics_used(n, shape));
+}
+
 BytesPerSec NcclModel::uncapped_link_bandwidth(const CommShape& shape) const {
   const net::NodeSpec& n = topology_.spec().node;
   BytesPerSec bw = n.nvlink_per_gpu * n.nvlink_efficiency;
@@ -59,8 +73,7 @@ BytesPerSec NcclModel::uncapped_link_bandwidth(const CommShape& shape) const {
     // crosses every node, so the node with the fewest ranks (and NICs) sets the pace: NCCL
     // takes each graph's channels and speeds as the minimum over all ranks (init.cc, after the
     // all-gather of graph info).
-    const int nics_used = std::max(1, std::min(n.nics, shape.min_per_node * n.nics / n.gpus));
-    bw = std::min(bw, n.nic * n.nic_efficiency * static_cast<double>(nics_used));
+    bw = std::min(bw, n.nic * n.nic_efficiency * static_cast<double>(nics_used(n, shape)));
   }
   return bw;
 }

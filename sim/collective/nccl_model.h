@@ -90,6 +90,11 @@ class NcclModel {
   // several, the lesser of NVLink and the NICs' share per GPU.
   BytesPerSec link_bus_bandwidth(const CommShape& shape) const;
   BytesPerSec uncapped_link_bandwidth(const CommShape& shape) const;
+  // The channels (rings or tree pairs) a call opens: the profile's count on one node and on
+  // full nodes; across nodes, the profile's channels a NIC (16 over DGX A100's 8 NICs: two)
+  // times the NICs the emptiest node's ranks own, so a DP group of a TP-8 job (one GPU a node)
+  // opens two, not sixteen through its one NIC.
+  int channels(const CommShape& shape) const;
   // The bus bandwidth NCCL's model gives an algorithm and protocol: the links' bandwidth under
   // the per-architecture cap, times the protocol factor, and for trees under the tree cap.
   // `op` matters where the profile's factors depend on it (NCCL 2.7.5's one-node LL ring).

@@ -35,7 +35,7 @@ double chunks_per_channel(double bytes, int channels, double chunk) {
 double NcclModel::tree_chunk_bytes(double bytes, const CommShape& shape,
                                    CollProtocol protocol) const {
   const hw::PipelineConstants& k = constants_.pipeline;
-  const int nc = constants_.channels;
+  const int nc = channels(shape);
   double chunk = k.step_bytes[static_cast<std::size_t>(protocol)];
   if (protocol == CollProtocol::kSimple) {
     if (!k.tree_chunk_by_depth) return chunk;
@@ -80,7 +80,7 @@ Time NcclModel::pipeline_fill(const CollectiveCall& call, const CommShape& shape
     // stands for it; a correction that serves the choice only (A100's) leaves the fill.
     if (constants_.has_tree_correction && !constants_.tree_correction_choice_only)
       return Time::zero();
-    loop = constants_.channels * tree_chunk_bytes(bytes, shape, protocol);
+    loop = channels(shape) * tree_chunk_bytes(bytes, shape, protocol);
   } else if (algorithm == CollAlgorithm::kNvlsTree && k.nvls_channels > 0) {
     const int heads = nvls_graph(shape).heads;
     loop =

@@ -197,3 +197,36 @@ TEST_CASE("a call as one coflow ends when its flows apart do, where the fabric l
   CHECK(together >= apart);
   CHECK(together.to_seconds() <= 1.25 * apart.to_seconds());
 }
+
+TEST_CASE("a call across nodes opens the profile's channels a NIC times the NICs its ranks own") {
+  // A100 profile: 16 channels over a DGX A100's 8 NICs, two a NIC. A DP group of a TP-8 job (one
+  // GPU a node) opens two; full nodes and one node keep 16. Until 2026-12-05 every call opened
+  // 16, all through the one NIC of a one-GPU-a-node group, so a PP send beside such a collective
+  // had 1/17 of the NIC (a user's trial: MegaScale's DP overlap priced as a loss).
+  Fixture f("megascale-a100-12288");
+  const auto& model = f.engine.model();
+  const std::vector<int> rail = {0, 8, 16, 24};
+  CHECK(model.channels(collective::comm_shape(f.topology, rail)) == 2);
+  CHECK(model.channels(collective::comm_shape(f.topology, f.topology.pack_placement(32))) == 16);
+  CHECK(model.channels(collective::comm_shape(f.topology, f.topology.pack_placement(8))) == 16);
+  CHECK(model.channels(collective::comm_shape(f.topology, {0, 1, 8, 9})) == 4);
+  // A 64 MiB send beside a 1 GiB all-gather of that group, from the group's first GPU to its
+  // second: it shares the NIC with the ring's two channels, a third of it.
+  const double bytes = 64.0 * 1048576.0;
+  Time alone_end;
+  {
+    Fixture g("megascale-a100-12288");
+    g.engine.send(0, 8, Bytes(bytes), 7, [&] { alone_end = g.sim.now(); });
+    g.sim.run();
+  }
+  Time beside_end;
+  f.engine.launch(call(CollectiveOp::kAllGather, rail, 1073741824.0, CollAlgorithm::kRing,
+                       CollProtocol::kSimple),
+                  [] {});
+  f.engine.send(0, 8, Bytes(bytes), 7, [&] { beside_end = f.sim.now(); });
+  f.sim.run();
+  const double ratio = beside_end.to_seconds() / alone_end.to_seconds();
+  CAPTURE(ratio);
+  CHECK(ratio > 2.0);
+  CHECK(ratio < 3.5);  // 1/17 of the NIC before: about 15 times as long
+}

@@ -41,12 +41,29 @@ json memory_json(const std::vector<workload::MemoryEstimate>& stages, Bytes capa
   return memory;
 }
 
+// The text report's "system" line: the preset and the switches that run, the window's size.
+std::string system_line(const step::SystemOptions& sys) {
+  std::string s = sys.preset;
+  for (const step::Switch& sw : step::kSwitches) {
+    if (!(sys.*sw.field) || *sw.tag == '\0') continue;
+    s += sw.field == &step::SystemOptions::sliding_window
+             ? fmt::format(" {}-{}", sw.tag, sys.attention_window)
+             : fmt::format(" {}", sw.tag);
+  }
+  // The keys a scenario may set besides the switches, where they change what runs.
+  if (sys.dp_overlap && sys.dp_bucket_overlap) s += " +dp-buckets";
+  if (!sys.tp_overlap && sys.backward_tp_overlap) s += " +backward-tp-overlap";
+  if (sys.grad_accumulation_pass) s += " +grad-accumulation-pass";
+  return s;
+}
+
 json system_json(const step::SystemOptions& sys) {
   // The attention kernel that runs (FlashAttention-2 with efficient_operators), whether
   // context parallelism's exchanges overlap it, whether the DP overlap goes bucket by bucket and
   // whether the backward pass's TP collectives overlap: the keys a scenario sets besides the
   // switches.
   json j = {{"preset", sys.preset},
+            {"line", system_line(sys)},
             {"attention_window", sys.attention_window},
             {"attention", step::to_string(sys.attention_kernel())},
             {"context_parallel_overlap", sys.cp_overlap},
@@ -106,6 +123,8 @@ std::string simulate_json(const plan::Evaluation& e) {
     out["step_time_interval_s"] = {t / (1 + e.band->high), t / (1 + e.band->low)};
     out["mfu_interval"] = {p.mfu * (1 + e.band->low), p.mfu * (1 + e.band->high)};
     out["interval_basis"] = {{"rule", e.band->rule}, {"scenarios", e.band->basis}};
+  } else {
+    out["interval_none"] = e.no_band;  // why no band is drawn, as the text says it
   }
   if (in.scenario.run.tokens) {
     out["days_for_tokens"] = *in.scenario.run.tokens / p.tokens_per_s / 86400.0;
@@ -120,21 +139,6 @@ std::string simulate_json(const plan::Evaluation& e) {
 }
 
 namespace {
-
-std::string system_line(const step::SystemOptions& sys) {
-  std::string s = sys.preset;
-  for (const step::Switch& sw : step::kSwitches) {
-    if (!(sys.*sw.field) || *sw.tag == '\0') continue;
-    s += sw.field == &step::SystemOptions::sliding_window
-             ? fmt::format(" {}-{}", sw.tag, sys.attention_window)
-             : fmt::format(" {}", sw.tag);
-  }
-  // The keys a scenario may set besides the switches, where they change what runs.
-  if (sys.dp_overlap && sys.dp_bucket_overlap) s += " +dp-buckets";
-  if (!sys.tp_overlap && sys.backward_tp_overlap) s += " +backward-tp-overlap";
-  if (sys.grad_accumulation_pass) s += " +grad-accumulation-pass";
-  return s;
-}
 
 std::string header_text(const plan::Evaluation& e) {
   const auto& in = e.inputs;

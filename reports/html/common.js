@@ -65,8 +65,11 @@ const megasim = (() => {
   }
 
   const fmt = {
+    // With `digits`, exactly that many decimals, as the text reports print them (19.290 s, not
+    // 19.29 s); without, up to two.
     num: (x, digits) => (x === null || x === undefined ? '–' : Number(x).toLocaleString('en-US',
-      { maximumFractionDigits: digits === undefined ? 2 : digits })),
+      digits === undefined ? { maximumFractionDigits: 2 }
+        : { minimumFractionDigits: digits, maximumFractionDigits: digits })),
     pct: (x, digits) => `${fixed(100 * x, digits)} %`,
     // Signed, as the text reports print errors: +1.2 %, +0.0 %, never -0.0 %.
     signedPct: (x, digits) => `${signed(100 * x, digits)} %`,

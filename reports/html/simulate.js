@@ -16,7 +16,7 @@
         `${fmt.num(p.gpus, 0)} GPUs, VPP ${p.vpp}, ${p.micro_batches_per_replica} ` +
         `micro-batch${p.micro_batches_per_replica === 1 ? '' : 'es'} of ` +
         `${p.micro_batch}, global batch ${p.global_batch}, ranks ${p.rank_order}`],
-      ['system', d.system.preset],
+      ['system', d.system.line],
       ['step time', `${fmt.num(d.step_time_s, 3)} s`],
       ['MFU / HFU', `${fmt.pct(d.mfu)} / ${fmt.pct(d.hfu)}`],
       ['tokens/s', fmt.num(d.tokens_per_s, 0)],
@@ -32,13 +32,20 @@
     if (d.step_time_interval_s !== undefined) rows.splice(9, 0, ['error band',
       `step ${fmt.num(d.step_time_interval_s[0], 3)}–${fmt.num(d.step_time_interval_s[1], 3)} s, ` +
       `MFU ${fmt.pct(d.mfu_interval[0])}–${fmt.pct(d.mfu_interval[1])} ` +
-      `(${d.interval_basis.rule}: ${d.interval_basis.scenarios.length} validation rows)`]);
+      `(${d.interval_basis.rule}: ${d.interval_basis.scenarios.length} validation rows` +
+      // Every row of the basis off the same way, as the text report says it.
+      (d.step_time_interval_s[0] > d.step_time_s
+        ? '; megasim was fast on every one, so all of the band is slower than its prediction'
+        : d.step_time_interval_s[1] < d.step_time_s
+          ? '; megasim was slow on every one, so all of the band is faster than its prediction'
+          : '') + ')']);
+    else if (d.interval_none !== undefined) rows.splice(9, 0, ['error band', `none: ${d.interval_none}`]);
     if (d.days_for_tokens !== undefined) rows.push(['days for the tokens (the steps alone: no failure, checkpoint or launch)',
       fmt.num(d.days_for_tokens, 2)]);
     if (d.run && d.run.trials === 1) rows.push(['wall-clock days (one trial: one draw of the failures)',
-      fmt.num(d.run.days.p50)]);
+      fmt.num(d.run.days.p50, 2)]);
     else if (d.run) rows.push(['wall-clock days p10 / p50 / p90',
-      `${fmt.num(d.run.days.p10)} / ${fmt.num(d.run.days.p50)} / ${fmt.num(d.run.days.p90)}`]);
+      `${fmt.num(d.run.days.p10, 2)} / ${fmt.num(d.run.days.p50, 2)} / ${fmt.num(d.run.days.p90, 2)}`]);
     if (d.run) {
       // What the run charges beside the steps, as the text report names it.
       const charged = [...(d.run.evaluation_interval_steps > 0 && d.run.evaluation_s > 0

@@ -1,5 +1,9 @@
 #include "reports/compare_report.h"
 
+#include <cstdint>
+#include <set>
+#include <string>
+
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -41,23 +45,39 @@ std::string compare_json(const std::vector<plan::Variant>& variants) {
 }
 
 std::string compare_text(const std::vector<plan::Variant>& variants) {
+  // Variants of different sizes (--vary plan.dp, or tp and pp at a fixed dp) carry a GPUs
+  // column: their tokens/s and Pareto marks set jobs of different sizes side by side.
+  std::set<std::int64_t> sizes;
+  for (const auto& v : variants)
+    if (v.step) sizes.insert(v.plan.gpus());
+  const bool sized = sizes.size() > 1;
+  const auto gpus = [&](const plan::Variant& v) {
+    return !sized ? std::string()
+                  : fmt::format(" {:>6}", v.step ? std::to_string(v.plan.gpus()) : "-");
+  };
   // tokens/s beside the step: the Pareto mark is of tokens a second against headroom.
-  std::string text =
-      fmt::format("{:<44} {:>9} {:>10} {:>7} {:>9} {:>9} {:>10}  {}\n", "variant", "step s",
-                  "tokens/s", "MFU %", "mem GiB", "room GiB", "exposed s", "");
+  std::string text = fmt::format("{:<44}{} {:>9} {:>10} {:>7} {:>9} {:>9} {:>10}  {}\n", "variant",
+                                 sized ? fmt::format(" {:>6}", "GPUs") : "", "step s", "tokens/s",
+                                 "MFU %", "mem GiB", "room GiB", "exposed s", "");
   for (const auto& v : variants) {
     if (v.step) {
       const auto& p = *v.step;
       text += fmt::format(
-          "{:<44} {:>9.3f} {:>10.0f} {:>7.1f} {:>9.1f} {:>9.1f} {:>10.3f}{}\n", v.label,
+          "{:<44}{} {:>9.3f} {:>10.0f} {:>7.1f} {:>9.1f} {:>9.1f} {:>10.3f}{}\n", v.label, gpus(v),
           p.step_time.to_seconds(), p.tokens_per_s, 100 * p.mfu, plan::peak_memory_gib(p),
           plan::memory_headroom_gib(v), plan::exposed_comm(p).to_seconds(),
           std::string(v.pareto ? "  pareto" : "") + (plan::tight(v) ? "  tight" : "") +
               (plan::over_device(v) ? "  over" : ""));
     } else {
-      text += fmt::format("{:<44} {:>9} {:>10} {:>7} {:>9} {:>9} {:>10}  infeasible: {}\n", v.label,
-                          "-", "-", "-", "-", "-", "-", v.reason);
+      text += fmt::format("{:<44}{} {:>9} {:>10} {:>7} {:>9} {:>9} {:>10}  infeasible: {}\n",
+                          v.label, gpus(v), "-", "-", "-", "-", "-", "-", v.reason);
     }
+  }
+  if (sized) {
+    text += fmt::format(
+        "the variants run on {} to {} GPUs: tokens/s and the pareto mark set jobs of different "
+        "sizes side by side; MFU compares them per GPU\n",
+        *sizes.begin(), *sizes.rbegin());
   }
   return text;
 }

@@ -185,8 +185,8 @@ std::string step_text(const plan::Evaluation& e) {
                    p.tflops_per_gpu_model, p.tflops_per_gpu_hw);
   if (tokens) {
     s += fmt::format(
-        "  days                 {:.2f} for {:.3g} tokens (the steps alone, at the tokens/s)\n",
-        *tokens / p.tokens_per_s / 86400.0, *tokens);
+        "  days                 {:.2f} for {:.3g} token{} (the steps alone, at the tokens/s)\n",
+        *tokens / p.tokens_per_s / 86400.0, *tokens, *tokens == 1.0 ? "" : "s");
   }
   const auto& b = p.breakdown;
   s += fmt::format("\nbreakdown of stage {} (s)\n", p.critical_stage);

@@ -61,14 +61,14 @@ void check_fabric_fits(JsonReader& r, const net::FabricSpec& f, const net::NodeS
   }
   const net::FabricLayout l = net::fabric_layout(f, n, gpus);
   if (l.servers_per_tor < 1) {
-    r.fail("tor_down_ports", fmt::format("a ToR has {} NIC ports, fewer than the {} NICs of one "
+    r.fail("tor_down_ports", fmt::format("a ToR has {} NIC port{}, fewer than the {} NICs of one "
                                          "server",
-                                         l.nic_ports, n.nics));
+                                         l.nic_ports, l.nic_ports == 1 ? "" : "s", n.nics));
   }
   if (f.tiers == 2 && l.tors > f.pod_tors) {
-    r.fail("tiers", fmt::format("two tiers hold pod_tors {} ToRs, the cluster's {} nodes need {}; "
+    r.fail("tiers", fmt::format("two tiers hold pod_tors {} ToR{}, the cluster's {} nodes need {}; "
                                 "use three tiers or a larger pod_tors",
-                                f.pod_tors, l.nodes, l.tors));
+                                f.pod_tors, f.pod_tors == 1 ? "" : "s", l.nodes, l.tors));
   }
   // The ToR's uplinks are ports of the same speed: its down capacity over its
   // oversubscription must fit them.
@@ -83,9 +83,10 @@ void check_fabric_fits(JsonReader& r, const net::FabricSpec& f, const net::NodeS
   if (f.tiers == 3) {
     const auto up = static_cast<std::int64_t>(std::ceil(f.pod_tors / f.agg_oversubscription));
     if (f.pod_tors + up > f.agg_radix) {
-      r.fail("pod_tors", fmt::format("an aggregation switch takes pod_tors {} ToRs and {} spine "
+      r.fail("pod_tors", fmt::format("an aggregation switch takes pod_tors {} ToR{} and {} spine "
                                      "uplinks (agg_oversubscription {:g}), more than agg_radix {}",
-                                     f.pod_tors, up, f.agg_oversubscription, f.agg_radix));
+                                     f.pod_tors, f.pod_tors == 1 ? "" : "s", up,
+                                     f.agg_oversubscription, f.agg_radix));
     }
   }
   // The links the topology holds (NIC and ToR uplink cables, both directions): the shipped
@@ -139,7 +140,7 @@ net::ClusterSpec load_cluster(const std::filesystem::path& file, FilesRead* read
   check_input_kind(doc, InputKind::kCluster, file.string());
   JsonReader r(doc, "", file.string());
   net::ClusterSpec c;
-  r.ignore("$schema");
+  r.string_or("$schema", "");  // a string when given, as the schemas say
   c.name = r.string("name");
   r.string("source");
   r.text_or("notes", "");

@@ -395,7 +395,7 @@ LoadedDeviceProfile parse_device_profile(const Json& doc, const std::string& ori
   JsonReader r(doc, "", origin);
   LoadedDeviceProfile out;
   hw::DeviceProfile& p = out.profile;
-  r.ignore("$schema");
+  r.string_or("$schema", "");  // a string when given, as the schemas say
   const auto version = r.integer("schema_version", 1, 1000);
   if (version != kDeviceProfileSchemaVersion) {
     r.fail("schema_version", fmt::format("version {} is not the {} this build reads", version,

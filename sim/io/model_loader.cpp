@@ -16,7 +16,7 @@ workload::ModelSpec load_model(const std::filesystem::path& file, KeyLog* log, F
   const std::string origin = file.string();
   check_input_kind(doc, InputKind::kModel, origin);
   JsonReader r(doc, "", origin, log);
-  r.ignore("$schema");
+  r.string_or("$schema", "");  // a string when given, as the schemas say
   ModelSpec m;
   m.name = r.string("name");
   m.source = r.text_or("source", "");

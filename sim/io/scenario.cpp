@@ -308,7 +308,7 @@ Scenario load_scenario(const fs::path& file, const std::vector<std::string>& ove
   Scenario s;
   s.file = file;
   JsonReader r(doc, "", origin, log);
-  r.ignore("$schema");
+  r.string_or("$schema", "");  // a string when given, as the schemas say
   s.name = r.string("name");
   s.description = r.text_or("description", "");
   s.assumptions = r.text_or("assumptions", "");

@@ -101,7 +101,7 @@ step::SystemOptions load_system_file(const std::filesystem::path& file, FilesRea
   const Json doc = parse_json_file(file, read);
   JsonReader r(doc, "", file.string());
   step::SystemOptions s;
-  r.ignore("$schema");
+  r.string_or("$schema", "");  // a string when given, as the schemas say
   s.preset = r.string("name");
   r.string("source");
   {

@@ -128,7 +128,8 @@ void Topology::build_fabric() {
                      " Gb/s (port_gbps / port_split)");
   servers_per_tor_ = static_cast<int>(layout.servers_per_tor);
   if (servers_per_tor_ < 1)
-    throw InputError(where + "a ToR has " + std::to_string(nic_ports) + " NIC ports, fewer than the " +
+    throw InputError(where + "a ToR has " + std::to_string(nic_ports) +
+                     (nic_ports == 1 ? " NIC port" : " NIC ports") + ", fewer than the " +
                      std::to_string(n.nics) + " NICs of one server");
   tors_ = static_cast<int>(layout.tors);
   aggs_per_pod_ = static_cast<int>(layout.uplinks);
@@ -140,7 +141,8 @@ void Topology::build_fabric() {
                      std::to_string(f.agg_radix));
   pods_ = ceil_div(tors_, f.pod_tors);
   if (f.tiers == 2 && pods_ > 1)
-    throw InputError(where + "two tiers hold " + std::to_string(f.pod_tors) + " ToRs, the cluster needs " +
+    throw InputError(where + "two tiers hold " + std::to_string(f.pod_tors) +
+                     (f.pod_tors == 1 ? " ToR" : " ToRs") + ", the cluster needs " +
                      std::to_string(tors_) + "; use three tiers or a larger pod_tors");
 
   const double link_eff = f.link_efficiency;

@@ -65,6 +65,11 @@ step::AssembledWorkload assemble_workload(const io::Inputs& in, const WorkloadOp
             "published one is, not more",
             excess.value() / kGiB.value());
       }
+      // No one key is at fault: say which keys lower it.
+      why +=
+          "; the keys that lower it: plan.recompute, plan.micro_batch, plan.tp, plan.pp, "
+          "plan.sequence_parallel, plan.distributed_optimizer (`megasim inspect --allow-oom` "
+          "shows every stage)";
       throw OutOfMemoryError(why);
     }
   }

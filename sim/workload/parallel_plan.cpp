@@ -31,9 +31,14 @@ void validate_sequence_split(const ModelSpec& m, const ParallelPlan& p) {
   }
   if (p.sequence_parallel && (m.seq / p.cp) % p.tp != 0) {
     plan_error(m, "plan.sequence_parallel",
-               fmt::format("sequence parallelism splits seq {} over tp {} ({} tokens on each "
-                           "of cp {} context-parallel ranks), which does not divide them",
-                           m.seq, p.tp, m.seq / p.cp, p.cp));
+               p.cp == 1
+                   ? fmt::format("sequence parallelism splits seq {} over tp {}, which does not "
+                                 "divide it",
+                                 m.seq, p.tp)
+                   : fmt::format("sequence parallelism splits seq {} over tp {} ({} token{} on "
+                                 "each of cp {} context-parallel ranks), which does not divide "
+                                 "them",
+                                 m.seq, p.tp, m.seq / p.cp, m.seq / p.cp == 1 ? "" : "s", p.cp));
   }
 }
 

@@ -419,3 +419,17 @@ TEST_CASE(
   const auto shared = simulate_json("--network shared " + s)["breakdown_s"]["dp_exposed"];
   CHECK(shared.get<double>() == doctest::Approx(priced.get<double>()).epsilon(1e-6));
 }
+
+TEST_CASE("cli: compare shows the GPUs of variants that differ in size") {
+  // --vary plan.dp runs jobs of different sizes; the table said nothing of it while its
+  // tokens/s and Pareto marks set them side by side (a user's trial, 2026-12-05).
+  const auto r = run_megasim("compare " + kDefaultScenario +
+                             " --vary plan.dp=96,192 --set plan.global_batch=1536");
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("GPUs") != std::string::npos);
+  CHECK(r.out.find("dp=96                                          6144") != std::string::npos);
+  CHECK(r.out.find("the variants run on 6144 to 12288 GPUs") != std::string::npos);
+  const auto same = run_megasim("compare " + kDefaultScenario + " --vary plan.vpp=3,6");
+  REQUIRE(same.exit_code == 0);
+  CHECK(same.out.find("GPUs") == std::string::npos);
+}

@@ -13,7 +13,8 @@
 namespace megasim::reports {
 
 nlohmann::json plan_json(const workload::ParallelPlan& p);
-// The critical stage's breakdown in seconds: compute, tp/pp/dp_exposed, bubble, optimizer, other.
+// The critical stage's breakdown in seconds: compute, slowest_gpu, power_cap, tp/pp/dp_exposed,
+// bubble, optimizer, other (reports/simulate_json.md says what each counts).
 nlohmann::json breakdown_json(const step::Breakdown& b);
 // ", ranks tp-cp-pp-dp" for an order other than Megatron-LM's default, else nothing.
 std::string rank_order_suffix(workload::RankOrder order);

@@ -31,7 +31,8 @@ const char* to_string(ProfileKind k);
 
 // What a GPU is doing, for power: GEMM-bound compute, memory-bound compute (elementwise,
 // normalisation, unfused attention softmax), communication (NCCL kernels) with no compute
-// beside it, idle (pipeline bubbles, waiting on a straggler, recovery after a failure). The
+// beside it, and the step's pipeline bubble and wait for its slowest GPU, spent in posted NCCL
+// receives (step_model.cpp), idle (exposed data loading, recovery after a failure). The
 // one activity type: calibration fits, device profiles and the run-level power model all use
 // it; the values index per-activity arrays.
 enum class Activity { kGemm = 0, kMemory = 1, kCommunication = 2, kIdle = 3 };

@@ -52,8 +52,8 @@ struct StepRequest {
   Network network = Network::kShared;
 };
 
-// Where the critical stage's step goes; `other` is its exposed data loading and the time it
-// waits, done, for a slower stage to finish the step.
+// Where the critical stage's step goes; `other` is its exposed data loading (the critical stage
+// finishes last, so it waits for no slower one).
 struct Breakdown {
   Time compute, tp_exposed, pp_exposed, dp_exposed, bubble, optimizer, other;
   Time slowest_gpu;  // the slowest of the job's GPUs pacing the passes (hw::FleetVariation)

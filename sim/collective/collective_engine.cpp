@@ -82,7 +82,9 @@ void CollectiveEngine::tree_flows(const CollectiveCall& call, const CommShape& s
   const int m = shape.nodes;
   // Channels are spread over the rails first (rotation by c) and then alternate between the two
   // trees, so every rail carries both trees and no NIC takes an interior node's load twice.
-  const int k = shape.max_per_node;
+  // Over the emptiest node's ranks, as the channel count is (NcclModel::channels): every rail
+  // of an uneven communicator's smallest node then carries both trees.
+  const int k = shape.min_per_node;
   for (int c = 0; c < channels; ++c) {
     const int t = channels >= 2 * k ? (c / k) % 2 : c % 2;
     const std::uint64_t entropy = call.tag * 4099u + static_cast<std::uint64_t>(c);

@@ -93,7 +93,8 @@ class NcclModel {
   // The channels (rings or tree pairs) a call opens: the profile's count on one node and on
   // full nodes; across nodes, the profile's channels a NIC (16 over DGX A100's 8 NICs: two)
   // times the NICs the emptiest node's ranks own, so a DP group of a TP-8 job (one GPU a node)
-  // opens two, not sixteen through its one NIC.
+  // opens two, not sixteen through its one NIC. The ratio is DGX A100's under NCCL 2.7.5; NCCL
+  // 2.30 on Hopper opens four for such a group (README, Known limitations).
   int channels(const CommShape& shape) const;
   // The bus bandwidth NCCL's model gives an algorithm and protocol: the links' bandwidth under
   // the per-architecture cap, times the protocol factor, and for trees under the tree cap.

@@ -9,20 +9,15 @@
 #include "step/workload_assembly.h"
 #include "workload/flops.h"
 #include "workload/model_spec.h"
+#include "workload/test_models.h"
 
 using namespace megasim;
 
 namespace {
 
+// GPT-3 175B at 8,192 tokens, so that a 4,096-token window is shorter than the sequence.
 workload::ModelSpec model_with(bool parallel_block, std::int64_t window) {
-  workload::ModelSpec m;
-  m.name = "features";
-  m.layers = 4;
-  m.hidden = 1024;
-  m.heads = 8;
-  m.kv_heads = 8;
-  m.ffn_hidden = 4096;
-  m.vocab = 32000;
+  workload::ModelSpec m = test::gpt175();
   m.seq = 8192;
   m.parallel_block = parallel_block;
   m.attention_window = window;

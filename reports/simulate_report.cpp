@@ -77,6 +77,18 @@ json system_json(const step::SystemOptions& sys) {
 
 std::string device_kind(const plan::Evaluation& e) { return hw::to_string(e.inputs.device.kind); }
 
+// Every row of the basis off the same way: the band does not hold the prediction itself. Empty
+// when the band spans it. The text and the JSON (which the HTML page prints) carry these words.
+std::string one_sided(const plan::Band& band) {
+  if (band.high < 0) {
+    return "megasim was fast on every one, so all of the band is slower than its prediction";
+  }
+  if (band.low > 0) {
+    return "megasim was slow on every one, so all of the band is faster than its prediction";
+  }
+  return "";
+}
+
 }  // namespace
 
 std::string simulate_json(const plan::Evaluation& e) {
@@ -123,6 +135,9 @@ std::string simulate_json(const plan::Evaluation& e) {
     out["step_time_interval_s"] = {t / (1 + e.band->high), t / (1 + e.band->low)};
     out["mfu_interval"] = {p.mfu * (1 + e.band->low), p.mfu * (1 + e.band->high)};
     out["interval_basis"] = {{"rule", e.band->rule}, {"scenarios", e.band->basis}};
+    if (const std::string side = one_sided(*e.band); !side.empty()) {
+      out["interval_basis"]["one_sided"] = side;  // the text report's clause, worded once
+    }
   } else {
     out["interval_none"] = e.no_band;  // why no band is drawn, as the text says it
   }
@@ -167,17 +182,13 @@ std::string step_text(const plan::Evaluation& e) {
   s += fmt::format("  MFU / HFU            {:.1f} % / {:.1f} %\n", 100 * p.mfu, 100 * p.hfu);
   if (e.band) {
     const double t = p.step_time.to_seconds();
-    // Every row of the basis off the same way: the band does not hold the prediction itself.
-    const char* side = e.band->high < 0  ? "; megasim was fast on every one, so all of the band "
-                                           "is slower than its prediction"
-                       : e.band->low > 0 ? "; megasim was slow on every one, so all of the band "
-                                           "is faster than its prediction"
-                                         : "";
+    const std::string side = one_sided(*e.band);
     s += fmt::format(
         "  error band           step {:.3f}–{:.3f} s, MFU {:.1f}–{:.1f} % ({}: {} "
         "validation rows{})\n",
         t / (1 + e.band->high), t / (1 + e.band->low), 100 * p.mfu * (1 + e.band->low),
-        100 * p.mfu * (1 + e.band->high), e.band->rule, e.band->basis.size(), side);
+        100 * p.mfu * (1 + e.band->high), e.band->rule, e.band->basis.size(),
+        side.empty() ? "" : "; " + side);
   } else {
     s += fmt::format("  error band           none: {}\n", e.no_band);
   }

@@ -33,12 +33,8 @@
       `step ${fmt.num(d.step_time_interval_s[0], 3)}–${fmt.num(d.step_time_interval_s[1], 3)} s, ` +
       `MFU ${fmt.pct(d.mfu_interval[0])}–${fmt.pct(d.mfu_interval[1])} ` +
       `(${d.interval_basis.rule}: ${d.interval_basis.scenarios.length} validation rows` +
-      // Every row of the basis off the same way, as the text report says it.
-      (d.step_time_interval_s[0] > d.step_time_s
-        ? '; megasim was fast on every one, so all of the band is slower than its prediction'
-        : d.step_time_interval_s[1] < d.step_time_s
-          ? '; megasim was slow on every one, so all of the band is faster than its prediction'
-          : '') + ')']);
+      // Every row of the basis off the same way: the text report's clause, from the JSON.
+      (d.interval_basis.one_sided !== undefined ? `; ${d.interval_basis.one_sided}` : '') + ')']);
     else if (d.interval_none !== undefined) rows.splice(9, 0, ['error band', `none: ${d.interval_none}`]);
     if (d.days_for_tokens !== undefined) rows.push(['days for the tokens (the steps alone: no failure, checkpoint or launch)',
       fmt.num(d.days_for_tokens, 2)]);

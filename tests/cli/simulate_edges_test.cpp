@@ -97,3 +97,28 @@ TEST_CASE("simulate: Korthikanti's 530B at DP 8, figures no fit uses, within 1.5
     CHECK(std::fabs(mfu - published) <= 0.015);
   }
 }
+
+TEST_CASE("cli: a band on one side of the prediction says so once, in the text and the JSON") {
+  // BLOOM's band rests on DeepSpeed rows megasim predicts fast, every one; the default
+  // scenario's on rows off both ways.
+  const std::string bloom =
+      std::string(MEGASIM_SOURCE_DIR) + "/scenarios/validation/bloom-176b-384.json";
+  for (const std::string& file : {bloom, kDefaultScenario}) {
+    CAPTURE(file);
+    const auto j = simulate_json(shell_quote(file));
+    const double t = j["step_time_s"].get<double>();
+    const auto& band = j["step_time_interval_s"];
+    const bool outside = band[0].get<double>() > t || band[1].get<double>() < t;
+    CHECK(outside == (file == bloom));
+    CHECK(j["interval_basis"].contains("one_sided") == outside);
+    const auto text = run_megasim("simulate " + shell_quote(file));
+    REQUIRE(text.exit_code == 0);
+    if (outside) {
+      const std::string side = j["interval_basis"]["one_sided"].get<std::string>();
+      CHECK(side.find("slower than its prediction") != std::string::npos);
+      CHECK(text.out.find("; " + side + ")") != std::string::npos);
+    } else {
+      CHECK(text.out.find("every one") == std::string::npos);
+    }
+  }
+}

@@ -110,10 +110,10 @@ void append_power(std::string& o, const RunResult& r, const PowerInputs& power) 
 
 }  // namespace
 
-Json to_json(const RunResult& r, const StepProfile& step, const PowerInputs& power,
-             const ReliabilityModel& model) {
-  Json causes = Json::object();
-  for (const auto& c : r.interruptions) causes[c.name] = c.mean_count;
+namespace {
+
+// The checkpoint interval simulated, the analytic optima and the simulated sweep.
+Json checkpoint_json(const RunResult& r, const StepProfile& step, const ReliabilityModel& model) {
   Json sweep = Json::array();
   for (const auto& p : r.sweep) {
     sweep.push_back({{"interval_min", minutes(p.interval)},
@@ -121,6 +121,30 @@ Json to_json(const RunResult& r, const StepProfile& step, const PowerInputs& pow
                      {"mean_goodput", p.mean_goodput},
                      {"alike_best", p.alike_best}});
   }
+  const bool failures = r.mtbf != Time::max();
+  return {
+      {"checkpoint_interval_min", model.checkpoint_interval == Time::max()
+                                      ? Json(nullptr)
+                                      : Json(minutes(r.checkpoint_interval))},
+      {"checkpoint_blocking_s", r.checkpoint_cost.to_seconds()},
+      {"checkpoint_async_write_min",
+       model.async_checkpoint ? Json(minutes(model.async_write_time(step.checkpoint_size)))
+                              : Json(nullptr)},
+      {"young_interval_min", failures ? Json(minutes(r.young)) : Json(nullptr)},
+      {"daly_interval_min", failures ? Json(minutes(r.daly)) : Json(nullptr)},
+      // A sweep whose trials drew no failure ranks the checkpoints' cost alone: no best.
+      {"best_interval_min",
+       r.sweep.empty() || r.sweep_failures == 0 ? Json(nullptr) : Json(minutes(r.best_interval))},
+      {"interval_sweep_failures", r.sweep_failures},
+      {"interval_sweep", sweep}};
+}
+
+}  // namespace
+
+Json to_json(const RunResult& r, const StepProfile& step, const PowerInputs& power,
+             const ReliabilityModel& model) {
+  Json causes = Json::object();
+  for (const auto& c : r.interruptions) causes[c.name] = c.mean_count;
   Json run = {
       {"reliability_preset", model.name},
       {"steps", r.steps},
@@ -132,6 +156,7 @@ Json to_json(const RunResult& r, const StepProfile& step, const PowerInputs& pow
       {"step_share", r.step_share},
       {"running_mfu", step.mfu * r.step_share},
       {"straggler_slowed_share", r.straggler_slowed_share},
+      {"stragglers_in_step", model.stragglers_in_step},
       {"trials", r.trials},
       {"days", dist(r.days)},
       {"goodput", dist(r.goodput)},
@@ -149,17 +174,8 @@ Json to_json(const RunResult& r, const StepProfile& step, const PowerInputs& pow
       {"mtbf_hours", r.mtbf == Time::max() ? Json(nullptr) : Json(r.mtbf.to_hours())},
       {"recovery_min", minutes(r.recovery)},
       {"comm_init_s", model.comm_init.at(step.gpus).to_seconds()},
-      {"checkpoint_interval_min", model.checkpoint_interval == Time::max()
-                                      ? Json(nullptr)
-                                      : Json(minutes(r.checkpoint_interval))},
-      {"checkpoint_blocking_s", r.checkpoint_cost.to_seconds()},
-      {"checkpoint_async_write_min",
-       model.async_checkpoint ? Json(minutes(model.async_write_time(step.checkpoint_size)))
-                              : Json(nullptr)},
-      {"young_interval_min", r.mtbf == Time::max() ? Json(nullptr) : Json(minutes(r.young))},
-      {"daly_interval_min", r.mtbf == Time::max() ? Json(nullptr) : Json(minutes(r.daly))},
-      {"best_interval_min", r.sweep.empty() ? Json(nullptr) : Json(minutes(r.best_interval))},
-      {"interval_sweep", sweep}};
+  };
+  run.update(checkpoint_json(r, step, model));
   Json pw = {
       {"preset", power.name},
       {"gpu_source", power.gpu_source},
@@ -192,6 +208,13 @@ Json to_json(const RunResult& r, const StepProfile& step, const PowerInputs& pow
 
 namespace {
 
+// Failures a day: two decimals, or three digits for a job too small to fail weekly ("0.00
+// failures/day" beside an MTBF of years read as none).
+std::string rate_text(double per_day) {
+  return per_day >= 0.1 || per_day == 0.0 ? fmt::format("{:.2f}", per_day)
+                                          : fmt::format("{:.3g}", per_day);
+}
+
 // Wall-clock days, goodput and restarts over the trials. One trial is one draw of the
 // failures: its percentiles would all be that draw, so it prints the draw and says so.
 void append_outcomes(std::string& o, const RunResult& r) {
@@ -204,8 +227,8 @@ void append_outcomes(std::string& o, const RunResult& r) {
         r.days.mean);
     o += fmt::format("  goodput        {:.1f}% effective training time (training steps / wall)\n",
                      100.0 * r.goodput.mean);
-    o += fmt::format("  restarts       {:.0f}; {:.2f} failures/day, MTBF {}\n", r.restarts.mean,
-                     r.failures_per_day, mtbf);
+    o += fmt::format("  restarts       {:.0f}; {} failures/day, MTBF {}\n", r.restarts.mean,
+                     rate_text(r.failures_per_day), mtbf);
     return;
   }
   o += fmt::format("  wall-clock     p10 {:.2f} / p50 {:.2f} / p90 {:.2f} days\n", r.days.p10,
@@ -216,8 +239,8 @@ void append_outcomes(std::string& o, const RunResult& r) {
       "(training steps / wall)\n",
       100.0 * r.goodput.mean, 100.0 * r.goodput.p10, 100.0 * r.goodput.p90);
   o += fmt::format(
-      "  restarts       mean {:.1f} (p10 {:.0f}, p90 {:.0f}); {:.2f} failures/day, MTBF {}\n",
-      r.restarts.mean, r.restarts.p10, r.restarts.p90, r.failures_per_day, mtbf);
+      "  restarts       mean {:.1f} (p10 {:.0f}, p90 {:.0f}); {} failures/day, MTBF {}\n",
+      r.restarts.mean, r.restarts.p10, r.restarts.p90, rate_text(r.failures_per_day), mtbf);
 }
 
 // The running job's MFU, and what takes the running time the steps leave. Evicted stragglers
@@ -230,13 +253,31 @@ std::string running_mfu_line(const RunResult& r, const StepProfile& step, bool e
   std::string others;
   for (std::size_t i = 0; i < rest.size(); ++i)
     others += (i == 0 ? "" : i + 1 == rest.size() ? " and " : ", ") + rest[i];
+  // A share short of all of it never reads 100.0% beside what takes the rest.
+  const double share = 100.0 * r.step_share;
+  const std::string share_text = share < 99.95 || r.step_share >= 1.0 ? fmt::format("{:.1f}", share)
+                                 : share < 99.995                     ? fmt::format("{:.2f}", share)
+                                                                      : std::string("over 99.99");
   return fmt::format(
-      "  running MFU    {:.1f}%: the step's {:.1f}% times the {:.1f}% of the running time spent in "
+      "  running MFU    {:.1f}%: the step's {:.1f}% times the {}% of the running time spent in "
       "steps{}\n",
-      100.0 * step.mfu * r.step_share, 100.0 * step.mfu, 100.0 * r.step_share,
+      100.0 * step.mfu * r.step_share, 100.0 * step.mfu, share_text,
       rest.empty() ? std::string()
                    : fmt::format(" ({} take{} the rest)", others,
                                  rest.size() == 1 && evaluating ? "s" : ""));
+}
+
+// Recovery as the model gives it with a spare free, and the trials' mean downtime a restart
+// beside it where they differ: a pool that runs short keeps the job waiting for a repair.
+std::string per_restart_line(const RunResult& r, Time comm_init) {
+  std::string o = fmt::format("  per restart    {:.1f} min (comm init {:.0f} s)",
+                              minutes(r.recovery), comm_init.to_seconds());
+  const double mean = r.restarts.mean > 0.0 ? 60.0 * r.down_hours / r.restarts.mean : 0.0;
+  if (mean > 1.05 * minutes(r.recovery)) {
+    o += fmt::format(" with a spare free; {:.1f} min on average in the trials, waiting for spares",
+                     mean);
+  }
+  return o + "\n";
 }
 
 }  // namespace
@@ -263,13 +304,23 @@ std::string to_text(const RunResult& r, const StepProfile& step, const PowerInpu
   }
   o += running_mfu_line(r, step, evaluating);
   append_outcomes(o, r);
-  o += fmt::format("  per restart    {:.1f} min (comm init {:.0f} s)\n", minutes(r.recovery),
-                   model.comm_init.at(step.gpus).to_seconds());
+  o += per_restart_line(r, model.comm_init.at(step.gpus));
   o += fmt::format(
       "  lost           {:.0f} GPU-hours (launch {:.2f} h, rework {:.1f} h, down {:.1f} h, "
       "checkpoints {:.1f} h{})\n",
       r.lost_gpu_hours, r.launch_hours, r.rework_hours, r.down_hours, r.checkpoint_hours,
       r.straggler_hours > 0.0 ? fmt::format(", stragglers {:.1f} h", r.straggler_hours) : "");
+  if (model.stragglers_in_step) {
+    o += "  stragglers     the scenario's slow hosts (stragglers) pace every simulated step; "
+         "the preset's straggler draw is off\n";
+  }
+  // Eviction is all or none (one straggler paces the step): a pool too small keeps them all.
+  if (model.evict_stragglers && r.straggler_slowed_share > 0.0) {
+    o += fmt::format(
+        "  stragglers     not evicted in {:.0f}% of the trials: more found than the spare pool "
+        "could replace (reliability.spare_nodes), so they slow every step\n",
+        100.0 * r.straggler_slowed_share);
+  }
   // Counts, not hours: the list had no header under the lost GPU-hours, in the presets' order.
   std::vector<run::CauseSummary> causes;
   for (const auto& c : r.interruptions) {
@@ -285,7 +336,10 @@ std::string to_text(const RunResult& r, const StepProfile& step, const PowerInpu
     o += r.mtbf == Time::max()
              ? std::string("no failures, so no Young or Daly interval")
              : fmt::format("Young {:.1f} min, Daly {:.1f} min", minutes(r.young), minutes(r.daly));
-    if (!r.sweep.empty()) {
+    if (!r.sweep.empty() && r.sweep_failures == 0) {
+      // Only the checkpoints' cost to rank by: the longest interval would "win".
+      o += ", no simulated best (the sweep's trials drew no failure)";
+    } else if (!r.sweep.empty()) {
       o += fmt::format(", best simulated {:.1f} min", minutes(r.best_interval));
       // The intervals the trials cannot tell from the best: a flat optimum, or too few
       // failures a trial to rank them.

@@ -74,6 +74,14 @@ const megasim = (() => {
     // Signed, as the text reports print errors: +1.2 %, +0.0 %, never -0.0 %.
     signedPct: (x, digits) => `${signed(100 * x, digits)} %`,
     signed: (x, digits) => signed(x, digits),
+    // Power and energy in the unit that keeps their digits, as the text report prints them
+    // (reports/run_report.cpp, power_text and thousandths_text): a one-node job draws kW.
+    power: (mw) => (mw === 0 || mw >= 1 ? `${fixed(mw, 2)} MW`
+      : mw >= 0.1 ? `${fixed(mw * 1e3, 0)} kW`
+        : mw >= 1e-4 ? `${fixed(mw * 1e3, 1)} kW` : `${fixed(mw * 1e6, 0)} W`),
+    energy: (mwh) => (mwh >= 10 || mwh === 0 ? `${fixed(mwh, 0)} MWh`
+      : mwh >= 1 ? `${fixed(mwh, 1)} MWh`
+        : mwh >= 1e-2 ? `${fixed(mwh * 1e3, 0)} kWh` : `${fixed(mwh * 1e3, 2)} kWh`),
   };
   // toFixed without a negative zero.
   function fixed(x, digits) {

@@ -6,6 +6,11 @@
 function megasimRun(d, section, chart, colours, fmt, histogram) {
   const run = d.run;
   const power = d.power;
+  // The charts' unit: kW for a job that draws under a megawatt at its peak (a one-node job's
+  // "0.00 MW" reads as nothing drawn).
+  const kw = power.it_peak_mw * power.pue < 1;
+  const unit = kw ? 'kW' : 'MW';
+  const scaled = (mw) => (kw ? mw * 1e3 : mw);
 
   // Power over one step: each activity's share of the step at the job's power in it.
   (() => {
@@ -17,20 +22,20 @@ function megasimRun(d, section, chart, colours, fmt, histogram) {
     let t = 0;
     for (const a of power.by_activity) {
       if (a.step_s <= 0) continue;
-      it.push([t, a.it_mw], [t + a.step_s, a.it_mw]);
-      facility.push([t, a.facility_mw], [t + a.step_s, a.facility_mw]);
+      it.push([t, scaled(a.it_mw)], [t + a.step_s, scaled(a.it_mw)]);
+      facility.push([t, scaled(a.facility_mw)], [t + a.step_s, scaled(a.facility_mw)]);
       t += a.step_s;
     }
     chart(card, {
       legend: { bottom: 0 },
-      tooltip: { trigger: 'axis', valueFormatter: (v) => `${fmt.num(v, 2)} MW` },
+      tooltip: { trigger: 'axis', valueFormatter: (v) => `${fmt.num(v, kw ? 1 : 2)} ${unit}` },
       grid: { left: 50, right: 20, top: 30, bottom: 60 },
       xAxis: { type: 'value', name: 's', max: t },
-      yAxis: { type: 'value', name: 'MW' },
+      yAxis: { type: 'value', name: unit },
       series: [
         { name: 'IT', type: 'line', showSymbol: false, data: it, areaStyle: { opacity: 0.15 },
           markLine: { symbol: 'none', label: { formatter: 'IT average', position: 'insideEndTop' },
-            data: [{ yAxis: power.it_average_mw }] } },
+            data: [{ yAxis: scaled(power.it_average_mw) }] } },
         { name: `facility (PUE ${power.pue})`, type: 'line', showSymbol: false, data: facility },
       ],
     });
@@ -43,19 +48,19 @@ function megasimRun(d, section, chart, colours, fmt, histogram) {
     const card = section('Power over the run',
       `Facility average over the whole run (downtime at idle power included, and ` +
       `${fmt.num(power.spare_nodes_powered, 1)} idle spare nodes, ` +
-      `${fmt.num(power.spare_it_mw, 3)} MW IT${share ? ' of it the job\'s share' : ''}): ` +
-      `${fmt.num(power.facility_average_run_mw, 2)} MW; ${fmt.num(power.facility_mwh, 0)} MWh.`);
+      `${fmt.power(power.spare_it_mw)} IT${share ? ' of it the job\'s share' : ''}): ` +
+      `${fmt.power(power.facility_average_run_mw)}; ${fmt.energy(power.facility_mwh)}.`);
     const levels = [['step peak', power.it_peak_mw], ['step average', power.it_average_mw],
       ['step trough', power.it_trough_mw], ['idle (down)', power.it_idle_mw],
       ['run average', power.facility_average_run_mw / power.pue]];
     chart(card, {
       legend: { bottom: 0 },
-      tooltip: { trigger: 'axis', valueFormatter: (v) => `${fmt.num(v, 2)} MW` },
+      tooltip: { trigger: 'axis', valueFormatter: (v) => `${fmt.num(v, kw ? 1 : 2)} ${unit}` },
       grid: { left: 50, right: 20, top: 20, bottom: 60 },
       xAxis: { type: 'category', data: levels.map((l) => l[0]), axisLabel: { interval: 0 } },
-      yAxis: { type: 'value', name: 'MW' },
-      series: [{ name: 'IT', type: 'bar', data: levels.map((l) => l[1]) },
-        { name: 'facility', type: 'bar', data: levels.map((l) => l[1] * power.pue) }],
+      yAxis: { type: 'value', name: unit },
+      series: [{ name: 'IT', type: 'bar', data: levels.map((l) => scaled(l[1])) },
+        { name: 'facility', type: 'bar', data: levels.map((l) => scaled(l[1] * power.pue)) }],
     });
   })();
 

@@ -67,6 +67,10 @@ struct ReliabilityModel {
   double straggler_node_fraction = 0.0;  // share of nodes that run slow
   double straggler_slowdown = 0.0;       // step time penalty while one is in the job
   bool evict_stragglers = false;  // replaced by spares at launch, their nodes sent for repair
+  // The scenario's own slow hosts (its `stragglers`) already pace the simulated step: they stand
+  // for the run's stragglers, whose draw is then off (straggler_node_fraction 0), or they would
+  // be counted twice.
+  bool stragglers_in_step = false;
 
   // Spare nodes available to the job: spare_nodes, else spare_fraction × nodes to the nearest
   // server, at least one when the fraction is above 0.

@@ -308,6 +308,7 @@ void sweep_intervals(const StepProfile& step, const RunSpec& spec, const Reliabi
           simulate_trial(step, spec.tokens, model, interval, trial_seed(spec.seed, t));
       d.push_back(tr.wall.to_days());
       goodput += trial_goodput(tr);
+      if (r.sweep.empty()) r.sweep_failures += tr.restarts;
     }
     const double mean = std::accumulate(d.begin(), d.end(), 0.0) / n;
     r.sweep.push_back({.interval = interval, .mean_days = mean, .mean_goodput = goodput / n});

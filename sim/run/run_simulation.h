@@ -118,6 +118,9 @@ struct RunResult {
   Time young, daly;          // analytic optimum intervals
   Time best_interval;        // by simulation (zero when not swept)
   std::vector<IntervalPoint> sweep;
+  // Failures the sweep's trials drew at its first interval (the same seeds at every one): with
+  // none, the sweep ranks the checkpoints' cost alone and its best is merely its longest.
+  std::int64_t sweep_failures = 0;
   StepPower power;
   RunEnergy energy;  // mean over trials
 };

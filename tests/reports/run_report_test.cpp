@@ -140,3 +140,43 @@ TEST_CASE("report: the running time's other parts are named only when the run ha
   CHECK(never.find("0.04 days of steps alone (no failure, checkpoint or launch)") !=
         std::string::npos);
 }
+
+TEST_CASE("report: what the trials saw beside what the model assumes, said where they differ") {
+  // A run's figures set by hand: 10 restarts, 10 h down (60 min each, against 15 min with a
+  // spare free); a sweep whose trials drew no failure; a job too small to fail weekly.
+  const StepProfile step = hour_of_gemms();
+  const PowerInputs power = gpu_power();
+  ReliabilityModel m = no_failures_model();
+  m.checkpoint_interval = Time::from_minutes(30);
+  m.stragglers_in_step = true;
+  RunResult r = hour_run(step, m, power, 1);
+  r.recovery = Time::from_minutes(15);
+  r.restarts.mean = 10.0;
+  r.down_hours = 10.0;
+  r.failures_per_day = 0.000838;
+  r.mtbf = Time::from_hours(28655.42);
+  r.young = r.daly = Time::from_minutes(162.8);
+  r.sweep = {{.interval = Time::from_minutes(651.3), .mean_days = 1.0}};
+  r.best_interval = Time::from_minutes(651.3);
+  r.sweep_failures = 0;
+  r.step_share = 0.99968;
+  const std::string text = to_text(r, step, power, m);
+  CHECK(text.find("per restart    15.0 min (comm init 0 s) with a spare free; 60.0 min on average "
+                  "in the trials, waiting for spares") != std::string::npos);
+  CHECK(text.find("0.000838 failures/day") != std::string::npos);
+  CHECK(text.find("no simulated best (the sweep's trials drew no failure)") != std::string::npos);
+  CHECK(text.find("best simulated") == std::string::npos);
+  CHECK(text.find("the 99.97% of the running time") != std::string::npos);
+  CHECK(text.find("the scenario's slow hosts (stragglers) pace every simulated step") !=
+        std::string::npos);
+  const auto j = to_json(r, step, power, m);
+  CHECK(j.at("run").at("best_interval_min").is_null());
+  CHECK(j.at("run").at("interval_sweep_failures") == 0);
+  CHECK(j.at("run").at("stragglers_in_step") == true);
+  // With failures drawn, the sweep's best stands, and a mean at the model's recovery adds nothing.
+  r.sweep_failures = 3;
+  r.down_hours = 2.5;
+  const std::string drawn = to_text(r, step, power, m);
+  CHECK(drawn.find("best simulated 651.3 min") != std::string::npos);
+  CHECK(drawn.find("per restart    15.0 min (comm init 0 s)\n") != std::string::npos);
+}

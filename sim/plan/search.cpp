@@ -30,9 +30,8 @@ double step_joules(const EnergyModel& e, const Candidate& c, const StepFigures& 
       f.comm_time.to_seconds() * w.gpu_in(run::Activity::kCommunication).value() +
       f.idle_time.to_seconds() * w.gpu_in(run::Activity::kIdle).value();
   const std::int64_t gpus = c.plan.gpus();
-  const std::int64_t nodes = (gpus + e.gpus_per_node - 1) / e.gpus_per_node;
   assert(e.fabric != nullptr && "energy_model() gives the energy objective its fabric");
-  const double rest = w.node_overhead.value() * static_cast<double>(nodes) +
+  const double rest = w.node_overhead.value() * run::node_share(gpus, e.gpus_per_node) +
                       w.per_switch.value() * job_switches(*e.fabric, gpus);
   return per_gpu * static_cast<double>(gpus) + rest * f.step_time.to_seconds();
 }

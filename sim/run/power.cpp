@@ -3,9 +3,14 @@
 #include <algorithm>
 
 namespace megasim::run {
+double node_share(std::int64_t gpus, int gpus_per_node) {
+  return static_cast<double>(gpus) / static_cast<double>(gpus_per_node);
+}
+
 Watts cluster_power(Activity a, const StepProfile& step, const PowerInputs& in) {
   return in.gpu_in(a) * static_cast<double>(step.gpus) +
-         in.node_overhead * static_cast<double>(step.nodes) + in.per_switch * step.switches;
+         in.node_overhead * node_share(step.gpus, step.gpus_per_node) +
+         in.per_switch * step.switches;
 }
 
 Watts node_power(Activity a, int gpus_per_node, const PowerInputs& in) {

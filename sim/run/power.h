@@ -35,7 +35,11 @@ struct PowerInputs {
 
 // IT power of one node with all its GPUs in one activity (GPUs + node overhead).
 Watts node_power(Activity a, int gpus_per_node, const PowerInputs& in);
-// IT power of the whole job with every GPU in activity `a` (GPUs, nodes, the job's switches).
+// The nodes' overhead a job draws: its share of its servers, GPUs over GPUs a node (a job of
+// part of a server shares it, as it is billed its own GPUs; a whole-node job draws its nodes').
+double node_share(std::int64_t gpus, int gpus_per_node);
+// IT power of the whole job with every GPU in activity `a` (GPUs, its share of the nodes, the
+// job's switches).
 Watts cluster_power(Activity a, const StepProfile& step, const PowerInputs& in);
 
 // Cluster power over one failure-free step.

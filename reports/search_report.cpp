@@ -35,6 +35,33 @@ const char* objective_unit(plan::Objective o) {
   return "";
 }
 
+// The run objectives' own column in the text table: time to train in days, cost in USD, IT
+// energy in MWh (the step time and the MFU have theirs already); empty for the others.
+const char* objective_column(plan::Objective o) {
+  switch (o) {
+    case plan::Objective::kTimeToTrain:
+      return "days";
+    case plan::Objective::kCost:
+      return "USD";
+    case plan::Objective::kEnergy:
+      return "IT MWh";
+    default:
+      return "";
+  }
+}
+std::string objective_cell(plan::Objective o, double value) {
+  switch (o) {
+    case plan::Objective::kTimeToTrain:
+      return fmt::format(" {:>9.2f}", value / 86400.0);
+    case plan::Objective::kCost:
+      return fmt::format(" {:>9.0f}", value);
+    case plan::Objective::kEnergy:
+      return fmt::format(" {:>9.1f}", value / 3.6e9);
+    default:
+      return "";
+  }
+}
+
 // Every part of a step's breakdown is carried here: a new part must be added below too.
 static_assert(sizeof(step::Breakdown) == 9 * sizeof(Time),
               "step::Breakdown changed: carry the new part in parts()");
@@ -191,10 +218,12 @@ std::string search_text(const plan::SearchResult& r) {
     }
     t += "\n";
   }
+  const std::string column = objective_column(r.objective);
   t += fmt::format(
-      "\n{:>4} {:>6} {:<66} {:>8} {:>6} {:>9} {:>8} {:>8} {:>7} {:>7} {:>7} {:>7} {:>7}  {:<4} "
+      "\n{:>4} {:>6} {:<66} {:>8} {:>6} {:>9}{} {:>8} {:>8} {:>7} {:>7} {:>7} {:>7} {:>7}  {:<4} "
       "{}\n",
-      "rank", "GPUs", "plan", "step s", "MFU %", "tok/s", "room GiB", "estim. s", "compute",
+      "rank", "GPUs", "plan", "step s", "MFU %", "tok/s",
+      column.empty() ? "" : fmt::format(" {:>9}", column), "room GiB", "estim. s", "compute",
       "bubble", "tp exp", "pp exp", "dp exp", "P", "why");
   std::size_t rank = 0;
   for (const auto& p : r.ranked) {
@@ -214,13 +243,13 @@ std::string search_text(const plan::SearchResult& r) {
     if (p.candidate.tight()) front.push_back('t');
     if (p.candidate.over()) front.push_back('o');
     t += fmt::format(
-        "{:>4} {:>6} {:<66} {:>8.3f} {:>6.1f} {:>9.0f} {:>8.1f} {:>8.3f} {:>7.3f} {:>7.3f} "
+        "{:>4} {:>6} {:<66} {:>8.3f} {:>6.1f} {:>9.0f}{} {:>8.1f} {:>8.3f} {:>7.3f} {:>7.3f} "
         "{:>7.3f} "
         "{:>7.3f} {:>7.3f}  {:<4} {}\n",
         rank, p.candidate.plan.gpus(), label(p.candidate), f.step_time.to_seconds(), 100 * f.mfu,
-        f.tokens_per_s, p.candidate.headroom_gib(), p.analytic.step_time.to_seconds(),
-        b.compute.to_seconds(), b.bubble.to_seconds(), b.tp_exposed.to_seconds(),
-        b.pp_exposed.to_seconds(), b.dp_exposed.to_seconds(), front,
+        f.tokens_per_s, objective_cell(r.objective, p.objective), p.candidate.headroom_gib(),
+        p.analytic.step_time.to_seconds(), b.compute.to_seconds(), b.bubble.to_seconds(),
+        b.tp_exposed.to_seconds(), b.pp_exposed.to_seconds(), b.dp_exposed.to_seconds(), front,
         why(p, r.ranked.front(), r.objective));
   }
   t += "\nP: on the Pareto front of tokens/s against memory headroom (m)";

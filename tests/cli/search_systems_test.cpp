@@ -7,7 +7,11 @@
 
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <string>
+#include <tuple>
+
+#include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
 
@@ -81,4 +85,33 @@ TEST_CASE("cli: a plan's estimate does not depend on the other GPU counts search
     return std::string();
   };
   CHECK(estimate_at_12("12") == estimate_at_12("6,12"));
+}
+
+TEST_CASE(
+    "cli: a run objective prints its own column: days, USD or IT MWh, as --json's objective") {
+  const std::string search =
+      "search " +
+      shell_quote(std::string(MEGASIM_SOURCE_DIR) + "/scenarios/megascale-175b-12288.json") +
+      " --top 2 --set run.tokens=1e12 --set power.usd_per_gpu_hour=2 --objective ";
+  for (const auto& [objective, column, unit] :
+       {std::tuple{"time-to-train", "days", 86400.0}, std::tuple{"cost", "USD", 1.0},
+        std::tuple{"energy", "IT MWh", 3.6e9}}) {
+    CAPTURE(objective);
+    const auto text = run_megasim(search + objective);
+    const auto json = run_megasim(search + objective + " --json");
+    REQUIRE(text.exit_code == 0);
+    REQUIRE(json.exit_code == 0);
+    CHECK(text.out.find(std::string(" ") + column + " room GiB") != std::string::npos);
+    // The first row's cell, after its tokens/s, is the JSON's objective in the column's unit.
+    const auto best = nlohmann::json::parse(json.out)["ranked"][0];
+    const double value = best["objective"].get<double>() / unit;
+    const std::string tokens = fmt::format("{:.0f}", best["tokens_per_s"].get<double>());
+    const auto at = text.out.find(tokens);
+    REQUIRE(at != std::string::npos);
+    double cell = 0.0;
+    std::istringstream(text.out.substr(at + tokens.size())) >> cell;
+    CHECK(cell == doctest::Approx(value).epsilon(0.001));
+  }
+  const auto step = run_megasim(search + "step-time");
+  CHECK(step.out.find(" days room GiB") == std::string::npos);
 }

@@ -182,7 +182,11 @@ std::string search_json(const plan::SearchResult& r) {
   return json_text(j);
 }
 
-std::string search_text(const plan::SearchResult& r) {
+namespace {
+
+// The search's header: its GPU counts and objective, the space and its pruning, how many plans
+// ran event by event, and where the scenario's own plan ranks.
+std::string search_header(const plan::SearchResult& r) {
   std::string gpus;
   for (const auto g : r.gpus) {
     if (!gpus.empty()) gpus.push_back(',');
@@ -218,6 +222,13 @@ std::string search_text(const plan::SearchResult& r) {
     }
     t += "\n";
   }
+  return t;
+}
+
+}  // namespace
+
+std::string search_text(const plan::SearchResult& r) {
+  std::string t = search_header(r);
   const std::string column = objective_column(r.objective);
   t += fmt::format(
       "\n{:>4} {:>6} {:<66} {:>8} {:>6} {:>9}{} {:>8} {:>8} {:>7} {:>7} {:>7} {:>7} {:>7}  {:<4} "

@@ -19,47 +19,33 @@ double shown_objective(plan::Objective o, double ranked_value) {
   return o == plan::Objective::kMfu ? -ranked_value : ranked_value;
 }
 
-const char* objective_unit(plan::Objective o) {
+// How an objective is written: its unit in --json, and for the run objectives a column of the
+// text table (time to train in days, cost in USD, IT energy in MWh: the value over `scale`,
+// with `digits` decimals); the step time and the MFU have their columns already.
+struct ObjectiveUnits {
+  const char* json_unit;
+  const char* column = "";
+  double scale = 1.0;
+  int digits = 0;
+};
+ObjectiveUnits objective_units(plan::Objective o) {
   switch (o) {
     case plan::Objective::kStepTime:
-      return "s";
+      return {"s"};
     case plan::Objective::kMfu:
-      return "fraction of the peak";
+      return {"fraction of the peak"};
     case plan::Objective::kTimeToTrain:
-      return "s";
+      return {"s", "days", 86400.0, 2};
     case plan::Objective::kCost:
-      return "USD";
+      return {"USD", "USD", 1.0, 0};
     case plan::Objective::kEnergy:
-      return "J";
+      return {"J", "IT MWh", 3.6e9, 1};
   }
-  return "";
-}
-
-// The run objectives' own column in the text table: time to train in days, cost in USD, IT
-// energy in MWh (the step time and the MFU have theirs already); empty for the others.
-const char* objective_column(plan::Objective o) {
-  switch (o) {
-    case plan::Objective::kTimeToTrain:
-      return "days";
-    case plan::Objective::kCost:
-      return "USD";
-    case plan::Objective::kEnergy:
-      return "IT MWh";
-    default:
-      return "";
-  }
+  return {""};
 }
 std::string objective_cell(plan::Objective o, double value) {
-  switch (o) {
-    case plan::Objective::kTimeToTrain:
-      return fmt::format(" {:>9.2f}", value / 86400.0);
-    case plan::Objective::kCost:
-      return fmt::format(" {:>9.0f}", value);
-    case plan::Objective::kEnergy:
-      return fmt::format(" {:>9.1f}", value / 3.6e9);
-    default:
-      return "";
-  }
+  const ObjectiveUnits u = objective_units(o);
+  return *u.column == '\0' ? std::string() : fmt::format(" {:>9.{}f}", value / u.scale, u.digits);
 }
 
 // Every part of a step's breakdown is carried here: a new part must be added below too.
@@ -169,7 +155,7 @@ std::string search_json(const plan::SearchResult& r) {
   nlohmann::json j = {
       {"scenario", r.scenario},
       {"objective", plan::to_string(r.objective)},
-      {"objective_unit", objective_unit(r.objective)},
+      {"objective_unit", objective_units(r.objective).json_unit},
       {"gpus", r.gpus},
       {"space", {{"size", r.space.size}, {"feasible", r.analytic.size()}, {"pruned", pruned}}},
       {"ranked", ranked},
@@ -229,7 +215,7 @@ std::string search_header(const plan::SearchResult& r) {
 
 std::string search_text(const plan::SearchResult& r) {
   std::string t = search_header(r);
-  const std::string column = objective_column(r.objective);
+  const std::string column = objective_units(r.objective).column;
   t += fmt::format(
       "\n{:>4} {:>6} {:<66} {:>8} {:>6} {:>9}{} {:>8} {:>8} {:>7} {:>7} {:>7} {:>7} {:>7}  {:<4} "
       "{}\n",

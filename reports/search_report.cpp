@@ -48,6 +48,18 @@ std::string objective_cell(plan::Objective o, double value) {
   return *u.column == '\0' ? std::string() : fmt::format(" {:>9.{}f}", value / u.scale, u.digits);
 }
 
+// The GPU counts searched that no feasible plan has.
+std::vector<std::int64_t> gpus_without_plans(const plan::SearchResult& r) {
+  std::vector<std::int64_t> out;
+  for (const auto g : r.gpus) {
+    const bool any =
+        std::any_of(r.analytic.begin(), r.analytic.end(),
+                    [g](const plan::RankedPlan& p) { return p.candidate.plan.gpus() == g; });
+    if (!any) out.push_back(g);
+  }
+  return out;
+}
+
 // Every part of a step's breakdown is carried here: a new part must be added below too.
 static_assert(sizeof(step::Breakdown) == 9 * sizeof(Time),
               "step::Breakdown changed: carry the new part in parts()");
@@ -165,6 +177,10 @@ std::string search_json(const plan::SearchResult& r) {
   j["scenario_plan_outside_space"] = r.scenario_plan_outside.empty()
                                          ? nlohmann::json(nullptr)
                                          : nlohmann::json(r.scenario_plan_outside);
+  j["scenario_plan_pruned"] = r.scenario_plan_pruned.empty()
+                                  ? nlohmann::json(nullptr)
+                                  : nlohmann::json(r.scenario_plan_pruned);
+  j["gpus_without_plans"] = gpus_without_plans(r);
   return json_text(j);
 }
 
@@ -181,6 +197,15 @@ std::string search_header(const plan::SearchResult& r) {
   // Every plan of the space takes the scenario's rank order (plan::PlanSpace).
   std::string t = fmt::format("search {}: {} GPUs, objective {}{}\n", r.scenario, gpus,
                               plan::to_string(r.objective), rank_order_suffix(r.rank_order));
+  // A count of the list with no feasible plan would otherwise pass as one that lost.
+  std::string none;
+  for (const auto g : gpus_without_plans(r)) none += (none.empty() ? "" : ", ") + std::to_string(g);
+  if (!none.empty()) {
+    t += fmt::format(
+        "no feasible plan at {} GPUs: every plan of that count is pruned (--gpus "
+        "with that count alone gives the counts by cause)\n",
+        none);
+  }
   const auto refused = static_cast<std::size_t>(
       std::count_if(r.ranked.begin(), r.ranked.end(), [](const auto& p) { return !p.event; }));
   // The plans taken to the event level (the top by estimate, and the scenario's own where it is
@@ -201,6 +226,9 @@ std::string search_header(const plan::SearchResult& r) {
   if (r.scenario_plan_rank) {
     t += fmt::format("the scenario's own plan ranks {} of {} by estimate\n",
                      *r.scenario_plan_rank + 1, r.analytic.size());
+  } else if (!r.scenario_plan_pruned.empty()) {
+    t += "the scenario's own plan is pruned, as simulate refuses it: " + r.scenario_plan_pruned +
+         "\n";
   } else {
     t += "the scenario's own plan is not in the space searched";
     if (!r.scenario_plan_outside.empty()) {

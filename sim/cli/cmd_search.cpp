@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <exception>
 #include <filesystem>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -23,6 +24,7 @@
 #include "io/scenario.h"
 #include "plan/results_file.h"
 #include "plan/search.h"
+#include "plan/work_bounds.h"
 #include "reports/search_report.h"
 
 namespace megasim::cli {
@@ -174,6 +176,21 @@ void search_on(const MpiShare& mpi, const SearchCliOptions& o, PreparedSearch& p
         "loosen --fix, --vary or --gpus",
         r.space.size, r.space.size == 1 ? "" : "s", r.space.pruned[0], r.space.pruned[1],
         r.space.pruned[2], r.space.pruned[3]));
+  }
+  // Nothing ran: every plan taken to the event level is past --max-events. No ranking to give.
+  if (!r.stopped && !r.ranked.empty() &&
+      std::none_of(r.ranked.begin(), r.ranked.end(), [](const auto& p) { return p.event; })) {
+    double least = std::numeric_limits<double>::infinity();
+    for (const auto& p : r.ranked)
+      least = std::min(least, plan::plan_passes(p.candidate.plan, false));
+    // The estimate still ranks them: its best, so that the refusal loses nothing it found.
+    const plan::RankedPlan& best = r.analytic.front();
+    throw InputError(fmt::format(
+        "search: every plan taken to the event level ({}) needs more pipeline passes than "
+        "--max-events {} (the fewest: {:.0f}); raise --max-events. The best by estimate: {}, "
+        "{:.6g} s a step, MFU {:.4f}",
+        r.ranked.size(), o.max_events, least, best.candidate.key,
+        best.analytic.step_time.to_seconds(), best.analytic.mfu));
   }
   if (r.stopped) {
     std::fprintf(stderr,

@@ -36,14 +36,16 @@ double step_joules(const EnergyModel& e, const Candidate& c, const StepFigures& 
   return per_gpu * static_cast<double>(gpus) + rest * f.step_time.to_seconds();
 }
 
-// The step's event-level figures, or InputError when its work passes the limit.
+// The step's event-level figures; zero (refused) when its work passes the limit.
 StepFigures simulate(const io::Inputs& base, const net::Topology& topology,
                      const hw::KernelCostModel& kernels, const Candidate& c,
                      const WorkLimits& limits) {
   io::Inputs in = base;
   in.scenario.plan = c.plan;
   in.system = c.system;
-  check_step_work(in, false, limits);
+  // Past the work bound: a zero step time, which the ranking lists as refused. Any other
+  // refusal is an error of the search's input, and propagates.
+  if (step_passes(in, false) > static_cast<double>(limits.max_events)) return {};
   const step::StepRequest request = assemble_step(in, topology);
   return figures_of(step::predict_step(request, topology, kernels, in.collective));
 }
@@ -201,6 +203,15 @@ void analytic_stage(const io::Inputs& in, const SearchOptions& o, const SearchSh
     const std::string& key = r.analytic[i].candidate.key;
     if (key == own || key == own_alike) r.scenario_plan_rank = i;
   }
+  // Not found at its own GPU count: pruned, by memory as simulate refuses it, or by --fix.
+  if (!r.scenario_plan_rank &&
+      std::find(r.gpus.begin(), r.gpus.end(), in.scenario.plan.gpus()) != r.gpus.end()) {
+    try {
+      assemble_workload(in);
+    } catch (const InputError& e) {
+      r.scenario_plan_pruned = e.what();
+    }
+  }
 }
 
 // The plans the event-level stage simulates, in order: the best top_k by estimate, and the
@@ -229,11 +240,7 @@ FigureMap event_stage(const io::Inputs& in, const SearchOptions& o, const Search
     } else if (o.stop_after && ran >= *o.stop_after) {
       continue;
     } else {
-      StepFigures f;  // a zero step time: refused by the work bound
-      try {
-        f = simulate(in, topology, kernels, c, o.limits);
-      } catch (const InputError&) {
-      }
+      const StepFigures f = simulate(in, topology, kernels, c, o.limits);
       ++ran;
       simulated[c.hash] = f;
       // A refusal is not a result: not written, so that a search with a larger bound does it.

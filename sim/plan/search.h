@@ -82,6 +82,8 @@ struct SearchResult {
   // Where the scenario's own plan ranks (by estimate), if it is in the space.
   std::optional<std::size_t> scenario_plan_rank;
   std::string scenario_plan_outside;  // why the scenario's plan is not in the space (outside_space)
+  // In the space's form but pruned: why, as simulate refuses it (over the device's memory).
+  std::string scenario_plan_pruned;
   bool scenario_plan_added = false;  // simulated beside the top_k, not among them
 };
 

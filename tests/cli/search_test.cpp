@@ -401,11 +401,18 @@ TEST_CASE(
   // A refused plan that is the scenario's own still says so, in the text and the JSON.
   const std::string s175 =
       shell_quote(MEGASIM_SOURCE_DIR "/scenarios/validation/korthikanti-175b-selective.json");
-  const auto own = run_megasim("search " + s175 + " --top 1 --max-events 100");
+  // (Its 3,072 passes over the bound, plans of the top 20 under it: until 2026-12-05 a search
+  // that ran no plan at all exited 0; it is refused now, below.)
+  const auto own = run_megasim("search " + s175 + " --top 20 --max-events 3000");
   REQUIRE(own.exit_code == 0);
-  CHECK(own.out.find("refused (*, the scenario's own plan): more than --max-events 100") !=
+  CHECK(own.out.find("refused (*, the scenario's own plan): more than --max-events 3000") !=
         std::string::npos);
-  const auto own_json = run_megasim("search " + s175 + " --top 1 --max-events 100 --json");
+  const auto nothing = run_megasim("search " + s175 + " --top 1 --max-events 100");
+  CHECK(nothing.exit_code == 2);
+  CHECK(nothing.out.empty());
+  CHECK(nothing.err.find("every plan taken to the event level (2) needs more pipeline passes "
+                         "than --max-events 100 (the fewest: 3072)") != std::string::npos);
+  const auto own_json = run_megasim("search " + s175 + " --top 20 --max-events 3000 --json");
   REQUIRE(own_json.exit_code == 0);
   bool marked = false;
   const auto own_doc = nlohmann::json::parse(own_json.out);
@@ -446,4 +453,34 @@ TEST_CASE(
     CHECK(r.err.find(fragment) != std::string::npos);
     CHECK(read_all(file) == before);
   }
+}
+
+TEST_CASE("cli: search says why the scenario's plan and a GPU count of its list have no row") {
+  // Korthikanti's 175B without recomputation is over the device (simulate refuses it), and no
+  // plan of the space runs on 60 GPUs: until 2026-12-05 search said the plan was "not in the
+  // space searched" and dropped the count without a word.
+  const std::string args =
+      "search " +
+      shell_quote(MEGASIM_SOURCE_DIR "/scenarios/validation/korthikanti-175b-selective.json") +
+      " --set plan.recompute=none --top 1 --gpus 60,64";
+  const auto refused = run_megasim(
+      "simulate " +
+      shell_quote(MEGASIM_SOURCE_DIR "/scenarios/validation/korthikanti-175b-selective.json") +
+      " --set plan.recompute=none");
+  REQUIRE(refused.exit_code == 2);
+  const std::string why = refused.err.substr(refused.err.find("scenarios/validation/"));
+  const auto text = run_megasim(args);
+  REQUIRE(text.exit_code == 0);
+  CHECK(text.out.find("no feasible plan at 60 GPUs") != std::string::npos);
+  CHECK(text.out.find("the scenario's own plan is pruned, as simulate refuses it: ") !=
+        std::string::npos);
+  CHECK(text.out.find(why.substr(0, why.find('\n'))) != std::string::npos);
+  CHECK(text.out.find("not in the space searched") == std::string::npos);
+  const auto json = run_megasim(args + " --json");
+  REQUIRE(json.exit_code == 0);
+  const auto doc = nlohmann::json::parse(json.out);
+  CHECK(doc["gpus_without_plans"] == nlohmann::json::array({60}));
+  CHECK(doc["scenario_plan_pruned"].get<std::string>().find("pipeline stage 0 needs") !=
+        std::string::npos);
+  CHECK(doc["scenario_plan_analytic_rank"].is_null());
 }

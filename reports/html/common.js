@@ -74,6 +74,8 @@ const megasim = (() => {
     // Signed, as the text reports print errors: +1.2 %, +0.0 %, never -0.0 %.
     signedPct: (x, digits) => `${signed(100 * x, digits)} %`,
     signed: (x, digits) => signed(x, digits),
+    // Failures a day as the text prints them: two decimals, or three digits below 0.1.
+    rate: (x) => (x >= 0.1 || x === 0 ? fixed(x, 2) : Number(x).toPrecision(3)),
     // Power and energy in the unit that keeps their digits, as the text report prints them
     // (reports/run_report.cpp, power_text and thousandths_text): a one-node job draws kW.
     power: (mw) => (mw === 0 || mw >= 1 ? `${fixed(mw, 2)} MW`

@@ -95,7 +95,7 @@ function megasimRun(d, section, chart, colours, fmt, histogram) {
   (() => {
     const causes = Object.entries(run.interruptions_by_cause).sort((a, b) => b[1] - a[1]);
     const card = section('Interruptions by cause', `Mean per trial; ${fmt.num(run.restarts.mean, 1)} ` +
-      `restarts, ${fmt.num(run.failures_per_day, 2)} failures a day.`);
+      `restarts, ${fmt.rate(run.failures_per_day)} failures a day.`);
     chart(card, {
       tooltip: { trigger: 'axis', valueFormatter: (v) => fmt.num(v, 2) },
       grid: { left: 190, right: 30, top: 10, bottom: 30 },

@@ -50,7 +50,7 @@ def rendered_as_text(chromium, binary, root, out):
     all of it slower than the prediction, with the text's reason, and MegaScale's system with its
     switches (the page left the reason out until 2026-12-05, printed 19.290 s as 19.29 s and the
     system as its bare preset), and a one-node job's power and energy in kW and kWh (the page
-    printed 0.00 MW and 0 MWh until 2026-12-05)."""
+    printed 0.00 MW, 0 MWh and 0.00 failures a day until 2026-12-05)."""
     failures = []
     small = ["--set", "plan.dp=1", "--set", "plan.global_batch=16", "--set", "run.tokens=1e9",
              "--set", "run.trials=20"]
@@ -59,7 +59,8 @@ def rendered_as_text(chromium, binary, root, out):
                                     r"all of the band is slower than its prediction)"]),
             ("megascale-175b-256-megascale-iteration", [], [r"system +(megascale \+.+)"]),
             ("sc21-t1-1.7b", small, [r"energy +(\S+ kWh) facility",
-                                     r"facility .*, (\S+ kW) over the run"])):
+                                     r"facility .*, (\S+ kW) over the run",
+                                     r"; (\S+) failures/day"])):
         page = out / f"{scenario}.html"
         text = megasim(binary, root, "simulate", f"scenarios/validation/{scenario}.json", *args,
                        "--html", page)

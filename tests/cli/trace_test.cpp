@@ -34,8 +34,11 @@ TEST_CASE("cli: the trace's compute slices hold what breakdown_s counts as compu
   // The 70B row is run on the measured H200 profile too, whose power-limited clock lengthens
   // the passes (power_cap).
   const std::string measured = " --set device=h200-sxm-141gb-measured";
+  // MegaScale's 256-GPU row waits for chunk 0's parameters before its first forward and for
+  // its gradients before the optimizer, between passes.
   for (const std::string& run : {std::string("mcore-h100-70b-768"), "mcore-h100-70b-768" + measured,
-                                 std::string("sc21-t2-zero3-175b-768")}) {
+                                 std::string("sc21-t2-zero3-175b-768"),
+                                 std::string("megascale-175b-256-megascale-iteration")}) {
     CAPTURE(run);
     const std::string name = run.substr(0, run.find(' '));
     const std::string trace = (std::filesystem::temp_directory_path() /
@@ -60,7 +63,9 @@ TEST_CASE("cli: the trace's compute slices hold what breakdown_s counts as compu
         // "(DP wait …)", and every in-pass wait was called ZeRO-3's, FP8's amax ones too).
         const auto label = e["name"].get<std::string>();
         CHECK((label.rfind("DP collectives inside the pass, summed (", 0) == 0 ||
-               label.rfind("parameter all-gather (", 0) == 0));
+               label.rfind("parameter all-gather (", 0) == 0 ||
+               label.rfind("gradient reduction (", 0) == 0 ||
+               label.rfind("gradient reduce-scatters (", 0) == 0));
         CHECK(label.find("DP wait") == std::string::npos);
       }
       if (e["cat"] == "dp") {
@@ -77,7 +82,9 @@ TEST_CASE("cli: the trace's compute slices hold what breakdown_s counts as compu
                          .epsilon(1e-6));
     CHECK((b["power_cap"].get<double>() > 0.0) == (run != name));
     CHECK(wait > 0.0);
-    CHECK(wait <= b["dp_exposed"].get<double>() * (1 + 1e-9));
+    // Every wait dp_exposed counts is drawn (those between passes and at the step's end were
+    // not until 2026-12-05: 155 ms of the default scenario's stage 0 showed as gaps).
+    CHECK(wait == doctest::Approx(b["dp_exposed"].get<double>()).epsilon(1e-6));
     // ZeRO-3's exposed DP time is all waiting inside its passes.
     if (name.rfind("sc21", 0) == 0) {
       CHECK(wait == doctest::Approx(b["dp_exposed"].get<double>()).epsilon(1e-6));

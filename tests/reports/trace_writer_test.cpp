@@ -67,7 +67,9 @@ TEST_CASE("trace: a simulated step becomes Chrome trace events with PP flow arro
         CHECK(it->second.substr(0, 1) == (start["tid"] == 1 ? "F" : "B"));
       }
       CHECK(names == 2);
-      CHECK(complete == 2 * 5 + 4 + 2 * 2);
+      // Per stage also two waits on the DP line: for its reduce-scatter before the optimizer
+      // and its all-gather after (dp_exposed, undrawn until 2026-12-05).
+      CHECK(complete == 2 * 5 + 4 + 2 * 2 + 2 * 2);
       CHECK(flow_starts == 4);
       CHECK(flow_ends == 4);
       CHECK(doc["displayTimeUnit"] == "ms");

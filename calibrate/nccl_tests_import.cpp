@@ -45,22 +45,8 @@ struct RunBuilder {
     int line;
   };
   std::vector<AlgbwCheck> algbw_checks;
+  std::vector<CountCheck> count_checks;  // checked once the run's op and ranks are known
 };
-
-int ranks_from_ratio(hw::CollectiveOp op, double ratio) {
-  // Invert nccl-tests' bus factor: all-reduce 2(n-1)/n, all-gather and friends (n-1)/n. A
-  // ratio at the limit would imply more ranks than any log names: none can be told.
-  const auto ranks = [](double n) {
-    return n <= static_cast<double>(kMaxRanks) ? static_cast<int>(std::lround(n)) : 0;
-  };
-  switch (op) {
-    case hw::CollectiveOp::kAllReduce: return ratio < 2.0 ? ranks(2.0 / (2.0 - ratio)) : 0;
-    case hw::CollectiveOp::kAllGather:
-    case hw::CollectiveOp::kReduceScatter:
-    case hw::CollectiveOp::kAllToAll: return ratio < 1.0 ? ranks(1.0 / (1.0 - ratio)) : 0;
-    default: return 0;
-  }
-}
 
 }  // namespace
 
@@ -132,9 +118,13 @@ int run_ranks(const RunBuilder& b, hw::CollectiveOp op, const std::string& at,
                                    from_ratio, hw::to_string(op)));
     }
   }
-  // Every row's busbw, not only the fastest's, where the factor tells rank counts apart.
+  // Every row's busbw, not only the fastest's: against the factor at the run's ranks where it
+  // tells rank counts apart, against its one value where it does not (send/recv, broadcast and
+  // reduce: busbw is algbw, a log with 1.75 x was imported until 2026-12-05).
   const int ranks_now = options.ranks ? *options.ranks : (from_lines > 0 ? from_lines : from_ratio);
-  if (ranks_now > 0 && hw::bus_factor(op, 2) != hw::bus_factor(op, 3))
+  if (hw::bus_factor(op, 2) == hw::bus_factor(op, 3))
+    check_bus_factor(b.run.rows, op, 2);
+  else if (ranks_now > 0)
     check_bus_factor(b.run.rows, op, ranks_now);
   if (options.ranks) return *options.ranks;
   // nThread x nGpus counts one process's GPUs: under MPI the ranks are that times the
@@ -215,6 +205,7 @@ class LogParser {
     r.op_option_ignored = options_.op && !r.test.empty() && *options_.op != r.op;
     check_algbw(r.op);
     r.ranks = run_ranks(b_, r.op, at, options_);
+    check_counts(b_.count_checks, r.op, r.ranks, origin_);
     if (options_.nodes && !b_.hosts.empty() &&
         *options_.nodes != static_cast<int>(b_.hosts.size())) {
       throw InputError(
@@ -246,6 +237,11 @@ class LogParser {
       if (!b_.run.rows.empty() || !b_.run.test.empty()) finish_run();
       start_run();
       b_.run.test = word_after(line, "Collective test starting:");
+      return true;
+    }
+    // The run stopped on an error: its rows before it stand, and the import says so.
+    if (auto failure = failure_line(line)) {
+      if (b_.run.failure.empty()) b_.run.failure = std::move(*failure);
       return true;
     }
     if (line.find("Avg bus bandwidth") != std::string::npos) {
@@ -354,6 +350,7 @@ class LogParser {
       b_.run.dropped_rows += static_cast<int>(c.time.size());
       return;
     }
+    if (auto check = count_check(t, c, *size, line_no_)) b_.count_checks.push_back(*check);
     for (std::size_t side = 0; side < c.time.size(); ++side) {
       const auto time = to_number(t[c.time[side]]);
       const auto algbw = to_number(t[c.algbw[side]]);

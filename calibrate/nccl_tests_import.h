@@ -37,6 +37,7 @@ struct NcclTestsRun {
   int skipped_rows = 0;          // rows with #wrong > 0 (failed validation), not imported
   int dropped_rows = 0;          // rows of size 0 or whose time or bandwidth is not a number
   bool op_option_ignored = false;  // --op named another op than the test the log names
+  std::string failure;  // nccl-tests' "Test NCCL failure ..." line, where the run ended on one
   std::string kind;                // "bfloat16/sum": the data type and reduction the rows keep
   int other_kind_rows = 0;         // rows of another type or reduction (-d all, -o all), dropped
   std::vector<hw::CollectiveMeasurement> rows;

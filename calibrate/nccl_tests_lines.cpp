@@ -4,6 +4,7 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <cstdlib>
 #include <set>
 #include <system_error>
 
@@ -38,6 +39,8 @@ std::optional<Columns> parse_column_header(const std::vector<std::string>& t) {
       c.type = pos;
     else if (name == "redop")
       c.redop = pos;
+    else if (name == "count")
+      c.elements = pos;
     else if (name == "time")
       c.time.push_back(pos);
     else if (name == "algbw")
@@ -118,6 +121,14 @@ bool is_nccl_type(const std::string& type) {
   return kTypes.count(type) != 0;
 }
 
+double nccl_type_bytes(const std::string& type) {
+  if (type == "int8" || type == "uint8" || type == "f8e4m3" || type == "f8e5m2") return 1;
+  if (type == "half" || type == "bfloat16") return 2;
+  if (type == "int32" || type == "uint32" || type == "float") return 4;
+  if (type == "int64" || type == "uint64" || type == "double") return 8;
+  return 0;
+}
+
 void check_type_and_op(const std::string& type, const std::string& op, const std::string& at) {
   static const std::set<std::string> kOps{"sum", "prod", "max", "min", "avg", "mulsum", "none"};
   if (!is_nccl_type(type)) {
@@ -152,6 +163,54 @@ void check_bus_factor(const std::vector<hw::CollectiveMeasurement>& rows, hw::Co
         "factor at {} ranks ({:.4f}); the row contradicts the run",
         m.origin, m.busbw.value() / 1e9, m.algbw.value() / 1e9, hw::to_string(op), ranks, factor));
   }
+}
+
+int ranks_from_ratio(hw::CollectiveOp op, double ratio) {
+  const auto ranks = [](double n) {
+    return n <= static_cast<double>(kMaxRanks) ? static_cast<int>(std::lround(n)) : 0;
+  };
+  switch (op) {
+    case hw::CollectiveOp::kAllReduce:
+      return ratio < 2.0 ? ranks(2.0 / (2.0 - ratio)) : 0;
+    case hw::CollectiveOp::kAllGather:
+    case hw::CollectiveOp::kReduceScatter:
+    case hw::CollectiveOp::kAllToAll:
+      return ratio < 1.0 ? ranks(1.0 / (1.0 - ratio)) : 0;
+    default:
+      return 0;
+  }
+}
+
+std::optional<CountCheck> count_check(const std::vector<std::string>& t, const Columns& c,
+                                      double size, int line) {
+  if (!c.elements || !c.type || *c.elements >= t.size() || *c.type >= t.size()) return std::nullopt;
+  const std::string& count = t[*c.elements];
+  if (count.empty() || count.find_first_not_of("0123456789") != std::string::npos)
+    return std::nullopt;
+  return CountCheck{size, std::strtod(count.c_str(), nullptr), nccl_type_bytes(t[*c.type]), line};
+}
+
+void check_counts(const std::vector<CountCheck>& checks, hw::CollectiveOp op, int ranks,
+                  const std::string& origin) {
+  const bool shared = op == hw::CollectiveOp::kAllGather ||
+                      op == hw::CollectiveOp::kReduceScatter || op == hw::CollectiveOp::kAllToAll;
+  for (const auto& c : checks) {
+    const double bytes = c.elements * c.type_bytes;
+    if (bytes == c.size || (shared && bytes * ranks == c.size)) continue;
+    throw InputError(fmt::format(
+        "{}:{}: size {:.0f} B is not count {:.0f} × {:.0f} B{}; the row contradicts itself", origin,
+        c.line, c.size, c.elements, c.type_bytes,
+        shared ? fmt::format(" (× {} ranks)", ranks) : std::string()));
+  }
+}
+
+std::optional<std::string> failure_line(const std::string& line) {
+  for (const char* what : {"Test NCCL failure", "Test CUDA failure", "Test failure"}) {
+    if (line.find(what) == std::string::npos) continue;
+    const auto first = line.find_first_not_of(" \t"), last = line.find_last_not_of(" \t\r");
+    return line.substr(first, last - first + 1);
+  }
+  return std::nullopt;
 }
 
 }  // namespace megasim::calibrate

@@ -33,6 +33,7 @@ struct Columns {
   std::size_t size = 0;
   std::vector<std::size_t> time, algbw, busbw, wrong;  // [0] out-of-place, [1] in-place
   std::optional<std::size_t> type, redop;  // one table holds every type and op of -d/-o all
+  std::optional<std::size_t> elements;     // "count": elements, the buffer's or a rank's share
 };
 
 // The header's tokens, "#" first; nothing when they name no size, time and bandwidths.
@@ -47,6 +48,8 @@ struct RankLine {
 
 // Whether `type` is a data type nccl-tests prints (int8 ... bfloat16, f8e4m3, f8e5m2).
 bool is_nccl_type(const std::string& type);
+// Bytes of one element of a type nccl-tests prints (is_nccl_type), 0 for any other.
+double nccl_type_bytes(const std::string& type);
 
 // `at` names the line in errors; nothing when the tokens are no rank line.
 std::optional<RankLine> parse_rank_line(const std::vector<std::string>& t, const std::string& at);
@@ -69,5 +72,29 @@ void check_rank_indices(const std::set<int>& indices, const std::string& at);
 // an InputError naming the row.
 void check_bus_factor(const std::vector<hw::CollectiveMeasurement>& rows, hw::CollectiveOp op,
                       int ranks);
+
+// nccl-tests' bus factor inverted: the rank count a busbw/algbw ratio says for `op` (all-reduce
+// 2(n-1)/n, all-gather and friends (n-1)/n); 0 where it cannot tell (a factor of 1, a ratio at
+// the limit, more ranks than kMaxRanks).
+int ranks_from_ratio(hw::CollectiveOp op, double ratio);
+
+// nccl-tests prints size = count × the type's bytes, count being the buffer's elements for the
+// reductions and send/recv and a rank's share for all-gather, reduce-scatter and all-to-all. A
+// row's check, kept until the run's op and ranks are known (count_check: none where the table
+// has no count or type column, or the count is no integer).
+struct CountCheck {
+  double size, elements, type_bytes;
+  int line;
+};
+std::optional<CountCheck> count_check(const std::vector<std::string>& t, const Columns& c,
+                                      double size, int line);
+// An InputError naming `origin`:line at the first row whose figures say otherwise (a count or
+// a type edited by hand).
+void check_counts(const std::vector<CountCheck>& checks, hw::CollectiveOp op, int ranks,
+                  const std::string& origin);
+
+// nccl-tests' line on an error that stopped the run ("Test NCCL failure common.cu:1005 '...'",
+// CUDA's and the harness's alike), trimmed; nothing for any other line.
+std::optional<std::string> failure_line(const std::string& line);
 
 }  // namespace megasim::calibrate

@@ -248,8 +248,9 @@ void report_run(const std::string& log, const calibrate::NcclTestsRun& run, io::
                   {"other_type_rows", run.other_kind_rows},
                   {"nccl_tests_version", run.version}});
   if (run.op_option_ignored) runs.back()["op_option_ignored"] = true;
+  if (!run.failure.empty()) runs.back()["failure"] = run.failure;
   text += fmt::format(
-      "{}:{}: {} on {} ranks / {} nodes{}, {} rows{}{}{}{}\n", log, run.first_line,
+      "{}:{}: {} on {} ranks / {} nodes{}, {} rows{}{}{}{}{}\n", log, run.first_line,
       hw::to_string(run.op), run.ranks, run.nodes,
       run.nodes_assumed ? " (no rank line names a host: taken as one node; give --nodes)" : "",
       run.rows.size(),
@@ -263,7 +264,10 @@ void report_run(const std::string& log, const calibrate::NcclTestsRun& run, io::
           ? fmt::format(" ({} of size 0 or without numbers, dropped)", run.dropped_rows)
           : "",
       run.op_option_ignored ? fmt::format(" (--op ignored: the log names its test, {})", run.test)
-                            : "");
+                            : "",
+      run.failure.empty()
+          ? ""
+          : fmt::format(" (the run ended on an error, its rows before it kept: {})", run.failure));
 }
 
 // A run the --device profile already holds (the same log imported into it before): its rows

@@ -165,7 +165,8 @@ Sweep collective_sweep(const SweepRequest& r) {
     call.protocol = protocol;
     SweepRow row;
     row.size = size;
-    row.count = static_cast<long long>(size / 4.0);
+    // A rank's share where the buffer is split, as nccl-tests prints it (size / 4 / ranks).
+    row.count = static_cast<long long>(size / size_multiple(op, r.gpus));
     row.prediction = engine.predict(call);
     row.measured_time =
         hw::measured_collective_time(profile.collective_table, op, r.gpus, out.nodes, Bytes(size));

@@ -32,7 +32,7 @@ const char* to_string(SweepAnswer a);
 
 struct SweepRow {
   double size = 0;  // bytes
-  long long count = 0;  // fp32 elements, as nccl-tests counts them
+  long long count = 0;  // fp32 elements, as nccl-tests counts them (a rank's share where split)
   double algbw_gbps = 0, busbw_gbps = 0;  // of the measured time when there is one, else simulated
   collective::Prediction prediction;
   SweepAnswer answer = SweepAnswer::kModel;

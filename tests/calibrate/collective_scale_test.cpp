@@ -237,24 +237,43 @@ TEST_CASE("the measured table answers log-log between its sizes and nowhere else
   CHECK_FALSE(hw::measured_collective_time(forced, CollectiveOp::kAllReduce, 16, 2, Bytes(mib)));
 }
 
-TEST_CASE("the measured table: a second run of the same shape answers the sizes the first lacks") {
-  // Two logs of one shape: 1-4 MiB, then 8 B-64 MiB. The first answers within its sizes; the
-  // second answers the others (until 2026-12-03 it was never read).
+TEST_CASE("the measured table: the runs of one shape answer together, nearest rows first") {
+  // Two logs of one shape: 1 MiB and 1 GiB, then 2-512 MiB. A size either measured answers as
+  // measured, and one between answers from its nearest rows, whichever log they came from:
+  // until 2026-12-05 the first log whose sizes spanned the call answered alone (64 MiB at
+  // +101 %, a reviewer's import; the other order answered every size exactly).
   const double mib = 1 << 20;
-  std::vector<hw::CollectiveMeasurement> table = {row(mib, 100.0), row(4 * mib, 400.0)};
-  for (const auto& [bytes, us] : {std::pair{8.0, 30.0}, std::pair{64 * mib, 5000.0}}) {
-    table.push_back(row(bytes, us));
-    table.back().run = "other:1";
+  std::vector<hw::CollectiveMeasurement> sparse = {row(mib, 35.0), row(1024 * mib, 4966.0)};
+  std::vector<hw::CollectiveMeasurement> dense;
+  for (double m = 2; m <= 512; m *= 2) {
+    dense.push_back(row(m * mib, 10.0 * m));
+    dense.back().run = "dense:1";
   }
-  table.push_back(row(2 * mib, 999.0));  // the second run's row, inside the first's sizes
-  table.back().run = "other:1";
-  const auto at = [&](double bytes) {
-    return hw::measured_collective_time(table, CollectiveOp::kAllReduce, 16, 2, Bytes(bytes));
-  };
-  CHECK(at(2 * mib)->to_us() == doctest::Approx(200.0).epsilon(1e-4));  // the first run's
-  REQUIRE(at(8.0).has_value());
-  CHECK(at(8.0)->to_us() == doctest::Approx(30.0));
-  CHECK(at(64 * mib)->to_us() == doctest::Approx(5000.0));
+  for (const bool sparse_first : {true, false}) {
+    CAPTURE(sparse_first);
+    std::vector<hw::CollectiveMeasurement> table = sparse_first ? sparse : dense;
+    const auto& second = sparse_first ? dense : sparse;
+    table.insert(table.end(), second.begin(), second.end());
+    const auto at = [&](double bytes) {
+      return hw::measured_collective_time(table, CollectiveOp::kAllReduce, 16, 2, Bytes(bytes))
+          ->to_us();
+    };
+    CHECK(at(64 * mib) == doctest::Approx(640.0));
+    CHECK(at(mib) == doctest::Approx(35.0));
+    CHECK(at(1024 * mib) == doctest::Approx(4966.0));
+    // 3 MiB between the dense log's 2 and 4 MiB: w = ln 1.5 / ln 2 of the way in log size.
+    const double w = std::log(1.5) / std::log(2.0);
+    CHECK(at(3 * mib) == doctest::Approx(std::exp((1 - w) * std::log(20.0) + w * std::log(40.0))));
+    // 768 MiB between the dense log's 512 MiB and the sparse log's 1 GiB.
+    const double v = std::log(1.5) / std::log(2.0);
+    CHECK(at(768 * mib) ==
+          doctest::Approx(std::exp((1 - v) * std::log(5120.0) + v * std::log(4966.0))));
+  }
+  // A size both logs measured answers from the first in table order.
+  std::vector<hw::CollectiveMeasurement> twice = {row(mib, 100.0), row(mib, 999.0)};
+  twice.back().run = "other:1";
+  CHECK(hw::measured_collective_time(twice, CollectiveOp::kAllReduce, 16, 2, Bytes(mib))->to_us() ==
+        doctest::Approx(100.0));
 }
 
 TEST_CASE("an all-gather run over one GPU a node pins PAT's latency, for PAT alone") {

@@ -112,6 +112,52 @@ bool priced_by_tuning_model(hw::CollectiveOp op) {
   return op != hw::CollectiveOp::kAllToAll && op != hw::CollectiveOp::kSendRecv;
 }
 
+// Why a run's shape fits no scales, or "" when it does.
+std::string unfitted(const hw::CollectiveMeasurement& first) {
+  if (!priced_by_tuning_model(first.op)) {
+    return fmt::format("{} is point-to-point, outside NCCL's tuning model",
+                       hw::to_string(first.op));
+  }
+  if (!forced_algorithm(first.algorithm) || !forced_protocol(first.protocol)) {
+    return fmt::format(
+        "forced {} / {} is not an algorithm and protocol megasim models (ring, "
+        "tree, nvls, nvls_tree; ll, ll128, simple)",
+        first.algorithm.empty() ? "-" : first.algorithm,
+        first.protocol.empty() ? "-" : first.protocol);
+  }
+  return first.ranks < 2 ? std::string(calibrate::kOneRankNoFit) : std::string();
+}
+
+// A NIC scale fitted on part of each node (ranks under nodes × the node's GPUs) holds for every
+// shape on those NICs: on the whole nodes, at the run's largest size, it must not answer faster
+// than their links allow. The rows passed the bound of their own shape, which lets a few GPUs
+// drive all of a node's NICs; a reviewer's log of one node's times imported as 8 ranks on 2
+// nodes fitted 2.5 (NICs at 1 Tb/s) and priced 16 ranks 31 % under the bound until 2026-12-05.
+void check_scale_on_whole_nodes(const hw::CollectiveScaleFit& f,
+                                const std::shared_ptr<const net::Topology>& topology,
+                                const hw::CollectiveConstants& constants,
+                                const net::ClusterSpec& spec,
+                                const std::vector<calibrate::ScaleFitRow>& rows,
+                                const std::string& id) {
+  const int whole = f.nodes * spec.node.gpus;
+  if (f.nodes < 2 || f.bandwidth_rows == 0 || whole <= f.ranks || rows.empty()) return;
+  const auto model = plan::scaled_nccl_model(topology, constants, f.op, whole, f.nodes,
+                                             fmt::format("{} on whole nodes", id));
+  const double size = std::max_element(rows.begin(), rows.end(), [](const auto& a, const auto& b) {
+                        return a.bytes < b.bytes;
+                      })->bytes;
+  const double t = model(size, hw::collective_scale({f})).time_s;
+  const io::LinkBound b = io::least_collective_time(spec.node, f.op, whole, f.nodes, Bytes(size));
+  if (t >= b.least.to_seconds() * io::kLinkBoundTolerance) return;
+  throw InputError(fmt::format(
+      "{}: the fitted NIC bandwidth scale {:.3g} would time {} of {:.0f} bytes on {} ranks / {} "
+      "nodes (every GPU of those nodes) at {:.6g} us, but cluster '{}' takes at least {:.6g} "
+      "us: {:.0f} bytes over {} at {:.1f} GB/s raw. The rows are faster than {} ranks on {} "
+      "nodes run there: check --ranks, --nodes and --cluster",
+      id, f.bandwidth_scale, hw::to_string(f.op), size, whole, f.nodes, t * 1e6, spec.name,
+      b.least.to_us(), b.bytes.value(), b.link, b.rate.value() / 1e9, f.ranks, f.nodes));
+}
+
 }  // namespace
 
 std::vector<hw::CollectiveScaleFit> fit_import_scales(const hw::DeviceProfile& profile,
@@ -131,9 +177,10 @@ std::vector<hw::CollectiveScaleFit> fit_import_scales(const hw::DeviceProfile& p
   // The --device profile's runs keep the fits it holds, made on the cluster they ran on.
   std::vector<hw::CollectiveScaleFit> fits = profile.collective_scales;
   if (!fits.empty()) {
-    text += fmt::format("kept the --device profile's {} scale fit(s) of its own runs, each on the "
-                        "cluster it names\n",
-                        fits.size());
+    text += fmt::format(
+        "kept the --device profile's {} scale fit(s) of its own runs, each on "
+        "the cluster it names\n",
+        fits.size());
   }
   for (const auto& shape : order) {
     const hw::CollectiveMeasurement& first = runs.at(shape).front();
@@ -142,26 +189,13 @@ std::vector<hw::CollectiveScaleFit> fit_import_scales(const hw::DeviceProfile& p
         shapes_of_run.at(run) == 1
             ? run
             : fmt::format("{} ({} on {} ranks)", run, hw::to_string(first.op), first.ranks);
-    if (!priced_by_tuning_model(first.op)) {
-      text += fmt::format("{}: {} is point-to-point, outside NCCL's tuning model: no scales "
-                          "fitted\n", id, hw::to_string(first.op));
+    if (const std::string why = unfitted(first); !why.empty()) {
+      text += fmt::format("{}: {}: no scales fitted\n", id, why);
       continue;
     }
     // A run with NCCL_ALGO or NCCL_PROTO forced pins that algorithm (and protocol).
     const auto algorithm = forced_algorithm(first.algorithm);
     const auto protocol = forced_protocol(first.protocol);
-    if (!algorithm || !protocol) {
-      text += fmt::format(
-          "{}: forced {} / {} is not an algorithm and protocol megasim models "
-          "(ring, tree, nvls, nvls_tree; ll, ll128, simple): no scales fitted\n",
-          id, first.algorithm.empty() ? "-" : first.algorithm,
-          first.protocol.empty() ? "-" : first.protocol);
-      continue;
-    }
-    if (first.ranks < 2) {
-      text += fmt::format("{}: {}: no scales fitted\n", id, calibrate::kOneRankNoFit);
-      continue;
-    }
     const std::string what = fmt::format("{} on cluster '{}'", id, spec.name);
     const auto model = plan::scaled_nccl_model(topology, constants, first.op, first.ranks,
                                                first.nodes, what, *algorithm, *protocol);
@@ -177,6 +211,7 @@ std::vector<hw::CollectiveScaleFit> fit_import_scales(const hw::DeviceProfile& p
     }
     f.run = run;
     f.cluster = spec.name;
+    check_scale_on_whole_nodes(f, topology, constants, spec, rows, id);
     const auto regimes = calibrate::describe_regimes(f, calibrate::regime_span(rows, model));
     text += fmt::format("{}: NCCL's model on {} fitted over {} rows, rms {:.1f} % in log time\n",
                         id, spec.name, f.rows, 100.0 * f.rms_log_residual);

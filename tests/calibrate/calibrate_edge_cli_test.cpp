@@ -2,9 +2,12 @@
 // only measurements are board power, one run id over two collectives.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <string>
+
+#include <fmt/format.h>
 
 #include "cli/run_command.h"
 #include "hw/device_profile.h"
@@ -378,4 +381,44 @@ TEST_CASE("a log faster than its cluster's links is refused at import and where 
                     " --device h100-sxm5-80gb --cluster dgx-h100-superpod-6144 -o " +
                     shell_quote(temp_file("as-ran.json").string()))
             .exit_code == 0);
+}
+
+TEST_CASE("a NIC scale fitted on part of each node may not beat the whole nodes' links") {
+  // An 8-rank all-reduce logged as 4 + 4 GPUs on 2 nodes at the speed of all 8 NICs of a node
+  // (the bound its rows pass): NCCL's model for 4 GPUs a node fits a scale near 4, and on all
+  // 16 GPUs it then answers in half the least time those links allow. Imported until
+  // 2026-12-05 (a reviewer's log of one node's times, fitted 2.5).
+  const fs::path log = temp_file("fast8.log");
+  {
+    std::ofstream o(log);
+    o << "# Collective test starting: all_reduce_perf\n"
+         "# nThread 1 nGpus 1 minBytes 8 maxBytes 1073741824 step: 2(factor) warmup iters: 5 "
+         "iters: 20\n# Using devices\n"
+         "#  size  count  type  redop  root  time  algbw  busbw  #wrong  time  algbw  busbw  "
+         "#wrong\n";
+    for (int e = 24; e <= 30; ++e) {
+      const double size = std::ldexp(1.0, e), us = 20.0 + size / 400e9 * 1e6;
+      const double algbw = size / us / 1e3, busbw = 1.75 * algbw;
+      o << fmt::format("{:.0f} {:.0f} float sum -1 {:.2f} {:.2f} {:.2f} 0 {:.2f} {:.2f} {:.2f} 0\n",
+                       size, size / 4, us, algbw, busbw, us, algbw, busbw);
+    }
+  }
+  const std::string out = temp_file("fast8.json").string();
+  const auto r = run_megasim("calibrate import-nccl-tests " + shell_quote(log.string()) +
+                             " --ranks 8 --nodes 2 --device h100-sxm5-80gb --cluster "
+                             "dgx-h100-superpod-6144 -o " +
+                             shell_quote(out));
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("the fitted NIC bandwidth scale") != std::string::npos);
+  CHECK(r.err.find("on 16 ranks / 2 nodes (every GPU of those nodes)") != std::string::npos);
+  CHECK(r.err.find("check --ranks, --nodes and --cluster") != std::string::npos);
+  CHECK_FALSE(fs::exists(out));
+  // The shipped 16-rank log on the same cluster imports (its scale fitted on whole nodes).
+  const auto shipped = run_megasim("calibrate import-nccl-tests " +
+                                   shell_quote(std::string(MEGASIM_SOURCE_DIR) +
+                                               "/tests/data/nccl-tests/h100-2node-all_reduce.log") +
+                                   " --device h100-sxm5-80gb --cluster dgx-h100-superpod-6144 -o " +
+                                   shell_quote(out));
+  CHECK(shipped.exit_code == 0);
+  fs::remove(out);
 }

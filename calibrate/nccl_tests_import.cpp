@@ -239,9 +239,12 @@ class LogParser {
       b_.run.test = word_after(line, "Collective test starting:");
       return true;
     }
-    // The run stopped on an error: its rows before it stand, and the import says so.
+    // The run stopped on an error inside its table (after the column header, before its
+    // average): its rows before it stand, and the import says so. One after the average is
+    // another process's, or the next run's.
     if (auto failure = failure_line(line)) {
-      if (b_.run.failure.empty()) b_.run.failure = std::move(*failure);
+      if (b_.columns && !b_.run.avg_busbw_gbps && b_.run.failure.empty())
+        b_.run.failure = std::move(*failure);
       return true;
     }
     if (line.find("Avg bus bandwidth") != std::string::npos) {

@@ -5,6 +5,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
+#include <map>
 #include <set>
 #include <system_error>
 
@@ -114,19 +115,23 @@ void check_results_line(const std::vector<std::string>& body, const std::string&
   }
 }
 
+namespace {
+// The types nccl-tests prints (src/common.cu, test_typenames) and an element's bytes.
+const std::map<std::string, double>& nccl_types() {
+  static const std::map<std::string, double> kTypes{
+      {"int8", 1}, {"uint8", 1}, {"int32", 4},  {"uint32", 4},   {"int64", 8},  {"uint64", 8},
+      {"half", 2}, {"float", 4}, {"double", 8}, {"bfloat16", 2}, {"f8e4m3", 1}, {"f8e5m2", 1}};
+  return kTypes;
+}
+}  // namespace
+
 bool is_nccl_type(const std::string& type) {
-  static const std::set<std::string> kTypes{"int8",   "uint8",    "int32",  "uint32",
-                                            "int64",  "uint64",   "half",   "float",
-                                            "double", "bfloat16", "f8e4m3", "f8e5m2"};
-  return kTypes.count(type) != 0;
+  return nccl_types().count(type) != 0;
 }
 
 double nccl_type_bytes(const std::string& type) {
-  if (type == "int8" || type == "uint8" || type == "f8e4m3" || type == "f8e5m2") return 1;
-  if (type == "half" || type == "bfloat16") return 2;
-  if (type == "int32" || type == "uint32" || type == "float") return 4;
-  if (type == "int64" || type == "uint64" || type == "double") return 8;
-  return 0;
+  const auto it = nccl_types().find(type);
+  return it == nccl_types().end() ? 0.0 : it->second;
 }
 
 void check_type_and_op(const std::string& type, const std::string& op, const std::string& at) {
@@ -192,8 +197,7 @@ std::optional<CountCheck> count_check(const std::vector<std::string>& t, const C
 
 void check_counts(const std::vector<CountCheck>& checks, hw::CollectiveOp op, int ranks,
                   const std::string& origin) {
-  const bool shared = op == hw::CollectiveOp::kAllGather ||
-                      op == hw::CollectiveOp::kReduceScatter || op == hw::CollectiveOp::kAllToAll;
+  const bool shared = hw::splits_buffer(op);
   for (const auto& c : checks) {
     const double bytes = c.elements * c.type_bytes;
     if (bytes == c.size || (shared && bytes * ranks == c.size)) continue;

@@ -269,11 +269,13 @@ std::string running_mfu_line(const RunResult& r, const StepProfile& step, bool e
 
 // Recovery as the model gives it with a spare free, and the trials' mean downtime a restart
 // beside it where they differ: a pool that runs short keeps the job waiting for a repair.
-std::string per_restart_line(const RunResult& r, Time comm_init) {
+std::string per_restart_line(const RunResult& r, Time comm_init, bool spares) {
   std::string o = fmt::format("  per restart    {:.1f} min (comm init {:.0f} s)",
                               minutes(r.recovery), comm_init.to_seconds());
+  // Without spares the model's recovery holds the repair already: a trial that drew more
+  // replacements is longer by chance, not for want of a spare.
   const double mean = r.restarts.mean > 0.0 ? 60.0 * r.down_hours / r.restarts.mean : 0.0;
-  if (mean > 1.05 * minutes(r.recovery)) {
+  if (spares && mean > 1.05 * minutes(r.recovery)) {
     o += fmt::format(" with a spare free; {:.1f} min on average in the trials, waiting for spares",
                      mean);
   }
@@ -304,7 +306,7 @@ std::string to_text(const RunResult& r, const StepProfile& step, const PowerInpu
   }
   o += running_mfu_line(r, step, evaluating);
   append_outcomes(o, r);
-  o += per_restart_line(r, model.comm_init.at(step.gpus));
+  o += per_restart_line(r, model.comm_init.at(step.gpus), model.spares_for(step) > 0);
   o += fmt::format(
       "  lost           {:.0f} GPU-hours (launch {:.2f} h, rework {:.1f} h, down {:.1f} h, "
       "checkpoints {:.1f} h{})\n",

@@ -73,17 +73,24 @@ std::optional<CollectiveOp> collective_op_from_string(const std::string& s) {
 std::optional<Time> measured_collective_time(const std::vector<CollectiveMeasurement>& table,
                                              CollectiveOp op, int ranks, int nodes, Bytes size) {
   // Every run of the shape, pooled: size -> seconds, a size that several runs measured taken
-  // from the first of them in table order; out-of-place rows, or in-place ones where the shape
-  // has none. Until 2026-12-05 the first run whose sizes spanned the call answered alone, so a
-  // sparse log (1 MiB and 1 GiB) bridged a dense one's measured 64 MiB by +101 %.
-  std::map<double, double> out_of_place, in_place;
+  // from the first of them in table order. Until 2026-12-05 the first run whose sizes spanned
+  // the call answered alone, so a sparse log (1 MiB and 1 GiB) bridged a dense one's measured
+  // 64 MiB by +101 %.
+  const auto of_shape = [&](const CollectiveMeasurement& m) {
+    return m.op == op && m.ranks == ranks && m.nodes == nodes && m.algorithm.empty() &&
+           m.protocol.empty() && m.time > Time::zero();
+  };
+  // Each run's side first (its out-of-place rows, or its in-place ones where it has none),
+  // then the runs pooled in table order.
+  std::map<std::string, bool> has_out_of_place;  // run -> it has out-of-place rows
   for (const auto& m : table) {
-    if (m.op == op && m.ranks == ranks && m.nodes == nodes && m.algorithm.empty() &&
-        m.protocol.empty() && m.time > Time::zero()) {
-      (m.in_place ? in_place : out_of_place).emplace(m.size.value(), m.time.to_seconds());
-    }
+    if (of_shape(m)) has_out_of_place[m.run] = has_out_of_place[m.run] || !m.in_place;
   }
-  const std::map<double, double>& rows = out_of_place.empty() ? in_place : out_of_place;
+  std::map<double, double> rows;
+  for (const auto& m : table) {
+    const bool side_taken = of_shape(m) && m.in_place == !has_out_of_place.at(m.run);
+    if (side_taken) rows.emplace(m.size.value(), m.time.to_seconds());
+  }
   const double s = size.value();
   if (rows.empty() || s < rows.begin()->first || s > rows.rbegin()->first) return std::nullopt;
   // Log-log between the nearest measured sizes on either side.
@@ -160,6 +167,11 @@ CollectiveScale collective_scale(const std::vector<CollectiveScaleFit>& fits) {
     }
   }
   return out;
+}
+
+bool splits_buffer(CollectiveOp op) {
+  return op == CollectiveOp::kAllGather || op == CollectiveOp::kReduceScatter ||
+         op == CollectiveOp::kAllToAll;
 }
 
 double bus_factor(CollectiveOp op, int ranks) {

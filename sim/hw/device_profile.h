@@ -299,6 +299,9 @@ struct DeviceProfile {
 
 // nccl-tests' bus factor: busbw = algbw × factor(op, ranks).
 double bus_factor(CollectiveOp op, int ranks);
+// The ops whose buffer nccl-tests splits among the ranks (all-gather, reduce-scatter,
+// all-to-all): its size is the whole buffer's and its count a rank's share of the elements.
+bool splits_buffer(CollectiveOp op);
 
 // The measured time of `op` on exactly `ranks` ranks over `nodes` nodes at `size`, from the
 // first run of `table` (in table order) that measured that shape with NCCL's own choice (no

@@ -221,7 +221,9 @@ run::ReliabilityModel reliability_for(const Scenario& s, FilesRead* read) {
     m.spare_nodes = *s.reliability.spare_nodes;
   }
   if (s.reliability.evict_stragglers) m.evict_stragglers = *s.reliability.evict_stragglers;
-  if (s.stragglers.host_fraction > 0.0 && s.stragglers.slowdown > 1.0) {
+  // Where the preset draws stragglers at all (preset "none" draws none).
+  if (s.stragglers.host_fraction > 0.0 && s.stragglers.slowdown > 1.0 &&
+      m.straggler_node_fraction > 0.0) {
     m.stragglers_in_step = true;
     m.straggler_node_fraction = 0.0;
   }

@@ -65,9 +65,7 @@ std::vector<int> placement_of(const net::Topology& topology, const SweepRequest&
 // (all-gather, reduce-scatter, all-to-all) a whole number of them for each rank: a size is
 // taken down to a multiple of this, as nccl-tests' getCollByteCount does (count / nranks).
 double size_multiple(hw::CollectiveOp op, int gpus) {
-  const bool split = op == hw::CollectiveOp::kAllGather || op == hw::CollectiveOp::kReduceScatter ||
-                     op == hw::CollectiveOp::kAllToAll;
-  return 4.0 * (split ? gpus : 1);
+  return 4.0 * (hw::splits_buffer(op) ? gpus : 1);
 }
 
 // What the request asks that no sweep can give, refused before the topology is built.

@@ -269,6 +269,20 @@ TEST_CASE("the measured table: the runs of one shape answer together, nearest ro
     CHECK(at(768 * mib) ==
           doctest::Approx(std::exp((1 - v) * std::log(5120.0) + v * std::log(4966.0))));
   }
+  // A log of in-place rows alone (its out-of-place columns N/A) answers its sizes beside a
+  // log with both: each run's side is chosen before they are pooled (a reviewer found the
+  // pooled table dropping it, 2026-12-05).
+  std::vector<hw::CollectiveMeasurement> sides = {row(mib, 100.0), row(mib, 70.0, true)};
+  for (const double m : {2.0, 4.0}) {
+    sides.push_back(row(m * mib, 100.0 * m, true));
+    sides.back().run = "in-place:1";
+  }
+  const auto side_at = [&](double bytes) {
+    return hw::measured_collective_time(sides, CollectiveOp::kAllReduce, 16, 2, Bytes(bytes))
+        ->to_us();
+  };
+  CHECK(side_at(mib) == doctest::Approx(100.0));  // the first log's out-of-place row
+  CHECK(side_at(4 * mib) == doctest::Approx(400.0));
   // A size both logs measured answers from the first in table order.
   std::vector<hw::CollectiveMeasurement> twice = {row(mib, 100.0), row(mib, 999.0)};
   twice.back().run = "other:1";

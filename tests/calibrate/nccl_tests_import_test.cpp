@@ -436,8 +436,7 @@ TEST_CASE("a log's edits are refused where they once passed: size, busbw, a rank
       doctest::Contains("name rank 9 but not rank 8"), InputError);
   CHECK_THROWS_WITH_AS(parse_nccl_tests_log(edited("nGpus 1", "nGpus 0"), "g.log", {}),
                        doctest::Contains("nGpus 0 is out of range [1, 131072]"), InputError);
-  // size = count x the type's bytes (a reviewer's edits of 2026-12-05, imported until then):
-  // the count tripled, and the type half with a float's count.
+  // size = count x the type's bytes (edits imported until 2026-12-05): count x 3, half's 2 B.
   CHECK_THROWS_WITH_AS(
       parse_nccl_tests_log(
           edited("     8388608       2097152     float", "     8388608       6291456     float"),
@@ -448,47 +447,4 @@ TEST_CASE("a log's edits are refused where they once passed: size, busbw, a rank
           edited("     8388608       2097152     float", "     8388608       2097152      half"),
           "h.log", {}),
       doctest::Contains("h.log:10: size 8388608 B is not count 2097152 × 2 B"), InputError);
-}
-
-TEST_CASE("send/recv's busbw is its algbw on every row, and a rank's share counts for all-gather") {
-  // nccl-tests' bus factor of send/recv is 1 at every rank count: a row of 1.75 x was imported
-  // until 2026-12-05 (nothing was checked where the factor cannot tell rank counts apart).
-  const std::string header =
-      "# nThread 1 nGpus 1 minBytes 8 maxBytes 16 step: 2(factor) warmup iters: 1 iters: 20\n"
-      "# Using devices\n"
-      "#       size         count      type   redop    root     time   algbw   busbw  #wrong\n";
-  calibrate::ImportOptions o;
-  o.ranks = 8;
-  o.nodes = 1;
-  const std::string good = "# Collective test starting: sendrecv_perf\n" + header +
-                           "1048576 262144 float sum -1 10.00 104.86 104.86 0\n";
-  CHECK(parse_nccl_tests_log(good, "sr.log", o)[0].ranks == 8);
-  const std::string bad = "# Collective test starting: sendrecv_perf\n" + header +
-                          "1048576 262144 float sum -1 10.00 104.86 183.50 0\n";
-  CHECK_THROWS_WITH_AS(parse_nccl_tests_log(bad, "sr.log", o),
-                       doctest::Contains("busbw 183.50 GB/s is not algbw 104.86 GB/s"), InputError);
-  // All-gather prints a rank's share of the elements: 8 MiB on 8 ranks is 262,144 floats a rank.
-  const std::string gather = "# Collective test starting: all_gather_perf\n" + header +
-                             "8388608 262144 float none -1 100.00 83.89 73.40 0\n";
-  CHECK(parse_nccl_tests_log(gather, "ag.log", o)[0].ranks == 8);
-  const std::string whole = "# Collective test starting: all_gather_perf\n" + header +
-                            "8388608 2097152 float none -1 100.00 83.89 73.40 0\n";
-  CHECK(parse_nccl_tests_log(whole, "ag.log", o)[0].ranks == 8);  // the buffer's count: also kept
-  const std::string neither = "# Collective test starting: all_gather_perf\n" + header +
-                              "8388608 524288 float none -1 100.00 83.89 73.40 0\n";
-  CHECK_THROWS_WITH_AS(parse_nccl_tests_log(neither, "ag.log", o),
-                       doctest::Contains("is not count 524288 × 4 B (× 8 ranks)"), InputError);
-}
-
-TEST_CASE("a run that ended on an NCCL failure keeps its rows and says it ended so") {
-  // nccl-tests prints the failure and stops: the rows before it were measured, and the import
-  // said nothing of the failure until 2026-12-05.
-  std::string text = kOldLayout;
-  text += " node1: Test NCCL failure common.cu:1005 'unhandled system error'\n";
-  calibrate::ImportOptions o;
-  o.op = hw::CollectiveOp::kAllReduce;
-  const auto runs = parse_nccl_tests_log(text, "f.log", o);
-  REQUIRE(runs.size() == 1);
-  CHECK(runs[0].failure == "node1: Test NCCL failure common.cu:1005 'unhandled system error'");
-  CHECK(parse_nccl_tests_log(kOldLayout, "ok.log", o)[0].failure.empty());
 }

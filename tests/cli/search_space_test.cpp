@@ -123,3 +123,33 @@ TEST_CASE("cli: search keeps the plans a published run over the memory model let
   }
   CHECK(over);
 }
+
+TEST_CASE("cli: search says why the scenario's plan and a GPU count of its list have no row") {
+  // Korthikanti's 175B without recomputation is over the device (simulate refuses it), and no
+  // plan of the space runs on 60 GPUs: until 2026-12-05 search said the plan was "not in the
+  // space searched" and dropped the count without a word.
+  const std::string args =
+      "search " +
+      shell_quote(MEGASIM_SOURCE_DIR "/scenarios/validation/korthikanti-175b-selective.json") +
+      " --set plan.recompute=none --top 1 --gpus 60,64";
+  const auto refused = run_megasim(
+      "simulate " +
+      shell_quote(MEGASIM_SOURCE_DIR "/scenarios/validation/korthikanti-175b-selective.json") +
+      " --set plan.recompute=none");
+  REQUIRE(refused.exit_code == 2);
+  const std::string why = refused.err.substr(refused.err.find("scenarios/validation/"));
+  const auto text = run_megasim(args);
+  REQUIRE(text.exit_code == 0);
+  CHECK(text.out.find("no feasible plan at 60 GPUs") != std::string::npos);
+  CHECK(text.out.find("the scenario's own plan is pruned, as simulate refuses it: ") !=
+        std::string::npos);
+  CHECK(text.out.find(why.substr(0, why.find('\n'))) != std::string::npos);
+  CHECK(text.out.find("not in the space searched") == std::string::npos);
+  const auto json = run_megasim(args + " --json");
+  REQUIRE(json.exit_code == 0);
+  const auto doc = nlohmann::json::parse(json.out);
+  CHECK(doc["gpus_without_plans"] == nlohmann::json::array({60}));
+  CHECK(doc["scenario_plan_pruned"].get<std::string>().find("pipeline stage 0 needs") !=
+        std::string::npos);
+  CHECK(doc["scenario_plan_analytic_rank"].is_null());
+}

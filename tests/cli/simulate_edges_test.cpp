@@ -138,4 +138,9 @@ TEST_CASE("cli: a scenario's own slow hosts stand for the run's stragglers, not 
   CHECK(stated["stragglers_in_step"] == true);
   CHECK(stated["straggler_slowed_share"].get<double>() == 0.0);
   CHECK(stated["straggler_hours"].get<double>() == 0.0);
+  // Preset "none" draws no stragglers: nothing is turned off, and the report says nothing.
+  const std::string none = run.substr(0, run.find(" --set reliability.preset")) +
+                           " --set reliability.preset=none --set stragglers.host_fraction=0.2 "
+                           "--set stragglers.slowdown=1.5";
+  CHECK(simulate_json(none)["run"]["stragglers_in_step"] == false);
 }

@@ -136,7 +136,7 @@ void Executor::end_wait(Unit& u, std::int64_t producer_finish) {
     u.stats.dp_exposed += now - u.compute.wait_since;
     // Drawn on the DP wait line, as dp_exposed counts it; a pass held mid-way for its chunk's
     // last bucket (compute busy) is drawn by finish_pass instead.
-    if (now > u.compute.wait_since && !u.compute.busy) {
+    if (traced(u) && now > u.compute.wait_since && !u.compute.busy) {
       const char* what =
           u.compute.waiting == Wait::kAllGather  ? "parameter all-gather (before the pass)"
           : u.phase == StepPhase::kParameterSync ? "parameter all-gather (after the optimizer)"

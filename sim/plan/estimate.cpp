@@ -278,41 +278,46 @@ AnalyticEstimator::DpParts AnalyticEstimator::dp_parts(const Candidate& c, const
   // (workload/pipe_engine_ops.h), as the simulator's program does.
   const bool bf16_engine = lp.bf16_engine && p.precision == workload::Precision::kBf16 &&
                            !p.zero2 && !p.zero3;
-  double grads =
-      bf16_engine ? dp_seconds(hw::CollectiveOp::kAllReduce, params * 2.0, p)
-                  : dp_seconds(sharded ? hw::CollectiveOp::kReduceScatter
-                                       : hw::CollectiveOp::kAllReduce,
-                               params * grad_bytes, p);
+  const double grads = bf16_engine ? dp_seconds(hw::CollectiveOp::kAllReduce, params * 2.0, p)
+                                   : dp_seconds(sharded ? hw::CollectiveOp::kReduceScatter
+                                                        : hw::CollectiveOp::kAllReduce,
+                                                params * grad_bytes, p);
   const double gather = sharded ? dp_seconds(hw::CollectiveOp::kAllGather, params * 2.0, p) : 0.0;
+  // The tied embedding's gradient between the pipeline's two ends, never overlapped. (Until
+  // 2026-12-05 it was counted among the chunks' gradients, a chunk's share of it exposed.)
+  double tied = 0.0;
   if (model.tied_embeddings && p.pp > 1) {
-    // The tied embedding's gradient between the pipeline's two ends, never overlapped.
     const double vocab_r = static_cast<double>((model.vocab + p.tp - 1) / p.tp);
-    grads += 2.0 * pp_seconds(vocab_r * static_cast<double>(model.hidden) * grad_bytes, false);
+    tied = 2.0 * pp_seconds(vocab_r * static_cast<double>(model.hidden) * grad_bytes, false);
   }
   DpParts d;
-  d.exposed = grads + gather;
+  d.exposed = grads + gather + tied;
   if (c.system.dp_overlap) {
-    const double chunk = (grads + gather) / p.vpp;
-    d.exposed = chunk;
+    // The chunks' collectives queue on the one DP stream. Interleaved, stage 0 starts chunk
+    // j's first forward pass j x pp passes into the step and ends chunk j's last backward pass
+    // j x pp passes before its end: an all-gather (or reduce-scatter) longer than pp of a
+    // chunk's passes falls behind by the difference at each chunk, and the last one waits.
+    const double chunk_layers = static_cast<double>(model.layers) / p.pp / p.vpp;
+    const double forward = lp.layer_f * chunk_layers, backward = lp.layer_b * chunk_layers;
+    const double grad_chunk = grads / p.vpp, gather_chunk = gather / p.vpp;
+    const auto queued = [&](double collective, double pass) {
+      return collective + (p.vpp - 1) * std::max(0.0, collective - p.pp * pass);
+    };
+    d.exposed = queued(grad_chunk, backward) + queued(gather_chunk, forward);
     if (c.system.dp_bucket_overlap) {
       // Bucket by bucket, as the executor runs them: a chunk's gradients beside its last
       // backward pass, its parameters beside its first forward pass (gathered from the step's
       // start). What outlasts the pass is exposed, and at least one bucket's share of each.
       const auto bucket = static_cast<double>(workload::dp_bucket_elements(p));
       const double buckets = std::max(1.0, std::round(params / p.vpp / bucket));
-      const double chunk_layers = static_cast<double>(model.layers) / p.pp / p.vpp;
       const auto beside = [&](double collective, double pass) {
         return std::max(collective / buckets, collective - pass);
       };
-      // The chunks' reductions queue on the one DP stream: interleaved, each chunk's last
-      // backward pass comes pp passes after the one before it, so a reduction longer than that
-      // waits on the last.
-      const double grad_chunk = grads / p.vpp, backward = lp.layer_b * chunk_layers;
-      const double queued = grad_chunk + (p.vpp - 1) * std::max(0.0, grad_chunk - p.pp * backward);
-      d.exposed = std::max(grad_chunk / buckets, queued - backward) +
-                  beside(gather / p.vpp, lp.layer_f * chunk_layers);
+      d.exposed = std::max(grad_chunk / buckets, queued(grad_chunk, backward) - backward) +
+                  beside(gather_chunk, forward);
     }
     const double hidden = grads + gather - d.exposed;
+    d.exposed += tied;
     d.interference = (kernels_.profile().interference.compute_slowdown - 1.0) * hidden;
   }
   d.optimizer = lp.optimizer_per_param * (sharded ? params / p.dp : params) +

@@ -27,13 +27,9 @@ std::vector<hw::CollectiveFit> fit_collectives(
   }
   std::vector<hw::CollectiveFit> fits;
   for (auto& [key, g] : groups) {
-    // The out-of-place rows, as the measured table answers from them (an in-place column 0.7x
-    // as long pulled the summary's bus rate above every out-of-place row's until 2026-12-05);
-    // a run of in-place rows alone is fitted on them.
-    if (std::any_of(g.begin(), g.end(), [](const auto* r) { return !r->in_place; })) {
-      g.erase(std::remove_if(g.begin(), g.end(), [](const auto* r) { return r->in_place; }),
-              g.end());
-    }
+    // The rows the measured table answers from (an in-place column 0.7x as long pulled the
+    // summary's bus rate above every out-of-place row's until 2026-12-05).
+    g = hw::run_side(std::move(g));
     std::set<double> sizes;
     for (const auto* r : g) sizes.insert(r->size.value());
     if (sizes.size() < 2) continue;  // alpha and beta need two sizes at least

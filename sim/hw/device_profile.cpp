@@ -70,6 +70,14 @@ std::optional<CollectiveOp> collective_op_from_string(const std::string& s) {
   return std::nullopt;
 }
 
+std::vector<const CollectiveMeasurement*> run_side(std::vector<const CollectiveMeasurement*> rows) {
+  const auto in_place = [](const CollectiveMeasurement* m) { return m->in_place; };
+  if (!std::all_of(rows.begin(), rows.end(), in_place)) {
+    rows.erase(std::remove_if(rows.begin(), rows.end(), in_place), rows.end());
+  }
+  return rows;
+}
+
 std::optional<Time> measured_collective_time(const std::vector<CollectiveMeasurement>& table,
                                              CollectiveOp op, int ranks, int nodes, Bytes size) {
   // Every run of the shape, pooled: size -> seconds, a size that several runs measured taken
@@ -80,16 +88,19 @@ std::optional<Time> measured_collective_time(const std::vector<CollectiveMeasure
     return m.op == op && m.ranks == ranks && m.nodes == nodes && m.algorithm.empty() &&
            m.protocol.empty() && m.time > Time::zero();
   };
-  // Each run's side first (its out-of-place rows, or its in-place ones where it has none),
-  // then the runs pooled in table order.
-  std::map<std::string, bool> has_out_of_place;  // run -> it has out-of-place rows
+  // Each run's side first, then the runs pooled in table order.
+  std::map<std::string, std::vector<const CollectiveMeasurement*>> runs;
+  std::vector<std::string> run_order;
   for (const auto& m : table) {
-    if (of_shape(m)) has_out_of_place[m.run] = has_out_of_place[m.run] || !m.in_place;
+    if (!of_shape(m)) continue;
+    auto [it, added] = runs.try_emplace(m.run);
+    if (added) run_order.push_back(m.run);
+    it->second.push_back(&m);
   }
   std::map<double, double> rows;
-  for (const auto& m : table) {
-    const bool side_taken = of_shape(m) && m.in_place == !has_out_of_place.at(m.run);
-    if (side_taken) rows.emplace(m.size.value(), m.time.to_seconds());
+  for (const auto& run : run_order) {
+    for (const auto* m : run_side(runs.at(run)))
+      rows.emplace(m->size.value(), m->time.to_seconds());
   }
   const double s = size.value();
   if (rows.empty() || s < rows.begin()->first || s > rows.rbegin()->first) return std::nullopt;

@@ -308,6 +308,11 @@ bool splits_buffer(CollectiveOp op);
 // forced algorithm or protocol) and whose sizes hold `size`, out-of-place rows (nccl-tests'
 // first columns; in-place where a run has none): the row itself at a measured size, log-log
 // linear between two measured sizes, nullopt outside every such run's sizes.
+// The rows one run's figures come from: its out-of-place rows (nccl-tests' first columns), or
+// its in-place ones where it has none. `rows` are of one run and one shape; both the measured
+// table and calibrate's alpha-beta fit take them so.
+std::vector<const CollectiveMeasurement*> run_side(std::vector<const CollectiveMeasurement*> rows);
+
 std::optional<Time> measured_collective_time(const std::vector<CollectiveMeasurement>& table,
                                              CollectiveOp op, int ranks, int nodes, Bytes size);
 

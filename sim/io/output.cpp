@@ -24,9 +24,10 @@ fs::path identity(const fs::path& p) {
 }
 
 // The temporary files being written or awaiting their rename, which an interrupt (SIGINT,
-// SIGTERM, SIGHUP) or a file past the size limit (SIGXFSZ, ulimit -f) removes before the
-// process ends as the signal would end it: no partial file is left behind. Fixed storage, so the
-// handler only reads it and calls unlink.
+// SIGTERM, SIGHUP), a file past the size limit (SIGXFSZ, ulimit -f) or a reader of stdout that
+// has gone (SIGPIPE: `megasim ... -o f | head`; until 2026-12-05 it left f.tmp.PID) removes
+// before the process ends as the signal would end it: no partial file is left behind. Fixed
+// storage, so the handler only reads it and calls unlink.
 constexpr int kMaxPending = 16;
 constexpr std::size_t kMaxPendingPath = 4096;
 char g_pending[kMaxPending][kMaxPendingPath];
@@ -45,7 +46,7 @@ extern "C" void remove_pending_and_reraise(int sig) {
 int track_pending(const fs::path& tmp) {
   // A signal the caller ignores (nohup's SIGHUP, a script's trap '' INT) stays ignored.
   static const bool installed = [] {
-    for (const int sig : {SIGINT, SIGTERM, SIGHUP, SIGXFSZ}) {
+    for (const int sig : {SIGINT, SIGTERM, SIGHUP, SIGXFSZ, SIGPIPE}) {
       struct sigaction old {};
       if (::sigaction(sig, nullptr, &old) != 0 || old.sa_handler == SIG_IGN) continue;
       struct sigaction now {};

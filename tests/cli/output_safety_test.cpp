@@ -295,6 +295,21 @@ TEST_CASE("output: a trace past the file-size limit (ulimit -f) leaves no tempor
   fs::remove_all(dir);
 }
 
+TEST_CASE("output: a reader of stdout that has gone leaves no temporary file") {
+  // `megasim ... -o f | head -c 0`: the write to the closed pipe raises SIGPIPE, which ended the
+  // process with f.tmp.PID beside f until 2026-12-05 (the step takes a second or so, so the
+  // reader has gone before megasim prints).
+  const fs::path dir = fresh_dir("pipe");
+  const std::string cmd = std::string(MEGASIM_BINARY) + " simulate " + shell_quote(kScenario) +
+                          " -o " + shell_quote((dir / "o.json").string()) + " | head -c 0";
+  (void)std::system(("sh -c " + shell_quote(cmd)).c_str());
+  for (const auto& e : fs::directory_iterator(dir)) {
+    CAPTURE(e.path().string());
+    CHECK(e.path().filename().string().find(".tmp.") == std::string::npos);
+  }
+  fs::remove_all(dir);
+}
+
 TEST_CASE("an empty option value is refused, not taken as not given") {
   // Until 2026-12-04 `--max-memory ''` ran with the 8 GiB default and `--name ''` and
   // `--cluster ''` of import-nccl-tests were dropped without a word.

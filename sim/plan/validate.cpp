@@ -11,16 +11,12 @@
 #include "io/json_reader.h"
 #include "io/scenario.h"
 #include "plan/evaluate.h"
+#include "plan/published_runs.h"
 
 namespace megasim::plan {
 namespace {
 
 namespace fs = std::filesystem;
-
-// A run's id, or "" for an entry that is not an object with a string id.
-std::string run_id(const io::Json& r) {
-  return r.is_object() && r.contains("id") && r["id"].is_string() ? r["id"].get<std::string>() : "";
-}
 
 // The published figure `v` scores, from `runs` (the file `runs_file`); `origin` is the scenario.
 double published_metric(const io::Json& runs, const std::string& runs_file,
@@ -64,58 +60,6 @@ double published_metric(const io::Json& runs, const std::string& runs_file,
     return published;
   }
   throw InputError(origin + ": validation.run: no run '" + v.run + "' in the published runs");
-}
-
-// Every "mfu…" or "hfu…" figure of a run, under measured or in its steps, is at most 1.
-void check_fractions(const io::Json& run, const std::string& at) {
-  const auto check = [&](const io::Json& figures, const std::string& where) {
-    if (!figures.is_object()) return;
-    for (const auto& [key, value] : figures.items()) {
-      if ((key.rfind("mfu", 0) != 0 && key.rfind("hfu", 0) != 0) || !value.is_number()) continue;
-      if (value.get<double>() <= 1.0) continue;
-      throw InputError(
-          fmt::format("{}{}: '{}' is {}, but MFU and HFU are fractions of 1 (0.415 "
-                      "for 41.5 %)",
-                      at, where, key, value.dump()));
-    }
-  };
-  if (!run.is_object()) return;
-  if (run.contains("measured")) check(run["measured"], ".measured");
-  if (run.contains("steps") && run["steps"].is_array()) {
-    for (std::size_t k = 0; k < run["steps"].size(); ++k)
-      check(run["steps"][k], fmt::format(".steps[{}]", k));
-  }
-}
-
-// A run's counts (its GPUs, and its plan's and model's shape) are whole numbers above 0 or null
-// (not published): "999" or 999.0 would skip the check against the scenario, -1 or 0 is a typo;
-// its "gpu" (the device's name) is text.
-void check_run_shape(const io::Json& run, const std::string& at) {
-  if (!run.is_object()) return;
-  const auto check = [&](const io::Json& section, const std::string& path, const char* key) {
-    if (!section.is_object() || !section.contains(key) || section[key].is_null()) return;
-    const io::Json& v = section[key];
-    constexpr std::int64_t kMax = std::int64_t{1} << 40;
-    if (v.is_number_integer() && v.get<std::int64_t>() >= 1 && v.get<std::int64_t>() <= kMax)
-      return;
-    throw InputError(
-        fmt::format("{}.{}{}: {} is not a whole number from 1 to 2^40 (null: not "
-                    "published)",
-                    at, path, key, v.dump()));
-  };
-  check(run, "", "gpus");
-  if (run.contains("plan")) {
-    for (const char* key : {"tp", "pp", "dp", "vpp", "micro_batch", "global_batch"})
-      check(run["plan"], "plan.", key);
-  }
-  if (run.contains("model")) {
-    for (const char* key : {"layers", "hidden", "heads", "seq", "vocab"})
-      check(run["model"], "model.", key);
-  }
-  if (run.contains("gpu") && !run["gpu"].is_string()) {
-    throw InputError(
-        fmt::format("{}.gpu: {} is not text (the device's name)", at, run["gpu"].dump()));
-  }
 }
 
 // A scenario scored against a published run must be that run: its GPU count, the plan and the
@@ -351,23 +295,7 @@ std::vector<RefusedRow> refused_rows(const io::Json& runs, const std::string& ru
 
 Validation validate(const fs::path& published_runs, const fs::path& dir, io::FilesRead* read) {
   const io::Json runs = io::parse_json_file(published_runs, read);
-  if (!runs.is_object() || !runs.contains("runs") || !runs["runs"].is_array()) {
-    throw InputError(published_runs.string() + ": runs: missing, or not an array of runs");
-  }
-  // An id given twice would score every row against whichever comes first; an MFU or HFU over
-  // 1 is a percentage written where a fraction belongs (41.5 for 0.415).
-  const auto& list = runs["runs"];
-  for (std::size_t i = 0; i < list.size(); ++i) {
-    const std::string at = fmt::format("{}: runs[{}]", published_runs.string(), i);
-    check_fractions(list[i], at);
-    check_run_shape(list[i], at);
-    for (std::size_t j = 0; j < i; ++j) {
-      if (!run_id(list[i]).empty() && run_id(list[i]) == run_id(list[j])) {
-        throw InputError(fmt::format("{}: runs[{}] and runs[{}] both have id '{}'",
-                                     published_runs.string(), j, i, run_id(list[i])));
-      }
-    }
-  }
+  check_published_runs(runs, published_runs.string());
   std::vector<ValidationRow> rows;
   io::InputOptions io_options;
   io_options.run_level = false;

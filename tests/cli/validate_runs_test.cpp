@@ -14,6 +14,12 @@
 using megasim::test::run_megasim;
 using megasim::test::shell_quote;
 
+namespace {
+std::string fmt_at(std::size_t i) {
+  return ": runs[" + std::to_string(i) + "]";
+}
+}  // namespace
+
 TEST_CASE("validate: a published figure past the GPUs' peak, or another vocabulary, is refused") {
   // A user's trial (2026-12-05) scored 10^6 TFLOP/s a GPU at -100 % and a 1 ns step at
   // +1.4e10 %, and a run of a 5-token vocabulary against the scenario's 51,200.
@@ -45,5 +51,50 @@ TEST_CASE("validate: a published figure past the GPUs' peak, or another vocabula
   CHECK(vocab.err.find("model.vocab ('korthikanti-22b') states 5") != std::string::npos);
   // The published figures as they are pass.
   CHECK(validate("same.json", [](nlohmann::json&) {}).exit_code == 0);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("validate: every entry of runs is a run with an id and numeric figures") {
+  // A helper's bad-input sweep (2026-12-05): a string, {} or "measured": {"mfu": "fast"}
+  // appended to runs passed with exit 0, and a scored run without its id was reported missing
+  // from the file, not named.
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("megasim_entry_" + std::to_string(::getpid()));
+  fs::create_directories(dir / "s");
+  fs::copy_file(MEGASIM_SOURCE_DIR "/scenarios/validation/korthikanti-22b-full.json",
+                dir / "s" / "korthikanti-22b-full.json");
+  std::ifstream src(MEGASIM_SOURCE_DIR "/validation/published_runs.json");
+  const nlohmann::json runs = nlohmann::json::parse(src);
+  const std::size_t last = runs["runs"].size();
+  struct Case {
+    const char* name;
+    nlohmann::json entry;  // appended, or null: runs[0]'s id taken away
+    std::string says;
+  };
+  const Case cases[] = {
+      {"text.json", "garbage",
+       fmt_at(last) + ": expected a run (an object with an id), found \"garbage\""},
+      {"empty.json", nlohmann::json::object(), fmt_at(last) + ".id: missing"},
+      {"figure.json",
+       {{"id", "x"}, {"measured", {{"mfu", "fast"}}}},
+       fmt_at(last) + ".measured.mfu: expected a number (null: not published), found \"fast\""},
+      {"steps.json",
+       {{"id", "x"}, {"steps", {1, 2}}},
+       fmt_at(last) + ".steps[0]: expected an object"},
+      {"no_id.json", nullptr, fmt_at(0) + ".id: missing"}};
+  for (const auto& c : cases) {
+    CAPTURE(c.name);
+    nlohmann::json copy = runs;
+    if (c.entry.is_null()) {
+      copy["runs"][0].erase("id");
+    } else {
+      copy["runs"].push_back(c.entry);
+    }
+    std::ofstream(dir / c.name) << copy.dump();
+    const auto r = run_megasim("validate --scenarios " + shell_quote((dir / "s").string()) +
+                               " --runs " + shell_quote((dir / c.name).string()));
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find(c.says) != std::string::npos);
+  }
   fs::remove_all(dir);
 }

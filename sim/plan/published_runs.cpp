@@ -1,0 +1,125 @@
+#include "plan/published_runs.h"
+
+#include <cstdint>
+
+#include <fmt/format.h>
+
+#include "engine/error.h"
+
+namespace megasim::plan {
+namespace {
+
+// Every "mfu…" or "hfu…" figure of a run, under measured or in its steps, is at most 1.
+void check_fractions(const io::Json& run, const std::string& at) {
+  const auto check = [&](const io::Json& figures, const std::string& where) {
+    if (!figures.is_object()) return;
+    for (const auto& [key, value] : figures.items()) {
+      if ((key.rfind("mfu", 0) != 0 && key.rfind("hfu", 0) != 0) || !value.is_number()) continue;
+      if (value.get<double>() <= 1.0) continue;
+      throw InputError(
+          fmt::format("{}{}: '{}' is {}, but MFU and HFU are fractions of 1 (0.415 "
+                      "for 41.5 %)",
+                      at, where, key, value.dump()));
+    }
+  };
+  if (!run.is_object()) return;
+  if (run.contains("measured")) check(run["measured"], ".measured");
+  if (run.contains("steps") && run["steps"].is_array()) {
+    for (std::size_t k = 0; k < run["steps"].size(); ++k)
+      check(run["steps"][k], fmt::format(".steps[{}]", k));
+  }
+}
+
+// A run's counts (its GPUs, and its plan's and model's shape) are whole numbers above 0 or null
+// (not published): "999" or 999.0 would skip the check against the scenario, -1 or 0 is a typo;
+// its "gpu" (the device's name) is text.
+void check_run_shape(const io::Json& run, const std::string& at) {
+  if (!run.is_object()) return;
+  const auto check = [&](const io::Json& section, const std::string& path, const char* key) {
+    if (!section.is_object() || !section.contains(key) || section[key].is_null()) return;
+    const io::Json& v = section[key];
+    constexpr std::int64_t kMax = std::int64_t{1} << 40;
+    if (v.is_number_integer() && v.get<std::int64_t>() >= 1 && v.get<std::int64_t>() <= kMax)
+      return;
+    throw InputError(
+        fmt::format("{}.{}{}: {} is not a whole number from 1 to 2^40 (null: not "
+                    "published)",
+                    at, path, key, v.dump()));
+  };
+  check(run, "", "gpus");
+  if (run.contains("plan")) {
+    for (const char* key : {"tp", "pp", "dp", "vpp", "micro_batch", "global_batch"})
+      check(run["plan"], "plan.", key);
+  }
+  if (run.contains("model")) {
+    for (const char* key : {"layers", "hidden", "heads", "seq", "vocab"})
+      check(run["model"], "model.", key);
+  }
+  if (run.contains("gpu") && !run["gpu"].is_string()) {
+    throw InputError(
+        fmt::format("{}.gpu: {} is not text (the device's name)", at, run["gpu"].dump()));
+  }
+}
+
+// An entry of "runs" is a run: an object with a non-empty string id, and figures that are
+// numbers (null: not published). Until 2026-12-05 a string, {} or "measured": {"mfu": "fast"}
+// passed, and a run a scenario scores without its id was reported as missing from the file.
+void check_run_entry(const io::Json& run, const std::string& at) {
+  if (!run.is_object()) {
+    throw InputError(
+        fmt::format("{}: expected a run (an object with an id), found {}", at, run.dump()));
+  }
+  if (!run.contains("id") || !run["id"].is_string() || run["id"].get<std::string>().empty()) {
+    throw InputError(fmt::format("{}.id: {} (every run has a non-empty text id)", at,
+                                 run.contains("id") ? run["id"].dump() : "missing"));
+  }
+  const auto figures = [&](const io::Json& section, const std::string& where) {
+    if (!section.is_object()) {
+      throw InputError(
+          fmt::format("{}{}: expected an object of figures, found {}", at, where, section.dump()));
+    }
+    for (const auto& [key, value] : section.items()) {
+      if (value.is_number() || value.is_null() || (key == "add" && value.is_string())) continue;
+      throw InputError(fmt::format("{}{}.{}: expected a number (null: not published), found {}", at,
+                                   where, key, value.dump()));
+    }
+  };
+  if (run.contains("measured")) figures(run["measured"], ".measured");
+  if (run.contains("steps")) {
+    if (!run["steps"].is_array()) {
+      throw InputError(
+          fmt::format("{}.steps: expected an array of steps, found {}", at, run["steps"].dump()));
+    }
+    for (std::size_t k = 0; k < run["steps"].size(); ++k)
+      figures(run["steps"][k], fmt::format(".steps[{}]", k));
+  }
+}
+
+}  // namespace
+
+std::string run_id(const io::Json& r) {
+  return r.is_object() && r.contains("id") && r["id"].is_string() ? r["id"].get<std::string>() : "";
+}
+
+void check_published_runs(const io::Json& runs, const std::string& file) {
+  if (!runs.is_object() || !runs.contains("runs") || !runs["runs"].is_array()) {
+    throw InputError(file + ": runs: missing, or not an array of runs");
+  }
+  // An id given twice would score every row against whichever comes first; an MFU or HFU over
+  // 1 is a percentage written where a fraction belongs (41.5 for 0.415).
+  const auto& list = runs["runs"];
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const std::string at = fmt::format("{}: runs[{}]", file, i);
+    check_run_entry(list[i], at);
+    check_fractions(list[i], at);
+    check_run_shape(list[i], at);
+    for (std::size_t j = 0; j < i; ++j) {
+      if (run_id(list[i]) == run_id(list[j])) {
+        throw InputError(fmt::format("{}: runs[{}] and runs[{}] both have id '{}'", file, j, i,
+                                     run_id(list[i])));
+      }
+    }
+  }
+}
+
+}  // namespace megasim::plan

@@ -26,6 +26,10 @@ double half_last_place(const std::string& number);
 bool is_integer(const std::string& s);
 // The word after `key` in `line`, or "".
 std::string word_after(const std::string& line, const std::string& key);
+// "file:line", where an error points.
+inline std::string where(const std::string& origin, int line) {
+  return origin + ":" + std::to_string(line);
+}
 // `line` without the tags launchers put on it: "[1,0]<stdout>:" and "[0]" (mpirun
 // --tag-output), a leading "0: " (srun -l).
 std::string strip_tags(const std::string& line);

@@ -36,6 +36,7 @@ struct RunBuilder {
   std::set<int> rank_indices;       // the rank numbers the lines name
   std::set<std::string> hosts;
   int n_thread = 0, n_gpus = 0;
+  std::optional<double> max_bytes;  // the header's
   bool started = false;
   // (size, side, type and op) → (µs, line): a size measured twice with other figures is refused.
   std::map<std::tuple<double, std::size_t, std::string>, std::pair<double, int>> seen;
@@ -61,10 +62,6 @@ std::optional<hw::CollectiveOp> op_from_test_name(const std::string& test) {
 }
 
 namespace {
-
-std::string where(const std::string& origin, int line) {
-  return origin + ":" + std::to_string(line);
-}
 
 // The op: the log's test name, else the caller's.
 hw::CollectiveOp run_op(const NcclTestsRun& r, const std::string& at,
@@ -201,6 +198,7 @@ class LogParser {
       return;  // a header with no rows (an aborted run) carries nothing to import
     }
     const std::string at = where(origin_, r.first_line);
+    check_not_cut(r.rows, b_.max_bytes, r.avg_busbw_gbps || !r.failure.empty(), at);
     r.op = run_op(r, at, options_);
     r.op_option_ignored = options_.op && !r.test.empty() && *options_.op != r.op;
     check_algbw(r.op);
@@ -264,6 +262,7 @@ class LogParser {
       const std::string at = where(origin_, line_no_);
       b_.n_thread = count_in_log(body[1], "nThread", at, 1);  // a run has one of each at least
       b_.n_gpus = count_in_log(body[3], "nGpus", at, 1);
+      b_.max_bytes = header_max_bytes(body);
       if (std::int64_t{b_.n_thread} * b_.n_gpus > kMaxRanks) {
         throw InputError(at + ": nThread × nGpus = " + body[1] + " × " + body[3] +
                          " ranks; a log may name at most " + std::to_string(kMaxRanks));
@@ -288,9 +287,8 @@ class LogParser {
     return false;
   }
 
-  // A time in [kMinRowTimeUs, kMaxRowTimeUs] µs and bandwidths in [0, kMaxRowGbps] GB/s, else
-  // an error; and the algbw check, kept for the run's end: nccl-tests prints algbw as the size
-  // over the time, within the rounding of the digits each was printed with.
+  // A time in [kMinRowTimeUs, kMaxRowTimeUs] µs, bandwidths in [0, kMaxRowGbps] GB/s; and the
+  // algbw check for the run's end (nccl-tests prints size over time, rounded as printed).
   void check_row_figures(double size, const std::string& time_text, double time_us,
                          const std::string& algbw_text, double algbw, double busbw) {
     for (const auto& [what, v, lo, hi] :

@@ -217,4 +217,23 @@ std::optional<std::string> failure_line(const std::string& line) {
   return std::nullopt;
 }
 
+std::optional<double> header_max_bytes(const std::vector<std::string>& body) {
+  const auto it = std::find(body.begin(), body.end(), "maxBytes");
+  if (it == body.end() || std::next(it) == body.end() || !is_integer(*std::next(it)))
+    return std::nullopt;
+  return std::stod(*std::next(it));
+}
+
+void check_not_cut(const std::vector<hw::CollectiveMeasurement>& rows,
+                   std::optional<double> max_bytes, bool closed, const std::string& at) {
+  if (closed || !max_bytes || rows.empty()) return;
+  double largest = 0.0;
+  for (const auto& m : rows) largest = std::max(largest, m.size.value());
+  if (largest >= 0.5 * *max_bytes) return;
+  throw InputError(fmt::format(
+      "{}: the run's rows stop at {:.0f} B, its header asks for sizes up to {:.0f} B (maxBytes), "
+      "and it has no 'Avg bus bandwidth' line: the log is cut off; import the whole log",
+      at, largest, *max_bytes));
+}
+
 }  // namespace megasim::calibrate

@@ -97,4 +97,14 @@ void check_counts(const std::vector<CountCheck>& checks, hw::CollectiveOp op, in
 // CUDA's and the harness's alike), trimmed; nothing for any other line.
 std::optional<std::string> failure_line(const std::string& line);
 
+// The header's maxBytes ("# nThread 1 nGpus 8 minBytes 8 maxBytes 17179869184 step: ..."; `body`
+// lacks the "#"), or nothing where the line does not give it as a number.
+std::optional<double> header_max_bytes(const std::vector<std::string>& body);
+
+// A run cut off: an InputError at `at` when it has neither nccl-tests' closing average nor a
+// failure noted and its largest row is under half the maxBytes its header asked for (the last
+// size can fall a little short of maxBytes, rounded to whole elements of every rank).
+void check_not_cut(const std::vector<hw::CollectiveMeasurement>& rows,
+                   std::optional<double> max_bytes, bool closed, const std::string& at);
+
 }  // namespace megasim::calibrate

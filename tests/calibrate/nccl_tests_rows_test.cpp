@@ -64,3 +64,24 @@ TEST_CASE("a run that ended on an NCCL failure keeps its rows and says it ended 
       "done.log", o);
   CHECK(finished[0].failure.empty());
 }
+
+TEST_CASE(
+    "a log cut off between rows, short of its header's maxBytes and its average, is refused") {
+  // A helper's sweep (2026-12-05): the rows of a 16 GiB sweep stopping at 16 KiB, with no
+  // closing average, imported as a whole log (24 rows, 5.97 GB/s).
+  calibrate::ImportOptions o;
+  o.ranks = 8;
+  o.nodes = 1;
+  const std::string head =
+      "# Collective test starting: all_reduce_perf\n"
+      "# nThread 1 nGpus 8 minBytes 8192 maxBytes 17179869184 step: 2(factor) warmup iters: 5\n"
+      "#       size         count      type   redop    root     time   algbw   busbw  #wrong\n"
+      "8192 2048 float sum -1 20.00 0.41 0.72 0\n"
+      "16384 4096 float sum -1 20.00 0.82 1.43 0\n";
+  CHECK_THROWS_WITH_AS(parse_nccl_tests_log(head, "cut.log", o),
+                       doctest::Contains("the run's rows stop at 16384 B, its header asks for "
+                                         "sizes up to 17179869184 B (maxBytes)"),
+                       InputError);
+  // With its closing average the same rows are a finished run (a sweep stopped early by hand).
+  CHECK(parse_nccl_tests_log(head + "# Avg bus bandwidth    : 1.07\n", "ok.log", o).size() == 1);
+}

@@ -78,6 +78,10 @@ std::string compare_text(const std::vector<plan::Variant>& variants) {
         "the variants run on {} to {} GPUs: tokens/s and the pareto mark set jobs of different "
         "sizes side by side; MFU compares them per GPU\n",
         *sizes.begin(), *sizes.rbegin());
+  } else if (!sizes.empty()) {
+    // Said once: a --set of tp, cp or pp sizes the scenario that dp is derived from, which the
+    // table did not show (2026-12-05).
+    text += fmt::format("every variant runs on {} GPUs\n", *sizes.begin());
   }
   return text;
 }

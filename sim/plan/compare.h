@@ -2,8 +2,10 @@
 // the step level. A combination that cannot run (a plan/model clash, memory over capacity) is
 // a row with its reason; a scenario that cannot be read at all is an InputError. When tp, cp or
 // pp varies and dp is given neither by --vary nor by --set, dp is derived so that every variant
-// runs on the scenario's GPU count (a tp × cp × pp that does not divide it is a row with its
-// reason).
+// runs on the scenario's GPU count, that of the scenario with --set applied (--set plan.pp=4 on
+// a TP 8 × PP 8 × DP 4 scenario makes it 8 × 4 × 4 = 128 GPUs, as simulate would run it; the
+// text says the count every variant runs on); a tp × cp × pp that does not divide it is a row
+// with its reason.
 #pragma once
 
 #include <filesystem>

@@ -17,7 +17,12 @@ std::string validate_json(const plan::Validation& v) {
                         {"metric", r.metric},       {"role", r.role},
                         {"published", r.published}, {"predicted", r.predicted},
                         {"error", r.error()},       {"publication", r.source}};
-    if (r.step >= 0) j["step"] = r.step;
+    // An ablation chain's row is scored in points, as the text prints it; `error` stays the
+    // relative error every row has (until 2026-12-05 nothing in the JSON said which).
+    if (r.step >= 0) {
+      j["step"] = r.step;
+      j["error_points"] = (r.predicted - r.published) * 100;
+    }
     const plan::ResidualRow residual = r.residual();
     j["family"] = residual.family;
     j["gpus"] = residual.gpus;
@@ -43,16 +48,20 @@ std::string validate_json(const plan::Validation& v) {
   }
   out["chain_max_gain_error_points"] =
       v.gains.empty() ? nlohmann::json() : nlohmann::json(v.gain_max_points);
-  out["band_coverage"] = {{"rows", v.bands.rows},
-                          {"covered", v.bands.covered},
-                          {"median_width", v.bands.median_width},
-                          {"median_step_width", v.bands.median_step_width}};
+  // A median of no bands is null (it was 0, a band of no width), as the other statistics.
+  const auto coverage = [](const plan::Coverage& b) {
+    const auto median = [&b](double m) {
+      return b.rows > 0 ? nlohmann::json(m) : nlohmann::json();
+    };
+    return nlohmann::json{{"rows", b.rows},
+                          {"covered", b.covered},
+                          {"median_width", median(b.median_width)},
+                          {"median_step_width", median(b.median_step_width)}};
+  };
+  out["band_coverage"] = coverage(v.bands);
   // Each row and its band's rows with the shared constants refitted without their source.
   if (const auto& held = v.bands_held_out.bands) {
-    out["band_coverage_held_out"] = {{"rows", held->rows},
-                                     {"covered", held->covered},
-                                     {"median_width", held->median_width},
-                                     {"median_step_width", held->median_step_width}};
+    out["band_coverage_held_out"] = coverage(*held);
   } else {
     out["band_coverage_held_out"] = {{"unavailable", v.bands_held_out.note}};
   }

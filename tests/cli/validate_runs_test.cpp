@@ -98,3 +98,28 @@ TEST_CASE("validate: every entry of runs is a run with an id and numeric figures
   }
   fs::remove_all(dir);
 }
+
+TEST_CASE("validate --json: a chain row's points beside its relative error, no band no width") {
+  // A helper's hand check (2026-12-05): the text scores an ablation chain's row in MFU points
+  // (+4.1 pt) and the JSON's `error` is relative (+8.6 %) with nothing saying which; a folder
+  // whose rows draw no band printed median widths of 0.
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("megasim_chain_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  for (const char* f : {"megascale-ablation-0.json", "megascale-ablation-1.json"})
+    fs::copy_file(fs::path(MEGASIM_SOURCE_DIR "/scenarios/validation") / f, dir / f,
+                  fs::copy_options::overwrite_existing);
+  const auto r = run_megasim("validate --json --scenarios " + shell_quote(dir.string()));
+  REQUIRE(r.exit_code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  for (const auto& row : j["rows"]) {
+    CAPTURE(row.dump());
+    const double published = row["published"], predicted = row["predicted"];
+    CHECK(row["error_points"].get<double>() == doctest::Approx((predicted - published) * 100));
+    CHECK(row["error"].get<double>() == doctest::Approx(predicted / published - 1));
+  }
+  CHECK(j["band_coverage"]["rows"] == 0);
+  CHECK(j["band_coverage"]["median_width"].is_null());
+  CHECK(j["band_coverage"]["median_step_width"].is_null());
+  fs::remove_all(dir);
+}

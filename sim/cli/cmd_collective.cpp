@@ -71,8 +71,9 @@ std::vector<double> parse_sizes(const std::string& spec, double factor) {
   const double lo = parse_size(spec.substr(0, colon));
   const double hi = colon == std::string::npos ? lo : parse_size(spec.substr(colon + 1));
   if (hi < lo) throw InputError("--bytes: the largest size " + spec.substr(colon + 1) + " is below the smallest");
-  if (!(factor > 1.0))
-    throw InputError(fmt::format("--step-factor must be above 1, found {}", factor));
+  if (!(factor > 1.0) || !std::isfinite(factor))
+    throw InputError(
+        fmt::format("--step-factor must be a finite number above 1, found {}", factor));
   // As nccl-tests steps: multiply, and drop a size that rounds to the one before. A factor so
   // near 1 that the steps would number past kMaxSteps is refused before stepping.
   constexpr std::size_t kMaxSizes = 200;

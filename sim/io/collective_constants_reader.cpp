@@ -277,6 +277,7 @@ hw::CollectiveConstants read_collective_constants(const std::filesystem::path& p
   const Json doc = parse_json_file(profile);
   if (!doc.is_object())
     throw InputError(profile.string() + ": expected a device profile object, found " + json_type_name(doc));
+  check_input_kind(doc, InputKind::kDeviceProfile, profile.string());  // a model named as one
   JsonReader root(doc, "", profile.string());
   if (!root.has("collective"))
     throw InputError(profile.string() + ": collective: missing; the device profile has no NCCL "

@@ -25,7 +25,8 @@ std::filesystem::path device_file(const net::ClusterSpec& spec, const SweepReque
                                   std::string& device_ref) {
   device_ref = r.device.empty() ? spec.node.gpu : r.device;
   return io::resolve_data_file(device_ref, io::DataKind::kDevice, std::filesystem::current_path(),
-                               "--cluster", r.device.empty() ? "node.gpu" : "--device");
+                               r.device.empty() ? "--cluster" : "",
+                               r.device.empty() ? "node.gpu" : "--device");
 }
 
 int nodes_of(const net::Topology& topology, const std::vector<int>& gpus) {

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "cli/commands.h"
 #include "cli/mpi_share.h"
@@ -167,12 +168,28 @@ void search_on(const MpiShare& mpi, const SearchCliOptions& o, PreparedSearch& p
   };
   const plan::SearchResult r = plan::search(prepared.inputs, options, share);
   if (mpi.rank() != 0) return;
+  if (r.space.size == 0 && !r.stopped) {
+    // The restrictions contradict each other before any plan is formed: name them and the
+    // rules (a space of 0 plans was reported as none of 0 feasible, 0 pruned by each cause).
+    std::vector<std::string> given;
+    for (const auto& f : o.fix) given.push_back("--fix " + f);
+    for (const auto& v : o.vary) given.push_back("--vary " + v);
+    if (!o.gpus.empty()) given.push_back("--gpus " + fmt::format("{}", fmt::join(o.gpus, ",")));
+    throw InputError(fmt::format(
+        "search: {} leave no plan to enumerate: sequence parallelism (sp=1) runs only at tp "
+        "above 1, dp must be the GPU count over tp × pp, and DeepSpeed's pipeline engine runs "
+        "vpp 1 only; loosen one of them",
+        given.empty() ? std::string("the scenario's GPU count and model")
+                      : fmt::format("{}", fmt::join(given, " and "))));
+  }
   if (r.analytic.empty() && !r.stopped) {
     // The constraints and the model leave nothing to rank: say why, as bad input.
     throw InputError(fmt::format(
         "search: none of the space's {} plan{} is feasible: {} pruned by cluster size (tp × pp "
         "must divide the GPU count), {} by heads (tp must divide heads, kv_heads and "
-        "ffn_hidden), {} by divisibility (the layers, sequence and batch splits), {} by memory; "
+        "ffn_hidden), {} by divisibility (the layers, sequence and batch splits; vpp above 1 needs "
+        "pp above "
+        "1), {} by memory; "
         "loosen --fix, --vary or --gpus",
         r.space.size, r.space.size == 1 ? "" : "s", r.space.pruned[0], r.space.pruned[1],
         r.space.pruned[2], r.space.pruned[3]));

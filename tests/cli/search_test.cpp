@@ -125,6 +125,11 @@ TEST_CASE("cli: search refuses bad input with exit 2 and names it") {
       {" --fix optimizations.sliding_window=true",
        "optimizations.sliding_window: switches the sliding window on, but neither"},
       {" --objective time-to-train", "run.tokens"},
+      // Restrictions that clash before any plan is formed: named (until 2026-12-05 "none of
+      // the space's 0 plans is feasible: 0 pruned by ...").
+      {" --fix sp=1 --fix tp=1",
+       "--fix sp=1 and --fix tp=1 leave no plan to enumerate: sequence parallelism (sp=1) runs "
+       "only at tp above 1"},
       {" --objective cost --set run.tokens=1e9 --set power.usd_per_gpu_hour=0",
        "power.usd_per_gpu_hour above 0"},
   };

@@ -2,6 +2,7 @@
 // paragraph on stderr), 1 internal error.
 #include <cstdio>
 #include <exception>
+#include <string>
 
 #include <CLI/CLI.hpp>
 
@@ -24,6 +25,21 @@ int main(int argc, char** argv) {
   megasim::cli::add_compare_command(app);
   megasim::cli::add_search_command(app);
   megasim::cli::refuse_empty_values(app);
+  // A first word that names no subcommand is said so (CLI11 said only "A subcommand is
+  // required" for `megasim simulat`).
+  if (argc > 1 && argv[1][0] != '-') {
+    std::string names;
+    bool known = false;
+    for (const CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) {
+      known = known || sub->get_name() == argv[1];
+      names += (names.empty() ? "" : ", ") + sub->get_name();
+    }
+    if (!known) {
+      std::fprintf(stderr, "megasim: error: '%s' is not a subcommand; the subcommands are %s\n",
+                   argv[1], names.c_str());
+      return 2;
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const megasim::cli::QuietExit& e) {

@@ -10,12 +10,28 @@
   const ok = d.variants.filter((v) => v.feasible);
   const fastest = [...ok].sort((a, b) => b.tokens_per_s - a.tokens_per_s);
 
+  // The GPU counts and batches of the variants, as the text says them: jobs of different sizes
+  // (--vary plan.dp) set side by side by tokens a second (the page said nothing of it until
+  // 2026-12-05, while it named the larger job fastest).
+  const sizes = [...new Set(ok.map((v) => v.plan.gpus))].sort((a, b) => a - b);
+  const sized = sizes.length > 1;
+  const batches = new Set(ok.map((v) => v.plan.global_batch));
+  const gpus = (v) => (sized ? ` on ${fmt.num(v.plan.gpus, 0)} GPUs` : '');
+
   const card = section('Variants', null, true);
   const rows = [['variants', `${d.variants.length} (${ok.length} can run)`]];
+  if (sized) {
+    rows.push(['GPUs', `the variants run on ${sizes[0]} to ${sizes[sizes.length - 1]} GPUs: ` +
+      'tokens a second and the Pareto front set jobs of different sizes side by side; MFU ' +
+      'compares them per GPU']);
+  } else if (sizes.length) {
+    rows.push(['GPUs', `every variant runs on ${sizes[0]} GPUs`]);
+  }
   if (fastest.length) {
     const best = fastest[0];
-    rows.push(['fastest (tokens a second)', `${label(best)}: ${fmt.num(best.step_time_s, 3)} s, ` +
-      `${fmt.num(best.tokens_per_s, 0)} tokens/s, MFU ${fmt.pct(best.mfu)}`]);
+    rows.push(['fastest (tokens a second)', `${label(best)}${gpus(best)}: ` +
+      `${fmt.num(best.step_time_s, 3)} s, ${fmt.num(best.tokens_per_s, 0)} tokens/s, ` +
+      `MFU ${fmt.pct(best.mfu)}`]);
     rows.push(['on the Pareto front', ok.filter((v) => v.pareto).map(label).join('; ')]);
   }
   keyValues(card, rows);
@@ -58,8 +74,8 @@
     const colour = [colours.compute, colours.slowest, colours.power, colours.tp, colours.pp, colours.dp,
       colours.bubble, colours.optimizer, colours.other];
     const c = section(`The ${top.length} fastest plans' breakdowns`, 'The critical stage of ' +
-      'each plan, the most tokens a second on top (with another batch a step, not the shortest).',
-      true);
+      'each plan, the most tokens a second on top' + (batches.size > 1
+        ? ' (with another batch a step, not the shortest).' : '.'), true);
     chart(c, {
       legend: { bottom: 0 },
       tooltip: { trigger: 'axis', valueFormatter: (v) => `${fmt.num(v, 3)} s` },
@@ -72,12 +88,15 @@
   }
 
   const all = section('Every variant', null, true);
-  table(all, ['variant', 'step s', 'tokens/s', 'MFU', 'peak GiB', 'headroom GiB', 'exposed comm s',
-    'Pareto', 'note'],
-  d.variants.map((v) => (v.feasible
+  // A GPUs column after the variant's name where the sizes differ, as the text's table.
+  const column = (cells, gpu) => (sized ? [cells[0], gpu, ...cells.slice(1)] : cells);
+  table(all, column(['variant', 'step s', 'tokens/s', 'MFU', 'peak GiB', 'headroom GiB',
+    'exposed comm s', 'Pareto', 'note'], 'GPUs'),
+  d.variants.map((v) => column(v.feasible
     ? [label(v), fmt.num(v.step_time_s, 3), fmt.num(v.tokens_per_s, 0), fmt.pct(v.mfu),
       fmt.num(v.peak_memory_gib, 1), fmt.num(v.memory_headroom_gib, 1), fmt.num(v.exposed_comm_s, 3),
       v.pareto ? 'yes' : '', '']
-    : [label(v), '–', '–', '–', '–', '–', '–', '', v.reason])), [1, 2, 3, 4, 5, 6]);
+    : [label(v), '–', '–', '–', '–', '–', '–', '', v.reason],
+  v.feasible ? fmt.num(v.plan.gpus, 0) : '–')), sized ? [1, 2, 3, 4, 5, 6, 7] : [1, 2, 3, 4, 5, 6]);
   megasim.done();
 })();

@@ -3,9 +3,39 @@
 // interval sweep.
 'use strict';
 
-function megasimRun(d, section, chart, colours, fmt, histogram) {
+function megasimRun(d, section, chart, colours, fmt, histogram, keyValues) {
   const run = d.run;
   const power = d.power;
+  const spreadOf = (dist, f) => (dist.p10 === dist.p90 ? f(dist.mean)
+    : `${f(dist.mean)} mean (p10 ${f(dist.p10)}, p90 ${f(dist.p90)})`);
+
+  // The run's and the power's figures in words, as the text report states them (the page drew
+  // their charts and left the figures out until 2026-12-05).
+  (() => {
+    const card = section('Run: failures, checkpoints and power', null, true);
+    const interval = (v) => (v === null ? 'none' : `${fmt.num(v, 1)} min`);
+    keyValues(card, [
+      ['goodput', spreadOf(run.goodput, (x) => fmt.pct(x))],
+      ['restarts', `${spreadOf(run.restarts, (x) => fmt.num(x, 1))}; ` +
+        `${fmt.rate(run.failures_per_day)} failures a day, MTBF ${fmt.num(run.mtbf_hours, 2)} h`],
+      ['per restart', `${fmt.num(run.recovery_min, 1)} min with a spare free (communicator ` +
+        `initialisation ${fmt.num(run.comm_init_s, 0)} s)`],
+      ['lost GPU-hours', fmt.num(run.lost_gpu_hours, 0)],
+      ['checkpoint', `every ${fmt.num(run.checkpoint_interval_min, 1)} min, ` +
+        `${fmt.num(run.checkpoint_blocking_s, 1)} s blocking, ` +
+        `${fmt.num(run.checkpoint_async_write_min, 1)} min written in the background`],
+      ['checkpoint interval: Young / Daly / best simulated',
+        `${interval(run.young_interval_min)} / ${interval(run.daly_interval_min)} / ` +
+        `${interval(run.best_interval_min)}`],
+      ['power', `IT peak ${fmt.power(power.it_peak_mw)}, facility peak ` +
+        `${fmt.power(power.facility_peak_mw)} (${fmt.power(power.facility_peak_with_spares_mw)} ` +
+        `with the spares), swing ${fmt.power(power.swing_mw)} within a step, ` +
+        `${fmt.power(power.failure_drop_mw)} dropped on a failure`],
+      ['energy, CO2 and cost', `${fmt.energy(power.it_mwh)} IT, ` +
+        `${fmt.energy(power.facility_mwh)} facility; ${fmt.num(power.tonnes_co2, 1)} t CO2; ` +
+        `$${fmt.num(power.usd_gpu_hours, 0)} of GPU-hours`],
+    ]);
+  })();
   // The charts' unit: kW for a job that draws under a megawatt at its peak (a one-node job's
   // "0.00 MW" reads as nothing drawn).
   const kw = power.it_peak_mw * power.pue < 1;
@@ -76,7 +106,8 @@ function megasimRun(d, section, chart, colours, fmt, histogram) {
     const card = section(title, `${run.trials} Monte Carlo trials; lines at p10, p50 and p90.`);
     const h = histogram(values);
     chart(card, {
-      tooltip: { trigger: 'axis' },
+      tooltip: { trigger: 'axis', formatter: (ps) => `${format(ps[0].value[0])}` +
+        `${unit ? ` ${unit}` : ''}: ${ps[0].value[1]} trial${ps[0].value[1] === 1 ? '' : 's'}` },
       grid: { left: 50, right: 20, top: 30, bottom: 40 },
       xAxis: { type: 'value', name: unit, scale: true,
         axisLabel: { formatter: (v) => format(v) } },
@@ -138,7 +169,9 @@ function megasimRun(d, section, chart, colours, fmt, histogram) {
     const pad = 0.02 * (hi - lo);
     chart(card, {
       legend: { bottom: 0 },
-      tooltip: { trigger: 'axis' },
+      tooltip: { trigger: 'axis', formatter: (ps) => `every ${fmt.num(ps[0].value[0], 1)} min` +
+        ps.map((p) => `<br>${p.seriesName} ${p.seriesName === 'goodput' ? fmt.pct(p.value[1])
+          : fmt.num(p.value[1], 2)}`).join('') },
       grid: { left: 55, right: 55, top: 30, bottom: 60 },
       xAxis: { type: 'value', name: 'min', scale: true, min: lo - pad, max: hi + pad,
         axisLabel: { formatter: (v) => fmt.num(v, 1), showMinLabel: false, showMaxLabel: false } },

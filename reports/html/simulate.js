@@ -96,7 +96,8 @@
     chart(card, {
       legend: { bottom: 0 },
       grid: { left: 50, right: 20, top: 20, bottom: 60 },
-      tooltip: { trigger: 'axis', valueFormatter: (v) => `${fmt.num(v, 2)} GiB` },
+      tooltip: { trigger: 'axis', formatter: (ps) => `stage ${ps[0].name}` + ps.map((p) =>
+        `<br>${p.marker}${p.seriesName} ${fmt.num(p.value, 2)} GiB`).join('') },
       xAxis: { type: 'category', name: 'stage', data: m.map((s) => s.stage) },
       yAxis: { type: 'value', name: 'GiB',
         // A round top, so the axis's last label does not sit on the one below it.
@@ -115,7 +116,7 @@
   breakdown();
   memory();
   if (d.run) {
-    megasimRun(d, section, chart, colours, fmt, histogram);
+    megasimRun(d, section, chart, colours, fmt, histogram, keyValues);
   } else {
     section('Run, power and failures', 'The scenario sets no run.tokens, so there is no ' +
       'run-level simulation: no power, Monte Carlo trials, failures or checkpoints to show.');

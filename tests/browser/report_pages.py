@@ -72,6 +72,28 @@ def rendered_as_text(chromium, binary, root, out):
             elif found.group(1).strip() not in dom:
                 failures.append(f"the {scenario} page does not say {found.group(1).strip()!r}, "
                                 "as the text does")
+    # compare's GPU counts, validate's band coverage and context rows, and the run's figures:
+    # stated by the text, left off the pages until 2026-12-05.
+    default = "scenarios/megascale-175b-12288.json"
+    for name, args, wanted in (
+            ("compare-sizes", ["compare", default, "--vary", "plan.dp=96,192", "--set",
+                               "plan.global_batch=1536"], [r"(the variants run on \d+ to \d+ GPUs)"]),
+            ("compare-one", ["compare", default, "--vary", "plan.vpp=3,6"],
+             [r"(every variant runs on \d+ GPUs)"]),
+            ("validate", ["validate"], [r"(\d+ of \d+ rows inside theirs)",
+                                        r"never scored\): (\S+)"]),
+            ("simulate-run", ["simulate", default], [r"per restart +(\S+ min)",
+                                                     r"MTBF (\S+ h)"])):
+        page = out / f"{name}.html"
+        text = megasim(binary, root, *args, "--html", page)
+        dom = dom_text(chromium, page)
+        for pattern in wanted:
+            found = re.search(pattern, text)
+            if not found:
+                failures.append(f"{name}: the text report does not match {pattern!r}")
+            elif found.group(1).strip() not in dom:
+                failures.append(f"the {name} page does not say {found.group(1).strip()!r}, "
+                                "as the text does")
     return failures
 
 

@@ -37,7 +37,7 @@ struct RunBuilder {
   std::set<std::string> hosts;
   int n_thread = 0, n_gpus = 0;
   std::optional<double> max_bytes;  // the header's
-  bool started = false;
+  bool started = false, results_line = false;  // "Out of bounds values": the table ended
   // (size, side, type and op) → (µs, line): a size measured twice with other figures is refused.
   std::map<std::tuple<double, std::size_t, std::string>, std::pair<double, int>> seen;
   // Each row's algbw against size over time, checked once the run's op is known.
@@ -152,7 +152,7 @@ class LogParser {
     const std::vector<std::string> body(t.begin() + (t[0] == "#" ? 1 : 0), t.end());
     if (read_setup_line(body)) return;
     if (t[0] == "#") {
-      check_results_line(body, where(origin_, line_no_));
+      if (check_results_line(body, where(origin_, line_no_))) b_.results_line = true;
       if (std::find(t.begin(), t.end(), "size") != t.end() &&
           std::find(t.begin(), t.end(), "algbw") != t.end()) {
         start_run();
@@ -198,7 +198,8 @@ class LogParser {
       return;  // a header with no rows (an aborted run) carries nothing to import
     }
     const std::string at = where(origin_, r.first_line);
-    check_not_cut(r.rows, b_.max_bytes, r.avg_busbw_gbps || !r.failure.empty(), at);
+    check_not_cut(r.rows, b_.max_bytes, r.avg_busbw_gbps || !r.failure.empty() || b_.results_line,
+                  at);
     r.op = run_op(r, at, options_);
     r.op_option_ignored = options_.op && !r.test.empty() && *options_.op != r.op;
     check_algbw(r.op);

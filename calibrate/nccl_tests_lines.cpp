@@ -101,9 +101,9 @@ std::optional<RankLine> parse_rank_line(const std::vector<std::string>& t, const
   return r;
 }
 
-void check_results_line(const std::vector<std::string>& body, const std::string& at) {
+bool check_results_line(const std::vector<std::string>& body, const std::string& at) {
   // "Out of bounds values : 3 FAILED"
-  if (body.size() < 6 || body[0] != "Out" || body[1] != "of" || body[2] != "bounds") return;
+  if (body.size() < 6 || body[0] != "Out" || body[1] != "of" || body[2] != "bounds") return false;
   const std::string& n = body[5];
   if (!n.empty() &&
       std::all_of(n.begin(), n.end(), [](unsigned char ch) { return std::isdigit(ch) != 0; }) &&
@@ -113,6 +113,7 @@ void check_results_line(const std::vector<std::string>& body, const std::string&
                     "results were wrong, so its times are not measurements",
                     at, n));
   }
+  return true;
 }
 
 namespace {

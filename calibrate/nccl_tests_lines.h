@@ -56,8 +56,8 @@ std::optional<RankLine> parse_rank_line(const std::vector<std::string>& t, const
 
 // nccl-tests' check of the results ("Out of bounds values : 3 FAILED", the tokens after "#"):
 // an InputError naming `at` when it found any, for a run whose results were wrong measured
-// nothing to import.
-void check_results_line(const std::vector<std::string>& body, const std::string& at);
+// nothing to import. True for that line (the table ended there), false for any other.
+bool check_results_line(const std::vector<std::string>& body, const std::string& at);
 
 // A row's data type and reduction must be names nccl-tests prints (src/common.cu,
 // test_typenames and test_opnames); else an InputError naming `at`.
@@ -101,9 +101,9 @@ std::optional<std::string> failure_line(const std::string& line);
 // lacks the "#"), or nothing where the line does not give it as a number.
 std::optional<double> header_max_bytes(const std::vector<std::string>& body);
 
-// A run cut off: an InputError at `at` when it has neither nccl-tests' closing average nor a
-// failure noted and its largest row is under half the maxBytes its header asked for (the last
-// size can fall a little short of maxBytes, rounded to whole elements of every rank).
+// A run cut off: an InputError at `at` when it has no closing line (nccl-tests' results check or
+// average, or a failure noted) and its largest row is under half the maxBytes its header asked for
+// (the last size can fall a little short of maxBytes, rounded to whole elements of every rank).
 void check_not_cut(const std::vector<hw::CollectiveMeasurement>& rows,
                    std::optional<double> max_bytes, bool closed, const std::string& at);
 

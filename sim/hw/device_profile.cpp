@@ -4,6 +4,7 @@
 #include <array>
 #include <cmath>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -88,19 +89,18 @@ std::optional<Time> measured_collective_time(const std::vector<CollectiveMeasure
     return m.op == op && m.ranks == ranks && m.nodes == nodes && m.algorithm.empty() &&
            m.protocol.empty() && m.time > Time::zero();
   };
-  // Each run's side first, then the runs pooled in table order.
+  // Each run's side first, then the rows pooled in table order (the first row of a size wins).
   std::map<std::string, std::vector<const CollectiveMeasurement*>> runs;
-  std::vector<std::string> run_order;
   for (const auto& m : table) {
-    if (!of_shape(m)) continue;
-    auto [it, added] = runs.try_emplace(m.run);
-    if (added) run_order.push_back(m.run);
-    it->second.push_back(&m);
+    if (of_shape(m)) runs[m.run].push_back(&m);
+  }
+  std::set<const CollectiveMeasurement*> taken;
+  for (const auto& [run, its] : runs) {
+    for (const auto* m : run_side(its)) taken.insert(m);
   }
   std::map<double, double> rows;
-  for (const auto& run : run_order) {
-    for (const auto* m : run_side(runs.at(run)))
-      rows.emplace(m->size.value(), m->time.to_seconds());
+  for (const auto& m : table) {
+    if (taken.count(&m) != 0) rows.emplace(m.size.value(), m.time.to_seconds());
   }
   const double s = size.value();
   if (rows.empty() || s < rows.begin()->first || s > rows.rbegin()->first) return std::nullopt;

@@ -303,16 +303,16 @@ double bus_factor(CollectiveOp op, int ranks);
 // all-to-all): its size is the whole buffer's and its count a rank's share of the elements.
 bool splits_buffer(CollectiveOp op);
 
-// The measured time of `op` on exactly `ranks` ranks over `nodes` nodes at `size`, from the
-// first run of `table` (in table order) that measured that shape with NCCL's own choice (no
-// forced algorithm or protocol) and whose sizes hold `size`, out-of-place rows (nccl-tests'
-// first columns; in-place where a run has none): the row itself at a measured size, log-log
-// linear between two measured sizes, nullopt outside every such run's sizes.
 // The rows one run's figures come from: its out-of-place rows (nccl-tests' first columns), or
 // its in-place ones where it has none. `rows` are of one run and one shape; both the measured
 // table and calibrate's alpha-beta fit take them so.
 std::vector<const CollectiveMeasurement*> run_side(std::vector<const CollectiveMeasurement*> rows);
 
+// The measured time of `op` on exactly `ranks` ranks over `nodes` nodes at `size`, from every
+// run of `table` that measured that shape with NCCL's own choice (no forced algorithm or
+// protocol), each run's rows as run_side takes them, pooled by size (a size several rows hold:
+// the first of them in table order): the row itself at a measured size, log-log linear between
+// the nearest measured sizes on either side, nullopt outside the pooled sizes.
 std::optional<Time> measured_collective_time(const std::vector<CollectiveMeasurement>& table,
                                              CollectiveOp op, int ranks, int nodes, Bytes size);
 

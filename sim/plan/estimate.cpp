@@ -278,20 +278,21 @@ AnalyticEstimator::DpParts AnalyticEstimator::dp_parts(const Candidate& c, const
   // (workload/pipe_engine_ops.h), as the simulator's program does.
   const bool bf16_engine = lp.bf16_engine && p.precision == workload::Precision::kBf16 &&
                            !p.zero2 && !p.zero3;
-  const double grads = bf16_engine ? dp_seconds(hw::CollectiveOp::kAllReduce, params * 2.0, p)
-                                   : dp_seconds(sharded ? hw::CollectiveOp::kReduceScatter
-                                                        : hw::CollectiveOp::kAllReduce,
-                                                params * grad_bytes, p);
+  double grads = bf16_engine ? dp_seconds(hw::CollectiveOp::kAllReduce, params * 2.0, p)
+                             : dp_seconds(sharded ? hw::CollectiveOp::kReduceScatter
+                                                  : hw::CollectiveOp::kAllReduce,
+                                          params * grad_bytes, p);
   const double gather = sharded ? dp_seconds(hw::CollectiveOp::kAllGather, params * 2.0, p) : 0.0;
-  // The tied embedding's gradient between the pipeline's two ends, never overlapped. (Until
-  // 2026-12-05 it was counted among the chunks' gradients, a chunk's share of it exposed.)
-  double tied = 0.0;
   if (model.tied_embeddings && p.pp > 1) {
+    // The tied embedding's gradient all-reduced between the pipeline's two ends, which the
+    // executor runs among the end stages' DP gradient traffic (a chunk's share of it, queued
+    // with the reduce-scatters): two ranks, one message's time each way at once. (Two
+    // messages' time until 2026-12-05: the executor's all-reduce takes one.)
     const double vocab_r = static_cast<double>((model.vocab + p.tp - 1) / p.tp);
-    tied = 2.0 * pp_seconds(vocab_r * static_cast<double>(model.hidden) * grad_bytes, false);
+    grads += pp_seconds(vocab_r * static_cast<double>(model.hidden) * grad_bytes, false);
   }
   DpParts d;
-  d.exposed = grads + gather + tied;
+  d.exposed = grads + gather;
   if (c.system.dp_overlap) {
     // The chunks' collectives queue on the one DP stream. Interleaved, stage 0 starts chunk
     // j's first forward pass j x pp passes into the step and ends chunk j's last backward pass
@@ -306,18 +307,18 @@ AnalyticEstimator::DpParts AnalyticEstimator::dp_parts(const Candidate& c, const
     d.exposed = queued(grad_chunk, backward) + queued(gather_chunk, forward);
     if (c.system.dp_bucket_overlap) {
       // Bucket by bucket, as the executor runs them: a chunk's gradients beside its last
-      // backward pass, its parameters beside its first forward pass (gathered from the step's
-      // start). What outlasts the pass is exposed, and at least one bucket's share of each.
+      // backward pass, its parameters beside its first forward pass (gathered, queued, from the
+      // step's start). What outlasts the pass is exposed, and at least one bucket's share of
+      // each. (The all-gathers were not queued until 2026-12-05: 1.14 s where the event level
+      // exposes 1.56 at 12,288 GPUs, PP 2, VPP 6.)
       const auto bucket = static_cast<double>(workload::dp_bucket_elements(p));
       const double buckets = std::max(1.0, std::round(params / p.vpp / bucket));
       const auto beside = [&](double collective, double pass) {
-        return std::max(collective / buckets, collective - pass);
+        return std::max(collective / buckets, queued(collective, pass) - pass);
       };
-      d.exposed = std::max(grad_chunk / buckets, queued(grad_chunk, backward) - backward) +
-                  beside(gather_chunk, forward);
+      d.exposed = beside(grad_chunk, backward) + beside(gather_chunk, forward);
     }
     const double hidden = grads + gather - d.exposed;
-    d.exposed += tied;
     d.interference = (kernels_.profile().interference.compute_slowdown - 1.0) * hidden;
   }
   d.optimizer = lp.optimizer_per_param * (sharded ? params / p.dp : params) +

@@ -12,10 +12,11 @@ namespace megasim::plan {
 std::string run_id(const io::Json& run);
 
 // Throws InputError naming `file` and the JSON path when `runs` is not an object with a "runs"
-// array whose every entry is a run: an object with a non-empty string id, its "measured"
-// figures and its steps' figures numbers or null ("add", a step's name, text), MFU and HFU
-// fractions of 1, its counts whole numbers above 0, no id given twice. Keys megasim does not
-// read (the file's "models", a run's "notes") are not checked.
+// array whose every entry is a run: an object with a non-empty string id, the figures megasim
+// scores (iteration_time_s…, mfu…, hfu…, tflops_per_gpu…, tokens_per_s…, under "measured" or
+// in a step) numbers or null, MFU and HFU fractions of 1, its counts whole numbers above 0, no
+// id given twice. Other keys (the file's "models", a run's "notes", a figure's "source") are the
+// file's own and not checked.
 void check_published_runs(const io::Json& runs, const std::string& file);
 
 }  // namespace megasim::plan

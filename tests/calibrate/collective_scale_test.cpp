@@ -288,6 +288,13 @@ TEST_CASE("the measured table: the runs of one shape answer together, nearest ro
   twice.back().run = "other:1";
   CHECK(hw::measured_collective_time(twice, CollectiveOp::kAllReduce, 16, 2, Bytes(mib))->to_us() ==
         doctest::Approx(100.0));
+  // The first row in table order, not the first run: runs whose rows interleave (a reviewer's
+  // case against the first version of hw::run_side, which took the run that began first).
+  std::vector<hw::CollectiveMeasurement> interleaved = {row(mib, 10.0), row(4 * mib, 200.0),
+                                                        row(16 * mib, 800.0), row(4 * mib, 400.0)};
+  interleaved[1].run = interleaved[2].run = "b:1";
+  CHECK(hw::measured_collective_time(interleaved, CollectiveOp::kAllReduce, 16, 2, Bytes(4 * mib))
+            ->to_us() == doctest::Approx(200.0));
 }
 
 TEST_CASE("an all-gather run over one GPU a node pins PAT's latency, for PAT alone") {

@@ -259,6 +259,15 @@ void check_device_family(const std::string& log, const std::vector<std::string>&
     return "";
   };
   const std::string want = family(lower(base.base.empty() ? base.name : base.base));
+  // A log of two parts measured neither: no profile is the one to import it onto.
+  for (const auto& d : devices) {
+    const std::string a = family(lower(devices.front())), b = family(lower(d));
+    if (a.empty() || b.empty() || a == b) continue;
+    throw InputError(
+        fmt::format("{}: its rank lines name two GPU models ('{}' and '{}'): a run "
+                    "across two parts times neither; import a log of one",
+                    log, devices.front(), d));
+  }
   for (const auto& d : devices) {
     const std::string got = family(lower(d));
     if (want.empty() || got.empty() || got == want) continue;

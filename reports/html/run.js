@@ -58,7 +58,9 @@ function megasimRun(d, section, chart, colours, fmt, histogram, keyValues) {
     }
     chart(card, {
       legend: { bottom: 0 },
-      tooltip: { trigger: 'axis', valueFormatter: (v) => `${fmt.num(v, kw ? 1 : 2)} ${unit}` },
+      tooltip: { trigger: 'axis', formatter: (ps) => `${fmt.num(ps[0].value[0], 2)} s into the ` +
+        'step' + ps.map((p) => `<br>${p.marker}${p.seriesName} ` +
+        `${fmt.num(p.value[1], kw ? 1 : 2)} ${unit}`).join('') },
       grid: { left: 50, right: 20, top: 30, bottom: 60 },
       xAxis: { type: 'value', name: 's', max: t },
       yAxis: { type: 'value', name: unit },

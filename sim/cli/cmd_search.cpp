@@ -187,10 +187,8 @@ void search_on(const MpiShare& mpi, const SearchCliOptions& o, PreparedSearch& p
     throw InputError(fmt::format(
         "search: none of the space's {} plan{} is feasible: {} pruned by cluster size (tp × pp "
         "must divide the GPU count), {} by heads (tp must divide heads, kv_heads and "
-        "ffn_hidden), {} by divisibility (the layers, sequence and batch splits; vpp above 1 needs "
-        "pp above "
-        "1), {} by memory; "
-        "loosen --fix, --vary or --gpus",
+        "ffn_hidden), {} by divisibility (the layers, sequence and batch splits; vpp above 1 "
+        "needs pp above 1), {} by memory; loosen --fix, --vary or --gpus",
         r.space.size, r.space.size == 1 ? "" : "s", r.space.pruned[0], r.space.pruned[1],
         r.space.pruned[2], r.space.pruned[3]));
   }

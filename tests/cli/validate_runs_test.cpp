@@ -15,21 +15,28 @@ using megasim::test::run_megasim;
 using megasim::test::shell_quote;
 
 namespace {
+namespace fs = std::filesystem;
+
 std::string fmt_at(std::size_t i) {
   return ": runs[" + std::to_string(i) + "]";
+}
+
+// A fresh folder `dir`/s holding Korthikanti's 22B full-recompute scenario, and the shipped
+// published runs, for a test to edit and validate against.
+nlohmann::json scenario_and_runs(const fs::path& dir) {
+  fs::create_directories(dir / "s");
+  fs::copy_file(MEGASIM_SOURCE_DIR "/scenarios/validation/korthikanti-22b-full.json",
+                dir / "s" / "korthikanti-22b-full.json", fs::copy_options::overwrite_existing);
+  std::ifstream src(MEGASIM_SOURCE_DIR "/validation/published_runs.json");
+  return nlohmann::json::parse(src);
 }
 }  // namespace
 
 TEST_CASE("validate: a published figure past the GPUs' peak, or another vocabulary, is refused") {
   // A user's trial (2026-12-05) scored 10^6 TFLOP/s a GPU at -100 % and a 1 ns step at
   // +1.4e10 %, and a run of a 5-token vocabulary against the scenario's 51,200.
-  namespace fs = std::filesystem;
   const fs::path dir = fs::temp_directory_path() / ("megasim_peak_" + std::to_string(::getpid()));
-  fs::create_directories(dir / "s");
-  fs::copy_file(MEGASIM_SOURCE_DIR "/scenarios/validation/korthikanti-22b-full.json",
-                dir / "s" / "korthikanti-22b-full.json");
-  std::ifstream src(MEGASIM_SOURCE_DIR "/validation/published_runs.json");
-  const nlohmann::json runs = nlohmann::json::parse(src);
+  const nlohmann::json runs = scenario_and_runs(dir);
   const auto validate = [&](const char* name, void (*edit)(nlohmann::json&)) {
     nlohmann::json copy = runs;
     for (auto& r : copy["runs"])
@@ -58,13 +65,8 @@ TEST_CASE("validate: every entry of runs is a run with an id and numeric figures
   // A helper's bad-input sweep (2026-12-05): a string, {} or "measured": {"mfu": "fast"}
   // appended to runs passed with exit 0, and a scored run without its id was reported missing
   // from the file, not named.
-  namespace fs = std::filesystem;
   const fs::path dir = fs::temp_directory_path() / ("megasim_entry_" + std::to_string(::getpid()));
-  fs::create_directories(dir / "s");
-  fs::copy_file(MEGASIM_SOURCE_DIR "/scenarios/validation/korthikanti-22b-full.json",
-                dir / "s" / "korthikanti-22b-full.json");
-  std::ifstream src(MEGASIM_SOURCE_DIR "/validation/published_runs.json");
-  const nlohmann::json runs = nlohmann::json::parse(src);
+  const nlohmann::json runs = scenario_and_runs(dir);
   const std::size_t last = runs["runs"].size();
   struct Case {
     const char* name;
@@ -114,7 +116,6 @@ TEST_CASE("validate --json: a chain row's points beside its relative error, no b
   // A helper's hand check (2026-12-05): the text scores an ablation chain's row in MFU points
   // (+4.1 pt) and the JSON's `error` is relative (+8.6 %) with nothing saying which; a folder
   // whose rows draw no band printed median widths of 0.
-  namespace fs = std::filesystem;
   const fs::path dir = fs::temp_directory_path() / ("megasim_chain_" + std::to_string(::getpid()));
   fs::create_directories(dir);
   for (const char* f : {"megascale-ablation-0.json", "megascale-ablation-1.json"})

@@ -345,20 +345,18 @@ TEST_CASE("search: the estimate queues the chunks' DP collectives as the executo
     std::vector<plan::Axis> restrict;
     double least;  // the event level's DP exposed is at least this
   };
-  const std::vector<plan::Axis> pp2 = {{"tp", {"8"}},
-                                       {"pp", {"2"}},
-                                       {"vpp", {"6"}},
-                                       {"micro_batch", {"1"}},
-                                       {"recompute", {"none"}},
-                                       {"sequence_parallel", {"true"}},
-                                       {"distributed_optimizer", {"true"}}};
-  const std::vector<plan::Axis> pp8 = {{"tp", {"8"}},
-                                       {"pp", {"8"}},
-                                       {"vpp", {"6"}},
-                                       {"micro_batch", {"1"}},
-                                       {"recompute", {"selective"}},
-                                       {"sequence_parallel", {"true"}},
-                                       {"distributed_optimizer", {"true"}}};
+  // TP 8, sequence parallelism and the distributed optimizer, at one pipeline, VPP 6,
+  // micro-batch 1 and recompute.
+  const auto plan_of = [](const char* pp, const char* recompute) {
+    return std::vector<plan::Axis>{{"tp", {"8"}},
+                                   {"pp", {pp}},
+                                   {"vpp", {"6"}},
+                                   {"micro_batch", {"1"}},
+                                   {"recompute", {recompute}},
+                                   {"sequence_parallel", {"true"}},
+                                   {"distributed_optimizer", {"true"}}};
+  };
+  const std::vector<plan::Axis> pp2 = plan_of("2", "none"), pp8 = plan_of("8", "selective");
   const Case cases[] = {
       {"scenarios/megascale-175b-12288.json", {}, pp2, 1.0},
       {"scenarios/megascale-175b-12288.json", {"optimizations.dp_bucket_overlap=true"}, pp2, 1.0},

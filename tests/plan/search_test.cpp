@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "hw/kernel_cost_model.h"
@@ -27,6 +28,22 @@ using namespace megasim;
 namespace {
 
 io::Inputs inputs_of(const std::string& scenario) { return test::search_inputs(scenario); }
+
+// The one plan `restrict` leaves, estimated and simulated: its DP exposed seconds, (analytic,
+// event level).
+std::pair<double, double> dp_exposed_of(const io::Inputs& in,
+                                        const std::vector<plan::Axis>& restrict) {
+  plan::SearchOptions o;
+  o.top_k = 1;
+  o.space.restrict = restrict;
+  const plan::SearchResult r = plan::search(in, o);
+  REQUIRE(!r.ranked.empty());
+  REQUIRE(r.ranked[0].event);
+  const double analytic = r.ranked[0].analytic.breakdown.dp_exposed.to_seconds();
+  const double event = r.ranked[0].event->breakdown.dp_exposed.to_seconds();
+  MESSAGE("DP exposed: analytic " << analytic << " s, event " << event << " s");
+  return {analytic, event};
+}
 
 // MegaScale's 175B plan (Table 2): TP 8 × PP 8, VPP 6, micro-batch 1, selective recompute,
 // SP, the distributed optimizer.
@@ -316,16 +333,7 @@ TEST_CASE("search: the estimate's bucket-wise DP overlap follows the event level
   for (const auto& [scenario, restrict] : cases) {
     const std::string name = scenario;
     CAPTURE(name);
-    io::Inputs in = inputs_of(scenario);
-    plan::SearchOptions o;
-    o.top_k = 1;
-    o.space.restrict = restrict;
-    const plan::SearchResult r = plan::search(in, o);
-    REQUIRE(!r.ranked.empty());
-    REQUIRE(r.ranked[0].event);
-    const double analytic = r.ranked[0].analytic.breakdown.dp_exposed.to_seconds();
-    const double event = r.ranked[0].event->breakdown.dp_exposed.to_seconds();
-    MESSAGE("DP exposed: analytic " << analytic << " s, event " << event << " s");
+    const auto [analytic, event] = dp_exposed_of(inputs_of(scenario), restrict);
     CHECK(analytic - event <= 0.05);
     CHECK(event - analytic <= 0.05);
   }
@@ -372,15 +380,7 @@ TEST_CASE("search: the estimate queues the chunks' DP collectives as the executo
     const io::Inputs in = io::load_inputs(
         io::load_scenario(std::filesystem::path(MEGASIM_SOURCE_DIR) / c.scenario, c.set),
         io_options);
-    plan::SearchOptions o;
-    o.top_k = 1;
-    o.space.restrict = c.restrict;
-    const plan::SearchResult r = plan::search(in, o);
-    REQUIRE(!r.ranked.empty());
-    REQUIRE(r.ranked[0].event);
-    const double analytic = r.ranked[0].analytic.breakdown.dp_exposed.to_seconds();
-    const double event = r.ranked[0].event->breakdown.dp_exposed.to_seconds();
-    MESSAGE("DP exposed: analytic " << analytic << " s, event " << event << " s");
+    const auto [analytic, event] = dp_exposed_of(in, c.restrict);
     CHECK(event > c.least);
     CHECK(std::abs(analytic - event) <= 0.05 * event);
   }

@@ -32,9 +32,7 @@ constexpr double kMaxRowGbps = 1e6;
 struct RunBuilder {
   NcclTestsRun run;
   std::optional<Columns> columns;
-  std::set<std::string> rank_keys;  // host/pid/rank, counted once each
-  std::set<int> rank_indices;       // the rank numbers the lines name
-  std::set<std::string> hosts;
+  RankLines ranks;
   int n_thread = 0, n_gpus = 0;
   std::optional<double> max_bytes;  // the header's
   bool started = false, results_line = false;  // "Out of bounds values": the table ended
@@ -87,8 +85,8 @@ hw::CollectiveOp run_op(const NcclTestsRun& r, const std::string& at,
 // asking for --ranks (nThread x nGpus is one process's count).
 int run_ranks(const RunBuilder& b, hw::CollectiveOp op, const std::string& at,
               const ImportOptions& options) {
-  const int from_lines = static_cast<int>(b.rank_keys.size());
-  check_rank_indices(b.rank_indices, at);
+  const int from_lines = b.ranks.count();
+  b.ranks.check(at);
   if (options.ranks && from_lines > 0 && *options.ranks != from_lines) {
     throw InputError(fmt::format("{}: --ranks {} but the device lines list {} ranks", at,
                                  *options.ranks, from_lines));
@@ -205,15 +203,15 @@ class LogParser {
     check_algbw(r.op);
     r.ranks = run_ranks(b_, r.op, at, options_);
     check_counts(b_.count_checks, r.op, r.ranks, origin_);
-    if (options_.nodes && !b_.hosts.empty() &&
-        *options_.nodes != static_cast<int>(b_.hosts.size())) {
+    const int hosts = b_.ranks.hosts();
+    if (options_.nodes && hosts > 0 && *options_.nodes != hosts) {
       throw InputError(
           fmt::format("{}: --nodes {} but the rank lines name {} host(s); drop "
                       "--nodes, or give the log its own rank lines",
-                      at, *options_.nodes, b_.hosts.size()));
+                      at, *options_.nodes, hosts));
     }
-    r.nodes = options_.nodes.value_or(b_.hosts.empty() ? 1 : static_cast<int>(b_.hosts.size()));
-    r.nodes_assumed = !options_.nodes && b_.hosts.empty();
+    r.nodes = options_.nodes.value_or(hosts > 0 ? hosts : 1);
+    r.nodes_assumed = !options_.nodes && hosts == 0;
     for (auto& m : r.rows) {
       m.run = at;
       m.op = r.op;
@@ -272,13 +270,11 @@ class LogParser {
     }
     if (const auto rank = parse_rank_line(body, where(origin_, line_no_))) {
       start_run();
-      b_.rank_keys.insert(rank->keys.begin(), rank->keys.end());
-      b_.rank_indices.insert(rank->indices.begin(), rank->indices.end());
-      if (b_.rank_keys.size() > static_cast<std::size_t>(kMaxRanks)) {
+      b_.ranks.add(*rank, where(origin_, line_no_));
+      if (b_.ranks.count() > kMaxRanks) {
         throw InputError(where(origin_, line_no_) + ": the rank lines name more than " +
                          std::to_string(kMaxRanks) + " ranks");
       }
-      b_.hosts.insert(rank->host);
       if (std::find(b_.run.devices.begin(), b_.run.devices.end(), rank->device) ==
           b_.run.devices.end()) {
         b_.run.devices.push_back(rank->device);

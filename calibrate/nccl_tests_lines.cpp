@@ -145,15 +145,40 @@ void check_type_and_op(const std::string& type, const std::string& op, const std
   }
 }
 
-void check_rank_indices(const std::set<int>& indices, const std::string& at) {
+void RankLines::add(const RankLine& line, const std::string& at) {
+  for (std::size_t k = 0; k < line.indices.size(); ++k) {
+    const auto [it, added] = named_.try_emplace(line.indices[k], Named{line.keys[k], at});
+    if (added) {
+      ++per_host_[line.host];
+    } else if (it->second.key != line.keys[k]) {
+      throw InputError(
+          fmt::format("{}: rank {} is named twice, here as {} and at {} as {}: two "
+                      "device lines claim one rank",
+                      at, line.indices[k], line.keys[k], it->second.at, it->second.key));
+    }
+  }
+}
+
+void RankLines::check(const std::string& at) const {
   int expected = 0;
-  for (const int i : indices) {
+  for (const auto& [i, named] : named_) {
     if (i != expected) {
       throw InputError(
           fmt::format("{}: the rank lines name rank {} but not rank {}: a device line is missing",
                       at, i, expected));
     }
     ++expected;
+  }
+  if (per_host_.empty()) return;
+  const auto [fewest, most] =
+      std::minmax_element(per_host_.begin(), per_host_.end(),
+                          [](const auto& a, const auto& b) { return a.second < b.second; });
+  if (fewest->second != most->second) {
+    throw InputError(fmt::format(
+        "{}: the rank lines put {} ranks on {} but {} on {}; megasim keys a measured collective "
+        "by its ranks and nodes, taken as an even split: import a run with as many ranks on "
+        "each host",
+        at, most->second, most->first, fewest->second, fewest->first));
   }
 }
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -63,9 +64,27 @@ bool check_results_line(const std::vector<std::string>& body, const std::string&
 // test_typenames and test_opnames); else an InputError naming `at`.
 void check_type_and_op(const std::string& type, const std::string& op, const std::string& at);
 
-// The rank numbers a run's rank lines name are 0 to n - 1: a gap (a device line lost, the count
-// one short, which busbw/algbw cannot tell from n at 16 ranks) is an InputError naming `at`.
-void check_rank_indices(const std::set<int>& indices, const std::string& at);
+// The ranks a run's rank lines name, line by line. A line naming again a rank another host or
+// process named is an InputError at that line (the same line repeated, as each MPI process of
+// an old log prints it, counts once).
+class RankLines {
+ public:
+  void add(const RankLine& line, const std::string& at);
+  int count() const { return static_cast<int>(named_.size()); }
+  int hosts() const { return static_cast<int>(per_host_.size()); }
+  // The rank numbers are 0 to n - 1 (a gap: a device line lost, the count one short, which
+  // busbw/algbw cannot tell from n at 16 ranks), and every host holds as many of them (a
+  // measured collective is keyed by its ranks and nodes, the ranks split evenly): else an
+  // InputError naming `at`.
+  void check(const std::string& at) const;
+
+ private:
+  struct Named {
+    std::string key, at;  // host/pid/rank and the line that named it
+  };
+  std::map<int, Named> named_;
+  std::map<std::string, int> per_host_;
+};
 
 // Every row's busbw is its algbw times the op's bus factor at `ranks` (nccl-tests prints it so),
 // within the rounding of rows past kRatioCheckMinGbps; a row off it was edited or mis-pasted:

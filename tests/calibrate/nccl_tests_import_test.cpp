@@ -74,7 +74,8 @@ TEST_CASE("rtx 6000d alltoall with MPI noise and N/A in the in-place column") {
 // The layout of nccl-tests before 2.10 (no version line, no "root" column, "error" instead of
 // "#wrong", each process repeating the nThread line, old rank lines). The numbers are made up
 // for the layout (8 ranks: busbw = algbw · 1.75).
-const char* kOldLayout = R"(# nThread 1 nGpus 1 minBytes 1048576 maxBytes 4194304 step: 2(factor) warmup iters: 5 iters: 20 validation: 1
+const char* kOldLayout =
+    R"(# nThread 1 nGpus 1 minBytes 1048576 maxBytes 4194304 step: 2(factor) warmup iters: 5 iters: 20 validation: 1
 #
 # Using devices
 # nThread 1 nGpus 1 minBytes 1048576 maxBytes 4194304 step: 2(factor) warmup iters: 5 iters: 20 validation: 1
@@ -82,10 +83,10 @@ const char* kOldLayout = R"(# nThread 1 nGpus 1 minBytes 1048576 maxBytes 419430
 #   Rank  1 Pid   1321 on node-a device  1 [0x00] Tesla V100-SXM2-16GB
 #   Rank  2 Pid   1322 on node-a device  2 [0x00] Tesla V100-SXM2-16GB
 #   Rank  3 Pid   1323 on node-a device  3 [0x00] Tesla V100-SXM2-16GB
-#   Rank  0 Pid   2066 on node-b device  0 [0x00] Tesla V100-SXM2-16GB
-#   Rank  1 Pid   2067 on node-b device  1 [0x00] Tesla V100-SXM2-16GB
-#   Rank  2 Pid   2068 on node-b device  2 [0x00] Tesla V100-SXM2-16GB
-#   Rank  3 Pid   2069 on node-b device  3 [0x00] Tesla V100-SXM2-16GB
+#   Rank  4 Pid   2066 on node-b device  0 [0x00] Tesla V100-SXM2-16GB
+#   Rank  5 Pid   2067 on node-b device  1 [0x00] Tesla V100-SXM2-16GB
+#   Rank  6 Pid   2068 on node-b device  2 [0x00] Tesla V100-SXM2-16GB
+#   Rank  7 Pid   2069 on node-b device  3 [0x00] Tesla V100-SXM2-16GB
 #
 #                                                       out-of-place                       in-place
 #       size         count      type   redop     time   algbw   busbw  error     time   algbw   busbw  error

@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <string>
+#include <vector>
 
 #include "calibrate/nccl_tests_import.h"
 #include "engine/error.h"
@@ -86,4 +87,32 @@ TEST_CASE(
   CHECK(parse_nccl_tests_log(head + "# Avg bus bandwidth    : 1.07\n", "ok.log", o).size() == 1);
   // nccl-tests' results check also ends the table: a log that lost only the average line.
   CHECK(parse_nccl_tests_log(head + "# Out of bounds values : 0 OK\n", "ok.log", o).size() == 1);
+}
+
+TEST_CASE("a rank two device lines claim, and hosts of unequal rank counts, are refused") {
+  // A helper's sweep (2026-12-05): a rank named again by another host was counted as one more
+  // rank and refused at the run's first line by the bus-factor check; ranks split 3 + 1 over
+  // two hosts were imported as two nodes, which the measured table reads as an even split.
+  const auto log = [](const std::vector<std::string>& ranks) {
+    std::string text = "# Collective test starting: all_reduce_perf\n# nThread 1 nGpus 1\n";
+    for (const std::string& r : ranks) text += "#  Rank " + r + " device 0 [0x00] A100\n";
+    return text + kHeader.substr(kHeader.rfind("#   ")) +
+           "1048576 262144 float sum -1 10.00 104.86 157.29 0\n";
+  };
+  const auto good = parse_nccl_tests_log(
+      log({"0 Pid 11 on a", "1 Pid 12 on a", "2 Pid 21 on b", "3 Pid 22 on b", "3 Pid 22 on b"}),
+      "good.log", {});
+  CHECK(good[0].ranks == 4);  // the same line twice names one rank
+  CHECK(good[0].nodes == 2);
+  CHECK_THROWS_WITH_AS(
+      parse_nccl_tests_log(log({"0 Pid 11 on a", "1 Pid 12 on a", "1 Pid 21 on b", "2 Pid 21 on b",
+                                "3 Pid 22 on b"}),
+                           "dup.log", {}),
+      doctest::Contains(
+          "dup.log:5: rank 1 is named twice, here as b/21/1 and at dup.log:4 as a/12/1"),
+      InputError);
+  CHECK_THROWS_WITH_AS(
+      parse_nccl_tests_log(
+          log({"0 Pid 11 on a", "1 Pid 12 on a", "2 Pid 13 on a", "3 Pid 21 on b"}), "odd.log", {}),
+      doctest::Contains("odd.log:1: the rank lines put 3 ranks on a but 1 on b"), InputError);
 }

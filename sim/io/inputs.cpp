@@ -46,6 +46,19 @@ class Clashes {
   std::vector<std::string> messages_;
 };
 
+// A file the scenario names is refused under its own name; the scenario and the key that named
+// it are added as a last line, so that a user running several scenarios knows which to mend
+// (a helper's sweep of 2026-12-05: a model file's parse error did not say which scenario read it).
+void named_by(const Scenario& s, const std::string& key, const std::string& ref,
+              const std::function<void()>& load) {
+  try {
+    load();
+  } catch (const InputError& e) {
+    throw InputError(
+        fmt::format("{}\n{}: {}: '{}' names the file above", e.what(), s.file.string(), key, ref));
+  }
+}
+
 void read_device(const Scenario& s, Inputs& in, FilesRead* read) {
   const LoadedDeviceProfile device = load_device_profile(s.device_file, read);
   in.device = device.profile;
@@ -222,15 +235,23 @@ Inputs load_inputs(const Scenario& s, const InputOptions& o, FilesRead* read) {
   in.scenario = s;
   Clashes clashes;
   bool have_model = false, have_cluster = false, have_system = false, have_device = false;
-  clashes.check([&] { in.model = load_model(s.model_file, nullptr, read); have_model = true; });
-  clashes.check([&] { in.cluster = load_cluster(s.cluster_file, read); have_cluster = true; });
   clashes.check([&] {
-    read_device(s, in, read);
+    named_by(s, "model", s.model_ref, [&] { in.model = load_model(s.model_file, nullptr, read); });
+    have_model = true;
+  });
+  clashes.check([&] {
+    named_by(s, "cluster", s.cluster_ref, [&] { in.cluster = load_cluster(s.cluster_file, read); });
+    have_cluster = true;
+  });
+  clashes.check([&] {
+    named_by(s, "device", s.device_ref, [&] { read_device(s, in, read); });
     have_device = true;
   });
   clashes.check([&] {
-    in.system = step::apply_overrides(load_system_preset(s.optimizations.preset, read),
-                                      s.optimizations.overrides, in.model.parallel_block,
+    step::SystemOptions preset;
+    named_by(s, "optimizations.preset", s.optimizations.preset,
+             [&] { preset = load_system_preset(s.optimizations.preset, read); });
+    in.system = step::apply_overrides(preset, s.optimizations.overrides, in.model.parallel_block,
                                       in.model.attention_window);
     have_system = have_model;
   });

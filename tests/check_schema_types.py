@@ -9,7 +9,10 @@ For each key of the scenario schema (nested objects included):
 - with a `type` (or the schema's `text` definition): a value of another JSON type exits 2
   naming the key and saying what it expected ("expected an integer", "expected true or false",
   "expected a string or an array of strings", ...). A key whose schema states neither a type
-  nor an enum is reported, except `$schema`, which takes any JSON value.
+  nor an enum is reported;
+- with type string: the empty string is refused naming the key ("expected a non-empty
+  string") exactly where the schema says minLength 1, and taken where it does not (a schema
+  without minLength let `$schema: ""` pass that the loader refused, found 2026-12-05).
 
 Where the key's object has required keys and the base scenario lacks it, the object is set
 whole, the others at their minimum (check_schema_bounds.setting). Number bounds are checked by
@@ -25,9 +28,6 @@ import sys
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 from check_schema_bounds import BASE, arguments, report, setting  # noqa: E402
-
-# Keys the loader takes as any JSON value (a schema reference).
-ANY_TYPE = {"$schema"}
 
 # A value of another type than the schema's, and the word the loader's refusal must carry.
 WRONG = {
@@ -95,6 +95,16 @@ def check_type(a, base, path, sub, holder):
     return [], 1
 
 
+def check_empty_string(a, base, path, sub, holder):
+    r = inspect(a.binary, a.root, setting(path, "", holder, base))
+    key = path.split(".")[-1]
+    refused = r.returncode == 2 and f"{key}: expected a non-empty string" in r.stderr
+    if refused != (sub.get("minLength", 0) >= 1):
+        return [f"{path} = \"\": the schema's minLength is {sub.get('minLength', 0)}, and the "
+                f"loader {'refuses' if refused else 'takes'} it: {r.stderr.strip()[:160]}"], 1
+    return [], 1
+
+
 def main():
     a, schema, base = arguments()
     failures, probes = [], 0
@@ -106,7 +116,9 @@ def main():
             found.append(check_type(a, base, path, sub, holder))
         elif schema_type(sub) is not None:
             failures.append(f"{path}: schema type {schema_type(sub)!r} is not checked here")
-        if not found and path not in ANY_TYPE:
+        if schema_type(sub) == "string" and "enum" not in sub:
+            found.append(check_empty_string(a, base, path, sub, holder))
+        if not found:
             failures.append(f"{path}: the schema states neither a type nor an enum")
         for f, n in found:
             failures += f

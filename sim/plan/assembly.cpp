@@ -76,27 +76,32 @@ step::AssembledWorkload assemble_workload(const io::Inputs& in, const WorkloadOp
   return w;
 }
 
+std::vector<int> job_placement(const std::string& placement, const net::Topology& topology,
+                               const workload::ParallelPlan& p) {
+  const int gpus = static_cast<int>(p.gpus());
+  const std::vector<int> places =
+      placement == "spread" ? topology.spread_placement(gpus) : topology.pack_placement(gpus);
+  // Rank r of the job (workload::RankIndex) on the place its rank order gives it.
+  const workload::RankIndex ranks(p);
+  std::vector<int> by_rank(places.size());
+  for (int stage = 0; stage < p.pp; ++stage) {
+    for (int d = 0; d < p.dp_cp(); ++d) {
+      for (int t = 0; t < p.tp; ++t) {
+        const auto slot = static_cast<std::size_t>(workload::placement_slot(p, stage, d, t));
+        by_rank[static_cast<std::size_t>(ranks.linear(stage, d, t))] = places[slot];
+      }
+    }
+  }
+  return by_rank;
+}
+
 step::StepRequest assemble_step(const io::Inputs& in, const net::Topology& topology,
                                 const StepOptions& o) {
   const io::Scenario& s = in.scenario;
   step::StepRequest r;
   r.workload = assemble_workload(in);
   r.system = in.system;
-  const int gpus = static_cast<int>(s.plan.gpus());
-  const std::vector<int> places =
-      s.placement == "spread" ? topology.spread_placement(gpus) : topology.pack_placement(gpus);
-  // Rank r of the job (workload::RankIndex) on the place its rank order gives it.
-  const workload::ParallelPlan& p = r.workload.plan;
-  const workload::RankIndex ranks(p);
-  r.placement.resize(places.size());
-  for (int stage = 0; stage < p.pp; ++stage) {
-    for (int d = 0; d < p.dp_cp(); ++d) {
-      for (int t = 0; t < p.tp; ++t) {
-        const auto slot = static_cast<std::size_t>(workload::placement_slot(p, stage, d, t));
-        r.placement[static_cast<std::size_t>(ranks.linear(stage, d, t))] = places[slot];
-      }
-    }
-  }
+  r.placement = job_placement(s.placement, topology, r.workload.plan);
   r.full = o.full;
   r.trace = o.trace;
   r.network = o.network;

@@ -6,6 +6,8 @@
 #pragma once
 
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "io/inputs.h"
 #include "net/topology.h"
@@ -35,6 +37,11 @@ struct StepOptions {
   // PP and DP traffic priced beforehand, or issued on the step's one shared network.
   step::StepRequest::Network network = step::StepRequest::Network::kShared;
 };
+
+// The GPU of each job rank (workload::RankIndex order) for `plan` under the scenario's
+// placement ("pack" or "spread") and the plan's rank order.
+std::vector<int> job_placement(const std::string& placement, const net::Topology& topology,
+                               const workload::ParallelPlan& plan);
 
 // The step request of the scenario on `topology` (built from inputs.cluster).
 step::StepRequest assemble_step(const io::Inputs& inputs, const net::Topology& topology,

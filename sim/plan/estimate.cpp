@@ -201,69 +201,6 @@ double AnalyticEstimator::schedule_seconds(const workload::ParallelPlan& p, doub
   return it->second * f + static_cast<double>(m) * p.vpp * (b - b_built);
 }
 
-double AnalyticEstimator::pp_seconds(double bytes, bool same_node) {
-  const auto key = std::make_pair(bytes, same_node);
-  if (auto it = pp_.find(key); it != pp_.end()) return it->second;
-  const int g = topology_.gpus_per_node();
-  collective::CollectiveCall call;
-  call.op = hw::CollectiveOp::kSendRecv;
-  call.bytes = Bytes(bytes);
-  call.gpus = {0, same_node || topology_.gpus() <= g ? 1 % topology_.gpus() : g};
-  const collective::NcclModel model(topology_, inputs_.collective);
-  const collective::CommShape shape = collective::comm_shape(topology_, call.gpus);
-  const auto [algorithm, protocol] = model.choose(call, shape);
-  return pp_[key] = sec(model.cost(call, shape, algorithm, protocol).time);
-}
-
-double AnalyticEstimator::dp_seconds(hw::CollectiveOp op, double bytes,
-                                     const workload::ParallelPlan& p) {
-  if (p.dp_cp() <= 1 || bytes <= 0) return 0.0;
-  const auto key = std::make_tuple(static_cast<int>(op), bytes, p.tp, p.pp, p.dp, p.cp,
-                                   static_cast<int>(p.rank_order));
-  if (auto it = dp_.find(key); it != dp_.end()) return it->second;
-  // Stage 0's DP group of TP rank 0, packed (GPU = the rank's place in its rank order).
-  collective::CollectiveCall call;
-  call.op = op;
-  call.bytes = Bytes(bytes);
-  for (int d = 0; d < p.dp_cp(); ++d) {
-    call.gpus.push_back(static_cast<int>(workload::placement_slot(p, 0, d, 0)));
-  }
-  const collective::NcclModel model(topology_, inputs_.collective);
-  const collective::CommShape shape = collective::comm_shape(topology_, call.gpus);
-  const auto [algorithm, protocol] = model.choose(call, shape);
-  return dp_[key] = sec(model.cost(call, shape, algorithm, protocol).time);
-}
-
-double AnalyticEstimator::pp_exposure(const Candidate& c, const LayerPrices& lp, double& hop) {
-  const workload::ParallelPlan& p = c.plan;
-  const double m = static_cast<double>(p.micro_batches());
-  const double vpp = p.vpp;
-  hop = 0.0;
-  if (p.pp == 1) return 0.0;
-  // Inside a node when, in Megatron-LM's order, the next stage (tp · cp · dp places on) is on
-  // the same node or, a pipeline's ranks consecutive, the whole pipeline is on one node.
-  const std::int64_t tp_cp = static_cast<std::int64_t>(p.tp) * p.cp;
-  const bool same_node = p.rank_order == workload::RankOrder::kTpCpPpDp
-                             ? tp_cp * p.pp <= topology_.gpus_per_node()
-                             : tp_cp * p.dp < topology_.gpus_per_node();
-  const double t = pp_seconds(lp.pp_bytes, same_node);
-  if (!c.system.pp_overlap) {
-    // Megatron-LM's exchanges on the first stage (step::blocking_p2p_program): interleaved,
-    // one after each of its warm-up forwards, steady-state pairs and cool-down backwards, each
-    // sending and receiving an activation and a gradient; 1F1B, two per micro-batch, each one
-    // message each way. Each ends with the host synchronisation.
-    const double exchanges =
-        p.vpp > 1 ? m * vpp + std::min(m * vpp, 2.0 * (p.pp - 1) + (vpp - 1) * p.pp) + 1 : 2.0 * m;
-    const double messages = p.vpp > 1 ? 2.0 : 1.0;
-    hop = messages * t + sec(c.system.blocking_p2p_overhead);
-    return exchanges * hop;
-  }
-  hop = t;
-  // Interleaved, each chunk's pass waits for its input from the neighbouring stage, which has
-  // only just produced it: a send per forward and per backward pass is exposed.
-  return p.vpp > 1 ? 2.0 * m * vpp * t : 0.0;
-}
-
 AnalyticEstimator::DpParts AnalyticEstimator::dp_parts(const Candidate& c, const LayerPrices& lp,
                                                        int stage) {
   const workload::ParallelPlan& p = c.plan;
@@ -289,7 +226,7 @@ AnalyticEstimator::DpParts AnalyticEstimator::dp_parts(const Candidate& c, const
     // with the reduce-scatters): two ranks, one message's time each way at once. (Two
     // messages' time until 2026-12-05: the executor's all-reduce takes one.)
     const double vocab_r = static_cast<double>((model.vocab + p.tp - 1) / p.tp);
-    grads += pp_seconds(vocab_r * static_cast<double>(model.hidden) * grad_bytes, false);
+    grads += pair_seconds(vocab_r * static_cast<double>(model.hidden) * grad_bytes, false);
   }
   DpParts d;
   d.exposed = grads + gather;
@@ -367,13 +304,9 @@ StepFigures AnalyticEstimator::estimate(const Candidate& c) {
                                 : lp.layer_f * per_stage_layers + lp.embed_f + engine.first.f) /
                            c_crit_nominal;
 
-  // The schedule with the critical stage's passes on every stage and each PP send's time
-  // between them.
-  double pp_hop = 0.0;
-  const double pp_exposed = pp_exposure(c, lp, pp_hop);
-  const double makespan =
-      schedule_seconds(p, c_max * fwd_share / vpp, c_max * (1.0 - fwd_share) / vpp, pp_hop);
-  const double pipeline = makespan;
+  const Pipeline pipe =
+      pipeline_seconds(c, lp, c_max * fwd_share / vpp, c_max * (1.0 - fwd_share) / vpp);
+  const double pipeline = pipe.passes, pp_exposed = pipe.pp_exposed;
 
   const DpParts dp = dp_parts(c, lp, last_critical ? p.pp - 1 : 0);
   const double dp_exposed = dp.exposed, interference = dp.interference, optimizer = dp.optimizer;

@@ -6,21 +6,24 @@
 // per parameter come from step::Pricer on a probe workload of three one-layer stages
 // (step::assemble_workload: the same op generator, kernel cost model and TP pricing as the
 // executor's), priced once per (tp, sequence parallelism, micro-batch, recompute, system) and
-// cached. PP sends and DP collectives are priced by NCCL's analytic model
-// (collective::NcclModel) for one call alone, once per message size and communicator shape.
+// cached. A PP send is priced as the executor sends it, every replica's copy at once on the
+// fabric (ECMP collisions above the ToRs included); DP collectives by NCCL's analytic model
+// (collective::NcclModel) for one call alone; each once per message size and layout.
 //
-// Schedule, for m micro-batches, stages s with per-micro-batch work c_s (every chunk's
-// forward and backward): pipeline = m·max c_s + Σ_{s ≠ argmax} c_s / vpp (the fill and drain
-// of the other stages, each a chunk deep). PP: with the system's pp_overlap, 2(pp − 1) sends on
-// the critical path; without, every blocking exchange (m·vpp steady-state pairs and 2(pp − 1)
-// in warm-up and cool-down), each with the system's host synchronisation. DP: without
+// Schedule: the plan's pipeline schedule (step::simulate_ideal) with the critical stage's
+// chunk passes on every stage and a PP send's time on each dependency between stages. PP: with
+// the system's pp_overlap, what the sends add to that makespan is their exposed time; without,
+// every blocking exchange (m·vpp steady-state pairs and 2(pp − 1) in warm-up and cool-down),
+// each with the system's host synchronisation, besides. DP: without
 // dp_overlap the gradient reduce-scatter (or all-reduce) and the parameter all-gather after the
 // backward; with it one chunk's share of each, the rest hidden beside compute (which it slows by
 // the interference factor). Then the optimizer and exposed data loading.
 //
-// Left out, and so left to the event-level stage: contention between groups on the fabric
-// (each call is priced alone), Megatron-LM's lock-step coupling of neighbouring stages beyond
-// the exchanges themselves, and the stages' unequal memory of the interleaved warm-up.
+// Left out, and so left to the event-level stage: contention between DP groups on the fabric
+// (each DP call is priced alone) and between PP sends and DP traffic, Megatron-LM's lock-step
+// coupling of neighbouring stages beyond the exchanges themselves, the interference of DP
+// collectives spreading through a pipeline without slack, and the stages' unequal memory of
+// the interleaved warm-up.
 // Not thread-safe (caches); one estimator per thread.
 #pragma once
 
@@ -100,13 +103,24 @@ class AnalyticEstimator {
   const LayerPrices& layer_prices(const Candidate& c);
   // hw::FleetVariation::slowest_of, once per GPU count (a quadrature: not for every plan).
   double slowest_gpu(std::int64_t gpus);
-  // Exposed PP time in seconds; `hop` is set to the time between stages the schedule sees.
+  // The pipeline's passes and bubble, and the PP time exposed, for a chunk's forward f and
+  // backward b on every stage (seconds).
+  struct Pipeline {
+    double passes = 0, pp_exposed = 0;
+  };
+  Pipeline pipeline_seconds(const Candidate& c, const LayerPrices& lp, double f, double b);
+  // Blocking exchanges' own time in seconds (0 with asynchronous sends); `hop` is set to the
+  // time between stages the schedule sees.
   double pp_exposure(const Candidate& c, const LayerPrices& lp, double& hop);
   struct DpParts {
     double exposed = 0, interference = 0, optimizer = 0;  // seconds
   };
   DpParts dp_parts(const Candidate& c, const LayerPrices& lp, int stage);
-  double pp_seconds(double bytes, bool same_node);
+  // A two-rank exchange priced alone, inside a node or across two.
+  double pair_seconds(double bytes, bool same_node);
+  // A PP message from stage 0 to stage 1 of every replica at once (step::Pricer::
+  // pp_message_time), once per size and layout.
+  double pp_message_seconds(double bytes, const Candidate& c);
   // The makespan of the plan's pipeline schedule with forward f, backward b and a PP send of
   // `hop` between stages (step::simulate_ideal), in seconds.
   double schedule_seconds(const workload::ParallelPlan& p, double f, double b, double hop);
@@ -118,7 +132,8 @@ class AnalyticEstimator {
   double peak_flops_ = 0;
   std::int64_t max_passes_;
   std::map<std::tuple<int, bool, int, int, std::uint32_t, bool, bool>, LayerPrices> layers_;
-  std::map<std::pair<double, bool>, double> pp_;
+  std::map<std::pair<double, bool>, double> pair_;
+  std::map<std::tuple<double, int, int, int, int, int>, double> pp_;
   // Ratios b/f and hop/f are rounded to this step for the schedule cache.
   static constexpr double kScheduleRatioStep = 0.02;
   std::map<std::tuple<int, int, int, int, int, int>, double> schedules_;

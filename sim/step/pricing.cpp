@@ -114,9 +114,22 @@ Time Pricer::pp_time(Bytes bytes, int from, int to) {
   return tally_comm(pp_time_simulated(bytes, from, to), false, n);
 }
 
+Time Pricer::pp_message_time(Bytes bytes, int from, int to) {
+  if (auto m = measured(workload::CommOp{CollectiveOp::kSendRecv, Group::kPp, bytes}, 2,
+                        pp_nodes(from, to))) {
+    return *m;
+  }
+  return concurrent(pp_calls(bytes, from, to));
+}
+
 Time Pricer::pp_time_simulated(Bytes bytes, int from, int to) {
   const auto key = std::make_tuple(1, from, to, bytes.value());
   if (auto it = cache_.find(key); it != cache_.end()) return it->second;
+  const std::vector<collective::CollectiveCall> calls = pp_calls(bytes, from, to);
+  return cache_[key] = traffic_on_network_ ? analytic(calls.front()) : concurrent(calls);
+}
+
+std::vector<collective::CollectiveCall> Pricer::pp_calls(Bytes bytes, int from, int to) const {
   std::vector<collective::CollectiveCall> calls;
   for (int d = 0; d < plan_.dp_cp(); ++d) {
     for (int t = 0; t < rails(); ++t) {
@@ -128,7 +141,7 @@ Time Pricer::pp_time_simulated(Bytes bytes, int from, int to) {
       calls.push_back(std::move(call));
     }
   }
-  return cache_[key] = traffic_on_network_ ? analytic(calls.front()) : concurrent(calls);
+  return calls;
 }
 
 Time Pricer::dp_time(const workload::CommOp& c, std::int64_t per_step, bool timed_on_network) {

@@ -75,6 +75,11 @@ class Pricer {
   // those prices) rather than by simulating each alone. Set before price().
   void set_traffic_on_network(bool on) { traffic_on_network_ = on; }
 
+  // One PP message from every DP replica (and issued rail) of `from_stage` to `to_stage` at
+  // once, ECMP-routed, ending with the slowest copy, as the executor sends it on the network
+  // (step/pp_sends.h); or its measured time where the device has one. For search's estimate.
+  Time pp_message_time(Bytes bytes, int from_stage, int to_stage);
+
   int gpu(int stage, int d, int t) const;
   // How many TP ranks' calls are simulated together: 1 (a representative rail) on rail-wired
   // nodes with a NIC per GPU, else all of them.
@@ -112,6 +117,8 @@ class Pricer {
   int dp_group_nodes() const;
   Time tp_time_simulated(const workload::CommOp& c);
   Time pp_time_simulated(Bytes bytes, int from_stage, int to_stage);
+  // The send of every DP replica and issued rail from one stage to the other.
+  std::vector<collective::CollectiveCall> pp_calls(Bytes bytes, int from_stage, int to_stage) const;
   Time dp_time_simulated(const workload::CommOp& c, bool timed_on_network);
   // The DP indices of each communicator of group `g` (kDp, kDpShard or kDpReplica).
   std::vector<std::vector<int>> dp_groups(workload::Group g) const;

@@ -214,6 +214,14 @@ void search_on(const MpiShare& mpi, const SearchCliOptions& o, PreparedSearch& p
                  static_cast<long long>(*o.stop_after));
     return;
   }
+  // The ranking is the one a single run prints; which of its figures a past run left in the
+  // results file is said apart, on stderr (a resumed search did not say it, 2026-12-05).
+  if (r.from_results > 0) {
+    std::fprintf(stderr,
+                 "megasim: %zu of the %zu ranked plans' event-level figures were read from "
+                 "--results %s, not simulated again\n",
+                 r.from_results, r.ranked.size(), o.results ? o.results->c_str() : "");
+  }
   io::write_stdout(o.json ? reports::search_json(r) : reports::search_text(r));
 }
 

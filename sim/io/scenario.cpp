@@ -133,7 +133,13 @@ OptimizationSpec read_optimizations(JsonReader r) {
   for (std::size_t i = 0; i < step::kSwitches.size(); ++i) {
     o.overrides.switches[i] = r.optional_boolean(step::kSwitches[i].key);
   }
-  o.overrides.attention_window = r.optional_integer("attention_window", 1, 1 << 24);
+  o.overrides.attention_window = r.optional_integer("attention_window", 0, 1 << 24);
+  // A window of 0 reads as "no window", which is optimizations.sliding_window false.
+  if (o.overrides.attention_window == 0) {
+    r.fail("attention_window",
+           "0 is no window size; to run without a window set optimizations.sliding_window "
+           "false, else give a size in [1, 16777216]");
+  }
   if (r.has("attention")) {
     o.overrides.attention =
         step::attention_kernel_from_string(r.choice("attention", {"unfused", "flash-v1", "flash-v2"}));
@@ -274,6 +280,8 @@ void apply_override(Json& doc, const std::string& assignment) {
   }
 }
 
+Scenario read_scenario(const Json& doc, const fs::path& file, KeyLog* log);
+
 }  // namespace
 
 Scenario load_scenario(const fs::path& file, const std::vector<std::string>& overrides,
@@ -303,7 +311,27 @@ Scenario load_scenario(const fs::path& file, const std::vector<std::string>& ove
     set_paths.push_back(path);
     apply_override(doc, o);
   }
+  try {
+    Scenario s = read_scenario(doc, file, log);
+    s.command_line = overrides;
+    return s;
+  } catch (const ValueError& e) {  // kept a ValueError: compare names the --vary value by it
+    throw ValueError(with_command_line(e.what(), overrides), e.detail());
+  } catch (const InputError& e) {
+    throw InputError(with_command_line(e.what(), overrides));
+  }
+}
 
+std::string with_command_line(const std::string& message, const std::vector<std::string>& sets) {
+  if (sets.empty()) return message;
+  return fmt::format("{}\n(read with {} from the command line in place of the file's values)",
+                     message, fmt::join(sets, " and "));
+}
+
+namespace {
+
+Scenario read_scenario(const Json& doc, const fs::path& file, KeyLog* log) {
+  const std::string origin = file.string();
   check_input_kind(doc, InputKind::kScenario, origin);
   Scenario s;
   s.file = file;
@@ -333,5 +361,7 @@ Scenario load_scenario(const fs::path& file, const std::vector<std::string>& ove
   s.device_file = resolve_data_file(s.device_ref, DataKind::kDevice, dir, origin, "device");
   return s;
 }
+
+}  // namespace
 
 }  // namespace megasim::io

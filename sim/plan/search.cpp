@@ -284,6 +284,7 @@ SearchResult search(const io::Inputs& in, const SearchOptions& o, const SearchSh
       r.stopped = true;
       continue;
     }
+    if (o.done.count(p.candidate.hash) != 0) ++r.from_results;
     if (it->second.step_time == Time::zero()) {
       p.refused = fmt::format("more than --max-events {} pipeline passes", o.limits.max_events);
       p.objective = 0.0;

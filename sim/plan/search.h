@@ -85,6 +85,9 @@ struct SearchResult {
   // In the space's form but pruned: why, as simulate refuses it (over the device's memory).
   std::string scenario_plan_pruned;
   bool scenario_plan_added = false;  // simulated beside the top_k, not among them
+  // Of the ranked plans, those whose event-level figures came from the results file
+  // (SearchOptions::done) rather than a simulation of this run.
+  std::size_t from_results = 0;
 };
 
 // What the energy objective counts beside the GPUs' board power: the job's nodes' overhead

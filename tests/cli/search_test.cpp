@@ -11,6 +11,7 @@
 #include <string>
 #include <utility>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "recipe_scenario.h"
@@ -182,9 +183,14 @@ TEST_CASE("cli: a search stopped half-way and resumed from --results prints what
   CHECK(resumed.out == fresh.out);
   // 4 whole lines kept (and the cut one): the cut plan and the never-done ones are appended.
   CHECK(lines_of(results) == 5 + (simulated - 4));
-  // Run again: nothing left to simulate, nothing appended, same bytes.
+  // Run again: nothing left to simulate, nothing appended, same bytes; stderr says the figures
+  // came from the file (a resumed search did not say so until 2026-12-05).
   auto again = run_megasim(with);
   CHECK(again.out == fresh.out);
+  CHECK(fresh.err.find("read from --results") == std::string::npos);
+  CHECK(again.err.find(fmt::format("{0} of the {0} ranked plans' event-level figures were read "
+                                   "from --results",
+                                   simulated)) != std::string::npos);
   CHECK(lines_of(results) == 5 + (simulated - 4));
   // A line cut within its first bytes (a full disk) is redone like any cut line.
   const fs::path short_cut = temp_file("short-cut.jsonl");

@@ -110,8 +110,9 @@ std::string collective_text(const plan::Sweep& s) {
                                      s.nodes > 1 ? "several nodes" : "one node")
                        : std::string("by NCCL's model with the profile's constants"));
   } else {
-    text += "\n# answer: NCCL's model with the profile's constants on every row (the device "
-            "holds no collective measurements or fitted scales for this shape)";
+    text += "\n# answer: the time column on every row, simulated with the profile's NCCL "
+            "constants (the device holds no collective measurements or fitted scales for this "
+            "shape)";
   }
   const char* header = "#{:>12} {:>12} {:>6} {:>6} {:>12} {:>8} {:>8} {:>6} {:>7} {:>12}";
   text += '\n';

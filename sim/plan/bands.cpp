@@ -69,7 +69,7 @@ Band band_for(const std::vector<ResidualRow>& rows, const std::string& family, s
   }
   if (basis->size() < kMinBasis) {
     basis = &pool;
-    b.rule = "every row of a family within 8 %";
+    b.rule = "rows of the families whose mean error is within 8 %";
   }
   // One row draws no band: its residual alone is a band of no width, which holds nothing (a
   // validation of a few scenarios scored such bands as missing every row).

@@ -210,13 +210,19 @@ std::string search_header(const plan::SearchResult& r) {
       std::count_if(r.ranked.begin(), r.ranked.end(), [](const auto& p) { return !p.event; }));
   // The plans taken to the event level (the top by estimate, and the scenario's own where it is
   // not among them), then how many of them ran and how many --max-events refused.
+  std::vector<std::string> beside = {"the best by estimate"};
+  if (r.scenario_plan_added) beside.push_back("the scenario's own plan");
+  if (r.count_bests_added > 0) {
+    beside.push_back(fmt::format("the best of {} more GPU count{}", r.count_bests_added,
+                                 r.count_bests_added == 1 ? "" : "s"));
+  }
+  std::string which = beside.back();  // "a", "a and b", "a, b and c"
+  if (beside.size() > 1) {
+    which = fmt::format("{} and {}", fmt::join(beside.begin(), beside.end() - 1, ", "), which);
+  }
   const std::string taken =
-      r.scenario_plan_added
-          ? fmt::format(
-                "{} taken to the event level (the best by estimate and the scenario's "
-                "own plan)",
-                r.ranked.size())
-          : fmt::format("{} taken to the event level", r.ranked.size());
+      beside.size() == 1 ? fmt::format("{} taken to the event level", r.ranked.size())
+                         : fmt::format("{} taken to the event level ({})", r.ranked.size(), which);
   t += fmt::format(
       "space {} plan{}: pruned {} by cluster size, {} by heads, {} by divisibility, "
       "{} by memory; {} feasible, estimated; {}: {} simulated event by event{}\n",

@@ -214,13 +214,24 @@ void analytic_stage(const io::Inputs& in, const SearchOptions& o, const SearchSh
   }
 }
 
-// The plans the event-level stage simulates, in order: the best top_k by estimate, and the
-// scenario's own plan when it is further down (so the ranking shows it beside the best).
+// The plans the event-level stage simulates, in order: the best top_k by estimate, the
+// scenario's own plan when it is further down (so the ranking shows it beside the best), and
+// with several GPU counts the best by estimate of each count that has none among them (until
+// 2026-12-05 `--gpus 6144,12288` ranked 12,288-GPU plans only: the larger count's were all
+// faster a step).
 std::vector<std::size_t> event_plans(const SearchOptions& o, const SearchResult& r) {
   std::vector<std::size_t> out;
   const std::size_t k = std::min(r.analytic.size(), static_cast<std::size_t>(o.top_k));
   for (std::size_t i = 0; i < k; ++i) out.push_back(i);
   if (r.scenario_plan_rank && *r.scenario_plan_rank >= k) out.push_back(*r.scenario_plan_rank);
+  if (r.gpus.size() < 2) return out;
+  for (const std::int64_t g : r.gpus) {
+    const auto at_count = [g](const RankedPlan& p) { return p.candidate.plan.gpus() == g; };
+    const auto first = std::find_if(r.analytic.begin(), r.analytic.end(), at_count);
+    if (first == r.analytic.end()) continue;
+    const auto i = static_cast<std::size_t>(first - r.analytic.begin());
+    if (std::find(out.begin(), out.end(), i) == out.end()) out.push_back(i);
+  }
   return out;
 }
 
@@ -275,7 +286,9 @@ SearchResult search(const io::Inputs& in, const SearchOptions& o, const SearchSh
   const FigureMap events = event_stage(in, o, share, topology, kernels, r);
 
   const std::vector<std::size_t> simulated = event_plans(o, r);
-  r.scenario_plan_added = simulated.size() > static_cast<std::size_t>(o.top_k);
+  const std::size_t k = std::min(r.analytic.size(), static_cast<std::size_t>(o.top_k));
+  r.scenario_plan_added = r.scenario_plan_rank && *r.scenario_plan_rank >= k;
+  r.count_bests_added = simulated.size() - k - (r.scenario_plan_added ? 1 : 0);
   for (const std::size_t i : simulated) {
     RankedPlan p = r.analytic[i];
     p.scenario_plan = r.scenario_plan_rank == i;

@@ -85,6 +85,8 @@ struct SearchResult {
   // In the space's form but pruned: why, as simulate refuses it (over the device's memory).
   std::string scenario_plan_pruned;
   bool scenario_plan_added = false;  // simulated beside the top_k, not among them
+  // GPU counts whose best plan by estimate was simulated beside the top_k (several counts).
+  std::size_t count_bests_added = 0;
   // Of the ranked plans, those whose event-level figures came from the results file
   // (SearchOptions::done) rather than a simulation of this run.
   std::size_t from_results = 0;

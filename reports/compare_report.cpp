@@ -1,5 +1,6 @@
 #include "reports/compare_report.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <set>
 #include <string>
@@ -81,7 +82,11 @@ std::string compare_text(const std::vector<plan::Variant>& variants) {
   } else if (!sizes.empty()) {
     // Said once: a --set of tp, cp or pp sizes the scenario that dp is derived from, which the
     // table did not show (2026-12-05).
-    text += fmt::format("every variant runs on {} GPUs\n", *sizes.begin());
+    // Infeasible variants have no size of their own here (a --set dp gives them another).
+    const bool all_run = std::all_of(variants.begin(), variants.end(),
+                                     [](const auto& v) { return v.step.has_value(); });
+    text += fmt::format("every variant {} on {} GPUs\n", all_run ? "runs" : "that runs is",
+                        *sizes.begin());
   }
   return text;
 }

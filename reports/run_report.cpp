@@ -282,6 +282,23 @@ std::string per_restart_line(const RunResult& r, Time comm_init, bool spares) {
   return o + "\n";
 }
 
+// The interruptions by cause, most frequent first.
+void append_causes(std::string& o, const RunResult& r) {
+  // Counts, not hours: the list had no header under the lost GPU-hours, in the presets' order.
+  std::vector<run::CauseSummary> causes;
+  for (const auto& c : r.interruptions) {
+    if (c.mean_count >= 0.05) causes.push_back(c);
+  }
+  std::stable_sort(causes.begin(), causes.end(),
+                   [](const auto& a, const auto& b) { return a.mean_count > b.mean_count; });
+  // One trial's counts are one draw, not a mean (a new user's walkthrough, 2026-12-05).
+  if (!causes.empty()) {
+    o += r.trials == 1 ? "  interruptions  by cause, counts of the one trial drawn:\n"
+                       : "  interruptions  by cause, mean count a run:\n";
+  }
+  for (const auto& c : causes) o += fmt::format("    {:<28} {:.1f}\n", c.name, c.mean_count);
+}
+
 }  // namespace
 
 std::string to_text(const RunResult& r, const StepProfile& step, const PowerInputs& power,
@@ -308,8 +325,8 @@ std::string to_text(const RunResult& r, const StepProfile& step, const PowerInpu
   append_outcomes(o, r);
   o += per_restart_line(r, model.comm_init.at(step.gpus), model.spares_for(step) > 0);
   o += fmt::format(
-      "  lost           {:.0f} GPU-hours (launch {:.2f} h, rework {:.1f} h, down {:.1f} h, "
-      "checkpoints {:.1f} h{})\n",
+      "  lost           {:.0f} GPU-hours (of the job's wall-clock: launch {:.2f} h, rework "
+      "{:.1f} h, down {:.1f} h, checkpoints {:.1f} h{})\n",
       r.lost_gpu_hours, r.launch_hours, r.rework_hours, r.down_hours, r.checkpoint_hours,
       r.straggler_hours > 0.0 ? fmt::format(", stragglers {:.1f} h", r.straggler_hours) : "");
   if (model.stragglers_in_step) {
@@ -323,15 +340,7 @@ std::string to_text(const RunResult& r, const StepProfile& step, const PowerInpu
         "could replace (reliability.spare_nodes), so they slow every step\n",
         100.0 * r.straggler_slowed_share);
   }
-  // Counts, not hours: the list had no header under the lost GPU-hours, in the presets' order.
-  std::vector<run::CauseSummary> causes;
-  for (const auto& c : r.interruptions) {
-    if (c.mean_count >= 0.05) causes.push_back(c);
-  }
-  std::stable_sort(causes.begin(), causes.end(),
-                   [](const auto& a, const auto& b) { return a.mean_count > b.mean_count; });
-  if (!causes.empty()) o += "  interruptions  by cause, mean count a run:\n";
-  for (const auto& c : causes) o += fmt::format("    {:<28} {:.1f}\n", c.name, c.mean_count);
+  append_causes(o, r);
   if (model.checkpoint_interval != Time::max()) {
     o += fmt::format("  checkpoint     every {:.1f} min, {:.1f} s blocking; ",
                      minutes(r.checkpoint_interval), r.checkpoint_cost.to_seconds());

@@ -25,7 +25,8 @@
       'tokens a second and the Pareto front set jobs of different sizes side by side; MFU ' +
       'compares them per GPU']);
   } else if (sizes.length) {
-    rows.push(['GPUs', `every variant runs on ${sizes[0]} GPUs`]);
+    const verb = ok.length === d.variants.length ? 'runs' : 'that runs is';
+    rows.push(['GPUs', `every variant ${verb} on ${sizes[0]} GPUs`]);
   }
   if (fastest.length) {
     const best = fastest[0];

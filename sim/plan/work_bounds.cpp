@@ -31,15 +31,15 @@ void check_step_work(const io::Inputs& in, bool full, const WorkLimits& limits) 
   if (passes <= static_cast<double>(limits.max_events)) return;
   const workload::ParallelPlan& p = in.scenario.plan;
   throw InputError(fmt::format(
-      "{}: plan.global_batch: a step of {:.3g} pipeline passes ({} stages{} × {:.3g} "
+      "{}: plan.global_batch: a step of {:.0f} pipeline passes ({} stages{} × {:.0f} "
       "micro-batches of global_batch {} / (dp {} × micro_batch {}) × vpp {}, forward and "
       "backward) needs at least as many events, more than --max-events {}",
       in.scenario.file.string(), passes, p.pp,
       full ? (p.cp > 1 ? fmt::format(" × dp {} × cp {} (--full)", p.dp, p.cp)
                        : fmt::format(" × dp {} (--full)", p.dp))
            : "",
-      static_cast<double>(p.micro_batches()),
-      p.global_batch, p.dp, p.micro_batch, p.vpp, limits.max_events));
+      static_cast<double>(p.micro_batches()), p.global_batch, p.dp, p.micro_batch, p.vpp,
+      limits.max_events));
 }
 
 Bytes step_memory(const io::Inputs& in, bool full, bool trace) {
@@ -62,19 +62,26 @@ void check_step_memory(const io::Inputs& in, bool full, bool trace, const WorkLi
   const Bytes need = step_memory(in, full, trace);
   if (need <= limits.max_memory) return;
   const workload::ParallelPlan& p = in.scenario.plan;
+  // The key named first is the largest term's (until 2026-12-05 always plan.global_batch, where
+  // on a large cluster its GPUs' bookkeeping is most of the figure).
+  const Bytes cluster = kMemoryPerClusterGpu * static_cast<double>(in.cluster.gpus);
+  const Bytes per_pass = need - kBaseMemory - cluster;
+  const char* key = per_pass >= cluster && per_pass >= kBaseMemory ? "plan.global_batch"
+                    : cluster >= kBaseMemory                       ? "cluster"
+                                                                   : "--max-memory";
   throw InputError(fmt::format(
-      "{}: plan.global_batch: a step of {:.3g} pipeline passes (plan.pp {}{} × {:.3g} "
+      "{}: {}: a step of {:.0f} pipeline passes (plan.pp {}{} × {:.0f} "
       "micro-batches of plan.global_batch {} / (plan.dp {} × plan.micro_batch {}) × plan.vpp "
       "{}){} needs an estimated {} ({} + {} cluster GPUs × {} + passes × {}{}), more than "
       "--max-memory {}",
-      in.scenario.file.string(), step_passes(in, full), p.pp,
+      in.scenario.file.string(), key, step_passes(in, full), p.pp,
       full ? (p.cp > 1 ? fmt::format(" × plan.dp {} × plan.cp {} (--full)", p.dp, p.cp)
                        : fmt::format(" × plan.dp {} (--full)", p.dp))
            : "",
       static_cast<double>(p.micro_batches()), p.global_batch, p.dp, p.micro_batch, p.vpp,
       trace ? " with its trace (--trace or --html)" : "", size_text(need), size_text(kBaseMemory),
       in.cluster.gpus, size_text(kMemoryPerClusterGpu), size_text(kMemoryPerPass),
-      trace ? fmt::format(" + {:.3g} traced passes × {}", step_passes(in, false),
+      trace ? fmt::format(" + {:.0f} traced passes × {}", step_passes(in, false),
                           size_text(kMemoryPerTracedPass))
             : "",
       size_text(limits.max_memory)));

@@ -438,5 +438,11 @@ TEST_CASE("cli: compare shows the GPUs of variants that differ in size") {
   const auto set = run_megasim("compare " + kDefaultScenario +
                                " --set plan.pp=4 --set plan.vpp=3 --vary plan.tp=4,8");
   REQUIRE(set.exit_code == 0);
-  CHECK(set.out.find("every variant runs on 6144 GPUs") != std::string::npos);
+  CHECK(set.out.find("every variant that runs is on 6144 GPUs") != std::string::npos);
+  // An infeasible variant runs on no GPUs: the count is of those that run (it read "every
+  // variant runs on 12288 GPUs" beside a TP 2 variant of another size, 2026-12-05).
+  const auto part =
+      run_megasim("compare " + kDefaultScenario + " --vary plan.tp=2,8 --set plan.dp=192");
+  REQUIRE(part.exit_code == 0);
+  CHECK(part.out.find("every variant that runs is on 12288 GPUs") != std::string::npos);
 }

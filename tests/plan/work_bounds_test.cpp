@@ -44,10 +44,17 @@ TEST_CASE("work bounds: a limit below the estimate is refused with the estimate 
   limits.max_memory = kMiB * 100.0;
   CHECK_NOTHROW(plan::check_step_memory(in, false, true, limits));  // 98.3 MiB
   const std::string e = input_error_of([&] { plan::check_step_memory(in, true, true, limits); });
-  CHECK(e.find("megascale-175b-12288.json: plan.global_batch: a step of 5.9e+05 pipeline passes "
+  CHECK(e.find("megascale-175b-12288.json: plan.global_batch: a step of 589824 pipeline passes "
                "(plan.pp 8 × plan.dp 192 (--full) × 32 micro-batches") != std::string::npos);
   CHECK(e.find("needs an estimated 152 MiB") != std::string::npos);
   CHECK(e.find("more than --max-memory 100 MiB") != std::string::npos);
+  // Folded, the cluster's 12,288 GPUs are most of the estimate: the key named is the cluster
+  // (plan.global_batch was named whatever the terms, until 2026-12-05).
+  limits.max_memory = kMiB * 40.0;
+  const std::string folded =
+      input_error_of([&] { plan::check_step_memory(in, false, false, limits); });
+  CHECK(folded.find("megascale-175b-12288.json: cluster: a step of 3072 pipeline passes") !=
+        std::string::npos);
 }
 
 TEST_CASE("work bounds: --full counts every context-parallel rank of every replica") {

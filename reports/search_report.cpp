@@ -80,16 +80,26 @@ std::array<std::pair<const char*, Time>, 9> parts(const step::Breakdown& b) {
            {"other", b.other}}};
 }
 
-// The part of a plan's step that grew most against the best's, in seconds.
+// The part of a plan's step that grew most against the best's, in seconds; and where other
+// parts shrank by more than a fifth of it, the one that shrank most (a +0.096 s step read
+// "+0.354 s compute" alone until 2026-12-05, its 0.26 s less bubble unsaid).
 std::string grown_part(const plan::RankedPlan& p, const plan::RankedPlan& best) {
   const auto mine = parts(p.figures().breakdown);
   const auto theirs = parts(best.figures().breakdown);
-  std::size_t worst = 0;
+  const auto delta = [&](std::size_t i) {
+    return (mine[i].second - theirs[i].second).to_seconds();
+  };
+  std::size_t worst = 0, most_saved = 0;
   for (std::size_t i = 1; i < mine.size(); ++i) {
-    if (mine[i].second - theirs[i].second > mine[worst].second - theirs[worst].second) worst = i;
+    if (delta(i) > delta(worst)) worst = i;
+    if (delta(i) < delta(most_saved)) most_saved = i;
   }
-  return fmt::format("{:+.3f} s {}", (mine[worst].second - theirs[worst].second).to_seconds(),
-                     mine[worst].first);
+  std::string t = fmt::format("{:+.3f} s {}", delta(worst), mine[worst].first);
+  const double step = (p.figures().step_time - best.figures().step_time).to_seconds();
+  if (delta(worst) - step > 0.2 * delta(worst) && delta(most_saved) < 0.0) {
+    t += fmt::format(", {:+.3f} s {}", delta(most_saved), mine[most_saved].first);
+  }
+  return t;
 }
 
 // Why a plan ranks below the best. By step time (and time to train, at the search's one batch)

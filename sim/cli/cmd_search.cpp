@@ -278,7 +278,7 @@ void add_search_command(CLI::App& app) {
   cmd->add_option("--results", opts->results,
                   "Append each simulated plan to this JSON Lines file; plans in it are skipped");
   cmd->add_option("--max-events", opts->max_events,
-                  "Largest event-level step simulated, in pipeline passes")
+                  "Largest event-level step simulated, in pipeline passes (default 20000000)")
       ->check(whole_number(1, kMaxEventsOption));
   cmd->add_flag("--json", opts->json, "Print exactly one JSON object on stdout");
   // Tests of resuming: stop after N event-level simulations, as a kill would.

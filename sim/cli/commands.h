@@ -52,7 +52,8 @@ inline CLI::Validator whole_number(std::int64_t least, std::int64_t most) {
         return "'" + text + "' is not a whole number from " + std::to_string(least) + " to " +
                std::to_string(most);
       },
-      "INT");
+      // Shown after the option's type ("--trials INT:INT" read as a range until 2026-12-05).
+      "in [" + std::to_string(least) + ", " + std::to_string(most) + "]");
 }
 
 // Every option of `app` and its subcommands that takes a value refuses an empty one ("--name

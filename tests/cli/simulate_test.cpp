@@ -34,6 +34,10 @@ TEST_CASE("cli: --help and --version exit 0 and usage errors exit 2") {
   auto help = run_megasim("--help");
   CHECK(help.exit_code == 0);
   CHECK(help.out.find("simulate") != std::string::npos);
+  // A count's help gives its range, not "INT:INT" (read as a range syntax, 2026-12-05).
+  const auto simulate_help = run_megasim("simulate --help");
+  CHECK(simulate_help.out.find("--trials INT:in [1, 100000]") != std::string::npos);
+  CHECK(simulate_help.out.find("INT:INT") == std::string::npos);
   auto version = run_megasim("--version");
   CHECK(version.exit_code == 0);
   CHECK(version.out.find("megasim") != std::string::npos);

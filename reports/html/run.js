@@ -127,7 +127,9 @@ function megasimRun(d, section, chart, colours, fmt, histogram, keyValues) {
   // Interruptions by cause.
   (() => {
     const causes = Object.entries(run.interruptions_by_cause).sort((a, b) => b[1] - a[1]);
-    const card = section('Interruptions by cause', `Mean per trial; ${fmt.num(run.restarts.mean, 1)} ` +
+    // One trial's counts are that trial's draw, not a mean (as the text says since 2026-12-05).
+    const per = run.trials === 1 ? 'Counts of the one trial drawn' : 'Mean per trial';
+    const card = section('Interruptions by cause', `${per}; ${fmt.num(run.restarts.mean, 1)} ` +
       `restarts, ${fmt.rate(run.failures_per_day)} failures a day.`);
     chart(card, {
       tooltip: { trigger: 'axis', valueFormatter: (v) => fmt.num(v, 2) },

@@ -46,7 +46,7 @@ void add_inspect_command(CLI::App& app) {
                 "scenario's system runs");
   cmd->add_flag("--allow-oom", opts->plan.allow_oom,
                 "Report a plan that does not fit device memory instead of failing");
-  cmd->callback([opts] { run_inspect(*opts); });
+  cmd->callback([opts] { naming_sets(opts->overrides, [&] { run_inspect(*opts); }); });
 }
 
 }  // namespace megasim::cli

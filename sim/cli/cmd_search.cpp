@@ -273,7 +273,10 @@ void add_search_command(CLI::App& app) {
   cmd->add_option("--set", opts->overrides, "Override a scenario key; repeatable");
   cmd->add_option("--objective", opts->objective,
                   "step-time (default), mfu, time-to-train, cost or energy");
-  cmd->add_option("--top", opts->top, "Plans re-simulated event by event (default 50)")
+  cmd->add_option(
+         "--top", opts->top,
+         "Plans re-simulated event by event (default 50; beside them the scenario's own and, with "
+         "several --gpus, each count's best)")
       ->check(whole_number(1, 1'000'000));
   cmd->add_option("--results", opts->results,
                   "Append each simulated plan to this JSON Lines file; plans in it are skipped");
@@ -283,7 +286,7 @@ void add_search_command(CLI::App& app) {
   cmd->add_flag("--json", opts->json, "Print exactly one JSON object on stdout");
   // Tests of resuming: stop after N event-level simulations, as a kill would.
   cmd->add_option("--stop-after", opts->stop_after)->group("");
-  cmd->callback([opts] { run_search(*opts); });
+  cmd->callback([opts] { naming_sets(opts->overrides, [&] { run_search(*opts); }); });
 }
 
 }  // namespace megasim::cli

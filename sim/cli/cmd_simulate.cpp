@@ -98,15 +98,16 @@ void add_simulate_command(CLI::App& app) {
                   "Write an offline HTML report (charts; its data is the --json object, with the "
                   "step's timeline)");
   cmd->add_option("--max-events", opts->max_events,
-                  "Refuse a step or run whose events, counted from the plan before the work, "
-                  "pass this (default 20000000: seconds, well under 2 GiB)")
+                  "Refuse a step or run whose work, counted from the plan before it runs (pipeline "
+                  "passes, a lower bound on the events), passes this (default 20000000: seconds, "
+                  "well under 2 GiB)")
       ->check(whole_number(1, kMaxEventsOption));
   cmd->add_option("--max-memory", opts->max_memory,
                   "Refuse a step whose memory, estimated from the plan before the work, passes "
                   "this many bytes (8GiB, 512MiB, 1073741824; default 8GiB)");
   cmd->add_option("-o,--output", opts->output, "Also write the JSON result to this file; - for stdout, in place of the "
                   "report");
-  cmd->callback([opts] { run_simulate(*opts); });
+  cmd->callback([opts] { naming_sets(opts->overrides, [&] { run_simulate(*opts); }); });
 }
 
 }  // namespace megasim::cli

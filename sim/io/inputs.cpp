@@ -286,11 +286,7 @@ Inputs load_inputs(const Scenario& s, const InputOptions& o, FilesRead* read) {
     // would otherwise pass until run.tokens is set.
     clashes.check([&] { scenario_power_preset(s, read); });
   }
-  try {
-    clashes.throw_if_any();
-  } catch (const InputError& e) {
-    throw InputError(with_command_line(e.what(), s.command_line));
-  }
+  clashes.throw_if_any();
   return in;
 }
 

@@ -311,21 +311,16 @@ Scenario load_scenario(const fs::path& file, const std::vector<std::string>& ove
     set_paths.push_back(path);
     apply_override(doc, o);
   }
-  try {
-    Scenario s = read_scenario(doc, file, log);
-    s.command_line = overrides;
-    return s;
-  } catch (const ValueError& e) {  // kept a ValueError: compare names the --vary value by it
-    throw ValueError(with_command_line(e.what(), overrides), e.detail());
-  } catch (const InputError& e) {
-    throw InputError(with_command_line(e.what(), overrides));
-  }
+  return read_scenario(doc, file, log);
 }
 
 std::string with_command_line(const std::string& message, const std::vector<std::string>& sets) {
   if (sets.empty()) return message;
-  return fmt::format("{}\n(read with {} from the command line in place of the file's values)",
-                     message, fmt::join(sets, " and "));
+  const std::string line =
+      fmt::format("(the scenario read with --set {} in place of the file's values)",
+                  fmt::join(sets, " --set "));
+  if (message.find(line) != std::string::npos) return message;  // said once
+  return message + "\n" + line;
 }
 
 namespace {

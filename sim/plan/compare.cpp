@@ -6,8 +6,11 @@
 #include <fmt/format.h>
 
 #include "engine/error.h"
+#include "io/cluster_loader.h"
+#include "io/device_profile_loader.h"
 #include "io/inputs.h"
 #include "io/json_reader.h"
+#include "io/model_loader.h"
 #include "io/resolve.h"
 #include "io/scenario.h"
 #include "plan/evaluate.h"
@@ -104,6 +107,31 @@ bool derives_dp(const std::vector<std::string>& overrides, const std::vector<Axi
   return varies_split;
 }
 
+// A model, cluster or device that is not there, or does not read, is bad in every variant
+// that names it: refused before any runs (a variant with a model file of broken JSON was an
+// "infeasible" row, the command's exit 0, until 2026-12-05).
+void check_references(const std::filesystem::path& scenario, const std::vector<Axis>& axes) {
+  const std::pair<const char*, io::DataKind> references[] = {{"model", io::DataKind::kModel},
+                                                             {"cluster", io::DataKind::kCluster},
+                                                             {"device", io::DataKind::kDevice}};
+  for (const auto& a : axes) {
+    for (const auto& [key, kind] : references) {
+      if (a.path != key) continue;
+      for (const auto& value : a.values) {
+        const auto file = io::resolve_data_file(value, kind, scenario.parent_path(),
+                                                "--vary " + a.path, "'" + value + "'");
+        try {
+          if (kind == io::DataKind::kModel) (void)io::load_model(file);
+          if (kind == io::DataKind::kCluster) (void)io::load_cluster(file);
+          if (kind == io::DataKind::kDevice) (void)io::load_device_profile(file);
+        } catch (const InputError& e) {
+          throw InputError(fmt::format("--vary {}: '{}': {}", a.path, value, e.what()));
+        }
+      }
+    }
+  }
+}
+
 // What is the user's error in every variant it is in: an axis given twice or beside a
 // --set of its key, and a value its key never takes.
 void check_axes(const std::filesystem::path& scenario, const std::vector<std::string>& overrides,
@@ -165,19 +193,7 @@ void check_axes(const std::filesystem::path& scenario, const std::vector<std::st
       }
     }
   }
-  // A model, cluster or device that is not there is missing in every variant that names it.
-  const std::pair<const char*, io::DataKind> references[] = {{"model", io::DataKind::kModel},
-                                                             {"cluster", io::DataKind::kCluster},
-                                                             {"device", io::DataKind::kDevice}};
-  for (const auto& a : axes) {
-    for (const auto& [key, kind] : references) {
-      if (a.path != key) continue;
-      for (const auto& value : a.values) {
-        (void)io::resolve_data_file(value, kind, scenario.parent_path(), "--vary " + a.path,
-                                    "'" + value + "'");
-      }
-    }
-  }
+  check_references(scenario, axes);
 }
 
 }  // namespace

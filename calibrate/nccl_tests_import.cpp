@@ -206,8 +206,8 @@ class LogParser {
     const int hosts = b_.ranks.hosts();
     if (options_.nodes && hosts > 0 && *options_.nodes != hosts) {
       throw InputError(
-          fmt::format("{}: --nodes {} but the rank lines name {} host(s); drop "
-                      "--nodes, or give the log its own rank lines",
+          fmt::format("{}: --nodes {} but the rank lines name {} host(s); drop --nodes (the "
+                      "rank lines say how many hosts ran)",
                       at, *options_.nodes, hosts));
     }
     r.nodes = options_.nodes.value_or(hosts > 0 ? hosts : 1);

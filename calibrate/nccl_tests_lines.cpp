@@ -81,6 +81,10 @@ std::optional<RankLine> parse_rank_line(const std::vector<std::string>& t, const
     r.host = t[6];
     r.device = join_from(t, 7);
     const int first = count_in_log(t[1], "rank", at), last = count_in_log(t[4], "rank", at);
+    if (last < first) {  // named no rank and was passed over until 2026-12-05
+      throw InputError(
+          fmt::format("{}: the range Rank {} .. Rank {} runs backwards", at, first, last));
+    }
     for (int i = first; i <= last; ++i) {
       r.keys.push_back(r.host + "/" + std::to_string(i));
       r.indices.push_back(i);

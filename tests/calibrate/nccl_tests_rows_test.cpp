@@ -115,4 +115,13 @@ TEST_CASE("a rank two device lines claim, and hosts of unequal rank counts, are 
       parse_nccl_tests_log(
           log({"0 Pid 11 on a", "1 Pid 12 on a", "2 Pid 13 on a", "3 Pid 21 on b"}), "odd.log", {}),
       doctest::Contains("odd.log:1: the rank lines put 3 ranks on a but 1 on b"), InputError);
+  // A compressed range that runs backwards names no rank: refused at its line (passed over
+  // until 2026-12-05, then a missing rank 0 reported at the run's first line).
+  const std::string backwards =
+      "# Collective test starting: all_reduce_perf\n# nThread 1 nGpus 1\n"
+      "#  Rank  3 .. Rank  0 on a A100\n" +
+      kHeader.substr(kHeader.rfind("#   ")) + "1048576 262144 float sum -1 10.00 104.86 157.29 0\n";
+  CHECK_THROWS_WITH_AS(parse_nccl_tests_log(backwards, "back.log", {}),
+                       doctest::Contains("back.log:3: the range Rank 3 .. Rank 0 runs backwards"),
+                       InputError);
 }

@@ -13,6 +13,7 @@
 #include <fstream>
 #include <sstream>
 #include <string_view>
+#include <tuple>
 #include <vector>
 
 #include <fmt/format.h>
@@ -142,6 +143,36 @@ void check_agreement(const StepFigures& f, const std::string& key, const Expecte
   }
 }
 
+// Each key a result line holds, of the JSON type the search writes: else an InputError naming
+// the key (until 2026-12-05 the JSON library's own message, "type must be number, but is
+// string", without the key).
+void check_line_keys(const nlohmann::json& j, const std::string& at) {
+  using Json = nlohmann::json;
+  const auto text = [](const Json& v) { return v.is_string(); };
+  const auto whole = [](const Json& v) { return v.is_number_integer(); };
+  const auto number = [](const Json& v) { return v.is_number(); };
+  const auto wholes = [](const Json& v) {
+    return v.is_array() &&
+           std::all_of(v.begin(), v.end(), [](const Json& x) { return x.is_number_integer(); });
+  };
+  const std::tuple<const char*, bool (*)(const Json&), const char*> keys[] = {
+      {"key", text, "a string"},
+      {"step_time_ns", whole, "an integer"},
+      {"breakdown_ns", wholes, "an array of integers"},
+      {"tokens_per_s", number, "a number"},
+      {"mfu", number, "a number"},
+      {"gemm_ns", whole, "an integer"},
+      {"memory_bound_ns", whole, "an integer"},
+      {"comm_ns", whole, "an integer"},
+      {"idle_ns", whole, "an integer"}};
+  for (const auto& [key, is, what] : keys) {
+    if (!j.contains(key)) throw InputError(fmt::format("{}: a result line without {}", at, key));
+    if (!is(j.at(key))) {
+      throw InputError(fmt::format("{}: {} is {}, not {}", at, key, j.at(key).type_name(), what));
+    }
+  }
+}
+
 // A line an earlier build wrote for a plan refused by --max-events: every figure zero.
 bool refusal_line(const nlohmann::json& j) {
   const auto b = j.at("breakdown_ns").get<std::vector<std::int64_t>>();
@@ -192,7 +223,11 @@ FigureMap read_results(const std::filesystem::path& path, std::uint64_t fingerpr
                          ": not a line a search writes; give a new file or one an earlier "
                          "search wrote (the file is appended to, never replaced)");
       }
+      if (!j.at("inputs").is_string() || !j.at("hash").is_string()) {
+        throw InputError(at + ": inputs and hash are not strings");
+      }
       if (j.at("inputs").get<std::string>() != hex(fingerprint)) continue;  // another search's
+      check_line_keys(j, at);
       const std::string key = j.at("key").get<std::string>();
       const std::uint64_t hash = std::stoull(j.at("hash").get<std::string>(), nullptr, 16);
       if (fnv1a(key) != hash) throw InputError(at + ": its hash is not its plan key's");

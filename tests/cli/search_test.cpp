@@ -208,8 +208,16 @@ TEST_CASE("cli: a search stopped half-way and resumed from --results prints what
   tampered.replace(at, tampered.find(',', at) - at, "-5");
   const fs::path bad = temp_file("tampered.jsonl");
   std::ofstream(bad) << tampered;
+  // A figure of another type is named with its key (the JSON library's "type must be number,
+  // but is string", without the key, until 2026-12-05).
+  std::string typed = read_all(all);
+  const auto mfu = typed.find("\"mfu\":") + 6;
+  typed.replace(mfu, typed.find(',', mfu) - mfu, "\"high\"");
+  const fs::path mistyped = temp_file("mistyped.jsonl");
+  std::ofstream(mistyped) << typed;
   for (const auto& [file, fragment] : {std::pair{other, ": not a line a search writes"},
-                                       std::pair{bad, ":1: step_time_ns -5 is negative"}}) {
+                                       std::pair{bad, ":1: step_time_ns -5 is negative"},
+                                       std::pair{mistyped, ":1: mfu is string, not a number"}}) {
     const std::string before = read_all(file);
     const auto r =
         run_megasim("search " + kScenario + " --top 2 --results " + shell_quote(file.string()));

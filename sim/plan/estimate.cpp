@@ -178,27 +178,38 @@ double AnalyticEstimator::schedule_seconds(const workload::ParallelPlan& p, doub
     return static_cast<double>(micro_batches) * p.vpp * (f + b) + fill;
   }
   const int m = static_cast<int>(micro_batches);
-  // The makespan is homogeneous of degree one in (f, b, hop): keyed by the ratios, rounded to
-  // kScheduleRatioStep, and scaled back by f.
-  const auto q = [](double x) { return static_cast<int>(std::lround(x / kScheduleRatioStep)); };
-  const auto key =
-      std::make_tuple(p.pp, p.vpp, m, static_cast<int>(p.schedule), q(b / f), q(hop / f));
-  auto it = schedules_.find(key);
-  if (it == schedules_.end()) {
-    const step::PipelineSchedule s = step::build_schedule(p.schedule, p.pp, p.vpp, m);
-    constexpr double kUnit = 1e6;  // ns of f: resolution of the ratios
-    step::IdealTimes t;
-    t.forward = Time::from_ns(static_cast<std::int64_t>(kUnit));
-    t.backward = Time::from_ns(std::llround(kUnit * std::get<4>(key) * kScheduleRatioStep));
-    t.p2p = Time::from_ns(std::llround(kUnit * std::get<5>(key) * kScheduleRatioStep));
-    const double units = static_cast<double>(step::simulate_ideal(s, t).makespan.ns()) / kUnit;
-    it = schedules_.emplace(key, units).first;
-  }
+  // The makespan is homogeneous of degree one in (f, b, hop): keyed by the ratios on a grid of
+  // kScheduleRatioStep, and scaled back by f. b / f is rounded; hop / f is interpolated between
+  // its two grid neighbours, so that a hop under half a step of f still delays the schedule
+  // (rounded, what asynchronous sends add to the makespan was 0 below 1 % of f, 2026-12-05).
+  const int b_steps = static_cast<int>(std::lround(b / f / kScheduleRatioStep));
+  const auto units = [&](int hop_steps) {
+    const auto key =
+        std::make_tuple(p.pp, p.vpp, m, static_cast<int>(p.schedule), b_steps, hop_steps);
+    auto it = schedules_.find(key);
+    if (it == schedules_.end()) {
+      const step::PipelineSchedule s = step::build_schedule(p.schedule, p.pp, p.vpp, m);
+      constexpr double kUnit = 1e6;  // ns of f: resolution of the ratios
+      step::IdealTimes t;
+      t.forward = Time::from_ns(static_cast<std::int64_t>(kUnit));
+      t.backward = Time::from_ns(std::llround(kUnit * b_steps * kScheduleRatioStep));
+      t.p2p = Time::from_ns(std::llround(kUnit * hop_steps * kScheduleRatioStep));
+      const double made = static_cast<double>(step::simulate_ideal(s, t).makespan.ns()) / kUnit;
+      it = schedules_.emplace(key, made).first;
+    }
+    return it->second;
+  };
+  const double hop_grid = hop / f / kScheduleRatioStep;
+  const int below = static_cast<int>(std::floor(hop_grid));
+  const double above_share = hop_grid - below;
+  const double made = above_share > 0.0
+                          ? (1.0 - above_share) * units(below) + above_share * units(below + 1)
+                          : units(below);
   // The rounding of b / f, put back on each of the critical stage's m x vpp backward passes:
   // without it a ratio rounded down made the makespan less than a stage's own passes (a
   // negative bubble, -0.03 s, in search --json).
-  const double b_built = std::get<4>(key) * kScheduleRatioStep * f;
-  return it->second * f + static_cast<double>(m) * p.vpp * (b - b_built);
+  const double b_built = b_steps * kScheduleRatioStep * f;
+  return made * f + static_cast<double>(m) * p.vpp * (b - b_built);
 }
 
 AnalyticEstimator::DpParts AnalyticEstimator::dp_parts(const Candidate& c, const LayerPrices& lp,

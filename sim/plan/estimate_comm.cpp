@@ -35,10 +35,15 @@ double AnalyticEstimator::pp_message_seconds(double bytes, const Candidate& c) {
   const workload::ParallelPlan& p = c.plan;
   const auto key = std::make_tuple(bytes, p.tp, p.pp, p.dp, p.cp, static_cast<int>(p.rank_order));
   if (auto it = pp_.find(key); it != pp_.end()) return it->second;
-  // Stage 0's message to stage 1 from every replica at once, as the executor sends it: on a
+  // A stage's message to the next from every replica at once, as the executor sends it: on a
   // fabric the copies' ECMP paths collide above the ToRs, and the message ends with the
   // slowest copy. (Priced for one pair alone until 2026-12-05: 1.05 ms for a 24 MiB message at
-  // 12,288 GPUs, PP 3, DP 512, where the executor's copies take 3.1-3.6 ms.)
+  // 12,288 GPUs, PP 3, DP 512, where the executor's copies take 3.1-3.6 ms.) Stage 0's message
+  // to stage 1 stands for every hop, the first stage's exchanges' own: where two stages share a
+  // node (TP 4 on 8-GPU nodes at DP 1) the hops that leave it are priced as NVLink's in the
+  // schedule. Priced as the first hop that leaves its node instead, Korthikanti's 175B search
+  // on 64 GPUs ranked TP 8 first (13.77 s estimated, 13.61 event by event) over TP 4 × PP 16
+  // (13.86 estimated, 13.35 event by event; 13.25 estimated as now): tried on 2026-12-05, not kept.
   step::Pricer pricer(topology_, job_placement(inputs_.scenario.placement, topology_, p),
                       inputs_.collective, kernels_, p, c.system);
   return pp_[key] = sec(pricer.pp_message_time(Bytes(bytes), 0, 1));
@@ -100,7 +105,7 @@ double AnalyticEstimator::pp_exposure(const Candidate& c, const LayerPrices& lp,
   // Asynchronous sends expose only what they delay on the schedule's dependencies, which the
   // makespan prices (estimate()). Until 2026-12-05 a send per forward and backward pass,
   // 2·m·vpp·t, was added on top of the makespan: it stood in for the fabric's collisions, which
-  // the send's price now holds (12,288 GPUs: Spearman 0.860 → 0.970 over the top 200).
+  // the send's price now holds (12,288 GPUs: Spearman 0.860 → 0.963 over the top 200).
   hop = t;
   return 0.0;
 }

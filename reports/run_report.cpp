@@ -296,7 +296,9 @@ void append_causes(std::string& o, const RunResult& r) {
     o += r.trials == 1 ? "  interruptions  by cause, counts of the one trial drawn:\n"
                        : "  interruptions  by cause, mean count a run:\n";
   }
-  for (const auto& c : causes) o += fmt::format("    {:<28} {:.1f}\n", c.name, c.mean_count);
+  for (const auto& c : causes) {
+    o += fmt::format("    {:<28} {:.{}f}\n", c.name, c.mean_count, r.trials == 1 ? 0 : 1);
+  }
 }
 
 }  // namespace

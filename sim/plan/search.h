@@ -1,7 +1,8 @@
 // `megasim search`: the best plans of a model on a cluster, out of every plan of the space
 // (plan_space.h). Two stages: every feasible plan estimated in closed form (estimate.h), then
-// the best top_k re-simulated event by event (the executor every other command uses), which
-// gives the final ranking. The ranking is a total order (objective, then the canonical plan
+// the best top_k re-simulated event by event (the executor every other command uses; beside
+// them the scenario's own plan and, with several GPU counts, each count's best by estimate),
+// which gives the final ranking. The ranking is a total order (objective, then the canonical plan
 // key), so the result does not depend on how the work was split.
 //
 // The work can be split (SearchShare): each process estimates and simulates its share of the
@@ -73,8 +74,8 @@ struct SearchResult {
   workload::RankOrder rank_order = workload::RankOrder::kTpCpDpPp;  // the scenario's: every plan's
   Objective objective = Objective::kStepTime;
   Space space;  // feasible plans moved into `analytic`
-  // The event-level ranking, best first: the top_k by estimate, and the scenario's own plan
-  // wherever its estimate put it.
+  // The event-level ranking, best first: the top_k by estimate, the scenario's own plan
+  // wherever its estimate put it, and each GPU count's best by estimate (several counts).
   std::vector<RankedPlan> ranked;
   std::vector<RankedPlan> analytic;  // every feasible plan by its estimate, best first
   std::vector<std::int64_t> gpus;    // the GPU counts searched

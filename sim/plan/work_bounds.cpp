@@ -66,11 +66,12 @@ void check_step_memory(const io::Inputs& in, bool full, bool trace, const WorkLi
   // on a large cluster its GPUs' bookkeeping is most of the figure).
   const Bytes cluster = kMemoryPerClusterGpu * static_cast<double>(in.cluster.gpus);
   const Bytes per_pass = need - kBaseMemory - cluster;
-  const char* key = per_pass >= cluster && per_pass >= kBaseMemory ? "plan.global_batch"
-                    : cluster >= kBaseMemory                       ? "cluster"
-                                                                   : "--max-memory";
+  // The fixed base the largest: no key of the scenario lowers it.
+  const std::string key = per_pass >= cluster && per_pass >= kBaseMemory ? "plan.global_batch: "
+                          : cluster >= kBaseMemory                       ? "cluster: "
+                                                                         : "";
   throw InputError(fmt::format(
-      "{}: {}: a step of {:.0f} pipeline passes (plan.pp {}{} × {:.0f} "
+      "{}: {}a step of {:.0f} pipeline passes (plan.pp {}{} × {:.0f} "
       "micro-batches of plan.global_batch {} / (plan.dp {} × plan.micro_batch {}) × plan.vpp "
       "{}){} needs an estimated {} ({} + {} cluster GPUs × {} + passes × {}{}), more than "
       "--max-memory {}",

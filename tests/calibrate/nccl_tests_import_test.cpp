@@ -71,9 +71,8 @@ TEST_CASE("rtx 6000d alltoall with MPI noise and N/A in the in-place column") {
   CHECK(r.devices[0] == "NVIDIA RTX 6000D");
 }
 
-// The layout of nccl-tests before 2.10 (no version line, no "root" column, "error" instead of
-// "#wrong", each process repeating the nThread line, old rank lines). The numbers are made up
-// for the layout (8 ranks: busbw = algbw · 1.75).
+// nccl-tests before 2.10: no version line or "root" column, "error" for "#wrong", the nThread line
+// per process, old rank lines (numbered across the job); made-up numbers, busbw = algbw · 1.75.
 const char* kOldLayout =
     R"(# nThread 1 nGpus 1 minBytes 1048576 maxBytes 4194304 step: 2(factor) warmup iters: 5 iters: 20 validation: 1
 #

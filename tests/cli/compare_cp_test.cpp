@@ -1,4 +1,5 @@
-// `megasim compare` over context parallelism: the GPU count kept, data parallelism following.
+// `megasim compare`'s GPU counts: over context parallelism the count kept, data parallelism
+// following; variants of different sizes shown with their GPUs.
 #include <doctest/doctest.h>
 
 #include <string>
@@ -7,6 +8,7 @@
 
 #include "run_command.h"
 
+using megasim::test::kDefaultScenario;
 using megasim::test::run_megasim;
 using megasim::test::shell_quote;
 
@@ -27,4 +29,31 @@ TEST_CASE("cli: compare varying plan.cp keeps the GPU count, dp following tp × 
     CHECK(v["plan"]["cp"] == 1 << i);
     CHECK(v["plan"]["gpus"] == 768);
   }
+}
+
+TEST_CASE("cli: compare shows the GPUs of variants that differ in size") {
+  // --vary plan.dp runs jobs of different sizes; the table said nothing of it while its
+  // tokens/s and Pareto marks set them side by side (a user's trial, 2026-12-05).
+  const auto r = run_megasim("compare " + kDefaultScenario +
+                             " --vary plan.dp=96,192 --set plan.global_batch=1536");
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("GPUs") != std::string::npos);
+  CHECK(r.out.find("dp=96                                          6144") != std::string::npos);
+  CHECK(r.out.find("the variants run on 6144 to 12288 GPUs") != std::string::npos);
+  // One size: no column, and the count said once. A --set of pp sizes the scenario dp is
+  // derived from (8 x 4 x 192 here), which the table did not show until 2026-12-05.
+  const auto same = run_megasim("compare " + kDefaultScenario + " --vary plan.vpp=3,6");
+  REQUIRE(same.exit_code == 0);
+  CHECK(same.out.find(" GPUs ") == std::string::npos);
+  CHECK(same.out.find("every variant runs on 12288 GPUs") != std::string::npos);
+  const auto set = run_megasim("compare " + kDefaultScenario +
+                               " --set plan.pp=4 --set plan.vpp=3 --vary plan.tp=4,8");
+  REQUIRE(set.exit_code == 0);
+  CHECK(set.out.find("every variant that runs is on 6144 GPUs") != std::string::npos);
+  // An infeasible variant runs on no GPUs: the count is of those that run (it read "every
+  // variant runs on 12288 GPUs" beside a TP 2 variant of another size, 2026-12-05).
+  const auto part =
+      run_megasim("compare " + kDefaultScenario + " --vary plan.tp=2,8 --set plan.dp=192");
+  REQUIRE(part.exit_code == 0);
+  CHECK(part.out.find("every variant that runs is on 12288 GPUs") != std::string::npos);
 }

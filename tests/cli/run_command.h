@@ -2,6 +2,7 @@
 #pragma once
 
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -25,6 +26,23 @@ inline std::string read_all(const std::filesystem::path& p) {
   std::ostringstream s;
   s << in.rdbuf();
   return s.str();
+}
+
+// A fresh path `name` in this process's scratch folder (any file there before removed).
+inline std::filesystem::path temp_file(const std::string& name) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("megasim_files_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  fs::remove(dir / name);
+  return dir / name;
+}
+
+inline int lines_of(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  std::string line;
+  int n = 0;
+  while (std::getline(in, line)) ++n;
+  return n;
 }
 
 inline std::string shell_quote(const std::string& s) {

@@ -45,16 +45,22 @@ std::pair<double, double> dp_exposed_of(const io::Inputs& in,
   return {analytic, event};
 }
 
+// Every axis of the space but the GPU count fixed: one plan.
+std::vector<plan::Axis> one_plan(const char* tp, const char* pp, const char* vpp, const char* mb,
+                                 const char* recompute, const char* sp, const char* dist_opt) {
+  return {{"tp", {tp}},
+          {"pp", {pp}},
+          {"vpp", {vpp}},
+          {"micro_batch", {mb}},
+          {"recompute", {recompute}},
+          {"sequence_parallel", {sp}},
+          {"distributed_optimizer", {dist_opt}}};
+}
+
 // MegaScale's 175B plan (Table 2): TP 8 × PP 8, VPP 6, micro-batch 1, selective recompute,
 // SP, the distributed optimizer.
 std::vector<plan::Axis> megascale_175b_plan() {
-  return {{"tp", {"8"}},
-          {"pp", {"8"}},
-          {"vpp", {"6"}},
-          {"micro_batch", {"1"}},
-          {"recompute", {"selective"}},
-          {"sequence_parallel", {"true"}},
-          {"distributed_optimizer", {"true"}}};
+  return one_plan("8", "8", "6", "1", "selective", "true", "true");
 }
 
 }  // namespace
@@ -204,13 +210,7 @@ TEST_CASE("search: the estimate places DP groups and pipelines by the scenario's
   plan::SearchOptions o;
   o.top_k = 1;
   o.space.gpus = {32};
-  o.space.restrict = {{"tp", {"2"}},
-                      {"pp", {"4"}},
-                      {"vpp", {"1"}},
-                      {"micro_batch", {"4"}},
-                      {"recompute", {"full"}},
-                      {"sequence_parallel", {"false"}},
-                      {"distributed_optimizer", {"false"}}};
+  o.space.restrict = one_plan("2", "4", "1", "4", "full", "false", "false");
   std::array<plan::RankedPlan, 2> by_order;
   for (const auto order : {workload::RankOrder::kTpCpDpPp, workload::RankOrder::kTpCpPpDp}) {
     in.scenario.plan.rank_order = order;
@@ -356,13 +356,7 @@ TEST_CASE("search: the estimate queues the chunks' DP collectives as the executo
   // TP 8, sequence parallelism and the distributed optimizer, at one pipeline, VPP 6,
   // micro-batch 1 and recompute.
   const auto plan_of = [](const char* pp, const char* recompute) {
-    return std::vector<plan::Axis>{{"tp", {"8"}},
-                                   {"pp", {pp}},
-                                   {"vpp", {"6"}},
-                                   {"micro_batch", {"1"}},
-                                   {"recompute", {recompute}},
-                                   {"sequence_parallel", {"true"}},
-                                   {"distributed_optimizer", {"true"}}};
+    return one_plan("8", pp, "6", "1", recompute, "true", "true");
   };
   const std::vector<plan::Axis> pp2 = plan_of("2", "none"), pp8 = plan_of("8", "selective");
   const Case cases[] = {
@@ -394,13 +388,7 @@ TEST_CASE("search: the estimate prices a PP send as the executor sends it, every
   // schedule: bubble and PP 0.51 s against the event level's 0.97, the step 6.9 % fast.
   plan::SearchOptions o;
   o.top_k = 1;
-  o.space.restrict = {{"tp", {"8"}},
-                      {"pp", {"3"}},
-                      {"vpp", {"32"}},
-                      {"micro_batch", {"4"}},
-                      {"recompute", {"none"}},
-                      {"sequence_parallel", {"true"}},
-                      {"distributed_optimizer", {"true"}}};
+  o.space.restrict = one_plan("8", "3", "32", "4", "none", "true", "true");
   const plan::SearchResult r = plan::search(inputs_of("scenarios/megascale-175b-12288.json"), o);
   REQUIRE(!r.ranked.empty());
   REQUIRE(r.ranked[0].event);

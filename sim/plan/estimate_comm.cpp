@@ -89,7 +89,7 @@ double AnalyticEstimator::pp_exposure(const Candidate& c, const LayerPrices& lp,
   const double vpp = p.vpp;
   hop = 0.0;
   if (p.pp == 1) return 0.0;
-  // Between the stages' GPUs where the placement puts them (NVLink inside a node).
+  // Stage 0's GPUs to stage 1's, where the placement puts them (NVLink inside a node).
   const double t = pp_message_seconds(lp.pp_bytes, c);
   if (!c.system.pp_overlap) {
     // Megatron-LM's exchanges on the first stage (step::blocking_p2p_program): interleaved,

@@ -254,6 +254,16 @@ std::vector<Variant> compare(const std::filesystem::path& scenario,
   }
   // As search: nothing to compare is the user's error (exit 2), not a table of refusals.
   if (std::none_of(out.begin(), out.end(), [](const Variant& v) { return v.step.has_value(); })) {
+    // One cause every variant shares (a scenario's model file that does not read) said once:
+    // it was repeated per variant until 2026-12-05.
+    if (out.size() > 1 && std::all_of(out.begin(), out.end(), [&](const Variant& v) {
+          return v.reason == out.front().reason;
+        })) {
+      throw InputError(
+          fmt::format("compare: none of the {} variants can run, each for this "
+                      "reason:\n  {}",
+                      out.size(), out.front().reason));
+    }
     std::string reasons;
     constexpr std::size_t kShown = 3;
     for (std::size_t i = 0; i < std::min(out.size(), kShown); ++i) {

@@ -16,6 +16,13 @@ namespace megasim::test {
 inline const std::string kDefaultScenario =
     std::string(MEGASIM_SOURCE_DIR) + "/scenarios/megascale-175b-12288.json";
 
+// The search tests' scenarios: Korthikanti's 175B on 64 GPUs, and his 22B on 8 GPUs (a space
+// small enough for a search in well under a second).
+inline const std::string kSearch175b =
+    std::string(MEGASIM_SOURCE_DIR) + "/scenarios/validation/korthikanti-175b-selective.json";
+inline const std::string kSearch22b =
+    std::string(MEGASIM_SOURCE_DIR) + "/scenarios/validation/korthikanti-22b-selective.json";
+
 struct CommandResult {
   int exit_code = -1;
   std::string out, err;

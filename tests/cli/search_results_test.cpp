@@ -15,35 +15,27 @@
 
 #include "run_command.h"
 
+using megasim::test::kSearch175b;
+using megasim::test::kSearch22b;
 using megasim::test::lines_of;
 using megasim::test::read_all;
 using megasim::test::run_megasim;
 using megasim::test::shell_quote;
 using megasim::test::temp_file;
 
-namespace {
-
 namespace fs = std::filesystem;
-
-const std::string kScenario =
-    std::string(MEGASIM_SOURCE_DIR) + "/scenarios/validation/korthikanti-175b-selective.json";
-// Korthikanti's 22B on 8 GPUs: a space small enough for a search in well under a second.
-const std::string s22 =
-    std::string(MEGASIM_SOURCE_DIR) + "/scenarios/validation/korthikanti-22b-selective.json";
-
-}  // namespace
 
 TEST_CASE("cli: a search stopped half-way and resumed from --results prints what one run does") {
   // The plans simulated event by event: the top 8 and, if not among them, the scenario's own.
   const fs::path all = temp_file("all.jsonl");
   const auto fresh =
-      run_megasim("search " + kScenario + " --top 8 --results " + shell_quote(all.string()));
+      run_megasim("search " + kSearch175b + " --top 8 --results " + shell_quote(all.string()));
   REQUIRE(fresh.exit_code == 0);
   const int simulated = lines_of(all);
   REQUIRE(simulated >= 8);
   const fs::path results = temp_file("results.jsonl");
   const std::string with =
-      "search " + kScenario + " --top 8 --results " + shell_quote(results.string());
+      "search " + kSearch175b + " --top 8 --results " + shell_quote(results.string());
   auto stopped = run_megasim(with + " --stop-after 5");
   REQUIRE(stopped.exit_code == 0);
   CHECK(stopped.out.empty());
@@ -67,8 +59,8 @@ TEST_CASE("cli: a search stopped half-way and resumed from --results prints what
   // A line cut within its first bytes (a full disk) is redone like any cut line.
   const fs::path short_cut = temp_file("short-cut.jsonl");
   std::ofstream(short_cut) << read_all(all) << "{\"brea";
-  const auto cut_run =
-      run_megasim("search " + kScenario + " --top 8 --results " + shell_quote(short_cut.string()));
+  const auto cut_run = run_megasim("search " + kSearch175b + " --top 8 --results " +
+                                   shell_quote(short_cut.string()));
   CHECK(cut_run.exit_code == 0);
   CHECK(cut_run.out == fresh.out);
   // A file that is not a results file, or a line whose figures no simulation gives, is
@@ -92,7 +84,7 @@ TEST_CASE("cli: a search stopped half-way and resumed from --results prints what
         std::pair{edited("mfu", "\"high\""), ":1: mfu is string, not a number"}}) {
     const std::string before = read_all(file);
     const auto r =
-        run_megasim("search " + kScenario + " --top 2 --results " + shell_quote(file.string()));
+        run_megasim("search " + kSearch175b + " --top 2 --results " + shell_quote(file.string()));
     CHECK(r.exit_code == 2);
     CHECK(r.err.find(fragment) != std::string::npos);
     CHECK(read_all(file) == before);
@@ -102,7 +94,7 @@ TEST_CASE("cli: a search stopped half-way and resumed from --results prints what
 TEST_CASE("cli: a --results file another build of megasim wrote is not reused") {
   const fs::path results = temp_file("other-build.jsonl");
   const std::string args =
-      " search " + kScenario + " --top 2 --results " + shell_quote(results.string());
+      " search " + kSearch175b + " --top 2 --results " + shell_quote(results.string());
   REQUIRE(run_megasim(args).exit_code == 0);
   const int simulated = lines_of(results);
   REQUIRE(simulated >= 2);
@@ -123,7 +115,7 @@ TEST_CASE(
     "cli: a plan refused by --max-events is not written, and figures that disagree are refused") {
   const fs::path results = temp_file("bounded.jsonl");
   // Asynchronous pipeline sends, so that interleaving on two stages is in the space.
-  const std::string args = "search " + s22 + " --top 2 --set optimizations.pp_overlap=true" +
+  const std::string args = "search " + kSearch22b + " --top 2 --set optimizations.pp_overlap=true" +
                            " --results " + shell_quote(results.string());
   // The two best plans (24 virtual stages) pass 100 pipeline passes: refused, and not written,
   // so the same file serves a search without the bound (until 2026-12-02 its zero line made

@@ -16,26 +16,17 @@
 #include "recipe_scenario.h"
 #include "run_command.h"
 
+using megasim::test::kSearch175b;
 using megasim::test::lines_of;
 using megasim::test::read_all;
 using megasim::test::run_megasim;
 using megasim::test::shell_quote;
 using megasim::test::temp_file;
 
-namespace {
-
 namespace fs = std::filesystem;
 
-const std::string kScenario =
-    std::string(MEGASIM_SOURCE_DIR) + "/scenarios/validation/korthikanti-175b-selective.json";
-// Korthikanti's 22B on 8 GPUs: a space small enough for a search in well under a second.
-const std::string s22 =
-    std::string(MEGASIM_SOURCE_DIR) + "/scenarios/validation/korthikanti-22b-selective.json";
-
-}  // namespace
-
 TEST_CASE("cli: search --json ranks the top plans by the objective, with the space's counts") {
-  auto r = run_megasim("search " + kScenario + " --top 5 --json");
+  auto r = run_megasim("search " + kSearch175b + " --top 5 --json");
   REQUIRE(r.exit_code == 0);
   CHECK(r.err.empty());  // no progress bar when stderr is not a terminal
   const auto j = nlohmann::json::parse(r.out);
@@ -63,7 +54,7 @@ TEST_CASE("cli: search --json ranks the top plans by the objective, with the spa
 }
 
 TEST_CASE("cli: search --json writes MFU as the objective, not the negative it ranks by") {
-  auto r = run_megasim("search " + kScenario + " --objective mfu --top 2 --json");
+  auto r = run_megasim("search " + kSearch175b + " --objective mfu --top 2 --json");
   REQUIRE(r.exit_code == 0);
   const auto j = nlohmann::json::parse(r.out);
   CHECK(j["objective_unit"] == "fraction of the peak");
@@ -122,26 +113,26 @@ TEST_CASE("cli: search refuses bad input with exit 2 and names it") {
   };
   for (const auto& [args, fragment] : refused) {
     CAPTURE(args);
-    const auto r = run_megasim("search " + kScenario + args);
+    const auto r = run_megasim("search " + kSearch175b + args);
     CHECK(r.exit_code == 2);
     CHECK(r.err.find(fragment) != std::string::npos);
     CHECK(r.out.empty());
   }
   // The results file is appended to: the scenario itself is refused, and left as it was.
-  const std::string before = read_all(kScenario);
-  auto results = run_megasim("search " + kScenario + " --top 2 --results " + kScenario);
+  const std::string before = read_all(kSearch175b);
+  auto results = run_megasim("search " + kSearch175b + " --top 2 --results " + kSearch175b);
   CHECK(results.exit_code == 2);
   CHECK(results.err.find("an input of this search") != std::string::npos);
-  CHECK(read_all(kScenario) == before);
+  CHECK(read_all(kSearch175b) == before);
   CHECK(missing.out.empty());
   // A device is refused before it is read (/dev/zero was read without end, to 11.8 GB); a
   // search that finds no plan leaves no results file it created (it left an empty one).
-  const auto device = run_megasim("search " + kScenario + " --results /dev/zero");
+  const auto device = run_megasim("search " + kSearch175b + " --results /dev/zero");
   CHECK(device.exit_code == 2);
   CHECK(device.err.find("--results /dev/zero: not a regular file") != std::string::npos);
   const fs::path none = temp_file("no-plan.jsonl");
   const auto infeasible =
-      run_megasim("search " + kScenario + " --fix tp=3 --results " + shell_quote(none.string()));
+      run_megasim("search " + kSearch175b + " --fix tp=3 --results " + shell_quote(none.string()));
   CHECK(infeasible.exit_code == 2);
   CHECK_FALSE(fs::exists(none));
 }
@@ -162,27 +153,27 @@ TEST_CASE("cli: mpirun -np 2 search prints the bytes one process does, and resum
     return read_all(out);
   };
   for (const std::string format : {"", " --json"}) {
-    const auto one = run_megasim("search " + kScenario + " --top 6" + format);
+    const auto one = run_megasim("search " + kSearch175b + " --top 6" + format);
     REQUIRE(one.exit_code == 0);
-    CHECK(run("search " + kScenario + " --top 6" + format) == one.out);
+    CHECK(run("search " + kSearch175b + " --top 6" + format) == one.out);
   }
   // Each rank stops after 2 of its 3 plans, as if the job died; one process finishes.
   const fs::path results = temp_file("mpi.jsonl");
   const std::string with =
-      "search " + kScenario + " --top 6 --results " + shell_quote(results.string());
+      "search " + kSearch175b + " --top 6 --results " + shell_quote(results.string());
   run(with + " --stop-after 2");
   CHECK(lines_of(results) == 4);
   const auto resumed = run_megasim(with);
-  CHECK(resumed.out == run_megasim("search " + kScenario + " --top 6").out);
+  CHECK(resumed.out == run_megasim("search " + kSearch175b + " --top 6").out);
   CHECK(lines_of(results) == 7);  // the best 6 and the scenario's own plan
   // Bad input on every rank: said once, as one process says it, and the job ends with exit 2,
   // not a hang. An unknown objective, and the option checks the search itself makes (more GPUs
   // than the cluster's, an unreadable restriction).
   for (const std::string bad : {"--objective nope", "--gpus 999999", "--vary tp=x"}) {
     CAPTURE(bad);
-    const auto refused = run_megasim("search " + kScenario + " " + bad);
+    const auto refused = run_megasim("search " + kSearch175b + " " + bad);
     REQUIRE(refused.exit_code == 2);
-    const int status = std::system((mpi + " search " + kScenario + " " + bad + " >" +
+    const int status = std::system((mpi + " search " + kSearch175b + " " + bad + " >" +
                                     shell_quote(out.string()) + " 2>" + shell_quote(err.string()))
                                        .c_str());
     CHECK(WIFEXITED(status));

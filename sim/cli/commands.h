@@ -14,10 +14,10 @@
 
 #include <vector>
 
+#include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
 #include "engine/error.h"
-#include "io/scenario.h"
 
 namespace megasim::cli {
 
@@ -29,14 +29,18 @@ struct QuietExit {
 };
 
 // Runs a command on a scenario read with `sets` (--set): its bad-input error, wherever the check
-// that found it runs, ends naming them (io::with_command_line, said once; a refusal of the run
-// level, the memory model or a work bound said nothing of them until 2026-12-05).
+// that found it runs, ends with a line naming them, since the file holds none of those values
+// (errors named only the file until 2026-12-05, and a refusal of the run level, the memory model
+// or a work bound said nothing of them). compare's variants say their values in their labels.
 template <typename Command>
 void naming_sets(const std::vector<std::string>& sets, Command command) {
   try {
     command();
   } catch (const InputError& e) {
-    throw InputError(io::with_command_line(e.what(), sets));
+    if (sets.empty()) throw;
+    throw InputError(
+        fmt::format("{}\n(the scenario read with --set {} in place of the file's values)", e.what(),
+                    fmt::join(sets, " --set ")));
   }
 }
 

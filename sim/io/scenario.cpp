@@ -314,15 +314,6 @@ Scenario load_scenario(const fs::path& file, const std::vector<std::string>& ove
   return read_scenario(doc, file, log);
 }
 
-std::string with_command_line(const std::string& message, const std::vector<std::string>& sets) {
-  if (sets.empty()) return message;
-  const std::string line =
-      fmt::format("(the scenario read with --set {} in place of the file's values)",
-                  fmt::join(sets, " --set "));
-  if (message.find(line) != std::string::npos) return message;  // said once
-  return message + "\n" + line;
-}
-
 namespace {
 
 Scenario read_scenario(const Json& doc, const fs::path& file, KeyLog* log) {

@@ -112,10 +112,4 @@ Scenario load_scenario(const std::filesystem::path& file,
                        const std::vector<std::string>& overrides = {}, KeyLog* log = nullptr,
                        FilesRead* read = nullptr);
 
-// An error about a scenario read with --set assignments ends with a line naming them, once
-// (the commands simulate, inspect and search add it, cli::naming_sets): the values it reports
-// are not all the file's (errors named only the file until 2026-12-05, which holds none of
-// them). compare's variants say their values in their labels instead.
-std::string with_command_line(const std::string& message, const std::vector<std::string>& sets);
-
 }  // namespace megasim::io

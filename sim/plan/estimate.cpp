@@ -157,7 +157,7 @@ const AnalyticEstimator::LayerPrices& AnalyticEstimator::layer_prices(const Cand
 }
 
 double AnalyticEstimator::schedule_seconds(const workload::ParallelPlan& p, double f, double b,
-                                           double hop) {
+                                           double hop, const Blocking* blocking) {
   const std::int64_t micro_batches = p.micro_batches();
   if (p.pp == 1) return static_cast<double>(micro_batches) * (f + b);
   // A step past the work bound (search's --max-events, which the event stage holds too) is
@@ -175,7 +175,12 @@ double AnalyticEstimator::schedule_seconds(const workload::ParallelPlan& p, doub
     // 2026-12-03 this took f + b for a stage's, so an interleaved plan past the bound was
     // estimated vpp times too fast (175B at VPP 6: 7.7 s for a 38.8 s step).
     const double fill = static_cast<double>(p.pp - 1) * (f + b + 2.0 * hop);
-    return static_cast<double>(micro_batches) * p.vpp * (f + b) + fill;
+    // Blocking, a stage's exchanges besides: one a steady-state pass pair interleaved, one a
+    // pass with 1F1B, each with its two messages or one and the synchronisation.
+    const double exchanges = blocking == nullptr ? 0.0
+                             : p.vpp > 1 ? (hop * 2.0 + blocking->sync) * micro_batches * p.vpp
+                                         : (hop + blocking->sync) * 2.0 * micro_batches;
+    return static_cast<double>(micro_batches) * p.vpp * (f + b) + fill + exchanges;
   }
   const int m = static_cast<int>(micro_batches);
   // The makespan is homogeneous of degree one in (f, b, hop): keyed by the ratios on a grid of
@@ -183,19 +188,27 @@ double AnalyticEstimator::schedule_seconds(const workload::ParallelPlan& p, doub
   // its two grid neighbours, so that a hop under half a step of f still delays the schedule
   // (rounded, what asynchronous sends add to the makespan was 0 below 1 % of f, 2026-12-05).
   const int b_steps = static_cast<int>(std::lround(b / f / kScheduleRatioStep));
+  // Blocking: the synchronisation after each exchange, rounded to the grid.
+  const int sync_steps =
+      blocking == nullptr ? -1
+                          : static_cast<int>(std::lround(blocking->sync / f / kScheduleRatioStep));
   const auto units = [&](int hop_steps) {
-    const auto key =
-        std::make_tuple(p.pp, p.vpp, m, static_cast<int>(p.schedule), b_steps, hop_steps);
+    const auto key = std::make_tuple(p.pp, p.vpp, m, static_cast<int>(p.schedule), b_steps,
+                                     hop_steps, sync_steps);
     auto it = schedules_.find(key);
     if (it == schedules_.end()) {
       const step::PipelineSchedule s = step::build_schedule(p.schedule, p.pp, p.vpp, m);
       constexpr double kUnit = 1e6;  // ns of f: resolution of the ratios
+      const auto grid = [&](int steps) {
+        return Time::from_ns(std::llround(kUnit * steps * kScheduleRatioStep));
+      };
       step::IdealTimes t;
       t.forward = Time::from_ns(static_cast<std::int64_t>(kUnit));
-      t.backward = Time::from_ns(std::llround(kUnit * b_steps * kScheduleRatioStep));
-      t.p2p = Time::from_ns(std::llround(kUnit * hop_steps * kScheduleRatioStep));
-      const double made = static_cast<double>(step::simulate_ideal(s, t).makespan.ns()) / kUnit;
-      it = schedules_.emplace(key, made).first;
+      t.backward = grid(b_steps);
+      t.p2p = grid(hop_steps);
+      const Time made = blocking == nullptr ? step::simulate_ideal(s, t).makespan
+                                            : step::simulate_blocking_ideal(s, t, grid(sync_steps));
+      it = schedules_.emplace(key, static_cast<double>(made.ns()) / kUnit).first;
     }
     return it->second;
   };

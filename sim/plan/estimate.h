@@ -7,23 +7,24 @@
 // (step::assemble_workload: the same op generator, kernel cost model and TP pricing as the
 // executor's), priced once per (tp, sequence parallelism, micro-batch, recompute, system) and
 // cached. A PP send is priced as the executor sends it, every replica's copy at once on the
-// fabric (ECMP collisions above the ToRs included); DP collectives by NCCL's analytic model
+// fabric (ECMP collisions above the ToRs included), the mean of both directions over up to four
+// of the pipeline's stage boundaries; DP collectives by NCCL's analytic model
 // (collective::NcclModel) for one call alone; each once per message size and layout.
 //
 // Schedule: the plan's pipeline schedule (step::simulate_ideal) with the critical stage's
-// chunk passes on every stage and a PP send's time on each dependency between stages. PP: with
-// the system's pp_overlap, what the sends add to that makespan is their exposed time; without,
-// every blocking exchange (m·vpp steady-state pairs and 2(pp − 1) in warm-up and cool-down),
-// each with the system's host synchronisation, besides. DP: without
-// dp_overlap the gradient reduce-scatter (or all-reduce) and the parameter all-gather after the
-// backward; with it one chunk's share of each, the rest hidden beside compute (which it slows by
-// the interference factor). Then the optimizer and exposed data loading.
+// chunk passes on every stage. PP: with the system's pp_overlap, what a send's time on each
+// dependency between stages adds to that makespan is PP exposed; without, Megatron-LM's
+// blocking exchanges run lock-step (step::simulate_blocking_ideal: a stage waits in each for
+// its neighbour to post the matching one, and each exchange ends with the system's host
+// synchronisation), and what they add is PP exposed. DP: without dp_overlap the gradient
+// reduce-scatter (or all-reduce) and the parameter all-gather after the backward; with it the
+// chunks' collectives queued beside their passes, the rest hidden beside compute (which it
+// slows by the interference factor). Then the optimizer and exposed data loading.
 //
 // Left out, and so left to the event-level stage: contention between DP groups on the fabric
-// (each DP call is priced alone) and between PP sends and DP traffic, Megatron-LM's lock-step
-// coupling of neighbouring stages beyond the exchanges themselves, the interference of DP
-// collectives spreading through a pipeline without slack, and the stages' unequal memory of
-// the interleaved warm-up.
+// (each DP call is priced alone) and between PP sends and DP traffic, each stage boundary's own
+// PP price (one mean stands for all), the interference of DP collectives spreading through a
+// pipeline without slack, and the stages' unequal memory of the interleaved warm-up.
 // Not thread-safe (caches); one estimator per thread.
 #pragma once
 
@@ -109,9 +110,6 @@ class AnalyticEstimator {
     double passes = 0, pp_exposed = 0;
   };
   Pipeline pipeline_seconds(const Candidate& c, const LayerPrices& lp, double f, double b);
-  // Blocking exchanges' own time in seconds (0 with asynchronous sends); `hop` is set to the
-  // time between stages the schedule sees.
-  double pp_exposure(const Candidate& c, const LayerPrices& lp, double& hop);
   struct DpParts {
     double exposed = 0, interference = 0, optimizer = 0;  // seconds
   };
@@ -122,8 +120,14 @@ class AnalyticEstimator {
   // pp_message_time), once per size and layout.
   double pp_message_seconds(double bytes, const Candidate& c);
   // The makespan of the plan's pipeline schedule with forward f, backward b and a PP send of
-  // `hop` between stages (step::simulate_ideal), in seconds.
-  double schedule_seconds(const workload::ParallelPlan& p, double f, double b, double hop);
+  // `hop` between stages (step::simulate_ideal), in seconds. With `blocking`, Megatron-LM's
+  // blocking exchanges instead (step::simulate_blocking_ideal): `hop` is one message's time and
+  // each exchange is followed by the synchronisation.
+  struct Blocking {
+    double sync = 0;  // seconds
+  };
+  double schedule_seconds(const workload::ParallelPlan& p, double f, double b, double hop,
+                          const Blocking* blocking = nullptr);
   double dp_seconds(hw::CollectiveOp op, double bytes, const workload::ParallelPlan& p);
 
   const io::Inputs& inputs_;
@@ -133,10 +137,10 @@ class AnalyticEstimator {
   std::int64_t max_passes_;
   std::map<std::tuple<int, bool, int, int, std::uint32_t, bool, bool>, LayerPrices> layers_;
   std::map<std::pair<double, bool>, double> pair_;
-  std::map<std::tuple<double, int, int, int, int, int>, double> pp_;
+  std::map<std::tuple<double, int, int, int, int, int, bool>, double> pp_;
   // Ratios b/f and hop/f are rounded to this step for the schedule cache.
   static constexpr double kScheduleRatioStep = 0.02;
-  std::map<std::tuple<int, int, int, int, int, int>, double> schedules_;
+  std::map<std::tuple<int, int, int, int, int, int, int>, double> schedules_;
   std::map<std::tuple<int, double, int, int, int, int, int>, double> dp_;
   std::map<std::int64_t, double> slowest_;
 };

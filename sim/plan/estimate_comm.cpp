@@ -15,6 +15,9 @@ double sec(Time t) {
   return t.to_seconds();
 }
 
+// How many of a pipeline's stage boundaries a PP message's price is the mean of.
+constexpr int kPpHopsSampled = 4;
+
 }  // namespace
 
 double AnalyticEstimator::pair_seconds(double bytes, bool same_node) {
@@ -33,20 +36,38 @@ double AnalyticEstimator::pair_seconds(double bytes, bool same_node) {
 
 double AnalyticEstimator::pp_message_seconds(double bytes, const Candidate& c) {
   const workload::ParallelPlan& p = c.plan;
-  const auto key = std::make_tuple(bytes, p.tp, p.pp, p.dp, p.cp, static_cast<int>(p.rank_order));
+  const auto key =
+      std::make_tuple(bytes, p.tp, p.pp, p.dp, p.cp, static_cast<int>(p.rank_order), p.vpp > 1);
   if (auto it = pp_.find(key); it != pp_.end()) return it->second;
   // A stage's message to the next from every replica at once, as the executor sends it: on a
   // fabric the copies' ECMP paths collide above the ToRs, and the message ends with the
   // slowest copy. (Priced for one pair alone until 2026-12-05: 1.05 ms for a 24 MiB message at
-  // 12,288 GPUs, PP 3, DP 512, where the executor's copies take 3.1-3.6 ms.) Stage 0's message
-  // to stage 1 stands for every hop, the first stage's exchanges' own: where two stages share a
-  // node (TP 4 on 8-GPU nodes at DP 1) the hops that leave it are priced as NVLink's in the
-  // schedule. Priced as the first hop that leaves its node instead, Korthikanti's 175B search
-  // on 64 GPUs ranked TP 8 first (13.77 s estimated, 13.61 event by event) over TP 4 × PP 16
-  // (13.86 estimated, 13.35 event by event; 13.25 estimated as now): tried on 2026-12-05, not kept.
+  // 12,288 GPUs, PP 3, DP 512, where the executor's copies take 3.1-3.6 ms.) Each boundary
+  // between stages collides differently, and each direction: SC'21's 18.4B at TP 2, PP 4, VPP
+  // 10 on 256 GPUs sends in 1.5 ms from stage 0 to 1 and in 5.1 ms from 1 to 2. The price is
+  // the mean of both directions over up to kPpHopsSampled boundaries spread along the
+  // pipeline (the wrap from the last stage to the first included where the schedule
+  // interleaves), NVLink's where two stages share a node. Stage 0 to 1 stood for every hop
+  // until the thirty-eighth session (2026-12-05): that search's Spearman over the top 200 went
+  // 0.911 -> 0.974 (with the blocking exchanges' lock-step, pipeline_seconds), Megatron-Core's
+  // 70B on 768 H100 0.877 -> 0.968. Every boundary rather than four moves none by more than
+  // 0.02 and made the 12,288-GPU search 1.3 times slower. (Priced as the first hop that leaves
+  // its node, tried on 2026-12-05, Korthikanti's 175B search on 64 GPUs ranked TP 8 first over
+  // TP 4 x PP 16: not kept.)
   step::Pricer pricer(topology_, job_placement(inputs_.scenario.placement, topology_, p),
                       inputs_.collective, kernels_, p, c.system);
-  return pp_[key] = sec(pricer.pp_message_time(Bytes(bytes), 0, 1));
+  double sum = 0.0;
+  int hops = 0;
+  const int boundaries = p.vpp > 1 ? p.pp : p.pp - 1;
+  const int sampled = std::min(boundaries, kPpHopsSampled);
+  for (int i = 0; i < sampled; ++i) {
+    const int s = i * boundaries / sampled;
+    const int next = (s + 1) % p.pp;
+    sum += sec(pricer.pp_message_time(Bytes(bytes), s, next)) +
+           sec(pricer.pp_message_time(Bytes(bytes), next, s));
+    hops += 2;
+  }
+  return pp_[key] = sum / hops;
 }
 
 double AnalyticEstimator::dp_seconds(hw::CollectiveOp op, double bytes,
@@ -71,43 +92,26 @@ double AnalyticEstimator::dp_seconds(hw::CollectiveOp op, double bytes,
 AnalyticEstimator::Pipeline AnalyticEstimator::pipeline_seconds(const Candidate& c,
                                                                 const LayerPrices& lp, double f,
                                                                 double b) {
-  // The schedule with the critical stage's passes on every stage and each PP send's time
-  // between them.
-  double hop = 0.0;
-  const double blocking = pp_exposure(c, lp, hop);
-  const double makespan = schedule_seconds(c.plan, f, b, hop);
-  // Asynchronous sends: what they add to the makespan is their exposed time, the rest bubble.
-  const double waits = c.system.pp_overlap && hop > 0.0
-                           ? std::max(0.0, makespan - schedule_seconds(c.plan, f, b, 0.0))
-                           : 0.0;
-  return {makespan - waits, blocking + waits};
-}
-
-double AnalyticEstimator::pp_exposure(const Candidate& c, const LayerPrices& lp, double& hop) {
+  // The schedule with the critical stage's passes on every stage; what the PP sends add to its
+  // makespan is their exposed time.
   const workload::ParallelPlan& p = c.plan;
-  const double m = static_cast<double>(p.micro_batches());
-  const double vpp = p.vpp;
-  hop = 0.0;
-  if (p.pp == 1) return 0.0;
+  const double passes = schedule_seconds(p, f, b, 0.0);
+  if (p.pp == 1) return {passes, 0.0};
   // Stage 0's GPUs to stage 1's, where the placement puts them (NVLink inside a node).
   const double t = pp_message_seconds(lp.pp_bytes, c);
-  if (!c.system.pp_overlap) {
-    // Megatron-LM's exchanges on the first stage (step::blocking_p2p_program): interleaved,
-    // one after each of its warm-up forwards, steady-state pairs and cool-down backwards, each
-    // sending and receiving an activation and a gradient; 1F1B, two per micro-batch, each one
-    // message each way. Each ends with the host synchronisation.
-    const double exchanges =
-        p.vpp > 1 ? m * vpp + std::min(m * vpp, 2.0 * (p.pp - 1) + (vpp - 1) * p.pp) + 1 : 2.0 * m;
-    const double messages = p.vpp > 1 ? 2.0 : 1.0;
-    hop = messages * t + sec(c.system.blocking_p2p_overhead);
-    return exchanges * hop;
+  if (c.system.pp_overlap) {
+    // Asynchronous sends delay only the schedule's dependencies between stages.
+    return {passes, std::max(0.0, schedule_seconds(p, f, b, t) - passes)};
   }
-  // Asynchronous sends expose only what they delay on the schedule's dependencies, which the
-  // makespan prices (estimate()). Until 2026-12-05 a send per forward and backward pass,
-  // 2·m·vpp·t, was added on top of the makespan: it stood in for the fabric's collisions, which
-  // the send's price now holds (12,288 GPUs: Spearman 0.860 → 0.963 over the top 200).
-  hop = t;
-  return 0.0;
+  // Megatron-LM's blocking exchanges (step::blocking_p2p_program), run as the executor runs
+  // them: a stage waits in each for its neighbour to post the matching one, and every exchange
+  // ends with the host synchronisation. Until 2026-12-05 the first stage's exchanges were
+  // counted (m·vpp + the warm-up's, each two messages) on top of a makespan that carried a
+  // message on every dependency, which charged the warm-up's sends twice and the lock-step
+  // waits not at all: SC'21's 39.1B search on 512 GPUs, Spearman 0.790 over the top 200 (0.941
+  // now, with the mean price above).
+  const Blocking blocking{sec(c.system.blocking_p2p_overhead)};
+  return {passes, std::max(0.0, schedule_seconds(p, f, b, t, &blocking) - passes)};
 }
 
 }  // namespace megasim::plan

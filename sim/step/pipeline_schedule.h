@@ -117,4 +117,12 @@ std::vector<ProgramStep> blocking_p2p_program(const PipelineSchedule& s, int sta
 // eager, buffered at the receiver.
 bool blocking_sends_rendezvous(const PipelineSchedule& s);
 
+// The makespan of Megatron-LM's blocking programs on fixed times, the executor's exchanges
+// without a network: every stage runs blocking_p2p_program(s, stage), its passes taking
+// t.forward, t.backward and t.weight_grad; a message starts once its send is posted and, where
+// sends rendezvous, its receive too, and takes t.p2p times the messages of the busier of its two
+// exchanges (the executor's price off the network); an exchange ends with its last message and
+// is followed by the device synchronisation `sync`. Throws std::logic_error on a deadlock.
+Time simulate_blocking_ideal(const PipelineSchedule& s, const IdealTimes& t, Time sync);
+
 }  // namespace megasim::step

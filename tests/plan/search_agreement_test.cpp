@@ -1,5 +1,5 @@
-// `megasim search`'s analytic stage against the event-level executor on three scenarios: the
-// top 200 plans by estimate ranked both ways. Label slow: 600 event-level steps of code the lib
+// `megasim search`'s analytic stage against the event-level executor on four scenarios: the
+// top 200 plans by estimate ranked both ways. Label slow: 800 event-level steps of code the lib
 // tests cover, not run again under the sanitizers.
 #include <doctest/doctest.h>
 
@@ -52,10 +52,13 @@ TEST_CASE("search: spearman of hand-made rankings (the statistic the next test r
 // VPP 12 and VPP 8 are estimated 0.002 % apart and simulated 0.3 % apart; the Megatron-LM one's
 // event-level best, PP 16, is estimated 1.6 % slower than the estimate's first, simulated 0.17 %
 // faster).
-TEST_CASE("search: analytic and event-level rankings agree on the top 200 of three scenarios") {
+// SC'21's 39.1B on 512 GPUs since the thirty-eighth session (2026-12-05): Megatron-LM's blocking
+// exchanges priced lock-step and PP messages over several stage boundaries (0.790 before).
+TEST_CASE("search: analytic and event-level rankings agree on the top 200 of four scenarios") {
   for (const char* scenario : {"scenarios/validation/megascale-175b-256-megascale-iteration.json",
                                "scenarios/validation/megascale-175b-256-megatron-iteration.json",
-                               "scenarios/validation/korthikanti-175b-selective.json"}) {
+                               "scenarios/validation/korthikanti-175b-selective.json",
+                               "scenarios/validation/sc21-t1-39.1b.json"}) {
     const std::string name = scenario;
     CAPTURE(name);
     const io::Inputs in = inputs_of(scenario);
@@ -64,7 +67,10 @@ TEST_CASE("search: analytic and event-level rankings agree on the top 200 of thr
     const plan::SearchResult r = plan::search(in, o);
     // Korthikanti et al.'s 175B on 64 GPUs has 189 feasible plans (2026-12-03, the A100's 79.15
     // GiB): all of them.
-    REQUIRE(r.ranked.size() == std::min<std::size_t>(200, r.analytic.size()));
+    // The scenario's own plan besides, where the estimate puts it beyond the top 200 (SC'21's).
+    const std::size_t top = std::min<std::size_t>(200, r.analytic.size());
+    REQUIRE(r.ranked.size() >= top);
+    REQUIRE(r.ranked.size() <= top + 1);
     REQUIRE(r.ranked.size() >= 150);
     std::vector<double> analytic, event;
     for (const auto& p : r.ranked) {

@@ -89,7 +89,7 @@ void append_power(std::string& o, const RunResult& r, const PowerInputs& power) 
         "  spares         {} node{} reserved{}, {:.1f} idling beside the job on average, {} IT{} "
         "(in the run's energy{})\n",
         r.energy.spares.reserved, r.energy.spares.reserved == 1 ? "" : "s",
-        billed ? fmt::format(" (the job's share, {:.2f} of a node, billed)", *billed)
+        billed ? fmt::format(" (the job's share, {:.2g} of a node, billed)", *billed)
                : std::string(),
         r.energy.spares.powered, power_text(mw(r.energy.spare_it)),
         billed ? " of it the job's share" : "", r.energy.usd_gpu_hours ? " and GPU-hour cost" : "");

@@ -21,9 +21,13 @@ function megasimRun(d, section, chart, colours, fmt, histogram, keyValues) {
       ['per restart', `${fmt.num(run.recovery_min, 1)} min with a spare free (communicator ` +
         `initialisation ${fmt.num(run.comm_init_s, 0)} s)`],
       ['lost GPU-hours', fmt.num(run.lost_gpu_hours, 0)],
-      ['checkpoint', `every ${fmt.num(run.checkpoint_interval_min, 1)} min, ` +
-        `${fmt.num(run.checkpoint_blocking_s, 1)} s blocking, ` +
-        `${fmt.num(run.checkpoint_async_write_min, 1)} min written in the background`],
+      // A synchronous checkpoint has no background write, a run without checkpoints no
+      // interval (the page printed "– min" for them until 2026-12-05; the text leaves them out).
+      ['checkpoint', run.checkpoint_interval_min === null ? 'none'
+        : `every ${fmt.num(run.checkpoint_interval_min, 1)} min, ` +
+          `${fmt.num(run.checkpoint_blocking_s, 1)} s blocking` +
+          (run.checkpoint_async_write_min === null ? ''
+            : `, ${fmt.num(run.checkpoint_async_write_min, 1)} min written in the background`)],
       ['checkpoint interval: Young / Daly / best simulated',
         `${interval(run.young_interval_min)} / ${interval(run.daly_interval_min)} / ` +
         `${interval(run.best_interval_min)}`],
@@ -32,8 +36,9 @@ function megasimRun(d, section, chart, colours, fmt, histogram, keyValues) {
         `with the spares), swing ${fmt.power(power.swing_mw)} within a step, ` +
         `${fmt.power(power.failure_drop_mw)} dropped on a failure`],
       ['energy, CO2 and cost', `${fmt.energy(power.it_mwh)} IT, ` +
-        `${fmt.energy(power.facility_mwh)} facility; ${fmt.num(power.tonnes_co2, 1)} t CO2; ` +
-        `$${fmt.num(power.usd_gpu_hours, 0)} of GPU-hours`],
+        `${fmt.energy(power.facility_mwh)} facility; ${fmt.num(power.tonnes_co2, 1)} t CO2` +
+        (power.usd_gpu_hours === undefined ? ''
+          : `; $${fmt.num(power.usd_gpu_hours, 0)} of GPU-hours`)],
     ]);
   })();
   // The charts' unit: kW for a job that draws under a megawatt at its peak (a one-node job's

@@ -44,9 +44,14 @@ std::int64_t ReliabilityModel::spares_for(const StepProfile& step) const {
 }
 
 std::optional<double> ReliabilityModel::billed_spare_share(const StepProfile& step) const {
-  const double share = spare_fraction * static_cast<double>(step.nodes);
-  if (spare_nodes || !(share > 0.0) || std::llround(share) >= 1) return std::nullopt;
-  return share;
+  if (spare_nodes || !(spare_fraction > 0.0) ||
+      std::llround(spare_fraction * static_cast<double>(step.nodes)) >= 1) {
+    return std::nullopt;
+  }
+  // Its share in nodes' worth of GPUs, as the node overhead is charged (power.cpp): a one-GPU
+  // job pays an eighth of a node's share on 8-GPU nodes. (Its node count rounded up until
+  // 2026-12-05: 0.02 of a node for one GPU, a GPU-hour bill 16 % over the job's, not 2 %.)
+  return spare_fraction * static_cast<double>(step.gpus) / step.gpus_per_node;
 }
 
 double ReliabilityModel::cause_rate_per_hour(const FailureCause& c, const StepProfile& step) const {

@@ -76,8 +76,9 @@ struct ReliabilityModel {
   // server, at least one when the fraction is above 0.
   std::int64_t spares_for(const StepProfile& step) const;
   // A job whose share of the pool rounds to no server (under 25 servers at 2 %) has the one
-  // spare it may draw on and pays its share of it (0.32 of a node for 16 servers), as of a
-  // pool the cluster shares; nullopt for every other job, which pays for spares_for.
+  // spare it may draw on and pays its share of it (0.32 of a node for 16 servers; its GPUs'
+  // worth of nodes for a job smaller than a node), as of a pool the cluster shares; nullopt
+  // for every other job, which pays for spares_for.
   std::optional<double> billed_spare_share(const StepProfile& step) const;
   // Interruptions per hour of the whole job.
   double failures_per_hour(const StepProfile& step) const;

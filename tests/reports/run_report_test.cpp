@@ -107,7 +107,7 @@ TEST_CASE("report: a job billed a share of its one spare says the power is its s
   const RunResult r = hour_run(step, m, gpu_power(), 1);
   const std::string text = to_text(r, step, gpu_power(), m);
   INFO(text);
-  CHECK(text.find("1 node reserved (the job's share, 0.20 of a node, billed), 1.0 idling beside "
+  CHECK(text.find("1 node reserved (the job's share, 0.2 of a node, billed), 1.0 idling beside "
                   "the job on average, 96 W IT of it the job's share") != std::string::npos);
   // So is the facility peak beside it: (6.4 + 0.096) kW x 1.2, not a whole idle node's.
   CHECK(text.find("peak 7.7 kW (7.8 kW with its share of the idle spares)") != std::string::npos);

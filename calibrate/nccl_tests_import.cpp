@@ -56,6 +56,10 @@ std::optional<hw::CollectiveOp> op_from_test_name(const std::string& test) {
       t.resize(t.size() - suffix.size());
     }
   }
+  // `megasim collective --op`'s spellings too (an --op of all_to_all was refused as "not a
+  // collective megasim models" until 2026-12-05).
+  if (t == "all_to_all") t = "alltoall";
+  if (t == "send_recv") t = "sendrecv";
   return hw::collective_op_from_string(t);
 }
 
@@ -108,9 +112,13 @@ int run_ranks(const RunBuilder& b, hw::CollectiveOp op, const std::string& at,
     const bool checkable = claimed > 0 && hw::bus_factor(op, 2) != hw::bus_factor(op, 3);
     const double want = checkable ? hw::bus_factor(op, claimed) : ratio;
     if (std::fabs(ratio - want) > kRatioTolerance * std::max(want, 0.5)) {
-      throw InputError(fmt::format("{}: {}{} ranks, but busbw/algbw = {:f} at {} B implies {} "
-                                   "for {}", at, said, claimed, ratio, m.size.value(),
-                                   from_ratio, hw::to_string(op)));
+      // A ratio no rank count gives is said so ("implies 0" until 2026-12-05).
+      const std::string implied =
+          from_ratio > 0
+              ? fmt::format("implies {} ranks for {}", from_ratio, hw::to_string(op))
+              : fmt::format("is {}'s bus factor at no rank count", hw::to_string(op));
+      throw InputError(fmt::format("{}: {}{} ranks, but busbw/algbw = {:f} at {} B {}", at, said,
+                                   claimed, ratio, m.size.value(), implied));
     }
   }
   // Every row's busbw, not only the fastest's: against the factor at the run's ranks where it

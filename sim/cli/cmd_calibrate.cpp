@@ -177,7 +177,12 @@ void run_import(const ImportOpts& o) {
   calibrate::ImportOptions options;
   if (!o.op.empty()) {
     options.op = calibrate::op_from_test_name(o.op);
-    if (!options.op) throw InputError("--op: '" + o.op + "' is not a collective megasim models");
+    if (!options.op) {
+      throw InputError("--op: '" + o.op +
+                       "' is not a collective megasim models (all_reduce, all_gather, "
+                       "reduce_scatter, alltoall or all_to_all, sendrecv or send_recv, broadcast, "
+                       "reduce)");
+    }
   }
   check_nccl_labels(o.algorithm, o.protocol);
   options.algorithm = o.algorithm;
@@ -189,6 +194,12 @@ void run_import(const ImportOpts& o) {
   check_logs_once(o.logs);
   std::vector<std::filesystem::path> inputs(o.logs.begin(), o.logs.end());
   inputs.push_back(base_file);
+  // The fabric the logs ran on is read too: -o naming it replaced the topology with the
+  // calibration, exit 0, until 2026-12-05.
+  if (!o.cluster.empty()) {
+    inputs.push_back(io::resolve_data_file(o.cluster, io::DataKind::kCluster,
+                                           std::filesystem::current_path(), "--cluster", "cluster"));
+  }
   io::OutputFiles files(inputs);
   files.add("-o", o.output);
   if (o.json) files.refuse_beside_stdout("--json");
@@ -415,7 +426,7 @@ void add_calibrate_command(CLI::App& app) {
   imp->add_option("--name", io_opts->name, "Name of the new profile (default BASE-nccl-tests)");
   imp->add_option("--op", io_opts->op,
                   "Collective of logs that do not say (all_reduce, all_gather, reduce_scatter, "
-                  "alltoall, sendrecv, broadcast, reduce)");
+                  "alltoall or all_to_all, sendrecv or send_recv, broadcast, reduce)");
   imp->add_option("--algorithm", io_opts->algorithm,
                   "Label rows with the NCCL_ALGO the run forced (e.g. Ring, Tree, NVLS)");
   imp->add_option("--protocol", io_opts->protocol,

@@ -152,6 +152,12 @@ TEST_CASE("rank lines that contradict busbw over algbw are an error") {
   o.op = hw::CollectiveOp::kAllReduce;
   CHECK_THROWS_WITH_AS(parse_nccl_tests_log(text, "bad.log", o), doctest::Contains("implies 8"),
                        InputError);
+  // An all-reduce log read as all-gather: 1.75 is all-gather's (n - 1) / n at no n (the
+  // message said "implies 0" until 2026-12-05).
+  o.op = hw::CollectiveOp::kAllGather;
+  CHECK_THROWS_WITH_AS(parse_nccl_tests_log(kOldLayout, "bad.log", o),
+                       doctest::Contains("is all_gather's bus factor at no rank count"),
+                       InputError);
 }
 
 TEST_CASE("two ranks are checked too, though all-reduce's factor is 1 there") {
@@ -170,7 +176,7 @@ TEST_CASE("two ranks are checked too, though all-reduce's factor is 1 there") {
   // is no broadcast's (imported until 2026-12-05).
   o.op = hw::CollectiveOp::kBroadcast;
   CHECK_THROWS_WITH_AS(parse_nccl_tests_log(text, "two.log", o),
-                       doctest::Contains("times broadcast's bus factor at 2 ranks (1.0000)"),
+                       doctest::Contains("times broadcast's bus factor at any rank count (1.0000)"),
                        InputError);
 }
 
@@ -363,6 +369,10 @@ TEST_CASE("test names map to collectives") {
   CHECK(calibrate::op_from_test_name("all_gather_perf_mpi") == hw::CollectiveOp::kAllGather);
   CHECK(calibrate::op_from_test_name("reduce_scatter_perf") == hw::CollectiveOp::kReduceScatter);
   CHECK_FALSE(calibrate::op_from_test_name("hypercube_perf").has_value());
+  // --op in `megasim collective`'s spelling as well as nccl-tests' (refused until 2026-12-05).
+  CHECK(calibrate::op_from_test_name("all_to_all") == hw::CollectiveOp::kAllToAll);
+  CHECK(calibrate::op_from_test_name("alltoall_perf") == hw::CollectiveOp::kAllToAll);
+  CHECK(calibrate::op_from_test_name("send_recv") == hw::CollectiveOp::kSendRecv);
 }
 
 TEST_CASE("-d all: a run keeps its first data type and counts the others' rows") {

@@ -212,6 +212,13 @@ TEST_CASE("an output naming any file the command read, a preset found by name in
                 "models/gpt-175b-megascale.json");
   check_refused("calibrate shapes " + shell_quote(kScenario), "-o", "systems/megascale.json");
   check_refused("validate", "--html", "models/korthikanti-22b.json");
+  // import-nccl-tests reads the fabric the logs ran on (--cluster, here by name): it replaced
+  // the topology with the calibration, exit 0, until 2026-12-05.
+  check_refused("calibrate import-nccl-tests " +
+                    shell_quote(std::string(MEGASIM_SOURCE_DIR) +
+                                "/tests/data/nccl-tests/h100-2node-all_reduce.log") +
+                    " --device h100-sxm5-80gb --cluster dgx-h100-superpod-6144",
+                "-o", "topologies/dgx-h100-superpod-6144.json");
 }
 
 TEST_CASE("MEGASIM_DATA_DIR names a tree searched before the one megasim was built from") {

@@ -47,24 +47,6 @@ struct RunBuilder {
   std::vector<CountCheck> count_checks;  // checked once the run's op and ranks are known
 };
 
-}  // namespace
-
-std::optional<hw::CollectiveOp> op_from_test_name(const std::string& test) {
-  std::string t = test;
-  for (const std::string suffix : {"_mpi", "_perf"}) {
-    if (t.size() > suffix.size() && t.compare(t.size() - suffix.size(), suffix.size(), suffix) == 0) {
-      t.resize(t.size() - suffix.size());
-    }
-  }
-  // `megasim collective --op`'s spellings too (an --op of all_to_all was refused as "not a
-  // collective megasim models" until 2026-12-05).
-  if (t == "all_to_all") t = "alltoall";
-  if (t == "send_recv") t = "sendrecv";
-  return hw::collective_op_from_string(t);
-}
-
-namespace {
-
 // The op: the log's test name, else the caller's.
 hw::CollectiveOp run_op(const NcclTestsRun& r, const std::string& at,
                         const ImportOptions& options) {
@@ -112,11 +94,9 @@ int run_ranks(const RunBuilder& b, hw::CollectiveOp op, const std::string& at,
     const bool checkable = claimed > 0 && hw::bus_factor(op, 2) != hw::bus_factor(op, 3);
     const double want = checkable ? hw::bus_factor(op, claimed) : ratio;
     if (std::fabs(ratio - want) > kRatioTolerance * std::max(want, 0.5)) {
-      // A ratio no rank count gives is said so ("implies 0" until 2026-12-05).
-      const std::string implied =
-          from_ratio > 0
-              ? fmt::format("implies {} ranks for {}", from_ratio, hw::to_string(op))
-              : fmt::format("is {}'s bus factor at no rank count", hw::to_string(op));
+      const std::string implied =  // "implies 0" for a ratio of no rank count until 2026-12-05
+          from_ratio > 0 ? fmt::format("implies {} ranks for {}", from_ratio, hw::to_string(op))
+                         : fmt::format("is {}'s bus factor at no rank count", hw::to_string(op));
       throw InputError(fmt::format("{}: {}{} ranks, but busbw/algbw = {:f} at {} B {}", at, said,
                                    claimed, ratio, m.size.value(), implied));
     }
@@ -220,6 +200,10 @@ class LogParser {
     }
     r.nodes = options_.nodes.value_or(hosts > 0 ? hosts : 1);
     r.nodes_assumed = !options_.nodes && hosts == 0;
+    if (r.ranks % r.nodes != 0) {  // --nodes 3 for 16 ranks was written (until 2026-12-05)
+      throw InputError(fmt::format("{}: --nodes {}: {} ranks do not spread evenly over {} nodes",
+                                   at, r.nodes, r.ranks, r.nodes));
+    }
     for (auto& m : r.rows) {
       m.run = at;
       m.op = r.op;

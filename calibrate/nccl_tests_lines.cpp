@@ -11,6 +11,8 @@
 
 #include <fmt/format.h>
 
+#include "calibrate/nccl_tests_import.h"
+
 #include "calibrate/log_file.h"
 #include "engine/error.h"
 
@@ -202,6 +204,20 @@ void check_bus_factor(const std::vector<hw::CollectiveMeasurement>& rows, hw::Co
         m.origin, m.busbw.value() / 1e9, m.algbw.value() / 1e9, hw::to_string(op),
         any_count ? std::string("at any rank count") : fmt::format("at {} ranks", ranks), factor));
   }
+}
+
+std::optional<hw::CollectiveOp> op_from_test_name(const std::string& test) {
+  std::string t = test;
+  for (const std::string suffix : {"_mpi", "_perf"}) {
+    if (t.size() > suffix.size() &&
+        t.compare(t.size() - suffix.size(), suffix.size(), suffix) == 0) {
+      t.resize(t.size() - suffix.size());
+    }
+  }
+  // `megasim collective --op`'s spellings too (all_to_all refused until 2026-12-05).
+  if (t == "all_to_all") t = "alltoall";
+  if (t == "send_recv") t = "sendrecv";
+  return hw::collective_op_from_string(t);
 }
 
 int ranks_from_ratio(hw::CollectiveOp op, double ratio) {

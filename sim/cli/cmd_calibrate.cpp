@@ -102,26 +102,6 @@ void emit(io::OutputFiles& files, const io::Json& result, const std::string& tex
   files.commit(json ? io::json_file_text(result, 2) : text);
 }
 
-// A run without a fit is said to be one, with why: its rows stay in the table all the same.
-// `run_sizes`: each run's id and how many message sizes it holds, in the order of `runs`.
-void report_unfitted(const std::vector<std::pair<std::string, std::size_t>>& run_sizes,
-                     const std::vector<hw::CollectiveFit>& fits, io::Json& runs,
-                     std::string& text) {
-  for (std::size_t i = 0; i < run_sizes.size(); ++i) {
-    // Not a structured binding: clang before 16 cannot capture one in the lambda below.
-    const std::string& id = run_sizes[i].first;
-    const std::size_t sizes = run_sizes[i].second;
-    const bool fitted = std::any_of(fits.begin(), fits.end(),
-                                    [&](const hw::CollectiveFit& f) { return f.run == id; });
-    runs[i]["fitted"] = fitted;
-    if (fitted) continue;
-    const std::string why = calibrate::no_fit_reason(runs[i].value("ranks", 0), sizes);
-    runs[i]["no_fit"] = why;
-    text += fmt::format("{}: no alpha-beta fit: {}\n", id, why);
-  }
-}
-
-// The alpha-beta fits per run, and NCCL's model fitted on `cluster` ("": not fitted, said so).
 // One log twice would be one run twice, under one run id.
 void check_logs_once(const std::vector<std::string>& logs) {
   for (std::size_t i = 0; i < logs.size(); ++i) {
@@ -132,27 +112,6 @@ void check_logs_once(const std::vector<std::string>& logs) {
                                      logs[j], logs[i]));
       }
     }
-  }
-}
-
-void fit_imported(hw::DeviceProfile& p, std::size_t first_new,
-                  const std::vector<std::pair<std::string, std::size_t>>& run_sizes,
-                  const std::filesystem::path& base_file, const std::string& cluster,
-                  io::Json& runs, io::Json& scales, std::string& text) {
-  p.collective_fits = calibrate::fit_collectives(p.collective_table);
-  for (const auto& f : p.collective_fits) {
-    text += fmt::format("fit {} {} ranks / {} nodes ({}): alpha {:.2f} us, bus {:.2f} GB/s, rms "
-                        "residual {:.1f} % over {} rows\n",
-                        hw::to_string(f.op), f.ranks, f.nodes, f.run, f.alpha.to_us(),
-                        f.bus_bandwidth.value() / 1e9, 100.0 * f.rms_relative_residual,
-                        f.points);
-  }
-  report_unfitted(run_sizes, p.collective_fits, runs, text);
-  if (cluster.empty()) {
-    text += "no --cluster: NCCL's model not fitted to the logs (their measured tables answer "
-            "for the shapes they hold; other shapes take the profile's constants)\n";
-  } else {
-    p.collective_scales = fit_import_scales(p, first_new, base_file, cluster, text, scales);
   }
 }
 
@@ -173,7 +132,8 @@ std::string loadable_text(const io::Json& doc, const std::string& output,
   return text;
 }
 
-void run_import(const ImportOpts& o) {
+// The import's options from the command line's, each checked.
+calibrate::ImportOptions import_options(const ImportOpts& o) {
   calibrate::ImportOptions options;
   if (!o.op.empty()) {
     options.op = calibrate::op_from_test_name(o.op);
@@ -189,7 +149,11 @@ void run_import(const ImportOpts& o) {
   options.protocol = o.protocol;
   if (o.nodes > 0) options.nodes = o.nodes;
   if (o.ranks > 0) options.ranks = o.ranks;
+  return options;
+}
 
+void run_import(const ImportOpts& o) {
+  const calibrate::ImportOptions options = import_options(o);
   const auto base_file = device_file(o.device, "--device");
   check_logs_once(o.logs);
   std::vector<std::filesystem::path> inputs(o.logs.begin(), o.logs.end());

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "calibrate/nccl_tests_import.h"
@@ -27,6 +28,15 @@ std::vector<hw::CollectiveScaleFit> fit_import_scales(const hw::DeviceProfile& p
                                                       const std::filesystem::path& device_file,
                                                       const std::string& cluster_ref,
                                                       std::string& text, io::Json& json);
+
+// The alpha-beta fits of `p`'s collective table, a line each in `text`, a reason for each run
+// without one in `runs` (`run_sizes`: each run's id and how many message sizes it holds, in
+// the order of `runs`), and NCCL's model fitted on `cluster` from row `first_new` on (""; not
+// fitted, said so), its scales in `scales` (import_fits.cpp).
+void fit_imported(hw::DeviceProfile& p, std::size_t first_new,
+                  const std::vector<std::pair<std::string, std::size_t>>& run_sizes,
+                  const std::filesystem::path& base_file, const std::string& cluster,
+                  io::Json& runs, io::Json& scales, std::string& text);
 
 // --algorithm and --protocol: empty or a name NCCL_ALGO / NCCL_PROTO takes, else InputError.
 void check_nccl_labels(const std::string& algorithm, const std::string& protocol);

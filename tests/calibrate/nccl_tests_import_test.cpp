@@ -160,6 +160,24 @@ TEST_CASE("rank lines that contradict busbw over algbw are an error") {
                        InputError);
 }
 
+TEST_CASE("--nodes that do not divide the ranks are refused, with or without --cluster") {
+  // No rank lines: --ranks 8 (the rows' 1.75) over --nodes 3 was written, exit 0, until
+  // 2026-12-05, where the same options with --cluster were refused.
+  std::string text = kOldLayout;
+  for (auto at = text.find("#   Rank"); at != std::string::npos; at = text.find("#   Rank")) {
+    text.erase(at, text.find('\n', at) - at + 1);
+  }
+  calibrate::ImportOptions o;
+  o.op = hw::CollectiveOp::kAllReduce;
+  o.ranks = 8;
+  o.nodes = 3;
+  CHECK_THROWS_WITH_AS(parse_nccl_tests_log(text, "bare.log", o),
+                       doctest::Contains("--nodes 3: 8 ranks do not spread evenly over 3 nodes"),
+                       InputError);
+  o.nodes = 2;
+  CHECK(parse_nccl_tests_log(text, "bare.log", o)[0].nodes == 2);
+}
+
 TEST_CASE("two ranks are checked too, though all-reduce's factor is 1 there") {
   // Keep two device lines: 2 ranks give 2·1/2 = 1, but the rows say 1.75 (8 ranks).
   std::string text = kOldLayout;

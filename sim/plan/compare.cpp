@@ -196,6 +196,27 @@ void check_axes(const std::filesystem::path& scenario, const std::vector<std::st
   check_references(scenario, axes);
 }
 
+// A varied value the variant does not run, because a system switch decides it: such a row
+// would be labelled with a value it was not priced with (until 2026-12-05 `--vary
+// plan.optimizer=adam,lamb` under MegaScale's preset printed two LAMB rows, one called adam).
+void check_value_runs(const std::vector<std::pair<std::string, std::string>>& set,
+                      const io::Inputs& in) {
+  for (const auto& [path, value] : set) {
+    std::string why;
+    if (path == "plan.optimizer" && in.scenario.plan.optimizer != in.written_optimizer) {
+      why = fmt::format("runs {}: the system's lamb switch (optimizations.lamb) sets the optimizer",
+                        workload::to_string(in.scenario.plan.optimizer));
+    } else if (path == "optimizations.attention" &&
+               step::attention_kernel_from_string(value) != in.system.attention_kernel()) {
+      why = fmt::format("runs {}: optimizations.efficient_operators sets the attention kernel",
+                        step::to_string(in.system.attention_kernel()));
+    } else if (path == "optimizations.attention_window" && !in.system.sliding_window) {
+      why = "changes nothing: optimizations.sliding_window is off, so no window is applied";
+    }
+    if (!why.empty()) throw InputError(fmt::format("{}={} {}", path, value, why));
+  }
+}
+
 }  // namespace
 
 std::vector<Variant> compare(const std::filesystem::path& scenario,
@@ -238,6 +259,7 @@ std::vector<Variant> compare(const std::filesystem::path& scenario,
       io_options.run_level = false;
       const io::Inputs inputs =
           io::load_inputs(io::load_scenario(scenario, sets, nullptr, read), io_options, read);
+      check_value_runs(v.set, inputs);
       v.step = evaluate(inputs).step;
       v.plan = inputs.scenario.plan;
       v.device_memory = inputs.device.memory;

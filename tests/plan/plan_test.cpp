@@ -190,6 +190,29 @@ TEST_CASE("plan: compare refuses a scenario that cannot be read, instead of 'inf
   CHECK(six[0].reason.find("plan.sequence_parallel") != std::string::npos);
 }
 
+TEST_CASE("plan: compare does not label a row with a value a system switch overrides") {
+  // MegaScale's preset runs LAMB and FlashAttention-2 whatever plan.optimizer and
+  // optimizations.attention say: until 2026-12-05 both rows ran alike, one labelled adam.
+  const auto optimizers = plan::compare(kScenario, {"plan.dp=4", "plan.global_batch=768"},
+                                        {plan::parse_axis("plan.optimizer=adam,lamb")});
+  REQUIRE(optimizers.size() == 2);
+  CHECK_FALSE(optimizers[0].step.has_value());
+  CHECK(optimizers[0].reason.find("plan.optimizer=adam runs lamb: the system's lamb switch") !=
+        std::string::npos);
+  CHECK(optimizers[1].step.has_value());
+  const auto kernels =
+      plan::compare(kScenario, {"plan.dp=4", "plan.global_batch=768"},
+                    {plan::parse_axis("optimizations.attention=unfused,flash-v2"),
+                     plan::parse_axis("optimizations.efficient_operators=false,true")});
+  REQUIRE(kernels.size() == 4);
+  CHECK(kernels[0].step.has_value());  // unfused, without MegaScale's efficient operators
+  CHECK(kernels[1].step.has_value());
+  CHECK_FALSE(kernels[2].step.has_value());  // unfused asked, flash-v2 run
+  CHECK(kernels[2].reason.find("runs flash-v2") != std::string::npos);
+  CHECK(kernels[3].step.has_value());
+  CHECK(kernels[0].step->step_time > kernels[1].step->step_time);
+}
+
 TEST_CASE("compare: the Pareto front of tokens a second against memory headroom, by hand") {
   // Device 80 GiB, 1e6 tokens a step. Headroom = 80 − peak: A 10 s / 40 GiB free, B 8 s / 20
   // free, C 12 s / 30 free (A is faster with more room: C is dominated), D 8 s / 20 free (ties

@@ -117,7 +117,18 @@ JsonReader::JsonReader(const Json& value, std::string path, std::string file, Ke
 }
 
 std::string JsonReader::path_of(const std::string& key) const {
-  return path_.empty() ? key : path_ + "." + key;
+  // A key's control characters as JSON escapes: a NUL ended the message there, and an ESC
+  // reached the terminal raw, until 2026-12-05.
+  std::string shown;
+  for (const char c : key) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7f) {
+      shown += fmt::format("\\u{:04x}", u);
+    } else {
+      shown += c;
+    }
+  }
+  return path_.empty() ? shown : path_ + "." + shown;
 }
 
 void JsonReader::fail(const std::string& key, const std::string& message) const {

@@ -126,7 +126,17 @@ class JsonReader {
 std::string json_type_name(const Json& v);
 
 // The kinds of input file megasim reads, told apart by a key only that kind has.
-enum class InputKind { kScenario, kModel, kCluster, kDeviceProfile };
+enum class InputKind {
+  kScenario,
+  kModel,
+  kCluster,
+  kDeviceProfile,
+  kSystem,
+  kPowerPreset,
+  kReliabilityPreset,
+  kFailureRates,
+  kPublishedRuns
+};
 // InputError when `doc` is an object of another kind than `expected` ("…: is a scenario, not
 // a cluster topology"): a file given in the wrong place, said so instead of a missing key.
 void check_input_kind(const Json& doc, InputKind expected, const std::string& origin);

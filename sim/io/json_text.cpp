@@ -121,10 +121,18 @@ void check_input_kind(const Json& doc, InputKind expected, const std::string& or
     const char* name;
     const char* only_key;  // a key no other kind has
   };
-  constexpr Kind kKinds[] = {{InputKind::kScenario, "a scenario", "plan"},
-                             {InputKind::kModel, "a model", "layers"},
-                             {InputKind::kCluster, "a cluster topology", "node"},
-                             {InputKind::kDeviceProfile, "a device profile", "peak_tflops"}};
+  // The presets and the runs file since 2026-12-05 (a device profile given as a power preset
+  // was said to lack node_overhead).
+  constexpr Kind kKinds[] = {
+      {InputKind::kScenario, "a scenario", "plan"},
+      {InputKind::kModel, "a model", "layers"},
+      {InputKind::kCluster, "a cluster topology", "node"},
+      {InputKind::kDeviceProfile, "a device profile", "peak_tflops"},
+      {InputKind::kSystem, "a system preset", "switches"},
+      {InputKind::kPowerPreset, "a power preset", "node_overhead"},
+      {InputKind::kReliabilityPreset, "a reliability preset", "failure_rates"},
+      {InputKind::kFailureRates, "a failure-rate table", "components"},
+      {InputKind::kPublishedRuns, "a published-runs file", "runs"}};
   const char* wanted = "";
   for (const auto& k : kKinds) {
     if (k.kind == expected) wanted = k.name;

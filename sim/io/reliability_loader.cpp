@@ -79,6 +79,7 @@ std::vector<run::FailureCause> load_failure_rates(const std::string& ref, const 
                                                   FilesRead* read) {
   const fs::path file = find_preset(ref, DataKind::kReliability, {}, origin, "failure_rates");
   const Json doc = parse_json_file(file, read);
+  check_input_kind(doc, InputKind::kFailureRates, file.string());
   JsonReader r(doc, "", file.string());
   (void)r.string("name");
   const std::string source = r.string("source");
@@ -147,6 +148,7 @@ run::CommInitModel read_comm_init(JsonReader r) {
 
 run::ReliabilityModel load_reliability_file(const fs::path& file, FilesRead* read) {
   const Json doc = parse_json_file(file, read);
+  check_input_kind(doc, InputKind::kReliabilityPreset, file.string());
   JsonReader r(doc, "", file.string());
   run::ReliabilityModel m;
   m.name = r.string("name");
@@ -183,6 +185,7 @@ run::ReliabilityModel load_reliability_preset(const std::string& ref, FilesRead*
 
 run::PowerInputs load_power_file(const fs::path& file, FilesRead* read) {
   const Json doc = parse_json_file(file, read);
+  check_input_kind(doc, InputKind::kPowerPreset, file.string());
   JsonReader r(doc, "", file.string());
   run::PowerInputs p;
   p.name = r.string("name");

@@ -99,6 +99,7 @@ void read_sharding(JsonReader& z, step::SystemOptions::Sharding& sh) {
 
 step::SystemOptions load_system_file(const std::filesystem::path& file, FilesRead* read) {
   const Json doc = parse_json_file(file, read);
+  check_input_kind(doc, InputKind::kSystem, file.string());
   JsonReader r(doc, "", file.string());
   step::SystemOptions s;
   r.string_or("$schema", "");  // a string when given, as the schemas say

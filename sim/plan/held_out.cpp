@@ -134,7 +134,7 @@ HeldOutCoverage held_out_coverage(const fs::path& file, const std::vector<Valida
   h.file = (file.parent_path().filename() / file.filename()).string();
   std::error_code ec;
   if (!fs::exists(file, ec)) {
-    h.note = h.file + " is not there";
+    h.note = h.file + " is not there (it is looked for beside the runs file)";
     return h;
   }
   HeldOutFile held;

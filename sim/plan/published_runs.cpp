@@ -112,6 +112,7 @@ std::string run_id(const io::Json& r) {
 }
 
 void check_published_runs(const io::Json& runs, const std::string& file) {
+  io::check_input_kind(runs, io::InputKind::kPublishedRuns, file);
   if (!runs.is_object() || !runs.contains("runs") || !runs["runs"].is_array()) {
     throw InputError(file + ": runs: missing, or not an array of runs");
   }

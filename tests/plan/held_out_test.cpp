@@ -90,7 +90,7 @@ TEST_CASE("held out: each source's rows against the other rows of the same refit
 TEST_CASE("held out: a file that is not today's leaves the coverage undrawn, saying why") {
   HeldOutCoverage h = held_out_coverage("/nonexistent/leave_one_source_out.json", rows());
   CHECK_FALSE(h.bands);
-  CHECK(h.note.find("is not there") != std::string::npos);
+  CHECK(h.note.find("is not there (it is looked for beside the runs file)") != std::string::npos);
   const std::pair<std::string, std::string> cases[] = {
       // b's error today is -2 %; the file was written at -3 %.
       {doc(R"("rows": [{"scenario": "a", "today_error": 0.02},

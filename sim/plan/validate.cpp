@@ -142,9 +142,13 @@ void check_within_peak(const ValidationRow& row, const step::StepPrediction& p,
   const double bound = fastest / device.peak_for(hw::DType::kBf16).value();
   if (implied > bound) {
     throw InputError(fmt::format(
-        "{}: published '{}' is {:g}, which puts the run at {:.0f} % of its GPUs' bf16 peak "
+        "{}: published '{}' is {:g}, which puts the run at {} % of its GPUs' bf16 peak "
         "(device '{}', at most {:.0f} %); a published figure must be within the device's peak",
-        origin, row.metric, row.published, implied * 100.0, device.name, bound * 100.0));
+        origin, row.metric, row.published,
+        // 1e-300 s printed a 300-digit percentage until 2026-12-05.
+        implied < 1e6 ? fmt::format("{:.0f}", implied * 100.0)
+                      : fmt::format("{:.3g}", implied * 100.0),
+        device.name, bound * 100.0));
   }
 }
 

@@ -117,9 +117,22 @@ void check_references(const std::filesystem::path& scenario, const std::vector<A
   for (const auto& a : axes) {
     for (const auto& [key, kind] : references) {
       if (a.path != key) continue;
+      std::vector<std::pair<std::string, std::filesystem::path>> seen;
       for (const auto& value : a.values) {
         const auto file = io::resolve_data_file(value, kind, scenario.parent_path(),
                                                 "--vary " + a.path, "'" + value + "'");
+        // One file by a name and by its path: two rows alike under two labels (until
+        // 2026-12-05; the same value twice was refused already).
+        for (const auto& [other, other_file] : seen) {
+          std::error_code ec;
+          if (std::filesystem::equivalent(file, other_file, ec)) {
+            throw InputError(
+                fmt::format("--vary {}: '{}' and '{}' name the same file ({}); give "
+                            "it once",
+                            a.path, other, value, file.string()));
+          }
+        }
+        seen.emplace_back(value, file);
         try {
           if (kind == io::DataKind::kModel) (void)io::load_model(file);
           if (kind == io::DataKind::kCluster) (void)io::load_cluster(file);

@@ -256,7 +256,16 @@ ResultsFile::ResultsFile(const std::filesystem::path& path, std::uint64_t finger
     fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   }
   if (fd_ < 0) {
-    throw InputError(fmt::format("--results {}: {}", path.string(), std::strerror(errno)));
+    const int error = errno;
+    // Said as the other outputs say it ("No such file or directory" alone until 2026-12-05).
+    const std::filesystem::path folder = path.has_parent_path() ? path.parent_path() : ".";
+    std::error_code ec;
+    if (error == ENOENT && !std::filesystem::exists(folder, ec)) {
+      throw InputError(fmt::format(
+          "--results {}: folder {} does not exist; --results writes into an existing folder",
+          path.string(), folder.string()));
+    }
+    throw InputError(fmt::format("--results {}: {}", path.string(), std::strerror(error)));
   }
   // A line cut short by a kill is ended, so that the next line starts on its own.
   std::ifstream in(path, std::ios::binary | std::ios::ate);

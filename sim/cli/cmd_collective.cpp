@@ -1,6 +1,7 @@
 // `megasim collective --cluster NAME --op all_reduce --gpus N --bytes 8:8G`: parses the sweep's
 // arguments (sizes in nccl-tests' units), runs it (plan/collective_sweep.h) and prints it
 // (reports/collective_report.h).
+#include <cctype>
 #include <cmath>
 #include <memory>
 #include <string>
@@ -32,17 +33,24 @@ struct CollectiveOptions {
   bool json = false;
 };
 
-// "8", "64K", "1M", "8G" (binary multiples, as nccl-tests' -b/-e take them).
+// "8", "64K", "1M", "8G", "1Gi" (binary multiples, as nccl-tests' -b/-e take them).
 double parse_size(const std::string& text) {
   std::size_t used = 0;
   double v = 0.0;
+  // A decimal number: std::stod alone took " 8", "0x100" and "inf" (until 2026-12-05).
+  const std::size_t digits = text.find_first_not_of("0123456789.eE+-");
+  const bool decimal =
+      !text.empty() && (std::isdigit(static_cast<unsigned char>(text[0])) != 0 || text[0] == '.');
   try {
+    if (!decimal || (digits != std::string::npos && (text[digits] == 'x' || text[digits] == 'X')))
+      throw std::invalid_argument(text);
     v = std::stod(text, &used);
   } catch (const std::exception&) {
     throw InputError("--bytes: '" + text + "' is not a size (e.g. 8, 64K, 1M, 8G)");
   }
   std::string suffix = text.substr(used);
   if (!suffix.empty() && (suffix.back() == 'B' || suffix.back() == 'b')) suffix.pop_back();
+  if (suffix.size() == 2 && suffix.back() == 'i') suffix.pop_back();  // Ki, Mi, Gi, Ti
   double mult = 1.0;
   if (suffix == "K" || suffix == "k") mult = 1024.0;
   else if (suffix == "M" || suffix == "m") mult = 1024.0 * 1024.0;
@@ -123,16 +131,28 @@ void add_collective_command(CLI::App& app) {
   auto opts = std::make_shared<CollectiveOptions>();
   CLI::App* cmd = app.add_subcommand("collective", "Sweep one collective over sizes, nccl-tests style");
   cmd->add_option("--cluster", opts->cluster, "Cluster name or file (topologies/)")->required();
-  cmd->add_option("--op", opts->op, "all_reduce, all_gather, reduce_scatter, broadcast, all_to_all, send_recv");
+  // Each default shown in the help (none was until 2026-12-05).
+  cmd->add_option("--op", opts->op,
+                  "all_reduce, all_gather, reduce_scatter, broadcast, all_to_all, send_recv")
+      ->capture_default_str();
   cmd->add_option("--gpus", opts->gpus, "GPUs in the communicator")
-      ->check(whole_number(1, 1 << 22));
-  cmd->add_option("--bytes", opts->bytes, "Size or MIN:MAX, e.g. 8:8G (binary units)");
-  cmd->add_option("--step-factor", opts->step_factor, "Multiply the size by this between rows (nccl-tests -f)");
-  cmd->add_option("--algo", opts->algo, "ring, tree, nvls, nvls_tree, pat or auto (NCCL's choice)");
-  cmd->add_option("--proto", opts->proto, "ll, ll128, simple or auto");
-  cmd->add_option("--routing", opts->routing, "ecmp (flow hash) or spray (ideal)");
+      ->check(whole_number(1, 1 << 22))
+      ->capture_default_str();
+  cmd->add_option("--bytes", opts->bytes,
+                  "Size or MIN:MAX, e.g. 8:8G (binary units: K, M, G, T or Ki, Mi, Gi, Ti are "
+                  "powers of 1024; a trailing B is read as bytes)")
+      ->capture_default_str();
+  cmd->add_option("--step-factor", opts->step_factor,
+                  "Multiply the size by this between rows (nccl-tests -f)")
+      ->capture_default_str();
+  cmd->add_option("--algo", opts->algo, "ring, tree, nvls, nvls_tree, pat or auto (NCCL's choice)")
+      ->capture_default_str();
+  cmd->add_option("--proto", opts->proto, "ll, ll128, simple or auto")->capture_default_str();
+  cmd->add_option("--routing", opts->routing, "ecmp (flow hash) or spray (ideal)")
+      ->capture_default_str();
   cmd->add_option("--placement", opts->placement,
-                  "packed (consecutive servers; or pack, as scenarios spell it) or spread");
+                  "packed (consecutive servers; or pack, as scenarios spell it) or spread")
+      ->capture_default_str();
   cmd->add_option("--per-node", opts->per_node,
                   "GPUs of the communicator on each node, the first of each (default: all; 1 for a "
                   "DP group of a TP-8 job)")

@@ -156,6 +156,19 @@ void CollectiveEngine::nvls_flows(const CollectiveCall& call, const CommShape& s
       out.push_back(Flow{members[i], members[(i + 1) % k], seconds * nvlink, call.tag});
   }
   if (algorithm != CollAlgorithm::kNvlsTree) return;
+  // Channel head c of a node: the first of its GPUs on the c-th rail, so that each head has a
+  // NIC of its own, as the model's heads do (nccl_nvls.cpp). GPU c until 2026-12-05, which
+  // put two heads on each NIC where a node has half as many NICs as GPUs (2x the model).
+  const auto head_of = [this](const std::vector<int>& members, int c) {
+    std::vector<int> rails, firsts;
+    for (const int g : members) {
+      const int rail = topology_.rail_of(g);
+      if (std::find(rails.begin(), rails.end(), rail) != rails.end()) continue;
+      rails.push_back(rail);
+      firsts.push_back(g);
+    }
+    return firsts[static_cast<std::size_t>(c) % firsts.size()];
+  };
   const std::size_t first = out.size();
   const int heads = model_.nvls_graph(shape).heads, m = shape.nodes;
   for (int c = 0; c < heads; ++c) {
@@ -163,8 +176,8 @@ void CollectiveEngine::nvls_flows(const CollectiveCall& call, const CommShape& s
     for (int i = 0; i < m; ++i) {
       const int parent = tree_parent(i, m, c % 2);
       if (parent < 0) continue;
-      const int head = rotated(shape.by_node[static_cast<std::size_t>(i)], c, 0);
-      const int parent_head = rotated(shape.by_node[static_cast<std::size_t>(parent)], c, 0);
+      const int head = head_of(shape.by_node[static_cast<std::size_t>(i)], c);
+      const int parent_head = head_of(shape.by_node[static_cast<std::size_t>(parent)], c);
       out.push_back(Flow{head, parent_head, 0.0, entropy});
       out.push_back(Flow{parent_head, head, 0.0, entropy});
     }

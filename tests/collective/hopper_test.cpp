@@ -294,3 +294,26 @@ TEST_CASE("a ring broadcast's latency is NCCL's: one hop on a node, a hop per ra
   CHECK(bcast(32, CollProtocol::kLL) == doctest::Approx(93.0).epsilon(1e-3));
   CHECK(bcast(16, CollProtocol::kSimple) == doctest::Approx(232.4).epsilon(1e-3));
 }
+
+TEST_CASE("NVLSTree with half as many NICs as GPUs: a head a NIC, in the flows as in the model") {
+  // The model gives a node of 4 NICs for 8 GPUs 4 heads, each on a NIC of its own. The flows
+  // put head c on GPU c until 2026-12-05, so two heads shared each of two NICs and the other
+  // two stood idle: 1 GiB took twice the model's time on 16 GPUs, 1.5 times on 32.
+  net::ClusterSpec spec = io::load_cluster(source("topologies/dgx-h100-superpod-6144.json"));
+  spec.node.nics = 4;
+  Simulator sim;
+  const net::Topology topology(spec);
+  const hw::CollectiveConstants constants =
+      io::read_collective_constants(source("calibrate/profiles/h100-sxm5-80gb.json"));
+  net::FlowSolver solver(sim, topology, net::Routing::kEcmp);
+  collective::CollectiveEngine engine(sim, topology, solver, constants);
+  for (const int gpus : {16, 32}) {
+    CAPTURE(gpus);
+    const auto c = all_reduce(topology.pack_placement(gpus), kOneGiB, CollAlgorithm::kNvlsTree,
+                              CollProtocol::kSimple);
+    const auto shape = collective::comm_shape(topology, c.gpus);
+    const auto cost =
+        engine.model().cost(c, shape, CollAlgorithm::kNvlsTree, CollProtocol::kSimple);
+    CHECK(engine.predict(c).time.to_us() == doctest::Approx(cost.time.to_us()).epsilon(0.02));
+  }
+}

@@ -48,6 +48,13 @@ CommShape comm_shape(const net::Topology& topology, const std::vector<int>& gpus
   s.min_per_node = s.max_per_node;
   for (const auto& m : s.by_node)
     s.min_per_node = std::min(s.min_per_node, static_cast<int>(m.size()));
+  for (const auto& m : s.by_node) {
+    std::map<int, int> on_rail;
+    int most = 0;
+    for (const int g : m) most = std::max(most, ++on_rail[topology.rail_of(g)]);
+    const double share = static_cast<double>(m.size()) / most;
+    s.min_nic_share = s.min_nic_share == 0.0 ? share : std::min(s.min_nic_share, share);
+  }
   return s;
 }
 
@@ -73,7 +80,12 @@ BytesPerSec NcclModel::uncapped_link_bandwidth(const CommShape& shape) const {
     // crosses every node, so the node with the fewest ranks (and NICs) sets the pace: NCCL
     // takes each graph's channels and speeds as the minimum over all ranks (init.cc, after the
     // all-gather of graph info).
-    bw = std::min(bw, n.nic * n.nic_efficiency * static_cast<double>(nics_used(n, shape)));
+    // The NICs' worth is the rails the ranks sit on, as the flows leave by them (their share
+    // of the node's NICs rounded down until 2026-12-05: 3 GPUs of 8 on 4 NICs drive 1.5 NICs'
+    // worth, where the model counted 1 and its time was a third over the flows').
+    const double nics = shape.min_nic_share > 0.0 ? std::min<double>(n.nics, shape.min_nic_share)
+                                                  : nics_used(n, shape);
+    bw = std::min(bw, n.nic * n.nic_efficiency * nics);
   }
   return bw;
 }
@@ -182,8 +194,13 @@ ModelCost NcclModel::direct_cost(const CollectiveCall& call, const CommShape& sh
   for (std::size_t r = 0; r < ranks; ++r) {
     double t = on[r] / nvlink.value();
     if (off[r] > 0.0 && node.nics > 0) {
+      // The NICs' worth of the rails the node's ranks hold: the flows leave by the
+      // destination's rail, and every node holds the same rails (node.nics until 2026-12-05:
+      // 4 GPUs of 8 on 4 NICs were given 4 NICs where their rails are 2, the flows twice the
+      // model's time).
       const int sharing = senders_off_node[topology_.node_of(call.gpus[r])];
-      const double nics_each = std::min(1.0, static_cast<double>(node.nics) / sharing);
+      const double held = shape.min_nic_share > 0.0 ? shape.min_nic_share : node.nics;
+      const double nics_each = std::min(1.0, held / sharing);
       t = std::max(t, off[r] / (node.nic * node.nic_efficiency * nics_each).value());
     }
     worst = std::max(worst, t);

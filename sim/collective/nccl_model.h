@@ -29,6 +29,10 @@ struct CommShape {
   int nodes = 0;
   int max_per_node = 0;
   int min_per_node = 0;  // the emptiest node's ranks: its NICs bound every channel (NCCL)
+  // The NICs' worth a node's ranks drive, the least over the nodes: its ranks over the most of
+  // them on one rail (each rail's NIC shared evenly by its ranks): 3 GPUs of 8 on 4 NICs sit on
+  // rails 0, 0 and 1, 1.5 NICs' worth; 8 on 4 NICs, 4.
+  double min_nic_share = 0.0;
   std::vector<std::vector<int>> by_node;  // GPU ids
 };
 CommShape comm_shape(const net::Topology& topology, const std::vector<int>& gpus);

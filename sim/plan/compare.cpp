@@ -230,6 +230,33 @@ void check_value_runs(const std::vector<std::pair<std::string, std::string>>& se
   }
 }
 
+// As search: nothing to compare is the user's error (exit 2), not a table of refusals.
+void refuse_if_none_runs(const std::vector<Variant>& out) {
+  if (std::any_of(out.begin(), out.end(), [](const Variant& v) { return v.step.has_value(); })) {
+    return;
+  }
+  // One cause every variant shares (a scenario's model file that does not read) said once:
+  // it was repeated per variant until 2026-12-05.
+  if (out.size() > 1 && std::all_of(out.begin(), out.end(), [&](const Variant& v) {
+        return v.reason == out.front().reason;
+      })) {
+    throw InputError(
+        fmt::format("compare: none of the {} variants can run, each for this "
+                    "reason:\n  {}",
+                    out.size(), out.front().reason));
+  }
+  std::string reasons;
+  constexpr std::size_t kShown = 3;
+  for (std::size_t i = 0; i < std::min(out.size(), kShown); ++i) {
+    reasons += fmt::format("\n  {}: {}", out[i].label, out[i].reason);
+  }
+  if (out.size() > kShown) reasons += fmt::format("\n  and {} more", out.size() - kShown);
+  throw InputError(
+      fmt::format("compare: none of the {} variant{} can run (loosen --vary or "
+                  "--set):{}",
+                  out.size(), out.size() == 1 ? "" : "s", reasons));
+}
+
 }  // namespace
 
 std::vector<Variant> compare(const std::filesystem::path& scenario,
@@ -287,29 +314,7 @@ std::vector<Variant> compare(const std::filesystem::path& scenario,
     }
     out.push_back(std::move(v));
   }
-  // As search: nothing to compare is the user's error (exit 2), not a table of refusals.
-  if (std::none_of(out.begin(), out.end(), [](const Variant& v) { return v.step.has_value(); })) {
-    // One cause every variant shares (a scenario's model file that does not read) said once:
-    // it was repeated per variant until 2026-12-05.
-    if (out.size() > 1 && std::all_of(out.begin(), out.end(), [&](const Variant& v) {
-          return v.reason == out.front().reason;
-        })) {
-      throw InputError(
-          fmt::format("compare: none of the {} variants can run, each for this "
-                      "reason:\n  {}",
-                      out.size(), out.front().reason));
-    }
-    std::string reasons;
-    constexpr std::size_t kShown = 3;
-    for (std::size_t i = 0; i < std::min(out.size(), kShown); ++i) {
-      reasons += fmt::format("\n  {}: {}", out[i].label, out[i].reason);
-    }
-    if (out.size() > kShown) reasons += fmt::format("\n  and {} more", out.size() - kShown);
-    throw InputError(
-        fmt::format("compare: none of the {} variant{} can run (loosen --vary or "
-                    "--set):{}",
-                    out.size(), out.size() == 1 ? "" : "s", reasons));
-  }
+  refuse_if_none_runs(out);
   mark_pareto_front(out);
   return out;
 }

@@ -108,3 +108,31 @@ TEST_CASE(
   const auto wide = call(CollectiveOp::kAllGather, two.topology.pack_placement(16), 524288.0);
   CHECK(two.bus_gbps(wide, CollAlgorithm::kRing, CollProtocol::kLL) == doctest::Approx(196.0 / 4));
 }
+
+TEST_CASE(
+    "ampere: a node's ranks drive the NICs of the rails they sit on, in the model and flows") {
+  // Jean Zay: 4 NICs for 8 GPUs, GPUs 2k and 2k + 1 on rail k. The first 4 GPUs of two nodes
+  // sit on rails 0, 0, 1, 1: two NICs' worth, where the all-to-all model gave each sender a
+  // NIC (4) until 2026-12-05 and took half the flows' time. The first 3 sit on rails 0, 0, 1:
+  // 1.5 NICs' worth, where the ring's model counted 1 (its share rounded down) and took a third
+  // more than the flows.
+  Ampere a("jean-zay-a100-384");
+  const auto first = [&](int per_node) {
+    std::vector<int> gpus;
+    for (int node = 0; node < 2; ++node) {
+      for (int i = 0; i < per_node; ++i) gpus.push_back(node * 8 + i);
+    }
+    return gpus;
+  };
+  const auto a2a = call(CollectiveOp::kAllToAll, first(4), 1073741824.0);
+  CHECK(a.engine.predict(a2a).time.to_us() ==
+        doctest::Approx(a.model_us(a2a, CollAlgorithm::kDirect, CollProtocol::kSimple))
+            .epsilon(0.02));
+  const auto shape = collective::comm_shape(a.topology, first(3));
+  CHECK(shape.min_nic_share == doctest::Approx(1.5));
+  const auto ring = all_reduce(first(3), 1073741824.0, CollAlgorithm::kRing, CollProtocol::kSimple);
+  const double flows = a.engine.predict(ring).time.to_us();
+  const double model = a.model_us(ring, CollAlgorithm::kRing, CollProtocol::kSimple);
+  CHECK(model < flows * 1.15);
+  CHECK(model > flows * 0.85);
+}

@@ -1,6 +1,7 @@
 #include "collective/collective_engine.h"
 
 #include <algorithm>
+#include <bit>
 #include <cstdint>
 #include <functional>
 #include <limits>
@@ -348,13 +349,16 @@ void CollectiveEngine::start(const std::vector<Flow>& flows, Time latency,
                         });
     };
     // Equal flows are found by sorting on a hash of (bytes, path); a collision only splits a
-    // group, it never merges unequal flows.
+    // group, it never merges unequal flows. The hash is of the values' bits, not std::hash's
+    // (implementation-defined: the order, and so the solver's, could differ between standard
+    // libraries until 2026-12-05).
     std::vector<std::pair<std::uint64_t, std::size_t>> keyed(flows.size());
     for (std::size_t i = 0; i < flows.size(); ++i) {
-      std::uint64_t h = std::hash<double>{}(flows[i].bytes);
+      std::uint64_t h = std::bit_cast<std::uint64_t>(flows[i].bytes);
       for (const net::Hop& hop : paths[i]) {
         h = (h ^ (static_cast<std::uint64_t>(hop.link) * 0x9e3779b97f4a7c15ull +
-                  std::hash<float>{}(hop.weight))) * 0x100000001b3ull;
+                  std::bit_cast<std::uint32_t>(hop.weight))) *
+            0x100000001b3ull;
       }
       keyed[i] = {h, i};
     }

@@ -303,6 +303,51 @@ void append_causes(std::string& o, const RunResult& r) {
 
 }  // namespace
 
+// The checkpoint's line: its interval and cost, Young's and Daly's intervals and the sweep's
+// best; none for a run that does not checkpoint.
+std::string checkpoint_line(const RunResult& r, const StepProfile& step,
+                            const ReliabilityModel& model) {
+  if (model.checkpoint_interval == Time::max()) return "";
+  std::string o;
+  o += fmt::format("  checkpoint     every {:.1f} min, {:.1f} s blocking; ",
+                   minutes(r.checkpoint_interval), r.checkpoint_cost.to_seconds());
+  o += r.mtbf == Time::max()
+           ? std::string("no failures, so no Young or Daly interval")
+           : fmt::format("Young {:.1f} min, Daly {:.1f} min", minutes(r.young), minutes(r.daly));
+  if (!r.sweep.empty() && r.sweep_failures == 0) {
+    // Only the checkpoints' cost to rank by: the longest interval would "win".
+    o += ", no simulated best (the sweep's trials drew no failure)";
+  } else if (!r.sweep.empty() && r.failure_free > Time::zero() &&
+             r.best_interval >= r.failure_free) {
+    // The sweep's last interval, past the run's steps: no checkpoint at all is best.
+    o += ", best simulated: no checkpoint within the run";
+  } else if (!r.sweep.empty()) {
+    o += fmt::format(", best simulated {:.1f} min", minutes(r.best_interval));
+    // The intervals the trials cannot tell from the best (a flat optimum, or too few failures
+    // a trial to rank them), the unbroken run of them around the best (the span of every alike
+    // one until 2026-12-05, which took in intervals between them that are not).
+    std::size_t first = 0;
+    while (first < r.sweep.size() && r.sweep[first].interval != r.best_interval) ++first;
+    std::size_t last = first;
+    while (first > 0 && r.sweep[first - 1].alike_best) --first;
+    while (last + 1 < r.sweep.size() && r.sweep[last + 1].alike_best) ++last;
+    double lo = minutes(r.best_interval), hi = lo;
+    if (last < r.sweep.size()) {
+      lo = minutes(r.sweep[first].interval);
+      hi = minutes(r.sweep[last].interval);
+    }
+    if (hi > lo) o += fmt::format(" ({:.1f}–{:.1f} min alike within the trials' noise)", lo, hi);
+  }
+  // Young and Daly know only the blocking copy: an interval shorter than the asynchronous
+  // write waits for it at the next checkpoint (the simulated sweep does).
+  if (model.async_checkpoint && model.async_write_time(step.checkpoint_size) > Time::zero()) {
+    o += fmt::format("; the asynchronous write takes {:.1f} min",
+                     minutes(model.async_write_time(step.checkpoint_size)));
+  }
+  o += "\n";
+  return o;
+}
+
 std::string to_text(const RunResult& r, const StepProfile& step, const PowerInputs& power,
                     const ReliabilityModel& model) {
   std::string o;
@@ -343,35 +388,7 @@ std::string to_text(const RunResult& r, const StepProfile& step, const PowerInpu
         100.0 * r.straggler_slowed_share);
   }
   append_causes(o, r);
-  if (model.checkpoint_interval != Time::max()) {
-    o += fmt::format("  checkpoint     every {:.1f} min, {:.1f} s blocking; ",
-                     minutes(r.checkpoint_interval), r.checkpoint_cost.to_seconds());
-    o += r.mtbf == Time::max()
-             ? std::string("no failures, so no Young or Daly interval")
-             : fmt::format("Young {:.1f} min, Daly {:.1f} min", minutes(r.young), minutes(r.daly));
-    if (!r.sweep.empty() && r.sweep_failures == 0) {
-      // Only the checkpoints' cost to rank by: the longest interval would "win".
-      o += ", no simulated best (the sweep's trials drew no failure)";
-    } else if (!r.sweep.empty()) {
-      o += fmt::format(", best simulated {:.1f} min", minutes(r.best_interval));
-      // The intervals the trials cannot tell from the best: a flat optimum, or too few
-      // failures a trial to rank them.
-      double lo = minutes(r.best_interval), hi = lo;
-      for (const auto& p : r.sweep) {
-        if (!p.alike_best) continue;
-        lo = std::min(lo, minutes(p.interval));
-        hi = std::max(hi, minutes(p.interval));
-      }
-      if (hi > lo) o += fmt::format(" ({:.1f}–{:.1f} min alike within the trials' noise)", lo, hi);
-    }
-    // Young and Daly know only the blocking copy: an interval shorter than the asynchronous
-    // write waits for it at the next checkpoint (the simulated sweep does).
-    if (model.async_checkpoint && model.async_write_time(step.checkpoint_size) > Time::zero()) {
-      o += fmt::format("; the asynchronous write takes {:.1f} min",
-                       minutes(model.async_write_time(step.checkpoint_size)));
-    }
-    o += "\n";
-  }
+  o += checkpoint_line(r, step, model);
   append_power(o, r, power);
   return o;
 }

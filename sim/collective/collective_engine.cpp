@@ -23,8 +23,8 @@ int rotated(const std::vector<int>& members, int c, std::size_t i) {
 }
 
 // Parent of node position i in NCCL-like double binary tree t over m nodes (-1: root). Tree 0
-// is a heap on positions; tree 1 the same heap on mirrored positions, so a node that is
-// interior in one tree is (mostly) a leaf in the other and the load on each node evens out.
+// is a heap on positions; tree 1 the same on mirrored positions, so a node interior in one
+// tree is (mostly) a leaf in the other and the load on each node evens out.
 int tree_parent(int i, int m, int t) {
   const int j = t == 0 ? i : m - 1 - i;
   if (j == 0) return -1;
@@ -33,12 +33,10 @@ int tree_parent(int i, int m, int t) {
 }
 
 // NCCL's pick is kept when it runs, alone on the fabric, within this factor of the time its
-// model promised: the flow solver's rounding and the algorithms' own flow patterns differ from
-// NCCL's bandwidth formulas by a few per cent; a collision on an ECMP uplink costs a factor of
-// 2 or more, and that is what the check is for.
+// model promised: the flows' rounding and patterns differ from NCCL's formulas by a few per
+// cent; an ECMP uplink collision costs 2x or more, and that is what the check is for.
 constexpr double kChoiceSlack = 1.05;
-// Calls whose time alone is kept (time_alone): a choice times up to four candidates of one
-// call, and predict() asks for one of them again.
+// Calls whose time alone is kept (time_alone): a choice times up to four, predict() one again.
 constexpr std::size_t kAloneKept = 8;
 
 }  // namespace
@@ -157,9 +155,8 @@ void CollectiveEngine::nvls_flows(const CollectiveCall& call, const CommShape& s
       out.push_back(Flow{members[i], members[(i + 1) % k], seconds * nvlink, call.tag});
   }
   if (algorithm != CollAlgorithm::kNvlsTree) return;
-  // Channel head c of a node: the first of its GPUs on the c-th rail, so that each head has a
-  // NIC of its own, as the model's heads do (nccl_nvls.cpp). GPU c until 2026-12-05, which
-  // put two heads on each NIC where a node has half as many NICs as GPUs (2x the model).
+  // Head c of a node: its first GPU on the c-th rail, a NIC each as the model's (nccl_nvls.cpp;
+  // GPU c until 2026-12-05: two heads a NIC where a node has half as many NICs as GPUs).
   const auto head_of = [this](const std::vector<int>& members, int c) {
     std::vector<int> rails, firsts;
     for (const int g : members) {
@@ -349,9 +346,8 @@ void CollectiveEngine::start(const std::vector<Flow>& flows, Time latency,
                         });
     };
     // Equal flows are found by sorting on a hash of (bytes, path); a collision only splits a
-    // group, it never merges unequal flows. The hash is of the values' bits, not std::hash's
-    // (implementation-defined: the order, and so the solver's, could differ between standard
-    // libraries until 2026-12-05).
+    // group, it never merges unequal flows. Of the values' bits: std::hash's (until 2026-12-05)
+    // is implementation-defined, and the order might differ between standard libraries.
     std::vector<std::pair<std::uint64_t, std::size_t>> keyed(flows.size());
     for (std::size_t i = 0; i < flows.size(); ++i) {
       std::uint64_t h = std::bit_cast<std::uint64_t>(flows[i].bytes);

@@ -300,7 +300,18 @@ void sweep_intervals(const StepProfile& step, const RunSpec& spec, const Reliabi
   double best = std::numeric_limits<double>::infinity();
   std::size_t best_at = 0;
   std::vector<std::vector<double>> days;  // per interval, per trial
-  for (const Time interval : swept_intervals(r.daly)) {
+  // Each interval as the trials take it, whole steps (the nominal one was reported until
+  // 2026-12-05): one the run's steps do not reach never checkpoints, so the sweep stops at the
+  // first, and an interval that rounds to the steps of the one before it is the same trials.
+  const std::int64_t steps = steps_for(spec.tokens, step);
+  const Time whole_run =
+      simulated_interval(step.step_time, step, steps) * static_cast<double>(steps);
+  for (const Time nominal : swept_intervals(r.daly)) {
+    const Time interval = simulated_interval(nominal, step, steps);
+    if (!r.sweep.empty() &&
+        (r.sweep.back().interval == interval || r.sweep.back().interval >= whole_run)) {
+      continue;
+    }
     std::vector<double>& d = days.emplace_back();
     double goodput = 0.0;
     for (int t = 0; t < sweep_trials; ++t) {

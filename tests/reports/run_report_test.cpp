@@ -157,8 +157,8 @@ TEST_CASE("report: what the trials saw beside what the model assumes, said where
   r.failures_per_day = 0.000838;
   r.mtbf = Time::from_hours(28655.42);
   r.young = r.daly = Time::from_minutes(162.8);
-  r.sweep = {{.interval = Time::from_minutes(651.3), .mean_days = 1.0}};
-  r.best_interval = Time::from_minutes(651.3);
+  r.sweep = {{.interval = Time::from_minutes(45.0), .mean_days = 1.0}};
+  r.best_interval = Time::from_minutes(45.0);
   r.sweep_failures = 0;
   r.step_share = 0.99968;
   const std::string text = to_text(r, step, power, m);
@@ -182,6 +182,12 @@ TEST_CASE("report: what the trials saw beside what the model assumes, said where
   r.sweep_failures = 3;
   r.down_hours = 2.5;
   const std::string drawn = to_text(r, step, power, m);
-  CHECK(drawn.find("best simulated 651.3 min") != std::string::npos);
+  CHECK(drawn.find("best simulated 45.0 min") != std::string::npos);
+  // A best past the hour's steps is no checkpoint at all (said as 651.3 min, for a run of an
+  // hour, until 2026-12-05).
+  r.sweep = {{.interval = Time::from_minutes(651.3), .mean_days = 1.0}};
+  r.best_interval = Time::from_minutes(651.3);
+  CHECK(to_text(r, step, power, m).find("best simulated: no checkpoint within the run") !=
+        std::string::npos);
   CHECK(drawn.find("per restart    15.0 min (comm init 0 s)\n") != std::string::npos);
 }

@@ -159,11 +159,26 @@ TEST_CASE("run: simulated best checkpoint interval lies near Young and Daly") {
           return p.interval == r.best_interval && p.alike_best;
         }) == 1);
 
-  // One step: no failure in any trial, every interval the same run; none is told apart.
+  // Every swept interval is whole steps of 10 s, as the trials take it (nominal until
+  // 2026-12-05).
+  for (const auto& p : r.sweep) {
+    CHECK(std::fmod(p.interval.to_seconds(), 10.0) == doctest::Approx(0.0));
+  }
+
+  // One step: no failure in any trial; the first interval (23 steps) is past the run already,
+  // so the sweep stops there (nine alike points, the longest named best, until 2026-12-05).
   spec.tokens = 1e6;
   const RunResult one = simulate_run(step, spec, m, testing::flat_power());
+  CHECK(one.sweep.size() == 1);
   CHECK(
       std::all_of(one.sweep.begin(), one.sweep.end(), [](const auto& p) { return p.alike_best; }));
+  // 40 steps (400 s): Daly / 4 (227 s) rounds to 23 steps and runs; Daly / 2√2 to 32;
+  // Daly / 2 (455 s), 45 steps, is past the run and the sweep's last point.
+  spec.tokens = 40 * 1e6;
+  const RunResult short_run = simulate_run(step, spec, m, testing::flat_power());
+  REQUIRE(short_run.sweep.size() == 3);
+  CHECK(short_run.sweep[0].interval.to_seconds() == doctest::Approx(230.0));
+  CHECK(short_run.sweep[2].interval.to_seconds() == doctest::Approx(450.0));
 }
 
 TEST_CASE("run: Daly's interval is the optimum his paper reports for its three cases") {

@@ -50,10 +50,10 @@ double AnalyticEstimator::pp_message_seconds(double bytes, const Candidate& c) {
   // interleaves), NVLink's where two stages share a node. Stage 0 to 1 stood for every hop
   // until the thirty-eighth session (2026-12-05): that search's Spearman over the top 200 went
   // 0.911 -> 0.974 (with the blocking exchanges' lock-step, pipeline_seconds), Megatron-Core's
-  // 70B on 768 H100 0.877 -> 0.968. Every boundary rather than four moves none by more than
-  // 0.02 and made the 12,288-GPU search 1.3 times slower. (Priced as the first hop that leaves
-  // its node, tried on 2026-12-05, Korthikanti's 175B search on 64 GPUs ranked TP 8 first over
-  // TP 4 x PP 16: not kept.)
+  // 70B on 768 H100 0.877 -> 0.968. Every boundary rather than four: 39.1B's 0.941 -> 0.966,
+  // the others within 0.01, and the 12,288-GPU search 1.9 times slower. (Priced as the first hop
+  // that leaves its node, tried on 2026-12-05, Korthikanti's 175B search on 64 GPUs ranked TP 8
+  // first over TP 4 x PP 16: not kept.)
   step::Pricer pricer(topology_, job_placement(inputs_.scenario.placement, topology_, p),
                       inputs_.collective, kernels_, p, c.system);
   double sum = 0.0;

@@ -135,6 +135,7 @@ Json checkpoint_json(const RunResult& r, const StepProfile& step, const Reliabil
       // A sweep whose trials drew no failure ranks the checkpoints' cost alone: no best.
       {"best_interval_min",
        r.sweep.empty() || r.sweep_failures == 0 ? Json(nullptr) : Json(minutes(r.best_interval))},
+      {"best_interval_past_run", !r.sweep.empty() && r.sweep_failures > 0 && r.best_past_run},
       {"interval_sweep_failures", r.sweep_failures},
       {"interval_sweep", sweep}};
 }
@@ -317,8 +318,7 @@ std::string checkpoint_line(const RunResult& r, const StepProfile& step,
   if (!r.sweep.empty() && r.sweep_failures == 0) {
     // Only the checkpoints' cost to rank by: the longest interval would "win".
     o += ", no simulated best (the sweep's trials drew no failure)";
-  } else if (!r.sweep.empty() && r.failure_free > Time::zero() &&
-             r.best_interval >= r.failure_free) {
+  } else if (!r.sweep.empty() && r.best_past_run) {
     // The sweep's last interval, past the run's steps: no checkpoint at all is best.
     o += ", best simulated: no checkpoint within the run";
   } else if (!r.sweep.empty()) {

@@ -30,7 +30,8 @@ function megasimRun(d, section, chart, colours, fmt, histogram, keyValues) {
             : `, ${fmt.num(run.checkpoint_async_write_min, 1)} min written in the background`)],
       ['checkpoint interval: Young / Daly / best simulated',
         `${interval(run.young_interval_min)} / ${interval(run.daly_interval_min)} / ` +
-        `${interval(run.best_interval_min)}`],
+        (run.best_interval_past_run ? 'no checkpoint within the run'
+          : `${interval(run.best_interval_min)}`)],
       ['power', `IT peak ${fmt.power(power.it_peak_mw)}, facility peak ` +
         `${fmt.power(power.facility_peak_mw)} (${fmt.power(power.facility_peak_with_spares_mw)} ` +
         `with the spares), swing ${fmt.power(power.swing_mw)} within a step, ` +

@@ -167,43 +167,42 @@ ModelCost NcclModel::direct_cost(const CollectiveCall& call, const CommShape& sh
   const double size = call.bytes.value();
   // Point-to-point (NCCL runs all-to-all and send/recv as grouped send/recv; its tuning model
   // does not cover them): one step at the Simple protocol's ring latency, and the busiest
-  // rank's bytes over NVLink and over its share of its node's NICs, whichever takes longer.
-  // The NICs are shared by the ranks of this call on the node that send off it, each at most
-  // one NIC (a GPU's sends leave by its nearest NIC): a ring's send/recv across two nodes
-  // crosses from one rank a node, at a whole NIC.
+  // rank's bytes over NVLink or the busiest NIC's, whichever takes longer. A message off the
+  // node leaves by the NIC of its destination's rail and arrives by the same rail's NIC there
+  // (the flows' routes, topology.h), each NIC's two directions apart. (Until 2026-12-05 each
+  // sender had its share of the node's NICs, at most one: 4 GPUs of 8 on Jean Zay's 4 NICs,
+  // whose rails are 2, got 4, and nodes of 8, 8 and 4 Selene GPUs were a third over the flows.)
   const net::NodeSpec& node = topology_.spec().node;
   const hw::CollLinkType link = multi ? hw::CollLinkType::kNet : hw::CollLinkType::kNvlink;
   const double lat_us = constants_.base_latency(hw::CollAlgorithm::kRing, hw::CollProtocol::kSimple) +
                         constants_.hw_latency(link, hw::CollAlgorithm::kRing, hw::CollProtocol::kSimple);
   const BytesPerSec nvlink = node.nvlink_per_gpu * node.nvlink_efficiency / p2p_nvlink_flow_scale();
   const std::size_t ranks = call.gpus.size();
-  std::vector<double> on(ranks, 0.0), off(ranks, 0.0);
-  std::map<int, int> senders_off_node;
+  std::vector<double> on(ranks, 0.0);
+  std::map<std::pair<int, int>, double> leaving, arriving;  // (node, rail): bytes
+  const auto send = [&](std::size_t r, int to, double bytes) {
+    const int from = topology_.node_of(call.gpus[r]);
+    if (topology_.node_of(to) == from) {
+      on[r] += bytes;
+      return;
+    }
+    const int rail = topology_.rail_of(to);
+    leaving[{from, rail}] += bytes;
+    arriving[{topology_.node_of(to), rail}] += bytes;
+  };
   for (std::size_t r = 0; r < ranks; ++r) {
-    const int me = topology_.node_of(call.gpus[r]);
     if (call.op == CollectiveOp::kSendRecv) {
-      const int peer = call.gpus[(r + 1) % ranks];
-      (topology_.node_of(peer) == me ? on[r] : off[r]) += size;
+      send(r, call.gpus[(r + 1) % ranks], size);
     } else {
       for (int g : call.gpus)
-        if (g != call.gpus[r]) (topology_.node_of(g) == me ? on[r] : off[r]) += size / n;
+        if (g != call.gpus[r]) send(r, g, size / n);
     }
-    if (off[r] > 0.0) ++senders_off_node[me];
   }
   double worst = 0.0;
-  for (std::size_t r = 0; r < ranks; ++r) {
-    double t = on[r] / nvlink.value();
-    if (off[r] > 0.0 && node.nics > 0) {
-      // The NICs' worth of the rails the node's ranks hold: the flows leave by the
-      // destination's rail, and every node holds the same rails (node.nics until 2026-12-05:
-      // 4 GPUs of 8 on 4 NICs were given 4 NICs where their rails are 2, the flows twice the
-      // model's time).
-      const int sharing = senders_off_node[topology_.node_of(call.gpus[r])];
-      const double held = shape.min_nic_share > 0.0 ? shape.min_nic_share : node.nics;
-      const double nics_each = std::min(1.0, held / sharing);
-      t = std::max(t, off[r] / (node.nic * node.nic_efficiency * nics_each).value());
-    }
-    worst = std::max(worst, t);
+  for (std::size_t r = 0; r < ranks; ++r) worst = std::max(worst, on[r] / nvlink.value());
+  const double nic = (node.nic * node.nic_efficiency).value();
+  for (const auto* side : {&leaving, &arriving}) {
+    for (const auto& [where, bytes] : *side) worst = std::max(worst, bytes / nic);
   }
   c.applicable = true;
   c.latency = Time::from_us(lat_us);

@@ -177,9 +177,11 @@ double AnalyticEstimator::schedule_seconds(const workload::ParallelPlan& p, doub
     const double fill = static_cast<double>(p.pp - 1) * (f + b + 2.0 * hop);
     // Blocking, a stage's exchanges besides: one a steady-state pass pair interleaved, one a
     // pass with 1F1B, each with its two messages or one and the synchronisation.
+    // GPipe's and ZB-H1's programs exchange before and after every pass, about 4m.
+    const double per_micro_batch = p.schedule == workload::Schedule::kOneFOneB ? 2.0 : 4.0;
     const double exchanges = blocking == nullptr ? 0.0
                              : p.vpp > 1 ? (hop * 2.0 + blocking->sync) * micro_batches * p.vpp
-                                         : (hop + blocking->sync) * 2.0 * micro_batches;
+                                         : (hop + blocking->sync) * per_micro_batch * micro_batches;
     return static_cast<double>(micro_batches) * p.vpp * (f + b) + fill + exchanges;
   }
   const int m = static_cast<int>(micro_batches);
@@ -188,11 +190,10 @@ double AnalyticEstimator::schedule_seconds(const workload::ParallelPlan& p, doub
   // its two grid neighbours, so that a hop under half a step of f still delays the schedule
   // (rounded, what asynchronous sends add to the makespan was 0 below 1 % of f, 2026-12-05).
   const int b_steps = static_cast<int>(std::lround(b / f / kScheduleRatioStep));
-  // Blocking: the synchronisation after each exchange, rounded to the grid.
-  const int sync_steps =
-      blocking == nullptr ? -1
-                          : static_cast<int>(std::lround(blocking->sync / f / kScheduleRatioStep));
-  const auto units = [&](int hop_steps) {
+  // Blocking: the synchronisation after each exchange, interpolated as the hop is (rounded to
+  // the grid until the review of 2026-12-05: a sync under 1 % of f was dropped).
+  const double sync_grid = blocking == nullptr ? 0.0 : blocking->sync / f / kScheduleRatioStep;
+  const auto units = [&](int hop_steps, int sync_steps) {
     const auto key = std::make_tuple(p.pp, p.vpp, m, static_cast<int>(p.schedule), b_steps,
                                      hop_steps, sync_steps);
     auto it = schedules_.find(key);
@@ -208,16 +209,23 @@ double AnalyticEstimator::schedule_seconds(const workload::ParallelPlan& p, doub
       t.p2p = grid(hop_steps);
       const Time made = blocking == nullptr ? step::simulate_ideal(s, t).makespan
                                             : step::simulate_blocking_ideal(s, t, grid(sync_steps));
+      // (sync_steps is -1 without blocking: a key apart from every blocking one.)
       it = schedules_.emplace(key, static_cast<double>(made.ns()) / kUnit).first;
     }
     return it->second;
   };
+  // Linear between a ratio's two grid neighbours (the makespan is piecewise linear in each).
+  const auto between = [](double ratio, const auto& at) {
+    const int below = static_cast<int>(std::floor(ratio));
+    const double above_share = ratio - below;
+    return above_share > 0.0 ? (1.0 - above_share) * at(below) + above_share * at(below + 1)
+                             : at(below);
+  };
   const double hop_grid = hop / f / kScheduleRatioStep;
-  const int below = static_cast<int>(std::floor(hop_grid));
-  const double above_share = hop_grid - below;
-  const double made = above_share > 0.0
-                          ? (1.0 - above_share) * units(below) + above_share * units(below + 1)
-                          : units(below);
+  const double made = between(hop_grid, [&](int hop_steps) {
+    if (blocking == nullptr) return units(hop_steps, -1);
+    return between(sync_grid, [&](int sync_steps) { return units(hop_steps, sync_steps); });
+  });
   // The rounding of b / f, put back on each of the critical stage's m x vpp backward passes:
   // without it a ratio rounded down made the makespan less than a stage's own passes (a
   // negative bubble, -0.03 s, in search --json).

@@ -327,6 +327,7 @@ void sweep_intervals(const StepProfile& step, const RunSpec& spec, const Reliabi
       best = mean;
       best_at = r.sweep.size() - 1;
       r.best_interval = interval;
+      r.best_past_run = interval >= whole_run;
     }
   }
   // Paired differences with the best: alike when their mean is within two standard errors.

@@ -117,6 +117,7 @@ struct RunResult {
   Time checkpoint_cost;      // blocking time per checkpoint
   Time young, daly;          // analytic optimum intervals
   Time best_interval;        // by simulation (zero when not swept)
+  bool best_past_run = false;  // the best is the sweep's interval past the run's steps: none
   std::vector<IntervalPoint> sweep;
   // Failures the sweep's trials drew at its first interval (the same seeds at every one): with
   // none, the sweep ranks the checkpoints' cost alone and its best is merely its longest.

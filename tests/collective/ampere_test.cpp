@@ -128,6 +128,16 @@ TEST_CASE(
   CHECK(a.engine.predict(a2a).time.to_us() ==
         doctest::Approx(a.model_us(a2a, CollAlgorithm::kDirect, CollProtocol::kSimple))
             .epsilon(0.02));
+  // Nodes of 8, 8 and 4 Selene GPUs: the full nodes' messages to the third leave by its four
+  // rails, the busiest NICs (the model charged each sender a NIC's share of its node until
+  // 2026-12-05: a third over the flows).
+  Ampere selene("selene-a100-4480");
+  std::vector<int> uneven(20);
+  for (int i = 0; i < 20; ++i) uneven[static_cast<std::size_t>(i)] = i;
+  const auto a2a_uneven = call(CollectiveOp::kAllToAll, uneven, 1073741760.0);
+  CHECK(selene.engine.predict(a2a_uneven).time.to_us() ==
+        doctest::Approx(selene.model_us(a2a_uneven, CollAlgorithm::kDirect, CollProtocol::kSimple))
+            .epsilon(0.02));
   const auto shape = collective::comm_shape(a.topology, first(3));
   CHECK(shape.min_nic_share == doctest::Approx(1.5));
   const auto ring = all_reduce(first(3), 1073741824.0, CollAlgorithm::kRing, CollProtocol::kSimple);

@@ -187,7 +187,9 @@ TEST_CASE("report: what the trials saw beside what the model assumes, said where
   // hour, until 2026-12-05).
   r.sweep = {{.interval = Time::from_minutes(651.3), .mean_days = 1.0}};
   r.best_interval = Time::from_minutes(651.3);
+  r.best_past_run = true;
   CHECK(to_text(r, step, power, m).find("best simulated: no checkpoint within the run") !=
         std::string::npos);
+  CHECK(to_json(r, step, power, m).at("run").at("best_interval_past_run") == true);
   CHECK(drawn.find("per restart    15.0 min (comm init 0 s)\n") != std::string::npos);
 }

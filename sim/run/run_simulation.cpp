@@ -244,11 +244,15 @@ Time run_evaluation(const StepProfile& step, std::int64_t steps) {
   return step.evaluation * static_cast<double>(steps / step.evaluation_interval_steps);
 }
 
+// A step of a run of `steps` as the trials run it: its time and its share of the evaluations.
+Time time_per_step(const StepProfile& step, std::int64_t steps) {
+  return step.step_time +
+         (steps > 0 ? run_evaluation(step, steps) / static_cast<double>(steps) : Time::zero());
+}
+
 // The interval as trials take it: whole steps, each with its evaluation share (simulate_trial).
 Time simulated_interval(Time interval, const StepProfile& step, std::int64_t steps) {
-  const Time per_step =
-      step.step_time +
-      (steps > 0 ? run_evaluation(step, steps) / static_cast<double>(steps) : Time::zero());
+  const Time per_step = time_per_step(step, steps);
   const std::int64_t every = interval_in_steps(interval, per_step);
   return every > 0 ? per_step * static_cast<double>(every) : interval;
 }
@@ -274,8 +278,7 @@ TrialResult simulate_trial(const StepProfile& step, double tokens, const Reliabi
   // kept or absent (common random numbers for comparisons).
   const bool slow = draw.uniform() < s.slow_probability;
   // A straggler slows the evaluation's forward passes as much as the step's.
-  const Time per_step = step.step_time + run_evaluation(step, steps_for(tokens, step)) /
-                                             static_cast<double>(steps_for(tokens, step));
+  const Time per_step = time_per_step(step, steps_for(tokens, step));
   const Time step_time = slow ? slowed(per_step, model.straggler_slowdown) : per_step;
   Trial t(step, steps_for(tokens, step), step_time, model, interval_in_steps(interval, step_time),
           draw.next_u64(), s.evicted);
@@ -304,14 +307,11 @@ void sweep_intervals(const StepProfile& step, const RunSpec& spec, const Reliabi
   // 2026-12-05): one the run's steps do not reach never checkpoints, so the sweep stops at the
   // first, and an interval that rounds to the steps of the one before it is the same trials.
   const std::int64_t steps = steps_for(spec.tokens, step);
-  const Time whole_run =
-      simulated_interval(step.step_time, step, steps) * static_cast<double>(steps);
+  const Time whole_run = time_per_step(step, steps) * static_cast<double>(steps);
   for (const Time nominal : swept_intervals(r.daly)) {
     const Time interval = simulated_interval(nominal, step, steps);
-    if (!r.sweep.empty() &&
-        (r.sweep.back().interval == interval || r.sweep.back().interval >= whole_run)) {
-      continue;
-    }
+    if (!r.sweep.empty() && r.sweep.back().interval >= whole_run) break;
+    if (!r.sweep.empty() && r.sweep.back().interval == interval) continue;
     std::vector<double>& d = days.emplace_back();
     double goodput = 0.0;
     for (int t = 0; t < sweep_trials; ++t) {

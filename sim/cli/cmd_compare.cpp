@@ -1,6 +1,7 @@
 // `megasim compare SCENARIO --vary plan.tp=4,8 --vary plan.pp=8,16`: every combination of the
 // varied keys, predicted side by side (plan/compare.h); a combination that cannot run is
 // listed with its reason.
+#include <cstdio>
 #include <memory>
 #include <optional>
 #include <string>
@@ -35,6 +36,13 @@ void run_compare(const CompareOptions& o) {
   if (o.html) files.add("--html", *o.html);
   if (o.json) files.refuse_beside_stdout("--json");
   const std::vector<plan::Variant> variants = plan::compare(o.scenario, o.overrides, axes, &read);
+  // A value that changes nothing is said, not refused: the table is still right.
+  for (const std::string& values : plan::values_alike(variants)) {
+    std::fprintf(stderr,
+                 "megasim: note: %s predict the same step (time, MFU, tokens and memory): the "
+                 "scenario does not use this difference\n",
+                 values.c_str());
+  }
   if (o.html) files.set("--html", reports::compare_html(variants));
   // --html - takes standard output in place of the report.
   files.commit(o.json ? reports::compare_json(variants) : reports::compare_text(variants));

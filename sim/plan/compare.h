@@ -53,6 +53,12 @@ std::vector<Variant> compare(const std::filesystem::path& scenario,
                              const std::vector<std::string>& overrides,
                              const std::vector<Axis>& axes, io::FilesRead* read = nullptr);
 
+// Values of one axis that ran to the same step (time, MFU, tokens and memory all equal) with
+// every other axis the same: a value the scenario does not use (a window longer than the
+// sequence, a key a system switch overrides), found by its effect rather than case by case.
+// One line per axis and set of such values, "optimizations.attention_window=4096, 8192".
+std::vector<std::string> values_alike(const std::vector<Variant>& variants);
+
 // The variant's largest memory per GPU over its stages, in GiB.
 double peak_memory_gib(const step::StepPrediction& p);
 // Device memory less the peak memory per GPU, in GiB (feasible variants). The peak includes

@@ -249,6 +249,22 @@ TEST_CASE("compare: the Pareto front of tokens a second against memory headroom,
   CHECK(vs[5].pareto);
 }
 
+TEST_CASE("plan: compare names the values of an axis that change nothing, by their effect") {
+  // MegaScale's 256-GPU row runs 2,048-token sequences: a window of 2,048 or more is the full
+  // sequence, so those values give one step; micro-batch 1 and 2 differ.
+  const auto variants =
+      plan::compare(kScenario, {"plan.dp=4", "plan.global_batch=768"},
+                    {plan::parse_axis("optimizations.attention_window=1024,2048,4096"),
+                     plan::parse_axis("plan.micro_batch=1,2")});
+  REQUIRE(variants.size() == 6);
+  CHECK(plan::values_alike(variants) ==
+        std::vector<std::string>{"optimizations.attention_window=2048, 4096"});
+  // One value that runs and one that cannot are not alike.
+  std::vector<plan::Variant> two = {variants[1], variants[2]};
+  two[1].step.reset();
+  CHECK(plan::values_alike(two).empty());
+}
+
 TEST_CASE("plan: compare counts combinations without overflow (64 axes of two once wrapped to 0)") {
   CHECK(plan::count_combinations({plan::parse_axis("plan.tp=4,8"), plan::parse_axis("plan.pp=8,16,32")}) == 6);
   // 2^12 = 4,096 is the most; a 13th axis of two is refused, and so are 64 (2^64 wraps to 0).

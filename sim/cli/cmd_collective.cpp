@@ -138,9 +138,12 @@ void add_collective_command(CLI::App& app) {
   cmd->add_option("--gpus", opts->gpus, "GPUs in the communicator")
       ->check(whole_number(1, 1 << 22))
       ->capture_default_str();
-  cmd->add_option("--bytes", opts->bytes,
-                  "Size or MIN:MAX, e.g. 8:8G (binary units: K, M, G, T or Ki, Mi, Gi, Ti are "
-                  "powers of 1024; a trailing B is read as bytes)")
+  cmd->add_option(
+         "--bytes", opts->bytes,
+         "Size or MIN:MAX, e.g. 8:8G (binary units: K, M, G, T or Ki, Mi, Gi, Ti are "
+         "powers of 1024; a trailing B is read as bytes); cut to whole 4-byte elements, and an "
+         "all-gather, reduce-scatter or all-to-all needs one a rank: a sweep drops the "
+         "sizes below that, a single size under it is refused")
       ->capture_default_str();
   cmd->add_option("--step-factor", opts->step_factor,
                   "Multiply the size by this between rows (nccl-tests -f)")

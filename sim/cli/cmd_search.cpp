@@ -264,7 +264,9 @@ void run_search(const SearchCliOptions& o) {
 void add_search_command(CLI::App& app) {
   auto opts = std::make_shared<SearchCliOptions>();
   CLI::App* cmd = app.add_subcommand(
-      "search", "The best parallelism plans of a scenario's model on its cluster, out of all");
+      "search",
+      "The best parallelism plans of a scenario's model on its cluster, out of every plan "
+      "that fits");
   cmd->add_option("scenario", opts->scenario, "Scenario file")->required();
   cmd->add_option("--gpus", opts->gpus,
                   "GPU counts: N, N1,N2 or FIRST:LAST:STEP (default: the scenario plan's)");

@@ -28,16 +28,34 @@ Time evaluation_iteration(const PipelineSchedule& training, const std::vector<St
     const StageCosts& k = costs[static_cast<std::size_t>(stage)];
     // Exposed TP and ZeRO-3 / FSDP waits are not paced by the slowest GPU, as in the executor.
     const Time waits = k.forward_tp[c] + (k.forward_dp.empty() ? Time::zero() : k.forward_dp[c]);
-    Time t = (k.forward[c] - waits) * (1.0 + config.slowest_gpu + config.power_cap) + waits;
-    if (!config.pp_overlap && s.pp > 1) t += config.blocking_p2p_overhead;
-    return t;
+    return (k.forward[c] - waits) * (1.0 + config.slowest_gpu + config.power_cap) + waits;
   };
+  // The batch read before the first pass on the stages that read it (zero where MegaScale's
+  // asynchronous pipeline loads it behind the iteration before).
+  const auto loading = [&](int stage) {
+    return costs[static_cast<std::size_t>(stage)].data_loading;
+  };
+  if (!config.pp_overlap && s.pp > 1) {
+    // Megatron-LM's blocking exchanges, in forward_only's program: a stage waits for each
+    // send to be taken and each receive to arrive, then synchronises the device; a stage
+    // that reads the batch reads it first, as in the step.
+    std::vector<Time> start;
+    for (int stage = 0; stage < s.pp; ++stage) start.push_back(loading(stage));
+    return simulate_blocking(
+        s, [&](int stage, const PassId& p) { return duration(stage, p); },
+        [&](int stage, const PassId&) {
+          return costs[static_cast<std::size_t>(stage)].pp_activation;
+        },
+        config.blocking_p2p_overhead, start);
+  }
   // finish[stage][slot] in ns; -1 while not run.
   std::vector<std::vector<std::int64_t>> finish(
       static_cast<std::size_t>(s.pp),
       std::vector<std::int64_t>(static_cast<std::size_t>(s.vpp * s.micro_batches), -1));
   std::vector<std::size_t> next(static_cast<std::size_t>(s.pp), 0);
   std::vector<std::int64_t> free_at(static_cast<std::size_t>(s.pp), 0);
+  for (int stage = 0; stage < s.pp; ++stage)
+    free_at[static_cast<std::size_t>(stage)] = loading(stage).ns();
   for (bool progress = true; progress;) {
     progress = false;
     for (int stage = 0; stage < s.pp; ++stage) {

@@ -4,11 +4,14 @@
 // pass, no DP synchronisation, no optimizer step. A run that evaluates every N steps pays it
 // between steps (run/run_simulation.h).
 //
-// Timed as a list schedule over the stages, with each stage's priced forward passes (their
-// compute paced by the slowest GPU as in the step, their exposed TP and ZeRO-3 / FSDP waits as
-// priced),
-// the activation send between stages (StageCosts::pp_activation) and, under Megatron-LM's
-// blocking exchanges (no PP overlap), the host cost of one exchange after each forward pass.
+// Timed over the stages with each stage's priced forward passes (their compute paced by the
+// slowest GPU as in the step, their exposed TP and ZeRO-3 / FSDP waits as priced), the
+// activation send between stages (StageCosts::pp_activation) and the batch read first on the
+// stages that read it (StageCosts::data_loading, zero under MegaScale's asynchronous loading):
+// with PP overlap as a list schedule, a stage running its next forward once its input has
+// arrived; under Megatron-LM's blocking exchanges (no PP overlap) as forward_only's blocking
+// program (blocking_p2p_program, simulate_blocking: a send waits for its receiver, each
+// exchange ends in a device synchronisation), the executor's lock-step off the network.
 // Left out: stragglers (the run level slows the whole job instead) and the contention of PP
 // sends with each other on the fabric, which the forward-only pass makes lighter than the step's.
 #pragma once

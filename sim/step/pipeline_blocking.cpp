@@ -1,5 +1,7 @@
-// simulate_blocking_ideal: the blocking exchanges of step/executor_pp.cpp on fixed times, for
-// search's estimate (plan/estimate.cpp), which prices Megatron-LM's lock-step stages with it.
+// simulate_blocking: the blocking exchanges of step/executor_pp.cpp without a network, on given
+// pass and message times: on fixed times (simulate_blocking_ideal) for search's estimate
+// (plan/estimate.cpp), which prices Megatron-LM's lock-step stages with it, and on a step's
+// priced passes for its forward-only evaluation iteration (step/evaluation_pass.cpp).
 #include <algorithm>
 #include <cstdint>
 #include <stdexcept>
@@ -17,11 +19,25 @@ constexpr std::int64_t kUnknown = -1;
 struct Message {
   std::int64_t send = kUnknown, recv = kUnknown;  // when each side posted it (ns)
   std::int64_t send_share = 1, recv_share = 1;    // messages of the exchange on each side
+  std::int64_t each = 0;                          // one message's time alone (ns)
 };
+
+// A stage whose program did not run to its end waits on an exchange no one posts.
+void throw_if_stuck(const std::vector<std::vector<ProgramStep>>& programs,
+                    const std::vector<std::size_t>& next) {
+  for (std::size_t stage = 0; stage < programs.size(); ++stage) {
+    if (next[stage] != programs[stage].size()) {
+      throw std::logic_error(
+          fmt::format("blocking program deadlocks at stage {} step {}", stage, next[stage]));
+    }
+  }
+}
 
 }  // namespace
 
-Time simulate_blocking_ideal(const PipelineSchedule& s, const IdealTimes& t, Time sync) {
+Time simulate_blocking(const PipelineSchedule& s, const BlockingPassTime& pass_time,
+                       const BlockingMessageTime& message_time, Time sync,
+                       const std::vector<Time>& start) {
   const int slots = s.vpp * s.micro_batches;
   // A message is named by the pass that produces it, on the stage that runs that pass.
   const auto key = [&](int stage, const PassId& p) {
@@ -35,16 +51,14 @@ Time simulate_blocking_ideal(const PipelineSchedule& s, const IdealTimes& t, Tim
     if (m.send == kUnknown || (rendezvous && m.recv == kUnknown)) return kUnknown;
     const std::int64_t start = rendezvous ? std::max(m.send, m.recv) : m.send;
     const std::int64_t share = rendezvous ? std::max(m.send_share, m.recv_share) : m.send_share;
-    return start + t.p2p.ns() * share;
-  };
-  const auto duration = [&](Pass p) {
-    return p == Pass::kForward ? t.forward : p == Pass::kBackward ? t.backward : t.weight_grad;
+    return start + m.each * share;
   };
 
   std::vector<std::vector<ProgramStep>> programs;
   for (int stage = 0; stage < s.pp; ++stage) programs.push_back(blocking_p2p_program(s, stage));
   std::vector<std::size_t> next(s.pp, 0);
   std::vector<std::int64_t> clock(s.pp, 0);
+  for (std::size_t i = 0; i < std::min(start.size(), clock.size()); ++i) clock[i] = start[i].ns();
   std::vector<bool> posted(s.pp, false);
   bool progress = true;
   while (progress) {
@@ -53,7 +67,7 @@ Time simulate_blocking_ideal(const PipelineSchedule& s, const IdealTimes& t, Tim
       while (next[stage] < programs[stage].size()) {
         const ProgramStep& step = programs[stage][next[stage]];
         if (!step.exchange) {
-          clock[stage] += duration(step.pass.pass).ns();
+          clock[stage] += pass_time(stage, step.pass).ns();
           ++next[stage];
           progress = true;
           continue;
@@ -65,6 +79,7 @@ Time simulate_blocking_ideal(const PipelineSchedule& s, const IdealTimes& t, Tim
             Message& m = messages[key(stage, p)];
             m.send = clock[stage];
             m.send_share = static_cast<std::int64_t>(step.sends.size());
+            m.each = message_time(stage, p).ns();
           }
           for (const PassId& p : step.recvs) {
             const Dependency d = dependency(s, stage, p);
@@ -93,13 +108,19 @@ Time simulate_blocking_ideal(const PipelineSchedule& s, const IdealTimes& t, Tim
       }
     }
   }
-  for (int stage = 0; stage < s.pp; ++stage) {
-    if (next[stage] != programs[stage].size()) {
-      throw std::logic_error(
-          fmt::format("blocking program deadlocks at stage {} step {}", stage, next[stage]));
-    }
-  }
+  throw_if_stuck(programs, next);
   return Time::from_ns(*std::max_element(clock.begin(), clock.end()));
+}
+
+Time simulate_blocking_ideal(const PipelineSchedule& s, const IdealTimes& t, Time sync) {
+  return simulate_blocking(
+      s,
+      [&t](int, const PassId& p) {
+        return p.pass == Pass::kForward    ? t.forward
+               : p.pass == Pass::kBackward ? t.backward
+                                           : t.weight_grad;
+      },
+      [&t](int, const PassId&) { return t.p2p; }, sync);
 }
 
 }  // namespace megasim::step

@@ -231,8 +231,13 @@ std::vector<ProgramStep> blocking_p2p_program(const PipelineSchedule& s, int sta
   std::vector<bool> combined;
   const bool interleaved = s.kind == workload::Schedule::kInterleaved;
   if (interleaved || s.kind == workload::Schedule::kOneFOneB) {
-    // Warm-up forwards, steady-state (F, B) pairs, cool-down backwards.
-    const auto steady = static_cast<std::size_t>(warmup_forwards(s, stage));
+    // Warm-up forwards, steady-state (F, B) pairs, cool-down backwards. A forward-only run
+    // (evaluation: forward_only=True) is all warm-up, as Megatron-LM takes every micro-batch
+    // as one then.
+    const bool forward_only = std::none_of(
+        order.begin(), order.end(), [](const PassId& p) { return p.pass != Pass::kForward; });
+    const auto steady =
+        forward_only ? order.size() : static_cast<std::size_t>(warmup_forwards(s, stage));
     const std::size_t cooldown = steady + (order.size() - 2 * steady);
     for (std::size_t i = 0; i < order.size();) {
       const bool in_steady = i >= steady && i < cooldown;

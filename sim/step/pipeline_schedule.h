@@ -21,6 +21,8 @@
 // interleaved, which the tests check.
 #pragma once
 
+#include <functional>
+
 #include <string>
 #include <vector>
 
@@ -124,5 +126,15 @@ bool blocking_sends_rendezvous(const PipelineSchedule& s);
 // exchanges (the executor's price off the network); an exchange ends with its last message and
 // is followed by the device synchronisation `sync`. Throws std::logic_error on a deadlock.
 Time simulate_blocking_ideal(const PipelineSchedule& s, const IdealTimes& t, Time sync);
+
+// The same on times given per pass and per message: `pass_time(stage, pass)` and
+// `message_time(stage, pass)` for the message carrying `pass`'s output from `stage` (its time
+// alone; an exchange of k messages takes k of them), each stage starting its program at
+// `start[stage]` (0 where not given: a stage's data loading before its first exchange).
+using BlockingPassTime = std::function<Time(int stage, const PassId& pass)>;
+using BlockingMessageTime = std::function<Time(int stage, const PassId& pass)>;
+Time simulate_blocking(const PipelineSchedule& s, const BlockingPassTime& pass_time,
+                       const BlockingMessageTime& message_time, Time sync,
+                       const std::vector<Time>& start = {});
 
 }  // namespace megasim::step

@@ -1,5 +1,6 @@
 #include <doctest/doctest.h>
 
+#include <tuple>
 #include <vector>
 
 #include "step/evaluation_pass.h"
@@ -50,12 +51,30 @@ TEST_CASE("evaluation: a forward-only iteration is the forwards of the last stag
   const auto c = stages(2, Time::from_ms(1), Time::zero(), Time::from_us(100));
   CHECK(evaluation_iteration(s, c, cfg) == Time::from_us(5100));
 
-  SUBCASE("a blocking exchange after every forward adds its host cost to each") {
-    // Each forward takes 1.2 ms: stage 0 ends them at 1.2, 2.4, 3.6, 4.8 ms; stage 1 starts at
-    // 1.3, then runs back to back from 2.5, and its last ends at 4.9 + 1.2 = 6.1 ms.
+  SUBCASE("Megatron-LM's blocking exchanges hold both stages in lock-step") {
+    // forward_only's program: stage 0 runs F, then a send it cannot leave until stage 1 has
+    // posted its receive and the 0.1 ms message is through, then a 0.2 ms sync. Stage 1
+    // posts its receive at 0, 2.3, 3.6 and 4.9 ms (after each forward of its own): the
+    // exchanges end at 1.1, 2.4, 3.7, 5.0 ms, each then 0.2 ms of sync, and stage 1's last
+    // forward runs 5.2 to 6.2 ms. (Until 2026-12-05 only the sync was added, after each
+    // forward, as though a send never waited: 6.1 ms.)
     cfg.pp_overlap = false;
     cfg.blocking_p2p_overhead = Time::from_us(200);
-    CHECK(evaluation_iteration(s, c, cfg) == Time::from_us(6100));
+    CHECK(evaluation_iteration(s, c, cfg) == Time::from_us(6200));
+    // The batch read first on both stages (0.5 ms) starts the lock-step 0.5 ms later.
+    auto loads = c;
+    for (auto& k : loads) k.data_loading = Time::from_us(500);
+    CHECK(evaluation_iteration(s, loads, cfg) == Time::from_us(6700));
+  }
+  SUBCASE("the batch is read before the first forward on the stages that read it") {
+    // Until 2026-12-05 an evaluation read nothing: 5.1 ms whatever the loading.
+    auto loads = c;
+    loads.back().data_loading = Time::from_us(2000);  // stage 1 only: its input comes at 1.1
+    CHECK(evaluation_iteration(s, loads, cfg) == Time::from_us(2000 + 4000));
+    loads.front().data_loading = Time::from_us(500);
+    CHECK(evaluation_iteration(s, loads, cfg) == Time::from_us(2000 + 4000));
+    loads.back().data_loading = Time::zero();
+    CHECK(evaluation_iteration(s, loads, cfg) == Time::from_us(5600));
   }
   SUBCASE("the slowest GPU paces the compute, not the exposed TP communication") {
     // Forward 1 ms of which 0.5 ms TP: 0.5 × 1.1 + 0.5 = 1.05 ms per pass; 5 passes on the
@@ -75,4 +94,37 @@ TEST_CASE("evaluation: one stage runs its forward passes and nothing else") {
   ExecutorConfig cfg;
   CHECK(evaluation_iteration(s, stages(1, Time::from_ms(2), Time::zero(), Time::zero()), cfg) ==
         Time::from_ms(12));
+}
+
+TEST_CASE("evaluation: under blocking exchanges, the executor's forward-only step") {
+  // The executor run on the forward-only schedule, off the network, with nothing after the
+  // passes: the same lock-step (its programs are blocking_p2p_program's, as here).
+  using Case = std::tuple<Schedule, int, int, int>;
+  for (const auto& [kind, p, v, m] :
+       {Case{Schedule::kOneFOneB, 4, 1, 8}, Case{Schedule::kOneFOneB, 3, 1, 2},
+        Case{Schedule::kInterleaved, 4, 2, 8}, Case{Schedule::kInterleaved, 2, 3, 4},
+        Case{Schedule::kGpipe, 3, 1, 5}}) {
+    CAPTURE(p);
+    CAPTURE(v);
+    CAPTURE(m);
+    const auto s = build_schedule(kind, p, v, m);
+    StageCosts c;
+    c.forward.assign(static_cast<std::size_t>(v), Time::from_us(30));
+    c.forward_tp.assign(static_cast<std::size_t>(v), Time::zero());
+    c.backward.assign(static_cast<std::size_t>(v), Time::from_us(60));
+    c.backward_tp.assign(static_cast<std::size_t>(v), Time::zero());
+    c.weight_grad.assign(static_cast<std::size_t>(v), Time::zero());
+    c.weight_grad_tp.assign(static_cast<std::size_t>(v), Time::zero());
+    c.dp_reduce_scatter.assign(static_cast<std::size_t>(v), Time::zero());
+    c.dp_all_gather.assign(static_cast<std::size_t>(v), Time::zero());
+    c.pp_activation = c.pp_gradient = Time::from_us(3);
+    std::vector<StageCosts> costs(static_cast<std::size_t>(p), c);
+    costs.front().data_loading = Time::from_us(7);
+    costs.back().data_loading = Time::from_us(40);
+    ExecutorConfig cfg;
+    cfg.pp_overlap = false;
+    cfg.blocking_p2p_overhead = Time::from_us(1);
+    CHECK(evaluation_iteration(s, costs, cfg) ==
+          megasim::step::execute_step(forward_only(s), costs, cfg).step_time);
+  }
 }

@@ -71,6 +71,7 @@ AnalyticEstimator::Probe AnalyticEstimator::price_probe(const workload::Parallel
   p.fp32_gradients = real.fp32_gradients;
   p.fp8 = real.fp8;
   p.fp8_params = real.fp8_params;
+  p.optimizer = real.optimizer;  // LAMB's step costs more than Adam's (the system's or the plan's)
   p.schedule = workload::Schedule::kOneFOneB;
   Probe probe;
   probe.workload = step::assemble_workload(model, p, system);
@@ -122,9 +123,10 @@ void AnalyticEstimator::engine_prices(const Candidate& c, const Probe& bare, Lay
 
 const AnalyticEstimator::LayerPrices& AnalyticEstimator::layer_prices(const Candidate& c) {
   const workload::ParallelPlan& real = c.plan;
-  const auto key = std::make_tuple(real.tp, real.sequence_parallel, real.micro_batch,
-                                   static_cast<int>(real.recompute), system_bits(c.system),
-                                   splits_tp_group(real), real.fp32_gradients);
+  const auto key =
+      std::make_tuple(real.tp, real.sequence_parallel, real.micro_batch,
+                      static_cast<int>(real.recompute), system_bits(c.system),
+                      splits_tp_group(real), real.fp32_gradients, static_cast<int>(real.optimizer));
   if (auto it = layers_.find(key); it != layers_.end()) return it->second;
 
   // The layers' prices come from the probe without the pipeline engine's own work, which is

@@ -135,7 +135,7 @@ class AnalyticEstimator {
   const hw::KernelCostModel& kernels_;
   double peak_flops_ = 0;
   std::int64_t max_passes_;
-  std::map<std::tuple<int, bool, int, int, std::uint32_t, bool, bool>, LayerPrices> layers_;
+  std::map<std::tuple<int, bool, int, int, std::uint32_t, bool, bool, int>, LayerPrices> layers_;
   std::map<std::pair<double, bool>, double> pair_;
   std::map<std::tuple<double, int, int, int, int, int, bool>, double> pp_;
   // Ratios b/f and hop/f are rounded to this step for the schedule cache.

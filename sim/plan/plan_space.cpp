@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <limits>
 #include <optional>
 #include <set>
 
@@ -82,7 +83,15 @@ Restrictions read_restrictions(const std::vector<Axis>& axes) {
     }
     auto ints = [&] {
       std::vector<int> v;
-      for (const auto& s : a.values) v.push_back(static_cast<int>(parse_int(what, s)));
+      for (const auto& s : a.values) {
+        const std::int64_t x = parse_int(what, s);
+        // Every axis is an int of the plan: a larger value wrapped (tp=4294967304 ran tp=8).
+        if (x > std::numeric_limits<int>::max()) {
+          throw InputError(fmt::format("{}: {} is more than any plan takes ({} at most)", what, s,
+                                       std::numeric_limits<int>::max()));
+        }
+        v.push_back(static_cast<int>(x));
+      }
       return v;
     };
     auto bools = [&] {

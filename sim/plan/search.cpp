@@ -45,7 +45,7 @@ StepFigures simulate(const io::Inputs& base, const net::Topology& topology,
   in.system = c.system;
   // Past the work bound: a zero step time, which the ranking lists as refused. Any other
   // refusal is an error of the search's input, and propagates.
-  if (step_passes(in, false) > static_cast<double>(limits.max_events)) return {};
+  if (plan_passes(c.plan, false) > static_cast<double>(limits.max_events)) return {};
   const step::StepRequest request = assemble_step(in, topology);
   return figures_of(step::predict_step(request, topology, kernels, in.collective));
 }
@@ -246,7 +246,12 @@ FigureMap event_stage(const io::Inputs& in, const SearchOptions& o, const Search
   std::int64_t ran = 0, done = 0;
   for (std::int64_t i = share.rank; i < k; i += share.size) {
     const Candidate& c = r.analytic[plans[static_cast<std::size_t>(i)]].candidate;
-    if (auto it = o.done.find(c.hash); it != o.done.end()) {
+    // Past the work bound, a plan read back is refused as one simulated would be: a resumed
+    // search prints what the uninterrupted one does (it ranked read-back plans until
+    // 2026-12-05).
+    if (plan_passes(c.plan, false) > static_cast<double>(o.limits.max_events)) {
+      simulated[c.hash] = {};
+    } else if (auto it = o.done.find(c.hash); it != o.done.end()) {
       simulated[c.hash] = it->second;
     } else if (o.stop_after && ran >= *o.stop_after) {
       continue;

@@ -56,6 +56,12 @@ TEST_CASE("cli: a search stopped half-way and resumed from --results prints what
   const auto said = fmt::format("{0} of the {0} ranked plans' event-level figures", simulated);
   CHECK(again.err.find(said + " were read from --results") != std::string::npos);
   CHECK(lines_of(results) == 5 + (simulated - 4));
+  // Past --max-events, a plan read back is refused as one simulated is (until 2026-12-05 the
+  // file's figures ranked it where a search without the file refused it).
+  const std::string bound = " --max-events 4000";
+  const auto bounded = run_megasim("search " + kSearch175b + " --top 8" + bound);
+  CHECK(bounded.out.find("refused: more than --max-events 4000") != std::string::npos);
+  CHECK(run_megasim(with + bound).out == bounded.out);
   // A line cut within its first bytes (a full disk) is redone like any cut line.
   const fs::path short_cut = temp_file("short-cut.jsonl");
   std::ofstream(short_cut) << read_all(all) << "{\"brea";

@@ -248,6 +248,22 @@ TEST_CASE("search: a candidate without the base system's LAMB runs the scenario'
   }
 }
 
+TEST_CASE("search: the estimate prices the optimizer the plan writes (LAMB without the switch)") {
+  // Korthikanti's 22B with plan.optimizer lamb: the probe ran Adam until 2026-12-05 (0.0565
+  // against the event level's 0.0767 s on the first plan).
+  io::Inputs in = inputs_of("scenarios/validation/korthikanti-22b-selective.json");
+  in.scenario.plan.optimizer = in.written_optimizer = workload::Optimizer::kLamb;
+  plan::SearchOptions o;
+  o.top_k = 1;
+  o.space.restrict = one_plan("2", "4", "12", "1", "selective", "true", "false");
+  const plan::SearchResult r = plan::search(in, o);
+  REQUIRE(r.ranked.size() == 1);
+  REQUIRE(r.ranked[0].event);
+  const double analytic = r.ranked[0].analytic.breakdown.optimizer.to_seconds();
+  const double event = r.ranked[0].event->breakdown.optimizer.to_seconds();
+  CHECK(std::abs(analytic - event) < 0.02 * event);  // Approx adds 1 to its scale
+}
+
 TEST_CASE("search: --fix sp=1 holds at tp 1, where sequence parallelism cannot run") {
   const io::Inputs in = inputs_of("scenarios/validation/korthikanti-22b-selective.json");
   plan::SpaceOptions o;

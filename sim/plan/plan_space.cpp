@@ -21,13 +21,18 @@ using workload::Recompute;
 constexpr std::array<Recompute, 3> kRecomputes{Recompute::kNone, Recompute::kSelective,
                                                Recompute::kFull};
 constexpr std::array<int, 4> kMicroBatches{1, 2, 4, 8};
+constexpr std::int64_t kMaxInt = std::numeric_limits<int>::max();
 
-std::int64_t parse_int(const std::string& what, const std::string& v) {
+// An axis of the plan is an int (`most`): a larger value is refused, not wrapped
+// (tp=4294967304 ran tp=8 until 2026-12-05).
+std::int64_t parse_int(const std::string& what, const std::string& v,
+                       std::int64_t most = std::numeric_limits<std::int64_t>::max()) {
   std::int64_t x = 0;
   const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), x);
   if (ec != std::errc() || end != v.data() + v.size() || x < 1) {
     throw InputError(fmt::format("{}: '{}' is not a positive integer", what, v));
   }
+  if (x > most) throw InputError(fmt::format("{}: {} is more than any plan takes", what, v));
   return x;
 }
 
@@ -60,10 +65,8 @@ void check_distinct(const std::optional<std::vector<T>>& values, const std::stri
   std::vector<T> v = *values;
   std::sort(v.begin(), v.end());
   if (std::adjacent_find(v.begin(), v.end()) != v.end()) {
-    throw InputError(
-        fmt::format("--fix/--vary {}: one value is listed twice (each plan would be "
-                    "ranked twice)",
-                    axis));
+    throw InputError(fmt::format(
+        "--fix/--vary {}: one value is listed twice (each plan would be ranked twice)", axis));
   }
 }
 
@@ -83,15 +86,7 @@ Restrictions read_restrictions(const std::vector<Axis>& axes) {
     }
     auto ints = [&] {
       std::vector<int> v;
-      for (const auto& s : a.values) {
-        const std::int64_t x = parse_int(what, s);
-        // Every axis is an int of the plan: a larger value wrapped (tp=4294967304 ran tp=8).
-        if (x > std::numeric_limits<int>::max()) {
-          throw InputError(fmt::format("{}: {} is more than any plan takes ({} at most)", what, s,
-                                       std::numeric_limits<int>::max()));
-        }
-        v.push_back(static_cast<int>(x));
-      }
+      for (const auto& s : a.values) v.push_back(static_cast<int>(parse_int(what, s, kMaxInt)));
       return v;
     };
     auto bools = [&] {
@@ -382,38 +377,6 @@ class Walker {
 
 workload::Schedule space_schedule(int vpp) {
   return vpp > 1 ? workload::Schedule::kInterleaved : workload::Schedule::kOneFOneB;
-}
-
-void to_normal_form(workload::ParallelPlan& p) {
-  p.layer_split.clear();
-  p.schedule = space_schedule(p.vpp);
-  p.microbatch_group = 0;
-  p.cp = 1;
-  p.zero2 = false;
-  p.zero3 = false;
-}
-
-std::string outside_space(const workload::ParallelPlan& p, int layers) {
-  workload::ParallelPlan normal = p;
-  to_normal_form(normal);
-  std::vector<std::string> why;
-  // An even split written out, and Megatron's group of pp written out, are the space's own.
-  const int stages = p.pp * p.vpp;
-  const bool even =
-      layers % stages == 0 && std::all_of(p.layer_split.begin(), p.layer_split.end(),
-                                          [&](int n) { return n == layers / stages; });
-  if (p.layer_split != normal.layer_split && !even) why.emplace_back("its uneven layer_split");
-  if (p.schedule != normal.schedule)
-    why.push_back(fmt::format("its {} schedule", workload::to_string(p.schedule)));
-  if (p.microbatch_group != normal.microbatch_group && p.microbatch_group != p.pp) {
-    why.push_back(fmt::format("its microbatch_group {} (the space's is pp)", p.microbatch_group));
-  }
-  if (p.cp != normal.cp) why.emplace_back("context parallelism");
-  if (p.zero2 != normal.zero2) why.emplace_back("ZeRO-2");
-  if (p.zero3 != normal.zero3) why.emplace_back("ZeRO-3");
-  std::string out;
-  for (const auto& w : why) out += (out.empty() ? "" : ", ") + w;
-  return out;
 }
 
 void check_restrictions(const std::vector<Axis>& restrict) {

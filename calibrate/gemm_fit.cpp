@@ -229,6 +229,14 @@ GemmFit fit_gemm(const hw::DeviceProfile& profile, const std::vector<hw::GemmMea
   out.params.launch_overhead = Time::from_seconds(s.x(0));
   for (std::size_t g = 0; g < out.groups.size(); ++g) {
     const double inv = s.x(static_cast<Eigen::Index>(g + 1));
+    // Below the loader's 1 % floor the fit's profile could not be read back, and the other
+    // models' fits were lost with it (2026-12-05).
+    if (!(inv <= 100.0)) {
+      throw InputError(
+          fmt::format("GEMM fit: size class {} comes out at {:.2f} % of the "
+                      "profile's peak; check peak_tflops and the gemm_table",
+                      out.groups[g].front(), 100.0 / inv));
+    }
     // At the bound: unbounded, the fit would have put the group past the peak.
     const bool at_peak = inv <= 1.0 + 1e-9;
     for (const std::size_t c : out.groups[g]) {

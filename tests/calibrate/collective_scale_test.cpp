@@ -78,12 +78,13 @@ TEST_CASE(
   CHECK(f.bandwidth_algorithm == "nvls_tree");
   CHECK(f.latency_algorithm == "tree");
   CHECK(f.latency_protocol.empty());
-  CHECK(f.bandwidth_scale == doctest::Approx(0.8).epsilon(0.02));
+  CHECK(f.bandwidth_scale == doctest::Approx(0.8).epsilon(0.02).scale(0));
   CHECK(f.latency_offset_us == doctest::Approx(6.0).epsilon(0.02));
   CHECK(f.rms_log_residual < 0.01);
   // The profile's scale holds for NVLSTree across nodes and tree/LL only.
   const hw::CollectiveScale s = hw::collective_scale({f});
-  CHECK(s.bandwidth(true, hw::CollAlgorithm::kNvlsTree) == doctest::Approx(0.8).epsilon(0.02));
+  CHECK(s.bandwidth(true, hw::CollAlgorithm::kNvlsTree) ==
+        doctest::Approx(0.8).epsilon(0.02).scale(0));
   CHECK(s.bandwidth(true, hw::CollAlgorithm::kRing) == 1.0);
   CHECK(s.bandwidth(false, hw::CollAlgorithm::kNvlsTree) == 1.0);
   CHECK(s.latency_offset_us(true, hw::CollAlgorithm::kTree, hw::CollProtocol::kLL) ==
@@ -111,10 +112,10 @@ TEST_CASE("a run with NCCL_ALGO=Ring forced pins the ring, which NCCL's own choi
       calibrate::fit_collective_scale(rows, model, CollectiveOp::kAllReduce, 16, 2);
   CHECK(f.bandwidth_algorithm == "ring");
   CHECK(f.latency_algorithm == "ring");
-  CHECK(f.bandwidth_scale == doctest::Approx(0.9).epsilon(0.02));
+  CHECK(f.bandwidth_scale == doctest::Approx(0.9).epsilon(0.02).scale(0));
   CHECK(f.latency_offset_us == doctest::Approx(10.0).epsilon(0.05));
   const hw::CollectiveScale s = hw::collective_scale({f});
-  CHECK(s.bandwidth(true, hw::CollAlgorithm::kRing) == doctest::Approx(0.9).epsilon(0.02));
+  CHECK(s.bandwidth(true, hw::CollAlgorithm::kRing) == doctest::Approx(0.9).epsilon(0.02).scale(0));
   CHECK(s.bandwidth(true, hw::CollAlgorithm::kNvlsTree) == 1.0);
 }
 
@@ -161,7 +162,7 @@ TEST_CASE("a run of large messages only pins the bandwidth and says so") {
   CHECK(f.latency_rows == 0);
   CHECK(f.latency_offset_us == 0.0);
   CHECK(f.bandwidth_rows == 9);
-  CHECK(f.bandwidth_scale == doctest::Approx(0.9).epsilon(0.02));
+  CHECK(f.bandwidth_scale == doctest::Approx(0.9).epsilon(0.02).scale(0));
   const auto lines = calibrate::describe_regimes(f, calibrate::regime_span(rows, model));
   REQUIRE(lines.size() == 3);
   CHECK(lines[0] ==

@@ -261,7 +261,8 @@ TEST_CASE("run: a spare pool of a share of the job holds at least one server") {
   // A job smaller than a node pays its GPUs' worth, as its node overhead is charged: one GPU
   // of 8, 0.0025 of a node (0.02, a whole node's share, until 2026-12-05).
   REQUIRE(m.billed_spare_share(testing::megascale_530b(1)).has_value());
-  CHECK(*m.billed_spare_share(testing::megascale_530b(1)) == doctest::Approx(0.0025));
+  CHECK(*m.billed_spare_share(testing::megascale_530b(1)) ==
+        doctest::Approx(0.0025).epsilon(1e-9).scale(0));
   CHECK_FALSE(m.billed_spare_share(testing::megascale_530b(256)).has_value());
   CHECK_FALSE(m.billed_spare_share(testing::megascale_530b(12288)).has_value());
   m.spare_fraction = 0.0;

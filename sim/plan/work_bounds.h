@@ -38,12 +38,19 @@ constexpr Bytes kDefaultMaxMemory = kGiB * 8.0;
 //   530B with --trace: 251 MB; global_batch ×2: 482 MB; ×4 (117,600 passes): 957 MB
 //   default with global_batch 98,304 (49,152 passes) and --trace: 413 MB
 //   530B --html (the trace's records without its JSON document): 41 MB; --trials 2000: 34 MB
-// So: 68-75 bytes per pass beyond the base, 7.7-8.1 KB per traced pass (the trace JSON
-// document), the trials nothing measurable. Each constant is rounded up from those figures;
-// the base and the per-GPU term cover the topology (inputs.cpp: 262,144 GPUs took 0.6 GB).
+// So: 68-75 bytes per pass beyond the base under MegaScale's preset, 7.7-8.1 KB per traced
+// pass (the trace JSON document), the trials nothing measurable. The other presets keep more
+// a pass (Megatron-LM's blocking exchanges: a program step per pass and per exchange),
+// measured 2026-12-05 between global_batch 200,000 and 800,000 (peak RSS, same build):
+//   Korthikanti 22B (megatron-lm, TP 8, PP 1, mb 1): 270 B a pass; at TP 1 × PP 8 × VPP 6:
+//   234 B (18.0 GB at 76.8 M passes); MegaScale's 256-GPU row, megatron-lm: 232 B, megascale:
+//   85 B; BLOOM (deepspeed): 300 B. A reviewer found 96 B (the first figures rounded up) let
+//   a run estimated at 1.8 GB take 4.5 GB (2026-12-05).
+// Each constant is rounded up from those figures; the base and the per-GPU term cover the
+// topology (inputs.cpp: 262,144 GPUs took 0.6 GB).
 constexpr Bytes kBaseMemory = kMiB * 32.0;
 constexpr Bytes kMemoryPerClusterGpu = kKiB * 3.0;
-constexpr Bytes kMemoryPerPass{96.0};
+constexpr Bytes kMemoryPerPass{320.0};
 constexpr Bytes kMemoryPerTracedPass = kKiB * 10.0;
 
 struct WorkLimits {

@@ -13,6 +13,7 @@
 #include "io/output.h"
 #include "io/resolve.h"
 #include "io/scenario.h"
+#include "plan/compare.h"
 #include "plan/evaluate.h"
 #include "reports/html_report.h"
 #include "reports/simulate_report.h"
@@ -42,6 +43,7 @@ void run_simulate(const SimulateOptions& o) {
   io::FilesRead read;
   const io::Inputs inputs =
       io::load_inputs(io::load_scenario(o.scenario, o.overrides, nullptr, &read), io_options, &read);
+  plan::check_sets_run(o.overrides, inputs);
   // Every target is checked before the work, so a bad one costs nothing.
   io::OutputFiles files({}, &read);
   if (o.trace) files.add("--trace", *o.trace);

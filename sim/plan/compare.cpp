@@ -209,10 +209,13 @@ void check_axes(const std::filesystem::path& scenario, const std::vector<std::st
   check_references(scenario, axes);
 }
 
+}  // namespace
+
 // A varied value the variant does not run, because a system switch decides it: such a row
 // would be labelled with a value it was not priced with (until 2026-12-05 `--vary
-// plan.optimizer=adam,lamb` under MegaScale's preset printed two LAMB rows, one called adam).
-void check_value_runs(const std::vector<std::pair<std::string, std::string>>& set,
+// plan.optimizer=adam,lamb` under MegaScale's preset printed two LAMB rows, one called adam;
+// simulate --set took it silently until the next session).
+void check_values_run(const std::vector<std::pair<std::string, std::string>>& set,
                       const io::Inputs& in) {
   for (const auto& [path, value] : set) {
     std::string why;
@@ -229,6 +232,21 @@ void check_value_runs(const std::vector<std::pair<std::string, std::string>>& se
     if (!why.empty()) throw InputError(fmt::format("{}={} {}", path, value, why));
   }
 }
+
+void check_sets_run(const std::vector<std::string>& overrides, const io::Inputs& in) {
+  std::vector<std::pair<std::string, std::string>> set;
+  for (const std::string& o : overrides) {
+    const auto eq = o.find('=');
+    if (eq != std::string::npos) set.emplace_back(o.substr(0, eq), o.substr(eq + 1));
+  }
+  try {
+    check_values_run(set, in);
+  } catch (const InputError& e) {
+    throw InputError(fmt::format("--set {}", e.what()));
+  }
+}
+
+namespace {
 
 // As search: nothing to compare is the user's error (exit 2), not a table of refusals.
 void refuse_if_none_runs(const std::vector<Variant>& out) {
@@ -299,7 +317,7 @@ std::vector<Variant> compare(const std::filesystem::path& scenario,
       io_options.run_level = false;
       const io::Inputs inputs =
           io::load_inputs(io::load_scenario(scenario, sets, nullptr, read), io_options, read);
-      check_value_runs(v.set, inputs);
+      check_values_run(v.set, inputs);
       v.step = evaluate(inputs).step;
       v.plan = inputs.scenario.plan;
       v.device_memory = inputs.device.memory;

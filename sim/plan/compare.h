@@ -16,6 +16,7 @@
 
 #include "engine/units.h"
 #include "io/files_read.h"
+#include "io/inputs.h"
 #include "step/step_model.h"
 #include "workload/parallel_plan.h"
 
@@ -58,6 +59,14 @@ std::vector<Variant> compare(const std::filesystem::path& scenario,
 // sequence, a key a system switch overrides), found by its effect rather than case by case.
 // One line per axis and set of such values, "optimizations.attention_window=4096, 8192".
 std::vector<std::string> values_alike(const std::vector<Variant>& variants);
+
+// Throws InputError when a value set (path, value) does not run as written: a key a system
+// switch overrides (plan.optimizer under the lamb switch, optimizations.attention under
+// efficient_operators) or one that applies nothing (optimizations.attention_window with
+// sliding_window off). check_sets_run does it for --set's "PATH=VALUE" overrides.
+void check_values_run(const std::vector<std::pair<std::string, std::string>>& set,
+                      const io::Inputs& in);
+void check_sets_run(const std::vector<std::string>& overrides, const io::Inputs& in);
 
 // The variant's largest memory per GPU over its stages, in GiB.
 double peak_memory_gib(const step::StepPrediction& p);

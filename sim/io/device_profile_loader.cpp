@@ -8,6 +8,7 @@
 
 #include "engine/error.h"
 #include "io/collective_constants_reader.h"
+#include "io/device_peaks.h"
 #include "io/gemm_shapes.h"
 #include "io/measured_rows.h"
 
@@ -409,26 +410,7 @@ LoadedDeviceProfile parse_device_profile(const Json& doc, const std::string& ori
                                 : hw::ProfileKind::kDatasheet;
   p.source = required_source(r);
 
-  JsonReader peak = r.object("peak_tflops");
-  for (DType t : kDTypes) {
-    if (auto v = peak.optional_number(hw::to_string(t), 1e-3, 1e6)) p.peak[t] = tflop_per_s(*v);
-  }
-  peak.finish();
-  if (p.peak.empty()) r.fail("peak_tflops", "states no dtype's peak");
-  // MFU counts against the 16-bit peak: an 8-bit or fp16 rate more than twice bf16's (no GPU
-  // has one) priced FP8 plans at an MFU of 592 % (a reviewer's profile, 2026-12-05).
-  if (const auto bf16 = p.peak.find(DType::kBf16); bf16 != p.peak.end()) {
-    for (const DType t : {DType::kFp8, DType::kFp16}) {
-      const auto other = p.peak.find(t);
-      if (other != p.peak.end() && other->second.value() > 2.0 * bf16->second.value() * 1.001) {
-        r.fail("peak_tflops." + std::string(hw::to_string(t)),
-               fmt::format("{:g} TFLOP/s is more than twice peak_tflops.bf16's {:g} (no GPU's "
-                           "{} rate is; MFU counts against bf16's)",
-                           other->second.value() / 1e12, bf16->second.value() / 1e12,
-                           hw::to_string(t)));
-      }
-    }
-  }
+  p.peak = read_peaks(r);
   p.hbm_bandwidth = gbyte_per_s(r.number("hbm_gbps", 1.0, 1e6));
   p.memory = kGiB * r.number("memory_gib", 0.01, 1e6);
   p.sm_count = static_cast<int>(r.integer("sm_count", 1, 100000));

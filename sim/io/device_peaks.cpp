@@ -1,0 +1,36 @@
+#include "io/device_peaks.h"
+
+#include <string>
+
+#include <fmt/format.h>
+
+namespace megasim::io {
+
+std::map<hw::DType, FlopsPerSec> read_peaks(JsonReader& r) {
+  using hw::DType;
+  std::map<DType, FlopsPerSec> peaks;
+  JsonReader peak = r.object("peak_tflops");
+  for (DType t : {DType::kFp32, DType::kTf32, DType::kBf16, DType::kFp16, DType::kFp8}) {
+    if (auto v = peak.optional_number(hw::to_string(t), 1e-3, 1e6)) peaks[t] = tflop_per_s(*v);
+  }
+  peak.finish();
+  if (peaks.empty()) r.fail("peak_tflops", "states no dtype's peak");
+  // MFU counts against the 16-bit peak: an 8-bit or fp16 rate more than twice bf16's (no GPU
+  // has one) priced FP8 plans at an MFU of 592 % (a reviewer's profile, 2026-12-05).
+  const auto bf16 = peaks.find(DType::kBf16);
+  for (const DType t : {DType::kFp8, DType::kFp16}) {
+    const auto other = peaks.find(t);
+    if (bf16 == peaks.end() || other == peaks.end() ||
+        other->second.value() <= 2.0 * bf16->second.value() * 1.001) {
+      continue;
+    }
+    r.fail(
+        "peak_tflops." + std::string(hw::to_string(t)),
+        fmt::format("{:g} TFLOP/s is more than twice peak_tflops.bf16's {:g} (no GPU's {} rate "
+                    "is; MFU counts against bf16's)",
+                    other->second.value() / 1e12, bf16->second.value() / 1e12, hw::to_string(t)));
+  }
+  return peaks;
+}
+
+}  // namespace megasim::io

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
 #include <map>
 #include <memory>
 #include <optional>
@@ -270,6 +271,17 @@ void check_device_family(const std::string& log, const std::vector<std::string>&
   }
   for (const auto& d : devices) {
     const std::string got = family(lower(d));
+    // Another part megasim has no profile of (a GB10 or an RTX onto the H100 profile): taken,
+    // since the log may be all a user has, but said (it was silent until 2026-12-05). GH200 and
+    // H800 are Hopper parts, so near enough to H100 and H200 not to be named.
+    const bool hopper_kin =
+        lower(d).find("gh200") != std::string::npos || lower(d).find("h800") != std::string::npos;
+    if (!want.empty() && got.empty() && !(hopper_kin && want != "a100")) {
+      std::fprintf(stderr,
+                   "megasim: warning: %s: its rank lines name '%s', not an %s part; its figures "
+                   "are imported onto --device '%s' as they are\n",
+                   log.c_str(), d.c_str(), want.c_str(), device_ref.c_str());
+    }
     if (want.empty() || got.empty() || got == want) continue;
     throw InputError(
         fmt::format("{}: its rank lines name '{}', but --device '{}' is an {} "

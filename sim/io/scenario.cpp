@@ -334,6 +334,15 @@ Scenario read_scenario(const Json& doc, const fs::path& file, KeyLog* log) {
   if (auto o = r.optional_object("run")) s.run = read_run(*o);
   if (auto o = r.optional_object("reliability")) s.reliability = read_reliability(*o);
   if (auto o = r.optional_object("power")) s.power = read_power(*o);
+  // As the run's own settings: without tokens there is no run for these to set (`--set
+  // power.pue=3` printed the same step without a word until 2026-12-05).
+  for (const char* key : {"reliability", "power"}) {
+    if (!s.run.tokens && r.has(key)) {
+      r.fail(key, fmt::format("sets the run's {0}, but run.tokens is not set, so there is no "
+                              "run; set run.tokens, or drop {0}",
+                              key));
+    }
+  }
   if (auto o = r.optional_object("stragglers")) s.stragglers = read_stragglers(*o);
   if (auto o = r.optional_object("data_loading")) s.data_loading = read_data_loading(*o);
   s.placement = r.choice_or("placement", "pack", {"pack", "spread"});

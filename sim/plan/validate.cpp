@@ -33,8 +33,11 @@ double published_metric(const io::Json& runs, const std::string& runs_file,
       }
       const auto& steps = r["steps"];
       if (*v.step >= static_cast<int>(steps.size())) {
-        throw InputError(fmt::format("{}: validation.step: run '{}' has {} steps, not {}", origin,
-                                     v.run, steps.size(), *v.step + 1));
+        // Counted from 0: step 999 of 9 read "has 9 steps, not 1000" until 2026-12-05.
+        throw InputError(
+            fmt::format("{}: validation.step: {} is past run '{}', whose {} steps "
+                        "are 0 to {}",
+                        origin, *v.step, v.run, steps.size(), static_cast<int>(steps.size()) - 1));
       }
       const auto& step = steps[static_cast<std::size_t>(*v.step)];
       if (step.is_object() && step.contains(v.metric)) value = &step[v.metric];

@@ -1,10 +1,15 @@
 // `megasim validate`: simulates every scenario under scenarios/validation/ that names a
 // published measurement and prints predicted against published (plan/validate.h).
+#include <filesystem>
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
+
+#include <fmt/format.h>
 
 #include "cli/commands.h"
+#include "engine/error.h"
 #include "io/output.h"
 #include "io/resolve.h"
 #include "plan/validate.h"
@@ -25,6 +30,11 @@ void run_validate(const ValidateOptions& o) {
   // The target is checked before the work, so a bad one costs nothing.
   // --runs is checked before the work; commit() checks again against every file read.
   io::FilesRead read;
+  // A missing file named by the option (it said only "no such file" until 2026-12-05).
+  for (const auto& [option, path] : {std::pair{"--runs", o.runs}, {"--scenarios", o.dir}}) {
+    if (!std::filesystem::exists(path))
+      throw InputError(fmt::format("{} {}: no such file", option, path));
+  }
   io::OutputFiles files({o.runs}, &read);
   if (o.html) files.add("--html", *o.html);
   if (o.json) files.refuse_beside_stdout("--json");

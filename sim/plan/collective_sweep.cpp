@@ -140,6 +140,12 @@ Sweep collective_sweep(const SweepRequest& r) {
   out.request = r;
   const net::ClusterSpec spec = io::load_cluster_ref(r.cluster);
   io::check_cluster_size(spec, r.gpus, "--cluster");
+  // Named by the option that asked for them (the placement's "a job of N GPUs does not fit"
+  // named neither, and the work bound came first; 2026-12-05).
+  if (r.gpus > spec.gpus) {
+    throw InputError(
+        fmt::format("--gpus {}: cluster '{}' has {} GPUs", r.gpus, spec.name, spec.gpus));
+  }
   out.cluster_name = spec.name;
   out.cluster_gpus = spec.gpus;
   const std::filesystem::path device = device_file(spec, r, out.device);

@@ -228,6 +228,10 @@ void check_values_run(const std::vector<std::pair<std::string, std::string>>& se
                         step::to_string(in.system.attention_kernel()));
     } else if (path == "optimizations.attention_window" && !in.system.sliding_window) {
       why = "changes nothing: optimizations.sliding_window is off, so no window is applied";
+    } else if (path == "optimizations.dp_overlap" && in.scenario.plan.zero3) {
+      why =
+          "changes nothing: under plan.zero3 each pass gathers its parameters and the backward "
+          "reduce-scatters its gradients, with no step-end DP sync to overlap";
     }
     if (!why.empty()) throw InputError(fmt::format("{}={} {}", path, value, why));
   }

@@ -63,7 +63,8 @@ std::vector<std::string> values_alike(const std::vector<Variant>& variants);
 // Throws InputError when a value set (path, value) does not run as written: a key a system
 // switch overrides (plan.optimizer under the lamb switch, optimizations.attention under
 // efficient_operators) or one that applies nothing (optimizations.attention_window with
-// sliding_window off). check_sets_run does it for --set's "PATH=VALUE" overrides.
+// sliding_window off, optimizations.dp_overlap under ZeRO-3 / FSDP). check_sets_run does it for
+// --set's "PATH=VALUE" overrides.
 void check_values_run(const std::vector<std::pair<std::string, std::string>>& set,
                       const io::Inputs& in);
 void check_sets_run(const std::vector<std::string>& overrides, const io::Inputs& in);

@@ -335,9 +335,12 @@ void refit_power(hw::DeviceProfile& p, std::vector<std::string>& report) {
       readings.empty() ? "" : kReadings, readings);
   report.push_back(fmt::format(
       "power: {} readings, idle {:.0f} W, GEMM {:.0f} W, memory-bound {:.0f} W, communication "
-      "{:.0f} W, rms {:.2f} %{}{}",
+      "{:.0f} W, rms {:.2f} %{}{}{}",
       f.quality.points, p.power.idle.value(), p.power.gemm.value(), p.power.memory.value(),
       p.power.communication.value(), 100.0 * f.quality.rms_relative_residual,
+      // An activity no reading covers keeps the input's figure: said, so a line of an idle
+      // reading alone does not read as four fitted figures (2026-12-05).
+      kept.empty() ? "" : " (" + kept + " kept from the input: no reading covers it)",
       capped.empty() ? "" : " (" + capped + " capped at the power limit)",
       raised.empty() ? "" : " (" + raised + " raised to idle)"));
 }

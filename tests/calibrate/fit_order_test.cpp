@@ -103,3 +103,13 @@ TEST_CASE("refit: a GEMM or memory efficiency under the loader's 1 % is refused,
   CHECK_THROWS_WITH_AS(calibrate::fit_memory(slow, slow.memory_table),
                        doctest::Contains("memory fit: kernels reach 0.5 %"), InputError);
 }
+
+TEST_CASE("refit: the power line names the activities no reading covers, kept from the input") {
+  hw::DeviceProfile p = test::toy_profile();
+  p.power.tdp = Watts(500);
+  p.power_table = {{0.0, 0.0, 0.0, Watts(60)}, {0.0, 0.0, 0.0, Watts(62)}};  // idle alone
+  const auto report = calibrate::refit_profile(p);
+  REQUIRE(report.size() == 1);
+  CHECK(report[0].find("(gemm, memory, communication kept from the input: no reading covers it)") !=
+        std::string::npos);
+}

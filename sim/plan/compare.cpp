@@ -1,6 +1,7 @@
 #include "plan/compare.h"
 
 #include <algorithm>
+#include <map>
 #include <utility>
 
 #include <fmt/format.h>
@@ -339,65 +340,6 @@ std::vector<Variant> compare(const std::filesystem::path& scenario,
   refuse_if_none_runs(out);
   mark_pareto_front(out);
   return out;
-}
-
-namespace {
-bool same_step(const Variant& a, const Variant& b) {
-  if (!a.step || !b.step) return false;
-  const step::StepPrediction& x = *a.step;
-  const step::StepPrediction& y = *b.step;
-  return x.step_time == y.step_time && x.mfu == y.mfu && x.hfu == y.hfu &&
-         x.tokens_per_step == y.tokens_per_step && x.events == y.events &&
-         peak_memory_gib(x) == peak_memory_gib(y);
-}
-
-// Whether `a` and `b` set the same values on every axis but `axis`.
-bool twins_but(const Variant& a, const Variant& b, std::size_t axis) {
-  for (std::size_t k = 0; k < a.set.size(); ++k) {
-    if (k != axis && a.set[k].second != b.set[k].second) return false;
-  }
-  return true;
-}
-
-// Whether values `u` and `w` of `axis` give the same step wherever one of them runs.
-bool alike(const std::vector<Variant>& variants, std::size_t axis, const std::string& u,
-           const std::string& w) {
-  bool any = false;
-  for (const Variant& a : variants) {
-    if (a.set[axis].second != u) continue;
-    for (const Variant& b : variants) {
-      if (b.set[axis].second != w || !twins_but(a, b, axis)) continue;
-      if (!a.step && !b.step) continue;
-      if (!same_step(a, b)) return false;
-      any = true;
-    }
-  }
-  return any;
-}
-}  // namespace
-
-std::vector<std::string> values_alike(const std::vector<Variant>& variants) {
-  std::vector<std::string> lines;
-  if (variants.empty()) return lines;
-  for (std::size_t axis = 0; axis < variants.front().set.size(); ++axis) {
-    std::vector<std::string> values;  // in the order the axis lists them
-    for (const Variant& v : variants) {
-      const std::string& value = v.set[axis].second;
-      if (std::find(values.begin(), values.end(), value) == values.end()) values.push_back(value);
-    }
-    std::vector<bool> taken(values.size(), false);
-    for (std::size_t i = 0; i < values.size(); ++i) {
-      if (taken[i]) continue;
-      std::string group = values[i];
-      for (std::size_t j = i + 1; j < values.size(); ++j) {
-        if (taken[j] || !alike(variants, axis, values[i], values[j])) continue;
-        taken[j] = true;
-        group += ", " + values[j];
-      }
-      if (group != values[i]) lines.push_back(variants.front().set[axis].first + "=" + group);
-    }
-  }
-  return lines;
 }
 
 namespace {

@@ -11,7 +11,7 @@
 namespace megasim::io {
 
 // Throws InputError, naming the key, when no dtype is stated or an fp8 or fp16 peak is more
-// than twice bf16's.
+// than 2.5 times bf16's.
 std::map<hw::DType, FlopsPerSec> read_peaks(JsonReader& profile);
 
 }  // namespace megasim::io

@@ -212,6 +212,13 @@ void check_axes(const std::filesystem::path& scenario, const std::vector<std::st
 
 }  // namespace
 
+namespace {
+// A value as the scenario reads it: `--set k="v"` and `--set k=v` are one string.
+std::string unquoted(const std::string& v) {
+  return v.size() >= 2 && v.front() == '"' && v.back() == '"' ? v.substr(1, v.size() - 2) : v;
+}
+}  // namespace
+
 // A varied value the variant does not run, because a system switch decides it: such a row
 // would be labelled with a value it was not priced with (until 2026-12-05 `--vary
 // plan.optimizer=adam,lamb` under MegaScale's preset printed two LAMB rows, one called adam;
@@ -223,32 +230,51 @@ void check_values_run(const std::vector<std::pair<std::string, std::string>>& se
     if (path == "plan.optimizer" && in.scenario.plan.optimizer != in.written_optimizer) {
       why = fmt::format("runs {}: the system's lamb switch (optimizations.lamb) sets the optimizer",
                         workload::to_string(in.scenario.plan.optimizer));
-    } else if (path == "optimizations.attention" &&
-               step::attention_kernel_from_string(value) != in.system.attention_kernel()) {
+    } else if (path == "optimizations.attention" && step::attention_kernel_from_string(unquoted(
+                                                        value)) != in.system.attention_kernel()) {
       why = fmt::format("runs {}: optimizations.efficient_operators sets the attention kernel",
                         step::to_string(in.system.attention_kernel()));
-    } else if (path == "optimizations.attention_window" && !in.system.sliding_window) {
-      why = "changes nothing: optimizations.sliding_window is off, so no window is applied";
-    } else if (path == "optimizations.dp_overlap" && in.scenario.plan.zero3) {
-      why =
-          "changes nothing: under plan.zero3 each pass gathers its parameters and the backward "
-          "reduce-scatters its gradients, with no step-end DP sync to overlap";
     }
     if (!why.empty()) throw InputError(fmt::format("{}={} {}", path, value, why));
   }
 }
 
-void check_sets_run(const std::vector<std::string>& overrides, const io::Inputs& in) {
+std::vector<std::pair<std::string, std::string>> split_sets(
+    const std::vector<std::string>& overrides) {
   std::vector<std::pair<std::string, std::string>> set;
   for (const std::string& o : overrides) {
     const auto eq = o.find('=');
     if (eq != std::string::npos) set.emplace_back(o.substr(0, eq), o.substr(eq + 1));
   }
+  return set;
+}
+
+void check_sets_run(const std::vector<std::string>& overrides, const io::Inputs& in) {
   try {
-    check_values_run(set, in);
+    check_values_run(split_sets(overrides), in);
   } catch (const InputError& e) {
     throw InputError(fmt::format("--set {}", e.what()));
   }
+}
+
+// A value that is run but applies nothing: said, not refused (it may be the file's own, and
+// in compare a row of it is still a true row; values_alike says it there).
+std::vector<std::string> sets_that_do_nothing(const std::vector<std::string>& overrides,
+                                              const io::Inputs& in) {
+  std::vector<std::string> lines;
+  for (const auto& [path, value] : split_sets(overrides)) {
+    std::string why;
+    if (path == "optimizations.attention_window" && !in.system.sliding_window) {
+      why = "optimizations.sliding_window is off, so no window is applied";
+    } else if (path == "optimizations.dp_overlap" && in.scenario.plan.zero3) {
+      why =
+          "under plan.zero3 each pass gathers its parameters and the backward reduce-scatters "
+          "its gradients, with no step-end DP sync to overlap";
+    }
+    if (!why.empty())
+      lines.push_back(fmt::format("--set {}={} changes nothing: {}", path, value, why));
+  }
+  return lines;
 }
 
 namespace {

@@ -60,14 +60,16 @@ std::vector<Variant> compare(const std::filesystem::path& scenario,
 // One line per axis and set of such values, "optimizations.attention_window=4096, 8192".
 std::vector<std::string> values_alike(const std::vector<Variant>& variants);
 
-// Throws InputError when a value set (path, value) does not run as written: a key a system
-// switch overrides (plan.optimizer under the lamb switch, optimizations.attention under
-// efficient_operators) or one that applies nothing (optimizations.attention_window with
-// sliding_window off, optimizations.dp_overlap under ZeRO-3 / FSDP). check_sets_run does it for
-// --set's "PATH=VALUE" overrides.
+// Throws InputError when a value set (path, value) does not run as written, because a system
+// switch overrides it (plan.optimizer under the lamb switch, optimizations.attention under
+// efficient_operators). check_sets_run does it for --set's "PATH=VALUE" overrides.
 void check_values_run(const std::vector<std::pair<std::string, std::string>>& set,
                       const io::Inputs& in);
 void check_sets_run(const std::vector<std::string>& overrides, const io::Inputs& in);
+// The --set overrides that run but apply nothing (optimizations.attention_window with
+// sliding_window off, optimizations.dp_overlap under ZeRO-3 / FSDP), a line each to say.
+std::vector<std::string> sets_that_do_nothing(const std::vector<std::string>& overrides,
+                                              const io::Inputs& in);
 
 // The variant's largest memory per GPU over its stages, in GiB.
 double peak_memory_gib(const step::StepPrediction& p);

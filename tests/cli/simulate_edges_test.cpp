@@ -144,3 +144,20 @@ TEST_CASE("cli: a scenario's own slow hosts stand for the run's stragglers, not 
                            "--set stragglers.slowdown=1.5";
   CHECK(simulate_json(none)["run"]["stragglers_in_step"] == false);
 }
+
+TEST_CASE("cli: a --set that applies nothing is said on stderr and run, in simulate and compare") {
+  // A window with sliding_window off (the file's own value may be one: MegaScale's ablation
+  // baseline) is run and said; refusing it, as on 2026-12-05 for a while, refused the file's
+  // own value and took compare's baseline rows away.
+  const std::string off = " --set optimizations.sliding_window=false";
+  const auto s = run_megasim("simulate " + kDefaultScenario + off +
+                             " --set optimizations.attention_window=512");
+  CHECK(s.exit_code == 0);
+  CHECK(s.err.find("warning: --set optimizations.attention_window=512 changes nothing: "
+                   "optimizations.sliding_window is off") != std::string::npos);
+  const auto c = run_megasim("compare " + kDefaultScenario + off +
+                             " --vary optimizations.attention_window=512,1024");
+  CHECK(c.exit_code == 0);
+  CHECK(c.err.find("note: optimizations.attention_window=512, 1024 predict the same step") !=
+        std::string::npos);
+}

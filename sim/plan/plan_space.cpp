@@ -32,7 +32,9 @@ std::int64_t parse_int(const std::string& what, const std::string& v,
   if (ec != std::errc() || end != v.data() + v.size() || x < 1) {
     throw InputError(fmt::format("{}: '{}' is not a positive integer", what, v));
   }
-  if (x > most) throw InputError(fmt::format("{}: {} is more than any plan takes", what, v));
+  if (x > most) {
+    throw InputError(fmt::format("{}: {} is more than any plan takes ({} at most)", what, v, most));
+  }
   return x;
 }
 
@@ -84,9 +86,10 @@ Restrictions read_restrictions(const std::vector<Axis>& axes) {
     if (!seen.insert(key).second) {
       throw InputError(what + ": the axis is restricted twice; give it one --fix or one --vary");
     }
-    auto ints = [&] {
+    // The scenario's own bounds (io/scenario.cpp): vpp=2147483646 ran out of memory.
+    auto ints = [&](std::int64_t most = kMaxInt) {
       std::vector<int> v;
-      for (const auto& s : a.values) v.push_back(static_cast<int>(parse_int(what, s, kMaxInt)));
+      for (const auto& s : a.values) v.push_back(static_cast<int>(parse_int(what, s, most)));
       return v;
     };
     auto bools = [&] {
@@ -95,15 +98,15 @@ Restrictions read_restrictions(const std::vector<Axis>& axes) {
       return v;
     };
     if (key == "tp")
-      r.tp = ints();
+      r.tp = ints(4096);
     else if (key == "pp")
-      r.pp = ints();
+      r.pp = ints(65536);
     else if (key == "vpp")
-      r.vpp = ints();
+      r.vpp = ints(1024);
     else if (key == "dp")
-      r.dp = ints();
+      r.dp = ints(1 << 20);
     else if (key == "micro_batch")
-      r.mb = ints();
+      r.mb = ints(1 << 16);
     else if (key == "sequence_parallel")
       r.sp = bools();
     else if (key == "distributed_optimizer")

@@ -39,8 +39,8 @@ void run_compare(const CompareOptions& o) {
   // A value that changes nothing is said, not refused: the table is still right.
   for (const std::string& values : plan::values_alike(variants)) {
     std::fprintf(stderr,
-                 "megasim: note: %s predict the same step (time, MFU, tokens and memory): the "
-                 "scenario does not use this difference\n",
+                 "megasim: note: %s predict the same step (time, MFU, tokens, memory and "
+                 "room): compare's figures do not tell them apart\n",
                  values.c_str());
   }
   if (o.html) files.set("--html", reports::compare_html(variants));

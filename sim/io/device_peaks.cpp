@@ -20,18 +20,21 @@ std::map<hw::DType, FlopsPerSec> read_peaks(JsonReader& r) {
   // 2.0-2.03 times bf16 (H100 1979/989, L40S 733/362); 2.5 lets those by and catches a
   // sparse figure (twice the dense) beside a dense one.
   constexpr double kMostRatio = 2.5;
+  // fp8 against the 16-bit peak MFU counts against (bf16's, else fp16's), fp16 against bf16's.
   const auto bf16 = peaks.find(DType::kBf16);
+  const auto base16 = bf16 != peaks.end() ? bf16 : peaks.find(DType::kFp16);
   for (const DType t : {DType::kFp8, DType::kFp16}) {
+    const auto base = t == DType::kFp8 ? base16 : bf16;
     const auto other = peaks.find(t);
-    if (bf16 == peaks.end() || other == peaks.end() ||
-        other->second.value() <= kMostRatio * bf16->second.value()) {
+    if (base == peaks.end() || other == peaks.end() || base == other ||
+        other->second.value() <= kMostRatio * base->second.value()) {
       continue;
     }
-    r.fail(
-        "peak_tflops." + std::string(hw::to_string(t)),
-        fmt::format("{:g} TFLOP/s is more than 2.5 times peak_tflops.bf16's {:g} (no GPU's "
-                    "dense {} rate is; MFU counts against bf16's)",
-                    other->second.value() / 1e12, bf16->second.value() / 1e12, hw::to_string(t)));
+    r.fail("peak_tflops." + std::string(hw::to_string(t)),
+           fmt::format("{:g} TFLOP/s is more than 2.5 times peak_tflops.{}'s {:g} (no GPU's "
+                       "dense {} rate is; MFU counts against the 16-bit peak)",
+                       other->second.value() / 1e12, hw::to_string(base->first),
+                       base->second.value() / 1e12, hw::to_string(t)));
   }
   return peaks;
 }

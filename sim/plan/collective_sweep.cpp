@@ -127,6 +127,20 @@ void check_request(const SweepRequest& r, hw::CollectiveOp op) {
         r.gpus, r.gpus, static_cast<std::int64_t>(r.gpus) * (r.gpus - 1),
         kMaxAllToAllRanks * (kMaxAllToAllRanks - 1), kMaxAllToAllRanks, kMaxAllToAllRanks));
   }
+  // And its sizes, each the same n·(n - 1) flows (17.7 s a size on 2,048 ranks, a reviewer's
+  // run on a loaded machine, 2026-12-05), to the same ten minutes: 180 sizes on 2,048 ranks were
+  // taken until then, about 50 minutes.
+  constexpr double kAllToAllSecondsAt2048 = 18.0;
+  const double all_to_all =
+      kAllToAllSecondsAt2048 * std::pow(r.gpus / 2048.0, 2.0) * static_cast<double>(r.sizes.size());
+  if (op == hw::CollectiveOp::kAllToAll && all_to_all > kMaxSeconds) {
+    throw InputError(fmt::format(
+        "--gpus {} with {} sizes (--bytes): an all-to-all of up to {:.0f} s of flow-level "
+        "simulation ({:.0f} s a size: {} flows), more than the {:.0f} s megasim takes on; give "
+        "fewer sizes or GPUs",
+        r.gpus, r.sizes.size(), all_to_all, all_to_all / static_cast<double>(r.sizes.size()),
+        static_cast<std::int64_t>(r.gpus) * (r.gpus - 1), kMaxSeconds));
+  }
 }
 
 }  // namespace

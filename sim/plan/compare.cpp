@@ -266,10 +266,6 @@ std::vector<std::string> sets_that_do_nothing(const std::vector<std::string>& ov
     std::string why;
     if (path == "optimizations.attention_window" && !in.system.sliding_window) {
       why = "optimizations.sliding_window is off, so no window is applied";
-    } else if (path == "optimizations.dp_overlap" && in.scenario.plan.zero3) {
-      why =
-          "under plan.zero3 each pass gathers its parameters and the backward reduce-scatters "
-          "its gradients, with no step-end DP sync to overlap";
     }
     if (!why.empty())
       lines.push_back(fmt::format("--set {}={} changes nothing: {}", path, value, why));

@@ -54,7 +54,8 @@ std::vector<Variant> compare(const std::filesystem::path& scenario,
                              const std::vector<std::string>& overrides,
                              const std::vector<Axis>& axes, io::FilesRead* read = nullptr);
 
-// Values of one axis that ran to the same step (time, MFU, tokens and memory all equal) with
+// Values of one axis that ran to the same step (time, MFU, tokens, memory and the device's
+// capacity all equal; not the power, which compare does not show) with
 // every other axis the same: a value the scenario does not use (a window longer than the
 // sequence, a key a system switch overrides), found by its effect rather than case by case.
 // One line per axis and set of such values, "optimizations.attention_window=4096, 8192".
@@ -67,7 +68,7 @@ void check_values_run(const std::vector<std::pair<std::string, std::string>>& se
                       const io::Inputs& in);
 void check_sets_run(const std::vector<std::string>& overrides, const io::Inputs& in);
 // The --set overrides that run but apply nothing (optimizations.attention_window with
-// sliding_window off, optimizations.dp_overlap under ZeRO-3 / FSDP), a line each to say.
+// sliding_window off), a line each to say.
 std::vector<std::string> sets_that_do_nothing(const std::vector<std::string>& overrides,
                                               const io::Inputs& in);
 

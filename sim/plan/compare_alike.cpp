@@ -16,7 +16,7 @@ bool same_step(const Variant& a, const Variant& b) {
   const step::StepPrediction& y = *b.step;
   return x.step_time == y.step_time && x.mfu == y.mfu && x.hfu == y.hfu &&
          x.tokens_per_step == y.tokens_per_step && x.events == y.events &&
-         peak_memory_gib(x) == peak_memory_gib(y);
+         peak_memory_gib(x) == peak_memory_gib(y) && a.device_memory == b.device_memory;
 }
 
 // The variants by the values of every axis but one: (the others' values) → (its value →

@@ -7,7 +7,8 @@
 // Timed over the stages with each stage's priced forward passes (their compute paced by the
 // slowest GPU as in the step, their exposed TP and ZeRO-3 / FSDP waits as priced), the
 // activation send between stages (StageCosts::pp_activation) and the batch read first on the
-// stages that read it (StageCosts::data_loading, zero under MegaScale's asynchronous loading):
+// stages that read it (StageCosts::data_loading, zero under MegaScale's asynchronous loading,
+// where step_model.cpp holds the iteration to at least the batch's reading):
 // with PP overlap as a list schedule, a stage running its next forward once its input has
 // arrived; under Megatron-LM's blocking exchanges (no PP overlap) as forward_only's blocking
 // program (blocking_p2p_program, simulate_blocking: a send waits for its receiver, each

@@ -221,6 +221,9 @@ StepPrediction predict_step(const StepRequest& r, const net::Topology& topology,
                                      ex.stages[ex.critical_stage], ex.step_time);
   if (cfg.power_cap > 0.0) ex = execute_step(schedule, costs, cfg);
   out.evaluation_iteration = evaluation_iteration(schedule, costs, cfg);
+  // MegaScale's asynchronous loading reads the next iteration's batch behind this one: an
+  // evaluation runs no faster than its batches are read (until 2026-12-05 it read them free).
+  if (r.system.misc) out.evaluation_iteration = std::max(out.evaluation_iteration, load);
 
   // Asynchronous loading runs while the step ends synchronising gradients (MegaScale §3.4):
   // from its last pass to its end; the rest of it is exposed before the next step can start.

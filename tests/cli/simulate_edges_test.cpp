@@ -161,3 +161,20 @@ TEST_CASE("cli: a --set that applies nothing is said on stderr and run, in simul
   CHECK(c.err.find("note: optimizations.attention_window=512, 1024 predict the same step") !=
         std::string::npos);
 }
+
+TEST_CASE("cli: under MegaScale's asynchronous loading an evaluation is paced by its reading") {
+  // 100 ms a sample × 192 samples a replica = 19.2 s a batch, more than the forward-only
+  // iteration's 11.5 s: ten iterations take 192 s (until 2026-12-05 they read their batches
+  // free, 114.6 s whatever the loading).
+  const std::string s =
+      "simulate " + std::string(MEGASIM_SOURCE_DIR) +
+      "/scenarios/validation/megascale-175b-256-megascale-iteration.json --json --set "
+      "run.tokens=1e10 --set run.evaluation.interval_steps=100 --set run.evaluation.iterations=10";
+  const auto slow = run_megasim(s + " --set data_loading.host_ms_per_sample=100");
+  REQUIRE(slow.exit_code == 0);
+  CHECK(nlohmann::json::parse(slow.out)["run"]["evaluation_s"].get<double>() ==
+        doctest::Approx(192.0).epsilon(1e-9).scale(0));
+  const auto free = run_megasim(s);
+  REQUIRE(free.exit_code == 0);
+  CHECK(nlohmann::json::parse(free.out)["run"]["evaluation_s"].get<double>() < 120.0);
+}

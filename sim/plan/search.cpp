@@ -302,7 +302,10 @@ SearchResult search(const io::Inputs& in, const SearchOptions& o, const SearchSh
       r.stopped = true;
       continue;
     }
-    if (o.done.count(p.candidate.hash) != 0) ++r.from_results;
+    // A plan refused by --max-events took nothing from the file, whatever it holds.
+    if (o.done.count(p.candidate.hash) != 0 && it->second.step_time > Time::zero()) {
+      ++r.from_results;
+    }
     if (it->second.step_time == Time::zero()) {
       p.refused = fmt::format("more than --max-events {} pipeline passes", o.limits.max_events);
       p.objective = 0.0;

@@ -163,6 +163,17 @@ void check_axes(const std::filesystem::path& scenario, const std::vector<std::st
   const auto under = [](const std::string& path, const std::string& key) {
     return path == key || path.rfind(key + ".", 0) == 0;
   };
+  // An object varied whole and a key inside it varied apart: each variant would set the key
+  // twice (every variant was refused as clashing, 2026-12-05).
+  for (const auto& a : axes) {
+    for (const auto& b : axes) {
+      if (a.path != b.path && under(b.path, a.path)) {
+        throw InputError("--vary " + b.path + " and --vary " + a.path +
+                         ": the second sets the "
+                         "whole of what the first sets a key of; vary one of them");
+      }
+    }
+  }
   for (const auto& a : axes) {
     for (const char* level : {"run", "reliability", "power"}) {
       if (under(a.path, level)) {

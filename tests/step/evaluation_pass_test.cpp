@@ -3,6 +3,7 @@
 #include <tuple>
 #include <vector>
 
+#include "stage_costs.h"
 #include "step/evaluation_pass.h"
 
 using megasim::Time;
@@ -108,17 +109,10 @@ TEST_CASE("evaluation: under blocking exchanges, the executor's forward-only ste
     CAPTURE(v);
     CAPTURE(m);
     const auto s = build_schedule(kind, p, v, m);
-    StageCosts c;
-    c.forward.assign(static_cast<std::size_t>(v), Time::from_us(30));
-    c.forward_tp.assign(static_cast<std::size_t>(v), Time::zero());
-    c.backward.assign(static_cast<std::size_t>(v), Time::from_us(60));
-    c.backward_tp.assign(static_cast<std::size_t>(v), Time::zero());
-    c.weight_grad.assign(static_cast<std::size_t>(v), Time::zero());
-    c.weight_grad_tp.assign(static_cast<std::size_t>(v), Time::zero());
-    c.dp_reduce_scatter.assign(static_cast<std::size_t>(v), Time::zero());
-    c.dp_all_gather.assign(static_cast<std::size_t>(v), Time::zero());
-    c.pp_activation = c.pp_gradient = Time::from_us(3);
-    std::vector<StageCosts> costs(static_cast<std::size_t>(p), c);
+    // 30 us forward and 60 us backward a chunk.
+    auto costs =
+        megasim::test::uniform_costs(p, v, Time::from_us(30.0 * v), Time::from_us(60.0 * v));
+    for (auto& c : costs) c.pp_activation = c.pp_gradient = Time::from_us(3);
     costs.front().data_loading = Time::from_us(7);
     costs.back().data_loading = Time::from_us(40);
     ExecutorConfig cfg;

@@ -3,6 +3,7 @@
 #include <tuple>
 #include <vector>
 
+#include "stage_costs.h"
 #include "step/executor.h"
 #include "step/pipeline_schedule.h"
 
@@ -15,16 +16,7 @@ Time us(double v) { return Time::from_us(v); }
 
 // Every stage alike: F = 10 us, B = 20 us per chunk-pass (split by v), no TP, no comm.
 std::vector<StageCosts> uniform(int pp, int v, Time f = Time::from_us(10), Time b = Time::from_us(20)) {
-  StageCosts c;
-  c.forward.assign(v, Time::from_ns(f.ns() / v));
-  c.backward.assign(v, Time::from_ns(b.ns() / v));
-  c.weight_grad.assign(v, Time::zero());
-  c.forward_tp.assign(v, Time::zero());
-  c.backward_tp.assign(v, Time::zero());
-  c.weight_grad_tp.assign(v, Time::zero());
-  c.dp_reduce_scatter.assign(v, Time::zero());
-  c.dp_all_gather.assign(v, Time::zero());
-  return std::vector<StageCosts>(pp, c);
+  return megasim::test::uniform_costs(pp, v, f, b);
 }
 
 // One stage of one chunk, F = 10 us and B = 20 us, with its DP all-gather and reduce-scatter.

@@ -1,6 +1,5 @@
 #include <doctest/doctest.h>
 
-#include <tuple>
 #include <vector>
 
 #include "stage_costs.h"
@@ -100,15 +99,10 @@ TEST_CASE("evaluation: one stage runs its forward passes and nothing else") {
 TEST_CASE("evaluation: under blocking exchanges, the executor's forward-only step") {
   // The executor run on the forward-only schedule, off the network, with nothing after the
   // passes: the same lock-step (its programs are blocking_p2p_program's, as here).
-  using Case = std::tuple<Schedule, int, int, int>;
-  for (const auto& [kind, p, v, m] :
-       {Case{Schedule::kOneFOneB, 4, 1, 8}, Case{Schedule::kOneFOneB, 3, 1, 2},
-        Case{Schedule::kInterleaved, 4, 2, 8}, Case{Schedule::kInterleaved, 2, 3, 4},
-        Case{Schedule::kGpipe, 3, 1, 5}}) {
-    CAPTURE(p);
-    CAPTURE(v);
-    CAPTURE(m);
-    const auto s = build_schedule(kind, p, v, m);
+  for (const auto& sc : megasim::test::kScheduleCases) {
+    INFO(sc.describe());
+    const int p = sc.pp, v = sc.vpp;
+    const auto s = build_schedule(sc.kind, p, v, sc.micro_batches);
     // 30 us forward and 60 us backward a chunk.
     auto costs =
         megasim::test::uniform_costs(p, v, Time::from_us(30.0 * v), Time::from_us(60.0 * v));

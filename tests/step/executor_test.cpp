@@ -343,15 +343,11 @@ TEST_CASE("executor: a gradient bucket leaves when its share of the pass is done
 TEST_CASE("executor: search's blocking makespan is the executor's own off the network") {
   // step::simulate_blocking_ideal (search's estimate of Megatron-LM's lock-step) against the
   // executor with the same pass, message and synchronisation times, for each schedule kind.
-  using Case = std::tuple<Schedule, int, int, int>;
-  for (const auto& [kind, p, v, m] :
-       {Case{Schedule::kOneFOneB, 4, 1, 8}, Case{Schedule::kOneFOneB, 3, 1, 2},
-        Case{Schedule::kInterleaved, 4, 2, 8}, Case{Schedule::kInterleaved, 2, 3, 4},
-        Case{Schedule::kGpipe, 3, 1, 5}, Case{Schedule::kZeroBubble, 4, 1, 6}}) {
-    CAPTURE(p);
-    CAPTURE(v);
-    CAPTURE(m);
-    const auto s = build_schedule(kind, p, v, m);
+  for (const auto& sc : megasim::test::kScheduleCases) {
+    INFO(sc.describe());
+    const auto kind = sc.kind;
+    const int p = sc.pp, v = sc.vpp;
+    const auto s = build_schedule(kind, p, v, sc.micro_batches);
     auto costs = uniform(p, v, us(30), us(60));
     for (auto& c : costs) c.pp_activation = c.pp_gradient = us(3);
     if (kind == Schedule::kZeroBubble) {

@@ -228,6 +228,32 @@ void read_run_level(const InputOptions& o, Inputs& in, FilesRead* read) {
   in.run = r;
 }
 
+// The keys written that the step does not run as written, found by their effect on the
+// system it runs, so a file's own value, a --set of the key and a --set of an object holding
+// it are one case.
+std::vector<KeyNotRun> keys_not_run(const Inputs& in) {
+  std::vector<KeyNotRun> keys;
+  const Scenario& s = in.scenario;
+  if (s.optimizer_written && s.plan.optimizer != in.written_optimizer) {
+    keys.push_back({"plan.optimizer", workload::to_string(in.written_optimizer),
+                    fmt::format("runs {}: the system's lamb switch (optimizations.lamb) sets "
+                                "the optimizer",
+                                workload::to_string(s.plan.optimizer))});
+  }
+  const step::SystemOverrides& o = s.optimizations.overrides;
+  if (o.attention && *o.attention != in.system.attention_kernel()) {
+    keys.push_back({"optimizations.attention", step::to_string(*o.attention),
+                    fmt::format("runs {}: optimizations.efficient_operators sets the attention "
+                                "kernel",
+                                step::to_string(in.system.attention_kernel()))});
+  }
+  if (o.attention_window && !in.system.sliding_window) {
+    keys.push_back({"optimizations.attention_window", std::to_string(*o.attention_window),
+                    "optimizations.sliding_window is off, so no window is applied", false});
+  }
+  return keys;
+}
+
 }  // namespace
 
 Inputs load_inputs(const Scenario& s, const InputOptions& o, FilesRead* read) {
@@ -260,6 +286,7 @@ Inputs load_inputs(const Scenario& s, const InputOptions& o, FilesRead* read) {
   if (have_system) {
     in.scenario.plan.optimizer = step::system_optimizer(s.plan.optimizer, in.system);
   }
+  if (have_system) in.keys_not_run = keys_not_run(in);
   if (have_model) clashes.check([&] { check_plan_against_model(in); });
   if (have_cluster) clashes.check([&] { check_plan_against_cluster(in); });
   if (have_system) clashes.check([&] { check_window(in); });

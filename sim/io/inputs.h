@@ -10,6 +10,8 @@
 #pragma once
 
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "hw/collective_constants.h"
 #include "hw/device_profile.h"
@@ -30,9 +32,21 @@ struct RunInputs {
   run::PowerInputs power;
 };
 
+// A key the scenario writes (in its file or by --set) that the step does not run as written:
+// `overridden` when a system switch runs another value in its place (refused where the user
+// sets it, as --set or a varied value would label a run with a value it was not priced
+// with), else a key with nothing to apply to.
+struct KeyNotRun {
+  std::string path;     // "plan.optimizer"
+  std::string written;  // the value as written, "adam"
+  std::string why;      // "runs lamb: the system's lamb switch (optimizations.lamb) sets ..."
+  bool overridden = true;
+};
+
 struct Inputs {
   Scenario scenario;  // its plan's optimizer the one the system runs (step::system_optimizer)
   workload::Optimizer written_optimizer = workload::Optimizer::kAdam;  // as the scenario says
+  std::vector<KeyNotRun> keys_not_run;
   workload::ModelSpec model;  // as the model file has it
   net::ClusterSpec cluster;
   hw::DeviceProfile device;

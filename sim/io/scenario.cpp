@@ -329,7 +329,11 @@ Scenario read_scenario(const Json& doc, const fs::path& file, KeyLog* log) {
   s.model_ref = r.string("model");
   s.cluster_ref = r.string("cluster");
   s.device_ref = r.string("device");
-  s.plan = read_plan(r.object("plan"));
+  {
+    JsonReader plan = r.object("plan");
+    s.optimizer_written = plan.has("optimizer");
+    s.plan = read_plan(std::move(plan));
+  }
   if (auto o = r.optional_object("optimizations")) s.optimizations = read_optimizations(*o);
   if (auto o = r.optional_object("run")) s.run = read_run(*o);
   if (auto o = r.optional_object("reliability")) s.reliability = read_reliability(*o);

@@ -103,7 +103,9 @@ struct Scenario {
   DataLoadingSettings data_loading;
   std::string placement = "pack";
   std::optional<ValidationSettings> validation;
-
+  // Whether plan.optimizer is written (in the file or by --set): a system that sets the
+  // optimizer then overrides a value the user gave (io::Inputs::keys_not_run).
+  bool optimizer_written = false;
 };
 
 // `overrides` are "path=value" strings from --set; each is applied to the document before it

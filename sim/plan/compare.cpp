@@ -224,29 +224,26 @@ void check_axes(const std::filesystem::path& scenario, const std::vector<std::st
 }  // namespace
 
 namespace {
-// A value as the scenario reads it: `--set k="v"` and `--set k=v` are one string.
-std::string unquoted(const std::string& v) {
-  return v.size() >= 2 && v.front() == '"' && v.back() == '"' ? v.substr(1, v.size() - 2) : v;
+// Whether a --set or varied `path` writes `key`: the key itself, or an object holding it.
+bool writes(const std::string& path, const std::string& key) {
+  return path == key || (key.size() > path.size() && key.compare(0, path.size(), path) == 0 &&
+                         key[path.size()] == '.');
 }
 }  // namespace
 
 // A varied value the variant does not run, because a system switch decides it: such a row
 // would be labelled with a value it was not priced with (until 2026-12-05 `--vary
 // plan.optimizer=adam,lamb` under MegaScale's preset printed two LAMB rows, one called adam;
-// simulate --set took it silently until the next session).
+// simulate --set took it silently until the next session, and an object set whole, e.g.
+// `optimizations={...}`, until the fortieth). io::load_inputs finds the keys by effect.
 void check_values_run(const std::vector<std::pair<std::string, std::string>>& set,
                       const io::Inputs& in) {
   for (const auto& [path, value] : set) {
-    std::string why;
-    if (path == "plan.optimizer" && in.scenario.plan.optimizer != in.written_optimizer) {
-      why = fmt::format("runs {}: the system's lamb switch (optimizations.lamb) sets the optimizer",
-                        workload::to_string(in.scenario.plan.optimizer));
-    } else if (path == "optimizations.attention" && step::attention_kernel_from_string(unquoted(
-                                                        value)) != in.system.attention_kernel()) {
-      why = fmt::format("runs {}: optimizations.efficient_operators sets the attention kernel",
-                        step::to_string(in.system.attention_kernel()));
+    for (const io::KeyNotRun& k : in.keys_not_run) {
+      if (!k.overridden || !writes(path, k.path)) continue;
+      if (path == k.path) throw InputError(fmt::format("{}={} {}", path, value, k.why));
+      throw InputError(fmt::format("{}: {}={} {}", path, k.path, k.written, k.why));
     }
-    if (!why.empty()) throw InputError(fmt::format("{}={} {}", path, value, why));
   }
 }
 
@@ -268,18 +265,25 @@ void check_sets_run(const std::vector<std::string>& overrides, const io::Inputs&
   }
 }
 
-// A value that is run but applies nothing: said, not refused (it may be the file's own, and
-// in compare a row of it is still a true row; values_alike says it there).
+// The keys --set writes that are run but apply nothing, and the file's own keys a switch
+// overrides: said, not refused (in compare a row of them is still a true row; values_alike
+// says it there). --set's own overridden keys are refused before (check_sets_run).
 std::vector<std::string> sets_that_do_nothing(const std::vector<std::string>& overrides,
                                               const io::Inputs& in) {
   std::vector<std::string> lines;
-  for (const auto& [path, value] : split_sets(overrides)) {
-    std::string why;
-    if (path == "optimizations.attention_window" && !in.system.sliding_window) {
-      why = "optimizations.sliding_window is off, so no window is applied";
-    }
-    if (!why.empty())
-      lines.push_back(fmt::format("--set {}={} changes nothing: {}", path, value, why));
+  const auto set = split_sets(overrides);
+  for (const io::KeyNotRun& k : in.keys_not_run) {
+    const auto by = std::find_if(set.begin(), set.end(),
+                                 [&](const auto& s) { return writes(s.first, k.path); });
+    // A file's own inert key is its author's (MegaScale's ablation files keep the window that
+    // their sliding_window step turns on): not said.
+    if (by == set.end() && !k.overridden) continue;
+    const std::string said =
+        by == set.end()
+            ? fmt::format("{}: {}={}", in.scenario.file.filename().string(), k.path, k.written)
+        : by->first == k.path ? fmt::format("--set {}={}", by->first, by->second)
+                              : fmt::format("--set {}: {}={}", by->first, k.path, k.written);
+    lines.push_back(fmt::format("{} {}", said, k.overridden ? k.why : "changes nothing: " + k.why));
   }
   return lines;
 }

@@ -61,14 +61,16 @@ std::vector<Variant> compare(const std::filesystem::path& scenario,
 // One line per axis and set of such values, "optimizations.attention_window=4096, 8192".
 std::vector<std::string> values_alike(const std::vector<Variant>& variants);
 
-// Throws InputError when a value set (path, value) does not run as written, because a system
-// switch overrides it (plan.optimizer under the lamb switch, optimizations.attention under
-// efficient_operators). check_sets_run does it for --set's "PATH=VALUE" overrides.
+// Throws InputError when a value set (path, value), or one inside an object set whole, does
+// not run as written because a system switch overrides it (plan.optimizer under the lamb
+// switch, optimizations.attention under efficient_operators: io::Inputs::keys_not_run).
+// check_sets_run does it for --set's "PATH=VALUE" overrides.
 void check_values_run(const std::vector<std::pair<std::string, std::string>>& set,
                       const io::Inputs& in);
 void check_sets_run(const std::vector<std::string>& overrides, const io::Inputs& in);
-// The --set overrides that run but apply nothing (optimizations.attention_window with
-// sliding_window off), a line each to say.
+// A line each to say for the keys written that do not run as written and are not refused: a
+// key --set writes that applies nothing (optimizations.attention_window with sliding_window
+// off), and the file's own keys a system switch overrides.
 std::vector<std::string> sets_that_do_nothing(const std::vector<std::string>& overrides,
                                               const io::Inputs& in);
 

@@ -17,7 +17,9 @@
 
 using megasim::test::kDefaultScenario;
 using megasim::test::run_megasim;
+using megasim::test::read_all;
 using megasim::test::shell_quote;
+using megasim::test::temp_file;
 
 namespace {
 
@@ -159,6 +161,36 @@ TEST_CASE("cli: a --set that applies nothing is said on stderr and run, in simul
                              " --vary optimizations.attention_window=512,1024");
   CHECK(c.exit_code == 0);
   CHECK(c.err.find("note: optimizations.attention_window=512, 1024 predict the same step") !=
+        std::string::npos);
+}
+
+TEST_CASE(
+    "cli: a value a switch overrides is refused inside an object set whole, said in the file") {
+  // Until 2026-12-05 (fortieth session) only a --set of the key itself was checked: a whole
+  // object carrying it, or the file's own value, ran LAMB or flash-v2 under the written name.
+  const auto plan =
+      run_megasim("simulate " + kDefaultScenario +
+                  " --set 'plan={\"tp\":8,\"pp\":8,\"dp\":192,\"global_batch\":6144,\"optimizer\":"
+                  "\"adam\"}'");
+  CHECK(plan.exit_code == 2);
+  CHECK(plan.err.find("--set plan: plan.optimizer=adam runs lamb: the system's lamb switch") !=
+        std::string::npos);
+  const auto ops = run_megasim("simulate " + kDefaultScenario +
+                               " --set 'optimizations={\"preset\":\"megascale\",\"sliding_"
+                               "window\":false,\"attention\":\"unfused\"}'");
+  CHECK(ops.exit_code == 2);
+  CHECK(ops.err.find("--set optimizations: optimizations.attention=unfused runs flash-v2") !=
+        std::string::npos);
+  // The file's own value runs as the system has it, and is said.
+  std::string text = read_all(kDefaultScenario);
+  const std::string at = "\"recompute\": \"selective\"";
+  REQUIRE(text.find(at) != std::string::npos);
+  text.replace(text.find(at), at.size(), at + ", \"optimizer\": \"adam\"");
+  const auto file = temp_file("writes-adam.json");
+  std::ofstream(file) << text;
+  const auto own = run_megasim("simulate " + file.string());
+  CHECK(own.exit_code == 0);
+  CHECK(own.err.find("warning: writes-adam.json: plan.optimizer=adam runs lamb") !=
         std::string::npos);
 }
 

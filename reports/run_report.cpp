@@ -136,6 +136,9 @@ Json checkpoint_json(const RunResult& r, const StepProfile& step, const Reliabil
       {"best_interval_min",
        r.sweep.empty() || r.sweep_failures == 0 ? Json(nullptr) : Json(minutes(r.best_interval))},
       {"best_interval_past_run", !r.sweep.empty() && r.sweep_failures > 0 && r.best_past_run},
+      {"best_interval_at_sweep_edge",
+       !r.sweep.empty() && r.sweep_failures > 0 && r.best_at_sweep_edge},
+      {"interval_sweep_unfinished", r.sweep_unfinished},
       {"interval_sweep_failures", r.sweep_failures},
       {"interval_sweep", sweep}};
 }
@@ -337,6 +340,15 @@ std::string checkpoint_line(const RunResult& r, const StepProfile& step,
       hi = minutes(r.sweep[last].interval);
     }
     if (hi > lo) o += fmt::format(" ({:.1f}–{:.1f} min alike within the trials' noise)", lo, hi);
+    if (r.best_at_sweep_edge) {
+      o += r.best_interval == r.sweep.front().interval
+               ? " (the sweep's shortest: a shorter one may be better)"
+               : " (the sweep's longest: a longer one may be better)";
+    }
+  }
+  if (r.sweep_unfinished > 0) {
+    o += fmt::format("; {} swept interval{} cannot finish (failures outpace its checkpoints)",
+                     r.sweep_unfinished, r.sweep_unfinished == 1 ? "" : "s");
   }
   // Young and Daly know only the blocking copy: an interval shorter than the asynchronous
   // write waits for it at the next checkpoint (the simulated sweep does).

@@ -116,6 +116,26 @@ CheckpointHold checkpoint_hold(const run::ReliabilityModel& m, const run::StepPr
   return {std::floor(steps / every), m.checkpoint_stall.to_seconds() + held};
 }
 
+// One checkpoint's write or read longer than a run may last: refused before the clock, whose
+// range it passes (a read at the loader's floor of 1e-6 GB/s was an internal error until
+// 2026-12-05, and so was such a write when the run took no checkpoint).
+void check_checkpoint_transfers(const io::Inputs& in, const run::StepProfile& step) {
+  const run::ReliabilityModel& m = in.run->reliability;
+  const double bytes = step.checkpoint_size.value();
+  if (bytes <= 0.0) return;
+  const auto check = [&](const char* what, BytesPerSec bw, const char* key) {
+    const double seconds = bytes / bw.value();
+    if (seconds <= run::kMaxRunSeconds) return;
+    throw InputError(fmt::format(
+        "{}: reliability preset '{}': {} the {:.3g} GB checkpoint at {:.3g} GB/s ({}) takes "
+        "{:.3g} years, more than the {:.0f} a run may last",
+        in.scenario.file.string(), m.name, what, bytes / 1e9, bw.value() / 1e9, key,
+        seconds / run::kMaxRunSeconds * run::kMaxRunYears, run::kMaxRunYears));
+  };
+  check("writing", m.checkpoint_write_bw, "checkpoint_write_gbps");
+  check("reading", m.checkpoint_read_bw, "checkpoint_read_gbps");
+}
+
 }  // namespace
 
 void check_run_work(const io::Inputs& in, const run::StepProfile& step, const WorkLimits& limits) {
@@ -151,6 +171,7 @@ void check_run_work(const io::Inputs& in, const run::StepProfile& step, const Wo
             : "",
         seconds / run::kMaxRunSeconds * run::kMaxRunYears, run::kMaxRunYears));
   }
+  check_checkpoint_transfers(in, step);
   const double rate = m.failures_per_hour(step);
   const double failures = rate * step.step_time.to_hours() * steps;
   // A trial's events: a checkpoint every whole number of steps (at least one), and failures.
@@ -159,14 +180,18 @@ void check_run_work(const io::Inputs& in, const run::StepProfile& step, const Wo
     return (every > 0.0 ? steps / every : 0.0) + failures;
   };
   const double run_events = static_cast<double>(r.spec.trials) * per_trial(m.checkpoint_interval);
-  // The sweep of checkpoint intervals around Daly's (simulate_run runs it when failures and a
-  // blocking checkpoint both exist), its trials at each interval.
+  // The sweep of checkpoint intervals (simulate_run runs it when failures and a checkpoint
+  // cost both exist), its trials at each interval, with the most it may go on past its longest.
   double sweep_events = 0.0;
   std::size_t swept = 0;
   const Time cost = m.blocking_checkpoint_time(step.checkpoint_size);
-  if (r.spec.sweep_checkpoint_interval && rate > 0.0 && cost > Time::zero()) {
-    const auto intervals =
-        run::swept_intervals(run::daly_interval(cost, Time::from_hours(1.0 / rate)));
+  const Time write = m.async_write_time(step.checkpoint_size);
+  if (r.spec.sweep_checkpoint_interval && run::sweeps_intervals(rate, cost, write)) {
+    auto intervals = run::swept_intervals(
+        run::sweep_centre(run::daly_interval(cost, Time::from_hours(1.0 / rate)), write));
+    for (int k = 0; k < run::kSweepExtension; ++k) {
+      intervals.push_back(intervals.back() * std::sqrt(2.0));
+    }
     swept = intervals.size();
     for (const Time interval : intervals) {
       sweep_events += static_cast<double>(std::max(1, r.spec.sweep_trials)) * per_trial(interval);
@@ -177,7 +202,7 @@ void check_run_work(const io::Inputs& in, const run::StepProfile& step, const Wo
   throw InputError(fmt::format(
       "{}: run.tokens: {:.3g} tokens are {:.3g} steps of {:.3g} s; with {:.3g} checkpoints and "
       "{:.3g} expected failures a trial, {} trial(s) (run.trials or --trials {}) and the "
-      "checkpoint-interval sweep ({:.3g} events: {} trials at each of {} intervals, whatever "
+      "checkpoint-interval sweep ({:.3g} events: {} trials at each of up to {} intervals, whatever "
       "--trials says) need at least {:.3g} events, more than --max-events {} (raise it, or "
       "fewer tokens)",
       in.scenario.file.string(), r.spec.tokens, steps, step.step_time.to_seconds(),

@@ -7,7 +7,7 @@
 
 namespace megasim::run {
 namespace {
-// Swept checkpoint intervals: Daly × 2^(k/2) for k in [-kSweepHalfSteps, kSweepHalfSteps].
+// Swept checkpoint intervals: centre × 2^(k/2) for k in [-kSweepHalfSteps, kSweepHalfSteps].
 constexpr int kSweepHalfSteps = 4;
 }  // namespace
 
@@ -30,10 +30,18 @@ Distribution distribution(std::vector<double> v) {
   return d;
 }
 
-std::vector<Time> swept_intervals(Time daly) {
+bool sweeps_intervals(double failures_per_hour, Time blocking, Time async_write) {
+  return failures_per_hour > 0.0 && (blocking > Time::zero() || async_write > Time::zero());
+}
+
+Time sweep_centre(Time daly, Time async_write) {
+  return std::max(daly, async_write);
+}
+
+std::vector<Time> swept_intervals(Time centre) {
   std::vector<Time> out;
   for (int k = -kSweepHalfSteps; k <= kSweepHalfSteps; ++k) {
-    out.push_back(daly * std::pow(2.0, 0.5 * static_cast<double>(k)));
+    out.push_back(centre * std::pow(2.0, 0.5 * static_cast<double>(k)));
   }
   return out;
 }

@@ -2,21 +2,16 @@
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
-#include <numeric>
 #include <stdexcept>
 
 #include <fmt/format.h>
 
 #include "engine/error.h"
 #include "engine/simulator.h"
+#include "run/run_steps.h"
 
 namespace megasim::run {
 namespace {
-
-std::int64_t steps_for(double tokens, const StepProfile& step) {
-  return static_cast<std::int64_t>(std::ceil(tokens / step.tokens_per_step));
-}
 
 // One Monte Carlo trial as a small event simulation. The job is in one of four modes; every
 // mode has exactly one pending "next" event (end of compute chunk, end of stall, end of
@@ -222,47 +217,6 @@ class Trial {
   TrialResult result_;
 };
 
-std::int64_t interval_in_steps(Time interval, Time step_time) {
-  if (interval == Time::max() || interval <= Time::zero()) return 0;
-  const double n = std::round(interval.to_seconds() / step_time.to_seconds());
-  return std::max<std::int64_t>(1, static_cast<std::int64_t>(n));
-}
-
-// Trial t's seed: the run seed offset by t golden-ratio increments (splitmix64's stream step),
-// then mixed through Rng's own seeding, so trial t can be rerun alone in O(1).
-std::uint64_t trial_seed(std::uint64_t seed, int trial) {
-  constexpr std::uint64_t kGoldenGamma = 0x9e3779b97f4a7c15ull;
-  Rng r(seed + kGoldenGamma * (static_cast<std::uint64_t>(trial) + 1));
-  return r.next_u64();
-}
-
-// The run's evaluations: one after every whole interval of steps, as Megatron-LM evaluates at
-// each multiple of --eval-interval. Trials spread them evenly over the steps, so redone steps
-// redo their share.
-Time run_evaluation(const StepProfile& step, std::int64_t steps) {
-  if (step.evaluation_interval_steps <= 0) return Time::zero();
-  return step.evaluation * static_cast<double>(steps / step.evaluation_interval_steps);
-}
-
-// A step of a run of `steps` as the trials run it: its time and its share of the evaluations.
-Time time_per_step(const StepProfile& step, std::int64_t steps) {
-  return step.step_time +
-         (steps > 0 ? run_evaluation(step, steps) / static_cast<double>(steps) : Time::zero());
-}
-
-// The interval as trials take it: whole steps, each with its evaluation share (simulate_trial).
-Time simulated_interval(Time interval, const StepProfile& step, std::int64_t steps) {
-  const Time per_step = time_per_step(step, steps);
-  const std::int64_t every = interval_in_steps(interval, per_step);
-  return every > 0 ? per_step * static_cast<double>(every) : interval;
-}
-
-// MegaScale's effective training time rate: training iterations × iteration time over the
-// wall time (evaluations are not training iterations; a kept straggler's slower steps are).
-double trial_goodput(const TrialResult& tr) {
-  return (tr.useful - tr.evaluation).to_seconds() / tr.wall.to_seconds();
-}
-
 Time slowed(Time t, double slowdown) {
   return t * (1.0 + slowdown);
 }
@@ -293,57 +247,6 @@ TrialResult simulate_trial(const StepProfile& step, double tokens, const Reliabi
 }
 
 namespace {
-
-// Mean wall-clock days at checkpoint intervals Daly × 2^(k/2), with common random numbers
-// (the same trial seeds at every interval); the least is the best interval.
-void sweep_intervals(const StepProfile& step, const RunSpec& spec, const ReliabilityModel& model,
-                     RunResult& r) {
-  const int sweep_trials = std::max(1, spec.sweep_trials);
-  const auto n = static_cast<double>(sweep_trials);
-  double best = std::numeric_limits<double>::infinity();
-  std::size_t best_at = 0;
-  std::vector<std::vector<double>> days;  // per interval, per trial
-  // Each interval as the trials take it, whole steps (the nominal one was reported until
-  // 2026-12-05): one the run's steps do not reach never checkpoints, so the sweep stops at the
-  // first, and an interval that rounds to the steps of the one before it is the same trials.
-  const std::int64_t steps = steps_for(spec.tokens, step);
-  const Time whole_run = time_per_step(step, steps) * static_cast<double>(steps);
-  for (const Time nominal : swept_intervals(r.daly)) {
-    const Time interval = simulated_interval(nominal, step, steps);
-    if (!r.sweep.empty() && r.sweep.back().interval >= whole_run) break;
-    if (!r.sweep.empty() && r.sweep.back().interval == interval) continue;
-    std::vector<double>& d = days.emplace_back();
-    double goodput = 0.0;
-    for (int t = 0; t < sweep_trials; ++t) {
-      const TrialResult tr =
-          simulate_trial(step, spec.tokens, model, interval, trial_seed(spec.seed, t));
-      d.push_back(tr.wall.to_days());
-      goodput += trial_goodput(tr);
-      if (r.sweep.empty()) r.sweep_failures += tr.restarts;
-    }
-    const double mean = std::accumulate(d.begin(), d.end(), 0.0) / n;
-    r.sweep.push_back({.interval = interval, .mean_days = mean, .mean_goodput = goodput / n});
-    if (mean < best) {
-      best = mean;
-      best_at = r.sweep.size() - 1;
-      r.best_interval = interval;
-      r.best_past_run = interval >= whole_run;
-    }
-  }
-  // Paired differences with the best: alike when their mean is within two standard errors.
-  for (std::size_t i = 0; i < r.sweep.size(); ++i) {
-    double sum = 0.0, sum2 = 0.0;
-    for (int t = 0; t < sweep_trials; ++t) {
-      const double diff =
-          days[i][static_cast<std::size_t>(t)] - days[best_at][static_cast<std::size_t>(t)];
-      sum += diff;
-      sum2 += diff * diff;
-    }
-    const double mean = sum / n;
-    const double var = sweep_trials > 1 ? std::max(0.0, (sum2 - n * mean * mean) / (n - 1.0)) : 0.0;
-    r.sweep[i].alike_best = mean <= 2.0 * std::sqrt(var / n);
-  }
-}
 
 // The run's figures from the reliability model alone: failure rate, MTBF, mean recovery,
 // the checkpoint's interval and cost, and Young's and Daly's intervals.
@@ -431,7 +334,8 @@ RunResult simulate_run(const StepProfile& step, const RunSpec& spec, const Relia
        step.gpus_per_node, model.billed_spare_share(step)},
       power);
 
-  if (spec.sweep_checkpoint_interval && rate > 0.0 && r.checkpoint_cost > Time::zero())
+  if (spec.sweep_checkpoint_interval &&
+      sweeps_intervals(rate, r.checkpoint_cost, model.async_write_time(step.checkpoint_size)))
     sweep_intervals(step, spec, model, r);
   return r;
 }

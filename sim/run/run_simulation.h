@@ -118,6 +118,10 @@ struct RunResult {
   Time young, daly;          // analytic optimum intervals
   Time best_interval;        // by simulation (zero when not swept)
   bool best_past_run = false;  // the best is the sweep's interval past the run's steps: none
+  // The best is the sweep's shortest interval, or its longest after the sweep went on past it
+  // kSweepExtension times: a shorter (longer) one may be better still.
+  bool best_at_sweep_edge = false;
+  std::int64_t sweep_unfinished = 0;  // swept intervals whose trials cannot finish (left out)
   std::vector<IntervalPoint> sweep;
   // Failures the sweep's trials drew at its first interval (the same seeds at every one): with
   // none, the sweep ranks the checkpoints' cost alone and its best is merely its longest.
@@ -129,9 +133,18 @@ struct RunResult {
 RunResult simulate_run(const StepProfile& step, const RunSpec& spec, const ReliabilityModel& model,
                        const PowerInputs& power);
 
-// The checkpoint intervals the sweep simulates around Daly's, RunSpec::sweep_trials trials
-// each: Daly × 2^(k/2) for k in [-4, 4].
-std::vector<Time> swept_intervals(Time daly);
+// Whether the run's checkpoint intervals are swept: failures to lose work to, and checkpoints
+// that cost something (a blocking stall, or an asynchronous write a short interval waits for).
+bool sweeps_intervals(double failures_per_hour, Time blocking, Time async_write);
+// The interval the sweep centres on: Daly's, or the asynchronous write's where that is longer
+// (Daly's formula sees only the blocking stall; an interval shorter than the write waits for
+// it at the next checkpoint).
+Time sweep_centre(Time daly, Time async_write);
+// The checkpoint intervals the sweep simulates around its centre, RunSpec::sweep_trials trials
+// each: centre × 2^(k/2) for k in [-4, 4]; while the longest is the best, up to
+// kSweepExtension more, each √2 past the last.
+std::vector<Time> swept_intervals(Time centre);
+inline constexpr int kSweepExtension = 6;
 
 // Expected wall time of `work` with checkpoints every `interval` of work costing `cost`, a
 // Poisson failure process of `rate_per_hour` while running and a fixed `recovery` after each

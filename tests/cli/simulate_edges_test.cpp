@@ -9,6 +9,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -16,8 +17,8 @@
 #include "run_command.h"
 
 using megasim::test::kDefaultScenario;
-using megasim::test::run_megasim;
 using megasim::test::read_all;
+using megasim::test::run_megasim;
 using megasim::test::shell_quote;
 using megasim::test::temp_file;
 
@@ -45,28 +46,56 @@ TEST_CASE("cli: a one-node cluster (no fabric, no NIC built) simulates on the sh
   CHECK(shared.get<double>() == doctest::Approx(priced.get<double>()).epsilon(1e-6));
 }
 
-TEST_CASE("cli: checkpoints that would hold a run past 50 years are refused, not overflowed") {
-  // A reliability preset with synchronous writes at 1e-5 GB/s: each of the default run's 85
-  // checkpoints blocks training 2.45e8 s, 660 years in all, past the clock's 292 if simulated
-  // (it once printed 74 years, or a wrapped figure, with exit 0).
+namespace {
+// simulate of the default scenario under MegaScale's reliability preset with `change` made to
+// it, read from a data folder of its own.
+megasim::test::CommandResult simulate_with_reliability(
+    const std::function<void(nlohmann::json&)>& change, const std::string& args = "") {
   namespace fs = std::filesystem;
   const fs::path root =
-      fs::temp_directory_path() / ("megasim_slow_writes_" + std::to_string(::getpid()));
+      fs::temp_directory_path() / ("megasim_reliability_" + std::to_string(::getpid()));
   fs::remove_all(root);
   fs::create_directories(root / "reliability");
   auto preset = nlohmann::json::parse(
       std::ifstream(std::string(MEGASIM_SOURCE_DIR) + "/reliability/megascale.json"));
-  preset["async_checkpoint"]["value"] = false;
-  preset["checkpoint_write_gbps"]["value"] = 1e-5;
+  change(preset);
   std::ofstream(root / "reliability" / "megascale.json") << preset.dump(2);
   ::setenv("MEGASIM_DATA_DIR", root.c_str(), 1);
-  const auto r = run_megasim("simulate " + kDefaultScenario);
+  auto r = run_megasim("simulate " + kDefaultScenario + args);
   ::unsetenv("MEGASIM_DATA_DIR");
   fs::remove_all(root);
+  return r;
+}
+}  // namespace
+
+TEST_CASE("cli: checkpoints that would hold a run past 50 years are refused, not overflowed") {
+  // A reliability preset with synchronous writes at 1e-5 GB/s: each of the default run's 85
+  // checkpoints blocks training 2.45e8 s, 660 years in all, past the clock's 292 if simulated
+  // (it once printed 74 years, or a wrapped figure, with exit 0).
+  const auto r = simulate_with_reliability([](nlohmann::json& preset) {
+    preset["async_checkpoint"]["value"] = false;
+    preset["checkpoint_write_gbps"]["value"] = 1e-5;
+  });
   CHECK(r.exit_code == 2);
   INFO(r.err);
   CHECK(r.err.find("the checkpoints of reliability preset 'megascale'") != std::string::npos);
   CHECK(r.err.find("83 checkpoints that hold training 2.45e+08 s each") != std::string::npos);
+}
+
+TEST_CASE("cli: one checkpoint read or write longer than a run may last is refused") {
+  // At the loader's floor of 1e-6 GB/s the default's 2.4 TB checkpoint loads in 77 years: an
+  // internal error (the clock's range) until 2026-12-05, and so was such a write when the run
+  // took no checkpoint at all.
+  const auto read = simulate_with_reliability(
+      [](nlohmann::json& preset) { preset["checkpoint_read_gbps"]["value"] = 1e-6; });
+  CHECK(read.exit_code == 2);
+  CHECK(read.err.find("reading the ") != std::string::npos);
+  CHECK(read.err.find("(checkpoint_read_gbps) takes 7") != std::string::npos);
+  const auto write = simulate_with_reliability(
+      [](nlohmann::json& preset) { preset["checkpoint_write_gbps"]["value"] = 1e-6; },
+      " --set reliability.checkpoint_interval_min=1000000");
+  CHECK(write.exit_code == 2);
+  CHECK(write.err.find("writing the ") != std::string::npos);
 }
 
 TEST_CASE("cli: NVLS is never chosen with one head a node (H100 on Jean Zay's 4 NICs a node)") {

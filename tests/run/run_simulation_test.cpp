@@ -181,6 +181,46 @@ TEST_CASE("run: simulated best checkpoint interval lies near Young and Daly") {
   CHECK(short_run.sweep[2].interval.to_seconds() == doctest::Approx(450.0));
 }
 
+TEST_CASE("run: the sweep centres on an asynchronous write longer than Daly's interval") {
+  // Daly's 910 s (as above) sees the 30 s stall only; a 50-minute write makes a shorter
+  // interval wait for it. Around Daly (227–3,640 s) the longest, 3,640 s, was named best
+  // until 2026-12-05; around the write (750–12,000 s, going on while the longest is best) the
+  // best lies inside the sweep, no shorter than the write less a step.
+  const std::int64_t gpus = 1000;
+  StepProfile step = uniform_step(Time::from_seconds(10), 1e6, gpus, 8, 0, Activity::kGemm);
+  step.checkpoint_size = megasim::Bytes(3000.0);
+  ReliabilityModel m = single_cause(0.25, gpus);
+  m.checkpoint_stall = Time::from_seconds(30);
+  m.async_checkpoint = true;
+  m.checkpoint_write_bw = megasim::BytesPerSec(1.0);  // 3,000 s a write
+  RunSpec spec;
+  spec.tokens = 60000 * 1e6;
+  spec.trials = 4;
+  spec.sweep_trials = 32;
+  const RunResult r = simulate_run(step, spec, m, testing::flat_power());
+  REQUIRE(r.sweep.size() >= 9);
+  CHECK(r.sweep.front().interval.to_seconds() == doctest::Approx(750.0));
+  CHECK(r.best_interval.to_seconds() >= 2990.0);
+  CHECK_FALSE(r.best_at_sweep_edge);
+  CHECK(r.sweep_unfinished == 0);
+
+  // A blocking write of 4 h against failures every 15 min: a 10-minute run that takes no
+  // checkpoint finishes, but no swept interval within it can in the 50-year bound. They are
+  // left out and counted, and the run is reported (the sweep's trial threw until 2026-12-05).
+  ReliabilityModel often = single_cause(4.0, gpus);
+  often.detection = often.restart_overhead = Time::from_seconds(1);
+  often.checkpoint_stall = Time::from_seconds(30);
+  often.checkpoint_write_bw = megasim::BytesPerSec(3000.0 / (4.0 * 3600.0));
+  often.checkpoint_interval = Time::max();
+  often.async_checkpoint = false;
+  spec.tokens = 60 * 1e6;
+  spec.sweep_trials = 1;
+  const RunResult blocked = simulate_run(step, spec, often, testing::flat_power());
+  CHECK(blocked.sweep_unfinished > 0);
+  CHECK(blocked.best_past_run);  // only the interval past the run, no checkpoint, finishes
+  CHECK(blocked.days.mean < 1.0);
+}
+
 TEST_CASE("run: Daly's interval is the optimum his paper reports for its three cases") {
   // Daly, FGCS 2006, Figures 3-5: δ = 5 min, M = 24 h, 6 h and 15 min; the model predicts
   // τopt = 117, 57 and 9.1 min. Beyond δ ≥ 2M the paper checkpoints every M.

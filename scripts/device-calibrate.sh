@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The measured-profile run for a session lent a GPU machine (the `device` tool: one H200, no
+# The measured-profile run for a session lent a GPU machine (the `device` tool: one H100 or H200, no
 # network, a CUDA 13 image with nvcc, CMake and PyTorch's NVIDIA wheels, none of megasim's
 # Debian dependencies). Two steps, so the short lease goes to measuring, not to building:
 #
@@ -10,7 +10,8 @@
 #   there:  run(command="scripts/device-calibrate.sh measure", carry=["build/device-bundle"],
 #               timeout_s=420)
 #           finds cuBLASLt, cuDNN 9 and NCCL where the image keeps them, records the machine,
-#           measures into $OUT/h200-sxm-141gb-measured.json in two processes (everything but
+#           takes the datasheet profile by the GPU's name (an H100's or an H200's; DEVICE_BASE
+#           overrides), measures into $OUT/<profile>-measured.json in two processes (everything but
 #           fused attention, $OUT/calibrate.log; then attention alone, resuming the file,
 #           $OUT/attention.log; the tool saves after every measurement, so a step cut short or
 #           crashed keeps what it had), fits the models to the tables and simulates one Hopper
@@ -118,16 +119,39 @@ library_path() {
 calibrate_step() {
   local profile=$1 limit=$2 name=$3 rc=0
   shift 3
-  timeout -k 10 "$limit" "$bundle/megasim" calibrate -o "$profile" --device h200-sxm-141gb \
+  timeout -k 10 "$limit" "$bundle/megasim" calibrate -o "$profile" --device "$base" \
     --quick "$@" >"$OUT/$name" 2>&1 || rc=$?
   echo "$name: exit $rc" | tee -a "$OUT/$name"
+}
+
+# The datasheet profile the GPU's measurements start from, by the name nvidia-smi gives it
+# (DEVICE_BASE overrides): the lent machine may be an H100 or an H200, and an H100 measured
+# from the H200's datasheet (4.8 TB/s of HBM for 3.35) would fit its memory model against the
+# wrong peak and be written under the H200's name (until 2026-12-05 every run was taken as an
+# H200's).
+device_base() {
+  if [ -n "${DEVICE_BASE:-}" ]; then
+    echo "$DEVICE_BASE"
+    return
+  fi
+  local name
+  name=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n 1 || true)
+  case "$name" in
+    *H200*) echo h200-sxm-141gb ;;
+    *H100*) echo h100-sxm5-80gb ;;
+    *)
+      echo "measure: GPU '${name:-none found}' is neither an H100 nor an H200; set DEVICE_BASE" \
+        "to the profile under calibrate/profiles/ to measure it from" >&2
+      return 1
+      ;;
+  esac
 }
 
 measure() {
   : "${OUT:?set OUT to the folder whose files come back}"
   [ -x "$bundle/megasim" ] || { echo "no bundle: run 'scripts/device-calibrate.sh bundle' here and carry build/device-bundle" >&2; exit 2; }
   date -u >"$OUT/machine.txt"  # first: whatever fails below, something comes back
-  local libs
+  local libs outer_libs=${LD_LIBRARY_PATH:-} import_error
   libs=$(library_path || true)
   export LD_LIBRARY_PATH="$bundle${libs:+:$libs}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
   # The binaries look for models, systems and profiles under the tree they were built from;
@@ -141,7 +165,9 @@ measure() {
     ldd "$bundle/megasim-calibrate-gpu" 2>&1 || true  # set -e: a failing ldd ended `measure`
     git -C "$root" log -1 --format='megasim %H %cd' 2>/dev/null || true
   } >>"$OUT/machine.txt" 2>&1
-  local profile=$OUT/h200-sxm-141gb-measured.json
+  base=$(device_base) || { echo "measure: no device profile to start from" >>"$OUT/machine.txt"; exit 2; }
+  echo "device profile: $base" >>"$OUT/machine.txt"
+  local profile=$OUT/$base-measured.json
   # Everything but fused attention first: GEMMs (the scenario's shapes first), memory-bound
   # kernels, collectives and interference (with two GPUs or more) and board power.
   calibrate_step "$profile" "${MEASURE_S:-180}" calibrate.log \
@@ -160,20 +186,33 @@ measure() {
   local phase=${SUSTAINED_S:-4}
   if ! [[ $phase =~ ^[1-9][0-9]?$ ]]; then
     echo "sustained: SUSTAINED_S=$phase is not a whole number of seconds (1-99); skipped" >>"$OUT/calibrate.log"
-  elif python3 -c 'import torch, pynvml' 2>/dev/null; then
-    { timeout -k 10 "$((phase * 6 + 30))" python3 "$root/scripts/device-sustained.py" \
-        "$OUT/sustained.json" --seconds "$phase" --duty 0.75 0.5 0.3 &&
+  elif ! import_error=$(LD_LIBRARY_PATH=$outer_libs python3 -c 'import torch, pynvml' 2>&1); then
+    # Said, where it once left no line at all.
+    echo "sustained: skipped, python3 cannot import torch and pynvml: $(echo "$import_error" | tail -n 1)" >>"$OUT/calibrate.log"
+  else
+    # Unbuffered, so a timeout keeps its lines; with the image's own library path, so torch
+    # loads its wheels' CUDA libraries, not those the tool's path puts first.
+    { LD_LIBRARY_PATH=$outer_libs timeout -k 10 "$((phase * 8 + 40))" python3 -u \
+        "$root/scripts/device-sustained.py" "$OUT/sustained.json" --seconds "$phase" \
+        --duty 0.75 0.5 0.3 &&
         python3 "$root/scripts/device-sustained.py" --merge "$OUT/sustained.json" "$profile"; } \
       >>"$OUT/calibrate.log" 2>&1 || echo "sustained: failed, no curve merged" >>"$OUT/calibrate.log"
   fi
   rm -f "$profile.shapes.json"  # calibrate --scenario's shape list; $OUT returns 8 files at most
-  local fitted=$OUT/h200-sxm-141gb-fitted.json
-  "$bundle/megasim" calibrate fit "$profile" -o "$fitted" >"$OUT/fit.log" 2>&1 || true
+  local fitted=$OUT/$base-fitted.json fit_rc=0 check_rc=0
+  "$bundle/megasim" calibrate fit "$profile" -o "$fitted" >"$OUT/fit.log" 2>&1 || fit_rc=$?
   # The check runs the refitted profile (a timeout may have cut the tool before its own refit).
   [ -s "$fitted" ] || fitted=$profile
   "$bundle/megasim" simulate "$root/scenarios/validation/mcore-h100-177b-2304.json" \
-    --set device="$fitted" >"$OUT/check.txt" 2>&1 || true
+    --set device="$fitted" >"$OUT/check.txt" 2>&1 || check_rc=$?
   ls -l "$OUT"
+  # The run's status says whether the profile fitted and loaded (it said success whatever
+  # happened until 2026-12-05); the measurements come back either way.
+  if [ "$fit_rc" -ne 0 ] || [ "$check_rc" -ne 0 ]; then
+    echo "measure: fit exit $fit_rc, check exit $check_rc (fit.log, check.txt):" >&2
+    tail -n 3 "$OUT/fit.log" "$OUT/check.txt" >&2
+    exit 1
+  fi
 }
 
 case "${1:-}" in

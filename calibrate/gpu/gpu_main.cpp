@@ -232,16 +232,21 @@ void measure_single_gpu(hw::DeviceProfile& p, const Options& o, const cudaDevice
   grid = not_measured(std::move(grid), p.gemm_table);
   if (!skipped(o, "gemm") && !grid.empty()) {
     std::printf("gemm: %zu shapes\n", grid.size());
-    // About a second of back-to-back 8192^3 GEMMs first, untimed, so that the first shapes
-    // are not timed while the SM clock is still rising from idle.
+    // A fifth of a second of back-to-back 8192^3 GEMMs first, untimed, so that the first
+    // shapes are not timed while the SM clock is still rising from idle (milliseconds), then
+    // a second and a half idle, so that they are not timed under the power limit either: a
+    // second of it on 2026-12-04 held the board at its 700 W limit, and the six shapes timed
+    // next were slow: 4096x4608x12288 at 684 TFLOP/s, where the seventh, 4096x6144x12288 of
+    // the same layout, ran at 818 (and a TN row of the first shape later at 827).
     Budget warm = budget;
     warm.warmup = 1;
     warm.repeats = 1 << 20;
-    warm.item_timeout_s = 1.0;
+    warm.item_timeout_s = 0.2;
     warm.spin = false;
     measure_gemms(
         {hw::GemmShape{8192, 8192, 8192, 1, hw::DType::kBf16, true, false}}, warm,
         [](const hw::GemmMeasurement&) {}, report);
+    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
     measure_gemms(grid, budget,
                   [&](const hw::GemmMeasurement& m) { p.gemm_table.push_back(m); save(); }, report);
   }

@@ -1,7 +1,11 @@
-// Memory-bound kernels for measuring achieved bandwidth, written the plain way a framework's
-// kernels are (grid-stride loops; one block per row for the norms): bf16 GeLU, SwiGLU,
-// dropout + residual, LayerNorm and RMSNorm, and the Adam and LAMB updates on fp32 parameters
-// with fp32 moments.
+// Memory-bound kernels for measuring achieved bandwidth, written as frameworks' fused kernels
+// are (PyTorch's vectorised elementwise loops, Megatron's and Transformer Engine's norms):
+// 16-byte loads and stores of eight bf16 values a thread, grid-stride loops, one block per row
+// for the norms and the softmax. Until 2026-12-05 they moved one 2-byte value a thread a load,
+// which kept too little in flight to use HBM: on the H200 of 2026-12-04, GeLU reached 1.79 TB/s
+// against a copy's 4.24, and the simulator priced those kernels from those rows. Bf16 GeLU,
+// SwiGLU, dropout + residual, LayerNorm and RMSNorm, softmax, and the Adam and LAMB updates on
+// fp32 parameters with fp32 moments (four bytes a value already).
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_fp8.h>
@@ -11,13 +15,51 @@
 namespace megasim::gpu {
 namespace {
 
+// Eight bf16 values as floats, one 16-byte load or store (p aligned to 16 bytes: cudaMalloc's
+// buffers, rows of a multiple of eight values).
+struct Eight {
+  float x[8];
+};
+
+__device__ Eight load8(const __nv_bfloat16* p) {
+  const uint4 raw = *reinterpret_cast<const uint4*>(p);
+  const __nv_bfloat162* h = reinterpret_cast<const __nv_bfloat162*>(&raw);
+  Eight e;
+  for (int k = 0; k < 4; ++k) {
+    const float2 f = __bfloat1622float2(h[k]);
+    e.x[2 * k] = f.x;
+    e.x[2 * k + 1] = f.y;
+  }
+  return e;
+}
+
+__device__ void store8(__nv_bfloat16* p, const Eight& e) {
+  uint4 raw;
+  __nv_bfloat162* h = reinterpret_cast<__nv_bfloat162*>(&raw);
+  for (int k = 0; k < 4; ++k) h[k] = __floats2bfloat162_rn(e.x[2 * k], e.x[2 * k + 1]);
+  *reinterpret_cast<uint4*>(p) = raw;
+}
+
+__device__ std::size_t thread_index() {
+  return blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
+}
+__device__ std::size_t thread_count() { return static_cast<std::size_t>(gridDim.x) * blockDim.x; }
+
+// tanh approximation, as Megatron's fused bias-GeLU uses.
+__device__ float gelu(float x) {
+  return 0.5f * x * (1.0f + tanhf(0.7978845608f * (x + 0.044715f * x * x * x)));
+}
+
+// Elementwise kernels: eight values a thread a pass over n / 8, then the last n % 8 one by one.
 __global__ void gelu_kernel(const __nv_bfloat16* in, __nv_bfloat16* out, std::size_t n) {
-  for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < n;
-       i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
-    const float x = __bfloat162float(in[i]);
-    // tanh approximation, as Megatron's fused bias-GeLU uses.
-    const float y = 0.5f * x * (1.0f + tanhf(0.7978845608f * (x + 0.044715f * x * x * x)));
-    out[i] = __float2bfloat16(y);
+  const std::size_t vectors = n / 8;
+  for (std::size_t i = thread_index(); i < vectors; i += thread_count()) {
+    Eight e = load8(in + 8 * i);
+    for (float& x : e.x) x = gelu(x);
+    store8(out + 8 * i, e);
+  }
+  for (std::size_t i = 8 * vectors + thread_index(); i < n; i += thread_count()) {
+    out[i] = __float2bfloat16(gelu(__bfloat162float(in[i])));
   }
 }
 
@@ -45,12 +87,19 @@ __device__ unsigned int mix(unsigned long long i) {
   return static_cast<unsigned int>(z ^ (z >> 31));
 }
 
+__device__ float swiglu(float g, float u) { return g / (1.0f + __expf(-g)) * u; }
+
 __global__ void swiglu_kernel(const __nv_bfloat16* gate, const __nv_bfloat16* up,
                               __nv_bfloat16* out, std::size_t n) {
-  for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < n;
-       i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
-    const float g = __bfloat162float(gate[i]);
-    out[i] = __float2bfloat16(g / (1.0f + __expf(-g)) * __bfloat162float(up[i]));
+  const std::size_t vectors = n / 8;
+  for (std::size_t i = thread_index(); i < vectors; i += thread_count()) {
+    Eight g = load8(gate + 8 * i);
+    const Eight u = load8(up + 8 * i);
+    for (int k = 0; k < 8; ++k) g.x[k] = swiglu(g.x[k], u.x[k]);
+    store8(out + 8 * i, g);
+  }
+  for (std::size_t i = 8 * vectors + thread_index(); i < n; i += thread_count()) {
+    out[i] = __float2bfloat16(swiglu(__bfloat162float(gate[i]), __bfloat162float(up[i])));
   }
 }
 
@@ -58,10 +107,18 @@ __global__ void dropout_residual_kernel(const __nv_bfloat16* x, const __nv_bfloa
                                         __nv_bfloat16* out, std::size_t n, float p) {
   const unsigned int threshold = static_cast<unsigned int>(p * 4294967295.0f);
   const float scale = 1.0f / (1.0f - p);
-  for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < n;
-       i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
-    const float kept = mix(i) >= threshold ? __bfloat162float(x[i]) * scale : 0.0f;
-    out[i] = __float2bfloat16(__bfloat162float(residual[i]) + kept);
+  const auto one = [&](float xi, float ri, std::size_t i) {
+    return ri + (mix(i) >= threshold ? xi * scale : 0.0f);
+  };
+  const std::size_t vectors = n / 8;
+  for (std::size_t i = thread_index(); i < vectors; i += thread_count()) {
+    Eight e = load8(x + 8 * i);
+    const Eight r = load8(residual + 8 * i);
+    for (int k = 0; k < 8; ++k) e.x[k] = one(e.x[k], r.x[k], 8 * i + k);
+    store8(out + 8 * i, e);
+  }
+  for (std::size_t i = 8 * vectors + thread_index(); i < n; i += thread_count()) {
+    out[i] = __float2bfloat16(one(__bfloat162float(x[i]), __bfloat162float(residual[i]), i));
   }
 }
 
@@ -83,13 +140,21 @@ __device__ float block_sum(float v) {
   return total;
 }
 
-// One block per row of `hidden` bf16 values; LayerNorm subtracts the mean, RMSNorm does not.
+// One block per row of `hidden` bf16 values (eight at a time where hidden is a multiple of
+// eight, so every row starts 16-byte aligned); LayerNorm subtracts the mean, RMSNorm does not.
 __global__ void norm_kernel(const __nv_bfloat16* in, const __nv_bfloat16* weight,
                             __nv_bfloat16* out, int hidden, bool layernorm) {
   const __nv_bfloat16* row = in + static_cast<std::size_t>(blockIdx.x) * hidden;
   __nv_bfloat16* dst = out + static_cast<std::size_t>(blockIdx.x) * hidden;
+  const int vectors = hidden % 8 == 0 ? hidden / 8 : 0;
   float sum = 0.0f, sq = 0.0f;
-  for (int i = threadIdx.x; i < hidden; i += blockDim.x) {
+  for (int i = threadIdx.x; i < vectors; i += blockDim.x) {
+    for (const float x : load8(row + 8 * i).x) {
+      sum += x;
+      sq += x * x;
+    }
+  }
+  for (int i = 8 * vectors + threadIdx.x; i < hidden; i += blockDim.x) {
     const float x = __bfloat162float(row[i]);
     sum += x;
     sq += x * x;
@@ -97,7 +162,13 @@ __global__ void norm_kernel(const __nv_bfloat16* in, const __nv_bfloat16* weight
   const float mean = layernorm ? block_sum(sum) / hidden : 0.0f;
   const float var = block_sum(sq) / hidden - mean * mean;
   const float inv = rsqrtf(var + 1e-5f);
-  for (int i = threadIdx.x; i < hidden; i += blockDim.x) {
+  for (int i = threadIdx.x; i < vectors; i += blockDim.x) {
+    Eight e = load8(row + 8 * i);
+    const Eight w = load8(weight + 8 * i);
+    for (int k = 0; k < 8; ++k) e.x[k] = (e.x[k] - mean) * inv * w.x[k];
+    store8(dst + 8 * i, e);
+  }
+  for (int i = 8 * vectors + threadIdx.x; i < hidden; i += blockDim.x) {
     const float x = __bfloat162float(row[i]);
     dst[i] = __float2bfloat16((x - mean) * inv * __bfloat162float(weight[i]));
   }
@@ -134,13 +205,19 @@ __global__ void lamb_apply_kernel(float* p, const float* u, std::size_t n, float
   }
 }
 
-// Row softmax of bf16 attention scores (one block per row of `cols`), as the unfused path
-// runs between Q·Kᵀ and P·V.
+// Row softmax of bf16 attention scores (one block per row of `cols`, eight at a time where
+// cols is a multiple of eight), as the unfused path runs between Q·Kᵀ and P·V.
 __global__ void softmax_kernel(const __nv_bfloat16* in, __nv_bfloat16* out, int cols) {
   const __nv_bfloat16* row = in + static_cast<std::size_t>(blockIdx.x) * cols;
   __nv_bfloat16* dst = out + static_cast<std::size_t>(blockIdx.x) * cols;
+  const int vectors = cols % 8 == 0 ? cols / 8 : 0;
   float mx = -INFINITY;
-  for (int i = threadIdx.x; i < cols; i += blockDim.x) mx = fmaxf(mx, __bfloat162float(row[i]));
+  for (int i = threadIdx.x; i < vectors; i += blockDim.x) {
+    for (const float x : load8(row + 8 * i).x) mx = fmaxf(mx, x);
+  }
+  for (int i = 8 * vectors + threadIdx.x; i < cols; i += blockDim.x) {
+    mx = fmaxf(mx, __bfloat162float(row[i]));
+  }
   // Block-wide max: warp shuffles, then across warps through shared memory.
   __shared__ float shared_max[32];
   for (int o = 16; o > 0; o >>= 1) mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, o));
@@ -149,9 +226,19 @@ __global__ void softmax_kernel(const __nv_bfloat16* in, __nv_bfloat16* out, int 
   mx = -INFINITY;
   for (int w = 0; w < static_cast<int>(blockDim.x / 32); ++w) mx = fmaxf(mx, shared_max[w]);
   float sum = 0.0f;
-  for (int i = threadIdx.x; i < cols; i += blockDim.x) sum += __expf(__bfloat162float(row[i]) - mx);
+  for (int i = threadIdx.x; i < vectors; i += blockDim.x) {
+    for (const float x : load8(row + 8 * i).x) sum += __expf(x - mx);
+  }
+  for (int i = 8 * vectors + threadIdx.x; i < cols; i += blockDim.x) {
+    sum += __expf(__bfloat162float(row[i]) - mx);
+  }
   const float inv = 1.0f / block_sum(sum);
-  for (int i = threadIdx.x; i < cols; i += blockDim.x) {
+  for (int i = threadIdx.x; i < vectors; i += blockDim.x) {
+    Eight e = load8(row + 8 * i);
+    for (float& x : e.x) x = __expf(x - mx) * inv;
+    store8(dst + 8 * i, e);
+  }
+  for (int i = 8 * vectors + threadIdx.x; i < cols; i += blockDim.x) {
     dst[i] = __float2bfloat16(__expf(__bfloat162float(row[i]) - mx) * inv);
   }
 }

@@ -32,11 +32,20 @@ STANDIN
 cat >"$tmp/bin/python3" <<STANDIN
 #!/usr/bin/env bash
 if [ "\$1" = -c ]; then exit 0; fi
+if [ "\$1" = -u ]; then shift; fi  # the measurement runs unbuffered
 if [ "\${2-}" = --merge ]; then exec "$python" "\$@"; fi
+# Only a JSON path is written (a call that put the script there overwrote it once).
+case "\${2-}" in *.json) ;; *) echo "stand-in sustained: no output path in: \$*" >&2; exit 1 ;; esac
 cat "$records/sustained-duty.json" >"\$2"
 echo "stand-in sustained: \$*"
 STANDIN
-chmod +x "$tmp/bundle/megasim" "$tmp/bin/python3"
+# nvidia-smi: the GPU's name is GPU_NAME (the device may be an H100 or an H200); anything else
+# prints nothing, as the machine record's call does without a GPU.
+cat >"$tmp/bin/nvidia-smi" <<'STANDIN'
+#!/usr/bin/env bash
+if [ "${1-}" = --query-gpu=name ]; then echo "${GPU_NAME-NVIDIA H200}"; fi
+STANDIN
+chmod +x "$tmp/bundle/megasim" "$tmp/bin/python3" "$tmp/bin/nvidia-smi"
 
 run() {  # $1: the folder for $OUT; the rest: environment for the script
   local out=$1
@@ -66,4 +75,19 @@ grep -q "SUSTAINED_S=2.5 is not a whole number" "$tmp/bad/calibrate.log" || fail
 [ -s "$tmp/bad/h200-sxm-141gb-measured.json" ] || fail "no profile after a skipped curve"
 ! grep -q '"sustained_gemm"' "$tmp/bad/h200-sxm-141gb-measured.json" || fail "a curve anyway"
 [ -s "$tmp/bad/check.txt" ] || fail "no check after a skipped curve"
-echo "measure: $files files, curve merged and fitted; SUSTAINED_S=2.5 skipped"
+
+# An H100 is measured from the H100's datasheet profile and named for it (every run was taken
+# as an H200's until 2026-12-05); a GPU that is neither is refused before anything runs.
+run "$tmp/h100" GPU_NAME="NVIDIA H100 80GB HBM3"
+[ -s "$tmp/h100/h100-sxm5-80gb-measured.json" ] || fail "no H100 profile: $(ls "$tmp/h100")"
+[ -s "$tmp/h100/h100-sxm5-80gb-fitted.json" ] || fail "no fitted H100 profile"
+! ls "$tmp/h100" | grep -q h200 || fail "an H200 file from an H100: $(ls "$tmp/h100")"
+grep -q "device profile: h100-sxm5-80gb" "$tmp/h100/machine.txt" || fail "base not recorded"
+mkdir -p "$tmp/other"
+if env GPU_NAME="NVIDIA A100-SXM4-80GB" OUT="$tmp/other" DEVICE_BUNDLE="$tmp/bundle" \
+  PATH="$tmp/bin:$PATH" "$script" measure >"$tmp/other.stdout" 2>&1; then
+  fail "an A100 measured as if it were a Hopper"
+fi
+grep -q "neither an H100 nor an H200; set DEVICE_BASE" "$tmp/other.stdout" ||
+  fail "no reason given: $(cat "$tmp/other.stdout")"
+echo "measure: $files files, curve merged and fitted; SUSTAINED_S=2.5 skipped; H100 named; A100 refused"

@@ -4,6 +4,7 @@
 #include <cassert>
 #include <cmath>
 #include <numeric>
+#include <set>
 
 #include "engine/rng.h"
 #include "step/evaluation_pass.h"
@@ -178,6 +179,20 @@ void add_activity(const PricingTally& t, const StageBreakdown& b, std::int64_t m
   out.idle_time = out.step_time - out.gemm_time - out.memory_bound_time - out.comm_only_time;
 }
 
+// Asynchronous loading exposed past the step's own end (MegaScale's misc, the part the end's
+// window does not hide): a slice on every traced rank from the executor's end to the step's,
+// as the blocking loading has one at the start, so the trace spans the step (until
+// 2026-12-05 it stopped short and the HTML drew the gap as a bubble).
+void add_exposed_loading(std::vector<TraceRecord>& trace, Time executed, Time step) {
+  if (step <= executed) return;
+  std::set<std::pair<int, int>> ranks;
+  for (const TraceRecord& t : trace) ranks.emplace(t.rank, t.stage);
+  for (const auto& [rank, stage] : ranks) {
+    trace.push_back(
+        {rank, stage, "compute", "data loading (asynchronous, exposed)", executed, step, -1, {}});
+  }
+}
+
 }  // namespace
 
 StepPrediction predict_step(const StepRequest& r, const net::Topology& topology,
@@ -240,6 +255,7 @@ StepPrediction predict_step(const StepRequest& r, const net::Topology& topology,
   out.network_solves = ex.network_solves;
   out.ranks_simulated = ex.ranks_simulated;
   out.trace = std::move(ex.trace);
+  add_exposed_loading(out.trace, ex.step_time, out.step_time);
   const StageBreakdown& b = ex.stages[ex.critical_stage];
   out.breakdown = {b.compute,
                    b.tp_exposed,

@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <string>
 
@@ -136,4 +137,36 @@ TEST_CASE("cli: with one replica the trace names the tied embedding's all-reduce
     ++tied;
   }
   CHECK(tied == 2);  // the first stage's and the last's
+}
+
+TEST_CASE("cli: asynchronous loading exposed past the step's end is drawn, so the trace spans it") {
+  // MegaScale's preset at 50 ms a sample: 9.5 s of loading that the step's end does not hide.
+  // The step counted it (breakdown other), but the trace ended 9.5 s early and the HTML drew
+  // the gap as a bubble until 2026-12-05.
+  const std::string trace = (std::filesystem::temp_directory_path() /
+                             ("megasim_trace_loading_" + std::to_string(::getpid()) + ".json"))
+                                .string();
+  const auto r =
+      run_megasim("simulate --json " + std::string(MEGASIM_SOURCE_DIR) +
+                  "/scenarios/validation/megascale-175b-256-megascale-iteration.json --set "
+                  "data_loading.host_ms_per_sample=50 --trace " +
+                  trace);
+  REQUIRE(r.exit_code == 0);
+  const auto doc = nlohmann::json::parse(megasim::test::read_all(trace));
+  std::filesystem::remove(trace);
+  const auto out = nlohmann::json::parse(r.out);
+  const double step_us = out["step_time_s"].get<double>() * 1e6;
+  double last_end = 0.0, loading = 0.0;
+  int slices = 0;
+  for (const auto& e : doc["traceEvents"]) {
+    if (e["ph"] != "X") continue;
+    last_end = std::max(last_end, e["ts"].get<double>() + e["dur"].get<double>());
+    if (e["name"] == "data loading (asynchronous, exposed)") {
+      ++slices;
+      loading = e["dur"].get<double>();
+    }
+  }
+  CHECK(slices > 0);
+  CHECK(last_end == doctest::Approx(step_us).epsilon(1e-6));
+  CHECK(loading == doctest::Approx(out["breakdown_s"]["other"].get<double>() * 1e6).epsilon(1e-6));
 }

@@ -81,10 +81,16 @@ const megasim = (() => {
     power: (mw) => (mw === 0 || mw >= 1 ? `${fixed(mw, 2)} MW`
       : mw >= 0.1 ? `${fixed(mw * 1e3, 0)} kW`
         : mw >= 1e-4 ? `${fixed(mw * 1e3, 1)} kW` : `${fixed(mw * 1e6, 0)} W`),
-    energy: (mwh) => (mwh >= 10 || mwh === 0 ? `${fixed(mwh, 0)} MWh`
-      : mwh >= 1 ? `${fixed(mwh, 1)} MWh`
-        : mwh >= 1e-2 ? `${fixed(mwh * 1e3, 0)} kWh` : `${fixed(mwh * 1e3, 2)} kWh`),
+    energy: (mwh) => thousandths(mwh, 'MWh', 'kWh'),
+    // CO2 as the text prints it: kg below a tonne (the page printed "0.0 t" until 2026-12-05).
+    co2: (tonnes) => thousandths(tonnes, 't', 'kg'),
   };
+  // A quantity in `unit`, or in its thousandths (`milli`) below 1 (thousandths_text).
+  function thousandths(v, unit, milli) {
+    return v >= 10 || v === 0 ? `${fixed(v, 0)} ${unit}`
+      : v >= 1 ? `${fixed(v, 1)} ${unit}`
+        : v >= 1e-2 ? `${fixed(v * 1e3, 0)} ${milli}` : `${fixed(v * 1e3, 2)} ${milli}`;
+  }
   // toFixed without a negative zero.
   function fixed(x, digits) {
     const s = Number(x).toFixed(digits === undefined ? 1 : digits);

@@ -9,6 +9,18 @@ function megasimRun(d, section, chart, colours, fmt, histogram, keyValues) {
   const spreadOf = (dist, f) => (dist.p10 === dist.p90 ? f(dist.mean)
     : `${f(dist.mean)} mean (p10 ${f(dist.p10)}, p90 ${f(dist.p90)})`);
 
+  // The trials' mean downtime a restart where it exceeds the model's, and what of it waited for
+  // a spare, as the text's per-restart line says (the page left it out until 2026-12-05).
+  const trialsRecovery = () => {
+    if (!(run.restarts.mean > 0) || !(power.spare_nodes_reserved > 0)) return '';
+    const mean = 60 * run.down_hours / run.restarts.mean;
+    const wait = 60 * run.spare_wait_hours / run.restarts.mean;
+    if (!(mean > 1.05 * run.recovery_min)) return '';
+    return `; ${fmt.num(mean, 1)} min on average in the trials` +
+      (wait >= 0.05 ? `, ${fmt.num(wait, 1)} of it waiting for spares`
+        : ' (the failures they drew that need a node)');
+  };
+
   // The run's and the power's figures in words, as the text report states them (the page drew
   // their charts and left the figures out until 2026-12-05).
   (() => {
@@ -19,7 +31,7 @@ function megasimRun(d, section, chart, colours, fmt, histogram, keyValues) {
       ['restarts', `${spreadOf(run.restarts, (x) => fmt.num(x, 1))}; ` +
         `${fmt.rate(run.failures_per_day)} failures a day, MTBF ${fmt.num(run.mtbf_hours, 2)} h`],
       ['per restart', `${fmt.num(run.recovery_min, 1)} min with a spare free (communicator ` +
-        `initialisation ${fmt.num(run.comm_init_s, 0)} s)`],
+        `initialisation ${fmt.num(run.comm_init_s, 0)} s)` + trialsRecovery()],
       ['lost GPU-hours', fmt.num(run.lost_gpu_hours, 0)],
       // A synchronous checkpoint has no background write, a run without checkpoints no
       // interval (the page printed "– min" for them until 2026-12-05; the text leaves them out).
@@ -37,9 +49,10 @@ function megasimRun(d, section, chart, colours, fmt, histogram, keyValues) {
         `with the spares), swing ${fmt.power(power.swing_mw)} within a step, ` +
         `${fmt.power(power.failure_drop_mw)} dropped on a failure`],
       ['energy, CO2 and cost', `${fmt.energy(power.it_mwh)} IT, ` +
-        `${fmt.energy(power.facility_mwh)} facility; ${fmt.num(power.tonnes_co2, 1)} t CO2` +
+        `${fmt.energy(power.facility_mwh)} facility; ${fmt.co2(power.tonnes_co2)} CO2` +
         (power.usd_gpu_hours === undefined ? ''
-          : `; $${fmt.num(power.usd_gpu_hours, 0)} of GPU-hours`)],
+          : `; $${fmt.num(power.usd_gpu_hours, 0)} of GPU-hours`) +
+        (power.usd_energy === undefined ? '' : `; $${fmt.num(power.usd_energy, 0)} in energy`)],
     ]);
   })();
   // The charts' unit: kW for a job that draws under a megawatt at its peak (a one-node job's

@@ -177,6 +177,7 @@ class Trial {
   Time replace_node(Time now, Time ready) {
     if (spare_free_at_.empty()) return std::max(ready, now + model_.repair_time);
     auto it = std::min_element(spare_free_at_.begin(), spare_free_at_.end());
+    if (*it > ready) result_.spare_wait += *it - ready;
     const Time joined = std::max(ready, *it) + model_.replacement_time;
     *it = now + model_.repair_time;
     // The slot's node is out from now until its repair ends; when the slot was already out
@@ -284,7 +285,8 @@ RunResult simulate_run(const StepProfile& step, const RunSpec& spec, const Relia
 
   std::vector<double> days, goodput, restarts, lost;
   std::vector<double> causes(model.causes.size(), 0.0);
-  double rework = 0.0, down = 0.0, ckpt = 0.0, trained = 0.0, idle = 0.0, step_share = 0.0;
+  double rework = 0.0, down = 0.0, spare_wait = 0.0, ckpt = 0.0, trained = 0.0, idle = 0.0,
+         step_share = 0.0;
   double slowed = 0.0, straggler = 0.0, spare_node_seconds = 0.0, wall_seconds = 0.0;
   const double steps_alone = (step.step_time * r.steps).to_seconds();
   r.power = step_power(step, power);
@@ -301,6 +303,7 @@ RunResult simulate_run(const StepProfile& step, const RunSpec& spec, const Relia
       causes[c] += static_cast<double>(tr.by_cause[c]);
     rework += (tr.trained - tr.useful).to_hours();
     down += tr.down.to_hours();
+    spare_wait += tr.spare_wait.to_hours();
     ckpt += tr.checkpointing.to_hours();
     trained += tr.trained.to_seconds();
     idle += (tr.wall - tr.trained).to_seconds();
@@ -322,6 +325,7 @@ RunResult simulate_run(const StepProfile& step, const RunSpec& spec, const Relia
   r.rework_hours = rework / n;
   r.straggler_hours = straggler / n;
   r.down_hours = down / n;
+  r.spare_wait_hours = spare_wait / n;
   r.launch_hours = model.launch_time(step).to_hours();
   r.checkpoint_hours = ckpt / n;
   r.step_share = step_share / n;

@@ -46,6 +46,7 @@ struct TrialResult {
   Time trained;        // all training time, redone work included
   Time checkpointing;  // blocking checkpoint time and waits for a pending write
   Time down;           // detection, replacement, restart, load (the first launch is in `wall`)
+  Time spare_wait;     // of `down`, the time replacements waited for a spare to be free
   std::int64_t restarts = 0;
   std::vector<std::int64_t> by_cause;  // interruptions per ReliabilityModel::causes entry
   bool straggler_slowed = false;
@@ -98,6 +99,7 @@ struct RunResult {
   std::vector<CauseSummary> interruptions;  // mean per trial, by cause
   double lost_gpu_hours = 0.0;              // mean of gpus × (wall − useful + straggler)
   double rework_hours = 0.0, down_hours = 0.0, checkpoint_hours = 0.0;  // means, job hours
+  double spare_wait_hours = 0.0;  // of down_hours, the mean wait for a free spare
   // The first launch, job hours: processes, the model and the communicators, as a restart's
   // without its detection and checkpoint load (ReliabilityModel::launch_time; in the wall
   // time since 2026-12-04, not charged before).

@@ -17,10 +17,16 @@ namespace fs = std::filesystem;
 namespace {
 
 // The absolute path of `p` with links resolved as far as it exists, for comparing targets.
+// Made absolute first: weakly_canonical leaves a relative path none of whose parts exist as
+// it is, so "x.json" and "./x.json", one new file, compared unequal until 2026-12-05 (both
+// outputs ran into one temporary and the second rename failed after the work, leaving the
+// wrong file).
 fs::path identity(const fs::path& p) {
   std::error_code ec;
-  fs::path id = fs::weakly_canonical(p, ec);
-  return ec ? fs::absolute(p).lexically_normal() : id;
+  const fs::path whole = fs::absolute(p, ec);
+  if (ec) return p.lexically_normal();
+  fs::path id = fs::weakly_canonical(whole, ec);
+  return ec ? whole.lexically_normal() : id.lexically_normal();
 }
 
 // The temporary files being written or awaiting their rename, which an interrupt (SIGINT,

@@ -129,6 +129,22 @@ TEST_CASE("a full stdout leaves no output file and an existing one as it was") {
   fs::remove_all(d);
 }
 
+TEST_CASE("one new file named two ways by two outputs is refused before the work") {
+  // "x.json" and "./x.json" in the working directory: compared unequal until 2026-12-05, so the
+  // step ran, both outputs went to one temporary and the second rename failed, leaving the
+  // HTML page where -o asked for the report.
+  const fs::path d = fresh_dir("spellings");
+  const fs::path was = fs::current_path();
+  fs::current_path(d);
+  const auto r = run_megasim("simulate " + shell_quote(kScenario) + " -o x.json --html ./x.json");
+  fs::current_path(was);
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("named by both -o and --html") != std::string::npos);
+  CHECK(r.out.empty());
+  CHECK(fs::is_empty(d));
+  fs::remove_all(d);
+}
+
 TEST_CASE("a stray preset in the working directory never replaces a built-in one") {
   const fs::path d = fresh_dir("stray");
   for (const char* name : {"a100-sxm4-80gb.json", "default.json", "megascale.json"}) {

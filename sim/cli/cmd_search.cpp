@@ -23,6 +23,7 @@
 #include "io/inputs.h"
 #include "io/output.h"
 #include "io/scenario.h"
+#include "plan/compare.h"
 #include "plan/results_file.h"
 #include "plan/search.h"
 #include "plan/work_bounds.h"
@@ -91,6 +92,9 @@ std::unique_ptr<PreparedSearch> prepare_search(const SearchCliOptions& o) {
   io_options.run_level = false;
   auto prepared = std::make_unique<PreparedSearch>();
   prepared->inputs = io::load_inputs(scenario, io_options, &read);
+  // A --set value the system overrides in every plan searched (plan.optimizer under LAMB) is
+  // refused, as simulate and compare refuse it (taken silently until 2026-12-05).
+  plan::check_sets_run(o.overrides, prepared->inputs);
 
   plan::SearchOptions& options = prepared->options;
   for (const auto& g : o.gpus) {

@@ -360,6 +360,9 @@ std::vector<Variant> compare(const std::filesystem::path& scenario,
       const io::Inputs inputs =
           io::load_inputs(io::load_scenario(scenario, sets, nullptr, read), io_options, read);
       check_values_run(v.set, inputs);
+      // compare's own --set values too, in each variant (one whose switch is off runs them):
+      // they ran silently under the switch until 2026-12-05.
+      check_sets_run(overrides, inputs);
       v.step = evaluate(inputs).step;
       v.plan = inputs.scenario.plan;
       v.device_memory = inputs.device.memory;

@@ -100,22 +100,26 @@ void check_request(const SweepRequest& r, hw::CollectiveOp op) {
   // 1.1 s a large size on 2,048 GPUs, 4.6 s on 4,096 and 11-13 s on 6,144, where 16-128 MiB
   // took 1.0 s and 8 B-1 MiB 0.35 s (one AMD EPYC core, 2026-12-05). Each size is charged the
   // worst from 128 MiB and a tenth of it below; a request past ten minutes is refused: a
-  // reviewer's 24,576-GPU sweep had printed nothing after 11 minutes.
+  // reviewer's 24,576-GPU sweep had printed nothing after 11 minutes. With the Simple protocol
+  // forced every size costs the worst (1 MiB took 15 s on 6,144 GPUs, 64 MiB 18 s; a 100-size
+  // sweep of them, estimated at 130 s, ran past ten minutes until 2026-12-05).
   constexpr double kWorstSizeSecondsAt6144 = 13.0;
   constexpr double kSmallShare = 0.1;
   constexpr double kLargeBytes = 128.0 * 1024 * 1024;
   constexpr double kMaxSeconds = 600.0;
   const double per_size = kWorstSizeSecondsAt6144 * std::pow(r.gpus / 6144.0, 2.3);
+  const bool simple = collective::parse_protocol(r.protocol) == hw::CollProtocol::kSimple;
   double estimate = 0.0;
   for (const double size : r.sizes)
-    estimate += size >= kLargeBytes ? per_size : kSmallShare * per_size;
+    estimate += size >= kLargeBytes || simple ? per_size : kSmallShare * per_size;
   if (op != hw::CollectiveOp::kAllToAll && estimate > kMaxSeconds) {
     throw InputError(fmt::format(
         "--gpus {} with {} size{} (--bytes): up to {:.0f} s of flow-level simulation ({:.0f} s "
-        "a size from 128 MiB, a tenth of it below, measured on one core: the time grows as "
-        "about the 2.3th power of the ranks), more than the {:.0f} s megasim takes on; give "
-        "fewer sizes or GPUs",
-        r.gpus, r.sizes.size(), r.sizes.size() == 1 ? "" : "s", estimate, per_size, kMaxSeconds));
+        "a size {}, measured on one core: the time grows as about the 2.3th power of the "
+        "ranks), more than the {:.0f} s megasim takes on; give fewer sizes or GPUs",
+        r.gpus, r.sizes.size(), r.sizes.size() == 1 ? "" : "s", estimate, per_size,
+        simple ? "with the Simple protocol forced" : "from 128 MiB, a tenth of it below",
+        kMaxSeconds));
   }
   // An all-to-all is a flow from every rank to every other: 2,048 ranks take 10 s and 2 GB a
   // size here (Xeon, one core), 4,096 ranks 96 s and 9 GB, so larger ones are refused.

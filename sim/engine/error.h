@@ -11,9 +11,29 @@
 
 namespace megasim {
 
+// `text` with its control bytes (NUL, ESC and the rest below 0x20 but newline and tab, and
+// DEL) written as \xNN: a message quotes what the user gave, which may hold them (a NUL cut a
+// nccl-tests log's message short, an ESC reached the terminal raw, until 2026-12-05).
+inline std::string printable(const std::string& text) {
+  std::string out;
+  out.reserve(text.size());
+  for (const char c : text) {
+    const auto b = static_cast<unsigned char>(c);
+    if ((b < 0x20 && c != '\n' && c != '\t') || b == 0x7f) {
+      constexpr char kHex[] = "0123456789abcdef";
+      out += "\\x";
+      out += kHex[b >> 4];
+      out += kHex[b & 0xf];
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
 class InputError : public std::runtime_error {
  public:
-  explicit InputError(const std::string& message) : std::runtime_error(message) {}
+  explicit InputError(const std::string& message) : std::runtime_error(printable(message)) {}
 };
 
 // A plan whose memory does not fit the device (workload::check_fits). Bad input like any other,

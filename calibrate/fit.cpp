@@ -113,17 +113,50 @@ MemoryFit fit_memory(const hw::DeviceProfile& profile,
   return out;
 }
 
+namespace {
+// A power model's unknown: an activity, its figure, and each reading's share of time in it.
+struct Column {
+  hw::Activity activity;
+  Watts* watts;
+  double (*share)(const hw::PowerMeasurement&);
+};
+
+// A working activity a little below idle is the readings' noise (a board running a kernel
+// draws at least what it draws idle), and no profile may hold it: it is raised to idle and
+// named. Far below (more than a fifth) the readings contradict each other: the fit fails
+// (idle 600 W and GEMMs 130 W were raised to 600 W everywhere until 2026-12-05).
+void raise_to_idle(const std::vector<const Column*>& fitted, const std::vector<const Column*>& kept,
+                   Eigen::VectorXd& x, PowerFit& out) {
+  const double idle = out.params.idle.value();
+  constexpr double kNoise = 0.8;
+  for (std::size_t j = 0; j < fitted.size(); ++j) {
+    const auto k = static_cast<Eigen::Index>(j);
+    if (fitted[j]->activity == hw::Activity::kIdle || x(k) >= idle) continue;
+    if (x(k) < kNoise * idle) {
+      throw InputError(fmt::format(
+          "power: {} fits at {:.0f} W, more than a fifth under the idle {:.0f} W: the "
+          "readings contradict each other (a board running a kernel draws at least its idle "
+          "power)",
+          hw::to_string(fitted[j]->activity), x(k), idle));
+    }
+    x(k) = idle;
+    *fitted[j]->watts = Watts(idle);
+    out.raised.push_back(fitted[j]->activity);
+  }
+  for (const Column* c : kept) {
+    if (c->activity == hw::Activity::kIdle || c->watts->value() >= idle) continue;
+    *c->watts = Watts(idle);
+    out.raised.push_back(c->activity);
+  }
+}
+}  // namespace
+
 PowerFit fit_power(const hw::DeviceProfile& profile,
                    const std::vector<hw::PowerMeasurement>& rows) {
   if (rows.empty()) throw InputError("power fit: no board-power readings");
   PowerFit out;
   out.params = profile.power;
   // The unknowns, in column order, and each reading's share of time in them.
-  struct Column {
-    hw::Activity activity;
-    Watts* watts;
-    double (*share)(const hw::PowerMeasurement&);
-  };
   const Column columns[] = {
       {hw::Activity::kGemm, &out.params.gemm, [](const auto& r) { return r.gemm_share; }},
       {hw::Activity::kMemory, &out.params.memory, [](const auto& r) { return r.memory_share; }},
@@ -170,21 +203,7 @@ PowerFit fit_power(const hw::DeviceProfile& profile,
     }
     *fitted[j]->watts = Watts(x(k));
   }
-  // A working activity below idle is the readings' noise (a board running a kernel draws at
-  // least what it draws idle), and no profile may hold it: it is raised to idle and named.
-  const double idle = out.params.idle.value();
-  for (std::size_t j = 0; j < fitted.size(); ++j) {
-    const auto k = static_cast<Eigen::Index>(j);
-    if (fitted[j]->activity == hw::Activity::kIdle || x(k) >= idle) continue;
-    x(k) = idle;
-    *fitted[j]->watts = Watts(idle);
-    out.raised.push_back(fitted[j]->activity);
-  }
-  for (const Column* c : kept) {
-    if (c->activity == hw::Activity::kIdle || c->watts->value() >= idle) continue;
-    *c->watts = Watts(idle);
-    out.raised.push_back(c->activity);
-  }
+  raise_to_idle(fitted, kept, x, out);
   // The residual of the figures the profile keeps, capped and raised ones included.
   const Eigen::VectorXd residual = a * x - b;
   out.quality = {static_cast<int>(rows.size()),

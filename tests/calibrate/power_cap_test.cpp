@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "calibrate/fit.h"
+#include "engine/error.h"
 #include "io/device_profile_loader.h"
 
 using namespace megasim;
@@ -83,4 +84,23 @@ TEST_CASE(
   std::ofstream(file) << io::device_profile_to_json(p).dump(2);
   CHECK_NOTHROW(io::load_device_profile(file.string()));
   std::filesystem::remove(file);
+}
+
+TEST_CASE("power fit: readings far below idle contradict it and fail the fit, naming both") {
+  // Idle 300 W, GEMMs 100 W on an A100 of 400 W: not noise. Until 2026-12-05 every activity
+  // was raised to idle and written (a reviewer's 600 W and 130 W: a 256 % residual); now the
+  // power fit fails (the others are kept).
+  hw::DeviceProfile p = io::load_device_profile(std::string(MEGASIM_SOURCE_DIR) +
+                                                "/calibrate/profiles/a100-sxm4-80gb.json")
+                            .profile;
+  const std::vector<hw::PowerMeasurement> rows = {{0, 0, 0, Watts(300)}, {1, 0, 0, Watts(100)}};
+  try {
+    (void)calibrate::fit_power(p, rows);
+    FAIL("fitted");
+  } catch (const InputError& e) {
+    const std::string what = e.what();
+    INFO(what);
+    CHECK(what.find("gemm fits at 100 W, more than a fifth under the idle 300 W") !=
+          std::string::npos);
+  }
 }

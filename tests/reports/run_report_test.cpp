@@ -154,6 +154,7 @@ TEST_CASE("report: what the trials saw beside what the model assumes, said where
   r.recovery = Time::from_minutes(15);
   r.restarts.mean = 10.0;
   r.down_hours = 10.0;
+  r.spare_wait_hours = 7.5;
   r.failures_per_day = 0.000838;
   r.mtbf = Time::from_hours(28655.42);
   r.young = r.daly = Time::from_minutes(162.8);
@@ -163,7 +164,14 @@ TEST_CASE("report: what the trials saw beside what the model assumes, said where
   r.step_share = 0.99968;
   const std::string text = to_text(r, step, power, m);
   CHECK(text.find("per restart    15.0 min (comm init 0 s) with a spare free; 60.0 min on average "
-                  "in the trials, waiting for spares") != std::string::npos);
+                  "in the trials, 45.0 of it waiting for spares") != std::string::npos);
+  // No wait: the trials drew more failures that need a node than the model's share (the excess
+  // was put down to the pool until 2026-12-05).
+  RunResult no_wait = r;
+  no_wait.spare_wait_hours = 0.0;
+  CHECK(to_text(no_wait, step, power, m)
+            .find("60.0 min on average in the trials (the failures they drew that need a node)") !=
+        std::string::npos);
   CHECK(text.find("0.000838 failures/day") != std::string::npos);
   // Without spares the model's recovery holds the repair: a longer mean is chance, not said.
   ReliabilityModel no_spares = m;

@@ -179,6 +179,15 @@ Sweep collective_sweep(const SweepRequest& r) {
   const hw::CollAlgorithm algorithm = collective::parse_algorithm(r.algorithm);
   const hw::CollProtocol protocol = collective::parse_protocol(r.protocol);
   check_request(r, op);
+  // nccl-tests' size is a rank's buffer: one larger than a GPU's memory cannot be allocated
+  // (16 TiB a rank was timed on 80 GiB GPUs until 2026-12-05).
+  const double largest = r.sizes.empty() ? 0.0 : *std::max_element(r.sizes.begin(), r.sizes.end());
+  if (largest > profile.memory.value()) {
+    throw InputError(fmt::format(
+        "--bytes: {:g} bytes a rank (nccl-tests' size is each rank's buffer) is more than "
+        "{}'s {:.1f} GiB of memory",
+        largest, profile.name, profile.memory.value() / (1024.0 * 1024 * 1024)));
+  }
   const net::Topology topology(spec);
   const std::vector<int> placement = placement_of(topology, r);
   out.nodes = nodes_of(topology, placement);

@@ -27,6 +27,12 @@ function megasimRun(d, section, chart, colours, fmt, histogram, keyValues) {
     const card = section('Run: failures, checkpoints and power', null, true);
     const interval = (v) => (v === null ? 'none' : `${fmt.num(v, 1)} min`);
     keyValues(card, [
+      // The steps and their failure-free time, as the text's "steps" line (left off the page
+      // until 2026-12-05).
+      ['steps', `${run.steps} at ${fmt.num(run.step_time_s, 3)} s; ` +
+        `${fmt.num(run.failure_free_days, 2)} days of steps` +
+        (run.evaluation_hours > 0 ? ' and evaluations' : '') +
+        ' alone (no failure, checkpoint or launch)'],
       ['goodput', spreadOf(run.goodput, (x) => fmt.pct(x))],
       ['restarts', `${spreadOf(run.restarts, (x) => fmt.num(x, 1))}; ` +
         `${fmt.rate(run.failures_per_day)} failures a day, MTBF ${fmt.num(run.mtbf_hours, 2)} h`],
@@ -44,7 +50,9 @@ function megasimRun(d, section, chart, colours, fmt, histogram, keyValues) {
         `${interval(run.young_interval_min)} / ${interval(run.daly_interval_min)} / ` +
         (run.best_interval_past_run ? 'no checkpoint within the run'
           : `${interval(run.best_interval_min)}`)],
-      ['power', `IT peak ${fmt.power(power.it_peak_mw)}, facility peak ` +
+      ['power', `IT ${fmt.power(power.it_average_mw)} and facility ` +
+        `${fmt.power(power.facility_average_step_mw)} on average in steps; ` +
+        `IT peak ${fmt.power(power.it_peak_mw)}, facility peak ` +
         `${fmt.power(power.facility_peak_mw)} (${fmt.power(power.facility_peak_with_spares_mw)} ` +
         `with the spares), swing ${fmt.power(power.swing_mw)} within a step, ` +
         `${fmt.power(power.failure_drop_mw)} dropped on a failure`],

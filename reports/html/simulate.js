@@ -65,8 +65,16 @@
       ['PP exposed', b.pp_exposed, colours.pp], ['DP exposed', b.dp_exposed, colours.dp],
       ['bubble', b.bubble, colours.bubble], ['optimizer', b.optimizer, colours.optimizer],
       ['other', b.other, colours.other]];
+    // The text's two notes under its breakdown (left off the page until 2026-12-05).
+    const notes = [
+      ...(d.dp_hidden_s > 0 ? [`${fmt.num(d.dp_hidden_s, 3)} s of ZeRO-3/FSDP collectives, ` +
+        'their host work and reduce-buffer work overlapped: beside compute, or beside each ' +
+        'other.'] : []),
+      ...(d.pipe_engine_s > 0 ? [`${fmt.num(d.pipe_engine_s, 3)} s of compute and TP exposed ` +
+        'is the pipeline engine\'s own work.'] : [])];
     const card = section(`Breakdown of the critical stage (stage ${d.critical_stage})`,
-      `Where the ${fmt.num(d.step_time_s, 3)} s step goes on the stage that finishes last.`);
+      [`Where the ${fmt.num(d.step_time_s, 3)} s step goes on the stage that finishes last.`,
+        ...notes].join(' '));
     chart(card, {
       grid: { left: 100, right: 70, top: 10, bottom: 30 },
       tooltip: { trigger: 'item', valueFormatter: (v) => `${fmt.num(v, 3)} s` },

@@ -83,7 +83,11 @@ def rendered_as_text(chromium, binary, root, out):
             ("validate", ["validate"], [r"(\d+ of \d+ rows inside theirs)",
                                         r"never scored\): (\S+)"]),
             ("simulate-run", ["simulate", default], [r"per restart +(\S+ min)",
-                                                     r"MTBF (\S+ h)"]),
+                                                     r"MTBF (\S+ h)", r"steps +(\d+ at \S+ s)",
+                                                     r"IT +average (\S+ MW) in steps"]),
+            # The breakdown's note on ZeRO-3's overlapped collectives (left off until 2026-12-05).
+            ("simulate-zero3", ["simulate", validation("opt-175b-992")],
+             [r"\((\S+ s of ZeRO-3/FSDP collectives)"]),
             # A 33-step run: no checkpoint at all is best (the card printed the interval past
             # the run, 12.8 min, until 2026-12-05).
             ("simulate-past-run", ["simulate", "scenarios/megascale-production-530b.json",

@@ -319,8 +319,12 @@ std::string checkpoint_line(const RunResult& r, const StepProfile& step,
                             const ReliabilityModel& model) {
   if (model.checkpoint_interval == Time::max()) return "";
   std::string o;
-  o += fmt::format("  checkpoint     every {:.1f} min, {:.1f} s blocking; ",
-                   minutes(r.checkpoint_interval), r.checkpoint_cost.to_seconds());
+  // An interval the run's steps do not reach takes no checkpoint (a one-step run said "every
+  // 10.0 min" without a word until 2026-12-05).
+  const bool none = !r.checkpoints_in_run;
+  o += fmt::format("  checkpoint     every {:.1f} min{}, {:.1f} s blocking; ",
+                   minutes(r.checkpoint_interval), none ? " (none within the run)" : "",
+                   r.checkpoint_cost.to_seconds());
   o += r.mtbf == Time::max()
            ? std::string("no failures, so no Young or Daly interval")
            : fmt::format("Young {:.1f} min, Daly {:.1f} min", minutes(r.young), minutes(r.daly));

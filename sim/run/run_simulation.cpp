@@ -257,6 +257,9 @@ void reliability_figures(const StepProfile& step, const ReliabilityModel& model,
   r.mtbf = rate > 0.0 ? Time::from_hours(1.0 / rate) : Time::max();
   r.recovery = model.mean_recovery_time(step);
   r.checkpoint_interval = simulated_interval(model.checkpoint_interval, step, r.steps);
+  const std::int64_t every =
+      interval_in_steps(model.checkpoint_interval, time_per_step(step, r.steps));
+  r.checkpoints_in_run = every > 0 && every < r.steps;
   r.checkpoint_cost = model.blocking_checkpoint_time(step.checkpoint_size);
   if (rate > 0.0) {
     r.young = young_interval(r.checkpoint_cost, r.mtbf);

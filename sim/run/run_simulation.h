@@ -116,6 +116,7 @@ struct RunResult {
   Time mtbf;
   Time recovery;             // mean recovery per interruption (spare free)
   Time checkpoint_interval;  // the one simulated
+  bool checkpoints_in_run = false;  // the run's steps reach the interval: a checkpoint is taken
   Time checkpoint_cost;      // blocking time per checkpoint
   Time young, daly;          // analytic optimum intervals
   Time best_interval;        // by simulation (zero when not swept)

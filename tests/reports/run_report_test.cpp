@@ -173,6 +173,13 @@ TEST_CASE("report: what the trials saw beside what the model assumes, said where
             .find("60.0 min on average in the trials (the failures they drew that need a node)") !=
         std::string::npos);
   CHECK(text.find("0.000838 failures/day") != std::string::npos);
+  // An interval the run's steps do not reach is said to take no checkpoint.
+  RunResult short_run = r;
+  short_run.checkpoints_in_run = false;
+  CHECK(to_text(short_run, step, power, m).find("every 30.0 min (none within the run)") !=
+        std::string::npos);
+  short_run.checkpoints_in_run = true;
+  CHECK(to_text(short_run, step, power, m).find("(none within the run)") == std::string::npos);
   // Without spares the model's recovery holds the repair: a longer mean is chance, not said.
   ReliabilityModel no_spares = m;
   no_spares.spare_nodes = 0;

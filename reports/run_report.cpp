@@ -357,8 +357,9 @@ std::string checkpoint_line(const RunResult& r, const StepProfile& step,
     }
   }
   if (r.sweep_unfinished > 0) {
-    o += fmt::format("; {} swept interval{} cannot finish (failures outpace its checkpoints)",
-                     r.sweep_unfinished, r.sweep_unfinished == 1 ? "" : "s");
+    o += fmt::format("; {} swept interval{} cannot finish (failures outpace {} checkpoints)",
+                     r.sweep_unfinished, r.sweep_unfinished == 1 ? "" : "s",
+                     r.sweep_unfinished == 1 ? "its" : "their");
   }
   // Young and Daly know only the blocking copy: an interval shorter than the asynchronous
   // write waits for it at the next checkpoint (the simulated sweep does).

@@ -9,6 +9,8 @@ function megasimRun(d, section, chart, colours, fmt, histogram, keyValues) {
   const spreadOf = (dist, f) => (dist.p10 === dist.p90 ? f(dist.mean)
     : `${f(dist.mean)} mean (p10 ${f(dist.p10)}, p90 ${f(dist.p90)})`);
 
+  // Cents below ten dollars (a small job's energy printed "$0").
+  const dollars = (x) => fmt.num(x, x < 10 ? 2 : 0);
   // The trials' mean downtime a restart where it exceeds the model's, and what of it waited for
   // a spare, as the text's per-restart line says (the page left it out until 2026-12-05).
   const trialsRecovery = () => {
@@ -49,7 +51,12 @@ function megasimRun(d, section, chart, colours, fmt, histogram, keyValues) {
       ['checkpoint interval: Young / Daly / best simulated',
         `${interval(run.young_interval_min)} / ${interval(run.daly_interval_min)} / ` +
         (run.best_interval_past_run ? 'no checkpoint within the run'
-          : `${interval(run.best_interval_min)}`)],
+          : `${interval(run.best_interval_min)}`) +
+        // As the text says them (the page left them out until 2026-12-05).
+        (run.best_interval_at_sweep_edge ? ' (at the sweep\'s edge: a shorter or longer one ' +
+          'may be better)' : '') +
+        (run.interval_sweep_unfinished > 0 ? `; ${run.interval_sweep_unfinished} swept ` +
+          `interval${run.interval_sweep_unfinished === 1 ? '' : 's'} cannot finish` : '')],
       ['power', `IT ${fmt.power(power.it_average_mw)} and facility ` +
         `${fmt.power(power.facility_average_step_mw)} on average in steps; ` +
         `IT peak ${fmt.power(power.it_peak_mw)}, facility peak ` +
@@ -59,8 +66,8 @@ function megasimRun(d, section, chart, colours, fmt, histogram, keyValues) {
       ['energy, CO2 and cost', `${fmt.energy(power.it_mwh)} IT, ` +
         `${fmt.energy(power.facility_mwh)} facility; ${fmt.co2(power.tonnes_co2)} CO2` +
         (power.usd_gpu_hours === undefined ? ''
-          : `; $${fmt.num(power.usd_gpu_hours, 0)} of GPU-hours`) +
-        (power.usd_energy === undefined ? '' : `; $${fmt.num(power.usd_energy, 0)} in energy`)],
+          : `; $${dollars(power.usd_gpu_hours)} of GPU-hours`) +
+        (power.usd_energy === undefined ? '' : `; $${dollars(power.usd_energy)} in energy`)],
     ]);
   })();
   // The charts' unit: kW for a job that draws under a megawatt at its peak (a one-node job's

@@ -116,6 +116,24 @@ CheckpointHold checkpoint_hold(const run::ReliabilityModel& m, const run::StepPr
   return {std::floor(steps / every), m.checkpoint_stall.to_seconds() + held};
 }
 
+// A trial's expected failures with checkpoints every `interval_s` of `work_s`: the rate over
+// its expected wall time (Daly's segments, (e^{λT} − 1)(1/λ + R), as
+// run::expected_wall_time_poisson, in double; the asynchronous write counted as blocking, the
+// longer side), at most a run's longest, where a trial stops unfinished. The steps' time alone
+// was counted until 2026-12-05: a sweep centred on a write of many MTBFs drew 100 times that.
+double expected_failures(double rate_per_hour, double work_s, double interval_s, double cost_s,
+                         double recovery_s) {
+  if (rate_per_hour <= 0.0) return 0.0;
+  const double lambda = rate_per_hour / 3600.0;
+  const auto segment = [&](double t) {
+    return std::expm1(lambda * t) * (1.0 / lambda + recovery_s);
+  };
+  const double full =
+      interval_s > 0.0 && interval_s < work_s ? std::ceil(work_s / interval_s) - 1.0 : 0.0;
+  const double wall = full * segment(interval_s + cost_s) + segment(work_s - full * interval_s);
+  return rate_per_hour * std::min(wall, run::kMaxRunSeconds) / 3600.0;
+}
+
 // One checkpoint's write or read longer than a run may last: refused before the clock, whose
 // range it passes (a read at the loader's floor of 1e-6 GB/s was an internal error until
 // 2026-12-05, and so was such a write when the run took no checkpoint).
@@ -173,25 +191,27 @@ void check_run_work(const io::Inputs& in, const run::StepProfile& step, const Wo
   }
   check_checkpoint_transfers(in, step);
   const double rate = m.failures_per_hour(step);
-  const double failures = rate * step.step_time.to_hours() * steps;
+  const Time cost = m.blocking_checkpoint_time(step.checkpoint_size);
+  const Time write = m.async_write_time(step.checkpoint_size);
+  const auto failures_at = [&](Time interval) {
+    const double every = interval_steps(interval, step);
+    return expected_failures(rate, step_s, every * step.step_time.to_seconds(),
+                             (cost + write).to_seconds(), m.mean_recovery_time(step).to_seconds());
+  };
+  const double failures = failures_at(m.checkpoint_interval);
   // A trial's events: a checkpoint every whole number of steps (at least one), and failures.
   const auto per_trial = [&](Time interval) {
     const double every = interval_steps(interval, step);
-    return (every > 0.0 ? steps / every : 0.0) + failures;
+    return (every > 0.0 ? steps / every : 0.0) + failures_at(interval);
   };
   const double run_events = static_cast<double>(r.spec.trials) * per_trial(m.checkpoint_interval);
   // The sweep of checkpoint intervals (simulate_run runs it when failures and a checkpoint
   // cost both exist), its trials at each interval, with the most it may go on past its longest.
   double sweep_events = 0.0;
   std::size_t swept = 0;
-  const Time cost = m.blocking_checkpoint_time(step.checkpoint_size);
-  const Time write = m.async_write_time(step.checkpoint_size);
   if (r.spec.sweep_checkpoint_interval && run::sweeps_intervals(rate, cost, write)) {
-    auto intervals = run::swept_intervals(
+    const auto intervals = run::most_swept_intervals(
         run::sweep_centre(run::daly_interval(cost, Time::from_hours(1.0 / rate)), write));
-    for (int k = 0; k < run::kSweepExtension; ++k) {
-      intervals.push_back(intervals.back() * std::sqrt(2.0));
-    }
     swept = intervals.size();
     for (const Time interval : intervals) {
       sweep_events += static_cast<double>(std::max(1, r.spec.sweep_trials)) * per_trial(interval);

@@ -6,10 +6,7 @@
 #include <cmath>
 
 namespace megasim::run {
-namespace {
-// Swept checkpoint intervals: centre × 2^(k/2) for k in [-kSweepHalfSteps, kSweepHalfSteps].
-constexpr int kSweepHalfSteps = 4;
-}  // namespace
+namespace {}  // namespace
 
 Distribution distribution(std::vector<double> v) {
   Distribution d;
@@ -43,6 +40,12 @@ std::vector<Time> swept_intervals(Time centre) {
   for (int k = -kSweepHalfSteps; k <= kSweepHalfSteps; ++k) {
     out.push_back(centre * std::pow(2.0, 0.5 * static_cast<double>(k)));
   }
+  return out;
+}
+
+std::vector<Time> most_swept_intervals(Time centre) {
+  std::vector<Time> out = swept_intervals(centre);
+  for (int k = 0; k < kSweepExtension; ++k) out.push_back(out.back() * std::sqrt(2.0));
   return out;
 }
 

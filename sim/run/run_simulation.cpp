@@ -155,11 +155,12 @@ class Trial {
     base_ = durable_progress_;
     ++result_.restarts;
     if (now.to_seconds() > kMaxRunSeconds) {
-      throw InputError(fmt::format(
-          "run simulation: after {} interruptions and {:.0f} years the run has not finished; "
-          "failures ({:.3g}/h) outpace checkpoints every {} steps "
-          "(reliability.checkpoint_interval_min, run.tokens)",
-          result_.restarts, now.to_days() / 365.0, rate_, interval_steps_));
+      // Failures outpace the checkpoints: the trial ends unfinished (simulate_trial refuses
+      // it, the interval sweep leaves the interval out).
+      result_.finished = false;
+      mode_ = Mode::kDone;
+      sim_.cancel(durable_);
+      return;
     }
 
     const std::size_t cause = pick_cause();
@@ -224,8 +225,8 @@ Time slowed(Time t, double slowdown) {
 
 }  // namespace
 
-TrialResult simulate_trial(const StepProfile& step, double tokens, const ReliabilityModel& model,
-                           Time interval, std::uint64_t seed) {
+TrialResult run_trial(const StepProfile& step, double tokens, const ReliabilityModel& model,
+                      Time interval, std::uint64_t seed) {
   step.validate();
   const StragglerEffect s = draw_stragglers(step, model, seed);
   Rng draw(seed);
@@ -244,6 +245,20 @@ TrialResult simulate_trial(const StepProfile& step, double tokens, const Reliabi
                   (per_step * static_cast<double>(steps_for(tokens, step))).to_seconds());
   r.straggler_slowed = slow;
   if (slow) r.straggler = (step_time - per_step) * static_cast<double>(steps_for(tokens, step));
+  return r;
+}
+
+TrialResult simulate_trial(const StepProfile& step, double tokens, const ReliabilityModel& model,
+                           Time interval, std::uint64_t seed) {
+  TrialResult r = run_trial(step, tokens, model, interval, seed);
+  if (!r.finished) {
+    throw InputError(fmt::format(
+        "run simulation: after {} interruptions and {:.0f} years the run has not finished; "
+        "failures ({:.3g}/h) outpace checkpoints every {} steps "
+        "(reliability.checkpoint_interval_min, run.tokens)",
+        r.restarts, r.wall.to_days() / 365.0, model.failures_per_hour(step),
+        interval_in_steps(interval, time_per_step(step, steps_for(tokens, step)))));
+  }
   return r;
 }
 

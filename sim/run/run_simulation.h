@@ -48,6 +48,9 @@ struct TrialResult {
   Time down;           // detection, replacement, restart, load (the first launch is in `wall`)
   Time spare_wait;     // of `down`, the time replacements waited for a spare to be free
   std::int64_t restarts = 0;
+  // False when failures outpaced the checkpoints for a run's longest (kMaxRunYears): the trial
+  // stopped there.
+  bool finished = true;
   std::vector<std::int64_t> by_cause;  // interruptions per ReliabilityModel::causes entry
   bool straggler_slowed = false;
   // What a straggler the job keeps adds to its first-time steps (inside `useful`, which is
@@ -147,7 +150,10 @@ Time sweep_centre(Time daly, Time async_write);
 // each: centre × 2^(k/2) for k in [-4, 4]; while the longest is the best, up to
 // kSweepExtension more, each √2 past the last.
 std::vector<Time> swept_intervals(Time centre);
+inline constexpr int kSweepHalfSteps = 4;
 inline constexpr int kSweepExtension = 6;
+// Every interval the sweep may run: swept_intervals and the whole extension (the work bound's).
+std::vector<Time> most_swept_intervals(Time centre);
 
 // Expected wall time of `work` with checkpoints every `interval` of work costing `cost`, a
 // Poisson failure process of `rate_per_hour` while running and a fixed `recovery` after each

@@ -4,9 +4,9 @@
 #include <cmath>
 #include <limits>
 #include <numeric>
+#include <optional>
 #include <vector>
 
-#include "engine/error.h"
 #include "engine/rng.h"
 
 namespace megasim::run {
@@ -56,78 +56,112 @@ double trial_goodput(const TrialResult& tr) {
   return (tr.useful - tr.evaluation).to_seconds() / tr.wall.to_seconds();
 }
 
-// Mean wall-clock days at checkpoint intervals around the sweep's centre (sweep_centre), with
-// common random numbers (the same trial seeds at every interval); the least is the best. While
-// the longest is the best the sweep goes on past it (until 2026-12-05 a 62-minute asynchronous
-// write printed the sweep's last interval, 25.8 min, as best: 115 days against 57 at 60 min).
-void sweep_intervals(const StepProfile& step, const RunSpec& spec, const ReliabilityModel& model,
-                     RunResult& r) {
-  const int sweep_trials = std::max(1, spec.sweep_trials);
-  const auto n = static_cast<double>(sweep_trials);
-  double best = std::numeric_limits<double>::infinity();
-  std::size_t best_at = 0;
-  std::vector<std::vector<double>> days;  // per interval, per trial
-  // Each interval as the trials take it, whole steps (the nominal one was reported until
-  // 2026-12-05): one the run's steps do not reach never checkpoints, so the sweep stops at the
-  // first, and an interval that rounds to the steps of the one before it is the same trials.
-  const std::int64_t steps = steps_for(spec.tokens, step);
-  const Time whole_run = time_per_step(step, steps) * static_cast<double>(steps);
-  std::vector<Time> nominals =
-      swept_intervals(sweep_centre(r.daly, model.async_write_time(step.checkpoint_size)));
-  int extended = 0;
-  for (std::size_t k = 0; k < nominals.size(); ++k) {
-    const Time interval = simulated_interval(nominals[k], step, steps);
-    if (!r.sweep.empty() && r.sweep.back().interval >= whole_run) break;
-    if (r.sweep.empty() || r.sweep.back().interval != interval) {
-      std::vector<double> d;
-      double goodput = 0.0;
-      std::int64_t restarts = 0;
-      try {
-        for (int t = 0; t < sweep_trials; ++t) {
-          const TrialResult tr =
-              simulate_trial(step, spec.tokens, model, interval, trial_seed(spec.seed, t));
-          d.push_back(tr.wall.to_days());
-          goodput += trial_goodput(tr);
-          restarts += tr.restarts;
-        }
-      } catch (const InputError&) {
-        // Failures outpace this interval's checkpoints (simulate_trial's 50-year bound): the
-        // user's interval finished, so the sweep's is worse than any, and left out.
-        ++r.sweep_unfinished;
-        continue;
-      }
-      if (r.sweep.empty()) r.sweep_failures = restarts;
-      const double mean = std::accumulate(d.begin(), d.end(), 0.0) / n;
-      days.push_back(std::move(d));
-      r.sweep.push_back({.interval = interval, .mean_days = mean, .mean_goodput = goodput / n});
-      if (mean < best) {
-        best = mean;
-        best_at = r.sweep.size() - 1;
-        r.best_interval = interval;
-        r.best_past_run = interval >= whole_run;
-      }
-    }
-    if (k + 1 == nominals.size() && !r.sweep.empty() && best_at + 1 == r.sweep.size() &&
-        extended < kSweepExtension) {
-      nominals.push_back(nominals.back() * std::sqrt(2.0));
-      ++extended;
-    }
+namespace {
+
+// One swept interval's trials (the same seeds at every interval): their days, mean goodput and
+// failures; nullopt when failures outpaced the checkpoints in one of them.
+struct IntervalTrials {
+  std::vector<double> days;
+  double goodput = 0.0;
+  std::int64_t restarts = 0;
+};
+
+std::optional<IntervalTrials> run_interval(const StepProfile& step, const RunSpec& spec,
+                                           const ReliabilityModel& model, Time interval,
+                                           int trials) {
+  IntervalTrials out;
+  for (int t = 0; t < trials; ++t) {
+    const TrialResult tr = run_trial(step, spec.tokens, model, interval, trial_seed(spec.seed, t));
+    if (!tr.finished) return std::nullopt;
+    out.days.push_back(tr.wall.to_days());
+    out.goodput += trial_goodput(tr) / static_cast<double>(trials);
+    out.restarts += tr.restarts;
   }
-  r.best_at_sweep_edge = !r.sweep.empty() && !r.best_past_run && r.sweep.size() > 1 &&
-                         (best_at == 0 || best_at + 1 == r.sweep.size());
-  // Paired differences with the best: alike when their mean is within two standard errors.
+  return out;
+}
+
+// Paired differences with the best: alike when their mean is within two standard errors.
+void mark_alike(const std::vector<std::vector<double>>& days, std::size_t best_at, RunResult& r) {
+  const std::size_t trials = days.front().size();
+  const auto n = static_cast<double>(trials);
   for (std::size_t i = 0; i < r.sweep.size(); ++i) {
     double sum = 0.0, sum2 = 0.0;
-    for (int t = 0; t < sweep_trials; ++t) {
-      const double diff =
-          days[i][static_cast<std::size_t>(t)] - days[best_at][static_cast<std::size_t>(t)];
+    for (std::size_t t = 0; t < trials; ++t) {
+      const double diff = days[i][t] - days[best_at][t];
       sum += diff;
       sum2 += diff * diff;
     }
     const double mean = sum / n;
-    const double var = sweep_trials > 1 ? std::max(0.0, (sum2 - n * mean * mean) / (n - 1.0)) : 0.0;
+    const double var = trials > 1 ? std::max(0.0, (sum2 - n * mean * mean) / (n - 1.0)) : 0.0;
     r.sweep[i].alike_best = mean <= 2.0 * std::sqrt(var / n);
   }
+}
+
+}  // namespace
+
+// Mean wall-clock days at checkpoint intervals around the sweep's centre (sweep_centre), with
+// common random numbers; the least is the best. While the longest is the best the sweep goes
+// on past it (until 2026-12-05 a 62-minute asynchronous write printed the sweep's last
+// interval, 25.8 min, as best: 115 days against 57 at 60 min). An interval whose trials
+// failures outpace is left out and counted (it aborted the run until then).
+void sweep_intervals(const StepProfile& step, const RunSpec& spec, const ReliabilityModel& model,
+                     RunResult& r) {
+  const int trials = std::max(1, spec.sweep_trials);
+  constexpr std::size_t kMostSwept = 2 * kSweepHalfSteps + 1 + kSweepExtension;
+  double best = std::numeric_limits<double>::infinity();
+  std::size_t best_at = 0;
+  std::vector<std::vector<double>> days;  // per interval, per trial
+  std::vector<Time> unfinished;
+  // Each interval as the trials take it, whole steps (the nominal one was reported until
+  // 2026-12-05): one the run's steps do not reach never checkpoints, so the sweep stops at the
+  // first tried, and an interval that rounds to the steps of the one before it is the same.
+  const std::int64_t steps = steps_for(spec.tokens, step);
+  const Time whole_run = time_per_step(step, steps) * static_cast<double>(steps);
+  const auto unfinished_beyond = [&](bool longer) {
+    return std::any_of(unfinished.begin(), unfinished.end(),
+                       [&](Time u) { return longer ? u > r.best_interval : u < r.best_interval; });
+  };
+  std::vector<Time> nominals =
+      swept_intervals(sweep_centre(r.daly, model.async_write_time(step.checkpoint_size)));
+  std::optional<Time> last_tried;
+  for (std::size_t k = 0; k < nominals.size(); ++k) {
+    const Time interval = simulated_interval(nominals[k], step, steps);
+    if (last_tried && *last_tried >= whole_run) break;
+    if (!last_tried || *last_tried != interval) {
+      last_tried = interval;
+      const auto tried = run_interval(step, spec, model, interval, trials);
+      if (!tried) {
+        unfinished.push_back(interval);
+      } else {
+        if (r.sweep.empty()) r.sweep_failures = tried->restarts;
+        const double mean = std::accumulate(tried->days.begin(), tried->days.end(), 0.0) / trials;
+        days.push_back(tried->days);
+        r.sweep.push_back(
+            {.interval = interval, .mean_days = mean, .mean_goodput = tried->goodput});
+        if (mean < best) {
+          best = mean;
+          best_at = r.sweep.size() - 1;
+          r.best_interval = interval;
+          r.best_past_run = interval >= whole_run;
+        }
+      }
+    }
+    const bool longest_best = !r.sweep.empty() && best_at + 1 == r.sweep.size();
+    if (k + 1 == nominals.size() && longest_best && !unfinished_beyond(true) &&
+        nominals.size() < kMostSwept) {
+      nominals.push_back(nominals.back() * std::sqrt(2.0));
+    }
+  }
+  r.sweep_unfinished = static_cast<std::int64_t>(unfinished.size());
+  if (r.sweep.empty()) return;
+  // An end of the sweep is its edge only where nothing beyond it was tried: past the longest
+  // the extension ran out, and below the shortest lies more than one step.
+  const bool top =
+      best_at + 1 == r.sweep.size() && !unfinished_beyond(true) && nominals.size() == kMostSwept;
+  const bool bottom = best_at == 0 && !unfinished_beyond(false) &&
+                      r.sweep.front().interval > time_per_step(step, steps);
+  r.best_at_sweep_edge = !r.best_past_run && r.sweep.size() > 1 && (top || bottom);
+  mark_alike(days, best_at, r);
 }
 
 }  // namespace megasim::run

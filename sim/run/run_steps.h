@@ -24,6 +24,10 @@ Time simulated_interval(Time interval, const StepProfile& step, std::int64_t ste
 // MegaScale's effective training time rate of one trial.
 double trial_goodput(const TrialResult& tr);
 
+// simulate_trial without its refusal: a trial that failures outpaced comes back unfinished.
+TrialResult run_trial(const StepProfile& step, double tokens, const ReliabilityModel& model,
+                      Time interval, std::uint64_t seed);
+
 // The mean wall-clock days at checkpoint intervals around sweep_centre, into r.sweep and its
 // best (simulate_run runs it when sweeps_intervals).
 void sweep_intervals(const StepProfile& step, const RunSpec& spec, const ReliabilityModel& model,

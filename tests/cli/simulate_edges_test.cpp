@@ -98,6 +98,33 @@ TEST_CASE("cli: one checkpoint read or write longer than a run may last is refus
   CHECK(write.err.find("writing the ") != std::string::npos);
 }
 
+TEST_CASE("cli: the checkpoint sweep tries one interval past the run, finished or not") {
+  // A 27-hour asynchronous write against a 4-hour MTBF over 50 hours of steps: the sweep
+  // centres on the write (400 to 6,400 min). Without a checkpoint the run cannot finish, and
+  // every interval from its length (2,993 min) on runs those same trials: until 2026-12-05
+  // each was tried and counted unfinished again, and the sweep went on past them (9 tried of
+  // the 7 below the run and one past it).
+  const auto r = simulate_with_reliability(
+      [](nlohmann::json& preset) { preset["checkpoint_write_gbps"]["value"] = 0.025; },
+      " --set run.tokens=3.6e11 --max-events 100000000 --json");
+  REQUIRE(r.exit_code == 0);
+  const auto run = nlohmann::json::parse(r.out)["run"];
+  const auto tried =
+      run["interval_sweep_unfinished"].get<std::size_t>() + run["interval_sweep"].size();
+  CHECK(tried <= 7);
+  CHECK(run["interval_sweep_unfinished"].get<int>() >= 1);
+  // The shortest finished interval is the best, nothing shorter was tried: the sweep's edge.
+  CHECK(run["best_interval_at_sweep_edge"] == true);
+  // Under the default bound the work is refused with its estimate: the failures a trial draws
+  // over its expected wall time (7.4e5 at the first interval), where the steps' time alone
+  // (12 a trial) let it through until 2026-12-05.
+  const auto bounded = simulate_with_reliability(
+      [](nlohmann::json& preset) { preset["checkpoint_write_gbps"]["value"] = 0.025; },
+      " --set run.tokens=3.6e11");
+  CHECK(bounded.exit_code == 2);
+  CHECK(bounded.err.find("more than --max-events 20000000") != std::string::npos);
+}
+
 TEST_CASE("cli: NVLS is never chosen with one head a node (H100 on Jean Zay's 4 NICs a node)") {
   // BLOOM's DP groups hold 2 GPUs a node; with 4 NICs for 8 GPUs across nodes they get one NVLS
   // head, whose bandwidth in NCCL's model, x (heads - 1) / heads, is zero: the all-reduce was

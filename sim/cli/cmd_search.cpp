@@ -84,6 +84,17 @@ struct PreparedSearch {
   std::unique_ptr<plan::ResultsFile> results;
 };
 
+// A --set value the system overrides in every plan searched (plan.optimizer under LAMB) is
+// refused, as simulate and compare refuse it (taken silently until 2026-12-05); where --fix or
+// --vary sets a switch, a searched system may run it, and each plan names its own.
+void check_sets_searched(const std::vector<std::string>& overrides,
+                         const plan::SearchOptions& options, const io::Inputs& inputs) {
+  if (std::none_of(options.space.restrict.begin(), options.space.restrict.end(),
+                   [](const plan::Axis& a) { return a.path.rfind("optimizations.", 0) == 0; })) {
+    plan::check_sets_run(overrides, inputs);
+  }
+}
+
 std::unique_ptr<PreparedSearch> prepare_search(const SearchCliOptions& o) {
   // Every file the search reads, recorded where it is read (io::FilesRead).
   io::FilesRead read;
@@ -92,9 +103,6 @@ std::unique_ptr<PreparedSearch> prepare_search(const SearchCliOptions& o) {
   io_options.run_level = false;
   auto prepared = std::make_unique<PreparedSearch>();
   prepared->inputs = io::load_inputs(scenario, io_options, &read);
-  // A --set value the system overrides in every plan searched (plan.optimizer under LAMB) is
-  // refused, as simulate and compare refuse it (taken silently until 2026-12-05).
-  plan::check_sets_run(o.overrides, prepared->inputs);
 
   plan::SearchOptions& options = prepared->options;
   for (const auto& g : o.gpus) {
@@ -117,6 +125,7 @@ std::unique_ptr<PreparedSearch> prepare_search(const SearchCliOptions& o) {
     options.space.restrict.push_back(std::move(a));
   }
   for (const auto& v : o.vary) options.space.restrict.push_back(plan::parse_axis(v));
+  check_sets_searched(o.overrides, options, prepared->inputs);
   options.objective = plan::objective_from_string(o.objective);
   options.top_k = o.top;
   options.limits.max_events = o.max_events;

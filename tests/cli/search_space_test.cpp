@@ -153,3 +153,19 @@ TEST_CASE("cli: search says why the scenario's plan and a GPU count of its list 
         std::string::npos);
   CHECK(doc["scenario_plan_analytic_rank"].is_null());
 }
+
+TEST_CASE("cli: search takes a --set a switch overrides only where no searched system runs it") {
+  // plan.optimizer=adam under MegaScale's LAMB: refused as simulate refuses it; with
+  // --fix optimizations.lamb=false every searched system runs Adam, so it is taken (a first
+  // version of the check refused it too, against the scenario's own system).
+  const std::string search =
+      "search " + std::string(MEGASIM_SOURCE_DIR) +
+      "/scenarios/megascale-175b-12288.json --top 1 --gpus 12288 --set plan.optimizer=adam";
+  const auto refused = run_megasim(search);
+  CHECK(refused.exit_code == 2);
+  CHECK(refused.err.find("--set plan.optimizer=adam runs lamb") != std::string::npos);
+  const auto taken = run_megasim(search + " --fix optimizations.lamb=false");
+  INFO(taken.err);
+  CHECK(taken.exit_code == 0);
+  CHECK(taken.out.find("lamb=0") != std::string::npos);
+}

@@ -7,6 +7,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/commands.h"
+#include "engine/error.h"
 
 #ifndef MEGASIM_VERSION
 #define MEGASIM_VERSION "unknown"
@@ -36,7 +37,7 @@ int main(int argc, char** argv) {
     }
     if (!known) {
       std::fprintf(stderr, "megasim: error: '%s' is not a subcommand; the subcommands are %s\n",
-                   argv[1], names.c_str());
+                   megasim::printable(argv[1]).c_str(), names.c_str());
       return 2;
     }
   }
@@ -47,8 +48,10 @@ int main(int argc, char** argv) {
   } catch (const CLI::Success& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    // Bad arguments are bad input like any other: the same prefix and status.
-    std::fprintf(stderr, "megasim: error: %s\nRun with --help for more information.\n", e.what());
+    // Bad arguments are bad input like any other: the same prefix and status, and the control
+    // bytes of what they quote written as InputError writes them (raw until 2026-12-05).
+    std::fprintf(stderr, "megasim: error: %s\nRun with --help for more information.\n",
+                 megasim::printable(e.what()).c_str());
     return 2;
   } catch (const std::exception& e) {
     return megasim::cli::report_error(e);

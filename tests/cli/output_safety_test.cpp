@@ -351,3 +351,16 @@ TEST_CASE("an empty option value is refused, not taken as not given") {
   }
   CHECK_FALSE(fs::exists("x"));
 }
+
+TEST_CASE("an argument's control bytes reach stderr written as \\xNN, not raw") {
+  // CLI11's parse errors and an unknown subcommand printed them raw until 2026-12-05 (an ESC
+  // could recolour or drive the user's terminal); InputError's messages already wrote \xNN.
+  for (const std::string& args :
+       {"simulate " + shell_quote(kScenario) + " --trials " + shell_quote("4\x1b[31m"),
+        shell_quote("bo\x1bgus")}) {
+    const auto r = run_megasim(args);
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find('\x1b') == std::string::npos);
+    CHECK(r.err.find("\\x1b") != std::string::npos);
+  }
+}

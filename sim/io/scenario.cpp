@@ -284,6 +284,10 @@ Scenario read_scenario(const Json& doc, const fs::path& file, KeyLog* log);
 
 }  // namespace
 
+bool path_within(const std::string& path, const std::string& object) {
+  return path == object || path.rfind(object + ".", 0) == 0;
+}
+
 Scenario load_scenario(const fs::path& file, const std::vector<std::string>& overrides,
                        KeyLog* log, FilesRead* read) {
   Json doc = parse_json_file(file, read);
@@ -302,7 +306,7 @@ Scenario load_scenario(const fs::path& file, const std::vector<std::string>& ove
         throw InputError("--set " + path + ": given twice; give each key one value");
       const auto& [outer, inner] =
           other.size() < path.size() ? std::pair{other, path} : std::pair{path, other};
-      if (inner.rfind(outer + ".", 0) == 0) {
+      if (path_within(inner, outer)) {
         throw InputError("--set " + inner + " and --set " + outer +
                          ": the second holds the "
                          "first; set the key inside the object, or the object alone");

@@ -108,6 +108,10 @@ struct Scenario {
   bool optimizer_written = false;
 };
 
+// Whether JSON path `path` is `object` or a key inside it ("plan.tp" within "plan"; "plan"
+// within itself; "planet" not within "plan").
+bool path_within(const std::string& path, const std::string& object);
+
 // `overrides` are "path=value" strings from --set; each is applied to the document before it
 // is validated, so it is type-checked like the file's own keys. `read` records the file.
 Scenario load_scenario(const std::filesystem::path& file,

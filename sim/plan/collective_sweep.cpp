@@ -70,7 +70,19 @@ double size_multiple(hw::CollectiveOp op, int gpus) {
 }
 
 // What the request asks that no sweep can give, refused before the topology is built.
-void check_request(const SweepRequest& r, hw::CollectiveOp op) {
+// nccl-tests' size is a rank's buffer: one larger than a GPU's memory cannot be allocated
+// (16 TiB a rank was timed on 80 GiB GPUs until 2026-12-05).
+void check_fits_device(const SweepRequest& r, const hw::DeviceProfile& profile) {
+  const double largest = r.sizes.empty() ? 0.0 : *std::max_element(r.sizes.begin(), r.sizes.end());
+  if (largest > profile.memory.value()) {
+    throw InputError(fmt::format(
+        "--bytes: {:g} bytes a rank (nccl-tests' size is each rank's buffer) is more than "
+        "{}'s {:.1f} GiB of memory",
+        largest, profile.name, profile.memory.value() / (1024.0 * 1024 * 1024)));
+  }
+}
+
+void check_request(const SweepRequest& r, hw::CollectiveOp op, hw::CollProtocol protocol) {
   if (r.routing != "ecmp" && r.routing != "spray") {
     throw InputError("--routing: expected ecmp or spray, found '" + r.routing + "'");
   }
@@ -108,7 +120,7 @@ void check_request(const SweepRequest& r, hw::CollectiveOp op) {
   constexpr double kLargeBytes = 128.0 * 1024 * 1024;
   constexpr double kMaxSeconds = 600.0;
   const double per_size = kWorstSizeSecondsAt6144 * std::pow(r.gpus / 6144.0, 2.3);
-  const bool simple = collective::parse_protocol(r.protocol) == hw::CollProtocol::kSimple;
+  const bool simple = protocol == hw::CollProtocol::kSimple;
   double estimate = 0.0;
   for (const double size : r.sizes)
     estimate += size >= kLargeBytes || simple ? per_size : kSmallShare * per_size;
@@ -178,16 +190,8 @@ Sweep collective_sweep(const SweepRequest& r) {
   const hw::CollectiveOp op = collective::parse_op(r.op);
   const hw::CollAlgorithm algorithm = collective::parse_algorithm(r.algorithm);
   const hw::CollProtocol protocol = collective::parse_protocol(r.protocol);
-  check_request(r, op);
-  // nccl-tests' size is a rank's buffer: one larger than a GPU's memory cannot be allocated
-  // (16 TiB a rank was timed on 80 GiB GPUs until 2026-12-05).
-  const double largest = r.sizes.empty() ? 0.0 : *std::max_element(r.sizes.begin(), r.sizes.end());
-  if (largest > profile.memory.value()) {
-    throw InputError(fmt::format(
-        "--bytes: {:g} bytes a rank (nccl-tests' size is each rank's buffer) is more than "
-        "{}'s {:.1f} GiB of memory",
-        largest, profile.name, profile.memory.value() / (1024.0 * 1024 * 1024)));
-  }
+  check_request(r, op, protocol);
+  check_fits_device(r, profile);
   const net::Topology topology(spec);
   const std::vector<int> placement = placement_of(topology, r);
   out.nodes = nodes_of(topology, placement);

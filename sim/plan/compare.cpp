@@ -159,15 +159,11 @@ void check_axes(const std::filesystem::path& scenario, const std::vector<std::st
     }
   }
   // compare prices the step: the run level's keys would change no column.
-  // `path` is `key` or a key inside it.
-  const auto under = [](const std::string& path, const std::string& key) {
-    return path == key || path.rfind(key + ".", 0) == 0;
-  };
   // An object varied whole and a key inside it varied apart: each variant would set the key
   // twice (every variant was refused as clashing, 2026-12-05).
   for (const auto& a : axes) {
     for (const auto& b : axes) {
-      if (a.path != b.path && under(b.path, a.path)) {
+      if (a.path != b.path && io::path_within(b.path, a.path)) {
         throw InputError("--vary " + b.path + " and --vary " + a.path +
                          ": the second sets the "
                          "whole of what the first sets a key of; vary one of them");
@@ -176,7 +172,7 @@ void check_axes(const std::filesystem::path& scenario, const std::vector<std::st
   }
   for (const auto& a : axes) {
     for (const char* level : {"run", "reliability", "power"}) {
-      if (under(a.path, level)) {
+      if (io::path_within(a.path, level)) {
         throw InputError("--vary " + a.path + ": compare prices the step, which " + level +
                          " keys do not change; run simulate with --set " + a.path +
                          "=… for each value");
@@ -187,7 +183,7 @@ void check_axes(const std::filesystem::path& scenario, const std::vector<std::st
   // `--vary name=a,b` printed two identical rows, both on the Pareto front).
   for (const auto& a : axes) {
     for (const char* label : {"$schema", "name", "description", "assumptions", "validation"}) {
-      if (under(a.path, label)) {
+      if (io::path_within(a.path, label)) {
         throw InputError("--vary " + a.path + ": " + label +
                          " labels the scenario and changes no figure of its step; vary a "
                          "plan, optimizations, model, cluster or device key");
@@ -197,7 +193,7 @@ void check_axes(const std::filesystem::path& scenario, const std::vector<std::st
   for (const auto& a : axes) {
     for (const auto& o : overrides) {
       const std::string set = o.substr(0, o.find('='));
-      if (under(set, a.path) || under(a.path, set)) {
+      if (io::path_within(set, a.path) || io::path_within(a.path, set)) {
         throw InputError("--vary " + a.path + ": also given by --set " + o +
                          "; give the key in one of them");
       }
@@ -223,14 +219,6 @@ void check_axes(const std::filesystem::path& scenario, const std::vector<std::st
 
 }  // namespace
 
-namespace {
-// Whether a --set or varied `path` writes `key`: the key itself, or an object holding it.
-bool writes(const std::string& path, const std::string& key) {
-  return path == key || (key.size() > path.size() && key.compare(0, path.size(), path) == 0 &&
-                         key[path.size()] == '.');
-}
-}  // namespace
-
 // A varied value the variant does not run, because a system switch decides it: such a row
 // would be labelled with a value it was not priced with (until 2026-12-05 `--vary
 // plan.optimizer=adam,lamb` under MegaScale's preset printed two LAMB rows, one called adam;
@@ -240,7 +228,7 @@ void check_values_run(const std::vector<std::pair<std::string, std::string>>& se
                       const io::Inputs& in) {
   for (const auto& [path, value] : set) {
     for (const io::KeyNotRun& k : in.keys_not_run) {
-      if (!k.overridden || !writes(path, k.path)) continue;
+      if (!k.overridden || !io::path_within(k.path, path)) continue;
       if (path == k.path) throw InputError(fmt::format("{}={} {}", path, value, k.why));
       throw InputError(fmt::format("{}: {}={} {}", path, k.path, k.written, k.why));
     }
@@ -274,7 +262,7 @@ std::vector<std::string> sets_that_do_nothing(const std::vector<std::string>& ov
   const auto set = split_sets(overrides);
   for (const io::KeyNotRun& k : in.keys_not_run) {
     const auto by = std::find_if(set.begin(), set.end(),
-                                 [&](const auto& s) { return writes(s.first, k.path); });
+                                 [&](const auto& s) { return io::path_within(k.path, s.first); });
     // A file's own inert key is its author's (MegaScale's ablation files keep the window that
     // their sliding_window step turns on): not said.
     if (by == set.end() && !k.overridden) continue;

@@ -134,7 +134,7 @@ void raise_to_idle(const std::vector<const Column*>& fitted, const std::vector<c
     if (fitted[j]->activity == hw::Activity::kIdle || x(k) >= idle) continue;
     if (x(k) < kNoise * idle) {
       throw InputError(fmt::format(
-          "power: {} fits at {:.0f} W, more than a fifth under the idle {:.0f} W: the "
+          "power fit: {} fits at {:.0f} W, more than a fifth under the idle {:.0f} W: the "
           "readings contradict each other (a board running a kernel draws at least its idle "
           "power)",
           hw::to_string(fitted[j]->activity), x(k), idle));

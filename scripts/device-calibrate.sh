@@ -23,7 +23,7 @@
 # about 30 s; its output in $OUT/sustained.json, its log appended to calibrate.log, since $OUT
 # returns 8 files at most). MEASURE_S (default 180) and ATTENTION_S (default 60) bound the two
 # steps, each killed 10 s after its limit if it ignores it, and SUSTAINED_S (whole seconds a
-# phase, default 4: at most 54 s) the third; the rest of the 420 s is the fit, the check and
+# phase, default 4: at most 72 s) the third; the rest of the 420 s is the fit, the check and
 # the copy back, and a hang leaves half the 15-minute lease for a rerun. The tool exits 3 and
 # writes no profile when nothing was measured. On 2026-12-04 the two calibration steps took
 # 42 s together on one H200 (calibrate/README.md); the sustained step ran there as its own
@@ -131,20 +131,25 @@ calibrate_step() {
 # H200's).
 device_base() {
   if [ -n "${DEVICE_BASE:-}" ]; then
+    [ -s "$root/calibrate/profiles/$DEVICE_BASE.json" ] || {
+      echo "measure: DEVICE_BASE=$DEVICE_BASE names no profile under calibrate/profiles/" >&2
+      return 1
+    }
     echo "$DEVICE_BASE"
     return
   fi
   local name
   name=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n 1 || true)
+  # The SXM boards the profiles hold: "NVIDIA H200" and "NVIDIA H100 80GB HBM3"; a GH200, an
+  # NVL or a PCIe board is another memory and power.
   case "$name" in
-    *H200*) echo h200-sxm-141gb ;;
-    *H100*) echo h100-sxm5-80gb ;;
-    *)
-      echo "measure: GPU '${name:-none found}' is neither an H100 nor an H200; set DEVICE_BASE" \
-        "to the profile under calibrate/profiles/ to measure it from" >&2
-      return 1
-      ;;
+    *GH200* | *NVL* | *PCIe*) ;;
+    *H200*) echo h200-sxm-141gb && return ;;
+    *H100*) echo h100-sxm5-80gb && return ;;
   esac
+  echo "measure: GPU '${name:-none found}' is neither an H100 SXM nor an H200 SXM; set" \
+    "DEVICE_BASE to the profile under calibrate/profiles/ to measure it from" >&2
+  return 1
 }
 
 measure() {
@@ -195,7 +200,8 @@ measure() {
     { LD_LIBRARY_PATH=$outer_libs timeout -k 10 "$((phase * 8 + 40))" python3 -u \
         "$root/scripts/device-sustained.py" "$OUT/sustained.json" --seconds "$phase" \
         --duty 0.75 0.5 0.3 &&
-        python3 "$root/scripts/device-sustained.py" --merge "$OUT/sustained.json" "$profile"; } \
+        LD_LIBRARY_PATH=$outer_libs python3 "$root/scripts/device-sustained.py" --merge \
+          "$OUT/sustained.json" "$profile"; } \
       >>"$OUT/calibrate.log" 2>&1 || echo "sustained: failed, no curve merged" >>"$OUT/calibrate.log"
   fi
   rm -f "$profile.shapes.json"  # calibrate --scenario's shape list; $OUT returns 8 files at most

@@ -88,6 +88,11 @@ if env GPU_NAME="NVIDIA A100-SXM4-80GB" OUT="$tmp/other" DEVICE_BUNDLE="$tmp/bun
   PATH="$tmp/bin:$PATH" "$script" measure >"$tmp/other.stdout" 2>&1; then
   fail "an A100 measured as if it were a Hopper"
 fi
-grep -q "neither an H100 nor an H200; set DEVICE_BASE" "$tmp/other.stdout" ||
+grep -q "neither an H100 SXM nor an H200 SXM; set DEVICE_BASE" "$tmp/other.stdout" ||
   fail "no reason given: $(cat "$tmp/other.stdout")"
+# A GH200's name holds "H200"; its memory and power are another board's.
+if env GPU_NAME="NVIDIA GH200 480GB" OUT="$tmp/other" DEVICE_BUNDLE="$tmp/bundle" \
+  PATH="$tmp/bin:$PATH" "$script" measure >"$tmp/other.stdout" 2>&1; then
+  fail "a GH200 measured as an H200"
+fi
 echo "measure: $files files, curve merged and fitted; SUSTAINED_S=2.5 skipped; H100 named; A100 refused"

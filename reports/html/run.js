@@ -9,6 +9,18 @@ function megasimRun(d, section, chart, colours, fmt, histogram, keyValues) {
   const spreadOf = (dist, f) => (dist.p10 === dist.p90 ? f(dist.mean)
     : `${f(dist.mean)} mean (p10 ${f(dist.p10)}, p90 ${f(dist.p90)})`);
 
+  // The unbroken run of swept intervals the trials cannot tell from the best, as the text's
+  // checkpoint line gives it (left to the text until 2026-12-05).
+  const alikeRange = () => {
+    const pts = run.interval_sweep;
+    let first = pts.findIndex((p) => p.interval_min === run.best_interval_min);
+    if (first < 0 || run.best_interval_min === null) return '';
+    let last = first;
+    while (first > 0 && pts[first - 1].alike_best) first -= 1;
+    while (last + 1 < pts.length && pts[last + 1].alike_best) last += 1;
+    return last > first ? ` (${fmt.num(pts[first].interval_min, 1)}–` +
+      `${fmt.num(pts[last].interval_min, 1)} min alike within the trials' noise)` : '';
+  };
   // Cents below ten dollars (a small job's energy printed "$0").
   const dollars = (x) => fmt.num(x, x < 10 ? 2 : 0);
   // The trials' mean downtime a restart where it exceeds the model's, and what of it waited for
@@ -51,7 +63,7 @@ function megasimRun(d, section, chart, colours, fmt, histogram, keyValues) {
       ['checkpoint interval: Young / Daly / best simulated',
         `${interval(run.young_interval_min)} / ${interval(run.daly_interval_min)} / ` +
         (run.best_interval_past_run ? 'no checkpoint within the run'
-          : `${interval(run.best_interval_min)}`) +
+          : `${interval(run.best_interval_min)}${alikeRange()}`) +
         // As the text says them (the page left them out until 2026-12-05).
         (run.best_interval_at_sweep_edge ? ' (at the sweep\'s edge: a shorter or longer one ' +
           'may be better)' : '') +

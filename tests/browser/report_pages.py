@@ -84,6 +84,7 @@ def rendered_as_text(chromium, binary, root, out):
                                         r"never scored\): (\S+)"]),
             ("simulate-run", ["simulate", default], [r"per restart +(\S+ min)",
                                                      r"MTBF (\S+ h)", r"steps +(\d+ at \S+ s)",
+                                                     r"(\(\S+ min alike within the trials' noise\))",
                                                      r"IT +average (\S+ MW) in steps"]),
             # The breakdown's note on ZeRO-3's overlapped collectives (left off until 2026-12-05).
             ("simulate-zero3", ["simulate", validation("opt-175b-992")],

@@ -136,6 +136,7 @@ Json checkpoint_json(const RunResult& r, const StepProfile& step, const Reliabil
       {"best_interval_min",
        r.sweep.empty() || r.sweep_failures == 0 ? Json(nullptr) : Json(minutes(r.best_interval))},
       {"best_interval_past_run", !r.sweep.empty() && r.sweep_failures > 0 && r.best_past_run},
+      {"checkpoints_in_run", r.checkpoints_in_run},
       {"best_interval_at_sweep_edge",
        !r.sweep.empty() && r.sweep_failures > 0 && r.best_at_sweep_edge},
       {"interval_sweep_unfinished", r.sweep_unfinished},

@@ -56,7 +56,8 @@ function megasimRun(d, section, chart, colours, fmt, histogram, keyValues) {
       // A synchronous checkpoint has no background write, a run without checkpoints no
       // interval (the page printed "– min" for them until 2026-12-05; the text leaves them out).
       ['checkpoint', run.checkpoint_interval_min === null ? 'none'
-        : `every ${fmt.num(run.checkpoint_interval_min, 1)} min, ` +
+        : `every ${fmt.num(run.checkpoint_interval_min, 1)} min` +
+          (run.checkpoints_in_run === false ? ' (none within the run)' : '') + ', ' +
           `${fmt.num(run.checkpoint_blocking_s, 1)} s blocking` +
           (run.checkpoint_async_write_min === null ? ''
             : `, ${fmt.num(run.checkpoint_async_write_min, 1)} min written in the background`)],

@@ -130,8 +130,11 @@ double expected_failures(double rate_per_hour, double work_s, double interval_s,
   };
   const double full =
       interval_s > 0.0 && interval_s < work_s ? std::ceil(work_s / interval_s) - 1.0 : 0.0;
-  const double wall = full * segment(interval_s + cost_s) + segment(work_s - full * interval_s);
-  return rate_per_hour * std::min(wall, run::kMaxRunSeconds) / 3600.0;
+  // No checkpointed segment is no term: 0 × an overflowed segment would be NaN, and a NaN
+  // bound refused every run (a reviewer's interval of 2·10⁵ min).
+  const double checkpointed = full > 0.0 ? full * segment(interval_s + cost_s) : 0.0;
+  const double wall = checkpointed + segment(work_s - full * interval_s);
+  return rate_per_hour * (wall < run::kMaxRunSeconds ? wall : run::kMaxRunSeconds) / 3600.0;
 }
 
 // One checkpoint's write or read longer than a run may last: refused before the clock, whose
@@ -212,9 +215,14 @@ void check_run_work(const io::Inputs& in, const run::StepProfile& step, const Wo
   if (r.spec.sweep_checkpoint_interval && run::sweeps_intervals(rate, cost, write)) {
     const auto intervals = run::most_swept_intervals(
         run::sweep_centre(run::daly_interval(cost, Time::from_hours(1.0 / rate)), write));
-    swept = intervals.size();
+    // As the sweep stops: after the first interval the run's steps do not reach (its steps
+    // with their evaluation share, as the trials take them); counting the ones past it charged
+    // a hopeless run eight more 50-year trials, as the sweep did until 2026-12-05.
+    const double per_step_s = (step_s + evaluation_s) / steps;
     for (const Time interval : intervals) {
       sweep_events += static_cast<double>(std::max(1, r.spec.sweep_trials)) * per_trial(interval);
+      ++swept;
+      if (std::max(1.0, std::round(interval.to_seconds() / per_step_s)) >= steps) break;
     }
   }
   const double events = run_events + sweep_events;

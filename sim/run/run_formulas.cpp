@@ -6,7 +6,6 @@
 #include <cmath>
 
 namespace megasim::run {
-namespace {}  // namespace
 
 Distribution distribution(std::vector<double> v) {
   Distribution d;
@@ -45,7 +44,7 @@ std::vector<Time> swept_intervals(Time centre) {
 
 std::vector<Time> most_swept_intervals(Time centre) {
   std::vector<Time> out = swept_intervals(centre);
-  for (int k = 0; k < kSweepExtension; ++k) out.push_back(out.back() * std::sqrt(2.0));
+  while (out.size() < kMostSwept) out.push_back(out.back() * std::sqrt(2.0));
   return out;
 }
 

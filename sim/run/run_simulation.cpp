@@ -159,7 +159,6 @@ class Trial {
       // it, the interval sweep leaves the interval out).
       result_.finished = false;
       mode_ = Mode::kDone;
-      sim_.cancel(durable_);
       return;
     }
 
@@ -236,9 +235,10 @@ TrialResult run_trial(const StepProfile& step, double tokens, const ReliabilityM
   // A straggler slows the evaluation's forward passes as much as the step's.
   const Time per_step = time_per_step(step, steps_for(tokens, step));
   const Time step_time = slow ? slowed(per_step, model.straggler_slowdown) : per_step;
-  Trial t(step, steps_for(tokens, step), step_time, model, interval_in_steps(interval, step_time),
-          draw.next_u64(), s.evicted);
+  const std::int64_t every = interval_in_steps(interval, step_time);
+  Trial t(step, steps_for(tokens, step), step_time, model, every, draw.next_u64(), s.evicted);
   TrialResult r = t.run();
+  r.interval_steps = every;
   const Time evaluations = run_evaluation(step, steps_for(tokens, step));
   r.evaluation =
       r.useful * (evaluations.to_seconds() /
@@ -256,8 +256,7 @@ TrialResult simulate_trial(const StepProfile& step, double tokens, const Reliabi
         "run simulation: after {} interruptions and {:.0f} years the run has not finished; "
         "failures ({:.3g}/h) outpace checkpoints every {} steps "
         "(reliability.checkpoint_interval_min, run.tokens)",
-        r.restarts, r.wall.to_days() / 365.0, model.failures_per_hour(step),
-        interval_in_steps(interval, time_per_step(step, steps_for(tokens, step)))));
+        r.restarts, r.wall.to_days() / 365.0, model.failures_per_hour(step), r.interval_steps));
   }
   return r;
 }

@@ -11,6 +11,7 @@
 // Pure functions; a result depends only on its inputs and the seed.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -51,6 +52,7 @@ struct TrialResult {
   // False when failures outpaced the checkpoints for a run's longest (kMaxRunYears): the trial
   // stopped there.
   bool finished = true;
+  std::int64_t interval_steps = 0;  // steps between its checkpoints, at its own step time (0: none)
   std::vector<std::int64_t> by_cause;  // interruptions per ReliabilityModel::causes entry
   bool straggler_slowed = false;
   // What a straggler the job keeps adds to its first-time steps (inside `useful`, which is
@@ -152,6 +154,7 @@ Time sweep_centre(Time daly, Time async_write);
 std::vector<Time> swept_intervals(Time centre);
 inline constexpr int kSweepHalfSteps = 4;
 inline constexpr int kSweepExtension = 6;
+inline constexpr std::size_t kMostSwept = 2 * kSweepHalfSteps + 1 + kSweepExtension;
 // Every interval the sweep may run: swept_intervals and the whole extension (the work bound's).
 std::vector<Time> most_swept_intervals(Time centre);
 

@@ -58,14 +58,15 @@ double trial_goodput(const TrialResult& tr) {
 
 namespace {
 
-// One swept interval's trials (the same seeds at every interval): their days, mean goodput and
-// failures; nullopt when failures outpaced the checkpoints in one of them.
+// One swept interval's trials: their days, mean goodput and failures.
 struct IntervalTrials {
   std::vector<double> days;
   double goodput = 0.0;
   std::int64_t restarts = 0;
 };
 
+// The trials of one interval, the same seeds at every interval; nullopt when failures outpaced
+// the checkpoints in one of them (the rest are not run).
 std::optional<IntervalTrials> run_interval(const StepProfile& step, const RunSpec& spec,
                                            const ReliabilityModel& model, Time interval,
                                            int trials) {
@@ -107,7 +108,6 @@ void mark_alike(const std::vector<std::vector<double>>& days, std::size_t best_a
 void sweep_intervals(const StepProfile& step, const RunSpec& spec, const ReliabilityModel& model,
                      RunResult& r) {
   const int trials = std::max(1, spec.sweep_trials);
-  constexpr std::size_t kMostSwept = 2 * kSweepHalfSteps + 1 + kSweepExtension;
   double best = std::numeric_limits<double>::infinity();
   std::size_t best_at = 0;
   std::vector<std::vector<double>> days;  // per interval, per trial

@@ -115,14 +115,20 @@ TEST_CASE("cli: the checkpoint sweep tries one interval past the run, finished o
   CHECK(run["interval_sweep_unfinished"].get<int>() >= 1);
   // The shortest finished interval is the best, nothing shorter was tried: the sweep's edge.
   CHECK(run["best_interval_at_sweep_edge"] == true);
-  // Under the default bound the work is refused with its estimate: the failures a trial draws
-  // over its expected wall time (7.4e5 at the first interval), where the steps' time alone
-  // (12 a trial) let it through until 2026-12-05.
+  // The work bound counts the failures a trial draws over its expected wall time (the sweep's
+  // 32 trials drew 7.4e5 at its first interval); counting them over the steps' time alone (12
+  // a trial) took this run under --max-events 20000 until 2026-12-05.
   const auto bounded = simulate_with_reliability(
       [](nlohmann::json& preset) { preset["checkpoint_write_gbps"]["value"] = 0.025; },
-      " --set run.tokens=3.6e11");
+      " --set run.tokens=3.6e11 --max-events 20000");
   CHECK(bounded.exit_code == 2);
-  CHECK(bounded.err.find("more than --max-events 20000000") != std::string::npos);
+  CHECK(bounded.err.find("more than --max-events 20000 ") != std::string::npos);
+  // An interval past the run without a checkpoint inside it: the bound is finite (0 times an
+  // overflowed segment was NaN, and refused every run).
+  const auto far = run_megasim("simulate " + kDefaultScenario +
+                               " --set reliability.checkpoint_interval_min=2e5");
+  CHECK(far.exit_code == 0);
+  CHECK(far.err.find("nan") == std::string::npos);
 }
 
 TEST_CASE("cli: NVLS is never chosen with one head a node (H100 on Jean Zay's 4 NICs a node)") {

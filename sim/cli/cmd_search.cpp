@@ -86,13 +86,17 @@ struct PreparedSearch {
 
 // A --set value the system overrides in every plan searched (plan.optimizer under LAMB) is
 // refused, as simulate and compare refuse it (taken silently until 2026-12-05); where --fix or
-// --vary sets a switch, a searched system may run it, and each plan names its own.
+// --vary runs the overriding switch off, those plans run it (each names its switches). Any
+// optimizations axis waived the check for a while: --fix optimizations.lamb=true passed.
 void check_sets_searched(const std::vector<std::string>& overrides,
                          const plan::SearchOptions& options, const io::Inputs& inputs) {
-  if (std::none_of(options.space.restrict.begin(), options.space.restrict.end(),
-                   [](const plan::Axis& a) { return a.path.rfind("optimizations.", 0) == 0; })) {
-    plan::check_sets_run(overrides, inputs);
+  std::vector<std::string> off;
+  for (const plan::Axis& a : options.space.restrict) {
+    if (std::any_of(a.values.begin(), a.values.end(),
+                    [](const std::string& v) { return v == "false" || v == "0"; }))
+      off.push_back(a.path);
   }
+  plan::check_sets_run(overrides, inputs, off);
 }
 
 std::unique_ptr<PreparedSearch> prepare_search(const SearchCliOptions& o) {

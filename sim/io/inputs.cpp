@@ -238,18 +238,21 @@ std::vector<KeyNotRun> keys_not_run(const Inputs& in) {
     keys.push_back({"plan.optimizer", workload::to_string(in.written_optimizer),
                     fmt::format("runs {}: the system's lamb switch (optimizations.lamb) sets "
                                 "the optimizer",
-                                workload::to_string(s.plan.optimizer))});
+                                workload::to_string(s.plan.optimizer)),
+                    true, "optimizations.lamb"});
   }
   const step::SystemOverrides& o = s.optimizations.overrides;
   if (o.attention && *o.attention != in.system.attention_kernel()) {
     keys.push_back({"optimizations.attention", step::to_string(*o.attention),
                     fmt::format("runs {}: optimizations.efficient_operators sets the attention "
                                 "kernel",
-                                step::to_string(in.system.attention_kernel()))});
+                                step::to_string(in.system.attention_kernel())),
+                    true, "optimizations.efficient_operators"});
   }
   if (o.attention_window && !in.system.sliding_window) {
     keys.push_back({"optimizations.attention_window", std::to_string(*o.attention_window),
-                    "optimizations.sliding_window is off, so no window is applied", false});
+                    "optimizations.sliding_window is off, so no window is applied", false,
+                    "optimizations.sliding_window"});
   }
   return keys;
 }

@@ -41,6 +41,7 @@ struct KeyNotRun {
   std::string written;  // the value as written, "adam"
   std::string why;      // "runs lamb: the system's lamb switch (optimizations.lamb) sets ..."
   bool overridden = true;
+  std::string by;  // the switch that overrides it, "optimizations.lamb"
 };
 
 struct Inputs {

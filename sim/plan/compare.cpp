@@ -225,10 +225,11 @@ void check_axes(const std::filesystem::path& scenario, const std::vector<std::st
 // simulate --set took it silently until the next session, and an object set whole, e.g.
 // `optimizations={...}`, until the fortieth). io::load_inputs finds the keys by effect.
 void check_values_run(const std::vector<std::pair<std::string, std::string>>& set,
-                      const io::Inputs& in) {
+                      const io::Inputs& in, const std::vector<std::string>& off) {
   for (const auto& [path, value] : set) {
     for (const io::KeyNotRun& k : in.keys_not_run) {
       if (!k.overridden || !io::path_within(k.path, path)) continue;
+      if (std::find(off.begin(), off.end(), k.by) != off.end()) continue;
       if (path == k.path) throw InputError(fmt::format("{}={} {}", path, value, k.why));
       throw InputError(fmt::format("{}: {}={} {}", path, k.path, k.written, k.why));
     }
@@ -245,9 +246,10 @@ std::vector<std::pair<std::string, std::string>> split_sets(
   return set;
 }
 
-void check_sets_run(const std::vector<std::string>& overrides, const io::Inputs& in) {
+void check_sets_run(const std::vector<std::string>& overrides, const io::Inputs& in,
+                    const std::vector<std::string>& off) {
   try {
-    check_values_run(split_sets(overrides), in);
+    check_values_run(split_sets(overrides), in, off);
   } catch (const InputError& e) {
     throw InputError(fmt::format("--set {}", e.what()));
   }

@@ -65,9 +65,12 @@ std::vector<std::string> values_alike(const std::vector<Variant>& variants);
 // not run as written because a system switch overrides it (plan.optimizer under the lamb
 // switch, optimizations.attention under efficient_operators: io::Inputs::keys_not_run).
 // check_sets_run does it for --set's "PATH=VALUE" overrides.
+// `off`: switches some other system in play runs off (a search's --fix/--vary of them), under
+// which the key does run: not refused.
 void check_values_run(const std::vector<std::pair<std::string, std::string>>& set,
-                      const io::Inputs& in);
-void check_sets_run(const std::vector<std::string>& overrides, const io::Inputs& in);
+                      const io::Inputs& in, const std::vector<std::string>& off = {});
+void check_sets_run(const std::vector<std::string>& overrides, const io::Inputs& in,
+                    const std::vector<std::string>& off = {});
 // A line each to say for the keys written that do not run as written and are not refused: a
 // key --set writes that applies nothing (optimizations.attention_window with sliding_window
 // off), and the file's own keys a system switch overrides.

@@ -168,4 +168,11 @@ TEST_CASE("cli: search takes a --set a switch overrides only where no searched s
   INFO(taken.err);
   CHECK(taken.exit_code == 0);
   CHECK(taken.out.find("lamb=0") != std::string::npos);
+  // A switch held on, or another switch, leaves every system running LAMB: still refused (any
+  // optimizations axis waived the check for a while).
+  for (const char* fix : {" --fix optimizations.lamb=true", " --fix optimizations.misc=false"}) {
+    const auto held = run_megasim(search + fix);
+    CHECK(held.exit_code == 2);
+    CHECK(held.err.find("--set plan.optimizer=adam runs lamb") != std::string::npos);
+  }
 }

@@ -69,7 +69,6 @@ double size_multiple(hw::CollectiveOp op, int gpus) {
   return 4.0 * (hw::splits_buffer(op) ? gpus : 1);
 }
 
-// What the request asks that no sweep can give, refused before the topology is built.
 // nccl-tests' size is a rank's buffer: one larger than a GPU's memory cannot be allocated
 // (16 TiB a rank was timed on 80 GiB GPUs until 2026-12-05).
 void check_fits_device(const SweepRequest& r, const hw::DeviceProfile& profile) {
@@ -82,6 +81,7 @@ void check_fits_device(const SweepRequest& r, const hw::DeviceProfile& profile) 
   }
 }
 
+// What the request asks that no sweep can give, refused before the topology is built.
 void check_request(const SweepRequest& r, hw::CollectiveOp op, hw::CollProtocol protocol) {
   if (r.routing != "ecmp" && r.routing != "spray") {
     throw InputError("--routing: expected ecmp or spray, found '" + r.routing + "'");

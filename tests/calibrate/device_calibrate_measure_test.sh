@@ -91,8 +91,18 @@ fi
 grep -q "neither an H100 SXM nor an H200 SXM; set DEVICE_BASE" "$tmp/other.stdout" ||
   fail "no reason given: $(cat "$tmp/other.stdout")"
 # A GH200's name holds "H200"; its memory and power are another board's.
-if env GPU_NAME="NVIDIA GH200 480GB" OUT="$tmp/other" DEVICE_BUNDLE="$tmp/bundle" \
-  PATH="$tmp/bin:$PATH" "$script" measure >"$tmp/other.stdout" 2>&1; then
+mkdir -p "$tmp/gh200"
+if env GPU_NAME="NVIDIA GH200 480GB" OUT="$tmp/gh200" DEVICE_BUNDLE="$tmp/bundle" \
+  PATH="$tmp/bin:$PATH" "$script" measure >"$tmp/gh200.stdout" 2>&1; then
   fail "a GH200 measured as an H200"
 fi
-echo "measure: $files files, curve merged and fitted; SUSTAINED_S=2.5 skipped; H100 named; A100 refused"
+grep -q "GPU 'NVIDIA GH200 480GB' is neither" "$tmp/gh200.stdout" ||
+  fail "no reason given for the GH200: $(cat "$tmp/gh200.stdout")"
+# DEVICE_BASE names a profile, or is refused.
+mkdir -p "$tmp/base"
+if env DEVICE_BASE=nope OUT="$tmp/base" DEVICE_BUNDLE="$tmp/bundle" PATH="$tmp/bin:$PATH" \
+  "$script" measure >"$tmp/base.stdout" 2>&1; then
+  fail "DEVICE_BASE=nope taken"
+fi
+grep -q "DEVICE_BASE=nope names no profile" "$tmp/base.stdout" || fail "no reason for DEVICE_BASE"
+echo "measure: $files files, curve merged and fitted; SUSTAINED_S=2.5 skipped; H100 named; A100, GH200 and a bad DEVICE_BASE refused"

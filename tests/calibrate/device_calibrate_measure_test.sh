@@ -83,26 +83,19 @@ run "$tmp/h100" GPU_NAME="NVIDIA H100 80GB HBM3"
 [ -s "$tmp/h100/h100-sxm5-80gb-fitted.json" ] || fail "no fitted H100 profile"
 ! ls "$tmp/h100" | grep -q h200 || fail "an H200 file from an H100: $(ls "$tmp/h100")"
 grep -q "device profile: h100-sxm5-80gb" "$tmp/h100/machine.txt" || fail "base not recorded"
-mkdir -p "$tmp/other"
-if env GPU_NAME="NVIDIA A100-SXM4-80GB" OUT="$tmp/other" DEVICE_BUNDLE="$tmp/bundle" \
-  PATH="$tmp/bin:$PATH" "$script" measure >"$tmp/other.stdout" 2>&1; then
-  fail "an A100 measured as if it were a Hopper"
-fi
-grep -q "neither an H100 SXM nor an H200 SXM; set DEVICE_BASE" "$tmp/other.stdout" ||
-  fail "no reason given: $(cat "$tmp/other.stdout")"
+# `measure` with the environment given ($3...) is refused before anything runs, saying $2.
+refused() {
+  local name=$1 reason=$2
+  shift 2
+  mkdir -p "$tmp/$name"
+  if env "$@" OUT="$tmp/$name" DEVICE_BUNDLE="$tmp/bundle" PATH="$tmp/bin:$PATH" \
+    "$script" measure >"$tmp/$name.stdout" 2>&1; then
+    fail "$name: measured anyway"
+  fi
+  grep -q "$reason" "$tmp/$name.stdout" || fail "$name: no reason given: $(cat "$tmp/$name.stdout")"
+}
+refused a100 "neither an H100 SXM nor an H200 SXM; set DEVICE_BASE" GPU_NAME="NVIDIA A100-SXM4-80GB"
 # A GH200's name holds "H200"; its memory and power are another board's.
-mkdir -p "$tmp/gh200"
-if env GPU_NAME="NVIDIA GH200 480GB" OUT="$tmp/gh200" DEVICE_BUNDLE="$tmp/bundle" \
-  PATH="$tmp/bin:$PATH" "$script" measure >"$tmp/gh200.stdout" 2>&1; then
-  fail "a GH200 measured as an H200"
-fi
-grep -q "GPU 'NVIDIA GH200 480GB' is neither" "$tmp/gh200.stdout" ||
-  fail "no reason given for the GH200: $(cat "$tmp/gh200.stdout")"
-# DEVICE_BASE names a profile, or is refused.
-mkdir -p "$tmp/base"
-if env DEVICE_BASE=nope OUT="$tmp/base" DEVICE_BUNDLE="$tmp/bundle" PATH="$tmp/bin:$PATH" \
-  "$script" measure >"$tmp/base.stdout" 2>&1; then
-  fail "DEVICE_BASE=nope taken"
-fi
-grep -q "DEVICE_BASE=nope names no profile" "$tmp/base.stdout" || fail "no reason for DEVICE_BASE"
+refused gh200 "GPU 'NVIDIA GH200 480GB' is neither" GPU_NAME="NVIDIA GH200 480GB"
+refused base "DEVICE_BASE=nope names no profile" DEVICE_BASE=nope
 echo "measure: $files files, curve merged and fitted; SUSTAINED_S=2.5 skipped; H100 named; A100, GH200 and a bad DEVICE_BASE refused"

@@ -75,9 +75,10 @@ std::optional<IntervalTrials> run_interval(const StepProfile& step, const RunSpe
     const TrialResult tr = run_trial(step, spec.tokens, model, interval, trial_seed(spec.seed, t));
     if (!tr.finished) return std::nullopt;
     out.days.push_back(tr.wall.to_days());
-    out.goodput += trial_goodput(tr) / static_cast<double>(trials);
+    out.goodput += trial_goodput(tr);
     out.restarts += tr.restarts;
   }
+  out.goodput /= static_cast<double>(trials);  // summed then divided, as before the split
   return out;
 }
 

@@ -53,7 +53,10 @@
     }
     if (d.run && d.run.evaluation_interval_steps > 0) rows.push(['evaluation',
       `${fmt.num(d.run.evaluation_s, 1)} s every ${d.run.evaluation_interval_steps} steps, ` +
-      `${fmt.num(d.run.evaluation_hours, 1)} h in all`]);
+      `${fmt.num(d.run.evaluation_hours, 1)} h in all, ` +
+      // Its share, as the text gives it (left to the text until 2026-12-05).
+      `${fmt.num(100 * d.run.evaluation_hours / (24 * d.run.failure_free_days), 1)}% of the ` +
+      'steps\' and evaluations\' time']);
     keyValues(card, rows);
   }
 
@@ -95,9 +98,15 @@
     const note = tight.length === 0 ? '' : ` Tight: stage${tight.length > 1 ? 's' : ''} ` +
       `${tight.join(', ')} pass the line only with the fragmentation margin (part of the ` +
       'workspace bar) and run if the allocator loses less than the room left without it.';
-    const over = m.filter((s) => s.over_device).map((s) => s.stage);
+    const over = m.filter((s) => s.over_device);
+    // The most over stage's need, as the text's "over" line gives it (the page named the
+    // stages without a figure until 2026-12-05).
+    const needs = (s) => s.total_gib - s.fragmentation_margin_gib;
+    const worst = over.reduce((a, s) => (a === null || needs(s) > needs(a) ? s : a), null);
     const overNote = over.length === 0 ? '' : ` Over: stage${over.length > 1 ? 's' : ''} ` +
-      `${over.join(', ')} exceed the device even without the margin; the published run ran ` +
+      `${over.map((s) => s.stage).join(', ')} exceed the device even without the margin ` +
+      `(stage ${worst.stage} needs ${fmt.num(needs(worst), 1)} of its ` +
+      `${fmt.num(d.device.memory_gib, 1)} GiB); the published run ran ` +
       'a plan that needs as much, so the memory model overstates it (validation.allow_oom).';
     const card = section('Memory per GPU by pipeline stage',
       `Against the device's ${fmt.num(d.device.memory_gib, 1)} GiB (dashed line).${note}${overNote}`);

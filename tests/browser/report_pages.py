@@ -89,6 +89,12 @@ def rendered_as_text(chromium, binary, root, out):
             # The breakdown's note on ZeRO-3's overlapped collectives (left off until 2026-12-05).
             ("simulate-zero3", ["simulate", validation("opt-175b-992")],
              [r"\((\S+ s of ZeRO-3/FSDP collectives)"]),
+            # A stage over the device, with its figure, and the evaluation's share of the run
+            # (both the text's alone until 2026-12-05).
+            ("simulate-over", ["simulate", validation("llama3-405b-8k-8192")],
+             [r"over: stage \d+ (needs \S+ of)"]),
+            ("simulate-evaluation", ["simulate", "scenarios/megascale-production-530b.json"],
+             [r"in all, (\S+% of the steps' and evaluations' time)"]),
             # A 33-step run: no checkpoint at all is best (the card printed the interval past
             # the run, 12.8 min, until 2026-12-05).
             ("simulate-past-run", ["simulate", "scenarios/megascale-production-530b.json",

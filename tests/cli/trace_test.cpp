@@ -1,8 +1,6 @@
 // `simulate --trace`: the Chrome trace written, and its compute slices against breakdown_s.
 #include <doctest/doctest.h>
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <filesystem>
 #include <string>
@@ -14,16 +12,30 @@
 using megasim::test::kDefaultScenario;
 using megasim::test::run_megasim;
 
+namespace {
+// `simulate ARGS --trace FILE`: the command's result and the trace it wrote, parsed (its file
+// removed); each test had written this out again.
+struct Traced {
+  megasim::test::CommandResult result;
+  nlohmann::json trace;
+};
+
+Traced simulate_traced(const std::string& args) {
+  const std::filesystem::path file = megasim::test::temp_file("trace.json");
+  Traced t{
+      run_megasim("simulate " + args + " --trace " + megasim::test::shell_quote(file.string())),
+      {}};
+  if (t.result.exit_code == 0) t.trace = nlohmann::json::parse(megasim::test::read_all(file));
+  std::filesystem::remove(file);
+  return t;
+}
+}  // namespace
+
 TEST_CASE("cli: simulate --trace writes a Chrome trace") {
-  const std::string trace = (std::filesystem::temp_directory_path() /
-                             ("megasim_trace_" + std::to_string(::getpid()) + ".json"))
-                                .string();
-  auto r = run_megasim("simulate " + kDefaultScenario + " --set plan.dp=4 --set plan.global_batch=768" +
-                       " --set run.tokens=1e9 --trace " + trace);
-  REQUIRE(r.exit_code == 0);
-  const auto doc = nlohmann::json::parse(megasim::test::read_all(trace));
-  CHECK(doc["traceEvents"].size() > 100);
-  std::filesystem::remove(trace);
+  const auto t = simulate_traced(
+      kDefaultScenario + " --set plan.dp=4 --set plan.global_batch=768 --set run.tokens=1e9");
+  REQUIRE(t.result.exit_code == 0);
+  CHECK(t.trace["traceEvents"].size() > 100);
 }
 
 TEST_CASE("cli: the trace's compute slices hold what breakdown_s counts as compute, not DP waits") {
@@ -42,16 +54,11 @@ TEST_CASE("cli: the trace's compute slices hold what breakdown_s counts as compu
                                  std::string("megascale-175b-256-megascale-iteration")}) {
     CAPTURE(run);
     const std::string name = run.substr(0, run.find(' '));
-    const std::string trace = (std::filesystem::temp_directory_path() /
-                               ("megasim_trace_dp_" + std::to_string(::getpid()) + ".json"))
-                                  .string();
-    const auto r =
-        run_megasim("simulate " + std::string(MEGASIM_SOURCE_DIR) + "/scenarios/validation/" +
-                    name + ".json --json --trace " + trace + run.substr(name.size()));
-    REQUIRE(r.exit_code == 0);
-    const auto out = nlohmann::json::parse(r.out);
-    const auto doc = nlohmann::json::parse(megasim::test::read_all(trace));
-    std::filesystem::remove(trace);
+    const auto t = simulate_traced(std::string(MEGASIM_SOURCE_DIR) + "/scenarios/validation/" +
+                                   name + ".json --json" + run.substr(name.size()));
+    REQUIRE(t.result.exit_code == 0);
+    const auto out = nlohmann::json::parse(t.result.out);
+    const auto& doc = t.trace;
     const int rank = 0;  // stage 0, the critical one, is traced as rank 0
     REQUIRE(out["critical_stage"] == 0);
     double compute = 0.0, wait = 0.0, inside = 0.0;
@@ -97,14 +104,10 @@ TEST_CASE("cli: the trace's compute slices hold what breakdown_s counts as compu
 TEST_CASE("cli: an FP8 plan's amax all-reduces are drawn as DP collectives, not ZeRO-3's") {
   // Priced on the DP group inside each pass, they were labelled "ZeRO-3/FSDP waits" on a plan
   // with no ZeRO-3.
-  const std::string trace = (std::filesystem::temp_directory_path() /
-                             ("megasim_trace_fp8_" + std::to_string(::getpid()) + ".json"))
-                                .string();
-  const auto r = run_megasim("simulate " + std::string(MEGASIM_SOURCE_DIR) +
-                             "/scenarios/mcore-h100-177b-fp8.json --trace " + trace);
-  REQUIRE(r.exit_code == 0);
-  const auto doc = nlohmann::json::parse(megasim::test::read_all(trace));
-  std::filesystem::remove(trace);
+  const auto t =
+      simulate_traced(std::string(MEGASIM_SOURCE_DIR) + "/scenarios/mcore-h100-177b-fp8.json");
+  REQUIRE(t.result.exit_code == 0);
+  const auto& doc = t.trace;
   int inside = 0;
   for (const auto& e : doc["traceEvents"]) {
     if (e["ph"] != "X") continue;
@@ -118,17 +121,12 @@ TEST_CASE("cli: an FP8 plan's amax all-reduces are drawn as DP collectives, not 
 TEST_CASE("cli: with one replica the trace names the tied embedding's all-reduce, not DP's") {
   // Korthikanti's 22B on PP 8, DP 1: the first and last stages all-reduce the tied embedding's
   // gradient; it was drawn as a "gradient reduction" on a plan with no data parallelism.
-  const std::string trace = (std::filesystem::temp_directory_path() /
-                             ("megasim_trace_tied_" + std::to_string(::getpid()) + ".json"))
-                                .string();
-  const auto r = run_megasim("simulate " + std::string(MEGASIM_SOURCE_DIR) +
-                             "/scenarios/validation/korthikanti-22b-selective.json --set plan.tp=1 "
-                             "plan.pp=8 plan.dp=1 plan.global_batch=8 plan.micro_batch=1 "
-                             "plan.sequence_parallel=false --trace " +
-                             trace);
-  REQUIRE(r.exit_code == 0);
-  const auto doc = nlohmann::json::parse(megasim::test::read_all(trace));
-  std::filesystem::remove(trace);
+  const auto t = simulate_traced(std::string(MEGASIM_SOURCE_DIR) +
+                                 "/scenarios/validation/korthikanti-22b-selective.json --set "
+                                 "plan.tp=1 plan.pp=8 plan.dp=1 plan.global_batch=8 "
+                                 "plan.micro_batch=1 plan.sequence_parallel=false");
+  REQUIRE(t.result.exit_code == 0);
+  const auto& doc = t.trace;
   int tied = 0;
   for (const auto& e : doc["traceEvents"]) {
     if (e["ph"] != "X" || e["cat"] != "dp") continue;
@@ -143,18 +141,13 @@ TEST_CASE("cli: asynchronous loading exposed past the step's end is drawn, so th
   // MegaScale's preset at 50 ms a sample: 9.5 s of loading that the step's end does not hide.
   // The step counted it (breakdown other), but the trace ended 9.5 s early and the HTML drew
   // the gap as a bubble until 2026-12-05.
-  const std::string trace = (std::filesystem::temp_directory_path() /
-                             ("megasim_trace_loading_" + std::to_string(::getpid()) + ".json"))
-                                .string();
-  const auto r =
-      run_megasim("simulate --json " + std::string(MEGASIM_SOURCE_DIR) +
-                  "/scenarios/validation/megascale-175b-256-megascale-iteration.json --set "
-                  "data_loading.host_ms_per_sample=50 --trace " +
-                  trace);
-  REQUIRE(r.exit_code == 0);
-  const auto doc = nlohmann::json::parse(megasim::test::read_all(trace));
-  std::filesystem::remove(trace);
-  const auto out = nlohmann::json::parse(r.out);
+  const auto t =
+      simulate_traced("--json " + std::string(MEGASIM_SOURCE_DIR) +
+                      "/scenarios/validation/megascale-175b-256-megascale-iteration.json "
+                      "--set data_loading.host_ms_per_sample=50");
+  REQUIRE(t.result.exit_code == 0);
+  const auto& doc = t.trace;
+  const auto out = nlohmann::json::parse(t.result.out);
   const double step_us = out["step_time_s"].get<double>() * 1e6;
   double last_end = 0.0, loading = 0.0;
   int slices = 0;

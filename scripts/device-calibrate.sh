@@ -11,25 +11,27 @@
 #               timeout_s=420)
 #           finds cuBLASLt, cuDNN 9 and NCCL where the image keeps them, records the machine,
 #           takes the datasheet profile by the GPU's name (an H100's or an H200's; DEVICE_BASE
-#           overrides), measures into $OUT/<profile>-measured.json in two processes (everything but
-#           fused attention, $OUT/calibrate.log; then attention alone, resuming the file,
-#           $OUT/attention.log; the tool saves after every measurement, so a step cut short or
-#           crashed keeps what it had), fits the models to the tables and simulates one Hopper
+#           overrides), measures into $OUT/<profile>-measured.json in three processes, each
+#           resuming the file (GEMMs, then memory-bound kernels, collectives and power, both in
+#           $OUT/calibrate.log; then fused attention alone, $OUT/attention.log; the tool saves
+#           after every measurement, so a step cut short or crashed keeps what it had and the
+#           steps after it still run), fits the models to the tables and simulates one Hopper
 #           scenario with the result.
 #
 # Then commit $OUT's profile under calibrate/profiles/ as a measured profile, with the date,
-# the driver and library versions from $OUT/machine.txt. After the two steps the board's
+# the driver and library versions from $OUT/machine.txt. After the three steps the board's
 # power-limited GEMM rate is measured and merged into the profile (scripts/device-sustained.py,
-# about 30 s; its output in $OUT/sustained.json, its log appended to calibrate.log, since $OUT
-# returns 8 files at most). MEASURE_S (default 180) and ATTENTION_S (default 60) bound the two
-# steps, each killed 10 s after its limit if it ignores it, and SUSTAINED_S (whole seconds a
-# phase, default 4: at most 72 s) the third; the rest of the 420 s is the fit, the check and
-# the copy back, and a hang leaves half the 15-minute lease for a rerun. The tool exits 3 and
-# writes no profile when nothing was measured. On 2026-12-04 the two calibration steps took
-# 42 s together on one H200 (calibrate/README.md); the sustained step ran there as its own
-# script, not yet inside `measure`. Here `measure` stops at megasim's "no NVIDIA driver" error;
+# about 30 s, its result written after each phase; its output in $OUT/sustained.json, its log
+# appended to calibrate.log, since $OUT returns 8 files at most). GEMM_S (default 120),
+# OTHERS_S (60) and ATTENTION_S (60) bound the three steps, each killed 10 s after its limit
+# if it ignores it, and SUSTAINED_S (whole seconds a phase, default 4: at most 72 s) the
+# fourth; the rest of the 420 s is the fit, the check and the copy back, and a hang leaves
+# half the 15-minute lease for a rerun. The tool exits 3 and writes no profile when nothing
+# was measured. On 2026-12-04 the calibration (then two steps) took 42 s on one H200
+# (calibrate/README.md); the sustained step ran there as its own script, not yet inside
+# `measure`. Here `measure` stops at megasim's "no NVIDIA driver" error;
 # tests/calibrate/device_calibrate_measure_test.sh runs it end to end with stand-ins for the
-# GPU's two steps (DEVICE_BUNDLE).
+# GPU's steps (DEVICE_BUNDLE).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 # DEVICE_BUNDLE replaces the bundle folder (the test of `measure`, with stand-ins for the GPU).
@@ -112,16 +114,16 @@ library_path() {
   (IFS=:; echo "${dirs[*]}")
 }
 
-# One `megasim calibrate --quick` into profile $1 within $2 seconds (killed 10 s later if
-# it ignores the signal), its output into $OUT/$3 and its exit status at the end of it; the
-# other arguments are calibrate's. The tool saves after every measurement, so a step cut short
-# keeps what it had.
+# One `megasim calibrate --quick` of the sections $4 names into profile $1 within $2 seconds
+# (killed 10 s later if it ignores the signal), its output appended to $OUT/$3 and its exit
+# status after it; the other arguments are calibrate's. The tool saves after every
+# measurement, so a step cut short keeps what it had.
 calibrate_step() {
-  local profile=$1 limit=$2 name=$3 rc=0
-  shift 3
+  local profile=$1 limit=$2 name=$3 sections=$4 rc=0
+  shift 4
   timeout -k 10 "$limit" "$bundle/megasim" calibrate -o "$profile" --device "$base" \
-    --quick "$@" >"$OUT/$name" 2>&1 || rc=$?
-  echo "$name: exit $rc" | tee -a "$OUT/$name"
+    --quick "$@" >>"$OUT/$name" 2>&1 || rc=$?
+  echo "$name ($sections): exit $rc" | tee -a "$OUT/$name"
 }
 
 # The datasheet profile the GPU's measurements start from, by the name nvidia-smi gives it
@@ -173,14 +175,20 @@ measure() {
   base=$(device_base) || { echo "measure: no device profile to start from" >>"$OUT/machine.txt"; exit 2; }
   echo "device profile: $base" >>"$OUT/machine.txt"
   local profile=$OUT/$base-measured.json
-  # Everything but fused attention first: GEMMs (the scenario's shapes first), memory-bound
-  # kernels, collectives and interference (with two GPUs or more) and board power.
-  calibrate_step "$profile" "${MEASURE_S:-180}" calibrate.log \
-    --scenario "$root/scenarios/validation/mcore-h100-177b-2304.json" --skip attention
-  # Then fused attention alone, in a process of its own that resumes the file: its cuDNN graphs
-  # are built by hand and never ran on hardware, and a crash or hang there (in one process
-  # with the rest, until 2026-12-03) would have lost the sections after it.
-  calibrate_step "$profile" "${ATTENTION_S:-60}" attention.log --resume \
+  # Three processes, each resuming the file the one before saved, so that a crash or a hang in
+  # one section loses none of the others (GEMMs and the rest shared one process until
+  # 2026-12-05, so a crash in the GEMMs lost the memory-bound kernels and the power too).
+  # GEMMs first (the scenario's shapes, then the grid), both steps' output in calibrate.log.
+  calibrate_step "$profile" "${GEMM_S:-120}" calibrate.log GEMMs \
+    --scenario "$root/scenarios/validation/mcore-h100-177b-2304.json" \
+    --skip attention --skip memory --skip nccl --skip interference --skip power
+  # Then memory-bound kernels, collectives and interference (with two GPUs or more) and board
+  # power.
+  calibrate_step "$profile" "${OTHERS_S:-60}" calibrate.log "memory, collectives, power" --resume --skip gemm --skip attention
+  # Then fused attention alone: its cuDNN graphs are built by hand and never ran on hardware
+  # (a crash or hang there, in one process with the rest until 2026-12-03, would have lost
+  # the sections after it).
+  calibrate_step "$profile" "${ATTENTION_S:-60}" attention.log attention --resume \
     --skip gemm --skip memory --skip nccl --skip interference --skip power
   [ -s "$profile" ] || { tail -n 5 "$OUT/calibrate.log" "$OUT/attention.log" >&2; exit 1; }
   # The GEMM table is a burst; how much slower GEMMs run once the board holds its power limit,
@@ -204,7 +212,9 @@ measure() {
           "$OUT/sustained.json" "$profile"; } \
       >>"$OUT/calibrate.log" 2>&1 || echo "sustained: failed, no curve merged" >>"$OUT/calibrate.log"
   fi
-  rm -f "$profile.shapes.json"  # calibrate --scenario's shape list; $OUT returns 8 files at most
+  # calibrate --scenario's shape list, and the sustained step's temporary file where its
+  # timeout cut a write; $OUT returns 8 files at most.
+  rm -f "$profile.shapes.json" "$OUT/sustained.json.tmp"
   local fitted=$OUT/$base-fitted.json fit_rc=0 check_rc=0
   "$bundle/megasim" calibrate fit "$profile" -o "$fitted" >"$OUT/fit.log" 2>&1 || fit_rc=$?
   # The check runs the refitted profile (a timeout may have cut the tool before its own refit).

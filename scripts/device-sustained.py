@@ -147,6 +147,14 @@ def merge(result_file, profile_file):
     print(f"{profile_file}: sustained_gemm {points}")
 
 
+def write_result(result, path):
+    """The result so far, replacing the file whole (never half written)."""
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump(result, f, indent=1)
+    os.replace(tmp, path)
+
+
 def main():
     if len(sys.argv) == 4 and sys.argv[1] == "--merge":
         return merge(sys.argv[2], sys.argv[3])
@@ -164,11 +172,15 @@ def main():
     result = {"torch": torch.__version__, "device": torch.cuda.get_device_name(0),
               "power_limit_w": pynvml.nvmlDeviceGetEnforcedPowerLimit(handle) / 1000.0,
               "idle": nvml_reading(handle), "shapes": []}
+    # Written after every phase, so a run cut short (its timeout, a crash in a later phase)
+    # keeps the phases it finished; until 2026-12-05 the file was written at the end only.
+    result["duty"] = []
     for m, n, k in SHAPES:
         result["shapes"].append(timeline(m, n, k, args.seconds, handle))
-    result["duty"] = [duty_cycle(4096, 12288, 6144, f, args.seconds, handle) for f in args.duty]
-    with open(args.output, "w") as f:
-        json.dump(result, f, indent=1)
+        write_result(result, args.output)
+    for f in args.duty:
+        result["duty"].append(duty_cycle(4096, 12288, 6144, f, args.seconds, handle))
+        write_result(result, args.output)
     for s in result["shapes"]:
         first = s["blocks"][0]
         print(f"{s['m']}x{s['n']}x{s['k']}: burst {s['burst_tflops']:.0f} TFLOP/s "

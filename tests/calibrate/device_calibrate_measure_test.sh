@@ -9,7 +9,7 @@
 set -euo pipefail
 script=$1 megasim=$2 src=$3
 # The caller's own limits would change what is measured and skipped.
-unset SUSTAINED_S MEASURE_S ATTENTION_S DEVICE_BUNDLE
+unset SUSTAINED_S GEMM_S OTHERS_S ATTENTION_S DEVICE_BUNDLE
 python=$(command -v python3)  # the real one, for --merge, before PATH puts the stand-in first
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -18,10 +18,12 @@ fail() { echo "$*" >&2; exit 1; }
 
 mkdir -p "$tmp/bundle" "$tmp/bin"
 # megasim: `calibrate -o PROFILE ...` (a measurement) copies the day's profile, resuming keeps
-# it; everything else (fit, simulate) is the real binary.
+# it; with CRASH_GEMMS set, the GEMMs' step (the one given --scenario) dies as a segfault
+# would, writing nothing; everything else (fit, simulate) is the real binary.
 cat >"$tmp/bundle/megasim" <<STANDIN
 #!/usr/bin/env bash
 if [ "\$1" = calibrate ] && [ "\$2" = -o ]; then
+  case " \$* " in *" --scenario "*) [ -z "\${CRASH_GEMMS-}" ] || exit 139 ;; esac
   [ -s "\$3" ] || cat "$records/run2-profile.json" >"\$3"
   echo "stand-in calibrate: \$*"
   exit 0
@@ -76,6 +78,18 @@ grep -q "SUSTAINED_S=2.5 is not a whole number" "$tmp/bad/calibrate.log" || fail
 ! grep -q '"sustained_gemm"' "$tmp/bad/h200-sxm-141gb-measured.json" || fail "a curve anyway"
 [ -s "$tmp/bad/check.txt" ] || fail "no check after a skipped curve"
 
+# A crash in the GEMMs' step loses them alone: the next steps resume the (absent) file and
+# measure the rest, and the fit and check still run (one process held GEMMs, memory-bound
+# kernels, collectives and power until 2026-12-05).
+run "$tmp/crash" CRASH_GEMMS=1
+grep -q "calibrate.log (GEMMs): exit 139" "$tmp/crash/calibrate.log" ||
+  fail "the crash not logged: $(cat "$tmp/crash/calibrate.log")"
+grep -q "calibrate.log (memory, collectives, power): exit 0" "$tmp/crash/calibrate.log" ||
+  fail "no step after the crash: $(cat "$tmp/crash/calibrate.log")"
+grep -q -- "--resume --skip gemm --skip attention" "$tmp/crash/calibrate.log" ||
+  fail "the second step does not resume without the GEMMs: $(cat "$tmp/crash/calibrate.log")"
+[ -s "$tmp/crash/h200-sxm-141gb-fitted.json" ] || fail "no fit after the crash"
+
 # An H100 is measured from the H100's datasheet profile and named for it (every run was taken
 # as an H200's until 2026-12-05); a GPU that is neither is refused before anything runs.
 run "$tmp/h100" GPU_NAME="NVIDIA H100 80GB HBM3"
@@ -98,4 +112,4 @@ refused a100 "neither an H100 SXM nor an H200 SXM; set DEVICE_BASE" GPU_NAME="NV
 # A GH200's name holds "H200"; its memory and power are another board's.
 refused gh200 "GPU 'NVIDIA GH200 480GB' is neither" GPU_NAME="NVIDIA GH200 480GB"
 refused base "DEVICE_BASE=nope names no profile" DEVICE_BASE=nope
-echo "measure: $files files, curve merged and fitted; SUSTAINED_S=2.5 skipped; H100 named; A100, GH200 and a bad DEVICE_BASE refused"
+echo "measure: $files files, curve merged and fitted; SUSTAINED_S=2.5 skipped; a crash in the GEMMs kept the rest; H100 named; A100, GH200 and a bad DEVICE_BASE refused"

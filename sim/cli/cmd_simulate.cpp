@@ -44,7 +44,7 @@ void run_simulate(const SimulateOptions& o) {
   const io::Inputs inputs =
       io::load_inputs(io::load_scenario(o.scenario, o.overrides, nullptr, &read), io_options, &read);
   plan::check_sets_run(o.overrides, inputs);
-  for (const std::string& line : plan::sets_that_do_nothing(o.overrides, inputs)) {
+  for (const std::string& line : plan::keys_written_that_do_not_run(o.overrides, inputs)) {
     std::fprintf(stderr, "megasim: warning: %s\n", line.c_str());
   }
   // Every target is checked before the work, so a bad one costs nothing.

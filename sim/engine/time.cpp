@@ -19,6 +19,11 @@ Time Time::rounded(double ns, double what, const char* unit) {
 
 Time Time::from_seconds(double seconds) { return rounded(seconds * 1e9, seconds, " s"); }
 
+// std::ceil's result is whole, so rounded() keeps it and checks its range.
+Time Time::from_ns_up(double ns) {
+  return rounded(std::ceil(ns), ns, " ns");
+}
+
 // Scaled in seconds and back, (ns · 1e-9 · k) · 1e9 rather than ns · k: the two round
 // differently for about one product in ten (a nanosecond either way), and every figure the
 // simulator has printed was computed the first way, so it stays the one way.

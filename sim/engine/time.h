@@ -1,8 +1,10 @@
 // Simulated time: a signed 64-bit count of nanoseconds (292 years of range, enough for a
 // run-level simulation of months). Every conversion from floating point (from_seconds and
-// friends, scaling by a double) rounds to the nearest nanosecond in exactly one place
-// (Time::rounded) and refuses values outside the range, so a double is never truncated into
-// the clock silently. Value type; thread-compatible.
+// friends, from_ns_rounded, scaling by a double) rounds to the nearest nanosecond in one place
+// (Time::rounded), and from_ns_up, a finish that must not come before its work is done, rounds
+// up; both refuse values outside the range, so a double is never truncated into the clock
+// silently (a flow's finish and four other conversions cast it unchecked until 2026-12-05).
+// Value type; thread-compatible.
 #pragma once
 
 #include <concepts>
@@ -27,6 +29,10 @@ class Time {
   static Time from_us(double us) { return from_seconds(us * 1e-6); }
   static Time from_minutes(double minutes) { return from_seconds(minutes * 60.0); }
   static Time from_hours(double hours) { return from_seconds(hours * 3600.0); }
+  // A real count of nanoseconds, to the nearest (half away from zero, as std::llround) or up
+  // to the next whole one; both throw std::range_error as from_seconds does.
+  static Time from_ns_rounded(double ns) { return rounded(ns, ns, " ns"); }
+  static Time from_ns_up(double ns);
 
   constexpr std::int64_t ns() const { return ns_; }
   constexpr double to_seconds() const { return static_cast<double>(ns_) * 1e-9; }

@@ -219,7 +219,9 @@ void FlowSolver::solve() {
 void FlowSolver::schedule_finish(std::uint32_t s, std::int64_t now_ns) {
   Flow& f = flows_[s];
   const double seconds = f.remaining / f.rate;
-  f.finish_ns = now_ns + static_cast<std::int64_t>(std::ceil(seconds * 1e9 - kTolerance));
+  // Rounded up, less an absolute 1e-9 ns (kTolerance's value, not its relative sense) so that
+  // a finish a rounding error past a whole nanosecond is not put a nanosecond later.
+  f.finish_ns = now_ns + Time::from_ns_up(seconds * 1e9 - kTolerance).ns();
   heap_set(s);
 }
 

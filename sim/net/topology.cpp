@@ -329,7 +329,7 @@ Time Topology::path_latency(const std::vector<Hop>& path) const {
   // weighted sum is the latency of one branch.
   double total_ns = 0.0;
   for (const Hop& h : path) total_ns += static_cast<double>(links_[h.link].latency.ns()) * h.weight;
-  return Time::from_ns(static_cast<std::int64_t>(total_ns + 0.5));
+  return Time::from_ns_rounded(total_ns);
 }
 
 std::vector<int> Topology::pack_placement(int gpus) const {

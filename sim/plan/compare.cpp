@@ -258,8 +258,8 @@ void check_sets_run(const std::vector<std::string>& overrides, const io::Inputs&
 // The keys --set writes that are run but apply nothing, and the file's own keys a switch
 // overrides: said, not refused (in compare a row of them is still a true row; values_alike
 // says it there). --set's own overridden keys are refused before (check_sets_run).
-std::vector<std::string> sets_that_do_nothing(const std::vector<std::string>& overrides,
-                                              const io::Inputs& in) {
+std::vector<std::string> keys_written_that_do_not_run(const std::vector<std::string>& overrides,
+                                                      const io::Inputs& in) {
   std::vector<std::string> lines;
   const auto set = split_sets(overrides);
   for (const io::KeyNotRun& k : in.keys_not_run) {

@@ -74,8 +74,8 @@ void check_sets_run(const std::vector<std::string>& overrides, const io::Inputs&
 // A line each to say for the keys written that do not run as written and are not refused: a
 // key --set writes that applies nothing (optimizations.attention_window with sliding_window
 // off), and the file's own keys a system switch overrides.
-std::vector<std::string> sets_that_do_nothing(const std::vector<std::string>& overrides,
-                                              const io::Inputs& in);
+std::vector<std::string> keys_written_that_do_not_run(const std::vector<std::string>& overrides,
+                                                      const io::Inputs& in);
 
 // The variant's largest memory per GPU over its stages, in GiB.
 double peak_memory_gib(const step::StepPrediction& p);

@@ -203,7 +203,7 @@ double AnalyticEstimator::schedule_seconds(const workload::ParallelPlan& p, doub
       const step::PipelineSchedule s = step::build_schedule(p.schedule, p.pp, p.vpp, m);
       constexpr double kUnit = 1e6;  // ns of f: resolution of the ratios
       const auto grid = [&](int steps) {
-        return Time::from_ns(std::llround(kUnit * steps * kScheduleRatioStep));
+        return Time::from_ns_rounded(kUnit * steps * kScheduleRatioStep);
       };
       step::IdealTimes t;
       t.forward = Time::from_ns(static_cast<std::int64_t>(kUnit));

@@ -22,7 +22,7 @@ void Executor::schedule_bucket(int i) {
   const double due_left = static_cast<double>(c.nominal.ns()) *
                           (1.0 - static_cast<double>(c.bucket_next) / c.bucket_count);
   const double wait_ns = std::max(0.0, (left - due_left) / rate(u));
-  c.bucket_event = sim_.after(Time::from_ns(std::llround(wait_ns)), [this, i] { bucket_due(i); });
+  c.bucket_event = sim_.after(Time::from_ns_rounded(wait_ns), [this, i] { bucket_due(i); });
 }
 
 void Executor::bucket_due(int i) {

@@ -185,7 +185,7 @@ class Executor {
   void run_compute(int i, Time work, bool interferable, std::string name);
   // The running pass's work left, at its current rate.
   Time time_left(const Unit& u) const {
-    return Time::from_ns(std::llround(u.compute.remaining_ns / rate(u)));
+    return Time::from_ns_rounded(u.compute.remaining_ns / rate(u));
   }
   void schedule_completion(int i) {
     units_[i].compute.done_event = sim_.after(time_left(units_[i]), [this, i] { compute_done(i); });

@@ -172,7 +172,7 @@ void add_activity(const PricingTally& t, const StageBreakdown& b, std::int64_t m
   const double compute = static_cast<double>(b.compute.ns());
   const double gemm_share =
       kernel_total > 0 ? static_cast<double>((t.gemm + t.attention).ns()) / kernel_total : 1.0;
-  const Time gemm = Time::from_ns(std::llround(compute * gemm_share));
+  const Time gemm = Time::from_ns_rounded(compute * gemm_share);
   out.memory_bound_time = b.compute - gemm + b.optimizer;
   out.gemm_time = gemm + b.power_cap;  // the same GEMMs, longer at the lower clock
   out.comm_only_time = b.tp_exposed + b.pp_exposed + b.dp_exposed + b.slowest_gpu + b.bubble;

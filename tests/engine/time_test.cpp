@@ -25,6 +25,21 @@ TEST_CASE("time: values outside the clock range are refused and not wrapped") {
   CHECK(Time::from_hours(24.0 * 365 * 292).to_days() == doctest::Approx(365.0 * 292));
 }
 
+TEST_CASE("time: a real count of nanoseconds rounds to the nearest or up, inside the range") {
+  CHECK(Time::from_ns_rounded(2.5).ns() == 3);  // half away from zero, as std::llround
+  CHECK(Time::from_ns_rounded(-2.5).ns() == -3);
+  CHECK(Time::from_ns_rounded(2.49).ns() == 2);
+  CHECK(Time::from_ns_up(2.01).ns() == 3);
+  CHECK(Time::from_ns_up(2.0).ns() == 2);
+  CHECK(Time::from_ns_up(-2.5).ns() == -2);
+  // A flow's finish or a pass's time left past the clock was cast unchecked (undefined
+  // behaviour) until 2026-12-05; now refused as from_seconds refuses it.
+  CHECK_THROWS_AS(Time::from_ns_up(1e19), std::range_error);
+  CHECK_THROWS_AS(Time::from_ns_rounded(-1e19), std::range_error);
+  CHECK_THROWS_AS(Time::from_ns_up(__builtin_nan("")), std::range_error);
+  CHECK_THROWS_AS(Time::from_ns_rounded(__builtin_inf()), std::range_error);
+}
+
 TEST_CASE("time: arithmetic and ordering") {
   const Time a = Time::from_ns(10), b = Time::from_ns(25);
   CHECK((a + b).ns() == 35);

@@ -1,10 +1,12 @@
 # The module table of ../shared/DESIGN.md ("Modules (folders) and what each may include"), the one
 # copy the build checks against. MEGASIM_LAYER_<module> lists the modules that row names; a module
-# may also use whatever those use (the closure), never anything else. Edit this table and DESIGN's
-# together. tests/check_layers.py reads the same lines to check every #include.
+# may also use whatever those use (the closure), never anything else. DESIGN.md is shared and
+# read-only here: a row that departs from it is said below and in its module's README.
+# tests/check_layers.py reads the same lines to check every #include.
 #
-# calibrate_tool is the CUDA measuring executable (calibrate/gpu/): like the CLI it sits above the
-# modules and writes device profiles through io. A plan module not yet present is fine.
+# calibrate_tool is the CUDA measuring executable (calibrate/gpu/), the one row DESIGN's table
+# lacks (it lets calibrate/ use hw only): like the CLI it sits above the modules and reads and
+# writes device profiles through io (calibrate/README.md).
 set(MEGASIM_LAYERS engine hw net collective workload step run io plan cli calibrate calibrate_tool
     reports)
 set(MEGASIM_LAYER_engine "")

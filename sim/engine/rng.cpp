@@ -71,8 +71,6 @@ double Rng::normal() {
   return u * f;
 }
 
-double Rng::lognormal(double mu, double sigma) { return std::exp(normal(mu, sigma)); }
-
 std::uint64_t Rng::poisson(double mean) {
   assert(mean >= 0.0);
   if (mean < 30.0) {

@@ -1,7 +1,8 @@
 // Seeded pseudo-random numbers whose every distribution is our own code, so a scenario and a
 // seed give the same draws with any standard library. Generator: xoshiro256** (Blackman and
 // Vigna, 2018), seeded through splitmix64. Value type: copy it to fork a stream, or use
-// split() to derive an independent one (for Monte Carlo trials). Not thread-safe.
+// split() to derive an independent one (the run level's trials are seeded apart instead, by
+// run::trial_seed). Not thread-safe.
 #pragma once
 
 #include <cstdint>
@@ -23,7 +24,6 @@ class Rng {
   // Standard normal (Marsaglia polar method; the spare value is kept).
   double normal();
   double normal(double mean, double stddev) { return mean + stddev * normal(); }
-  double lognormal(double mu, double sigma);
   // Poisson count with the given mean (Knuth's product method below 30, else a normal
   // approximation with continuity correction, rounded and clamped at zero).
   std::uint64_t poisson(double mean);

@@ -198,7 +198,6 @@ run::PowerInputs load_power_file(const fs::path& file, FilesRead* read) {
   p.node_overhead = sum_components(r, "node_overhead");
   p.per_switch = sum_components(r, "switch");
   p.grid_kg_co2_per_kwh = sourced(r, "grid_lb_co2_per_kwh", 0.0, 20.0) * kKgPerLb;
-  p.grid_source = file.string() + ": grid_lb_co2_per_kwh";
   r.finish();
   return p;
 }
@@ -240,10 +239,7 @@ run::PowerInputs with_settings(run::PowerInputs p, const Scenario& s) {
   p.pue = s.power.pue;
   p.usd_per_gpu_hour = s.power.usd_per_gpu_hour;
   p.usd_per_kwh = s.power.usd_per_kwh;
-  if (s.power.grid_kg_co2_per_kwh) {
-    p.grid_kg_co2_per_kwh = *s.power.grid_kg_co2_per_kwh;
-    p.grid_source = s.file.string() + ": power.grid_kg_co2_per_kwh";
-  }
+  if (s.power.grid_kg_co2_per_kwh) p.grid_kg_co2_per_kwh = *s.power.grid_kg_co2_per_kwh;
   return p;
 }
 

@@ -81,7 +81,6 @@ class FlowSolver {
   // Sum over active flows of weight x rate on a link.
   BytesPerSec link_load(LinkId link) const;
   BytesPerSec capacity(LinkId link) const { return BytesPerSec(links_[link].capacity); }
-  std::size_t link_count() const { return links_.size(); }
   Routing routing() const { return routing_; }
   std::uint64_t solves() const { return solves_; }
   // Local updates (flow_solver_local.cpp), off by default: an arrival or departure that

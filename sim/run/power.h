@@ -28,7 +28,6 @@ struct PowerInputs {
   std::optional<double> usd_per_gpu_hour;
   std::optional<double> usd_per_kwh;
   double grid_kg_co2_per_kwh = 0.0;
-  std::string grid_source;
 
   Watts gpu_in(Activity a) const { return gpu[static_cast<std::size_t>(a)]; }
 };

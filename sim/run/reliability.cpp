@@ -98,7 +98,11 @@ double ReliabilityModel::replacements_per_hour(const StepProfile& step) const {
 }
 
 std::int64_t ReliabilityModel::spares_in_reserve(const StepProfile& step) const {
-  const double expected = std::ceil(replacements_per_hour(step) * repair_time.to_hours() - 1e-9);
+  // A product within this of a whole number of replacements is that number (the rate's and
+  // the hours' rounding), not one more spare held back.
+  constexpr double kWholeTolerance = 1e-9;
+  const double expected =
+      std::ceil(replacements_per_hour(step) * repair_time.to_hours() - kWholeTolerance);
   // Past any pool (a repair of a million hours): no pool keeps it, and the cast stays defined.
   constexpr double kPast = 1e15;
   return static_cast<std::int64_t>(std::clamp(expected, 0.0, kPast));

@@ -159,8 +159,18 @@ run::ReliabilityModel load_reliability_file(const fs::path& file, FilesRead* rea
   m.comm_init = read_comm_init(r.object("comm_init"));
   m.checkpoint_stall = Time::from_seconds(sourced(r, "checkpoint_stall_s", 0.0, 1e6));
   m.async_checkpoint = sourced_bool(r, "async_checkpoint");
-  m.checkpoint_write_bw = gbyte_per_s(sourced(r, "checkpoint_write_gbps", 1e-6, 1e7));
-  m.checkpoint_read_bw = gbyte_per_s(sourced(r, "checkpoint_read_gbps", 1e-6, 1e7));
+  // Gigabytes a second, named so: they were `checkpoint_*_gbps` until 2026-12-05, where a
+  // cluster's `*_gbps` are gigabits, so a NIC-style figure written there was 8x too fast.
+  for (const char* io : {"write", "read"}) {
+    if (r.has(fmt::format("checkpoint_{}_gbps", io))) {
+      throw InputError(fmt::format(
+          "{}: checkpoint_{}_gbps: renamed checkpoint_{}_gbyte_per_s, in gigabytes a second (a "
+          "cluster's *_gbps keys are gigabits a second)",
+          file.string(), io, io));
+    }
+  }
+  m.checkpoint_write_bw = gbyte_per_s(sourced(r, "checkpoint_write_gbyte_per_s", 1e-6, 1e7));
+  m.checkpoint_read_bw = gbyte_per_s(sourced(r, "checkpoint_read_gbyte_per_s", 1e-6, 1e7));
   m.checkpoint_interval = Time::from_minutes(sourced(r, "checkpoint_interval_min", 0.01, 1e7));
   m.spare_fraction = sourced(r, "spare_fraction", 0.0, 1.0);
   m.replacement_time = Time::from_minutes(sourced(r, "replacement_min", 0.0, 1e6));

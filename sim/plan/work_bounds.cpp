@@ -153,8 +153,8 @@ void check_checkpoint_transfers(const io::Inputs& in, const run::StepProfile& st
         in.scenario.file.string(), m.name, what, bytes / 1e9, bw.value() / 1e9, key,
         seconds / run::kMaxRunSeconds * run::kMaxRunYears, run::kMaxRunYears));
   };
-  check("writing", m.checkpoint_write_bw, "checkpoint_write_gbps");
-  check("reading", m.checkpoint_read_bw, "checkpoint_read_gbps");
+  check("writing", m.checkpoint_write_bw, "checkpoint_write_gbyte_per_s");
+  check("reading", m.checkpoint_read_bw, "checkpoint_read_gbyte_per_s");
 }
 
 }  // namespace
@@ -187,7 +187,7 @@ void check_run_work(const io::Inputs& in, const run::StepProfile& step, const Wo
         checkpoints > 0.0 && per_checkpoint_s > 0.0
             ? fmt::format(" and {:.3g} checkpoints that hold training {:.3g} s each "
                           "(reliability.checkpoint_interval_min; the preset's checkpoint_stall_s, "
-                          "checkpoint_write_gbps, async_checkpoint)",
+                          "checkpoint_write_gbyte_per_s, async_checkpoint)",
                           checkpoints, per_checkpoint_s)
             : "",
         seconds / run::kMaxRunSeconds * run::kMaxRunYears, run::kMaxRunYears));

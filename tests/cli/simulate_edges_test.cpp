@@ -74,7 +74,7 @@ TEST_CASE("cli: checkpoints that would hold a run past 50 years are refused, not
   // (it once printed 74 years, or a wrapped figure, with exit 0).
   const auto r = simulate_with_reliability([](nlohmann::json& preset) {
     preset["async_checkpoint"]["value"] = false;
-    preset["checkpoint_write_gbps"]["value"] = 1e-5;
+    preset["checkpoint_write_gbyte_per_s"]["value"] = 1e-5;
   });
   CHECK(r.exit_code == 2);
   INFO(r.err);
@@ -87,12 +87,12 @@ TEST_CASE("cli: one checkpoint read or write longer than a run may last is refus
   // internal error (the clock's range) until 2026-12-05, and so was such a write when the run
   // took no checkpoint at all.
   const auto read = simulate_with_reliability(
-      [](nlohmann::json& preset) { preset["checkpoint_read_gbps"]["value"] = 1e-6; });
+      [](nlohmann::json& preset) { preset["checkpoint_read_gbyte_per_s"]["value"] = 1e-6; });
   CHECK(read.exit_code == 2);
   CHECK(read.err.find("reading the ") != std::string::npos);
-  CHECK(read.err.find("(checkpoint_read_gbps) takes 7") != std::string::npos);
+  CHECK(read.err.find("(checkpoint_read_gbyte_per_s) takes 7") != std::string::npos);
   const auto write = simulate_with_reliability(
-      [](nlohmann::json& preset) { preset["checkpoint_write_gbps"]["value"] = 1e-6; },
+      [](nlohmann::json& preset) { preset["checkpoint_write_gbyte_per_s"]["value"] = 1e-6; },
       " --set reliability.checkpoint_interval_min=1000000");
   CHECK(write.exit_code == 2);
   CHECK(write.err.find("writing the ") != std::string::npos);
@@ -105,7 +105,7 @@ TEST_CASE("cli: the checkpoint sweep tries one interval past the run, finished o
   // each was tried and counted unfinished again, and the sweep went on past them (9 tried of
   // the 7 below the run and one past it).
   const auto r = simulate_with_reliability(
-      [](nlohmann::json& preset) { preset["checkpoint_write_gbps"]["value"] = 0.025; },
+      [](nlohmann::json& preset) { preset["checkpoint_write_gbyte_per_s"]["value"] = 0.025; },
       " --set run.tokens=3.6e11 --max-events 100000000 --json");
   REQUIRE(r.exit_code == 0);
   const auto run = nlohmann::json::parse(r.out)["run"];
@@ -119,7 +119,7 @@ TEST_CASE("cli: the checkpoint sweep tries one interval past the run, finished o
   // 32 trials drew 7.4e5 at its first interval); counting them over the steps' time alone (12
   // a trial) took this run under --max-events 20000 until 2026-12-05.
   const auto bounded = simulate_with_reliability(
-      [](nlohmann::json& preset) { preset["checkpoint_write_gbps"]["value"] = 0.025; },
+      [](nlohmann::json& preset) { preset["checkpoint_write_gbyte_per_s"]["value"] = 0.025; },
       " --set run.tokens=3.6e11 --max-events 20000");
   CHECK(bounded.exit_code == 2);
   CHECK(bounded.err.find("more than --max-events 20000 ") != std::string::npos);

@@ -63,6 +63,25 @@ TEST_CASE("presets: an unknown key in a reliability file is an error naming it")
   fs::remove_all(dir);
 }
 
+TEST_CASE("presets: a checkpoint bandwidth under its old _gbps name is refused, saying GB/s") {
+  // Gigabytes a second, where a cluster's *_gbps keys are gigabits: the old name invited a
+  // NIC-style figure 8x too fast (a code review, 2026-12-05).
+  const fs::path dir = fs::temp_directory_path() / "megasim_run_presets_gbps_test";
+  fs::create_directories(dir);
+  std::ifstream in(fs::path(MEGASIM_SOURCE_DIR) / "reliability/megascale.json");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string renamed = "\"checkpoint_read_gbyte_per_s\"";
+  REQUIRE(text.find(renamed) != std::string::npos);
+  text.replace(text.find(renamed), renamed.size(), "\"checkpoint_read_gbps\"");
+  const fs::path old = dir / "old.json";
+  std::ofstream(old) << text;
+  const std::string e =
+      megasim::test::input_error_of([&] { megasim::io::load_reliability_file(old); });
+  CHECK(e.find("old.json: checkpoint_read_gbps: renamed checkpoint_read_gbyte_per_s, in "
+               "gigabytes a second") != std::string::npos);
+  fs::remove_all(dir);
+}
+
 TEST_CASE("presets: a reliability file's errors name the file and the key") {
   const fs::path bad = fs::path(MEGASIM_SOURCE_DIR) / "tests/data/bad";
   const std::string same = megasim::test::input_error_of(

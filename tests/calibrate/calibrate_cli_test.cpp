@@ -165,10 +165,13 @@ TEST_CASE("import says which regimes the H100 log pins and which it leaves to th
   CHECK(plain.out.find("no --cluster: NCCL's model not fitted") != std::string::npos);
 }
 
-TEST_CASE("collective --device reproduces the imported H100 log within 5 % at every size") {
+TEST_CASE("collective --device answers the imported H100 log's sizes with the log's times") {
   const fs::path out = import_h100_fitted("imported-round-trip.json");
   const auto profile = io::load_device_profile(out).profile;
   const io::Json sweep = sweep_h100(out.string(), 16);
+  // The log holds 8 MiB to 16 GiB: the fitted model answers below it, the table with the log's
+  // own times from it (the test allowed those 5 %, and was named for every size, where a table
+  // lookup gives the time back to the printed digit; a review, 2026-12-05).
   int measured = 0;
   for (const auto& row : sweep["rows"]) {
     const double size = row["size_bytes"].get<double>();
@@ -182,7 +185,7 @@ TEST_CASE("collective --device reproduces the imported H100 log within 5 % at ev
       if (m.size.value() != size || m.in_place) continue;
       ++measured;
       INFO(size);
-      CHECK(std::fabs(us / m.time.to_us() - 1.0) < 0.05);
+      CHECK(std::fabs(us / m.time.to_us() - 1.0) < 1e-6);
     }
   }
   CHECK(measured == 12);

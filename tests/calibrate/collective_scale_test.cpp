@@ -179,7 +179,7 @@ TEST_CASE("a run 20 times slower than the model lands on the search's edge and s
   const auto rows = synthetic(model, truth, 8.0 * (1 << 20), 16.0 * (1 << 30));
   const hw::CollectiveScaleFit f =
       calibrate::fit_collective_scale(rows, model, CollectiveOp::kAllReduce, 16, 2);
-  CHECK(f.bandwidth_scale == doctest::Approx(0.1).epsilon(1e-6));
+  CHECK(f.bandwidth_scale == doctest::Approx(0.1).epsilon(1e-6).scale(0));
   const auto lines = calibrate::describe_regimes(f, calibrate::regime_span(rows, model));
   CHECK(lines[1].find("the edge of the search, 1/10 to 10: does the cluster match the fabric "
                       "the log ran on?") != std::string::npos);

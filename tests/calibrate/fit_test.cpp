@@ -95,9 +95,9 @@ TEST_CASE("gemm fit recovers per-class efficiency and launch overhead") {
   }
   const auto fit = calibrate::fit_gemm(toy(), rows);
   REQUIRE(fit.params.classes.size() == 3);
-  CHECK(fit.params.classes[0].efficiency == doctest::Approx(0.45).epsilon(1e-3));
-  CHECK(fit.params.classes[1].efficiency == doctest::Approx(0.70).epsilon(1e-3));
-  CHECK(fit.params.classes[2].efficiency == doctest::Approx(0.88).epsilon(1e-3));
+  CHECK(fit.params.classes[0].efficiency == doctest::Approx(0.45).epsilon(1e-3).scale(0));
+  CHECK(fit.params.classes[1].efficiency == doctest::Approx(0.70).epsilon(1e-3).scale(0));
+  CHECK(fit.params.classes[2].efficiency == doctest::Approx(0.88).epsilon(1e-3).scale(0));
   CHECK(fit.params.launch_overhead.to_us() == doctest::Approx(3.0).epsilon(1e-2));
   CHECK(fit.params.fitted);
   CHECK(fit.quality.rms_relative_residual < 1e-3);
@@ -107,7 +107,7 @@ TEST_CASE("gemm fit recovers per-class efficiency and launch overhead") {
     rows[i].time = Time::from_seconds(rows[i].time.to_seconds() * wobble(i, 0.03));
   }
   const auto noisy = calibrate::fit_gemm(toy(), rows);
-  CHECK(noisy.params.classes[2].efficiency == doctest::Approx(0.88).epsilon(0.03));
+  CHECK(noisy.params.classes[2].efficiency == doctest::Approx(0.88).epsilon(0.03).scale(0));
   CHECK(noisy.quality.rms_relative_residual > 0.005);
   CHECK(noisy.quality.rms_relative_residual < 0.03);
 }
@@ -291,8 +291,8 @@ TEST_CASE("attention fit recovers the fused forward and backward efficiencies") 
   hw::DeviceProfile base = toy();
   base.gemm.launch_overhead = truth.gemm.launch_overhead;
   const auto fit = calibrate::fit_attention(base, rows);
-  CHECK(fit.params.fused_forward_efficiency == doctest::Approx(0.55).epsilon(1e-4));
-  CHECK(fit.params.fused_backward_efficiency == doctest::Approx(0.40).epsilon(1e-4));
+  CHECK(fit.params.fused_forward_efficiency == doctest::Approx(0.55).epsilon(1e-4).scale(0));
+  CHECK(fit.params.fused_backward_efficiency == doctest::Approx(0.40).epsilon(1e-4).scale(0));
   CHECK(fit.forward.points == 9);
   CHECK(fit.backward.points == 9);
   CHECK(fit.forward.rms_relative_residual < 1e-4);

@@ -117,5 +117,7 @@ TEST_CASE(
     CHECK(cell == doctest::Approx(value).epsilon(0.001));
   }
   const auto step = run_megasim(search + "step-time");
+  REQUIRE(step.exit_code == 0);  // a failed search prints no column at all
+  CHECK(step.out.find(" tok/s room GiB") != std::string::npos);
   CHECK(step.out.find(" days room GiB") == std::string::npos);
 }

@@ -36,6 +36,7 @@ TEST_CASE("cli: --help and --version exit 0 and usage errors exit 2") {
   CHECK(help.out.find("simulate") != std::string::npos);
   // A count's help gives its range, not "INT:INT" (read as a range syntax, 2026-12-05).
   const auto simulate_help = run_megasim("simulate --help");
+  CHECK(simulate_help.exit_code == 0);
   CHECK(simulate_help.out.find("--trials INT:in [1, 100000]") != std::string::npos);
   CHECK(simulate_help.out.find("INT:INT") == std::string::npos);
   auto version = run_megasim("--version");
@@ -79,9 +80,15 @@ TEST_CASE("cli: --set reaches the scenario") {
 TEST_CASE("cli: same scenario gives byte-identical output") {
   auto a = run_megasim("simulate --json " + kDefaultScenario);
   auto b = run_megasim("simulate --json " + kDefaultScenario);
-  CHECK(a.out == b.out);
   auto c = run_megasim("simulate " + kDefaultScenario);
   auto d = run_megasim("simulate " + kDefaultScenario);
+  // Runs that failed alike would print the same nothing (a review found this test passing on
+  // a binary that exits 1, 2026-12-05).
+  for (const auto* r : {&a, &b, &c, &d}) {
+    REQUIRE(r->exit_code == 0);
+    REQUIRE(r->out.find("step") != std::string::npos);
+  }
+  CHECK(a.out == b.out);
   CHECK(c.out == d.out);
 }
 

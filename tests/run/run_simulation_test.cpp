@@ -228,9 +228,12 @@ TEST_CASE("run: Daly's interval is the optimum his paper reports for its three c
     return megasim::run::daly_interval(Time::from_minutes(5), Time::from_minutes(m_min))
         .to_seconds() / 60.0;
   };
-  CHECK(daly_min(24 * 60) == doctest::Approx(117).epsilon(0.005));
-  CHECK(daly_min(6 * 60) == doctest::Approx(57).epsilon(0.005));
-  CHECK(daly_min(15) == doctest::Approx(9.1).epsilon(0.005));
+  // Within the paper's rounding (whole minutes, and 9.1 to a tenth): the model gives 116.69,
+  // 56.71 and 9.14 min. Approx(57).epsilon(0.005) passed 56.71 only through doctest adding 1
+  // to its scale (a review, 2026-12-05).
+  CHECK(std::fabs(daly_min(24 * 60) - 117) <= 0.5);
+  CHECK(std::fabs(daly_min(6 * 60) - 57) <= 0.5);
+  CHECK(std::fabs(daly_min(15) - 9.1) <= 0.05);
   CHECK(daly_min(2.5) == doctest::Approx(2.5));
 }
 

@@ -122,7 +122,8 @@ TEST_CASE("step model: DeepSpeed's per-rank host work grows with the DP group") 
     }
     CHECK(held.breakdown.compute == bare.breakdown.compute);
     added.push_back((held.breakdown.dp_exposed - bare.breakdown.dp_exposed).to_seconds());
-    CHECK(added.back() == doctest::Approx((gathers + 2.0 * scatters) * dp * 1e-6).epsilon(1e-6));
+    CHECK(added.back() ==
+          doctest::Approx((gathers + 2.0 * scatters) * dp * 1e-6).epsilon(1e-6).scale(0));
     // With the preset's 5e8-element buckets a 22B layer's twelve gradients (4.5e8 elements)
     // are one bucket: only its first loop is in line, each later one runs beside the previous
     // tensor's collective, which outlasts it here (2 us x 64 or 128 ranks).
@@ -135,10 +136,11 @@ TEST_CASE("step model: DeepSpeed's per-rank host work grows with the DP group") 
       return t;
     }();
     const double bucketed = (f.predict(r).breakdown.dp_exposed - bare_bucketed).to_seconds();
-    CHECK(bucketed == doctest::Approx((gathers + 2.0 * m.layers) * dp * 1e-6).epsilon(1e-6));
+    CHECK(bucketed ==
+          doctest::Approx((gathers + 2.0 * m.layers) * dp * 1e-6).epsilon(1e-6).scale(0));
     z.reduce_bucket_elements = 0;
   }
-  CHECK(added[1] == doctest::Approx(2.0 * added[0]).epsilon(1e-6));
+  CHECK(added[1] == doctest::Approx(2.0 * added[0]).epsilon(1e-6).scale(0));
 }
 
 TEST_CASE("step model: the deepspeed preset's measured gather host time less its 8 ranks") {
@@ -247,8 +249,8 @@ TEST_CASE("step model: DeepSpeed's BF16_Optimizer updates fp32 gradients every m
       pipe_engine_request(f, workload::Precision::kBf16, false, true).workload.plan, 0));
   const Time update = (copy_time(f, 2 * n, 4 * n) + copy_time(f, 8 * n, 4 * n)) * 16;
   CHECK((on.breakdown.compute - off.breakdown.compute).to_seconds() ==
-        doctest::Approx(update.to_seconds()).epsilon(1e-6));
-  CHECK(on.pipe_engine.to_seconds() == doctest::Approx(update.to_seconds()).epsilon(1e-6));
+        doctest::Approx(update.to_seconds()).epsilon(1e-6).scale(0));
+  CHECK(on.pipe_engine.to_seconds() == doctest::Approx(update.to_seconds()).epsilon(1e-6).scale(0));
   // The step's casts around the bf16 all-reduce and the norm of every fp32 gradient.
   CHECK(on.breakdown.optimizer > off.breakdown.optimizer);
 }

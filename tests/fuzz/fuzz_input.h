@@ -13,28 +13,42 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <system_error>
 
 #include "engine/error.h"
 
 namespace megasim::fuzz {
 
-// The folder holding this process's input files: made on first use, removed at exit.
-inline const std::filesystem::path& scratch_dir() {
-  static const std::filesystem::path dir = [] {
+// A private folder for one input: made for it and removed after it, so that no folder is left
+// behind however the process ends. It was made once and removed at exit until 2026-12-05, and
+// libFuzzer's end at -max_total_time skips atexit: every `make test` left one folder a target
+// in /tmp (a helper found 240 of them).
+class ScratchDir {
+ public:
+  ScratchDir() {
     const char* tmp = std::getenv("TMPDIR");
     std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/megasim-fuzz-XXXXXX";
     if (mkdtemp(pattern.data()) == nullptr) std::abort();  // no input can be tried without it
-    std::atexit([] { std::filesystem::remove_all(scratch_dir()); });
-    return std::filesystem::path(pattern);
-  }();
-  return dir;
-}
+    path_ = pattern;
+  }
+  ~ScratchDir() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path_, ignored);
+  }
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
+  const std::filesystem::path& path() const { return path_; }
 
-// Writes the input to `name` in the scratch folder and calls load(path), swallowing only
-// InputError: the clean refusal.
+ private:
+  std::filesystem::path path_;
+};
+
+// Writes the input to `name` in a scratch folder of its own and calls load(path), swallowing
+// only InputError: the clean refusal.
 template <typename Load>
 int load_from_file(const std::uint8_t* data, std::size_t size, const char* name, Load load) {
-  const std::filesystem::path file = scratch_dir() / name;
+  const ScratchDir dir;
+  const std::filesystem::path file = dir.path() / name;
   {
     std::ofstream out(file, std::ios::binary | std::ios::trunc);
     out.write(reinterpret_cast<const char*>(data), static_cast<std::streamsize>(size));

@@ -132,6 +132,16 @@ double median(std::vector<double> v) {
 
 }  // namespace
 
+std::string system_family(const io::Inputs& in) {
+  const std::string& preset = in.scenario.optimizations.preset;
+  const step::SystemOptions& s = in.system;
+  // Not dp_overlap: PyTorch DDP's bucketed all-reduce beside the backward, which SC'21's rows
+  // ran with Megatron-LM of 2021, overlaps DP as MegaScale's step 5 does.
+  const bool megascale_part = s.parallel_block || s.sliding_window || s.tp_overlap ||
+                              s.pp_overlap || s.efficient_operators || s.misc || s.lamb;
+  return preset == "megatron-lm" && megascale_part ? "megascale" : preset;
+}
+
 std::optional<BandCheck> check_band(const std::vector<ResidualRow>& rows, const ResidualRow& r) {
   const Band b = band_for(rows, r.family, r.gpus, r.source);
   if (b.basis.empty()) return std::nullopt;

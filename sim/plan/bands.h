@@ -2,8 +2,9 @@
 //
 // Every validation row gives a step-time residual r = predicted step time / true step time − 1
 // (a throughput metric, MFU or TFLOP/s, is the inverse of a time). A prediction's band is the
-// range of the residuals of its basis: the rows of the same system family (the scenario's
-// optimisation preset) within a factor of 8 in GPU count; with fewer than three of those, the
+// range of the residuals of its basis: the rows of the same system family (system_family:
+// the scenario's optimisation preset, or MegaScale's for Megatron-LM running any of MegaScale's
+// optimisations) within a factor of 8 in GPU count; with fewer than three of those, the
 // family's rows at any scale; with fewer still, every row of the families megasim predicts
 // within 8 % (their rows' mean |residual|: a family not yet validated, such as the DeepSpeed
 // rows of 2021, lends its errors to no other); a basis of one row draws no band (its residual
@@ -21,6 +22,7 @@
 #include <vector>
 
 #include "io/files_read.h"
+#include "io/inputs.h"
 
 namespace megasim::plan {
 
@@ -35,6 +37,14 @@ struct Band {
   std::vector<std::string> basis;   // the scenarios of its rows
   std::string rule;                 // which selection gave them
 };
+
+// The family whose rows a scenario's band rests on: its optimisation preset, except that the
+// megatron-lm preset running any of MegaScale's own optimisations (parallel block, sliding
+// window, TP and PP overlap, efficient operators, misc, LAMB; not DP overlap, which PyTorch's
+// DDP gave SC'21's Megatron-LM too) is MegaScale's system, in part, as
+// MegaScale's Table 3 builds it on Megatron-LM a switch at a time: its chain's rows lent their
+// errors to Megatron-LM's bands until 2026-12-05 (its last row is MegaScale's whole system).
+std::string system_family(const io::Inputs& in);
 
 // The publication a run id belongs to: its first word ("sc21-t2-..." -> "sc21").
 std::string source_of_run(const std::string& run);

@@ -321,7 +321,7 @@ Validation validate(const fs::path& published_runs, const fs::path& dir, io::Fil
     row.metric = s.validation->metric;
     row.role = s.validation->role;
     row.step = s.validation->step.value_or(-1);
-    row.family = s.optimizations.preset;
+    row.family = system_family(inputs);
     row.gpus = e.step.gpus;
     row.source = published_source(runs, s.validation->run);
     row.published = published_metric(runs, published_runs.string(), *s.validation, f.string());

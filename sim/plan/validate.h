@@ -23,7 +23,7 @@ struct ValidationRow {
   std::string scenario, run, metric, role;
   int step = -1;  // of an ablation chain; -1 for a plain row
   double published = 0, predicted = 0;
-  std::string family;     // the scenario's optimisation preset
+  std::string family;     // system_family (bands.h): the preset, or MegaScale's in part
   std::int64_t gpus = 0;  // of the job
   std::string source;     // the published run's `source`: the paper or report it comes from
   double error() const { return (predicted - published) / published; }
@@ -59,7 +59,7 @@ struct Validation {
   double gain_max_points = 0;          // largest |gain difference|
   Coverage bands;                      // every row's band from the other sources (bands.h)
   HeldOutCoverage bands_held_out;      // the same from held-out residuals (held_out.h)
-  // Per system family (the scenario's preset), over its plain rows, fit and check alike.
+  // Per system family (system_family), over its plain rows, fit and check alike.
   struct Family {
     std::string name;
     std::size_t rows = 0;

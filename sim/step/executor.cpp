@@ -232,9 +232,18 @@ void Executor::start_pass(int i, const PassId& p) {
   // A sharded pass (ZeRO-3, FSDP) waits on its layers' gathers between its kernels, an FP8 one
   // on its amax all-reduces: finish_pass names the slice with how long (the part breakdown_s
   // counts as dp_exposed) and draws the waits, summed, after the pass's compute on "dp wait".
+  // Beside a collective the pass's kernels slow, not its waits (the exposed TP/CP exchanges,
+  // ZeRO-3 and FP8 collectives: they slowed too until 2026-12-05), spread evenly over the
+  // pass, as the executor does not order a pass's kernels and waits. A GEMM priced with its TP
+  // collective (slowed by it in pricing) slows again beside a DP or PP collective: two NCCL
+  // kernels beside it take SMs and memory bandwidth each (README, Known limitations).
+  const double kernel_share = work > Time::zero() ? static_cast<double>((work - waits).ns()) /
+                                                        static_cast<double>(work.ns())
+                                                  : 1.0;
   run_compute(i, work, true,
               !traced(u) ? std::string()
-                         : fmt::format("{} mb{} c{}", to_string(p.pass), p.micro_batch, p.chunk));
+                         : fmt::format("{} mb{} c{}", to_string(p.pass), p.micro_batch, p.chunk),
+              kernel_share);
   if (traced(u)) pending_slices_[i].dp_wait = dp_wait;
   if (bucketed) {
     u.compute.bucket_chunk = p.chunk;
@@ -244,10 +253,12 @@ void Executor::start_pass(int i, const PassId& p) {
   }
 }
 
-void Executor::run_compute(int i, Time work, bool interferable, std::string name) {
+void Executor::run_compute(int i, Time work, bool interferable, std::string name,
+                           double slowed_share) {
   Unit& u = units_[i];
   u.compute.busy = true;
   u.compute.interferable = interferable;
+  u.compute.slowed_share = slowed_share;
   u.compute.remaining_ns = static_cast<double>(work.ns());
   u.compute.rate_since = sim_.now();
   const Time start = sim_.now();

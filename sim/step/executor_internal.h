@@ -65,6 +65,10 @@ struct ComputeStream {
   bool busy = false;
   double remaining_ns = 0.0;  // standalone work left in the running pass
   bool interferable = false;  // true for a compute pass (not a host synchronisation)
+  // The share of the running work that communication beside it slows: its kernels, not the
+  // waits inside a pass (exposed TP/CP exchanges, ZeRO-3 and FP8 collectives), which slowed
+  // with the rest until 2026-12-05.
+  double slowed_share = 1.0;
   bool running_pass = false;  // the stream runs `current`
   PassId current;
   Time rate_since;
@@ -180,9 +184,13 @@ class Executor {
   void try_compute(int i);
   void start_pass(int i, const PassId& p);
   double rate(const Unit& u) const {
-    return u.compute.interferable && u.active_comm > 0 ? 1.0 / (1.0 + cfg_.interference) : 1.0;
+    return u.compute.interferable && u.active_comm > 0
+               ? 1.0 / (1.0 + cfg_.interference * u.compute.slowed_share)
+               : 1.0;
   }
-  void run_compute(int i, Time work, bool interferable, std::string name);
+  // `slowed_share`: of `work`, what communication beside it slows (ComputeStream).
+  void run_compute(int i, Time work, bool interferable, std::string name,
+                   double slowed_share = 1.0);
   // The running pass's work left, at its current rate.
   Time time_left(const Unit& u) const {
     return Time::from_ns_rounded(u.compute.remaining_ns / rate(u));

@@ -201,6 +201,29 @@ TEST_CASE("executor: interference slows compute only while communication runs be
   CHECK(b.compute - no_interf.stages[0].compute == with_interf.step_time - no_interf.step_time);
 }
 
+TEST_CASE("executor: a collective beside a pass slows its kernels, not its exposed TP wait") {
+  // One stage, two chunks, m = 1, interference 0.5: F c0 [0,5], F c1 [5,10], B c1 [10,20], its
+  // reduce-scatter (10 us) [20,30] beside B c0, 20 us of which 10 are an exposed TP wait. Only
+  // the other half slows: the pass runs at 1/(1 + 0.5 x 0.5) = 0.8 there, 8 us done by 30, the
+  // 12 left by 42; chunk 0's reduce-scatter (1 us) ends the step at 43. The whole pass slowed
+  // (until 2026-12-05) ran at 1/1.5: 6 2/3 us done by 30, the end at 43 1/3 and the step 44 1/3.
+  auto s = build_schedule(Schedule::kInterleaved, 1, 2, 1);
+  auto costs = uniform(1, 2);
+  costs[0].backward = {us(20), us(10)};
+  costs[0].backward_tp = {us(10), us(0)};
+  costs[0].dp_reduce_scatter = {us(1), us(10)};
+  ExecutorConfig cfg;
+  cfg.dp_overlap = true;
+  cfg.interference = 0.5;
+  const auto r = execute_step(s, costs, cfg);
+  CHECK(r.step_time == us(43));
+  const StageBreakdown& b = r.stages[0];
+  CHECK(b.tp_exposed == us(10));
+  CHECK(b.compute + b.slowest_gpu + b.tp_exposed + b.pp_exposed + b.dp_exposed + b.bubble +
+            b.optimizer + b.data_loading ==
+        r.step_time);
+}
+
 TEST_CASE("executor: full and folded agree on a symmetric plan and a straggler slows everyone") {
   const int p = 4, v = 2, m = 8, dp = 6, tp = 2;
   auto s = build_schedule(Schedule::kInterleaved, p, v, m);

@@ -212,9 +212,9 @@ measure() {
           "$OUT/sustained.json" "$profile"; } \
       >>"$OUT/calibrate.log" 2>&1 || echo "sustained: failed, no curve merged" >>"$OUT/calibrate.log"
   fi
-  # calibrate --scenario's shape list, and the sustained step's temporary file where its
-  # timeout cut a write; $OUT returns 8 files at most.
-  rm -f "$profile.shapes.json" "$OUT/sustained.json.tmp"
+  # calibrate --scenario's shape list, and the temporary files of a step killed mid-write
+  # (the tool's, the sustained step's); $OUT returns 8 files at most.
+  rm -f "$profile.shapes.json" "$OUT/sustained.json.tmp" "$profile".tmp.*
   local fitted=$OUT/$base-fitted.json fit_rc=0 check_rc=0
   "$bundle/megasim" calibrate fit "$profile" -o "$fitted" >"$OUT/fit.log" 2>&1 || fit_rc=$?
   # The check runs the refitted profile (a timeout may have cut the tool before its own refit).

@@ -3,7 +3,7 @@
 // friends, from_ns_rounded, scaling by a double) rounds to the nearest nanosecond in one place
 // (Time::rounded), and from_ns_up, a finish that must not come before its work is done, rounds
 // up; both refuse values outside the range, so a double is never truncated into the clock
-// silently (a flow's finish and four other conversions cast it unchecked until 2026-12-05).
+// silently (a flow's finish and five other conversions cast it unchecked until 2026-12-05).
 // Value type; thread-compatible.
 #pragma once
 

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <map>
 #include <set>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -132,13 +133,17 @@ double median(std::vector<double> v) {
 
 }  // namespace
 
-std::string system_family(const io::Inputs& in) {
-  const std::string& preset = in.scenario.optimizations.preset;
-  const step::SystemOptions& s = in.system;
-  // Not dp_overlap: PyTorch DDP's bucketed all-reduce beside the backward, which SC'21's rows
-  // ran with Megatron-LM of 2021, overlaps DP as MegaScale's step 5 does.
-  const bool megascale_part = s.parallel_block || s.sliding_window || s.tp_overlap ||
-                              s.pp_overlap || s.efficient_operators || s.misc || s.lamb;
+std::string system_family(const io::Scenario& s) {
+  const std::string& preset = s.optimizations.preset;
+  // The switches the scenario turns on (the megatron-lm preset runs none), not the system as
+  // run: a model with a parallel block or a window of its own runs them on any preset (a
+  // reviewer's find). Not dp_overlap: PyTorch DDP's bucketed all-reduce beside the backward,
+  // which SC'21's rows ran with Megatron-LM of 2021, overlaps DP as MegaScale's step 5 does.
+  bool megascale_part = false;
+  for (std::size_t i = 0; i < step::kSwitches.size(); ++i) {
+    if (std::string_view(step::kSwitches[i].key) == "dp_overlap") continue;
+    megascale_part = megascale_part || s.optimizations.overrides.switches[i].value_or(false);
+  }
   return preset == "megatron-lm" && megascale_part ? "megascale" : preset;
 }
 

@@ -44,7 +44,7 @@ struct Band {
 // DDP gave SC'21's Megatron-LM too) is MegaScale's system, in part, as
 // MegaScale's Table 3 builds it on Megatron-LM a switch at a time: its chain's rows lent their
 // errors to Megatron-LM's bands until 2026-12-05 (its last row is MegaScale's whole system).
-std::string system_family(const io::Inputs& in);
+std::string system_family(const io::Scenario& s);
 
 // The publication a run id belongs to: its first word ("sc21-t2-..." -> "sc21").
 std::string source_of_run(const std::string& run);

@@ -59,7 +59,8 @@ Evaluation evaluate(const io::Inputs& in, const EvaluateOptions& o) {
   if (!o.residuals.empty()) {
     // A validation scenario's own publication never vouches for it.
     const std::string own = in.scenario.validation ? source_of_run(in.scenario.validation->run) : "";
-    Band b = band_for(load_residuals(o.residuals, o.read), system_family(in), e.step.gpus, own);
+    Band b =
+        band_for(load_residuals(o.residuals, o.read), system_family(in.scenario), e.step.gpus, own);
     // No published row runs FP8 GEMMs: the band borrows the 16-bit rows' residuals, and says so.
     if (in.scenario.plan.fp8) b.rule += "; no validation row runs FP8";
     if (!b.basis.empty()) {

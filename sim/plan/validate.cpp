@@ -282,7 +282,7 @@ std::vector<RefusedRow> refused_rows(const io::Json& runs, const std::string& ru
     RefusedRow row{s.name,
                    s.validation->run,
                    s.validation->metric,
-                   s.optimizations.preset,
+                   system_family(s),
                    published_source(runs, s.validation->run),
                    published_metric(runs, runs_file, *s.validation, f.string()),
                    ""};
@@ -321,7 +321,7 @@ Validation validate(const fs::path& published_runs, const fs::path& dir, io::Fil
     row.metric = s.validation->metric;
     row.role = s.validation->role;
     row.step = s.validation->step.value_or(-1);
-    row.family = system_family(inputs);
+    row.family = system_family(s);
     row.gpus = e.step.gpus;
     row.source = published_source(runs, s.validation->run);
     row.published = published_metric(runs, published_runs.string(), *s.validation, f.string());

@@ -237,9 +237,11 @@ void Executor::start_pass(int i, const PassId& p) {
   // pass, as the executor does not order a pass's kernels and waits. A GEMM priced with its TP
   // collective (slowed by it in pricing) slows again beside a DP or PP collective: two NCCL
   // kernels beside it take SMs and memory bandwidth each (README, Known limitations).
-  const double kernel_share = work > Time::zero() ? static_cast<double>((work - waits).ns()) /
-                                                        static_cast<double>(work.ns())
-                                                  : 1.0;
+  const double kernel_share =
+      work > Time::zero()
+          ? std::clamp(static_cast<double>((work - waits).ns()) / static_cast<double>(work.ns()),
+                       0.0, 1.0)
+          : 1.0;
   run_compute(i, work, true,
               !traced(u) ? std::string()
                          : fmt::format("{} mb{} c{}", to_string(p.pass), p.micro_batch, p.chunk),

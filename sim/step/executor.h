@@ -22,8 +22,9 @@
 //   ZeRO-2       (reduce_every_backward) each backward pass's gradients are reduce-scattered
 //                when it ends: the last pass's as above, every earlier pass's whole chunk at
 //                its end.
-// While PP or DP communication runs beside a compute pass, compute slows by the interference
-// factor (the rate changes mid-pass; the completion event is rescheduled).
+// While PP or DP communication runs beside a compute pass, its kernels slow by the interference
+// factor, not its waits (the rate is 1 / (1 + factor x the kernels' share of the pass); it
+// changes mid-pass and the completion event is rescheduled).
 //
 // A DP collective starts when every member of its group has launched it, so a slow rank
 // delays its whole DP group, and through the pipeline every stage. Folded mode (full = false)

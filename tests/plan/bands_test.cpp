@@ -116,3 +116,32 @@ TEST_CASE("bands: a residuals file with a wrong type or an impossible residual i
   }
   fs::remove(file);
 }
+
+TEST_CASE(
+    "bands: a Megatron-LM system running MegaScale's own optimisations is MegaScale's family") {
+  // MegaScale's Table 3 builds its system on Megatron-LM one switch at a time: those rows lent
+  // their errors to Megatron-LM's bands until 2026-12-05. DP overlap alone is PyTorch DDP's too.
+  const auto family = [](const std::string& preset, const char* on) {
+    megasim::io::Scenario s;
+    s.optimizations.preset = preset;
+    for (std::size_t i = 0; i < megasim::step::kSwitches.size(); ++i) {
+      if (on != nullptr && std::string(megasim::step::kSwitches[i].key) == on) {
+        s.optimizations.overrides.switches[i] = true;
+      }
+    }
+    return system_family(s);
+  };
+  CHECK(family("megatron-lm", nullptr) == "megatron-lm");
+  CHECK(family("megatron-lm", "dp_overlap") == "megatron-lm");
+  for (const char* on : {"parallel_block", "sliding_window", "tp_overlap", "pp_overlap",
+                         "efficient_operators", "misc", "lamb"}) {
+    CAPTURE(on);
+    CHECK(family("megatron-lm", on) == "megascale");
+  }
+  CHECK(family("megascale", nullptr) == "megascale");
+  CHECK(family("deepspeed", "tp_overlap") == "deepspeed");
+  // A switch set off is no MegaScale optimisation run.
+  megasim::io::Scenario off;
+  off.optimizations.overrides.switches[0] = false;
+  CHECK(system_family(off) == "megatron-lm");
+}

@@ -22,7 +22,7 @@
 #include <vector>
 
 #include "io/files_read.h"
-#include "io/inputs.h"
+#include "io/scenario.h"
 
 namespace megasim::plan {
 

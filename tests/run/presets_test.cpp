@@ -1,5 +1,6 @@
 #include <filesystem>
 #include <fstream>
+#include <functional>
 
 #include <doctest/doctest.h>
 
@@ -45,41 +46,45 @@ TEST_CASE("presets: MegaScale and Megatron-LM communicator init at 2048 and 1228
   CHECK(none.causes.empty());
 }
 
-TEST_CASE("presets: an unknown key in a reliability file is an error naming it") {
-  const fs::path dir = fs::temp_directory_path() / "megasim_run_presets_test";
+namespace {
+
+// The error of loading the shipped megascale preset edited by `edit`, as a file `name` in a
+// temporary folder.
+std::string error_of_edited_preset(const std::string& name,
+                                   const std::function<void(std::string&)>& edit) {
+  const fs::path dir = fs::temp_directory_path() / ("megasim_run_presets_" + name);
   fs::create_directories(dir);
   std::ifstream in(fs::path(MEGASIM_SOURCE_DIR) / "reliability/megascale.json");
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  text.insert(text.find("\"detection_min\""), "\"detecton_min\": 3, ");
-  const fs::path bad = dir / "bad.json";
-  std::ofstream(bad) << text;
-  try {
-    megasim::io::load_reliability_file(bad);
-    FAIL("expected an InputError");
-  } catch (const megasim::InputError& e) {
-    CHECK(std::string(e.what()).find("detecton_min") != std::string::npos);
-  }
-  CHECK_THROWS_AS(megasim::io::load_reliability_preset("no-such-preset"), megasim::InputError);
+  edit(text);
+  const fs::path file = dir / name;
+  std::ofstream(file) << text;
+  const std::string e =
+      megasim::test::input_error_of([&] { megasim::io::load_reliability_file(file); });
   fs::remove_all(dir);
+  return e;
+}
+
+}  // namespace
+
+TEST_CASE("presets: an unknown key in a reliability file is an error naming it") {
+  const std::string e = error_of_edited_preset("bad.json", [](std::string& text) {
+    text.insert(text.find("\"detection_min\""), "\"detecton_min\": 3, ");
+  });
+  CHECK(e.find("detecton_min") != std::string::npos);
+  CHECK_THROWS_AS(megasim::io::load_reliability_preset("no-such-preset"), megasim::InputError);
 }
 
 TEST_CASE("presets: a checkpoint bandwidth under its old _gbps name is refused, saying GB/s") {
   // Gigabytes a second, where a cluster's *_gbps keys are gigabits: the old name invited a
   // NIC-style figure 8x too fast (a code review, 2026-12-05).
-  const fs::path dir = fs::temp_directory_path() / "megasim_run_presets_gbps_test";
-  fs::create_directories(dir);
-  std::ifstream in(fs::path(MEGASIM_SOURCE_DIR) / "reliability/megascale.json");
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  const std::string renamed = "\"checkpoint_read_gbyte_per_s\"";
-  REQUIRE(text.find(renamed) != std::string::npos);
-  text.replace(text.find(renamed), renamed.size(), "\"checkpoint_read_gbps\"");
-  const fs::path old = dir / "old.json";
-  std::ofstream(old) << text;
-  const std::string e =
-      megasim::test::input_error_of([&] { megasim::io::load_reliability_file(old); });
+  const std::string e = error_of_edited_preset("old.json", [](std::string& text) {
+    const std::string renamed = "\"checkpoint_read_gbyte_per_s\"";
+    REQUIRE(text.find(renamed) != std::string::npos);
+    text.replace(text.find(renamed), renamed.size(), "\"checkpoint_read_gbps\"");
+  });
   CHECK(e.find("old.json: checkpoint_read_gbps: renamed checkpoint_read_gbyte_per_s, in "
                "gigabytes a second") != std::string::npos);
-  fs::remove_all(dir);
 }
 
 TEST_CASE("presets: a reliability file's errors name the file and the key") {

@@ -26,6 +26,11 @@ std::vector<StageCosts> one_stage_with_dp(Time all_gather, Time reduce_scatter) 
   costs[0].dp_reduce_scatter = {reduce_scatter};
   return costs;
 }
+// The stage's breakdown terms summed: the step, when they account for all of it.
+Time terms_sum(const StageBreakdown& b) {
+  return b.compute + b.slowest_gpu + b.power_cap + b.tp_exposed + b.pp_exposed + b.dp_exposed +
+         b.bubble + b.optimizer + b.data_loading;
+}
 }  // namespace
 
 TEST_CASE("executor: with free communication it reproduces the ideal pipeline") {
@@ -195,9 +200,7 @@ TEST_CASE("executor: interference slows compute only while communication runs be
   CHECK(with_interf.step_time > no_interf.step_time);
   // What the slowdown adds is compute time: the terms still add up to the step.
   const StageBreakdown& b = with_interf.stages[0];
-  CHECK(b.compute + b.slowest_gpu + b.tp_exposed + b.pp_exposed + b.dp_exposed + b.bubble +
-            b.optimizer + b.data_loading ==
-        with_interf.step_time);
+  CHECK(terms_sum(b) == with_interf.step_time);
   CHECK(b.compute - no_interf.stages[0].compute == with_interf.step_time - no_interf.step_time);
 }
 
@@ -219,9 +222,7 @@ TEST_CASE("executor: a collective beside a pass slows its kernels, not its expos
   CHECK(r.step_time == us(43));
   const StageBreakdown& b = r.stages[0];
   CHECK(b.tp_exposed == us(10));
-  CHECK(b.compute + b.slowest_gpu + b.tp_exposed + b.pp_exposed + b.dp_exposed + b.bubble +
-            b.optimizer + b.data_loading ==
-        r.step_time);
+  CHECK(terms_sum(b) == r.step_time);
 }
 
 TEST_CASE("executor: full and folded agree on a symmetric plan and a straggler slows everyone") {
@@ -358,9 +359,7 @@ TEST_CASE("executor: a gradient bucket leaves when its share of the pass is done
   CHECK(r.step_time.to_us() == doctest::Approx(86.0 + 1.0 / 3).epsilon(1e-5));
   // The stage's terms still add up to the step.
   const StageBreakdown& b = r.stages[0];
-  CHECK(b.compute + b.slowest_gpu + b.tp_exposed + b.pp_exposed + b.dp_exposed + b.bubble +
-            b.optimizer + b.data_loading ==
-        r.step_time);
+  CHECK(terms_sum(b) == r.step_time);
 }
 
 TEST_CASE("executor: search's blocking makespan is the executor's own off the network") {

@@ -69,14 +69,14 @@ void append_power(std::string& o, const RunResult& r, const PowerInputs& power) 
       power_text(mw(r.power.it_average)), power_text(mw(r.energy.facility_average) / power.pue),
       spares, power_text(mw(r.power.it_peak)), power_text(mw(r.power.swing())),
       power_text(mw(r.power.it_average - r.power.it_idle)));
-  // The facility's peak: the job's, as --json's facility_peak_mw, and with the idle spares'
-  // power the job is billed for beside it (all of it, or a small job's share), as its run
-  // average has them.
+  // The facility's peak: the job's, as --json's facility_peak_mw, and with every reserved
+  // spare idling beside it (all of their power, or a small job's share), as at launch; until
+  // 2026-12-06 the spares' mean over the run, which a failure-free start exceeds.
   const std::string with_spares =
-      r.energy.spares.powered > 0.0
-          ? fmt::format(" ({} with {}the idle spares)",
-                        power_text((mw(r.power.it_peak) + mw(r.energy.spare_it)) * power.pue),
-                        r.energy.spares.billed ? "its share of " : "")
+      r.energy.spare_it_peak.value() > 0.0
+          ? fmt::format(" ({} with {} idle)",
+                        power_text((mw(r.power.it_peak) + mw(r.energy.spare_it_peak)) * power.pue),
+                        r.energy.spares.billed ? "its share of the spares" : "every spare")
           : std::string();
   o += fmt::format("  facility       average {} in steps, {} over the run{}, peak {}{}\n",
                    power_text(mw(r.power.it_average) * power.pue),
@@ -192,8 +192,9 @@ Json to_json(const RunResult& r, const StepProfile& step, const PowerInputs& pow
       {"by_activity", by_activity(step, power)},
       {"facility_average_step_mw", mw(r.power.it_average) * power.pue},
       {"facility_peak_mw", mw(r.power.it_peak) * power.pue},
-      // With the idle spares' IT power the job is billed for (spare_it_mw: all, or its share).
-      {"facility_peak_with_spares_mw", (mw(r.power.it_peak) + mw(r.energy.spare_it)) * power.pue},
+      // With every reserved spare idle (all of their power, or the job's share), as at launch.
+      {"facility_peak_with_spares_mw",
+       (mw(r.power.it_peak) + mw(r.energy.spare_it_peak)) * power.pue},
       {"facility_average_run_mw", mw(r.energy.facility_average)},
       {"swing_mw", mw(r.power.swing())},
       // A failure drops the whole job from its step average to idle at once.

@@ -49,7 +49,9 @@ function megasimRun(d, section, chart, colours, fmt, histogram, keyValues) {
         ' alone (no failure, checkpoint or launch)'],
       ['goodput', spreadOf(run.goodput, (x) => fmt.pct(x))],
       ['restarts', `${spreadOf(run.restarts, (x) => fmt.num(x, 1))}; ` +
-        `${fmt.rate(run.failures_per_day)} failures a day, MTBF ${fmt.num(run.mtbf_hours, 2)} h`],
+        `${fmt.rate(run.failures_per_day)} failures a day, MTBF ` +
+        // No failure: the text's words, not a placeholder (the page printed "– h" until 2026-12-06).
+        (run.mtbf_hours === null ? 'none (no failures)' : `${fmt.num(run.mtbf_hours, 2)} h`)],
       ['per restart', `${fmt.num(run.recovery_min, 1)} min with a spare free (communicator ` +
         `initialisation ${fmt.num(run.comm_init_s, 0)} s)` + trialsRecovery()],
       ['lost GPU-hours', fmt.num(run.lost_gpu_hours, 0)],
@@ -74,7 +76,8 @@ function megasimRun(d, section, chart, colours, fmt, histogram, keyValues) {
         `${fmt.power(power.facility_average_step_mw)} on average in steps; ` +
         `IT peak ${fmt.power(power.it_peak_mw)}, facility peak ` +
         `${fmt.power(power.facility_peak_mw)} (${fmt.power(power.facility_peak_with_spares_mw)} ` +
-        `with the spares), swing ${fmt.power(power.swing_mw)} within a step, ` +
+        `with ${power.spare_nodes_billed < power.spare_nodes_reserved ? 'its share of the spares'
+          : 'every spare'} idle), swing ${fmt.power(power.swing_mw)} within a step, ` +
         `${fmt.power(power.failure_drop_mw)} dropped on a failure`],
       ['energy, CO2 and cost', `${fmt.energy(power.it_mwh)} IT, ` +
         `${fmt.energy(power.facility_mwh)} facility; ${fmt.co2(power.tonnes_co2)} CO2` +

@@ -43,13 +43,17 @@
     else if (d.run) rows.push(['wall-clock days p10 / p50 / p90',
       `${fmt.num(d.run.days.p10, 2)} / ${fmt.num(d.run.days.p50, 2)} / ${fmt.num(d.run.days.p90, 2)}`]);
     if (d.run) {
-      // What the run charges beside the steps, as the text report names it.
-      const charged = [...(d.run.evaluation_interval_steps > 0 && d.run.evaluation_s > 0
-        ? ['evaluation'] : []), 'checkpoint stalls',
-      ...(d.run.straggler_slowed_share > 0 ? ['stragglers'] : [])];
-      const named = charged.length > 1
-        ? `${charged.slice(0, -1).join(', ')} and ${charged[charged.length - 1]}` : charged[0];
-      rows.push(['MFU of the running job', `${fmt.pct(d.run.running_mfu)} (${named} included)`]);
+      // What takes the running time the steps leave, as the text report names it: checkpoint
+      // stalls only where the run has some (the page named them always until 2026-12-06).
+      const evaluating = d.run.evaluation_interval_steps > 0 && d.run.evaluation_s > 0;
+      const rest = [...(evaluating ? ['evaluation'] : []),
+        ...(d.run.checkpoint_hours > 0 ? ['checkpoint stalls'] : []),
+        ...(d.run.straggler_slowed_share > 0 ? ['stragglers'] : [])];
+      const named = rest.length > 1
+        ? `${rest.slice(0, -1).join(', ')} and ${rest[rest.length - 1]}` : rest[0];
+      rows.push(['MFU of the running job', fmt.pct(d.run.running_mfu) +
+        (rest.length ? ` (${named} take${rest.length === 1 && evaluating ? 's' : ''} the rest ` +
+          'of the running time)' : ' (the steps take all of the running time)')]);
     }
     if (d.run && d.run.evaluation_interval_steps > 0) rows.push(['evaluation',
       `${fmt.num(d.run.evaluation_s, 1)} s every ${d.run.evaluation_interval_steps} steps, ` +

@@ -52,8 +52,10 @@ RunEnergy run_energy(const StepPower& p, Time training, Time not_training, std::
       spares.reserved > 0
           ? std::clamp(spares.billed_nodes() / static_cast<double>(spares.reserved), 0.0, 1.0)
           : 0.0;
-  e.spare_it = node_power(Activity::kIdle, spares.gpus_per_node, in) *
-               (std::max(spares.powered, 0.0) * share);
+  const Watts idle_node = node_power(Activity::kIdle, spares.gpus_per_node, in);
+  e.spare_it = idle_node * (std::max(spares.powered, 0.0) * share);
+  e.spare_it_peak =
+      idle_node * (static_cast<double>(std::max<std::int64_t>(spares.reserved, 0)) * share);
   const double it_joules = p.it_average.value() * training.to_seconds() +
                            p.it_idle.value() * not_training.to_seconds() + e.spare_it.value() * wall;
   e.it_mwh = it_joules / kJoulePerMwh;

@@ -72,7 +72,10 @@ struct SparePool {
 // spare pool's idle power over the whole wall-clock time.
 struct RunEnergy {
   SparePool spares;
-  Watts spare_it;  // the powered spares, idle
+  Watts spare_it;  // the powered spares, idle: the mean over the run
+  // Every reserved spare idle at once (at launch, before any is taken): what the facility must
+  // supply beside the job's peak. The billed share of both, for a small job's share of one.
+  Watts spare_it_peak;
   double it_mwh = 0.0;
   double facility_mwh = 0.0;
   Watts facility_average;               // over the whole run, idle periods included

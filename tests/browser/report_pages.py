@@ -116,6 +116,19 @@ def rendered_as_text(chromium, binary, root, out):
             elif found.group(1).strip() not in dom:
                 failures.append(f"the {name} page does not say {found.group(1).strip()!r}, "
                                 "as the text does")
+    # A run with no failure and no checkpoint: the page named checkpoint stalls beside the
+    # running MFU and printed the MTBF as "– h" until 2026-12-06, where the text names nothing
+    # and says "none (no failures)".
+    page = out / "simulate-no-failures.html"
+    text = megasim(binary, root, "simulate", default, "--set", "reliability.preset=none",
+                   "--html", page)
+    dom = dom_text(chromium, page)
+    if "take the rest" in text or "checkpoint stalls" in dom:
+        failures.append("simulate-no-failures: something is named as taking the running time "
+                        "(text: %r)" % re.search(r"running MFU.*", text).group(0))
+    if "MTBF none (no failures)" not in text or "MTBF none (no failures)" not in dom:
+        failures.append("simulate-no-failures: the text and page do not both say "
+                        "'MTBF none (no failures)'")
     return failures
 
 def main():

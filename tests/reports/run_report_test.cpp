@@ -95,7 +95,16 @@ TEST_CASE("report: the spare pool's line, keys and share of the run's energy") {
   CHECK(j.at("power").at("facility_peak_mw").get<double>() == doctest::Approx(0.00768).scale(0));
   CHECK(j.at("power").at("facility_peak_with_spares_mw").get<double>() ==
         doctest::Approx(0.008832).scale(0));
-  CHECK(text.find("peak 7.7 kW (8.8 kW with the idle spares)") != std::string::npos);
+  CHECK(text.find("peak 7.7 kW (8.8 kW with every spare idle)") != std::string::npos);
+  // One of the two out for repair on average: the run's mean has one idling, the peak both (at
+  // launch); until 2026-12-06 the peak took the mean.
+  RunResult half = r;
+  half.energy.spares.powered = 1.0;
+  half.energy.spare_it = half.energy.spare_it_peak * 0.5;
+  CHECK(
+      to_json(half, step, power, m).at("power").at("facility_peak_with_spares_mw").get<double>() ==
+      doctest::Approx(0.008832).scale(0));
+  CHECK(to_text(half, step, power, m).find("(8.8 kW with every spare idle)") != std::string::npos);
 }
 
 TEST_CASE("report: a job billed a share of its one spare says the power is its share") {
@@ -110,7 +119,7 @@ TEST_CASE("report: a job billed a share of its one spare says the power is its s
   CHECK(text.find("1 node reserved (the job's share, 0.2 of a node, billed), 1.0 idling beside "
                   "the job on average, 96 W IT of it the job's share") != std::string::npos);
   // So is the facility peak beside it: (6.4 + 0.096) kW x 1.2, not a whole idle node's.
-  CHECK(text.find("peak 7.7 kW (7.8 kW with its share of the idle spares)") != std::string::npos);
+  CHECK(text.find("peak 7.7 kW (7.8 kW with its share of the spares idle)") != std::string::npos);
 }
 
 TEST_CASE("reports: a signed difference that rounds to nothing reads +0.0, never -0.0") {

@@ -77,6 +77,7 @@ TEST_CASE("power: step average, peak and swing over phases are solved by hand") 
       p, Time::from_hours(100), Time::from_hours(10), 16,
       SparePool{.reserved = 3, .powered = 2, .gpus_per_node = 8, .billed = std::nullopt}, in);
   CHECK(spared.spare_it.value() == doctest::Approx(2960.0));
+  CHECK(spared.spare_it_peak.value() == doctest::Approx(3 * 1480.0));  // all three at launch
   CHECK(spared.it_mwh == doctest::Approx(0.7886 + 0.3256));
   CHECK(spared.facility_mwh == doctest::Approx((0.7886 + 0.3256) * 1.25));
   CHECK(*spared.usd_gpu_hours == doctest::Approx(40 * 110 * 2.0));
@@ -88,6 +89,7 @@ TEST_CASE("power: step average, peak and swing over phases are solved by hand") 
       run_energy(p, Time::from_hours(100), Time::from_hours(10), 16,
                  SparePool{.reserved = 1, .powered = 1, .gpus_per_node = 8, .billed = 0.32}, in);
   CHECK(shared.spare_it.value() == doctest::Approx(0.32 * 1480.0));
+  CHECK(shared.spare_it_peak.value() == doctest::Approx(0.32 * 1480.0));
   CHECK(*shared.usd_gpu_hours == doctest::Approx((16 + 0.32 * 8) * 110 * 2.0));
 }
 

@@ -45,7 +45,8 @@ Executor::Executor(const PipelineSchedule& sched, const std::vector<StageCosts>&
   for (int s = 0; s < sched.pp; ++s) {
     std::size_t n = 4;
     for (int c = 0; c < sched.vpp; ++c) {
-      n += (2 + 2 * rounds) * static_cast<std::size_t>(buckets(s, c));
+      n += 2 * static_cast<std::size_t>(buckets(s, c)) +
+           2 * rounds * static_cast<std::size_t>(reduce_buckets(s, c));
     }
     dp_stride_ = std::max(dp_stride_, n);
   }
@@ -224,10 +225,12 @@ void Executor::start_pass(int i, const PassId& p) {
   }
   const bool last_grad_pass = sched_.split_backward() ? p.pass == Pass::kWeightGrad
                                                       : p.pass == Pass::kBackward;
-  // The chunk's last backward pass produces its gradients bucket by bucket: each bucket's
-  // reduce-scatter goes out when its share of the pass is done (the last one at the end).
-  const bool bucketed =
-      cfg_.dp_overlap && n > 1 && last_grad_pass && u.dp.backward_left[p.chunk] == 1;
+  // The chunk's last backward pass (under ZeRO-2 every one) produces its gradients bucket by
+  // bucket: each bucket's reduce-scatter goes out when its share of the pass is done (the last
+  // one at the end). ZeRO-2's went out at the pass's end until 2026-12-06.
+  const int rn = reduce_buckets(u.s, p.chunk);
+  const bool bucketed = cfg_.dp_overlap && rn > 1 && last_grad_pass &&
+                        (u.dp.backward_left[p.chunk] == 1 || cfg_.reduce_every_backward);
   // Names are built only for traced ranks: this is the executor's hottest path.
   // A sharded pass (ZeRO-3, FSDP) waits on its layers' gathers between its kernels, an FP8 one
   // on its amax all-reduces: finish_pass names the slice with how long (the part breakdown_s
@@ -250,7 +253,7 @@ void Executor::start_pass(int i, const PassId& p) {
   if (bucketed) {
     u.compute.bucket_chunk = p.chunk;
     u.compute.bucket_next = 1;
-    u.compute.bucket_count = n;
+    u.compute.bucket_count = rn;
     schedule_bucket(i);
   }
 }
@@ -367,11 +370,16 @@ void Executor::pass_done(int i, const PassId& p) {
                                                       : p.pass == Pass::kBackward;
   if (last_grad_pass) {
     const int left = --u.dp.backward_left[p.chunk];
+    const int n = reduce_buckets(u.s, p.chunk);
     if (left == 0 && cfg_.dp_overlap) {
-      send_rs_buckets(i, p.chunk, buckets(u.s, p.chunk));
+      send_rs_buckets(i, p.chunk, n);
+    } else if (left > 0 && cfg_.reduce_every_backward && cfg_.dp_overlap) {
+      // ZeRO-2: what is left of this micro-batch's buckets of the chunk; the next backward
+      // pass sends its own from the first.
+      send_rs_buckets(i, p.chunk, n);
+      u.dp.rs_buckets_sent[p.chunk] = 0;
     } else if (left > 0 && cfg_.reduce_every_backward) {
-      // ZeRO-2: this micro-batch's gradients of the chunk, all its buckets at the pass's end.
-      const int n = buckets(u.s, p.chunk);
+      // Blocking ZeRO-2: all the chunk's buckets at the pass's end, holding the next pass.
       for (int b = 0; b < n; ++b) enqueue_dp(i, DpOp{false, p.chunk, b, n});
     }
   }

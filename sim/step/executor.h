@@ -80,6 +80,10 @@ struct StageCosts {
   std::vector<Time> dp_all_gather;      // per chunk: parameter all-gather (distributed optimizer)
   // Per chunk: the DP buckets its collectives go out in (empty or 1: the whole chunk at once).
   std::vector<int> dp_buckets;
+  // Per chunk: the buckets its gradient reduce-scatters go out in as a backward pass produces
+  // them (empty: dp_buckets). Under ZeRO-2 with dp_overlap the workload's buckets whatever the
+  // preset: every ZeRO-2 reduces during the backward (DeepSpeed's reduce bucket, FSDP's unit).
+  std::vector<int> dp_reduce_buckets;
   Time optimizer;                       // the optimizer step on this rank
   Time data_loading;                    // before the first pass: reading the step's batch
 };
@@ -119,11 +123,11 @@ struct ExecutorNetwork {
 struct ExecutorConfig {
   bool pp_overlap = false;
   bool dp_overlap = false;
-  // ZeRO-2 (plan.zero2): a rank keeps its shard of the gradients (and, until they are reduced,
-  // the chunk's: workload/memory.cpp), so every backward pass of a chunk, not only the last,
-  // has its gradients reduce-scattered when it ends (DeepSpeed's stage 2 and FSDP's
-  // SHARD_GRAD_OP outside no_sync alike). Beside compute with dp_overlap; without it the next
-  // pass waits for them.
+  // ZeRO-2 (plan.zero2): a rank keeps its shard of the gradients (and what is not yet reduced:
+  // workload/memory.cpp), so every backward pass of a chunk, not only the last, has its
+  // gradients reduce-scattered (DeepSpeed's stage 2 and FSDP's SHARD_GRAD_OP outside no_sync
+  // alike). With dp_overlap beside compute, bucket by bucket as the pass produces them
+  // (StageCosts::dp_reduce_buckets); without it all at the pass's end, the next pass waiting.
   bool reduce_every_backward = false;
   // Without pp_overlap: host-side cost of each blocking exchange (Megatron-LM's device
   // synchronisation), paid on the compute stream once the exchange has completed.

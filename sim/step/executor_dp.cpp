@@ -39,7 +39,7 @@ void Executor::bucket_due(int i) {
 
 void Executor::send_rs_buckets(int i, int c, int until) {
   Unit& u = units_[i];
-  const int n = buckets(u.s, c);
+  const int n = reduce_buckets(u.s, c);
   for (int& b = u.dp.rs_buckets_sent[c]; b < until; ++b) enqueue_dp(i, DpOp{false, c, b, n});
 }
 

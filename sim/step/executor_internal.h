@@ -237,6 +237,11 @@ class Executor {
     const auto& b = costs_[static_cast<std::size_t>(s)].dp_buckets;
     return b.empty() ? 1 : b[static_cast<std::size_t>(c)];
   }
+  // The buckets of chunk c's gradient reduce-scatters (StageCosts::dp_reduce_buckets).
+  int reduce_buckets(int s, int c) const {
+    const auto& b = costs_[static_cast<std::size_t>(s)].dp_reduce_buckets;
+    return b.empty() ? buckets(s, c) : b[static_cast<std::size_t>(c)];
+  }
   // Enqueues the reduce-scatter buckets of chunk c up to (not including) `until`.
   void send_rs_buckets(int i, int c, int until);
   // The pass of unit i is over (its compute, and any wait for its chunk's parameters).

@@ -364,9 +364,10 @@ StageCosts Pricer::price(const workload::StageProgram& stage, PricingTally& tall
     c.dp_all_gather.push_back(params * share);
     // Overlapped bucket by bucket: the chunk's share of the stage's DP buckets (as traffic()
     // splits them); else the chunk's collectives go out as one.
-    c.dp_buckets.push_back(system_.dp_overlap && system_.dp_bucket_overlap
-                               ? std::max(1, static_cast<int>(std::lround(dp_buckets * share)))
-                               : 1);
+    const int workload_buckets = std::max(1, static_cast<int>(std::lround(dp_buckets * share)));
+    c.dp_buckets.push_back(system_.dp_overlap && system_.dp_bucket_overlap ? workload_buckets : 1);
+    c.dp_reduce_buckets.push_back(system_.dp_overlap && plan_.zero2 ? workload_buckets
+                                                                    : c.dp_buckets.back());
   }
   for (const Op& op : stage.optimizer) {
     const hw::KernelCost kc = kernels_.cost(*op.kernel());

@@ -32,6 +32,7 @@ workload::MemoryOptions memory_options(const SystemOptions& system) {
   o.sharded.persistence_threshold = system.sharding.persistence_threshold;
   o.sharded.reduce_bucket_elements = system.sharding.reduce_bucket_elements;
   o.pipe_bf16_optimizer = system.pipe_engine.bf16_optimizer;
+  o.zero2_bucketed = system.dp_overlap;
   return o;
 }
 

@@ -65,18 +65,23 @@ ShardedUnsharded sharded_unsharded(const ModelSpec& m, const ParallelPlan& p, in
 }
 
 // ZeRO-2's gradients not yet reduced, at most: DeepSpeed's reduce bucket (as ZeRO-3 counts
-// it), or, as the step executor reduce-scatters them (when each backward pass of a chunk ends),
-// the largest chunk's, with the stage's embedding or head. (One layer's, as first written the
-// same day, undercounted a 12-layer chunk of 175B by 10 GiB.)
+// it); as the step executor reduce-scatters them, two of the workload's DP buckets (the one
+// filling, the one in flight) when they go out during the backward (zero2_bucketed), else the
+// largest chunk's with the stage's embedding or head, reduced when a chunk's backward pass
+// ends; never more than that chunk. (One layer's, as first written on 2026-12-03, undercounted
+// a 12-layer chunk of 175B by 10 GiB; the chunk's alone, until 2026-12-06, held a stage without
+// a pipeline whole, more than ZeRO-1's gradients.)
 double zero2_unreduced(const ModelSpec& m, const ParallelPlan& p, int stage,
-                       const MemoryOptions::Sharded& o) {
-  if (o.reduce_bucket_elements > 0) return sharded_unsharded(m, p, stage, o).gradients;
+                       const MemoryOptions& opts) {
+  if (opts.sharded.reduce_bucket_elements > 0)
+    return sharded_unsharded(m, p, stage, opts.sharded).gradients;
   const double layer = d(rank_layer_parameters(m, p.tp));
   int largest = 0;
   for (int c = 0; c < p.vpp; ++c) largest = std::max(largest, chunk_layers(m, p, stage, c).count);
   const double edges =
       d(stage_parameters_per_rank(m, p, stage)) - layer * stage_layers(m, p, stage);
-  return layer * largest + edges;
+  const double chunk = layer * largest + edges;
+  return opts.zero2_bucketed ? std::min(chunk, 2.0 * d(dp_bucket_elements(p))) : chunk;
 }
 
 }  // namespace
@@ -257,7 +262,7 @@ MemoryEstimate estimate_memory(const ModelSpec& m, const ParallelPlan& p, int st
     // ZeRO-2: its shard and what a backward pass has not yet reduced (until 2026-12-03 the
     // shard alone). BF16_Optimizer: a bf16 .grad too.
     const double lp_grads = detail::bf16_optimizer_applies(opts.pipe_bf16_optimizer, p) ? 2.0 : 0.0;
-    const double unreduced = p.zero2 ? zero2_unreduced(m, p, stage, opts.sharded) : 0.0;
+    const double unreduced = p.zero2 ? zero2_unreduced(m, p, stage, opts) : 0.0;
     e.gradients = Bytes(params * g / (p.zero2 ? dp : 1.0) + unreduced * g + params * lp_grads);
     e.optimizer_states = Bytes(params * o / (p.distributed_optimizer ? dp : 1.0));
   }

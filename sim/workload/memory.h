@@ -42,6 +42,12 @@ struct MemoryOptions {
     std::int64_t persistence_threshold = 0;
     std::int64_t reduce_bucket_elements = 0;
   } sharded;
+  // ZeRO-2 (plan.zero2) with its reduce-scatters overlapped (step::SystemOptions::dp_overlap):
+  // they go out bucket by bucket as the backward produces the gradients (the workload's DP
+  // buckets, dp_bucket_elements), so a rank holds the bucket being filled and the one in
+  // flight, not its chunk's whole gradients, as long as the DP line keeps pace; without it the
+  // chunk's, reduced when its pass ends.
+  bool zero2_bucketed = false;
   // DeepSpeed's BF16_Optimizer (GeneratorOptions::pipe_bf16_optimizer, where
   // bf16_optimizer_applies): beside its flat fp32 gradients (plan.fp32_gradients) every
   // parameter keeps its bf16 .grad from one backward to the next (update_hp_grads with

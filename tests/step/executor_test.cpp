@@ -178,6 +178,25 @@ TEST_CASE("executor: ZeRO-2 reduce-scatters every backward pass's gradients, not
   CHECK(blocking.stages[0].compute == us(90));
 }
 
+TEST_CASE("executor: ZeRO-2's reduce-scatters go out bucket by bucket during every backward") {
+  // As above, the reduce-scatter in two buckets of 20 us, each sent when the backward pass has
+  // produced it (half-way through, and at its end), in every backward pass, not at the end of
+  // all but the last (until 2026-12-06: 158 us, 68 exposed). AG [0,8]; F1 [8,18], B1 [18,38]:
+  // buckets [28,48], [48,68]; F2 [38,48], B2 [48,68]: buckets due at 58 and 68 run [68,88],
+  // [88,108]; F3 [68,78], B3 [78,98]: due at 88 and 98, run [108,128], [128,148].
+  auto s = build_schedule(Schedule::kOneFOneB, 1, 1, 3);
+  auto costs = one_stage_with_dp(us(8), us(40));
+  costs[0].dp_reduce_buckets = {2};
+  ExecutorConfig cfg;
+  cfg.dp_overlap = true;
+  cfg.reduce_every_backward = true;
+  const auto r = execute_step(s, costs, cfg);
+  CHECK(r.step_time == us(148));
+  CHECK(r.stages[0].dp_exposed == us(8 + 50));
+  CHECK(r.stages[0].compute == us(90));
+  CHECK(terms_sum(r.stages[0]) == r.step_time);
+}
+
 TEST_CASE("executor: interference slows compute only while communication runs beside it") {
   // One stage, one chunk, m = 1: AG (prefetch) 10 us, then F 10, B 20; RS of 10 starts after
   // B. With dp_overlap the F waits for the AG (nothing overlaps): no slowdown at all.

@@ -184,6 +184,16 @@ TEST_CASE("memory: model states follow Megatron-LM's bytes per parameter") {
   bucketed.sharded.reduce_bucket_elements = 500'000'000;
   CHECK(estimate_memory(m, p, 3, bucketed).gradients.value() ==
         doctest::Approx(4.0 * params / 16.0 + 4.0 * 5e8));
+  // Reduced bucket by bucket during the backward (a preset that overlaps DP): the bucket
+  // filling and the one in flight, two of max(40 M, 1 M × 16) parameters, not the stage's 2.7 G
+  // (which held more than ZeRO-1's gradients until 2026-12-06).
+  MemoryOptions during;
+  during.zero2_bucketed = true;
+  const Bytes zero2 = estimate_memory(m, p, 3, during).gradients;
+  CHECK(zero2.value() == doctest::Approx(4.0 * params / 16.0 + 4.0 * 2.0 * 40e6));
+  p.zero2 = false;
+  CHECK(zero2 < estimate_memory(m, p, 3, during).gradients * 0.1);
+  p.zero2 = true;
   p.zero2 = false;
   p.zero3 = true;
   e = estimate_memory(m, p, 3);

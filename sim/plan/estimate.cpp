@@ -123,6 +123,8 @@ void AnalyticEstimator::engine_prices(const Candidate& c, const Probe& bare, Lay
 
 const AnalyticEstimator::LayerPrices& AnalyticEstimator::layer_prices(const Candidate& c) {
   const workload::ParallelPlan& real = c.plan;
+  // What a candidate's plan varies; precision, FP8 and ZeRO are the scenario's, the same for
+  // every candidate of one estimator (the space has no axis for them: plan_space.h).
   const auto key =
       std::make_tuple(real.tp, real.sequence_parallel, real.micro_batch,
                       static_cast<int>(real.recompute), system_bits(c.system),
@@ -158,6 +160,41 @@ const AnalyticEstimator::LayerPrices& AnalyticEstimator::layer_prices(const Cand
   return layers_[key] = lp;
 }
 
+double textbook_makespan(const workload::ParallelPlan& p, double f, double b, double hop,
+                         std::optional<double> blocking_sync) {
+  const auto micro_batches = static_cast<double>(p.micro_batches());
+  if (!blocking_sync && p.vpp == 1 && p.schedule == workload::Schedule::kOneFOneB &&
+      micro_batches >= 1.0) {
+    // 1F1B with asynchronous sends, exactly as step::simulate_ideal runs it: the fill and
+    // drain's 2 (pp − 1) sends, and in the steady state two for every micro-batch after the
+    // first but one in every pp (stage 0 holds pp in flight, each waiting for its gradient's
+    // round trip): (m + pp − 1)(f + b) + hop · (2 (pp − 1) + 2 (m − 1) − 2 (⌊(m − 2) / pp⌋ + 1)).
+    // The textbook form below leaves out the steady state's sends (until 2026-12-06 for 1F1B
+    // too: 36 against 41 at pp 4, m 8, f 1, b 2 and a send of 0.5).
+    const double pp = static_cast<double>(p.pp);
+    const double steady =
+        micro_batches < 2.0
+            ? 0.0
+            : 2.0 * (micro_batches - 1.0) - 2.0 * (std::floor((micro_batches - 2.0) / pp) + 1.0);
+    return (micro_batches + pp - 1.0) * (f + b) + hop * (2.0 * (pp - 1.0) + steady);
+  }
+  // f and b are a chunk's: a stage runs vpp chunks a micro-batch, and the fill and drain
+  // take one chunk a stage each way (the bubble of (p - 1) / vpp stage passes), each crossing
+  // p - 1 sends; the steady state's sends are left out, so this is the schedule's makespan
+  // without them, a lower bound. Until 2026-12-03 this took f + b for a stage's, so an
+  // interleaved plan past the bound was estimated vpp times too fast (175B at VPP 6: 7.7 s for
+  // a 38.8 s step).
+  const double fill = static_cast<double>(p.pp - 1) * (f + b + 2.0 * hop);
+  // Blocking, a stage's exchanges besides: one a steady-state pass pair interleaved, one a
+  // pass with 1F1B, each with its two messages or one and the synchronisation.
+  // GPipe's and ZB-H1's programs exchange before and after every pass, about 4m.
+  const double per_micro_batch = p.schedule == workload::Schedule::kOneFOneB ? 2.0 : 4.0;
+  const double exchanges = !blocking_sync ? 0.0
+                           : p.vpp > 1    ? (hop * 2.0 + *blocking_sync) * micro_batches * p.vpp
+                                       : (hop + *blocking_sync) * per_micro_batch * micro_batches;
+  return micro_batches * p.vpp * (f + b) + fill + exchanges;
+}
+
 double AnalyticEstimator::schedule_seconds(const workload::ParallelPlan& p, double f, double b,
                                            double hop, const Blocking* blocking) {
   const std::int64_t micro_batches = p.micro_batches();
@@ -172,19 +209,8 @@ double AnalyticEstimator::schedule_seconds(const workload::ParallelPlan& p, doub
   // Counted as the event level counts them (three a micro-batch and chunk with zero-bubble).
   if (plan_passes(p, false) > static_cast<double>(max_passes_) ||
       micro_batches > std::numeric_limits<int>::max()) {
-    // f and b are a chunk's: a stage runs vpp chunks a micro-batch, and the fill and drain
-    // take one chunk a stage each way (the bubble of (p - 1) / vpp stage passes). Until
-    // 2026-12-03 this took f + b for a stage's, so an interleaved plan past the bound was
-    // estimated vpp times too fast (175B at VPP 6: 7.7 s for a 38.8 s step).
-    const double fill = static_cast<double>(p.pp - 1) * (f + b + 2.0 * hop);
-    // Blocking, a stage's exchanges besides: one a steady-state pass pair interleaved, one a
-    // pass with 1F1B, each with its two messages or one and the synchronisation.
-    // GPipe's and ZB-H1's programs exchange before and after every pass, about 4m.
-    const double per_micro_batch = p.schedule == workload::Schedule::kOneFOneB ? 2.0 : 4.0;
-    const double exchanges = blocking == nullptr ? 0.0
-                             : p.vpp > 1 ? (hop * 2.0 + blocking->sync) * micro_batches * p.vpp
-                                         : (hop + blocking->sync) * per_micro_batch * micro_batches;
-    return static_cast<double>(micro_batches) * p.vpp * (f + b) + fill + exchanges;
+    return textbook_makespan(p, f, b, hop,
+                             blocking ? std::optional<double>(blocking->sync) : std::nullopt);
   }
   const int m = static_cast<int>(micro_batches);
   // The makespan is homogeneous of degree one in (f, b, hop): keyed by the ratios on a grid of

@@ -31,6 +31,7 @@
 #include <array>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <tuple>
 
 #include "engine/time.h"
@@ -52,6 +53,17 @@ struct StepFigures {
   // How a GPU of the critical stage spends the step, for energy (sums to step_time).
   Time gemm_time, memory_bound_time, comm_time, idle_time;
 };
+
+// The makespan of the plan's pipeline in closed form, in seconds, for a chunk's forward f and
+// backward b and a send of `hop` between stages: the estimate of a step past the work bound,
+// which is not built pass by pass. 1F1B with asynchronous sends: step::simulate_ideal's
+// makespan exactly, its steady state's sends included. Else the textbook one (Narayanan et
+// al. 2021, section 2.2): m·vpp·(f + b) and the fill and drain of pp − 1 stages of a chunk each
+// way, each crossing a send, without the steady state's (a lower bound); with
+// `blocking_sync`, Megatron-LM's blocking exchanges besides (`hop` one message's time, each
+// exchange followed by the sync).
+double textbook_makespan(const workload::ParallelPlan& p, double f, double b, double hop,
+                         std::optional<double> blocking_sync = std::nullopt);
 
 class AnalyticEstimator {
  public:

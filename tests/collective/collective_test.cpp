@@ -210,6 +210,16 @@ TEST_CASE("a call across nodes opens the profile's channels a NIC times the NICs
   CHECK(model.channels(collective::comm_shape(f.topology, f.topology.pack_placement(32))) == 16);
   CHECK(model.channels(collective::comm_shape(f.topology, f.topology.pack_placement(8))) == 16);
   CHECK(model.channels(collective::comm_shape(f.topology, {0, 1, 8, 9})) == 4);
+  // A profile whose channels the NICs do not divide (a user's, 12 on 8 NICs): a NIC's share
+  // rounds up (two), capped at the profile's 12 for full nodes; a group on half a node's NICs
+  // (4 GPUs of 8) takes 4 × 2 = 8. Rounding down, which no shipped profile's 16 shows, gives 8
+  // and 4 (a mutation test's find, 2026-12-06).
+  hw::CollectiveConstants twelve = f.constants;
+  twelve.channels = 12;
+  const collective::NcclModel odd(f.topology, twelve);
+  CHECK(odd.channels(collective::comm_shape(f.topology, f.topology.pack_placement(16))) == 12);
+  CHECK(odd.channels(collective::comm_shape(f.topology, {0, 1, 2, 3, 8, 9, 10, 11})) == 8);
+  CHECK(odd.channels(collective::comm_shape(f.topology, rail)) == 2);
   // A 64 MiB send beside a 1 GiB all-gather of that group, from the group's first GPU to its
   // second: it shares the NIC with the ring's two channels, a third of it.
   const double bytes = 64.0 * 1048576.0;

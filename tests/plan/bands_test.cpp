@@ -30,6 +30,20 @@ TEST_CASE("bands: a residual is the step time's, whatever the metric") {
   CHECK(source_of_run("korthikanti-175b") == "korthikanti");
 }
 
+TEST_CASE("bands: a row at exactly 8x or an eighth of the GPUs is near; one past it is not") {
+  // 256 GPUs: 32 and 2,048 are within the factor (inclusive), 31 and 2,049 outside it (the
+  // boundary was held only by the goldens until 2026-12-06, a mutation test's find).
+  const std::vector<ResidualRow> rows = {
+      row("low", "p1", "megatron-lm", 32, -0.01), row("high", "p1", "megatron-lm", 2048, 0.02),
+      row("mid", "p1", "megatron-lm", 256, 0.0), row("under", "p1", "megatron-lm", 31, -0.5),
+      row("over", "p1", "megatron-lm", 2049, 0.5)};
+  const Band b = band_for(rows, "megatron-lm", 256, "");
+  CHECK(b.rule == "megatron-lm rows within 8x the GPUs");
+  CHECK(b.basis == std::vector<std::string>{"low", "high", "mid"});
+  CHECK(b.low == doctest::Approx(-0.01));
+  CHECK(b.high == doctest::Approx(0.02));
+}
+
 TEST_CASE("bands: the family's rows near the scale, then at any scale, then every row") {
   const std::vector<ResidualRow> rows = {
       row("a", "p1", "megatron-lm", 64, -0.02), row("b", "p1", "megatron-lm", 256, 0.03),

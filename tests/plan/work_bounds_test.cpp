@@ -5,12 +5,15 @@
 
 #include <filesystem>
 #include <string>
+#include <tuple>
 
 #include "engine/error.h"
+#include "input_error_of.h"
 #include "io/inputs.h"
 #include "io/scenario.h"
+#include "plan/estimate.h"
 #include "plan/work_bounds.h"
-#include "input_error_of.h"
+#include "step/pipeline_schedule.h"
 
 using namespace megasim;
 using megasim::test::input_error_of;
@@ -69,4 +72,46 @@ TEST_CASE("work bounds: --full counts every context-parallel rank of every repli
   limits.max_events = 1000000;
   const std::string e = input_error_of([&] { plan::check_step_work(in, true, limits); });
   CHECK(e.find("(8 stages × dp 96 × cp 2 (--full) × 64 micro-batches") != std::string::npos);
+}
+
+TEST_CASE("work bounds: past the bound, a 1F1B step's closed form is the schedule's makespan") {
+  // 1F1B with asynchronous sends: (m + pp − 1)(f + b) and the sends, two for every micro-batch
+  // but one in every pp, against the schedule run pass by pass, over pipeline depths, counts
+  // not divisible by the depth, pass times and sends. Until 2026-12-06 the estimate left out
+  // the steady state's sends (36 against 41 at pp 4, m 8, f 1, b 2, a send of 0.5); a
+  // mutation of its fill went unseen.
+  workload::ParallelPlan p;
+  p.dp = 1;
+  p.micro_batch = 1;
+  for (const int pp : {2, 3, 4, 8}) {
+    for (const int m : {1, 2, 3, 5, 8, 13, 32}) {
+      for (const auto& [f, b, hop] :
+           {std::tuple{1.0, 2.0, 0.5}, std::tuple{0.7, 1.0, 2.0}, std::tuple{1.0, 2.6, 0.01}}) {
+        p.pp = pp;
+        p.global_batch = m;
+        const auto schedule = step::build_schedule(workload::Schedule::kOneFOneB, pp, 1, m);
+        const step::IdealTimes t{Time::from_seconds(f), Time::from_seconds(b), Time::zero(),
+                                 Time::from_seconds(hop)};
+        INFO("pp " << pp << " m " << m << " f " << f << " b " << b << " hop " << hop);
+        CHECK(plan::textbook_makespan(p, f, b, hop) ==
+              doctest::Approx(step::simulate_ideal(schedule, t).makespan.to_seconds()));
+      }
+    }
+  }
+  p.pp = 4;
+  p.global_batch = 8;
+  CHECK(plan::textbook_makespan(p, 1.0, 2.0, 0.5) == doctest::Approx(41.0));
+  // Interleaved, VPP 2: m·vpp chunk pass pairs and the fill and drain's sends, a lower bound of
+  // the schedule's makespan (64 there).
+  p.vpp = 2;
+  p.schedule = workload::Schedule::kInterleaved;
+  CHECK(plan::textbook_makespan(p, 1.0, 2.0, 0.5) == doctest::Approx(48.0 + 12.0));
+  const auto interleaved = step::build_schedule(workload::Schedule::kInterleaved, 4, 2, 8);
+  CHECK(step::simulate_ideal(interleaved, {Time::from_seconds(1), Time::from_seconds(2),
+                                           Time::zero(), Time::from_seconds(0.5)})
+            .makespan.to_seconds() >= 60.0);
+  // Blocking 1F1B: two exchanges a micro-batch, each a message and the synchronisation.
+  p.vpp = 1;
+  p.schedule = workload::Schedule::kOneFOneB;
+  CHECK(plan::textbook_makespan(p, 1.0, 2.0, 0.5, 0.25) == doctest::Approx(36.0 + 2 * 8 * 0.75));
 }

@@ -269,6 +269,29 @@ TEST_CASE("run: the mean recovery without spares is the trials' own") {
   CHECK(r.recovery.to_hours() == doctest::Approx(per_restart_h).epsilon(0.03));
 }
 
+TEST_CASE("run: without spares the repair runs beside detection, in the mean recovery") {
+  // detection + (repair − detection) × the share needing a node + the restart: the repair
+  // starts at the failure, so the detection a replacement waits through is inside it. 10 min
+  // of detection is 0.7 % of a 24 h repair, below the trials' test above (a mutation test's
+  // find, 2026-12-06): a longer detection shows it, each minute more adding only the share
+  // that needs no node.
+  const StepProfile step = testing::megascale_530b(12288);
+  ReliabilityModel m = megasim::io::load_reliability_preset("megascale");
+  m.evict_stragglers = false;
+  m.spare_nodes = 0;
+  const double share = m.replacements_per_hour(step) / m.failures_per_hour(step);
+  REQUIRE(share > 0.1);
+  REQUIRE(share < 0.9);
+  const Time base = m.mean_recovery_time(step);
+  CHECK(
+      base.to_hours() ==
+      doctest::Approx(
+          (m.detection + (m.repair_time - m.detection) * share + m.restart_time(step)).to_hours()));
+  m.detection = m.detection + Time::from_minutes(50);
+  CHECK((m.mean_recovery_time(step) - base).to_seconds() / 60.0 ==
+        doctest::Approx(50.0 * (1.0 - share)));
+}
+
 TEST_CASE("run: without spares a hardware failure waits for the node's repair") {
   // MegaScale recovery on 12,288 GPUs; about 80% of Llama 3's interruptions need a new node.
   // With no spares each of those waits a 24 h repair instead of a free spare: days at least

@@ -75,9 +75,13 @@ function megasimRun(d, section, chart, colours, fmt, histogram, keyValues) {
       ['power', `IT ${fmt.power(power.it_average_mw)} and facility ` +
         `${fmt.power(power.facility_average_step_mw)} on average in steps; ` +
         `IT peak ${fmt.power(power.it_peak_mw)}, facility peak ` +
-        `${fmt.power(power.facility_peak_mw)} (${fmt.power(power.facility_peak_with_spares_mw)} ` +
-        `with ${power.spare_nodes_billed < power.spare_nodes_reserved ? 'its share of the spares'
-          : 'every spare'} idle), swing ${fmt.power(power.swing_mw)} within a step, ` +
+        `${fmt.power(power.facility_peak_mw)}` +
+        // No spare, no clause, as the text leaves it out (the page said "with every spare
+        // idle" of none until the review of 2026-12-06).
+        (power.spare_nodes_reserved > 0 && power.spare_nodes_billed > 0
+          ? ` (${fmt.power(power.facility_peak_with_spares_mw)} with ` +
+            `${power.spare_nodes_billed < power.spare_nodes_reserved ? 'its share of the spares'
+              : 'every spare'} idle)` : '') + `, swing ${fmt.power(power.swing_mw)} within a step, ` +
         `${fmt.power(power.failure_drop_mw)} dropped on a failure`],
       ['energy, CO2 and cost', `${fmt.energy(power.it_mwh)} IT, ` +
         `${fmt.energy(power.facility_mwh)} facility; ${fmt.co2(power.tonnes_co2)} CO2` +

@@ -123,8 +123,10 @@ void AnalyticEstimator::engine_prices(const Candidate& c, const Probe& bare, Lay
 
 const AnalyticEstimator::LayerPrices& AnalyticEstimator::layer_prices(const Candidate& c) {
   const workload::ParallelPlan& real = c.plan;
-  // What a candidate's plan varies; precision, FP8 and ZeRO are the scenario's, the same for
-  // every candidate of one estimator (the space has no axis for them: plan_space.h).
+  // What a candidate's plan varies that the probe's prices depend on; precision and FP8 are
+  // the scenario's, the same for every candidate of one estimator (the space has no axis for
+  // them: plan_space.h), and the probe runs at DP 1, so the distributed optimizer's axis and
+  // ZeRO do not reach its layers.
   const auto key =
       std::make_tuple(real.tp, real.sequence_parallel, real.micro_batch,
                       static_cast<int>(real.recompute), system_bits(c.system),
@@ -160,8 +162,8 @@ const AnalyticEstimator::LayerPrices& AnalyticEstimator::layer_prices(const Cand
   return layers_[key] = lp;
 }
 
-double textbook_makespan(const workload::ParallelPlan& p, double f, double b, double hop,
-                         std::optional<double> blocking_sync) {
+double closed_form_makespan(const workload::ParallelPlan& p, double f, double b, double hop,
+                            std::optional<double> blocking_sync) {
   const auto micro_batches = static_cast<double>(p.micro_batches());
   if (!blocking_sync && p.vpp == 1 && p.schedule == workload::Schedule::kOneFOneB &&
       micro_batches >= 1.0) {
@@ -200,17 +202,15 @@ double AnalyticEstimator::schedule_seconds(const workload::ParallelPlan& p, doub
   const std::int64_t micro_batches = p.micro_batches();
   if (p.pp == 1) return static_cast<double>(micro_batches) * (f + b);
   // A step past the work bound (search's --max-events, which the event stage holds too) is
-  // not built pass by pass: the textbook makespan of its pipeline instead, m (f + b) and the
-  // fill and drain of p - 1 stages of a chunk each way (Narayanan et al. 2021, section 2.2),
-  // with a send between stages. (A 2^31-micro-batch plan's count overflowed an int and its
-  // estimate went negative; 2^25 built a schedule past the memory. Until 2026-12-03 the bound
-  // was the default one even where --max-events raised it, so such a plan was ranked by the
-  // textbook figure and then simulated.)
+  // not built pass by pass: its makespan in closed form instead (closed_form_makespan). (A
+  // 2^31-micro-batch plan's count overflowed an int and its estimate went negative; 2^25 built
+  // a schedule past the memory. Until 2026-12-03 the bound was the default one even where
+  // --max-events raised it, so such a plan was ranked by the closed form and then simulated.)
   // Counted as the event level counts them (three a micro-batch and chunk with zero-bubble).
   if (plan_passes(p, false) > static_cast<double>(max_passes_) ||
       micro_batches > std::numeric_limits<int>::max()) {
-    return textbook_makespan(p, f, b, hop,
-                             blocking ? std::optional<double>(blocking->sync) : std::nullopt);
+    return closed_form_makespan(p, f, b, hop,
+                                blocking ? std::optional<double>(blocking->sync) : std::nullopt);
   }
   const int m = static_cast<int>(micro_batches);
   // The makespan is homogeneous of degree one in (f, b, hop): keyed by the ratios on a grid of

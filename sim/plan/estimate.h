@@ -59,18 +59,20 @@ struct StepFigures {
 // which is not built pass by pass. 1F1B with asynchronous sends: step::simulate_ideal's
 // makespan exactly, its steady state's sends included. Else the textbook one (Narayanan et
 // al. 2021, section 2.2): m·vpp·(f + b) and the fill and drain of pp − 1 stages of a chunk each
-// way, each crossing a send, without the steady state's (a lower bound); with
-// `blocking_sync`, Megatron-LM's blocking exchanges besides (`hop` one message's time, each
-// exchange followed by the sync).
-double textbook_makespan(const workload::ParallelPlan& p, double f, double b, double hop,
-                         std::optional<double> blocking_sync = std::nullopt);
+// way, each crossing a send, without the steady state's (with asynchronous sends a lower
+// bound); with `blocking_sync`, Megatron-LM's blocking exchanges counted besides (`hop` one
+// message's time, each exchange followed by the sync): neither exact nor a bound (0.87–1.30
+// of step::simulate_blocking_ideal's makespan for 1F1B, 0.78–1.08 interleaved, over a
+// reviewer's grid of 2026-12-06).
+double closed_form_makespan(const workload::ParallelPlan& p, double f, double b, double hop,
+                            std::optional<double> blocking_sync = std::nullopt);
 
 class AnalyticEstimator {
  public:
   // `inputs` gives the model, the device, the collective constants and the scenario's data
   // loading; `topology` (of inputs.cluster) and `kernels` must outlive the estimator. A step
-  // of more than `max_passes` pipeline passes (search's --max-events) is estimated by the
-  // textbook makespan, not built pass by pass.
+  // of more than `max_passes` pipeline passes (search's --max-events) is estimated by
+  // closed_form_makespan, not built pass by pass.
   AnalyticEstimator(const io::Inputs& inputs, const net::Topology& topology,
                     const hw::KernelCostModel& kernels,
                     std::int64_t max_passes = kDefaultMaxEvents);

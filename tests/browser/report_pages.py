@@ -129,6 +129,9 @@ def rendered_as_text(chromium, binary, root, out):
     if "MTBF none (no failures)" not in text or "MTBF none (no failures)" not in dom:
         failures.append("simulate-no-failures: the text and page do not both say "
                         "'MTBF none (no failures)'")
+    # No spare: neither names a peak with spares idle (the page did, of none, until 2026-12-06).
+    if "spare idle" in text or "spare idle" in dom:
+        failures.append("simulate-no-failures: a peak with spares is named without spares")
     return failures
 
 def main():

@@ -30,7 +30,7 @@ TEST_CASE("bands: a residual is the step time's, whatever the metric") {
   CHECK(source_of_run("korthikanti-175b") == "korthikanti");
 }
 
-TEST_CASE("bands: a row at exactly 8x or an eighth of the GPUs is near; one past it is not") {
+TEST_CASE("bands: a row at exactly 8x or an eighth of the GPUs is near, one past it is not") {
   // 256 GPUs: 32 and 2,048 are within the factor (inclusive), 31 and 2,049 outside it (the
   // boundary was held only by the goldens until 2026-12-06, a mutation test's find).
   const std::vector<ResidualRow> rows = {

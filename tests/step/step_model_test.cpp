@@ -241,6 +241,36 @@ TEST_CASE("step model: ZeRO-2 reduce-scatters each micro-batch's gradients, ZeRO
   }
 }
 
+TEST_CASE("step model: ZeRO-2 with DP overlap reduces bucket by bucket and holds two buckets") {
+  // MegaScale's preset overlaps DP, chunk by chunk for ZeRO-1; ZeRO-2's reduce-scatters go out
+  // in the workload's buckets as each backward pass produces them, and a rank holds two of
+  // max(40 M, 1 M × 2) parameters in fp32 beside its shard. Megatron-LM's (no DP overlap)
+  // reduces the chunk's at its pass's end and holds them: 6 layers of the 22B at TP 8.
+  const Fixture f;
+  const auto scale = f.request("megascale", [](auto& p) { p.zero2 = true; });
+  // The parameters of the model as the preset runs it (a parallel block under MegaScale's).
+  const auto stage = [](const step::StepRequest& r) {
+    return static_cast<double>(
+        workload::stage_parameters_per_rank(r.workload.executed, r.workload.plan, 1));
+  };
+  CHECK(scale.workload.memory[1].gradients.value() ==
+        doctest::Approx(4.0 * stage(scale) / 2.0 + 4.0 * 2.0 * 40e6));
+  const auto lm = f.request("megatron-lm", [](auto& p) { p.zero2 = true; });
+  CHECK(lm.workload.memory[1].gradients.value() ==
+        doctest::Approx(4.0 * stage(lm) / 2.0 + 4.0 * stage(lm) / 2.0));
+  step::PricingTally tally;
+  step::Pricer pricer(f.topology, scale.placement, f.constants, f.kernels, scale.workload.plan,
+                      scale.system);
+  const step::StageCosts zero2 = pricer.price(scale.workload.program[1], tally);
+  CHECK(zero2.dp_buckets == std::vector<int>{1, 1});
+  CHECK(zero2.dp_reduce_buckets[0] > 1);
+  const auto one = f.request("megascale");
+  step::Pricer zero1_pricer(f.topology, one.placement, f.constants, f.kernels, one.workload.plan,
+                            one.system);
+  CHECK(zero1_pricer.price(one.workload.program[1], tally).dp_reduce_buckets ==
+        std::vector<int>{1, 1});
+}
+
 TEST_CASE("step model: GEMMs at the power-limited clock, as their own breakdown term") {
   Fixture f;
   const auto r = f.request("megascale");

@@ -193,8 +193,6 @@ TEST_CASE("memory: model states follow Megatron-LM's bytes per parameter") {
   CHECK(zero2.value() == doctest::Approx(4.0 * params / 16.0 + 4.0 * 2.0 * 40e6));
   p.zero2 = false;
   CHECK(zero2 < estimate_memory(m, p, 3, during).gradients * 0.1);
-  p.zero2 = true;
-  p.zero2 = false;
   p.zero3 = true;
   e = estimate_memory(m, p, 3);
   CHECK(e.optimizer_states.value() == doctest::Approx(12.0 * params / 16.0));

@@ -50,7 +50,7 @@ function megasimRun(d, section, chart, colours, fmt, histogram, keyValues) {
       ['goodput', spreadOf(run.goodput, (x) => fmt.pct(x))],
       ['restarts', `${spreadOf(run.restarts, (x) => fmt.num(x, 1))}; ` +
         `${fmt.rate(run.failures_per_day)} failures a day, MTBF ` +
-        // No failure: the text's words, not a placeholder (the page printed "– h" until 2026-12-06).
+        // No failure: the text's words (the page printed "– h" until 2026-12-06).
         (run.mtbf_hours === null ? 'none (no failures)' : `${fmt.num(run.mtbf_hours, 2)} h`)],
       ['per restart', `${fmt.num(run.recovery_min, 1)} min with a spare free (communicator ` +
         `initialisation ${fmt.num(run.comm_init_s, 0)} s)` + trialsRecovery()],

@@ -311,7 +311,8 @@ void refuse_if_none_runs(const std::vector<Variant>& out) {
 
 std::vector<Variant> compare(const std::filesystem::path& scenario,
                              const std::vector<std::string>& overrides,
-                             const std::vector<Axis>& axes, io::FilesRead* read) {
+                             const std::vector<Axis>& axes, io::FilesRead* read,
+                             const WorkLimits& limits) {
   const std::size_t combos = count_combinations(axes);
   // The scenario itself must load: a file that is missing or broken is the user's error, not
   // a column of infeasible variants.
@@ -353,7 +354,9 @@ std::vector<Variant> compare(const std::filesystem::path& scenario,
       // compare's own --set values too, in each variant (one whose switch is off runs them):
       // they ran silently under the switch until 2026-12-05.
       check_sets_run(overrides, inputs);
-      v.step = evaluate(inputs).step;
+      EvaluateOptions options;
+      options.limits = limits;
+      v.step = evaluate(inputs, options).step;
       v.plan = inputs.scenario.plan;
       v.device_memory = inputs.device.memory;
     } catch (const UnknownKeyError&) {

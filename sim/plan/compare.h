@@ -17,6 +17,7 @@
 #include "engine/units.h"
 #include "io/files_read.h"
 #include "io/inputs.h"
+#include "plan/work_bounds.h"
 #include "step/step_model.h"
 #include "workload/parallel_plan.h"
 
@@ -49,10 +50,12 @@ struct Variant {
   bool pareto = false;
 };
 
-// The first axis varies fastest.
+// The first axis varies fastest. Each variant's step is held to `limits` (simulate's
+// --max-events and --max-memory); one past them is a row with the refusal as its reason.
 std::vector<Variant> compare(const std::filesystem::path& scenario,
                              const std::vector<std::string>& overrides,
-                             const std::vector<Axis>& axes, io::FilesRead* read = nullptr);
+                             const std::vector<Axis>& axes, io::FilesRead* read = nullptr,
+                             const WorkLimits& limits = {});
 
 // Values of one axis that ran to the same step (time, MFU, tokens, memory and the device's
 // capacity all equal; not the power, which compare does not show) with

@@ -1,5 +1,5 @@
 // `megasim compare`'s GPU counts: over context parallelism the count kept, data parallelism
-// following; variants of different sizes shown with their GPUs.
+// following; variants of different sizes shown with their GPUs; each variant's work bound.
 #include <doctest/doctest.h>
 
 #include <string>
@@ -56,4 +56,30 @@ TEST_CASE("cli: compare shows the GPUs of variants that differ in size") {
       run_megasim("compare " + kDefaultScenario + " --vary plan.tp=2,8 --set plan.dp=192");
   REQUIRE(part.exit_code == 0);
   CHECK(part.out.find("every variant that runs is on 12288 GPUs") != std::string::npos);
+}
+
+TEST_CASE("cli: compare holds each variant to --max-events and --max-memory, as simulate") {
+  // compare had neither option until 2026-12-06: every variant ran under simulate's defaults.
+  // 8 stages × 32 micro-batches × vpp 6 × 2 passes = 3,072 passes at batch 6,144; 30,720 at
+  // 61,440, past 10,000.
+  const auto r = run_megasim("compare --json " + kDefaultScenario +
+                             " --vary plan.global_batch=6144,61440 --max-events 10000");
+  REQUIRE(r.exit_code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  REQUIRE(j["variants"].size() == 2);
+  CHECK(j["variants"][0]["feasible"].get<bool>());
+  CHECK_FALSE(j["variants"][1]["feasible"].get<bool>());
+  CHECK(j["variants"][1]["reason"].get<std::string>().find("30720 pipeline passes") !=
+        std::string::npos);
+  CHECK(j["variants"][1]["reason"].get<std::string>().find("more than --max-events 10000") !=
+        std::string::npos);
+  // Every variant past --max-memory: nothing runs, an error naming the bound.
+  const auto memory =
+      run_megasim("compare " + kDefaultScenario + " --vary plan.vpp=3,6 --max-memory 1MiB");
+  CHECK(memory.exit_code != 0);
+  CHECK(memory.err.find("more than --max-memory 1 MiB") != std::string::npos);
+  const auto unit =
+      run_megasim("compare " + kDefaultScenario + " --vary plan.vpp=3,6 --max-memory 1zz");
+  CHECK(unit.exit_code != 0);
+  CHECK(unit.err.find("--max-memory 1zz: unknown unit") != std::string::npos);
 }

@@ -124,6 +124,42 @@ TEST_CASE("ECMP hashes deterministically and spraying spreads the flow evenly") 
   CHECK(w == doctest::Approx(8.0).epsilon(1e-5));
 }
 
+TEST_CASE("ECMP reaches every aggregation-to-spine link: the spine drawn apart from the plane") {
+  // A flow leaving its pod hashes onto one of A aggregation switches (each its own spine
+  // plane) and one of the plane's S spines: A x S agg -> spine links. The spine is drawn from
+  // the hash's high half, the aggregation from its low: a spine index tied to the plane's
+  // (the low half again) reaches lcm(A, S) of them where A and S share a factor (Selene's 20
+  // and 6: 60 of 120), a fixed one A, and the flows that remain collide (the forty-second
+  // session's mutation campaign found no test that saw it).
+  struct Case {
+    const char* cluster;
+    int last_gpu, aggs, spines;
+  };
+  for (const Case& c :
+       {Case{"megascale-a100-12288", 12280, 32, 3}, Case{"selene-a100-4480", 4472, 20, 6}}) {
+    CAPTURE(c.cluster);
+    const net::Topology t(io::load_cluster(topo(c.cluster)));
+    REQUIRE(t.aggs_per_pod() == c.aggs);
+    REQUIRE(t.spines_per_plane() == c.spines);
+    std::vector<net::Hop> p;
+    std::map<net::LinkId, int> spine_links;
+    std::map<net::LinkId, std::map<net::LinkId, int>> by_plane;
+    const int links = c.aggs * c.spines;
+    for (std::uint64_t e = 0; e < static_cast<std::uint64_t>(40 * links); ++e) {
+      t.route(0, c.last_gpu, -1, net::Routing::kEcmp, e, p);
+      REQUIRE(p.size() == 8);
+      ++spine_links[p[3].link];
+      ++by_plane[p[2].link][p[3].link];
+    }
+    CHECK(spine_links.size() == static_cast<std::size_t>(links));
+    // About evenly: 40 flows a link; none under a third of that.
+    for (const auto& [link, n] : spine_links) CHECK(n > 13);
+    CHECK(by_plane.size() == static_cast<std::size_t>(c.aggs));
+    for (const auto& [up, spines] : by_plane)
+      CHECK(spines.size() == static_cast<std::size_t>(c.spines));
+  }
+}
+
 TEST_CASE("PXN: a flow to another rail crosses NVLink to the rail's GPU first") {
   // GPU 1 of server 0 to GPU 0 of server 1 leaves by rail 0: NVLink to GPU 0, then its NIC.
   const net::Topology t(io::load_cluster(topo("megascale-a100-12288")));

@@ -62,7 +62,12 @@ struct FabricLayout {
   std::int64_t nic_ports = 0;        // NIC-facing ports of a ToR: down ports × port_split
   std::int64_t servers_per_tor = 0;  // servers of a ToR group (rail: one NIC each per ToR)
   std::int64_t nodes = 0, tors = 0;
-  std::int64_t uplinks = 0;   // a ToR's uplinks, one to each aggregation switch of its pod
+  std::int64_t uplinks = 0;  // a ToR's uplink ports (radix less its down ports)
+  // Of them, those cabled, one to each aggregation switch of its pod: as many as carry the
+  // ToR's down capacity over its oversubscription at the port's rate, at least one (an
+  // oversubscribed ToR leaves ports empty; until 2026-12-06 it cabled them all at a fraction
+  // of their rate, and the power model counted an aggregation switch for each).
+  std::int64_t cabled = 0;
   std::int64_t attached = 0;  // NIC ports that carry a NIC (ToR wiring: whole servers only)
 };
 FabricLayout fabric_layout(const FabricSpec& f, const NodeSpec& n, std::int64_t gpus);

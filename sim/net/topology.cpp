@@ -1,6 +1,7 @@
 #include "net/topology.h"
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 
 #include "net/topology_graph.h"
@@ -47,14 +48,26 @@ LinkId Topology::add_link(int from, int to, BytesPerSec capacity, Time latency, 
 Topology::~Topology() = default;
 
 int Topology::switch_count() const {
-  int switches = 0;
-  const Graph& g = graph_->g;
-  for (auto v : boost::make_iterator_range(boost::vertices(g))) {
-    const auto kind = g[v].kind;
-    if (kind == VertexKind::kTor || kind == VertexKind::kAgg || kind == VertexKind::kSpine)
-      ++switches;
+  const FabricSpec& f = spec_.fabric;
+  if (f.tiers == 0) return 0;
+  // The graph's aggregation switches are one per ToR uplink with a port per ToR of the pod, and
+  // its spines one plane per aggregation switch: routes, not boxes. A pod of a few ToRs (8 of
+  // 64 ports) or a 2-tier fabric uses a fraction of each, so the switches a build needs are
+  // counted by ports: each pod's ToR uplinks and (three tiers) spine uplinks over agg_radix,
+  // and every pod's spine uplinks over agg_radix. The shipped 3-tier fabrics fill theirs (the
+  // counts agree); until 2026-12-06 the graph's were counted, 32 aggregation switches for a
+  // user's 8-ToR pod that needs 2.
+  const auto per_agg = static_cast<double>(f.agg_radix);
+  double aggs = 0.0, up_ports = 0.0;
+  for (int p = 0; p < pods_; ++p) {
+    const int pod_tors = std::min(f.pod_tors, tors_ - p * f.pod_tors);
+    const double down = static_cast<double>(pod_tors) * aggs_per_pod_;
+    const double up = f.tiers == 3 ? std::ceil(down / f.agg_oversubscription - 1e-9) : 0.0;
+    aggs += std::ceil((down + up) / per_agg - 1e-9);
+    up_ports += up;
   }
-  return switches;
+  const double spines = f.tiers == 3 ? std::ceil(up_ports / per_agg - 1e-9) : 0.0;
+  return tors_ + static_cast<int>(aggs + spines);
 }
 
 Topology::Topology(const ClusterSpec& spec)
@@ -110,6 +123,12 @@ FabricLayout fabric_layout(const FabricSpec& f, const NodeSpec& n, std::int64_t 
   l.uplinks = f.radix - f.tor_down_ports;
   // A ToR-wired ToR's ports beyond its whole servers carry no NIC.
   l.attached = rail ? l.nic_ports : l.servers_per_tor * n.nics;
+  // Down capacity over the oversubscription in whole ports, within a part in 10^9 of a whole
+  // number (the shipped fabrics' 1:1 fill their uplinks exactly).
+  const double needed = static_cast<double>(l.attached) / static_cast<double>(f.port_split) /
+                        std::max(f.tor_oversubscription, 1e-9);
+  l.cabled = std::clamp<std::int64_t>(static_cast<std::int64_t>(std::ceil(needed - 1e-9)), 1,
+                                      std::max<std::int64_t>(l.uplinks, 1));
   return l;
 }
 
@@ -132,8 +151,8 @@ void Topology::build_fabric() {
                      (nic_ports == 1 ? " NIC port" : " NIC ports") + ", fewer than the " +
                      std::to_string(n.nics) + " NICs of one server");
   tors_ = static_cast<int>(layout.tors);
-  aggs_per_pod_ = static_cast<int>(layout.uplinks);
-  if (aggs_per_pod_ < 1)
+  aggs_per_pod_ = static_cast<int>(layout.cabled);
+  if (layout.uplinks < 1)
     throw InputError(where + "tor_down_ports " + std::to_string(f.tor_down_ports) +
                      " leaves no uplink on a radix-" + std::to_string(f.radix) + " ToR");
   if (f.pod_tors > f.agg_radix)

@@ -83,7 +83,8 @@ class Topology {
   int pod_of_tor(int tor) const { return tor / spec_.fabric.pod_tors; }
   int aggs_per_pod() const { return aggs_per_pod_; }
   int spines_per_plane() const { return spines_per_plane_; }
-  // Switch vertices of every tier (ToR, aggregation, spine) in the whole cluster.
+  // Switches of every tier (ToR, aggregation, spine) a build of the cluster needs, by ports
+  // (topology.cpp says why not the graph's vertices).
   int switch_count() const;
 
   // Appends the hops of the path src -> dst to `out` (cleared first). rail < 0 picks the

@@ -7,6 +7,7 @@
 #include <iterator>
 #include <map>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <boost/graph/breadth_first_search.hpp>
@@ -236,4 +237,34 @@ TEST_CASE("a one-server cluster without NICs: each GPU owns its NVLink pair alon
     t.own_links(g, own);
     CHECK(own.size() == 2);
   }
+}
+
+TEST_CASE(
+    "switches are counted by the ports a build needs, an oversubscribed ToR's uplinks cabled") {
+  // 64 servers of 4 NICs on 8 ToR-wired ToRs of 32 down ports, two tiers of 64-port switches.
+  // At 1:1 a ToR cables 32 uplinks: 8 x 32 = 256 ToR ports over 64-port switches, 4 of them;
+  // at 2:1 it cables 16 at the port's full rate (2 switches), at 4:1 8 (1). The graph built one
+  // aggregation switch per uplink port, 32 whatever the pod or the oversubscription, and the
+  // power model counted them (a user's trial, 2026-12-06: 40 switches where 10 do).
+  const std::string text = R"({"name":"mine","source":"s","gpus":512,
+    "node":{"source":"s","gpus":8,"gpu":"h100-sxm5-80gb","nvlink_gbps_per_gpu":3600,"nvlink_efficiency":0.824,
+            "nvlink_latency_ns":150,"nics":4,"nic_gbps":400,"nic_efficiency":0.98,"pcie_gbps":504,"pcie_latency_ns":500},
+    "fabric":{"source":"s","tiers":2,"wiring":"tor","switch_radix":64,"port_gbps":400,"port_split":1,
+              "tor_down_ports":32,"pod_tors":8,"tor_oversubscription":OVER,"link_efficiency":0.98,"hop_latency_ns":500}})";
+  for (const auto& [over, uplinks, aggs] : {std::tuple{"1", 32, 4}, {"2", 16, 2}, {"4", 8, 1}}) {
+    CAPTURE(over);
+    std::string t = text;
+    t.replace(t.find("OVER"), 4, over);
+    const net::Topology topology(io::load_cluster(write_temp("megasim_switch_count.json", t)));
+    CHECK(topology.tors() == 8);
+    CHECK(topology.aggs_per_pod() == uplinks);
+    CHECK(topology.switch_count() == 8 + aggs);
+  }
+  // NVIDIA's DGX SuperPOD of 4 scalable units (1,024 GPUs, two tiers of 64-port switches): 32
+  // leaf and 16 spine switches, as its reference architecture builds it (the graph has 32).
+  const net::Topology superpod(io::load_cluster(topo("dgx-h200-superpod-1024")));
+  CHECK(superpod.switch_count() == 32 + 16);
+  // MegaScale's three tiers fill every port: as many as the graph has (192 + 192 + 96, above).
+  CHECK(net::Topology(io::load_cluster(topo("megascale-a100-12288"))).switch_count() ==
+        192 + 192 + 96);
 }

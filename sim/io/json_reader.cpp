@@ -73,6 +73,14 @@ std::string json_type_name(const Json& v) {
   }
 }
 
+// What a key holds, for "expected X, found ...": its type and its text, or null alone (it
+// read "found null (null)" until 2026-12-06).
+std::string found_value(const Json& v) {
+  if (v.is_null()) return "null";
+  return fmt::format("{} ({})", json_type_name(v),
+                     v.dump(-1, ' ', false, Json::error_handler_t::replace));
+}
+
 std::size_t edit_distance(const std::string& a, const std::string& b) {
   std::vector<std::size_t> row(b.size() + 1);
   for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
@@ -192,8 +200,7 @@ std::optional<std::int64_t> JsonReader::optional_integer(const std::string& key,
     return i;
   }
   if (!v->is_number_float()) {
-    fail_value(key, fmt::format("expected an integer, found {} ({})", json_type_name(*v),
-                                v->dump(-1, ' ', false, Json::error_handler_t::replace)));
+    fail_value(key, "expected an integer, found " + found_value(*v));
   }
   d = v->get<double>();
   if (d != std::floor(d))
@@ -220,8 +227,7 @@ std::optional<double> JsonReader::optional_number(const std::string& key, double
   const Json* v = find(key);
   if (!v) return std::nullopt;
   if (!v->is_number()) {
-    fail_value(key, fmt::format("expected a number, found {} ({})", json_type_name(*v),
-                                v->dump(-1, ' ', false, Json::error_handler_t::replace)));
+    fail_value(key, "expected a number, found " + found_value(*v));
   }
   const double d = v->get<double>();
   if (!std::isfinite(d) || d < lo || d > hi) {
@@ -244,8 +250,7 @@ std::optional<bool> JsonReader::optional_boolean(const std::string& key) {
   const Json* v = find(key);
   if (!v) return std::nullopt;
   if (!v->is_boolean()) {
-    fail_value(key, fmt::format("expected true or false, found {} ({})", json_type_name(*v),
-                                v->dump(-1, ' ', false, Json::error_handler_t::replace)));
+    fail_value(key, "expected true or false, found " + found_value(*v));
   }
   return v->get<bool>();
 }
@@ -257,8 +262,7 @@ bool JsonReader::boolean_or(const std::string& key, bool fallback) {
 std::string JsonReader::string(const std::string& key) {
   const Json& v = at(key);
   if (!v.is_string()) {
-    fail_value(key, fmt::format("expected a string, found {} ({})", json_type_name(v),
-                                v.dump(-1, ' ', false, Json::error_handler_t::replace)));
+    fail_value(key, "expected a string, found " + found_value(v));
   }
   auto s = v.get<std::string>();
   if (s.empty()) fail_value(key, "expected a non-empty string");

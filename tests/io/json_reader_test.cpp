@@ -49,6 +49,16 @@ TEST_CASE("json reader: types and ranges are checked with the path in the messag
         std::string::npos);
   CHECK(input_error_of([&] { r.integer("missing", 1, 2); }) == "s.json: plan.missing: missing required key");
   CHECK(input_error_of([&] { r.string("f"); }) == "s.json: plan.f: expected a string, found an integer (2)");
+  // null once, not "found null (null)" (a user's trial, 2026-12-06).
+  const Json nulls = Json::parse(R"({"n": null})");
+  JsonReader n(nulls, "power", "s.json");
+  CHECK(input_error_of([&] { n.number("n", 0, 1); }) ==
+        "s.json: power.n: expected a number, found null");
+  CHECK(input_error_of([&] { n.integer("n", 0, 1); }) ==
+        "s.json: power.n: expected an integer, found null");
+  CHECK(input_error_of([&] { n.boolean_or("n", false); }) ==
+        "s.json: power.n: expected true or false, found null");
+  CHECK(input_error_of([&] { n.string("n"); }) == "s.json: power.n: expected a string, found null");
 }
 
 TEST_CASE("json reader: malformed text is reported with the parser's position") {

@@ -63,12 +63,14 @@ void append_power(std::string& o, const RunResult& r, const PowerInputs& power) 
                    power.gpu_source, power.pue);
   // Each average says what it is over (the IT one was the steps' alone, unsaid).
   const char* spares = r.energy.spares.powered > 0.0 ? " (idle spares included)" : "";
+  // The drop on a failure only where failures happen (the none preset has none).
   o += fmt::format(
-      "  IT             average {} in steps, {} over the run{}, peak {}, swing {} in a step, "
-      "drop {} on a failure\n",
+      "  IT             average {} in steps, {} over the run{}, peak {}, swing {} in a step{}\n",
       power_text(mw(r.power.it_average)), power_text(mw(r.energy.facility_average) / power.pue),
       spares, power_text(mw(r.power.it_peak)), power_text(mw(r.power.swing())),
-      power_text(mw(r.power.it_average - r.power.it_idle)));
+      r.failures_per_day > 0.0 ? fmt::format(", drop {} on a failure",
+                                             power_text(mw(r.power.it_average - r.power.it_idle)))
+                               : std::string());
   // The facility's peak: the job's, as --json's facility_peak_mw, and with every reserved
   // spare idling beside it (all of their power, or a small job's share), as at launch; until
   // 2026-12-06 the spares' mean over the run, which a failure-free start exceeds.
@@ -245,8 +247,10 @@ void append_outcomes(std::string& o, const RunResult& r) {
       "  goodput        mean {:.1f}% (p10 {:.1f}%, p90 {:.1f}%) effective training time "
       "(training steps / wall)\n",
       100.0 * r.goodput.mean, 100.0 * r.goodput.p10, 100.0 * r.goodput.p90);
+  // The deciles are interpolated, so one decimal each, as --json and the HTML page give them
+  // (whole numbers until 2026-12-06: a p90 of 10.5 printed 10).
   o += fmt::format(
-      "  restarts       mean {:.1f} (p10 {:.0f}, p90 {:.0f}); {} failures/day, MTBF {}\n",
+      "  restarts       mean {:.1f} (p10 {:.1f}, p90 {:.1f}); {} failures/day, MTBF {}\n",
       r.restarts.mean, r.restarts.p10, r.restarts.p90, rate_text(r.failures_per_day), mtbf);
 }
 
@@ -262,11 +266,12 @@ std::string running_mfu_line(const RunResult& r, const StepProfile& step, bool e
     others += (i == 0 ? "" : i + 1 == rest.size() ? " and " : ", ") + rest[i];
   // A share short of all of it never reads 100.0% beside what takes the rest.
   const double share = 100.0 * r.step_share;
-  const std::string share_text = share < 99.95 || r.step_share >= 1.0 ? fmt::format("{:.1f}", share)
-                                 : share < 99.995                     ? fmt::format("{:.2f}", share)
-                                                                      : std::string("over 99.99");
+  const std::string share_text = share < 99.95 || r.step_share >= 1.0
+                                     ? fmt::format("the {:.1f}%", share)
+                                 : share < 99.995 ? fmt::format("the {:.2f}%", share)
+                                                  : std::string("over 99.99%");
   return fmt::format(
-      "  running MFU    {:.1f}%: the step's {:.1f}% times the {}% of the running time spent in "
+      "  running MFU    {:.1f}%: the step's {:.1f}% times {} of the running time spent in "
       "steps{}\n",
       100.0 * step.mfu * r.step_share, 100.0 * step.mfu, share_text,
       rest.empty() ? std::string()
@@ -280,6 +285,8 @@ std::string running_mfu_line(const RunResult& r, const StepProfile& step, bool e
 // the pool, where a trial may simply draw more failures that need a node than the model's
 // share (one such failure in a run of one restart).
 std::string per_restart_line(const RunResult& r, Time comm_init, bool spares) {
+  // No failure, no restart (the line read "0.0 min (comm init 0 s)" under the none preset).
+  if (!(r.failures_per_day > 0.0)) return "  per restart    none (no failures)\n";
   std::string o = fmt::format("  per restart    {:.1f} min (comm init {:.0f} s)",
                               minutes(r.recovery), comm_init.to_seconds());
   // Without spares the model's recovery holds the repair already: a trial that drew more
@@ -405,11 +412,13 @@ std::string to_text(const RunResult& r, const StepProfile& step, const PowerInpu
     o += "  stragglers     the scenario's slow hosts (stragglers) pace every simulated step; "
          "the preset's straggler draw is off\n";
   }
-  // Eviction is all or none (one straggler paces the step): a pool too small keeps them all.
+  // Eviction is all or none (one straggler paces the step): a pool too small keeps them all,
+  // and so does one whose spares their repair would leave short for the failures.
   if (model.evict_stragglers && r.straggler_slowed_share > 0.0) {
     o += fmt::format(
         "  stragglers     not evicted in {:.0f}% of the trials: more found than the spare pool "
-        "could replace (reliability.spare_nodes), so they slow every step\n",
+        "holds (reliability.spare_nodes), or a wait for spares expected while their nodes are "
+        "in repair longer than their slowdown of the run, so they slow every step\n",
         100.0 * r.straggler_slowed_share);
   }
   append_causes(o, r);

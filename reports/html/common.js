@@ -67,9 +67,10 @@ const megasim = (() => {
   const fmt = {
     // With `digits`, exactly that many decimals, as the text reports print them (19.290 s, not
     // 19.29 s); without, up to two.
-    num: (x, digits) => (x === null || x === undefined ? '–' : Number(x).toLocaleString('en-US',
-      digits === undefined ? { maximumFractionDigits: 2 }
-        : { minimumFractionDigits: digits, maximumFractionDigits: digits })),
+    num: (x, digits) => (x === null || x === undefined ? '–'
+      : halfEven(x, digits === undefined ? 2 : digits).toLocaleString('en-US',
+        digits === undefined ? { maximumFractionDigits: 2 }
+          : { minimumFractionDigits: digits, maximumFractionDigits: digits })),
     pct: (x, digits) => `${fixed(100 * x, digits)} %`,
     // Signed, as the text reports print errors: +1.2 %, +0.0 %, never -0.0 %.
     signedPct: (x, digits) => `${signed(100 * x, digits)} %`,
@@ -91,9 +92,28 @@ const megasim = (() => {
       : v >= 1 ? `${fixed(v, 1)} ${unit}`
         : v >= 1e-2 ? `${fixed(v * 1e3, 0)} ${milli}` : `${fixed(v * 1e3, 2)} ${milli}`;
   }
-  // toFixed without a negative zero.
+  // `x` to `digits` decimals as the text reports round it (fmt, C's printf): an exact tie goes
+  // to the even digit, where toFixed and toLocaleString take it away from zero (a mean of 8.25
+  // restarts read 8.3 here and 8.2 in the text until 2026-12-06). An exact tie is a double whose
+  // decimal expansion ends in 5 at the next digit, which 30 digits more resolve for any figure
+  // a report prints.
+  function halfEven(x, digits) {
+    const v = Number(x);
+    if (!Number.isFinite(v) || Math.abs(v) >= 1e21) return v;
+    const s = Math.abs(v).toFixed(Math.min(100, digits + 30));
+    const point = s.indexOf('.');
+    const tail = s.slice(point + 1 + digits);
+    if (!/^50*$/.test(tail)) return v;  // no tie: toFixed's nearest is fmt's
+    const kept = digits === 0 ? s.slice(0, point) : s.slice(0, point + 1 + digits);
+    const odd = Number(kept[kept.length - 1]) % 2 === 1;
+    const down = Number(kept);
+    const rounded = odd ? Number((down + 10 ** -digits).toFixed(digits)) : down;
+    return v < 0 ? -rounded : rounded;
+  }
+  // toFixed without a negative zero, ties to even as the text's.
   function fixed(x, digits) {
-    const s = Number(x).toFixed(digits === undefined ? 1 : digits);
+    const d = digits === undefined ? 1 : digits;
+    const s = halfEven(x, d).toFixed(d);
     return Number(s) === 0 ? s.replace('-', '') : s;
   }
   function signed(x, digits) {

@@ -52,7 +52,10 @@ function megasimRun(d, section, chart, colours, fmt, histogram, keyValues) {
         `${fmt.rate(run.failures_per_day)} failures a day, MTBF ` +
         // No failure: the text's words (the page printed "– h" until 2026-12-06).
         (run.mtbf_hours === null ? 'none (no failures)' : `${fmt.num(run.mtbf_hours, 2)} h`)],
-      ['per restart', `${fmt.num(run.recovery_min, 1)} min with a spare free (communicator ` +
+      // No failure, no restart, as the text says (the page read "0.0 min with a spare free"
+      // under the none preset until 2026-12-06).
+      ['per restart', !(run.failures_per_day > 0) ? 'none (no failures)'
+        : `${fmt.num(run.recovery_min, 1)} min with a spare free (communicator ` +
         `initialisation ${fmt.num(run.comm_init_s, 0)} s)` + trialsRecovery()],
       ['lost GPU-hours', fmt.num(run.lost_gpu_hours, 0)],
       // A synchronous checkpoint has no background write, a run without checkpoints no
@@ -81,8 +84,9 @@ function megasimRun(d, section, chart, colours, fmt, histogram, keyValues) {
         (power.spare_nodes_reserved > 0 && power.spare_nodes_billed > 0
           ? ` (${fmt.power(power.facility_peak_with_spares_mw)} with ` +
             `${power.spare_nodes_billed < power.spare_nodes_reserved ? 'its share of the spares'
-              : 'every spare'} idle)` : '') + `, swing ${fmt.power(power.swing_mw)} within a step, ` +
-        `${fmt.power(power.failure_drop_mw)} dropped on a failure`],
+              : 'every spare'} idle)` : '') + `, swing ${fmt.power(power.swing_mw)} within a step` +
+        (run.failures_per_day > 0 ? `, ${fmt.power(power.failure_drop_mw)} dropped on a failure`
+          : '')],
       ['energy, CO2 and cost', `${fmt.energy(power.it_mwh)} IT, ` +
         `${fmt.energy(power.facility_mwh)} facility; ${fmt.co2(power.tonnes_co2)} CO2` +
         (power.usd_gpu_hours === undefined ? ''

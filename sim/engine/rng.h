@@ -1,5 +1,8 @@
-// Seeded pseudo-random numbers whose every distribution is our own code, so a scenario and a
-// seed give the same draws with any standard library. Generator: xoshiro256** (Blackman and
+// Seeded pseudo-random numbers whose every distribution is our own code (not <random>'s,
+// whose algorithms differ between standard libraries), so a scenario and a seed give the same
+// integers and uniforms everywhere; the exponential, normal and Poisson draws go through the C
+// library's log1p, log and exp, which are not correctly rounded, so across C libraries their
+// last bits (and a figure printed from them) may differ. Generator: xoshiro256** (Blackman and
 // Vigna, 2018), seeded through splitmix64. Value type: copy it to fork a stream, or use
 // split() to derive an independent one (the run level's trials are seeded apart instead, by
 // run::trial_seed). Not thread-safe.

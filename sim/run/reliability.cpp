@@ -97,15 +97,40 @@ double ReliabilityModel::replacements_per_hour(const StepProfile& step) const {
   return sum;
 }
 
-std::int64_t ReliabilityModel::spares_in_reserve(const StepProfile& step) const {
-  // A product within this of a whole number of replacements is that number (the rate's and
-  // the hours' rounding), not one more spare held back.
-  constexpr double kWholeTolerance = 1e-9;
-  const double expected =
-      std::ceil(replacements_per_hour(step) * repair_time.to_hours() - kWholeTolerance);
-  // Past any pool (a repair of a million hours): no pool keeps it, and the cast stays defined.
-  constexpr double kPast = 1e15;
-  return static_cast<std::int64_t>(std::clamp(expected, 0.0, kPast));
+Time ReliabilityModel::eviction_wait(const StepProfile& step, std::int64_t evicted) const {
+  const std::int64_t spares = spares_for(step);
+  const double lambda = replacements_per_hour(step);
+  const double r = repair_time.to_hours();
+  if (evicted <= 0 || spares <= 0 || !(lambda > 0.0) || !(r > 0.0)) return Time::zero();
+  // The replacements while the evicted are in repair are a Poisson stream; the j-th, at T_j,
+  // waits R - T_j for the first of them back where the pool had a spare for it but the
+  // eviction took it (spares - evicted < j <= spares):
+  //   E[(R - T_j)+] = R P(N(R) >= j) - (j / lambda) P(N(R) >= j + 1).
+  const double mu = lambda * r;
+  const std::int64_t first = std::max<std::int64_t>(spares - evicted, 0) + 1;
+  // Past mu + 40 sd + 40 a term is under 1e-300 of an hour: the sum stops there, whatever the
+  // pool (a user's pool of 10^9 spares stays a short loop).
+  const double stop = mu + 40.0 * std::sqrt(mu) + 40.0;
+  const std::int64_t last =
+      std::min<std::int64_t>(spares, static_cast<std::int64_t>(std::min(stop, 1e15)));
+  if (first > last) return Time::zero();
+  // P(N >= n) = 1 - P(N < n), the pmf by its recurrence in logarithms (e^-mu underflows for
+  // a large mu).
+  const double log_mu = std::log(mu);
+  double log_pmf = -mu;  // log P(N = n)
+  double below = 0.0;    // P(N < n)
+  double hours = 0.0;
+  for (std::int64_t n = 0; n <= last; ++n) {
+    if (n > 0) log_pmf += log_mu - std::log(static_cast<double>(n));
+    const double pmf = std::exp(log_pmf);
+    if (n >= first) {
+      const double tail = std::clamp(1.0 - below, 0.0, 1.0);      // P(N >= n)
+      const double tail_next = std::clamp(tail - pmf, 0.0, 1.0);  // P(N >= n + 1)
+      hours += std::max(0.0, r * tail - static_cast<double>(n) / lambda * tail_next);
+    }
+    below += pmf;
+  }
+  return Time::from_hours(std::max(hours, 0.0));
 }
 
 Time ReliabilityModel::mean_recovery_time(const StepProfile& step) const {
@@ -119,19 +144,24 @@ Time ReliabilityModel::mean_recovery_time(const StepProfile& step) const {
 }
 
 StragglerEffect draw_stragglers(const StepProfile& step, const ReliabilityModel& m,
-                                std::uint64_t seed) {
+                                std::uint64_t seed, Time training) {
   const double f = m.straggler_node_fraction;
   if (f <= 0.0) return {};
-  if (m.evict_stragglers) {
-    constexpr std::uint64_t kStragglerStream = 0x5354524147474c52ull;  // "STRAGGLR"
-    Rng pick(seed ^ kStragglerStream);
-    std::int64_t found = 0;
-    for (std::int64_t n = 0; n < step.nodes; ++n) found += pick.bernoulli(f) ? 1 : 0;
-    if (found == 0) return {};  // nothing to evict, nothing slow (whatever the pool)
-    if (found > m.spares_for(step) - m.spares_in_reserve(step)) return {0, 1.0};
-    return {found, 0.0};
+  // Node by node on a stream of its own, evicting or keeping alike: the same seed finds the
+  // same stragglers either way (until 2026-12-06 a kept draw took one uniform number against
+  // 1 - (1 - f)^nodes, so the two policies' trials found different stragglers).
+  constexpr std::uint64_t kStragglerStream = 0x5354524147474c52ull;  // "STRAGGLR"
+  Rng pick(seed ^ kStragglerStream);
+  std::int64_t found = 0;
+  for (std::int64_t n = 0; n < step.nodes; ++n) found += pick.bernoulli(f) ? 1 : 0;
+  if (found == 0) return {};  // nothing to evict, nothing slow (whatever the pool)
+  // Evicted where the pool replaces them all and the waiting for spares that is expected to
+  // add while their nodes are in repair costs less than the slowdown of every step.
+  if (m.evict_stragglers && found <= m.spares_for(step) &&
+      m.eviction_wait(step, found) < training * m.straggler_slowdown) {
+    return {found, false};
   }
-  return {0, 1.0 - std::pow(1.0 - f, static_cast<double>(step.nodes))};
+  return {0, true};
 }
 
 ReliabilityModel no_failures_model() {

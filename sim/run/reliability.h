@@ -84,9 +84,12 @@ struct ReliabilityModel {
   double failures_per_hour(const StepProfile& step) const;
   // Of them, those that need a node replaced (FailureCause::needs_replacement).
   double replacements_per_hour(const StepProfile& step) const;
-  // The spares an operator keeps for failures rather than spend on stragglers: the
-  // replacements expected while a node is in repair, rounded up.
-  std::int64_t spares_in_reserve(const StepProfile& step) const;
+  // The job's waiting for spares that evicting `evicted` nodes at launch is expected to add:
+  // while they are in repair the pool is short of them, and a failure that needs a replacement
+  // and finds it empty waits for the first of them back. The replacements a Poisson stream of
+  // replacements_per_hour, the j-th at T_j, each j with spares - evicted < j <= spares waits
+  // E[(R - T_j)+] over a repair of R (a wait that the pool would have spared it).
+  Time eviction_wait(const StepProfile& step, std::int64_t evicted) const;
   double cause_rate_per_hour(const FailureCause& c, const StepProfile& step) const;
   // Blocking time per checkpoint: the stage-1 stall, plus the storage write when synchronous.
   Time blocking_checkpoint_time(Bytes checkpoint) const;
@@ -104,15 +107,17 @@ struct ReliabilityModel {
 // A trial's stragglers: each node is one with probability straggler_node_fraction. Evicted,
 // they are replaced by spares at launch and go for repair, as a failed node does, rejoining
 // the pool as spares when repaired. One straggler paces the step, so they are evicted all or
-// none: all where the pool replaces them and still holds spares_in_reserve; else they stay and
-// slow the job, the pool kept for failures. Kept, the job is slowed when it holds at least
-// one. Drawn node by node on a stream of `seed`'s own, so the failures' draws do not move.
+// none: all where the pool replaces them and the waiting for spares their repair is expected
+// to add (eviction_wait) is less than their slowdown of the failure-free `training` time
+// (straggler_slowdown × training); else they stay and slow the job, the pool kept for
+// failures. Kept, the job is slowed when it holds at least one. Drawn node by node on a
+// stream of `seed`'s own, so the failures' draws do not move.
 struct StragglerEffect {
-  std::int64_t evicted = 0;       // replaced by spares at launch, their nodes out for repair
-  double slow_probability = 0.0;  // that the job holds one, and every step is slowed
+  std::int64_t evicted = 0;  // replaced by spares at launch, their nodes out for repair
+  bool slowed = false;       // the job holds one, and every step is slowed
 };
 StragglerEffect draw_stragglers(const StepProfile& step, const ReliabilityModel& m,
-                                std::uint64_t seed);
+                                std::uint64_t seed, Time training);
 
 // A model with no failures, no checkpoints and no stragglers (the "none" preset).
 ReliabilityModel no_failures_model();

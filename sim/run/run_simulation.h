@@ -117,7 +117,7 @@ struct RunResult {
   // running job, the figure a production dashboard shows between interruptions.
   double step_share = 1.0;
   double straggler_slowed_share = 0.0;  // of the trials, those a straggler slowed (kept, or
-                                        // more found than the spare pool could replace)
+                                        // not evicted: draw_stragglers says when)
   Time mtbf;
   Time recovery;             // mean recovery per interruption (spare free)
   Time checkpoint_interval;  // the one simulated

@@ -132,6 +132,29 @@ def rendered_as_text(chromium, binary, root, out):
     # No spare: neither names a peak with spares idle (the page did, of none, until 2026-12-06).
     if "spare idle" in text or "spare idle" in dom:
         failures.append("simulate-no-failures: a peak with spares is named without spares")
+    # No failure, no restart and no drop on one (the text said "0.0 min (comm init 0 s)" and
+    # "drop 3.61 MW on a failure", the page "0.0 min with a spare free", until 2026-12-06).
+    if not re.search(r"per restart +none \(no failures\)", text) or \
+            "none (no failures)" not in dom.split("per restart", 1)[-1][:40]:
+        failures.append("simulate-no-failures: the text and page do not both say the restart "
+                        "is none")
+    if "on a failure" in text or "on a failure" in dom:
+        failures.append("simulate-no-failures: a power drop on a failure is named without "
+                        "failures")
+    # Four trials whose restarts average 7.25: the text rounds the tie to even (7.2) and the
+    # page did away from zero (7.3) until 2026-12-06; the text's deciles were whole numbers
+    # (p10 4 where --json has 3.9).
+    page = out / "simulate-restarts.html"
+    text = megasim(binary, root, "simulate", default, "--set", "run.trials=4", "--set",
+                   "run.seed=4", "--html", page)
+    dom = dom_text(chromium, page)
+    found = re.search(r"restarts +mean (\S+) \(p10 (\S+), p90 (\S+)\)", text)
+    if not found or found.group(1) != "7.2":
+        failures.append("simulate-restarts: the text's restarts are not a mean of 7.2 with "
+                        "its deciles: %r" % (found.group(0) if found else text))
+    elif f"{found.group(1)} mean (p10 {found.group(2)}, p90 {found.group(3)})" not in dom:
+        failures.append(f"simulate-restarts: the page does not give the text's restarts, "
+                        f"{found.group(0)!r}")
     return failures
 
 def main():

@@ -112,6 +112,10 @@ class Trial {
 
   void on_stall_end() {
     result_.checkpointing += stall_;
+    if (progress_ > checkpointed_to_) {
+      result_.first_checkpointing += stall_;
+      checkpointed_to_ = progress_;
+    }
     base_ = progress_;
     if (write_ <= Time::zero()) {
       durable_progress_ = progress_;
@@ -128,6 +132,8 @@ class Trial {
     durable_progress_ = pending_progress_;
     if (mode_ == Mode::kWaitWrite) {
       result_.checkpointing += sim_.now() - mode_since_;
+      // The wait belongs to the checkpoint it holds back, first-time where that one is.
+      if (progress_ > checkpointed_to_) result_.first_checkpointing += sim_.now() - mode_since_;
       begin_stall();
     }
   }
@@ -216,6 +222,7 @@ class Trial {
   Mode mode_ = Mode::kCompute;
   Time mode_since_;
   Time progress_, base_, durable_progress_, pending_progress_;
+  Time checkpointed_to_;  // the furthest step a checkpoint's stall has ended at
   bool write_pending_ = false;
   EventId next_, failure_, durable_;
   TrialResult result_;
@@ -330,7 +337,7 @@ RunResult simulate_run(const StepProfile& step, const RunSpec& spec, const Relia
     ckpt += tr.checkpointing.to_hours();
     trained += tr.trained.to_seconds();
     idle += (tr.wall - tr.trained).to_seconds();
-    step_share += steps_alone / (tr.useful + tr.checkpointing).to_seconds();
+    step_share += steps_alone / (tr.useful + tr.first_checkpointing).to_seconds();
     slowed += tr.straggler_slowed ? 1.0 : 0.0;
     spare_node_seconds += tr.spare_idle_node_seconds;
     wall_seconds += tr.wall.to_seconds();

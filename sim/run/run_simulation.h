@@ -46,6 +46,10 @@ struct TrialResult {
   Time evaluation;
   Time trained;        // all training time, redone work included
   Time checkpointing;  // blocking checkpoint time and waits for a pending write
+  // Of it, the stalls and waits of checkpoints taken for the first time at their step: not
+  // those a failure cut short, nor those redone after a rollback. The running MFU counts them
+  // beside the first-time steps (it counted every one until 2026-12-06).
+  Time first_checkpointing;
   Time down;           // detection, replacement, restart, load (the first launch is in `wall`)
   Time spare_wait;     // of `down`, the time replacements waited for a spare to be free
   std::int64_t restarts = 0;
@@ -112,7 +116,8 @@ struct RunResult {
   double straggler_hours = 0.0;  // mean, job hours a kept straggler adds to first-time steps
   double failures_per_day = 0.0;                                        // expected, whole job
   // Of the time the job runs (steps, evaluations, checkpoint stalls, a straggler's slowdown;
-  // not redone work, not downtime), the share its first-time steps would take at the
+  // not redone work or redone and cut-short checkpoints, not downtime), the share its
+  // first-time steps would take at the
   // failure-free step time (mean over trials): the step's MFU times this is the MFU of the
   // running job, the figure a production dashboard shows between interruptions.
   double step_share = 1.0;

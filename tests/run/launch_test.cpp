@@ -1,4 +1,5 @@
-// The run's first launch: charged in the wall time, as a restart without its checkpoint load.
+// The run's first launch: charged in the wall time, as a restart without its checkpoint load;
+// a restart with nothing durable; the checkpoints the running job's MFU counts.
 #include <doctest/doctest.h>
 
 #include "run/reliability.h"
@@ -54,4 +55,29 @@ TEST_CASE("run: a restart with no durable checkpoint starts from scratch, loadin
   const TrialResult c = simulate_trial(step, 10 * 1000.0, m, Time::from_hours(1), 3);
   REQUIRE(c.restarts > 0);
   CHECK(c.down > Time::from_seconds(750) * static_cast<double>(c.restarts));
+}
+
+TEST_CASE("run: the running MFU counts each checkpoint once, not those redone or cut short") {
+  // 10 steps of 1 h, a checkpoint after every step but the last: a 60 s stall, then a 30 min
+  // write beside the next step: 9 first-time checkpoints, 540 s. A failure every 4 h of
+  // running on average during a write rolls back to the checkpoint before, and the one whose
+  // write it cut is taken again (redone), as is a stall a failure cuts short: both in
+  // `checkpointing`, neither in `first_checkpointing` (the running MFU counted every one until
+  // 2026-12-06).
+  StepProfile step = uniform_step(Time::from_hours(1), 1000.0, 8, 8, 0, Activity::kGemm);
+  step.checkpoint_size = Bytes(1.8e12);
+  ReliabilityModel m = no_failures_model();
+  m.checkpoint_stall = Time::from_seconds(60);
+  m.async_checkpoint = true;
+  m.checkpoint_write_bw = megasim::BytesPerSec(1e9);  // 1.8 TB in 30 min
+  m.detection = Time::from_seconds(60);
+  m.causes.push_back({"software", FailureScope::kGpu, 1.0 / (4.0 * 8.0), false, "a test"});
+  int redone = 0;
+  for (std::uint64_t seed = 1; seed <= 8; ++seed) {
+    const TrialResult r = simulate_trial(step, 10 * 1000.0, m, Time::from_hours(1), seed);
+    CHECK(r.first_checkpointing == Time::from_seconds(540));
+    CHECK(r.checkpointing >= r.first_checkpointing);
+    redone += r.checkpointing > r.first_checkpointing ? 1 : 0;
+  }
+  CHECK(redone > 0);
 }

@@ -167,6 +167,7 @@ std::vector<hw::CollectiveScaleFit> fit_import_scales(const hw::DeviceProfile& p
                                                       const std::string& cluster_ref,
                                                       std::string& text, io::Json& json) {
   const net::ClusterSpec spec = io::load_cluster_ref(cluster_ref);
+  check_cluster_part(spec, cluster_ref, profile);
   check_against_links(profile, first_new, spec);
   const std::vector<hw::CollectiveMeasurement> imported = rows_to_fit(profile, first_new);
   std::int64_t ranks = 1;
@@ -214,8 +215,13 @@ std::vector<hw::CollectiveScaleFit> fit_import_scales(const hw::DeviceProfile& p
     f.cluster = spec.name;
     check_scale_on_whole_nodes(f, topology, constants, spec, rows, id);
     const auto regimes = calibrate::describe_regimes(f, calibrate::regime_span(rows, model));
-    text += fmt::format("{}: NCCL's model on {} fitted over {} rows, rms {:.1f} % in log time\n",
-                        id, spec.name, f.rows, 100.0 * f.rms_log_residual);
+    // A run that pins neither regime leaves both to the profile: it compares, fits nothing
+    // (it read "fitted over 1 rows" above two "not pinned" lines until 2026-12-06).
+    const bool pinned =
+        f.bandwidth_rows >= hw::kRowsToPinRegime || f.latency_rows >= hw::kRowsToPinRegime;
+    text += fmt::format("{}: NCCL's model on {} {} {} row{}, rms {:.1f} % in log time\n", id,
+                        spec.name, pinned ? "fitted over" : "not fitted (no regime pinned) against",
+                        f.rows, f.rows == 1 ? "" : "s", 100.0 * f.rms_log_residual);
     for (const auto& line : regimes) text += "  " + line + "\n";
     json.push_back({{"run", run},
                     {"op", hw::to_string(first.op)},
@@ -243,51 +249,6 @@ void check_nccl_labels(const std::string& algorithm, const std::string& protocol
   check("--algorithm", algorithm,
         {"ring", "tree", "nvls", "nvlstree", "pat", "collnet", "collnetdirect", "collnetchain"});
   check("--protocol", protocol, {"ll", "ll128", "simple"});
-}
-
-// A log's GPUs and the base profile must be one part: an H100 log imported onto the A100
-// profile would price A100 shapes with H100 measurements. Only the data-centre parts megasim
-// has profiles for are told apart; a device line naming none of them is not checked.
-void check_device_family(const std::string& log, const std::vector<std::string>& devices,
-                         const hw::DeviceProfile& base, const std::string& device_ref) {
-  // The parts megasim has profiles of. A Grace Hopper (GH200), an H800 or any other part is
-  // not told apart: it has no profile of its own to go to.
-  const auto family = [](const std::string& text) -> std::string {
-    if (text.find("gh200") != std::string::npos) return "";
-    for (const char* f : {"a100", "h100", "h200"}) {
-      if (text.find(f) != std::string::npos) return f;
-    }
-    return "";
-  };
-  const std::string want = family(lower(base.base.empty() ? base.name : base.base));
-  // A log of two parts measured neither: no profile is the one to import it onto.
-  for (const auto& d : devices) {
-    const std::string a = family(lower(devices.front())), b = family(lower(d));
-    if (a.empty() || b.empty() || a == b) continue;
-    throw InputError(
-        fmt::format("{}: its rank lines name two GPU models ('{}' and '{}'): a run "
-                    "across two parts times neither; import a log of one",
-                    log, devices.front(), d));
-  }
-  for (const auto& d : devices) {
-    const std::string got = family(lower(d));
-    // Another part megasim has no profile of (a GB10 or an RTX onto the H100 profile): taken,
-    // since the log may be all a user has, but said (it was silent until 2026-12-05). GH200 and
-    // H800 are Hopper parts, so near enough to H100 and H200 not to be named.
-    const bool hopper_kin =
-        lower(d).find("gh200") != std::string::npos || lower(d).find("h800") != std::string::npos;
-    if (!want.empty() && got.empty() && !(hopper_kin && want != "a100")) {
-      std::fprintf(stderr,
-                   "megasim: warning: %s: its rank lines name '%s', not an %s part; its figures "
-                   "are imported onto --device '%s' as they are\n",
-                   log.c_str(), d.c_str(), want.c_str(), device_ref.c_str());
-    }
-    if (want.empty() || got.empty() || got == want) continue;
-    throw InputError(
-        fmt::format("{}: its rank lines name '{}', but --device '{}' is an {} "
-                    "profile; import the log onto an {} profile",
-                    log, d, device_ref, want, got));
-  }
 }
 
 void report_run(const std::string& log, const calibrate::NcclTestsRun& run, io::Json& runs,

@@ -14,6 +14,7 @@
 #include "calibrate/nccl_tests_import.h"
 #include "hw/device_profile.h"
 #include "io/json_reader.h"
+#include "net/cluster_spec.h"
 
 namespace megasim::cli {
 
@@ -42,9 +43,15 @@ void fit_imported(hw::DeviceProfile& p, std::size_t first_new,
 void check_nccl_labels(const std::string& algorithm, const std::string& protocol);
 
 // InputError when `log`'s rank lines (`devices`) name an A100, H100 or H200 and the base
-// profile (`--device device_ref`) is of another of the three.
+// profile (`--device device_ref`) is of another of the three, or of another form (a PCIe card
+// against an SXM module) or memory (A100 40 GB against 80 GB) where both names say
+// (import_devices.cpp).
 void check_device_family(const std::string& log, const std::vector<std::string>& devices,
                          const hw::DeviceProfile& base, const std::string& device_ref);
+// InputError when the --cluster's nodes (`cluster_ref`) hold another part than the base
+// profile's, as check_device_family tells them apart.
+void check_cluster_part(const net::ClusterSpec& cluster, const std::string& cluster_ref,
+                        const hw::DeviceProfile& base);
 
 // A run that measures sizes of a shape an earlier run already measured (op, ranks, nodes,
 // forced algorithm and protocol), the base profile's included, is answered by the earlier

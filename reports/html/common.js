@@ -66,17 +66,21 @@ const megasim = (() => {
 
   const fmt = {
     // With `digits`, exactly that many decimals, as the text reports print them (19.290 s, not
-    // 19.29 s); without, up to two.
-    num: (x, digits) => (x === null || x === undefined ? '–'
-      : halfEven(x, digits === undefined ? 2 : digits).toLocaleString('en-US',
-        digits === undefined ? { maximumFractionDigits: 2 }
-          : { minimumFractionDigits: digits, maximumFractionDigits: digits })),
+    // 19.29 s); without, up to two. Thousands grouped with commas.
+    num: (x, digits) => {
+      if (x === null || x === undefined) return '–';
+      let s = fixed(x, digits === undefined ? 2 : digits);
+      if (digits === undefined && s.includes('.')) s = s.replace(/\.?0+$/, '');
+      const [whole, frac] = s.split('.');
+      const grouped = whole.replace(/\B(?=(\d{3})+(?!\d))/g, ',');
+      return frac === undefined ? grouped : `${grouped}.${frac}`;
+    },
     pct: (x, digits) => `${fixed(100 * x, digits)} %`,
     // Signed, as the text reports print errors: +1.2 %, +0.0 %, never -0.0 %.
     signedPct: (x, digits) => `${signed(100 * x, digits)} %`,
     signed: (x, digits) => signed(x, digits),
-    // Failures a day as the text prints them: two decimals, or three digits below 0.1.
-    rate: (x) => (x >= 0.1 || x === 0 ? fixed(x, 2) : Number(x).toPrecision(3)),
+    // Failures a day as the text prints them: two decimals, or three digits below 0.1 ({:.3g}).
+    rate: (x) => (x >= 0.1 || x === 0 ? fixed(x, 2) : general(x, 3)),
     // Power and energy in the unit that keeps their digits, as the text report prints them
     // (reports/run_report.cpp, power_text and thousandths_text): a one-node job draws kW.
     power: (mw) => (mw === 0 || mw >= 1 ? `${fixed(mw, 2)} MW`
@@ -92,29 +96,73 @@ const megasim = (() => {
       : v >= 1 ? `${fixed(v, 1)} ${unit}`
         : v >= 1e-2 ? `${fixed(v * 1e3, 0)} ${milli}` : `${fixed(v * 1e3, 2)} ${milli}`;
   }
-  // `x` to `digits` decimals as the text reports round it (fmt, C's printf): an exact tie goes
-  // to the even digit, where toFixed and toLocaleString take it away from zero (a mean of 8.25
-  // restarts read 8.3 here and 8.2 in the text until 2026-12-06). An exact tie is a double whose
-  // decimal expansion ends in 5 at the next digit, which 30 digits more resolve for any figure
-  // a report prints.
-  function halfEven(x, digits) {
-    const v = Number(x);
-    if (!Number.isFinite(v) || Math.abs(v) >= 1e21) return v;
-    const s = Math.abs(v).toFixed(Math.min(100, digits + 30));
-    const point = s.indexOf('.');
-    const tail = s.slice(point + 1 + digits);
-    if (!/^50*$/.test(tail)) return v;  // no tie: toFixed's nearest is fmt's
-    const kept = digits === 0 ? s.slice(0, point) : s.slice(0, point + 1 + digits);
-    const odd = Number(kept[kept.length - 1]) % 2 === 1;
-    const down = Number(kept);
-    const rounded = odd ? Number((down + 10 ** -digits).toFixed(digits)) : down;
-    return v < 0 ? -rounded : rounded;
+  // Digits (an array of 0-9) rounded to their first `keep` as C's printf rounds the exact
+  // value they expand: up past a half, to even on an exact half. `carry` when 9s roll over.
+  function roundDigits(all, keep) {
+    const kept = all.slice(0, keep);
+    const tail = all.slice(keep);
+    const up = tail.length > 0 && (tail[0] > 5 || (tail[0] === 5 &&
+      (tail.slice(1).some((d) => d > 0) || (kept.length > 0 && kept[kept.length - 1] % 2 === 1))));
+    let carry = false;
+    if (up) {
+      let i = kept.length - 1;
+      while (i >= 0 && kept[i] === 9) { kept[i] = 0; i -= 1; }
+      if (i < 0) { kept.unshift(1); carry = true; } else kept[i] += 1;
+    }
+    return { kept, carry };
   }
-  // toFixed without a negative zero, ties to even as the text's.
+  // `x` with `digits` decimals as the text reports print it (fmt, C's printf): the double's
+  // exact value, ties to even, no negative zero. toFixed rounds ties away from zero and
+  // toLocaleString rounds the shortest decimal form, not the exact value (74.05, stored as
+  // 74.04999..., read 74.1 there and 74.0 in the text; a mean of 8.25 restarts 8.3 and 8.2)
+  // until 2026-12-06. toFixed's 30 places more are the exact expansion as far as any figure
+  // here needs it; from 1e21 a double is a whole number, which BigInt writes out.
   function fixed(x, digits) {
     const d = digits === undefined ? 1 : digits;
-    const s = halfEven(x, d).toFixed(d);
-    return Number(s) === 0 ? s.replace('-', '') : s;
+    const v = Number(x);
+    if (!Number.isFinite(v)) return String(v);
+    const a = Math.abs(v);
+    let whole;
+    let frac;
+    if (a >= 1e21) {
+      whole = BigInt(a).toString();
+      frac = '0'.repeat(d);
+    } else {
+      const s = a.toFixed(Math.min(100, d + 30));
+      const point = s.indexOf('.');
+      const all = (s.slice(0, point) + s.slice(point + 1)).split('').map(Number);
+      const { kept } = roundDigits(all, point + d);
+      const text = kept.join('');
+      whole = text.slice(0, text.length - d).replace(/^0+(?=\d)/, '') || '0';
+      frac = text.slice(text.length - d);
+    }
+    const body = d > 0 ? `${whole}.${frac}` : whole;
+    return v < 0 && /[1-9]/.test(body) ? `-${body}` : body;
+  }
+  // `x` to `precision` significant digits as printf's %g writes it (fmt's {:.3g}): exact
+  // value, ties to even, trailing zeros dropped, an exponent of two digits or more below 1e-4
+  // or from 10^precision (toPrecision rounds ties away from zero and keeps the zeros: 0.0313
+  // for 0.03125, 0.0500 for 0.05, 1.00e-7 for 1e-07, until 2026-12-06).
+  function general(x, precision) {
+    const v = Number(x);
+    if (!Number.isFinite(v)) return String(v);
+    if (v === 0) return '0';
+    const [mantissa, power] = Math.abs(v).toExponential(Math.min(100, precision + 29)).split('e');
+    const all = mantissa.replace('.', '').split('').map(Number);
+    const { kept, carry } = roundDigits(all, precision);
+    const e = Number(power) + (carry ? 1 : 0);
+    const digits = kept.slice(0, precision);
+    const strip = (t) => (t.includes('.') ? t.replace(/\.?0+$/, '') : t);
+    let body;
+    if (e < -4 || e >= precision) {
+      const m = strip(`${digits[0]}.${digits.slice(1).join('')}`);
+      body = `${m}e${e < 0 ? '-' : '+'}${String(Math.abs(e)).padStart(2, '0')}`;
+    } else if (e >= 0) {
+      body = strip(`${digits.slice(0, e + 1).join('')}.${digits.slice(e + 1).join('')}`);
+    } else {
+      body = strip(`0.${'0'.repeat(-e - 1)}${digits.join('')}`);
+    }
+    return v < 0 ? `-${body}` : body;
   }
   function signed(x, digits) {
     const s = fixed(x, digits);

@@ -54,9 +54,11 @@ int Topology::switch_count() const {
   // its spines one plane per aggregation switch: routes, not boxes. A pod of a few ToRs (8 of
   // 64 ports) or a 2-tier fabric uses a fraction of each, so the switches a build needs are
   // counted by ports: each pod's ToR uplinks and (three tiers) spine uplinks over agg_radix,
-  // and every pod's spine uplinks over agg_radix. The shipped 3-tier fabrics fill theirs (the
-  // counts agree); until 2026-12-06 the graph's were counted, 32 aggregation switches for a
-  // user's 8-ToR pod that needs 2.
+  // and every pod's spine uplinks over agg_radix. MegaScale's and the H100 SuperPOD's fabrics
+  // fill theirs (the counts agree); Selene's aggregation switches use 32 of 40 ports (624
+  // switches in the graph, 560 by ports) and Llama 3's 576-port ones a third (1,680, 1,599).
+  // Until 2026-12-06 the graph's were counted, 32 aggregation switches for a user's 8-ToR pod
+  // that needs 2.
   const auto per_agg = static_cast<double>(f.agg_radix);
   double aggs = 0.0, up_ports = 0.0;
   for (int p = 0; p < pods_; ++p) {

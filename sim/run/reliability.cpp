@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -97,40 +98,58 @@ double ReliabilityModel::replacements_per_hour(const StepProfile& step) const {
   return sum;
 }
 
-Time ReliabilityModel::eviction_wait(const StepProfile& step, std::int64_t evicted) const {
+Time ReliabilityModel::eviction_wait(const StepProfile& step, std::int64_t evicted,
+                                     Time horizon) const {
   const std::int64_t spares = spares_for(step);
   const double lambda = replacements_per_hour(step);
   const double r = repair_time.to_hours();
-  if (evicted <= 0 || spares <= 0 || !(lambda > 0.0) || !(r > 0.0)) return Time::zero();
-  // The replacements while the evicted are in repair are a Poisson stream; the j-th, at T_j,
-  // waits R - T_j for the first of them back where the pool had a spare for it but the
-  // eviction took it (spares - evicted < j <= spares):
-  //   E[(R - T_j)+] = R P(N(R) >= j) - (j / lambda) P(N(R) >= j + 1).
-  const double mu = lambda * r;
+  // Failures come only while the job runs: a run shorter than the repair has fewer of them
+  // (until 2026-12-06 the whole repair counted, a 10 h run charged for 24 h of failures).
+  const double h = std::min(r, std::max(horizon.to_hours(), 0.0));
+  if (evicted <= 0 || spares <= 0 || !(lambda > 0.0) || !(h > 0.0)) return Time::zero();
+  // The replacements are a Poisson stream; the j-th, at T_j <= H = min(R, horizon), waits
+  // R - T_j for the first evicted node back where the pool had a spare for it but the eviction
+  // took it (spares - evicted < j <= spares), N counting arrivals up to H:
+  //   E[(R - T_j) 1{T_j <= H}] = R P(N >= j) - (j / lambda) P(N >= j + 1).
+  const double mu = lambda * h;
   const std::int64_t first = std::max<std::int64_t>(spares - evicted, 0) + 1;
-  // Past mu + 40 sd + 40 a term is under 1e-300 of an hour: the sum stops there, whatever the
-  // pool (a user's pool of 10^9 spares stays a short loop).
-  const double stop = mu + 40.0 * std::sqrt(mu) + 40.0;
+  // Beyond mu + 40 sd + 40 no arrival count is worth a term.
+  const double stop = std::ceil(mu + 40.0 * std::sqrt(mu) + 40.0);
   const std::int64_t last =
       std::min<std::int64_t>(spares, static_cast<std::int64_t>(std::min(stop, 1e15)));
   if (first > last) return Time::zero();
-  // P(N >= n) = 1 - P(N < n), the pmf by its recurrence in logarithms (e^-mu underflows for
-  // a large mu).
+  // tail[n - first] = P(N >= n) for first <= n <= last + 1: below the mean as 1 - P(N < n),
+  // summed up from 0; above it as the sum of the pmf from `stop` down, which keeps the small
+  // tails of a small mu exact (1 - P(N < n) lost them to cancellation). The pmf by its
+  // recurrence in logarithms (e^-mu underflows for a large mu).
+  const std::int64_t top = last + 1;
+  std::vector<double> tail(static_cast<std::size_t>(top - first + 1), 0.0);
   const double log_mu = std::log(mu);
-  double log_pmf = -mu;  // log P(N = n)
-  double below = 0.0;    // P(N < n)
-  double hours = 0.0;
-  for (std::int64_t n = 0; n <= last; ++n) {
+  const auto split = static_cast<std::int64_t>(std::floor(mu)) + 1;  // first n above the mean
+  double log_pmf = -mu, below = 0.0;                                 // log P(N = n), P(N < n)
+  for (std::int64_t n = 0; n <= std::min(top, split - 1); ++n) {
     if (n > 0) log_pmf += log_mu - std::log(static_cast<double>(n));
-    const double pmf = std::exp(log_pmf);
-    if (n >= first) {
-      const double tail = std::clamp(1.0 - below, 0.0, 1.0);      // P(N >= n)
-      const double tail_next = std::clamp(tail - pmf, 0.0, 1.0);  // P(N >= n + 1)
-      hours += std::max(0.0, r * tail - static_cast<double>(n) / lambda * tail_next);
-    }
-    below += pmf;
+    if (n >= first) tail[static_cast<std::size_t>(n - first)] = std::clamp(1.0 - below, 0.0, 1.0);
+    below += std::exp(log_pmf);
   }
-  return Time::from_hours(std::max(hours, 0.0));
+  const auto high = static_cast<std::int64_t>(stop);
+  if (top >= split && high >= std::max(first, split)) {
+    double log_down =
+        -mu + static_cast<double>(high) * log_mu - std::lgamma(static_cast<double>(high) + 1.0);
+    double above = 0.0;  // P(n <= N <= high)
+    for (std::int64_t n = high; n >= std::max(first, split); --n) {
+      above += std::exp(log_down);
+      if (n <= top) tail[static_cast<std::size_t>(n - first)] = std::min(above, 1.0);
+      log_down += std::log(static_cast<double>(n)) - log_mu;
+    }
+  }
+  double hours = 0.0;
+  for (std::int64_t j = first; j <= last; ++j) {
+    const double at_least = tail[static_cast<std::size_t>(j - first)];
+    const double next = tail[static_cast<std::size_t>(j + 1 - first)];
+    hours += std::max(0.0, r * at_least - static_cast<double>(j) / lambda * next);
+  }
+  return Time::from_hours(hours);
 }
 
 Time ReliabilityModel::mean_recovery_time(const StepProfile& step) const {
@@ -158,7 +177,7 @@ StragglerEffect draw_stragglers(const StepProfile& step, const ReliabilityModel&
   // Evicted where the pool replaces them all and the waiting for spares that is expected to
   // add while their nodes are in repair costs less than the slowdown of every step.
   if (m.evict_stragglers && found <= m.spares_for(step) &&
-      m.eviction_wait(step, found) < training * m.straggler_slowdown) {
+      m.eviction_wait(step, found, training) < training * m.straggler_slowdown) {
     return {found, false};
   }
   return {0, true};

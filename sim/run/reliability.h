@@ -88,8 +88,9 @@ struct ReliabilityModel {
   // while they are in repair the pool is short of them, and a failure that needs a replacement
   // and finds it empty waits for the first of them back. The replacements a Poisson stream of
   // replacements_per_hour, the j-th at T_j, each j with spares - evicted < j <= spares waits
-  // E[(R - T_j)+] over a repair of R (a wait that the pool would have spared it).
-  Time eviction_wait(const StepProfile& step, std::int64_t evicted) const;
+  // E[(R - T_j)+] over a repair of R (a wait that the pool would have spared it), counting the
+  // failures that come within `horizon` of running (the run's failure-free training time).
+  Time eviction_wait(const StepProfile& step, std::int64_t evicted, Time horizon) const;
   double cause_rate_per_hour(const FailureCause& c, const StepProfile& step) const;
   // Blocking time per checkpoint: the stage-1 stall, plus the storage write when synchronous.
   Time blocking_checkpoint_time(Bytes checkpoint) const;

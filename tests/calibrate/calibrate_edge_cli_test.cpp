@@ -238,18 +238,25 @@ TEST_CASE("a second import keeps the --device profile's scale fits on the cluste
               .exit_code == 0);
   const auto before = io::load_device_profile(first).profile.collective_scales;
   REQUIRE(before.size() == 1);
-  const auto r = run_megasim("calibrate import-nccl-tests " +
-                             shell_quote(data + "h100-2node-ib-8B-16G-all_reduce.log") +
-                             " --device " + shell_quote(first.string()) +
-                             " --cluster dgx-h200-superpod-1024 -o " +
-                             shell_quote(second.string()));
+  // Another H100 cluster: the SuperPOD's file renamed (an H200 cluster took it until
+  // 2026-12-06, when a cluster of another part than the log's was refused).
+  io::Json other =
+      io::parse_json_file(fs::path(MEGASIM_SOURCE_DIR) / "topologies/dgx-h100-superpod-6144.json");
+  other["name"] = "other-h100";
+  const fs::path other_file = temp_file("other-h100.json");
+  std::ofstream(other_file) << other.dump();
+  const auto r = run_megasim(
+      "calibrate import-nccl-tests " + shell_quote(data + "h100-2node-ib-8B-16G-all_reduce.log") +
+      " --device " + shell_quote(first.string()) + " --cluster " +
+      shell_quote(other_file.string()) + " -o " + shell_quote(second.string()));
+  INFO(r.err);
   REQUIRE(r.exit_code == 0);
   const auto after = io::load_device_profile(second).profile.collective_scales;
   REQUIRE(after.size() == 2);
   CHECK(after[0].run == before[0].run);
   CHECK(after[0].cluster == "dgx-h100-superpod-6144");
   CHECK(after[0].bandwidth_scale == before[0].bandwidth_scale);
-  CHECK(after[1].cluster == "dgx-h200-superpod-1024");
+  CHECK(after[1].cluster == "other-h100");
 }
 
 TEST_CASE("calibrate -o X --scenario X.shapes.json is refused before it measures anything") {

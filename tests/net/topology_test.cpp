@@ -267,4 +267,12 @@ TEST_CASE(
   // MegaScale's three tiers fill every port: as many as the graph has (192 + 192 + 96, above).
   CHECK(net::Topology(io::load_cluster(topo("megascale-a100-12288"))).switch_count() ==
         192 + 192 + 96);
+  // Selene: 224 ToRs in 14 pods of 16, 20 uplinks each: a pod's 320 down and 320 up ports over
+  // 40-port switches, 16 a pod; 14 x 320 spine ports over 40, 112 spines (the graph: 20 a pod
+  // and 20 planes of 6). Llama 3: 1,536 ToRs in 8 pods of 192, 16 uplinks each, 1:7 above: a
+  // pod's 3,072 down and 439 up ports over 576, 7 a pod; 3,512 spine ports, 7 spines.
+  CHECK(net::Topology(io::load_cluster(topo("selene-a100-4480"))).switch_count() ==
+        224 + 14 * 16 + 112);
+  CHECK(net::Topology(io::load_cluster(topo("llama3-h100-24576"))).switch_count() ==
+        1536 + 8 * 7 + 7);
 }

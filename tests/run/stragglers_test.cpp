@@ -141,18 +141,32 @@ TEST_CASE("run: the wait for spares an eviction adds, worked by hand") {
   m.repair_time = Time::from_hours(24);
   m.spare_nodes = 2;
   REQUIRE(m.replacements_per_hour(step) == doctest::Approx(0.1));
-  CHECK(m.eviction_wait(step, 1).to_hours() == doctest::Approx(7.99159).epsilon(1e-5));
+  CHECK(m.eviction_wait(step, 1, Time::max()).to_hours() == doctest::Approx(7.99159).epsilon(1e-5));
   // Evicting 2 adds the first replacement's wait, R P(N >= 1) - (1 / lambda) P(N >= 2)
   // = 24 x 0.9092820 - 10 x 0.6915589 = 14.90718 h.
-  CHECK(m.eviction_wait(step, 2).to_hours() == doctest::Approx(7.99159 + 14.90718).epsilon(1e-5));
+  CHECK(m.eviction_wait(step, 2, Time::max()).to_hours() ==
+        doctest::Approx(7.99159 + 14.90718).epsilon(1e-5));
   // Nothing evicted, no failures to replace or no repair to wait for: no wait.
-  CHECK(m.eviction_wait(step, 0) == Time::zero());
+  CHECK(m.eviction_wait(step, 0, Time::max()) == Time::zero());
   ReliabilityModel instant = m;
   instant.repair_time = Time::zero();
-  CHECK(instant.eviction_wait(step, 2) == Time::zero());
+  CHECK(instant.eviction_wait(step, 2, Time::max()) == Time::zero());
   // A large pool barely waits: with 40 spares, 2 evicted leave 38 for a mean of 2.4.
   m.spare_nodes = 40;
-  CHECK(m.eviction_wait(step, 2).to_hours() < 1e-20);
+  CHECK(m.eviction_wait(step, 2, Time::max()).to_hours() < 1e-20);
+  // A run of 10 h has failures for 10 h of the repair (mu = 1): evicting 1 of 2 spares,
+  // 24 P(N >= 2) - 20 P(N >= 3) = 24 x 0.2642411 - 20 x 0.0803014 = 4.735759 h (the whole
+  // repair's 7.99 h until a reviewer's read of 2026-12-06).
+  m.spare_nodes = 2;
+  CHECK(m.eviction_wait(step, 1, Time::from_hours(10)).to_hours() ==
+        doctest::Approx(4.735759).epsilon(1e-6));
+  // A rare failure (lambda 1e-10 / h): one spare evicted waits lambda R^2 / 2 = 2.88e-8 h, to
+  // the digit (1 - P(N < n) lost it to cancellation: twice that at 1e-9, nothing at 1e-11).
+  ReliabilityModel rare = m;
+  rare.causes.front().rate_per_unit_hour = 1e-11;
+  rare.spare_nodes = 1;
+  CHECK(rare.eviction_wait(step, 1, Time::max()).to_hours() ==
+        doctest::Approx(2.88e-8).epsilon(1e-6));
 }
 
 TEST_CASE("run: stragglers are evicted where their slowdown costs more than the wait it adds") {
@@ -168,7 +182,7 @@ TEST_CASE("run: stragglers are evicted where their slowdown costs more than the 
   m.spare_nodes = 32;
   ReliabilityModel kept = m;
   kept.evict_stragglers = false;
-  const Time wait = m.eviction_wait(step, 32);
+  const Time wait = m.eviction_wait(step, 32, Time::max());
   REQUIRE(wait > Time::zero());
   for (double factor : {0.5, 2.0}) {
     CAPTURE(factor);
@@ -176,6 +190,8 @@ TEST_CASE("run: stragglers are evicted where their slowdown costs more than the 
     const double steps = std::ceil(factor * wait.to_seconds() /
                                    (m.straggler_slowdown * step.step_time.to_seconds()));
     const double tokens = steps * step.tokens_per_step;
+    // Past the repair: the wait counts failures over all of it, as `wait` does.
+    REQUIRE(step.step_time * steps > m.repair_time);
     const TrialResult t = simulate_trial(step, tokens, m, Time::from_minutes(10), 5);
     CHECK(t.straggler_slowed == (factor < 1.0));
     if (t.straggler_slowed)
@@ -191,23 +207,27 @@ TEST_CASE("run: evicting with no spare to evict into is keeping, trial by trial"
   // The two policies find the same stragglers from the same seed (common random numbers): with
   // no spares none can be evicted, so every trial is the kept one. Until 2026-12-06 a kept
   // draw took one number against 1 - (1 - f)^nodes and an evicting one counted node by node:
-  // a user's Llama-70B run slowed 25 % of its trials kept and 50 % "evicting".
-  StepProfile step = testing::megascale_530b(12288);
+  // a user's Llama-70B run slowed 25 % of its trials kept and 50 % "evicting". A 32-node job
+  // at 0.5 % finds one in 1 - 0.995^32 = 14.8 % of trials, so the old draws disagreed in about
+  // a quarter of them (a reviewer's read: at 1,536 nodes both slowed nearly every trial, and the
+  // test passed on the old code).
+  StepProfile step = testing::megascale_530b(256);
   ReliabilityModel evict = megasim::io::load_reliability_preset("megascale");
   evict.spare_nodes = 0;
   ReliabilityModel keep = evict;
   keep.evict_stragglers = false;
   const double tokens = 300 * step.tokens_per_step;
   int slowed = 0;
-  for (std::uint64_t seed = 1; seed <= 12; ++seed) {
+  for (std::uint64_t seed = 1; seed <= 40; ++seed) {
     const TrialResult a = simulate_trial(step, tokens, evict, Time::from_minutes(10), seed);
     const TrialResult b = simulate_trial(step, tokens, keep, Time::from_minutes(10), seed);
     CHECK(a.straggler_slowed == b.straggler_slowed);
     CHECK(a.wall == b.wall);
     slowed += b.straggler_slowed ? 1 : 0;
   }
-  // 1,536 nodes at 0.5 %: a straggler in all but 0.995^1536 = 0.05 % of trials.
-  CHECK(slowed == 12);
+  // Both outcomes occur (about 6 of 40 slowed).
+  CHECK(slowed > 0);
+  CHECK(slowed < 40);
 }
 
 TEST_CASE("run: a pool too short for the stragglers keeps them all") {

@@ -152,7 +152,8 @@ const megasim = (() => {
     const { kept, carry } = roundDigits(all, precision);
     const e = Number(power) + (carry ? 1 : 0);
     const digits = kept.slice(0, precision);
-    const strip = (t) => (t.includes('.') ? t.replace(/\.?0+$/, '') : t);
+    // Trailing zeros and a bare point go (100 for 99.995, not "100.").
+    const strip = (t) => (t.includes('.') ? t.replace(/\.?0*$/, '') : t);
     let body;
     if (e < -4 || e >= precision) {
       const m = strip(`${digits[0]}.${digits.slice(1).join('')}`);

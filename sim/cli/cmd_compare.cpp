@@ -8,7 +8,6 @@
 #include <vector>
 
 #include "cli/commands.h"
-#include "io/byte_size.h"
 #include "io/output.h"
 #include "plan/compare.h"
 #include "reports/compare_report.h"
@@ -23,14 +22,11 @@ struct CompareOptions {
   std::vector<std::string> overrides;
   std::optional<std::string> html;  // set when given, even empty
   bool json = false;
-  std::int64_t max_events = plan::kDefaultMaxEvents;
-  std::string max_memory;  // as given: parsed by io::parse_byte_size
+  WorkLimitOptions work;
 };
 
 void run_compare(const CompareOptions& o) {
-  const plan::WorkLimits limits{
-      o.max_events, o.max_memory.empty() ? plan::kDefaultMaxMemory
-                                         : io::parse_byte_size(o.max_memory, "--max-memory")};
+  const plan::WorkLimits limits = o.work.limits();
   std::vector<plan::Axis> axes;
   for (const auto& v : o.vary) axes.push_back(plan::parse_axis(v));
   // The target is checked before the work, so a bad one costs nothing.
@@ -66,13 +62,8 @@ void add_compare_command(CLI::App& app) {
   cmd->add_option("--set", opts->overrides, "Override a key in every variant; repeatable");
   cmd->add_flag("--json", opts->json, "Print exactly one JSON object on stdout");
   cmd->add_option("--html", opts->html, "Also write an offline HTML report of the variants");
-  cmd->add_option("--max-events", opts->max_events,
-                  "Refuse a variant whose step, counted from its plan before it runs (pipeline "
-                  "passes), passes this (default 20000000, as simulate); it is listed with why")
-      ->check(whole_number(1, kMaxEventsOption));
-  cmd->add_option("--max-memory", opts->max_memory,
-                  "Refuse a variant whose step memory, estimated from its plan before the work, "
-                  "passes this many bytes (8GiB, 512MiB; default 8GiB, as simulate)");
+  // A variant past them is a row with the refusal as its reason.
+  add_work_limit_options(cmd, opts->work, "a variant", ", as simulate");
   cmd->callback([opts] { run_compare(*opts); });
 }
 

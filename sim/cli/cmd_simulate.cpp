@@ -8,7 +8,6 @@
 #include <vector>
 
 #include "cli/commands.h"
-#include "io/byte_size.h"
 #include "io/inputs.h"
 #include "io/output.h"
 #include "io/resolve.h"
@@ -30,14 +29,11 @@ struct SimulateOptions {
   bool json = false;
   bool full = false;
   std::string network;
-  std::int64_t max_events = plan::kDefaultMaxEvents;
-  std::string max_memory;  // as given: parsed by io::parse_byte_size
+  WorkLimitOptions work;
 };
 
 void run_simulate(const SimulateOptions& o) {
-  const plan::WorkLimits limits{
-      o.max_events, o.max_memory.empty() ? plan::kDefaultMaxMemory
-                                         : io::parse_byte_size(o.max_memory, "--max-memory")};
+  const plan::WorkLimits limits = o.work.limits();
   io::InputOptions io_options;
   if (o.trials > 0) io_options.trials = o.trials;
   io::FilesRead read;
@@ -102,15 +98,9 @@ void add_simulate_command(CLI::App& app) {
   cmd->add_option("--html", opts->html,
                   "Write an offline HTML report (charts; its data is the --json object, with the "
                   "step's timeline)");
-  cmd->add_option("--max-events", opts->max_events,
-                  "Refuse a step or run whose work, counted from the plan before it runs (pipeline "
-                  "passes, a lower bound on the events), passes this (default 20000000: at that "
-                  "count a step takes about two minutes and 1.5 GiB on the shared network, about "
-                  "twenty times as long with --network apart)")
-      ->check(whole_number(1, kMaxEventsOption));
-  cmd->add_option("--max-memory", opts->max_memory,
-                  "Refuse a step whose memory, estimated from the plan before the work, passes "
-                  "this many bytes (8GiB, 512MiB, 1073741824; default 8GiB)");
+  add_work_limit_options(cmd, opts->work, "a step or run",
+                         ": at that count a step takes about two minutes and 1.5 GiB on the "
+                         "shared network, about twenty times as long with --network apart");
   cmd->add_option("-o,--output", opts->output, "Also write the JSON result to this file; - for stdout, in place of the "
                   "report");
   cmd->callback([opts] { naming_sets(opts->overrides, [&] { run_simulate(*opts); }); });

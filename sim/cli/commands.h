@@ -18,6 +18,8 @@
 #include <CLI/CLI.hpp>
 
 #include "engine/error.h"
+#include "io/byte_size.h"
+#include "plan/work_bounds.h"
 
 namespace megasim::cli {
 
@@ -75,6 +77,33 @@ inline CLI::Validator whole_number(std::int64_t least, std::int64_t most) {
       },
       // Shown after the option's type ("--trials INT:INT" read as a range until 2026-12-05).
       "in [" + std::to_string(least) + ", " + std::to_string(most) + "]");
+}
+
+// The step's work bounds (plan/work_bounds.h) as simulate and compare take them: --max-events,
+// and --max-memory, read when the command runs (before the work, so a bad one costs nothing).
+struct WorkLimitOptions {
+  std::int64_t max_events = plan::kDefaultMaxEvents;
+  std::string max_memory;  // as given
+  plan::WorkLimits limits() const {
+    return {max_events, max_memory.empty() ? plan::kDefaultMaxMemory
+                                           : io::parse_byte_size(max_memory, "--max-memory")};
+  }
+};
+// Registers both on `cmd`: `refused` names what each refuses ("a step or run"), `note` follows
+// the default in --max-events's help.
+inline void add_work_limit_options(CLI::App* cmd, WorkLimitOptions& o, const std::string& refused,
+                                   const std::string& note) {
+  cmd->add_option(
+         "--max-events", o.max_events,
+         "Refuse " + refused +
+             " whose work, counted from the plan before it runs "
+             "(pipeline passes, a lower bound on the events), passes this (default 20000000" +
+             note + ")")
+      ->check(whole_number(1, kMaxEventsOption));
+  cmd->add_option("--max-memory", o.max_memory,
+                  "Refuse " + refused +
+                      " whose memory, estimated from the plan before the "
+                      "work, passes this many bytes (8GiB, 512MiB, 1073741824; default 8GiB)");
 }
 
 // Every option of `app` and its subcommands that takes a value refuses an empty one ("--name

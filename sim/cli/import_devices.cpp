@@ -73,8 +73,11 @@ std::string mismatch(const Part& a, const Part& b) {
   return "";
 }
 
+// The profile's part: its own name where that names one (the A100 40 GB profile's base is the
+// 80 GB one, whose part it is not), else the shipped profile it came from (a calibration or
+// import named as its user chose).
 std::string profile_name(const hw::DeviceProfile& p) {
-  return p.base.empty() ? p.name : p.base;
+  return !part_of(p.name).family.empty() || p.base.empty() ? p.name : p.base;
 }
 
 }  // namespace
@@ -121,12 +124,16 @@ void check_cluster_part(const net::ClusterSpec& cluster, const std::string& clus
   // The cluster the log ran on has the log's GPUs (the --device profile's, checked above): a
   // fit against another part's links (an A100 log fitted on NDR 400G H100 nodes) scales NCCL's
   // model wrongly everywhere the profile goes (accepted until 2026-12-06).
-  if (const std::string why = mismatch(part_of(cluster.node.gpu), part_of(profile_name(base)));
-      !why.empty()) {
+  // Family and form: the links the fit scales do not depend on the memory (every shipped A100
+  // cluster names the 80 GB part, and the 40 GB profile runs on them).
+  Part nodes = part_of(cluster.node.gpu), device = part_of(profile_name(base));
+  nodes.memory.clear();
+  device.memory.clear();
+  if (const std::string why = mismatch(nodes, device); !why.empty()) {
     throw InputError(fmt::format(
-        "--cluster '{}': its nodes hold '{}', but --device is the profile of '{}': {}; give the "
+        "--cluster '{}': its nodes hold '{}', not the --device profile's part: {}; give the "
         "cluster the log ran on",
-        cluster_ref, cluster.node.gpu, profile_name(base), why));
+        cluster_ref, cluster.node.gpu, why));
   }
 }
 

@@ -1,5 +1,6 @@
 #include "io/cluster_loader.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -14,6 +15,8 @@ namespace {
 constexpr double kMaxGbps = 1e5;       // a link of 100 Tb/s is surely a typo
 constexpr double kMaxLatencyNs = 1e7;  // 10 ms per hop likewise
 constexpr std::int64_t kMaxGpus = 1 << 22;
+// Links a GPU of the fabric may take: the shipped fabrics have 2 to 4 (check_fabric_fits).
+constexpr double kMaxLinksPerGpu = 64.0;
 
 net::NodeSpec read_node(JsonReader r) {
   net::NodeSpec n;
@@ -87,10 +90,31 @@ void check_fabric_fits(JsonReader& r, const net::FabricSpec& f, const net::NodeS
                                      f.agg_oversubscription, f.agg_radix));
     }
   }
-  // No bound on the links: a ToR cables no more uplinks than its down ports, so the topology
-  // holds at most 4 links a GPU (2 to 4 on the shipped fabrics). Until 2026-12-06 every port
-  // above the down ports was cabled, and a radix-4096 ToR of one down port built 4,095 uplinks
-  // a ToR, which a bound of 64 links a GPU refused.
+  // The links the topology builds (both directions): NIC cables, cabled ToR uplinks, and with
+  // three tiers every pod's aggregation switches to every spine of their planes, which grows
+  // with the pods squared where aggregation switches are small (one ToR a pod under 2-port
+  // switches: 1,024 pods join planes of 512 spines). The shipped fabrics have 2 to 4 a GPU.
+  // Counted over whole ToR groups: a rail-wired group has all its ToRs and uplinks however few
+  // of its servers the file describes. (Until 2026-12-06 every port above the down ports was
+  // cabled, and the spine links were not counted.)
+  const std::int64_t pods = (l.tors + f.pod_tors - 1) / f.pod_tors;
+  double spine_links = 0.0;
+  if (f.tiers == 3) {
+    const double up = static_cast<double>(pods) * f.pod_tors / f.agg_oversubscription;
+    const double per_plane = std::max(1.0, std::ceil(up / f.agg_radix - 1e-9));
+    spine_links = static_cast<double>(pods) * static_cast<double>(l.cabled) * per_plane;
+  }
+  const double links =
+      2.0 * (static_cast<double>(l.nodes * n.nics + l.tors * l.cabled) + spine_links);
+  const std::int64_t group_gpus = l.servers_per_tor * n.gpus;
+  if (links > kMaxLinksPerGpu * static_cast<double>(std::max(gpus, group_gpus))) {
+    r.fail("pod_tors",
+           fmt::format("{} ToR{} a pod under {}-port aggregation switches ({} ToR uplinks each, "
+                       "{} pods) build {:.3g} links for {} GPUs, more than the {:g} a GPU megasim "
+                       "builds",
+                       f.pod_tors, f.pod_tors == 1 ? "" : "s", f.agg_radix, l.cabled, pods, links,
+                       gpus, kMaxLinksPerGpu));
+  }
 }
 
 net::FabricSpec read_fabric(JsonReader r, const net::NodeSpec& n, std::int64_t gpus) {

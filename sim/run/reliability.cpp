@@ -111,7 +111,8 @@ Time ReliabilityModel::eviction_wait(const StepProfile& step, std::int64_t evict
   // R - T_j for the first evicted node back where the pool had a spare for it but the eviction
   // took it (spares - evicted < j <= spares), N counting arrivals up to H:
   //   E[(R - T_j) 1{T_j <= H}] = R P(N >= j) - (j / lambda) P(N >= j + 1).
-  const double mu = lambda * h;
+  // Past 1e15 expected failures nothing is countable (and the counts below stay in range).
+  const double mu = std::min(lambda * h, 1e15);
   const std::int64_t first = std::max<std::int64_t>(spares - evicted, 0) + 1;
   // Beyond mu + 40 sd + 40 no arrival count is worth a term.
   const double stop = std::ceil(mu + 40.0 * std::sqrt(mu) + 40.0);
@@ -132,7 +133,8 @@ Time ReliabilityModel::eviction_wait(const StepProfile& step, std::int64_t evict
     if (n >= first) tail[static_cast<std::size_t>(n - first)] = std::clamp(1.0 - below, 0.0, 1.0);
     below += std::exp(log_pmf);
   }
-  const auto high = static_cast<std::int64_t>(stop);
+  // From past the last tail wanted, so that each is summed (top can pass `stop` by one).
+  const auto high = std::max(static_cast<std::int64_t>(std::min(stop, 2e15)), top);
   if (top >= split && high >= std::max(first, split)) {
     double log_down =
         -mu + static_cast<double>(high) * log_mu - std::lgamma(static_cast<double>(high) + 1.0);

@@ -1,5 +1,5 @@
-// import-nccl-tests on a run too short to pin a regime: NCCL's model is compared with it and
-// fitted to nothing, and the report says so.
+// import-nccl-tests on a run too short to pin a regime (NCCL's model is compared with it and
+// fitted to nothing, and the report says so), and on the A100 40 GB part.
 #include <doctest/doctest.h>
 
 #include <unistd.h>
@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "cli/run_command.h"
+#include "scaled_log.h"
 
 using megasim::test::run_megasim;
 using megasim::test::shell_quote;
@@ -47,5 +48,36 @@ TEST_CASE("import: a run that pins no regime is said not fitted") {
   CHECK(r.out.find("one-row.log:1: NCCL's model on dgx-h100-superpod-6144 not fitted (no regime "
                    "pinned) against 1 row, rms ") != std::string::npos);
   CHECK(r.out.find("fitted over") == std::string::npos);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("import: an A100 40 GB log goes onto the 40 GB profile, on an A100 cluster") {
+  // The H100 log three times slower, its rank lines an A100-SXM4-40GB's. The 40 GB profile's
+  // base is the 80 GB one, and the part was read from the base: the 40 GB log was refused onto
+  // its own profile and an 80 GB log taken (a reviewer's find, 2026-12-06). The cluster's
+  // nodes name the 80 GB part: the links do not depend on the memory, so Selene takes it.
+  const fs::path dir = fs::temp_directory_path() / ("megasim_a40_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const fs::path slow = megasim::test::scaled_h100_log(dir / "slow.log", 3.0);
+  const fs::path log = dir / "a100-40gb.log";
+  {
+    std::ifstream in(slow);
+    std::ofstream out(log);
+    const std::string h100 = "NVIDIA H100 80GB HBM3";
+    for (std::string line; std::getline(in, line);) {
+      if (const auto at = line.find(h100); at != std::string::npos)
+        line.replace(at, h100.size(), "NVIDIA A100-SXM4-40GB");
+      out << line << "\n";
+    }
+  }
+  const std::string args = "calibrate import-nccl-tests " + shell_quote(log.string());
+  const auto ok = run_megasim(args + " --device a100-sxm4-40gb --cluster selene-a100-4480 -o " +
+                              shell_quote((dir / "a40.json").string()));
+  INFO(ok.err);
+  CHECK(ok.exit_code == 0);
+  const auto eighty =
+      run_megasim(args + " --device a100-sxm4-80gb -o " + shell_quote((dir / "a80.json").string()));
+  CHECK(eighty.exit_code == 2);
+  CHECK(eighty.err.find("an A100 of 40gb is not one of 80gb") != std::string::npos);
   fs::remove_all(dir);
 }

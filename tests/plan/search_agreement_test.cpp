@@ -109,11 +109,6 @@ TEST_CASE("search: the estimate prices a TP group split over two nodes as the wo
                       {"recompute", {"full"}},
                       {"sequence_parallel", {"false"}},
                       {"distributed_optimizer", {"true"}}};
-  const plan::SearchResult r = plan::search(in, o);
-  REQUIRE(r.ranked.size() == 1);
-  REQUIRE(r.ranked[0].event);
-  const double analytic = r.ranked[0].analytic.step_time.to_seconds();
-  const double event = r.ranked[0].event->step_time.to_seconds();
-  MESSAGE("analytic " << analytic << " s, event " << event << " s");
+  const auto [analytic, event] = test::one_plan_step_times(in, o);
   CHECK(analytic == doctest::Approx(event).epsilon(0.05));
 }

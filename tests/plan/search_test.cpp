@@ -190,12 +190,7 @@ TEST_CASE("search: the analytic stage prices DeepSpeed's pipeline engine once a 
     o.space.restrict = {{"tp", {"4"}},          {"pp", {"7"}},       {"vpp", {vpp}},
                         {"micro_batch", {"2"}}, {"recompute", {"full"}},
                         {"sequence_parallel", {"false"}}, {"distributed_optimizer", {"true"}}};
-    const plan::SearchResult r = plan::search(in, o);
-    REQUIRE(r.ranked.size() == 1);
-    REQUIRE(r.ranked[0].event);
-    const double analytic = r.ranked[0].analytic.step_time.to_seconds();
-    const double event = r.ranked[0].event->step_time.to_seconds();
-    MESSAGE("analytic " << analytic << " s, event " << event << " s");
+    const auto [analytic, event] = test::one_plan_step_times(in, o);
     CHECK(analytic == doctest::Approx(event).epsilon(0.02));
   }
 }

@@ -161,7 +161,8 @@ TEST_CASE("run: the wait for spares an eviction adds, worked by hand") {
   CHECK(m.eviction_wait(step, 1, Time::from_hours(10)).to_hours() ==
         doctest::Approx(4.735759).epsilon(1e-6));
   // A rare failure (lambda 1e-10 / h): one spare evicted waits lambda R^2 / 2 = 2.88e-8 h, to
-  // the digit (1 - P(N < n) lost it to cancellation: twice that at 1e-9, nothing at 1e-11).
+  // the digit (1 - P(N < n) lost it to cancellation: twice that at this rate, 18 % low at
+  // 1e-9 / h, nothing at 1e-11 / h; a reviewer's replay of the code before).
   ReliabilityModel rare = m;
   rare.causes.front().rate_per_unit_hour = 1e-11;
   rare.spare_nodes = 1;

@@ -237,9 +237,10 @@ Time slowed(Time t, double slowdown) {
 TrialResult run_trial(const StepProfile& step, double tokens, const ReliabilityModel& model,
                       Time interval, std::uint64_t seed) {
   step.validate();
-  const Time per_step = time_per_step(step, steps_for(tokens, step));
-  const StragglerEffect s =
-      draw_stragglers(step, model, seed, per_step * static_cast<double>(steps_for(tokens, step)));
+  const std::int64_t steps = steps_for(tokens, step);
+  const auto n = static_cast<double>(steps);
+  const Time per_step = time_per_step(step, steps);
+  const StragglerEffect s = draw_stragglers(step, model, seed, per_step * n);
   Rng draw(seed);
   // The trial's first number decided a kept straggler until 2026-12-06 (draw_stragglers finds
   // them now, node by node on a stream of their own); still drawn, so that every trial's
@@ -249,15 +250,13 @@ TrialResult run_trial(const StepProfile& step, double tokens, const ReliabilityM
   // A straggler slows the evaluation's forward passes as much as the step's.
   const Time step_time = slow ? slowed(per_step, model.straggler_slowdown) : per_step;
   const std::int64_t every = interval_in_steps(interval, step_time);
-  Trial t(step, steps_for(tokens, step), step_time, model, every, draw.next_u64(), s.evicted);
+  Trial t(step, steps, step_time, model, every, draw.next_u64(), s.evicted);
   TrialResult r = t.run();
   r.interval_steps = every;
-  const Time evaluations = run_evaluation(step, steps_for(tokens, step));
-  r.evaluation =
-      r.useful * (evaluations.to_seconds() /
-                  (per_step * static_cast<double>(steps_for(tokens, step))).to_seconds());
+  const Time evaluations = run_evaluation(step, steps);
+  r.evaluation = r.useful * (evaluations.to_seconds() / (per_step * n).to_seconds());
   r.straggler_slowed = slow;
-  if (slow) r.straggler = (step_time - per_step) * static_cast<double>(steps_for(tokens, step));
+  if (slow) r.straggler = (step_time - per_step) * n;
   return r;
 }
 

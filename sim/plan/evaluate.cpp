@@ -1,14 +1,38 @@
 #include "plan/evaluate.h"
 
+#include <filesystem>
+#include <string>
+#include <system_error>
+
 #include <fmt/format.h>
 
 #include "engine/error.h"
 #include "hw/kernel_cost_model.h"
+#include "io/resolve.h"
 #include "net/topology.h"
 #include "plan/assembly.h"
 #include "workload/memory.h"
 
 namespace megasim::plan {
+
+std::string power_preset_mismatch(const io::Inputs& in) {
+  const auto& preset = in.scenario.power.preset;
+  // Inputs loaded without the run level (compare's, search's) price no power.
+  if (!in.run || !preset || !io::is_data_name(*preset)) return {};
+  const hw::DeviceProfile& d = in.device;
+  const std::string own = d.base.empty() ? d.name : d.base;
+  if (*preset == own) return {};
+  for (const auto& dir : io::builtin_data_dirs(io::DataKind::kDevice)) {
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(dir / (*preset + ".json"), ec)) continue;
+    return fmt::format(
+        "power.preset {} is the power preset of the device profile {}, not of this job's "
+        "device {} (whose own is {}): its node overhead and switches are charged to the job",
+        *preset, *preset, d.name, own);
+  }
+  return {};
+}
+
 double job_switches(const net::Topology& t, std::int64_t job_gpus) {
   return static_cast<double>(t.switch_count()) * static_cast<double>(job_gpus) /
          static_cast<double>(t.gpus());

@@ -41,6 +41,13 @@ struct Evaluation {
 // whose work passes options.limits, before doing it (work_bounds.h).
 Evaluation evaluate(const io::Inputs& inputs, const EvaluateOptions& options = {});
 
+// A line to say where the scenario's power.preset is, by name, the preset of another GPU than
+// its device's (the presets are named after the device profiles they go with, and a device
+// takes its own, or its base profile's, unset): h100-sxm5-80gb's on an A100 job charges a DGX
+// H100's node overhead. Empty otherwise, for a preset given by path (a user's own) and for
+// inputs loaded without the run level.
+std::string power_preset_mismatch(const io::Inputs& inputs);
+
 // The job's share of the fabric's switches, by the share of its GPUs the job holds: a fraction
 // of a switch where the job holds part of one (until 2026-12-04 rounded up to whole switches,
 // which charged a one-node job two 64-port switches and ranked small jobs by it).

@@ -272,3 +272,19 @@ TEST_CASE("cli: under MegaScale's asynchronous loading an evaluation is paced by
   REQUIRE(free.exit_code == 0);
   CHECK(nlohmann::json::parse(free.out)["run"]["evaluation_s"].get<double>() < 120.0);
 }
+
+TEST_CASE("cli: a power preset of another GPU is said on stderr, and run") {
+  // The presets are named after the device profiles they go with: the H100's on the default
+  // scenario's A100s charges a DGX H100's node overhead (taken silently until 2026-12-06, a
+  // user's trial). The device's own: nothing said.
+  const auto other =
+      run_megasim("simulate " + kDefaultScenario + " --set power.preset=h100-sxm5-80gb");
+  REQUIRE(other.exit_code == 0);
+  CHECK(other.err.find("megasim: warning: power.preset h100-sxm5-80gb is the power preset of "
+                       "the device profile h100-sxm5-80gb, not of this job's device "
+                       "a100-sxm4-80gb") != std::string::npos);
+  const auto own =
+      run_megasim("simulate " + kDefaultScenario + " --set power.preset=a100-sxm4-80gb");
+  REQUIRE(own.exit_code == 0);
+  CHECK(own.err.find("power.preset") == std::string::npos);
+}

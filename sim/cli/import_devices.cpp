@@ -2,7 +2,6 @@
 // nodes. A log is imported only onto the part it ran on: an H100 log onto the A100 profile
 // would price A100 shapes with H100 measurements, and a PCIe card's (no NVSwitch) figures are
 // not an SXM module's.
-#include <algorithm>
 #include <cctype>
 #include <cstdio>
 #include <string>
@@ -16,11 +15,6 @@
 namespace megasim::cli {
 namespace {
 
-std::string lowered(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
-  return s;
-}
-
 // What a name tells of a part megasim has profiles of: its family (a100, h100, h200; empty
 // for any other part: a GH200, an H800, a GB10 has no profile of its own to go to), its form
 // ("pcie" for a PCIe card or an H100 NVL, "sxm" for a module; empty where the name does not
@@ -31,7 +25,7 @@ struct Part {
 };
 
 Part part_of(const std::string& name) {
-  const std::string t = lowered(name);
+  const std::string t = lower(name);
   Part p;
   if (t.find("gh200") != std::string::npos) return p;
   for (const char* f : {"a100", "h100", "h200"}) {
@@ -99,7 +93,7 @@ void check_device_family(const std::string& log, const std::vector<std::string>&
     // Another part megasim has no profile of (a GB10 or an RTX onto the H100 profile): taken,
     // since the log may be all a user has, but said (it was silent until 2026-12-05). GH200 and
     // H800 are Hopper parts, so near enough to H100 and H200 not to be named.
-    const std::string l = lowered(d);
+    const std::string l = lower(d);
     const bool hopper_kin =
         l.find("gh200") != std::string::npos || l.find("h800") != std::string::npos;
     if (!want.family.empty() && got.family.empty() && !(hopper_kin && want.family != "a100")) {

@@ -24,6 +24,12 @@
 #include "plan/collective_calibration.h"
 
 namespace megasim::cli {
+
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
+  return s;
+}
+
 namespace {
 
 // A run's rows as the fit takes them: out-of-place, one per size (in-place where the run has
@@ -77,11 +83,6 @@ std::vector<hw::CollectiveMeasurement> rows_to_fit(const hw::DeviceProfile& prof
 // A run's NCCL_ALGO / NCCL_PROTO label (`import-nccl-tests --algorithm/--protocol`), as NCCL
 // spells them in any case (Ring, Tree, NVLS, NVLSTree, PAT; LL, LL128, Simple): kAuto when the
 // run forced nothing, nullopt for a label megasim does not model (CollNet).
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
-  return s;
-}
-
 std::optional<hw::CollAlgorithm> forced_algorithm(const std::string& label) {
   if (label.empty()) return hw::CollAlgorithm::kAuto;
   const std::string l = lower(label);

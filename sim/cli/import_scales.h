@@ -39,6 +39,9 @@ void fit_imported(hw::DeviceProfile& p, std::size_t first_new,
                   const std::filesystem::path& base_file, const std::string& cluster,
                   io::Json& runs, io::Json& scales, std::string& text);
 
+// `s` in lower case (ASCII): NCCL's labels and GPU names are read in any case.
+std::string lower(std::string s);
+
 // --algorithm and --protocol: empty or a name NCCL_ALGO / NCCL_PROTO takes, else InputError.
 void check_nccl_labels(const std::string& algorithm, const std::string& protocol);
 

@@ -43,8 +43,11 @@ void run_simulate(const SimulateOptions& o) {
   for (const std::string& line : plan::keys_written_that_do_not_run(o.overrides, inputs)) {
     std::fprintf(stderr, "megasim: warning: %s\n", line.c_str());
   }
-  if (const std::string other = plan::power_preset_mismatch(inputs); !other.empty())
-    std::fprintf(stderr, "megasim: warning: %s\n", other.c_str());
+  for (const std::string& other :
+       {plan::power_preset_mismatch(inputs), plan::cluster_device_mismatch(inputs),
+        plan::node_power_over_reference(inputs)}) {
+    if (!other.empty()) std::fprintf(stderr, "megasim: warning: %s\n", other.c_str());
+  }
   // Every target is checked before the work, so a bad one costs nothing.
   io::OutputFiles files({}, &read);
   if (o.trace) files.add("--trace", *o.trace);

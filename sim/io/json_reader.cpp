@@ -302,14 +302,13 @@ std::string JsonReader::text_or(const std::string& key, const std::string& fallb
     }
     return out;
   }
-  fail_value(key,
-             fmt::format("expected a string or an array of strings, found {}", json_type_name(*v)));
+  fail_value(key, "expected a string or an array of strings, found " + found_value(*v));
 }
 
 std::vector<std::int64_t> JsonReader::integer_array(const std::string& key, std::int64_t lo,
                                                     std::int64_t hi) {
   const Json& v = at(key);
-  if (!v.is_array()) fail_value(key, fmt::format("expected an array, found {}", json_type_name(v)));
+  if (!v.is_array()) fail_value(key, "expected an array, found " + found_value(v));
   std::vector<std::int64_t> out;
   for (std::size_t i = 0; i < v.size(); ++i) {
     const Json& e = v[i];
@@ -346,7 +345,7 @@ std::optional<JsonReader> JsonReader::optional_object(const std::string& key) {
 std::vector<JsonReader> JsonReader::object_array(const std::string& key,
                                                  std::size_t max_elements) {
   const Json& v = at(key);
-  if (!v.is_array()) fail_value(key, fmt::format("expected an array, found {}", json_type_name(v)));
+  if (!v.is_array()) fail_value(key, "expected an array, found " + found_value(v));
   if (v.size() > max_elements) {
     fail_value(key,
                fmt::format("{} elements; at most {} are accepted here", v.size(), max_elements));

@@ -2,6 +2,7 @@
 
 #include "io/json_reader.h"
 #include "io/resolve.h"
+#include "step/step_model.h"
 
 #include <cmath>
 #include <system_error>
@@ -81,6 +82,7 @@ std::vector<run::FailureCause> load_failure_rates(const std::string& ref, const 
   const Json doc = parse_json_file(file, read);
   check_input_kind(doc, InputKind::kFailureRates, file.string());
   JsonReader r(doc, "", file.string());
+  (void)r.string_or("$schema", "");
   (void)r.string("name");
   const std::string source = r.string("source");
   (void)r.text_or("assumptions", "");
@@ -106,6 +108,13 @@ std::vector<run::FailureCause> load_failure_rates(const std::string& ref, const 
     f.source = fmt::format("{} interruptions in {} days on {} {}s; {}", count, days, units,
                            run::to_string(f.scope), source);
     causes.push_back(std::move(f));
+  }
+  // As a power preset's empty list: a table of no cause is no failure table (it ran a preset's
+  // run without failures, unsaid, until 2026-12-06); reliability.preset "none" is that run.
+  if (causes.empty()) {
+    r.fail("components",
+           "no component: a failure table lists the causes it counted (a run "
+           "without failures is reliability.preset \"none\")");
   }
   r.finish();
   return causes;
@@ -150,6 +159,7 @@ run::ReliabilityModel load_reliability_file(const fs::path& file, FilesRead* rea
   const Json doc = parse_json_file(file, read);
   check_input_kind(doc, InputKind::kReliabilityPreset, file.string());
   JsonReader r(doc, "", file.string());
+  (void)r.string_or("$schema", "");
   run::ReliabilityModel m;
   m.name = r.string("name");
   m.source = r.string("source");
@@ -197,6 +207,7 @@ run::PowerInputs load_power_file(const fs::path& file, FilesRead* read) {
   const Json doc = parse_json_file(file, read);
   check_input_kind(doc, InputKind::kPowerPreset, file.string());
   JsonReader r(doc, "", file.string());
+  (void)r.string_or("$schema", "");
   run::PowerInputs p;
   p.name = r.string("name");
   p.source = r.string("source");
@@ -216,8 +227,10 @@ run::PowerInputs load_power_preset(const std::string& ref, FilesRead* read, cons
   return load_power_file(find_preset(ref, DataKind::kPower, base), read);
 }
 
-run::ReliabilityModel reliability_for(const Scenario& s, FilesRead* read) {
-  run::ReliabilityModel m = load_reliability_preset(s.reliability.preset, read);
+run::ReliabilityModel reliability_for(const Scenario& s, int gpus_per_node, FilesRead* read) {
+  run::ReliabilityModel m;
+  named_by(s, "reliability.preset", s.reliability.preset,
+           [&] { m = load_reliability_preset(s.reliability.preset, read); });
   if (s.reliability.checkpoint_interval_min) {
     m.checkpoint_interval = Time::from_minutes(*s.reliability.checkpoint_interval_min);
   }
@@ -233,8 +246,10 @@ run::ReliabilityModel reliability_for(const Scenario& s, FilesRead* read) {
     m.spare_nodes = *s.reliability.spare_nodes;
   }
   if (s.reliability.evict_stragglers) m.evict_stragglers = *s.reliability.evict_stragglers;
-  // Where the preset draws stragglers at all (preset "none" draws none).
-  if (s.stragglers.host_fraction > 0.0 && s.stragglers.slowdown > 1.0 &&
+  // Where the step slows a host and the preset draws stragglers at all (preset "none" draws
+  // none). The job's hosts as its packed or spread placement fills them.
+  const std::int64_t hosts = (s.plan.gpus() + gpus_per_node - 1) / gpus_per_node;
+  if (step::slowed_hosts(s.stragglers.host_fraction, s.stragglers.slowdown, hosts) > 0 &&
       m.straggler_node_fraction > 0.0) {
     m.stragglers_in_step = true;
     m.straggler_node_fraction = 0.0;

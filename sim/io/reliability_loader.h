@@ -37,8 +37,10 @@ run::PowerInputs load_power_preset(const std::string& ref, FilesRead* read = nul
 run::PowerInputs load_power_file(const std::filesystem::path& file, FilesRead* read = nullptr);
 
 // The scenario's reliability preset with its overrides (checkpoint interval, spare nodes,
-// straggler eviction) applied.
-run::ReliabilityModel reliability_for(const Scenario& s, FilesRead* read = nullptr);
+// straggler eviction) applied; `gpus_per_node` of the cluster, for the hosts the scenario's own
+// stragglers slow.
+run::ReliabilityModel reliability_for(const Scenario& s, int gpus_per_node,
+                                      FilesRead* read = nullptr);
 // The preset the scenario names in power.preset (which it must), node, switch and grid
 // figures only; an error names the key.
 run::PowerInputs scenario_power_preset(const Scenario& s, FilesRead* read = nullptr);

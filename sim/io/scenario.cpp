@@ -288,6 +288,16 @@ bool path_within(const std::string& path, const std::string& object) {
   return path == object || path.rfind(object + ".", 0) == 0;
 }
 
+void named_by(const Scenario& s, const std::string& key, const std::string& ref,
+              const std::function<void()>& load) {
+  try {
+    load();
+  } catch (const InputError& e) {
+    throw InputError(
+        fmt::format("{}\n{}: {}: '{}' names the file above", e.what(), s.file.string(), key, ref));
+  }
+}
+
 Scenario load_scenario(const fs::path& file, const std::vector<std::string>& overrides,
                        KeyLog* log, FilesRead* read) {
   Json doc = parse_json_file(file, read);

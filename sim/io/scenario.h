@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -111,6 +112,13 @@ struct Scenario {
 // Whether JSON path `path` is `object` or a key inside it ("plan.tp" within "plan"; "plan"
 // within itself; "planet" not within "plan").
 bool path_within(const std::string& path, const std::string& object);
+
+// Runs `load`, which reads a file the scenario names under `key` as `ref`; a refusal is passed
+// on with the scenario and the key added as its last line, so that a user running several
+// scenarios knows which to mend (a helper's sweep of 2026-12-05: a model file's parse error did
+// not say which scenario read it; a reliability preset's, until 2026-12-06).
+void named_by(const Scenario& s, const std::string& key, const std::string& ref,
+              const std::function<void()>& load);
 
 // `overrides` are "path=value" strings from --set; each is applied to the document before it
 // is validated, so it is type-checked like the file's own keys. `read` records the file.

@@ -1,5 +1,6 @@
 #include "plan/evaluate.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <string>
 #include <system_error>
@@ -7,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "engine/error.h"
+#include "hw/gpu_part.h"
 #include "hw/kernel_cost_model.h"
 #include "io/resolve.h"
 #include "net/topology.h"
@@ -31,6 +33,38 @@ std::string power_preset_mismatch(const io::Inputs& in) {
         *preset, *preset, d.name, own);
   }
   return {};
+}
+
+std::string cluster_device_mismatch(const io::Inputs& in) {
+  hw::GpuPart nodes = hw::gpu_part(in.cluster.node.gpu);
+  hw::GpuPart device = hw::gpu_part(hw::profile_part_name(in.device));
+  nodes.memory.clear();
+  device.memory.clear();
+  const std::string why = hw::part_mismatch(nodes, device);
+  if (why.empty()) return {};
+  return fmt::format(
+      "cluster {} holds {} GPUs, but the device profile {} is another part's ({}): the step "
+      "runs the profile's GPU on the cluster's NVLink and NICs",
+      in.cluster.name, in.cluster.node.gpu, in.device.name, why);
+}
+
+std::string node_power_over_reference(const io::Inputs& in) {
+  const auto& ref = in.device.reference_system;
+  const int gpus = in.cluster.node.gpus;
+  if (!in.run || !ref || ref->gpus != gpus) return {};
+  const run::PowerInputs& power = in.run->power;
+  double gpu_w = 0.0;
+  for (std::size_t a = 0; a < hw::kActivityCount; ++a) {
+    gpu_w = std::max(gpu_w, power.gpu_in(static_cast<hw::Activity>(a)).value());
+  }
+  const double node_w = gpu_w * gpus + power.node_overhead.value();
+  if (node_w <= ref->max_power.value()) return {};
+  return fmt::format(
+      "a node draws {:.0f} W at its peak ({} GPUs at {:.0f} W and {:.0f} W of node overhead from "
+      "power preset {}), more than the {:.0f} W that the device profile's reference system, {} "
+      "of {} GPUs, may draw (reference_system.max_power_w): check the preset's node_overhead",
+      node_w, gpus, gpu_w, power.node_overhead.value(), power.name, ref->max_power.value(),
+      ref->name, ref->gpus);
 }
 
 double job_switches(const net::Topology& t, std::int64_t job_gpus) {

@@ -48,6 +48,20 @@ Evaluation evaluate(const io::Inputs& inputs, const EvaluateOptions& options = {
 // inputs loaded without the run level.
 std::string power_preset_mismatch(const io::Inputs& inputs);
 
+// A line to say where the cluster's nodes (`node.gpu`) hold another part than the device
+// profile's (hw::part_mismatch of family and form; the memory is the profile's to say, as the
+// A100 40 GB profile runs on the shipped A100 clusters): the step then runs the profile's GPU
+// on the cluster's links, a what-if megasim runs but does not choose for the user (accepted
+// without a word until 2026-12-06). Empty otherwise.
+std::string cluster_device_mismatch(const io::Inputs& inputs);
+
+// A line to say where a node of the cluster, its GPUs at the device profile's peak power and
+// the power preset's node overhead, draws more than the profile's reference system may
+// (`reference_system.max_power_w` for as many GPUs: DGX A100's 6.5 kW): a node overhead typed
+// wrong (20,000 W for a 43 kW node passed unsaid until 2026-12-06). Empty otherwise, and for
+// inputs loaded without the run level.
+std::string node_power_over_reference(const io::Inputs& inputs);
+
 // The job's share of the fabric's switches, by the share of its GPUs the job holds: a fraction
 // of a switch where the job holds part of one (until 2026-12-04 rounded up to whole switches,
 // which charged a one-node job two 64-port switches and ranked small jobs by it).

@@ -28,6 +28,11 @@ const char* StepRequest::to_string(Network n) {
   return "shared";
 }
 
+std::int64_t slowed_hosts(double host_fraction, double slowdown, std::int64_t hosts) {
+  if (host_fraction <= 0.0 || slowdown <= 1.0 || hosts <= 0) return 0;
+  return std::llround(host_fraction * static_cast<double>(hosts));
+}
+
 namespace {
 
 // Per job rank, in the workload::RankIndex order that the placement and the executor share:
@@ -41,7 +46,9 @@ std::vector<double> straggler_factors(const StepRequest& r, const net::Topology&
   for (std::int64_t i = 0; i < ranks; ++i) hosts.push_back(topology.node_of(r.placement[i]));
   std::sort(hosts.begin(), hosts.end());
   hosts.erase(std::unique(hosts.begin(), hosts.end()), hosts.end());
-  const auto slow = static_cast<std::size_t>(std::llround(st.host_fraction * hosts.size()));
+  const auto slow = static_cast<std::size_t>(
+      slowed_hosts(st.host_fraction, st.slowdown, static_cast<std::int64_t>(hosts.size())));
+  if (slow == 0) return {};
   Rng rng(st.seed);
   for (std::size_t i = 0; i + 1 < hosts.size(); ++i) {
     std::swap(hosts[i], hosts[i + rng.below(hosts.size() - i)]);

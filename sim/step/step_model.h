@@ -27,6 +27,12 @@ struct StragglerSpec {
   std::uint64_t seed = 1;
 };
 
+// How many of a job's `hosts` a straggler setting slows: round(host_fraction × hosts), none
+// where slowdown is 1. The step draws that many; the run level turns its own straggler draw
+// off only where it is at least one (a share that rounds to no host slowed nothing, yet took
+// the run's stragglers away until 2026-12-06).
+std::int64_t slowed_hosts(double host_fraction, double slowdown, std::int64_t hosts);
+
 struct StepRequest {
   AssembledWorkload workload;  // assemble_workload(model, plan, system)
   SystemOptions system;

@@ -261,7 +261,7 @@ MemoryEstimate estimate_memory(const ModelSpec& m, const ParallelPlan& p, int st
     e.weights = Bytes(params * w + fp8_copies);
     // ZeRO-2: its shard and what a backward pass has not yet reduced (until 2026-12-03 the
     // shard alone). BF16_Optimizer: a bf16 .grad too.
-    const double lp_grads = detail::bf16_optimizer_applies(opts.pipe_bf16_optimizer, p) ? 2.0 : 0.0;
+    const double lp_grads = bf16_optimizer_applies(opts.pipe_bf16_optimizer, p) ? 2.0 : 0.0;
     const double unreduced = p.zero2 ? zero2_unreduced(m, p, stage, opts) : 0.0;
     e.gradients = Bytes(params * g / (p.zero2 ? dp : 1.0) + unreduced * g + params * lp_grads);
     e.optimizer_states = Bytes(params * o / (p.distributed_optimizer ? dp : 1.0));

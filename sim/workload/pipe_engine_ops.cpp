@@ -82,10 +82,6 @@ bool runs_bf16_optimizer(const LayerContext& c) {
   return bf16_optimizer_applies(c.opts.pipe_bf16_optimizer, c.plan);
 }
 
-bool bf16_optimizer_applies(bool enabled, const ParallelPlan& p) {
-  return enabled && p.precision == Precision::kBf16 && !p.zero2 && !p.zero3;
-}
-
 void append_bf16_gradient_all_reduce(const LayerContext& c, std::int64_t parameters,
                                      std::vector<Op>& out) {
   add_comm(out, -1, "bf16 gradient all-reduce", Phase::kOptimizer, CollectiveOp::kAllReduce,
@@ -104,3 +100,11 @@ void append_bf16_gradient_casts(std::int64_t parameters, std::vector<Op>& out) {
 }
 
 }  // namespace megasim::workload::detail
+
+namespace megasim::workload {
+
+bool bf16_optimizer_applies(bool enabled, const ParallelPlan& p) {
+  return enabled && p.precision == Precision::kBf16 && !p.zero2 && !p.zero3;
+}
+
+}  // namespace megasim::workload

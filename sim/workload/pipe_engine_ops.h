@@ -51,8 +51,6 @@ void append_pipe_backward_exit(const LayerContext& c, PipePosition at, std::int6
 // bf16 with GeneratorOptions::pipe_bf16_optimizer, outside ZeRO-2 and ZeRO-3: BF16_Optimizer's
 // path.
 bool runs_bf16_optimizer(const LayerContext& c);
-// The same rule on the plan alone, for the memory model: `enabled` is the preset's key.
-bool bf16_optimizer_applies(bool enabled, const ParallelPlan& p);
 // _bf16_reduce_grads: the flat fp32 gradients (one tensor larger than buffered_allreduce_
 // fallback's 5e8-element bucket, so one call) cast to the bf16 communication dtype and
 // all-reduced over DP; and, at the step, the casts there and back and the average's mul_.

@@ -46,11 +46,16 @@ struct GeneratorOptions {
   // PartitionedTensor transfers between stages with tp > 1, and BF16_Optimizer's per
   // micro-batch fp32 gradient update and all-reduced gradients with bf16.
   bool pipe_partitioned_transfers = false;
-  bool pipe_bf16_optimizer = false;
+  bool pipe_bf16_optimizer = false;  // where bf16_optimizer_applies
   // Each micro-batch's weight gradients added into the accumulation buffer by an elementwise
   // pass of their own after each layer's backward (step::SystemOptions::grad_accumulation_pass).
   bool grad_accumulation_pass = false;
 };
+
+// Whether BF16_Optimizer runs for `p` when the engine takes it (`enabled`, the preset's key):
+// bf16 only, outside ZeRO-2 and ZeRO-3 (whose own optimizers run). For the memory model and for
+// the scenario's keys that change nothing.
+bool bf16_optimizer_applies(bool enabled, const ParallelPlan& p);
 
 struct ChunkProgram {
   int chunk = 0;

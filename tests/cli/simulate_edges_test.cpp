@@ -288,3 +288,79 @@ TEST_CASE("cli: a power preset of another GPU is said on stderr, and run") {
   REQUIRE(own.exit_code == 0);
   CHECK(own.err.find("power.preset") == std::string::npos);
 }
+
+TEST_CASE("cli: stragglers that slow no host are said, and leave the run's own draw on") {
+  // 1e-5 of the default job's 1,536 hosts rounds to none: the step has no slow host, yet until
+  // 2026-12-06 the run level took the scenario's stragglers as in the step and dropped the
+  // preset's straggler draw (0.53 h of straggling to 0), and simulated all 12,288 ranks.
+  const std::string run =
+      "simulate " + kDefaultScenario + " --json --set reliability.preset=default";
+  const auto plain = run_megasim(run);
+  REQUIRE(plain.exit_code == 0);
+  const auto none =
+      run_megasim(run + " --set 'stragglers={\"host_fraction\":0.00001,\"slowdown\":3}'");
+  REQUIRE(none.exit_code == 0);
+  CHECK(none.err.find("warning: --set stragglers: stragglers.slowdown=3 changes nothing: no host "
+                      "is slowed: stragglers.host_fraction 1e-05 of the job's 1536 hosts rounds "
+                      "to none") != std::string::npos);
+  const auto p = nlohmann::json::parse(plain.out), n = nlohmann::json::parse(none.out);
+  CHECK(n["run"]["stragglers_in_step"] == false);
+  CHECK(n["run"]["straggler_hours"].get<double>() > 0.0);
+  CHECK(n["run"]["straggler_hours"] == p["run"]["straggler_hours"]);
+  CHECK(n["step_time_s"] == p["step_time_s"]);
+  // A share of hosts at full speed.
+  const auto full_speed =
+      run_megasim("simulate " + kDefaultScenario + " --set stragglers.host_fraction=0.1");
+  CHECK(full_speed.exit_code == 0);
+  CHECK(full_speed.err.find("--set stragglers.host_fraction=0.1 changes nothing: "
+                            "stragglers.slowdown is 1") != std::string::npos);
+}
+
+TEST_CASE("cli: BF16_Optimizer asked for an fp16 run is said, as it runs none") {
+  const auto r = run_megasim("simulate " + std::string(MEGASIM_SOURCE_DIR) +
+                             "/scenarios/validation/bloom-176b-384.json --set plan.precision=fp16 "
+                             "--set optimizations.bf16_optimizer=true");
+  CHECK(r.exit_code == 0);
+  CHECK(r.err.find("--set optimizations.bf16_optimizer=true changes nothing: BF16_Optimizer runs "
+                   "for plan.precision bf16 only") != std::string::npos);
+}
+
+TEST_CASE("cli: a reliability preset's refusal names the scenario key that chose it") {
+  const auto r = simulate_with_reliability(
+      [](nlohmann::json& preset) { preset["detection_min"]["value"] = -1; });
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("megascale.json: detection_min.value: -1 is out of range") != std::string::npos);
+  CHECK(r.err.find("megascale-175b-12288.json: reliability.preset: 'megascale' names the file "
+                   "above") != std::string::npos);
+  // "$schema", which every other input takes, was an unknown key here until 2026-12-06.
+  const auto schema =
+      simulate_with_reliability([](nlohmann::json& preset) { preset["$schema"] = "x"; });
+  CHECK(schema.exit_code == 0);
+}
+
+TEST_CASE("cli: a cluster of another GPU than the device, or a node past its reference, is said") {
+  // The A100 profile on DGX H100 nodes ran without a word until 2026-12-06 (a reviewer's find).
+  const auto mixed = run_megasim("simulate " + kDefaultScenario +
+                                 " --set cluster=dgx-h100-superpod-6144 --set plan.dp=96 --set "
+                                 "plan.global_batch=3072");
+  CHECK(mixed.exit_code == 0);
+  CHECK(
+      mixed.err.find("warning: cluster dgx-h100-superpod-6144 holds h100-sxm5-80gb GPUs, but the "
+                     "device profile a100-sxm4-80gb is another part's (an H100 is not an A100)") !=
+      std::string::npos);
+  // A node overhead typed 20,000 W where 450 W was meant: 25 kW against DGX A100's 6.5 kW.
+  auto preset = nlohmann::json::parse(
+      read_all(std::string(MEGASIM_SOURCE_DIR) + "/power/a100-sxm4-80gb.json"));
+  preset["node_overhead"][5]["watts"] = 20000;
+  const auto file = temp_file("power-typo.json");
+  std::ofstream(file) << preset.dump();
+  const auto typo =
+      run_megasim("simulate " + kDefaultScenario + " --set power.preset=" + file.string());
+  CHECK(typo.exit_code == 0);
+  CHECK(typo.err.find("warning: a node draws 25014 W at its peak (8 GPUs at 400 W and 21814 W of "
+                      "node overhead") != std::string::npos);
+  CHECK(typo.err.find("more than the 6500 W that the device profile's reference system, DGX A100 "
+                      "of 8 GPUs, may draw") != std::string::npos);
+  const auto own = run_megasim("simulate " + kDefaultScenario);
+  CHECK(own.err.find("warning") == std::string::npos);
+}

@@ -105,7 +105,7 @@ TEST_CASE("presets: the 530B production scenario gives the run inputs") {
   // TP 8 × PP 35 × DP 43 = 12,040 GPUs at work; 31 servers (248 GPUs) of 12,288 as spares.
   CHECK(s.plan.gpus() == 12040);
   CHECK(*s.reliability.spare_nodes == 31);
-  const ReliabilityModel m = megasim::io::reliability_for(s);
+  const ReliabilityModel m = megasim::io::reliability_for(s, 8);
   CHECK(m.name == "megascale");
   CHECK(m.checkpoint_interval == Time::from_minutes(10));
   // Unset, the power preset is the device profile's own name.
@@ -225,5 +225,44 @@ TEST_CASE(
   s.file = dir / "scenario.json";
   s.power.preset = "my-power.json";
   CHECK(megasim::io::scenario_power_preset(s).name == "a100-sxm4-80gb");
+  fs::remove_all(dir);
+}
+
+TEST_CASE(
+    "presets: a failure table of no component is refused, and every preset file takes a schema "
+    "key") {
+  // An empty table ran a run without failures under a preset that names one (until
+  // 2026-12-06); "$schema", which the scenario, model, cluster and device files take, was an
+  // unknown key in the reliability, failure-rate and power files.
+  const fs::path dir = fs::temp_directory_path() / "megasim_run_presets_empty_table";
+  fs::create_directories(dir);
+  const auto table = [&](const std::string& components) {
+    std::ofstream(dir / "rates.json")
+        << R"({"$schema": "x", "name": "t", "source": "test", "observed": {"gpus": 8,)"
+        << R"( "gpus_per_node": 8, "days": 1, "source": "test"}, "components": [)" << components
+        << "]}";
+    std::ifstream in(fs::path(MEGASIM_SOURCE_DIR) / "reliability/default.json");
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const std::string named = "\"failure-rates-llama3-405b\"";
+    REQUIRE(text.find(named) != std::string::npos);
+    std::string path = "\"";
+    path += (dir / "rates.json").string();
+    path += '"';
+    text.replace(text.find(named), named.size(), path);
+    std::ofstream(dir / "preset.json") << text;
+  };
+  table("");
+  const std::string error = megasim::test::input_error_of(
+      [&] { megasim::io::load_reliability_file(dir / "preset.json"); });
+  CHECK(error.find("rates.json: components: no component: a failure table lists the causes it "
+                   "counted (a run without failures is reliability.preset \"none\")") !=
+        std::string::npos);
+  table(R"({"name": "gpu", "count": 1, "scope": "gpu"})");
+  CHECK(megasim::io::load_reliability_file(dir / "preset.json").causes.size() == 1);
+  std::ifstream in(fs::path(MEGASIM_SOURCE_DIR) / "power/a100-sxm4-80gb.json");
+  std::string power((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  power.insert(power.find('{') + 1, R"("$schema": "x", )");
+  std::ofstream(dir / "power.json") << power;
+  CHECK(megasim::io::load_power_file(dir / "power.json").name == "a100-sxm4-80gb");
   fs::remove_all(dir);
 }

@@ -1,0 +1,65 @@
+#include "hw/gpu_part.h"
+
+#include <cctype>
+
+#include <fmt/format.h>
+
+namespace megasim::hw {
+namespace {
+
+std::string lower_ascii(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+bool has(const std::string& s, const char* what) {
+  return s.find(what) != std::string::npos;
+}
+
+}  // namespace
+
+GpuPart gpu_part(const std::string& name) {
+  const std::string t = lower_ascii(name);
+  GpuPart p;
+  if (has(t, "gh200")) return p;
+  for (const char* f : {"a100", "h100", "h200"}) {
+    if (has(t, f)) p.family = f;
+  }
+  if (p.family.empty()) return p;
+  if (has(t, "pcie") || has(t, " nvl") || has(t, "-nvl")) {
+    p.form = "pcie";
+  } else if (has(t, "sxm")) {
+    p.form = "sxm";
+  }
+  if (p.family == "a100") {
+    for (const char* m : {"40gb", "80gb"}) {
+      if (has(t, m)) p.memory = m;
+    }
+  }
+  return p;
+}
+
+std::string part_mismatch(const GpuPart& a, const GpuPart& b) {
+  if (a.family.empty() || b.family.empty()) return "";
+  // A100, H100, H200: each read with "an".
+  const auto upper = [](std::string f) {
+    f[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(f[0])));
+    return f;
+  };
+  const auto form = [](const std::string& f) { return f == "pcie" ? "PCIe card" : "SXM module"; };
+  if (a.family != b.family) return "an " + upper(a.family) + " is not an " + upper(b.family);
+  if (!a.form.empty() && !b.form.empty() && a.form != b.form) {
+    return fmt::format("an {} {} is not an {} {} (a PCIe card has no NVSwitch)", upper(a.family),
+                       form(a.form), upper(b.family), form(b.form));
+  }
+  if (!a.memory.empty() && !b.memory.empty() && a.memory != b.memory) {
+    return fmt::format("an {} of {} is not one of {}", upper(a.family), a.memory, b.memory);
+  }
+  return "";
+}
+
+std::string profile_part_name(const DeviceProfile& p) {
+  return !gpu_part(p.name).family.empty() || p.base.empty() ? p.name : p.base;
+}
+
+}  // namespace megasim::hw

@@ -1,0 +1,30 @@
+// What a GPU's name tells of the part: its family, its form and (for the A100) its memory, so
+// that a log, a cluster's nodes and a device profile can be held to one part.
+#pragma once
+
+#include <string>
+
+#include "hw/device_profile.h"
+
+namespace megasim::hw {
+
+// Family: a100, h100, h200; empty for any other part (a GH200, an H800, a GB10 has no profile
+// of its own to go to). Form: "pcie" for a PCIe card or an H100 NVL, "sxm" for a module; empty
+// where the name does not say (nvidia-smi calls the H100 SXM module "NVIDIA H100 80GB HBM3").
+// Memory, for the A100 alone: "40gb", "80gb".
+struct GpuPart {
+  std::string family, form, memory;
+};
+
+GpuPart gpu_part(const std::string& name);
+
+// Why two parts are not one ("" when they may be): a family, a form or a memory that both
+// names state and differ in.
+std::string part_mismatch(const GpuPart& a, const GpuPart& b);
+
+// The name that gives a profile's part: its own where that names one (the A100 40 GB profile's
+// base is the 80 GB one, whose part it is not), else the shipped profile it came from (a
+// calibration or import named as its user chose).
+std::string profile_part_name(const DeviceProfile& p);
+
+}  // namespace megasim::hw

@@ -248,12 +248,14 @@ std::vector<KeyNotRun> keys_not_run(const Inputs& in) {
   // scenario, said by nothing until 2026-12-06).
   if (o.bf16_optimizer && *o.bf16_optimizer && s.optimizations.preset == "deepspeed" &&
       !workload::bf16_optimizer_applies(true, s.plan)) {
-    keys.push_back(
-        {"optimizations.bf16_optimizer", "true",
-         s.plan.precision != workload::Precision::kBf16
-             ? "BF16_Optimizer runs for plan.precision bf16 only"
-             : "ZeRO-2 and ZeRO-3 run their own optimizers, not BF16_Optimizer",
-         false, s.plan.precision != workload::Precision::kBf16 ? "plan.precision" : "plan.zero2"});
+    keys.push_back({"optimizations.bf16_optimizer", "true",
+                    s.plan.precision != workload::Precision::kBf16
+                        ? "BF16_Optimizer runs for plan.precision bf16 only"
+                        : "ZeRO-2 and ZeRO-3 run their own optimizers, not BF16_Optimizer",
+                    false,
+                    s.plan.precision != workload::Precision::kBf16 ? "plan.precision"
+                    : s.plan.zero3                                 ? "plan.zero3"
+                                                                   : "plan.zero2"});
   }
   return keys;
 }

@@ -96,6 +96,16 @@ fs::path resolve_data_file(const std::string& ref, DataKind kind, const fs::path
   if (is_data_name(ref)) {
     msg += "\n(a name is looked up only in the built-in folders; give a path such as ./" + ref +
            ".json for a file of your own)";
+  } else if (const fs::path p(ref);
+             !p.has_parent_path() && p.extension() == ".json" && is_data_name(p.stem().string())) {
+    // "gpt3-175b.json" for the built-in gpt3-175b: said (a reviewer's trial, 2026-12-06).
+    for (const auto& dir : builtin_data_dirs(kind)) {
+      std::error_code ec;
+      if (!fs::is_regular_file(dir / p, ec)) continue;
+      msg += "\n(the built-in " + std::string(data_kind_name(kind)) + " '" + p.stem().string() +
+             "' is named without .json)";
+      break;
+    }
   }
   throw InputError(msg);
 }

@@ -9,6 +9,7 @@
 #include "reports/json_text.h"
 #include "reports/run_report.h"
 #include "reports/timeline_json.h"
+#include "workload/program.h"
 
 namespace megasim::reports {
 namespace {
@@ -57,7 +58,7 @@ std::string system_line(const step::SystemOptions& sys) {
   return s;
 }
 
-json system_json(const step::SystemOptions& sys) {
+json system_json(const step::SystemOptions& sys, const workload::ParallelPlan& plan) {
   // The attention kernel that runs (FlashAttention-2 with efficient_operators), whether
   // context parallelism's exchanges overlap it, whether the DP overlap goes bucket by bucket and
   // whether the backward pass's TP collectives overlap: the keys a scenario sets besides the
@@ -70,7 +71,11 @@ json system_json(const step::SystemOptions& sys) {
             // What is priced: buckets split only an overlapped reduction (as the text's tag).
             {"dp_bucket_overlap", sys.dp_overlap && sys.dp_bucket_overlap},
             {"backward_tp_overlap", sys.backward_tp_overlap},
-            {"grad_accumulation_pass", sys.grad_accumulation_pass}};
+            {"grad_accumulation_pass", sys.grad_accumulation_pass},
+            // Whether DeepSpeed's BF16_Optimizer runs (the preset's engine takes it; the plan
+            // runs it in bf16 outside ZeRO-2 and 3): not reported until 2026-12-06.
+            {"bf16_optimizer",
+             workload::bf16_optimizer_applies(sys.pipe_engine.bf16_optimizer, plan)}};
   for (const step::Switch& sw : step::kSwitches) j[sw.key] = sys.*sw.field;
   return j;
 }
@@ -101,7 +106,7 @@ std::string simulate_json(const plan::Evaluation& e) {
       {"cluster", in.cluster.name},
       {"device", {{"name", in.device.name}, {"kind", device_kind(e)}, {"memory_gib", device_gib}}},
       {"plan", plan_json(in.scenario.plan)},
-      {"system", system_json(in.system)},
+      {"system", system_json(in.system, in.scenario.plan)},
       {"step_time_s", seconds(p.step_time)},
       {"tokens_per_s", p.tokens_per_s},
       {"mfu", p.mfu},

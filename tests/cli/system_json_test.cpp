@@ -94,3 +94,15 @@ TEST_CASE(
           .out);
   CHECK(korthikanti["system"]["grad_accumulation_pass"] == false);
 }
+
+TEST_CASE("cli: simulate --json says whether DeepSpeed's BF16_Optimizer ran") {
+  // BLOOM's bf16 run through the pipeline engine runs it; the same run in fp16 runs none, and
+  // the JSON did not say either until 2026-12-06 (a documentation audit).
+  const std::string bloom =
+      "simulate --json " +
+      shell_quote(std::string(MEGASIM_SOURCE_DIR) + "/scenarios/validation/bloom-176b-384.json");
+  const auto bf16 = nlohmann::json::parse(run_megasim(bloom).out);
+  CHECK(bf16["system"]["bf16_optimizer"] == true);
+  const auto fp16 = nlohmann::json::parse(run_megasim(bloom + " --set plan.precision=fp16").out);
+  CHECK(fp16["system"]["bf16_optimizer"] == false);
+}

@@ -223,8 +223,14 @@ std::string search_header(const plan::SearchResult& r) {
   std::vector<std::string> beside = {"the best by estimate"};
   if (r.scenario_plan_added) beside.push_back("the scenario's own plan");
   if (r.count_bests_added > 0) {
-    beside.push_back(fmt::format("the best of {} more GPU count{}", r.count_bests_added,
-                                 r.count_bests_added == 1 ? "" : "s"));
+    beside.push_back(
+        r.count_plans_added == r.count_bests_added
+            ? fmt::format("the best of {} more GPU count{}", r.count_bests_added,
+                          r.count_bests_added == 1 ? "" : "s")
+            : fmt::format("the best of {} more GPU count{} ({} plans: each count's best by "
+                          "estimate and those within 2 % of it)",
+                          r.count_bests_added, r.count_bests_added == 1 ? "" : "s",
+                          r.count_plans_added));
   }
   std::string which = beside.back();  // "a", "a and b", "a, b and c"
   if (beside.size() > 1) {

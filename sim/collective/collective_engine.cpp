@@ -139,9 +139,8 @@ Bytes CollectiveEngine::wire_bytes(int src_gpu, int dst_gpu, Bytes payload) cons
 
 void CollectiveEngine::nvls_flows(const CollectiveCall& call, const CommShape& shape,
                                   CollAlgorithm algorithm, std::vector<Flow>& out) const {
-  // Every flow is sized to take the model's bandwidth time on idle links at the share of its
-  // port it then gets, as ring and tree flows are (flow_scale): the call runs at NCCL's rate
-  // alone and slows where other traffic or a collision takes part of a port.
+  // Every flow is sized to take the model's bandwidth time on idle links at its share of its
+  // port (as ring and tree flows, flow_scale): NCCL's rate alone, slower beside other traffic.
   const ModelCost cost = model_.cost(call, shape, algorithm, CollProtocol::kSimple);
   const int n = shape.ranks;
   // The pipeline's fill runs at the call's pace too, so it stretches with contention.
@@ -183,12 +182,12 @@ void CollectiveEngine::nvls_flows(const CollectiveCall& call, const CommShape& s
   // The most tree flows one head sends or receives share its NIC.
   std::map<std::pair<int, bool>, int> load;
   int most = 1;
-  for (std::size_t i = first; i < out.size(); ++i) {
-    most = std::max(most, ++load[{out[i].src, true}]);
-    most = std::max(most, ++load[{out[i].dst, false}]);
-  }
-  const double nic = node.nic.value() * node.nic_efficiency;
-  for (std::size_t i = first; i < out.size(); ++i) out[i].bytes = seconds * nic / most;
+  for (std::size_t i = first; i < out.size(); ++i)
+    most = std::max({most, ++load[{out[i].src, true}], ++load[{out[i].dst, false}]});
+  // A head's flows cross PCIe and NIC in series: at the slower (at the NIC's rate, an 800G NIC
+  // on PCIe Gen5 stretched NVLSTree 1.53x until 2026-12-06).
+  const double path = std::min(node.nic.value() * node.nic_efficiency, node.pcie.value());
+  for (std::size_t i = first; i < out.size(); ++i) out[i].bytes = seconds * path / most;
 }
 
 Time CollectiveEngine::flows_of(const CollectiveCall& call, std::vector<Flow>& out) const {

@@ -243,6 +243,14 @@ std::vector<KeyNotRun> keys_not_run(const Inputs& in) {
                     "optimizations.sliding_window is off, so no window is applied", false,
                     "optimizations.sliding_window"});
   }
+  // The backward's own switch counts only without tp_overlap, which overlaps both passes
+  // (34.3789 s either way on MegaScale's 256-GPU row, unsaid until 2026-12-06).
+  if (o.backward_tp_overlap && in.system.tp_overlap) {
+    keys.push_back({"optimizations.backward_tp_overlap", *o.backward_tp_overlap ? "true" : "false",
+                    "optimizations.tp_overlap is on, which overlaps the backward pass's TP "
+                    "collectives too",
+                    false, "optimizations.tp_overlap"});
+  }
   // Another preset's BF16_Optimizer is refused (check_bf16_optimizer); DeepSpeed's engine
   // takes it for bf16 alone, outside ZeRO-2 and 3 (89.265 s either way on BLOOM's fp16
   // scenario, said by nothing until 2026-12-06).

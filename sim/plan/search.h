@@ -1,7 +1,8 @@
 // `megasim search`: the best plans of a model on a cluster, out of every plan of the space
 // (plan_space.h). Two stages: every feasible plan estimated in closed form (estimate.h), then
 // the best top_k re-simulated event by event (the executor every other command uses; beside
-// them the scenario's own plan and, with several GPU counts, each count's best by estimate),
+// them the scenario's own plan and, with several GPU counts, each count's best by estimate and
+// those within 2 % of it),
 // which gives the final ranking. The ranking is a total order (objective, then the canonical plan
 // key), so the result does not depend on how the work was split.
 //
@@ -86,8 +87,10 @@ struct SearchResult {
   // In the space's form but pruned: why, as simulate refuses it (over the device's memory).
   std::string scenario_plan_pruned;
   bool scenario_plan_added = false;  // simulated beside the top_k, not among them
-  // GPU counts whose best plan by estimate was simulated beside the top_k (several counts).
+  // GPU counts whose best plans by estimate were simulated beside the top_k (several counts),
+  // and how many plans they took (each count's best and those within 2 % of it, at most 4).
   std::size_t count_bests_added = 0;
+  std::size_t count_plans_added = 0;
   // Of the ranked plans, those whose event-level figures came from the results file
   // (SearchOptions::done) rather than a simulation of this run.
   std::size_t from_results = 0;

@@ -316,6 +316,14 @@ TEST_CASE("cli: stragglers that slow no host are said, and leave the run's own d
                             "stragglers.slowdown is 1") != std::string::npos);
 }
 
+TEST_CASE("cli: the backward's TP overlap set beside tp_overlap is said, as it changes nothing") {
+  const auto r = run_megasim("simulate " + kDefaultScenario +
+                             " --set optimizations.backward_tp_overlap=false");
+  CHECK(r.exit_code == 0);
+  CHECK(r.err.find("--set optimizations.backward_tp_overlap=false changes nothing: "
+                   "optimizations.tp_overlap is on") != std::string::npos);
+}
+
 TEST_CASE("cli: BF16_Optimizer asked for an fp16 run is said, as it runs none") {
   const auto r = run_megasim("simulate " + std::string(MEGASIM_SOURCE_DIR) +
                              "/scenarios/validation/bloom-176b-384.json --set plan.precision=fp16 "

@@ -323,3 +323,34 @@ TEST_CASE("NVLSTree with half as many NICs as GPUs: a head a NIC, in the flows a
     CHECK(engine.predict(c).time.to_us() == doctest::Approx(cost.time.to_us()).epsilon(0.02));
   }
 }
+
+TEST_CASE("NVLSTree across NICs faster than the host's PCIe: the flows run at the PCIe rate") {
+  // 800G NICs behind the DGX H100's PCIe Gen5 (504 Gb/s): NCCL's model caps the heads at the
+  // PCIe rate, and so must the flows; sized at the NIC's line rate they stretched 256 MiB on
+  // 64 GPUs from 1,874.5 to 2,870 µs until 2026-12-06 (a metamorphic trial). Faster NICs
+  // never make it slower.
+  net::ClusterSpec spec = io::load_cluster(source("topologies/dgx-h100-superpod-6144.json"));
+  const hw::CollectiveConstants constants =
+      io::read_collective_constants(source("calibrate/profiles/h100-sxm5-80gb.json"));
+  const auto time_us = [&](double nic_scale) {
+    net::ClusterSpec s = spec;
+    s.node.nic = s.node.nic * nic_scale;
+    s.fabric.port = s.fabric.port * nic_scale;
+    Simulator sim;
+    const net::Topology topology(s);
+    net::FlowSolver solver(sim, topology, net::Routing::kEcmp);
+    collective::CollectiveEngine engine(sim, topology, solver, constants);
+    const auto c = all_reduce(topology.pack_placement(64), 256.0 * 1048576.0,
+                              CollAlgorithm::kNvlsTree, CollProtocol::kSimple);
+    const auto shape = collective::comm_shape(topology, c.gpus);
+    CHECK(engine.model()
+              .cost(c, shape, CollAlgorithm::kNvlsTree, CollProtocol::kSimple)
+              .time.to_us() == doctest::Approx(1874.5).epsilon(1e-3));
+    return engine.predict(c).time.to_us();
+  };
+  REQUIRE(spec.node.nic.value() < spec.node.pcie.value());
+  REQUIRE(spec.node.nic.value() * 2.0 > spec.node.pcie.value());
+  const double at_400 = time_us(1.0), at_800 = time_us(2.0);
+  CHECK(at_400 == doctest::Approx(1874.5).epsilon(1e-3));
+  CHECK(at_800 <= at_400 * (1.0 + 1e-9));
+}

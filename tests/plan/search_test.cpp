@@ -414,24 +414,3 @@ TEST_CASE("search: the estimate prices a PP send as the executor sends it, every
   const double simulated = r.ranked[0].event->step_time.to_seconds();
   CHECK(std::abs(step - simulated) <= 0.03 * simulated);
 }
-
-TEST_CASE("search: with several GPU counts each count's best by estimate is simulated") {
-  // SC'21's 1.7B model on 16 and 32 GPUs, the top 2: both are 32-GPU plans (faster a step), so
-  // until 2026-12-05 the ranking held no 16-GPU plan at all.
-  plan::SearchOptions o;
-  o.top_k = 2;
-  o.space.gpus = {16, 32};
-  o.space.restrict = {{"tp", {"2"}}, {"recompute", {"selective"}}};
-  const plan::SearchResult r = plan::search(inputs_of("scenarios/validation/sc21-t1-1.7b.json"), o);
-  const auto at = [&](std::int64_t gpus) {
-    return std::count_if(r.analytic.begin(), r.analytic.begin() + 2,
-                         [&](const auto& p) { return p.candidate.plan.gpus() == gpus; });
-  };
-  REQUIRE(at(32) == 2);  // the top 2 by estimate: no 16-GPU plan among them
-  const auto simulated_16 = std::count_if(r.ranked.begin(), r.ranked.end(), [](const auto& p) {
-    return p.candidate.plan.gpus() == 16 && p.event.has_value();
-  });
-  CHECK(simulated_16 == 1);
-  CHECK(r.count_bests_added == 1);
-  CHECK(r.ranked.size() == 3 + (r.scenario_plan_added ? 1 : 0));
-}

@@ -228,9 +228,9 @@ std::string search_header(const plan::SearchResult& r) {
             ? fmt::format("the best of {} more GPU count{}", r.count_bests_added,
                           r.count_bests_added == 1 ? "" : "s")
             : fmt::format("the best of {} more GPU count{} ({} plans: each count's best by "
-                          "estimate and those within 2 % of it)",
+                          "estimate and those within {:g} % of it)",
                           r.count_bests_added, r.count_bests_added == 1 ? "" : "s",
-                          r.count_plans_added));
+                          r.count_plans_added, plan::kCountSlack * 100.0));
   }
   std::string which = beside.back();  // "a", "a and b", "a, b and c"
   if (beside.size() > 1) {

@@ -295,7 +295,8 @@ void add_search_command(CLI::App& app) {
   cmd->add_option(
          "--top", opts->top,
          "Plans re-simulated event by event (default 50; beside them the scenario's own and, with "
-         "several --gpus, each count's best)")
+         "several --gpus, each count without a plan among them: its best and those within 2 % of "
+         "it)")
       ->check(whole_number(1, 1'000'000));
   cmd->add_option("--results", opts->results,
                   "Append each simulated plan to this JSON Lines file; plans in it are skipped");

@@ -1,5 +1,6 @@
 // `megasim validate`: simulates every scenario under scenarios/validation/ that names a
 // published measurement and prints predicted against published (plan/validate.h).
+#include <cstdio>
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -7,6 +8,7 @@
 #include <utility>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "cli/commands.h"
 #include "engine/error.h"
@@ -39,6 +41,12 @@ void run_validate(const ValidateOptions& o) {
   if (o.html) files.add("--html", *o.html);
   if (o.json) files.refuse_beside_stdout("--json");
   const plan::Validation v = plan::validate(o.runs, o.dir, &read);
+  if (!v.without_validation.empty()) {
+    std::fprintf(stderr, "megasim: note: %s: %s ha%s no validation section and score%s nothing\n",
+                 o.dir.c_str(), fmt::format("{}", fmt::join(v.without_validation, ", ")).c_str(),
+                 v.without_validation.size() == 1 ? "s" : "ve",
+                 v.without_validation.size() == 1 ? "s" : "");
+  }
   if (o.html) files.set("--html", reports::validate_html(v));
   // --html - takes standard output in place of the report.
   files.commit(o.json ? reports::validate_json(v) : reports::validate_text(v));

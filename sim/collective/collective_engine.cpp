@@ -184,9 +184,9 @@ void CollectiveEngine::nvls_flows(const CollectiveCall& call, const CommShape& s
   int most = 1;
   for (std::size_t i = first; i < out.size(); ++i)
     most = std::max({most, ++load[{out[i].src, true}], ++load[{out[i].dst, false}]});
-  // A head's flows cross PCIe and NIC in series: at the slower (at the NIC's rate, an 800G NIC
-  // on PCIe Gen5 stretched NVLSTree 1.53x until 2026-12-06).
-  const double path = std::min(node.nic.value() * node.nic_efficiency, node.pcie.value());
+  // A head's flows cross PCIe and NIC in series, as the model's heads (at the NIC's rate, an
+  // 800G NIC on PCIe Gen5 stretched NVLSTree 1.53x past the model until 2026-12-06).
+  const double path = node.nic_path().value();
   for (std::size_t i = first; i < out.size(); ++i) out[i].bytes = seconds * path / most;
 }
 

@@ -85,7 +85,7 @@ BytesPerSec NcclModel::uncapped_link_bandwidth(const CommShape& shape) const {
     // worth, where the model counted 1 and its time was a third over the flows').
     const double nics = shape.min_nic_share > 0.0 ? std::min<double>(n.nics, shape.min_nic_share)
                                                   : nics_used(n, shape);
-    bw = std::min(bw, n.nic * n.nic_efficiency * nics);
+    bw = std::min(bw, n.nic_path() * nics);
   }
   return bw;
 }
@@ -200,7 +200,7 @@ ModelCost NcclModel::direct_cost(const CollectiveCall& call, const CommShape& sh
   }
   double worst = 0.0;
   for (std::size_t r = 0; r < ranks; ++r) worst = std::max(worst, on[r] / nvlink.value());
-  const double nic = (node.nic * node.nic_efficiency).value();
+  const double nic = node.nic_path().value();
   for (const auto* side : {&leaving, &arriving}) {
     for (const auto& [where, bytes] : *side) worst = std::max(worst, bytes / nic);
   }

@@ -101,8 +101,8 @@ ModelCost NcclModel::nvls_cost(const CollectiveCall& call, const CommShape& shap
     const net::NodeSpec& node = topology_.spec().node;
     const int nics_used =
         std::max(1, std::min(node.nics, shape.min_per_node * node.nics / node.gpus));  // as ring
-    const double nic_per_head_gbps = node.nic.value() * node.nic_efficiency * nics_used / g.heads /
-                                     1e9 * (nn <= 2 ? kTwoNodeTreeFactor : 1.0);
+    const double nic_per_head_gbps =
+        node.nic_path().value() * nics_used / g.heads / 1e9 * (nn <= 2 ? kTwoNodeTreeFactor : 1.0);
     const double cap =
         nn <= 2 ? k.tree_channel_cap_two_nodes_gbps : k.tree_channel_cap_more_nodes_gbps;
     per_channel_gbps = std::min({per_channel_gbps, nic_per_head_gbps, cap});

@@ -16,6 +16,16 @@ bool has(const std::string& s, const char* what) {
   return s.find(what) != std::string::npos;
 }
 
+// "nvl" as a word of its own (the H100 NVL, "h100-nvl"), not the start of "nvlink".
+bool has_nvl(const std::string& s) {
+  for (std::size_t at = s.find("nvl"); at != std::string::npos; at = s.find("nvl", at + 1)) {
+    const bool starts = at > 0 && (s[at - 1] == ' ' || s[at - 1] == '-' || s[at - 1] == '_');
+    const bool ends = at + 3 == s.size() || !std::isalpha(static_cast<unsigned char>(s[at + 3]));
+    if (starts && ends) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 GpuPart gpu_part(const std::string& name) {
@@ -26,7 +36,7 @@ GpuPart gpu_part(const std::string& name) {
     if (has(t, f)) p.family = f;
   }
   if (p.family.empty()) return p;
-  if (has(t, "pcie") || has(t, " nvl") || has(t, "-nvl")) {
+  if (has(t, "pcie") || has_nvl(t)) {
     p.form = "pcie";
   } else if (has(t, "sxm")) {
     p.form = "sxm";

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "engine/error.h"
+#include "hw/gpu_part.h"
 #include "io/json_reader.h"
 #include "io/resolve.h"
 
@@ -39,6 +40,20 @@ net::NodeSpec read_node(JsonReader r) {
     n.pcie = gbit_per_s(r.number("pcie_gbps", 1e-3, kMaxGbps));
     n.pcie_latency = Time::from_ns(r.integer("pcie_latency_ns", 0, static_cast<std::int64_t>(kMaxLatencyNs)));
   }
+  // Every server is built around an NVSwitch at the NVLink rate (net::Topology); a server of
+  // PCIe cards, whose GPUs talk over PCIe (or NVLink bridges in pairs), is not modelled, and
+  // described with a token NVLink it priced TP at that rate (26 s a step for a 2-layer model on
+  // two GPUs; a new user's trial, 2026-12-06).
+  if (hw::gpu_part(n.gpu).form == "pcie")
+    r.fail("gpu", "'" + n.gpu +
+                      "' names a PCIe card: megasim models servers whose GPUs share an "
+                      "NVSwitch (SXM modules), not PCIe cards");
+  if (n.nics > 0 && n.nvlink_per_gpu < n.pcie)
+    r.fail("nvlink_gbps_per_gpu",
+           fmt::format("{:g} Gb/s, below the {:g} Gb/s of node.pcie_gbps: megasim builds each "
+                       "server around an NVSwitch at the NVLink rate, and a server whose GPUs "
+                       "talk over PCIe is not modelled",
+                       n.nvlink_per_gpu.value() * 8e-9, n.pcie.value() * 8e-9));
   if (n.nics > n.gpus)
     r.fail("nics", "more NICs (" + std::to_string(n.nics) + ") than GPUs (" + std::to_string(n.gpus) +
                        ") per node is not modelled");

@@ -268,23 +268,30 @@ std::vector<KeyNotRun> keys_not_run(const Inputs& in) {
   return keys;
 }
 
-// The stragglers the scenario states that slow no host: a slowdown of 1, or a share of the
-// job's hosts that rounds to none (step::slowed_hosts).
+// The stragglers the scenario states that slow no host: a slowdown of 1, no share of hosts, or
+// a share of the job's hosts that rounds to none (step::slowed_hosts). Each case is filed under
+// every key that, set, would have slowed a host, so that a --set of either is said.
 void stragglers_not_run(const Inputs& in, std::vector<KeyNotRun>& keys) {
   const StragglerSettings& st = in.scenario.stragglers;
-  const std::int64_t node = in.cluster.node.gpus;
-  const std::int64_t hosts = (in.scenario.plan.gpus() + node - 1) / node;
+  const std::int64_t hosts = step::job_hosts(in.scenario.plan.gpus(), in.cluster.node.gpus);
   if (step::slowed_hosts(st.host_fraction, st.slowdown, hosts) > 0) return;
+  const std::string fraction = fmt::format("{:g}", st.host_fraction);
+  const std::string slowdown = fmt::format("{:g}", st.slowdown);
   if (st.host_fraction > 0.0 && st.slowdown <= 1.0) {
-    keys.push_back({"stragglers.host_fraction", fmt::format("{:g}", st.host_fraction),
+    keys.push_back({"stragglers.host_fraction", fraction,
                     "stragglers.slowdown is 1, so the hosts it picks run at full speed", false,
                     "stragglers.slowdown"});
+  } else if (st.slowdown > 1.0 && st.host_fraction <= 0.0) {
+    keys.push_back({"stragglers.slowdown", slowdown,
+                    "stragglers.host_fraction is 0, so no host is slowed", false,
+                    "stragglers.host_fraction"});
   } else if (st.slowdown > 1.0) {
-    keys.push_back({"stragglers.slowdown", fmt::format("{:g}", st.slowdown),
-                    fmt::format("no host is slowed: stragglers.host_fraction {:g} of the job's "
-                                "{} hosts rounds to none",
-                                st.host_fraction, hosts),
-                    false, "stragglers.host_fraction"});
+    const std::string why = fmt::format(
+        "stragglers.host_fraction {} of the job's {} hosts rounds to none, so no "
+        "host is slowed",
+        fraction, hosts);
+    keys.push_back({"stragglers.host_fraction", fraction, why, false, "stragglers.host_fraction"});
+    keys.push_back({"stragglers.slowdown", slowdown, why, false, "stragglers.host_fraction"});
   }
   if (st.all_passes) {
     keys.push_back(

@@ -77,8 +77,11 @@ std::string json_type_name(const Json& v) {
 // read "found null (null)" until 2026-12-06).
 std::string found_value(const Json& v) {
   if (v.is_null()) return "null";
-  return fmt::format("{} ({})", json_type_name(v),
-                     v.dump(-1, ' ', false, Json::error_handler_t::replace));
+  // A long value (an array of 500 numbers set whole) is cut, so the error stays readable.
+  constexpr std::size_t kShown = 200;
+  std::string text = v.dump(-1, ' ', false, Json::error_handler_t::replace);
+  if (text.size() > kShown) text = text.substr(0, kShown) + "...";
+  return fmt::format("{} ({})", json_type_name(v), text);
 }
 
 std::size_t edit_distance(const std::string& a, const std::string& b) {

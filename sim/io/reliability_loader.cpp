@@ -248,7 +248,7 @@ run::ReliabilityModel reliability_for(const Scenario& s, int gpus_per_node, File
   if (s.reliability.evict_stragglers) m.evict_stragglers = *s.reliability.evict_stragglers;
   // Where the step slows a host and the preset draws stragglers at all (preset "none" draws
   // none). The job's hosts as its packed or spread placement fills them.
-  const std::int64_t hosts = (s.plan.gpus() + gpus_per_node - 1) / gpus_per_node;
+  const std::int64_t hosts = step::job_hosts(s.plan.gpus(), gpus_per_node);
   if (step::slowed_hosts(s.stragglers.host_fraction, s.stragglers.slowdown, hosts) > 0 &&
       m.straggler_node_fraction > 0.0) {
     m.stragglers_in_step = true;

@@ -27,6 +27,14 @@ struct NodeSpec {
   double nic_efficiency = 1.0;
   BytesPerSec pcie;                 // GPU <-> NIC, per direction
   Time pcie_latency;
+
+  // What a NIC's traffic moves at: its payload rate, or its GPU's PCIe link where that is slower
+  // (NCCL's path search takes the slowest link between GPU and NIC; the NIC's rate alone until
+  // 2026-12-06, which no shipped node's PCIe limits).
+  BytesPerSec nic_path() const {
+    const BytesPerSec payload = nic * nic_efficiency;
+    return pcie < payload ? pcie : payload;
+  }
 };
 
 // How NICs reach the first switch tier: kRail puts NIC i of every server of a group on rail

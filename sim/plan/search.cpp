@@ -6,6 +6,7 @@
 #include <cmath>
 #include <optional>
 #include <set>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -220,20 +221,22 @@ void analytic_stage(const io::Inputs& in, const SearchOptions& o, const SearchSh
 // The plans the event-level stage simulates, in order: the best top_k by estimate, the
 // scenario's own plan when it is further down (so the ranking shows it beside the best), and
 // with several GPU counts, for each count that has none among them, its best by estimate and
-// the next ones within kCountSlack of it, at most kCountPlans (until 2026-12-05 `--gpus
-// 6144,12288` ranked 12,288-GPU plans only: the larger count's were all faster a step; until
-// 2026-12-06 a count's best by estimate alone, which the estimate's misranking of plans a
+// the next ones within kCountSlack of it, of at most kCountShapes shapes (until 2026-12-05
+// `--gpus 6144,12288` ranked 12,288-GPU plans only: the larger count's were all faster a step;
+// until 2026-12-06 a count's best by estimate alone, which the estimate's misranking of plans a
 // percent apart left 1.1 % slow: Korthikanti's 22B under `--gpus 8,16` against `--gpus 8`).
 std::vector<std::size_t> event_plans(const SearchOptions& o, const SearchResult& r) {
-  // Within the estimate's misranking of a count's close plans (its first plan up to 1.12 %
-  // slower than the event-level best over the README's agreement table).
-  constexpr double kCountSlack = 0.02;
-  constexpr int kCountPlans = 4;
   std::vector<std::size_t> out;
   const std::size_t k = std::min(r.analytic.size(), static_cast<std::size_t>(o.top_k));
   for (std::size_t i = 0; i < k; ++i) out.push_back(i);
   if (r.scenario_plan_rank && *r.scenario_plan_rank >= k) out.push_back(*r.scenario_plan_rank);
   if (r.gpus.size() < 2) return out;
+  // A plan's shape: what it splits and recomputes. Plans of one shape (sequence parallelism,
+  // the optimizer's sharding or an overlap switched) are near-copies the estimate ranks side by
+  // side, so they count as one against kCountShapes.
+  const auto shape = [](const workload::ParallelPlan& p) {
+    return std::tuple(p.tp, p.cp, p.pp, p.vpp, p.dp, p.micro_batch, p.recompute);
+  };
   for (const std::int64_t g : r.gpus) {
     const auto at_count = [g](const RankedPlan& p) { return p.candidate.plan.gpus() == g; };
     if (std::any_of(r.analytic.begin(), r.analytic.begin() + static_cast<std::ptrdiff_t>(k),
@@ -241,14 +244,15 @@ std::vector<std::size_t> event_plans(const SearchOptions& o, const SearchResult&
       continue;
     }
     std::optional<double> best;
-    int taken = 0;
-    for (std::size_t i = k; i < r.analytic.size() && taken < kCountPlans; ++i) {
+    std::set<decltype(shape(r.analytic.front().candidate.plan))> shapes;
+    for (std::size_t i = k; i < r.analytic.size(); ++i) {
       const RankedPlan& p = r.analytic[i];
       if (!at_count(p)) continue;
       if (!best) best = p.objective;
       if (p.objective > *best + std::abs(*best) * kCountSlack) break;
+      shapes.insert(shape(p.candidate.plan));
+      if (shapes.size() > kCountShapes) break;  // a shape past the limit
       if (std::find(out.begin(), out.end(), i) == out.end()) out.push_back(i);
-      ++taken;
     }
   }
   return out;

@@ -309,9 +309,13 @@ Validation validate(const fs::path& published_runs, const fs::path& dir, io::Fil
   std::vector<ValidationRow> rows;
   io::InputOptions io_options;
   io_options.run_level = false;
+  std::vector<std::string> without_validation;
   for (const auto& f : scenario_files(dir)) {
     const io::Scenario s = io::load_scenario(f, {}, nullptr, read);
-    if (!s.validation) continue;
+    if (!s.validation) {
+      without_validation.push_back(f.filename().string());
+      continue;
+    }
     const io::Inputs inputs = io::load_inputs(s, io_options, read);
     check_matches_published(runs, published_runs.string(), inputs, f.string());
     const Evaluation e = evaluate(inputs);
@@ -346,6 +350,7 @@ Validation validate(const fs::path& published_runs, const fs::path& dir, io::Fil
   }
   Validation v = summarise(std::move(rows));
   v.refused = std::move(refused);
+  v.without_validation = std::move(without_validation);
   // The refit's residuals sit beside the published runs they were scored against.
   // The file's folds were refitted over the validation folder beside the published runs
   // (scenarios/validation of the same checkout); another folder scores some of them.

@@ -67,6 +67,9 @@ struct Validation {
   };
   std::vector<Family> families;  // by name
   std::vector<RefusedRow> refused;  // by scenario file name
+  // Scenario files of the folder without a `validation` block, which score nothing (skipped
+  // without a word until 2026-12-06; `validate` says them on stderr).
+  std::vector<std::string> without_validation;
 };
 
 // The metric of a prediction that a published row names ("iteration_time_s...", "mfu...",

@@ -33,6 +33,10 @@ std::int64_t slowed_hosts(double host_fraction, double slowdown, std::int64_t ho
   return std::llround(host_fraction * static_cast<double>(hosts));
 }
 
+std::int64_t job_hosts(std::int64_t gpus, int gpus_per_node) {
+  return (gpus + gpus_per_node - 1) / gpus_per_node;
+}
+
 namespace {
 
 // Per job rank, in the workload::RankIndex order that the placement and the executor share:

@@ -32,6 +32,9 @@ struct StragglerSpec {
 // off only where it is at least one (a share that rounds to no host slowed nothing, yet took
 // the run's stragglers away until 2026-12-06).
 std::int64_t slowed_hosts(double host_fraction, double slowdown, std::int64_t hosts);
+// The hosts a job of `gpus` occupies on servers of `gpus_per_node`, packed or spread (spread
+// takes whole servers).
+std::int64_t job_hosts(std::int64_t gpus, int gpus_per_node);
 
 struct StepRequest {
   AssembledWorkload workload;  // assemble_workload(model, plan, system)

@@ -300,14 +300,21 @@ TEST_CASE("cli: stragglers that slow no host are said, and leave the run's own d
   const auto none =
       run_megasim(run + " --set 'stragglers={\"host_fraction\":0.00001,\"slowdown\":3}'");
   REQUIRE(none.exit_code == 0);
-  CHECK(none.err.find("warning: --set stragglers: stragglers.slowdown=3 changes nothing: no host "
-                      "is slowed: stragglers.host_fraction 1e-05 of the job's 1536 hosts rounds "
-                      "to none") != std::string::npos);
+  CHECK(none.err.find("warning: --set stragglers: stragglers.slowdown=3 changes nothing: "
+                      "stragglers.host_fraction 1e-05 of the job's 1536 hosts rounds to none, so "
+                      "no host is slowed") != std::string::npos);
   const auto p = nlohmann::json::parse(plain.out), n = nlohmann::json::parse(none.out);
   CHECK(n["run"]["stragglers_in_step"] == false);
   CHECK(n["run"]["straggler_hours"].get<double>() > 0.0);
   CHECK(n["run"]["straggler_hours"] == p["run"]["straggler_hours"]);
   CHECK(n["step_time_s"] == p["step_time_s"]);
+  // The share alone, where the file (or another --set) gives the slowdown.
+  const auto share = run_megasim(run +
+                                 " --set stragglers.slowdown=3 --set "
+                                 "stragglers.host_fraction=0.00001");
+  CHECK(share.err.find("warning: --set stragglers.host_fraction=0.00001 changes nothing: "
+                       "stragglers.host_fraction 1e-05 of the job's 1536 hosts rounds to none") !=
+        std::string::npos);
   // A share of hosts at full speed.
   const auto full_speed =
       run_megasim("simulate " + kDefaultScenario + " --set stragglers.host_fraction=0.1");

@@ -135,3 +135,20 @@ TEST_CASE("validate --json: a chain row's points beside its relative error, no b
   CHECK(j["band_coverage"]["median_step_width"].is_null());
   fs::remove_all(dir);
 }
+
+TEST_CASE("validate: a scenario of the folder without a validation section is said, not scored") {
+  // A new user's trial (2026-12-06): such a file was skipped without a word.
+  const fs::path dir = fs::temp_directory_path() / ("megasim_plain_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  fs::copy_file(fs::path(MEGASIM_SOURCE_DIR "/scenarios/validation/korthikanti-22b-selective.json"),
+                dir / "korthikanti-22b-selective.json", fs::copy_options::overwrite_existing);
+  fs::copy_file(fs::path(MEGASIM_SOURCE_DIR "/scenarios/megascale-175b-12288.json"),
+                dir / "mine.json", fs::copy_options::overwrite_existing);
+  const auto r = run_megasim("validate --scenarios " + shell_quote(dir.string()));
+  CHECK(r.exit_code == 0);
+  CHECK(r.err.find("megasim: note: " + dir.string() +
+                   ": mine.json has no validation section and scores nothing") !=
+        std::string::npos);
+  CHECK(r.out.find("korthikanti-22b-selective") != std::string::npos);
+  fs::remove_all(dir);
+}

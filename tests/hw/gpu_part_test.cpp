@@ -1,0 +1,42 @@
+// A GPU's part read from its name, as nvidia-smi, nccl-tests and megasim's own profile and
+// cluster files spell it, and why two parts are not one.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "hw/gpu_part.h"
+
+using megasim::hw::gpu_part;
+using megasim::hw::part_mismatch;
+
+TEST_CASE("gpu part: family, form and the A100's memory from the names in use") {
+  const auto h100 = gpu_part("NVIDIA H100 80GB HBM3");  // nvidia-smi's name of the SXM module
+  CHECK(h100.family == "h100");
+  CHECK(h100.form.empty());
+  CHECK(gpu_part("h100-sxm5-80gb").form == "sxm");
+  CHECK(gpu_part("NVIDIA H100 NVL").form == "pcie");
+  CHECK(gpu_part("h100-nvl-94gb").form == "pcie");
+  CHECK(gpu_part("NVIDIA H100 PCIe").form == "pcie");
+  // "nvl" begins "NVLink": a node described with its NVLink is not a PCIe card (it was, by the
+  // name's " nvl", until 2026-12-06).
+  CHECK(gpu_part("H100 SXM with NVLink").form == "sxm");
+  CHECK(gpu_part("H100 NVLink board").form.empty());
+  const auto a100 = gpu_part("A100-SXM4-40GB");
+  CHECK(a100.family == "a100");
+  CHECK(a100.form == "sxm");
+  CHECK(a100.memory == "40gb");
+  CHECK(gpu_part("NVIDIA GH200 480GB").family.empty());  // no profile of its own
+  CHECK(gpu_part("h200-sxm-141gb").family == "h200");
+}
+
+TEST_CASE("gpu part: two names of one part agree, and another family, form or memory is said") {
+  CHECK(part_mismatch(gpu_part("NVIDIA H100 80GB HBM3"), gpu_part("h100-sxm5-80gb")).empty());
+  CHECK(part_mismatch(gpu_part("h100-sxm5-80gb"), gpu_part("a100-sxm4-80gb")) ==
+        "an H100 is not an A100");
+  CHECK(part_mismatch(gpu_part("NVIDIA A100 80GB PCIe"), gpu_part("a100-sxm4-80gb")) ==
+        "an A100 PCIe card is not an A100 SXM module (a PCIe card has no NVSwitch)");
+  CHECK(part_mismatch(gpu_part("A100-SXM4-40GB"), gpu_part("a100-sxm4-80gb")) ==
+        "an A100 of 40gb is not one of 80gb");
+  // A part megasim has no profile of is not held against any.
+  CHECK(part_mismatch(gpu_part("NVIDIA GB10"), gpu_part("h100-sxm5-80gb")).empty());
+}

@@ -294,9 +294,10 @@ void add_search_command(CLI::App& app) {
                   "step-time (default), mfu, time-to-train, cost or energy");
   cmd->add_option(
          "--top", opts->top,
-         "Plans re-simulated event by event (default 50; beside them the scenario's own and, with "
-         "several --gpus, each count without a plan among them: its best and those within 2 % of "
-         "it)")
+         fmt::format("Plans re-simulated event by event (default 50; beside them the scenario's "
+                     "own and, with several --gpus, each count without a plan among them: its "
+                     "best and those within {:g} % of it, of at most {} shapes)",
+                     plan::kCountSlack * 100.0, plan::kCountShapes))
       ->check(whole_number(1, 1'000'000));
   cmd->add_option("--results", opts->results,
                   "Append each simulated plan to this JSON Lines file; plans in it are skipped");

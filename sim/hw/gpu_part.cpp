@@ -20,7 +20,8 @@ bool has(const std::string& s, const char* what) {
 bool has_nvl(const std::string& s) {
   for (std::size_t at = s.find("nvl"); at != std::string::npos; at = s.find("nvl", at + 1)) {
     const bool starts = at > 0 && (s[at - 1] == ' ' || s[at - 1] == '-' || s[at - 1] == '_');
-    const bool ends = at + 3 == s.size() || !std::isalpha(static_cast<unsigned char>(s[at + 3]));
+    // Not NVL8 or NVL72, an NVLink domain's size (HGX H100 NVL8 is SXM modules on NVSwitch).
+    const bool ends = at + 3 == s.size() || !std::isalnum(static_cast<unsigned char>(s[at + 3]));
     if (starts && ends) return true;
   }
   return false;
@@ -36,10 +37,10 @@ GpuPart gpu_part(const std::string& name) {
     if (has(t, f)) p.family = f;
   }
   if (p.family.empty()) return p;
-  if (has(t, "pcie") || has_nvl(t)) {
-    p.form = "pcie";
-  } else if (has(t, "sxm")) {
+  if (has(t, "sxm")) {
     p.form = "sxm";
+  } else if (has(t, "pcie") || has_nvl(t)) {
+    p.form = "pcie";
   }
   if (p.family == "a100") {
     for (const char* m : {"40gb", "80gb"}) {

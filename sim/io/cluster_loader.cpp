@@ -48,7 +48,7 @@ net::NodeSpec read_node(JsonReader r) {
     r.fail("gpu", "'" + n.gpu +
                       "' names a PCIe card: megasim models servers whose GPUs share an "
                       "NVSwitch (SXM modules), not PCIe cards");
-  if (n.nics > 0 && n.nvlink_per_gpu < n.pcie)
+  if (n.nics > 0 && n.gpus > 1 && n.nvlink_per_gpu < n.pcie)
     r.fail("nvlink_gbps_per_gpu",
            fmt::format("{:g} Gb/s, below the {:g} Gb/s of node.pcie_gbps: megasim builds each "
                        "server around an NVSwitch at the NVLink rate, and a server whose GPUs "

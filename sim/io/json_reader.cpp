@@ -80,7 +80,11 @@ std::string found_value(const Json& v) {
   // A long value (an array of 500 numbers set whole) is cut, so the error stays readable.
   constexpr std::size_t kShown = 200;
   std::string text = v.dump(-1, ' ', false, Json::error_handler_t::replace);
-  if (text.size() > kShown) text = text.substr(0, kShown) + "...";
+  if (text.size() > kShown) {
+    std::size_t cut = kShown;  // not inside a UTF-8 character
+    while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
+    text = text.substr(0, cut) + "...";
+  }
   return fmt::format("{} ({})", json_type_name(v), text);
 }
 

@@ -42,9 +42,12 @@ Bytes memory_allowance(const io::Inputs& in) {
 namespace {
 
 // The plan's keys that would lower its memory from where it stands: a recomputation short of
-// full, a micro-batch above 1, more TP or PP, sequence parallelism where TP has none, the
-// optimizer's states, then its gradients and parameters sharded over DP where there are
-// replicas, and context parallelism where the attention is fused.
+// full, a micro-batch above 1, more TP or PP, sequence parallelism where TP has none, a schedule
+// holding more micro-batches than 1F1B's (GPipe's every one, so its batch too; zero-bubble's
+// deferred weight gradients), the optimizer's states, then its gradients and parameters sharded
+// over DP where there are replicas (the distributed optimizer's switch is ZeRO-3's own there), a
+// ZeRO-3 shard group wider, FP8 weights kept alone, and context parallelism where the attention
+// is fused.
 std::vector<std::string> keys_lowering_memory(const io::Inputs& in) {
   const workload::ParallelPlan& p = in.scenario.plan;
   std::vector<std::string> keys;
@@ -53,11 +56,16 @@ std::vector<std::string> keys_lowering_memory(const io::Inputs& in) {
   keys.emplace_back("plan.tp");
   keys.emplace_back("plan.pp");
   if (p.tp > 1 && !p.sequence_parallel) keys.emplace_back("plan.sequence_parallel");
+  if (p.schedule == workload::Schedule::kGpipe || p.schedule == workload::Schedule::kZeroBubble)
+    keys.emplace_back("plan.schedule");
+  if (p.schedule == workload::Schedule::kGpipe) keys.emplace_back("plan.global_batch");
   if (p.dp * p.cp > 1) {
-    if (!p.distributed_optimizer) keys.emplace_back("plan.distributed_optimizer");
+    if (!p.distributed_optimizer && !p.zero3) keys.emplace_back("plan.distributed_optimizer");
     if (!p.zero2 && !p.zero3) keys.emplace_back("plan.zero2");
     if (!p.zero3) keys.emplace_back("plan.zero3");
+    if (p.zero3 && p.shard_group > 0 && p.shard_group < p.dp) keys.emplace_back("plan.shard_group");
   }
+  if (p.fp8 && !p.fp8_params) keys.emplace_back("plan.fp8_params");
   if (in.system.attention_kernel() != step::AttentionKernel::kUnfused) keys.emplace_back("plan.cp");
   return keys;
 }

@@ -21,6 +21,11 @@ TEST_CASE("gpu part: family, form and the A100's memory from the names in use") 
   // name's " nvl", until 2026-12-06).
   CHECK(gpu_part("H100 SXM with NVLink").form == "sxm");
   CHECK(gpu_part("H100 NVLink board").form.empty());
+  // NVL8 is an NVLink domain's size (HGX H100 NVL8: SXM modules on NVSwitch), and a name that
+  // says SXM is a module whatever else it says.
+  CHECK(gpu_part("HGX H100 NVL8").form.empty());
+  CHECK(gpu_part("h100-nvl8").form.empty());
+  CHECK(gpu_part("H100-SXM5-80GB NVL").form == "sxm");
   const auto a100 = gpu_part("A100-SXM4-40GB");
   CHECK(a100.family == "a100");
   CHECK(a100.form == "sxm");

@@ -47,7 +47,7 @@ TEST_CASE("search: with several GPU counts each count's best by estimate is simu
                          [&](const auto& p) { return p.candidate.plan.gpus() == gpus; });
   };
   REQUIRE(at(32) == 2);  // the top 2 by estimate: no 16-GPU plan among them
-  // The 16-GPU count's best by estimate and those within 2 % of it, at most 4.
+  // The 16-GPU count's best by estimate and those within 2 % of it, of at most four shapes.
   const auto first_16 = std::find_if(r.analytic.begin(), r.analytic.end(),
                                      [](const auto& p) { return p.candidate.plan.gpus() == 16; });
   REQUIRE(first_16 != r.analytic.end());

@@ -55,13 +55,9 @@ void check_cluster_part(const net::ClusterSpec& cluster, const std::string& clus
   // The cluster the log ran on has the log's GPUs (the --device profile's, checked above): a
   // fit against another part's links (an A100 log fitted on NDR 400G H100 nodes) scales NCCL's
   // model wrongly everywhere the profile goes (accepted until 2026-12-06).
-  // Family and form: the links the fit scales do not depend on the memory (every shipped A100
-  // cluster names the 80 GB part, and the 40 GB profile runs on them).
-  hw::GpuPart nodes = hw::gpu_part(cluster.node.gpu),
-              device = hw::gpu_part(hw::profile_part_name(base));
-  nodes.memory.clear();
-  device.memory.clear();
-  if (const std::string why = hw::part_mismatch(nodes, device); !why.empty()) {
+  // Family and form (hw::node_part_mismatch): the links the fit scales do not depend on the
+  // memory.
+  if (const std::string why = hw::node_part_mismatch(cluster.node.gpu, base); !why.empty()) {
     throw InputError(fmt::format(
         "--cluster '{}': its nodes hold '{}', not the --device profile's part: {}; give the "
         "cluster the log ran on",

@@ -73,4 +73,11 @@ std::string profile_part_name(const DeviceProfile& p) {
   return !gpu_part(p.name).family.empty() || p.base.empty() ? p.name : p.base;
 }
 
+std::string node_part_mismatch(const std::string& node_gpu, const DeviceProfile& device) {
+  GpuPart nodes = gpu_part(node_gpu), profile = gpu_part(profile_part_name(device));
+  nodes.memory.clear();
+  profile.memory.clear();
+  return part_mismatch(nodes, profile);
+}
+
 }  // namespace megasim::hw

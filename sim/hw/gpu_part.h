@@ -27,4 +27,9 @@ std::string part_mismatch(const GpuPart& a, const GpuPart& b);
 // calibration or import named as its user chose).
 std::string profile_part_name(const DeviceProfile& p);
 
+// Why a node whose GPUs are named `node_gpu` (a cluster's node.gpu) does not hold the part of
+// `device` ("" when it may): family and form only, as a node's links do not depend on the
+// memory (every shipped A100 cluster names the 80 GB part, and the 40 GB profile runs on them).
+std::string node_part_mismatch(const std::string& node_gpu, const DeviceProfile& device);
+
 }  // namespace megasim::hw

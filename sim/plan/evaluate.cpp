@@ -13,6 +13,7 @@
 #include "io/resolve.h"
 #include "net/topology.h"
 #include "plan/assembly.h"
+#include "run/power.h"
 #include "workload/memory.h"
 
 namespace megasim::plan {
@@ -36,11 +37,7 @@ std::string power_preset_mismatch(const io::Inputs& in) {
 }
 
 std::string cluster_device_mismatch(const io::Inputs& in) {
-  hw::GpuPart nodes = hw::gpu_part(in.cluster.node.gpu);
-  hw::GpuPart device = hw::gpu_part(hw::profile_part_name(in.device));
-  nodes.memory.clear();
-  device.memory.clear();
-  const std::string why = hw::part_mismatch(nodes, device);
+  const std::string why = hw::node_part_mismatch(in.cluster.node.gpu, in.device);
   if (why.empty()) return {};
   return fmt::format(
       "cluster {} holds {} GPUs, but the device profile {} is another part's ({}): the step "
@@ -53,12 +50,13 @@ std::string node_power_over_reference(const io::Inputs& in) {
   const int gpus = in.cluster.node.gpus;
   if (!in.run || !ref || ref->gpus != gpus) return {};
   const run::PowerInputs& power = in.run->power;
-  double gpu_w = 0.0;
+  // The node at its most power-hungry activity, as run::step_power's peak takes it.
+  double node_w = 0.0;
   for (std::size_t a = 0; a < hw::kActivityCount; ++a) {
-    gpu_w = std::max(gpu_w, power.gpu_in(static_cast<hw::Activity>(a)).value());
+    node_w = std::max(node_w, run::node_power(static_cast<hw::Activity>(a), gpus, power).value());
   }
-  const double node_w = gpu_w * gpus + power.node_overhead.value();
   if (node_w <= ref->max_power.value()) return {};
+  const double gpu_w = (node_w - power.node_overhead.value()) / gpus;
   return fmt::format(
       "a node draws {:.0f} W at its peak ({} GPUs at {:.0f} W and {:.0f} W of node overhead from "
       "power preset {}), more than the {:.0f} W that the device profile's reference system, {} "

@@ -49,8 +49,7 @@ Evaluation evaluate(const io::Inputs& inputs, const EvaluateOptions& options = {
 std::string power_preset_mismatch(const io::Inputs& inputs);
 
 // A line to say where the cluster's nodes (`node.gpu`) hold another part than the device
-// profile's (hw::part_mismatch of family and form; the memory is the profile's to say, as the
-// A100 40 GB profile runs on the shipped A100 clusters): the step then runs the profile's GPU
+// profile's (hw::node_part_mismatch, family and form): the step then runs the profile's GPU
 // on the cluster's links, a what-if megasim runs but does not choose for the user (accepted
 // without a word until 2026-12-06). Empty otherwise.
 std::string cluster_device_mismatch(const io::Inputs& inputs);

@@ -14,58 +14,60 @@
 using megasim::test::run_megasim;
 using megasim::test::shell_quote;
 
+namespace {
+
+// `simulate --json` of a shipped scenario, by its path in the source tree; and a command's JSON.
+std::string simulate_json_of(const std::string& scenario) {
+  return "simulate --json " + shell_quote(std::string(MEGASIM_SOURCE_DIR) + "/" + scenario);
+}
+nlohmann::json json_of(const std::string& command) {
+  return nlohmann::json::parse(run_megasim(command).out);
+}
+
+}  // namespace
+
 TEST_CASE("cli: simulate --json names the attention kernel and the CP overlap that ran") {
-  const std::string llama = shell_quote(std::string(MEGASIM_SOURCE_DIR) +
-                                        "/scenarios/validation/llama3-405b-8k-8192.json");
   // Llama 3's plan at CP 2 (DP 32 keeps the GPUs), on the megatron-core preset: TE's ring.
-  const std::string cp2 = "simulate --json " + llama + " --set plan.cp=2 --set plan.dp=32";
-  const auto ring = nlohmann::json::parse(run_megasim(cp2).out);
+  const std::string cp2 = simulate_json_of("scenarios/validation/llama3-405b-8k-8192.json") +
+                          " --set plan.cp=2 --set plan.dp=32";
+  const auto ring = json_of(cp2);
   CHECK(ring["system"]["attention"] == "flash-v2");
   CHECK(ring["system"]["context_parallel_overlap"] == true);
   // Llama 3's own all-gather, exposed before the attention: the system says so and the step is
   // priced another way (at 8K tokens the exchange is small beside the attention, and the ring
   // pays the attention's slowing beside its traffic, so the two differ by well under 1 %).
-  const auto exposed = nlohmann::json::parse(
-      run_megasim(cp2 + " --set optimizations.context_parallel_overlap=false").out);
+  const auto exposed = json_of(cp2 + " --set optimizations.context_parallel_overlap=false");
   CHECK(exposed["system"]["context_parallel_overlap"] == false);
   CHECK(exposed["step_time_s"].get<double>() != ring["step_time_s"].get<double>());
   CHECK(exposed["step_time_s"].get<double>() ==
         doctest::Approx(ring["step_time_s"].get<double>()).epsilon(0.01));
   // The default scenario: MegaScale's efficient operators run FlashAttention-2.
-  const auto megascale = nlohmann::json::parse(
-      run_megasim("simulate --json " + shell_quote(std::string(MEGASIM_SOURCE_DIR) +
-                                                   "/scenarios/megascale-175b-12288.json"))
-          .out);
+  const auto megascale = json_of(simulate_json_of("scenarios/megascale-175b-12288.json"));
   CHECK(megascale["system"]["attention"] == "flash-v2");
   CHECK(megascale["system"]["context_parallel_overlap"] == false);
 }
 
 TEST_CASE("cli: optimizations.dp_bucket_overlap and backward_tp_overlap override the preset") {
   // SC'21's 18.4B row runs PyTorch DDP: its all-reduce bucket by bucket beside the backward.
-  const std::string sc21 =
-      "simulate --json " +
-      shell_quote(std::string(MEGASIM_SOURCE_DIR) + "/scenarios/validation/sc21-t1-18.4b.json");
-  const auto ddp = nlohmann::json::parse(run_megasim(sc21).out);
+  const std::string sc21 = simulate_json_of("scenarios/validation/sc21-t1-18.4b.json");
+  const auto ddp = json_of(sc21);
   CHECK(ddp["system"]["dp_overlap"] == true);
   CHECK(ddp["system"]["dp_bucket_overlap"] == true);
   CHECK(ddp["system"]["backward_tp_overlap"] == false);  // the megatron-lm preset's
   // The whole all-reduce after the backward instead: exposed, and the step longer by it.
-  const auto whole =
-      nlohmann::json::parse(run_megasim(sc21 + " --set optimizations.dp_bucket_overlap=false").out);
+  const auto whole = json_of(sc21 + " --set optimizations.dp_bucket_overlap=false");
   CHECK(whole["system"]["dp_bucket_overlap"] == false);
   CHECK(whole["breakdown_s"]["dp_exposed"].get<double>() >
         10.0 * ddp["breakdown_s"]["dp_exposed"].get<double>());
   CHECK(whole["step_time_s"].get<double>() > ddp["step_time_s"].get<double>());
   // DP overlap off (a what-if the scenario's buckets must not block): the buckets have nothing
   // to split, the system says so, and the step is the whole all-reduce's above.
-  const auto no_overlap =
-      nlohmann::json::parse(run_megasim(sc21 + " --set optimizations.dp_overlap=false").out);
+  const auto no_overlap = json_of(sc21 + " --set optimizations.dp_overlap=false");
   CHECK(no_overlap["system"]["dp_overlap"] == false);
   CHECK(no_overlap["system"]["dp_bucket_overlap"] == false);
   CHECK(no_overlap["step_time_s"].get<double>() > ddp["step_time_s"].get<double>());
   // The backward pass's TP collectives beside dgrad and wgrad: less TP time exposed.
-  const auto bwd = nlohmann::json::parse(
-      run_megasim(sc21 + " --set optimizations.backward_tp_overlap=true").out);
+  const auto bwd = json_of(sc21 + " --set optimizations.backward_tp_overlap=true");
   CHECK(bwd["system"]["backward_tp_overlap"] == true);
   CHECK(bwd["breakdown_s"]["tp_exposed"].get<double>() <
         ddp["breakdown_s"]["tp_exposed"].get<double>());
@@ -75,34 +77,26 @@ TEST_CASE(
     "cli: optimizations.grad_accumulation_pass charges SC'21's accumulation, per micro-batch") {
   // SC'21's 530B (2021 code, 280 micro-batches of 1): the pass is on; off, the step is shorter
   // by the adds, a few percent of a micro-batch-1 step.
-  const std::string sc21 =
-      "simulate --json " +
-      shell_quote(std::string(MEGASIM_SOURCE_DIR) + "/scenarios/validation/sc21-t1-529.6b.json");
-  const auto on = nlohmann::json::parse(run_megasim(sc21).out);
+  const std::string sc21 = simulate_json_of("scenarios/validation/sc21-t1-529.6b.json");
+  const auto on = json_of(sc21);
   CHECK(on["system"]["grad_accumulation_pass"] == true);
-  const auto off = nlohmann::json::parse(
-      run_megasim(sc21 + " --set optimizations.grad_accumulation_pass=false").out);
+  const auto off = json_of(sc21 + " --set optimizations.grad_accumulation_pass=false");
   CHECK(off["system"]["grad_accumulation_pass"] == false);
   const double longer = on["step_time_s"].get<double>() / off["step_time_s"].get<double>();
   CHECK(longer > 1.01);
   CHECK(longer < 1.08);
   // The megatron-lm preset's own: fused (Megatron-LM from February 2022).
-  const auto korthikanti = nlohmann::json::parse(
-      run_megasim("simulate --json " +
-                  shell_quote(std::string(MEGASIM_SOURCE_DIR) +
-                              "/scenarios/validation/korthikanti-530b-full.json"))
-          .out);
+  const auto korthikanti =
+      json_of(simulate_json_of("scenarios/validation/korthikanti-530b-full.json"));
   CHECK(korthikanti["system"]["grad_accumulation_pass"] == false);
 }
 
 TEST_CASE("cli: simulate --json says whether DeepSpeed's BF16_Optimizer ran") {
   // BLOOM's bf16 run through the pipeline engine runs it; the same run in fp16 runs none, and
   // the JSON did not say either until 2026-12-06 (a documentation audit).
-  const std::string bloom =
-      "simulate --json " +
-      shell_quote(std::string(MEGASIM_SOURCE_DIR) + "/scenarios/validation/bloom-176b-384.json");
-  const auto bf16 = nlohmann::json::parse(run_megasim(bloom).out);
+  const std::string bloom = simulate_json_of("scenarios/validation/bloom-176b-384.json");
+  const auto bf16 = json_of(bloom);
   CHECK(bf16["system"]["bf16_optimizer"] == true);
-  const auto fp16 = nlohmann::json::parse(run_megasim(bloom + " --set plan.precision=fp16").out);
+  const auto fp16 = json_of(bloom + " --set plan.precision=fp16");
   CHECK(fp16["system"]["bf16_optimizer"] == false);
 }

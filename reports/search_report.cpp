@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <utility>
 
 #include <fmt/format.h>
@@ -80,10 +81,23 @@ std::array<std::pair<const char*, Time>, 9> parts(const step::Breakdown& b) {
            {"other", b.other}}};
 }
 
+// Decimals of the seconds a text table prints: three, and more where the shortest step simulated
+// is under a tenth of a second, so it keeps three significant digits (a small model's steps read
+// 0.001 s, and its differences "+0.000 s" beside a 31 % slower plan, until 2026-12-06).
+int time_digits(const plan::SearchResult& r) {
+  double shortest = 0.0;
+  for (const auto& p : r.ranked) {
+    const double s = p.event ? p.figures().step_time.to_seconds() : 0.0;
+    if (s > 0.0 && (shortest == 0.0 || s < shortest)) shortest = s;
+  }
+  if (shortest == 0.0) return 3;
+  return std::clamp(2 - static_cast<int>(std::floor(std::log10(shortest))), 3, 9);
+}
+
 // The part of a plan's step that grew most against the best's, in seconds; and where other
 // parts shrank by more than a fifth of it, the one that shrank most (a +0.096 s step read
 // "+0.354 s compute" alone until 2026-12-05, its 0.26 s less bubble unsaid).
-std::string grown_part(const plan::RankedPlan& p, const plan::RankedPlan& best) {
+std::string grown_part(const plan::RankedPlan& p, const plan::RankedPlan& best, int digits) {
   const auto mine = parts(p.figures().breakdown);
   const auto theirs = parts(best.figures().breakdown);
   const auto delta = [&](std::size_t i) {
@@ -94,10 +108,10 @@ std::string grown_part(const plan::RankedPlan& p, const plan::RankedPlan& best) 
     if (delta(i) > delta(worst)) worst = i;
     if (delta(i) < delta(most_saved)) most_saved = i;
   }
-  std::string t = fmt::format("{:+.3f} s {}", delta(worst), mine[worst].first);
+  std::string t = fmt::format("{:+.{}f} s {}", delta(worst), digits, mine[worst].first);
   const double step = (p.figures().step_time - best.figures().step_time).to_seconds();
   if (delta(worst) - step > 0.2 * delta(worst) && delta(most_saved) < 0.0) {
-    t += fmt::format(", {:+.3f} s {}", delta(most_saved), mine[most_saved].first);
+    t += fmt::format(", {:+.{}f} s {}", delta(most_saved), digits, mine[most_saved].first);
   }
   return t;
 }
@@ -106,10 +120,11 @@ std::string grown_part(const plan::RankedPlan& p, const plan::RankedPlan& best) 
 // a longer step: its part that grew most. By MFU, cost or energy the objective's own
 // difference first, then what made it: a longer step on as many GPUs, or another GPU count
 // (a faster plan on twice the GPUs can cost more).
-std::string why(const plan::RankedPlan& p, const plan::RankedPlan& best, plan::Objective o) {
+std::string why(const plan::RankedPlan& p, const plan::RankedPlan& best, plan::Objective o,
+                int digits) {
   if (&p == &best) return "best";
   if (o == plan::Objective::kStepTime || o == plan::Objective::kTimeToTrain) {
-    return grown_part(p, best);
+    return grown_part(p, best, digits);
   }
   std::string t =
       o == plan::Objective::kMfu
@@ -120,7 +135,7 @@ std::string why(const plan::RankedPlan& p, const plan::RankedPlan& best, plan::O
   if (gpus != best_gpus) {
     t += fmt::format(", {} GPUs against {}", gpus, best_gpus);
   } else if (p.figures().step_time > best.figures().step_time) {
-    t += ", " + grown_part(p, best);
+    t += ", " + grown_part(p, best, digits);
   }
   return t;
 }
@@ -157,7 +172,7 @@ std::string search_json(const plan::SearchResult& r) {
     if (p.event) {
       row.update(figures_json(*p.event));
       row["objective"] = shown_objective(r.objective, p.objective);
-      row["why"] = why(p, r.ranked.front(), r.objective);
+      row["why"] = why(p, r.ranked.front(), r.objective, time_digits(r));
       row["pareto_memory"] = p.pareto_memory;
       if (r.gpus.size() > 1) row["pareto_gpus"] = p.pareto_gpus;
     } else {
@@ -223,14 +238,21 @@ std::string search_header(const plan::SearchResult& r) {
   std::vector<std::string> beside = {"the best by estimate"};
   if (r.scenario_plan_added) beside.push_back("the scenario's own plan");
   if (r.count_bests_added > 0) {
-    beside.push_back(
-        r.count_plans_added == r.count_bests_added
-            ? fmt::format("the best of {} more GPU count{}", r.count_bests_added,
-                          r.count_bests_added == 1 ? "" : "s")
-            : fmt::format("the best of {} more GPU count{} ({} plans: each count's best by "
-                          "estimate and those within {:g} % of it)",
-                          r.count_bests_added, r.count_bests_added == 1 ? "" : "s",
-                          r.count_plans_added, plan::kCountSlack * 100.0));
+    const char* counts = r.count_bests_added == 1 ? "" : "s";
+    if (r.count_plans_added == r.count_bests_added && !r.scenario_plan_count_best) {
+      beside.push_back(fmt::format("the best of {} more GPU count{}", r.count_bests_added, counts));
+    } else {
+      // Where the scenario's own plan is its count's best, the plans added at that count are
+      // its runners-up (the header called them the count's best until 2026-12-06).
+      beside.push_back(fmt::format(
+          "{} plan{} of {} more GPU count{}: each count's plans within {:g} % of its best by "
+          "estimate{}",
+          r.count_plans_added, r.count_plans_added == 1 ? "" : "s", r.count_bests_added, counts,
+          plan::kCountSlack * 100.0,
+          !r.scenario_plan_count_best ? ""
+          : r.count_bests_added == 1  ? ", the scenario's own plan being that count's best"
+                                      : ", the scenario's own plan being one count's best"));
+    }
   }
   std::string which = beside.back();  // "a", "a and b", "a, b and c"
   if (beside.size() > 1) {
@@ -272,6 +294,7 @@ std::string search_text(const plan::SearchResult& r) {
       "rank", "GPUs", "plan", "step s", "MFU %", "tok/s",
       column.empty() ? "" : fmt::format(" {:>9}", column), "room GiB", "estim. s", "compute",
       "bubble", "tp exp", "pp exp", "dp exp", "P", "why");
+  const int digits = time_digits(r);
   std::size_t rank = 0;
   for (const auto& p : r.ranked) {
     ++rank;
@@ -289,15 +312,16 @@ std::string search_text(const plan::SearchResult& r) {
     if (p.scenario_plan) front.push_back('*');
     if (p.candidate.tight()) front.push_back('t');
     if (p.candidate.over()) front.push_back('o');
+    const auto secs = [digits](Time x, int width) {
+      return fmt::format("{:>{}.{}f}", x.to_seconds(), width, digits);
+    };
     t += fmt::format(
-        "{:>4} {:>6} {:<66} {:>8.3f} {:>6.1f} {:>9.0f}{} {:>8.1f} {:>8.3f} {:>7.3f} {:>7.3f} "
-        "{:>7.3f} "
-        "{:>7.3f} {:>7.3f}  {:<4} {}\n",
-        rank, p.candidate.plan.gpus(), label(p.candidate), f.step_time.to_seconds(), 100 * f.mfu,
+        "{:>4} {:>6} {:<66} {} {:>6.1f} {:>9.0f}{} {:>8.1f} {} {} {} {} {} {}  {:<4} {}\n", rank,
+        p.candidate.plan.gpus(), label(p.candidate), secs(f.step_time, 8), 100 * f.mfu,
         f.tokens_per_s, objective_cell(r.objective, p.objective), p.candidate.headroom_gib(),
-        p.analytic.step_time.to_seconds(), b.compute.to_seconds(), b.bubble.to_seconds(),
-        b.tp_exposed.to_seconds(), b.pp_exposed.to_seconds(), b.dp_exposed.to_seconds(), front,
-        why(p, r.ranked.front(), r.objective));
+        secs(p.analytic.step_time, 8), secs(b.compute, 7), secs(b.bubble, 7), secs(b.tp_exposed, 7),
+        secs(b.pp_exposed, 7), secs(b.dp_exposed, 7), front,
+        why(p, r.ranked.front(), r.objective, digits));
   }
   t += "\nP: on the Pareto front of tokens/s against memory headroom (m)";
   t += r.gpus.size() > 1 ? " and against the GPU count (g); " : "; ";

@@ -322,6 +322,15 @@ SearchResult search(const io::Inputs& in, const SearchOptions& o, const SearchSh
   }
   r.count_bests_added = counts_added.size();
   r.count_plans_added = simulated.size() - k - (r.scenario_plan_added ? 1 : 0);
+  if (r.scenario_plan_added) {
+    const std::size_t own = *r.scenario_plan_rank;
+    const std::int64_t g = r.analytic[own].candidate.plan.gpus();
+    const auto before =
+        std::find_if(r.analytic.begin(), r.analytic.begin() + static_cast<std::ptrdiff_t>(own),
+                     [g](const RankedPlan& p) { return p.candidate.plan.gpus() == g; });
+    r.scenario_plan_count_best = counts_added.count(g) != 0 &&
+                                 before == r.analytic.begin() + static_cast<std::ptrdiff_t>(own);
+  }
   for (const std::size_t i : simulated) {
     RankedPlan p = r.analytic[i];
     p.scenario_plan = r.scenario_plan_rank == i;

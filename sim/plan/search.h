@@ -102,6 +102,9 @@ struct SearchResult {
   // most kCountShapes shapes).
   std::size_t count_bests_added = 0;
   std::size_t count_plans_added = 0;
+  // The scenario's own plan, simulated beside the top_k, is the best by estimate of its GPU
+  // count and that count's runners-up were added too: those plans are not the count's best.
+  bool scenario_plan_count_best = false;
   // Of the ranked plans, those whose event-level figures came from the results file
   // (SearchOptions::done) rather than a simulation of this run.
   std::size_t from_results = 0;

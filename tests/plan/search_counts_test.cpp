@@ -86,3 +86,31 @@ TEST_CASE("search: a GPU count's row is the one a search of that count alone fin
   CHECK(eight == doctest::Approx(1.0744).epsilon(1e-3));
   CHECK(best_at(r, 8) == eight);
 }
+
+TEST_CASE("search: a count whose best is the scenario's own plan adds its runners-up") {
+  // Korthikanti's 22B at TP 8 on 8 and 16 GPUs, the top 1 a 16-GPU plan: the scenario's own
+  // 8-GPU plan is its count's best by estimate, so the one plan added at 8 GPUs is a runner-up
+  // (the header called it the count's best until 2026-12-06).
+  plan::SearchOptions o;
+  o.top_k = 1;
+  o.space.gpus = {8, 16};
+  o.space.restrict = {{"tp", {"8"}},
+                      {"pp", {"1"}},
+                      {"recompute", {"selective"}},
+                      {"mb", {"2", "4"}},
+                      {"sp", {"0", "1"}}};
+  const plan::SearchResult r =
+      plan::search(inputs_of("scenarios/validation/korthikanti-22b-selective.json"), o);
+  REQUIRE(r.analytic.front().candidate.plan.gpus() == 16);
+  REQUIRE(r.scenario_plan_added);
+  CHECK(r.scenario_plan_count_best);
+  CHECK(r.count_bests_added == 1);
+  CHECK(r.count_plans_added == 1);
+  const auto first_8 = std::find_if(r.analytic.begin(), r.analytic.end(),
+                                    [](const auto& p) { return p.candidate.plan.gpus() == 8; });
+  CHECK(static_cast<std::size_t>(first_8 - r.analytic.begin()) == *r.scenario_plan_rank);
+  // Without the runners-up (--top 1 on 8 GPUs alone) nothing is added beside the scenario's.
+  o.space.gpus = {8};
+  CHECK_FALSE(plan::search(inputs_of("scenarios/validation/korthikanti-22b-selective.json"), o)
+                  .scenario_plan_count_best);
+}

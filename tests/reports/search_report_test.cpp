@@ -42,3 +42,43 @@ TEST_CASE("report: search's why names the part that grew, and the one that shran
   // Where nothing shrank, the part that grew alone.
   CHECK(text.find("+0.100 s bubble\n") != std::string::npos);
 }
+
+TEST_CASE("report: search's seconds keep three significant digits on a small model's steps") {
+  // Steps of 1.3 and 1.7 ms read 0.001 and 0.002 s, and their difference "+0.000 s", until
+  // 2026-12-06; at 5 s and more the table keeps its three decimals.
+  plan::SearchResult r;
+  r.gpus = {64};
+  r.ranked = {ranked("best", 0.0013, 0.0), ranked("slow", 0.0013, 0.0004)};
+  r.analytic = r.ranked;
+  std::string text = reports::search_text(r);
+  INFO(text);
+  CHECK(text.find(" 0.00130 ") != std::string::npos);
+  CHECK(text.find(" 0.00170 ") != std::string::npos);
+  CHECK(text.find("+0.00040 s bubble\n") != std::string::npos);
+
+  r.ranked = {ranked("best", 5.0, 0.5), ranked("grown", 5.0, 0.6)};
+  text = reports::search_text(r);
+  CHECK(text.find(" 5.500 ") != std::string::npos);
+  CHECK(text.find("+0.100 s bubble\n") != std::string::npos);
+}
+
+TEST_CASE("report: search's header says where the scenario's own plan is a count's best") {
+  plan::SearchResult r;
+  r.gpus = {8, 16};
+  r.ranked = {ranked("best", 1.0, 0.0), ranked("own", 1.2, 0.0), ranked("runner-up", 1.21, 0.0)};
+  r.analytic = r.ranked;
+  r.scenario_plan_rank = 1;
+  r.scenario_plan_added = true;
+  r.count_bests_added = 1;
+  r.count_plans_added = 1;
+  std::string text = reports::search_text(r);
+  INFO(text);
+  // One plan added at one count read "the best of 1 more GPU count" though it was a runner-up.
+  CHECK(text.find("the best of 1 more GPU count") != std::string::npos);
+  r.scenario_plan_count_best = true;
+  text = reports::search_text(r);
+  CHECK(text.find("the best of 1 more GPU count") == std::string::npos);
+  CHECK(text.find("1 plan of 1 more GPU count: each count's plans within 2 % of its best by "
+                  "estimate, the scenario's own plan being that count's best") !=
+        std::string::npos);
+}

@@ -147,11 +147,14 @@ class CollectiveEngine {
   // capacity that pace uses.
   static void pace_by_protocol(CollProtocol protocol, double per_payload, Time bandwidth_time,
                                std::size_t first, std::vector<Flow>& out);
-  void ring_flows(const CollectiveCall& call, const CommShape& shape, double factor,
-                  std::vector<Flow>& out) const;
-  void tree_flows(const CollectiveCall& call, const CommShape& shape, double factor,
-                  std::vector<Flow>& out) const;
+  // A ring's and a tree's flows at one byte each for a byte of payload (flows_of sizes them).
+  void ring_flows(const CollectiveCall& call, const CommShape& shape, std::vector<Flow>& out) const;
+  void tree_flows(const CollectiveCall& call, const CommShape& shape, std::vector<Flow>& out) const;
   void direct_flows(const CollectiveCall& call, std::vector<Flow>& out) const;
+  // The time flows `first` on of `out` take alone at the busiest of the links a GPU or NIC
+  // owns (NVLink, PCIe, the NIC's port), each at its capacity; the fabric above the NICs,
+  // where ECMP collisions are the contention the flows are for, is left out.
+  double ports_time(const std::vector<Flow>& flows, std::size_t first) const;
   void nvls_flows(const CollectiveCall& call, const CommShape& shape, CollAlgorithm algorithm,
                   std::vector<Flow>& out) const;
   // The call with its algorithm and protocol forced, run alone on a private simulator and

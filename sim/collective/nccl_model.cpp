@@ -133,16 +133,6 @@ BytesPerSec NcclModel::bus_bandwidth(const CommShape& shape, CollAlgorithm algor
   return bus * constants_.scale.bandwidth(shape.nodes > 1, algorithm);
 }
 
-double NcclModel::flow_scale(const CommShape& shape, CollAlgorithm algorithm, CollProtocol protocol,
-                             CollectiveOp op) const {
-  // A fitted scale k stands for links k times as fast as the profile's: the protocol's
-  // overhead (>= 1 wire byte per payload byte) is taken before it, so k > 1 speeds flows too.
-  const double k = constants_.scale.bandwidth(shape.nodes > 1, algorithm);
-  return std::max(1.0, uncapped_link_bandwidth(shape) * k /
-                           bus_bandwidth(shape, algorithm, protocol, op)) /
-         k;
-}
-
 double protocol_wire_ratio(CollProtocol protocol) {
   switch (protocol) {
     case CollProtocol::kLL:

@@ -105,10 +105,6 @@ class NcclModel {
   // `op` matters where the profile's factors depend on it (NCCL 2.7.5's one-node LL ring).
   BytesPerSec bus_bandwidth(const CommShape& shape, CollAlgorithm algorithm, CollProtocol protocol,
                             CollectiveOp op = CollectiveOp::kAllReduce) const;
-  // Wire bytes per payload byte for the flows of that algorithm and protocol: the links'
-  // bandwidth over bus_bandwidth (>= 1), so flows on idle links reproduce the model's rate.
-  double flow_scale(const CommShape& shape, CollAlgorithm algorithm, CollProtocol protocol,
-                    CollectiveOp op = CollectiveOp::kAllReduce) const;
   // NCCL's treeCorrectionFactor for a tree of that size and protocol (1 where the profile has
   // none): the share of the tree's modelled bandwidth it reaches at mid sizes. The time's
   // factor is 1 where the profile applies the correction to the choice only (NCCL 2.7.5's, with

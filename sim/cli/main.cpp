@@ -1,7 +1,10 @@
 // megasim: the command-line front end. Exit status: 0 success, 2 bad user input (one
 // paragraph on stderr), 1 internal error.
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <exception>
+#include <iostream>
 #include <string>
 
 #include <CLI/CLI.hpp>
@@ -46,7 +49,16 @@ int main(int argc, char** argv) {
   } catch (const megasim::cli::QuietExit& e) {
     return e.status;
   } catch (const CLI::Success& e) {
-    return app.exit(e);
+    // --help and --version print on standard output: a full disk or closed pipe there is a
+    // failed write as any report's (exit 0 with nothing written until 2026-12-06).
+    const int status = app.exit(e);
+    std::cout.flush();
+    if (!std::cout || std::fflush(stdout) != 0) {
+      std::fprintf(stderr, "megasim: error: standard output: write failed (%s)\n",
+                   std::strerror(errno));
+      return 2;
+    }
+    return status;
   } catch (const CLI::ParseError& e) {
     // Bad arguments are bad input like any other: the same prefix and status, and the control
     // bytes of what they quote written as InputError writes them (raw until 2026-12-05).

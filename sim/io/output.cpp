@@ -21,10 +21,18 @@ namespace {
 // it is, so "x.json" and "./x.json", one new file, compared unequal until 2026-12-05 (both
 // outputs ran into one temporary and the second rename failed after the work, leaving the
 // wrong file).
+// A link whose target does not exist yet is followed too (weakly_canonical stops at it): two
+// outputs, one named through such a link, were one file written twice until 2026-12-06, and a
+// lone output replaced the link with a file of its own.
 fs::path identity(const fs::path& p) {
   std::error_code ec;
-  const fs::path whole = fs::absolute(p, ec);
+  fs::path whole = fs::absolute(p, ec);
   if (ec) return p.lexically_normal();
+  for (int hops = 0; hops < 40 && fs::is_symlink(fs::symlink_status(whole, ec)); ++hops) {
+    const fs::path to = fs::read_symlink(whole, ec);
+    if (ec) break;
+    whole = to.is_absolute() ? to : whole.parent_path() / to;
+  }
   fs::path id = fs::weakly_canonical(whole, ec);
   return ec ? whole.lexically_normal() : id.lexically_normal();
 }
@@ -85,8 +93,16 @@ void untrack_pending(const fs::path& tmp) {
 // Writes `content` to a new temporary file beside `path`; returns its name.
 fs::path write_temporary(const std::string& name, const fs::path& path,
                          const std::string& content) {
+  // Beside the file, named after it where the name allows; a name near the file system's limit
+  // (255 bytes) takes a short one instead (a 250-byte name was refused until 2026-12-06).
+  static int made = 0;
+  const std::string suffix = ".tmp." + std::to_string(::getpid()) + "." + std::to_string(made++);
   fs::path tmp = path;
-  tmp += ".tmp." + std::to_string(::getpid());
+  if (path.filename().string().size() + suffix.size() > 255) {
+    tmp = path.parent_path() / (".megasim" + suffix);
+  } else {
+    tmp += suffix;
+  }
   (void)track_pending(tmp);
   std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
   if (!out) {
@@ -228,6 +244,13 @@ void OutputFiles::commit(const std::optional<std::string>& report) {
   }
   for (std::size_t i = 0; i < written.size(); ++i) {
     std::error_code ec;
+    // A file replaced keeps its permissions (a private 600 file came back 644 until
+    // 2026-12-06).
+    const auto existing = fs::status(written[i].second->path, ec);
+    if (!ec && fs::is_regular_file(existing)) {
+      fs::permissions(written[i].first, existing.permissions(), ec);
+    }
+    ec.clear();
     fs::rename(written[i].first, written[i].second->path, ec);
     if (!ec) untrack_pending(written[i].first);
     if (ec) {

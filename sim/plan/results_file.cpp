@@ -314,6 +314,15 @@ void ResultsFile::append(const Candidate& c, const StepFigures& f) {
   const std::string line = io::json_file_text(j, -1);
   const ssize_t n = ::write(fd_, line.data(), line.size());
   if (n != static_cast<ssize_t>(line.size())) {
+    // A line cut by a full disk is taken back where nothing was appended after it, so the file
+    // stays whole JSON Lines for any reader (it kept the cut line until 2026-12-06).
+    const int error = errno;
+    struct stat st {};
+    const off_t end = n > 0 ? ::lseek(fd_, 0, SEEK_CUR) : -1;
+    if (end >= n && ::fstat(fd_, &st) == 0 && st.st_size == end) {
+      (void)!::ftruncate(fd_, end - n);
+    }
+    errno = error;
     throw InputError(fmt::format("--results {}: write failed: {}", path_.string(),
                                  n < 0 ? std::strerror(errno) : "short write"));
   }

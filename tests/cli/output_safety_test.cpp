@@ -290,7 +290,7 @@ TEST_CASE(
     ::_exit(98);
   }
   ::close(go[0]);
-  const fs::path pending = dir / ("a.json.tmp." + std::to_string(child));
+  const fs::path pending = dir / ("a.json.tmp." + std::to_string(child) + ".0");
   REQUIRE(::mkfifo(pending.c_str(), 0600) == 0);
   REQUIRE(::write(go[1], "x", 1) == 1);
   ::close(go[1]);

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -201,4 +202,29 @@ TEST_CASE(
     CHECK(r.err.find(fragment) != std::string::npos);
     CHECK(read_all(file) == before);
   }
+}
+
+TEST_CASE("cli: a --results line cut by a full file system is taken back") {
+  // A file-size limit (ulimit -f, SIGXFSZ ignored) stands for a full disk: the write that
+  // crosses it is cut short. Until 2026-12-06 the cut line stayed in the file for good.
+  const fs::path results = temp_file("limited.jsonl");
+  fs::remove(results);
+  const std::string cmd = "trap '' XFSZ; ulimit -f 2; " + std::string(MEGASIM_BINARY) + " search " +
+                          kSearch22b + " --top 8 --results " + shell_quote(results.string()) +
+                          " >/dev/null 2>/dev/null";
+  const int status = std::system(("sh -c " + shell_quote(cmd)).c_str());
+  CHECK(status != 0);
+  const std::string text = read_all(results);
+  REQUIRE_FALSE(text.empty());
+  CHECK(text.size() <= 1024);
+  CHECK(text.back() == '\n');
+  std::size_t start = 0, lines = 0;
+  while (start < text.size()) {
+    const std::size_t end = text.find('\n', start);
+    CHECK(nlohmann::json::accept(text.substr(start, end - start)));
+    start = end + 1;
+    ++lines;
+  }
+  CHECK(lines >= 1);
+  fs::remove(results);
 }

@@ -1,0 +1,91 @@
+// Outputs named through links, near the file system's name limit and over private files, and
+// --help on a stdout that fails (a user's trial of every writer, 2026-12-06). Each case below
+// failed before its fix.
+#include <doctest/doctest.h>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "run_command.h"
+
+namespace fs = std::filesystem;
+using megasim::test::read_all;
+using megasim::test::run_megasim;
+using megasim::test::shell_quote;
+
+namespace {
+const std::string kScenario =
+    std::string(MEGASIM_SOURCE_DIR) + "/scenarios/megascale-175b-12288.json";
+
+fs::path fresh_dir(const std::string& name) {
+  const fs::path d =
+      fs::temp_directory_path() / ("megasim_files_" + name + "_" + std::to_string(::getpid()));
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+}  // namespace
+
+TEST_CASE("a link to a file not yet written is followed: two outputs through it are refused") {
+  const fs::path d = fresh_dir("dangling");
+  fs::create_symlink(d / "a.json", d / "link.json");
+  auto r = run_megasim("simulate " + shell_quote(kScenario) + " -o " +
+                       shell_quote((d / "a.json").string()) + " --html " +
+                       shell_quote((d / "link.json").string()));
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("named by both -o and --html") != std::string::npos);
+  CHECK_FALSE(fs::exists(d / "a.json"));
+  // One output through the link writes the file it names and keeps the link (the link was
+  // replaced by a file of its own).
+  r = run_megasim("simulate " + shell_quote(kScenario) + " -o " +
+                  shell_quote((d / "link.json").string()));
+  CHECK(r.exit_code == 0);
+  CHECK(fs::is_symlink(d / "link.json"));
+  CHECK(read_all(d / "a.json").rfind("{", 0) == 0);
+  fs::remove_all(d);
+}
+
+TEST_CASE("an output name near the file system's limit is written, and leaves nothing else") {
+  const fs::path d = fresh_dir("long");
+  const std::string name(250, 'a');
+  const auto r = run_megasim("calibrate shapes " + shell_quote(kScenario) + " -o " +
+                             shell_quote((d / name).string()));
+  CHECK(r.exit_code == 0);
+  CHECK(fs::exists(d / name));
+  int entries = 0;
+  for (const auto& e : fs::directory_iterator(d)) entries += e.exists() ? 1 : 0;
+  CHECK(entries == 1);
+  fs::remove_all(d);
+}
+
+TEST_CASE("a file replaced keeps its permissions") {
+  const fs::path d = fresh_dir("mode");
+  std::ofstream(d / "private.json") << "old\n";
+  fs::permissions(d / "private.json", fs::perms::owner_read | fs::perms::owner_write);
+  const auto r = run_megasim("calibrate shapes " + shell_quote(kScenario) + " -o " +
+                             shell_quote((d / "private.json").string()));
+  CHECK(r.exit_code == 0);
+  CHECK(read_all(d / "private.json") != "old\n");
+  CHECK((fs::status(d / "private.json").permissions() & fs::perms::all) ==
+        (fs::perms::owner_read | fs::perms::owner_write));
+  fs::remove_all(d);
+}
+
+TEST_CASE("--help and --version on a stdout that fails exit 2 with the write's error") {
+  const fs::path d = fresh_dir("help");
+  for (const std::string args : {"--help", "--version", "simulate --help"}) {
+    const int status = std::system((std::string(MEGASIM_BINARY) + " " + args + " >/dev/full 2>" +
+                                    shell_quote((d / "err.txt").string()))
+                                       .c_str());
+    INFO(args);
+    CHECK(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 2);
+    CHECK(read_all(d / "err.txt").find("standard output: write failed") != std::string::npos);
+  }
+  fs::remove_all(d);
+}

@@ -27,6 +27,20 @@ std::string read_log_file(const std::filesystem::path& file) {
   std::string text(static_cast<std::size_t>(size), '\0');
   in.read(text.data(), static_cast<std::streamsize>(text.size()));
   if (!in) throw InputError(name + ": cannot be read");
+  // UTF-16 (a Windows PowerShell redirect writes it): a byte-order mark, or a NUL beside each
+  // ASCII byte. It was refused as holding no result rows, the encoding unsaid (until
+  // 2026-12-06).
+  const bool bom = text.size() >= 2 && ((text[0] == '\xFF' && text[1] == '\xFE') ||
+                                        (text[0] == '\xFE' && text[1] == '\xFF'));
+  const auto nul_beside = [&text](std::size_t zero) {  // NUL at zero and zero + 2, text beside
+    return text.size() >= 4 && text[zero] == '\0' && text[zero + 2] == '\0' &&
+           text[1 - zero] != '\0' && text[3 - zero] != '\0';
+  };
+  if (bom || nul_beside(0) || nul_beside(1)) {
+    throw InputError(name +
+                     ": is UTF-16 text, not the UTF-8 nccl-tests writes; convert it "
+                     "(iconv -f UTF-16 -t UTF-8) and import that");
+  }
   return text;
 }
 

@@ -180,6 +180,15 @@ class LogParser {
     if (!b_.started) return;
     NcclTestsRun& r = b_.run;
     if (r.rows.empty()) {
+      // A run whose table was begun and never ended was killed before its first size: the log
+      // is cut, as one cut after some rows is (dropped without a word until 2026-12-06).
+      if (b_.columns && !(r.avg_busbw_gbps || !r.failure.empty() || b_.results_line)) {
+        throw InputError(fmt::format(
+            "{}: the run's column header has no rows after it and no 'Avg bus bandwidth' line: "
+            "the log is cut off before the run's first size; import the whole log, or leave "
+            "that run out of it",
+            where(origin_, r.first_line)));
+      }
       b_ = RunBuilder{};
       return;  // a header with no rows (an aborted run) carries nothing to import
     }

@@ -39,6 +39,10 @@ void fit_imported(hw::DeviceProfile& p, std::size_t first_new,
                   const std::filesystem::path& base_file, const std::string& cluster,
                   io::Json& runs, io::Json& scales, std::string& text);
 
+// Refuses a log given twice: one file under two names, or a copy of it (the same bytes; it
+// was imported twice, its rows counted twice in the fit, until 2026-12-06) (import_logs.cpp).
+void check_logs_once(const std::vector<std::string>& logs);
+
 // `s` in lower case (ASCII): NCCL's labels and GPU names are read in any case.
 std::string lower(std::string s);
 

@@ -1,4 +1,6 @@
 // Writing a device profile in the schema device_profile_loader.cpp reads.
+#include <cerrno>
+#include <cstdlib>
 #include <ctime>
 
 #include "io/device_profile_loader.h"
@@ -217,7 +219,17 @@ Json device_profile_to_json(const hw::DeviceProfile& p) {
 }
 
 std::string measurement_date_now() {
-  const std::time_t now = std::time(nullptr);
+  // SOURCE_DATE_EPOCH (reproducible-builds.org), where set to seconds since 1970, stands for
+  // the time: two imports of one log are then byte-identical.
+  std::time_t now = std::time(nullptr);
+  if (const char* epoch = std::getenv("SOURCE_DATE_EPOCH")) {
+    char* end = nullptr;
+    errno = 0;
+    const long long seconds = std::strtoll(epoch, &end, 10);
+    if (errno == 0 && end != epoch && *end == '\0' && seconds >= 0) {
+      now = static_cast<std::time_t>(seconds);
+    }
+  }
   std::tm tm{};
   gmtime_r(&now, &tm);
   char buf[32];

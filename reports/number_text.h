@@ -15,4 +15,14 @@ inline std::string signed1(double x) {
   return fmt::format("{:+.1f}", rounded == 0.0 ? 0.0 : rounded);
 }
 
+// Days to two decimals, and a span under a hundredth of a day in minutes or seconds (a
+// one-token run read "0.00 days" until 2026-12-06; the JSON keeps days).
+inline std::string days_text(double days) {
+  if (days >= 0.01 || days == 0.0) return fmt::format("{:.2f} days", days);
+  const double seconds = days * 86400.0;
+  if (seconds >= 60.0) return fmt::format("{:.1f} min", seconds / 60.0);
+  if (seconds >= 0.1) return fmt::format("{:.1f} s", seconds);
+  return fmt::format("{:.2g} s", seconds);
+}
+
 }  // namespace megasim::reports

@@ -5,8 +5,9 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "reports/plan_json.h"
 #include "reports/json_text.h"
+#include "reports/number_text.h"
+#include "reports/plan_json.h"
 #include "reports/run_report.h"
 #include "reports/timeline_json.h"
 #include "workload/program.h"
@@ -200,9 +201,12 @@ std::string step_text(const plan::Evaluation& e) {
   s += fmt::format("  TFLOP/s per GPU      {:.1f} model, {:.1f} hardware\n",
                    p.tflops_per_gpu_model, p.tflops_per_gpu_hw);
   if (tokens) {
+    // Under a hundredth of a day in minutes or seconds ("0.00" for one token until 2026-12-06).
+    const double days = *tokens / p.tokens_per_s / 86400.0;
     s += fmt::format(
-        "  days                 {:.2f} for {:.3g} token{} (the steps alone, at the tokens/s)\n",
-        *tokens / p.tokens_per_s / 86400.0, *tokens, *tokens == 1.0 ? "" : "s");
+        "  days                 {} for {:.3g} token{} (the steps alone, at the tokens/s)\n",
+        days >= 0.01 ? fmt::format("{:.2f}", days) : days_text(days), *tokens,
+        *tokens == 1.0 ? "" : "s");
   }
   const auto& b = p.breakdown;
   s += fmt::format("\nbreakdown of stage {} (s)\n", p.critical_stage);

@@ -236,7 +236,12 @@ std::vector<std::int64_t> parse_gpus(const std::string& spec) {
     start = comma + 1;
   }
   std::sort(out.begin(), out.end());
-  out.erase(std::unique(out.begin(), out.end()), out.end());
+  // Refused as two --gpus options naming one count are (dropped without a word until
+  // 2026-12-06).
+  const auto twice = std::adjacent_find(out.begin(), out.end());
+  if (twice != out.end()) {
+    throw InputError("--gpus " + spec + ": " + std::to_string(*twice) + " GPUs given twice");
+  }
   return out;
 }
 

@@ -379,3 +379,20 @@ TEST_CASE("cli: a cluster of another GPU than the device, or a node past its ref
   const auto own = run_megasim("simulate " + kDefaultScenario);
   CHECK(own.err.find("warning") == std::string::npos);
 }
+
+TEST_CASE("cli: a run under a hundredth of a day and checkpoints outpacing their write say so") {
+  // A one-step run read "0.00 days", and a 0.1-minute interval "5.0 s blocking" beside 316 h of
+  // checkpoint stalls, the asynchronous write's wait unsaid (a user's trial, 2026-12-06).
+  const auto tiny = run_megasim("simulate " + kDefaultScenario + " --set run.tokens=1");
+  REQUIRE(tiny.exit_code == 0);
+  CHECK(tiny.out.find("0.00 days") == std::string::npos);
+  CHECK(tiny.out.find("6.3 s of steps alone") != std::string::npos);
+  CHECK(tiny.out.find(" s for 1 token (the steps alone") != std::string::npos);
+  const auto often = run_megasim("simulate " + kDefaultScenario +
+                                 " --set reliability.checkpoint_interval_min=0.1");
+  REQUIRE(often.exit_code == 0);
+  CHECK(often.out.find("longer than the interval: each checkpoint also waits about 4") !=
+        std::string::npos);
+  const auto usual = run_megasim("simulate " + kDefaultScenario);
+  CHECK(usual.out.find("longer than the interval") == std::string::npos);
+}

@@ -134,7 +134,12 @@ void Executor::end_wait(Unit& u, std::int64_t producer_finish) {
     u.stats.bubble += split - u.compute.wait_since;
     u.stats.pp_exposed += now - split;
   } else {
-    u.stats.dp_exposed += now - u.compute.wait_since;
+    // The part spent for the DP group's slower members to reach the collective is theirs.
+    const Time waited = now - u.compute.wait_since;
+    const Time peers = std::min(u.dp.peer_wait, waited);
+    u.stats.slowest_gpu += peers;
+    u.stats.dp_exposed += waited - peers;
+    u.dp.peer_wait = Time::zero();
     // Drawn on the DP wait line, as dp_exposed counts it; a pass held mid-way for its chunk's
     // last bucket (compute busy) is drawn by finish_pass instead.
     if (traced(u) && now > u.compute.wait_since && !u.compute.busy) {

@@ -125,6 +125,11 @@ struct DpStream {
   std::vector<int> backward_left;  // per chunk: B (or W) passes still to run
   int rs_outstanding = 0;
   int ag_outstanding = 0;
+  // When this member reached the head collective (reserved it), and of the compute stream's
+  // current DP wait the part spent before the collective could start: the group's slower
+  // members not yet at it (a straggling host), which the breakdown books as slowest_gpu.
+  Time reserved_at;
+  Time peer_wait;
 };
 
 // One simulated unit: a TP group (all TP ranks of one (data-parallel index, stage)), lock-stepped

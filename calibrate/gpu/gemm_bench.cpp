@@ -33,6 +33,30 @@ class LtGemm {
  public:
   LtGemm(cublasLtHandle_t lt, const hw::GemmShape& g, cudaStream_t stream)
       : lt_(lt), stream_(stream) {
+    // A shape refused part-way (no algorithm, a heuristic error) frees what it took: the
+    // destructor does not run after a throwing constructor (a failed 8192 x 8192 x 2048 fp8
+    // shape kept its 190 MiB until 2026-12-06).
+    try {
+      set_up(g);
+    } catch (...) {
+      release();
+      throw;
+    }
+  }
+  LtGemm(const LtGemm&) = delete;
+  LtGemm& operator=(const LtGemm&) = delete;
+  ~LtGemm() { release(); }
+
+  void launch() {
+    const float alpha = 1.0f, beta = 0.0f;
+    check_lt(cublasLtMatmul(lt_, desc_, &alpha, a_, la_, b_, lb_, &beta, c_, lc_, c_, lc_,
+                            &heur_.algo, workspace_, kWorkspaceBytes, stream_),
+             "cublasLtMatmul");
+  }
+
+ private:
+  void set_up(const hw::GemmShape& g) {
+    cudaStream_t stream = stream_;
     const cudaDataType_t in = cuda_type(g.dtype);
     // fp8 GEMMs write bf16, as Transformer Engine's do; others write their input type.
     const cudaDataType_t out = g.dtype == hw::DType::kFp8 ? CUDA_R_16BF : in;
@@ -107,9 +131,7 @@ class LtGemm {
              "cublasLtMatmulAlgoGetHeuristic");
     if (found == 0) throw GpuError("cuBLASLt has no algorithm for " + hw::describe(g));
   }
-  LtGemm(const LtGemm&) = delete;
-  LtGemm& operator=(const LtGemm&) = delete;
-  ~LtGemm() {
+  void release() noexcept {
     if (pref_) cublasLtMatmulPreferenceDestroy(pref_);
     if (lc_) cublasLtMatrixLayoutDestroy(lc_);
     if (lb_) cublasLtMatrixLayoutDestroy(lb_);
@@ -121,14 +143,6 @@ class LtGemm {
     cudaFree(a_);
   }
 
-  void launch() {
-    const float alpha = 1.0f, beta = 0.0f;
-    check_lt(cublasLtMatmul(lt_, desc_, &alpha, a_, la_, b_, lb_, &beta, c_, lc_, c_, lc_,
-                            &heur_.algo, workspace_, kWorkspaceBytes, stream_),
-             "cublasLtMatmul");
-  }
-
- private:
   cublasLtHandle_t lt_;
   cudaStream_t stream_;
   void *a_ = nullptr, *b_ = nullptr, *c_ = nullptr, *workspace_ = nullptr;

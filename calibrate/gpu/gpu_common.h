@@ -92,9 +92,18 @@ double median_seconds(cudaStream_t stream, const Budget& b, Launch&& launch, Bef
     for (int i = 0; i < batch; ++i) run();
     MEGASIM_CUDA_CHECK(cudaStreamSynchronize(stream));
   }
-  cudaEvent_t start, stop;
-  MEGASIM_CUDA_CHECK(cudaEventCreate(&start));
-  MEGASIM_CUDA_CHECK(cudaEventCreate(&stop));
+  // The two events are destroyed however the timing ends (a failed launch throws; they leaked
+  // until 2026-12-06).
+  struct Events {
+    cudaEvent_t start = nullptr, stop = nullptr;
+    ~Events() {
+      if (start) cudaEventDestroy(start);
+      if (stop) cudaEventDestroy(stop);
+    }
+  } events;
+  MEGASIM_CUDA_CHECK(cudaEventCreate(&events.start));
+  MEGASIM_CUDA_CHECK(cudaEventCreate(&events.stop));
+  const cudaEvent_t start = events.start, stop = events.stop;
   std::vector<double> times;
   const auto t0 = std::chrono::steady_clock::now();
   for (int i = 0; i < b.repeats; ++i) {
@@ -113,8 +122,6 @@ double median_seconds(cudaStream_t stream, const Budget& b, Launch&& launch, Bef
     times.push_back(static_cast<double>(ms) * 1e-3);
     if (seconds_since(t0) > b.item_timeout_s) break;
   }
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
   std::sort(times.begin(), times.end());
   return times[times.size() / 2];
 }

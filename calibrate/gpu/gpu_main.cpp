@@ -84,6 +84,13 @@ std::size_t l2_flush_bytes() {
   return 2 * static_cast<std::size_t>(std::max(l2_bytes, 1 << 20));
 }
 
+// The operand fills queued on `stream`, done: a failed fill is an error, not rows timed on
+// zeros (the timing clears the last error first; unchecked until 2026-12-06).
+void fills_done(cudaStream_t stream) {
+  MEGASIM_CUDA_CHECK(cudaGetLastError());
+  MEGASIM_CUDA_CHECK(cudaStreamSynchronize(stream));
+}
+
 void measure_memory(hw::DeviceProfile& p, const Budget& budget, bool quick,
                     const std::function<void()>& save) {
   // Up to 1 GiB in both modes: a buffer well past the L2 cache (H200: 50 MB) pins HBM.
@@ -110,7 +117,7 @@ void measure_memory(hw::DeviceProfile& p, const Budget& budget, bool quick,
       launch_fill(a, halfs, Fill::kBf16, 1, stream);
       launch_fill(m, halfs, Fill::kBf16, 2, stream);
       launch_fill(w, kHidden, Fill::kBf16, 3, stream);
-      MEGASIM_CUDA_CHECK(cudaStreamSynchronize(stream));
+      fills_done(stream);
       // A size's rows join the table once all its kernels ran (a failed launch leaves none).
       std::vector<hw::MemoryMeasurement> measured;
       const auto add = [&](hw::MemoryKernel k, double moved, double seconds) {
@@ -147,7 +154,7 @@ void measure_memory(hw::DeviceProfile& p, const Budget& budget, bool quick,
       launch_fill(c, floats, Fill::kFp32, 5, stream);          // gradients
       launch_fill(m, floats, Fill::kFp32, 6, stream);          // first moments
       launch_fill(v, floats, Fill::kFp32Positive, 7, stream);  // second moments, never negative
-      MEGASIM_CUDA_CHECK(cudaStreamSynchronize(stream));
+      fills_done(stream);
       add(hw::MemoryKernel::kAdam, 28.0 * floats, median_seconds(stream, b, [&] {
             launch_adam(f(a), f(c), f(m), f(v), floats, stream);
           }));

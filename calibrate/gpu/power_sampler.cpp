@@ -202,6 +202,7 @@ double copy_phase(double duty) {
     MEGASIM_CUDA_CHECK(cudaEventCreate(&end));
     // Random data, not the buffers' zeros: the HBM and its interface draw less on zeros.
     launch_fill(a.get(), bytes / 2, Fill::kBf16, 11, s);
+    MEGASIM_CUDA_CHECK(cudaGetLastError());
     const auto burst = [&](int copies) {
       MEGASIM_CUDA_CHECK(cudaEventRecord(begin, s));
       for (int i = 0; i < copies; ++i) {

@@ -144,9 +144,10 @@ class CollectiveEngine {
   // byte of payload so that alone they run at NCCL's rate) carry the protocol's wire bytes
   // instead, capped at the rate that ends them when the model's bandwidth term does: the
   // protocol's pace is the GPUs', and beside other traffic the call takes only the link
-  // capacity that pace uses.
+  // capacity that pace uses. `simple_too`: a Simple call's flows too (a tree's: their own bytes
+  // at the model's pace).
   static void pace_by_protocol(CollProtocol protocol, double per_payload, Time bandwidth_time,
-                               std::size_t first, std::vector<Flow>& out);
+                               std::size_t first, std::vector<Flow>& out, bool simple_too = false);
   // A ring's and a tree's flows at one byte each for a byte of payload (flows_of sizes them).
   void ring_flows(const CollectiveCall& call, const CommShape& shape, std::vector<Flow>& out) const;
   void tree_flows(const CollectiveCall& call, const CommShape& shape, std::vector<Flow>& out) const;

@@ -125,10 +125,13 @@ void CollectiveEngine::direct_flows(const CollectiveCall& call, std::vector<Flow
 
 void CollectiveEngine::pace_by_protocol(CollProtocol protocol, double per_payload,
                                         Time bandwidth_time, std::size_t first,
-                                        std::vector<Flow>& out) {
+                                        std::vector<Flow>& out, bool simple_too) {
   const double wire = protocol_wire_ratio(protocol);
   const double seconds = bandwidth_time.to_seconds();
-  if (protocol == CollProtocol::kSimple || !(wire < per_payload) || !(seconds > 0.0)) return;
+  if ((protocol == CollProtocol::kSimple && !simple_too) || !(wire < per_payload) ||
+      !(seconds > 0.0)) {
+    return;
+  }
   for (std::size_t i = first; i < out.size(); ++i) {
     out[i].bytes *= wire / per_payload;
     out[i].max_rate = out[i].bytes / seconds;
@@ -210,9 +213,9 @@ Time CollectiveEngine::flows_of(const CollectiveCall& call, std::vector<Flow>& o
       // The flows are laid at one payload byte each, then carry as many bytes as make them,
       // alone, take the model's bandwidth time (NCCL's mid-size correction and a tree's
       // pipeline fill included) at the busiest of their GPUs' and NICs' ports. Until 2026-12-06
-      // they were sized from the link rate the model assumes (flow_scale): a tree ran up to
-      // 28 % faster than the model on two to four nodes, where no node is interior in both
-      // trees, and did not slow with a PCIe link below the NIC; a ring of 3, 5 or 7 GPUs a node
+      // they were sized from the link rate the model assumes (flow_scale): a tree on one to
+      // four nodes, where no node is interior in both trees, ran up to 50 % faster than the
+      // model and did not slow with a PCIe link below the NIC; a ring of 3, 5 or 7 GPUs a node
       // on shared NICs ran 12-25 % slower, its channels not a multiple of its ranks a node.
       const std::size_t first = out.size();
       const Time bandwidth_time = cost.time - cost.latency;
@@ -230,7 +233,14 @@ Time CollectiveEngine::flows_of(const CollectiveCall& call, std::vector<Flow>& o
                                 (model_.uncapped_link_bandwidth(shape).value() * k);
       per_payload *= std::max(1.0, past_links);
       for (std::size_t i = first; i < out.size(); ++i) out[i].bytes *= per_payload;
-      pace_by_protocol(protocol, per_payload, bandwidth_time, first, out);
+      // A tree's flows carry their own bytes at the model's pace, Simple's too: where NCCL's
+      // model is well below the links (a tree on few nodes, half the NICs' rate), the bytes
+      // that slowed them to it loaded the fabric above the NICs as well, colliding on ECMP
+      // uplinks the real traffic would not fill (a forced tree on the Llama-3-like cluster ran
+      // 1.33-1.66 x the model, a review's find). A ring's stay as they were, within a few per
+      // cent of their payload.
+      pace_by_protocol(protocol, per_payload, bandwidth_time, first, out,
+                       algorithm == CollAlgorithm::kTree);
     }
   }
   return cost.latency;

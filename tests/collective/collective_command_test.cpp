@@ -207,8 +207,13 @@ TEST_CASE("megasim collective: ring and tree flows alone take the model's time, 
     CHECK(r["simulated_time_us"].get<double>() ==
           doctest::Approx(r["model_time_us"].get<double>()).epsilon(0.01));
   }
-  for (const char* shape : {"--cluster jean-zay-a100-384 --gpus 16", "--cluster jean-zay-a100-384 --gpus 32",
-                            "--cluster dgx-h100-superpod-6144 --gpus 16"}) {
+  // On the Llama-3-like cluster (a ToR per two servers) a tree's flows carried the bytes that
+  // slowed them to the model, which then collided above the ToR (1.18 x the model on 32 GPUs;
+  // 1.35 x in this change's first version): they carry their own bytes at its pace now.
+  for (const char* shape :
+       {"--cluster jean-zay-a100-384 --gpus 16", "--cluster jean-zay-a100-384 --gpus 32",
+        "--cluster dgx-h100-superpod-6144 --gpus 16", "--cluster llama3-h100-24576 --gpus 32",
+        "--cluster llama3-h100-24576 --gpus 16 --per-node 4"}) {
     CAPTURE(shape);
     const auto r = row(std::string(shape) + " --op all_reduce --algo tree --proto simple");
     CHECK(r["simulated_time_us"].get<double>() ==

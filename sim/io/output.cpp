@@ -90,13 +90,13 @@ void untrack_pending(const fs::path& tmp) {
   }
 }
 
-// Writes `content` to a new temporary file beside `path`; returns its name.
-fs::path write_temporary(const std::string& name, const fs::path& path,
-                         const std::string& content) {
+// Writes `content` to a new temporary file beside `path`, the command's `index`-th output;
+// returns its name.
+fs::path write_temporary(const std::string& name, const fs::path& path, const std::string& content,
+                         std::size_t index) {
   // Beside the file, named after it where the name allows; a name near the file system's limit
   // (255 bytes) takes a short one instead (a 250-byte name was refused until 2026-12-06).
-  static int made = 0;
-  const std::string suffix = ".tmp." + std::to_string(::getpid()) + "." + std::to_string(made++);
+  const std::string suffix = ".tmp." + std::to_string(::getpid()) + "." + std::to_string(index);
   fs::path tmp = path;
   if (path.filename().string().size() + suffix.size() > 255) {
     tmp = path.parent_path() / (".megasim" + suffix);
@@ -153,7 +153,14 @@ void OutputFiles::add(const std::string& option, const std::string& target) {
   if (target != "-") {
     std::error_code ec;
     const auto link = fs::symlink_status(t.path, ec);
-    if (fs::is_symlink(link)) t.path = identity(t.path);
+    if (fs::is_symlink(link)) {
+      t.path = identity(t.path);
+      // Links that lead back to themselves name no file (one was replaced by a file of its own).
+      if (fs::is_symlink(fs::symlink_status(t.path, ec))) {
+        throw InputError(target + ": a loop of symbolic links; " + option +
+                         " expects a file path to write");
+      }
+    }
     const auto status = fs::status(t.path, ec);
     if (fs::is_directory(status)) {
       throw InputError(target + ": is a directory; " + option + " expects a file path to write");
@@ -226,8 +233,11 @@ void OutputFiles::commit(const std::optional<std::string>& report) {
     }
   };
   try {
-    for (const auto& t : targets_) {
-      if (t.content && t.name != "-") written.emplace_back(write_temporary(t.name, t.path, *t.content), &t);
+    for (std::size_t i = 0; i < targets_.size(); ++i) {
+      const Target& t = targets_[i];
+      if (t.content && t.name != "-") {
+        written.emplace_back(write_temporary(t.name, t.path, *t.content, i), &t);
+      }
     }
     // Standard output between the temporaries and their renames: a closed pipe or full disk
     // there leaves no file behind, and an existing one as it was.

@@ -326,7 +326,7 @@ void check_not_in_base(const calibrate::NcclTestsRun& run, const hw::DeviceProfi
 // tool line saying both (they were dropped).
 hw::MeasurementInfo import_measurement(const std::optional<hw::MeasurementInfo>& base,
                                        const std::vector<std::string>& devices) {
-  const std::string now = io::measurement_date_now();
+  const std::string now = io::measurement_date_now(/*reproducible=*/true);
   const std::string tool = "megasim calibrate import-nccl-tests";
   hw::MeasurementInfo info = base.value_or(hw::MeasurementInfo{});
   // The measuring run and the latest import: an earlier import's part is replaced, not nested.

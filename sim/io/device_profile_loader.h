@@ -31,8 +31,11 @@ LoadedDeviceProfile load_device_profile(const std::filesystem::path& file,
                                         FilesRead* read = nullptr);
 
 // Now, in UTC, as a calibration records when it was measured or imported
-// (measurement.date): ISO 8601, "2026-11-29T23:59:00Z".
-std::string measurement_date_now();
+// (measurement.date): ISO 8601, "2026-11-29T23:59:00Z". An import (`reproducible`) takes
+// SOURCE_DATE_EPOCH for now where it is set (reproducible-builds.org), so that two imports of
+// one log are byte-identical; InputError where it is not whole seconds from 1970 up to now. A
+// measurement keeps the real time (a Nix shell sets the variable to 1980).
+std::string measurement_date_now(bool reproducible = false);
 // `origin` names the document in errors (a file name).
 LoadedDeviceProfile parse_device_profile(const Json& doc, const std::string& origin);
 

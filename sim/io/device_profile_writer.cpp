@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <ctime>
 
+#include "engine/error.h"
 #include "io/device_profile_loader.h"
 
 namespace megasim::io {
@@ -218,17 +219,19 @@ Json device_profile_to_json(const hw::DeviceProfile& p) {
   return j;
 }
 
-std::string measurement_date_now() {
-  // SOURCE_DATE_EPOCH (reproducible-builds.org), where set to seconds since 1970, stands for
-  // the time: two imports of one log are then byte-identical.
+std::string measurement_date_now(bool reproducible) {
   std::time_t now = std::time(nullptr);
-  if (const char* epoch = std::getenv("SOURCE_DATE_EPOCH")) {
+  const char* epoch = reproducible ? std::getenv("SOURCE_DATE_EPOCH") : nullptr;
+  if (epoch != nullptr) {
     char* end = nullptr;
     errno = 0;
     const long long seconds = std::strtoll(epoch, &end, 10);
-    if (errno == 0 && end != epoch && *end == '\0' && seconds >= 0) {
-      now = static_cast<std::time_t>(seconds);
+    if (errno != 0 || end == epoch || *end != '\0' || seconds < 0 || seconds > now) {
+      throw InputError(std::string("SOURCE_DATE_EPOCH: '") + epoch +
+                       "' is not a whole number of seconds from 1970 up to now; unset it, or "
+                       "give the date the import should record");
     }
+    now = static_cast<std::time_t>(seconds);
   }
   std::tm tm{};
   gmtime_r(&now, &tm);

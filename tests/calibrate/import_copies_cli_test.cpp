@@ -69,7 +69,14 @@ TEST_CASE("import: SOURCE_DATE_EPOCH makes two imports of one log byte-identical
   const auto a = run_megasim(args + shell_quote((d / "a.json").string()));
   ::sleep(1);
   const auto b = run_megasim(args + shell_quote((d / "b.json").string()));
+  // A value that is no date is refused, not ignored (or written as the year 3170843).
+  ::setenv("SOURCE_DATE_EPOCH", "99999999999999", 1);
+  const auto future = run_megasim(args + shell_quote((d / "c.json").string()));
   ::unsetenv("SOURCE_DATE_EPOCH");
+  CHECK(future.exit_code == 2);
+  CHECK(future.err.find("SOURCE_DATE_EPOCH: '99999999999999' is not a whole number") !=
+        std::string::npos);
+  CHECK_FALSE(fs::exists(d / "c.json"));
   REQUIRE(a.exit_code == 0);
   REQUIRE(b.exit_code == 0);
   CHECK(read_all(d / "a.json") == read_all(d / "b.json"));

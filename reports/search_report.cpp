@@ -128,8 +128,8 @@ std::string why(const plan::RankedPlan& p, const plan::RankedPlan& best, plan::O
   }
   std::string t =
       o == plan::Objective::kMfu
-          ? signed1(100.0 * (p.figures().mfu - best.figures().mfu)) + " pt MFU"
-          : fmt::format("{} % {}", signed1(100.0 * (p.objective / best.objective - 1.0)),
+          ? signed_small(100.0 * (p.figures().mfu - best.figures().mfu)) + " pt MFU"
+          : fmt::format("{} % {}", signed_small(100.0 * (p.objective / best.objective - 1.0)),
                         o == plan::Objective::kCost ? "cost" : "energy");
   const std::int64_t gpus = p.candidate.plan.gpus(), best_gpus = best.candidate.plan.gpus();
   if (gpus != best_gpus) {

@@ -194,8 +194,9 @@ void search_on(const MpiShare& mpi, const SearchCliOptions& o, PreparedSearch& p
     if (!o.gpus.empty()) given.push_back("--gpus " + fmt::format("{}", fmt::join(o.gpus, ",")));
     throw InputError(fmt::format(
         "search: {} leave no plan to enumerate: sequence parallelism (sp=1) runs only at tp "
-        "above 1, dp must be the GPU count over tp × pp, and DeepSpeed's pipeline engine runs "
-        "vpp 1 only; loosen one of them",
+        "above 1, the distributed optimizer (dist_opt=1) only at dp above 1, dp must be the GPU "
+        "count over tp × pp, and DeepSpeed's pipeline engine runs vpp 1 only; loosen one of "
+        "them",
         given.empty() ? std::string("the scenario's GPU count and model")
                       : fmt::format("{}", fmt::join(given, " and "))));
   }

@@ -280,10 +280,12 @@ class Walker {
     }
     const bool fits = gpus <= in_.cluster.gpus && gpus % (static_cast<std::int64_t>(tp) * pp) == 0;
     const int dp = fits ? static_cast<int>(gpus / (static_cast<std::int64_t>(tp) * pp)) : 0;
-    // With one replica the distributed optimizer shards nothing: the same plan as without.
-    // (An axis of both values keeps the one without at dp 1; one fixed to true keeps that.)
+    // With one replica the distributed optimizer shards nothing: the same plan as without, so
+    // at dp 1 only dist_opt=0 exists, and a space that holds dist_opt=1 alone has no plan there,
+    // as sequence parallelism at tp 1 (--fix dist_opt=1 brought in DP-1 plans relabelled, until
+    // 2026-12-06: dist_opt=0 and =1 did not split the space).
     const bool without = std::find(dist_.begin(), dist_.end(), false) != dist_.end();
-    dists_ = dp == 1 && without ? std::vector<bool>{false} : dist_;
+    dists_ = dp != 1 ? dist_ : without ? std::vector<bool>{false} : std::vector<bool>{};
     const auto inner = static_cast<std::int64_t>(vpps.size() * mbs_.size() * rcs_.size() *
                                                  sps.size() * dists_.size());
     space_.size += inner;

@@ -140,15 +140,22 @@ void Executor::end_wait(Unit& u, std::int64_t producer_finish) {
     u.stats.slowest_gpu += peers;
     u.stats.dp_exposed += waited - peers;
     u.dp.peer_wait = Time::zero();
-    // Drawn on the DP wait line, as dp_exposed counts it; a pass held mid-way for its chunk's
-    // last bucket (compute busy) is drawn by finish_pass instead.
+    // Drawn as counted: the wait for slower members first, on the compute line as the rest of
+    // slowest_gpu is, then the DP wait line's dp_exposed (all of it on that line until
+    // 2026-12-06, a review's find); a pass held mid-way for its chunk's last bucket (compute
+    // busy) is drawn by finish_pass instead.
     if (traced(u) && now > u.compute.wait_since && !u.compute.busy) {
       const char* what =
           u.compute.waiting == Wait::kAllGather  ? "parameter all-gather (before the pass)"
           : u.phase == StepPhase::kParameterSync ? "parameter all-gather (after the optimizer)"
           : u.phase == StepPhase::kGradientSync  ? "gradient reduction (before the optimizer)"
                                                  : "gradient reduce-scatters (before the pass)";
-      record(u, "dp wait", what, u.compute.wait_since, now);
+      const Time split = u.compute.wait_since + peers;
+      if (peers > Time::zero()) {
+        record(u, "compute", "waiting for the DP group's slower members (slowest gpu)",
+               u.compute.wait_since, split);
+      }
+      if (now > split) record(u, "dp wait", what, split, now);
     }
   }
   u.compute.waiting = Wait::kNone;

@@ -157,11 +157,13 @@ struct ExecutorConfig {
 
 struct StageBreakdown {
   Time compute;      // compute-stream busy time net of exposed TP communication
-  Time slowest_gpu;  // what the passes took longer because the slowest GPU paces them
+  // What the passes took longer because the slowest GPU paces them, and the waits at DP
+  // collectives for the group's slower (straggling) members to reach them.
+  Time slowest_gpu;
   Time power_cap;    // what the passes took longer at the power-limited clock
   Time tp_exposed;   // exposed TP communication inside passes
   Time pp_exposed;   // waiting for activations/gradients in flight, or blocked sending them
-  Time dp_exposed;   // waiting for DP collectives
+  Time dp_exposed;   // waiting for DP collectives to run, once every member is at them
   Time bubble;       // waiting for a producer pass on another stage
   Time optimizer;
   Time data_loading;

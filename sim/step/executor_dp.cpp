@@ -60,7 +60,7 @@ void Executor::start_dp(int i) {
   if (++dp_members_ready_[key] < (cfg_.full ? cfg_.dp : 1)) return;
   // Every member is at this collective: run it on all of them. A member whose compute already
   // waited for it waited this long for the slower ones (dp_exposed held it until 2026-12-06:
-  // one host of 100 at half speed read as 1.6 s of DP communication).
+  // one host of 100 at half speed read as 1.86 s of DP communication).
   const DpOp op = u.dp.queue[u.dp.head];
   const int members = cfg_.full ? cfg_.dp : 1;
   const Time start = sim_.now();

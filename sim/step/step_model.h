@@ -65,7 +65,9 @@ struct StepRequest {
 // finishes last, so it waits for no slower one).
 struct Breakdown {
   Time compute, tp_exposed, pp_exposed, dp_exposed, bubble, optimizer, other;
-  Time slowest_gpu;  // the slowest of the job's GPUs pacing the passes (hw::FleetVariation)
+  // The slowest of the job's GPUs pacing the passes (hw::FleetVariation), and the waits at DP
+  // collectives for straggling members (a scenario's `stragglers`).
+  Time slowest_gpu;
   Time power_cap;    // GEMMs at the clock the board's power limit leaves (hw::SustainedGemm)
 
   // The step time: the parts are the critical stage's step, cut without overlap.

@@ -11,6 +11,7 @@
 
 #include "run_command.h"
 
+using megasim::test::kSearch22b;
 using megasim::test::run_megasim;
 using megasim::test::shell_quote;
 
@@ -175,4 +176,21 @@ TEST_CASE("cli: search takes a --set a switch overrides only where no searched s
     CHECK(held.exit_code == 2);
     CHECK(held.err.find("--set plan.optimizer=adam runs lamb") != std::string::npos);
   }
+}
+
+TEST_CASE("cli: dist_opt=0 and dist_opt=1 split the search space, as sp=0 and sp=1 do") {
+  // At DP 1 the distributed optimizer shards nothing; --fix dist_opt=1 brought those plans in
+  // relabelled (68 + 86 feasible plans of Korthikanti's 22B on 8 GPUs against 86 in all) until
+  // 2026-12-06, and ranked a copy of the dist_opt=0 best first.
+  const auto feasible = [](const std::string& fix) {
+    const auto r = run_megasim("search " + kSearch22b + " --gpus 8 --top 1 --json" + fix);
+    REQUIRE(r.exit_code == 0);
+    return nlohmann::json::parse(r.out)["space"]["feasible"].get<int>();
+  };
+  const int all = feasible(""), off = feasible(" --fix dist_opt=0"),
+            on = feasible(" --fix dist_opt=1");
+  CHECK(off + on == all);
+  CHECK(on < all / 2);
+  const auto one = run_megasim("search " + kSearch22b + " --gpus 8 --fix dp=1 --fix dist_opt=1");
+  CHECK(one.exit_code == 2);
 }

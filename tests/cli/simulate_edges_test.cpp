@@ -401,12 +401,13 @@ TEST_CASE("cli: a DP group's wait for its straggling member is booked as slowest
   // One host in 100 at half speed: the step grows by 1.6 s, which the breakdown put down to
   // DP communication (dp_exposed 1.857 s against 0.155 without) until 2026-12-06; the fast
   // replicas' waits for the slow one to reach each collective are the slowest GPU's.
-  const auto base = simulate_json(kDefaultScenario)["breakdown_s"];
+  const auto whole = simulate_json(kDefaultScenario);
+  const auto& base = whole["breakdown_s"];
   const auto slow = simulate_json(
       kDefaultScenario + " --set stragglers.host_fraction=0.01 --set stragglers.slowdown=2");
   const auto b = slow["breakdown_s"];
-  const double grown = slow["step_time_s"].get<double>() - 7.0;
-  REQUIRE(grown > 0.5);
+  const double grown = slow["step_time_s"].get<double>() - whole["step_time_s"].get<double>();
+  REQUIRE(grown > 1.0);
   CHECK(b["slowest_gpu"].get<double>() > base["slowest_gpu"].get<double>() + 1.0);
   CHECK(b["dp_exposed"].get<double>() < base["dp_exposed"].get<double>() + 0.5);
   double sum = 0.0;

@@ -82,3 +82,20 @@ TEST_CASE("report: search's header says where the scenario's own plan is a count
                   "estimate, the scenario's own plan being that count's best") !=
         std::string::npos);
 }
+
+TEST_CASE("report: search's why keeps the sign of an MFU loss that rounds to nothing") {
+  // A plan 0.03 points of MFU behind the best read "+0.0 pt MFU" until 2026-12-06.
+  plan::SearchResult r;
+  r.gpus = {64};
+  r.objective = plan::Objective::kMfu;
+  r.ranked = {ranked("best", 5.0, 0.5), ranked("close", 5.0, 0.5)};
+  r.ranked[0].event->mfu = 0.42644;
+  r.ranked[1].event->mfu = 0.42614;
+  r.ranked[0].objective = -0.42644;
+  r.ranked[1].objective = -0.42614;
+  r.analytic = r.ranked;
+  const std::string text = reports::search_text(r);
+  INFO(text);
+  CHECK(text.find("-0.03 pt MFU") != std::string::npos);
+  CHECK(text.find("+0.0 pt MFU") == std::string::npos);
+}

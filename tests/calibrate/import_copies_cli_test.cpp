@@ -13,6 +13,7 @@
 
 #include "cli/run_command.h"
 
+using megasim::test::fresh_dir;
 using megasim::test::read_all;
 using megasim::test::run_megasim;
 using megasim::test::shell_quote;
@@ -21,14 +22,6 @@ namespace fs = std::filesystem;
 namespace {
 const std::string kLog =
     std::string(MEGASIM_SOURCE_DIR) + "/tests/data/nccl-tests/h100-2node-all_reduce.log";
-
-fs::path fresh_dir(const std::string& name) {
-  const fs::path d =
-      fs::temp_directory_path() / ("megasim_copies_" + name + "_" + std::to_string(::getpid()));
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
-}
 }  // namespace
 
 TEST_CASE("import: a copy of a log under another name is refused as the log twice") {

@@ -14,27 +14,16 @@
 #include "run_command.h"
 
 namespace fs = std::filesystem;
+using megasim::test::fresh_dir;
+using megasim::test::kDefaultScenario;
 using megasim::test::read_all;
 using megasim::test::run_megasim;
 using megasim::test::shell_quote;
 
-namespace {
-const std::string kScenario =
-    std::string(MEGASIM_SOURCE_DIR) + "/scenarios/megascale-175b-12288.json";
-
-fs::path fresh_dir(const std::string& name) {
-  const fs::path d =
-      fs::temp_directory_path() / ("megasim_files_" + name + "_" + std::to_string(::getpid()));
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
-}
-}  // namespace
-
 TEST_CASE("a link to a file not yet written is followed: two outputs through it are refused") {
   const fs::path d = fresh_dir("dangling");
   fs::create_symlink(d / "a.json", d / "link.json");
-  auto r = run_megasim("simulate " + shell_quote(kScenario) + " -o " +
+  auto r = run_megasim("simulate " + shell_quote(kDefaultScenario) + " -o " +
                        shell_quote((d / "a.json").string()) + " --html " +
                        shell_quote((d / "link.json").string()));
   CHECK(r.exit_code == 2);
@@ -42,7 +31,7 @@ TEST_CASE("a link to a file not yet written is followed: two outputs through it 
   CHECK_FALSE(fs::exists(d / "a.json"));
   // One output through the link writes the file it names and keeps the link (the link was
   // replaced by a file of its own).
-  r = run_megasim("simulate " + shell_quote(kScenario) + " -o " +
+  r = run_megasim("simulate " + shell_quote(kDefaultScenario) + " -o " +
                   shell_quote((d / "link.json").string()));
   CHECK(r.exit_code == 0);
   CHECK(fs::is_symlink(d / "link.json"));
@@ -50,7 +39,7 @@ TEST_CASE("a link to a file not yet written is followed: two outputs through it 
   // Links that lead back to themselves name no file: refused, the links kept.
   fs::create_symlink(d / "b.json", d / "loop.json");
   fs::create_symlink(d / "loop.json", d / "b.json");
-  r = run_megasim("simulate " + shell_quote(kScenario) + " -o " +
+  r = run_megasim("simulate " + shell_quote(kDefaultScenario) + " -o " +
                   shell_quote((d / "loop.json").string()));
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("a loop of symbolic links") != std::string::npos);
@@ -61,7 +50,7 @@ TEST_CASE("a link to a file not yet written is followed: two outputs through it 
 TEST_CASE("an output name near the file system's limit is written, and leaves nothing else") {
   const fs::path d = fresh_dir("long");
   const std::string name(250, 'a');
-  const auto r = run_megasim("calibrate shapes " + shell_quote(kScenario) + " -o " +
+  const auto r = run_megasim("calibrate shapes " + shell_quote(kDefaultScenario) + " -o " +
                              shell_quote((d / name).string()));
   CHECK(r.exit_code == 0);
   CHECK(fs::exists(d / name));
@@ -77,7 +66,7 @@ TEST_CASE("a file replaced keeps its permissions") {
   // 640: neither what a umask of 022 nor one of 077 gives a new file, so the old code fails.
   const auto mode = fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read;
   fs::permissions(d / "private.json", mode);
-  const auto r = run_megasim("calibrate shapes " + shell_quote(kScenario) + " -o " +
+  const auto r = run_megasim("calibrate shapes " + shell_quote(kDefaultScenario) + " -o " +
                              shell_quote((d / "private.json").string()));
   CHECK(r.exit_code == 0);
   CHECK(read_all(d / "private.json") != "old\n");

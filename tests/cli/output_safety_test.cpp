@@ -16,19 +16,13 @@
 #include "run_command.h"
 
 namespace fs = std::filesystem;
+using megasim::test::fresh_dir;
 using megasim::test::read_all;
 using megasim::test::run_megasim;
 using megasim::test::shell_quote;
 
 namespace {
 const std::string kScenario = std::string(MEGASIM_SOURCE_DIR) + "/scenarios/megascale-175b-12288.json";
-
-fs::path fresh_dir(const std::string& name) {
-  const fs::path d = fs::temp_directory_path() / ("megasim_out_" + name + "_" + std::to_string(::getpid()));
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
-}
 
 // A shell's status shows megasim ended at a write by `sig`: its death by the signal (128 + sig
 // from the shell, or the signal itself where the shell ran megasim in its place), or, where the

@@ -44,6 +44,17 @@ inline std::filesystem::path temp_file(const std::string& name) {
   return dir / name;
 }
 
+// A fresh, empty folder `name` of this process's in the scratch folder (what was there
+// removed).
+inline std::filesystem::path fresh_dir(const std::string& name) {
+  namespace fs = std::filesystem;
+  const fs::path d =
+      fs::temp_directory_path() / ("megasim_dir_" + name + "_" + std::to_string(::getpid()));
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+
 inline int lines_of(const std::filesystem::path& p) {
   std::ifstream in(p);
   std::string line;

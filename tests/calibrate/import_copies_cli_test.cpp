@@ -22,17 +22,24 @@ namespace fs = std::filesystem;
 namespace {
 const std::string kLog =
     std::string(MEGASIM_SOURCE_DIR) + "/tests/data/nccl-tests/h100-2node-all_reduce.log";
+
+// Imports `logs` (quoted already) into folder `d`: refused with `why` on stderr, exit 2, and
+// nothing written.
+void check_refused(const fs::path& d, const std::string& logs, const std::string& why) {
+  const auto r = run_megasim("calibrate import-nccl-tests " + logs +
+                             " --device h100-sxm5-80gb -o " + shell_quote((d / "o.json").string()));
+  INFO(r.err);
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find(why) != std::string::npos);
+  CHECK_FALSE(fs::exists(d / "o.json"));
+}
 }  // namespace
 
 TEST_CASE("import: a copy of a log under another name is refused as the log twice") {
   const fs::path d = fresh_dir("copy");
   fs::copy_file(kLog, d / "copy.log");
-  const auto r = run_megasim("calibrate import-nccl-tests " + shell_quote(kLog) + " " +
-                             shell_quote((d / "copy.log").string()) +
-                             " --device h100-sxm5-80gb -o " + shell_quote((d / "o.json").string()));
-  CHECK(r.exit_code == 2);
-  CHECK(r.err.find("copy.log: a copy of ") != std::string::npos);
-  CHECK_FALSE(fs::exists(d / "o.json"));
+  check_refused(d, shell_quote(kLog) + " " + shell_quote((d / "copy.log").string()),
+                "copy.log: a copy of ");
   fs::remove_all(d);
 }
 
@@ -44,13 +51,8 @@ TEST_CASE("import: a second run killed after its column header is refused as a c
   REQUIRE(table != std::string::npos);
   const auto header_end = text.find('\n', text.find('\n', table) + 1);
   std::ofstream(d / "two.log") << text << text.substr(0, header_end + 1);
-  const auto r =
-      run_megasim("calibrate import-nccl-tests " + shell_quote((d / "two.log").string()) +
-                  " --device h100-sxm5-80gb -o " + shell_quote((d / "o.json").string()));
-  INFO(r.err);
-  CHECK(r.exit_code == 2);
-  CHECK(r.err.find("the log is cut off before the run's first size") != std::string::npos);
-  CHECK_FALSE(fs::exists(d / "o.json"));
+  check_refused(d, shell_quote((d / "two.log").string()),
+                "the log is cut off before the run's first size");
   fs::remove_all(d);
 }
 

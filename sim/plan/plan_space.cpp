@@ -278,8 +278,14 @@ class Walker {
       const bool one = std::find(vpps.begin(), vpps.end(), 1) != vpps.end();
       vpps = one ? std::vector<int>{1} : std::vector<int>{};
     }
-    const bool fits = gpus <= in_.cluster.gpus && gpus % (static_cast<std::int64_t>(tp) * pp) == 0;
-    const int dp = fits ? static_cast<int>(gpus / (static_cast<std::int64_t>(tp) * pp)) : 0;
+    const bool divides = gpus % (static_cast<std::int64_t>(tp) * pp) == 0;
+    const bool fits = gpus <= in_.cluster.gpus && divides;
+    const int dp = divides ? static_cast<int>(gpus / (static_cast<std::int64_t>(tp) * pp)) : 0;
+    // With dp fixed, a tp × pp that does not divide the GPU count makes no plan of that dp: it
+    // is outside the space asked for, not pruned (--fix dp=1 --fix dist_opt=1 was reported as
+    // thousands of plans pruned by cluster size, until 2026-12-06, rather than as restrictions
+    // that leave no plan).
+    if (r_.dp && !divides) return;
     // With one replica the distributed optimizer shards nothing: the same plan as without, so
     // at dp 1 only dist_opt=0 exists, and a space that holds dist_opt=1 alone has no plan there,
     // as sequence parallelism at tp 1 (--fix dist_opt=1 brought in DP-1 plans relabelled, until
@@ -290,12 +296,12 @@ class Walker {
                                                  sps.size() * dists_.size());
     space_.size += inner;
     // Whole sub-spaces first: the GPU count, then the model's heads.
-    if (!fits) {
-      prune(Prune::kClusterSize, inner);
-      return;
-    }
     if (!allowed(r_.dp, dp)) {
       space_.size -= inner;  // not in the space the user asked for
+      return;
+    }
+    if (!fits) {
+      prune(Prune::kClusterSize, inner);
       return;
     }
     if (model.heads % tp != 0 || model.kv_heads % tp != 0 || model.ffn_hidden % tp != 0) {

@@ -191,6 +191,11 @@ TEST_CASE("cli: dist_opt=0 and dist_opt=1 split the search space, as sp=0 and sp
             on = feasible(" --fix dist_opt=1");
   CHECK(off + on == all);
   CHECK(on < all / 2);
+  // dp=1 with dist_opt=1 leaves no plan: said as the restrictions' clash, not as 5,652 plans
+  // pruned by cluster size (every tp × pp that could not make dp 1 was counted so).
   const auto one = run_megasim("search " + kSearch22b + " --gpus 8 --fix dp=1 --fix dist_opt=1");
   CHECK(one.exit_code == 2);
+  CHECK(one.err.find("--fix dp=1 and --fix dist_opt=1 and --gpus 8 leave no plan") !=
+        std::string::npos);
+  CHECK(one.err.find("pruned by cluster size") == std::string::npos);
 }

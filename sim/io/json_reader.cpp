@@ -241,7 +241,8 @@ std::optional<double> JsonReader::optional_number(const std::string& key, double
     fail_value(key, fmt::format("{} is out of range; expected a number in [{}, {}]",
                                 format_outside(d, lo, hi), format_number(lo), format_number(hi)));
   }
-  return d;
+  // -0 reads as 0, as --set's route gives it ("-0 t CO2" and "$-0" printed, until 2026-12-06).
+  return d == 0.0 ? 0.0 : d;
 }
 
 double JsonReader::number(const std::string& key, double lo, double hi) {

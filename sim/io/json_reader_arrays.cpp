@@ -25,7 +25,7 @@ std::vector<double> JsonReader::number_array(const std::string& key, double lo, 
     const double d = e.get<double>();
     if (!(d >= lo && d <= hi))
       fail(key, fmt::format("element {}: {} is out of range [{}, {}]", i, d, lo, hi));
-    out.push_back(d);
+    out.push_back(d == 0.0 ? 0.0 : d);  // -0 reads as 0, as optional_number's
   }
   return out;
 }

@@ -1,5 +1,6 @@
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <string>
 
 #include "engine/error.h"
@@ -107,4 +108,17 @@ TEST_CASE("json reader: a decorated spelling of a missing required key is named 
   const Json other = Json::parse(R"({"pp": 2})");
   JsonReader o(other, "plan", "s.json");
   CHECK(input_error_of([&] { o.integer("tp", 1, 8); }) == "s.json: plan.tp: missing required key");
+}
+
+TEST_CASE("json reader: -0 reads as 0, in a number and in an array of numbers") {
+  // A scenario's "usd_per_kwh": -0.0 printed "$-0" and "-0 t CO2" until 2026-12-06, where
+  // --set's route gave 0.
+  const Json doc = Json::parse(R"({"x": -0.0, "xs": [-0.0, 1.5]})");
+  JsonReader r(doc, "power", "s.json");
+  const double x = r.number("x", 0.0, 1.0);
+  CHECK(x == 0.0);
+  CHECK_FALSE(std::signbit(x));
+  const auto xs = r.number_array("xs", 0.0, 2.0, 2, 2);
+  CHECK_FALSE(std::signbit(xs[0]));
+  CHECK(xs[1] == 1.5);
 }

@@ -40,7 +40,7 @@ Inspection inspect(const io::Inputs& in, const InspectOptions& o) {
   out.fused_attention = w.fused_attention;
   // Every count is of the executed model: a window the system switches on lowers what the
   // kernels run and the MFU numerator alike (flops.h).
-  out.flops = workload::flops_per_token(w.executed, in.scenario.plan.recompute);
+  out.flops = workload::flops_per_token(w.executed, in.scenario.plan.recompute, !w.fused_attention);
   out.capacity = in.device.memory;
   for (std::size_t s = 0; s < w.program.size(); ++s) {
     const workload::StageProgram& st = w.program[s];

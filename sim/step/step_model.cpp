@@ -115,9 +115,10 @@ void add_rates(const AssembledWorkload& w, const hw::DeviceProfile& profile, Ste
   // system switches it on, lowers the attention term of the numerator to s·window, as
   // MegaScale's published figures count it (workload/flops.h).
   out.model_flops_per_token = workload::model_flops_per_token(w.executed).value();
-  // HFU counts what the hardware runs: the executed model (a system's window applied).
+  // HFU counts what the hardware runs: the executed model (a system's window applied where
+  // the attention kernel skips the masked scores; unfused attention computes them all).
   out.hardware_flops_per_token =
-      workload::hardware_flops_per_token(w.executed, w.plan.recompute).value();
+      workload::hardware_flops_per_token(w.executed, w.plan.recompute, !w.fused_attention).value();
   const double peak = profile.peak_for(workload::mfu_peak_dtype(w.plan)).value();
   const double gpus = static_cast<double>(w.plan.gpus());
   out.tflops_per_gpu_model = out.model_flops_per_token * out.tokens_per_s / gpus / 1e12;

@@ -34,7 +34,7 @@ Flops logits_forward_flops_per_token(const ModelSpec& m) {
   return Flops(2.0 * d(m.hidden) * d(m.vocab));
 }
 
-FlopsPerToken flops_per_token(const ModelSpec& m, Recompute recompute) {
+FlopsPerToken flops_per_token(const ModelSpec& m, Recompute recompute, bool every_score) {
   const LayerFlops lf = layer_forward_flops_per_token(m);
   const double l = m.layers;
   const Flops layers_fwd = lf.total() * l;
@@ -55,6 +55,12 @@ FlopsPerToken flops_per_token(const ModelSpec& m, Recompute recompute) {
   }
   r.hardware_published =
       recompute == Recompute::kSelective ? r.model + lf.attention_core * (3.0 * l) : r.hardware;
+  if (every_score) {
+    // The scores a window masks are computed all the same: s keys a query, every pass of the
+    // core (three, and a fourth where it is recomputed).
+    const Flops masked = Flops(4.0 * d(m.seq) * d(m.q_dim())) - lf.attention_core;
+    r.hardware += masked * (l * (recompute == Recompute::kNone ? 3.0 : 4.0));
+  }
   const Flops causal_core(4.0 * causal_keys_per_query(m) * d(m.q_dim()));
   r.useful = (layers_fwd - lf.attention_core * l + causal_core * l) * 3.0 + logits_fwd * 3.0;
   return r;
@@ -64,8 +70,8 @@ Flops model_flops_per_token(const ModelSpec& m) {
   return flops_per_token(m).model;
 }
 
-Flops hardware_flops_per_token(const ModelSpec& m, Recompute recompute) {
-  return flops_per_token(m, recompute).hardware;
+Flops hardware_flops_per_token(const ModelSpec& m, Recompute recompute, bool every_score) {
+  return flops_per_token(m, recompute, every_score).hardware;
 }
 
 hw::DType mfu_peak_dtype(const ParallelPlan& p) {

@@ -17,7 +17,10 @@
 //    96·B·s·l·h²(1 + s/6h + V/16lh) scaled by 3/4 as a whole, which scales the never
 //    recomputed logits too.)
 //  * `hardware` adds what recomputation runs again (HFU numerator): a full forward of every
-//    layer with full recompute, the attention core with selective recompute.
+//    layer with full recompute, the attention core with selective recompute. Unfused attention
+//    (`every_score`) runs its two batched GEMMs over all s² scores, a window applied as a mask:
+//    its hardware count charges the core s keys a query, window or not (until 2026-12-06 it
+//    charged the window's, 1.8 % under what MegaScale's 175B runs unfused with a window).
 //  * `hardware_published` is the HFU numerator as Korthikanti et al. 2022 publish it: their
 //    selective-recompute count 72·l·h²·(1 + s/3h + V/12lh) charges the recomputed attention
 //    core three times its forward (the published HFU/MFU ratios of their four models, 1.053,
@@ -51,10 +54,11 @@ struct FlopsPerToken {
   Flops useful;              // causal/windowed kernels, no recompute
 };
 
-FlopsPerToken flops_per_token(const ModelSpec& m, Recompute recompute = Recompute::kNone);
+FlopsPerToken flops_per_token(const ModelSpec& m, Recompute recompute = Recompute::kNone,
+                              bool every_score = false);
 // The MFU numerator per token (FlopsPerToken::model).
 Flops model_flops_per_token(const ModelSpec& m);
-Flops hardware_flops_per_token(const ModelSpec& m, Recompute recompute);
+Flops hardware_flops_per_token(const ModelSpec& m, Recompute recompute, bool every_score = false);
 
 // The peak MFU and HFU are taken against: the training dtype's (bf16 or fp16). An FP8 plan's
 // too, as Megatron-Core and Transformer Engine report MFU against the 16-bit dense peak.

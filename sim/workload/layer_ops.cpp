@@ -10,6 +10,12 @@
 namespace megasim::workload::detail {
 namespace {
 
+// An unfused attention GEMM computes every score, a window only masking some: its hardware
+// FLOPs are half the core's over all s keys (workload/flops.h, `every_score`).
+void every_score(const LayerContext& c, Op& op) {
+  op.hardware_flops = Flops(2.0 * d(c.tokens) * d(c.s) * d(c.q_r));
+}
+
 double attention_convention_fwd(const LayerContext& c) {
   // 4·b·(s/cp)·keys·(heads/t)·d: QKᵀ and PV of this rank's queries over the keys the MFU
   // convention charges.
@@ -142,6 +148,7 @@ void append_attention_core(const LayerContext& c, int layer, Phase phase, std::v
   const double scores = d(bh) * d(c.s) * d(c.s) * c.elem;
   add_kernel(out, layer, "attention scores qk", phase,
              gemm(c, c.s, c.s, c.head_dim, false, true, bh), Flops(conv / 2.0));
+  every_score(c, out.back());
   add_memory(out, layer, "attention softmax", phase, hw::MemoryKernel::kSoftmax, scores, scores);
   if (c.model.dropout) {
     add_memory(out, layer, "attention dropout", phase, hw::MemoryKernel::kCopy, scores,
@@ -149,6 +156,7 @@ void append_attention_core(const LayerContext& c, int layer, Phase phase, std::v
   }
   add_kernel(out, layer, "attention context pv", phase,
              gemm(c, c.s, c.head_dim, c.s, false, false, bh), Flops(conv / 2.0));
+  every_score(c, out.back());
 }
 
 void append_layer_forward(const LayerContext& c, int layer, Phase phase, std::vector<Op>& out) {
@@ -217,8 +225,10 @@ void attention_core_backward(const LayerContext& c, std::vector<Op>& out, int la
   const Phase bw = Phase::kBackward;
   add_kernel(out, layer, "attention pv dgrad-v", bw, gemm(c, c.s, c.head_dim, c.s, true, false, bh),
              Flops(conv / 2.0));
+  every_score(c, out.back());
   add_kernel(out, layer, "attention pv dgrad-p", bw, gemm(c, c.s, c.s, c.head_dim, false, true, bh),
              Flops(conv / 2.0));
+  every_score(c, out.back());
   if (c.model.dropout) {
     add_memory(out, layer, "attention dropout", bw, hw::MemoryKernel::kCopy,
                scores + scores / c.elem, scores);
@@ -226,8 +236,10 @@ void attention_core_backward(const LayerContext& c, std::vector<Op>& out, int la
   add_memory(out, layer, "attention softmax", bw, hw::MemoryKernel::kSoftmax, 2.0 * scores, scores);
   add_kernel(out, layer, "attention qk dgrad-q", bw,
              gemm(c, c.s, c.head_dim, c.s, false, false, bh), Flops(conv / 2.0));
+  every_score(c, out.back());
   add_kernel(out, layer, "attention qk dgrad-k", bw, gemm(c, c.s, c.head_dim, c.s, true, false, bh),
              Flops(conv / 2.0));
+  every_score(c, out.back());
 }
 
 void mlp_backward_to_activation(const LayerContext& c, std::vector<Op>& out, int layer) {

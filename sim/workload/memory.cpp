@@ -190,8 +190,7 @@ double micro_batches_in_flight(const ParallelPlan& p, int stage) {
       // single group of at most pp runs every forward first (step::interleaved_warmup,
       // Megatron-LM's rule for micro-batches == pp), so every chunk of every micro-batch is in
       // flight at once; a single group over pp has Megatron-Core 0.10's capped warm-up.
-      const int warmup =
-          interleaved_warmup(p.pp, p.vpp, p.group(), stage, static_cast<int>(p.micro_batches()));
+      const int warmup = interleaved_warmup(p.pp, p.vpp, p.group(), stage, p.micro_batches());
       return std::min(warmup + 1.0, m * p.vpp) / p.vpp;
     }
     case Schedule::kOneFOneB:
@@ -210,9 +209,10 @@ std::vector<double> passes_held_at_peak(const ParallelPlan& p, int stage,
     return std::vector<double>(pass_bytes.size(), micro_batches_in_flight(p, stage));
   }
   const int v = static_cast<int>(pass_bytes.size()), g = p.group();
-  const int total = static_cast<int>(p.micro_batches()) * v;
+  const std::int64_t total = p.micro_batches() * v;
   // Held after each forward from the warm-up's last on: forward n − 1 + j, before backward j.
-  const int n = std::min(interleaved_warmup(p.pp, v, g, stage, total / v) + 1, total);
+  const int n = static_cast<int>(
+      std::min<std::int64_t>(interleaved_warmup(p.pp, v, g, stage, p.micro_batches()) + 1, total));
   std::vector<double> held(pass_bytes.size(), 0.0);
   for (int k = 0; k < n; ++k) held[interleaved_chunk(k, g, v, false)] += 1.0;
   const auto bytes = [&] {
@@ -223,7 +223,8 @@ std::vector<double> passes_held_at_peak(const ParallelPlan& p, int stage,
   std::vector<double> peak = held;
   double peak_bytes = bytes();
   // The same every g·v passes, so one period of the steady state finds the peak.
-  for (int j = 1; j <= std::min(total - n, g * v); ++j) {
+  const int period = static_cast<int>(std::min<std::int64_t>(total - n, g * v));
+  for (int j = 1; j <= period; ++j) {
     held[interleaved_chunk(j - 1, g, v, true)] -= 1.0;
     held[interleaved_chunk(n - 1 + j, g, v, false)] += 1.0;
     if (bytes() > peak_bytes) {
@@ -233,6 +234,25 @@ std::vector<double> passes_held_at_peak(const ParallelPlan& p, int stage,
   }
   return peak;
 }
+
+namespace {
+
+// What one pass of each model chunk holds beside its layers' activations: the embedding's
+// dropout mask on the first chunk of the first stage, and on the last chunk of the last the
+// final norm's input and output (the logits GEMM's input, which the embedding's weight gradient
+// reads; 2 B each) and the fp32 logits the vocab-parallel cross entropy keeps: Korthikanti et
+// al.'s 4·s·b·h/t·(1 + v/h), sequence parallelism's t (the norm's output was left out until
+// 2026-12-06, though each layer's norm output feeding a GEMM is counted).
+std::vector<double> chunk_buffers(const ModelSpec& m, const ParallelPlan& p, int stage) {
+  const double s = d(m.seq) / p.cp, b = d(p.micro_batch), h = d(m.hidden), t = d(p.tp);
+  const double sp_div = p.sequence_parallel ? t : 1.0;
+  std::vector<double> buffers(static_cast<std::size_t>(p.vpp), 0.0);
+  if (stage == 0 && m.dropout) buffers.front() += s * b * h / sp_div;
+  if (stage == p.pp - 1) buffers.back() += 4.0 * s * b * h / sp_div + 4.0 * s * b * d(m.vocab) / t;
+  return buffers;
+}
+
+}  // namespace
 
 MemoryEstimate estimate_memory(const ModelSpec& m, const ParallelPlan& p, int stage,
                                const MemoryOptions& opts) {
@@ -269,20 +289,11 @@ MemoryEstimate estimate_memory(const ModelSpec& m, const ParallelPlan& p, int st
 
   const Bytes per_layer = activation_bytes_per_layer(m, p, opts);
   e.activations_per_micro_batch = per_layer * stage_layers(m, p, stage);
-  // What one pass of each model chunk holds: its layers' activations, with the embedding's
-  // dropout mask on the first chunk of the first stage, and on the last chunk of the last the
-  // final norm's input (2 B) and the fp32 logits the vocab-parallel cross entropy keeps
-  // (Korthikanti et al.'s 4·s·b·v/t).
-  const double s = d(m.seq) / p.cp, b = d(p.micro_batch), h = d(m.hidden), t = d(p.tp);
-  const double sp_div = p.sequence_parallel ? t : 1.0;
-  std::vector<double> layers_bytes(static_cast<std::size_t>(p.vpp)), buffers(layers_bytes.size());
-  std::vector<double> pass_bytes(layers_bytes.size());
+  // What one pass of each model chunk holds: its layers' activations and its buffers.
+  const std::vector<double> buffers = chunk_buffers(m, p, stage);
+  std::vector<double> layers_bytes(buffers.size()), pass_bytes(buffers.size());
   for (int c = 0; c < p.vpp; ++c) {
     layers_bytes[c] = per_layer.value() * chunk_layers(m, p, stage, c).count;
-    if (stage == 0 && c == 0 && m.dropout) buffers[c] += s * b * h / sp_div;
-    if (stage == p.pp - 1 && c == p.vpp - 1) {
-      buffers[c] += 2.0 * s * b * h / sp_div + 4.0 * s * b * d(m.vocab) / t;
-    }
     pass_bytes[c] = layers_bytes[c] + buffers[c];
   }
   const std::vector<double> held = passes_held_at_peak(p, stage, pass_bytes);

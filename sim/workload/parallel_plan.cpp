@@ -46,7 +46,9 @@ void validate_sequence_split(const ModelSpec& m, const ParallelPlan& p) {
 void validate_layer_split(const ModelSpec& m, const ParallelPlan& p) {
   if (p.layer_split.empty()) {
     if (m.layers % (p.pp * p.vpp) != 0) {
-      plan_error(m, p.vpp > 1 ? "plan.vpp" : "plan.pp",
+      // pp's key where pp alone does not divide the layers (plan.pp=7 on 96 layers at vpp 3
+      // blamed plan.vpp, until 2026-12-06).
+      plan_error(m, p.vpp > 1 && m.layers % p.pp == 0 ? "plan.vpp" : "plan.pp",
                  fmt::format("layers {} do not divide into pp × vpp = {} × {} = {} equal "
                              "chunks (give plan.layer_split for an uneven split)",
                              m.layers, p.pp, p.vpp, p.pp * p.vpp));
@@ -187,10 +189,13 @@ LayerRange chunk_layers(const ModelSpec& m, const ParallelPlan& p, int stage, in
   return {chunk * (m.layers / p.vpp) + stage * per_chunk, per_chunk};
 }
 
-int interleaved_warmup(int pp, int v, int group, int stage, int m) {
-  const int total = m * v;
-  if (m == group && group <= pp) return total;
-  return std::min((pp - stage - 1) * 2 + (v - 1) * group, total);
+int interleaved_warmup(int pp, int v, int group, int stage, std::int64_t m) {
+  // In 64 bits: m · v passed 2³¹ at a global batch of 715,827,888 (inspect then held no
+  // activations, until 2026-12-06); the warm-up itself is at most pp · v passes.
+  const std::int64_t total = m * v;
+  if (m == group && group <= pp) return static_cast<int>(total);
+  return static_cast<int>(std::min<std::int64_t>(
+      (pp - stage - 1) * 2 + static_cast<std::int64_t>(v - 1) * group, total));
 }
 
 int interleaved_chunk(int k, int group, int v, bool backward) {

@@ -115,7 +115,7 @@ int stage_layers(const ModelSpec& m, const ParallelPlan& p, int stage);
 // pipeline_parallel_size` rule, and Llama 3's group under pp, which must hold the step; a
 // single group over pp exists only in Megatron-Core 0.10+, which dropped that rule and caps
 // the warm-up as for any step), else (pp − stage − 1)·2 + (v − 1)·group, at most m·v.
-int interleaved_warmup(int pp, int v, int group, int stage, int m);
+int interleaved_warmup(int pp, int v, int group, int stage, std::int64_t m);
 // The model chunk of a stage's k-th forward chunk-pass, (k mod group·v) div group; a
 // backward chunk-pass runs the mirror chunk, v − 1 − that.
 int interleaved_chunk(int k, int group, int v, bool backward);

@@ -87,8 +87,9 @@ TEST_CASE("memory: an uneven interleaved stage holds the layers of the chunks in
 }
 
 TEST_CASE("memory: GPipe keeps every micro-batch's logits on the last stage") {
-  // All forwards run first, so the last stage holds m passes of its final-norm input and fp32
-  // logits (2·s·b·h/t with SP + 4·s·b·V/t each), as its activations.
+  // All forwards run first, so the last stage holds m passes of its final norm's input and
+  // output and fp32 logits (Korthikanti et al.'s 4·s·b·h/t·(1 + V/h) with SP each; the norm's
+  // output was left out until 2026-12-06), as its activations.
   const ModelSpec m = model("korthikanti-175b");
   ParallelPlan p;
   p.tp = 8;
@@ -96,7 +97,7 @@ TEST_CASE("memory: GPipe keeps every micro-batch's logits on the last stage") {
   p.sequence_parallel = true;
   p.global_batch = 48;
   p.schedule = Schedule::kGpipe;
-  const double per_pass = 2.0 * 2048 * 12288 / 8 + 4.0 * 2048 * m.vocab / 8;
+  const double per_pass = 4.0 * 2048 * 12288 / 8 + 4.0 * 2048 * m.vocab / 8;
   CHECK(estimate_memory(m, p, 11).embedding_logits.value() == doctest::Approx(48 * per_pass));
   p.schedule = Schedule::kOneFOneB;
   CHECK(estimate_memory(m, p, 11).embedding_logits.value() == doctest::Approx(per_pass));

@@ -376,6 +376,22 @@ TEST_CASE("memory: a micro-batch group other than pp changes what the interleave
   CHECK(micro_batches_in_flight(p, 31) == 32.0);
 }
 
+TEST_CASE("memory: the interleaved warm-up holds as many passes at any batch, up to the schema's") {
+  // Korthikanti's 175B (PP 8, VPP 3) holds (p − 1)·2 + (v − 1)·p + 1 = 31 chunks on stage 0,
+  // 10.33 micro-batches, however many micro-batches the step has: m · v passed 2³¹ at a global
+  // batch of 715,827,888, and the plan held none (inspect then passed a plan 90.8 GiB needs)
+  // until 2026-12-06.
+  ParallelPlan p = korthikanti_plan("korthikanti-175b");
+  const double held = micro_batches_in_flight(p, 0);
+  CHECK(held == doctest::Approx(31.0 / 3.0));
+  for (const std::int64_t batch : {715827880LL, 715827888LL, 2147483648LL}) {
+    p.global_batch = batch;
+    CHECK(micro_batches_in_flight(p, 0) == held);
+    const std::vector<double> chunks = passes_held_at_peak(p, 0, {1.0, 1.0, 1.0});
+    CHECK(chunks[0] + chunks[1] + chunks[2] == 31.0);
+  }
+}
+
 TEST_CASE("memory: FP8 keeps the linear layers' inputs in one byte and FP8 copies of the weights") {
   // The Llama 3 405B-like layer of the case above (h 16,384, q 16,384, kv 1,024, f 53,248),
   // under FP8, per token:

@@ -87,6 +87,9 @@ TEST_CASE("plan: every invalid plan in the table gets its own error naming the n
        "plan.sequence_parallel: sequence parallelism splits seq 2046 over tp 4"},
       {"layers into pp × vpp", base, plan(1, 8, 5, 1, 1, 64),
        "plan.vpp: layers 96 do not divide into pp × vpp = 8 × 5 = 40"},
+      // pp's key where pp alone does not divide them (vpp's, until 2026-12-06).
+      {"layers into pp at vpp 3", base, plan(1, 7, 3, 1, 1, 63),
+       "plan.pp: layers 96 do not divide into pp × vpp = 7 × 3 = 21"},
       {"layer_split sum", base, split_sum,
        "plan.layer_split: layer_split sums to 90 layers but the model has 96"},
       {"layer_split sum past 2^32", base, split_wrap,
@@ -129,7 +132,7 @@ TEST_CASE("plan: the clashes of different kinds are given together, a line each"
   const std::string err = error_of(m175, p);
   CHECK(err.find("plan.tp: heads 128 is not divisible by tp 6") != std::string::npos);
   CHECK(err.find("\nplan.sequence_parallel: ") != std::string::npos);
-  CHECK(err.find("\nplan.vpp: layers 96 do not divide into pp × vpp = 7 × 6 = 42") !=
+  CHECK(err.find("\nplan.pp: layers 96 do not divide into pp × vpp = 7 × 6 = 42") !=
         std::string::npos);
   CHECK(err.find("\nplan.global_batch: global_batch 770 is not divisible by dp × micro_batch") !=
         std::string::npos);

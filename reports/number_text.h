@@ -33,4 +33,27 @@ inline std::string days_text(double days) {
   return fmt::format("{:.2g} s", seconds);
 }
 
+// Power, energy and mass in the unit that keeps their digits: a one-node job draws kilowatts,
+// and "0.00 MW" or "0 MWh" read as nothing drawn (the JSON keeps MW, MWh and tonnes).
+inline std::string power_text(double megawatts) {
+  if (megawatts == 0.0 || megawatts >= 1.0) return fmt::format("{:.2f} MW", megawatts);
+  // Under a megawatt "0.11 MW" would make 105 and 114 kW one figure.
+  if (megawatts >= 0.1) return fmt::format("{:.0f} kW", megawatts * 1e3);
+  // Under a kilowatt in watts: "0.8 kW" made 823 and 848 W one figure (until 2026-12-06).
+  if (megawatts >= 1e-3) return fmt::format("{:.1f} kW", megawatts * 1e3);
+  return fmt::format("{:.0f} W", megawatts * 1e6);
+}
+// A figure in `unit`, in `milli` (a thousandth of it) below one, and in `micro` below a
+// thousandth: MWh, kWh and Wh; t, kg and g (a one-node run of a few steps printed "0.00 kWh"
+// and "0.00 kg" beside its energy's cost, until 2026-12-06).
+inline std::string thousandths_text(double v, const char* unit, const char* milli,
+                                    const char* micro) {
+  if (v >= 10.0 || v == 0.0) return fmt::format("{:.0f} {}", v, unit);
+  if (v >= 1.0) return fmt::format("{:.1f} {}", v, unit);
+  if (v >= 1e-2) return fmt::format("{:.0f} {}", v * 1e3, milli);
+  // 999.6 Wh would print "1e+03 Wh" to three digits: from 999.5 in milli's two decimals.
+  if (v >= 0.9995e-3) return fmt::format("{:.2f} {}", v * 1e3, milli);
+  return fmt::format("{:.3g} {}", v * 1e6, micro);
+}
+
 }  // namespace megasim::reports

@@ -26,22 +26,6 @@ Json dist(const Distribution& d) {
 double mw(Watts w) {
   return w.value() * 1e-6;
 }
-// Power, energy and mass in the unit that keeps their digits: a one-node job draws kilowatts,
-// and "0.00 MW" or "0 MWh" read as nothing drawn (the JSON keeps MW, MWh and tonnes).
-std::string power_text(double megawatts) {
-  if (megawatts == 0.0 || megawatts >= 1.0) return fmt::format("{:.2f} MW", megawatts);
-  // Under a megawatt "0.11 MW" would make 105 and 114 kW one figure.
-  if (megawatts >= 0.1) return fmt::format("{:.0f} kW", megawatts * 1e3);
-  if (megawatts >= 1e-4) return fmt::format("{:.1f} kW", megawatts * 1e3);
-  return fmt::format("{:.0f} W", megawatts * 1e6);
-}
-// A figure in `unit`, or in `milli` (a thousandth of it) below one: MWh and kWh, t and kg.
-std::string thousandths_text(double v, const char* unit, const char* milli) {
-  if (v >= 10.0 || v == 0.0) return fmt::format("{:.0f} {}", v, unit);
-  if (v >= 1.0) return fmt::format("{:.1f} {}", v, unit);
-  if (v >= 1e-2) return fmt::format("{:.0f} {}", v * 1e3, milli);
-  return fmt::format("{:.2f} {}", v * 1e3, milli);
-}
 double minutes(Time t) {
   return t.to_seconds() / 60.0;
 }
@@ -65,27 +49,28 @@ void append_power(std::string& o, const RunResult& r, const PowerInputs& power) 
                    power.gpu_source, power.pue);
   // Each average says what it is over (the IT one was the steps' alone, unsaid).
   const char* spares = r.energy.spares.powered > 0.0 ? " (idle spares included)" : "";
+  // Each peak: the job's (--json's) and with every reserved spare idling (or a small job's
+  // share). Until 2026-12-06 the IT line gave the job's alone, under its average with the
+  // spares (12.26 MW, peak 9.03 with 1,536 spares), and the facility's the spares' mean.
+  const auto with_spares = [&](double scale) {
+    return r.energy.spare_it_peak.value() > 0.0
+               ? fmt::format(" ({} with {} idle)",
+                             power_text((mw(r.power.it_peak) + mw(r.energy.spare_it_peak)) * scale),
+                             r.energy.spares.billed ? "its share of the spares" : "every spare")
+               : std::string();
+  };
   // The drop on a failure only where failures happen (the none preset has none).
   o += fmt::format(
-      "  IT             average {} in steps, {} over the run{}, peak {}, swing {} in a step{}\n",
+      "  IT             average {} in steps, {} over the run{}, peak {}{}, swing {} in a step{}\n",
       power_text(mw(r.power.it_average)), power_text(mw(r.energy.facility_average) / power.pue),
-      spares, power_text(mw(r.power.it_peak)), power_text(mw(r.power.swing())),
+      spares, power_text(mw(r.power.it_peak)), with_spares(1.0), power_text(mw(r.power.swing())),
       r.failures_per_day > 0.0 ? fmt::format(", drop {} on a failure",
                                              power_text(mw(r.power.it_average - r.power.it_idle)))
                                : std::string());
-  // The facility's peak: the job's, as --json's facility_peak_mw, and with every reserved
-  // spare idling beside it (all of their power, or a small job's share), as at launch; until
-  // 2026-12-06 the spares' mean over the run, which a failure-free start exceeds.
-  const std::string with_spares =
-      r.energy.spare_it_peak.value() > 0.0
-          ? fmt::format(" ({} with {} idle)",
-                        power_text((mw(r.power.it_peak) + mw(r.energy.spare_it_peak)) * power.pue),
-                        r.energy.spares.billed ? "its share of the spares" : "every spare")
-          : std::string();
   o += fmt::format("  facility       average {} in steps, {} over the run{}, peak {}{}\n",
                    power_text(mw(r.power.it_average) * power.pue),
                    power_text(mw(r.energy.facility_average)), spares,
-                   power_text(mw(r.power.it_peak) * power.pue), with_spares);
+                   power_text(mw(r.power.it_peak) * power.pue), with_spares(power.pue));
   if (r.energy.spares.reserved > 0) {
     // A job billed a share of the pool pays that share of the idling nodes' power, not all.
     const auto& billed = r.energy.spares.billed;
@@ -102,9 +87,9 @@ void append_power(std::string& o, const RunResult& r, const PowerInputs& power) 
   const double grid = power.grid_kg_co2_per_kwh;
   o += fmt::format(
       "  energy         {} facility ({} IT), {} CO2 at {} kg/kWh\n",
-      thousandths_text(r.energy.facility_mwh, "MWh", "kWh"),
-      thousandths_text(r.energy.it_mwh, "MWh", "kWh"),
-      thousandths_text(r.energy.tonnes_co2, "t", "kg"),
+      thousandths_text(r.energy.facility_mwh, "MWh", "kWh", "Wh"),
+      thousandths_text(r.energy.it_mwh, "MWh", "kWh", "Wh"),
+      thousandths_text(r.energy.tonnes_co2, "t", "kg", "g"),
       grid >= 0.01 || grid == 0.0 ? fmt::format("{:.3f}", grid) : fmt::format("{:.3g}", grid));
   if (r.energy.usd_gpu_hours)
     o += fmt::format("  cost           ${:.3g} in GPU-hours\n", *r.energy.usd_gpu_hours);

@@ -85,16 +85,18 @@ const megasim = (() => {
     // (reports/run_report.cpp, power_text and thousandths_text): a one-node job draws kW.
     power: (mw) => (mw === 0 || mw >= 1 ? `${fixed(mw, 2)} MW`
       : mw >= 0.1 ? `${fixed(mw * 1e3, 0)} kW`
-        : mw >= 1e-4 ? `${fixed(mw * 1e3, 1)} kW` : `${fixed(mw * 1e6, 0)} W`),
-    energy: (mwh) => thousandths(mwh, 'MWh', 'kWh'),
+        : mw >= 1e-3 ? `${fixed(mw * 1e3, 1)} kW` : `${fixed(mw * 1e6, 0)} W`),
+    energy: (mwh) => thousandths(mwh, 'MWh', 'kWh', 'Wh'),
     // CO2 as the text prints it: kg below a tonne (the page printed "0.0 t" until 2026-12-05).
-    co2: (tonnes) => thousandths(tonnes, 't', 'kg'),
+    co2: (tonnes) => thousandths(tonnes, 't', 'kg', 'g'),
   };
-  // A quantity in `unit`, or in its thousandths (`milli`) below 1 (thousandths_text).
-  function thousandths(v, unit, milli) {
+  // A quantity in `unit`, in its thousandths (`milli`) below 1 and in its millionths (`micro`)
+  // below a thousandth (thousandths_text).
+  function thousandths(v, unit, milli, micro) {
     return v >= 10 || v === 0 ? `${fixed(v, 0)} ${unit}`
       : v >= 1 ? `${fixed(v, 1)} ${unit}`
-        : v >= 1e-2 ? `${fixed(v * 1e3, 0)} ${milli}` : `${fixed(v * 1e3, 2)} ${milli}`;
+        : v >= 1e-2 ? `${fixed(v * 1e3, 0)} ${milli}`
+          : v >= 0.9995e-3 ? `${fixed(v * 1e3, 2)} ${milli}` : `${general(v * 1e6, 3)} ${micro}`;
   }
   // Digits (an array of 0-9) rounded to their first `keep` as C's printf rounds the exact
   // value they expand: up past a half, to even on an exact half. `carry` when 9s roll over.

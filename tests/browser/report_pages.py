@@ -66,10 +66,10 @@ def rendered_as_text(chromium, binary, root, out):
              ["simulate", validation("megascale-175b-256-megascale-iteration")],
              [r"system +(megascale \+.+)"]),
             # Its CO2 in kg and its energy's cost (the page printed "0.0 t" and no energy
-            # cost until 2026-12-05).
+            # cost until 2026-12-05), its power under a kilowatt in watts (2026-12-06).
             ("sc21-t1-1.7b", ["simulate", validation("sc21-t1-1.7b"), *small, "--set",
                               "power.usd_per_kwh=0.1"],
-             [r"energy +(\S+ kWh) facility", r"facility .*, (\S+ kW) over the run",
+             [r"energy +(\S+ kWh) facility", r"facility .*, (\S+ k?W) over the run",
               r"; (\S+) failures/day", r", (\S+ kg) CO2", r"cost +\S+ (in energy)"]),
             # A pool of one spare: the trials' downtime a restart and the wait in it (the page
             # gave only the model's 13.3 min until 2026-12-05).

@@ -99,6 +99,10 @@ TEST_CASE("report: the spare pool's line, keys and share of the run's energy") {
   CHECK(j.at("power").at("facility_peak_with_spares_mw").get<double>() ==
         doctest::Approx(0.008832).scale(0));
   CHECK(text.find("peak 7.7 kW (8.8 kW with every spare idle)") != std::string::npos);
+  // The IT line's peak too: its average over the run has the spares (7.36 kW), and it gave the
+  // job's 6.4 kW alone as the peak until 2026-12-06.
+  CHECK(text.find("7.4 kW over the run (idle spares included), peak 6.4 kW (7.4 kW with every "
+                  "spare idle)") != std::string::npos);
   // One of the two out for repair on average: the run's mean has one idling, the peak both (at
   // launch); until 2026-12-06 the peak took the mean.
   RunResult half = r;
@@ -123,6 +127,27 @@ TEST_CASE("report: a job billed a share of its one spare says the power is its s
                   "the job on average, 96 W IT of it the job's share") != std::string::npos);
   // So is the facility peak beside it: (6.4 + 0.096) kW x 1.2, not a whole idle node's.
   CHECK(text.find("peak 7.7 kW (7.8 kW with its share of the spares idle)") != std::string::npos);
+}
+
+TEST_CASE("report: a two-GPU job's one step says its watts and watt-hours") {
+  // One 36 s step on 2 GPUs of 400 W: 800 W (it read "0.8 kW", one figure with 823 W), 8 Wh
+  // IT and 9.6 Wh facility at PUE 1.2, 3.74 g of CO2 at 0.39 kg/kWh (they read "0.01 kWh" and
+  // "0.00 kg" beside the energy's cost until 2026-12-06).
+  const StepProfile step = uniform_step(Time::from_seconds(36), 10.0, 2, 8, 1, Activity::kGemm);
+  PowerInputs power = gpu_power();
+  power.grid_kg_co2_per_kwh = 0.39;
+  RunSpec spec;
+  spec.tokens = 10.0;
+  const RunResult r = simulate_run(step, spec, no_failures_model(), power);
+  const std::string text = to_text(r, step, power, no_failures_model());
+  INFO(text);
+  CHECK(text.find("IT             average 800 W in steps") != std::string::npos);
+  CHECK(text.find("energy         9.6 Wh facility (8 Wh IT), 3.74 g CO2") != std::string::npos);
+  // At the edges: 999.6 Wh is 1.00 kWh, not "1e+03 Wh"; 999.4 Wh keeps three digits.
+  using megasim::reports::thousandths_text;
+  CHECK(thousandths_text(0.9996e-3, "MWh", "kWh", "Wh") == "1.00 kWh");
+  CHECK(thousandths_text(0.9994e-3, "MWh", "kWh", "Wh") == "999 Wh");
+  CHECK(megasim::reports::power_text(0.823e-3) == "823 W");
 }
 
 TEST_CASE("reports: a signed difference that rounds to nothing reads +0.0, never -0.0") {

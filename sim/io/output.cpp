@@ -189,6 +189,15 @@ void OutputFiles::add(const std::string& option, const std::string& target) {
       throw InputError(target + ": folder " + folder.string() + " is not writable (" +
                        std::strerror(errno) + ")");
     }
+    // A name the folder's file system cannot hold failed only at the rename into place, after
+    // the work, the report printed and other outputs renamed (until 2026-12-06).
+    const long name_max = ::pathconf(folder.c_str(), _PC_NAME_MAX);
+    const std::size_t name_bytes = t.path.filename().string().size();
+    if (name_max > 0 && name_bytes > static_cast<std::size_t>(name_max)) {
+      throw InputError(target + ": the file name is " + std::to_string(name_bytes) +
+                       " bytes, over the " + std::to_string(name_max) +
+                       " its folder's file system holds; " + option + " needs a shorter name");
+    }
     check_not_input(t);
   }
   for (const auto& other : targets_) {

@@ -57,6 +57,15 @@ TEST_CASE("an output name near the file system's limit is written, and leaves no
   int entries = 0;
   for (const auto& e : fs::directory_iterator(d)) entries += e.exists() ? 1 : 0;
   CHECK(entries == 1);
+  // One over the limit is refused before the work: nothing on stdout, no other output written
+  // (it failed at the rename, after the report was printed and -o's file renamed into place).
+  const auto over = run_megasim("simulate " + shell_quote(kDefaultScenario) + " -o " +
+                                shell_quote((d / "ok.json").string()) + " --html " +
+                                shell_quote((d / (std::string(300, 'x') + ".html")).string()));
+  CHECK(over.exit_code == 2);
+  CHECK(over.out.empty());
+  CHECK(over.err.find("the file name is 305 bytes, over the 255") != std::string::npos);
+  CHECK_FALSE(fs::exists(d / "ok.json"));
   fs::remove_all(d);
 }
 

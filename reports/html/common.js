@@ -89,6 +89,14 @@ const megasim = (() => {
     energy: (mwh) => thousandths(mwh, 'MWh', 'kWh', 'Wh'),
     // CO2 as the text prints it: kg below a tonne (the page printed "0.0 t" until 2026-12-05).
     co2: (tonnes) => thousandths(tonnes, 't', 'kg', 'g'),
+    // Days with their unit as the text prints them (reports/number_text.h, days_text): under
+    // a hundredth of a day in minutes or seconds (the page read "0.00 days" until 2026-12-06).
+    days: (days) => {
+      if (days >= 0.01 || days === 0) return `${fixed(days, 2)} days`;
+      const seconds = days * 86400;
+      return seconds >= 60 ? `${fixed(seconds / 60, 1)} min`
+        : seconds >= 0.1 ? `${fixed(seconds, 1)} s` : `${general(seconds, 2)} s`;
+    },
   };
   // A quantity in `unit`, in its thousandths (`milli`) below 1 and in its millionths (`micro`)
   // below a thousandth (thousandths_text).

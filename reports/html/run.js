@@ -44,7 +44,7 @@ function megasimRun(d, section, chart, colours, fmt, histogram, keyValues) {
       // The steps and their failure-free time, as the text's "steps" line (left off the page
       // until 2026-12-05).
       ['steps', `${run.steps} at ${fmt.num(run.step_time_s, 3)} s; ` +
-        `${fmt.num(run.failure_free_days, 2)} days of steps` +
+        `${fmt.days(run.failure_free_days)} of steps` +
         (run.evaluation_hours > 0 ? ' and evaluations' : '') +
         ' alone (no failure, checkpoint or launch)'],
       ['goodput', spreadOf(run.goodput, (x) => fmt.pct(x))],
@@ -178,7 +178,7 @@ function megasimRun(d, section, chart, colours, fmt, histogram, keyValues) {
     });
   };
   const q = (dist) => [['p10', dist.p10], ['p50', dist.p50], ['p90', dist.p90]];
-  spread('Wall-clock days', run.trial_days, q(run.days), 'days', (v) => fmt.num(v, 2));
+  spread('Wall-clock time', run.trial_days, q(run.days), '', (v) => fmt.days(v));
   spread('Goodput (effective training time)', run.trial_goodput, q(run.goodput), '',
     (v) => fmt.pct(v));
 
@@ -189,6 +189,12 @@ function megasimRun(d, section, chart, colours, fmt, histogram, keyValues) {
     const per = run.trials === 1 ? 'Counts of the one trial drawn' : 'Mean per trial';
     const card = section('Interruptions by cause', `${per}; ${fmt.num(run.restarts.mean, 1)} ` +
       `restarts, ${fmt.rate(run.failures_per_day)} failures a day.`);
+    // None drawn: said in words, not an empty axis (until 2026-12-06).
+    if (!causes.some((c) => c[1] > 0)) {
+      card.append(megasim.el('p', { class: 'note' }, run.failures_per_day > 0
+        ? 'No interruption was drawn in the run.' : 'No failures: the reliability preset has none.'));
+      return;
+    }
     chart(card, {
       tooltip: { trigger: 'axis', valueFormatter: (v) => fmt.num(v, 2) },
       grid: { left: 190, right: 30, top: 10, bottom: 30 },

@@ -36,12 +36,12 @@
       // Every row of the basis off the same way: the text report's clause, from the JSON.
       (d.interval_basis.one_sided !== undefined ? `; ${d.interval_basis.one_sided}` : '') + ')']);
     else if (d.interval_none !== undefined) rows.splice(9, 0, ['error band', `none: ${d.interval_none}`]);
-    if (d.days_for_tokens !== undefined) rows.push(['days for the tokens (the steps alone: no failure, checkpoint or launch)',
-      fmt.num(d.days_for_tokens, 2)]);
-    if (d.run && d.run.trials === 1) rows.push(['wall-clock days (one trial: one draw of the failures)',
-      fmt.num(d.run.days.p50, 2)]);
-    else if (d.run) rows.push(['wall-clock days p10 / p50 / p90',
-      `${fmt.num(d.run.days.p10, 2)} / ${fmt.num(d.run.days.p50, 2)} / ${fmt.num(d.run.days.p90, 2)}`]);
+    if (d.days_for_tokens !== undefined) rows.push(['time for the tokens (the steps alone: no failure, checkpoint or launch)',
+      fmt.days(d.days_for_tokens)]);
+    if (d.run && d.run.trials === 1) rows.push(['wall-clock (one trial: one draw of the failures)',
+      fmt.days(d.run.days.p50)]);
+    else if (d.run) rows.push(['wall-clock p10 / p50 / p90',
+      `${fmt.days(d.run.days.p10)} / ${fmt.days(d.run.days.p50)} / ${fmt.days(d.run.days.p90)}`]);
     if (d.run) {
       // What takes the running time the steps leave, as the text report names it: checkpoint
       // stalls only where the run has some (the page named them always until 2026-12-06).

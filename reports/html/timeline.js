@@ -25,8 +25,11 @@ function megasimTimeline(d, section, chart, colours, fmt) {
   // synchronisation after each blocking PP exchange ("pp exchange sync") and the host's data
   // loading ("data loading"), each its own colour.
   const passNames = { F: 'forward', B: 'backward', W: 'weight gradients', optimizer: 'optimizer',
-    pp: 'PP exchange sync', data: 'data loading' };
-  const passColours = { pp: colours.other, data: '#b07aa1' };
+    pp: 'PP exchange sync', data: 'data loading',
+    waiting: 'waiting for slower DP members (slowest gpu)' };
+  // The wait for a DP group's slower members in the breakdown's slowest-GPU colour (it read
+  // "waiting" in the other colour until 2026-12-06).
+  const passColours = { pp: colours.other, data: '#b07aa1', waiting: colours.slowest };
   ranks.forEach((r, row) => {
     const busy = [];
     for (const [pass, spans] of Object.entries(r.compute)) {

@@ -99,7 +99,11 @@ def rendered_as_text(chromium, binary, root, out):
             # the run, 12.8 min, until 2026-12-05).
             ("simulate-past-run", ["simulate", "scenarios/megascale-production-530b.json",
                                    "--set", "run.tokens=4e8"],
-             [r"best simulated: (no checkpoint within the run)"])):
+             [r"best simulated: (no checkpoint within the run)"]),
+            # A run of minutes in minutes and seconds (the page read "0.00 days" four times
+            # until 2026-12-06).
+            ("simulate-short-run", ["simulate", default, "--set", "run.tokens=1e6"],
+             [r"days +(\S+ s) for", r"; (\S+ s) of steps alone", r"wall-clock +(\S+ min)"])):
         page = out / f"{name}.html"
         text = megasim(binary, root, *args, "--html", page)
         dom = dom_text(chromium, page)
@@ -141,6 +145,10 @@ def rendered_as_text(chromium, binary, root, out):
     if "on a failure" in text or "on a failure" in dom:
         failures.append("simulate-no-failures: a power drop on a failure is named without "
                         "failures")
+    # No failure, no interruption chart: said in words (an empty axis until 2026-12-06).
+    if "No failures: the reliability preset has none." not in dom:
+        failures.append("simulate-no-failures: the interruptions card does not say there are "
+                        "none")
     # Four trials whose restarts average 7.25: the text rounds the tie to even (7.2) and the
     # page did away from zero (7.3) until 2026-12-06; the text's deciles were whole numbers
     # (p10 4 where --json has 3.9).
@@ -156,6 +164,21 @@ def rendered_as_text(chromium, binary, root, out):
         failures.append(f"simulate-restarts: the page does not give the text's restarts, "
                         f"{found.group(0)!r}")
     return failures
+
+def timeline_names(binary, root, out):
+    """Every kind of compute slice the step records has its name in the timeline's legend:
+    the wait for a DP group's slower members read "waiting", in the other colour, until
+    2026-12-06."""
+    source = (root / "reports/html/timeline.js").read_text(encoding="utf-8")
+    names = re.search(r"const passNames = \{(.*?)\};", source, re.S).group(1)
+    named = set(re.findall(r"(\w+): '", names))
+    printed = json.loads(megasim(binary, root, "simulate", "scenarios/megascale-175b-12288.json",
+                                 "--set", "stragglers.host_fraction=0.01", "--set",
+                                 "stragglers.slowdown=1.3", "--json", "--html",
+                                 out / "simulate-stragglers.html"))
+    kinds = {k for rank in printed["timeline_ns"]["ranks"] for k in rank["compute"]}
+    return [f"the timeline has no name for its compute slices {k!r}" for k in sorted(kinds - named)]
+
 
 def main():
     ap = argparse.ArgumentParser()
@@ -196,6 +219,7 @@ def main():
     if printed["plan"]["gpus"] != 12288 or "timeline_ns" not in printed:
         failures.append("the simulate page is not of 12,288 GPUs with a timeline")
     failures += rendered_as_text(chromium, a.binary, a.source, a.out)
+    failures += timeline_names(a.binary, a.source, a.out)
     if check_page.run(chromium, [str(sim), str(cmp), str(val)], a.out):
         failures.append("a page failed in the browser (above)")
     for f in failures:

@@ -91,6 +91,24 @@ void check_matches_published(const io::Json& runs, const std::string& runs_file,
   };
   const workload::ParallelPlan& p = in.scenario.plan;
   check(*run, "gpus", p.gpus(), "the plan's GPU count", "");
+  // The GPU the run states, as far as it states it ("A100-SXM4-80GB" names the profile's
+  // part, "A100 (Ampere; ...)" the family): an H100 profile scored an A100 row at -54.9 %
+  // until 2026-12-06.
+  if (run->contains("gpu") && (*run)["gpu"].is_string()) {
+    const std::string stated = (*run)["gpu"].get<std::string>();
+    std::string part = stated.substr(0, stated.find(' '));
+    std::string device = in.device.name;
+    for (std::string* t : {&part, &device}) {
+      std::transform(t->begin(), t->end(), t->begin(),
+                     [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    }
+    if (!part.empty() && device.rfind(part, 0) != 0) {
+      throw InputError(fmt::format(
+          "{}: the device is '{}', but {}: runs[{}].gpu ('{}') states '{}'; a scenario scored "
+          "against a run must be that run",
+          file, in.device.name, runs_file, index, in.scenario.validation->run, stated));
+    }
+  }
   const io::Json empty = io::Json::object();
   const io::Json& plan = run->contains("plan") ? (*run)["plan"] : empty;
   for (const auto& [key, ours] : {std::pair<const char*, std::int64_t>{"tp", p.tp},
@@ -262,9 +280,28 @@ Validation summarise(std::vector<ValidationRow> rows) {
 
 namespace {
 
-// The published plans of `dir`/refused, each refused for memory as its folder says.
+// Two scenarios scoring one figure would count it twice in every error and in coverage, or
+// score it and call it refused at once.
+void check_one_scenario(const std::vector<ValidationRow>& scored, const io::Scenario& s,
+                        const std::string& file) {
+  const int step = s.validation->step.value_or(-1);
+  for (const auto& other : scored) {
+    if (other.run == s.validation->run && other.metric == s.validation->metric &&
+        other.step == step) {
+      throw InputError(fmt::format(
+          "{}: scores run '{}' {}{} as scenario '{}' already does; one figure, one scenario", file,
+          other.run, other.metric, step >= 0 ? fmt::format(" (step {})", step) : "",
+          other.scenario));
+    }
+  }
+}
+
+// The published plans of `dir`/refused, each refused for memory as its folder says, and each
+// the run it names, as a scored one (until 2026-12-06 an edited copy, or a second scenario of
+// a scored figure, was listed as refused unchecked).
 std::vector<RefusedRow> refused_rows(const io::Json& runs, const std::string& runs_file,
-                                     const fs::path& dir, io::FilesRead* read) {
+                                     const fs::path& dir, io::FilesRead* read,
+                                     std::vector<ValidationRow> scored) {
   std::vector<RefusedRow> out;
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) return out;
@@ -286,8 +323,17 @@ std::vector<RefusedRow> refused_rows(const io::Json& runs, const std::string& ru
                    published_source(runs, s.validation->run),
                    published_metric(runs, runs_file, *s.validation, f.string()),
                    ""};
+    const io::Inputs inputs = io::load_inputs(s, io_options, read);
+    check_matches_published(runs, runs_file, inputs, f.string());
+    check_one_scenario(scored, s, f.string());
+    ValidationRow seen;
+    seen.scenario = s.name;
+    seen.run = row.run;
+    seen.metric = row.metric;
+    seen.step = s.validation->step.value_or(-1);
+    scored.push_back(seen);
     try {
-      const Evaluation e = evaluate(io::load_inputs(s, io_options, read));
+      const Evaluation e = evaluate(inputs);
       throw InputError(fmt::format(
           "{}: megasim now fits this plan ({} {:.4g}): move it out of refused/ to be scored",
           f.string(), row.metric, predicted_metric(e.step, row.metric, f.string())));
@@ -331,19 +377,11 @@ Validation validate(const fs::path& published_runs, const fs::path& dir, io::Fil
     row.published = published_metric(runs, published_runs.string(), *s.validation, f.string());
     row.predicted = predicted_metric(e.step, row.metric, f.string());
     check_within_peak(row, e.step, inputs.device, f.string());
-    // Two scenarios scoring one figure would count it twice in every error and in coverage.
-    for (const auto& other : rows) {
-      if (other.run == row.run && other.metric == row.metric && other.step == row.step) {
-        throw InputError(fmt::format(
-            "{}: scores run '{}' {}{} as scenario '{}' already does; one figure, one scenario",
-            f.string(), row.run, row.metric,
-            row.step >= 0 ? fmt::format(" (step {})", row.step) : "", other.scenario));
-      }
-    }
+    check_one_scenario(rows, s, f.string());
     rows.push_back(row);
   }
   std::vector<RefusedRow> refused =
-      refused_rows(runs, published_runs.string(), dir / "refused", read);
+      refused_rows(runs, published_runs.string(), dir / "refused", read, rows);
   if (rows.empty() && refused.empty()) {
     throw InputError(dir.string() +
                      ": no validation scenario (a scenario with a validation section) to check");
@@ -354,11 +392,14 @@ Validation validate(const fs::path& published_runs, const fs::path& dir, io::Fil
   // The refit's residuals sit beside the published runs they were scored against.
   // The file's folds were refitted over the validation folder beside the published runs
   // (scenarios/validation of the same checkout); another folder scores some of them.
+  // From the runs file's absolute path: `--runs published_runs.json` in its own folder had no
+  // folder to look beside (its note named the file without it, and a stale file was taken for
+  // a subset, until 2026-12-06).
   std::error_code ec;
-  const bool whole_set = fs::equivalent(
-      dir, published_runs.parent_path().parent_path() / "scenarios" / "validation", ec);
-  v.bands_held_out = held_out_coverage(published_runs.parent_path() / "leave_one_source_out.json",
-                                       v.rows, read, whole_set);
+  const fs::path beside = fs::absolute(published_runs, ec).lexically_normal().parent_path();
+  const bool whole_set = fs::equivalent(dir, beside.parent_path() / "scenarios" / "validation", ec);
+  v.bands_held_out =
+      held_out_coverage(beside / "leave_one_source_out.json", v.rows, read, whole_set);
   return v;
 }
 

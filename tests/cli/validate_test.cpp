@@ -271,7 +271,11 @@ TEST_CASE("validate: a scenario that is not its published run is refused, not sc
        "plan.micro_batch is 1, but " MEGASIM_SOURCE_DIR
        "/validation/published_runs.json: runs[0].plan.micro_batch ('korthikanti-22b') states 4"},
       {"dp", "the plan's GPU count is 64, but " MEGASIM_SOURCE_DIR
-             "/validation/published_runs.json: runs[0].gpus ('korthikanti-22b') states 8"}};
+             "/validation/published_runs.json: runs[0].gpus ('korthikanti-22b') states 8"},
+      // On an H100 profile it scored the A100 row at -54.9 % until 2026-12-06.
+      {"device", "the device is 'h100-sxm5-80gb', but " MEGASIM_SOURCE_DIR
+                 "/validation/published_runs.json: runs[0].gpu ('korthikanti-22b') states "
+                 "'A100-SXM4-80GB'"}};
   for (const auto& [key, fragment] : edits) {
     const std::string edit = key;  // a copy: clang before 16 cannot capture a binding
     CAPTURE(edit);
@@ -280,9 +284,11 @@ TEST_CASE("validate: a scenario that is not its published run is refused, not sc
     if (std::string(key) == "global_batch") {
       edited["plan"]["micro_batch"] = 1;
       edited["plan"]["global_batch"] = 1;
-    } else {
+    } else if (std::string(key) == "dp") {
       edited["plan"]["dp"] = 8;
       edited["plan"]["global_batch"] = 32;
+    } else {
+      edited["device"] = "h100-sxm5-80gb";
     }
     std::ofstream(dir / "edited.json") << edited.dump();
     const auto r = run_megasim("validate --scenarios " + shell_quote(dir.string()) + " --runs " +
@@ -312,6 +318,25 @@ TEST_CASE(
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("as scenario 'korthikanti-22b-selective' already does") != std::string::npos);
   fs::remove(dir / "b.json");
+  // Nor scored and listed as refused at once, nor an edited copy listed as refused unchecked
+  // (both exited 0 until 2026-12-06): refused/ holds published runs as the scored folder does.
+  fs::create_directories(dir / "refused");
+  std::ofstream(dir / "refused" / "b.json") << doc.dump();
+  r = run_megasim("validate --scenarios " + shell_quote(dir.string()) + " --runs " +
+                  shell_quote(runs));
+  CHECK(r.exit_code == 2);
+  CHECK(
+      r.err.find(
+          "refused/b.json: scores run 'korthikanti-22b' iteration_time_s_sp_selective as scenario "
+          "'korthikanti-22b-selective' already does") != std::string::npos);
+  doc["plan"]["tp"] = 1;
+  doc["plan"]["sequence_parallel"] = false;
+  std::ofstream(dir / "refused" / "b.json") << doc.dump();
+  r = run_megasim("validate --scenarios " + shell_quote(dir.string()) + " --runs " +
+                  shell_quote(runs));
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("refused/b.json: the plan's GPU count is 1, but") != std::string::npos);
+  fs::remove_all(dir / "refused");
   // The run's GPU count written 8.0: the check that the scenario is that run would be skipped.
   std::ifstream runs_in(runs);
   auto published = nlohmann::json::parse(runs_in);
@@ -363,6 +388,23 @@ TEST_CASE("validate: a runs file's bad field is refused naming that file and its
   fs::remove_all(dir);
 }
 
+TEST_CASE("validate: a runs file named from its own folder finds its held-out file beside it") {
+  // `--runs published_runs.json` in validation/: the held-out file's folder was empty, the note
+  // named the file without it and a stale file would be called a subset (until 2026-12-06).
+  const std::filesystem::path before = std::filesystem::current_path();
+  std::filesystem::current_path(MEGASIM_SOURCE_DIR "/validation");
+  const auto here = run_megasim(
+      "validate --runs published_runs.json --scenarios "
+      "../scenarios/validation");
+  std::filesystem::current_path(before);
+  const auto there = run_megasim(
+      "validate --runs " + shell_quote(MEGASIM_SOURCE_DIR "/validation/published_runs.json") +
+      " --scenarios " + shell_quote(MEGASIM_SOURCE_DIR "/scenarios/validation"));
+  REQUIRE(here.exit_code == 0);
+  CHECK(here.out.find("validation/leave_one_source_out.json)") != std::string::npos);
+  CHECK(here.out == there.out);
+}
+
 TEST_CASE("validate --html -: standard output holds the page and nothing after it") {
   // One validation scenario (Korthikanti's 22B, 8 GPUs) in a folder of its own.
   namespace fs = std::filesystem;
@@ -387,18 +429,30 @@ TEST_CASE("validate: a plan in refused/ that megasim fits is an error, not a sil
         fs::temp_directory_path() / ("megasim_refused_" + std::to_string(::getpid()));
     fs::create_directories(dir / "refused");
     nlohmann::json doc;
+    std::ifstream runs_in(MEGASIM_SOURCE_DIR "/validation/published_runs.json");
+    auto runs = nlohmann::json::parse(runs_in);
     if (scenario == "llama31-405b-recipe.json") {
+      // Scored against a run of its own plan: a refused/ scenario is checked to be the run it
+      // names, as a scored one (Llama 3's row, which it was given until 2026-12-06, is not).
       doc = nlohmann::json::parse(megasim::test::kTightRecipeScenario);
-      doc["validation"] = {{"run", "llama3-405b-8k-8192"}, {"metric", "mfu_bf16"}};
+      doc["validation"] = {{"run", "llama31-405b-recipe"}, {"metric", "mfu"}};
+      runs["runs"].push_back({{"id", "llama31-405b-recipe"},
+                              {"source", "a test's run of the recipe"},
+                              {"gpu", "H100-SXM5-80GB"},
+                              {"gpus", 576},
+                              {"measured", {{"mfu", 0.4}}}});
     } else {
       std::ifstream src(MEGASIM_SOURCE_DIR "/scenarios/validation/" + scenario);
       doc = nlohmann::json::parse(src);
       doc.erase("$schema");
     }
     std::ofstream(dir / "refused" / scenario) << doc.dump();
+    const fs::path runs_file = dir.string() + "-runs.json";
+    std::ofstream(runs_file) << runs.dump();
     const auto r = run_megasim("validate --scenarios " + shell_quote(dir.string()) + " --runs " +
-                               shell_quote(MEGASIM_SOURCE_DIR "/validation/published_runs.json"));
+                               shell_quote(runs_file.string()));
     fs::remove_all(dir);
+    fs::remove(runs_file);
     CHECK(r.exit_code == 2);
     CHECK(r.err.find("megasim now fits this plan") != std::string::npos);
     CHECK(r.err.find("refused/" + scenario) != std::string::npos);

@@ -161,8 +161,10 @@ std::string validate_text(const plan::Validation& v) {
     t += fmt::format("\n{:<24} {:>5} {:>15} {:>15} {:>11}\n", "ablation chain", "step",
                      "gain published", "gain predicted", "difference");
     for (const auto& g : v.gains) {
-      t += fmt::format("{:<24} {:>5} {:>+12.1f} pt {:>+12.1f} pt {:>+8.1f} pt\n", g.run, g.step,
-                       g.published * 100, g.predicted * 100, (g.predicted - g.published) * 100);
+      // signed1: a difference that rounds to nothing reads +0.0, never -0.0 (until 2026-12-06).
+      t += fmt::format("{:<24} {:>5} {:>12} pt {:>12} pt {:>8} pt\n", g.run, g.step,
+                       signed1(g.published * 100), signed1(g.predicted * 100),
+                       signed1((g.predicted - g.published) * 100));
     }
   }
   t += chains_text(v, chain_rows);

@@ -1,6 +1,7 @@
 #include "io/scenario.h"
 
 #include <cctype>
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -114,9 +115,9 @@ workload::ParallelPlan read_plan(JsonReader r) {
   if (r.has("layer_split")) {
     for (auto n : r.integer_array("layer_split", 0, 1 << 16)) p.layer_split.push_back(static_cast<int>(n));
     if (p.layer_split.empty()) {
-      r.fail("layer_split",
-             "empty: give one entry per virtual stage (pp × vpp), or leave the key "
-             "out for an even split");
+      r.fail_value("layer_split",
+                   "empty: give one entry per virtual stage (pp × vpp), or leave the key "
+                   "out for an even split");
     }
   } else {
     r.ignore("layer_split");
@@ -133,12 +134,18 @@ OptimizationSpec read_optimizations(JsonReader r) {
   for (std::size_t i = 0; i < step::kSwitches.size(); ++i) {
     o.overrides.switches[i] = r.optional_boolean(step::kSwitches[i].key);
   }
-  o.overrides.attention_window = r.optional_integer("attention_window", 0, 1 << 24);
-  // A window of 0 reads as "no window", which is optimizations.sliding_window false.
-  if (o.overrides.attention_window == 0) {
-    r.fail("attention_window",
-           "0 is no window size; to run without a window set optimizations.sliding_window "
-           "false, else give a size in [1, 16777216]");
+  // Any whole number read, the range said here: a window of 0 reads as "no window", which is
+  // optimizations.sliding_window false. Both are values the key never takes (compare's --vary
+  // listed 0 as an infeasible variant, and -5 was said to be outside [0, 16777216], until
+  // 2026-12-06).
+  constexpr std::int64_t kMaxWindow = 1 << 24;
+  o.overrides.attention_window = r.optional_integer("attention_window", INT64_MIN, INT64_MAX);
+  if (const auto w = o.overrides.attention_window; w && (*w < 1 || *w > kMaxWindow)) {
+    r.fail_value("attention_window",
+                 *w == 0 ? "0 is no window size; to run without a window set "
+                           "optimizations.sliding_window false, else give a size in [1, 16777216]"
+                         : fmt::format("{} is out of range; expected an integer in [1, {}]", *w,
+                                       kMaxWindow));
   }
   if (r.has("attention")) {
     o.overrides.attention =

@@ -208,7 +208,19 @@ void check_axes(const std::filesystem::path& scenario, const std::vector<std::st
         (void)io::load_scenario(scenario, sets);
       } catch (const ValueError& e) {
         throw InputError(fmt::format("--vary {}: '{}': {}", a.path, value, e.detail()));
-      } catch (const InputError&) {
+      } catch (const InputError& e) {
+        // The axis's own key unknown, or its path through a value that is no object, is the
+        // axis's fault: named as --vary (until 2026-12-06 the first named no option, the
+        // second --set).
+        const std::string what = e.what();
+        const std::string own = "--set " + a.path + "=" + value + ": ";
+        if (what.rfind(own, 0) == 0) {
+          throw InputError(
+              fmt::format("--vary {}: '{}': {}", a.path, value, what.substr(own.size())));
+        }
+        if (what.find(a.path + ": unknown key") != std::string::npos) {
+          throw InputError(fmt::format("--vary {}: {}", a.path, what));
+        }
         // Another key's rule (vpp against schedule, zero2 against zero3): a plan the other
         // axes' values may make whole, judged variant by variant below.
       }

@@ -41,6 +41,12 @@ TEST_CASE("validate text: no chain and no band are said, not printed as zeros") 
   const std::string with = megasim::reports::validate_text(v);
   CHECK(with.find("largest difference of a step's gain 0.9 points") != std::string::npos);
   CHECK(with.find("1 of 2 rows inside theirs") != std::string::npos);
+  // A gain's difference that rounds to nothing reads +0.0, never -0.0 (a published gain of
+  // 0.0124 points predicted as 0.0123 printed "-0.0 pt" until 2026-12-06).
+  v.gains.push_back({"megascale-ablation", 7, 0.000124, 0.000123});
+  const std::string tiny = megasim::reports::validate_text(v);
+  CHECK(tiny.find("-0.0 pt") == std::string::npos);
+  CHECK(tiny.find("+0.0 pt         +0.0 pt     +0.0 pt") != std::string::npos);
 }
 
 TEST_CASE("validate text and JSON: chain rows without two consecutive steps, and no checked row") {

@@ -96,6 +96,15 @@ void check_fabric_fits(JsonReader& r, const net::FabricSpec& f, const net::NodeS
                        "{:g} Gb/s are at least {:.3g}:1",
                        f.tor_oversubscription, l.attached, down_gbps, l.uplinks, port_gbps, least));
   }
+  // Less than one uplink's worth is no ToR a fabric has (the one uplink cabled ran at a part of
+  // its port's rate, until 2026-12-06).
+  const double most = down_gbps / port_gbps;
+  if (f.tor_oversubscription > most * 1.000001) {
+    r.fail("tor_oversubscription",
+           fmt::format("{:g}:1, but a ToR's {} NIC ports ({:g} Gb/s down) fill one uplink of {:g} "
+                       "Gb/s at {:.3g}:1: at most that with one uplink cabled",
+                       f.tor_oversubscription, l.attached, down_gbps, port_gbps, most));
+  }
   if (f.tiers == 3) {
     const auto up = static_cast<std::int64_t>(std::ceil(f.pod_tors / f.agg_oversubscription));
     if (f.pod_tors + up > f.agg_radix) {

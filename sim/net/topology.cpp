@@ -181,10 +181,11 @@ void Topology::build_fabric() {
     }
   }
   // ToR <-> aggregation: every ToR of a pod reaches every aggregation switch of the pod by one
-  // uplink; the uplinks together carry the ToR's downlink capacity over its oversubscription.
-  const BytesPerSec tor_down_cap = nic_port * static_cast<double>(layout.attached);
-  const BytesPerSec tor_agg_cap =
-      tor_down_cap / f.tor_oversubscription / static_cast<double>(aggs_per_pod_) * link_eff;
+  // uplink at the port's rate; the uplinks cabled carry the ToR's downlink capacity over its
+  // oversubscription, rounded up to whole ports (fabric_layout). Until 2026-12-06 a ratio that
+  // gives no whole number of ports ran every cabled uplink below its port's rate (6:1 on 20
+  // ports: 4 uplinks at 167 of 200 Gb/s, a ring's flows on one of them slower than at 20:1).
+  const BytesPerSec tor_agg_cap = f.port * link_eff;
   for (int a = 0; a < pods_ * aggs_per_pod_; ++a) agg_vertex_.push_back(add_vertex(VertexKind::kAgg, a));
   tor_up_.resize(static_cast<std::size_t>(tors_ * aggs_per_pod_));
   tor_down_.resize(tor_up_.size());

@@ -13,6 +13,7 @@
 #include <boost/graph/breadth_first_search.hpp>
 
 #include "engine/error.h"
+#include "input_error_of.h"
 #include "io/cluster_loader.h"
 #include "net/topology_graph.h"
 
@@ -251,7 +252,11 @@ TEST_CASE(
             "nvlink_latency_ns":150,"nics":4,"nic_gbps":400,"nic_efficiency":0.98,"pcie_gbps":504,"pcie_latency_ns":500},
     "fabric":{"source":"s","tiers":2,"wiring":"tor","switch_radix":64,"port_gbps":400,"port_split":1,
               "tor_down_ports":32,"pod_tors":8,"tor_oversubscription":OVER,"link_efficiency":0.98,"hop_latency_ns":500}})";
-  for (const auto& [over, uplinks, aggs] : {std::tuple{"1", 32, 4}, {"2", 16, 2}, {"4", 8, 1}}) {
+  // A ratio of no whole number of ports cables the next whole number, each at the port's rate
+  // (6:1: 5.33 ports' worth on 6 uplinks of 400 Gb/s; until 2026-12-06 each ran at 356 Gb/s, and
+  // a ring's flows hashed onto one ran slower than at 32:1 on one uplink).
+  for (const auto& [over, uplinks, aggs] :
+       {std::tuple{"1", 32, 4}, {"2", 16, 2}, {"4", 8, 1}, {"6", 6, 1}, {"1.5", 22, 3}}) {
     CAPTURE(over);
     std::string t = text;
     t.replace(t.find("OVER"), 4, over);
@@ -259,7 +264,19 @@ TEST_CASE(
     CHECK(topology.tors() == 8);
     CHECK(topology.aggs_per_pod() == uplinks);
     CHECK(topology.switch_count() == 8 + aggs);
+    for (const net::Link& link : topology.links()) {
+      if (link.kind == net::LinkKind::kFabric) {
+        CHECK(link.capacity.value() == doctest::Approx(400e9 / 8 * 0.98));
+      }
+    }
   }
+  // Less than one uplink's worth is refused (64:1 on 32 NIC ports: one uplink ran at half rate).
+  std::string half = text;
+  half.replace(half.find("OVER"), 4, "64");
+  const std::string refused = test::input_error_of(
+      [&] { (void)io::load_cluster(write_temp("megasim_switch_count.json", half)); });
+  CHECK(refused.find("fabric.tor_oversubscription: 64:1, but a ToR's 32 NIC ports (12800 Gb/s "
+                     "down) fill one uplink of 400 Gb/s at 32:1") != std::string::npos);
   // NVIDIA's DGX SuperPOD of 4 scalable units (1,024 GPUs, two tiers of 64-port switches): 32
   // leaf and 16 spine switches, as its reference architecture builds it (the graph has 32).
   const net::Topology superpod(io::load_cluster(topo("dgx-h200-superpod-1024")));

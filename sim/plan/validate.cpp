@@ -1,6 +1,7 @@
 #include "plan/validate.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <map>
 
@@ -65,6 +66,25 @@ double published_metric(const io::Json& runs, const std::string& runs_file,
   throw InputError(origin + ": validation.run: no run '" + v.run + "' in the published runs");
 }
 
+// A GPU family in a name: a letter and two or three digits standing apart from other letters
+// and digits ("a100" of "DGX-A100-measured", "h200" of "h200-sxm-141gb"), lowercase; "" when
+// there is none.
+std::string gpu_family(const std::string& name) {
+  std::string s = name;
+  std::transform(s.begin(), s.end(), s.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  const auto alnum = [&s](std::size_t i) {
+    return i < s.size() && std::isalnum(static_cast<unsigned char>(s[i])) != 0;
+  };
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (!std::isalpha(static_cast<unsigned char>(s[i])) || (i > 0 && alnum(i - 1))) continue;
+    std::size_t j = i + 1;
+    while (j < s.size() && std::isdigit(static_cast<unsigned char>(s[j])) != 0) ++j;
+    if (j - i - 1 >= 2 && j - i - 1 <= 3 && !alnum(j)) return s.substr(i, j - i);
+  }
+  return "";
+}
+
 // A scenario scored against a published run must be that run: its GPU count, the plan and the
 // model's shape the run states (where it states them) are checked, so that an edited copy is
 // refused rather than scored. The vocabulary is checked within 5 %: models pad it to their own
@@ -91,18 +111,14 @@ void check_matches_published(const io::Json& runs, const std::string& runs_file,
   };
   const workload::ParallelPlan& p = in.scenario.plan;
   check(*run, "gpus", p.gpus(), "the plan's GPU count", "");
-  // The GPU the run states, as far as it states it ("A100-SXM4-80GB" names the profile's
-  // part, "A100 (Ampere; ...)" the family): an H100 profile scored an A100 row at -54.9 %
-  // until 2026-12-06.
+  // The GPU the run states, by its family where the device's name gives one ("A100" in
+  // "A100-SXM4-80GB", "NVIDIA A100" or a profile named "dgx-a100-measured"): an H100 profile
+  // scored an A100 row at -54.9 % until 2026-12-06. A profile whose name gives no family is
+  // not checked.
   if (run->contains("gpu") && (*run)["gpu"].is_string()) {
     const std::string stated = (*run)["gpu"].get<std::string>();
-    std::string part = stated.substr(0, stated.find(' '));
-    std::string device = in.device.name;
-    for (std::string* t : {&part, &device}) {
-      std::transform(t->begin(), t->end(), t->begin(),
-                     [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    }
-    if (!part.empty() && device.rfind(part, 0) != 0) {
+    const std::string family = gpu_family(stated), device = gpu_family(in.device.name);
+    if (!family.empty() && !device.empty() && family != device) {
       throw InputError(fmt::format(
           "{}: the device is '{}', but {}: runs[{}].gpu ('{}') states '{}'; a scenario scored "
           "against a run must be that run",

@@ -296,6 +296,21 @@ TEST_CASE("validate: a scenario that is not its published run is refused, not sc
     CHECK(r.exit_code == 2);
     CHECK(r.err.find(fragment) != std::string::npos);
   }
+  // A profile of the run's GPU under a name of its own is that GPU: its family is in the name
+  // (the first version of the check wanted the name to start with the run's part).
+  auto profile = nlohmann::json::parse(
+      megasim::test::read_all(MEGASIM_SOURCE_DIR "/calibrate/profiles/a100-sxm4-80gb.json"));
+  profile["name"] = "dgx-a100-measured";
+  const fs::path profile_file = dir.string() + "-profile.json";  // beside, not a scenario
+  std::ofstream(profile_file) << profile.dump();
+  auto renamed = doc;
+  renamed.erase("$schema");
+  renamed["device"] = profile_file.string();
+  std::ofstream(dir / "edited.json") << renamed.dump();
+  const auto ok = run_megasim("validate --scenarios " + shell_quote(dir.string()) + " --runs " +
+                              shell_quote(MEGASIM_SOURCE_DIR "/validation/published_runs.json"));
+  CHECK(ok.exit_code == 0);
+  fs::remove(profile_file);
   fs::remove_all(dir);
 }
 

@@ -212,7 +212,9 @@ std::optional<std::int64_t> JsonReader::optional_integer(const std::string& key,
   d = v->get<double>();
   if (d != std::floor(d))
     fail_value(key, fmt::format("expected an integer, found {}", format_fraction(d)));
-  if (d < static_cast<double>(lo) || d > static_cast<double>(hi)) {
+  // 2^63 is past every int64 though not past INT64_MAX as a double (the cast would be
+  // undefined).
+  if (d < static_cast<double>(lo) || d > static_cast<double>(hi) || d >= 0x1p63) {
     fail_value(key, fmt::format("{} is out of range; expected an integer in [{}, {}]",
                                 format_outside(d, static_cast<double>(lo), static_cast<double>(hi)),
                                 lo, hi));

@@ -90,6 +90,13 @@ void untrack_pending(const fs::path& tmp) {
   }
 }
 
+// The longest file name the folder of `path` holds (255 where the file system does not say).
+std::size_t name_max(const fs::path& path) {
+  const fs::path folder = path.has_parent_path() ? path.parent_path() : fs::path(".");
+  const long most = ::pathconf(folder.c_str(), _PC_NAME_MAX);
+  return most > 0 ? static_cast<std::size_t>(most) : 255;
+}
+
 // Writes `content` to a new temporary file beside `path`, the command's `index`-th output;
 // returns its name.
 fs::path write_temporary(const std::string& name, const fs::path& path, const std::string& content,
@@ -98,7 +105,7 @@ fs::path write_temporary(const std::string& name, const fs::path& path, const st
   // (255 bytes) takes a short one instead (a 250-byte name was refused until 2026-12-06).
   const std::string suffix = ".tmp." + std::to_string(::getpid()) + "." + std::to_string(index);
   fs::path tmp = path;
-  if (path.filename().string().size() + suffix.size() > 255) {
+  if (path.filename().string().size() + suffix.size() > name_max(path)) {
     tmp = path.parent_path() / (".megasim" + suffix);
   } else {
     tmp += suffix;
@@ -191,11 +198,10 @@ void OutputFiles::add(const std::string& option, const std::string& target) {
     }
     // A name the folder's file system cannot hold failed only at the rename into place, after
     // the work, the report printed and other outputs renamed (until 2026-12-06).
-    const long name_max = ::pathconf(folder.c_str(), _PC_NAME_MAX);
-    const std::size_t name_bytes = t.path.filename().string().size();
-    if (name_max > 0 && name_bytes > static_cast<std::size_t>(name_max)) {
+    const std::size_t name_bytes = t.path.filename().string().size(), most = name_max(t.path);
+    if (name_bytes > most) {
       throw InputError(target + ": the file name is " + std::to_string(name_bytes) +
-                       " bytes, over the " + std::to_string(name_max) +
+                       " bytes, over the " + std::to_string(most) +
                        " its folder's file system holds; " + option + " needs a shorter name");
     }
     check_not_input(t);

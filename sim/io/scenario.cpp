@@ -1,7 +1,7 @@
 #include "io/scenario.h"
 
 #include <cctype>
-#include <cstdint>
+#include <cmath>
 #include <optional>
 #include <string>
 
@@ -134,19 +134,17 @@ OptimizationSpec read_optimizations(JsonReader r) {
   for (std::size_t i = 0; i < step::kSwitches.size(); ++i) {
     o.overrides.switches[i] = r.optional_boolean(step::kSwitches[i].key);
   }
-  // Any whole number read, the range said here: a window of 0 reads as "no window", which is
-  // optimizations.sliding_window false. Both are values the key never takes (compare's --vary
+  // A window of 0 reads as "no window", which is optimizations.sliding_window false: said so
+  // first, then the range [1, 2^24]. Both are values the key never takes (compare's --vary
   // listed 0 as an infeasible variant, and -5 was said to be outside [0, 16777216], until
   // 2026-12-06).
-  constexpr std::int64_t kMaxWindow = 1 << 24;
-  o.overrides.attention_window = r.optional_integer("attention_window", INT64_MIN, INT64_MAX);
-  if (const auto w = o.overrides.attention_window; w && (*w < 1 || *w > kMaxWindow)) {
+  if (r.has("attention_window") &&
+      r.optional_number("attention_window", -HUGE_VAL, HUGE_VAL).value_or(1.0) == 0.0) {
     r.fail_value("attention_window",
-                 *w == 0 ? "0 is no window size; to run without a window set "
-                           "optimizations.sliding_window false, else give a size in [1, 16777216]"
-                         : fmt::format("{} is out of range; expected an integer in [1, {}]", *w,
-                                       kMaxWindow));
+                 "0 is no window size; to run without a window set optimizations.sliding_window "
+                 "false, else give a size in [1, 16777216]");
   }
+  o.overrides.attention_window = r.optional_integer("attention_window", 1, 1 << 24);
   if (r.has("attention")) {
     o.overrides.attention =
         step::attention_kernel_from_string(r.choice("attention", {"unfused", "flash-v1", "flash-v2"}));

@@ -1,6 +1,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <cstdint>
 #include <string>
 
 #include "engine/error.h"
@@ -121,4 +122,14 @@ TEST_CASE("json reader: -0 reads as 0, in a number and in an array of numbers") 
   const auto xs = r.number_array("xs", 0.0, 2.0, 2, 2);
   CHECK_FALSE(std::signbit(xs[0]));
   CHECK(xs[1] == 1.5);
+}
+
+TEST_CASE("json reader: a float of 2^63 is past every integer, whatever the bound") {
+  // 9.223372036854775808e18 is not above INT64_MAX as a double: it passed the bound and its
+  // cast to int64 was undefined (read as -2^63) until 2026-12-06.
+  const Json doc = Json::parse(R"({"n": 9.223372036854775808e18, "m": 9.2e18})");
+  JsonReader r(doc, "plan", "s.json");
+  CHECK(input_error_of([&] { r.integer("n", 0, INT64_MAX); }).find("is out of range") !=
+        std::string::npos);
+  CHECK(r.integer("m", 0, INT64_MAX) == 9200000000000000000);
 }

@@ -99,6 +99,9 @@ function megasimRun(d, section, chart, colours, fmt, histogram, keyValues) {
   const kw = power.it_peak_mw * power.pue < 1;
   const unit = kw ? 'kW' : 'MW';
   const scaled = (mw) => (kw ? mw * 1e3 : mw);
+  // A charted value's tooltip as the text prints the power (watts under a kilowatt: a two-GPU
+  // job's "0.8 kW" until 2026-12-06).
+  const tip = (v) => fmt.power(kw ? v / 1e3 : v);
 
   // Power over one step: each activity's share of the step at the job's power in it.
   (() => {
@@ -118,7 +121,7 @@ function megasimRun(d, section, chart, colours, fmt, histogram, keyValues) {
       legend: { bottom: 0 },
       tooltip: { trigger: 'axis', formatter: (ps) => `${fmt.num(ps[0].value[0], 2)} s into the ` +
         'step' + ps.map((p) => `<br>${p.marker}${p.seriesName} ` +
-        `${fmt.num(p.value[1], kw ? 1 : 2)} ${unit}`).join('') },
+        `${tip(p.value[1])}`).join('') },
       grid: { left: 50, right: 20, top: 30, bottom: 60 },
       xAxis: { type: 'value', name: 's', max: t },
       yAxis: { type: 'value', name: unit },
@@ -145,7 +148,7 @@ function megasimRun(d, section, chart, colours, fmt, histogram, keyValues) {
       ['run average', power.facility_average_run_mw / power.pue]];
     chart(card, {
       legend: { bottom: 0 },
-      tooltip: { trigger: 'axis', valueFormatter: (v) => `${fmt.num(v, kw ? 1 : 2)} ${unit}` },
+      tooltip: { trigger: 'axis', valueFormatter: (v) => tip(v) },
       grid: { left: 50, right: 20, top: 20, bottom: 60 },
       xAxis: { type: 'category', data: levels.map((l) => l[0]), axisLabel: { interval: 0 } },
       yAxis: { type: 'value', name: unit },

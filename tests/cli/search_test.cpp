@@ -11,6 +11,7 @@
 #include <string>
 #include <utility>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "recipe_scenario.h"
@@ -61,6 +62,20 @@ TEST_CASE("cli: search --json writes MFU as the objective, not the negative it r
   REQUIRE(!j["ranked"].empty());
   for (const auto& p : j["ranked"]) CHECK(p["objective"].get<double>() == p["mfu"].get<double>());
   for (const auto& p : j["analytic_best"]) CHECK(p["objective"].get<double>() > 0.0);
+}
+
+TEST_CASE("cli: search's objective column keeps three digits of a small job's energy") {
+  // 10^8 tokens of SC'21's 1.7B on 4 GPUs: about 0.0017 MWh, printed "0.0" in the IT MWh
+  // column beside "+3.9 % energy" until 2026-12-06.
+  const std::string args =
+      fmt::format("{} --set run.tokens=1e8 --gpus 4 --objective energy --top 1",
+                  shell_quote(MEGASIM_SOURCE_DIR "/scenarios/validation/sc21-t1-1.7b.json"));
+  const auto j = run_megasim(fmt::format("search --json {}", args));
+  REQUIRE(j.exit_code == 0);
+  const double joules = nlohmann::json::parse(j.out)["ranked"][0]["objective"].get<double>();
+  REQUIRE(joules / 3.6e9 < 0.01);
+  const auto text = run_megasim(fmt::format("search {}", args));
+  CHECK(text.out.find(fmt::format(" {:.3g} ", joules / 3.6e9)) != std::string::npos);
 }
 
 TEST_CASE("cli: the estimate's breakdown has no negative term (the bubble of deep interleaving)") {

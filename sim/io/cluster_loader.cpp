@@ -63,6 +63,24 @@ net::NodeSpec read_node(JsonReader r) {
   return n;
 }
 
+// An aggregation switch's ToRs and spine uplinks fit its ports, and it has one uplink at least.
+void check_aggregation_fits(JsonReader& r, const net::FabricSpec& f) {
+  // As at the ToR, less than one uplink's worth is no switch a fabric has.
+  if (f.agg_oversubscription > f.pod_tors * 1.000001) {
+    r.fail("agg_oversubscription",
+           fmt::format("{:g}:1, but an aggregation switch's pod_tors {} down ports fill one spine "
+                       "uplink at {}:1: at most that with one uplink cabled",
+                       f.agg_oversubscription, f.pod_tors, f.pod_tors));
+  }
+  const auto up = static_cast<std::int64_t>(std::ceil(f.pod_tors / f.agg_oversubscription));
+  if (f.pod_tors + up > f.agg_radix) {
+    r.fail("pod_tors", fmt::format("an aggregation switch takes pod_tors {} ToR{} and {} spine "
+                                   "uplinks (agg_oversubscription {:g}), more than agg_radix {}",
+                                   f.pod_tors, f.pod_tors == 1 ? "" : "s", up,
+                                   f.agg_oversubscription, f.agg_radix));
+  }
+}
+
 // What net::Topology builds from a fabric, checked against its ports here so that an error
 // names the key: the NICs fit the ports, the tiers hold the cluster, the stated
 // oversubscription is what the ports allow, and the fabric is of a size megasim can build.
@@ -105,15 +123,7 @@ void check_fabric_fits(JsonReader& r, const net::FabricSpec& f, const net::NodeS
                        "Gb/s at {:.3g}:1: at most that with one uplink cabled",
                        f.tor_oversubscription, l.attached, down_gbps, port_gbps, most));
   }
-  if (f.tiers == 3) {
-    const auto up = static_cast<std::int64_t>(std::ceil(f.pod_tors / f.agg_oversubscription));
-    if (f.pod_tors + up > f.agg_radix) {
-      r.fail("pod_tors", fmt::format("an aggregation switch takes pod_tors {} ToR{} and {} spine "
-                                     "uplinks (agg_oversubscription {:g}), more than agg_radix {}",
-                                     f.pod_tors, f.pod_tors == 1 ? "" : "s", up,
-                                     f.agg_oversubscription, f.agg_radix));
-    }
-  }
+  if (f.tiers == 3) check_aggregation_fits(r, f);
   // The links the topology builds (both directions): NIC cables, cabled ToR uplinks, and with
   // three tiers every pod's aggregation switches to every spine of their planes, which grows
   // with the pods squared where aggregation switches are small (one ToR a pod under 2-port

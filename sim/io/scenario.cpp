@@ -138,13 +138,22 @@ OptimizationSpec read_optimizations(JsonReader r) {
   // first, then the range [1, 2^24]. Both are values the key never takes (compare's --vary
   // listed 0 as an infeasible variant, and -5 was said to be outside [0, 16777216], until
   // 2026-12-06).
-  if (r.has("attention_window") &&
-      r.optional_number("attention_window", -HUGE_VAL, HUGE_VAL).value_or(1.0) == 0.0) {
-    r.fail_value("attention_window",
-                 "0 is no window size; to run without a window set optimizations.sliding_window "
-                 "false, else give a size in [1, 16777216]");
+  try {
+    o.overrides.attention_window = r.optional_integer("attention_window", 1, 1 << 24);
+  } catch (const ValueError&) {
+    bool zero = false;
+    try {
+      zero = r.optional_number("attention_window", -HUGE_VAL, HUGE_VAL) == 0.0;
+    } catch (const InputError&) {
+      // not a number: the integer's own message stands
+    }
+    if (zero) {
+      r.fail_value("attention_window",
+                   "0 is no window size; to run without a window set "
+                   "optimizations.sliding_window false, else give a size in [1, 16777216]");
+    }
+    throw;
   }
-  o.overrides.attention_window = r.optional_integer("attention_window", 1, 1 << 24);
   if (r.has("attention")) {
     o.overrides.attention =
         step::attention_kernel_from_string(r.choice("attention", {"unfused", "flash-v1", "flash-v2"}));

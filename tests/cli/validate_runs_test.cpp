@@ -1,4 +1,6 @@
-// validate --runs: a runs file whose published figures no run of its scenario could give.
+// validate --runs: a runs file whose published figures no run of its scenario could give, and
+// the scenarios scored or refused against it: each the run it names (plan, GPUs, GPU, model),
+// one figure one scenario, refused/ holding only plans megasim cannot fit.
 #include <doctest/doctest.h>
 
 #include <unistd.h>
@@ -9,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "recipe_scenario.h"
 #include "run_command.h"
 
 using megasim::test::run_megasim;
@@ -151,4 +154,147 @@ TEST_CASE("validate: a scenario of the folder without a validation section is sa
         std::string::npos);
   CHECK(r.out.find("korthikanti-22b-selective") != std::string::npos);
   fs::remove_all(dir);
+}
+
+TEST_CASE("validate: a published plan megasim cannot fit is listed as refused, never scored") {
+  // A folder whose refused/ holds Llama 3 405B at 8K with micro-batches of 2 and without the
+  // row's validation.allow_oom (stage 0 needs 130.8 GiB of 79.2): validate lists it with the
+  // refusal, outside every MAPE.
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("megasim_oom_" + std::to_string(::getpid()));
+  fs::create_directories(dir / "refused");
+  std::ifstream src(MEGASIM_SOURCE_DIR "/scenarios/validation/llama3-405b-8k-8192.json");
+  auto doc = nlohmann::json::parse(src);
+  doc.erase("$schema");
+  doc["plan"]["micro_batch"] = 2;
+  doc["validation"].erase("allow_oom");
+  std::ofstream(dir / "refused" / "llama3-mb2.json") << doc.dump();
+  const std::string args = " --scenarios " + shell_quote(dir.string()) + " --runs " +
+                           shell_quote(MEGASIM_SOURCE_DIR "/validation/published_runs.json");
+  const auto r = run_megasim("validate --json" + args);
+  const auto text = run_megasim("validate" + args);
+  fs::remove_all(dir);
+  REQUIRE(r.exit_code == 0);
+  const auto out = nlohmann::json::parse(r.out);
+  REQUIRE(out["refused"].size() == 1);
+  const auto& row = out["refused"][0];
+  CHECK(row["scenario"] == "llama3-405b-8k-8192");
+  CHECK(row["published"].get<double>() == doctest::Approx(0.43));
+  CHECK(row["reason"].get<std::string>().find("pipeline stage 0 needs 130.8 GiB") == 0);
+  CHECK(out["rows"].empty());
+  CHECK(text.out.find("refused, never scored") != std::string::npos);
+}
+
+TEST_CASE("validate: a scenario that is not its published run is refused, not scored") {
+  // Korthikanti's 22B with its batch cut to 1, or on 64 GPUs: another run than the one named.
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("megasim_edit_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  std::ifstream src(MEGASIM_SOURCE_DIR "/scenarios/validation/korthikanti-22b-selective.json");
+  const auto doc = nlohmann::json::parse(src);
+  const std::pair<const char*, const char*> edits[] = {
+      {"global_batch",
+       "plan.micro_batch is 1, but " MEGASIM_SOURCE_DIR
+       "/validation/published_runs.json: runs[0].plan.micro_batch ('korthikanti-22b') states 4"},
+      {"dp", "the plan's GPU count is 64, but " MEGASIM_SOURCE_DIR
+             "/validation/published_runs.json: runs[0].gpus ('korthikanti-22b') states 8"},
+      // On an H100 profile it scored the A100 row at -54.9 % until 2026-12-06.
+      {"device", "the device is 'h100-sxm5-80gb', but " MEGASIM_SOURCE_DIR
+                 "/validation/published_runs.json: runs[0].gpu ('korthikanti-22b') states "
+                 "'A100-SXM4-80GB'"}};
+  for (const auto& [key, fragment] : edits) {
+    const std::string edit = key;  // a copy: clang before 16 cannot capture a binding
+    CAPTURE(edit);
+    auto edited = doc;
+    edited.erase("$schema");
+    if (std::string(key) == "global_batch") {
+      edited["plan"]["micro_batch"] = 1;
+      edited["plan"]["global_batch"] = 1;
+    } else if (std::string(key) == "dp") {
+      edited["plan"]["dp"] = 8;
+      edited["plan"]["global_batch"] = 32;
+    } else {
+      edited["device"] = "h100-sxm5-80gb";
+    }
+    std::ofstream(dir / "edited.json") << edited.dump();
+    const auto r = run_megasim("validate --scenarios " + shell_quote(dir.string()) + " --runs " +
+                               shell_quote(MEGASIM_SOURCE_DIR "/validation/published_runs.json"));
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find(fragment) != std::string::npos);
+  }
+  // A profile of the run's GPU under a name of its own is that GPU: its family is in the name
+  // (the first version of the check wanted the name to start with the run's part).
+  auto profile = nlohmann::json::parse(
+      megasim::test::read_all(MEGASIM_SOURCE_DIR "/calibrate/profiles/a100-sxm4-80gb.json"));
+  profile["name"] = "dgx-a100-measured";
+  const fs::path profile_file = dir.string() + "-profile.json";  // beside, not a scenario
+  std::ofstream(profile_file) << profile.dump();
+  auto renamed = doc;
+  renamed.erase("$schema");
+  renamed["device"] = profile_file.string();
+  std::ofstream(dir / "edited.json") << renamed.dump();
+  const auto ok = run_megasim("validate --scenarios " + shell_quote(dir.string()) + " --runs " +
+                              shell_quote(MEGASIM_SOURCE_DIR "/validation/published_runs.json"));
+  CHECK(ok.exit_code == 0);
+  fs::remove(profile_file);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("validate: a plan in refused/ that megasim fits is an error, not a silent row") {
+  // A folder of validation scenarios whose refused/ holds a plan that fits (Korthikanti's 22B)
+  // or fits tightly (NVIDIA's Llama 3.1 405B BF16 recipe, given Llama 3's row to score):
+  // validate stops with exit 2 and names the file, so refused/ cannot hide a scored row.
+  namespace fs = std::filesystem;
+  for (const std::string scenario : {"korthikanti-22b-full.json", "llama31-405b-recipe.json"}) {
+    CAPTURE(scenario);
+    const fs::path dir =
+        fs::temp_directory_path() / ("megasim_refused_" + std::to_string(::getpid()));
+    fs::create_directories(dir / "refused");
+    nlohmann::json doc;
+    std::ifstream runs_in(MEGASIM_SOURCE_DIR "/validation/published_runs.json");
+    auto runs = nlohmann::json::parse(runs_in);
+    if (scenario == "llama31-405b-recipe.json") {
+      // Scored against a run of its own plan: a refused/ scenario is checked to be the run it
+      // names, as a scored one (Llama 3's row, which it was given until 2026-12-06, is not).
+      doc = nlohmann::json::parse(megasim::test::kTightRecipeScenario);
+      doc["validation"] = {{"run", "llama31-405b-recipe"}, {"metric", "mfu"}};
+      runs["runs"].push_back({{"id", "llama31-405b-recipe"},
+                              {"source", "a test's run of the recipe"},
+                              {"gpu", "H100-SXM5-80GB"},
+                              {"gpus", 576},
+                              {"measured", {{"mfu", 0.4}}}});
+    } else {
+      std::ifstream src(MEGASIM_SOURCE_DIR "/scenarios/validation/" + scenario);
+      doc = nlohmann::json::parse(src);
+      doc.erase("$schema");
+    }
+    std::ofstream(dir / "refused" / scenario) << doc.dump();
+    const fs::path runs_file = dir.string() + "-runs.json";
+    std::ofstream(runs_file) << runs.dump();
+    const auto r = run_megasim("validate --scenarios " + shell_quote(dir.string()) + " --runs " +
+                               shell_quote(runs_file.string()));
+    fs::remove_all(dir);
+    fs::remove(runs_file);
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find("megasim now fits this plan") != std::string::npos);
+    CHECK(r.err.find("refused/" + scenario) != std::string::npos);
+  }
+}
+
+TEST_CASE("validate: a plan in refused/ that says its run happened (allow_oom) is an error") {
+  // refused/ holds plans never scored; validation.allow_oom scores one over the memory model.
+  namespace fs = std::filesystem;
+  const fs::path dir =
+      fs::temp_directory_path() / ("megasim_refused_oom_" + std::to_string(::getpid()));
+  fs::create_directories(dir / "refused");
+  std::ifstream src(MEGASIM_SOURCE_DIR "/scenarios/validation/llama3-405b-8k-8192.json");
+  auto doc = nlohmann::json::parse(src);
+  doc.erase("$schema");
+  std::ofstream(dir / "refused" / "llama3.json") << doc.dump();
+  const auto r = run_megasim("validate --scenarios " + shell_quote(dir.string()) + " --runs " +
+                             shell_quote(MEGASIM_SOURCE_DIR "/validation/published_runs.json"));
+  fs::remove_all(dir);
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("refused/llama3.json: sets validation.allow_oom") != std::string::npos);
+  CHECK(r.out.empty());
 }

@@ -9,13 +9,15 @@
 namespace megasim::plan {
 namespace {
 
-void tally(OpTable& t, const std::vector<workload::Op>& ops) {
+// Each op `times` over (a step that runs it more than once).
+void tally(OpTable& t, const std::vector<workload::Op>& ops, std::int64_t times = 1) {
+  const auto n = static_cast<double>(times);
   for (const workload::Op& op : ops) {
     KindTotals& k = t[workload::to_string(op.kind())];
-    ++k.count;
-    k.model += op.model_flops;
-    k.hardware += op.hardware_flops;
-    k.bytes += op.bytes();
+    k.count += times;
+    k.model += op.model_flops * n;
+    k.hardware += op.hardware_flops * n;
+    k.bytes += op.bytes() * n;
   }
 }
 
@@ -51,7 +53,10 @@ Inspection inspect(const io::Inputs& in, const InspectOptions& o) {
       tally(si.per_micro_batch, ch.backward);
       si.layers += ch.layers.count;
     }
-    tally(si.per_step, st.dp_gradient_comm);
+    // ZeRO-2 reduces a chunk's gradients after every backward pass, as the executor runs it
+    // (step::ExecutorConfig::reduce_every_backward); until 2026-12-06 counted once a step.
+    tally(si.per_step, st.dp_gradient_comm,
+          in.scenario.plan.zero2 ? in.scenario.plan.micro_batches() : 1);
     tally(si.per_step, st.optimizer);
     tally(si.per_step, st.dp_param_comm);
     si.parameters_per_rank = st.parameters_per_rank;

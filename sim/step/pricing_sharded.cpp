@@ -23,9 +23,12 @@ Time Pricer::sharded_time(const std::vector<Op>& ops, const std::vector<Time>& s
   for (std::size_t i = 0; i < ops.size(); ++i) {
     if (taken[i]) continue;
     const workload::CommOp* c = ops[i].comm();
-    const Kind kind = c == nullptr || !is_sharded_dp(c->group) ? Kind::kCompute
-                      : c->kind == CollectiveOp::kReduceScatter ? Kind::kScatter
-                                                                : Kind::kGather;
+    // A hybrid shard's replica all-reduce follows its reduce-scatter on the same stream: a
+    // reduction of the scatter's, with no per-rank work of its own.
+    const bool replica = c != nullptr && c->group == Group::kDpReplica;
+    const Kind kind = c == nullptr || !(is_sharded_dp(c->group) || replica) ? Kind::kCompute
+                      : c->kind == CollectiveOp::kReduceScatter || replica  ? Kind::kScatter
+                                                                            : Kind::kGather;
     if (segments.empty() || segments.back().kind != kind) {
       segments.emplace_back();
       segments.back().kind = kind;
@@ -33,11 +36,12 @@ Time Pricer::sharded_time(const std::vector<Op>& ops, const std::vector<Time>& s
     ShardedSegment one;  // this op alone
     one.kind = kind;
     one.time = share[i];
-    const Time copies = kind != Kind::kCompute && system_.sharding.per_rank_copies
-                            ? per_rank_copies(*c) : Time::zero();
+    const bool framework_work = kind != Kind::kCompute && !replica;
+    const Time copies =
+        framework_work && system_.sharding.per_rank_copies ? per_rank_copies(*c) : Time::zero();
     one.time += copies;
     if (kind == Kind::kGather && system_.sharding.zeroed_gather_buffer) one.time += zero_fill(*c);
-    if (kind != Kind::kCompute) add_host(*c, copies, one);
+    if (framework_work) add_host(*c, copies, one);
     ShardedSegment& s = segments.back();
     // An exchange inside the pass (TP, CP), or a GEMM's share priced with its TP collective
     // (slowed there already): compute the DP line does not slow again.
@@ -47,10 +51,11 @@ Time Pricer::sharded_time(const std::vector<Op>& ops, const std::vector<Time>& s
     s.host_tail += one.host_tail;
     if (kind == Kind::kScatter) {
       // Apart, its collective and its copies, which the bucket's timing places on the line.
-      const Time loop = scatter_loop(*c);
+      const Time loop = replica ? Time::zero() : scatter_loop(*c);
       s.tensors.push_back({share[i], one.host, c->elements, loop, copies, Time::zero(),
                            Time::zero()});
-      if (system_.sharding.contiguous_gradients) reduce_buffer_work(*c, s.tensors.back());
+      if (system_.sharding.contiguous_gradients && !replica)
+        reduce_buffer_work(*c, s.tensors.back());
     }
   }
   const ShardedPassTime t =

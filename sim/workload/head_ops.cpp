@@ -133,6 +133,14 @@ void append_zero3_scatters(const LayerContext& c, int layer, std::vector<Op>& ou
     add_comm(out, layer, "zero3 gradient reduce-scatter", Phase::kBackward,
              CollectiveOp::kReduceScatter, zero3_group(c), d(n) * grad_bytes, false);
     std::get<CommOp>(out.back().work).elements = n;
+    if (!c.plan.hybrid_shard()) continue;
+    // HYBRID_SHARD: the shard just reduced, all-reduced across the replicas at once, on the
+    // same stream (PyTorch FSDP's _reduce_grad: all_reduce on the inter-node group right after
+    // the reduce-scatter), every backward pass; until 2026-12-06 once a step, after the last.
+    const std::int64_t shard = n / c.plan.shard_ranks();
+    add_comm(out, layer, "shard gradient all-reduce", Phase::kBackward, CollectiveOp::kAllReduce,
+             Group::kDpReplica, d(shard) * grad_bytes, false);
+    std::get<CommOp>(out.back().work).elements = shard;
   }
 }
 

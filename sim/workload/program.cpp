@@ -303,9 +303,16 @@ StageProgram build_stage(const ModelSpec& m, const ParallelPlan& p, int stage,
         params, bucket, grad_bytes(p));
   }
   if (p.hybrid_shard()) {
-    // HYBRID_SHARD: each replica's shard of the gradients, all-reduced across the replicas.
-    add_buckets(sp.dp_gradient_comm, "shard gradient all-reduce", CollectiveOp::kAllReduce,
-                params / p.shard_ranks(), bucket, grad_bytes(p), Group::kDpReplica);
+    // HYBRID_SHARD: each replica's shard of the gradients, all-reduced across the replicas. A
+    // layer's goes with its reduce-scatter, every backward pass (detail::append_zero3_scatters);
+    // the rest (embedding, final norm: FSDP's root unit) once a step, after the backward.
+    std::int64_t layers = 0;
+    for (const ChunkProgram& ch : sp.chunks) layers += ch.layers.count;
+    const std::int64_t rest = params - layers * rank_layer_parameters(m, p.tp);
+    if (rest > 0) {
+      add_buckets(sp.dp_gradient_comm, "shard gradient all-reduce", CollectiveOp::kAllReduce,
+                  rest / p.shard_ranks(), bucket, grad_bytes(p), Group::kDpReplica);
+    }
   }
   if (m.tied_embeddings && p.pp > 1 && (stage == 0 || stage == p.pp - 1)) {
     sp.dp_gradient_comm.push_back(comm_op("tied embedding gradient all-reduce", Phase::kOptimizer,

@@ -315,3 +315,23 @@ TEST_CASE("plan: FP8 on Hopper is faster than 16-bit but less than twice, MFU ag
     CHECK(b.step.memory[s].activations < a.step.memory[s].activations);
   }
 }
+
+TEST_CASE("plan: inspect counts ZeRO-2's gradient reduction once per micro-batch, as it runs") {
+  // ZeRO-2 reduce-scatters a chunk's gradients after every backward pass (the executor's
+  // reduce_every_backward); inspect counted them once a step until 2026-12-06, the same bytes
+  // as ZeRO-1's.
+  const io::Inputs zero1 = step_inputs({});
+  const io::Inputs zero2 = step_inputs({"plan.zero2=true"});
+  const std::int64_t m = zero2.scenario.plan.micro_batches();
+  REQUIRE(m > 1);
+  const step::AssembledWorkload w = plan::assemble_workload(zero2);
+  double gradients = 0.0;
+  for (const workload::Op& op : w.program[0].dp_gradient_comm) gradients += op.bytes().value();
+  const std::int64_t calls = static_cast<std::int64_t>(w.program[0].dp_gradient_comm.size());
+  REQUIRE(gradients > 0.0);
+  const plan::KindTotals one = plan::inspect(zero1).stages[0].per_step.at("comm");
+  const plan::KindTotals every = plan::inspect(zero2).stages[0].per_step.at("comm");
+  CHECK(every.bytes.value() - one.bytes.value() ==
+        doctest::Approx(static_cast<double>(m - 1) * gradients));
+  CHECK(every.count - one.count == (m - 1) * calls);
+}

@@ -301,6 +301,17 @@ void stragglers_not_run(const Inputs& in, std::vector<KeyNotRun>& keys) {
 
 }  // namespace
 
+void check_plan(const Inputs& in) {
+  Clashes clashes;
+  clashes.check([&] { check_plan_against_model(in); });
+  clashes.check([&] { check_plan_against_cluster(in); });
+  clashes.check([&] { check_context_parallel(in); });
+  clashes.check([&] { check_pipeline_engine_schedule(in); });
+  clashes.check([&] { check_microbatch_group(in); });
+  clashes.check([&] { check_fp8(in); });
+  clashes.throw_if_any();
+}
+
 Inputs load_inputs(const Scenario& s, const InputOptions& o, FilesRead* read) {
   Inputs in;
   in.scenario = s;

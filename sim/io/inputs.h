@@ -65,4 +65,8 @@ struct InputOptions {
 Inputs load_inputs(const Scenario& scenario, const InputOptions& options = {},
                    FilesRead* read = nullptr);
 
+// The checks load_inputs makes of the scenario's plan against the model, cluster, system and
+// device the inputs hold (every clash in one InputError): for a plan changed after loading.
+void check_plan(const Inputs& in);
+
 }  // namespace megasim::io

@@ -15,6 +15,13 @@
 namespace megasim::plan {
 namespace {
 
+// The highest of the stages' memory needs.
+Bytes peak_memory(const step::AssembledWorkload& w) {
+  Bytes peak;
+  for (const auto& m : w.memory) peak = std::max(peak, m.required());
+  return peak;
+}
+
 // How much more a GPU the published run shows megasim's memory model overstates, on its own
 // device: the scenario file as written (before any --set or --vary), when it says its run
 // happened (validation.allow_oom), needs this much more than that device has; else zero.
@@ -26,9 +33,7 @@ Bytes published_excess(const io::Inputs& in) {
   const io::Inputs base = io::load_inputs(file, options);
   const step::AssembledWorkload w =
       step::assemble_workload(base.model, base.scenario.plan, base.system);
-  Bytes peak;
-  for (const auto& m : w.memory) peak = std::max(peak, m.required());
-  return std::max(Bytes(), peak - base.device.memory);
+  return std::max(Bytes(), peak_memory(w) - base.device.memory);
 }
 
 }  // namespace
@@ -41,31 +46,65 @@ Bytes memory_allowance(const io::Inputs& in) {
 
 namespace {
 
+// Whether the plan with `change` made is one the inputs' system runs (io::check_plan) and
+// needs less memory than `peak`.
+template <typename Change>
+bool switch_lowers(const io::Inputs& in, Bytes peak, Change change) {
+  io::Inputs v = in;
+  change(v.scenario.plan);
+  try {
+    io::check_plan(v);
+    return peak_memory(step::assemble_workload(v.model, v.scenario.plan, v.system)) < peak;
+  } catch (const InputError&) {
+    return false;
+  }
+}
+
 // The plan's keys that would lower its memory from where it stands: a recomputation short of
-// full, a micro-batch above 1, more TP or PP, sequence parallelism where TP has none, a schedule
-// holding more micro-batches than 1F1B's (GPipe's every one, so its batch too; zero-bubble's
-// deferred weight gradients), the optimizer's states, then its gradients and parameters sharded
-// over DP where there are replicas (the distributed optimizer's switch is ZeRO-3's own there), a
-// ZeRO-3 shard group wider, FP8 weights kept alone, and context parallelism where the attention
-// is fused.
-std::vector<std::string> keys_lowering_memory(const io::Inputs& in) {
+// full, a micro-batch above 1, more TP or PP, a schedule holding more micro-batches than
+// 1F1B's (GPipe's every one, so its batch too; zero-bubble's deferred weight gradients), more
+// DP where states are sharded over it, context parallelism where the attention is fused, and
+// each switch (sequence parallelism, the optimizer's states, gradients and parameters sharded,
+// a ZeRO-3 shard group as wide as DP, FP8 weights kept alone) that, turned, gives a plan the
+// system runs and needs less. Until 2026-12-06 the switches were named by rule: ZeRO-2 where it
+// takes more (pp 1 without DP overlap), ZeRO-2 and 3 where the preset refuses them beside a
+// pipeline, and never plan.dp.
+std::vector<std::string> keys_lowering_memory(const io::Inputs& in, Bytes peak) {
   const workload::ParallelPlan& p = in.scenario.plan;
   std::vector<std::string> keys;
   if (p.recompute != workload::Recompute::kFull) keys.emplace_back("plan.recompute");
   if (p.micro_batch > 1) keys.emplace_back("plan.micro_batch");
   keys.emplace_back("plan.tp");
   keys.emplace_back("plan.pp");
-  if (p.tp > 1 && !p.sequence_parallel) keys.emplace_back("plan.sequence_parallel");
+  if (p.tp > 1 && !p.sequence_parallel &&
+      switch_lowers(in, peak, [](workload::ParallelPlan& q) { q.sequence_parallel = true; }))
+    keys.emplace_back("plan.sequence_parallel");
   if (p.schedule == workload::Schedule::kGpipe || p.schedule == workload::Schedule::kZeroBubble)
     keys.emplace_back("plan.schedule");
   if (p.schedule == workload::Schedule::kGpipe) keys.emplace_back("plan.global_batch");
+  if (p.distributed_optimizer || p.zero2 || p.zero3) keys.emplace_back("plan.dp");
   if (p.dp * p.cp > 1) {
-    if (!p.distributed_optimizer && !p.zero3) keys.emplace_back("plan.distributed_optimizer");
-    if (!p.zero2 && !p.zero3) keys.emplace_back("plan.zero2");
-    if (!p.zero3) keys.emplace_back("plan.zero3");
-    if (p.zero3 && p.shard_group > 0 && p.shard_group < p.dp) keys.emplace_back("plan.shard_group");
+    using Turn = void (*)(workload::ParallelPlan&);
+    struct Switch {
+      const char* key;
+      bool on;  // already where it lowers the memory
+      Turn turn;
+    };
+    const Switch switches[] = {
+        {"plan.distributed_optimizer", p.distributed_optimizer || p.zero3,
+         [](workload::ParallelPlan& q) { q.distributed_optimizer = true; }},
+        {"plan.zero2", p.zero2 || p.zero3, [](workload::ParallelPlan& q) { q.zero2 = true; }},
+        {"plan.zero3", p.zero3, [](workload::ParallelPlan& q) { q.zero3 = true; }},
+        {"plan.shard_group", !p.hybrid_shard(),
+         [](workload::ParallelPlan& q) { q.shard_group = 0; }},
+    };
+    for (const Switch& s : switches) {
+      if (!s.on && switch_lowers(in, peak, s.turn)) keys.emplace_back(s.key);
+    }
   }
-  if (p.fp8 && !p.fp8_params) keys.emplace_back("plan.fp8_params");
+  if (p.fp8 && !p.fp8_params &&
+      switch_lowers(in, peak, [](workload::ParallelPlan& q) { q.fp8_params = true; }))
+    keys.emplace_back("plan.fp8_params");
   if (in.system.attention_kernel() != step::AttentionKernel::kUnfused) keys.emplace_back("plan.cp");
   return keys;
 }
@@ -81,8 +120,7 @@ step::AssembledWorkload assemble_workload(const io::Inputs& in, const WorkloadOp
   step::AssembledWorkload w = step::assemble_workload(in.model, in.scenario.plan, system);
   if (o.allow_oom) return w;
   const Bytes capacity = in.device.memory;
-  Bytes peak;
-  for (const auto& m : w.memory) peak = std::max(peak, m.required());
+  const Bytes peak = peak_memory(w);
   if (peak <= capacity) return w;
   // A validation row whose published run ran a plan over megasim's memory model
   // (validation.allow_oom in the file as written): a plan, the published one or a variant such
@@ -106,7 +144,7 @@ step::AssembledWorkload assemble_workload(const io::Inputs& in, const WorkloadOp
       why += fmt::format(
           "; the keys that lower it: {} (`megasim inspect --allow-oom` shows every "
           "stage)",
-          fmt::join(keys_lowering_memory(in), ", "));
+          fmt::join(keys_lowering_memory(in, peak), ", "));
       throw OutOfMemoryError(why);
     }
   }

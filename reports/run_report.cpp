@@ -1,6 +1,7 @@
 #include "reports/run_report.h"
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -110,7 +111,7 @@ Json checkpoint_json(const RunResult& r, const StepProfile& step, const Reliabil
                      {"mean_goodput", p.mean_goodput},
                      {"alike_best", p.alike_best}});
   }
-  const bool failures = r.mtbf != Time::max();
+  const bool failures = std::isfinite(r.mtbf_hours);
   return {
       {"checkpoint_interval_min", model.checkpoint_interval == Time::max()
                                       ? Json(nullptr)
@@ -166,7 +167,7 @@ Json to_json(const RunResult& r, const StepProfile& step, const PowerInputs& pow
       {"launch_hours", r.launch_hours},
       {"checkpoint_hours", r.checkpoint_hours},
       {"failures_per_day", r.failures_per_day},
-      {"mtbf_hours", r.mtbf == Time::max() ? Json(nullptr) : Json(r.mtbf.to_hours())},
+      {"mtbf_hours", std::isfinite(r.mtbf_hours) ? Json(r.mtbf_hours) : Json(nullptr)},
       {"recovery_min", minutes(r.recovery)},
       {"comm_init_s", model.comm_init.at(step.gpus).to_seconds()},
   };
@@ -214,8 +215,8 @@ std::string rate_text(double per_day) {
 // Wall-clock days, goodput and restarts over the trials. One trial is one draw of the
 // failures: its percentiles would all be that draw, so it prints the draw and says so.
 void append_outcomes(std::string& o, const RunResult& r) {
-  const std::string mtbf = r.mtbf == Time::max() ? std::string("none (no failures)")
-                                                 : fmt::format("{:.2f} h", r.mtbf.to_hours());
+  const std::string mtbf = std::isfinite(r.mtbf_hours) ? fmt::format("{:.2f} h", r.mtbf_hours)
+                                                       : std::string("none (no failures)");
   if (r.trials == 1) {
     o += fmt::format(
         "  wall-clock     {} (one trial: one draw of the failures; "
@@ -326,7 +327,7 @@ std::string checkpoint_line(const RunResult& r, const StepProfile& step,
   o += fmt::format("  checkpoint     every {:.1f} min{}, {:.1f} s blocking; ",
                    minutes(r.checkpoint_interval), none ? " (none within the run)" : "",
                    r.checkpoint_cost.to_seconds());
-  o += r.mtbf == Time::max()
+  o += !std::isfinite(r.mtbf_hours)
            ? std::string("no failures, so no Young or Daly interval")
            : fmt::format("Young {:.1f} min, Daly {:.1f} min", minutes(r.young), minutes(r.daly));
   if (!r.sweep.empty() && r.sweep_failures == 0) {

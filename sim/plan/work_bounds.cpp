@@ -213,8 +213,8 @@ void check_run_work(const io::Inputs& in, const run::StepProfile& step, const Wo
   double sweep_events = 0.0;
   std::size_t swept = 0;
   if (r.spec.sweep_checkpoint_interval && run::sweeps_intervals(rate, cost, write)) {
-    const auto intervals = run::most_swept_intervals(
-        run::sweep_centre(run::daly_interval(cost, Time::from_hours(1.0 / rate)), write));
+    const auto intervals =
+        run::most_swept_intervals(run::sweep_centre(run::daly_interval(cost, 1.0 / rate), write));
     // As the sweep stops: after the first interval the run's steps do not reach (its steps
     // with their evaluation share, as the trials take them); counting the ones past it charged
     // a hopeless run eight more 50-year trials, as the sweep did until 2026-12-05.

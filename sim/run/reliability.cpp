@@ -197,14 +197,14 @@ ReliabilityModel no_failures_model() {
   return m;
 }
 
-Time young_interval(Time checkpoint_cost, Time mtbf) {
-  return Time::from_seconds(std::sqrt(2.0 * checkpoint_cost.to_seconds() * mtbf.to_seconds()));
+Time young_interval(Time checkpoint_cost, double mtbf_hours) {
+  return Time::from_seconds(std::sqrt(2.0 * checkpoint_cost.to_seconds() * mtbf_hours * 3600.0));
 }
 
-Time daly_interval(Time checkpoint_cost, Time mtbf) {
+Time daly_interval(Time checkpoint_cost, double mtbf_hours) {
   const double d = checkpoint_cost.to_seconds();
-  const double m = mtbf.to_seconds();
-  if (d >= 2.0 * m) return mtbf;  // Daly: beyond the model's range, checkpoint every MTBF
+  const double m = mtbf_hours * 3600.0;
+  if (d >= 2.0 * m) return Time::from_seconds(m);  // Daly: beyond the model's range, every MTBF
   // Daly's higher-order estimate (FGCS 22(3), 2006, eq. 37): the perturbation series of the
   // optimum to its third term, with ξ = δ / 2M.
   const double xi = d / (2.0 * m);

@@ -125,9 +125,10 @@ ReliabilityModel no_failures_model();
 
 // Young's (1974) first-order optimum checkpoint interval sqrt(2·δ·M) and Daly's (2006)
 // higher-order estimate sqrt(2·δ·M)·(1 + √ξ/3 + ξ/9) − δ with ξ = δ/2M (for δ < 2M; M beyond),
-// with δ the blocking checkpoint cost and M the mean time between interruptions. Daly's
-// optimum does not depend on the restart time R.
-Time young_interval(Time checkpoint_cost, Time mtbf);
-Time daly_interval(Time checkpoint_cost, Time mtbf);
+// with δ the blocking checkpoint cost and M the mean time between interruptions, in hours (an
+// MTBF of centuries is past the simulator's clock). Daly's optimum does not depend on the
+// restart time R.
+Time young_interval(Time checkpoint_cost, double mtbf_hours);
+Time daly_interval(Time checkpoint_cost, double mtbf_hours);
 
 }  // namespace megasim::run

@@ -67,8 +67,12 @@ class Trial {
 
   void start_running() {
     if (rate_ > 0.0) {
+      // A failure past the latest a trial can run never comes: its last restart is within
+      // kMaxRunSeconds (a later failure ends it unfinished) and its failure-free length too
+      // (plan::check_run_work). Past the simulator's clock for an MTBF of centuries.
       const double hours = sim_.rng().exponential(1.0 / rate_);
-      failure_ = sim_.after(Time::from_hours(hours), [this] { on_failure(); });
+      if (sim_.now().to_seconds() + hours * 3600.0 < 3.0 * kMaxRunSeconds)
+        failure_ = sim_.after(Time::from_hours(hours), [this] { on_failure(); });
     }
     compute();
   }
@@ -280,7 +284,7 @@ namespace {
 void reliability_figures(const StepProfile& step, const ReliabilityModel& model, RunResult& r) {
   const double rate = model.failures_per_hour(step);
   r.failures_per_day = rate * 24.0;
-  r.mtbf = rate > 0.0 ? Time::from_hours(1.0 / rate) : Time::max();
+  r.mtbf_hours = rate > 0.0 ? 1.0 / rate : std::numeric_limits<double>::infinity();
   r.recovery = model.mean_recovery_time(step);
   r.checkpoint_interval = simulated_interval(model.checkpoint_interval, step, r.steps);
   const std::int64_t every =
@@ -288,8 +292,8 @@ void reliability_figures(const StepProfile& step, const ReliabilityModel& model,
   r.checkpoints_in_run = every > 0 && every < r.steps;
   r.checkpoint_cost = model.blocking_checkpoint_time(step.checkpoint_size);
   if (rate > 0.0) {
-    r.young = young_interval(r.checkpoint_cost, r.mtbf);
-    r.daly = daly_interval(r.checkpoint_cost, r.mtbf);
+    r.young = young_interval(r.checkpoint_cost, r.mtbf_hours);
+    r.daly = daly_interval(r.checkpoint_cost, r.mtbf_hours);
   }
 }
 

@@ -13,6 +13,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -123,7 +124,9 @@ struct RunResult {
   double step_share = 1.0;
   double straggler_slowed_share = 0.0;  // of the trials, those a straggler slowed (kept, or
                                         // not evicted: draw_stragglers says when)
-  Time mtbf;
+  // Mean time between interruptions; infinite without failures. In hours, as an MTBF of
+  // centuries is past the simulator's clock (it was a Time until 2026-12-06: an internal error).
+  double mtbf_hours = std::numeric_limits<double>::infinity();
   Time recovery;             // mean recovery per interruption (spare free)
   Time checkpoint_interval;  // the one simulated
   bool checkpoints_in_run = false;  // the run's steps reach the interval: a checkpoint is taken

@@ -193,7 +193,7 @@ TEST_CASE("report: what the trials saw beside what the model assumes, said where
   r.down_hours = 10.0;
   r.spare_wait_hours = 7.5;
   r.failures_per_day = 0.000838;
-  r.mtbf = Time::from_hours(28655.42);
+  r.mtbf_hours = 28655.42;
   r.young = r.daly = Time::from_minutes(162.8);
   r.sweep = {{.interval = Time::from_minutes(45.0), .mean_days = 1.0}};
   r.best_interval = Time::from_minutes(45.0);

@@ -1,5 +1,7 @@
 // The run's first launch: charged in the wall time, as a restart without its checkpoint load;
 // a restart with nothing durable; the checkpoints the running job's MFU counts.
+#include <cmath>
+
 #include <doctest/doctest.h>
 
 #include "run/reliability.h"
@@ -80,4 +82,28 @@ TEST_CASE("run: the running MFU counts each checkpoint once, not those redone or
     redone += r.checkpointing > r.first_checkpointing ? 1 : 0;
   }
   CHECK(redone > 0);
+}
+
+TEST_CASE("run: a job MTBF of centuries, past the simulator's clock, runs without failing") {
+  // One failure in 10^5 days on a GPU of an 8-GPU job: an MTBF of 12,500 days (34 years) for
+  // the job; at 10^-7 a GPU-hour, 1.25·10^6 h (143 years); at 10^-9, 1.25·10^8 h (14,000
+  // years), past the 292 years a Time holds. Until 2026-12-06 the MTBF, and any failure drawn
+  // past the clock's range, ended the run in an internal error.
+  StepProfile step = uniform_step(Time::from_hours(1), 1000.0, 8, 8, 0, Activity::kGemm);
+  ReliabilityModel m = no_failures_model();
+  m.name = "test";
+  m.causes.push_back({"x", FailureScope::kGpu, 1e-9, false, "test"});
+  m.checkpoint_stall = Time::from_minutes(1);
+  m.checkpoint_interval = Time::from_hours(1);
+  RunSpec spec;
+  spec.tokens = 10 * 1000.0;
+  spec.trials = 50;
+  spec.seed = 3;
+  const RunResult r = simulate_run(step, spec, m, testing::flat_power());
+  CHECK(r.mtbf_hours == doctest::Approx(1.25e8));
+  CHECK(r.failures_per_day == doctest::Approx(24.0 / 1.25e8));
+  // Young: sqrt(2 · 60 s · 1.25·10^8 h · 3600 s/h) = 7.35·10^6 s.
+  CHECK(r.young.to_seconds() == doctest::Approx(std::sqrt(2.0 * 60.0 * 1.25e8 * 3600.0)));
+  CHECK(r.restarts.mean == 0.0);
+  CHECK(r.days.mean * 24.0 < 12.0);  // 10 h of steps, 9 checkpoints, the launch
 }

@@ -225,8 +225,7 @@ TEST_CASE("run: Daly's interval is the optimum his paper reports for its three c
   // Daly, FGCS 2006, Figures 3-5: δ = 5 min, M = 24 h, 6 h and 15 min; the model predicts
   // τopt = 117, 57 and 9.1 min. Beyond δ ≥ 2M the paper checkpoints every M.
   const auto daly_min = [](double m_min) {
-    return megasim::run::daly_interval(Time::from_minutes(5), Time::from_minutes(m_min))
-        .to_seconds() / 60.0;
+    return megasim::run::daly_interval(Time::from_minutes(5), m_min / 60.0).to_seconds() / 60.0;
   };
   // Within the paper's rounding (whole minutes, and 9.1 to a tenth): the model gives 116.69,
   // 56.71 and 9.14 min. Approx(57).epsilon(0.005) passed 56.71 only through doctest adding 1

@@ -45,7 +45,9 @@
     if (d.run) {
       // What takes the running time the steps leave, as the text report names it: checkpoint
       // stalls only where the run has some (the page named them always until 2026-12-06).
-      const evaluating = d.run.evaluation_interval_steps > 0 && d.run.evaluation_s > 0;
+      // Evaluations the run reaches, as the text says (an interval past the run has none: the
+      // page named evaluation there until 2026-12-06).
+      const evaluating = d.run.evaluation_hours > 0;
       const rest = [...(evaluating ? ['evaluation'] : []),
         ...(d.run.checkpoint_hours > 0 ? ['checkpoint stalls'] : []),
         ...(d.run.straggler_slowed_share > 0 ? ['stragglers'] : [])];
@@ -55,7 +57,7 @@
         (rest.length ? ` (${named} take${rest.length === 1 && evaluating ? 's' : ''} the rest ` +
           'of the running time)' : ' (the steps take all of the running time)')]);
     }
-    if (d.run && d.run.evaluation_interval_steps > 0) rows.push(['evaluation',
+    if (d.run && d.run.evaluation_hours > 0) rows.push(['evaluation',
       `${fmt.num(d.run.evaluation_s, 1)} s every ${d.run.evaluation_interval_steps} steps, ` +
       `${fmt.num(d.run.evaluation_hours, 1)} h in all, ` +
       // Its share, as the text gives it (left to the text until 2026-12-05).

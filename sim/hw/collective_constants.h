@@ -147,6 +147,10 @@ struct CollectiveScale {
                                                 [static_cast<std::size_t>(p)];
     return s.set ? s.value : (multi_node ? net_latency_offset_us : nvlink_latency_offset_us);
   }
+  // Whether a fit moves a call that ran this algorithm and protocol.
+  bool moves(bool multi_node, CollAlgorithm a, CollProtocol p) const {
+    return bandwidth(multi_node, a) != 1.0 || latency_offset_us(multi_node, a, p) != 0.0;
+  }
 };
 
 // NCCL's modelled time of one call and the latency term within it, seconds.

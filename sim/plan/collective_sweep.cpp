@@ -228,13 +228,19 @@ Sweep collective_sweep(const SweepRequest& r) {
     row.prediction = engine.predict(call);
     row.measured_time =
         hw::measured_collective_time(profile.collective_table, op, r.gpus, out.nodes, Bytes(size));
+    // Fitted where a scale fitted to this link class moves what the row ran (one pinned on
+    // another algorithm leaves it as NCCL's model gives it: until 2026-12-06 every row of the
+    // class read "fitted model").
+    const bool fitted =
+        out.fitted_scale &&
+        constants.scale.moves(out.nodes > 1, row.prediction.algorithm, row.prediction.protocol);
     row.answer = row.measured_time ? SweepAnswer::kMeasured
-                 : out.fitted_scale ? SweepAnswer::kFittedModel
-                                    : SweepAnswer::kModel;
+                 : fitted          ? SweepAnswer::kFittedModel
+                                   : SweepAnswer::kModel;
     // A forced algorithm or protocol is not what the measured rows (NCCL's choice) ran.
     if (algorithm != hw::CollAlgorithm::kAuto || protocol != hw::CollProtocol::kAuto) {
       row.measured_time.reset();
-      row.answer = out.fitted_scale ? SweepAnswer::kFittedModel : SweepAnswer::kModel;
+      row.answer = fitted ? SweepAnswer::kFittedModel : SweepAnswer::kModel;
     }
     const double seconds =
         (row.measured_time ? *row.measured_time : row.prediction.time).to_seconds();

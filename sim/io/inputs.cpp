@@ -123,6 +123,21 @@ void check_bf16_optimizer(const Inputs& in) {
         "{}: optimizations.bf16_optimizer is DeepSpeed's pipeline engine's, but the preset is '{}'",
         in.scenario.file.string(), o.preset));
   }
+  // BF16_Optimizer has no unsharded form: it always shards its fp32 weights and optimizer
+  // states over DP and all-gathers the updated parameters (bf16_optimizer.py), and bf16 runs
+  // nothing else beside the engine ('bf16 must use z0! it implements its own zero stage 1
+  // equivalent', BLOOM's tr11-176B-ml.slurm). Priced as written until 2026-12-06: a plan
+  // without the gather and with four times the states, which search ranked first.
+  const workload::ParallelPlan& p = in.scenario.plan;
+  if (workload::bf16_optimizer_applies(in.system.pipe_engine.bf16_optimizer, p) &&
+      p.dp_cp() > 1 && !p.distributed_optimizer) {
+    throw InputError(fmt::format(
+        "{}: plan.distributed_optimizer is false, but preset '{}' runs DeepSpeed's "
+        "BF16_Optimizer for bf16, which shards its fp32 weights and optimizer states over the "
+        "{} DP ranks always (ZeRO stage 0 with bf16: its own stage 1); set "
+        "plan.distributed_optimizer true, or optimizations.bf16_optimizer false",
+        in.scenario.file.string(), in.scenario.optimizations.preset, p.dp_cp()));
+  }
 }
 
 void check_pipeline_engine_schedule(const Inputs& in) {
@@ -305,6 +320,7 @@ void check_plan(const Inputs& in) {
   Clashes clashes;
   clashes.check([&] { check_plan_against_model(in); });
   clashes.check([&] { check_plan_against_cluster(in); });
+  clashes.check([&] { check_bf16_optimizer(in); });
   clashes.check([&] { check_context_parallel(in); });
   clashes.check([&] { check_pipeline_engine_schedule(in); });
   clashes.check([&] { check_microbatch_group(in); });

@@ -292,6 +292,13 @@ class Walker {
     // 2026-12-06: dist_opt=0 and =1 did not split the space).
     const bool without = std::find(dist_.begin(), dist_.end(), false) != dist_.end();
     dists_ = dp != 1 ? dist_ : without ? std::vector<bool>{false} : std::vector<bool>{};
+    // DeepSpeed's BF16_Optimizer shards its states over DP always (io::load_inputs refuses
+    // dist_opt=0 beside it): only dist_opt=1 exists there.
+    if (dp != 1 &&
+        workload::bf16_optimizer_applies(system.pipe_engine.bf16_optimizer, in_.scenario.plan)) {
+      const bool with = std::find(dist_.begin(), dist_.end(), true) != dist_.end();
+      dists_ = with ? std::vector<bool>{true} : std::vector<bool>{};
+    }
     const auto inner = static_cast<std::int64_t>(vpps.size() * mbs_.size() * rcs_.size() *
                                                  sps.size() * dists_.size());
     space_.size += inner;

@@ -1,5 +1,6 @@
 #include "io/output.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -35,6 +36,55 @@ fs::path identity(const fs::path& p) {
   }
   fs::path id = fs::weakly_canonical(whole, ec);
   return ec ? whole.lexically_normal() : id.lexically_normal();
+}
+
+// Whether `p` reaches its file through one of this process's open descriptors (/dev/stdout,
+// /dev/fd/N, /proc/self/fd/N, /proc/PID/fd/N): the file the shell opened for `>> log`, which
+// the rename would replace with a new file (a log's earlier lines lost, exit 0), or a pipe the
+// rename cannot reach (refused after the work), until 2026-12-06.
+bool through_descriptor(const fs::path& p) {
+  std::error_code ec;
+  fs::path whole = fs::absolute(p, ec);
+  if (ec) return false;
+  const auto descriptor = [](const fs::path& at) {
+    const std::string s = at.lexically_normal().string();
+    if (s.rfind("/dev/fd/", 0) == 0) return true;
+    if (s.rfind("/proc/", 0) != 0) return false;
+    const auto fd = s.find("/fd/");
+    return fd != std::string::npos && s.find('/', 6) == fd;  // /proc/<self|pid>/fd/N
+  };
+  for (int hops = 0; hops < 40; ++hops) {
+    if (descriptor(whole)) return true;
+    if (!fs::is_symlink(fs::symlink_status(whole, ec))) return false;
+    const fs::path to = fs::read_symlink(whole, ec);
+    if (ec) return false;
+    whole = to.is_absolute() ? to : whole.parent_path() / to;
+  }
+  return false;
+}
+
+// Refuses an existing `path` that a rename into its folder cannot replace: a mount point (a
+// bind-mounted file: EBUSY) or, in a sticky folder, another user's file in another user's
+// folder (EPERM). Found after the work, at the rename, once earlier outputs were already
+// replaced (until 2026-12-06).
+void check_replaceable(const std::string& name, const std::string& option, const fs::path& path) {
+  struct stat file {};
+  if (::lstat(path.c_str(), &file) != 0 || !S_ISREG(file.st_mode)) return;
+  const fs::path folder = path.has_parent_path() ? path.parent_path() : fs::path(".");
+  struct stat dir {};
+  if (::stat(folder.c_str(), &dir) != 0) return;
+  if (file.st_dev != dir.st_dev) {
+    throw InputError(name + ": is a mount point (a file mounted over); " + option +
+                     " replaces a file by renaming a new one over it, which a mount point "
+                     "refuses");
+  }
+  const uid_t me = ::geteuid();
+  if ((dir.st_mode & S_ISVTX) != 0 && me != 0 && me != file.st_uid && me != dir.st_uid) {
+    throw InputError(name +
+                     ": belongs to another user in a folder only its owners may rename "
+                     "in (the sticky bit); " +
+                     option + " replaces a file by renaming a new one over it; give another name");
+  }
 }
 
 // The temporary files being written or awaiting their rename, which an interrupt (SIGINT,
@@ -158,6 +208,12 @@ void OutputFiles::add(const std::string& option, const std::string& target) {
   }
   Target t{option, target, fs::path(target), std::nullopt};
   if (target != "-") {
+    if (through_descriptor(t.path)) {
+      throw InputError(target +
+                       ": names a file this process has open (its standard output or "
+                       "error, through /dev or /proc); give a file's path, or - for "
+                       "standard output");
+    }
     std::error_code ec;
     const auto link = fs::symlink_status(t.path, ec);
     if (fs::is_symlink(link)) {
@@ -204,6 +260,7 @@ void OutputFiles::add(const std::string& option, const std::string& target) {
                        " bytes, over the " + std::to_string(most) +
                        " its folder's file system holds; " + option + " needs a shorter name");
     }
+    check_replaceable(target, option, t.path);
     check_not_input(t);
   }
   for (const auto& other : targets_) {
@@ -238,7 +295,10 @@ void OutputFiles::refuse_beside_stdout(const std::string& option) const {
 }
 
 void OutputFiles::commit(const std::optional<std::string>& report) {
-  for (const auto& t : targets_) check_not_input(t);
+  for (const auto& t : targets_) {
+    check_not_input(t);
+    if (t.name != "-") check_replaceable(t.name, t.option, t.path);
+  }
   std::vector<std::pair<fs::path, const Target*>> written;
   const auto discard = [&written] {
     std::error_code ec;

@@ -96,3 +96,60 @@ TEST_CASE("--help and --version on a stdout that fails exit 2 with the write's e
   }
   fs::remove_all(d);
 }
+
+TEST_CASE("an output named through this process's own descriptors is refused before the work") {
+  // /dev/stdout led to the file the shell opened for stdout, which the rename replaced: a log
+  // appended to with `>>` lost its lines, the report went to the unlinked file, exit 0; into a
+  // pipe, the rename failed after the work (until 2026-12-06). run_megasim sends stdout and
+  // stderr to files, so each of these names one.
+  for (const std::string path : {"/dev/stdout", "/dev/fd/1", "/proc/self/fd/1", "/dev/stderr"}) {
+    INFO(path);
+    const auto r = run_megasim("simulate " + shell_quote(kDefaultScenario) + " -o " + path);
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find(path + ": names a file this process has open") != std::string::npos);
+    CHECK(r.out.empty());  // refused before the work: no report either
+  }
+  // A file of the same name elsewhere is an ordinary output.
+  const fs::path d = fresh_dir("descriptor-names");
+  fs::create_directories(d / "dev");
+  const auto r = run_megasim("simulate " + shell_quote(kDefaultScenario) + " -o " +
+                             shell_quote((d / "dev" / "stdout").string()));
+  CHECK(r.exit_code == 0);
+  CHECK(read_all(d / "dev" / "stdout").rfind("{", 0) == 0);
+}
+
+TEST_CASE("a file a rename cannot replace is refused before the work, not after the others") {
+  // In a sticky folder (/tmp's 1777) another user's file in another user's folder cannot be
+  // renamed over: the rename failed after the report was printed and -o's file replaced (a
+  // user's trial, 2026-12-06). Run as `nobody` over root's file; skipped where the test is not
+  // root or has no runuser.
+  if (::geteuid() != 0 || std::system("command -v runuser >/dev/null 2>&1") != 0) {
+    MESSAGE("skipped: needs root and runuser to act as another user");
+    return;
+  }
+  const fs::path d = fresh_dir("sticky");
+  fs::permissions(d, fs::perms::all | fs::perms::sticky_bit);
+  { std::ofstream(d / "report.html") << "ROOT'S"; }
+  fs::permissions(d / "report.html", fs::perms::owner_read | fs::perms::owner_write |
+                                         fs::perms::group_read | fs::perms::group_write |
+                                         fs::perms::others_read | fs::perms::others_write);
+  const std::string as_nobody = "runuser -u nobody -- ";
+  REQUIRE(std::system(
+              (as_nobody + "sh -c 'echo MINE > " + shell_quote((d / "mine.json").string()) + "'")
+                  .c_str()) == 0);
+  const std::string out = (d / "out.txt").string(), err = (d / "err.txt").string();
+  const int status =
+      std::system((as_nobody + MEGASIM_BINARY + " simulate " + shell_quote(kDefaultScenario) +
+                   " -o " + shell_quote((d / "mine.json").string()) + " --html " +
+                   shell_quote((d / "report.html").string()) + " >" + shell_quote(out) + " 2>" +
+                   shell_quote(err) + " </dev/null")
+                      .c_str());
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 2);
+  CHECK(read_all(err).find("report.html: belongs to another user in a folder only its owners "
+                           "may rename in") != std::string::npos);
+  CHECK(read_all(out).empty());
+  CHECK(read_all(d / "mine.json") == "MINE\n");
+  CHECK(read_all(d / "report.html") == "ROOT'S");
+  fs::remove_all(d);
+}

@@ -286,19 +286,7 @@ class Walker {
     // thousands of plans pruned by cluster size, until 2026-12-06, rather than as restrictions
     // that leave no plan).
     if (r_.dp && !divides) return;
-    // With one replica the distributed optimizer shards nothing: the same plan as without, so
-    // at dp 1 only dist_opt=0 exists, and a space that holds dist_opt=1 alone has no plan there,
-    // as sequence parallelism at tp 1 (--fix dist_opt=1 brought in DP-1 plans relabelled, until
-    // 2026-12-06: dist_opt=0 and =1 did not split the space).
-    const bool without = std::find(dist_.begin(), dist_.end(), false) != dist_.end();
-    dists_ = dp != 1 ? dist_ : without ? std::vector<bool>{false} : std::vector<bool>{};
-    // DeepSpeed's BF16_Optimizer shards its states over DP always (io::load_inputs refuses
-    // dist_opt=0 beside it): only dist_opt=1 exists there.
-    if (dp != 1 &&
-        workload::bf16_optimizer_applies(system.pipe_engine.bf16_optimizer, in_.scenario.plan)) {
-      const bool with = std::find(dist_.begin(), dist_.end(), true) != dist_.end();
-      dists_ = with ? std::vector<bool>{true} : std::vector<bool>{};
-    }
+    dists_ = distributed_optimizers(dp, system);
     const auto inner = static_cast<std::int64_t>(vpps.size() * mbs_.size() * rcs_.size() *
                                                  sps.size() * dists_.size());
     space_.size += inner;
@@ -345,6 +333,22 @@ class Walker {
 
  private:
   void prune(Prune why, std::int64_t n = 1) { space_.pruned[static_cast<std::size_t>(why)] += n; }
+
+  // The distributed optimizer's values at `dp` replicas: with one replica it shards nothing,
+  // the same plan as without, so only dist_opt=0 exists, and a space that holds dist_opt=1
+  // alone has no plan there, as sequence parallelism at tp 1 (--fix dist_opt=1 brought in DP-1
+  // plans relabelled, until 2026-12-06: dist_opt=0 and =1 did not split the space). DeepSpeed's
+  // BF16_Optimizer shards its states over DP always (io::load_inputs refuses dist_opt=0 beside
+  // it): only dist_opt=1 exists there.
+  std::vector<bool> distributed_optimizers(int dp, const step::SystemOptions& system) const {
+    const auto holds = [this](bool v) {
+      return std::find(dist_.begin(), dist_.end(), v) != dist_.end();
+    };
+    if (dp == 1) return holds(false) ? std::vector<bool>{false} : std::vector<bool>{};
+    if (workload::bf16_optimizer_applies(system.pipe_engine.bf16_optimizer, in_.scenario.plan))
+      return holds(true) ? std::vector<bool>{true} : std::vector<bool>{};
+    return dist_;
+  }
 
   // One plan: pruned, or a candidate with its peak memory.
   void add(const workload::ParallelPlan& p, const step::SystemOptions& system) {

@@ -308,9 +308,10 @@ void stragglers_not_run(const Inputs& in, std::vector<KeyNotRun>& keys) {
     keys.push_back({"stragglers.host_fraction", fraction, why, false, "stragglers.host_fraction"});
     keys.push_back({"stragglers.slowdown", slowdown, why, false, "stragglers.host_fraction"});
   }
-  if (st.all_passes) {
+  // The default (all) is said by no one; forward, written, changes nothing here either.
+  if (!st.all_passes) {
     keys.push_back(
-        {"stragglers.passes", "all", "no host is slowed", false, "stragglers.host_fraction"});
+        {"stragglers.passes", "forward", "no host is slowed", false, "stragglers.host_fraction"});
   }
 }
 

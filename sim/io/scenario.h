@@ -33,7 +33,7 @@ struct OptimizationSpec {
 struct StragglerSettings {
   double host_fraction = 0.0;
   double slowdown = 1.0;
-  bool all_passes = false;
+  bool all_passes = true;
   std::uint64_t seed = 1;
 };
 

@@ -18,12 +18,12 @@
 
 namespace megasim::step {
 
-// A share of hosts running slower, drawn by seed (MegaScale: about 0.5 % of hosts ~10 %
-// slower in the forward pass).
+// A share of hosts running slower, drawn by seed (MegaScale §6.3: about 0.5 % of hosts about
+// 10 % slower, seen in their forward computation's timing; a slow host runs every pass slow).
 struct StragglerSpec {
   double host_fraction = 0.0;
   double slowdown = 1.0;  // time factor, ≥ 1
-  bool all_passes = false;  // false: forward passes only
+  bool all_passes = true;  // false: forward passes only
   std::uint64_t seed = 1;
 };
 

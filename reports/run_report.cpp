@@ -152,6 +152,7 @@ Json to_json(const RunResult& r, const StepProfile& step, const PowerInputs& pow
       {"running_mfu", step.mfu * r.step_share},
       {"straggler_slowed_share", r.straggler_slowed_share},
       {"stragglers_in_step", model.stragglers_in_step},
+      {"evict_stragglers", model.evict_stragglers},
       {"trials", r.trials},
       {"days", dist(r.days)},
       {"goodput", dist(r.goodput)},

@@ -57,7 +57,20 @@ function megasimRun(d, section, chart, colours, fmt, histogram, keyValues) {
       ['per restart', !(run.failures_per_day > 0) ? 'none (no failures)'
         : `${fmt.num(run.recovery_min, 1)} min with a spare free (communicator ` +
         `initialisation ${fmt.num(run.comm_init_s, 0)} s)` + trialsRecovery()],
-      ['lost GPU-hours', fmt.num(run.lost_gpu_hours, 0)],
+      // Its parts and the stragglers' lines, as the text gives them (the page had the total
+      // alone until 2026-12-06).
+      ['lost GPU-hours', `${fmt.num(run.lost_gpu_hours, 0)} (of the job's wall-clock: launch ` +
+        `${fmt.num(run.launch_hours, 2)} h, rework ${fmt.num(run.rework_hours, 1)} h, down ` +
+        `${fmt.num(run.down_hours, 1)} h, checkpoints ${fmt.num(run.checkpoint_hours, 1)} h` +
+        (run.straggler_hours > 0 ? `, stragglers ${fmt.num(run.straggler_hours, 1)} h` : '') +
+        ')'],
+      ...(run.stragglers_in_step ? [['stragglers', 'the scenario\'s slow hosts (stragglers) ' +
+        'pace every simulated step; the preset\'s straggler draw is off']] : []),
+      ...(run.evict_stragglers && run.straggler_slowed_share > 0 ? [['stragglers',
+        `not evicted in ${fmt.num(100 * run.straggler_slowed_share, 0)}% of the trials: more ` +
+        'found than the spare pool holds (reliability.spare_nodes), or a wait for spares ' +
+        'expected while their nodes are in repair longer than their slowdown of the run, so ' +
+        'they slow every step']] : []),
       // A synchronous checkpoint has no background write, a run without checkpoints no
       // interval (the page printed "– min" for them until 2026-12-05; the text leaves them out).
       ['checkpoint', run.checkpoint_interval_min === null ? 'none'

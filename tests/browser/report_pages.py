@@ -103,7 +103,17 @@ def rendered_as_text(chromium, binary, root, out):
             # A run of minutes in minutes and seconds (the page read "0.00 days" four times
             # until 2026-12-06).
             ("simulate-short-run", ["simulate", default, "--set", "run.tokens=1e6"],
-             [r"days +(\S+ s) for", r"; (\S+ s) of steps alone", r"wall-clock +(\S+ min)"])):
+             [r"days +(\S+ s) for", r"; (\S+ s) of steps alone", r"wall-clock +(\S+ min)"]),
+            # Stragglers kept in some trials, and their hours among the lost; a scenario's own
+            # slow hosts in the step (the page said none of the three until 2026-12-06).
+            ("simulate-stragglers-kept", ["simulate", default, "--set",
+                                          "reliability.spare_nodes=14", "--trials", "40"],
+             [r"(not evicted in \d+% of the trials)", r"(stragglers \S+ h)\)",
+              r"(rework \S+ h, down \S+ h)"]),
+            ("simulate-stated-stragglers", ["simulate", default, "--set",
+                                            "stragglers.host_fraction=0.01", "--set",
+                                            "stragglers.slowdown=1.2"],
+             [r"(the scenario's slow hosts \(stragglers\) pace every simulated step)"])):
         page = out / f"{name}.html"
         text = megasim(binary, root, *args, "--html", page)
         dom = dom_text(chromium, page)

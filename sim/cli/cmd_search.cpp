@@ -195,7 +195,8 @@ void search_on(const MpiShare& mpi, const SearchCliOptions& o, PreparedSearch& p
     throw InputError(fmt::format(
         "search: {} leave no plan to enumerate: sequence parallelism (sp=1) runs only at tp "
         "above 1, the distributed optimizer (dist_opt=1) only at dp above 1, dp must be the GPU "
-        "count over tp × pp, and DeepSpeed's pipeline engine runs vpp 1 only; loosen one of "
+        "count over tp × pp, DeepSpeed's pipeline engine runs vpp 1 only, and its "
+        "BF16_Optimizer (bf16) takes dist_opt=1 alone at dp above 1; loosen one of "
         "them",
         given.empty() ? std::string("the scenario's GPU count and model")
                       : fmt::format("{}", fmt::join(given, " and "))));

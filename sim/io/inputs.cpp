@@ -318,6 +318,10 @@ void stragglers_not_run(const Inputs& in, std::vector<KeyNotRun>& keys) {
 }  // namespace
 
 void check_plan(const Inputs& in) {
+  if (const auto clash = plan_clash(in.scenario.plan)) {
+    throw InputError(
+        fmt::format("{}: plan.{}: {}", in.scenario.file.string(), clash->key, clash->message));
+  }
   Clashes clashes;
   clashes.check([&] { check_plan_against_model(in); });
   clashes.check([&] { check_plan_against_cluster(in); });

@@ -25,56 +25,75 @@ using workload::Schedule;
 constexpr std::int64_t kMaxDegree = 1 << 20;
 constexpr std::int64_t kMaxBatch = std::int64_t{1} << 31;
 
-// The plan's keys that clash with each other; `r` names the offending key's path.
-void check_plan(const JsonReader& r, const workload::ParallelPlan& p) {
+}  // namespace
+
+std::optional<PlanClash> plan_clash(const workload::ParallelPlan& p) {
   if (p.gpus() > kMaxGpus) {
-    r.fail("dp", fmt::format("tp × cp × pp × dp = {} × {} × {} × {} = {} GPUs exceeds the {} GPUs "
-                             "megasim can simulate",
-                             p.tp, p.cp, p.pp, p.dp, p.gpus(), kMaxGpus));
+    return PlanClash{
+        "dp", fmt::format("tp × cp × pp × dp = {} × {} × {} × {} = {} GPUs exceeds the {} GPUs "
+                          "megasim can simulate",
+                          p.tp, p.cp, p.pp, p.dp, p.gpus(), kMaxGpus)};
   }
   if (p.schedule == Schedule::kInterleaved && p.vpp < 2) {
-    r.fail("schedule", fmt::format("the interleaved schedule needs vpp ≥ 2, but vpp = {}", p.vpp));
+    return PlanClash{"schedule",
+                     fmt::format("the interleaved schedule needs vpp ≥ 2, but vpp = {}", p.vpp)};
   }
   if (p.vpp > 1 && p.schedule != Schedule::kInterleaved) {
-    r.fail("vpp", fmt::format("vpp = {} needs schedule 'interleaved', not '{}'", p.vpp,
-                              workload::to_string(p.schedule)));
+    return PlanClash{"vpp", fmt::format("vpp = {} needs schedule 'interleaved', not '{}'", p.vpp,
+                                        workload::to_string(p.schedule))};
   }
   if (p.zero2 && !p.distributed_optimizer) {
-    r.fail("zero2", "ZeRO-2 shards gradients beside the optimizer states: it needs "
-                    "distributed_optimizer (ZeRO-1) true as well");
+    return PlanClash{"zero2",
+                     "ZeRO-2 shards gradients beside the optimizer states: it needs "
+                     "distributed_optimizer (ZeRO-1) true as well"};
   }
   if (p.shard_group > 0 && !p.zero3) {
-    r.fail("shard_group", "a shard group says how far ZeRO-3 / FSDP shards: it needs zero3 true");
+    return PlanClash{"shard_group",
+                     "a shard group says how far ZeRO-3 / FSDP shards: it needs zero3 true"};
   }
   if (p.shard_group > 0 && p.dp % p.shard_group != 0) {
-    r.fail("shard_group", fmt::format("shard_group {} does not divide dp {} into replicas",
-                                      p.shard_group, p.dp));
+    return PlanClash{
+        "shard_group",
+        fmt::format("shard_group {} does not divide dp {} into replicas", p.shard_group, p.dp)};
   }
   if (p.zero3 && p.schedule == Schedule::kZeroBubble) {
-    r.fail("schedule", "zero-bubble defers the weight gradients that ZeRO-3 / FSDP reduce-scatter "
-                       "after each layer's backward; megasim does not model the two together");
+    return PlanClash{"schedule",
+                     "zero-bubble defers the weight gradients that ZeRO-3 / FSDP reduce-scatter "
+                     "after each layer's backward; megasim does not model the two together"};
   }
   if (p.zero3 && p.cp > 1) {
-    r.fail("cp", "megasim does not model ZeRO-3 / FSDP sharding across a context-parallel group: "
-                 "set cp 1 or zero3 false");
+    return PlanClash{
+        "cp",
+        "megasim does not model ZeRO-3 / FSDP sharding across a context-parallel group: "
+        "set cp 1 or zero3 false"};
   }
   if (p.fp8_params && !p.fp8) {
-    r.fail("fp8_params", "FP8 weights are the FP8 GEMMs' inputs: fp8_params needs fp8 true");
+    return PlanClash{"fp8_params",
+                     "FP8 weights are the FP8 GEMMs' inputs: fp8_params needs fp8 true"};
   }
   if (p.fp8 && p.zero3) {
-    r.fail("fp8", "megasim prices FP8 as Transformer Engine runs it under Megatron-Core, each "
-                  "weight cast to FP8 once a step; ZeRO-3 / FSDP gather the weights every pass, "
-                  "which is not modelled with FP8: set fp8 false or zero3 false");
+    return PlanClash{"fp8",
+                     "megasim prices FP8 as Transformer Engine runs it under Megatron-Core, each "
+                     "weight cast to FP8 once a step; ZeRO-3 / FSDP gather the weights every pass, "
+                     "which is not modelled with FP8: set fp8 false or zero3 false"};
   }
   if (p.zero2 && p.zero3) {
-    r.fail("zero2", "zero2 and zero3 are two stages of one choice: set one of them");
+    return PlanClash{"zero2", "zero2 and zero3 are two stages of one choice: set one of them"};
   }
   if (p.micro_batch > p.global_batch) {
-    r.fail("micro_batch", fmt::format("micro_batch {} is larger than global_batch {}",
-                                      p.micro_batch, p.global_batch));
+    return PlanClash{"micro_batch", fmt::format("micro_batch {} is larger than global_batch {}",
+                                                p.micro_batch, p.global_batch)};
   }
   // Batch divisibility and the layer split's length are checked with the model, once, by
   // workload::validate_plan (io::load_inputs).
+  return std::nullopt;
+}
+
+namespace {
+
+// The plan's keys that clash with each other; `r` names the offending key's path.
+void check_plan(const JsonReader& r, const workload::ParallelPlan& p) {
+  if (const auto clash = plan_clash(p)) r.fail(clash->key, clash->message);
 }
 
 workload::ParallelPlan read_plan(JsonReader r) {

@@ -126,4 +126,11 @@ Scenario load_scenario(const std::filesystem::path& file,
                        const std::vector<std::string>& overrides = {}, KeyLog* log = nullptr,
                        FilesRead* read = nullptr);
 
+// The first of a plan's keys that clash with each other (key under "plan", and why), as
+// load_scenario refuses them; none where they agree. For a plan changed after loading.
+struct PlanClash {
+  std::string key, message;
+};
+std::optional<PlanClash> plan_clash(const workload::ParallelPlan& p);
+
 }  // namespace megasim::io

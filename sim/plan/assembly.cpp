@@ -47,14 +47,16 @@ Bytes memory_allowance(const io::Inputs& in) {
 namespace {
 
 // Whether the plan with `change` made is one the inputs' system runs (io::check_plan) and
-// needs less memory than `peak`.
+// needs less memory than `peak` under `system` (the inputs' own, or inspect's with another
+// attention kernel, which `peak` was taken under).
 template <typename Change>
-bool switch_lowers(const io::Inputs& in, Bytes peak, Change change) {
+bool switch_lowers(const io::Inputs& in, const step::SystemOptions& system, Bytes peak,
+                   Change change) {
   io::Inputs v = in;
   change(v.scenario.plan);
   try {
     io::check_plan(v);
-    return peak_memory(step::assemble_workload(v.model, v.scenario.plan, v.system)) < peak;
+    return peak_memory(step::assemble_workload(v.model, v.scenario.plan, system)) < peak;
   } catch (const InputError&) {
     return false;
   }
@@ -69,7 +71,8 @@ bool switch_lowers(const io::Inputs& in, Bytes peak, Change change) {
 // system runs and needs less. Until 2026-12-06 the switches were named by rule: ZeRO-2 where it
 // takes more (pp 1 without DP overlap), ZeRO-2 and 3 where the preset refuses them beside a
 // pipeline, and never plan.dp.
-std::vector<std::string> keys_lowering_memory(const io::Inputs& in, Bytes peak) {
+std::vector<std::string> keys_lowering_memory(const io::Inputs& in,
+                                              const step::SystemOptions& system, Bytes peak) {
   const workload::ParallelPlan& p = in.scenario.plan;
   std::vector<std::string> keys;
   if (p.recompute != workload::Recompute::kFull) keys.emplace_back("plan.recompute");
@@ -77,12 +80,15 @@ std::vector<std::string> keys_lowering_memory(const io::Inputs& in, Bytes peak) 
   keys.emplace_back("plan.tp");
   keys.emplace_back("plan.pp");
   if (p.tp > 1 && !p.sequence_parallel &&
-      switch_lowers(in, peak, [](workload::ParallelPlan& q) { q.sequence_parallel = true; }))
+      switch_lowers(in, system, peak,
+                    [](workload::ParallelPlan& q) { q.sequence_parallel = true; }))
     keys.emplace_back("plan.sequence_parallel");
   if (p.schedule == workload::Schedule::kGpipe || p.schedule == workload::Schedule::kZeroBubble)
     keys.emplace_back("plan.schedule");
   if (p.schedule == workload::Schedule::kGpipe) keys.emplace_back("plan.global_batch");
-  if (p.distributed_optimizer || p.zero2 || p.zero3) keys.emplace_back("plan.dp");
+  // A hybrid shard's states are sharded over its shard group, not DP.
+  if (p.zero3 ? !p.hybrid_shard() : p.distributed_optimizer || p.zero2)
+    keys.emplace_back("plan.dp");
   if (p.dp * p.cp > 1) {
     using Turn = void (*)(workload::ParallelPlan&);
     struct Switch {
@@ -93,19 +99,22 @@ std::vector<std::string> keys_lowering_memory(const io::Inputs& in, Bytes peak) 
     const Switch switches[] = {
         {"plan.distributed_optimizer", p.distributed_optimizer || p.zero3,
          [](workload::ParallelPlan& q) { q.distributed_optimizer = true; }},
-        {"plan.zero2", p.zero2 || p.zero3, [](workload::ParallelPlan& q) { q.zero2 = true; }},
+        // ZeRO-2 with the optimizer's states sharded too, as it must be (io::plan_clash).
+        {"plan.zero2", p.zero2 || p.zero3,
+         [](workload::ParallelPlan& q) { q.zero2 = q.distributed_optimizer = true; }},
         {"plan.zero3", p.zero3, [](workload::ParallelPlan& q) { q.zero3 = true; }},
         {"plan.shard_group", !p.hybrid_shard(),
          [](workload::ParallelPlan& q) { q.shard_group = 0; }},
     };
     for (const Switch& s : switches) {
-      if (!s.on && switch_lowers(in, peak, s.turn)) keys.emplace_back(s.key);
+      if (!s.on && switch_lowers(in, system, peak, s.turn)) keys.emplace_back(s.key);
     }
   }
   if (p.fp8 && !p.fp8_params &&
-      switch_lowers(in, peak, [](workload::ParallelPlan& q) { q.fp8_params = true; }))
+      switch_lowers(in, system, peak, [](workload::ParallelPlan& q) { q.fp8_params = true; }))
     keys.emplace_back("plan.fp8_params");
-  if (in.system.attention_kernel() != step::AttentionKernel::kUnfused) keys.emplace_back("plan.cp");
+  if (system.attention_kernel() != step::AttentionKernel::kUnfused && !p.zero3)
+    keys.emplace_back("plan.cp");  // not beside ZeRO-3 (io::plan_clash)
   return keys;
 }
 
@@ -144,7 +153,7 @@ step::AssembledWorkload assemble_workload(const io::Inputs& in, const WorkloadOp
       why += fmt::format(
           "; the keys that lower it: {} (`megasim inspect --allow-oom` shows every "
           "stage)",
-          fmt::join(keys_lowering_memory(in, peak), ", "));
+          fmt::join(keys_lowering_memory(in, system, peak), ", "));
       throw OutOfMemoryError(why);
     }
   }

@@ -334,19 +334,19 @@ class Walker {
  private:
   void prune(Prune why, std::int64_t n = 1) { space_.pruned[static_cast<std::size_t>(why)] += n; }
 
-  // The distributed optimizer's values at `dp` replicas: with one replica it shards nothing,
-  // the same plan as without, so only dist_opt=0 exists, and a space that holds dist_opt=1
-  // alone has no plan there, as sequence parallelism at tp 1 (--fix dist_opt=1 brought in DP-1
-  // plans relabelled, until 2026-12-06: dist_opt=0 and =1 did not split the space). DeepSpeed's
-  // BF16_Optimizer shards its states over DP always (io::load_inputs refuses dist_opt=0 beside
-  // it): only dist_opt=1 exists there.
+  // The distributed optimizer's values at `dp` replicas: only dist_opt=0 at one (it shards
+  // nothing), only dist_opt=1 under DeepSpeed's BF16_Optimizer (which shards always, decided
+  // on the space's normal form: a scenario's ZeRO-2 left dist_opt=0 in until 2026-12-06).
   std::vector<bool> distributed_optimizers(int dp, const step::SystemOptions& system) const {
-    const auto holds = [this](bool v) {
-      return std::find(dist_.begin(), dist_.end(), v) != dist_.end();
+    const auto only = [this](bool v) {
+      const bool held = std::find(dist_.begin(), dist_.end(), v) != dist_.end();
+      return held ? std::vector<bool>{v} : std::vector<bool>{};
     };
-    if (dp == 1) return holds(false) ? std::vector<bool>{false} : std::vector<bool>{};
-    if (workload::bf16_optimizer_applies(system.pipe_engine.bf16_optimizer, in_.scenario.plan))
-      return holds(true) ? std::vector<bool>{true} : std::vector<bool>{};
+    if (dp == 1) return only(false);
+    workload::ParallelPlan normal = in_.scenario.plan;
+    to_normal_form(normal);
+    if (workload::bf16_optimizer_applies(system.pipe_engine.bf16_optimizer, normal))
+      return only(true);
     return dist_;
   }
 

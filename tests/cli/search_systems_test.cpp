@@ -121,3 +121,28 @@ TEST_CASE(
   CHECK(step.out.find(" tok/s room GiB") != std::string::npos);
   CHECK(step.out.find(" days room GiB") == std::string::npos);
 }
+
+TEST_CASE("cli: search under DeepSpeed's BF16_Optimizer holds sharded optimizer states alone") {
+  // BF16_Optimizer shards its states over DP always, so only dist_opt=1 is a plan DeepSpeed
+  // runs. A scenario with ZeRO-2 (outside the space, whose plans have none) left dist_opt=0 in
+  // the space and ranked it first until 2026-12-06: the rule read the scenario's plan.
+  const std::string bloom =
+      std::string(MEGASIM_SOURCE_DIR) + "/scenarios/validation/bloom-176b-384.json";
+  const auto r = run_megasim(
+      "search " + shell_quote(bloom) +
+      " --set plan.pp=1 --set plan.dp=96 --set plan.micro_batch=1 --set plan.global_batch=1920 "
+      "--set plan.layer_split=[70] --set plan.zero2=true --set cluster=selene-a100-4480 "
+      "--gpus 560 --fix tp=8 --fix pp=7 --fix mb=1 --fix recompute=full --fix sp=0 --top 2 "
+      "--json");
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  REQUIRE(!j["ranked"].empty());
+  for (const auto& p : j["ranked"]) CHECK(p["plan"]["distributed_optimizer"] == true);
+  // Without it in the space, the restriction leaves no plan, and says why.
+  const auto none =
+      run_megasim("search " + shell_quote(bloom) + " --fix tp=4 --fix pp=12 --fix dist_opt=0");
+  CHECK(none.exit_code == 2);
+  CHECK(none.err.find("its BF16_Optimizer (bf16) takes dist_opt=1 alone at dp above 1") !=
+        std::string::npos);
+}

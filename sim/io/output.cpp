@@ -1,5 +1,6 @@
 #include "io/output.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -38,11 +39,22 @@ fs::path identity(const fs::path& p) {
   return ec ? whole.lexically_normal() : id.lexically_normal();
 }
 
-// Whether `p` reaches its file through one of this process's open descriptors (/dev/stdout,
-// /dev/fd/N, /proc/self/fd/N, /proc/PID/fd/N): the file the shell opened for `>> log`, which
+// Whether `p` is one of this process's standard streams' files, or reaches its file through
+// one of its open descriptors (/dev/stdout, /dev/fd/N, /proc/self/fd/N, /proc/PID/fd/N): the
+// file the shell opened for `>> log`, which
 // the rename would replace with a new file (a log's earlier lines lost, exit 0), or a pipe the
 // rename cannot reach (refused after the work), until 2026-12-06.
 bool through_descriptor(const fs::path& p) {
+  // The file itself: one of the standard streams' (reached through a link to /dev/fd, a task's
+  // fd folder or a hard link, which no path text shows: a review, 2026-12-06).
+  struct stat target {};
+  if (::stat(p.c_str(), &target) == 0) {
+    for (const int fd : {0, 1, 2}) {
+      struct stat open {};
+      if (::fstat(fd, &open) == 0 && open.st_dev == target.st_dev && open.st_ino == target.st_ino)
+        return true;
+    }
+  }
   std::error_code ec;
   fs::path whole = fs::absolute(p, ec);
   if (ec) return false;
@@ -73,7 +85,15 @@ void check_replaceable(const std::string& name, const std::string& option, const
   const fs::path folder = path.has_parent_path() ? path.parent_path() : fs::path(".");
   struct stat dir {};
   if (::stat(folder.c_str(), &dir) != 0) return;
-  if (file.st_dev != dir.st_dev) {
+  // The kernel's word that the file is a mount's root (Linux 5.8 on; unsaid before, then not
+  // refused here): a device number would differ on an overlay's lower layer too, and match a
+  // bind mount from the same file system (a review, 2026-12-06).
+  struct statx x {};
+  const bool mount_root =
+      ::statx(AT_FDCWD, path.c_str(), AT_SYMLINK_NOFOLLOW, STATX_BASIC_STATS, &x) == 0 &&
+      (x.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) != 0 &&
+      (x.stx_attributes & STATX_ATTR_MOUNT_ROOT) != 0;
+  if (mount_root) {
     throw InputError(name + ": is a mount point (a file mounted over); " + option +
                      " replaces a file by renaming a new one over it, which a mount point "
                      "refuses");
@@ -210,9 +230,9 @@ void OutputFiles::add(const std::string& option, const std::string& target) {
   if (target != "-") {
     if (through_descriptor(t.path)) {
       throw InputError(target +
-                       ": names a file this process has open (its standard output or "
-                       "error, through /dev or /proc); give a file's path, or - for "
-                       "standard output");
+                       ": names a file this process has open (its standard input, output or "
+                       "error, or one of its descriptors under /dev or /proc); give another "
+                       "file's path, or - for standard output");
     }
     std::error_code ec;
     const auto link = fs::symlink_status(t.path, ec);

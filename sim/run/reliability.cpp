@@ -198,17 +198,20 @@ ReliabilityModel no_failures_model() {
 }
 
 Time young_interval(Time checkpoint_cost, double mtbf_hours) {
-  return Time::from_seconds(std::sqrt(2.0 * checkpoint_cost.to_seconds() * mtbf_hours * 3600.0));
+  const double s = std::sqrt(2.0 * checkpoint_cost.to_seconds() * mtbf_hours * 3600.0);
+  return Time::from_seconds(std::min(s, kMaxRunSeconds));
 }
 
 Time daly_interval(Time checkpoint_cost, double mtbf_hours) {
   const double d = checkpoint_cost.to_seconds();
   const double m = mtbf_hours * 3600.0;
-  if (d >= 2.0 * m) return Time::from_seconds(m);  // Daly: beyond the model's range, every MTBF
+  // Beyond the model's range (δ ≥ 2M) Daly checkpoints every MTBF.
+  if (d >= 2.0 * m) return Time::from_seconds(std::min(m, kMaxRunSeconds));
   // Daly's higher-order estimate (FGCS 22(3), 2006, eq. 37): the perturbation series of the
   // optimum to its third term, with ξ = δ / 2M.
   const double xi = d / (2.0 * m);
-  return Time::from_seconds(std::sqrt(2.0 * d * m) * (1.0 + std::sqrt(xi) / 3.0 + xi / 9.0) - d);
+  const double s = std::sqrt(2.0 * d * m) * (1.0 + std::sqrt(xi) / 3.0 + xi / 9.0) - d;
+  return Time::from_seconds(std::min(s, kMaxRunSeconds));
 }
 
 }  // namespace megasim::run

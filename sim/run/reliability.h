@@ -123,10 +123,17 @@ StragglerEffect draw_stragglers(const StepProfile& step, const ReliabilityModel&
 // A model with no failures, no checkpoints and no stragglers (the "none" preset).
 ReliabilityModel no_failures_model();
 
+// A run (run_simulation.h) that has not finished after this long will not finish: failures outpace
+// checkpoints. Its failure-free length is refused past it too (plan::check_run_work), well inside
+// the 292 years the simulator's clock holds.
+constexpr double kMaxRunYears = 50.0;
+constexpr double kMaxRunSeconds = kMaxRunYears * 365.0 * 86400.0;
+
 // Young's (1974) first-order optimum checkpoint interval sqrt(2·δ·M) and Daly's (2006)
 // higher-order estimate sqrt(2·δ·M)·(1 + √ξ/3 + ξ/9) − δ with ξ = δ/2M (for δ < 2M; M beyond),
 // with δ the blocking checkpoint cost and M the mean time between interruptions, in hours (an
-// MTBF of centuries is past the simulator's clock). Daly's optimum does not depend on the
+// MTBF of centuries is past the simulator's clock; an interval past the longest run, whose
+// checkpoint never comes, is taken as that length). Daly's optimum does not depend on the
 // restart time R.
 Time young_interval(Time checkpoint_cost, double mtbf_hours);
 Time daly_interval(Time checkpoint_cost, double mtbf_hours);

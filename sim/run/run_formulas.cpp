@@ -34,17 +34,25 @@ Time sweep_centre(Time daly, Time async_write) {
   return std::max(daly, async_write);
 }
 
+// Intervals up to the longest run (kMaxRunSeconds), the last of them that length: a longer
+// one's checkpoint never comes, and past the simulator's clock for an MTBF of centuries (an
+// internal error until 2026-12-06).
 std::vector<Time> swept_intervals(Time centre) {
   std::vector<Time> out;
   for (int k = -kSweepHalfSteps; k <= kSweepHalfSteps; ++k) {
-    out.push_back(centre * std::pow(2.0, 0.5 * static_cast<double>(k)));
+    const double s = centre.to_seconds() * std::pow(2.0, 0.5 * static_cast<double>(k));
+    out.push_back(Time::from_seconds(std::min(s, kMaxRunSeconds)));
+    if (s >= kMaxRunSeconds) break;
   }
   return out;
 }
 
 std::vector<Time> most_swept_intervals(Time centre) {
   std::vector<Time> out = swept_intervals(centre);
-  while (out.size() < kMostSwept) out.push_back(out.back() * std::sqrt(2.0));
+  while (out.size() < kMostSwept && out.back().to_seconds() < kMaxRunSeconds) {
+    out.push_back(
+        Time::from_seconds(std::min(out.back().to_seconds() * std::sqrt(2.0), kMaxRunSeconds)));
+  }
   return out;
 }
 

@@ -24,12 +24,6 @@
 
 namespace megasim::run {
 
-// A run that has not finished after this long will not finish: failures outpace checkpoints.
-// Its failure-free length is refused past it too (plan::check_run_work), well inside the 292
-// years the simulator's clock holds.
-constexpr double kMaxRunYears = 50.0;
-constexpr double kMaxRunSeconds = kMaxRunYears * 365.0 * 86400.0;
-
 struct RunSpec {
   double tokens = 0.0;
   std::uint64_t seed = 1;

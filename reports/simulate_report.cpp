@@ -10,6 +10,7 @@
 #include "reports/plan_json.h"
 #include "reports/run_report.h"
 #include "reports/timeline_json.h"
+#include "step/step_model.h"
 #include "workload/program.h"
 
 namespace megasim::reports {
@@ -97,6 +98,33 @@ std::string one_sided(const plan::Band& band) {
 
 }  // namespace
 
+namespace {
+
+// The scenario's slow hosts as the step runs them: how many of the job's hosts the share
+// rounds to (no output said so until 2026-12-06, so the rounding could not be checked).
+struct SlowHosts {
+  std::int64_t slowed = 0, hosts = 0;
+};
+
+SlowHosts slow_hosts(const io::Inputs& in) {
+  const io::StragglerSettings& st = in.scenario.stragglers;
+  const std::int64_t hosts = step::job_hosts(in.scenario.plan.gpus(), in.cluster.node.gpus);
+  return {step::slowed_hosts(st.host_fraction, st.slowdown, hosts), hosts};
+}
+
+json stragglers_json(const io::Inputs& in) {
+  const SlowHosts h = slow_hosts(in);
+  if (h.slowed == 0) return nullptr;
+  const io::StragglerSettings& st = in.scenario.stragglers;
+  return {{"hosts_slowed", h.slowed},
+          {"hosts", h.hosts},
+          {"slowdown", st.slowdown},
+          {"passes", st.all_passes ? "all" : "forward"},
+          {"seed", st.seed}};
+}
+
+}  // namespace
+
 std::string simulate_json(const plan::Evaluation& e) {
   const auto& p = e.step;
   const double device_gib = gib(e.inputs.device.memory);
@@ -108,6 +136,7 @@ std::string simulate_json(const plan::Evaluation& e) {
       {"device", {{"name", in.device.name}, {"kind", device_kind(e)}, {"memory_gib", device_gib}}},
       {"plan", plan_json(in.scenario.plan)},
       {"system", system_json(in.system, in.scenario.plan)},
+      {"stragglers", stragglers_json(in)},
       {"step_time_s", seconds(p.step_time)},
       {"tokens_per_s", p.tokens_per_s},
       {"mfu", p.mfu},
@@ -176,6 +205,12 @@ std::string header_text(const plan::Evaluation& e) {
       plan.micro_batches(), plan.micro_batches() == 1 ? "" : "es", plan.micro_batch,
       plan.global_batch, plan.fp8 ? ", FP8 GEMMs" : "", rank_order_suffix(plan.rank_order));
   s += fmt::format("system         {}\n", system_line(in.system));
+  if (const SlowHosts h = slow_hosts(in); h.slowed > 0) {
+    const io::StragglerSettings& st = in.scenario.stragglers;
+    s += fmt::format(
+        "stragglers     {} of the job's {} hosts {:g}× slower in {} (stragglers.seed {})\n",
+        h.slowed, h.hosts, st.slowdown, st.all_passes ? "all passes" : "forward passes", st.seed);
+  }
   return s;
 }
 

@@ -17,6 +17,11 @@
         `micro-batch${p.micro_batches_per_replica === 1 ? '' : 'es'} of ` +
         `${p.micro_batch}, global batch ${p.global_batch}, ranks ${p.rank_order}`],
       ['system', d.system.line],
+      // The scenario's slow hosts, as the text's line (said nowhere until 2026-12-06).
+      ...(d.stragglers ? [['stragglers', `${d.stragglers.hosts_slowed} of the job's ` +
+        `${d.stragglers.hosts} hosts ${d.stragglers.slowdown}× slower in ` +
+        `${d.stragglers.passes === 'all' ? 'all passes' : 'forward passes'} ` +
+        `(stragglers.seed ${d.stragglers.seed})`]] : []),
       ['step time', `${fmt.num(d.step_time_s, 3)} s`],
       ['MFU / HFU', `${fmt.pct(d.mfu)} / ${fmt.pct(d.hfu)}`],
       ['tokens/s', fmt.num(d.tokens_per_s, 0)],

@@ -113,7 +113,8 @@ def rendered_as_text(chromium, binary, root, out):
             ("simulate-stated-stragglers", ["simulate", default, "--set",
                                             "stragglers.host_fraction=0.01", "--set",
                                             "stragglers.slowdown=1.2"],
-             [r"(the scenario's slow hosts \(stragglers\) pace every simulated step)"])):
+             [r"(the scenario's slow hosts \(stragglers\) pace every simulated step)",
+              r"(\d+ of the job's \d+ hosts \S+ slower in all passes)"])):
         page = out / f"{name}.html"
         text = megasim(binary, root, *args, "--html", page)
         dom = dom_text(chromium, page)

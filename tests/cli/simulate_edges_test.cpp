@@ -414,3 +414,25 @@ TEST_CASE("cli: a DP group's wait for its straggling member is booked as slowest
   for (const auto& [name, seconds] : b.items()) sum += seconds.get<double>();
   CHECK(sum == doctest::Approx(slow["step_time_s"].get<double>()).epsilon(1e-6));
 }
+
+TEST_CASE("cli: the slow hosts' count is said, and all their passes are slow by default") {
+  // 1 % of the default job's 1,536 servers is 15.36 hosts, 15 slowed (said nowhere until
+  // 2026-12-06). A slow host's backward passes are slow too (forward alone was the default).
+  const auto all = simulate_json(
+      kDefaultScenario + " --set stragglers.host_fraction=0.01 --set stragglers.slowdown=1.5");
+  const auto& s = all["stragglers"];
+  CHECK(s["hosts"] == 12288 / 8);
+  CHECK(s["hosts_slowed"] == 15);
+  CHECK(s["passes"] == "all");
+  const auto forward = simulate_json(kDefaultScenario +
+                                     " --set stragglers.host_fraction=0.01 --set "
+                                     "stragglers.slowdown=1.5 --set stragglers.passes=forward");
+  CHECK(forward["stragglers"]["passes"] == "forward");
+  CHECK(all["step_time_s"].get<double>() > forward["step_time_s"].get<double>() + 0.5);
+  CHECK(simulate_json(kDefaultScenario)["stragglers"].is_null());
+  const auto text =
+      run_megasim("simulate " + kDefaultScenario +
+                  " --set stragglers.host_fraction=0.01 --set stragglers.slowdown=1.5");
+  CHECK(text.out.find("stragglers     15 of the job's 1536 hosts 1.5× slower in all passes") !=
+        std::string::npos);
+}

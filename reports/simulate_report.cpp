@@ -208,8 +208,8 @@ std::string header_text(const plan::Evaluation& e) {
   if (const SlowHosts h = slow_hosts(in); h.slowed > 0) {
     const io::StragglerSettings& st = in.scenario.stragglers;
     s += fmt::format(
-        "stragglers     {} of the job's {} hosts {:g}× slower in {} (stragglers.seed {})\n",
-        h.slowed, h.hosts, st.slowdown, st.all_passes ? "all passes" : "forward passes", st.seed);
+        "stragglers     {} of the job's {} hosts {}× slower in {} (stragglers.seed {})\n", h.slowed,
+        h.hosts, st.slowdown, st.all_passes ? "all passes" : "forward passes", st.seed);
   }
   return s;
 }

@@ -48,7 +48,8 @@ bool through_descriptor(const fs::path& p) {
   // The file itself: one of the standard streams' (reached through a link to /dev/fd, a task's
   // fd folder or a hard link, which no path text shows: a review, 2026-12-06).
   struct stat target {};
-  if (::stat(p.c_str(), &target) == 0) {
+  // A file or pipe only: a device (/dev/null as stdin under cron) is refused as one, below.
+  if (::stat(p.c_str(), &target) == 0 && (S_ISREG(target.st_mode) || S_ISFIFO(target.st_mode))) {
     for (const int fd : {0, 1, 2}) {
       struct stat open {};
       if (::fstat(fd, &open) == 0 && open.st_dev == target.st_dev && open.st_ino == target.st_ino)

@@ -102,7 +102,12 @@ std::vector<std::string> keys_lowering_memory(const io::Inputs& in,
         // ZeRO-2 with the optimizer's states sharded too, as it must be (io::plan_clash).
         {"plan.zero2", p.zero2 || p.zero3,
          [](workload::ParallelPlan& q) { q.zero2 = q.distributed_optimizer = true; }},
-        {"plan.zero3", p.zero3, [](workload::ParallelPlan& q) { q.zero3 = true; }},
+        // ZeRO-3 in ZeRO-2's place (the two are one choice: io::plan_clash).
+        {"plan.zero3", p.zero3,
+         [](workload::ParallelPlan& q) {
+           q.zero3 = true;
+           q.zero2 = false;
+         }},
         {"plan.shard_group", !p.hybrid_shard(),
          [](workload::ParallelPlan& q) { q.shard_group = 0; }},
     };

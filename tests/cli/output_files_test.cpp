@@ -120,6 +120,11 @@ TEST_CASE("an output named through this process's own descriptors is refused bef
     CHECK(r.exit_code == 2);
     CHECK(r.err.find("names a file this process has open") != std::string::npos);
   }
+  // /dev/null, run_megasim's stdin: refused as the device it is, not as a stream's file (a
+  // review, 2026-12-06).
+  const auto null = run_megasim("simulate " + shell_quote(kDefaultScenario) + " -o /dev/null");
+  CHECK(null.exit_code == 2);
+  CHECK(null.err.find("/dev/null: is a device or other special file") != std::string::npos);
   // A file of the same name elsewhere is an ordinary output.
   fs::create_directories(d / "dev");
   const auto r = run_megasim("simulate " + shell_quote(kDefaultScenario) + " -o " +

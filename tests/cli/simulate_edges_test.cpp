@@ -435,4 +435,10 @@ TEST_CASE("cli: the slow hosts' count is said, and all their passes are slow by 
                   " --set stragglers.host_fraction=0.01 --set stragglers.slowdown=1.5");
   CHECK(text.out.find("stragglers     15 of the job's 1536 hosts 1.5× slower in all passes") !=
         std::string::npos);
+  // The factor as --json and the page give it, every digit (6 significant ones read 1.0000001
+  // as "1×" until a review, 2026-12-06).
+  const auto fine = run_megasim("simulate " + kDefaultScenario +
+                                " --set stragglers.host_fraction=0.01 --set "
+                                "stragglers.slowdown=1.0000001");
+  CHECK(fine.out.find("hosts 1.0000001× slower") != std::string::npos);
 }

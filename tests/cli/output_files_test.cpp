@@ -135,28 +135,34 @@ TEST_CASE("an output named through this process's own descriptors is refused bef
 
 TEST_CASE("a file mounted over is refused before the work, not at the rename") {
   // A bind-mounted file (the same file system, so no device number tells it) failed at the
-  // rename, after the report and -o's file (until 2026-12-06). Skipped where mount is not
-  // allowed.
+  // rename, after the report and -o's file (until 2026-12-06). In a mount namespace of its own
+  // (unshare -m), so no mount outlives the command; skipped where that is not allowed.
   const fs::path d = fresh_dir("mounted");
   { std::ofstream(d / "source.json") << "SOURCE"; }
   { std::ofstream(d / "report.json") << "UNDER"; }
+  const std::string target = shell_quote((d / "report.json").string());
   if (::geteuid() != 0 ||
-      std::system(("mount --bind " + shell_quote((d / "source.json").string()) + " " +
-                   shell_quote((d / "report.json").string()) + " 2>/dev/null")
+      std::system(("unshare -m sh -c 'mount --bind " + shell_quote((d / "source.json").string()) +
+                   " " + target + "' 2>/dev/null")
                       .c_str()) != 0) {
-    MESSAGE("skipped: mount --bind is not allowed here");
+    MESSAGE("skipped: unshare -m and mount --bind are not allowed here");
     fs::remove_all(d);
     return;
   }
-  const auto r = run_megasim("simulate " + shell_quote(kDefaultScenario) + " -o " +
-                             shell_quote((d / "report.json").string()) + " --html " +
-                             shell_quote((d / "page.html").string()));
-  const std::string mounted = read_all(d / "report.json");
-  CHECK(std::system(("umount " + shell_quote((d / "report.json").string())).c_str()) == 0);
-  CHECK(r.exit_code == 2);
-  CHECK(r.err.find("is a mount point") != std::string::npos);
-  CHECK(r.out.empty());
-  CHECK(mounted == "SOURCE");
+  const std::string out = (d / "out.txt").string(), err = (d / "err.txt").string();
+  const std::string inner = "mount --bind " + shell_quote((d / "source.json").string()) + " " +
+                            target + " && exec " + MEGASIM_BINARY + " simulate " +
+                            shell_quote(kDefaultScenario) + " -o " + target + " --html " +
+                            shell_quote((d / "page.html").string());
+  const int status = std::system(("unshare -m sh -c " + shell_quote(inner) + " >" +
+                                  shell_quote(out) + " 2>" + shell_quote(err) + " </dev/null")
+                                     .c_str());
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 2);
+  CHECK(read_all(err).find("is a mount point") != std::string::npos);
+  CHECK(read_all(out).empty());
+  CHECK(read_all(d / "report.json") == "UNDER");   // under the mount, untouched
+  CHECK(read_all(d / "source.json") == "SOURCE");  // the mounted file, untouched
   CHECK_FALSE(fs::exists(d / "page.html"));
   fs::remove_all(d);
 }

@@ -41,9 +41,9 @@ fs::path identity(const fs::path& p) {
 
 // Whether `p` is one of this process's standard streams' files, or reaches its file through
 // one of its open descriptors (/dev/stdout, /dev/fd/N, /proc/self/fd/N, /proc/PID/fd/N): the
-// file the shell opened for `>> log`, which
-// the rename would replace with a new file (a log's earlier lines lost, exit 0), or a pipe the
-// rename cannot reach (refused after the work), until 2026-12-06.
+// file the shell opened for `>> log`, which the rename would replace with a new file (a log's
+// earlier lines lost, exit 0), or a pipe the rename cannot reach (refused after the work),
+// until 2026-12-06.
 bool through_descriptor(const fs::path& p) {
   // The file itself: one of the standard streams' (reached through a link to /dev/fd, a task's
   // fd folder or a hard link, which no path text shows: a review, 2026-12-06).

@@ -47,11 +47,17 @@ std::vector<Time> swept_intervals(Time centre) {
   return out;
 }
 
+std::optional<Time> next_swept_interval(Time last) {
+  if (last.to_seconds() >= kMaxRunSeconds) return std::nullopt;
+  return Time::from_seconds(std::min(last.to_seconds() * std::sqrt(2.0), kMaxRunSeconds));
+}
+
 std::vector<Time> most_swept_intervals(Time centre) {
   std::vector<Time> out = swept_intervals(centre);
-  while (out.size() < kMostSwept && out.back().to_seconds() < kMaxRunSeconds) {
-    out.push_back(
-        Time::from_seconds(std::min(out.back().to_seconds() * std::sqrt(2.0), kMaxRunSeconds)));
+  while (out.size() < kMostSwept) {
+    const auto next = next_swept_interval(out.back());
+    if (!next) break;
+    out.push_back(*next);
   }
   return out;
 }

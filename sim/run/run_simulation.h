@@ -14,6 +14,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -159,6 +160,9 @@ inline constexpr int kSweepExtension = 6;
 inline constexpr std::size_t kMostSwept = 2 * kSweepHalfSteps + 1 + kSweepExtension;
 // Every interval the sweep may run: swept_intervals and the whole extension (the work bound's).
 std::vector<Time> most_swept_intervals(Time centre);
+// The extension's next interval: √2 past `last`, at most the longest run (kMaxRunSeconds);
+// none once `last` is that long.
+std::optional<Time> next_swept_interval(Time last);
 
 // Expected wall time of `work` with checkpoints every `interval` of work costing `cost`, a
 // Poisson failure process of `rate_per_hour` while running and a fixed `recovery` after each

@@ -149,9 +149,8 @@ void sweep_intervals(const StepProfile& step, const RunSpec& spec, const Reliabi
     }
     const bool longest_best = !r.sweep.empty() && best_at + 1 == r.sweep.size();
     if (k + 1 == nominals.size() && longest_best && !unfinished_beyond(true) &&
-        nominals.size() < kMostSwept && nominals.back().to_seconds() < kMaxRunSeconds) {
-      nominals.push_back(Time::from_seconds(
-          std::min(nominals.back().to_seconds() * std::sqrt(2.0), kMaxRunSeconds)));
+        nominals.size() < kMostSwept) {
+      if (const auto next = next_swept_interval(nominals.back())) nominals.push_back(*next);
     }
   }
   r.sweep_unfinished = static_cast<std::int64_t>(unfinished.size());

@@ -160,14 +160,20 @@ Time Pricer::dp_time_simulated(const workload::CommOp& c, bool timed_on_network)
   if (auto it = cache_.find(key); it != cache_.end()) return it->second;
   std::vector<collective::CollectiveCall> calls;
   if (pp_group) {
-    // The tied-embedding all-reduce between the first and the last stage, once per step: priced
-    // for one pair alone (each pair has its own NICs; only ECMP collisions above the ToRs are
-    // left out, and simulating every pair's two-rank rings costs more than the figure is worth).
-    collective::CollectiveCall call;
-    call.op = c.kind;
-    call.bytes = c.size;
-    call.gpus = {gpu(0, 0, 0), gpu(plan_.pp - 1, 0, 0)};
-    calls.push_back(std::move(call));
+    // The tied-embedding all-reduce between the first and the last stage, once per step, of
+    // every replica's pairs at once, as the PP sends (pp_calls): where GPUs share a NIC the
+    // pairs share it (priced for one pair alone until 2026-12-06, half the time on Jean Zay's
+    // nodes of 4 NICs for 8 GPUs), and the pairs' flows meet above the ToRs.
+    for (int d = 0; d < plan_.dp_cp(); ++d) {
+      for (int t = 0; t < rails(); ++t) {
+        collective::CollectiveCall call;
+        call.op = c.kind;
+        call.bytes = c.size;
+        call.gpus = {gpu(0, d, t), gpu(plan_.pp - 1, d, t)};
+        call.tag = static_cast<std::uint64_t>(d * plan_.tp + t);
+        calls.push_back(std::move(call));
+      }
+    }
   } else {
     // Every DP group (or hybrid shard's subgroup) of every stage at once, as at the end of
     // Megatron-LM's backward.

@@ -211,6 +211,7 @@ void read_collective_tables(JsonReader& r, hw::DeviceProfile& p) {
       m.protocol = row.string_or("protocol", "");
       m.run = row.string_or("run", "");
       m.origin = row.string_or("origin", "");
+      check_collective_row(row, m, p.collective_table);
       row.finish();
       p.collective_table.push_back(m);
     }
@@ -375,6 +376,7 @@ void read_models(JsonReader& r, hw::DeviceProfile& p) {
     info.date = m->string("date");
     info.tool = m->string("tool");
     info.device_name = m->string_or("device_name", "");
+    check_measured_part(*m, info.device_name, p);
     info.driver = m->string_or("driver", "");
     info.cuda = m->string_or("cuda", "");
     info.cublas = m->string_or("cublas", "");
@@ -422,6 +424,7 @@ LoadedDeviceProfile parse_device_profile(const Json& doc, const std::string& ori
   if (p.kind != hw::ProfileKind::kDatasheet && !p.measurement) {
     r.fail("measurement", "a " + kind + " profile must say when and with what it was measured");
   }
+  if (p.kind == hw::ProfileKind::kDatasheet) check_datasheet_has_no_rows(r, p);
   // Owned by the collective module's reader, handed back untouched; read here too, so that a
   // section simulate would refuse is refused by every command that loads the profile
   // (calibrate fit copied a string constant through to a profile simulate could not load).

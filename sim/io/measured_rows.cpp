@@ -1,6 +1,10 @@
 #include "io/measured_rows.h"
 
+#include <utility>
+
 #include <fmt/format.h>
+
+#include "hw/gpu_part.h"
 
 namespace megasim::io {
 
@@ -44,6 +48,50 @@ void check_power_row(const JsonReader& row, const hw::DeviceProfile& p, Watts wa
                          "a board's power limit holds its average near it; check the "
                          "unit and the device",
                          watts.value(), watts.value() / tdp, tdp));
+  }
+}
+
+void check_collective_row(const JsonReader& row, const hw::CollectiveMeasurement& m,
+                          const std::vector<hw::CollectiveMeasurement>& before) {
+  for (std::size_t i = 0; i < before.size(); ++i) {
+    const hw::CollectiveMeasurement& o = before[i];
+    const bool same = o.op == m.op && o.ranks == m.ranks && o.nodes == m.nodes &&
+                      o.size == m.size && o.in_place == m.in_place && o.algorithm == m.algorithm &&
+                      o.protocol == m.protocol && o.run == m.run;
+    if (!same || o.time == m.time) continue;
+    row.fail("time_us", fmt::format("{:g} µs for a size collective_table[{}] measured at {:g} µs "
+                                    "in the same run; keep one time a size (the median of its "
+                                    "runs)",
+                                    m.time.to_us(), i, o.time.to_us()));
+  }
+}
+
+void check_measured_part(const JsonReader& measurement, const std::string& device_name,
+                         const hw::DeviceProfile& p) {
+  const std::string part = hw::profile_part_name(p);
+  const std::string why = hw::part_mismatch(hw::gpu_part(device_name), hw::gpu_part(part));
+  if (why.empty()) return;
+  measurement.fail("device_name",
+                   fmt::format("'{}' measured the tables, but the profile is of '{}': {}; a "
+                               "profile's measurements are its own part's",
+                               device_name, part, why));
+}
+
+void check_datasheet_has_no_rows(const JsonReader& r, const hw::DeviceProfile& p) {
+  const std::pair<const char*, bool> tables[] = {
+      {"gemm_table", !p.gemm_table.empty()},
+      {"attention_table", !p.attention_table.empty()},
+      {"memory_table", !p.memory_table.empty()},
+      {"power_table", !p.power_table.empty()},
+      {"collective_table", !p.collective_table.empty()},
+      {"collective_fits", !p.collective_fits.empty()},
+      {"collective_scales", !p.collective_scales.empty()}};
+  for (const auto& [table, rows] : tables) {
+    if (!rows) continue;
+    r.fail("kind", fmt::format("a datasheet profile carries no measurements, and this one has a "
+                               "{}; a profile of measurements is \"measured\" or \"imported\", "
+                               "with its \"measurement\"",
+                               table));
   }
 }
 

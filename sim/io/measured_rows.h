@@ -3,6 +3,7 @@
 // and the kernel model would price the step from it.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "hw/device_profile.h"
@@ -23,5 +24,23 @@ void check_memory_row(const JsonReader& row, const hw::DeviceProfile& p,
 // A board power reading at most 1.5 times the board's tdp_w (its power limit holds the average
 // there; 20,000 W on a 700 W board is no reading).
 void check_power_row(const JsonReader& row, const hw::DeviceProfile& p, Watts watts);
+
+// A collective size measured twice in one run with another time: the table answers with the
+// first row and the fit blends both, so their order set the price (accepted until 2026-12-06,
+// where the kernel tables and the log importer refused it). Runs apart may measure one size
+// each.
+void check_collective_row(const JsonReader& row, const hw::CollectiveMeasurement& m,
+                          const std::vector<hw::CollectiveMeasurement>& before);
+
+// The tables were measured on the GPU `device_name` names (the measurement's): another part's
+// (an A100's table under the H200's name) would price this part with that one's kernels.
+// Refused as the import of a log onto another part is (accepted without a word until
+// 2026-12-06); a part megasim has no profile of (a GB10) is taken as it is.
+void check_measured_part(const JsonReader& measurement, const std::string& device_name,
+                         const hw::DeviceProfile& p);
+
+// A datasheet profile prices from its models alone: tables beside it were priced from and
+// reported as "no measured calibration" (until 2026-12-06). `r` is the profile's reader.
+void check_datasheet_has_no_rows(const JsonReader& r, const hw::DeviceProfile& p);
 
 }  // namespace megasim::io

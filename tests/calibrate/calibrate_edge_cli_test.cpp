@@ -157,6 +157,9 @@ TEST_CASE("one run id over two collectives is fitted collective by collective") 
   const auto loaded = io::load_device_profile(fs::path(MEGASIM_SOURCE_DIR) /
                                               "calibrate/profiles/h100-sxm5-80gb.json");
   auto p = loaded.profile;
+  // Measured rows make a measured profile (a datasheet one with a table is refused on loading).
+  p.kind = hw::ProfileKind::kMeasured;
+  p.measurement = hw::MeasurementInfo{"2026-12-06", "test", "", "", "", "", "", ""};
   for (const auto op : {hw::CollectiveOp::kAllGather, hw::CollectiveOp::kAllReduce}) {
     for (double size = 1024.0; size <= 1024.0 * 1024 * 1024; size *= 8.0) {
       hw::CollectiveMeasurement m;

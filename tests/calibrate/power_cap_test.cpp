@@ -76,6 +76,9 @@ TEST_CASE(
   CHECK(fit.raised[0] == hw::Activity::kCommunication);
   CHECK(fit.quality.rms_relative_residual > 0.0);  // the communication rows are now off
   p.power_table = rows;
+  // Readings are a measured profile's (a datasheet one with a table is refused on loading).
+  p.kind = hw::ProfileKind::kMeasured;
+  p.measurement = hw::MeasurementInfo{"2026-12-06", "test", "", "", "", "", "", ""};
   const auto report = calibrate::refit_profile(p);
   CHECK(p.power.source.find("raised to idle: communication") != std::string::npos);
   const std::filesystem::path file =

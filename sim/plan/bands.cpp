@@ -144,6 +144,11 @@ std::string system_family(const io::Scenario& s) {
     if (std::string_view(step::kSwitches[i].key) == "dp_overlap") continue;
     megascale_part = megascale_part || s.optimizations.overrides.switches[i].value_or(false);
   }
+  // The same parts written as the plan's optimizer or the attention kernel (LAMB, FlashAttention-2)
+  // run the same system: their rows are MegaScale's too (a user's trial: one step, two bands).
+  const auto& attention = s.optimizations.overrides.attention;
+  megascale_part = megascale_part || s.plan.optimizer == workload::Optimizer::kLamb ||
+                   (attention && *attention == step::AttentionKernel::kFlashV2);
   return preset == "megatron-lm" && megascale_part ? "megascale" : preset;
 }
 

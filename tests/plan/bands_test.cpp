@@ -158,4 +158,18 @@ TEST_CASE(
   megasim::io::Scenario off;
   off.optimizations.overrides.switches[0] = false;
   CHECK(system_family(off) == "megatron-lm");
+  // The same parts written as the plan's optimizer or the attention kernel run the same system
+  // (they were Megatron-LM's rows, the lamb and efficient_operators switches MegaScale's: one
+  // step, two bands, until 2026-12-06).
+  megasim::io::Scenario lamb;
+  lamb.plan.optimizer = megasim::workload::Optimizer::kLamb;
+  CHECK(system_family(lamb) == "megascale");
+  megasim::io::Scenario flash2;
+  flash2.optimizations.overrides.attention = megasim::step::AttentionKernel::kFlashV2;
+  CHECK(system_family(flash2) == "megascale");
+  flash2.optimizations.preset = "megatron-core";
+  CHECK(system_family(flash2) == "megatron-core");
+  megasim::io::Scenario flash1;
+  flash1.optimizations.overrides.attention = megasim::step::AttentionKernel::kFlashV1;
+  CHECK(system_family(flash1) == "megatron-lm");
 }

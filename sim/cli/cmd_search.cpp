@@ -99,6 +99,43 @@ void check_sets_searched(const std::vector<std::string>& overrides,
   plan::check_sets_run(overrides, inputs, off);
 }
 
+// The results file: read back to resume, appended to as plans finish; never an input, a
+// folder, a device or one of this process's open files.
+void check_results_file(const std::string& results, const io::FilesRead& read) {
+  // Elsewhere "-" is standard output; the results file is read back to resume and appended
+  // to beside the report, which needs a file.
+  if (results == "-") {
+    throw InputError(
+        "--results -: the results file is read back to resume and appended to "
+        "as plans finish, beside the report on standard output; give a file name");
+  }
+  // Appended to through a descriptor of its own while the report is written from the start of
+  // standard output: the same file through /dev/stdout lost 13 of 21 lines (until
+  // 2026-12-06).
+  if (io::through_descriptor(results)) {
+    throw InputError("--results " + results +
+                     ": names a file this process has open (its standard input, output or "
+                     "error, or one of its descriptors under /dev or /proc); give a file of "
+                     "its own");
+  }
+  // The results file is appended to: never one the search reads.
+  std::error_code ec;
+  for (const auto& f : read.files()) {
+    if (std::filesystem::equivalent(results, f, ec)) {
+      throw InputError("--results " + results + ": is " + f.string() +
+                       ", an input of this search; give a file of its own");
+    }
+  }
+  if (std::filesystem::is_directory(results, ec)) {
+    throw InputError("--results " + results + ": is a directory");
+  }
+  // Read before it is appended to: a device or a pipe (/dev/zero, a FIFO) would be read
+  // without end.
+  if (std::filesystem::exists(results, ec) && !std::filesystem::is_regular_file(results, ec)) {
+    throw InputError("--results " + results + ": not a regular file");
+  }
+}
+
 std::unique_ptr<PreparedSearch> prepare_search(const SearchCliOptions& o) {
   // Every file the search reads, recorded where it is read (io::FilesRead).
   io::FilesRead read;
@@ -137,32 +174,10 @@ std::unique_ptr<PreparedSearch> prepare_search(const SearchCliOptions& o) {
   plan::check_search_options(prepared->inputs, options);
 
   if (o.results) {
-    // Elsewhere "-" is standard output; the results file is read back to resume and appended
-    // to beside the report, which needs a file.
-    if (*o.results == "-") {
-      throw InputError(
-          "--results -: the results file is read back to resume and appended to "
-          "as plans finish, beside the report on standard output; give a file name");
-    }
-    // The results file is appended to: never one the search reads.
-    std::error_code ec;
-    for (const auto& f : read.files()) {
-      if (std::filesystem::equivalent(*o.results, f, ec)) {
-        throw InputError("--results " + *o.results + ": is " + f.string() +
-                         ", an input of this search; give a file of its own");
-      }
-    }
-    if (std::filesystem::is_directory(*o.results, ec)) {
-      throw InputError("--results " + *o.results + ": is a directory");
-    }
-    // Read before it is appended to: a device or a pipe (/dev/zero, a FIFO) would be read
-    // without end.
-    if (std::filesystem::exists(*o.results, ec) &&
-        !std::filesystem::is_regular_file(*o.results, ec)) {
-      throw InputError("--results " + *o.results + ": not a regular file");
-    }
+    check_results_file(*o.results, read);
     // The binary too: figures another build of megasim (another model) wrote are not reused.
     std::vector<std::filesystem::path> fingerprinted = read.files();
+    std::error_code ec;
     const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
     if (!ec) fingerprinted.push_back(self);
     const std::uint64_t fingerprint = plan::inputs_fingerprint(fingerprinted, o.overrides);

@@ -7,10 +7,12 @@
 #include <atomic>
 #include <cerrno>
 #include <csignal>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <system_error>
+#include <utility>
 
 #include "engine/error.h"
 
@@ -39,47 +41,10 @@ fs::path identity(const fs::path& p) {
   return ec ? whole.lexically_normal() : id.lexically_normal();
 }
 
-// Whether `p` is one of this process's standard streams' files, or reaches its file through
-// one of its open descriptors (/dev/stdout, /dev/fd/N, /proc/self/fd/N, /proc/PID/fd/N): the
-// file the shell opened for `>> log`, which the rename would replace with a new file (a log's
-// earlier lines lost, exit 0), or a pipe the rename cannot reach (refused after the work),
-// until 2026-12-06.
-bool through_descriptor(const fs::path& p) {
-  // The file itself: one of the standard streams' (reached through a link to /dev/fd, a task's
-  // fd folder or a hard link, which no path text shows: a review, 2026-12-06).
-  struct stat target {};
-  // A file or pipe only: a device (/dev/null as stdin under cron) is refused as one, below.
-  if (::stat(p.c_str(), &target) == 0 && (S_ISREG(target.st_mode) || S_ISFIFO(target.st_mode))) {
-    for (const int fd : {0, 1, 2}) {
-      struct stat open {};
-      if (::fstat(fd, &open) == 0 && open.st_dev == target.st_dev && open.st_ino == target.st_ino)
-        return true;
-    }
-  }
-  std::error_code ec;
-  fs::path whole = fs::absolute(p, ec);
-  if (ec) return false;
-  const auto descriptor = [](const fs::path& at) {
-    const std::string s = at.lexically_normal().string();
-    if (s.rfind("/dev/fd/", 0) == 0) return true;
-    if (s.rfind("/proc/", 0) != 0) return false;
-    const auto fd = s.find("/fd/");
-    return fd != std::string::npos && s.find('/', 6) == fd;  // /proc/<self|pid>/fd/N
-  };
-  for (int hops = 0; hops < 40; ++hops) {
-    if (descriptor(whole)) return true;
-    if (!fs::is_symlink(fs::symlink_status(whole, ec))) return false;
-    const fs::path to = fs::read_symlink(whole, ec);
-    if (ec) return false;
-    whole = to.is_absolute() ? to : whole.parent_path() / to;
-  }
-  return false;
-}
-
-// Refuses an existing `path` that a rename into its folder cannot replace: a mount point (a
-// bind-mounted file: EBUSY) or, in a sticky folder, another user's file in another user's
-// folder (EPERM). Found after the work, at the rename, once earlier outputs were already
-// replaced (until 2026-12-06).
+// Refuses an existing `path` that a rename into its folder cannot replace: an immutable or
+// append-only file, a mount point (a bind-mounted file: EBUSY) or, in a sticky folder, another
+// user's file in another user's folder (EPERM). Found after the work, at the rename, once earlier
+// outputs were already replaced (until 2026-12-06).
 void check_replaceable(const std::string& name, const std::string& option, const fs::path& path) {
   struct stat file {};
   if (::lstat(path.c_str(), &file) != 0 || !S_ISREG(file.st_mode)) return;
@@ -90,14 +55,26 @@ void check_replaceable(const std::string& name, const std::string& option, const
   // refused here): a device number would differ on an overlay's lower layer too, and match a
   // bind mount from the same file system (a review, 2026-12-06).
   struct statx x {};
-  const bool mount_root =
-      ::statx(AT_FDCWD, path.c_str(), AT_SYMLINK_NOFOLLOW, STATX_BASIC_STATS, &x) == 0 &&
-      (x.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) != 0 &&
-      (x.stx_attributes & STATX_ATTR_MOUNT_ROOT) != 0;
-  if (mount_root) {
+  const bool stated =
+      ::statx(AT_FDCWD, path.c_str(), AT_SYMLINK_NOFOLLOW, STATX_BASIC_STATS, &x) == 0;
+  const auto attribute = [&](std::uint64_t a) {
+    return stated && (x.stx_attributes_mask & a) != 0 && (x.stx_attributes & a) != 0;
+  };
+  if (attribute(STATX_ATTR_MOUNT_ROOT)) {
     throw InputError(name + ": is a mount point (a file mounted over); " + option +
                      " replaces a file by renaming a new one over it, which a mount point "
                      "refuses");
+  }
+  // An immutable or append-only file (chattr +i, +a): no rename replaces it, root's neither
+  // (found at the rename, after the work, until 2026-12-06).
+  for (const auto& [a, what] :
+       {std::pair<std::uint64_t, const char*>{STATX_ATTR_IMMUTABLE, "immutable"},
+        {STATX_ATTR_APPEND, "append-only"}}) {
+    if (attribute(a)) {
+      throw InputError(name + ": is " + what + " (chattr); " + option +
+                       " replaces a file by renaming a new one over it, which that refuses; "
+                       "give another name");
+    }
   }
   const uid_t me = ::geteuid();
   if ((dir.st_mode & S_ISVTX) != 0 && me != 0 && me != file.st_uid && me != dir.st_uid) {
@@ -202,6 +179,43 @@ fs::path write_temporary(const std::string& name, const fs::path& path, const st
 }
 
 }  // namespace
+
+// Whether `p` is one of this process's standard streams' files, or reaches its file through
+// one of its open descriptors (/dev/stdout, /dev/fd/N, /proc/self/fd/N, /proc/PID/fd/N): the
+// file the shell opened for `>> log`, which the rename would replace with a new file (a log's
+// earlier lines lost, exit 0), or a pipe the rename cannot reach (refused after the work),
+// until 2026-12-06.
+bool through_descriptor(const fs::path& p) {
+  // The file itself: one of the standard streams' (reached through a link to /dev/fd, a task's
+  // fd folder or a hard link, which no path text shows: a review, 2026-12-06).
+  struct stat target {};
+  // A file or pipe only: a device (/dev/null as stdin under cron) is refused as one, below.
+  if (::stat(p.c_str(), &target) == 0 && (S_ISREG(target.st_mode) || S_ISFIFO(target.st_mode))) {
+    for (const int fd : {0, 1, 2}) {
+      struct stat open {};
+      if (::fstat(fd, &open) == 0 && open.st_dev == target.st_dev && open.st_ino == target.st_ino)
+        return true;
+    }
+  }
+  std::error_code ec;
+  fs::path whole = fs::absolute(p, ec);
+  if (ec) return false;
+  const auto descriptor = [](const fs::path& at) {
+    const std::string s = at.lexically_normal().string();
+    if (s.rfind("/dev/fd/", 0) == 0) return true;
+    if (s.rfind("/proc/", 0) != 0) return false;
+    const auto fd = s.find("/fd/");
+    return fd != std::string::npos && s.find('/', 6) == fd;  // /proc/<self|pid>/fd/N
+  };
+  for (int hops = 0; hops < 40; ++hops) {
+    if (descriptor(whole)) return true;
+    if (!fs::is_symlink(fs::symlink_status(whole, ec))) return false;
+    const fs::path to = fs::read_symlink(whole, ec);
+    if (ec) return false;
+    whole = to.is_absolute() ? to : whole.parent_path() / to;
+  }
+  return false;
+}
 
 OutputFiles::OutputFiles(std::vector<fs::path> inputs, const FilesRead* read)
     : inputs_(std::move(inputs)), read_(read) {}

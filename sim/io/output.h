@@ -66,4 +66,9 @@ void write_file_atomically(const std::filesystem::path& target, const std::strin
 // Writes `text` to stdout and flushes it; a failed write is an InputError.
 void write_stdout(const std::string& text);
 
+// Whether `p` is one of this process's standard streams' files or reaches a file through one of
+// its descriptors (/dev/stdout, /dev/fd/N, /proc/self/fd/N): what OutputFiles::add refuses, and
+// search's results file, appended to beside the report, likewise.
+bool through_descriptor(const std::filesystem::path& p);
+
 }  // namespace megasim::io

@@ -202,3 +202,31 @@ TEST_CASE("a file a rename cannot replace is refused before the work, not after 
   CHECK(read_all(d / "report.html") == "ROOT'S");
   fs::remove_all(d);
 }
+
+TEST_CASE("an immutable or append-only output is refused before the work, not at the rename") {
+  // chattr +i or +a: no rename replaces the file, root's neither; it failed at the rename,
+  // after the report was printed and -o's file replaced (a user's trial, 2026-12-06). Skipped
+  // where chattr cannot set the attribute (not root, or a file system without it).
+  const fs::path d = fresh_dir("immutable");
+  for (const std::string flag : {"i", "a"}) {
+    INFO(flag);
+    { std::ofstream(d / "first.json") << "FIRST"; }
+    { std::ofstream(d / "kept.html") << "KEPT"; }
+    const std::string kept = shell_quote((d / "kept.html").string());
+    if (std::system(("chattr +" + flag + " " + kept + " 2>/dev/null").c_str()) != 0) {
+      const std::string skipped = "skipped: chattr +" + flag + " is not allowed here";
+      MESSAGE(skipped);
+      continue;
+    }
+    const auto r = run_megasim("simulate " + shell_quote(kDefaultScenario) + " -o " +
+                               shell_quote((d / "first.json").string()) + " --html " + kept);
+    REQUIRE(std::system(("chattr -" + flag + " " + kept).c_str()) == 0);
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find(std::string("kept.html: is ") + (flag == "i" ? "immutable" : "append-only")) !=
+          std::string::npos);
+    CHECK(r.out.empty());
+    CHECK(read_all(d / "first.json") == "FIRST");
+    CHECK(read_all(d / "kept.html") == "KEPT");
+  }
+  fs::remove_all(d);
+}

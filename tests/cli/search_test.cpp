@@ -146,6 +146,16 @@ TEST_CASE("cli: search refuses bad input with exit 2 and names it") {
   const auto device = run_megasim("search " + kSearch175b + " --results /dev/zero");
   CHECK(device.exit_code == 2);
   CHECK(device.err.find("--results /dev/zero: not a regular file") != std::string::npos);
+  // The standard output's file, which the report is written over from its start: 13 of 21
+  // results lines lost, exit 0 (a user's trial, 2026-12-06). run_megasim sends stdout to a file.
+  for (const std::string path : {"/dev/stdout", "/proc/self/fd/1"}) {
+    INFO(path);
+    const auto own = run_megasim("search " + kSearch175b + " --top 2 --results " + path);
+    CHECK(own.exit_code == 2);
+    CHECK(own.err.find("--results " + path + ": names a file this process has open") !=
+          std::string::npos);
+    CHECK(own.out.empty());
+  }
   const fs::path none = temp_file("no-plan.jsonl");
   const auto infeasible =
       run_megasim("search " + kSearch175b + " --fix tp=3 --results " + shell_quote(none.string()));

@@ -98,6 +98,15 @@ std::vector<run::FailureCause> load_failure_rates(const std::string& ref, const 
   for (JsonReader c : r.object_array("components", kMaxFailureCauses)) {
     run::FailureCause f;
     f.name = c.string("name");
+    // One row a cause: the run's interruptions are counted by name, so a second row of a name
+    // dropped the first's from --json's interruptions_by_cause (until 2026-12-06).
+    for (std::size_t i = 0; i < causes.size(); ++i) {
+      if (causes[i].name == f.name) {
+        c.fail("name", fmt::format("'{}' is components[{}]'s cause too; give a cause one row "
+                                   "(the sum of its counts)",
+                                   f.name, i));
+      }
+    }
     const auto count = c.integer("count", 0, 1 << 30);
     f.scope = c.choice("scope", {"gpu", "node"}) == "gpu" ? run::FailureScope::kGpu
                                                           : run::FailureScope::kNode;

@@ -180,6 +180,34 @@ TEST_CASE("presets: a power preset with GPU figures is refused, naming gpu_w") {
   fs::remove_all(dir);
 }
 
+TEST_CASE("presets: a failure-rate file listing a cause twice is refused, naming both rows") {
+  // The run counts interruptions by cause: a second row of a name dropped the first's count from
+  // --json's interruptions_by_cause (a user's trial, 2026-12-06).
+  const fs::path dir = fs::temp_directory_path() / "megasim_run_presets_cause_twice";
+  fs::create_directories(dir);
+  std::ofstream(dir / "rates.json")
+      << R"({"name": "twice", "source": "test", "observed": {"gpus": 8, "gpus_per_node": 8,)"
+      << R"( "days": 1, "source": "test"}, "components": [)"
+      << R"({"name": "faulty_gpu", "count": 3, "scope": "gpu"},)"
+      << R"({"name": "network", "count": 1, "scope": "node"},)"
+      << R"({"name": "faulty_gpu", "count": 2, "scope": "gpu"}]})";
+  std::ifstream in(fs::path(MEGASIM_SOURCE_DIR) / "reliability/default.json");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string named = "\"failure-rates-llama3-405b\"";
+  REQUIRE(text.find(named) != std::string::npos);
+  std::string path = "\"";
+  path += (dir / "rates.json").string();
+  path += '"';
+  text.replace(text.find(named), named.size(), path);
+  std::ofstream(dir / "preset.json") << text;
+  const std::string error = megasim::test::input_error_of(
+      [&] { megasim::io::load_reliability_file(dir / "preset.json"); });
+  CHECK(error.find((dir / "rates.json").string() +
+                   ": components[2].name: 'faulty_gpu' is components[0]'s cause too") !=
+        std::string::npos);
+  fs::remove_all(dir);
+}
+
 TEST_CASE("presets: a failure-rate file with 100,000 components is refused, naming the cap") {
   // The run simulation draws every cause after each event, so 10^5 causes would multiply its
   // time by thousands: the loader accepts at most 256 and says so before reading any.

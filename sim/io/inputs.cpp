@@ -280,6 +280,15 @@ std::vector<KeyNotRun> keys_not_run(const Inputs& in) {
                     : s.plan.zero3                                 ? "plan.zero3"
                                                                    : "plan.zero2"});
   }
+  // ZeRO-3 shards the optimizer states over DP itself (it holds stage 1): the switch of stage 1
+  // alone prices the same step either way (said by nothing until 2026-12-06, where ZeRO-2
+  // without it is refused).
+  if (s.plan.zero3) {
+    keys.push_back({"plan.distributed_optimizer", s.plan.distributed_optimizer ? "true" : "false",
+                    "plan.zero3 shards the optimizer states over DP itself (ZeRO-3 holds "
+                    "stage 1)",
+                    false, "plan.zero3"});
+  }
   return keys;
 }
 

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <numeric>
+#include <string>
 #include <string_view>
 #include <utility>
 
@@ -48,10 +49,18 @@ void validate_layer_split(const ModelSpec& m, const ParallelPlan& p) {
     if (m.layers % (p.pp * p.vpp) != 0) {
       // pp's key where pp alone does not divide the layers (plan.pp=7 on 96 layers at vpp 3
       // blamed plan.vpp, until 2026-12-06).
+      // A split holds at most layers + 2 chunks (only the first and the last may be empty):
+      // past that no split helps (it was offered at pp 99 on 96 layers, until 2026-12-06).
+      const int chunks = p.pp * p.vpp;
       plan_error(m, p.vpp > 1 && m.layers % p.pp == 0 ? "plan.vpp" : "plan.pp",
                  fmt::format("layers {} do not divide into pp × vpp = {} × {} = {} equal "
-                             "chunks (give plan.layer_split for an uneven split)",
-                             m.layers, p.pp, p.vpp, p.pp * p.vpp));
+                             "chunks ({})",
+                             m.layers, p.pp, p.vpp, chunks,
+                             chunks <= m.layers + 2
+                                 ? std::string("give plan.layer_split for an uneven split")
+                                 : fmt::format("nor into an uneven split, which gives every chunk "
+                                               "but the first and the last a layer: at most {}",
+                                               m.layers + 2)));
     }
   } else {
     // One entry per virtual stage, in model order: pp entries, or pp × vpp interleaved.

@@ -100,3 +100,14 @@ TEST_CASE("cli: simulate --json says whether DeepSpeed's BF16_Optimizer ran") {
   const auto fp16 = json_of(bloom + " --set plan.precision=fp16");
   CHECK(fp16["system"]["bf16_optimizer"] == false);
 }
+
+TEST_CASE("cli: ZeRO-1's switch set beside ZeRO-3 is said, as it changes nothing") {
+  // ZeRO-3 shards the optimizer states itself: both values price one step (a user's trial,
+  // 2026-12-06: said by nothing, where ZeRO-2 without the switch is refused).
+  const auto r = run_megasim("simulate " + std::string(MEGASIM_SOURCE_DIR) +
+                             "/scenarios/validation/sc21-t2-zero3-175b-384.json --set "
+                             "plan.distributed_optimizer=false");
+  CHECK(r.exit_code == 0);
+  CHECK(r.err.find("--set plan.distributed_optimizer=false changes nothing: plan.zero3 shards "
+                   "the optimizer states over DP itself") != std::string::npos);
+}

@@ -89,7 +89,12 @@ TEST_CASE("plan: every invalid plan in the table gets its own error naming the n
        "plan.vpp: layers 96 do not divide into pp × vpp = 8 × 5 = 40"},
       // pp's key where pp alone does not divide them (vpp's, until 2026-12-06).
       {"layers into pp at vpp 3", base, plan(1, 7, 3, 1, 1, 63),
-       "plan.pp: layers 96 do not divide into pp × vpp = 7 × 3 = 21"},
+       "plan.pp: layers 96 do not divide into pp × vpp = 7 × 3 = 21 equal chunks (give "
+       "plan.layer_split for an uneven split)"},
+      // Past layers + 2 chunks no split helps, and none is offered (a user's trial, 2026-12-06).
+      {"more stages than a split holds", base, plan(1, 99, 1, 1, 1, 99),
+       "plan.pp: layers 96 do not divide into pp × vpp = 99 × 1 = 99 equal chunks (nor into an "
+       "uneven split, which gives every chunk but the first and the last a layer: at most 98)"},
       {"layer_split sum", base, split_sum,
        "plan.layer_split: layer_split sums to 90 layers but the model has 96"},
       {"layer_split sum past 2^32", base, split_wrap,

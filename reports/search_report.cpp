@@ -210,6 +210,9 @@ std::string search_json(const plan::SearchResult& r) {
   j["scenario_plan_pruned"] = r.scenario_plan_pruned.empty()
                                   ? nlohmann::json(nullptr)
                                   : nlohmann::json(r.scenario_plan_pruned);
+  j["scenario_plan_not_searched"] = r.scenario_plan_not_searched.empty()
+                                        ? nlohmann::json(nullptr)
+                                        : nlohmann::json(r.scenario_plan_not_searched);
   j["gpus_without_plans"] = gpus_without_plans(r);
   return json_text(j);
 }
@@ -282,6 +285,8 @@ std::string search_header(const plan::SearchResult& r) {
     t += "the scenario's own plan is not in the space searched";
     if (!r.scenario_plan_outside.empty()) {
       t += " (" + r.scenario_plan_outside + ": the space's plans have none)";
+    } else if (!r.scenario_plan_not_searched.empty()) {
+      t += " (" + r.scenario_plan_not_searched + ")";
     }
     t += "\n";
   }

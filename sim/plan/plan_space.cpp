@@ -20,7 +20,6 @@ using workload::Recompute;
 
 constexpr std::array<Recompute, 3> kRecomputes{Recompute::kNone, Recompute::kSelective,
                                                Recompute::kFull};
-constexpr std::array<int, 4> kMicroBatches{1, 2, 4, 8};
 constexpr std::int64_t kMaxInt = std::numeric_limits<int>::max();
 
 // An axis of the plan is an int (`most`): a larger value is refused, not wrapped
@@ -252,7 +251,7 @@ class Walker {
  public:
   Walker(const io::Inputs& in, const Restrictions& r, Space& space)
       : in_(in), r_(r), space_(space), allowance_(memory_allowance(in)) {
-    mbs_ = r.mb.value_or(std::vector<int>(kMicroBatches.begin(), kMicroBatches.end()));
+    mbs_ = r.mb.value_or(std::vector<int>(kSpaceMicroBatches.begin(), kSpaceMicroBatches.end()));
     rcs_ = r.recompute.value_or(std::vector<Recompute>(kRecomputes.begin(), kRecomputes.end()));
     dist_ = r.dist_opt.value_or(std::vector<bool>{false, true});
   }

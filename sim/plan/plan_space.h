@@ -89,6 +89,16 @@ void to_normal_form(workload::ParallelPlan& p);
 // is never marked as the scenario's: a space plan with its key would be another plan.
 std::string outside_space(const workload::ParallelPlan& p, int layers);
 
+// The micro-batch sizes the space holds unless --fix/--vary says others.
+inline constexpr std::array<int, 4> kSpaceMicroBatches{1, 2, 4, 8};
+
+// Why a plan in the space's form (outside_space "") is still none of the plans searched: its
+// GPU count not among `gpus`, a value --fix/--vary leaves out, or one outside an axis's own
+// domain (a micro-batch of 16, tp past a node); "" when none of these (a search said nothing
+// of it until 2026-12-06).
+std::string not_searched(const io::Inputs& in, const SpaceOptions& o,
+                         const std::vector<std::int64_t>& gpus);
+
 // The canonical key of a plan under a system (the switches that differ from `base` named).
 std::string canonical_key(const workload::ParallelPlan& p, const step::SystemOptions& system,
                           const step::SystemOptions& base);

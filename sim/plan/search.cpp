@@ -216,6 +216,8 @@ void analytic_stage(const io::Inputs& in, const SearchOptions& o, const SearchSh
       r.scenario_plan_pruned = e.what();
     }
   }
+  if (!r.scenario_plan_rank && r.scenario_plan_pruned.empty())
+    r.scenario_plan_not_searched = not_searched(in, o.space, r.gpus);
 }
 
 // The plans the event-level stage simulates, in order: the best top_k by estimate, the

@@ -96,6 +96,8 @@ struct SearchResult {
   std::string scenario_plan_outside;  // why the scenario's plan is not in the space (outside_space)
   // In the space's form but pruned: why, as simulate refuses it (over the device's memory).
   std::string scenario_plan_pruned;
+  // In the space's form, not pruned, yet none of the plans searched: why (not_searched).
+  std::string scenario_plan_not_searched;
   bool scenario_plan_added = false;  // simulated beside the top_k, not among them
   // GPU counts whose best plans by estimate were simulated beside the top_k (several counts),
   // and how many plans they took (each count's best and those within kCountSlack of it, of at

@@ -155,6 +155,31 @@ TEST_CASE("cli: search says why the scenario's plan and a GPU count of its list 
   CHECK(doc["scenario_plan_analytic_rank"].is_null());
 }
 
+TEST_CASE("cli: search says why a plan of the space's form is none of the plans it searched") {
+  // A micro-batch outside the space's, an axis --fix leaves out, a GPU count --gpus leaves out:
+  // "not in the space searched" with no reason until 2026-12-06 (a user's trial).
+  const std::string base = "search " + s22 + " --top 1";
+  const auto mb = run_megasim(
+      "search " + shell_quote(MEGASIM_SOURCE_DIR "/scenarios/validation/sc21-t1-1.7b.json") +
+      " --top 1");
+  REQUIRE(mb.exit_code == 0);
+  CHECK(mb.out.find("not in the space searched (its micro_batch 16: the space's are 1, 2, 4 and "
+                    "8; --vary mb=1,2,4,8,16 adds it)") != std::string::npos);
+  const auto fixed = run_megasim(base + " --fix tp=4 --json");
+  REQUIRE(fixed.exit_code == 0);
+  const auto doc = nlohmann::json::parse(fixed.out);
+  CHECK(doc["scenario_plan_not_searched"] == "--fix/--vary tp leaves out its 8");
+  CHECK(doc["scenario_plan_outside_space"].is_null());
+  const auto gpus = run_megasim(base + " --gpus 16");
+  REQUIRE(gpus.exit_code == 0);
+  CHECK(gpus.out.find("not in the space searched (its 8 GPUs are not among the counts --gpus "
+                      "names)") != std::string::npos);
+  // Found: no reason, and null in --json.
+  const auto found = run_megasim(base + " --json");
+  REQUIRE(found.exit_code == 0);
+  CHECK(nlohmann::json::parse(found.out)["scenario_plan_not_searched"].is_null());
+}
+
 TEST_CASE("cli: search takes a --set a switch overrides only where no searched system runs it") {
   // plan.optimizer=adam under MegaScale's LAMB: refused as simulate refuses it; with
   // --fix optimizations.lamb=false every searched system runs Adam, so it is taken (a first

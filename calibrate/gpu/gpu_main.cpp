@@ -27,6 +27,7 @@
 #include "calibrate/gpu/nccl_bench.h"
 #include "calibrate/gpu/power_sampler.h"
 #include "engine/error.h"
+#include "hw/gpu_part.h"
 #include "io/device_profile_loader.h"
 #include "io/gemm_shapes.h"
 #include "io/json_reader.h"
@@ -339,6 +340,12 @@ int run(const Options& o) {
   hw::DeviceProfile p = base.profile;
   if (o.resume && std::filesystem::exists(o.output)) p = io::load_device_profile(o.output).profile;
   describe_device(p, o, prop, devices, base.profile.name);
+  // Before hours of measuring: the profile that would be written loads only where its tables
+  // are its own part's (io's check_measured_part), as an A100's onto an H100's would not.
+  if (const std::string why = hw::measured_part_mismatch(prop.name, p); !why.empty()) {
+    throw InputError("--device " + base_ref + ": " + why +
+                     "; pass --device a profile of this GPU's part (or --name one naming it)");
+  }
   // The file says "measured" from its first row on: until a measurement has landed there is
   // nothing to write, and a run that measures nothing leaves no profile that could pass for one.
   const auto measured_any = [&] {

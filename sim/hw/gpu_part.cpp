@@ -1,5 +1,6 @@
 #include "hw/gpu_part.h"
 
+#include <algorithm>
 #include <cctype>
 
 #include <fmt/format.h>
@@ -78,6 +79,25 @@ std::string node_part_mismatch(const std::string& node_gpu, const DeviceProfile&
   nodes.memory.clear();
   profile.memory.clear();
   return part_mismatch(nodes, profile);
+}
+
+std::string measured_part_mismatch(const std::string& device_names, const DeviceProfile& device) {
+  GpuPart want = gpu_part(profile_part_name(device));
+  want.form.clear();
+  for (std::size_t at = 0; at <= device_names.size();) {
+    const std::size_t end = std::min(device_names.find(';', at), device_names.size());
+    std::string name = device_names.substr(at, end - at);
+    name.erase(0, name.find_first_not_of(' '));
+    name.erase(name.find_last_not_of(' ') + 1);
+    at = end + 1;
+    GpuPart got = gpu_part(name);
+    got.form.clear();
+    if (std::string why = part_mismatch(got, want); !why.empty()) {
+      return fmt::format("'{}' measured the tables, but the profile is of '{}': {}", name,
+                         profile_part_name(device), why);
+    }
+  }
+  return "";
 }
 
 }  // namespace megasim::hw

@@ -32,4 +32,11 @@ std::string profile_part_name(const DeviceProfile& p);
 // memory (every shipped A100 cluster names the 80 GB part, and the 40 GB profile runs on them).
 std::string node_part_mismatch(const std::string& node_gpu, const DeviceProfile& device);
 
+// Why kernel tables measured on the GPUs `device_names` names (one name, or several joined by
+// "; " as an import of several logs writes them) are not `device`'s part, naming the GPU and
+// the part ("" when they may be): family and memory, not the form, since a PCIe or NVL card is
+// calibrated onto the SXM profile of its chip (`megasim-calibrate-gpu --device`; megasim has no
+// PCIe profile). Each name is judged alone: one scan of the joined names kept the last part.
+std::string measured_part_mismatch(const std::string& device_names, const DeviceProfile& device);
+
 }  // namespace megasim::hw

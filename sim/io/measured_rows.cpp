@@ -68,13 +68,9 @@ void check_collective_row(const JsonReader& row, const hw::CollectiveMeasurement
 
 void check_measured_part(const JsonReader& measurement, const std::string& device_name,
                          const hw::DeviceProfile& p) {
-  const std::string part = hw::profile_part_name(p);
-  const std::string why = hw::part_mismatch(hw::gpu_part(device_name), hw::gpu_part(part));
+  const std::string why = hw::measured_part_mismatch(device_name, p);
   if (why.empty()) return;
-  measurement.fail("device_name",
-                   fmt::format("'{}' measured the tables, but the profile is of '{}': {}; a "
-                               "profile's measurements are its own part's",
-                               device_name, part, why));
+  measurement.fail("device_name", why + "; a profile's measurements are its own part's");
 }
 
 void check_datasheet_has_no_rows(const JsonReader& r, const hw::DeviceProfile& p) {

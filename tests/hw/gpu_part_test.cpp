@@ -6,7 +6,9 @@
 
 #include "hw/gpu_part.h"
 
+using megasim::hw::DeviceProfile;
 using megasim::hw::gpu_part;
+using megasim::hw::measured_part_mismatch;
 using megasim::hw::part_mismatch;
 
 TEST_CASE("gpu part: family, form and the A100's memory from the names in use") {
@@ -44,4 +46,29 @@ TEST_CASE("gpu part: two names of one part agree, and another family, form or me
         "an A100 of 40gb is not one of 80gb");
   // A part megasim has no profile of is not held against any.
   CHECK(part_mismatch(gpu_part("NVIDIA GB10"), gpu_part("h100-sxm5-80gb")).empty());
+}
+
+TEST_CASE("gpu part: measured tables are judged name by name, by family and memory, not form") {
+  DeviceProfile h100;
+  h100.name = "h100-sxm5-80gb-measured";
+  h100.base = "h100-sxm5-80gb";
+  // A PCIe or NVL card is calibrated onto its chip's SXM profile (the tool's --device).
+  CHECK(measured_part_mismatch("NVIDIA H100 NVL", h100).empty());
+  CHECK(measured_part_mismatch("NVIDIA H100 80GB HBM3", h100).empty());
+  CHECK(measured_part_mismatch("NVIDIA GB10; NVIDIA H100 80GB HBM3", h100).empty());
+  // Each name of an import's list alone: the A100 was passed over where an H100 came after it
+  // (a review, 2026-12-06).
+  CHECK(measured_part_mismatch("NVIDIA A100-SXM4-80GB; NVIDIA H100 80GB HBM3", h100) ==
+        "'NVIDIA A100-SXM4-80GB' measured the tables, but the profile is of "
+        "'h100-sxm5-80gb-measured': an A100 is not an H100");
+  DeviceProfile a100;
+  a100.name = "my-node";  // no part in its name: the base's
+  a100.base = "a100-sxm4-80gb";
+  CHECK(measured_part_mismatch("NVIDIA A100-SXM4-80GB; NVIDIA H100 80GB HBM3", a100) ==
+        "'NVIDIA H100 80GB HBM3' measured the tables, but the profile is of 'a100-sxm4-80gb': an "
+        "H100 is not an A100");
+  CHECK(measured_part_mismatch("NVIDIA A100-SXM4-40GB", a100) ==
+        "'NVIDIA A100-SXM4-40GB' measured the tables, but the profile is of 'a100-sxm4-80gb': an "
+        "A100 of 40gb is not one of 80gb");
+  CHECK(measured_part_mismatch("", a100).empty());
 }

@@ -65,3 +65,13 @@ TEST_CASE("inspect and simulate report the same memory per stage for every scena
     }
   }
 }
+
+TEST_CASE("a memory refusal names the stage that needs the most, not the first over the device") {
+  // The 530B at micro-batch 4 on the 40 GB part read "stage 0 needs 74.5 GiB", which an 80 GB
+  // part would seem to hold, where stage 34 needs 84.8 (a user's trial, 2026-12-06).
+  const auto r = run_megasim(
+      "simulate " + shell_quote(MEGASIM_SOURCE_DIR "/scenarios/megascale-production-530b.json") +
+      " --set plan.micro_batch=4 --set device=a100-sxm4-40gb");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("pipeline stage 34 needs 84.8 GiB per GPU") != std::string::npos);
+}

@@ -158,7 +158,7 @@ TEST_CASE("validate: a scenario of the folder without a validation section is sa
 
 TEST_CASE("validate: a published plan megasim cannot fit is listed as refused, never scored") {
   // A folder whose refused/ holds Llama 3 405B at 8K with micro-batches of 2 and without the
-  // row's validation.allow_oom (stage 0 needs 130.8 GiB of 79.2): validate lists it with the
+  // row's validation.allow_oom (stage 15 needs 148.5 GiB of 79.2): validate lists it with the
   // refusal, outside every MAPE.
   namespace fs = std::filesystem;
   const fs::path dir = fs::temp_directory_path() / ("megasim_oom_" + std::to_string(::getpid()));
@@ -180,7 +180,7 @@ TEST_CASE("validate: a published plan megasim cannot fit is listed as refused, n
   const auto& row = out["refused"][0];
   CHECK(row["scenario"] == "llama3-405b-8k-8192");
   CHECK(row["published"].get<double>() == doctest::Approx(0.43));
-  CHECK(row["reason"].get<std::string>().find("pipeline stage 0 needs 130.8 GiB") == 0);
+  CHECK(row["reason"].get<std::string>().find("pipeline stage 15 needs 148.5 GiB") == 0);
   CHECK(out["rows"].empty());
   CHECK(text.out.find("refused, never scored") != std::string::npos);
 }

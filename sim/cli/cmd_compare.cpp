@@ -2,6 +2,7 @@
 // varied keys, predicted side by side (plan/compare.h); a combination that cannot run is
 // listed with its reason.
 #include <cstdio>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -45,6 +46,17 @@ void run_compare(const CompareOptions& o) {
                  "megasim: note: %s predict the same step (time, MFU, tokens, memory and "
                  "room): compare's figures do not tell them apart\n",
                  values.c_str());
+  }
+  // A device of another part than the cluster's GPUs, said as simulate says it, once a message
+  // with the variants it concerns (compare was silent until 2026-12-06).
+  std::map<std::string, std::string> warned;
+  for (const plan::Variant& v : variants) {
+    if (v.warning.empty()) continue;
+    std::string& labels = warned[v.warning];
+    labels += (labels.empty() ? "" : ", ") + v.label;
+  }
+  for (const auto& [warning, labels] : warned) {
+    std::fprintf(stderr, "megasim: warning: %s: %s\n", labels.c_str(), warning.c_str());
   }
   if (o.html) files.set("--html", reports::compare_html(variants));
   // --html - takes standard output in place of the report.

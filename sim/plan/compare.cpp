@@ -369,6 +369,7 @@ std::vector<Variant> compare(const std::filesystem::path& scenario,
       EvaluateOptions options;
       options.limits = limits;
       v.step = evaluate(inputs, options).step;
+      v.warning = cluster_device_mismatch(inputs);  // as simulate says it
       v.plan = inputs.scenario.plan;
       v.device_memory = inputs.device.memory;
     } catch (const UnknownKeyError&) {
@@ -415,11 +416,11 @@ void mark_pareto_front(std::vector<Variant>& variants) {
     v.pareto = false;
     if (!v.step) continue;
     const double rate = v.step->tokens_per_s;
-    const double room = memory_headroom_gib(v);
+    const double room = shown_gib(memory_headroom_gib(v));
     v.pareto = std::none_of(variants.begin(), variants.end(), [&](const Variant& o) {
       if (!o.step) return false;
       const double orate = o.step->tokens_per_s;
-      const double oroom = memory_headroom_gib(o);
+      const double oroom = shown_gib(memory_headroom_gib(o));
       return orate >= rate && oroom >= room && (orate > rate || oroom > room);
     });
   }

@@ -74,7 +74,8 @@ void mark_fronts(std::vector<RankedPlan>& plans, bool by_gpus) {
   for (RankedPlan& p : plans) {
     if (!p.event) continue;
     p.pareto_memory = !dominated(p, [](const RankedPlan& a, const RankedPlan& b) {
-      return std::pair{a.candidate.headroom_gib(), b.candidate.headroom_gib()};
+      return std::pair{shown_gib(a.candidate.headroom_gib()),
+                       shown_gib(b.candidate.headroom_gib())};
     });
     if (by_gpus) {
       p.pareto_gpus = !dominated(p, [](const RankedPlan& a, const RankedPlan& b) {

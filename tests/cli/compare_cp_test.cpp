@@ -83,3 +83,14 @@ TEST_CASE("cli: compare holds each variant to --max-events and --max-memory, as 
   CHECK(unit.exit_code != 0);
   CHECK(unit.err.find("--max-memory 1zz: unknown unit") != std::string::npos);
 }
+
+TEST_CASE("cli: compare warns of a device of another part than the cluster's, as simulate does") {
+  // H100 rows on A100 NVLink and NICs were listed without a word (a user's trial, 2026-12-06).
+  const auto r = run_megasim("compare " + shell_quote(kDefaultScenario) +
+                             " --vary device=a100-sxm4-80gb,h100-sxm5-80gb");
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.err.find("megasim: warning: device=h100-sxm5-80gb: cluster megascale-a100-12288 holds "
+                   "a100-sxm4-80gb GPUs, but the device profile h100-sxm5-80gb is another "
+                   "part's") != std::string::npos);
+  CHECK(r.err.find("device=a100-sxm4-80gb:") == std::string::npos);
+}

@@ -247,6 +247,12 @@ TEST_CASE("compare: the Pareto front of tokens a second against memory headroom,
   CHECK_FALSE(vs[1].pareto);
   CHECK_FALSE(vs[3].pareto);
   CHECK(vs[5].pareto);
+  // Headroom as printed, to 0.1 GiB: 0.0007 GiB more room does not keep a slower row on the
+  // front (a user's trial, 2026-12-06: two H200 profiles of 139.8 and 139.80072 GiB).
+  std::vector<plan::Variant> close = {variant(10, 40), variant(11, 40.0007 - 0.0014)};
+  plan::mark_pareto_front(close);
+  CHECK(close[0].pareto);
+  CHECK_FALSE(close[1].pareto);
 }
 
 TEST_CASE("plan: compare names the values of an axis that change nothing, by their effect") {

@@ -1,6 +1,7 @@
 // A plan's normal form in `search`'s space and what keeps a written plan out of it
 // (plan_space.h).
 #include <algorithm>
+#include <charconv>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -46,23 +47,45 @@ std::string outside_space(const workload::ParallelPlan& p, int layers) {
 
 namespace {
 
-// The plan's value of a --fix/--vary axis, as its values are written ("8", "true"), with the
-// spellings the axis also takes ("1" for true); nullopt for a key the plan does not hold.
-std::optional<std::vector<std::string>> plan_value(const io::Inputs& in, std::string key) {
-  const workload::ParallelPlan& p = in.scenario.plan;
+// An axis's key as the space reads it: "plan." dropped, the short names a plan's key prints
+// (mb, sp, dist_opt) taken for the axes they name.
+std::string axis_key(std::string key) {
   if (key.rfind("plan.", 0) == 0) key = key.substr(5);
-  const auto number = [](std::int64_t v) { return std::vector<std::string>{std::to_string(v)}; };
-  const auto flag = [](bool v) {
-    return v ? std::vector<std::string>{"true", "1"} : std::vector<std::string>{"false", "0"};
-  };
-  if (key == "tp") return number(p.tp);
-  if (key == "pp") return number(p.pp);
-  if (key == "vpp") return number(p.vpp);
-  if (key == "dp") return number(p.dp);
-  if (key == "micro_batch" || key == "mb") return number(p.micro_batch);
-  if (key == "recompute") return std::vector<std::string>{workload::to_string(p.recompute)};
-  if (key == "sequence_parallel" || key == "sp") return flag(p.sequence_parallel);
-  if (key == "distributed_optimizer" || key == "dist_opt") return flag(p.distributed_optimizer);
+  if (key == "mb") return "micro_batch";
+  if (key == "sp") return "sequence_parallel";
+  if (key == "dist_opt") return "distributed_optimizer";
+  return key;
+}
+
+bool is_flag(const std::string& key) {
+  return key == "sequence_parallel" || key == "distributed_optimizer" ||
+         key.rfind("optimizations.", 0) == 0;
+}
+
+// A value as the space reads it: a number without its spelling (08 is 8), a flag as true or
+// false (1, 0); the values were read by the space's own checks before.
+std::string axis_value(const std::string& key, const std::string& v) {
+  if (is_flag(key)) return v == "true" || v == "1" ? "true" : "false";
+  if (key == "recompute") return v;
+  std::int64_t x = 0;
+  std::from_chars(v.data(), v.data() + v.size(), x);
+  return std::to_string(x);
+}
+
+// The plan's value of an axis (`key` as axis_key gives it), in the form of the space's plans
+// (no distributed optimizer at dp 1, no SP at tp 1: search's alike plans); nullopt for a key
+// the plan does not hold.
+std::optional<std::string> plan_value(const io::Inputs& in, const std::string& key) {
+  const workload::ParallelPlan& p = in.scenario.plan;
+  const auto flag = [](bool v) { return std::string(v ? "true" : "false"); };
+  if (key == "tp") return std::to_string(p.tp);
+  if (key == "pp") return std::to_string(p.pp);
+  if (key == "vpp") return std::to_string(p.vpp);
+  if (key == "dp") return std::to_string(p.dp);
+  if (key == "micro_batch") return std::to_string(p.micro_batch);
+  if (key == "recompute") return std::string(workload::to_string(p.recompute));
+  if (key == "sequence_parallel") return flag(p.sequence_parallel && p.tp > 1);
+  if (key == "distributed_optimizer") return flag(p.distributed_optimizer && p.dp > 1);
   for (const step::Switch& s : step::kSwitches) {
     if (key == std::string("optimizations.") + s.key) return flag(in.system.*s.field);
   }
@@ -76,25 +99,33 @@ std::string not_searched(const io::Inputs& in, const SpaceOptions& o,
   const workload::ParallelPlan& p = in.scenario.plan;
   if (std::find(gpus.begin(), gpus.end(), p.gpus()) == gpus.end())
     return fmt::format("its {} GPUs are not among the counts --gpus names", p.gpus());
+  std::vector<std::string> restricted;
   for (const Axis& a : o.restrict) {
-    const auto mine = plan_value(in, a.path);
+    const std::string key = axis_key(a.path);
+    restricted.push_back(key);
+    const auto mine = plan_value(in, key);
     if (!mine) continue;
-    const bool kept = std::any_of(mine->begin(), mine->end(), [&](const std::string& v) {
-      return std::find(a.values.begin(), a.values.end(), v) != a.values.end();
+    const bool kept = std::any_of(a.values.begin(), a.values.end(), [&](const std::string& v) {
+      return axis_value(key, v) == *mine;
     });
-    if (!kept) return fmt::format("--fix/--vary {} leaves out its {}", a.path, mine->front());
+    if (kept) continue;
+    // At dp 1 (tp 1) the space writes the plan without the distributed optimizer (SP).
+    const char* alike = key == "distributed_optimizer" && p.dp == 1 ? " (at dp 1, as without it)"
+                        : key == "sequence_parallel" && p.tp == 1   ? " (at tp 1, as without it)"
+                                                                    : "";
+    return fmt::format("--fix/--vary {} leaves out its {}{}", a.path, *mine, alike);
   }
-  const bool mb_restricted = std::any_of(o.restrict.begin(), o.restrict.end(), [](const Axis& a) {
-    return a.path == "mb" || a.path == "micro_batch" || a.path == "plan.micro_batch";
-  });
-  if (!mb_restricted && std::find(kSpaceMicroBatches.begin(), kSpaceMicroBatches.end(),
-                                  p.micro_batch) == kSpaceMicroBatches.end()) {
+  const auto free = [&](const char* key) {
+    return std::find(restricted.begin(), restricted.end(), key) == restricted.end();
+  };
+  if (free("micro_batch") && std::find(kSpaceMicroBatches.begin(), kSpaceMicroBatches.end(),
+                                       p.micro_batch) == kSpaceMicroBatches.end()) {
     return fmt::format(
         "its micro_batch {}: the space's are 1, 2, 4 and 8; --vary mb=1,2,4,8,{} "
         "adds it",
         p.micro_batch, p.micro_batch);
   }
-  if (p.tp > in.cluster.node.gpus)
+  if (free("tp") && p.tp > in.cluster.node.gpus)
     return fmt::format("its tp {}: the space's reach a node's {} GPUs", p.tp, in.cluster.node.gpus);
   return "";
 }

@@ -174,6 +174,25 @@ TEST_CASE("cli: search says why a plan of the space's form is none of the plans 
   REQUIRE(gpus.exit_code == 0);
   CHECK(gpus.out.find("not in the space searched (its 8 GPUs are not among the counts --gpus "
                       "names)") != std::string::npos);
+  // Values and keys as the space reads them (tp=08 is tp 8, plan.mb is micro_batch), and the
+  // space's form of the plan (no distributed optimizer at dp 1): the wrong axis was blamed, or
+  // none (a review, 2026-12-06).
+  const std::string s22full =
+      shell_quote(MEGASIM_SOURCE_DIR "/scenarios/validation/korthikanti-22b-full.json");
+  const auto spelled = run_megasim("search " + s22full +
+                                   " --set plan.micro_batch=16 --set plan.global_batch=16 "
+                                   "--fix tp=08 --top 1");
+  CHECK(spelled.out.find("not in the space searched (its micro_batch 16:") != std::string::npos);
+  const auto short_key = run_megasim(
+      "search " + s22full +
+      " --set plan.tp=16 --set plan.micro_batch=16 --set plan.global_batch=16 --fix plan.mb=16 "
+      "--top 1");
+  CHECK(short_key.out.find("not in the space searched (its tp 16: the space's reach a node's 8 "
+                           "GPUs)") != std::string::npos);
+  const auto dp1 = run_megasim("search " + s22full +
+                               " --set plan.distributed_optimizer=true --fix dist_opt=1 --top 1");
+  CHECK(dp1.out.find("(--fix/--vary dist_opt leaves out its false (at dp 1, as without it))") !=
+        std::string::npos);
   // Found: no reason, and null in --json.
   const auto found = run_megasim(base + " --json");
   REQUIRE(found.exit_code == 0);

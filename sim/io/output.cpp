@@ -41,6 +41,13 @@ fs::path identity(const fs::path& p) {
   return ec ? whole.lexically_normal() : id.lexically_normal();
 }
 
+// Whether the kernel says `path` (not followed if a link) has the statx attribute `a`.
+bool has_attribute(const fs::path& path, std::uint64_t a) {
+  struct statx x {};
+  return ::statx(AT_FDCWD, path.c_str(), AT_SYMLINK_NOFOLLOW, STATX_BASIC_STATS, &x) == 0 &&
+         (x.stx_attributes_mask & a) != 0 && (x.stx_attributes & a) != 0;
+}
+
 // Refuses an existing `path` that a rename into its folder cannot replace: an immutable or
 // append-only file, a mount point (a bind-mounted file: EBUSY) or, in a sticky folder, another
 // user's file in another user's folder (EPERM). Found after the work, at the rename, once earlier
@@ -54,13 +61,7 @@ void check_replaceable(const std::string& name, const std::string& option, const
   // The kernel's word that the file is a mount's root (Linux 5.8 on; unsaid before, then not
   // refused here): a device number would differ on an overlay's lower layer too, and match a
   // bind mount from the same file system (a review, 2026-12-06).
-  struct statx x {};
-  const bool stated =
-      ::statx(AT_FDCWD, path.c_str(), AT_SYMLINK_NOFOLLOW, STATX_BASIC_STATS, &x) == 0;
-  const auto attribute = [&](std::uint64_t a) {
-    return stated && (x.stx_attributes_mask & a) != 0 && (x.stx_attributes & a) != 0;
-  };
-  if (attribute(STATX_ATTR_MOUNT_ROOT)) {
+  if (has_attribute(path, STATX_ATTR_MOUNT_ROOT)) {
     throw InputError(name + ": is a mount point (a file mounted over); " + option +
                      " replaces a file by renaming a new one over it, which a mount point "
                      "refuses");
@@ -70,7 +71,7 @@ void check_replaceable(const std::string& name, const std::string& option, const
   for (const auto& [a, what] :
        {std::pair<std::uint64_t, const char*>{STATX_ATTR_IMMUTABLE, "immutable"},
         {STATX_ATTR_APPEND, "append-only"}}) {
-    if (attribute(a)) {
+    if (has_attribute(path, a)) {
       throw InputError(name + ": is " + what + " (chattr); " + option +
                        " replaces a file by renaming a new one over it, which that refuses; "
                        "give another name");
@@ -286,6 +287,12 @@ void OutputFiles::add(const std::string& option, const std::string& target) {
     if (::access(folder.c_str(), W_OK | X_OK) != 0) {
       throw InputError(target + ": folder " + folder.string() + " is not writable (" +
                        std::strerror(errno) + ")");
+    }
+    // An append-only folder (chattr +a) takes the temporary file but not its rename: found
+    // after the work, the temporary left undeletable (a review, 2026-12-06).
+    if (has_attribute(folder, STATX_ATTR_APPEND)) {
+      throw InputError(target + ": folder " + folder.string() + " is append-only (chattr +a); " +
+                       option + " renames a finished file into it, which that refuses");
     }
     // A name the folder's file system cannot hold failed only at the rename into place, after
     // the work, the report printed and other outputs renamed (until 2026-12-06).

@@ -102,8 +102,8 @@ std::vector<run::FailureCause> load_failure_rates(const std::string& ref, const 
     // dropped the first's from --json's interruptions_by_cause (until 2026-12-06).
     for (std::size_t i = 0; i < causes.size(); ++i) {
       if (causes[i].name == f.name) {
-        c.fail("name", fmt::format("'{}' is components[{}]'s cause too; give a cause one row "
-                                   "(the sum of its counts)",
+        c.fail("name", fmt::format("'{}' is components[{}]'s cause too; give each cause one "
+                                   "row, with one scope and its count",
                                    f.name, i));
       }
     }

@@ -228,5 +228,19 @@ TEST_CASE("an immutable or append-only output is refused before the work, not at
     CHECK(read_all(d / "first.json") == "FIRST");
     CHECK(read_all(d / "kept.html") == "KEPT");
   }
+  // An append-only folder takes the temporary file and refuses its rename: refused before the
+  // work too (a review, 2026-12-06: found after it, the temporary left undeletable).
+  fs::create_directories(d / "append");
+  const std::string append = shell_quote((d / "append").string());
+  if (std::system(("chattr +a " + append + " 2>/dev/null").c_str()) == 0) {
+    const auto r = run_megasim("simulate " + shell_quote(kDefaultScenario) + " -o " +
+                               shell_quote((d / "append" / "out.json").string()));
+    REQUIRE(std::system(("chattr -a " + append).c_str()) == 0);
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find("is append-only (chattr +a); -o renames a finished file into it") !=
+          std::string::npos);
+    CHECK(r.out.empty());
+    CHECK(fs::is_empty(d / "append"));
+  }
   fs::remove_all(d);
 }

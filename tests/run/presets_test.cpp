@@ -65,6 +65,20 @@ std::string error_of_edited_preset(const std::string& name,
   return e;
 }
 
+// Writes dir/preset.json: the shipped default reliability preset with its failure-rate table
+// replaced by dir/rates.json, which the caller writes.
+void write_preset_naming_rates(const fs::path& dir) {
+  std::ifstream in(fs::path(MEGASIM_SOURCE_DIR) / "reliability/default.json");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string named = "\"failure-rates-llama3-405b\"";
+  REQUIRE(text.find(named) != std::string::npos);
+  std::string path = "\"";  // not "\"" + path + "\"": GCC 12 warns (-Wrestrict) on that
+  path += (dir / "rates.json").string();
+  path += '"';
+  text.replace(text.find(named), named.size(), path);
+  std::ofstream(dir / "preset.json") << text;
+}
+
 }  // namespace
 
 TEST_CASE("presets: an unknown key in a reliability file is an error naming it") {
@@ -191,15 +205,7 @@ TEST_CASE("presets: a failure-rate file listing a cause twice is refused, naming
       << R"({"name": "faulty_gpu", "count": 3, "scope": "gpu"},)"
       << R"({"name": "network", "count": 1, "scope": "node"},)"
       << R"({"name": "faulty_gpu", "count": 2, "scope": "gpu"}]})";
-  std::ifstream in(fs::path(MEGASIM_SOURCE_DIR) / "reliability/default.json");
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  const std::string named = "\"failure-rates-llama3-405b\"";
-  REQUIRE(text.find(named) != std::string::npos);
-  std::string path = "\"";
-  path += (dir / "rates.json").string();
-  path += '"';
-  text.replace(text.find(named), named.size(), path);
-  std::ofstream(dir / "preset.json") << text;
+  write_preset_naming_rates(dir);
   const std::string error = megasim::test::input_error_of(
       [&] { megasim::io::load_reliability_file(dir / "preset.json"); });
   CHECK(error.find((dir / "rates.json").string() +
@@ -221,15 +227,7 @@ TEST_CASE("presets: a failure-rate file with 100,000 components is refused, nami
       rates << (i ? "," : "") << R"({"name": "c)" << i << R"(", "count": 1, "scope": "gpu"})";
     rates << "]}";
   }
-  std::ifstream in(fs::path(MEGASIM_SOURCE_DIR) / "reliability/default.json");
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  const std::string named = "\"failure-rates-llama3-405b\"";
-  REQUIRE(text.find(named) != std::string::npos);
-  std::string path = "\"";  // not "\"" + path + "\"": GCC 12 warns (-Wrestrict) on that
-  path += (dir / "rates.json").string();
-  path += '"';
-  text.replace(text.find(named), named.size(), path);
-  std::ofstream(dir / "preset.json") << text;
+  write_preset_naming_rates(dir);
   const std::string error = megasim::test::input_error_of(
       [&] { megasim::io::load_reliability_file(dir / "preset.json"); });
   CHECK(error.find((dir / "rates.json").string() + ": components: 100000 elements; at most 256 "
@@ -269,15 +267,7 @@ TEST_CASE(
         << R"({"$schema": "x", "name": "t", "source": "test", "observed": {"gpus": 8,)"
         << R"( "gpus_per_node": 8, "days": 1, "source": "test"}, "components": [)" << components
         << "]}";
-    std::ifstream in(fs::path(MEGASIM_SOURCE_DIR) / "reliability/default.json");
-    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    const std::string named = "\"failure-rates-llama3-405b\"";
-    REQUIRE(text.find(named) != std::string::npos);
-    std::string path = "\"";
-    path += (dir / "rates.json").string();
-    path += '"';
-    text.replace(text.find(named), named.size(), path);
-    std::ofstream(dir / "preset.json") << text;
+    write_preset_naming_rates(dir);
   };
   table("");
   const std::string error = megasim::test::input_error_of(

@@ -82,21 +82,22 @@ std::string node_part_mismatch(const std::string& node_gpu, const DeviceProfile&
 }
 
 std::string measured_part_mismatch(const std::string& device_names, const DeviceProfile& device) {
-  GpuPart want = gpu_part(profile_part_name(device));
-  want.form.clear();
+  const auto family = [](const std::string& name) { return gpu_part(name).family; };
+  const std::string want = family(profile_part_name(device));
+  bool named = false;
   for (std::size_t at = 0; at <= device_names.size();) {
     const std::size_t end = std::min(device_names.find(';', at), device_names.size());
     std::string name = device_names.substr(at, end - at);
-    name.erase(0, name.find_first_not_of(' '));
-    name.erase(name.find_last_not_of(' ') + 1);
+    name.erase(0, name.find_first_not_of(" \t"));
+    name.erase(name.find_last_not_of(" \t") + 1);
     at = end + 1;
-    GpuPart got = gpu_part(name);
-    got.form.clear();
-    if (std::string why = part_mismatch(got, want); !why.empty()) {
-      return fmt::format("'{}' measured the tables, but the profile is of '{}': {}", name,
-                         profile_part_name(device), why);
-    }
+    named = named || !name.empty();
+    const std::string got = family(name);
+    if (got.empty() || want.empty() || got == want) continue;
+    return fmt::format("'{}' measured the tables, but the profile is of '{}': {}", name,
+                       profile_part_name(device), part_mismatch(gpu_part(got), gpu_part(want)));
   }
+  if (!named) return fmt::format("'{}' names no GPU", device_names);
   return "";
 }
 

@@ -34,9 +34,12 @@ std::string node_part_mismatch(const std::string& node_gpu, const DeviceProfile&
 
 // Why kernel tables measured on the GPUs `device_names` names (one name, or several joined by
 // "; " as an import of several logs writes them) are not `device`'s part, naming the GPU and
-// the part ("" when they may be): family and memory, not the form, since a PCIe or NVL card is
-// calibrated onto the SXM profile of its chip (`megasim-calibrate-gpu --device`; megasim has no
-// PCIe profile). Each name is judged alone: one scan of the joined names kept the last part.
+// the part ("" when they may be): the family alone (A100, H100, H200), not the form, since a
+// PCIe or NVL card is calibrated onto the SXM profile of its chip (`megasim-calibrate-gpu
+// --device`; megasim has no PCIe profile), nor the memory, since a profile's part is read from
+// its name or, failing that, its base (a 40 GB card's profile named "mygpu" reads as the 80 GB
+// part its datasheet profile derives from). Each name is judged alone: one scan of the joined
+// names kept the last part. A list of no name at all names no GPU.
 std::string measured_part_mismatch(const std::string& device_names, const DeviceProfile& device);
 
 }  // namespace megasim::hw

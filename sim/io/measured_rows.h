@@ -35,7 +35,7 @@ void check_collective_row(const JsonReader& row, const hw::CollectiveMeasurement
 // The tables were measured on the GPU `device_name` names (the measurement's): another part's
 // (an A100's table under the H200's name) would price this part with that one's kernels.
 // Refused as the import of a log onto another part is (accepted without a word until
-// 2026-12-06), by hw::measured_part_mismatch (family and memory, not form); a part megasim
+// 2026-12-06), by hw::measured_part_mismatch (the family alone); a part megasim
 // has no profile of (a GB10) is taken as it is.
 void check_measured_part(const JsonReader& measurement, const std::string& device_name,
                          const hw::DeviceProfile& p);

@@ -41,10 +41,12 @@ fs::path identity(const fs::path& p) {
   return ec ? whole.lexically_normal() : id.lexically_normal();
 }
 
-// Whether the kernel says `path` (not followed if a link) has the statx attribute `a`.
-bool has_attribute(const fs::path& path, std::uint64_t a) {
+// Whether the kernel says `path` has the statx attribute `a`: of a link itself, or with
+// `follow` of what it leads to (an output's folder, reached through a link: a review).
+bool has_attribute(const fs::path& path, std::uint64_t a, bool follow = false) {
   struct statx x {};
-  return ::statx(AT_FDCWD, path.c_str(), AT_SYMLINK_NOFOLLOW, STATX_BASIC_STATS, &x) == 0 &&
+  return ::statx(AT_FDCWD, path.c_str(), follow ? 0 : AT_SYMLINK_NOFOLLOW, STATX_BASIC_STATS, &x) ==
+             0 &&
          (x.stx_attributes_mask & a) != 0 && (x.stx_attributes & a) != 0;
 }
 
@@ -290,7 +292,7 @@ void OutputFiles::add(const std::string& option, const std::string& target) {
     }
     // An append-only folder (chattr +a) takes the temporary file but not its rename: found
     // after the work, the temporary left undeletable (a review, 2026-12-06).
-    if (has_attribute(folder, STATX_ATTR_APPEND)) {
+    if (has_attribute(folder, STATX_ATTR_APPEND, true)) {
       throw InputError(target + ": folder " + folder.string() + " is append-only (chattr +a); " +
                        option + " renames a finished file into it, which that refuses");
     }

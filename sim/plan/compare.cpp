@@ -368,8 +368,8 @@ std::vector<Variant> compare(const std::filesystem::path& scenario,
       check_sets_run(overrides, inputs);
       EvaluateOptions options;
       options.limits = limits;
+      v.warning = cluster_device_mismatch(inputs);  // as simulate says it, run or refused
       v.step = evaluate(inputs, options).step;
-      v.warning = cluster_device_mismatch(inputs);  // as simulate says it
       v.plan = inputs.scenario.plan;
       v.device_memory = inputs.device.memory;
     } catch (const UnknownKeyError&) {

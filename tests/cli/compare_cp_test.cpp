@@ -93,4 +93,14 @@ TEST_CASE("cli: compare warns of a device of another part than the cluster's, as
                    "a100-sxm4-80gb GPUs, but the device profile h100-sxm5-80gb is another "
                    "part's") != std::string::npos);
   CHECK(r.err.find("device=a100-sxm4-80gb:") == std::string::npos);
+  // A variant refused (over the device's memory) is warned of too, as simulate warns before it
+  // refuses (a review, 2026-12-06).
+  const auto refused = run_megasim(
+      "compare " +
+      shell_quote(MEGASIM_SOURCE_DIR "/scenarios/validation/korthikanti-22b-selective.json") +
+      " --vary device=a100-sxm4-80gb,h100-sxm5-80gb --vary plan.micro_batch=4,12 --set "
+      "plan.global_batch=12");
+  REQUIRE(refused.exit_code == 0);
+  CHECK(refused.err.find("megasim: warning: device=h100-sxm5-80gb micro_batch=4, "
+                         "device=h100-sxm5-80gb micro_batch=12: cluster") != std::string::npos);
 }

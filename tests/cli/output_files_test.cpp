@@ -241,6 +241,15 @@ TEST_CASE("an immutable or append-only output is refused before the work, not at
           std::string::npos);
     CHECK(r.out.empty());
     CHECK(fs::is_empty(d / "append"));
+    // Through a link to it too (statx of the link itself saw no attribute: a review).
+    fs::create_directory_symlink("append", d / "linked");
+    REQUIRE(std::system(("chattr +a " + append).c_str()) == 0);
+    const auto linked = run_megasim("simulate " + shell_quote(kDefaultScenario) + " -o " +
+                                    shell_quote((d / "linked" / "out.json").string()));
+    REQUIRE(std::system(("chattr -a " + append).c_str()) == 0);
+    CHECK(linked.exit_code == 2);
+    CHECK(linked.err.find("is append-only (chattr +a)") != std::string::npos);
+    CHECK(fs::is_empty(d / "append"));
   }
   fs::remove_all(d);
 }

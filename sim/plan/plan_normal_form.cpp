@@ -22,6 +22,12 @@ void to_normal_form(workload::ParallelPlan& p) {
   p.zero3 = false;
 }
 
+workload::ParallelPlan space_alike(workload::ParallelPlan p) {
+  if (p.dp == 1) p.distributed_optimizer = false;
+  if (p.tp == 1) p.sequence_parallel = false;
+  return p;
+}
+
 std::string outside_space(const workload::ParallelPlan& p, int layers) {
   workload::ParallelPlan normal = p;
   to_normal_form(normal);
@@ -73,10 +79,9 @@ std::string axis_value(const std::string& key, const std::string& v) {
 }
 
 // The plan's value of an axis (`key` as axis_key gives it), in the form of the space's plans
-// (no distributed optimizer at dp 1, no SP at tp 1: search's alike plans); nullopt for a key
-// the plan does not hold.
+// (space_alike); nullopt for a key the plan does not hold.
 std::optional<std::string> plan_value(const io::Inputs& in, const std::string& key) {
-  const workload::ParallelPlan& p = in.scenario.plan;
+  const workload::ParallelPlan p = space_alike(in.scenario.plan);
   const auto flag = [](bool v) { return std::string(v ? "true" : "false"); };
   if (key == "tp") return std::to_string(p.tp);
   if (key == "pp") return std::to_string(p.pp);
@@ -84,8 +89,8 @@ std::optional<std::string> plan_value(const io::Inputs& in, const std::string& k
   if (key == "dp") return std::to_string(p.dp);
   if (key == "micro_batch") return std::to_string(p.micro_batch);
   if (key == "recompute") return std::string(workload::to_string(p.recompute));
-  if (key == "sequence_parallel") return flag(p.sequence_parallel && p.tp > 1);
-  if (key == "distributed_optimizer") return flag(p.distributed_optimizer && p.dp > 1);
+  if (key == "sequence_parallel") return flag(p.sequence_parallel);
+  if (key == "distributed_optimizer") return flag(p.distributed_optimizer);
   for (const step::Switch& s : step::kSwitches) {
     if (key == std::string("optimizations.") + s.key) return flag(in.system.*s.field);
   }

@@ -85,6 +85,10 @@ void check_space(const io::Inputs& inputs, const SpaceOptions& options);
 workload::Schedule space_schedule(int vpp);
 void to_normal_form(workload::ParallelPlan& p);
 
+// The plan as the space writes it: no distributed optimizer at dp 1, no SP at tp 1 (each the
+// same plan as without), so a written plan and the space's match.
+workload::ParallelPlan space_alike(workload::ParallelPlan p);
+
 // Why the scenario's own plan is not in the normal form above, or "" when it is. A plan outside
 // is never marked as the scenario's: a space plan with its key would be another plan.
 std::string outside_space(const workload::ParallelPlan& p, int layers);

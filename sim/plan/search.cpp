@@ -198,12 +198,9 @@ void analytic_stage(const io::Inputs& in, const SearchOptions& o, const SearchSh
   std::sort(r.analytic.begin(), r.analytic.end(), better);
   r.scenario_plan_outside = outside_space(in.scenario.plan, in.model.layers);
   if (!r.scenario_plan_outside.empty()) return;
-  // The space writes alike plans once: no distributed optimizer at dp 1, no SP at tp 1.
-  workload::ParallelPlan alike = in.scenario.plan;
-  if (alike.dp == 1) alike.distributed_optimizer = false;
-  if (alike.tp == 1) alike.sequence_parallel = false;
+  // The space writes alike plans once (space_alike).
   const std::string own = canonical_key(in.scenario.plan, in.system, in.system);
-  const std::string own_alike = canonical_key(alike, in.system, in.system);
+  const std::string own_alike = canonical_key(space_alike(in.scenario.plan), in.system, in.system);
   for (std::size_t i = 0; i < r.analytic.size(); ++i) {
     const std::string& key = r.analytic[i].candidate.key;
     if (key == own || key == own_alike) r.scenario_plan_rank = i;

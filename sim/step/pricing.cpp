@@ -129,12 +129,13 @@ Time Pricer::pp_time_simulated(Bytes bytes, int from, int to) {
   return cache_[key] = traffic_on_network_ ? analytic(calls.front()) : concurrent(calls);
 }
 
-std::vector<collective::CollectiveCall> Pricer::pp_calls(Bytes bytes, int from, int to) const {
+std::vector<collective::CollectiveCall> Pricer::pp_calls(Bytes bytes, int from, int to,
+                                                         CollectiveOp op) const {
   std::vector<collective::CollectiveCall> calls;
   for (int d = 0; d < plan_.dp_cp(); ++d) {
     for (int t = 0; t < rails(); ++t) {
       collective::CollectiveCall call;
-      call.op = CollectiveOp::kSendRecv;
+      call.op = op;
       call.bytes = bytes;
       call.gpus = {gpu(from, d, t), gpu(to, d, t)};
       call.tag = static_cast<std::uint64_t>(d * plan_.tp + t);
@@ -161,19 +162,10 @@ Time Pricer::dp_time_simulated(const workload::CommOp& c, bool timed_on_network)
   std::vector<collective::CollectiveCall> calls;
   if (pp_group) {
     // The tied-embedding all-reduce between the first and the last stage, once per step, of
-    // every replica's pairs at once, as the PP sends (pp_calls): where GPUs share a NIC the
-    // pairs share it (priced for one pair alone until 2026-12-06, half the time on Jean Zay's
-    // nodes of 4 NICs for 8 GPUs), and the pairs' flows meet above the ToRs.
-    for (int d = 0; d < plan_.dp_cp(); ++d) {
-      for (int t = 0; t < rails(); ++t) {
-        collective::CollectiveCall call;
-        call.op = c.kind;
-        call.bytes = c.size;
-        call.gpus = {gpu(0, d, t), gpu(plan_.pp - 1, d, t)};
-        call.tag = static_cast<std::uint64_t>(d * plan_.tp + t);
-        calls.push_back(std::move(call));
-      }
-    }
+    // every replica's pairs at once, as the PP sends: where GPUs share a NIC the pairs share it
+    // (priced for one pair alone until 2026-12-06, half the time on Jean Zay's nodes of 4 NICs
+    // for 8 GPUs), and the pairs' flows meet above the ToRs.
+    calls = pp_calls(c.size, 0, plan_.pp - 1, c.kind);
   } else {
     // Every DP group (or hybrid shard's subgroup) of every stage at once, as at the end of
     // Megatron-LM's backward.

@@ -117,8 +117,11 @@ class Pricer {
   int dp_group_nodes() const;
   Time tp_time_simulated(const workload::CommOp& c);
   Time pp_time_simulated(Bytes bytes, int from_stage, int to_stage);
-  // The send of every DP replica and issued rail from one stage to the other.
-  std::vector<collective::CollectiveCall> pp_calls(Bytes bytes, int from_stage, int to_stage) const;
+  // The send of every DP replica and issued rail from one stage to the other, or `op` between
+  // the two (the tied embedding's all-reduce).
+  std::vector<collective::CollectiveCall> pp_calls(
+      Bytes bytes, int from_stage, int to_stage,
+      hw::CollectiveOp op = hw::CollectiveOp::kSendRecv) const;
   Time dp_time_simulated(const workload::CommOp& c, bool timed_on_network);
   // The DP indices of each communicator of group `g` (kDp, kDpShard or kDpReplica).
   std::vector<std::vector<int>> dp_groups(workload::Group g) const;

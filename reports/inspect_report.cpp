@@ -11,6 +11,19 @@ namespace {
 
 using nlohmann::json;
 
+// A parameter count as a reader writes it: billions for a model, millions for a small one (a
+// 1-layer test model read "0.00 B").
+std::string parameters_text(std::int64_t n, int digits) {
+  const auto v = static_cast<double>(n);
+  if (v >= 1e9) return fmt::format("{:.{}f} B", v / 1e9, digits);
+  if (v >= 1e6) return fmt::format("{:.{}f} M", v / 1e6, digits);
+  return fmt::format("{}", n);
+}
+
+const char* plural(std::int64_t n) {
+  return n == 1 ? "" : "s";
+}
+
 json table_json(const plan::OpTable& t) {
   json j = json::object();
   for (const auto& [kind, k] : t) {
@@ -52,8 +65,9 @@ json model_json(const plan::Inspection& i) {
 }
 
 std::string stage_text(const plan::StageInspection& st, Bytes capacity) {
-  std::string t = fmt::format("stage {:>3}  {:>3} layers  {:>7.3f} B params/rank\n", st.stage,
-                              st.layers, static_cast<double>(st.parameters_per_rank) / 1e9);
+  std::string t =
+      fmt::format("stage {:>3}  {:>3} layer{:<1}  {:>9} params/rank\n", st.stage, st.layers,
+                  plural(st.layers), parameters_text(st.parameters_per_rank, 3));
   for (const auto& [kind, k] : st.per_micro_batch) {
     t += fmt::format(
         "  micro-batch {:<9} {:>6} ops  {:>10.4g} model FLOP  {:>10.4g} hw "
@@ -122,11 +136,11 @@ std::string inspect_text(const plan::Inspection& i) {
   std::string out;
   out += fmt::format("scenario     {}\n", i.inputs.scenario.name);
   out += fmt::format(
-      "model        {}: {:.2f} B parameters, {} layers, hidden {}, heads {} (kv {}), "
+      "model        {}: {} parameters, {} layer{}, hidden {}, heads {} (kv {}), "
       "ffn {}, {} {}, vocab {}, seq {}\n",
-      m.name, static_cast<double>(workload::total_parameters(i.executed)) / 1e9, m.layers, m.hidden,
-      m.heads, m.kv_heads, m.ffn_hidden, workload::to_string(m.activation),
-      workload::to_string(m.norm), m.vocab, m.seq);
+      m.name, parameters_text(workload::total_parameters(i.executed), 2), m.layers,
+      plural(m.layers), m.hidden, m.heads, m.kv_heads, m.ffn_hidden,
+      workload::to_string(m.activation), workload::to_string(m.norm), m.vocab, m.seq);
   out += fmt::format(
       "plan         TP {} × CP {} × PP {} (VPP {}) × DP {} = {} GPU{}, micro-batch {}, "
       "{} micro-batch{}, recompute {}, SP {}{}, ranks {}\n",
@@ -136,9 +150,8 @@ std::string inspect_text(const plan::Inspection& i) {
       workload::to_string(p.rank_order));
   out += fmt::format(
       "FLOPs/token  model {:.5g} (the MFU's)  hardware {:.5g} "
-      "(recompute {})  useful {:.5g} ({} attention)\n\n",
-      f.model.value(), f.hardware.value(), workload::to_string(p.recompute), f.useful.value(),
-      i.fused_attention ? "fused causal" : "unfused");
+      "(recompute {})  useful {:.5g} (what fused causal attention computes)\n\n",
+      f.model.value(), f.hardware.value(), workload::to_string(p.recompute), f.useful.value());
   for (const auto& st : i.stages) out += stage_text(st, i.capacity);
   return out;
 }

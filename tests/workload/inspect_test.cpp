@@ -1,5 +1,6 @@
 #include <doctest/doctest.h>
 
+#include <fstream>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -7,6 +8,7 @@
 #include "run_command.h"
 
 using megasim::test::run_megasim;
+using megasim::test::temp_file;
 
 namespace {
 const std::string kScenario =
@@ -42,4 +44,25 @@ TEST_CASE("inspect: a plan that does not fit the device exits 2 with the memory 
   const auto allowed = run_megasim(
       "inspect " + kScenario + " --set plan.pp=1 --set plan.vpp=1 --set plan.dp=1536 --allow-oom");
   CHECK(allowed.exit_code == 0);
+}
+
+TEST_CASE("inspect: a small model's size reads in millions and one layer in the singular") {
+  const auto model = temp_file("tiny_model.json");
+  std::ofstream(model)
+      << R"({"name": "tiny", "source": "a test", "layers": 1, "hidden": 256, "heads": 4,
+    "kv_heads": 4, "ffn_hidden": 1024, "activation": "gelu", "norm": "layernorm",
+    "position": "learned", "parallel_block": false, "attention_window": null,
+    "tied_embeddings": true, "bias": true, "vocab": 1000, "seq": 128})";
+  const auto r = run_megasim("inspect " + kScenario + " --set model=" + model.string() +
+                             " --set plan.pp=1 --set plan.vpp=1 --set plan.tp=1 --set plan.dp=64" +
+                             " --set plan.global_batch=64 --set plan.sequence_parallel=false");
+  REQUIRE(r.exit_code == 0);
+  // 1,079,040 parameters read "0.00 B parameters, 1 layers" until 2026-12-06.
+  CHECK(r.out.find("1.08 M parameters, 1 layer,") != std::string::npos);
+  CHECK(r.out.find("  1 layer     1.079 M params/rank") != std::string::npos);
+  // The useful count does not depend on the attention kernel the run uses: it was labelled
+  // "(unfused attention)" under an unfused run.
+  const auto unfused = run_megasim("inspect " + kScenario + " --unfused-attention");
+  CHECK(unfused.out.find("(what fused causal attention computes)") != std::string::npos);
+  CHECK(unfused.out.find("(unfused attention)") == std::string::npos);
 }

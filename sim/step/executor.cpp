@@ -222,6 +222,8 @@ void Executor::start_pass(int i, const PassId& p) {
   const Time paced = kernels * cfg_.slowest_gpu;
   const Time capped = kernels * cfg_.power_cap;
   const Time work = nominal + paced + capped;
+  if (!u.passes_begun) u.stats.dp_before_passes = u.stats.dp_exposed;
+  u.passes_begun = true;
   u.stats.tp_exposed += tp[p.chunk];
   u.stats.dp_exposed += dp_wait;
   u.stats.compute += nominal - waits;

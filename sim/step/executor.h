@@ -167,6 +167,9 @@ struct StageBreakdown {
   Time bubble;       // waiting for a producer pass on another stage
   Time optimizer;
   Time data_loading;
+  // DP waits before its first pass began: the step's opening parameter all-gather, a window
+  // in which the step needs no data yet (as the end below is).
+  Time dp_before_passes;
   Time passes_end;   // when its last pass finished: the step's end (gradient sync, optimizer,
                      // parameter sync) runs from here
   Time end;          // when this stage's rank finished the step

@@ -138,6 +138,7 @@ struct Unit {
   int d = 0, s = 0;
   double slowdown = 1.0;
   StepPhase phase = StepPhase::kStart;
+  bool passes_begun = false;  // its first pass has started
 
   std::size_t next_pass = 0;  // into the schedule's order (asynchronous PP)
   std::size_t next_step = 0;  // into the blocking p2p program (Megatron-LM's PP)

@@ -48,8 +48,9 @@ struct StepRequest {
   // (the ones that read the batch), as MegaScale (NSDI'24, data pipeline) describes its baseline;
   // Megatron-LM's per-micro-batch fetch of prepared samples is not modelled apart. With `misc`
   // (MegaScale's asynchronous preprocessing) the next step's samples are prepared while the
-  // workers synchronise gradients at the end of this step: only what exceeds that window (the
-  // critical stage's exposed DP communication and optimizer step) is exposed.
+  // workers synchronise gradients at the end of this step and the next opens with its
+  // parameter all-gather: only what exceeds that window (the critical stage's DP waits outside
+  // its passes and its optimizer step) is exposed.
   Time data_per_sample;
   // Where PP and DP communication is timed: priced beforehand, pass by pass, or as flows on
   // the step's one shared network, every group's at once (executor.h, "The network"), as
@@ -89,7 +90,8 @@ struct StepPrediction {
   double model_flops_per_token = 0.0, hardware_flops_per_token = 0.0;
   Breakdown breakdown;  // of the stage that finishes last
   // With MegaScale's asynchronous data pipeline (misc): the step's end on the critical stage,
-  // from its last pass to its end, which the next step's loading hides behind.
+  // from its last pass to its end, and its DP waits before its first pass (the opening
+  // parameter all-gather), which the next step's loading hides behind.
   Time loading_window;
   // ZeRO-3 / FSDP collective time on the critical stage that ran beside compute (not part of
   // the breakdown's sum; the exposed part is in breakdown.dp_exposed).

@@ -283,6 +283,8 @@ std::string per_restart_line(const RunResult& r, Time comm_init, bool spares) {
   if (!(r.failures_per_day > 0.0)) return "  per restart    none (no failures)\n";
   std::string o = fmt::format("  per restart    {:.1f} min (comm init {:.0f} s)",
                               minutes(r.recovery), comm_init.to_seconds());
+  // Said, as the page says it (which read "with a spare free" here until 2026-12-06).
+  if (!spares) o += ", the failed node's repair waited for: no spares";
   // Without spares the model's recovery holds the repair already: a trial that drew more
   // replacements is longer by chance, not for want of a spare.
   const double mean = r.restarts.mean > 0.0 ? 60.0 * r.down_hours / r.restarts.mean : 0.0;

@@ -54,9 +54,14 @@ function megasimRun(d, section, chart, colours, fmt, histogram, keyValues) {
         (run.mtbf_hours === null ? 'none (no failures)' : `${fmt.num(run.mtbf_hours, 2)} h`)],
       // No failure, no restart, as the text says (the page read "0.0 min with a spare free"
       // under the none preset until 2026-12-06).
+      // Without spares the figure is the wait for the node's repair (the page said "with a
+      // spare free" of it until 2026-12-06, a user's trial).
       ['per restart', !(run.failures_per_day > 0) ? 'none (no failures)'
-        : `${fmt.num(run.recovery_min, 1)} min with a spare free (communicator ` +
-        `initialisation ${fmt.num(run.comm_init_s, 0)} s)` + trialsRecovery()],
+        : `${fmt.num(run.recovery_min, 1)} min` +
+        (power.spare_nodes_reserved > 0 ? ' with a spare free' : '') + ' (communicator ' +
+        `initialisation ${fmt.num(run.comm_init_s, 0)} s)` +
+        (power.spare_nodes_reserved > 0 ? trialsRecovery()
+          : ', the failed node\'s repair waited for: no spares')],
       // Its parts and the stragglers' lines, as the text gives them (the page had the total
       // alone until 2026-12-06).
       ['lost GPU-hours', `${fmt.num(run.lost_gpu_hours, 0)} (of the job's wall-clock: launch ` +
@@ -78,7 +83,14 @@ function megasimRun(d, section, chart, colours, fmt, histogram, keyValues) {
           (run.checkpoints_in_run === false ? ' (none within the run)' : '') + ', ' +
           `${fmt.num(run.checkpoint_blocking_s, 1)} s blocking` +
           (run.checkpoint_async_write_min === null ? ''
-            : `, ${fmt.num(run.checkpoint_async_write_min, 1)} min written in the background`)],
+            : `, ${fmt.num(run.checkpoint_async_write_min, 1)} min written in the background`) +
+          // The wait the blocking figure leaves out, as the text says it (left off the page
+          // until 2026-12-06: "5.0 s blocking" beside 280 h of checkpoint stalls).
+          (run.checkpoint_async_write_min !== null &&
+            run.checkpoint_interval_min < run.checkpoint_async_write_min
+            ? ', longer than the interval: each checkpoint also waits about ' +
+              `${fmt.num(60 * (run.checkpoint_async_write_min - run.checkpoint_interval_min), 0)}` +
+              ' s for the last write' : '')],
       ['checkpoint interval: Young / Daly / best simulated',
         `${interval(run.young_interval_min)} / ${interval(run.daly_interval_min)} / ` +
         (run.best_interval_past_run ? 'no checkpoint within the run'
@@ -152,9 +164,12 @@ function megasimRun(d, section, chart, colours, fmt, histogram, keyValues) {
     // A small job billed a share of its one spare pays that share of its idle power.
     const share = power.spare_nodes_billed < power.spare_nodes_reserved;
     const card = section('Power over the run',
-      `Facility average over the whole run (downtime at idle power included, and ` +
-      `${fmt.num(power.spare_nodes_powered, 1)} idle spare nodes, ` +
-      `${fmt.power(power.spare_it_mw)} IT${share ? ' of it the job\'s share' : ''}): ` +
+      `Facility average over the whole run (downtime at idle power included` +
+      // No spare, no clause, as the text leaves it out ("0.0 idle spare nodes" until
+      // 2026-12-06).
+      (power.spare_nodes_powered > 0 ? `, and ${fmt.num(power.spare_nodes_powered, 1)} idle ` +
+        `spare nodes, ${fmt.power(power.spare_it_mw)} IT` +
+        `${share ? ' of it the job\'s share' : ''}` : '') + '): ' +
       `${fmt.power(power.facility_average_run_mw)}; ${fmt.energy(power.facility_mwh)}.`);
     const levels = [['step peak', power.it_peak_mw], ['step average', power.it_average_mw],
       ['step trough', power.it_trough_mw], ['idle (down)', power.it_idle_mw],

@@ -114,7 +114,18 @@ def rendered_as_text(chromium, binary, root, out):
                                             "stragglers.host_fraction=0.01", "--set",
                                             "stragglers.slowdown=1.2"],
              [r"(the scenario's slow hosts \(stragglers\) pace every simulated step)",
-              r"(\d+ of the job's \d+ hosts \S+ slower in all passes)"])):
+              r"(\d+ of the job's \d+ hosts \S+ slower in all passes)"]),
+            # No spares: the restart is the wait for the node's repair (the page said "with a
+            # spare free" of it until 2026-12-06, a user's trial).
+            ("simulate-no-spares", ["simulate", "scenarios/megascale-production-530b.json",
+                                    "--set", "reliability.spare_nodes=0"],
+             [r"(the failed node's repair waited for: no spares)"]),
+            # An interval shorter than the asynchronous write: each checkpoint waits for the
+            # last (said by the text alone until 2026-12-06).
+            ("simulate-checkpoint-wait", ["simulate", "scenarios/megascale-production-530b.json",
+                                          "--set", "reliability.checkpoint_interval_min=2"],
+             [r"(longer than the interval: each checkpoint also waits about \d+ s for the last "
+              r"write)"])):
         page = out / f"{name}.html"
         text = megasim(binary, root, *args, "--html", page)
         dom = dom_text(chromium, page)
@@ -131,6 +142,9 @@ def rendered_as_text(chromium, binary, root, out):
             elif found.group(1).strip() not in dom:
                 failures.append(f"the {name} page does not say {found.group(1).strip()!r}, "
                                 "as the text does")
+    dom = dom_text(chromium, out / "simulate-no-spares.html")
+    if "spare free" in dom or "idle spare nodes" in dom:
+        failures.append("simulate-no-spares: the page names a spare the job does not have")
     # 33 steps, none an evaluation (every 1,000): the page named evaluation as taking the
     # running time and gave its row ("0.0 h in all") until 2026-12-06, where the text has none.
     dom = dom_text(chromium, out / "simulate-past-run.html")

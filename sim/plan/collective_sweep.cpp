@@ -143,19 +143,45 @@ void check_request(const SweepRequest& r, hw::CollectiveOp op, hw::CollProtocol 
         r.gpus, r.gpus, static_cast<std::int64_t>(r.gpus) * (r.gpus - 1),
         kMaxAllToAllRanks * (kMaxAllToAllRanks - 1), kMaxAllToAllRanks, kMaxAllToAllRanks));
   }
-  // And its sizes, each the same n·(n - 1) flows (17.7 s a size on 2,048 ranks, a reviewer's
-  // run on a loaded machine, 2026-12-05), to the same ten minutes: 180 sizes on 2,048 ranks were
-  // taken until then, about 50 minutes.
-  constexpr double kAllToAllSecondsAt2048 = 18.0;
-  const double all_to_all =
-      kAllToAllSecondsAt2048 * std::pow(r.gpus / 2048.0, 2.0) * static_cast<double>(r.sizes.size());
-  if (op == hw::CollectiveOp::kAllToAll && all_to_all > kMaxSeconds) {
+}
+
+// An all-to-all's work grows with its flows and with their paths' hops: a flow sprayed over
+// every uplink of two tiers holds a hop a link, 262 on 2,048 GPUs of the H100 SuperPOD against
+// 10 hashed. Its time and memory, measured on one Xeon core (2026-12-06; 1,024 GPUs: 3.8 s and
+// 0.53 GB hashed, 8 hops; 12.8 s and 2.5 GB sprayed, 70 hops), are charged by the hops of the
+// communicator's farthest pair, its first rank to its last; past ten minutes of sizes, or past
+// 8 GiB, the sweep is refused. Until then only the ranks were counted (18 s a size at 2,048,
+// whatever the routing): a sprayed 1 GiB all-to-all on 2,048 GPUs grew past 21 GB, a
+// reviewer's run.
+void check_all_to_all_work(const SweepRequest& r, const net::Topology& topology,
+                           const std::vector<int>& placement, net::Routing routing) {
+  constexpr double kSecondsPerFlow = 2.9e-6, kHopsPerFlowWork = 18.0;
+  constexpr double kBytesPerFlow = 260.0, kBytesPerHop = 30.0;
+  constexpr double kMaxSeconds = 600.0, kMaxBytes = 8.0 * 1024 * 1024 * 1024;
+  std::vector<net::Hop> path;
+  topology.route(placement.front(), placement.back(), -1, routing, 0, path);
+  const double hops = static_cast<double>(path.size());
+  const double flows = static_cast<double>(r.gpus) * (r.gpus - 1);
+  const double per_size = kSecondsPerFlow * flows * (1.0 + hops / kHopsPerFlowWork);
+  const double seconds = per_size * static_cast<double>(r.sizes.size());
+  const double bytes = flows * (kBytesPerFlow + kBytesPerHop * hops);
+  if (bytes > kMaxBytes) {
     throw InputError(fmt::format(
-        "--gpus {} with {} sizes (--bytes): an all-to-all of up to {:.0f} s of flow-level "
-        "simulation ({:.0f} s a size: {} flows), more than the {:.0f} s megasim takes on; give "
-        "fewer sizes or GPUs",
-        r.gpus, r.sizes.size(), all_to_all, all_to_all / static_cast<double>(r.sizes.size()),
-        static_cast<std::int64_t>(r.gpus) * (r.gpus - 1), kMaxSeconds));
+        "--gpus {} --routing {}: an all-to-all of {} flows of up to {:.0f} hops each ({}) "
+        "holds about {:.1f} GiB, more than the {:.0f} GiB megasim takes on; give fewer GPUs{}",
+        r.gpus, r.routing, static_cast<std::int64_t>(flows), hops,
+        routing == net::Routing::kSpray ? "a hop for every uplink a flow is sprayed over"
+                                        : "one path a flow",
+        bytes / (1024.0 * 1024 * 1024), kMaxBytes / (1024.0 * 1024 * 1024),
+        routing == net::Routing::kSpray ? " or --routing ecmp" : ""));
+  }
+  if (seconds > kMaxSeconds) {
+    throw InputError(fmt::format(
+        "--gpus {} with {} size{} (--bytes): an all-to-all of up to {:.0f} s of flow-level "
+        "simulation ({:.0f} s a size: {} flows of up to {:.0f} hops), more than the {:.0f} s "
+        "megasim takes on; give fewer sizes or GPUs",
+        r.gpus, r.sizes.size(), r.sizes.size() == 1 ? "" : "s", seconds, per_size,
+        static_cast<std::int64_t>(flows), hops, kMaxSeconds));
   }
 }
 
@@ -194,6 +220,8 @@ Sweep collective_sweep(const SweepRequest& r) {
   check_fits_device(r, profile);
   const net::Topology topology(spec);
   const std::vector<int> placement = placement_of(topology, r);
+  const net::Routing routing = r.routing == "ecmp" ? net::Routing::kEcmp : net::Routing::kSpray;
+  if (op == hw::CollectiveOp::kAllToAll) check_all_to_all_work(r, topology, placement, routing);
   out.nodes = nodes_of(topology, placement);
   constants.scale = hw::collective_scale(profile.collective_scales);
   out.scale = constants.scale;
@@ -206,8 +234,7 @@ Sweep collective_sweep(const SweepRequest& r) {
       });
 
   Simulator sim;
-  net::FlowSolver solver(sim, topology,
-                         r.routing == "ecmp" ? net::Routing::kEcmp : net::Routing::kSpray);
+  net::FlowSolver solver(sim, topology, routing);
   collective::CollectiveEngine engine(sim, topology, solver, constants);
   const double bus_factor = hw::bus_factor(op, r.gpus);
   const double multiple = size_multiple(op, r.gpus);

@@ -97,10 +97,12 @@ ModelCost NcclModel::nvls_cost(const CollectiveCall& call, const CommShape& shap
   double per_channel_gbps =
       g.speed_gbps * k.efficiency * (g.heads - 1) / g.heads * kAllReducePipelining;
   double lat_us = k.nvlink_latency_us;
+  double node_nics_bytes_per_s = 0.0;  // across nodes: the NICs a node's heads use
   if (algorithm == CollAlgorithm::kNvlsTree) {
     const net::NodeSpec& node = topology_.spec().node;
     const int nics_used =
         std::max(1, std::min(node.nics, shape.min_per_node * node.nics / node.gpus));  // as ring
+    node_nics_bytes_per_s = node.nic_path().value() * nics_used;
     const double nic_per_head_gbps =
         node.nic_path().value() * nics_used / g.heads / 1e9 * (nn <= 2 ? kTwoNodeTreeFactor : 1.0);
     const double cap =
@@ -109,9 +111,17 @@ ModelCost NcclModel::nvls_cost(const CollectiveCall& call, const CommShape& shap
     lat_us += 2.0 * log2_floor(nn) * k.net_latency_us;
   }
   const bool multi = nn > 1;
-  const BytesPerSec bus =
-      gbyte_per_s(per_channel_gbps * g.heads) * constants_.scale.bandwidth(multi, algorithm);
-  const double algbw = bus.value() * n / (2.0 * (n - 1));
+  const double scale = constants_.scale.bandwidth(multi, algorithm);
+  BytesPerSec bus = gbyte_per_s(per_channel_gbps * g.heads) * scale;
+  double algbw = bus.value() * n / (2.0 * (n - 1));
+  // Every node takes in the other nodes' sums, the whole buffer, over its NICs: no tree runs
+  // faster than size / the node's NIC bandwidth. On two nodes the doubled NIC term above, with
+  // the bus factor's n / 2(n - 1), put it 1/(n - 1) over that (209.7 GB/s on two H100 nodes of
+  // 8 x 200 Gb/s, 198.7 GB/s of NICs; a reviewer's sweep, 2026-12-06).
+  if (algorithm == CollAlgorithm::kNvlsTree && algbw > node_nics_bytes_per_s * scale) {
+    algbw = node_nics_bytes_per_s * scale;
+    bus = BytesPerSec(algbw * 2.0 * (n - 1) / n);
+  }
   c.applicable = true;
   const double offset_us =
       constants_.scale.latency_offset_us(multi, algorithm, CollProtocol::kSimple);

@@ -220,3 +220,26 @@ TEST_CASE("megasim collective: ring and tree flows alone take the model's time, 
           doctest::Approx(r["model_time_us"].get<double>()).epsilon(0.01));
   }
 }
+
+TEST_CASE("megasim collective: NVLSTree on two nodes runs no faster than a node's NICs take in") {
+  // Eight 200 Gb/s NICs a node (198.7 GB/s at their efficiency): each node takes in the other's
+  // sums, the whole buffer, so algbw stays under that. The doubled two-node NIC term put it at
+  // 209.7 GB/s until 2026-12-06, and the flows, sized from the model, agreed.
+  auto cluster = nlohmann::json::parse(megasim::test::read_all(
+      std::string(MEGASIM_SOURCE_DIR) + "/topologies/dgx-h100-superpod-6144.json"));
+  cluster["name"] = "nic-200g";
+  cluster["node"]["nic_gbps"] = 200;
+  const auto file = megasim::test::temp_file("nic-200g.json");
+  std::ofstream(file) << cluster.dump();
+  const double nics = 8 * 25e9 * cluster["node"]["nic_efficiency"].get<double>();
+  const auto r = run_megasim("collective --cluster " + file.string() +
+                             " --gpus 16 --bytes 1G:4G --algo nvls_tree --json");
+  REQUIRE(r.exit_code == 0);
+  const auto sweep = nlohmann::json::parse(r.out);
+  REQUIRE(sweep["rows"].size() == 3);
+  for (const auto& row : sweep["rows"]) {
+    const double algbw = row["size_bytes"].get<double>() / (row["time_us"].get<double>() * 1e-6);
+    CHECK(algbw <= nics);
+    CHECK(algbw > 0.95 * nics);
+  }
+}

@@ -15,7 +15,10 @@
       ['plan', `TP ${p.tp}${p.cp > 1 ? ` × CP ${p.cp}` : ''} × PP ${p.pp} × DP ${p.dp} = ` +
         `${fmt.num(p.gpus, 0)} GPUs, VPP ${p.vpp}, ${p.micro_batches_per_replica} ` +
         `micro-batch${p.micro_batches_per_replica === 1 ? '' : 'es'} of ` +
-        `${p.micro_batch}, global batch ${p.global_batch}, ranks ${p.rank_order}`],
+        // FP8 GEMMs said, as the text says them (left off the page until 2026-12-06: its MFU
+        // is counted against the 16-bit peak).
+        `${p.micro_batch}, global batch ${p.global_batch}${p.fp8 ? ', FP8 GEMMs' : ''}, ` +
+        `ranks ${p.rank_order}`],
       ['system', d.system.line],
       // The scenario's slow hosts, as the text's line (said nowhere until 2026-12-06).
       ...(d.stragglers ? [['stragglers', `${d.stragglers.hosts_slowed} of the job's ` +

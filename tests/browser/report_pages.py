@@ -115,6 +115,10 @@ def rendered_as_text(chromium, binary, root, out):
                                             "stragglers.slowdown=1.2"],
              [r"(the scenario's slow hosts \(stragglers\) pace every simulated step)",
               r"(\d+ of the job's \d+ hosts \S+ slower in all passes)"]),
+            # FP8 GEMMs said on the page's plan row as in the text's (left off the page until
+            # 2026-12-06).
+            ("simulate-fp8", ["simulate", "scenarios/mcore-h100-177b-fp8.json"],
+             [r"global batch \d+(, FP8 GEMMs)"]),
             # No spares: the restart is the wait for the node's repair (the page said "with a
             # spare free" of it until 2026-12-06, a user's trial).
             ("simulate-no-spares", ["simulate", "scenarios/megascale-production-530b.json",

@@ -57,6 +57,17 @@ bool decorates(const std::string& word, const std::string& key) {
   return word.size() == key.size() || word[key.size()] == '_' || word[key.size()] == '-';
 }
 
+// `word` is `key` with one character put in ("tpp" or "ttp" for "tp"): a misspelling even of a
+// short key, where a changed character may make another key ("pp" beside "tp").
+bool one_inserted(const std::string& word, const std::string& key) {
+  if (word.size() != key.size() + 1) return false;
+  for (std::size_t i = 0; i < word.size(); ++i) {
+    if (word.compare(0, i, key, 0, i) == 0 && word.compare(i + 1, std::string::npos, key, i) == 0)
+      return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 std::string json_type_name(const Json& v) {
@@ -178,7 +189,12 @@ const Json& JsonReader::at(const std::string& key) {
     for (const auto& [given, unused] : value_.items()) {
       if (std::find(known_.begin(), known_.end(), given) == known_.end()) unread.push_back(given);
     }
-    const std::string near = key.size() >= 4 ? closest_match(key, unread) : std::string();
+    // A short key's is named only where it is the key with a character put in ("tpp" in a file
+    // read "plan.tp: missing required key" alone until 2026-12-06, where `--set` named it).
+    std::string near = key.size() >= 4 ? closest_match(key, unread) : std::string();
+    for (const std::string& given : unread) {
+      if (near.empty() && one_inserted(given, key)) near = given;
+    }
     fail(key, near.empty() ? "missing required key"
                            : fmt::format("missing required key (is '{}' it, misspelt?)", near));
   }

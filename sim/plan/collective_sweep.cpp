@@ -201,8 +201,7 @@ Sweep collective_sweep(const SweepRequest& r) {
   out.request = r;
   const net::ClusterSpec spec = io::load_cluster_ref(r.cluster);
   io::check_cluster_size(spec, r.gpus, "--cluster");
-  // Named by the option that asked for them (the placement's "a job of N GPUs does not fit"
-  // named neither, and the work bound came first; 2026-12-05).
+  // Named by the option that asked for them (until 2026-12-05 the placement's message was).
   if (r.gpus > spec.gpus) {
     throw InputError(
         fmt::format("--gpus {}: cluster '{}' has {} GPUs", r.gpus, spec.name, spec.gpus));
@@ -220,7 +219,7 @@ Sweep collective_sweep(const SweepRequest& r) {
   check_fits_device(r, profile);
   const net::Topology topology(spec);
   const std::vector<int> placement = placement_of(topology, r);
-  const net::Routing routing = r.routing == "ecmp" ? net::Routing::kEcmp : net::Routing::kSpray;
+  const auto routing = r.routing == "ecmp" ? net::Routing::kEcmp : net::Routing::kSpray;
   if (op == hw::CollectiveOp::kAllToAll) check_all_to_all_work(r, topology, placement, routing);
   out.nodes = nodes_of(topology, placement);
   constants.scale = hw::collective_scale(profile.collective_scales);

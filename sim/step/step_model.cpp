@@ -252,12 +252,9 @@ StepPrediction predict_step(const StepRequest& r, const net::Topology& topology,
   // evaluation runs no faster than its batches are read (until 2026-12-05 it read them free).
   if (r.system.misc) out.evaluation_iteration = std::max(out.evaluation_iteration, load);
 
-  // Asynchronous loading runs while the step ends synchronising gradients (MegaScale §3.4):
-  // from its last pass to its end, and on while the next step opens with its parameter
-  // all-gather, before its first pass needs the data (until 2026-12-06 the opening wait was
-  // left out: 52 ms of the default scenario's 161 ms window); the rest of it is exposed before
-  // the next step can start. (The DP time exposed inside the passes, a ZeRO-3 pass's waits or
-  // a forward held for its last bucket, is no such window.)
+  // Asynchronous loading runs while the step ends synchronising gradients (MegaScale §3.4) and
+  // the next opens with its parameter all-gather (left out until 2026-12-06: 52 of the default
+  // scenario's 161 ms); the rest is exposed. (DP time inside the passes is no such window.)
   const StageBreakdown& end = ex.stages[ex.critical_stage];
   const Time window = end.end - end.passes_end + end.dp_before_passes;
   const Time load_exposed = r.system.misc ? std::max(Time::zero(), load - window) : Time::zero();

@@ -220,7 +220,10 @@ std::string step_text(const plan::Evaluation& e) {
   std::string s = "\nstep\n";
   s += fmt::format("  step time            {:.3f} s\n", p.step_time.to_seconds());
   s += fmt::format("  tokens/s             {:.0f}\n", p.tokens_per_s);
-  s += fmt::format("  MFU / HFU            {:.1f} % / {:.1f} %\n", 100 * p.mfu, 100 * p.hfu);
+  // Of the 16-bit peak under FP8 GEMMs, said where it is read (104 % read as an error; a
+  // planner's trial, 2026-12-06).
+  s += fmt::format("  MFU / HFU            {:.1f} % / {:.1f} %{}\n", 100 * p.mfu, 100 * p.hfu,
+                   e.inputs.scenario.plan.fp8 ? " of the 16-bit peak (FP8 GEMMs)" : "");
   if (e.band) {
     const double t = p.step_time.to_seconds();
     const std::string side = one_sided(*e.band);

@@ -26,7 +26,8 @@
         `${d.stragglers.passes === 'all' ? 'all passes' : 'forward passes'} ` +
         `(stragglers.seed ${d.stragglers.seed})`]] : []),
       ['step time', `${fmt.num(d.step_time_s, 3)} s`],
-      ['MFU / HFU', `${fmt.pct(d.mfu)} / ${fmt.pct(d.hfu)}`],
+      ['MFU / HFU', `${fmt.pct(d.mfu)} / ${fmt.pct(d.hfu)}` +
+        (p.fp8 ? ' of the 16-bit peak (FP8 GEMMs)' : '')],
       ['tokens/s', fmt.num(d.tokens_per_s, 0)],
       ['TFLOP/s per GPU', `${fmt.num(d.tflops_per_gpu_model, 1)} model, ` +
         `${fmt.num(d.tflops_per_gpu_hw, 1)} hardware`],

@@ -151,9 +151,9 @@ void check_request(const SweepRequest& r, hw::CollectiveOp op, hw::CollProtocol 
 // 0.53 GB hashed, 8 hops; 12.8 s and 2.5 GB sprayed, 70 hops; spread, 262 hops, 62.7 s and
 // 10.0 GiB, which 30 bytes a hop put at 7.9 GiB, a review's run), are charged by the hops of the
 // communicator's farthest pair, its first rank to its last, at or above each of these; past ten
-// minutes of sizes, or past 8 GiB, the sweep is refused. Until then only the ranks were counted (18
-// s a size at 2,048, whatever the routing): a sprayed 1 GiB all-to-all on 2,048 GPUs grew past 21
-// GB, a reviewer's run.
+// minutes of sizes, or past 8 GiB, the sweep is refused. Until then only the ranks were counted
+// (18 s a size at 2,048, whatever the routing): a sprayed 1 GiB all-to-all on 2,048 GPUs grew
+// past 21 GB, a reviewer's run.
 void check_all_to_all_work(const SweepRequest& r, const net::Topology& topology,
                            const std::vector<int>& placement, net::Routing routing) {
   constexpr double kSecondsPerFlow = 2.9e-6, kHopsPerFlowWork = 13.0;

@@ -79,7 +79,9 @@ def render(binary):
              " with `--set plan.dp=… --set plan.global_batch=…`):", ""]
     lines += table2(binary)
     lines += ["", "Figure 9 (530B, TP 8 × PP 35, VPP 3, batch = GPUs; `scenarios/megascale-production-530b.json`"
-              " with `--set plan.dp=… --set plan.global_batch=… --set optimizations.preset=…`):", ""]
+              " with `--set plan.dp=… --set plan.global_batch=… --set optimizations.preset=…`; the paper's"
+              " figure shows 2,240, 4,480 and 11,200 GPUs, the 6,720 and 8,960 rows are megasim's between"
+              " them):", ""]
     lines += figure9(binary)
     lines += ["", END]
     return "\n".join(lines) + "\n"

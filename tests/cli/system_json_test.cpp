@@ -111,3 +111,23 @@ TEST_CASE("cli: ZeRO-1's switch set beside ZeRO-3 is said, as it changes nothing
   CHECK(r.err.find("--set plan.distributed_optimizer=false changes nothing: plan.zero3 shards "
                    "the optimizer states over DP itself") != std::string::npos);
 }
+
+TEST_CASE("cli: FSDP's SHARD_GRAD_OP reduce-scatters beside the backward, each unit's gradients") {
+  // Every FSDP strategy reduces in post-backward hooks on a separate stream. Until 2026-12-06
+  // the fsdp preset left dp_overlap off, which ZeRO-3 ignores but which held ZeRO-2's
+  // reduce-scatters to the backward's end with every gradient whole: more memory than ZeRO-1
+  // and slower than FULL_SHARD (a user's trial).
+  const std::string base =
+      simulate_json_of("scenarios/validation/korthikanti-22b-selective.json") +
+      " --set plan.dp=8 --set plan.global_batch=64 --set optimizations.preset=fsdp"
+      " --set plan.distributed_optimizer=true";
+  const auto zero2 = json_of(base + " --set plan.zero2=true");
+  const auto blocking =
+      json_of(base + " --set plan.zero2=true --set optimizations.dp_overlap=false");
+  const auto zero1 = json_of(base);
+  CHECK(zero2["system"]["dp_overlap"].get<bool>());
+  CHECK(zero2["step_time_s"].get<double>() < blocking["step_time_s"].get<double>());
+  const double grads = zero2["memory_per_stage"][0]["gradients_gib"].get<double>();
+  CHECK(grads < 0.25 * zero1["memory_per_stage"][0]["gradients_gib"].get<double>());
+  CHECK(grads < 0.25 * blocking["memory_per_stage"][0]["gradients_gib"].get<double>());
+}

@@ -18,7 +18,7 @@
 
 namespace megasim::step {
 
-// A share of hosts running slower, drawn by seed (MegaScale §6.3: about 0.5 % of hosts about
+// A share of hosts running slower, drawn by seed (MegaScale §5.1: about 0.5 % of hosts; §6.3: about
 // 10 % slower, seen in their forward computation's timing; a slow host runs every pass slow).
 struct StragglerSpec {
   double host_fraction = 0.0;

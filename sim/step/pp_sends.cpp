@@ -8,11 +8,15 @@
 namespace megasim::step::detail {
 PpSends::PpSends(Simulator& sim, collective::CollectiveEngine& engine,
                  const ExecutorNetwork& network, int pp, int tp, int dp, const net::LinkFold* fold)
-    : sim_(sim), engine_(engine), net_(network), fold_(fold), pp_(pp), tp_(tp), dp_(dp),
-      routes_(static_cast<std::size_t>(pp * pp)), batches_(static_cast<std::size_t>(pp * pp)) {}
+    : sim_(sim), engine_(engine), net_(network), fold_(fold), pp_(pp), tp_(tp), dp_(dp) {}
+
+std::size_t PpSends::key(int from, int to) const {
+  return static_cast<std::size_t>(from) * static_cast<std::size_t>(pp_) +
+         static_cast<std::size_t>(to);
+}
 
 const PpSends::Route& PpSends::route(int from, int to) {
-  Route& r = routes_[static_cast<std::size_t>(from * pp_ + to)];
+  Route& r = routes_[key(from, to)];
   if (r.built) return r;
   r.built = true;
   const Bytes payload = net_.stages[static_cast<std::size_t>(from)].pp_bytes;
@@ -66,18 +70,18 @@ void PpSends::send_one(int d, int from, int to, std::function<void()> done) {
   const Route& r = route(from, to);
   const auto rails = static_cast<std::size_t>(net_.rails);
   if (!net_.coflows) return send(&r.apart[static_cast<std::size_t>(d) * rails], rails, r, std::move(done));
-  const auto key = static_cast<std::size_t>(from * pp_ + to);
-  Batch& b = batches_[key];
+  const std::size_t k = key(from, to);
+  Batch& b = batches_[k];
   b.replicas.push_back(d);
   b.done.push_back(std::move(done));
   // After every event already due now: the replicas in step with this one ask at this instant.
-  if (b.replicas.size() == 1) sim_.at(sim_.now(), [this, key] { flush(key); });
+  if (b.replicas.size() == 1) sim_.at(sim_.now(), [this, k] { flush(k); });
 }
 
-void PpSends::flush(std::size_t key) {
-  Batch b = std::move(batches_[key]);
-  batches_[key] = Batch{};
-  const Route& r = routes_[key];
+void PpSends::flush(std::size_t k) {
+  Batch b = std::move(batches_[k]);
+  batches_[k] = Batch{};
+  const Route& r = routes_[k];
   auto done = [dones = std::move(b.done)] {
     for (const auto& f : dones) f();
   };

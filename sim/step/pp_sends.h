@@ -18,7 +18,9 @@
 // Not thread-safe; bound to the executor's engine, which outlives it.
 #pragma once
 
+#include <cstddef>
 #include <functional>
+#include <unordered_map>
 #include <vector>
 
 #include "collective/collective_engine.h"
@@ -53,11 +55,13 @@ class PpSends {
     std::vector<std::vector<net::Hop>> replica;  // [d]: replica d's copies joined
     std::vector<net::Hop> all;                   // every copy joined
   };
+  // A message's key: stage `from` to stage `to`.
+  std::size_t key(int from, int to) const;
   const Route& route(int from, int to);
   void send(const std::vector<net::Hop>* paths, std::size_t n, const Route& r,
             std::function<void()> done);
   // Full mode: the replicas that asked for message `key` at this instant, as one coflow.
-  void flush(std::size_t key);
+  void flush(std::size_t k);
 
   struct Batch {
     std::vector<int> replicas;
@@ -68,8 +72,11 @@ class PpSends {
   const ExecutorNetwork& net_;
   const net::LinkFold* fold_;
   int pp_, tp_, dp_;
-  std::vector<Route> routes_;    // [from · pp + to]
-  std::vector<Batch> batches_;  // [from · pp + to]: full mode, this instant's sends
+  // By key(from, to), built as the schedule first sends each: a stage sends to its neighbours
+  // alone, so a table of every pair (pp² routes) overflowed at PP 65,536 and took gigabytes
+  // from PP 4,096 until 2026-12-06 (a user's trial). Looked up by key, never walked in order.
+  std::unordered_map<std::size_t, Route> routes_;
+  std::unordered_map<std::size_t, Batch> batches_;  // full mode, this instant's sends
 };
 
 }  // namespace megasim::step::detail

@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -11,6 +12,23 @@
 #include "../cli/run_command.h"
 
 using megasim::test::run_megasim;
+
+namespace {
+
+// The H100 SuperPOD with one of its node's figures changed, written to a scratch file named
+// `name`.json; the cluster as written.
+nlohmann::json superpod_with(const std::string& name, const std::string& node_key, double value,
+                             std::filesystem::path& file) {
+  auto cluster = nlohmann::json::parse(megasim::test::read_all(
+      std::string(MEGASIM_SOURCE_DIR) + "/topologies/dgx-h100-superpod-6144.json"));
+  cluster["name"] = name;
+  cluster["node"][node_key] = value;
+  file = megasim::test::temp_file(name + ".json");
+  std::ofstream(file) << cluster.dump();
+  return cluster;
+}
+
+}  // namespace
 
 TEST_CASE("megasim collective prints one JSON object with nccl-tests columns") {
   const auto r = run_megasim("collective --cluster dgx-a100-8 --op all_reduce --gpus 8 --bytes 8:1G --json");
@@ -166,12 +184,8 @@ TEST_CASE("megasim collective: a PCIe link slower than the NIC paces the ring, t
   // PCIe at 200 Gb/s behind the H100 SuperPOD's 400G NICs: NCCL's path search takes the slowest
   // link between GPU and NIC (25 GB/s), and the flows cross it. The model had no PCIe term
   // until 2026-12-06, so it priced such a node at the NIC's rate.
-  auto cluster = nlohmann::json::parse(megasim::test::read_all(
-      std::string(MEGASIM_SOURCE_DIR) + "/topologies/dgx-h100-superpod-6144.json"));
-  cluster["name"] = "slow-pcie";
-  cluster["node"]["pcie_gbps"] = 200;
-  const auto file = megasim::test::temp_file("slow-pcie.json");
-  std::ofstream(file) << cluster.dump();
+  std::filesystem::path file;
+  superpod_with("slow-pcie", "pcie_gbps", 200, file);
   // The tree's flows did not follow it until 2026-12-06 (5,928 µs against the model's 11,763).
   for (const char* run : {"--op all_reduce --algo ring --proto simple",
                           "--op all_reduce --algo tree --proto simple", "--op all_to_all"}) {
@@ -225,12 +239,8 @@ TEST_CASE("megasim collective: NVLSTree on two nodes runs no faster than a node'
   // Eight 200 Gb/s NICs a node (198.7 GB/s at their efficiency): each node takes in the other's
   // sums, the whole buffer, so algbw stays under that. The doubled two-node NIC term put it at
   // 209.7 GB/s until 2026-12-06, and the flows, sized from the model, agreed.
-  auto cluster = nlohmann::json::parse(megasim::test::read_all(
-      std::string(MEGASIM_SOURCE_DIR) + "/topologies/dgx-h100-superpod-6144.json"));
-  cluster["name"] = "nic-200g";
-  cluster["node"]["nic_gbps"] = 200;
-  const auto file = megasim::test::temp_file("nic-200g.json");
-  std::ofstream(file) << cluster.dump();
+  std::filesystem::path file;
+  const auto cluster = superpod_with("nic-200g", "nic_gbps", 200, file);
   const double nics = 8 * 25e9 * cluster["node"]["nic_efficiency"].get<double>();
   const auto r = run_megasim("collective --cluster " + file.string() +
                              " --gpus 16 --bytes 1G:4G --algo nvls_tree --json");

@@ -44,7 +44,9 @@ void check_step_work(const io::Inputs& in, bool full, const WorkLimits& limits) 
 
 Bytes step_memory(const io::Inputs& in, bool full, bool trace) {
   const double cluster_gpus = static_cast<double>(in.cluster.gpus);
-  return kBaseMemory + kMemoryPerClusterGpu * cluster_gpus + kMemoryPerPass * step_passes(in, full) +
+  return kBaseMemory + kMemoryPerClusterGpu * cluster_gpus +
+         kMemoryPerStage * static_cast<double>(in.scenario.plan.pp) +
+         kMemoryPerPass * step_passes(in, full) +
          (trace ? kMemoryPerTracedPass * step_passes(in, false) : Bytes{});
 }
 
@@ -65,23 +67,27 @@ void check_step_memory(const io::Inputs& in, bool full, bool trace, const WorkLi
   // The key named first is the largest term's (until 2026-12-05 always plan.global_batch, where
   // on a large cluster its GPUs' bookkeeping is most of the figure).
   const Bytes cluster = kMemoryPerClusterGpu * static_cast<double>(in.cluster.gpus);
-  const Bytes per_pass = need - kBaseMemory - cluster;
+  const Bytes stages = kMemoryPerStage * static_cast<double>(p.pp);
+  const Bytes per_pass = need - kBaseMemory - cluster - stages;
   // The fixed base the largest: no key of the scenario lowers it.
-  const std::string key = per_pass >= cluster && per_pass >= kBaseMemory ? "plan.global_batch: "
-                          : cluster >= kBaseMemory                       ? "cluster: "
-                                                                         : "";
+  const Bytes most = std::max({per_pass, cluster, stages});
+  const std::string key = most < kBaseMemory ? ""
+                          : per_pass == most ? "plan.global_batch: "
+                          : cluster == most  ? "cluster: "
+                                             : "plan.pp: ";
   throw InputError(fmt::format(
       "{}: {}a step of {:.0f} pipeline passes (plan.pp {}{} × {:.0f} "
       "micro-batches of plan.global_batch {} / (plan.dp {} × plan.micro_batch {}) × plan.vpp "
-      "{}){} needs an estimated {} ({} + {} cluster GPUs × {} + passes × {}{}), more than "
-      "--max-memory {}",
+      "{}){} needs an estimated {} ({} + {} cluster GPUs × {} + {} stages × {} + passes × {}{}), "
+      "more than --max-memory {}",
       in.scenario.file.string(), key, step_passes(in, full), p.pp,
       full ? (p.cp > 1 ? fmt::format(" × plan.dp {} × plan.cp {} (--full)", p.dp, p.cp)
                        : fmt::format(" × plan.dp {} (--full)", p.dp))
            : "",
       static_cast<double>(p.micro_batches()), p.global_batch, p.dp, p.micro_batch, p.vpp,
       trace ? " with its trace (--trace or --html)" : "", size_text(need), size_text(kBaseMemory),
-      in.cluster.gpus, size_text(kMemoryPerClusterGpu), size_text(kMemoryPerPass),
+      in.cluster.gpus, size_text(kMemoryPerClusterGpu), p.pp, size_text(kMemoryPerStage),
+      size_text(kMemoryPerPass),
       trace ? fmt::format(" + {:.0f} traced passes × {}", step_passes(in, false),
                           size_text(kMemoryPerTracedPass))
             : "",

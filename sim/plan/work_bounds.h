@@ -51,6 +51,10 @@ constexpr Bytes kDefaultMaxMemory = kGiB * 8.0;
 constexpr Bytes kBaseMemory = kMiB * 32.0;
 constexpr Bytes kMemoryPerClusterGpu = kKiB * 3.0;
 constexpr Bytes kMemoryPerPass{320.0};
+// A pipeline stage's own costs, program and sends, whatever its passes: 1-layer stages of a
+// tiny model took 7.8 KiB a stage at PP 8,192, 9.4 at 12,288 and 9.7 at 65,536 beyond the
+// other terms (peak RSS, 2026-12-06; the estimate missed them, 264 MiB against 885 at 65,536).
+constexpr Bytes kMemoryPerStage = kKiB * 12.0;
 constexpr Bytes kMemoryPerTracedPass = kKiB * 10.0;
 
 struct WorkLimits {
@@ -66,8 +70,8 @@ double plan_passes(const workload::ParallelPlan& p, bool full);
 // Throws InputError, naming the scenario and its plan, when step_passes passes the limit.
 void check_step_work(const io::Inputs& inputs, bool full, const WorkLimits& limits);
 // The memory estimate of one step: kBaseMemory + the cluster's GPUs × kMemoryPerClusterGpu +
-// step_passes × kMemoryPerPass + with `trace`, the traced passes (those of one replica, as
-// in folded mode) × kMemoryPerTracedPass.
+// plan.pp × kMemoryPerStage + step_passes × kMemoryPerPass + with `trace`, the traced passes (those
+// of one replica, as in folded mode) × kMemoryPerTracedPass.
 Bytes step_memory(const io::Inputs& inputs, bool full, bool trace);
 // Throws InputError, naming the scenario, the keys, the estimate and the limit, when
 // step_memory passes limits.max_memory.

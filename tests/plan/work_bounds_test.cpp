@@ -34,18 +34,18 @@ TEST_CASE("work bounds: the default scenario's passes and memory estimate, by ha
   CHECK(plan::step_passes(in, false) == 3072.0);
   // --full: every DP replica, × 192 = 589,824.
   CHECK(plan::step_passes(in, true) == 589824.0);
-  // 32 MiB + 12,288 × 3 KiB (36 MiB) + 3,072 × 320 B (983,040 B).
-  CHECK(plan::step_memory(in, false, false).value() == 68.0 * 1048576 + 983040);
+  // 32 MiB + 12,288 × 3 KiB (36 MiB) + 8 stages × 12 KiB (98,304 B) + 3,072 × 320 B (983,040 B).
+  CHECK(plan::step_memory(in, false, false).value() == 68.0 * 1048576 + 98304 + 983040);
   // The trace adds the 3,072 passes of one replica × 10 KiB = 30 MiB, with or without --full.
-  CHECK(plan::step_memory(in, false, true).value() == 98.0 * 1048576 + 983040);
-  CHECK(plan::step_memory(in, true, true).value() == 98.0 * 1048576 + 589824.0 * 320);
+  CHECK(plan::step_memory(in, false, true).value() == 98.0 * 1048576 + 98304 + 983040);
+  CHECK(plan::step_memory(in, true, true).value() == 98.0 * 1048576 + 98304 + 589824.0 * 320);
 }
 
 TEST_CASE("work bounds: a limit below the estimate is refused with the estimate and the keys") {
   const io::Inputs in = default_step();
   plan::WorkLimits limits;
   limits.max_memory = kMiB * 100.0;
-  CHECK_NOTHROW(plan::check_step_memory(in, false, true, limits));  // 98.9 MiB
+  CHECK_NOTHROW(plan::check_step_memory(in, false, true, limits));  // 99.0 MiB
   const std::string e = input_error_of([&] { plan::check_step_memory(in, true, true, limits); });
   CHECK(e.find("megascale-175b-12288.json: plan.global_batch: a step of 589824 pipeline passes "
                "(plan.pp 8 × plan.dp 192 (--full) × 32 micro-batches") != std::string::npos);

@@ -12,6 +12,13 @@
 
 namespace megasim::plan {
 
+namespace {
+// Forward and backward; zero-bubble splits the backward into input and weight gradients.
+double passes_per_micro_batch(const workload::ParallelPlan& p) {
+  return p.schedule == workload::Schedule::kZeroBubble ? 3.0 : 2.0;
+}
+}  // namespace
+
 double step_passes(const io::Inputs& in, bool full) {
   return plan_passes(in.scenario.plan, full);
 }
@@ -21,9 +28,7 @@ double plan_passes(const workload::ParallelPlan& p, bool full) {
   // Full mode runs every replica of every context-parallel rank: dp × cp units a stage.
   const double ranks = static_cast<double>(p.pp) * (full ? static_cast<double>(p.dp) * p.cp : 1);
   const auto micro_batches = static_cast<double>(p.micro_batches());
-  // Forward and backward; zero-bubble splits the backward into input and weight gradients.
-  const double passes = p.schedule == workload::Schedule::kZeroBubble ? 3.0 : 2.0;
-  return ranks * micro_batches * static_cast<double>(p.vpp) * passes;
+  return ranks * micro_batches * static_cast<double>(p.vpp) * passes_per_micro_batch(p);
 }
 
 void check_step_work(const io::Inputs& in, bool full, const WorkLimits& limits) {
@@ -32,14 +37,14 @@ void check_step_work(const io::Inputs& in, bool full, const WorkLimits& limits) 
   const workload::ParallelPlan& p = in.scenario.plan;
   throw InputError(fmt::format(
       "{}: plan.global_batch: a step of {:.0f} pipeline passes ({} stages{} × {:.0f} "
-      "micro-batches of global_batch {} / (dp {} × micro_batch {}) × vpp {}, forward and "
-      "backward) needs at least as many events, more than --max-events {}",
+      "micro-batches of global_batch {} / (dp {} × micro_batch {}) × vpp {} × {:.0f} passes, "
+      "forward and backward) needs at least as many events, more than --max-events {}",
       in.scenario.file.string(), passes, p.pp,
       full ? (p.cp > 1 ? fmt::format(" × dp {} × cp {} (--full)", p.dp, p.cp)
                        : fmt::format(" × dp {} (--full)", p.dp))
            : "",
       static_cast<double>(p.micro_batches()), p.global_batch, p.dp, p.micro_batch, p.vpp,
-      limits.max_events));
+      passes_per_micro_batch(p), limits.max_events));
 }
 
 Bytes step_memory(const io::Inputs& in, bool full, bool trace) {
@@ -68,26 +73,29 @@ void check_step_memory(const io::Inputs& in, bool full, bool trace, const WorkLi
   // on a large cluster its GPUs' bookkeeping is most of the figure).
   const Bytes cluster = kMemoryPerClusterGpu * static_cast<double>(in.cluster.gpus);
   const Bytes stages = kMemoryPerStage * static_cast<double>(p.pp);
+  // The passes' terms, traced ones included, grow with the micro-batches, or with the stages
+  // alone at one micro-batch (a review found plan.global_batch named where it was 1).
   const Bytes per_pass = need - kBaseMemory - cluster - stages;
-  // The fixed base the largest: no key of the scenario lowers it.
   const Bytes most = std::max({per_pass, cluster, stages});
-  const std::string key = most < kBaseMemory ? ""
-                          : per_pass == most ? "plan.global_batch: "
-                          : cluster == most  ? "cluster: "
-                                             : "plan.pp: ";
+  // The fixed base the largest: no key of the scenario lowers it.
+  const std::string key = most < kBaseMemory                          ? ""
+                          : per_pass == most && p.micro_batches() > 1 ? "plan.global_batch: "
+                          : cluster == most                           ? "cluster: "
+                                                                      : "plan.pp: ";
   throw InputError(fmt::format(
       "{}: {}a step of {:.0f} pipeline passes (plan.pp {}{} × {:.0f} "
       "micro-batches of plan.global_batch {} / (plan.dp {} × plan.micro_batch {}) × plan.vpp "
-      "{}){} needs an estimated {} ({} + {} cluster GPUs × {} + {} stages × {} + passes × {}{}), "
+      "{} × {:.0f} passes, forward and backward){} needs an estimated {} ({} + {} cluster GPUs × "
+      "{} + {} stages × {} + passes × {}{}), "
       "more than --max-memory {}",
       in.scenario.file.string(), key, step_passes(in, full), p.pp,
       full ? (p.cp > 1 ? fmt::format(" × plan.dp {} × plan.cp {} (--full)", p.dp, p.cp)
                        : fmt::format(" × plan.dp {} (--full)", p.dp))
            : "",
       static_cast<double>(p.micro_batches()), p.global_batch, p.dp, p.micro_batch, p.vpp,
-      trace ? " with its trace (--trace or --html)" : "", size_text(need), size_text(kBaseMemory),
-      in.cluster.gpus, size_text(kMemoryPerClusterGpu), p.pp, size_text(kMemoryPerStage),
-      size_text(kMemoryPerPass),
+      passes_per_micro_batch(p), trace ? " with its trace (--trace or --html)" : "",
+      size_text(need), size_text(kBaseMemory), in.cluster.gpus, size_text(kMemoryPerClusterGpu),
+      p.pp, size_text(kMemoryPerStage), size_text(kMemoryPerPass),
       trace ? fmt::format(" + {:.0f} traced passes × {}", step_passes(in, false),
                           size_text(kMemoryPerTracedPass))
             : "",

@@ -126,3 +126,18 @@ TEST_CASE("work bounds: past the bound, a 1F1B step's closed form is the schedul
   CHECK(blocking < 1.30 * run);
   CHECK(blocking != doctest::Approx(run));
 }
+
+TEST_CASE("work bounds: at one micro-batch the passes' memory is the stages', and named so") {
+  // 4,096 stages of one micro-batch each (global batch = DP): the passes, traced or not, grow
+  // with plan.pp alone, which plan.global_batch was named for until 2026-12-06 (a review).
+  io::Inputs in = default_step();
+  in.scenario.plan.pp = 4096;
+  in.scenario.plan.global_batch = in.scenario.plan.dp;
+  plan::WorkLimits limits;
+  limits.max_memory = kMiB * 100.0;
+  const std::string e = input_error_of([&] { plan::check_step_memory(in, false, true, limits); });
+  CHECK(e.find("megascale-175b-12288.json: plan.pp: a step of 49152 pipeline passes (plan.pp "
+               "4096 × 1 micro-batches") != std::string::npos);
+  CHECK(e.find("× plan.vpp 6 × 2 passes, forward and backward) with its trace") !=
+        std::string::npos);
+}

@@ -35,11 +35,13 @@ void check_step_work(const io::Inputs& in, bool full, const WorkLimits& limits) 
   const double passes = step_passes(in, full);
   if (passes <= static_cast<double>(limits.max_events)) return;
   const workload::ParallelPlan& p = in.scenario.plan;
+  // At one micro-batch the passes grow with the stages alone, as the memory refusal says.
   throw InputError(fmt::format(
-      "{}: plan.global_batch: a step of {:.0f} pipeline passes ({} stages{} × {:.0f} "
+      "{}: {}: a step of {:.0f} pipeline passes ({} stages{} × {:.0f} "
       "micro-batches of global_batch {} / (dp {} × micro_batch {}) × vpp {} × {:.0f} passes, "
       "forward and backward) needs at least as many events, more than --max-events {}",
-      in.scenario.file.string(), passes, p.pp,
+      in.scenario.file.string(), p.micro_batches() > 1 ? "plan.global_batch" : "plan.pp", passes,
+      p.pp,
       full ? (p.cp > 1 ? fmt::format(" × dp {} × cp {} (--full)", p.dp, p.cp)
                        : fmt::format(" × dp {} (--full)", p.dp))
            : "",

@@ -140,4 +140,9 @@ TEST_CASE("work bounds: at one micro-batch the passes' memory is the stages', an
                "4096 × 1 micro-batches") != std::string::npos);
   CHECK(e.find("× plan.vpp 6 × 2 passes, forward and backward) with its trace") !=
         std::string::npos);
+  // The events' bound names the same key.
+  limits.max_events = 1000;
+  const std::string events = input_error_of([&] { plan::check_step_work(in, false, limits); });
+  CHECK(events.find("megascale-175b-12288.json: plan.pp: a step of 49152 pipeline passes") !=
+        std::string::npos);
 }

@@ -28,6 +28,10 @@ int fewest_per_node(const CommShape& shape) {
 
 }  // namespace
 
+namespace {
+constexpr int kMaxNvlsArity = 32;
+}  // namespace
+
 NcclModel::NvlsGraph NcclModel::nvls_graph(const CommShape& shape) const {
   const net::NodeSpec& node = topology_.spec().node;
   // Each node searches its own graph, and init.cc takes the fewest channels and the slowest
@@ -43,7 +47,10 @@ NcclModel::NvlsGraph NcclModel::nvls_graph(const CommShape& shape) const {
   g.heads = shape.ranks;
   g.speed_gbps = std::numeric_limits<double>::infinity();
   for (const auto& members : shape.by_node) {
-    int heads = static_cast<int>(members.size());
+    // At most NCCL_MAX_NVLS_ARITY heads (32 from NCCL 2.20, 8 before; search.cc sets
+    // graph->maxChannels to the smaller of it and the node's GPUs): only a node of more than 32
+    // GPUs, an NVLink domain such as an NVL72 rack, meets it.
+    int heads = std::min(static_cast<int>(members.size()), kMaxNvlsArity);
     if (shape.nodes > 1)
       heads = std::min(heads, std::max(1, std::min(node.nics, heads * node.nics / node.gpus)));
     // search.cc ncclTopoSearchTryNvls: a channel's head pulls twice its speed through its

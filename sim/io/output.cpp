@@ -398,7 +398,11 @@ void write_file_atomically(const fs::path& target, const std::string& content) {
   out.commit();
 }
 
-void write_stdout(const std::string& text) {
+void write_stdout(const std::string& report) {
+  // A name a file gave (a scenario's, a model's) reached the terminal with its ESC and CR raw
+  // until 2026-12-07: a text report could recolour the terminal or overwrite its own lines.
+  // JSON, HTML and traces hold no raw control byte but newline and tab, so they pass unchanged.
+  const std::string text = printable(report);
   const std::size_t n = std::fwrite(text.data(), 1, text.size(), stdout);
   if (n != text.size() || std::fflush(stdout) != 0 || std::ferror(stdout)) {
     throw InputError(std::string("standard output: write failed (") + std::strerror(errno) + ")");

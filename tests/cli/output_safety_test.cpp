@@ -384,3 +384,23 @@ TEST_CASE("an argument's control bytes reach stderr written as \\xNN, not raw") 
     CHECK(r.err.find("\\x1b") != std::string::npos);
   }
 }
+
+TEST_CASE("a name's control bytes reach the text report written as \\xNN, not raw") {
+  // A scenario's name with an ESC sequence and a carriage return recoloured the terminal and
+  // overwrote the report's own line until 2026-12-07; --json escaped them already.
+  const fs::path dir = fresh_dir("name_escape");
+  std::string text = read_all(kScenario);
+  const std::string name = "\"name\": \"megascale-175b-12288\"";
+  REQUIRE(text.find(name) != std::string::npos);
+  text.replace(text.find(name), name.size(), "\"name\": \"x\\u001b[31mred\\rfake\"");
+  const fs::path scenario = dir / "escape.json";
+  std::ofstream(scenario) << text;
+  for (const char* command : {"simulate", "inspect"}) {
+    const auto r = run_megasim(std::string(command) + " " + shell_quote(scenario.string()));
+    CHECK(r.exit_code == 0);
+    CHECK(r.out.find('\x1b') == std::string::npos);
+    CHECK(r.out.find('\r') == std::string::npos);
+    CHECK(r.out.find("x\\x1b[31mred\\x0dfake") != std::string::npos);
+  }
+  fs::remove_all(dir);
+}

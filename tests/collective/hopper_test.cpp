@@ -6,6 +6,7 @@
 #include <doctest/doctest.h>
 
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -69,6 +70,39 @@ TEST_CASE("NVLS bandwidth by GPUs per node, and where NCCL's model prefers the r
   // On 4 GPUs the ring's 370.8 GB/s beats NVLS's 306: NCCL runs the ring there.
   CHECK(h.engine.predict(all_reduce(h.topology.pack_placement(4), kOneGiB)).algorithm ==
         CollAlgorithm::kRing);
+}
+
+TEST_CASE("an NVLink domain of more than 32 GPUs runs NVLS on 32 heads, NCCL's arity") {
+  // NCCL_MAX_NVLS_ARITY is 32 from NCCL 2.20 (search.cc: maxChannels = min(arity, GPUs)); every
+  // GPU of a 64- or 72-GPU domain was a head until 2026-12-07, so a channel's speed fell to
+  // 3 GB/s ((h + 1) x speed <= 370.8): 321 and 362 GB/s of bus bandwidth. With 32 heads: 11 GB/s
+  // (33 x 11 <= 370.8), 32 x 11 x 0.85 x 31/32 x 2 = 579.7 GB/s on both.
+  const auto dir = std::filesystem::temp_directory_path() / "megasim_nvls_arity";
+  std::filesystem::create_directories(dir);
+  auto bus = [&](int gpus) {
+    const auto file = dir / ("domain" + std::to_string(gpus) + ".json");
+    std::ofstream(file) << "{\"name\": \"domain\", \"source\": \"a test\", \"gpus\": " << gpus
+                        << ", \"node\": {\"source\": \"a test\", \"gpus\": " << gpus
+                        << ", \"gpu\": \"h100-sxm5-80gb\", \"nvlink_gbps_per_gpu\": 3600, "
+                           "\"nvlink_efficiency\": 0.824, \"nvlink_latency_ns\": 150, \"nics\": 8, "
+                           "\"nic_gbps\": 400, \"nic_efficiency\": 0.9937, \"pcie_gbps\": 504, "
+                           "\"pcie_latency_ns\": 500}}";
+    Simulator sim;
+    const net::Topology topology(io::load_cluster(file));
+    const auto constants =
+        io::read_collective_constants(source("calibrate/profiles/h100-sxm5-80gb.json"));
+    net::FlowSolver solver(sim, topology, net::Routing::kEcmp);
+    collective::CollectiveEngine engine(sim, topology, solver, constants);
+    const auto c = all_reduce(topology.pack_placement(gpus), kOneGiB);
+    const auto shape = collective::comm_shape(topology, c.gpus);
+    return engine.model()
+               .cost(c, shape, CollAlgorithm::kNvls, CollProtocol::kSimple)
+               .bus_bandwidth.value() /
+           1e9;
+  };
+  CHECK(bus(64) == doctest::Approx(579.7).epsilon(1e-3));
+  CHECK(bus(72) == doctest::Approx(579.7).epsilon(1e-3));
+  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("NCCL's choice on known Hopper cases") {

@@ -27,7 +27,7 @@ net::NodeSpec read_node(JsonReader r) {
   n.nvlink_per_gpu = gbit_per_s(r.number("nvlink_gbps_per_gpu", 1e-3, kMaxGbps));
   n.nvlink_efficiency = r.number("nvlink_efficiency", 0.01, 1.0);
   n.nvlink_latency = Time::from_ns(r.integer("nvlink_latency_ns", 0, static_cast<std::int64_t>(kMaxLatencyNs)));
-  n.nics = static_cast<int>(r.integer("nics", 0, 64));
+  n.nics = static_cast<int>(r.integer("nics", 0, 1024));
   if (n.nics == 0) {
     for (const char* key : {"nic_gbps", "nic_efficiency", "pcie_gbps", "pcie_latency_ns"}) {
       if (r.has(key))

@@ -76,7 +76,8 @@ TEST_CASE("an NVLink domain of more than 32 GPUs runs NVLS on 32 heads, NCCL's a
   // NCCL_MAX_NVLS_ARITY is 32 from NCCL 2.20 (search.cc: maxChannels = min(arity, GPUs)); every
   // GPU of a 64- or 72-GPU domain was a head until 2026-12-07, so a channel's speed fell to
   // 3 GB/s ((h + 1) x speed <= 370.8): 321 and 362 GB/s of bus bandwidth. With 32 heads: 11 GB/s
-  // (33 x 11 <= 370.8), 32 x 11 x 0.85 x 31/32 x 2 = 579.7 GB/s on both.
+  // (33 x 11 <= 370.8), 32 x 11 x 0.85 x 31/32 x 2 = 579.7 GB/s on both. A NIC a GPU, as
+  // an NVL72's trays have: node.nics took at most 64 until the same day.
   const auto dir = std::filesystem::temp_directory_path() / "megasim_nvls_arity";
   std::filesystem::create_directories(dir);
   auto bus = [&](int gpus) {
@@ -84,8 +85,9 @@ TEST_CASE("an NVLink domain of more than 32 GPUs runs NVLS on 32 heads, NCCL's a
     std::ofstream(file) << "{\"name\": \"domain\", \"source\": \"a test\", \"gpus\": " << gpus
                         << ", \"node\": {\"source\": \"a test\", \"gpus\": " << gpus
                         << ", \"gpu\": \"h100-sxm5-80gb\", \"nvlink_gbps_per_gpu\": 3600, "
-                           "\"nvlink_efficiency\": 0.824, \"nvlink_latency_ns\": 150, \"nics\": 8, "
-                           "\"nic_gbps\": 400, \"nic_efficiency\": 0.9937, \"pcie_gbps\": 504, "
+                           "\"nvlink_efficiency\": 0.824, \"nvlink_latency_ns\": 150, \"nics\": "
+                        << gpus
+                        << ", \"nic_gbps\": 400, \"nic_efficiency\": 0.9937, \"pcie_gbps\": 504, "
                            "\"pcie_latency_ns\": 500}}";
     Simulator sim;
     const net::Topology topology(io::load_cluster(file));

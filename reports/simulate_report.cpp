@@ -65,19 +65,21 @@ json system_json(const step::SystemOptions& sys, const workload::ParallelPlan& p
   // context parallelism's exchanges overlap it, whether the DP overlap goes bucket by bucket and
   // whether the backward pass's TP collectives overlap: the keys a scenario sets besides the
   // switches.
-  json j = {{"preset", sys.preset},
-            {"line", system_line(sys)},
-            {"attention_window", sys.attention_window},
-            {"attention", step::to_string(sys.attention_kernel())},
-            {"context_parallel_overlap", sys.cp_overlap},
-            // What is priced: buckets split only an overlapped reduction (as the text's tag).
-            {"dp_bucket_overlap", sys.dp_overlap && sys.dp_bucket_overlap},
-            {"backward_tp_overlap", sys.backward_tp_overlap},
-            {"grad_accumulation_pass", sys.grad_accumulation_pass},
-            // Whether DeepSpeed's BF16_Optimizer runs (the preset's engine takes it; the plan
-            // runs it in bf16 outside ZeRO-2 and 3): not reported until 2026-12-06.
-            {"bf16_optimizer",
-             workload::bf16_optimizer_applies(sys.pipe_engine.bf16_optimizer, plan)}};
+  json j = {
+      {"preset", sys.preset},
+      {"line", system_line(sys)},
+      {"attention_window", sys.attention_window},
+      {"attention", step::to_string(sys.attention_kernel())},
+      {"context_parallel_overlap", sys.cp_overlap},
+      // What is priced: buckets split only an overlapped reduction (as the text's tag).
+      {"dp_bucket_overlap", sys.dp_overlap && sys.dp_bucket_overlap},
+      // What is priced (2026-12-07; the raw key read false where tp_overlap overlapped
+      // the backward's collectives all the same).
+      {"backward_tp_overlap", sys.tp_overlap || sys.backward_tp_overlap},
+      {"grad_accumulation_pass", sys.grad_accumulation_pass},
+      // Whether DeepSpeed's BF16_Optimizer runs (the preset's engine takes it; the plan
+      // runs it in bf16 outside ZeRO-2 and 3): not reported until 2026-12-06.
+      {"bf16_optimizer", workload::bf16_optimizer_applies(sys.pipe_engine.bf16_optimizer, plan)}};
   for (const step::Switch& sw : step::kSwitches) j[sw.key] = sys.*sw.field;
   return j;
 }

@@ -97,6 +97,11 @@ struct SystemOptions {
     bool contiguous_gradients = false;
     // With full recompute: gather again for the backward after the recompute released them.
     bool regather_after_recompute = false;
+    // ZeRO-2 (plan.zero2) as PyTorch FSDP's SHARD_GRAD_OP runs it: the parameters, sharded
+    // after every backward pass, are gathered again layer by layer before every forward pass
+    // (workload::GeneratorOptions::zero2_reshard_after_backward); else once a step, after the
+    // optimizer, as DeepSpeed's ZeRO-2 and a distributed optimizer do.
+    bool zero2_reshard_after_backward = false;
     // The collectives go through torch.distributed's list-form all_gather and reduce_scatter
     // (PyTorch 1.8's ProcessGroupNCCL): the flat buffer NCCL works on is copied out to (or in
     // from) each of the DP group's per-rank tensors, one copy_ each, on the collective's stream.

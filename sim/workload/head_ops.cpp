@@ -95,8 +95,8 @@ void add_gathers(const LayerContext& c, int layer, Phase phase,
                  const std::vector<std::int64_t>& units, std::vector<Op>& out) {
   for (const std::int64_t n : units) {
     if (c.opts.shard_per_tensor && n < c.opts.shard_persistence_threshold) continue;
-    add_comm(out, layer, "zero3 parameter all-gather", phase, CollectiveOp::kAllGather,
-             zero3_group(c), d(n) * c.elem, false);
+    add_comm(out, layer, c.plan.zero3 ? "zero3 parameter all-gather" : "zero2 parameter all-gather",
+             phase, CollectiveOp::kAllGather, zero3_group(c), d(n) * c.elem, false);
   }
 }
 

@@ -89,6 +89,19 @@ void add_grad_accumulation(const detail::LayerContext& c, int layer, std::int64_
   out.back().gemm_role = GemmRole::kWeightGrad;
 }
 
+// The parameters a rank holds in its stage's layers, all chunks together.
+std::int64_t stage_layer_parameters(const StageProgram& sp, const ModelSpec& m,
+                                    const ParallelPlan& p) {
+  std::int64_t layers = 0;
+  for (const ChunkProgram& ch : sp.chunks) layers += ch.layers.count;
+  return layers * rank_layer_parameters(m, p.tp);
+}
+
+// ZeRO-2 whose parameters are gathered before every forward pass (FSDP's SHARD_GRAD_OP).
+bool regathers_zero2(const detail::LayerContext& c) {
+  return c.plan.zero2 && !c.plan.zero3 && c.opts.zero2_reshard_after_backward && c.plan.dp_cp() > 1;
+}
+
 void build_chunk(const detail::LayerContext& c, int rank_layers, ChunkProgram& ch) {
   const ParallelPlan& p = c.plan;
   const int first = ch.layers.first, last = ch.layers.first + ch.layers.count;
@@ -96,7 +109,9 @@ void build_chunk(const detail::LayerContext& c, int rank_layers, ChunkProgram& c
   const bool layer_gathers = p.zero3 && !c.opts.shard_per_sub_module;
   if (ch.has_embedding) detail::append_embedding_forward(c, ch.forward);
   for (int l = first; l < last; ++l) {
-    if (layer_gathers) detail::append_zero3_gathers(c, l, Phase::kForward, ch.forward);
+    if (layer_gathers || regathers_zero2(c)) {
+      detail::append_zero3_gathers(c, l, Phase::kForward, ch.forward);
+    }
     detail::append_layer_forward(c, l, Phase::kForward, ch.forward);
   }
   if (ch.has_logits) detail::append_logits_forward(c, ch.forward);
@@ -306,9 +321,7 @@ StageProgram build_stage(const ModelSpec& m, const ParallelPlan& p, int stage,
     // HYBRID_SHARD: each replica's shard of the gradients, all-reduced across the replicas. A
     // layer's goes with its reduce-scatter, every backward pass (detail::append_zero3_scatters);
     // the rest (embedding, final norm: FSDP's root unit) once a step, after the backward.
-    std::int64_t layers = 0;
-    for (const ChunkProgram& ch : sp.chunks) layers += ch.layers.count;
-    const std::int64_t rest = params - layers * rank_layer_parameters(m, p.tp);
+    const std::int64_t rest = params - stage_layer_parameters(sp, m, p);
     if (rest > 0) {
       add_buckets(sp.dp_gradient_comm, "shard gradient all-reduce", CollectiveOp::kAllReduce,
                   rest / p.shard_ranks(), bucket, grad_bytes(p), Group::kDpReplica);
@@ -332,8 +345,14 @@ StageProgram build_stage(const ModelSpec& m, const ParallelPlan& p, int stage,
     // With FP8 weights the linear weights are gathered in one byte, the rest in 16 bits.
     const double bytes =
         p.fp8_params ? (c.elem * (d(params) - linear) + linear) / d(params) : c.elem;
-    add_buckets(sp.dp_param_comm, "parameter all-gather", CollectiveOp::kAllGather, params, bucket,
-                bytes);
+    // FSDP's SHARD_GRAD_OP gathers the layers' before each forward pass (build_chunk): the
+    // rest here.
+    const std::int64_t gathered =
+        regathers_zero2(c) ? params - stage_layer_parameters(sp, m, p) : params;
+    if (gathered > 0) {
+      add_buckets(sp.dp_param_comm, "parameter all-gather", CollectiveOp::kAllGather, gathered,
+                  bucket, bytes);
+    }
   }
   return sp;
 }

@@ -35,6 +35,11 @@ struct GeneratorOptions {
   // are gathered again for its backward (DeepSpeed's ZeRO-3); else the recompute's gather
   // serves the backward too.
   bool regather_after_recompute = false;
+  // ZeRO-2 (plan.zero2) as FSDP's SHARD_GRAD_OP: the parameters resharded after each backward
+  // pass and gathered layer by layer before each forward pass, where the ZeRO-3 gathers go
+  // (the recompute and the backward find them still gathered); the parameters outside the
+  // layers once a step, after the optimizer, as a distributed optimizer gathers them all.
+  bool zero2_reshard_after_backward = false;
   // ZeRO-3: each sub-module's tensors gathered just before its own compute (DeepSpeed's
   // fetch_sub_module in the module's pre-forward and pre-backward hooks), rather than the
   // layer's all before the layer.

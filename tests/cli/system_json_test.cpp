@@ -45,6 +45,12 @@ TEST_CASE("cli: simulate --json names the attention kernel and the CP overlap th
   const auto megascale = json_of(simulate_json_of("scenarios/megascale-175b-12288.json"));
   CHECK(megascale["system"]["attention"] == "flash-v2");
   CHECK(megascale["system"]["context_parallel_overlap"] == false);
+  // What runs, not the key: with tp_overlap on the backward's TP collectives overlap whatever
+  // backward_tp_overlap says (the JSON read false until 2026-12-07).
+  const auto keyed_off = json_of(simulate_json_of("scenarios/megascale-175b-12288.json") +
+                                 " --set optimizations.backward_tp_overlap=false");
+  CHECK(keyed_off["system"]["tp_overlap"] == true);
+  CHECK(keyed_off["system"]["backward_tp_overlap"] == true);
 }
 
 TEST_CASE("cli: optimizations.dp_bucket_overlap and backward_tp_overlap override the preset") {
@@ -138,4 +144,31 @@ TEST_CASE(
               " --set plan.dp=8 --set plan.global_batch=64 --set optimizations.preset=fsdp");
   CHECK(no_shard["breakdown_s"]["dp_exposed"].get<double>() <
         0.05 * no_shard["step_time_s"].get<double>());
+}
+
+TEST_CASE(
+    "cli: FSDP's SHARD_GRAD_OP gathers each layer before every forward, DeepSpeed's ZeRO-2 "
+    "once a step") {
+  // SHARD_GRAD_OP reshards after every backward pass (FSDP's _should_free_in_backward), so each
+  // micro-batch's forward gathers every unit again; DeepSpeed's stage 2 never shards the
+  // parameters. Until 2026-12-07 both gathered once a step (a trial of the presets). 48 layers:
+  // 48 more collectives a micro-batch, and the step's gathers leave for the passes.
+  const std::string inspect =
+      "inspect --json " +
+      shell_quote(std::string(MEGASIM_SOURCE_DIR) +
+                  "/scenarios/validation/korthikanti-22b-selective.json") +
+      " --set plan.dp=8 --set plan.global_batch=64 --set plan.distributed_optimizer=true";
+  auto stage0 = [&](const std::string& preset, bool zero2) {
+    const auto j = json_of(inspect + " --set optimizations.preset=" + preset +
+                           (zero2 ? " --set plan.zero2=true" : ""));
+    return j["stages"][0];
+  };
+  const auto fsdp1 = stage0("fsdp", false), fsdp2 = stage0("fsdp", true);
+  CHECK(fsdp2["layers"] == 48);
+  CHECK(fsdp2["ops_per_micro_batch"]["comm"]["count"].get<int>() ==
+        fsdp1["ops_per_micro_batch"]["comm"]["count"].get<int>() + 48);
+  CHECK(fsdp2["ops_per_micro_batch"]["comm"]["bytes"].get<double>() >
+        fsdp1["ops_per_micro_batch"]["comm"]["bytes"].get<double>());
+  const auto ds1 = stage0("deepspeed", false), ds2 = stage0("deepspeed", true);
+  CHECK(ds2["ops_per_micro_batch"]["comm"]["count"] == ds1["ops_per_micro_batch"]["comm"]["count"]);
 }

@@ -382,6 +382,7 @@ Scenario read_scenario(const Json& doc, const fs::path& file, KeyLog* log) {
   {
     JsonReader plan = r.object("plan");
     s.optimizer_written = plan.has("optimizer");
+    s.fp32_gradients_written = plan.has("fp32_gradients");
     s.plan = read_plan(std::move(plan));
   }
   if (auto o = r.optional_object("optimizations")) s.optimizations = read_optimizations(*o);

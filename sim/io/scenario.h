@@ -107,6 +107,9 @@ struct Scenario {
   // Whether plan.optimizer is written (in the file or by --set): a system that sets the
   // optimizer then overrides a value the user gave (io::Inputs::keys_not_run).
   bool optimizer_written = false;
+  // Whether plan.fp32_gradients is written: else, with bf16, the system's rule sets it
+  // (step::SystemOptions::bf16_gradients_in_fp32).
+  bool fp32_gradients_written = false;
 };
 
 // Whether JSON path `path` is `object` or a key inside it ("plan.tp" within "plan"; "plan"

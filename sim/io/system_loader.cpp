@@ -135,6 +135,11 @@ step::SystemOptions load_system_file(const std::filesystem::path& file, FilesRea
     g->string("source");
     g->finish();
   }
+  if (auto g = r.optional_object("bf16_gradients")) {
+    s.bf16_gradients_in_fp32 = g->choice_or("dtype", "fp32", {"fp32", "bf16"}) == "fp32";
+    g->string("source");
+    g->finish();
+  }
   if (auto b = r.optional_object("dp_bucket_overlap")) {
     s.dp_bucket_overlap = b->boolean_or("enabled", false);
     b->string("source");

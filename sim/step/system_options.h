@@ -47,6 +47,11 @@ struct SystemOptions {
   // own (Megatron-LM before gradient-accumulation fusion, February 2022: main_grad.add_ in the
   // backward hook; PyTorch DDP's AccumulateGrad), rather than by the weight-gradient GEMM.
   bool grad_accumulation_pass = false;
+  // With bf16 and no plan.fp32_gradients written: gradients kept and reduced in fp32
+  // (Megatron-LM's rule, --accumulate-allreduce-grads-in-fp32), or in bf16 (DeepSpeed's ZeRO
+  // optimizers: DeepSpeedEngine.communication_data_type is bf16 with bf16), where its
+  // BF16_Optimizer's flat fp32 gradients do not run (io::Inputs resolves the plan's).
+  bool bf16_gradients_in_fp32 = true;
   // Context parallelism (plan.cp): whether a layer's K/V exchange runs beside its attention
   // (Transformer Engine's ring of send/recv, AttnFuncWithCPAndKVP2P, pipelined over the cp
   // ring steps) or before it, exposed (an all-gather first, as Llama 3 and Transformer

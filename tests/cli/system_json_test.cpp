@@ -172,3 +172,26 @@ TEST_CASE(
   const auto ds1 = stage0("deepspeed", false), ds2 = stage0("deepspeed", true);
   CHECK(ds2["ops_per_micro_batch"]["comm"]["count"] == ds1["ops_per_micro_batch"]["comm"]["count"]);
 }
+
+TEST_CASE(
+    "cli: bf16 gradients under deepspeed's ZeRO optimizers reduce in bf16, elsewhere in fp32") {
+  // DeepSpeed's communication_data_type is bf16 with bf16; its BF16_Optimizer keeps flat fp32
+  // gradients, Megatron's rule fp32 (until 2026-12-07 fp32 under every preset: deepspeed's
+  // ZeRO-2 reduced twice DeepSpeed's bytes). A plan's own fp32_gradients wins.
+  const std::string base =
+      simulate_json_of("scenarios/validation/korthikanti-22b-selective.json") +
+      " --set plan.dp=4 --set plan.global_batch=64 --set plan.distributed_optimizer=true";
+  auto fp32 = [&](const std::string& extra) {
+    return json_of(base + extra)["plan"]["fp32_gradients"].get<bool>();
+  };
+  const std::string ds = " --set optimizations.preset=deepspeed";
+  CHECK_FALSE(fp32(ds + " --set plan.zero2=true"));
+  CHECK_FALSE(fp32(ds + " --set optimizations.bf16_optimizer=false"));
+  CHECK(fp32(ds));  // BF16_Optimizer's flat fp32 gradients
+  CHECK(fp32(ds + " --set plan.zero2=true --set plan.fp32_gradients=true"));
+  CHECK(fp32(" --set optimizations.preset=megatron-core --set plan.zero2=true"));
+  const auto bf16 = json_of(base + ds + " --set plan.zero2=true");
+  const auto kept = json_of(base + ds + " --set plan.zero2=true --set plan.fp32_gradients=true");
+  CHECK(bf16["breakdown_s"]["dp_exposed"].get<double>() <
+        0.7 * kept["breakdown_s"]["dp_exposed"].get<double>());
+}

@@ -369,6 +369,9 @@ std::vector<Variant> compare(const std::filesystem::path& scenario,
       EvaluateOptions options;
       options.limits = limits;
       v.warning = cluster_device_mismatch(inputs);  // as simulate says it, run or refused
+      if (const std::string lacks = framework_lacks(inputs); !lacks.empty()) {
+        v.warning += (v.warning.empty() ? "" : "; ") + lacks;
+      }
       v.step = evaluate(inputs, options).step;
       v.plan = inputs.scenario.plan;
       v.device_memory = inputs.device.memory;

@@ -4,8 +4,10 @@
 #include <filesystem>
 #include <string>
 #include <system_error>
+#include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "engine/error.h"
 #include "hw/gpu_part.h"
@@ -43,6 +45,23 @@ std::string cluster_device_mismatch(const io::Inputs& in) {
       "cluster {} holds {} GPUs, but the device profile {} is another part's ({}): the step "
       "runs the profile's GPU on the cluster's NVLink and NICs",
       in.cluster.name, in.cluster.node.gpu, in.device.name, why);
+}
+
+std::string framework_lacks(const io::Inputs& in) {
+  const auto& f = in.system.not_in_framework;
+  const workload::ParallelPlan& p = in.scenario.plan;
+  std::vector<std::string> keys;
+  if (f.zero2 && p.zero2) keys.push_back("plan.zero2");
+  if (f.zero3 && p.zero3) keys.push_back("plan.zero3");
+  if (f.cp && p.cp > 1) keys.push_back(fmt::format("plan.cp {}", p.cp));
+  if (f.fp8 && p.fp8) keys.push_back("plan.fp8");
+  if (f.pp && p.pp > 1) keys.push_back(fmt::format("plan.pp {}", p.pp));
+  if (keys.empty()) return {};
+  return fmt::format(
+      "{} under preset '{}', whose framework does not run {}: {}. Priced as a what-if on the "
+      "preset's other mechanisms; the megatron-core preset runs every one",
+      fmt::join(keys, ", "), in.scenario.optimizations.preset, keys.size() == 1 ? "it" : "them",
+      f.source);
 }
 
 std::string node_power_over_reference(const io::Inputs& in) {

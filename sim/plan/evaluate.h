@@ -54,6 +54,11 @@ std::string power_preset_mismatch(const io::Inputs& inputs);
 // without a word until 2026-12-06). Empty otherwise.
 std::string cluster_device_mismatch(const io::Inputs& inputs);
 
+// A line naming the plan's features the preset's framework does not run (plan.zero3 under
+// megatron-lm, plan.pp under fsdp: step::SystemOptions::not_in_framework), priced as a what-if
+// on the preset's other mechanisms (accepted without a word until 2026-12-07). Empty otherwise.
+std::string framework_lacks(const io::Inputs& inputs);
+
 // A line to say where a node of the cluster, its GPUs at the device profile's peak power and
 // the power preset's node overhead, draws more than the profile's reference system may
 // (`reference_system.max_power_w` for as many GPUs: DGX A100's 6.5 kW): a node overhead typed

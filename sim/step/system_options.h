@@ -52,6 +52,12 @@ struct SystemOptions {
   // optimizers: DeepSpeedEngine.communication_data_type is bf16 with bf16), where its
   // BF16_Optimizer's flat fp32 gradients do not run (io::Inputs resolves the plan's).
   bool bf16_gradients_in_fp32 = true;
+  // Plan features the preset's framework does not run (its `not_in_framework`): a plan with
+  // one runs as a what-if on the preset's other mechanisms, and says so (plan::framework_lacks).
+  struct NotInFramework {
+    bool zero2 = false, zero3 = false, cp = false, fp8 = false, pp = false;
+    std::string source;
+  } not_in_framework;
   // Context parallelism (plan.cp): whether a layer's K/V exchange runs beside its attention
   // (Transformer Engine's ring of send/recv, AttnFuncWithCPAndKVP2P, pipelined over the cp
   // ring steps) or before it, exposed (an all-gather first, as Llama 3 and Transformer

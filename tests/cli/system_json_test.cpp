@@ -195,3 +195,24 @@ TEST_CASE(
   CHECK(bf16["breakdown_s"]["dp_exposed"].get<double>() <
         0.7 * kept["breakdown_s"]["dp_exposed"].get<double>());
 }
+
+TEST_CASE("cli: a plan feature the preset's framework does not run is priced and said") {
+  // Megatron-LM of 2021-23 has no ZeRO-3, FSDP1 no pipeline: each ran without a word until
+  // 2026-12-07 (a trial of the presets). Megatron-Core runs both: nothing said.
+  const std::string base = simulate_json_of("scenarios/validation/korthikanti-22b-selective.json") +
+                           " --set plan.dp=4 --set plan.global_batch=64";
+  const auto lm = run_megasim(base + " --set plan.zero3=true");
+  CHECK(lm.exit_code == 0);
+  CHECK(lm.err.find("plan.zero3 under preset 'megatron-lm', whose framework does not run it") !=
+        std::string::npos);
+  const auto fsdp =
+      run_megasim(simulate_json_of("scenarios/validation/korthikanti-22b-selective.json") +
+                  " --set plan.dp=2 --set plan.pp=2 --set plan.global_batch=64"
+                  " --set optimizations.preset=fsdp");
+  CHECK(fsdp.exit_code == 0);
+  CHECK(fsdp.err.find("plan.pp 2 under preset 'fsdp'") != std::string::npos);
+  const auto core =
+      run_megasim(base + " --set plan.zero3=true --set optimizations.preset=megatron-core");
+  CHECK(core.exit_code == 0);
+  CHECK(core.err.find("whose framework does not run") == std::string::npos);
+}

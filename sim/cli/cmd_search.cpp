@@ -24,6 +24,7 @@
 #include "io/output.h"
 #include "io/scenario.h"
 #include "plan/compare.h"
+#include "plan/evaluate.h"
 #include "plan/results_file.h"
 #include "plan/search.h"
 #include "plan/work_bounds.h"
@@ -144,6 +145,15 @@ std::unique_ptr<PreparedSearch> prepare_search(const SearchCliOptions& o) {
   io_options.run_level = false;
   auto prepared = std::make_unique<PreparedSearch>();
   prepared->inputs = io::load_inputs(scenario, io_options, &read);
+  {
+    // The scenario's ZeRO stage, CP and FP8 go into every candidate: a feature its preset's
+    // framework lacks is said once, as simulate says it (PP is an axis: the space keeps a
+    // framework without pipelines at PP 1).
+    io::Inputs carried = prepared->inputs;
+    carried.scenario.plan.pp = 1;
+    if (const std::string lacks = plan::framework_lacks(carried); !lacks.empty())
+      std::fprintf(stderr, "megasim: warning: %s\n", lacks.c_str());
+  }
 
   plan::SearchOptions& options = prepared->options;
   for (const auto& g : o.gpus) {

@@ -47,12 +47,14 @@ NcclModel::NvlsGraph NcclModel::nvls_graph(const CommShape& shape) const {
   g.heads = shape.ranks;
   g.speed_gbps = std::numeric_limits<double>::infinity();
   for (const auto& members : shape.by_node) {
-    // At most NCCL_MAX_NVLS_ARITY heads (32 from NCCL 2.20, 8 before; search.cc sets
-    // graph->maxChannels to the smaller of it and the node's GPUs): only a node of more than 32
-    // GPUs, an NVLink domain such as an NVL72 rack, meets it.
-    int heads = std::min(static_cast<int>(members.size()), kMaxNvlsArity);
+    int heads = static_cast<int>(members.size());
     if (shape.nodes > 1)
       heads = std::min(heads, std::max(1, std::min(node.nics, heads * node.nics / node.gpus)));
+    // At most NCCL_MAX_NVLS_ARITY heads (32 from NCCL 2.20, 8 before; search.cc sets
+    // graph->maxChannels to the smaller of it and the node's GPUs), after the NICs' share of
+    // the node's own members: only a node of more than 32 GPUs, an NVLink domain such as an
+    // NVL72 rack, meets it.
+    heads = std::min(heads, kMaxNvlsArity);
     // search.cc ncclTopoSearchTryNvls: a channel's head pulls twice its speed through its
     // NVLink, every other GPU once, so each GPU carries (heads + 1) x speed.
     double speed = 0.0;

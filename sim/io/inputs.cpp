@@ -371,13 +371,11 @@ Inputs load_inputs(const Scenario& s, const InputOptions& o, FilesRead* read) {
   in.written_optimizer = s.plan.optimizer;
   if (have_system) {
     in.scenario.plan.optimizer = step::system_optimizer(s.plan.optimizer, in.system);
-    workload::ParallelPlan& p = in.scenario.plan;
     // DeepSpeed's ZeRO optimizers keep and reduce bf16 gradients in bf16; its BF16_Optimizer
     // adds them into fp32 ones (until 2026-12-07 fp32 under every preset: ZeRO-2 and 3 moved
     // twice the bytes DeepSpeed does, a trial of the presets).
-    if (!s.fp32_gradients_written && p.precision == workload::Precision::kBf16 &&
-        !in.system.bf16_gradients_in_fp32) {
-      p.fp32_gradients = workload::bf16_optimizer_applies(in.system.pipe_engine.bf16_optimizer, p);
+    if (!s.fp32_gradients_written) {
+      in.scenario.plan.fp32_gradients = step::fp32_gradients_by_rule(in.system, in.scenario.plan);
     }
   }
   if (have_system) in.keys_not_run = keys_not_run(in);

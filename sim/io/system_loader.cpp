@@ -96,6 +96,25 @@ void read_sharding(JsonReader& z, step::SystemOptions::Sharding& sh) {
   z.finish();
 }
 
+// What the preset's framework does not run, and the dtype its bf16 gradients keep.
+void read_framework(JsonReader& r, step::SystemOptions& s) {
+  if (auto n = r.optional_object("not_in_framework")) {
+    auto& f = s.not_in_framework;
+    f.zero2 = n->boolean_or("zero2", false);
+    f.zero3 = n->boolean_or("zero3", false);
+    f.cp = n->boolean_or("cp", false);
+    f.fp8 = n->boolean_or("fp8", false);
+    f.pp = n->boolean_or("pp", false);
+    f.source = n->string("source");
+    n->finish();
+  }
+  if (auto g = r.optional_object("bf16_gradients")) {
+    s.bf16_gradients_in_fp32 = g->choice_or("dtype", "fp32", {"fp32", "bf16"}) == "fp32";
+    g->string("source");
+    g->finish();
+  }
+}
+
 }  // namespace
 
 step::SystemOptions load_system_file(const std::filesystem::path& file, FilesRead* read) {
@@ -135,21 +154,7 @@ step::SystemOptions load_system_file(const std::filesystem::path& file, FilesRea
     g->string("source");
     g->finish();
   }
-  if (auto n = r.optional_object("not_in_framework")) {
-    auto& f = s.not_in_framework;
-    f.zero2 = n->boolean_or("zero2", false);
-    f.zero3 = n->boolean_or("zero3", false);
-    f.cp = n->boolean_or("cp", false);
-    f.fp8 = n->boolean_or("fp8", false);
-    f.pp = n->boolean_or("pp", false);
-    f.source = n->string("source");
-    n->finish();
-  }
-  if (auto g = r.optional_object("bf16_gradients")) {
-    s.bf16_gradients_in_fp32 = g->choice_or("dtype", "fp32", {"fp32", "bf16"}) == "fp32";
-    g->string("source");
-    g->finish();
-  }
+  read_framework(r, s);
   if (auto b = r.optional_object("dp_bucket_overlap")) {
     s.dp_bucket_overlap = b->boolean_or("enabled", false);
     b->string("source");

@@ -259,8 +259,7 @@ class Walker {
   // Every plan of `tp` × `pp` on `gpus` GPUs under `system`.
   void walk(std::int64_t gpus, const step::SystemOptions& system, int tp, int pp) {
     const workload::ModelSpec& model = in_.model;
-    // Sequence parallelism needs TP: at tp 1 only sp=0 exists, and a space that holds sp=1
-    // alone (--fix sp=1) has no plan there.
+    // Sequence parallelism needs TP: at tp 1 only sp=0 exists (--fix sp=1 leaves no plan).
     std::vector<bool> sps = r_.sp.value_or(std::vector<bool>{false, true});
     if (tp == 1) {
       const bool off = std::find(sps.begin(), sps.end(), false) != sps.end();
@@ -280,10 +279,9 @@ class Walker {
     const bool divides = gpus % (static_cast<std::int64_t>(tp) * pp) == 0;
     const bool fits = gpus <= in_.cluster.gpus && divides;
     const int dp = divides ? static_cast<int>(gpus / (static_cast<std::int64_t>(tp) * pp)) : 0;
-    // With dp fixed, a tp × pp that does not divide the GPU count makes no plan of that dp: it
-    // is outside the space asked for, not pruned (--fix dp=1 --fix dist_opt=1 was reported as
-    // thousands of plans pruned by cluster size, until 2026-12-06, rather than as restrictions
-    // that leave no plan).
+    // With dp fixed, a tp × pp that does not divide the GPU count makes no plan of that dp:
+    // outside the space asked for, not pruned (reported as pruned by cluster size until
+    // 2026-12-06).
     if (r_.dp && !divides) return;
     dists_ = distributed_optimizers(dp, system);
     const auto inner = static_cast<std::int64_t>(vpps.size() * mbs_.size() * rcs_.size() *
@@ -308,9 +306,11 @@ class Walker {
     p.tp = tp;
     p.pp = pp;
     p.dp = dp;
-    // Each candidate runs the optimizer its own system runs: varying optimizations.lamb off
-    // gives the scenario's own optimizer back, not the base system's LAMB.
+    // Each candidate runs the optimizer its own system runs (varying optimizations.lamb off
+    // gives the scenario's own optimizer back), and its ZeRO stage's gradient dtype.
     p.optimizer = step::system_optimizer(in_.written_optimizer, system);
+    if (!in_.scenario.fp32_gradients_written)
+      p.fp32_gradients = step::fp32_gradients_by_rule(system, p);
     for (const int vpp : vpps) {
       p.vpp = vpp;
       p.schedule = space_schedule(vpp);
@@ -432,7 +432,9 @@ Space enumerate_space(const io::Inputs& in, const SpaceOptions& o) {
   if (!r.tp) {
     for (int t = 1; t <= in.cluster.node.gpus; ++t) tps.push_back(t);
   }
-  const std::vector<int> pps = r.pp.value_or(divisors(in.model.layers));
+  // A framework without pipelines (fsdp's) at PP 1 unless asked (every PP until 2026-12-07).
+  const std::vector<int> pps = r.pp.value_or(
+      in.system.not_in_framework.pp ? std::vector<int>{1} : divisors(in.model.layers));
   Space space;
   Walker walker(in, r, space);
   for (const std::int64_t gpus : gpu_counts) {

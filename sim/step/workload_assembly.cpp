@@ -23,6 +23,12 @@ workload::Optimizer system_optimizer(workload::Optimizer written, const SystemOp
   return system.lamb ? workload::Optimizer::kLamb : written;
 }
 
+bool fp32_gradients_by_rule(const SystemOptions& system, const workload::ParallelPlan& plan) {
+  if (plan.precision != workload::Precision::kBf16) return false;
+  if (system.bf16_gradients_in_fp32) return true;
+  return workload::bf16_optimizer_applies(system.pipe_engine.bf16_optimizer, plan);
+}
+
 workload::MemoryOptions memory_options(const SystemOptions& system) {
   workload::MemoryOptions o;
   o.fused_attention = system.attention_kernel() != AttentionKernel::kUnfused;

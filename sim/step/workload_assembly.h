@@ -42,6 +42,13 @@ double mfu_flops_per_token(const workload::ModelSpec& model, const SystemOptions
 // loaded (io::load_inputs, so that every report prints the plan priced), where the search
 // builds its candidates (each under its own system) and below.
 workload::Optimizer system_optimizer(workload::Optimizer written, const SystemOptions& system);
+// Whether a plan that does not write plan.fp32_gradients keeps its gradients in fp32: with bf16,
+// Megatron-LM's rule (fp32), or under a system whose bf16 gradients stay bf16 (DeepSpeed's ZeRO
+// optimizers) fp32 only where its BF16_Optimizer runs; with fp16, never. Used where a plan is
+// loaded and where the search builds its candidates, whose ZeRO stage may differ from the
+// scenario's (search's ZeRO-2 plans became ZeRO-1 with ZeRO-2's bf16 gradients until
+// 2026-12-07: a review).
+bool fp32_gradients_by_rule(const SystemOptions& system, const workload::ParallelPlan& plan);
 // What the memory model needs of the system (its attention kernel, ZeRO-3's gathers and
 // reductions, DeepSpeed's BF16_Optimizer): the one set every command's memory figures use.
 workload::MemoryOptions memory_options(const SystemOptions& system);

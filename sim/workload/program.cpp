@@ -102,6 +102,24 @@ bool regathers_zero2(const detail::LayerContext& c) {
   return c.plan.zero2 && !c.plan.zero3 && c.opts.zero2_reshard_after_backward && c.plan.dp_cp() > 1;
 }
 
+// A distributed optimizer's all-gather of the updated parameters, after the optimizer.
+void add_parameter_gather(const detail::LayerContext& c, double linear, std::int64_t bucket,
+                          StageProgram& sp) {
+  const ParallelPlan& p = c.plan;
+  if (!p.distributed_optimizer || p.zero3 || p.dp_cp() <= 1) return;
+  const std::int64_t params = sp.parameters_per_rank;
+  // With FP8 weights the linear weights are gathered in one byte, the rest in 16 bits.
+  const double bytes = p.fp8_params ? (c.elem * (d(params) - linear) + linear) / d(params) : c.elem;
+  // FSDP's SHARD_GRAD_OP gathers the layers' before each forward pass (build_chunk): the rest
+  // here.
+  const std::int64_t gathered =
+      regathers_zero2(c) ? params - stage_layer_parameters(sp, c.model, p) : params;
+  if (gathered > 0) {
+    add_buckets(sp.dp_param_comm, "parameter all-gather", CollectiveOp::kAllGather, gathered,
+                bucket, bytes);
+  }
+}
+
 void build_chunk(const detail::LayerContext& c, int rank_layers, ChunkProgram& ch) {
   const ParallelPlan& p = c.plan;
   const int first = ch.layers.first, last = ch.layers.first + ch.layers.count;
@@ -341,19 +359,7 @@ StageProgram build_stage(const ModelSpec& m, const ParallelPlan& p, int stage,
   add_optimizer_step(c, owned, bf16_engine ? d(params) : owned, sp.optimizer);
   const double linear = d(stage_linear_weights_per_rank(m, p, stage));
   if (p.fp8) add_fp8_weight_work(p, linear, sp.optimizer);
-  if (p.distributed_optimizer && !p.zero3 && p.dp_cp() > 1) {
-    // With FP8 weights the linear weights are gathered in one byte, the rest in 16 bits.
-    const double bytes =
-        p.fp8_params ? (c.elem * (d(params) - linear) + linear) / d(params) : c.elem;
-    // FSDP's SHARD_GRAD_OP gathers the layers' before each forward pass (build_chunk): the
-    // rest here.
-    const std::int64_t gathered =
-        regathers_zero2(c) ? params - stage_layer_parameters(sp, m, p) : params;
-    if (gathered > 0) {
-      add_buckets(sp.dp_param_comm, "parameter all-gather", CollectiveOp::kAllGather, gathered,
-                  bucket, bytes);
-    }
-  }
+  add_parameter_gather(c, linear, bucket, sp);
   return sp;
 }
 

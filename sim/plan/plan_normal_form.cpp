@@ -130,6 +130,12 @@ std::string not_searched(const io::Inputs& in, const SpaceOptions& o,
         "adds it",
         p.micro_batch, p.micro_batch);
   }
+  if (free("pp") && p.pp > 1 && in.system.not_in_framework.pp) {
+    return fmt::format(
+        "its pp {}: the preset's framework runs no pipeline, so the space keeps pp 1; --vary "
+        "pp=1,{} adds it",
+        p.pp, p.pp);
+  }
   if (free("tp") && p.tp > in.cluster.node.gpus)
     return fmt::format("its tp {}: the space's reach a node's {} GPUs", p.tp, in.cluster.node.gpus);
   return "";

@@ -4,7 +4,8 @@
 //
 // Axes (each restricted by --fix / --vary): the GPU count; the system switches the user varies
 // (none by default: the scenario's system is what the cluster runs); tp in 1..GPUs per node;
-// pp over the divisors of the layer count and vpp over the divisors of layers / pp (vpp > 1
+// pp over the divisors of the layer count (1 alone under a preset whose framework runs no
+// pipeline, fsdp's) and vpp over the divisors of layers / pp (vpp > 1
 // only with pp > 1: the interleaved schedule); dp = GPUs / (tp × pp); micro-batch 1, 2, 4, 8;
 // recompute none / selective / full; sequence parallelism (tp > 1); the distributed optimizer
 // (ZeRO-1) on or off. Context parallelism and ZeRO-3 are not enumerated: the plan has no

@@ -16,9 +16,13 @@ using megasim::test::shell_quote;
 
 namespace {
 
-// `simulate --json` of a shipped scenario, by its path in the source tree; and a command's JSON.
+// A shipped file's path in the source tree, quoted for the shell; `simulate --json` of a
+// shipped scenario; and a command's JSON.
+std::string shipped(const std::string& path) {
+  return shell_quote(std::string(MEGASIM_SOURCE_DIR) + "/" + path);
+}
 std::string simulate_json_of(const std::string& scenario) {
-  return "simulate --json " + shell_quote(std::string(MEGASIM_SOURCE_DIR) + "/" + scenario);
+  return "simulate --json " + shipped(scenario);
 }
 nlohmann::json json_of(const std::string& command) {
   return nlohmann::json::parse(run_megasim(command).out);
@@ -154,9 +158,7 @@ TEST_CASE(
   // parameters. Until 2026-12-07 both gathered once a step (a trial of the presets). 48 layers:
   // 48 more collectives a micro-batch, and the step's gathers leave for the passes.
   const std::string inspect =
-      "inspect --json " +
-      shell_quote(std::string(MEGASIM_SOURCE_DIR) +
-                  "/scenarios/validation/korthikanti-22b-selective.json") +
+      "inspect --json " + shipped("scenarios/validation/korthikanti-22b-selective.json") +
       " --set plan.dp=8 --set plan.global_batch=64 --set plan.distributed_optimizer=true";
   auto stage0 = [&](const std::string& preset, bool zero2) {
     const auto j = json_of(inspect + " --set optimizations.preset=" + preset +
@@ -221,8 +223,7 @@ TEST_CASE("cli: search's candidates take deepspeed's bf16 gradients by their own
   // A ZeRO-2 scenario's plans are searched as ZeRO-1, where BF16_Optimizer keeps fp32
   // gradients; they kept ZeRO-2's bf16 ones (2 B a parameter short in memory, a step apart from
   // simulate's) until 2026-12-07 (a review). The ranked plan is the one simulate runs.
-  const std::string scenario = shell_quote(std::string(MEGASIM_SOURCE_DIR) +
-                                           "/scenarios/validation/korthikanti-22b-selective.json");
+  const std::string scenario = shipped("scenarios/validation/korthikanti-22b-selective.json");
   const std::string sets =
       " --set optimizations.preset=deepspeed --set plan.dp=4 --set plan.distributed_optimizer=true"
       " --set plan.micro_batch=4 --set plan.global_batch=64";
@@ -239,10 +240,8 @@ TEST_CASE("cli: search's candidates take deepspeed's bf16 gradients by their own
 
 TEST_CASE("cli: search keeps a framework without pipelines at PP 1 and says what it lacks") {
   // FSDP1 runs no pipeline: its preset's search ranked PP 2 plans without a word until
-  // 2026-12-07 (a review); --vary pp still asks for them. A ZeRO-3 scenario under megatron-lm
-  // puts ZeRO-3 in every candidate: said once.
-  const std::string scenario = shell_quote(std::string(MEGASIM_SOURCE_DIR) +
-                                           "/scenarios/validation/korthikanti-22b-selective.json");
+  // 2026-12-07 (a review); --vary pp still asks for them.
+  const std::string scenario = shipped("scenarios/validation/korthikanti-22b-selective.json");
   const std::string fixes =
       " --gpus 32 --fix tp=4 --fix micro_batch=1 --fix recompute=selective --fix sp=1"
       " --set plan.dp=4 --set plan.global_batch=64 --top 3";
@@ -254,7 +253,15 @@ TEST_CASE("cli: search keeps a framework without pipelines at PP 1 and says what
   for (const auto& plan : ranked) {
     CHECK(plan["key"].get<std::string>().find(" pp=1 ") != std::string::npos);
   }
+  // Asked for, pipelines are ranked, and said once.
+  const auto piped = run_megasim("search --json " + scenario + fixes +
+                                 " --set optimizations.preset=fsdp --fix pp=2");
+  REQUIRE(piped.exit_code == 0);
+  CHECK(piped.out.find(" pp=2 ") != std::string::npos);
+  CHECK(piped.err.find("plan.pp 2 under preset 'fsdp', whose framework does not run it") !=
+        std::string::npos);
+  // A ZeRO-3 scenario's candidates are ZeRO-1 (plan::to_normal_form): nothing to say of ZeRO-3.
   const auto lm = run_megasim("search --json " + scenario + fixes + " --set plan.zero3=true");
   CHECK(lm.exit_code == 0);
-  CHECK(lm.err.find("plan.zero3 under preset 'megatron-lm'") != std::string::npos);
+  CHECK(lm.err.find("whose framework does not run") == std::string::npos);
 }

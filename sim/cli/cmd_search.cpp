@@ -237,9 +237,15 @@ void search_on(const MpiShare& mpi, const SearchCliOptions& o, PreparedSearch& p
         "search: none of the space's {} plan{} is feasible: {} pruned by cluster size (tp × pp "
         "must divide the GPU count), {} by heads (tp must divide heads, kv_heads and "
         "ffn_hidden), {} by divisibility (the layers, sequence and batch splits; vpp above 1 "
-        "needs pp above 1), {} by memory; loosen --fix, --vary or --gpus",
+        "needs pp above 1), {} by memory; loosen --fix, --vary or --gpus{}",
         r.space.size, r.space.size == 1 ? "" : "s", r.space.pruned[0], r.space.pruned[1],
-        r.space.pruned[2], r.space.pruned[3]));
+        r.space.pruned[2], r.space.pruned[3],
+        // Loosening cannot help a model no pp divides evenly (Llama 3's 126 layers at PP 16:
+        // the advice alone misled a trial, 2026-12-07).
+        prepared.inputs.scenario.plan.layer_split.empty()
+            ? ""
+            : "; the scenario's uneven plan.layer_split is not searched (the space splits the "
+              "layers evenly over pp): run that plan with simulate or compare"));
   }
   // Nothing ran: every plan taken to the event level is past --max-events. No ranking to give.
   if (!r.stopped && !r.ranked.empty() &&

@@ -52,7 +52,12 @@ inline double busbw_gbps(const collective::CollectiveCall& c, Time t) {
 struct CollectiveBench {
   CollectiveBench(const std::string& cluster, const std::string& profile,
                   net::Routing routing = net::Routing::kEcmp)
-      : topology(io::load_cluster(source("topologies/" + cluster + ".json"))),
+      : CollectiveBench(io::load_cluster(source("topologies/" + cluster + ".json")), profile,
+                        routing) {}
+  // The same on a cluster a test wrote (a node shape no shipped topology has).
+  CollectiveBench(net::ClusterSpec cluster, const std::string& profile,
+                  net::Routing routing = net::Routing::kEcmp)
+      : topology(std::move(cluster)),
         constants(io::read_collective_constants(source("calibrate/profiles/" + profile + ".json"))),
         solver(sim, topology, routing),
         engine(sim, topology, solver, constants) {}
@@ -68,6 +73,8 @@ struct Hopper : CollectiveBench {
   explicit Hopper(const std::string& cluster = "dgx-h100-superpod-6144",
                   const std::string& profile = "h100-sxm5-80gb")
       : CollectiveBench(cluster, profile) {}
+  explicit Hopper(net::ClusterSpec cluster)
+      : CollectiveBench(std::move(cluster), "h100-sxm5-80gb") {}
 };
 
 }  // namespace megasim::testing

@@ -100,16 +100,11 @@ TEST_CASE("an NVLink domain of more than 32 GPUs runs NVLS on 32 heads, NCCL's a
                          "\"agg_oversubscription\": 1, \"link_efficiency\": 0.9937, "
                          "\"hop_latency_ns\": 130}")
         << "}";
-    Simulator sim;
-    const net::Topology topology(io::load_cluster(file));
-    const auto constants =
-        io::read_collective_constants(source("calibrate/profiles/h100-sxm5-80gb.json"));
-    net::FlowSolver solver(sim, topology, net::Routing::kEcmp);
-    collective::CollectiveEngine engine(sim, topology, solver, constants);
-    const auto c = all_reduce(topology.pack_placement(gpus * nodes), kOneGiB);
-    const auto shape = collective::comm_shape(topology, c.gpus);
+    Hopper h(io::load_cluster(file));
+    const auto c = all_reduce(h.topology.pack_placement(gpus * nodes), kOneGiB);
+    const auto shape = collective::comm_shape(h.topology, c.gpus);
     const CollAlgorithm a = nodes == 1 ? CollAlgorithm::kNvls : CollAlgorithm::kNvlsTree;
-    return engine.model().cost(c, shape, a, CollProtocol::kSimple).bus_bandwidth.value() / 1e9;
+    return h.engine.model().cost(c, shape, a, CollProtocol::kSimple).bus_bandwidth.value() / 1e9;
   };
   CHECK(bus(64, 1, 64) == doctest::Approx(579.7).epsilon(1e-3));
   CHECK(bus(72, 1, 72) == doctest::Approx(579.7).epsilon(1e-3));

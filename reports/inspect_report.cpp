@@ -45,6 +45,7 @@ json memory_json(const workload::MemoryEstimate& e) {
           {"pending_weight_grads", e.pending_weight_grads},
           {"pending_weight_grad_bytes", e.pending_weight_grad_bytes.value()},
           {"embedding_logits_bytes", e.embedding_logits.value()},
+          {"main_gradient_at_step_bytes", e.main_gradient_at_step.value()},
           {"workspace_bytes", e.workspace.value()},
           {"fragmentation_margin_bytes", e.fragmentation.value()},
           {"total_bytes", e.total().value()}};
@@ -96,6 +97,12 @@ std::string stage_text(const plan::StageInspection& st, Bytes capacity) {
           ? fmt::format(" (over the device: {:.1f} without the fragmentation margin)",
                         e.required() / kGiB)
           : "");
+  if (e.main_gradient_at_step > Bytes(0.0)) {
+    t += fmt::format(
+        "  memory GiB  the optimizer step's fp32 gradient {:.1f}, made after the passes' "
+        "activations are freed (the total is the larger peak)\n",
+        e.main_gradient_at_step / kGiB);
+  }
   return t;
 }
 

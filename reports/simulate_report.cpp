@@ -1,5 +1,6 @@
 #include "reports/simulate_report.h"
 
+#include <algorithm>
 #include <utility>
 
 #include <fmt/format.h>
@@ -35,6 +36,7 @@ json memory_json(const std::vector<workload::MemoryEstimate>& stages, Bytes capa
                       {"optimizer_states_gib", gib(m.optimizer_states)},
                       {"activations_gib", gib(m.activations)},
                       {"embedding_logits_gib", gib(m.embedding_logits)},
+                      {"main_gradient_at_step_gib", gib(m.main_gradient_at_step)},
                       {"workspace_gib", gib(m.workspace)},
                       {"fragmentation_margin_gib", gib(m.fragmentation)},
                       {"total_gib", gib(m.total())},
@@ -60,6 +62,15 @@ std::string system_line(const step::SystemOptions& sys) {
   return s;
 }
 
+// How a stage's output crosses to the next, as priced (workload/pipe_engine_ops.h).
+std::string pp_transfer(const step::SystemOptions& sys, const workload::ParallelPlan& plan) {
+  if (plan.pp == 1) return "none";
+  if (plan.tp == 1) return "whole";
+  if (plan.sequence_parallel) return "sequence-parallel shard";
+  if (sys.pipe_engine.partitioned_transfers) return "partitioned";
+  return sys.scatter_gather_transfers ? "scatter-gather" : "whole from every tp rank";
+}
+
 json system_json(const step::SystemOptions& sys, const workload::ParallelPlan& plan) {
   // The attention kernel that runs (FlashAttention-2 with efficient_operators), whether
   // context parallelism's exchanges overlap it, whether the DP overlap goes bucket by bucket and
@@ -77,6 +88,7 @@ json system_json(const step::SystemOptions& sys, const workload::ParallelPlan& p
       // the backward's collectives all the same).
       {"backward_tp_overlap", sys.tp_overlap || sys.backward_tp_overlap},
       {"grad_accumulation_pass", sys.grad_accumulation_pass},
+      {"pp_transfer", pp_transfer(sys, plan)},
       // Whether DeepSpeed's BF16_Optimizer runs (the preset's engine takes it; the plan
       // runs it in bf16 outside ZeRO-2 and 3): not reported until 2026-12-06.
       {"bf16_optimizer", workload::bf16_optimizer_applies(sys.pipe_engine.bf16_optimizer, plan)}};
@@ -292,6 +304,15 @@ std::string memory_text(const step::StepPrediction& p, Bytes capacity) {
                               : "");
     if (is_tight && (!tightest || m.required() > tightest->required())) tightest = &m;
     if (over && (!most_over || m.required() > most_over->required())) most_over = &m;
+  }
+  Bytes main_gradient;
+  for (const auto& m : p.memory) main_gradient = std::max(main_gradient, m.main_gradient_at_step);
+  if (main_gradient > Bytes(0.0)) {
+    s += fmt::format(
+        "  optim leaves out the fp32 gradient the optimizer step makes from the 16-bit one (up to "
+        "{:.1f} GiB a stage), held only once the passes' activations are freed; total is the "
+        "larger of the two peaks\n",
+        gib(main_gradient));
   }
   if (most_over) {
     // Only a validation row whose published run ran a plan over megasim's memory model gets

@@ -113,6 +113,12 @@ void read_framework(JsonReader& r, step::SystemOptions& s) {
     g->string("source");
     g->finish();
   }
+  if (auto m = r.optional_object("fp32_main_gradient")) {
+    s.main_gradient_at_step =
+        m->choice("held", {"optimizer-step", "from-backward"}) == "optimizer-step";
+    m->string("source");
+    m->finish();
+  }
 }
 
 }  // namespace
@@ -153,6 +159,11 @@ step::SystemOptions load_system_file(const std::filesystem::path& file, FilesRea
     s.grad_accumulation_pass = g->boolean_or("enabled", false);
     g->string("source");
     g->finish();
+  }
+  if (auto t = r.optional_object("scatter_gather_transfers")) {
+    s.scatter_gather_transfers = t->boolean_or("enabled", true);
+    t->string("source");
+    t->finish();
   }
   read_framework(r, s);
   if (auto b = r.optional_object("dp_bucket_overlap")) {

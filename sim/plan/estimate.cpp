@@ -35,6 +35,7 @@ std::uint32_t system_bits(const step::SystemOptions& s) {
   if (s.pipe_engine.bf16_optimizer) bits |= 1u << 26;
   if (s.tp_decomposition.enabled) bits |= 1u << 27;
   if (s.grad_accumulation_pass) bits |= 1u << 28;
+  if (s.scatter_gather_transfers) bits |= 1u << 29;
   return bits;
 }
 
@@ -84,9 +85,8 @@ AnalyticEstimator::Probe AnalyticEstimator::price_probe(const workload::Parallel
   // calls pace the step, on every stage (the Pricer prices each stage's groups where they
   // sit). Packed groups start at multiples of tp, so the fewest a split leaves on one node is
   // g = gcd(tp, GPUs a node) (TP 5 on 8: 1 and 4; TP 6: 2 and 4), and the call runs at that
-  // node's NICs. Until 2026-12-06 the probe split a group in halves (TP 5: 2 and 3; TP 6: 3 and
-  // 3, a split no packed TP-6 group has): a user's search ranked TP 5 × DP 32 on 160 GPUs at
-  // 9.39 s where the event level gives 12.69 s.
+  // node's NICs. (Until 2026-12-06 split in halves: TP 5 × DP 32 on 160 GPUs ranked at 9.39 s
+  // where the event level gives 12.69 s.)
   const bool split = splits_tp_group(real);
   const int per_node = topology_.gpus_per_node();
   const int fewest = std::gcd(p.tp, per_node);
@@ -104,14 +104,15 @@ AnalyticEstimator::Probe AnalyticEstimator::price_probe(const workload::Parallel
 }
 
 void AnalyticEstimator::engine_prices(const Candidate& c, const Probe& bare, LayerPrices& lp) {
-  // DeepSpeed's pipeline engine (workload/pipe_engine_ops.h): its transfers come once a chunk
-  // boundary, not once a layer, and the first and last chunks of the pipeline lack one side;
-  // its BF16_Optimizer update, once a micro-batch over the stage's parameters. Priced as the
-  // probe with the transfers alone and with both against the probe without either.
+  // DeepSpeed's engine and Megatron-LM's scatter-gather (workload/pipe_engine_ops.h): transfers
+  // come once a chunk boundary, not once a layer, and the pipeline's first and last chunks lack
+  // one side; the engine's BF16_Optimizer update, once a micro-batch over the stage's
+  // parameters. Priced as the probe with the transfers alone and with both, less the bare one.
   step::SystemOptions transfers_only = c.system;
   transfers_only.pipe_engine.bf16_optimizer = false;
   const Probe tr = price_probe(c.plan, transfers_only);
   const Probe all = c.system.pipe_engine.bf16_optimizer ? price_probe(c.plan, c.system) : tr;
+  lp.pp_bytes = tr.workload.program[0].pp_send_bytes.value();  // the bare probe's sends whole
   for (int s = 0; s < 3; ++s) {
     const auto i = static_cast<std::size_t>(s);
     lp.engine[i].f = sec(tr.costs[i].forward[0] - bare.costs[i].forward[0]);
@@ -140,11 +141,12 @@ const AnalyticEstimator::LayerPrices& AnalyticEstimator::layer_prices(const Cand
                       splits_tp_group(real), real.fp32_gradients, static_cast<int>(real.optimizer));
   if (auto it = layers_.find(key); it != layers_.end()) return it->second;
 
-  // The layers' prices come from the probe without the pipeline engine's own work, which is
+  // The layers' prices come from the probe without the transfers' and the engine's own work,
   // priced apart (engine_prices): it does not grow with the layers.
   step::SystemOptions bare_system = c.system;
   bare_system.pipe_engine.partitioned_transfers = false;
   bare_system.pipe_engine.bf16_optimizer = false;
+  bare_system.scatter_gather_transfers = false;
   const Probe bare = price_probe(real, bare_system);
   const std::vector<step::StageCosts>& costs = bare.costs;
   LayerPrices lp;
@@ -163,7 +165,8 @@ const AnalyticEstimator::LayerPrices& AnalyticEstimator::layer_prices(const Cand
   const double kernel = sec(t.gemm + t.attention + t.memory_bound);
   lp.gemm_share = kernel > 0 ? sec(t.gemm + t.attention) / kernel : 1.0;
   lp.pp_bytes = bare.workload.program[0].pp_send_bytes.value();
-  if (c.system.pipe_engine.partitioned_transfers || c.system.pipe_engine.bf16_optimizer) {
+  if (c.system.pipe_engine.partitioned_transfers || c.system.pipe_engine.bf16_optimizer ||
+      (c.system.scatter_gather_transfers && real.tp > 1 && !real.sequence_parallel)) {
     engine_prices(c, bare, lp);
   }
   return layers_[key] = lp;
@@ -210,9 +213,8 @@ double AnalyticEstimator::schedule_seconds(const workload::ParallelPlan& p, doub
   if (p.pp == 1) return static_cast<double>(micro_batches) * (f + b);
   // A step past the work bound (search's --max-events, which the event stage holds too) is
   // not built pass by pass: its makespan in closed form instead (closed_form_makespan). (A
-  // 2^31-micro-batch plan's count overflowed an int and its estimate went negative; 2^25 built
-  // a schedule past the memory. Until 2026-12-03 the bound was the default one even where
-  // --max-events raised it, so such a plan was ranked by the closed form and then simulated.)
+  // 2^31-micro-batch plan's count overflowed an int; 2^25 built a schedule past the memory.
+  // Until 2026-12-03 the bound ignored a raised --max-events.)
   // Counted as the event level counts them (three a micro-batch and chunk with zero-bubble).
   if (plan_passes(p, false) > static_cast<double>(max_passes_) ||
       micro_batches > std::numeric_limits<int>::max()) {
@@ -343,7 +345,7 @@ StepFigures AnalyticEstimator::estimate(const Candidate& c) {
   const double body = per_stage_layers * (lp.layer_f + lp.layer_b);
   const double body_tp = per_stage_layers * lp.layer_tp;
   const double embed = lp.embed_f + lp.embed_b, head = lp.head_f + lp.head_b;
-  const EngineWork engine = engine_work(c, lp);  // DeepSpeed's pipeline engine; else zero
+  const EngineWork engine = engine_work(c, lp);  // transfers' and the engine's work; else zero
   double c_first = body + embed + engine.first.f + engine.first.b;
   double c_last = body + head + engine.last.f + engine.last.b;
   double c_mid = body + engine.mid.f + engine.mid.b;
@@ -409,9 +411,9 @@ StepFigures AnalyticEstimator::estimate(const Candidate& c) {
 
 AnalyticEstimator::EngineWork AnalyticEstimator::engine_work(const Candidate& c,
                                                             const LayerPrices& lp) const {
-  // The pipeline engine's transfers at each chunk's boundaries (none without PP): the
-  // pipeline's first (or last) chunk prices as the probe's first (or last) stage, every other
-  // chunk as its middle one; and the BF16_Optimizer update once a micro-batch.
+  // The transfers' work at each chunk's boundaries (none without PP): the pipeline's first (or
+  // last) chunk prices as the probe's first (or last) stage, every other chunk as its middle
+  // one; and the BF16_Optimizer update once a micro-batch.
   const workload::ParallelPlan& p = c.plan;
   EngineWork w;
   const auto add = [](LayerPrices::Engine& to, const LayerPrices::Engine& e, double times) {

@@ -90,9 +90,10 @@ class AnalyticEstimator {
     double optimizer_per_param = 0;  // seconds per parameter the rank updates
     double gemm_share = 1;           // of kernel time: GEMM and attention
     double pp_bytes = 0;
-    // The pipeline engine's transfers per chunk of the first, a middle and the last stage
-    // (seconds a micro-batch: forward, backward, and the TP part of both), and its
-    // BF16_Optimizer update per parameter of a stage, once a micro-batch (0 without them).
+    // The transfers' work (Megatron-LM's scatter-gather, DeepSpeed's PipelineEngine) per chunk
+    // of the first, a middle and the last stage (seconds a micro-batch: forward, backward, and
+    // the TP part of both), and the engine's BF16_Optimizer update per parameter of a stage,
+    // once a micro-batch (0 without them).
     struct Engine {
       double f = 0, b = 0, tp = 0;
     };

@@ -47,11 +47,24 @@ struct SystemOptions {
   // own (Megatron-LM before gradient-accumulation fusion, February 2022: main_grad.add_ in the
   // backward hook; PyTorch DDP's AccumulateGrad), rather than by the weight-gradient GEMM.
   bool grad_accumulation_pass = false;
+  // Without sequence parallelism, how a stage's output crosses to the next with tp > 1:
+  // Megatron-LM's scatter-gather (Narayanan et al. SC'21 §4.1; on by default from February
+  // 2021 until the pipeline moved into Megatron-Core, 3c92fa93, March 2023): each TP rank sends
+  // a 1/tp slice and the receiver all-gathers it over TP before its pass; else every TP rank
+  // sends the whole tensor (Megatron-Core's p2p). DeepSpeed's PipelineEngine partitions its own
+  // (pipe_engine.partitioned_transfers).
+  bool scatter_gather_transfers = true;
   // With bf16 and no plan.fp32_gradients written: gradients kept and reduced in fp32
   // (Megatron-LM's rule, --accumulate-allreduce-grads-in-fp32), or in bf16 (DeepSpeed's ZeRO
   // optimizers: DeepSpeedEngine.communication_data_type is bf16 with bf16), where its
   // BF16_Optimizer's flat fp32 gradients do not run (io::Inputs resolves the plan's).
   bool bf16_gradients_in_fp32 = true;
+  // Gradients kept in 16 bits (plan.fp32_gradients false): the optimizer's fp32 copy of each
+  // shard is made at the optimizer step and freed before the next forward (Megatron's
+  // optimizers' _copy_model_grads_to_main_grads and zero_grad(set_to_none); DeepSpeed's ZeRO
+  // optimizers), so it is not held at the activations' peak; else it is held from the
+  // backward on (FSDP casts each reduced gradient to the fp32 parameter's dtype).
+  bool main_gradient_at_step = false;
   // Plan features the preset's framework does not run (its `not_in_framework`): a plan with
   // one runs as a what-if on the preset's other mechanisms, and says so (plan::framework_lacks).
   struct NotInFramework {

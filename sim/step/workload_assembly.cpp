@@ -39,6 +39,7 @@ workload::MemoryOptions memory_options(const SystemOptions& system) {
   o.sharded.reduce_bucket_elements = system.sharding.reduce_bucket_elements;
   o.pipe_bf16_optimizer = system.pipe_engine.bf16_optimizer;
   o.zero2_bucketed = system.dp_overlap;
+  o.main_gradient_at_step = system.main_gradient_at_step;
   return o;
 }
 
@@ -61,6 +62,7 @@ AssembledWorkload assemble_workload(const workload::ModelSpec& model,
   gen.pipe_partitioned_transfers = system.pipe_engine.partitioned_transfers;
   gen.pipe_bf16_optimizer = system.pipe_engine.bf16_optimizer;
   gen.grad_accumulation_pass = system.grad_accumulation_pass;
+  gen.pp_scatter_gather = system.scatter_gather_transfers;
   const workload::MemoryOptions memory = memory_options(system);
   w.program = workload::build_program(w.executed, w.plan, gen);
   for (int s = 0; s < w.plan.pp; ++s) {

@@ -265,14 +265,18 @@ MemoryEstimate estimate_memory(const ModelSpec& m, const ParallelPlan& p, int st
   const double shard = p.shard_ranks();  // ZeRO-3 / FSDP: the ranks one shard spans
   const double w = kWeightBytes, g = gradient_bytes(p);
   // Gradients kept in 16 bits (fp16 runs, FSDP's bf16 reduction) are cast to an fp32 main
-  // gradient for the optimizer, held beside the master weights and moments.
-  const double o = kMasterAndMomentsBytes + (p.fp32_gradients ? 0.0 : 4.0);
+  // gradient for the optimizer: made at the optimizer step only (MemoryOptions::
+  // main_gradient_at_step), or held beside the master weights and moments.
+  const double main = p.fp32_gradients ? 0.0 : 4.0;
+  const double step_only = opts.main_gradient_at_step ? main : 0.0;
+  const double o = kMasterAndMomentsBytes + main - step_only;
   if (p.zero3) {
     // Sharded over DP, plus what is gathered and reduced unsharded at a time.
     const ShardedUnsharded u = sharded_unsharded(m, p, stage, opts.sharded);
     e.weights = Bytes(params / shard * w + u.gathered * w);
     e.gradients = Bytes(params / shard * g + u.gradients * g);
     e.optimizer_states = Bytes(params / shard * o);
+    e.main_gradient_at_step = Bytes(params / shard * step_only);
   } else {
     // Under FP8 Transformer Engine keeps each linear weight's FP8 copy and its transpose: 2 B
     // beside the 16-bit weight; with FP8 weights (fp8_params) the two take its place.
@@ -285,6 +289,7 @@ MemoryEstimate estimate_memory(const ModelSpec& m, const ParallelPlan& p, int st
     const double unreduced = p.zero2 ? zero2_unreduced(m, p, stage, opts) : 0.0;
     e.gradients = Bytes(params * g / (p.zero2 ? dp : 1.0) + unreduced * g + params * lp_grads);
     e.optimizer_states = Bytes(params * o / (p.distributed_optimizer ? dp : 1.0));
+    e.main_gradient_at_step = Bytes(params * step_only / (p.distributed_optimizer ? dp : 1.0));
   }
 
   const Bytes per_layer = activation_bytes_per_layer(m, p, opts);

@@ -53,6 +53,12 @@ struct MemoryOptions {
   // parameter keeps its bf16 .grad from one backward to the next (update_hp_grads with
   // clear_lp_grads=False; the engine clears them at the next backward's start): 2 B more.
   bool pipe_bf16_optimizer = false;
+  // Gradients kept in 16 bits (plan.fp32_gradients false) are cast to an fp32 main gradient for
+  // the optimizer: made at the optimizer step and freed before the next forward, when the
+  // activations are gone (Megatron's and DeepSpeed's ZeRO optimizers), so the stage's peak is
+  // the larger of the two (MemoryEstimate::main_gradient_at_step); or held beside the optimizer
+  // states from the backward on (FSDP, and the default).
+  bool main_gradient_at_step = false;
   // Assumption, not a measurement: CUDA context, cuBLAS workspaces and NCCL channel buffers
   // take about 2 GiB per GPU in a Megatron-LM job; override per device when measured.
   Bytes reserved = Bytes(2.0 * 1024 * 1024 * 1024);
@@ -74,11 +80,18 @@ struct MemoryEstimate {
   double pending_weight_grads = 0;
   Bytes pending_weight_grad_bytes;
   Bytes embedding_logits;              // embedding dropout masks, logits and loss buffers
+  // The fp32 main gradient made only for the optimizer step (MemoryOptions::
+  // main_gradient_at_step), when activations and buffers are freed: 0 when held throughout
+  // (then a part of optimizer_states) or when the gradients are fp32 already.
+  Bytes main_gradient_at_step;
   Bytes workspace;                     // MemoryOptions::reserved + fragmentation
   Bytes fragmentation;                 // the fragmentation margin, a part of workspace
-  // The bytes the plan's tensors take, before the reserve and the margin.
+  // The bytes the plan's tensors take at their peak, before the reserve and the margin: the
+  // forward and backward's, or the optimizer step's with its fp32 main gradient.
   Bytes tensors() const {
-    return weights + gradients + optimizer_states + activations + embedding_logits;
+    const Bytes states = weights + gradients + optimizer_states;
+    const Bytes passes = activations + embedding_logits;
+    return states + (main_gradient_at_step > passes ? main_gradient_at_step : passes);
   }
   Bytes total() const { return tensors() + workspace; }
   // What must fit: total() without the fragmentation margin.

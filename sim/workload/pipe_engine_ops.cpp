@@ -46,9 +46,26 @@ void full(const LayerContext& c, std::vector<Op>& out, const std::string& what, 
   memory(out, what + " full clone", phase, whole, whole);
 }
 
+// Megatron-LM's scatter-gather transfers (GeneratorOptions::pp_scatter_gather): the received
+// 1/tp slices all-gathered over TP into the whole tensor before the pass that takes it
+// (gather_split_1d_tensor in p2p_communication.py, an all_gather into one flat buffer, on the
+// compute stream). Not DeepSpeed's engine work: not marked pipe_engine.
+bool scatter_gathered(const LayerContext& c) {
+  return c.opts.pp_scatter_gather && !c.opts.pipe_partitioned_transfers && c.t > 1 &&
+         c.plan.pp > 1 && !c.plan.sequence_parallel;
+}
+
+void gather_received(const LayerContext& c, std::vector<Op>& out, const std::string& what,
+                     Phase phase) {
+  add_comm(out, -1, "pp scatter-gather all-gather (" + what + ")", phase, CollectiveOp::kAllGather,
+           Group::kTp, activation_bytes(c), false);
+}
+
 }  // namespace
 
 void append_pipe_forward_entry(const LayerContext& c, PipePosition at, std::vector<Op>& out) {
+  if (scatter_gathered(c) && !at.first)
+    gather_received(c, out, "received activation", Phase::kForward);
   if (!partitioned(c) || at.first) return;
   clone_slice(c, out, "received activation", Phase::kForward);
   clone_slice(c, out, "forward input", Phase::kForward);
@@ -61,6 +78,8 @@ void append_pipe_forward_exit(const LayerContext& c, PipePosition at, std::vecto
 }
 
 void append_pipe_backward_entry(const LayerContext& c, PipePosition at, std::vector<Op>& out) {
+  if (scatter_gathered(c) && !at.last)
+    gather_received(c, out, "received gradient", Phase::kBackward);
   if (!partitioned(c) || at.last) return;
   full(c, out, "output", Phase::kBackward);
   full(c, out, "output gradient", Phase::kBackward);

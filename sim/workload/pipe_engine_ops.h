@@ -1,8 +1,12 @@
-// Internal to the workload module: the work DeepSpeed's PipelineEngine adds on the compute
-// stream around each pass, as its code of 2021-22 does it (deepspeed/runtime/pipe/engine.py
-// and runtime/utils.py at v0.5.8, 2021-11-30, for MT-NLG; at 56c522386, 2022-04-19, "bf16+
-// pipeline parallelism", the branch BLOOM trained on, for bf16). Each op is marked
-// Op::pipe_engine so the step can report the engine's share apart.
+// Internal to the workload module: the work a pipeline's transfers add on the compute stream
+// around each pass. Megatron-LM's scatter-gather (GeneratorOptions::pp_scatter_gather, tp > 1
+// without sequence parallelism): the receiver all-gathers the 1/tp slices over TP, once for
+// the activation before the forward and once for the gradient before the backward. And the
+// work DeepSpeed's PipelineEngine adds, as its code of 2021-22 does it
+// (deepspeed/runtime/pipe/engine.py and runtime/utils.py at v0.5.8, 2021-11-30, for MT-NLG;
+// at 56c522386, 2022-04-19, "bf16+pipeline parallelism", the branch BLOOM trained on, for
+// bf16), each of its ops marked Op::pipe_engine so the step can report the engine's share
+// apart.
 //
 // Partitioned transfers (GeneratorOptions::pipe_partitioned_transfers, tp > 1: the engine's
 // is_pipe_partitioned and is_grad_partitioned are is_model_parallel). S is one micro-batch's

@@ -300,9 +300,13 @@ StageProgram build_stage(const ModelSpec& m, const ParallelPlan& p, int stage,
   StageProgram sp;
   sp.stage = stage;
   // Each TP rank sends 1/tp of the activation: with sequence parallelism it only holds that
-  // shard; without it Megatron-LM's scatter-gather optimisation (Narayanan et al. SC'21 §4.1,
-  // on by default) sends a 1/tp slice and all-gathers it over NVLink on the receiver.
-  sp.pp_send_bytes = Bytes(d(c.tokens) * d(m.hidden) * c.elem / d(p.tp));
+  // shard; without it Megatron-LM's scatter-gather optimisation (Narayanan et al. SC'21 §4.1)
+  // sends a 1/tp slice and all-gathers it over TP on the receiver (pipe_engine_ops.h prices
+  // that gather; until 2026-12-07 it was free), as DeepSpeed's partitioned transfers do;
+  // Megatron-Core sends the whole tensor from every TP rank.
+  const bool sliced =
+      p.sequence_parallel || opts.pp_scatter_gather || opts.pipe_partitioned_transfers;
+  sp.pp_send_bytes = Bytes(d(c.tokens) * d(m.hidden) * c.elem / (sliced ? d(p.tp) : 1.0));
   sp.parameters_per_rank = stage_parameters_per_rank(m, p, stage);
   for (int chunk = 0; chunk < p.vpp; ++chunk) {
     ChunkProgram ch;

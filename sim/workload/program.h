@@ -55,6 +55,11 @@ struct GeneratorOptions {
   // Each micro-batch's weight gradients added into the accumulation buffer by an elementwise
   // pass of their own after each layer's backward (step::SystemOptions::grad_accumulation_pass).
   bool grad_accumulation_pass = false;
+  // Without sequence parallelism and tp > 1: Megatron-LM's scatter-gather transfers between
+  // stages (step::SystemOptions::scatter_gather_transfers): a 1/tp slice sent, the receiver's
+  // TP all-gather before its pass; else the whole tensor sent from every TP rank (unless
+  // pipe_partitioned_transfers).
+  bool pp_scatter_gather = true;
 };
 
 // Whether BF16_Optimizer runs for `p` when the engine takes it (`enabled`, the preset's key):
@@ -84,8 +89,9 @@ struct StageProgram {
   std::vector<Op> optimizer;
   std::vector<Op> dp_param_comm;
   // Activation (forward) or its gradient (backward) sent to the neighbouring stage per
-  // micro-batch per chunk by each TP rank: s·b·h / tp elements (the sequence-parallel shard, or
-  // Megatron-LM's scatter-gather slice without sequence parallelism).
+  // micro-batch per chunk by each TP rank: s·b·h / tp elements (the sequence-parallel shard,
+  // Megatron-LM's scatter-gather slice or DeepSpeed's partition without sequence parallelism),
+  // else s·b·h (Megatron-Core's whole tensor, GeneratorOptions::pp_scatter_gather false).
   Bytes pp_send_bytes{0.0};
   std::int64_t parameters_per_rank = 0;  // weights this rank holds (before ZeRO sharding)
 };

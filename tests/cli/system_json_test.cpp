@@ -265,3 +265,36 @@ TEST_CASE("cli: search keeps a framework without pipelines at PP 1 and says what
   CHECK(lm.exit_code == 0);
   CHECK(lm.err.find("whose framework does not run") == std::string::npos);
 }
+
+TEST_CASE("cli: simulate --json says how a stage's output crosses to the next") {
+  // Korthikanti et al.'s full-recompute 530B (no sequence parallelism, TP 8) on Megatron-LM's
+  // scatter-gather; the same plan under Megatron-Core's p2p sends the whole tensor; with
+  // sequence parallelism each rank sends its shard; DeepSpeed's engine partitions its own.
+  const std::string full = simulate_json_of("scenarios/validation/korthikanti-530b-full.json");
+  CHECK(json_of(full)["system"]["pp_transfer"] == "scatter-gather");
+  CHECK(json_of(full + " --set optimizations.preset=megatron-core")["system"]["pp_transfer"] ==
+        "whole from every tp rank");
+  CHECK(json_of(simulate_json_of(
+            "scenarios/validation/korthikanti-530b-selective.json"))["system"]["pp_transfer"] ==
+        "sequence-parallel shard");
+  CHECK(json_of(simulate_json_of(
+            "scenarios/validation/bloom-176b-384.json"))["system"]["pp_transfer"] == "partitioned");
+}
+
+TEST_CASE(
+    "cli: the fp32 gradient copy is held from the backward under fsdp, made at the step under "
+    "deepspeed") {
+  // OPT-175B's FSDP plan (fp16 gradients): FSDP keeps each reduced shard cast to fp32 as the
+  // flat parameter's .grad, a part of the optimizer states at the passes' peak; DeepSpeed's
+  // ZeRO optimizer makes it at the step, after the activations are freed (4 B of the 16).
+  const std::string opt = simulate_json_of("scenarios/validation/opt-175b-992.json");
+  const auto fsdp = json_of(opt)["memory_per_stage"][0];
+  const auto deepspeed =
+      json_of(opt + " --set optimizations.preset=deepspeed")["memory_per_stage"][0];
+  CHECK(fsdp["main_gradient_at_step_gib"].get<double>() == 0.0);
+  const double step_copy = deepspeed["main_gradient_at_step_gib"].get<double>();
+  CHECK(step_copy > 0.0);
+  CHECK(deepspeed["optimizer_states_gib"].get<double>() + step_copy ==
+        doctest::Approx(fsdp["optimizer_states_gib"].get<double>()));
+  CHECK(step_copy == doctest::Approx(fsdp["optimizer_states_gib"].get<double>() / 4.0));
+}

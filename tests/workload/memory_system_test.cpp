@@ -173,3 +173,50 @@ TEST_CASE("memory: a stage without layers holds no layer being recomputed") {
         doctest::Approx(activation_bytes_per_layer(m, p).value() * 48 * 1 +
                         activation_bytes_per_layer(m, stored).value()));
 }
+
+TEST_CASE(
+    "memory: Megatron's and DeepSpeed's fp32 gradient copy is the optimizer step's, not the "
+    "passes'") {
+  // GPT-175B at TP 8 × PP 8 × DP 2, bf16 gradients, distributed optimizer: stage 0 holds
+  // weights 2, gradients 2 and the optimizer's 12 / 2 B a parameter. The fp32 copy of its
+  // gradient shard (4 / 2 B) is made at the optimizer step (Megatron's
+  // _copy_model_grads_to_main_grads) and freed before the next forward, so the stage's peak is
+  // the larger of the passes' activations and that copy, not their sum; held from the
+  // backward on (FSDP's, the default), it is a part of the optimizer states.
+  const ModelSpec m = model("gpt-175b-megascale");
+  ParallelPlan p;
+  p.tp = 8;
+  p.pp = 8;
+  p.dp = 2;
+  p.global_batch = 16;
+  p.sequence_parallel = true;
+  p.distributed_optimizer = true;
+  p.fp32_gradients = false;
+  const double params = static_cast<double>(stage_parameters_per_rank(m, p, 0));
+  MemoryOptions held;
+  MemoryOptions at_step;
+  at_step.main_gradient_at_step = true;
+  const MemoryEstimate h = estimate_memory(m, p, 0, held);
+  const MemoryEstimate s = estimate_memory(m, p, 0, at_step);
+  CHECK(h.optimizer_states.value() == doctest::Approx(16.0 / 2.0 * params));
+  CHECK(h.main_gradient_at_step.value() == 0.0);
+  CHECK(s.optimizer_states.value() == doctest::Approx(12.0 / 2.0 * params));
+  CHECK(s.main_gradient_at_step.value() == doctest::Approx(4.0 / 2.0 * params));
+  const double states = (s.weights + s.gradients + s.optimizer_states).value();
+  const double passes = (s.activations + s.embedding_logits).value();
+  REQUIRE(passes > s.main_gradient_at_step.value());  // 16 micro-batches of 175B's activations
+  CHECK(s.tensors().value() == doctest::Approx(states + passes));
+  CHECK(h.tensors().value() - s.tensors().value() == doctest::Approx(4.0 / 2.0 * params));
+  // With few activations (one micro-batch, full recomputation) the step's copy is the peak.
+  p.global_batch = 2;
+  p.recompute = Recompute::kFull;
+  const MemoryEstimate small = estimate_memory(m, p, 0, at_step);
+  REQUIRE(small.main_gradient_at_step > small.activations + small.embedding_logits);
+  CHECK(small.tensors().value() ==
+        doctest::Approx(
+            (small.weights + small.gradients + small.optimizer_states + small.main_gradient_at_step)
+                .value()));
+  // fp32 gradients: nothing to copy.
+  p.fp32_gradients = true;
+  CHECK(estimate_memory(m, p, 0, at_step).main_gradient_at_step.value() == 0.0);
+}

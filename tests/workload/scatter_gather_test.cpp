@@ -1,0 +1,94 @@
+// Megatron-LM's scatter-gather transfers between pipeline stages (GeneratorOptions::
+// pp_scatter_gather, workload/pipe_engine_ops.h) against Megatron-Core's whole-tensor sends,
+// worked by hand on 175B at TP 8, PP 4, without sequence parallelism.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "gpt175_plan.h"
+#include "workload/program.h"
+
+using namespace megasim;
+using namespace megasim::workload;
+using megasim::test::gpt175;
+
+namespace {
+
+GeneratorOptions transfers(bool scatter_gather) {
+  GeneratorOptions o;
+  o.pp_scatter_gather = scatter_gather;
+  return o;
+}
+
+struct Gathers {
+  int count = 0;
+  double bytes = 0.0;
+};
+
+// The receiver's TP all-gathers of a pass's ops: where they sit and what they gather.
+Gathers gathers(const std::vector<Op>& ops) {
+  Gathers g;
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    if (ops[i].name.find("pp scatter-gather all-gather") == std::string::npos) continue;
+    const CommOp* c = ops[i].comm();
+    REQUIRE(c != nullptr);
+    CHECK(c->group == Group::kTp);
+    CHECK(c->kind == CollectiveOp::kAllGather);
+    CHECK(i == 0);  // before the pass's first compute: the pass takes the whole tensor
+    CHECK(!ops[i].pipe_engine);
+    ++g.count;
+    g.bytes += c->size.value();
+  }
+  return g;
+}
+
+}  // namespace
+
+TEST_CASE("scatter-gather: a 1/tp slice sent, the whole all-gathered by the receiver") {
+  // S = 2048 tokens × 12288 × 2 B = 50,331,648 B.
+  const double S = 2048.0 * 12288.0 * 2.0;
+  const ModelSpec m = gpt175();
+  const ParallelPlan p = test::gpt175_plan(Precision::kBf16);  // no sequence parallelism
+  const auto stages = build_program(m, p, transfers(true));
+  for (const StageProgram& st : stages) CHECK(st.pp_send_bytes.value() == doctest::Approx(S / 8));
+  // The first stage receives no activation, the last no gradient; a middle one receives both.
+  CHECK(gathers(stages[0].chunks[0].forward).count == 0);
+  CHECK(gathers(stages[0].chunks[0].backward).bytes == doctest::Approx(S));
+  CHECK(gathers(stages[1].chunks[0].forward).bytes == doctest::Approx(S));
+  CHECK(gathers(stages[1].chunks[0].backward).bytes == doctest::Approx(S));
+  CHECK(gathers(stages[3].chunks[0].forward).count == 1);
+  CHECK(gathers(stages[3].chunks[0].backward).count == 0);
+  // Interleaved: every chunk but the pipeline's first and last receives both.
+  ParallelPlan v = p;
+  v.vpp = 2;
+  const auto chunks = build_program(m, v, transfers(true));
+  CHECK(gathers(chunks[0].chunks[1].forward).count == 1);
+  CHECK(gathers(chunks[3].chunks[0].backward).count == 1);
+  CHECK(gathers(chunks[3].chunks[1].backward).count == 0);
+}
+
+TEST_CASE("scatter-gather: Megatron-Core sends the whole tensor from every TP rank") {
+  const double S = 2048.0 * 12288.0 * 2.0;
+  const ModelSpec m = gpt175();
+  ParallelPlan p = test::gpt175_plan(Precision::kBf16);
+  for (const StageProgram& st : build_program(m, p, transfers(false))) {
+    CHECK(st.pp_send_bytes.value() == doctest::Approx(S));
+    for (const ChunkProgram& ch : st.chunks) {
+      CHECK(gathers(ch.forward).count + gathers(ch.backward).count == 0);
+    }
+  }
+  // With sequence parallelism each rank holds its 1/tp already: sent as it is, either way.
+  p.sequence_parallel = true;
+  for (const bool scatter_gather : {true, false}) {
+    const StageProgram st = build_stage(m, p, 1, transfers(scatter_gather));
+    CHECK(st.pp_send_bytes.value() == doctest::Approx(S / 8));
+    CHECK(gathers(st.chunks[0].forward).count + gathers(st.chunks[0].backward).count == 0);
+  }
+  // DeepSpeed's engine partitions its own: no Megatron gather beside its full().
+  p.sequence_parallel = false;
+  GeneratorOptions engine = transfers(true);
+  engine.pipe_partitioned_transfers = true;
+  const StageProgram ds = build_stage(m, p, 1, engine);
+  CHECK(ds.pp_send_bytes.value() == doctest::Approx(S / 8));
+  CHECK(gathers(ds.chunks[0].forward).count == 0);
+}

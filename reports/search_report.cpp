@@ -213,6 +213,11 @@ std::string search_json(const plan::SearchResult& r) {
   j["scenario_plan_not_searched"] = r.scenario_plan_not_searched.empty()
                                         ? nlohmann::json(nullptr)
                                         : nlohmann::json(r.scenario_plan_not_searched);
+  j["scenario_plan_beside"] =
+      r.scenario_plan_beside ? figures_json(*r.scenario_plan_beside) : nlohmann::json(nullptr);
+  j["scenario_plan_beside_refused"] = r.scenario_plan_beside_refused.empty()
+                                          ? nlohmann::json(nullptr)
+                                          : nlohmann::json(r.scenario_plan_beside_refused);
   j["gpus_without_plans"] = gpus_without_plans(r);
   return json_text(j);
 }
@@ -221,6 +226,40 @@ namespace {
 
 // The search's header: its GPU counts and objective, the space and its pruning, how many plans
 // ran event by event, and where the scenario's own plan ranks.
+// Where the scenario's own plan stands: its rank by estimate, why it was pruned, or why the
+// space does not hold it and, then, its step simulated beside the ranking.
+std::string scenario_plan_line(const plan::SearchResult& r) {
+  if (r.scenario_plan_rank) {
+    return fmt::format("the scenario's own plan ranks {} of {} by estimate\n",
+                       *r.scenario_plan_rank + 1, r.analytic.size());
+  }
+  if (!r.scenario_plan_pruned.empty()) {
+    return "the scenario's own plan is pruned, as simulate refuses it: " + r.scenario_plan_pruned +
+           "\n";
+  }
+  std::string t = "the scenario's own plan is not in the space searched";
+  if (!r.scenario_plan_outside.empty()) {
+    t += " (" + r.scenario_plan_outside + ": the space's plans have none)";
+  } else if (!r.scenario_plan_not_searched.empty()) {
+    t += " (" + r.scenario_plan_not_searched + ")";
+  }
+  t += "\n";
+  if (!r.scenario_plan_beside_refused.empty()) {
+    return t + "  not simulated beside the ranking, as simulate refuses it: " +
+           r.scenario_plan_beside_refused + "\n";
+  }
+  if (!r.scenario_plan_beside) return t;
+  const plan::StepFigures& f = *r.scenario_plan_beside;
+  t += fmt::format("  simulated beside the ranking, event by event: step {:.{}f} s, MFU {:.1f} %",
+                   f.step_time.to_seconds(), time_digits(r), 100.0 * f.mfu);
+  if (!r.ranked.empty() && r.ranked.front().event) {
+    const double first = r.ranked.front().event->step_time.to_seconds();
+    t += fmt::format(" ({:+.1f} % against the first plan's step)",
+                     100.0 * (f.step_time.to_seconds() / first - 1.0));
+  }
+  return t + "\n";
+}
+
 std::string search_header(const plan::SearchResult& r) {
   std::string gpus;
   for (const auto g : r.gpus) {
@@ -275,22 +314,7 @@ std::string search_header(const plan::SearchResult& r) {
       r.space.size, r.space.size == 1 ? "" : "s", r.space.pruned[0], r.space.pruned[1],
       r.space.pruned[2], r.space.pruned[3], r.analytic.size(), taken, r.ranked.size() - refused,
       refused > 0 ? fmt::format(", {} refused by --max-events", refused) : std::string());
-  if (r.scenario_plan_rank) {
-    t += fmt::format("the scenario's own plan ranks {} of {} by estimate\n",
-                     *r.scenario_plan_rank + 1, r.analytic.size());
-  } else if (!r.scenario_plan_pruned.empty()) {
-    t += "the scenario's own plan is pruned, as simulate refuses it: " + r.scenario_plan_pruned +
-         "\n";
-  } else {
-    t += "the scenario's own plan is not in the space searched";
-    if (!r.scenario_plan_outside.empty()) {
-      t += " (" + r.scenario_plan_outside + ": the space's plans have none)";
-    } else if (!r.scenario_plan_not_searched.empty()) {
-      t += " (" + r.scenario_plan_not_searched + ")";
-    }
-    t += "\n";
-  }
-  return t;
+  return t + scenario_plan_line(r);
 }
 
 }  // namespace

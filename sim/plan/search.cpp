@@ -357,6 +357,21 @@ SearchResult search(const io::Inputs& in, const SearchOptions& o, const SearchSh
     return better(a, b);
   });
   mark_fronts(r.ranked, r.gpus.size() > 1);
+  // The scenario's own plan beside the ranking, where the space does not hold it (every rank
+  // simulates it: one step, the same figures).
+  const workload::ParallelPlan& own = in.scenario.plan;
+  if (!r.scenario_plan_rank && r.scenario_plan_pruned.empty() &&
+      std::find(r.gpus.begin(), r.gpus.end(), own.gpus()) != r.gpus.end()) {
+    Candidate c;
+    c.plan = own;
+    c.system = in.system;
+    try {
+      const StepFigures f = simulate(in, topology, kernels, c, o.limits);
+      if (f.step_time > Time::zero()) r.scenario_plan_beside = f;
+    } catch (const InputError& e) {
+      r.scenario_plan_beside_refused = e.what();  // as simulate refuses it (its memory)
+    }
+  }
   return r;
 }
 

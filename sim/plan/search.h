@@ -99,6 +99,12 @@ struct SearchResult {
   // In the space's form, not pruned, yet none of the plans searched: why (not_searched).
   std::string scenario_plan_not_searched;
   bool scenario_plan_added = false;  // simulated beside the top_k, not among them
+  // The scenario's own plan where the space does not hold it (outside it, or not searched) and
+  // its GPU count was searched: simulated event by event beside the ranking, for the user to
+  // read the ranked plans against (a plan with context parallelism, ZeRO-3 or an uneven split
+  // may be faster than every plan the space holds). Unset otherwise, or past the work bound.
+  std::optional<StepFigures> scenario_plan_beside;
+  std::string scenario_plan_beside_refused;  // why simulating it beside failed, as simulate says
   // GPU counts whose best plans by estimate were simulated beside the top_k (several counts),
   // and how many plans they took (each count's best and those within kCountSlack of it, of at
   // most kCountShapes shapes).

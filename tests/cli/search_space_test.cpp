@@ -243,3 +243,40 @@ TEST_CASE("cli: dist_opt=0 and dist_opt=1 split the search space, as sp=0 and sp
         std::string::npos);
   CHECK(one.err.find("pruned by cluster size") == std::string::npos);
 }
+
+TEST_CASE("cli: a scenario plan the space does not hold is simulated beside the ranking") {
+  // Outside the space (a zero-bubble schedule) or left out by --fix: search simulates it event
+  // by event beside the ranking, the step simulate prints, so the user reads the ranked plans
+  // against it (a plan with context parallelism may beat every plan of the space; until
+  // 2026-12-07 search said only that it was not searched). In the space: nothing beside.
+  const std::string sets = " --set plan.pp=2 --set plan.tp=4 --set plan.micro_batch=1";
+  const std::string zb = sets + " --set plan.schedule=zero-bubble";
+  const auto outside = run_megasim("search " + s22 + zb + " --fix pp=2 --fix tp=4 --top 3 --json");
+  REQUIRE(outside.exit_code == 0);
+  const auto beside = nlohmann::json::parse(outside.out)["scenario_plan_beside"];
+  REQUIRE(beside.is_object());
+  const auto simulated = run_megasim("simulate " + s22 + zb + " --json");
+  REQUIRE(simulated.exit_code == 0);
+  CHECK(beside["step_time_s"].get<double>() ==
+        doctest::Approx(nlohmann::json::parse(simulated.out)["step_time_s"].get<double>()));
+  const auto text = run_megasim("search " + s22 + zb + " --fix pp=2 --fix tp=4 --top 3");
+  CHECK(text.out.find("  simulated beside the ranking, event by event: step ") !=
+        std::string::npos);
+  CHECK(text.out.find("against the first plan's step)") != std::string::npos);
+  const auto fixed = run_megasim("search " + s22 + " --fix tp=4 --top 1 --json");
+  CHECK(nlohmann::json::parse(fixed.out)["scenario_plan_beside"].is_object());
+  const auto found = run_megasim("search " + s22 + " --top 1 --json");
+  CHECK(nlohmann::json::parse(found.out)["scenario_plan_beside"].is_null());
+  // A plan simulate refuses (context parallelism over the device's memory): said, and the
+  // search goes on (simulating it beside would have ended the search in its error).
+  const auto over = run_megasim(
+      "search " +
+      shell_quote(MEGASIM_SOURCE_DIR "/scenarios/validation/korthikanti-175b-selective.json") +
+      " --set plan.cp=2 --set plan.recompute=none --set plan.micro_batch=16 --set "
+      "plan.global_batch=256 --set optimizations.attention=flash-v2 --top 1 --json");
+  REQUIRE(over.exit_code == 0);
+  const auto doc = nlohmann::json::parse(over.out);
+  CHECK(doc["scenario_plan_beside"].is_null());
+  CHECK(doc["scenario_plan_beside_refused"].get<std::string>().find("needs 148.6 GiB per GPU") !=
+        std::string::npos);
+}

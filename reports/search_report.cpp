@@ -213,8 +213,12 @@ std::string search_json(const plan::SearchResult& r) {
   j["scenario_plan_not_searched"] = r.scenario_plan_not_searched.empty()
                                         ? nlohmann::json(nullptr)
                                         : nlohmann::json(r.scenario_plan_not_searched);
-  j["scenario_plan_beside"] =
-      r.scenario_plan_beside ? figures_json(*r.scenario_plan_beside) : nlohmann::json(nullptr);
+  j["scenario_plan_beside"] = nullptr;
+  if (r.scenario_plan_beside) {
+    j["scenario_plan_beside"] = figures_json(*r.scenario_plan_beside);
+    j["scenario_plan_beside"]["objective"] =
+        shown_objective(r.objective, r.scenario_plan_beside_objective);
+  }
   j["scenario_plan_beside_refused"] = r.scenario_plan_beside_refused.empty()
                                           ? nlohmann::json(nullptr)
                                           : nlohmann::json(r.scenario_plan_beside_refused);
@@ -252,10 +256,20 @@ std::string scenario_plan_line(const plan::SearchResult& r) {
   const plan::StepFigures& f = *r.scenario_plan_beside;
   t += fmt::format("  simulated beside the ranking, event by event: step {:.{}f} s, MFU {:.1f} %",
                    f.step_time.to_seconds(), time_digits(r), 100.0 * f.mfu);
-  if (!r.ranked.empty() && r.ranked.front().event) {
-    const double first = r.ranked.front().event->step_time.to_seconds();
-    t += fmt::format(" ({:+.1f} % against the first plan's step)",
-                     100.0 * (f.step_time.to_seconds() / first - 1.0));
+  // Against the best ranked plan of its own GPU count, in the objective ranked (the first plan's
+  // step until a review of 2026-12-07 found it compared across GPU counts and objectives).
+  const auto best = std::find_if(r.ranked.begin(), r.ranked.end(), [&](const auto& p) {
+    return p.event && p.candidate.plan.gpus() == r.scenario_plan_gpus;
+  });
+  if (best != r.ranked.end()) {
+    const double own = shown_objective(r.objective, r.scenario_plan_beside_objective);
+    const double other = shown_objective(r.objective, best->objective);
+    const std::string against =
+        fmt::format("the best ranked plan of its {} GPUs", r.scenario_plan_gpus);
+    t += r.objective == plan::Objective::kMfu
+             ? fmt::format(" ({:+.1f} MFU points against {})", 100.0 * (own - other), against)
+             : fmt::format(" ({:+.1f} % {} against {})", 100.0 * (own / other - 1.0),
+                           plan::to_string(r.objective), against);
   }
   return t + "\n";
 }

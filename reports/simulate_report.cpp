@@ -89,6 +89,7 @@ json system_json(const step::SystemOptions& sys, const workload::ParallelPlan& p
       {"backward_tp_overlap", sys.tp_overlap || sys.backward_tp_overlap},
       {"grad_accumulation_pass", sys.grad_accumulation_pass},
       {"pp_transfer", pp_transfer(sys, plan)},
+      {"fp32_main_gradient", sys.main_gradient_at_step ? "optimizer-step" : "from-backward"},
       // Whether DeepSpeed's BF16_Optimizer runs (the preset's engine takes it; the plan
       // runs it in bf16 outside ZeRO-2 and 3): not reported until 2026-12-06.
       {"bf16_optimizer", workload::bf16_optimizer_applies(sys.pipe_engine.bf16_optimizer, plan)}};

@@ -106,9 +106,16 @@
 
   function memory() {
     const m = d.memory_per_stage;
+    // The optimizer step's fp32 gradient copy takes the passes' place once they are freed: the
+    // peak is the larger, so the bar carries what it adds beyond them (none drawn until
+    // 2026-12-07, a bar short of the total where the copy was the larger).
+    const beyond = (s) => Math.max(0, s.main_gradient_at_step_gib - s.activations_gib -
+      s.embedding_logits_gib);
     const parts = [['weights', 'weights_gib'], ['gradients', 'gradients_gib'],
       ['optimizer states', 'optimizer_states_gib'], ['activations', 'activations_gib'],
-      ['embedding and logits', 'embedding_logits_gib'], ['workspace', 'workspace_gib']];
+      ['embedding and logits', 'embedding_logits_gib'],
+      ["optimizer step's fp32 gradient, beyond the passes'", beyond],
+      ['workspace', 'workspace_gib']];
     const tight = m.filter((s) => s.tight).map((s) => s.stage);
     const note = tight.length === 0 ? '' : ` Tight: stage${tight.length > 1 ? 's' : ''} ` +
       `${tight.join(', ')} pass the line only with the fragmentation margin (part of the ` +
@@ -135,7 +142,8 @@
         // A round top, so the axis's last label does not sit on the one below it.
         max: 10 * Math.ceil(Math.max(d.device.memory_gib * 1.05, ...m.map((s) => s.total_gib)) / 10) },
       series: parts.map(([name, key], i) => ({
-        name, type: 'bar', stack: 'memory', data: m.map((s) => s[key]),
+        name, type: 'bar', stack: 'memory',
+        data: m.map((s) => (typeof key === 'function' ? key(s) : s[key])),
         markLine: i ? undefined : { symbol: 'none', lineStyle: { type: 'dashed', color: '#c0392b' },
           label: { formatter: 'device capacity', position: 'insideEndTop' }, data: [{ yAxis: d.device.memory_gib }] },
       })),

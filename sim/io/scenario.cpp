@@ -184,6 +184,12 @@ OptimizationSpec read_optimizations(JsonReader r) {
   o.overrides.dp_bucket_overlap = r.optional_boolean("dp_bucket_overlap");
   o.overrides.backward_tp_overlap = r.optional_boolean("backward_tp_overlap");
   o.overrides.grad_accumulation_pass = r.optional_boolean("grad_accumulation_pass");
+  if (r.has("fp32_main_gradient")) {
+    o.overrides.main_gradient_at_step =
+        r.choice("fp32_main_gradient", {"optimizer-step", "from-backward"}) == "optimizer-step";
+  } else {
+    r.ignore("fp32_main_gradient");
+  }
   r.finish();
   return o;
 }

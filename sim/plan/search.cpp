@@ -290,6 +290,31 @@ FigureMap event_stage(const io::Inputs& in, const SearchOptions& o, const Search
   return gathered(share, simulated);
 }
 
+// The scenario's own plan beside the ranking, where the space does not hold it (every rank
+// simulates it: one step, the same figures); named as refused where simulate refuses it.
+void simulate_beside(const io::Inputs& in, const SearchOptions& o, const net::Topology& topology,
+                     const hw::KernelCostModel& kernels, const EnergyModel& energy,
+                     SearchResult& r) {
+  const workload::ParallelPlan& own = in.scenario.plan;
+  r.scenario_plan_gpus = own.gpus();
+  if (r.scenario_plan_rank || !r.scenario_plan_pruned.empty() ||
+      std::find(r.gpus.begin(), r.gpus.end(), own.gpus()) == r.gpus.end()) {
+    return;
+  }
+  Candidate c;
+  c.plan = own;
+  c.system = in.system;
+  try {
+    const StepFigures f = simulate(in, topology, kernels, c, o.limits);
+    if (f.step_time > Time::zero()) {
+      r.scenario_plan_beside = f;
+      r.scenario_plan_beside_objective = objective_value(o.objective, in, c, f, energy);
+    }
+  } catch (const InputError& e) {
+    r.scenario_plan_beside_refused = e.what();  // as simulate refuses it (its memory)
+  }
+}
+
 }  // namespace
 
 void check_search_options(const io::Inputs& in, const SearchOptions& o) {
@@ -357,21 +382,7 @@ SearchResult search(const io::Inputs& in, const SearchOptions& o, const SearchSh
     return better(a, b);
   });
   mark_fronts(r.ranked, r.gpus.size() > 1);
-  // The scenario's own plan beside the ranking, where the space does not hold it (every rank
-  // simulates it: one step, the same figures).
-  const workload::ParallelPlan& own = in.scenario.plan;
-  if (!r.scenario_plan_rank && r.scenario_plan_pruned.empty() &&
-      std::find(r.gpus.begin(), r.gpus.end(), own.gpus()) != r.gpus.end()) {
-    Candidate c;
-    c.plan = own;
-    c.system = in.system;
-    try {
-      const StepFigures f = simulate(in, topology, kernels, c, o.limits);
-      if (f.step_time > Time::zero()) r.scenario_plan_beside = f;
-    } catch (const InputError& e) {
-      r.scenario_plan_beside_refused = e.what();  // as simulate refuses it (its memory)
-    }
-  }
+  simulate_beside(in, o, topology, kernels, energy, r);
   return r;
 }
 

@@ -104,6 +104,8 @@ struct SearchResult {
   // read the ranked plans against (a plan with context parallelism, ZeRO-3 or an uneven split
   // may be faster than every plan the space holds). Unset otherwise, or past the work bound.
   std::optional<StepFigures> scenario_plan_beside;
+  double scenario_plan_beside_objective = 0.0;  // its objective value, as RankedPlan::objective
+  std::int64_t scenario_plan_gpus = 0;          // the scenario's own plan's GPU count
   std::string scenario_plan_beside_refused;  // why simulating it beside failed, as simulate says
   // GPU counts whose best plans by estimate were simulated beside the top_k (several counts),
   // and how many plans they took (each count's best and those within kCountSlack of it, of at

@@ -234,6 +234,10 @@ struct SystemOverrides {
   // Whether each micro-batch's weight gradients take a pass of their own (the preset's
   // grad_accumulation_pass), for code before gradient-accumulation fusion.
   std::optional<bool> grad_accumulation_pass;
+  // When 16-bit gradients' fp32 copy exists (the preset's fp32_main_gradient): made at the
+  // optimizer step, or held from the backward on (Megatron-LM before 4fd6432d, July 2021, whose
+  // zero_grad left it set into the next step).
+  std::optional<bool> main_gradient_at_step;
 };
 
 // The preset with the overrides applied, against the model it runs: a model's own parallel

@@ -345,7 +345,7 @@ void check_fits(const MemoryEstimate& e, Bytes capacity) {
   throw OutOfMemoryError(fmt::format(
       "pipeline stage {} needs {:.1f} GiB per GPU ({:.1f} with the fragmentation margin) but the "
       "device has {:.1f} GiB: weights {:.1f}, gradients {:.1f}, optimizer states {:.1f}, "
-      "activations {:.1f} ({:.2f} micro-batches in flight × {:.2f}{}), embedding/logits {:.1f}, "
+      "activations {:.1f} ({:.2f} micro-batches in flight × {:.2f}{}), embedding/logits {:.1f}{}, "
       "workspace {:.1f} (of it fragmentation margin {:.1f})",
       e.stage, gib(e.required()), gib(e.total()), gib(capacity), gib(e.weights), gib(e.gradients),
       gib(e.optimizer_states), gib(e.activations), e.micro_batches_in_flight,
@@ -354,7 +354,17 @@ void check_fits(const MemoryEstimate& e, Bytes capacity) {
           ? fmt::format(", and {:.0f} deferred weight-gradient passes keeping {:.2f}",
                         e.pending_weight_grads, gib(e.pending_weight_grad_bytes))
           : "",
-      gib(e.embedding_logits), gib(e.workspace), gib(e.fragmentation)));
+      gib(e.embedding_logits),
+      e.main_gradient_at_step > e.activations + e.embedding_logits
+          ? fmt::format("; at the optimizer step, when those are freed, the fp32 gradient "
+                        "copy {:.1f} in their place",
+                        gib(e.main_gradient_at_step))
+      : e.main_gradient_at_step > Bytes(0.0)
+          ? fmt::format(" (the optimizer step's fp32 gradient copy, {:.1f}, takes their place "
+                        "after the passes)",
+                        gib(e.main_gradient_at_step))
+          : "",
+      gib(e.workspace), gib(e.fragmentation)));
 }
 
 }  // namespace megasim::workload

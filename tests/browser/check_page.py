@@ -48,6 +48,20 @@ CHECK_CHARTS = r"""
     }
     if (!shapes && painted < 100) problems.push(`"${title}": nothing drawn (${painted} pixels)`);
   });
+  // A stacked memory chart's bars add up to each stage's total_gib (the optimizer step's fp32
+  // gradient copy was left off the stack until 2026-12-07, a bar short of the total).
+  const tag = document.getElementById('megasim-data');
+  const stages = tag ? (JSON.parse(tag.textContent).memory_per_stage || []) : [];
+  for (const div of charts) {
+    const c = typeof echarts === 'undefined' ? null : echarts.getInstanceByDom(div);
+    const stack = c ? (c.getOption().series || []).filter((s) => s.stack === 'memory') : [];
+    if (!stack.length) continue;
+    stages.forEach((st, k) => {
+      const sum = stack.reduce((a, s) => a + Number(s.data[k]), 0);
+      if (Math.abs(sum - st.total_gib) > 1e-6 * Math.max(1, st.total_gib))
+        problems.push(`memory chart: stage ${st.stage}'s bars add up to ${sum} GiB, not its total ${st.total_gib}`);
+    });
+  }
   return problems;
 })()
 """

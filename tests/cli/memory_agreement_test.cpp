@@ -54,8 +54,9 @@ TEST_CASE("inspect and simulate report the same memory per stage for every scena
     REQUIRE(sim.size() == ins.size());
     for (std::size_t k = 0; k < sim.size(); ++k) {
       const auto& m = ins[k]["memory"];
-      for (const char* part : {"weights", "gradients", "optimizer_states", "activations",
-                               "embedding_logits", "workspace", "fragmentation_margin", "total"}) {
+      for (const char* part :
+           {"weights", "gradients", "optimizer_states", "activations", "embedding_logits",
+            "main_gradient_at_step", "workspace", "fragmentation_margin", "total"}) {
         INFO("stage " << k << ", " << part);
         CHECK(sim[k][std::string(part) + "_gib"].get<double>() ==
               doctest::Approx(m[std::string(part) + "_bytes"].get<double>() / kGiB)

@@ -262,7 +262,16 @@ TEST_CASE("cli: a scenario plan the space does not hold is simulated beside the 
   const auto text = run_megasim("search " + s22 + zb + " --fix pp=2 --fix tp=4 --top 3");
   CHECK(text.out.find("  simulated beside the ranking, event by event: step ") !=
         std::string::npos);
-  CHECK(text.out.find("against the first plan's step)") != std::string::npos);
+  CHECK(text.out.find("% step-time against the best ranked plan of its 8 GPUs)") !=
+        std::string::npos);
+  CHECK(beside["objective"].get<double>() == doctest::Approx(beside["step_time_s"].get<double>()));
+  // Against its own GPU count's best, in the objective ranked: not the first plan of another
+  // count (a review found "+218 %" against a 512-GPU plan for a 256-GPU one), and MFU in points.
+  const auto counts = run_megasim("search " + s22 + zb + " --fix pp=2 --fix tp=4 --top 3 " +
+                                  "--gpus 8,16 --objective mfu");
+  REQUIRE(counts.exit_code == 0);
+  CHECK(counts.out.find("MFU points against the best ranked plan of its 8 GPUs)") !=
+        std::string::npos);
   const auto fixed = run_megasim("search " + s22 + " --fix tp=4 --top 1 --json");
   CHECK(nlohmann::json::parse(fixed.out)["scenario_plan_beside"].is_object());
   const auto found = run_megasim("search " + s22 + " --top 1 --json");

@@ -33,10 +33,23 @@ TEST_CASE("trace: a simulated step becomes Chrome trace events with PP flow arro
       const auto doc = nlohmann::json::parse(reports::chrome_trace_json(r.trace));
       int complete = 0, flow_starts = 0, flow_ends = 0, names = 0;
       std::set<int> processes;
+      std::map<std::string, int> line_order;  // a rank's lines by name, in the viewer's order
+      std::map<int, std::string> line_name;
       for (const auto& e : doc["traceEvents"]) {
         const std::string ph = e["ph"];
         if (ph == "M" && e["name"] == "process_name") processes.insert(e["pid"].get<int>());
+        if (ph == "M" && e["pid"] == 0 && e["name"] == "thread_name")
+          line_name[e["tid"].get<int>()] = e["args"]["name"];
       }
+      for (const auto& e : doc["traceEvents"]) {
+        if (e["ph"] == "M" && e["pid"] == 0 && e["name"] == "thread_sort_index")
+          line_order[line_name.at(e["tid"].get<int>())] = e["args"]["sort_index"].get<int>();
+      }
+      // The PP lines side by side, below the compute line and above the DP ones.
+      REQUIRE(line_order.size() == 5);
+      CHECK(line_order["compute"] < line_order["pp activations"]);
+      CHECK(line_order["pp gradients"] == line_order["pp activations"] + 1);
+      CHECK(line_order["pp gradients"] < line_order["dp"]);
       for (const auto& e : doc["traceEvents"]) {
         const std::string ph = e["ph"];
         complete += ph == "X";

@@ -65,10 +65,8 @@ std::string system_line(const step::SystemOptions& sys) {
 // How a stage's output crosses to the next, as priced (workload/pipe_engine_ops.h).
 std::string pp_transfer(const step::SystemOptions& sys, const workload::ParallelPlan& plan) {
   if (plan.pp == 1) return "none";
-  if (plan.tp == 1) return "whole";
-  if (plan.sequence_parallel) return "sequence-parallel shard";
-  if (sys.pipe_engine.partitioned_transfers) return "partitioned";
-  return sys.scatter_gather_transfers ? "scatter-gather" : "whole from every tp rank";
+  return workload::to_string(workload::pp_transfer(plan, sys.scatter_gather_transfers,
+                                                   sys.pipe_engine.partitioned_transfers));
 }
 
 json system_json(const step::SystemOptions& sys, const workload::ParallelPlan& plan) {
@@ -89,7 +87,7 @@ json system_json(const step::SystemOptions& sys, const workload::ParallelPlan& p
       {"backward_tp_overlap", sys.tp_overlap || sys.backward_tp_overlap},
       {"grad_accumulation_pass", sys.grad_accumulation_pass},
       {"pp_transfer", pp_transfer(sys, plan)},
-      {"fp32_main_gradient", sys.main_gradient_at_step ? "optimizer-step" : "from-backward"},
+      {"fp32_main_gradient", step::main_gradient_name(sys.main_gradient_at_step)},
       // Whether DeepSpeed's BF16_Optimizer runs (the preset's engine takes it; the plan
       // runs it in bf16 outside ZeRO-2 and 3): not reported until 2026-12-06.
       {"bf16_optimizer", workload::bf16_optimizer_applies(sys.pipe_engine.bf16_optimizer, plan)}};

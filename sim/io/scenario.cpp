@@ -175,7 +175,7 @@ OptimizationSpec read_optimizations(JsonReader r) {
   }
   if (r.has("attention")) {
     o.overrides.attention =
-        step::attention_kernel_from_string(r.choice("attention", {"unfused", "flash-v1", "flash-v2"}));
+        step::attention_kernel_from_string(r.choice("attention", step::attention_kernel_names()));
   } else {
     r.ignore("attention");
   }
@@ -185,8 +185,8 @@ OptimizationSpec read_optimizations(JsonReader r) {
   o.overrides.backward_tp_overlap = r.optional_boolean("backward_tp_overlap");
   o.overrides.grad_accumulation_pass = r.optional_boolean("grad_accumulation_pass");
   if (r.has("fp32_main_gradient")) {
-    o.overrides.main_gradient_at_step =
-        r.choice("fp32_main_gradient", {"optimizer-step", "from-backward"}) == "optimizer-step";
+    o.overrides.main_gradient_at_step = step::main_gradient_at_step_from_string(
+        r.choice("fp32_main_gradient", step::main_gradient_names()));
   } else {
     r.ignore("fp32_main_gradient");
   }

@@ -115,7 +115,7 @@ void read_framework(JsonReader& r, step::SystemOptions& s) {
   }
   if (auto m = r.optional_object("fp32_main_gradient")) {
     s.main_gradient_at_step =
-        m->choice("held", {"optimizer-step", "from-backward"}) == "optimizer-step";
+        *step::main_gradient_at_step_from_string(m->choice("held", step::main_gradient_names()));
     m->string("source");
     m->finish();
   }
@@ -138,8 +138,8 @@ step::SystemOptions load_system_file(const std::filesystem::path& file, FilesRea
   }
   {
     JsonReader a = r.object("attention");
-    s.attention = *step::attention_kernel_from_string(
-        a.choice("kernel", {"unfused", "flash-v1", "flash-v2"}));
+    s.attention =
+        *step::attention_kernel_from_string(a.choice("kernel", step::attention_kernel_names()));
     a.string("source");
     a.finish();
   }

@@ -141,8 +141,7 @@ const AnalyticEstimator::LayerPrices& AnalyticEstimator::layer_prices(const Cand
                       splits_tp_group(real), real.fp32_gradients, static_cast<int>(real.optimizer));
   if (auto it = layers_.find(key); it != layers_.end()) return it->second;
 
-  // The layers' prices come from the probe without the transfers' and the engine's own work,
-  // priced apart (engine_prices): it does not grow with the layers.
+  // The layers priced without the transfers' and the engine's own work (engine_prices, apart).
   step::SystemOptions bare_system = c.system;
   bare_system.pipe_engine.partitioned_transfers = false;
   bare_system.pipe_engine.bf16_optimizer = false;
@@ -166,7 +165,8 @@ const AnalyticEstimator::LayerPrices& AnalyticEstimator::layer_prices(const Cand
   lp.gemm_share = kernel > 0 ? sec(t.gemm + t.attention) / kernel : 1.0;
   lp.pp_bytes = bare.workload.program[0].pp_send_bytes.value();
   if (c.system.pipe_engine.partitioned_transfers || c.system.pipe_engine.bf16_optimizer ||
-      (c.system.scatter_gather_transfers && real.tp > 1 && !real.sequence_parallel)) {
+      workload::pp_transfer(real, c.system.scatter_gather_transfers, false) ==
+          workload::PpTransfer::kScatterGather) {
     engine_prices(c, bare, lp);
   }
   return layers_[key] = lp;

@@ -18,6 +18,29 @@ std::optional<AttentionKernel> attention_kernel_from_string(const std::string& n
   return std::nullopt;
 }
 
+std::vector<std::string> attention_kernel_names() {
+  std::vector<std::string> names;
+  for (auto k : {AttentionKernel::kUnfused, AttentionKernel::kFlashV1, AttentionKernel::kFlashV2}) {
+    names.emplace_back(to_string(k));
+  }
+  return names;
+}
+
+const char* main_gradient_name(bool at_step) {
+  return at_step ? "optimizer-step" : "from-backward";
+}
+
+std::optional<bool> main_gradient_at_step_from_string(const std::string& name) {
+  for (const bool at_step : {true, false}) {
+    if (name == main_gradient_name(at_step)) return at_step;
+  }
+  return std::nullopt;
+}
+
+std::vector<std::string> main_gradient_names() {
+  return {main_gradient_name(true), main_gradient_name(false)};
+}
+
 SystemOptions apply_overrides(SystemOptions s, const SystemOverrides& o, bool model_parallel_block,
                               std::int64_t model_window) {
   // What the model has runs unless the scenario says otherwise: the preset can only add it.

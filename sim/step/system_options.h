@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "engine/time.h"
 
@@ -250,5 +251,15 @@ SystemOptions apply_overrides(SystemOptions preset, const SystemOverrides& overr
 
 // Parses "unfused" | "flash-v1" | "flash-v2"; nullopt for anything else.
 std::optional<AttentionKernel> attention_kernel_from_string(const std::string& name);
+// Every name attention_kernel_from_string takes: a preset's or scenario's choices.
+std::vector<std::string> attention_kernel_names();
+
+// When 16-bit gradients' fp32 copy exists (SystemOptions::main_gradient_at_step), as a preset's
+// `fp32_main_gradient.held`, a scenario's `optimizations.fp32_main_gradient` and simulate's
+// `system.fp32_main_gradient` spell it: "optimizer-step" (true) or "from-backward" (false).
+const char* main_gradient_name(bool at_step);
+// Parses one of main_gradient_names(); nullopt for anything else.
+std::optional<bool> main_gradient_at_step_from_string(const std::string& name);
+std::vector<std::string> main_gradient_names();
 
 }  // namespace megasim::step

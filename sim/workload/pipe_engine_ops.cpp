@@ -11,8 +11,9 @@ namespace {
 // is nothing for PartitionedTensor to split or rebuild (Megatron-DeepSpeed of MT-NLG's and
 // BLOOM's time had no sequence parallelism).
 bool partitioned(const LayerContext& c) {
-  return c.opts.pipe_partitioned_transfers && c.t > 1 && c.plan.pp > 1 &&
-         !c.plan.sequence_parallel;
+  return c.plan.pp > 1 &&
+         pp_transfer(c.plan, c.opts.pp_scatter_gather, c.opts.pipe_partitioned_transfers) ==
+             PpTransfer::kPartitioned;
 }
 
 // The bytes of one micro-batch's activation between stages, whole.
@@ -51,8 +52,9 @@ void full(const LayerContext& c, std::vector<Op>& out, const std::string& what, 
 // (gather_split_1d_tensor in p2p_communication.py, an all_gather into one flat buffer, on the
 // compute stream). Not DeepSpeed's engine work: not marked pipe_engine.
 bool scatter_gathered(const LayerContext& c) {
-  return c.opts.pp_scatter_gather && !c.opts.pipe_partitioned_transfers && c.t > 1 &&
-         c.plan.pp > 1 && !c.plan.sequence_parallel;
+  return c.plan.pp > 1 &&
+         pp_transfer(c.plan, c.opts.pp_scatter_gather, c.opts.pipe_partitioned_transfers) ==
+             PpTransfer::kScatterGather;
 }
 
 void gather_received(const LayerContext& c, std::vector<Op>& out, const std::string& what,
@@ -124,6 +126,29 @@ namespace megasim::workload {
 
 bool bf16_optimizer_applies(bool enabled, const ParallelPlan& p) {
   return enabled && p.precision == Precision::kBf16 && !p.zero2 && !p.zero3;
+}
+
+PpTransfer pp_transfer(const ParallelPlan& p, bool scatter_gather, bool partitioned) {
+  if (p.tp == 1) return PpTransfer::kWhole;
+  if (p.sequence_parallel) return PpTransfer::kSequenceParallelShard;
+  if (partitioned) return PpTransfer::kPartitioned;
+  return scatter_gather ? PpTransfer::kScatterGather : PpTransfer::kWholeFromEveryTpRank;
+}
+
+const char* to_string(PpTransfer t) {
+  switch (t) {
+    case PpTransfer::kWhole:
+      return "whole";
+    case PpTransfer::kSequenceParallelShard:
+      return "sequence-parallel shard";
+    case PpTransfer::kPartitioned:
+      return "partitioned";
+    case PpTransfer::kScatterGather:
+      return "scatter-gather";
+    case PpTransfer::kWholeFromEveryTpRank:
+      return "whole from every tp rank";
+  }
+  return "?";
 }
 
 }  // namespace megasim::workload

@@ -304,9 +304,9 @@ StageProgram build_stage(const ModelSpec& m, const ParallelPlan& p, int stage,
   // sends a 1/tp slice and all-gathers it over TP on the receiver (pipe_engine_ops.h prices
   // that gather; until 2026-12-07 it was free), as DeepSpeed's partitioned transfers do;
   // Megatron-Core sends the whole tensor from every TP rank.
-  const bool sliced =
-      p.sequence_parallel || opts.pp_scatter_gather || opts.pipe_partitioned_transfers;
-  sp.pp_send_bytes = Bytes(d(c.tokens) * d(m.hidden) * c.elem / (sliced ? d(p.tp) : 1.0));
+  const bool whole = pp_transfer(p, opts.pp_scatter_gather, opts.pipe_partitioned_transfers) ==
+                     PpTransfer::kWholeFromEveryTpRank;
+  sp.pp_send_bytes = Bytes(d(c.tokens) * d(m.hidden) * c.elem / (whole ? 1.0 : d(p.tp)));
   sp.parameters_per_rank = stage_parameters_per_rank(m, p, stage);
   for (int chunk = 0; chunk < p.vpp; ++chunk) {
     ChunkProgram ch;

@@ -67,6 +67,21 @@ struct GeneratorOptions {
 // the scenario's keys that change nothing.
 bool bf16_optimizer_applies(bool enabled, const ParallelPlan& p);
 
+// How one micro-batch's activation, or its gradient, crosses a pipeline boundary (the plan's pp
+// is not read: what a boundary would carry), from the framework's transfers
+// (GeneratorOptions::pp_scatter_gather, pipe_partitioned_transfers). The one rule that
+// build_program's pp_send_bytes, pipe_engine_ops' gathers and rebuilds, search's estimate and
+// simulate's `system.pp_transfer` follow.
+enum class PpTransfer {
+  kWhole,                  // tp 1: the one rank sends the whole tensor
+  kSequenceParallelShard,  // each TP rank its 1/tp sequence shard; nothing to rebuild
+  kPartitioned,            // DeepSpeed's PartitionedTensor: a 1/tp slice, rebuilt on the receiver
+  kScatterGather,          // Megatron-LM's: a 1/tp slice, all-gathered over TP on the receiver
+  kWholeFromEveryTpRank,   // Megatron-Core's without sequence parallelism
+};
+PpTransfer pp_transfer(const ParallelPlan& p, bool scatter_gather, bool partitioned);
+const char* to_string(PpTransfer t);
+
 struct ChunkProgram {
   int chunk = 0;
   LayerRange layers;

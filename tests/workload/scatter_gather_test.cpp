@@ -92,3 +92,33 @@ TEST_CASE("scatter-gather: Megatron-Core sends the whole tensor from every TP ra
   CHECK(ds.pp_send_bytes.value() == doctest::Approx(S / 8));
   CHECK(gathers(ds.chunks[0].forward).count == 0);
 }
+
+TEST_CASE("pp transfer: one kind for each plan and framework, and the bytes sent follow it") {
+  const double S = 2048.0 * 12288.0 * 2.0;
+  const ModelSpec m = gpt175();
+  ParallelPlan p = test::gpt175_plan(Precision::kBf16);
+  struct Row {
+    int tp;
+    bool sequence_parallel, scatter_gather, partitioned;
+    PpTransfer kind;
+    const char* name;
+    double share;  // of the whole tensor each TP rank sends
+  };
+  for (const Row& r :
+       {Row{1, false, true, true, PpTransfer::kWhole, "whole", 1.0},
+        Row{8, true, false, true, PpTransfer::kSequenceParallelShard, "sequence-parallel shard",
+            1.0 / 8},
+        Row{8, false, true, true, PpTransfer::kPartitioned, "partitioned", 1.0 / 8},
+        Row{8, false, true, false, PpTransfer::kScatterGather, "scatter-gather", 1.0 / 8},
+        Row{8, false, false, false, PpTransfer::kWholeFromEveryTpRank, "whole from every tp rank",
+            1.0}}) {
+    CAPTURE(r.name);
+    p.tp = r.tp;
+    p.sequence_parallel = r.sequence_parallel;
+    CHECK(pp_transfer(p, r.scatter_gather, r.partitioned) == r.kind);
+    CHECK(std::string(to_string(r.kind)) == r.name);
+    GeneratorOptions o = transfers(r.scatter_gather);
+    o.pipe_partitioned_transfers = r.partitioned;
+    CHECK(build_stage(m, p, 1, o).pp_send_bytes.value() == doctest::Approx(S * r.share));
+  }
+}

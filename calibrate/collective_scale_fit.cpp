@@ -21,10 +21,9 @@ constexpr int kGoldenSteps = 60;
 // Coordinate-descent sweeps at most, and the change in both unknowns that ends them.
 constexpr int kSweeps = 12;
 constexpr double kConverged = 1e-7;
-// The search ranges: k within [1/10, 10]; d from -0.9 x the least modelled latency (a latency
-// stays positive) to 10 x the largest measured time.
+// The search ranges: k within [1/10, 10]; d from -0.9 x the least modelled latency (what any
+// call keeps of its latency: hw::kLatencyOffsetMostRemoved) to 10 x the largest measured time.
 constexpr double kScaleRange = 10.0;
-constexpr double kLeastLatencyShare = 0.9;
 constexpr double kLargestTimeMultiple = 10.0;
 
 // A row is bound by a term that makes up this share of its modelled time at neutral scales.
@@ -198,7 +197,8 @@ hw::CollectiveScaleFit fit_collective_scale(const std::vector<ScaleFitRow>& rows
     }
     if (fit_d) {
       d = minimise([&](double dd) { return error(log_k, dd); },
-                   -kLeastLatencyShare * least_latency_us, kLargestTimeMultiple * largest_us);
+                   -hw::kLatencyOffsetMostRemoved * least_latency_us,
+                   kLargestTimeMultiple * largest_us);
     }
     if (std::fabs(log_k - old_k) < kConverged && std::fabs(d - old_d) < kConverged * largest_us)
       break;

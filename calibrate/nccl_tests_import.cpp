@@ -29,6 +29,9 @@ constexpr double kMinRowTimeUs = 1e-3;
 // Beyond the rounding of the printed digits, what algbw and size over time may differ by.
 constexpr double kAlgbwSlack = 0.01;
 constexpr double kMaxRowGbps = 1e6;
+// nccl-tests prints bandwidths to two decimals: a log printing more (rescaled by a script) is
+// held to those, since its digits past them carry the first rounding.
+constexpr double kLeastHalfPlaceGbps = 0.005;
 struct RunBuilder {
   NcclTestsRun run;
   std::optional<Columns> columns;
@@ -45,6 +48,7 @@ struct RunBuilder {
   };
   std::vector<AlgbwCheck> algbw_checks;
   std::vector<CountCheck> count_checks;  // checked once the run's op and ranks are known
+  std::vector<double> half_gbps;  // per row of run.rows: half the last printed place of its bws
 };
 
 // The op: the log's test name, else the caller's.
@@ -67,8 +71,8 @@ hw::CollectiveOp run_op(const NcclTestsRun& r, const std::string& at,
 }
 
 // Ranks from --ranks or the device lines, cross-checked against busbw/algbw on the fastest row
-// (the least rounded); without either, from that ratio; with no usable ratio, an InputError
-// asking for --ranks (nThread x nGpus is one process's count).
+// (ranks_by_ratio); without either, from that ratio; with no usable ratio, or one that fits
+// several counts, an InputError asking for --ranks (nThread x nGpus is one process's count).
 int run_ranks(const RunBuilder& b, hw::CollectiveOp op, const std::string& at,
               const ImportOptions& options) {
   const int from_lines = b.ranks.count();
@@ -79,36 +83,15 @@ int run_ranks(const RunBuilder& b, hw::CollectiveOp op, const std::string& at,
   }
   const int claimed = options.ranks ? *options.ranks : from_lines;
   const std::string said = options.ranks ? "--ranks says " : "the device lines list ";
-  // The row of the highest algbw: both bandwidths are printed to two decimals, so its ratio
-  // is the least rounded (a 64-rank log's first row past 1 GB/s, 1.23 and 2.43, reads 82).
-  const hw::CollectiveMeasurement* best = nullptr;
-  for (const auto& m : b.run.rows) {
-    if (m.algbw.value() / 1e9 >= kRatioCheckMinGbps && (!best || m.algbw > best->algbw)) best = &m;
-  }
-  int from_ratio = 0;
-  if (best) {
-    const hw::CollectiveMeasurement& m = *best;
-    const double ratio = m.busbw / m.algbw;
-    from_ratio = ranks_from_ratio(op, ratio);
-    // The rooted ops and send/recv have a factor of 1 at every rank count: nothing to check.
-    const bool checkable = claimed > 0 && hw::bus_factor(op, 2) != hw::bus_factor(op, 3);
-    const double want = checkable ? hw::bus_factor(op, claimed) : ratio;
-    if (std::fabs(ratio - want) > kRatioTolerance * std::max(want, 0.5)) {
-      const std::string implied =  // "implies 0" for a ratio of no rank count until 2026-12-05
-          from_ratio > 0 ? fmt::format("implies {} ranks for {}", from_ratio, hw::to_string(op))
-                         : fmt::format("is {}'s bus factor at no rank count", hw::to_string(op));
-      throw InputError(fmt::format("{}: {}{} ranks, but busbw/algbw = {:f} at {} B {}", at, said,
-                                   claimed, ratio, m.size.value(), implied));
-    }
-  }
+  const int from_ratio = ranks_by_ratio(b.run.rows, b.half_gbps, op, claimed, said, at);
   // Every row's busbw, not only the fastest's: against the factor at the run's ranks where it
   // tells rank counts apart, against its one value where it does not (send/recv, broadcast and
   // reduce: busbw is algbw, a log with 1.75 x was imported until 2026-12-05).
-  const int ranks_now = options.ranks ? *options.ranks : (from_lines > 0 ? from_lines : from_ratio);
+  const int ranks_now = claimed > 0 ? claimed : from_ratio;
   if (hw::bus_factor(op, 2) == hw::bus_factor(op, 3))
-    check_bus_factor(b.run.rows, op, 2);
+    check_bus_factor(b.run.rows, b.half_gbps, op, 2);
   else if (ranks_now > 0)
-    check_bus_factor(b.run.rows, op, ranks_now);
+    check_bus_factor(b.run.rows, b.half_gbps, op, ranks_now);
   if (options.ranks) return *options.ranks;
   // nThread x nGpus counts one process's GPUs: under MPI the ranks are that times the
   // processes, which only the device lines (or a bandwidth ratio) tell.
@@ -188,6 +171,14 @@ class LogParser {
             "the log is cut off before the run's first size; import the whole log, or leave "
             "that run out of it",
             where(origin_, r.first_line)));
+      }
+      // Rows all without numbers, or all failed nccl-tests' own check: the run measured
+      // nothing, and was dropped without a word until 2026-12-07.
+      if (r.dropped_rows + r.skipped_rows > 0) {
+        throw InputError(fmt::format(
+            "{}: none of the run's rows can be imported ({} without numbers: N/A, nan or size 0; "
+            "{} failed nccl-tests' check, #wrong > 0); rerun it, or leave it out of the log",
+            where(origin_, r.first_line), r.dropped_rows, r.skipped_rows));
       }
       b_ = RunBuilder{};
       return;  // a header with no rows (an aborted run) carries nothing to import
@@ -359,12 +350,11 @@ class LogParser {
         continue;
       }
       check_row_figures(*size, t[c.time[side]], *time, t[c.algbw[side]], *algbw, *busbw);
-      if (side < c.wrong.size()) {
-        const auto wrong = to_number(t[c.wrong[side]]);
-        if (wrong && *wrong != 0.0) {
-          ++b_.run.skipped_rows;
-          continue;
-        }
+      const auto wrong =
+          side < c.wrong.size() ? to_number(t[c.wrong[side]]) : std::optional<double>{};
+      if (wrong && *wrong != 0.0) {
+        ++b_.run.skipped_rows;
+        continue;
       }
       hw::CollectiveMeasurement row;
       row.size = Bytes(*size);
@@ -400,6 +390,8 @@ class LogParser {
                         where(origin_, line_no_), kMaxImportedRows));
       }
       b_.run.rows.push_back(row);
+      b_.half_gbps.push_back(std::max({kLeastHalfPlaceGbps, half_last_place(t[c.algbw[side]]),
+                                       half_last_place(t[c.busbw[side]])}));
     }
   }
 

@@ -5,6 +5,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
+#include <limits>
 #include <map>
 #include <set>
 #include <system_error>
@@ -188,13 +189,48 @@ void RankLines::check(const std::string& at) const {
   }
 }
 
-void check_bus_factor(const std::vector<hw::CollectiveMeasurement>& rows, hw::CollectiveOp op,
-                      int ranks) {
+RatioRange ratio_range(const hw::CollectiveMeasurement& m, double half_gbps) {
+  // A relative slack of 1e-9 keeps a ratio printed exactly on a factor (16 ranks' 1.875) from
+  // reading as the next count's through the floating point of the inversion.
+  constexpr double kSlack = 1e-9;
+  const double a = m.algbw.value() / 1e9, b = m.busbw.value() / 1e9;
+  const double lo = std::max(0.0, b - half_gbps) / (a + half_gbps);
+  const double hi =
+      a > half_gbps ? (b + half_gbps) / (a - half_gbps) : std::numeric_limits<double>::infinity();
+  return {lo * (1.0 - kSlack), hi * (1.0 + kSlack)};
+}
+
+RankRange ranks_from_ratio(hw::CollectiveOp op, const RatioRange& r) {
+  // factor = top (1 - 1/n): n = top / (top - factor), increasing in the factor.
+  double top = 0.0;
+  switch (op) {
+    case hw::CollectiveOp::kAllReduce:
+      top = 2.0;
+      break;
+    case hw::CollectiveOp::kAllGather:
+    case hw::CollectiveOp::kReduceScatter:
+    case hw::CollectiveOp::kAllToAll:
+      top = 1.0;
+      break;
+    default:
+      return {};
+  }
+  const double most = static_cast<double>(kMaxRanks);
+  const auto count = [&](double factor) { return factor >= top ? most : top / (top - factor); };
+  RankRange n;
+  if (r.lo >= top) return n;
+  n.first = static_cast<int>(std::max(1.0, std::ceil(count(r.lo))));
+  n.last = static_cast<int>(std::min(most, std::floor(count(r.hi))));
+  return n;
+}
+
+void check_bus_factor(const std::vector<hw::CollectiveMeasurement>& rows,
+                      const std::vector<double>& half_gbps, hw::CollectiveOp op, int ranks) {
   const double factor = hw::bus_factor(op, ranks);
-  for (const auto& m : rows) {
-    if (m.algbw.value() / 1e9 < kRatioCheckMinGbps) continue;
-    const double ratio = m.busbw / m.algbw;
-    if (std::fabs(ratio - factor) <= kRatioTolerance * std::max(factor, 0.5)) continue;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const hw::CollectiveMeasurement& m = rows[i];
+    if (m.algbw.value() / 1e9 < kRatioCheckMinGbps || ratio_range(m, half_gbps[i]).holds(factor))
+      continue;
     // An op whose factor is one rank count's as every other's (send/recv, broadcast, reduce)
     // is said so, not "at 2 ranks" of a log of 16 (until 2026-12-05).
     const bool any_count = hw::bus_factor(op, 2) == hw::bus_factor(op, 3);
@@ -204,6 +240,38 @@ void check_bus_factor(const std::vector<hw::CollectiveMeasurement>& rows, hw::Co
         m.origin, m.busbw.value() / 1e9, m.algbw.value() / 1e9, hw::to_string(op),
         any_count ? std::string("at any rank count") : fmt::format("at {} ranks", ranks), factor));
   }
+}
+
+int ranks_by_ratio(const std::vector<hw::CollectiveMeasurement>& rows,
+                   const std::vector<double>& half_gbps, hw::CollectiveOp op, int claimed,
+                   const std::string& said, const std::string& at) {
+  std::size_t best = rows.size();
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    if (rows[i].algbw.value() / 1e9 >= kRatioCheckMinGbps &&
+        (best == rows.size() || rows[i].algbw > rows[best].algbw))
+      best = i;
+  }
+  // The rooted ops and send/recv have a factor of 1 at every rank count: nothing to tell.
+  if (best == rows.size() || hw::bus_factor(op, 2) == hw::bus_factor(op, 3)) return 0;
+  const hw::CollectiveMeasurement& m = rows[best];
+  const RatioRange range = ratio_range(m, half_gbps[best]);
+  const RankRange n = ranks_from_ratio(op, range);
+  if (claimed > 0 && range.holds(hw::bus_factor(op, claimed))) return claimed;
+  if (claimed <= 0 && n.first == n.last) return n.first;
+  const std::string ratio =
+      fmt::format("busbw/algbw = {:f} at {} B", m.busbw / m.algbw, m.size.value());
+  const std::string op_name = hw::to_string(op);
+  const std::string implied =  // "implies 0" for a ratio of no rank count until 2026-12-05
+      n.empty() ? fmt::format("is {}'s bus factor at no rank count", op_name)
+      : n.first == n.last
+          ? fmt::format("implies {} ranks for {}", n.first, op_name)
+          : fmt::format("fits any of {} to {} ranks for {} within its printed digits", n.first,
+                        n.last, op_name);
+  if (claimed > 0) {
+    throw InputError(fmt::format("{}: {}{} ranks, but {} {}", at, said, claimed, ratio, implied));
+  }
+  if (n.empty()) throw InputError(fmt::format("{}: {} {}", at, ratio, implied));
+  throw InputError(fmt::format("{}: {} {}; pass --ranks", at, ratio, implied));
 }
 
 std::optional<hw::CollectiveOp> op_from_test_name(const std::string& test) {
@@ -218,22 +286,6 @@ std::optional<hw::CollectiveOp> op_from_test_name(const std::string& test) {
   if (t == "all_to_all") t = "alltoall";
   if (t == "send_recv") t = "sendrecv";
   return hw::collective_op_from_string(t);
-}
-
-int ranks_from_ratio(hw::CollectiveOp op, double ratio) {
-  const auto ranks = [](double n) {
-    return n <= static_cast<double>(kMaxRanks) ? static_cast<int>(std::lround(n)) : 0;
-  };
-  switch (op) {
-    case hw::CollectiveOp::kAllReduce:
-      return ratio < 2.0 ? ranks(2.0 / (2.0 - ratio)) : 0;
-    case hw::CollectiveOp::kAllGather:
-    case hw::CollectiveOp::kReduceScatter:
-    case hw::CollectiveOp::kAllToAll:
-      return ratio < 1.0 ? ranks(1.0 / (1.0 - ratio)) : 0;
-    default:
-      return 0;
-  }
 }
 
 std::optional<CountCheck> count_check(const std::vector<std::string>& t, const Columns& c,

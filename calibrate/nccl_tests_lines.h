@@ -14,9 +14,8 @@
 
 namespace megasim::calibrate {
 
-// busbw and algbw are printed with two decimals, so their ratio is only checked on rows fast
-// enough for the rounding to stay below this relative tolerance.
-constexpr double kRatioTolerance = 0.02;
+// busbw/algbw is checked on rows of at least this algbw (GB/s), where the printed digits
+// still tell the bus factor within a few percent.
 constexpr double kRatioCheckMinGbps = 1.0;
 
 // Ranks one log may list: far beyond any published nccl-tests run (tens of thousands of GPUs),
@@ -86,16 +85,38 @@ class RankLines {
   std::map<std::string, int> per_host_;
 };
 
-// Every row's busbw is its algbw times the op's bus factor at `ranks` (nccl-tests prints it so),
-// within the rounding of rows past kRatioCheckMinGbps; a row off it was edited or mis-pasted:
-// an InputError naming the row.
-void check_bus_factor(const std::vector<hw::CollectiveMeasurement>& rows, hw::CollectiveOp op,
-                      int ranks);
+// The busbw/algbw ratios a row's printed figures allow: nccl-tests computes busbw as algbw
+// times the bus factor and prints each within half its last place, `half_gbps` (the larger of
+// the two's).
+struct RatioRange {
+  double lo = 0.0, hi = 0.0;
+  bool holds(double factor) const { return factor >= lo && factor <= hi; }
+};
+RatioRange ratio_range(const hw::CollectiveMeasurement& m, double half_gbps);
 
-// nccl-tests' bus factor inverted: the rank count a busbw/algbw ratio says for `op` (all-reduce
-// 2(n-1)/n, all-gather and friends (n-1)/n); 0 where it cannot tell (a factor of 1, a ratio at
-// the limit, more ranks than kMaxRanks).
-int ranks_from_ratio(hw::CollectiveOp op, double ratio);
+// nccl-tests' bus factor inverted: the rank counts first..last whose factor for `op` (all-reduce
+// 2(n-1)/n, all-gather and friends (n-1)/n) a ratio range holds, up to kMaxRanks; none
+// (first > last) where no count's does, or where the op's factor is 1 at every count.
+struct RankRange {
+  int first = 1, last = 0;
+  bool empty() const { return first > last; }
+};
+RankRange ranks_from_ratio(hw::CollectiveOp op, const RatioRange& r);
+
+// Every row's busbw is its algbw times the op's bus factor at `ranks` (nccl-tests prints it
+// so), within the printed digits (`half_gbps`, one per row) of rows past kRatioCheckMinGbps; a
+// row off it was edited or mis-pasted: an InputError naming the row.
+void check_bus_factor(const std::vector<hw::CollectiveMeasurement>& rows,
+                      const std::vector<double>& half_gbps, hw::CollectiveOp op, int ranks);
+
+// The rank count the busbw/algbw of the run's fastest row says (its digits tell the most),
+// checked against `claimed` (> 0: --ranks or the device lines, which `said` names); 0 where no
+// row is fast enough or the op's factor is the same at every count. An InputError, at `at`,
+// where the ratio contradicts the claim, fits no rank count, or fits several and nothing
+// claims one (the digits of a 256-rank all-reduce fit 253 to 259 ranks: --ranks then).
+int ranks_by_ratio(const std::vector<hw::CollectiveMeasurement>& rows,
+                   const std::vector<double>& half_gbps, hw::CollectiveOp op, int claimed,
+                   const std::string& said, const std::string& at);
 
 // nccl-tests prints size = count × the type's bytes, count being the buffer's elements for the
 // reductions and send/recv and a rank's share for all-gather, reduce-scatter and all-to-all. A

@@ -284,8 +284,7 @@ ModelCost NcclModel::cost(const CollectiveCall& call, const CommShape& shape,
     algbw = bus.value() * 0.5 * tree_correction(p, size);
   }
   c.applicable = true;
-  const double offset_us = constants_.scale.latency_offset_us(multi, algorithm, protocol);
-  c.latency = Time::from_us(std::max(0.0, lat_us + offset_us));
+  c.latency = Time::from_us(constants_.scale.offset_latency_us(lat_us, multi, algorithm, protocol));
   c.bus_bandwidth = bus;
   c.pipeline_fill = pipeline_fill(call, shape, algorithm, protocol, algbw);
   c.time = c.latency + c.pipeline_fill + Time::from_seconds(size / algbw);

@@ -132,9 +132,8 @@ ModelCost NcclModel::nvls_cost(const CollectiveCall& call, const CommShape& shap
     bus = BytesPerSec(algbw * 2.0 * (n - 1) / n);
   }
   c.applicable = true;
-  const double offset_us =
-      constants_.scale.latency_offset_us(multi, algorithm, CollProtocol::kSimple);
-  c.latency = Time::from_us(std::max(0.0, lat_us + offset_us));
+  c.latency = Time::from_us(
+      constants_.scale.offset_latency_us(lat_us, multi, algorithm, CollProtocol::kSimple));
   c.bus_bandwidth = bus;
   c.pipeline_fill = pipeline_fill(call, shape, algorithm, CollProtocol::kSimple, algbw);
   c.time = c.latency + c.pipeline_fill + Time::from_seconds(call.bytes.value() / algbw);

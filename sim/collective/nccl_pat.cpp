@@ -33,10 +33,11 @@ ModelCost NcclModel::pat_cost(const CollectiveCall& call, const CommShape& shape
       constants_.hw_latency(hw::CollLinkType::kNet, hw::CollAlgorithm::kTree, hw::CollProtocol::kSimple);
   const double lat_us = k.base_latency_us + log2_floor(nn) * (inter_lat_us / k.log_latency_divisor) +
                         n * k.per_rank_latency_us;
-  const double offset_us = constants_.scale.latency_offset_us(true, CollAlgorithm::kPat, CollProtocol::kSimple);
+  const double latency_us =
+      constants_.scale.offset_latency_us(lat_us, true, CollAlgorithm::kPat, CollProtocol::kSimple);
   const BytesPerSec bus = bus_bandwidth(shape, CollAlgorithm::kPat, CollProtocol::kSimple);
   c.applicable = true;
-  c.latency = Time::from_us(std::max(0.0, lat_us + offset_us));
+  c.latency = Time::from_us(latency_us);
   c.bus_bandwidth = bus;
   c.time = c.latency + Time::from_seconds(call.bytes.value() / bus.value());
   return c;

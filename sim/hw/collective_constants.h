@@ -6,6 +6,7 @@
 // io/collective_constants_reader.h. Plain value type.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cassert>
 #include <cstddef>
@@ -114,6 +115,10 @@ struct PipelineConstants {
 // and replaces the link's own there. A fit that could not tell (rows of several algorithms, or
 // an older calibration) sets the link's, for every algorithm. Neutral for a datasheet profile.
 constexpr int kScaledAlgorithms = 5;  // tree, ring, nvls, nvls_tree, pat
+// The most of a call's modelled latency a (negative) latency offset may take away: a fit bounds
+// its offset so on the rows it is fitted on, and every call keeps the rest, so an offset pooled
+// over rank counts never leaves a call of fewer ranks (a smaller modelled latency) free.
+constexpr double kLatencyOffsetMostRemoved = 0.9;
 // tree 0, ring 1, nvls 2, nvls_tree 3, pat 4; -1 for direct and auto (never scaled per
 // algorithm).
 int scaled_algorithm_index(CollAlgorithm a);
@@ -146,6 +151,14 @@ struct CollectiveScale {
                           : latency_by_algorithm[multi_node][static_cast<std::size_t>(i)]
                                                 [static_cast<std::size_t>(p)];
     return s.set ? s.value : (multi_node ? net_latency_offset_us : nvlink_latency_offset_us);
+  }
+  // A call's latency with the offset laid over the modelled `modelled_us`, floored at
+  // (1 - kLatencyOffsetMostRemoved) of it: an 8-GPU all-reduce fit's -10 µs took a 2-GPU
+  // all-reduce to 0 µs before 2026-12-07.
+  double offset_latency_us(double modelled_us, bool multi_node, CollAlgorithm a,
+                           CollProtocol p) const {
+    return std::max((1.0 - kLatencyOffsetMostRemoved) * modelled_us,
+                    modelled_us + latency_offset_us(multi_node, a, p));
   }
   // Whether a fit moves a call that ran this algorithm and protocol.
   bool moves(bool multi_node, CollAlgorithm a, CollProtocol p) const {

@@ -147,6 +147,26 @@ TEST_CASE("a 1-node run written from the model with NVLink x 1.15 and -3 us is f
   CHECK(f.latency_offset_us == doctest::Approx(-3.0).epsilon(0.02));
 }
 
+TEST_CASE("an offset pooled from more ranks never leaves a call of fewer ranks free") {
+  // An 8-GPU fit's offset of -10 us (a helper's trial, 2026-12-07) is larger than the whole
+  // modelled latency of a 2-GPU all-reduce of 8 B, which it took to 0 us: the call keeps
+  // (1 - kLatencyOffsetMostRemoved) of its latency now. Where the offset is smaller than
+  // that, it is laid on whole.
+  hw::CollectiveScale scale;
+  scale.nvlink_latency_offset_us = -10.0;
+  const auto two = h100_model(2, 1);
+  const hw::ModelledTime bare = two(8.0, hw::CollectiveScale{});
+  REQUIRE(bare.latency_s * 1e6 < 10.0);
+  const hw::ModelledTime offset = two(8.0, scale);
+  CHECK(offset.latency_s ==
+        doctest::Approx((1.0 - hw::kLatencyOffsetMostRemoved) * bare.latency_s));
+  CHECK(offset.time_s > 0.0);
+  const auto eight = h100_model(8, 1);
+  scale.nvlink_latency_offset_us = -1.0;
+  CHECK(eight(8.0, scale).latency_s ==
+        doctest::Approx(eight(8.0, hw::CollectiveScale{}).latency_s - 1e-6));
+}
+
 TEST_CASE("a run of large messages only pins the bandwidth and says so") {
   // 8 MiB-16 GiB across 2 nodes, as the shipped H100 log: NVLSTree's latency (25 + 2 x 20.9
   // = 66.8 us) is at most 40 % of the modelled time (8 MiB: 66.8 of 169.0 us), under the 80 %

@@ -125,3 +125,51 @@ TEST_CASE("a rank two device lines claim, and hosts of unequal rank counts, are 
                        doctest::Contains("back.log:3: the range Rank 3 .. Rank 0 runs backwards"),
                        InputError);
 }
+
+TEST_CASE("the rank count a busbw over algbw says is held to the digits nccl-tests prints") {
+  // 1 GiB all-reduced at 100.00 GB/s algbw: busbw 187.50 on 16 ranks, 199.22 on 256.
+  const auto log = [](const std::string& busbw) {
+    return "# Collective test starting: all_reduce_perf\n" + kHeader +
+           "1073741824 268435456 float sum -1 10737.42 100.00 " + busbw + " 0\n";
+  };
+  calibrate::ImportOptions o;
+  CHECK(parse_nccl_tests_log(log("187.50"), "r16.log", o)[0].ranks == 16);
+  // 20 ranks' factor 1.9 is 1.3 % off 1.875: within the 2 % the check allowed until 2026-12-07.
+  o.ranks = 20;
+  CHECK_THROWS_WITH_AS(parse_nccl_tests_log(log("187.50"), "r16.log", o),
+                       doctest::Contains("--ranks says 20 ranks, but busbw/algbw = 1.875000"),
+                       InputError);
+  // Two decimals cannot tell 256 ranks from 255 or 257 (the log was read as 257 ranks): the
+  // import asks for --ranks, and holds it to the digits.
+  o.ranks.reset();
+  CHECK_THROWS_WITH_AS(
+      parse_nccl_tests_log(log("199.22"), "r256.log", o),
+      doctest::Contains("fits any of 252 to 261 ranks for all_reduce within its printed digits; "
+                        "pass --ranks"),
+      InputError);
+  o.ranks = 256;
+  CHECK(parse_nccl_tests_log(log("199.22"), "r256.log", o)[0].ranks == 256);
+  o.ranks = 64;  // 1.96875: accepted until 2026-12-07
+  CHECK_THROWS_WITH_AS(parse_nccl_tests_log(log("199.22"), "r256.log", o),
+                       doctest::Contains("--ranks says 64 ranks"), InputError);
+}
+
+TEST_CASE("a run none of whose rows can be imported is an error, not a run dropped") {
+  // Every row N/A, or every row failed nccl-tests' own check (#wrong > 0), beside a good run:
+  // the good run was imported and the other left out without a word until 2026-12-07.
+  const std::string end = "# Out of bounds values : 0 OK\n# Avg bus bandwidth    : 0\n";
+  const std::string good = "# Collective test starting: all_gather_perf\n" + kHeader +
+                           "8388608 262144 float none -1 100.00 83.89 73.40 0\n" + end;
+  calibrate::ImportOptions o;
+  o.ranks = 8;
+  for (const std::string row : {"1048576 262144 float sum -1 N/A N/A N/A 0\n",
+                                "1048576 262144 float sum -1 10.00 104.86 183.50 3\n"}) {
+    const std::string text =
+        "# Collective test starting: all_reduce_perf\n" + kHeader + row + end + good;
+    CAPTURE(row);
+    CHECK_THROWS_WITH_AS(parse_nccl_tests_log(text, "two.log", o),
+                         doctest::Contains("two.log:1: none of the run's rows can be imported"),
+                         InputError);
+  }
+  CHECK(parse_nccl_tests_log(good, "one.log", o).size() == 1);
+}

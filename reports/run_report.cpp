@@ -142,6 +142,7 @@ Json to_json(const RunResult& r, const StepProfile& step, const PowerInputs& pow
   for (const auto& c : r.interruptions) causes[c.name] = c.mean_count;
   Json run = {
       {"reliability_preset", model.name},
+      {"failure_rate_scale", model.failure_rate_scale},
       {"steps", r.steps},
       {"step_time_s", r.step_time.to_seconds()},
       {"failure_free_days", r.failure_free.to_days()},
@@ -387,8 +388,11 @@ std::string checkpoint_line(const RunResult& r, const StepProfile& step,
 std::string to_text(const RunResult& r, const StepProfile& step, const PowerInputs& power,
                     const ReliabilityModel& model) {
   std::string o;
-  o += fmt::format("run ({} trial{}, reliability preset {})\n", r.trials, r.trials == 1 ? "" : "s",
-                   model.name);
+  o += fmt::format("run ({} trial{}, reliability preset {}{})\n", r.trials,
+                   r.trials == 1 ? "" : "s", model.name,
+                   model.failure_rate_scale == 1.0
+                       ? ""
+                       : fmt::format(", its failure rates × {:g}", model.failure_rate_scale));
   // An interval longer than the run evaluates nothing (r.evaluation is zero).
   const bool evaluating = r.evaluation > Time::zero();
   o += fmt::format(

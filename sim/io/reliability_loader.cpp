@@ -255,6 +255,8 @@ run::ReliabilityModel reliability_for(const Scenario& s, int gpus_per_node, File
     m.spare_nodes = *s.reliability.spare_nodes;
   }
   if (s.reliability.evict_stragglers) m.evict_stragglers = *s.reliability.evict_stragglers;
+  m.failure_rate_scale = s.reliability.failure_rate_scale;
+  for (run::FailureCause& c : m.causes) c.rate_per_unit_hour *= m.failure_rate_scale;
   // Where the step slows a host and the preset draws stragglers at all (preset "none" draws
   // none). The job's hosts as its packed or spread placement fills them.
   const std::int64_t hosts = step::job_hosts(s.plan.gpus(), gpus_per_node);

@@ -259,6 +259,7 @@ ReliabilitySettings read_reliability(JsonReader r) {
   s.checkpoint_interval_min = r.optional_number("checkpoint_interval_min", 0.1, 1e6);
   s.spare_nodes = r.optional_integer("spare_nodes", 0, kMaxGpus);
   s.evict_stragglers = r.optional_boolean("evict_stragglers");
+  s.failure_rate_scale = r.number_or("failure_rate_scale", 1.0, 0.0, 100.0);
   r.finish();
   return s;
 }

@@ -77,6 +77,8 @@ struct ReliabilitySettings {
   std::optional<double> checkpoint_interval_min;
   std::optional<std::int64_t> spare_nodes;
   std::optional<bool> evict_stragglers;
+  // Every failure cause's rate × this: a fleet's rate against the preset's (Llama 3's).
+  double failure_rate_scale = 1.0;
 };
 
 // power.preset names power/NAME.json; unset, the device's name is used.

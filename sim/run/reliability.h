@@ -49,6 +49,9 @@ struct ReliabilityModel {
   std::string name;
   std::string source;
   std::vector<FailureCause> causes;
+  // What the causes' rates were multiplied by (the scenario's reliability.failure_rate_scale):
+  // said beside the preset's name.
+  double failure_rate_scale = 1.0;
 
   Time detection;         // failure to decision: detection, diagnostics, eviction
   Time restart_overhead;  // relaunching processes and building the model, without comm init

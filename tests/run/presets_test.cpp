@@ -134,6 +134,27 @@ TEST_CASE("presets: the 530B production scenario gives the run inputs") {
   CHECK(spec.trials == 3);
 }
 
+TEST_CASE("presets: reliability.failure_rate_scale multiplies every cause's rate") {
+  // A planner's own fleet against Llama 3's rates (a user's trial: the rates could only be
+  // changed by editing reliability/, 2026-12-07).
+  auto s = megasim::io::load_scenario(fs::path(MEGASIM_SOURCE_DIR) /
+                                      "scenarios/megascale-production-530b.json");
+  const ReliabilityModel base = megasim::io::reliability_for(s, 8);
+  CHECK(base.failure_rate_scale == 1.0);
+  s.reliability.failure_rate_scale = 2.5;
+  const ReliabilityModel scaled = megasim::io::reliability_for(s, 8);
+  CHECK(scaled.failure_rate_scale == 2.5);
+  REQUIRE(scaled.causes.size() == base.causes.size());
+  for (std::size_t i = 0; i < base.causes.size(); ++i) {
+    CHECK(scaled.causes[i].rate_per_unit_hour ==
+          doctest::Approx(2.5 * base.causes[i].rate_per_unit_hour));
+  }
+  const StepProfile step = uniform_step(Time::from_seconds(1), 1.0, 12040, 8, 0, Activity::kGemm);
+  CHECK(scaled.failures_per_hour(step) == doctest::Approx(2.5 * base.failures_per_hour(step)));
+  CHECK(scaled.replacements_per_hour(step) ==
+        doctest::Approx(2.5 * base.replacements_per_hour(step)));
+}
+
 TEST_CASE("presets: a measured profile's board power is the run's GPU power") {
   // `megasim calibrate` writes NVML figures into the profile's power; the run level takes the
   // GPU's watts by activity from there, and node, switch and grid figures from the preset of

@@ -192,7 +192,14 @@ class LogParser {
     r.ranks = run_ranks(b_, r.op, at, options_);
     check_counts(b_.count_checks, r.op, r.ranks, origin_);
     const int hosts = b_.ranks.hosts();
-    if (options_.nodes && hosts > 0 && *options_.nodes != hosts) {
+    const std::string& shared = b_.ranks.shared_host_name();
+    if (!shared.empty() && !options_.nodes) {
+      throw InputError(
+          fmt::format("{}: {}: the hosts share a name, so the rank lines cannot "
+                      "count them; pass --nodes",
+                      at, shared));
+    }
+    if (options_.nodes && hosts > 0 && *options_.nodes != hosts && shared.empty()) {
       throw InputError(
           fmt::format("{}: --nodes {} but the rank lines name {} host(s); drop --nodes (the "
                       "rank lines say how many hosts ran)",

@@ -101,7 +101,10 @@ std::optional<RankLine> parse_rank_line(const std::vector<std::string>& t, const
     return std::nullopt;
   }
   r.host = t[i + 3];
-  const std::size_t name_at = i + 6 < t.size() && t[i + 6].front() == '[' ? i + 7 : i + 6;
+  const bool bus = i + 6 < t.size() && t[i + 6].front() == '[';
+  // Without a bus id, ranks each bound to its own GPU (CUDA_VISIBLE_DEVICES) all say device 0.
+  if (bus) r.gpu = t[i + 5] + " " + t[i + 6];
+  const std::size_t name_at = bus ? i + 7 : i + 6;
   r.device = join_from(t, name_at);
   r.keys.push_back(r.host + "/" + t[i + 1] + "/" + t[1]);
   r.indices.push_back(count_in_log(t[1], "rank", at));
@@ -157,6 +160,11 @@ void RankLines::add(const RankLine& line, const std::string& at) {
     const auto [it, added] = named_.try_emplace(line.indices[k], Named{line.keys[k], at});
     if (added) {
       ++per_host_[line.host];
+      const auto [gpu, fresh] = on_gpu_.try_emplace({line.host, line.gpu}, line.indices[k]);
+      if (!fresh && !line.gpu.empty() && shared_.empty()) {
+        shared_ = fmt::format("ranks {} and {} both on device {} of {}", gpu->second,
+                              line.indices[k], line.gpu, line.host);
+      }
     } else if (it->second.key != line.keys[k]) {
       throw InputError(
           fmt::format("{}: rank {} is named twice, here as {} and at {} as {}: two "

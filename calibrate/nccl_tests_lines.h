@@ -44,6 +44,7 @@ struct RankLine {
   std::vector<std::string> keys;  // one per rank it names
   std::vector<int> indices;       // the rank numbers it names
   std::string host, device;
+  std::string gpu;  // "D [BUS]": the long form's device index and bus id ("" without a bus id)
 };
 
 // Whether `type` is a data type nccl-tests prints (int8 ... bfloat16, f8e4m3, f8e5m2).
@@ -71,6 +72,11 @@ class RankLines {
   void add(const RankLine& line, const std::string& at);
   int count() const { return static_cast<int>(named_.size()); }
   int hosts() const { return static_cast<int>(per_host_.size()); }
+  // Two ranks on one GPU of one host name: NCCL refuses a GPU twice in a communicator, so the
+  // name stands for several hosts (containers' "localhost"), which only --nodes can count.
+  // The first such pair, said ("ranks 0 and 8 both on device 0 [0x07] of localhost"); "" if
+  // none.
+  const std::string& shared_host_name() const { return shared_; }
   // The rank numbers are 0 to n - 1 (a gap: a device line lost, the count one short, which
   // busbw/algbw cannot tell from n at 16 ranks), and every host holds as many of them (a
   // measured collective is keyed by its ranks and nodes, the ranks split evenly): else an
@@ -83,6 +89,8 @@ class RankLines {
   };
   std::map<int, Named> named_;
   std::map<std::string, int> per_host_;
+  std::map<std::pair<std::string, std::string>, int> on_gpu_;  // (host, gpu) → its first rank
+  std::string shared_;
 };
 
 // The busbw/algbw ratios a row's printed figures allow: nccl-tests computes busbw as algbw

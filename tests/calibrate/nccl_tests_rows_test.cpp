@@ -95,7 +95,10 @@ TEST_CASE("a rank two device lines claim, and hosts of unequal rank counts, are 
   // two hosts were imported as two nodes, which the measured table reads as an even split.
   const auto log = [](const std::vector<std::string>& ranks) {
     std::string text = "# Collective test starting: all_reduce_perf\n# nThread 1 nGpus 1\n";
-    for (const std::string& r : ranks) text += "#  Rank " + r + " device 0 [0x00] A100\n";
+    for (const std::string& r : ranks) {
+      const std::string n = r.substr(0, r.find(' '));  // a GPU of its own (shared_host_name)
+      text += "#  Rank " + r + " device " + n + " [0x0" + n + "] A100\n";
+    }
     return text + kHeader.substr(kHeader.rfind("#   ")) +
            "1048576 262144 float sum -1 10.00 104.86 157.29 0\n";
   };
@@ -172,4 +175,33 @@ TEST_CASE("a run none of whose rows can be imported is an error, not a run dropp
                          InputError);
   }
   CHECK(parse_nccl_tests_log(good, "one.log", o).size() == 1);
+}
+
+TEST_CASE("hosts that share a name are counted by --nodes, which the rank lines cannot") {
+  // Two containers both called localhost, each with ranks on its devices 0 and 1: read as one
+  // node of four ranks, and --nodes 2 refused against the one host name, until 2026-12-07 (a
+  // helper's trial). Two ranks on one GPU of one host show the name stands for several.
+  std::string text = "# Collective test starting: all_reduce_perf\n# nThread 1 nGpus 1\n";
+  for (const char* r :
+       {"0 Pid 11 on localhost device 0 [0x07]",
+        "1 Pid 12 on localhost device 1 "
+        "[0x0f]",
+        "2 Pid 11 on localhost device 0 [0x07]", "3 Pid 12 on localhost device 1 [0x0f]"}) {
+    text += std::string("#  Rank ") + r + " A100\n";
+  }
+  text +=
+      kHeader.substr(kHeader.rfind("#   ")) + "1048576 262144 float sum -1 10.00 104.86 157.29 0\n";
+  CHECK_THROWS_WITH_AS(
+      parse_nccl_tests_log(text, "lh.log", {}),
+      doctest::Contains("lh.log:1: ranks 0 and 2 both on device 0 [0x07] of localhost: the hosts "
+                        "share a name, so the rank lines cannot count them; pass --nodes"),
+      InputError);
+  calibrate::ImportOptions o;
+  o.nodes = 2;
+  const auto runs = parse_nccl_tests_log(text, "lh.log", o);
+  CHECK(runs[0].ranks == 4);
+  CHECK(runs[0].nodes == 2);
+  o.nodes = 3;  // still held to an even split
+  CHECK_THROWS_WITH_AS(parse_nccl_tests_log(text, "lh.log", o),
+                       doctest::Contains("4 ranks do not spread evenly over 3 nodes"), InputError);
 }

@@ -299,14 +299,21 @@ void measure_single_gpu(hw::DeviceProfile& p, const Options& o, const cudaDevice
 // least), then board power.
 void measure_all_gpus(hw::DeviceProfile& p, const Options& o, int devices, const Budget& budget,
                       const std::function<void()>& save, const Report& report) {
-  if (!skipped(o, "nccl") && p.collective_table.empty() && devices >= 2) {
+  if (!skipped(o, "nccl") && devices >= 2) {
+    // --resume: a section the time limit cut keeps its rows, and the rest are measured (until
+    // 2026-12-07 a section with any row was kept whole, its missing ops never measured).
+    NcclPlan plan = default_nccl_plan(o.quick);
+    for (const hw::CollectiveMeasurement& m : p.collective_table) {
+      if (m.ranks == devices && m.nodes == 1) plan.done.push_back(m);
+    }
     std::printf("collectives on %d GPUs\n", devices);
-    measure_collectives(devices, default_nccl_plan(o.quick), budget,
-                        [&](const hw::CollectiveMeasurement& m) {
-                          p.collective_table.push_back(m);
-                          save();
-                        },
-                        report);
+    measure_collectives(
+        devices, plan, budget,
+        [&](const hw::CollectiveMeasurement& m) {
+          p.collective_table.push_back(m);
+          save();
+        },
+        report);
   }
   if (!skipped(o, "interference") && devices >= 2) {
     std::printf("interference\n");

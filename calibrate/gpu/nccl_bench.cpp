@@ -1,5 +1,6 @@
 #include "calibrate/gpu/nccl_bench.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <numeric>
@@ -22,35 +23,21 @@ class Clique {
  public:
   // The caller's current device is restored when the clique goes (cudaSetDevice walks every
   // device): the measurements after it run on the device they name, and NVML reads that one.
+  // A failure part-way frees what was made (the communicators and buffers leaked until
+  // 2026-12-07, a reviewer's find: an 8-GPU clique's gigabytes a GPU, which the next forced
+  // algorithm's clique then lacked).
   Clique(int n, std::size_t max_bytes) : n_(n), comms_(n), streams_(n), send_(n), recv_(n) {
     MEGASIM_CUDA_CHECK(cudaGetDevice(&caller_device_));
-    std::vector<int> devs(n);
-    std::iota(devs.begin(), devs.end(), 0);
-    check_nccl(ncclCommInitAll(comms_.data(), n, devs.data()), "ncclCommInitAll");
-    for (int d = 0; d < n; ++d) {
-      MEGASIM_CUDA_CHECK(cudaSetDevice(d));
-      MEGASIM_CUDA_CHECK(cudaStreamCreate(&streams_[d]));
-      MEGASIM_CUDA_CHECK(cudaMalloc(&send_[d], max_bytes));
-      MEGASIM_CUDA_CHECK(cudaMalloc(&recv_[d], max_bytes));
-      // Random floats, not zeros: the links and reductions draw less on zeros, and the power
-      // phases time these calls too.
-      launch_fill(send_[d], max_bytes / sizeof(float), Fill::kFp32, 100u + static_cast<unsigned>(d),
-                  streams_[d]);
-      MEGASIM_CUDA_CHECK(cudaStreamSynchronize(streams_[d]));
+    try {
+      init(max_bytes);
+    } catch (...) {
+      release();
+      throw;
     }
   }
   Clique(const Clique&) = delete;
   Clique& operator=(const Clique&) = delete;
-  ~Clique() {
-    for (int d = 0; d < n_; ++d) {
-      cudaSetDevice(d);
-      cudaFree(send_[d]);
-      cudaFree(recv_[d]);
-      cudaStreamDestroy(streams_[d]);
-      ncclCommDestroy(comms_[d]);
-    }
-    cudaSetDevice(caller_device_);
-  }
+  ~Clique() { release(); }
 
   // Enqueues one collective whose nccl-tests "size" is `bytes` (float elements).
   void launch(hw::CollectiveOp op, std::size_t bytes) {
@@ -138,6 +125,37 @@ class Clique {
   std::vector<cudaStream_t> streams_;
   std::vector<void*> send_, recv_;
   int caller_device_ = 0;
+  bool comms_made_ = false;
+
+  void init(std::size_t max_bytes) {
+    std::vector<int> devs(static_cast<std::size_t>(n_));
+    std::iota(devs.begin(), devs.end(), 0);
+    check_nccl(ncclCommInitAll(comms_.data(), n_, devs.data()), "ncclCommInitAll");
+    comms_made_ = true;  // a failed ncclCommInitAll leaves no communicator to destroy
+    for (int d = 0; d < n_; ++d) {
+      MEGASIM_CUDA_CHECK(cudaSetDevice(d));
+      MEGASIM_CUDA_CHECK(cudaStreamCreate(&streams_[d]));
+      MEGASIM_CUDA_CHECK(cudaMalloc(&send_[d], max_bytes));
+      MEGASIM_CUDA_CHECK(cudaMalloc(&recv_[d], max_bytes));
+      // Random floats, not zeros: the links and reductions draw less on zeros, and the power
+      // phases time these calls too.
+      launch_fill(send_[d], max_bytes / sizeof(float), Fill::kFp32, 100u + static_cast<unsigned>(d),
+                  streams_[d]);
+      MEGASIM_CUDA_CHECK(cudaStreamSynchronize(streams_[d]));
+    }
+  }
+
+  // Whatever init made (null handles where it stopped), and the caller's device back.
+  void release() noexcept {
+    for (int d = 0; d < n_; ++d) {
+      cudaSetDevice(d);
+      if (send_[d] != nullptr) cudaFree(send_[d]);
+      if (recv_[d] != nullptr) cudaFree(recv_[d]);
+      if (streams_[d] != nullptr) cudaStreamDestroy(streams_[d]);
+      if (comms_made_ && comms_[d] != nullptr) ncclCommDestroy(comms_[d]);
+    }
+    cudaSetDevice(caller_device_);
+  }
 };
 
 void set_forced(const std::string& algo, const std::string& proto) {
@@ -163,11 +181,25 @@ NcclPlan default_nccl_plan(bool quick) {
   return p;
 }
 
+bool NcclPlan::holds(hw::CollectiveOp op, double size, const std::string& algo,
+                     const std::string& proto) const {
+  return std::any_of(done.begin(), done.end(), [&](const hw::CollectiveMeasurement& m) {
+    return m.op == op && m.size.value() == size && m.algorithm == algo && m.protocol == proto;
+  });
+}
+
 void measure_collectives(int devices, const NcclPlan& plan, const Budget& budget,
                          const std::function<void(const hw::CollectiveMeasurement&)>& on_result,
                          const std::function<void(const std::string&)>& on_error) {
   const double max_size = plan.sizes.empty() ? 0.0 : plan.sizes.back();
   for (const auto& [algo, proto] : plan.forced) {
+    // A resumed run whose rows of this algorithm are all in: no communicator to create.
+    const bool all_done = std::all_of(plan.ops.begin(), plan.ops.end(), [&](hw::CollectiveOp op) {
+      return (!algo.empty() && op != hw::CollectiveOp::kAllReduce) ||
+             std::all_of(plan.sizes.begin(), plan.sizes.end(),
+                         [&](double s) { return plan.holds(op, s, algo, proto); });
+    });
+    if (all_done) continue;
     try {
       set_forced(algo, proto);
       Clique clique(devices, static_cast<std::size_t>(max_size));
@@ -177,6 +209,7 @@ void measure_collectives(int devices, const NcclPlan& plan, const Budget& budget
         for (double size : plan.sizes) {
           const std::size_t bytes = static_cast<std::size_t>(size);
           if (bytes < sizeof(float) * static_cast<std::size_t>(devices)) continue;
+          if (plan.holds(op, size, algo, proto)) continue;
           try {
             const double t = clique.time(op, bytes, budget);
             hw::CollectiveMeasurement m;

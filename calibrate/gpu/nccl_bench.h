@@ -17,6 +17,10 @@ struct NcclPlan {
   std::vector<hw::CollectiveOp> ops;
   std::vector<double> sizes;  // bytes
   std::vector<std::pair<std::string, std::string>> forced;  // (algo, proto); ("","") = NCCL's choice
+  // Rows a resumed run holds already (--resume): not measured again.
+  std::vector<hw::CollectiveMeasurement> done;
+  bool holds(hw::CollectiveOp op, double size, const std::string& algo,
+             const std::string& proto) const;
 };
 
 NcclPlan default_nccl_plan(bool quick);

@@ -65,8 +65,10 @@ std::string system_line(const step::SystemOptions& sys) {
 // How a stage's output crosses to the next, as priced (workload/pipe_engine_ops.h).
 std::string pp_transfer(const step::SystemOptions& sys, const workload::ParallelPlan& plan) {
   if (plan.pp == 1) return "none";
-  return workload::to_string(workload::pp_transfer(plan, sys.scatter_gather_transfers,
-                                                   sys.pipe_engine.partitioned_transfers));
+  const workload::PpTransfer kind = workload::pp_transfer(plan, sys.scatter_gather_transfers,
+                                                          sys.pipe_engine.partitioned_transfers);
+  const bool copied = kind == workload::PpTransfer::kScatterGather && sys.scatter_gather_list_copy;
+  return std::string(workload::to_string(kind)) + (copied ? " through a list (copied)" : "");
 }
 
 json system_json(const step::SystemOptions& sys, const workload::ParallelPlan& plan) {

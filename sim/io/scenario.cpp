@@ -184,6 +184,7 @@ OptimizationSpec read_optimizations(JsonReader r) {
   o.overrides.dp_bucket_overlap = r.optional_boolean("dp_bucket_overlap");
   o.overrides.backward_tp_overlap = r.optional_boolean("backward_tp_overlap");
   o.overrides.grad_accumulation_pass = r.optional_boolean("grad_accumulation_pass");
+  o.overrides.scatter_gather_list_copy = r.optional_boolean("scatter_gather_list_copy");
   if (r.has("fp32_main_gradient")) {
     o.overrides.main_gradient_at_step = step::main_gradient_at_step_from_string(
         r.choice("fp32_main_gradient", step::main_gradient_names()));

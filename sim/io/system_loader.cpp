@@ -162,6 +162,7 @@ step::SystemOptions load_system_file(const std::filesystem::path& file, FilesRea
   }
   if (auto t = r.optional_object("scatter_gather_transfers")) {
     s.scatter_gather_transfers = t->boolean_or("enabled", true);
+    s.scatter_gather_list_copy = t->boolean_or("list_copy", false);
     t->string("source");
     t->finish();
   }

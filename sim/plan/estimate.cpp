@@ -36,6 +36,7 @@ std::uint32_t system_bits(const step::SystemOptions& s) {
   if (s.tp_decomposition.enabled) bits |= 1u << 27;
   if (s.grad_accumulation_pass) bits |= 1u << 28;
   if (s.scatter_gather_transfers) bits |= 1u << 29;
+  if (s.scatter_gather_list_copy) bits |= 1u << 30;
   return bits;
 }
 
@@ -280,8 +281,7 @@ AnalyticEstimator::DpParts AnalyticEstimator::dp_parts(const Candidate& c, const
   const auto params = static_cast<double>(workload::stage_parameters_per_rank(model, p, stage));
   const double grad_bytes = workload::gradient_bytes(p);
   const bool sharded = p.distributed_optimizer;
-  // DeepSpeed's BF16_Optimizer all-reduces the gradients once in bf16 instead
-  // (workload/pipe_engine_ops.h), as the simulator's program does.
+  // DeepSpeed's BF16_Optimizer all-reduces them once in bf16 (pipe_engine_ops.h), as simulated.
   const bool bf16_engine = lp.bf16_engine && p.precision == workload::Precision::kBf16 &&
                            !p.zero2 && !p.zero3;
   double grads = bf16_engine ? dp_seconds(hw::CollectiveOp::kAllReduce, params * 2.0, p)

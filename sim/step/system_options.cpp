@@ -56,6 +56,7 @@ SystemOptions apply_overrides(SystemOptions s, const SystemOverrides& o, bool mo
   if (o.backward_tp_overlap) s.backward_tp_overlap = *o.backward_tp_overlap;
   if (o.grad_accumulation_pass) s.grad_accumulation_pass = *o.grad_accumulation_pass;
   if (o.main_gradient_at_step) s.main_gradient_at_step = *o.main_gradient_at_step;
+  if (o.scatter_gather_list_copy) s.scatter_gather_list_copy = *o.scatter_gather_list_copy;
   s.attention_window = o.attention_window.value_or(model_window);
   return s;
 }

@@ -55,6 +55,11 @@ struct SystemOptions {
   // sends the whole tensor (Megatron-Core's p2p). DeepSpeed's PipelineEngine partitions its own
   // (pipe_engine.partitioned_transfers).
   bool scatter_gather_transfers = true;
+  // With scatter_gather_transfers: the receiver's gather a list-form all_gather into per-rank
+  // views (Megatron-LM before 37181ef4, February 2022), which PyTorch's NCCL backend fills by
+  // copying the whole tensor out of its flat buffer after the collective: a copy of the
+  // whole received tensor on the critical path. Else _all_gather_base, straight into it.
+  bool scatter_gather_list_copy = false;
   // With bf16 and no plan.fp32_gradients written: gradients kept and reduced in fp32
   // (Megatron-LM's rule, --accumulate-allreduce-grads-in-fp32), or in bf16 (DeepSpeed's ZeRO
   // optimizers: DeepSpeedEngine.communication_data_type is bf16 with bf16), where its
@@ -239,6 +244,9 @@ struct SystemOverrides {
   // optimizer step, or held from the backward on (Megatron-LM before 4fd6432d, July 2021, whose
   // zero_grad left it set into the next step).
   std::optional<bool> main_gradient_at_step;
+  // Whether scatter-gather's receiver copies the gathered tensor out of a flat buffer (the
+  // preset's scatter_gather_transfers.list_copy), for Megatron-LM before February 2022.
+  std::optional<bool> scatter_gather_list_copy;
 };
 
 // The preset with the overrides applied, against the model it runs: a model's own parallel

@@ -63,6 +63,7 @@ AssembledWorkload assemble_workload(const workload::ModelSpec& model,
   gen.pipe_bf16_optimizer = system.pipe_engine.bf16_optimizer;
   gen.grad_accumulation_pass = system.grad_accumulation_pass;
   gen.pp_scatter_gather = system.scatter_gather_transfers;
+  gen.pp_gather_list_copy = system.scatter_gather_list_copy;
   const workload::MemoryOptions memory = memory_options(system);
   w.program = workload::build_program(w.executed, w.plan, gen);
   for (int s = 0; s < w.plan.pp; ++s) {

@@ -61,6 +61,16 @@ void gather_received(const LayerContext& c, std::vector<Op>& out, const std::str
                      Phase phase) {
   add_comm(out, -1, "pp scatter-gather all-gather (" + what + ")", phase, CollectiveOp::kAllGather,
            Group::kTp, activation_bytes(c), false);
+  // Before _all_gather_base (37181ef4, February 2022) the gather filled a list of per-rank
+  // views: PyTorch's ProcessGroupNCCL::allgather gathers into a flat buffer of its own and
+  // copies each rank's share out of it (a copy_ a rank: tp kernels, the whole tensor read and
+  // written), before the synchronous call returns to the pass.
+  if (!c.opts.pp_gather_list_copy) return;
+  const double share = activation_bytes(c) / d(c.t);
+  for (std::int64_t k = 0; k < c.t; ++k) {
+    add_memory(out, -1, "pp scatter-gather list copy (" + what + ")", phase,
+               hw::MemoryKernel::kCopy, share, share);
+  }
 }
 
 }  // namespace

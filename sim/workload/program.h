@@ -60,6 +60,9 @@ struct GeneratorOptions {
   // TP all-gather before its pass; else the whole tensor sent from every TP rank (unless
   // pipe_partitioned_transfers).
   bool pp_scatter_gather = true;
+  // With pp_scatter_gather: the gathered tensor copied out of PyTorch's flat buffer into the
+  // list's per-rank views (step::SystemOptions::scatter_gather_list_copy).
+  bool pp_gather_list_copy = false;
 };
 
 // Whether BF16_Optimizer runs for `p` when the engine takes it (`enabled`, the preset's key):

@@ -279,6 +279,12 @@ TEST_CASE("cli: simulate --json says how a stage's output crosses to the next") 
         "sequence-parallel shard");
   CHECK(json_of(simulate_json_of(
             "scenarios/validation/bloom-176b-384.json"))["system"]["pp_transfer"] == "partitioned");
+  // SC'21's 2021 code gathered through a list, which PyTorch fills by a copy.
+  const std::string sc21 = simulate_json_of("scenarios/validation/sc21-t2-ptdp-175b-768.json");
+  CHECK(json_of(sc21)["system"]["pp_transfer"] == "scatter-gather through a list (copied)");
+  CHECK(json_of(sc21 +
+                " --set optimizations.scatter_gather_list_copy=false")["system"]["pp_transfer"] ==
+        "scatter-gather");
 }
 
 TEST_CASE(

@@ -203,11 +203,16 @@ TEST_CASE(
   // once a layer, and the slices sent are 1/8 of the activation; Megatron-Core's p2p sends the
   // whole tensor. The estimate stays within 1 % of the event-level step with the gathers (50.79
   // against 50.62 s; until 2026-12-07 the gather was free in both), 2 % with whole sends, whose
-  // asynchronous PP sends on a deep pipeline it overprices (55.44 against 54.48 s).
+  // asynchronous PP sends on a deep pipeline it overprices (55.44 against 54.48 s). The 2021
+  // code's list-form gather adds its copies to both alike.
   io::Inputs in = inputs_of("scenarios/validation/korthikanti-530b-full.json");
-  for (const bool scatter_gather : {true, false}) {
+  std::vector<double> gathered;
+  for (const auto& [scatter_gather, list_copy] :
+       {std::pair{true, false}, std::pair{true, true}, std::pair{false, false}}) {
     CAPTURE(scatter_gather);
+    CAPTURE(list_copy);
     in.system.scatter_gather_transfers = scatter_gather;
+    in.system.scatter_gather_list_copy = list_copy;
     plan::SearchOptions o;
     o.top_k = 1;
     o.space.gpus = {280};
@@ -220,7 +225,10 @@ TEST_CASE(
                         {"distributed_optimizer", {"false"}}};
     const auto [analytic, event] = test::one_plan_step_times(in, o);
     CHECK(analytic == doctest::Approx(event).epsilon(scatter_gather ? 0.01 : 0.02));
+    if (scatter_gather) gathered.push_back(analytic);
   }
+  REQUIRE(gathered.size() == 2);
+  CHECK(gathered[1] > gathered[0]);  // the copies cost the estimate something
 }
 
 TEST_CASE("search: the estimate places DP groups and pipelines by the scenario's rank order") {

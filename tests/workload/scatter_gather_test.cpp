@@ -122,3 +122,34 @@ TEST_CASE("pp transfer: one kind for each plan and framework, and the bytes sent
     CHECK(build_stage(m, p, 1, o).pp_send_bytes.value() == doctest::Approx(S * r.share));
   }
 }
+
+TEST_CASE("scatter-gather: the 2021 code's list-form gather copies the whole tensor out") {
+  // gather_split_1d_tensor before 37181ef4 (February 2022) all-gathered into a list of per-rank
+  // views: PyTorch's NCCL backend copies each rank's share out of its flat buffer, tp copies
+  // after the gather and before the pass.
+  const double S = 2048.0 * 12288.0 * 2.0;
+  const ModelSpec m = gpt175();
+  const ParallelPlan p = test::gpt175_plan(Precision::kBf16);
+  GeneratorOptions o = transfers(true);
+  o.pp_gather_list_copy = true;
+  const StageProgram st = build_stage(m, p, 1, o);
+  const std::vector<Op>& f = st.chunks[0].forward;
+  REQUIRE(f.size() > 9);
+  CHECK(f[0].comm() != nullptr);  // the gather first
+  double moved = 0.0;             // read and written
+  for (std::size_t i = 1; i <= 8; ++i) {
+    CHECK(f[i].name == "pp scatter-gather list copy (received activation) fwd");
+    CHECK(f[i].kind() == OpKind::kMemory);
+    moved += f[i].bytes().value();
+  }
+  CHECK(moved == doctest::Approx(2.0 * S));
+  CHECK(f[9].name.find("list copy") == std::string::npos);
+  // Without the flag, or without a gather (sequence parallelism), no copy.
+  ParallelPlan sp = p;
+  sp.sequence_parallel = true;
+  for (const StageProgram& none :
+       {build_stage(m, p, 1, transfers(true)), build_stage(m, sp, 1, o)}) {
+    for (const Op& op : none.chunks[0].forward)
+      CHECK(op.name.find("list copy") == std::string::npos);
+  }
+}

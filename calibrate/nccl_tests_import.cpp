@@ -29,9 +29,6 @@ constexpr double kMinRowTimeUs = 1e-3;
 // Beyond the rounding of the printed digits, what algbw and size over time may differ by.
 constexpr double kAlgbwSlack = 0.01;
 constexpr double kMaxRowGbps = 1e6;
-// nccl-tests prints bandwidths to two decimals: a log printing more (rescaled by a script) is
-// held to those, since its digits past them carry the first rounding.
-constexpr double kLeastHalfPlaceGbps = 0.005;
 struct RunBuilder {
   NcclTestsRun run;
   std::optional<Columns> columns;
@@ -76,7 +73,7 @@ hw::CollectiveOp run_op(const NcclTestsRun& r, const std::string& at,
 int run_ranks(const RunBuilder& b, hw::CollectiveOp op, const std::string& at,
               const ImportOptions& options) {
   const int from_lines = b.ranks.count();
-  b.ranks.check(at);
+  b.ranks.check(at, options.nodes.value_or(0));
   if (options.ranks && from_lines > 0 && *options.ranks != from_lines) {
     throw InputError(fmt::format("{}: --ranks {} but the device lines list {} ranks", at,
                                  *options.ranks, from_lines));
@@ -101,6 +98,27 @@ int run_ranks(const RunBuilder& b, hw::CollectiveOp op, const std::string& at,
                           "pass --ranks");
   }
   return ranks;
+}
+
+// Nodes from --nodes or the rank lines' host names. Distinct names are distinct hosts, so
+// --nodes counts at least the names, and more only where a name may stand for several
+// (RankLines::names_may_be_shared); a name seen standing for several needs --nodes above them.
+int run_nodes(const RankLines& ranks, const std::string& at, const ImportOptions& options) {
+  const int hosts = ranks.hosts(), nodes = options.nodes.value_or(0);
+  const std::string& shared = ranks.shared_host_name();
+  if (!shared.empty() && nodes <= hosts) {
+    throw InputError(fmt::format(
+        "{}: {}: the hosts share a name, so the rank lines cannot count them; pass --nodes{}", at,
+        shared, options.nodes ? fmt::format(" above the {} name(s)", hosts) : ""));
+  }
+  if (options.nodes && hosts > 0 && nodes != hosts &&
+      !(ranks.names_may_be_shared(nodes) && nodes > hosts)) {
+    throw InputError(
+        fmt::format("{}: --nodes {} but the rank lines name {} host(s); drop --nodes (the "
+                    "rank lines say how many hosts ran)",
+                    at, nodes, hosts));
+  }
+  return options.nodes.value_or(hosts > 0 ? hosts : 1);
 }
 
 // Reads a log line by line. A run's lines collect in `b_`; the run is closed into `runs_` when
@@ -191,22 +209,8 @@ class LogParser {
     check_algbw(r.op);
     r.ranks = run_ranks(b_, r.op, at, options_);
     check_counts(b_.count_checks, r.op, r.ranks, origin_);
-    const int hosts = b_.ranks.hosts();
-    const std::string& shared = b_.ranks.shared_host_name();
-    if (!shared.empty() && !options_.nodes) {
-      throw InputError(
-          fmt::format("{}: {}: the hosts share a name, so the rank lines cannot "
-                      "count them; pass --nodes",
-                      at, shared));
-    }
-    if (options_.nodes && hosts > 0 && *options_.nodes != hosts && shared.empty()) {
-      throw InputError(
-          fmt::format("{}: --nodes {} but the rank lines name {} host(s); drop --nodes (the "
-                      "rank lines say how many hosts ran)",
-                      at, *options_.nodes, hosts));
-    }
-    r.nodes = options_.nodes.value_or(hosts > 0 ? hosts : 1);
-    r.nodes_assumed = !options_.nodes && hosts == 0;
+    r.nodes = run_nodes(b_.ranks, at, options_);
+    r.nodes_assumed = !options_.nodes && b_.ranks.hosts() == 0;
     if (r.ranks % r.nodes != 0) {  // --nodes 3 for 16 ranks was written (until 2026-12-05)
       throw InputError(fmt::format("{}: --nodes {}: {} ranks do not spread evenly over {} nodes",
                                    at, r.nodes, r.ranks, r.nodes));

@@ -102,8 +102,9 @@ std::optional<RankLine> parse_rank_line(const std::vector<std::string>& t, const
   }
   r.host = t[i + 3];
   const bool bus = i + 6 < t.size() && t[i + 6].front() == '[';
-  // Without a bus id, ranks each bound to its own GPU (CUDA_VISIBLE_DEVICES) all say device 0.
-  if (bus) r.gpu = t[i + 5] + " " + t[i + 6];
+  // Without a bus id, ranks each bound to its own GPU (CUDA_VISIBLE_DEVICES) all say device 0;
+  // the old form's "[0x01]" is the bus number alone, which GPUs of two PCI domains can share.
+  if (bus && t[i + 6].find(':') != std::string::npos) r.gpu = t[i + 5] + " " + t[i + 6];
   const std::size_t name_at = bus ? i + 7 : i + 6;
   r.device = join_from(t, name_at);
   r.keys.push_back(r.host + "/" + t[i + 1] + "/" + t[1]);
@@ -156,6 +157,7 @@ void check_type_and_op(const std::string& type, const std::string& op, const std
 }
 
 void RankLines::add(const RankLine& line, const std::string& at) {
+  if (line.gpu.empty()) identified_ = false;
   for (std::size_t k = 0; k < line.indices.size(); ++k) {
     const auto [it, added] = named_.try_emplace(line.indices[k], Named{line.keys[k], at});
     if (added) {
@@ -174,7 +176,7 @@ void RankLines::add(const RankLine& line, const std::string& at) {
   }
 }
 
-void RankLines::check(const std::string& at) const {
+void RankLines::check(const std::string& at, int nodes) const {
   int expected = 0;
   for (const auto& [i, named] : named_) {
     if (i != expected) {
@@ -184,7 +186,7 @@ void RankLines::check(const std::string& at) const {
     }
     ++expected;
   }
-  if (per_host_.empty()) return;
+  if (per_host_.empty() || names_may_be_shared(nodes)) return;
   const auto [fewest, most] =
       std::minmax_element(per_host_.begin(), per_host_.end(),
                           [](const auto& a, const auto& b) { return a.second < b.second; });

@@ -17,6 +17,9 @@ namespace megasim::calibrate {
 // busbw/algbw is checked on rows of at least this algbw (GB/s), where the printed digits
 // still tell the bus factor within a few percent.
 constexpr double kRatioCheckMinGbps = 1.0;
+// nccl-tests prints bandwidths to two decimals: a log printing more (rescaled by a script) is
+// held to those, since its digits past them carry the first rounding.
+constexpr double kLeastHalfPlaceGbps = 0.005;
 
 // Ranks one log may list: far beyond any published nccl-tests run (tens of thousands of GPUs),
 // and small enough that the set of rank keys a range expands to stays a few MiB.
@@ -44,7 +47,7 @@ struct RankLine {
   std::vector<std::string> keys;  // one per rank it names
   std::vector<int> indices;       // the rank numbers it names
   std::string host, device;
-  std::string gpu;  // "D [BUS]": the long form's device index and bus id ("" without a bus id)
+  std::string gpu;  // "D [DOMAIN:BUS:DEV]": the long form's device and full bus id, or ""
 };
 
 // Whether `type` is a data type nccl-tests prints (int8 ... bfloat16, f8e4m3, f8e5m2).
@@ -77,11 +80,17 @@ class RankLines {
   // The first such pair, said ("ranks 0 and 8 both on device 0 [0x07] of localhost"); "" if
   // none.
   const std::string& shared_host_name() const { return shared_; }
+  // Whether the names may stand for more hosts than they are, so that `nodes` (--nodes, 0 if
+  // not given) may count more: a shared name seen, or a count above the names where some rank
+  // line does not name its GPU's full bus id (compressed lines, old or bus-less ones).
+  bool names_may_be_shared(int nodes) const {
+    return !shared_.empty() || (nodes > hosts() && !identified_);
+  }
   // The rank numbers are 0 to n - 1 (a gap: a device line lost, the count one short, which
   // busbw/algbw cannot tell from n at 16 ranks), and every host holds as many of them (a
   // measured collective is keyed by its ranks and nodes, the ranks split evenly): else an
-  // InputError naming `at`.
-  void check(const std::string& at) const;
+  // InputError naming `at`. The even split is not checked where names_may_be_shared(nodes).
+  void check(const std::string& at, int nodes) const;
 
  private:
   struct Named {
@@ -91,6 +100,7 @@ class RankLines {
   std::map<std::string, int> per_host_;
   std::map<std::pair<std::string, std::string>, int> on_gpu_;  // (host, gpu) → its first rank
   std::string shared_;
+  bool identified_ = true;  // every rank line named its GPU's full bus id
 };
 
 // The busbw/algbw ratios a row's printed figures allow: nccl-tests computes busbw as algbw

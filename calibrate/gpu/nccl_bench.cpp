@@ -192,24 +192,28 @@ void measure_collectives(int devices, const NcclPlan& plan, const Budget& budget
                          const std::function<void(const hw::CollectiveMeasurement&)>& on_result,
                          const std::function<void(const std::string&)>& on_error) {
   const double max_size = plan.sizes.empty() ? 0.0 : plan.sizes.back();
+  // What the loop below measures of a forced algorithm: all-reduce only when forced (that is
+  // what NCCL tunes by them), sizes of a float a rank or more, rows a resumed run lacks.
+  const auto to_measure = [&](hw::CollectiveOp op, double size, const std::string& algo,
+                              const std::string& proto) {
+    return (algo.empty() || op == hw::CollectiveOp::kAllReduce) &&
+           static_cast<std::size_t>(size) >= sizeof(float) * static_cast<std::size_t>(devices) &&
+           !plan.holds(op, size, algo, proto);
+  };
   for (const auto& [algo, proto] : plan.forced) {
     // A resumed run whose rows of this algorithm are all in: no communicator to create.
-    const bool all_done = std::all_of(plan.ops.begin(), plan.ops.end(), [&](hw::CollectiveOp op) {
-      return (!algo.empty() && op != hw::CollectiveOp::kAllReduce) ||
-             std::all_of(plan.sizes.begin(), plan.sizes.end(),
-                         [&](double s) { return plan.holds(op, s, algo, proto); });
+    const bool any = std::any_of(plan.ops.begin(), plan.ops.end(), [&](hw::CollectiveOp op) {
+      return std::any_of(plan.sizes.begin(), plan.sizes.end(),
+                         [&](double s) { return to_measure(op, s, algo, proto); });
     });
-    if (all_done) continue;
+    if (!any) continue;
     try {
       set_forced(algo, proto);
       Clique clique(devices, static_cast<std::size_t>(max_size));
       for (hw::CollectiveOp op : plan.ops) {
-        // Forced algorithms are measured on all-reduce only: that is what NCCL tunes by them.
-        if (!algo.empty() && op != hw::CollectiveOp::kAllReduce) continue;
         for (double size : plan.sizes) {
+          if (!to_measure(op, size, algo, proto)) continue;
           const std::size_t bytes = static_cast<std::size_t>(size);
-          if (bytes < sizeof(float) * static_cast<std::size_t>(devices)) continue;
-          if (plan.holds(op, size, algo, proto)) continue;
           try {
             const double t = clique.time(op, bytes, budget);
             hw::CollectiveMeasurement m;

@@ -280,6 +280,21 @@ std::vector<KeyNotRun> keys_not_run(const Inputs& in) {
                     : s.plan.zero3                                 ? "plan.zero3"
                                                                    : "plan.zero2"});
   }
+  // The 2021 code's list-form gather copies what a scatter-gather transfer gathers: with no
+  // such transfer (no pipeline, TP 1, sequence parallelism, another framework's sends) there is
+  // nothing to copy (said by nothing until a review of 2026-12-07).
+  const bool scatter_gathered =
+      s.plan.pp > 1 && workload::pp_transfer(s.plan, in.system.scatter_gather_transfers,
+                                             in.system.pipe_engine.partitioned_transfers) ==
+                           workload::PpTransfer::kScatterGather;
+  if (o.scatter_gather_list_copy && *o.scatter_gather_list_copy && !scatter_gathered) {
+    keys.push_back({"optimizations.scatter_gather_list_copy", "true",
+                    "the plan's stages send no scatter-gather transfer to copy", false,
+                    s.plan.pp == 1             ? "plan.pp"
+                    : s.plan.tp == 1           ? "plan.tp"
+                    : s.plan.sequence_parallel ? "plan.sequence_parallel"
+                                               : "optimizations.preset"});
+  }
   // ZeRO-3 shards the optimizer states over DP itself (it holds stage 1): the switch of stage 1
   // alone prices the same step either way (said by nothing until 2026-12-06, where ZeRO-2
   // without it is refused).

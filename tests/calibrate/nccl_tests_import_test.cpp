@@ -151,8 +151,23 @@ TEST_CASE("--nodes must agree with the hosts the rank lines name") {
   o.op = hw::CollectiveOp::kAllReduce;
   o.nodes = 2;
   CHECK(parse_nccl_tests_log(kOldLayout, "old.log", o)[0].nodes == 2);
-  o.nodes = 4;
+  o.nodes = 1;  // two names are two hosts at least
   CHECK_THROWS_WITH_AS(parse_nccl_tests_log(kOldLayout, "old.log", o),
+                       doctest::Contains("--nodes 1 but the rank lines name 2 host(s)"),
+                       InputError);
+  // More than the names only where a name may stand for several: these old lines give the bus
+  // number alone ([0x00]), which GPUs of two PCI domains share, so 4 is taken; lines naming each
+  // GPU's full bus id, none twice under a name, hold the count to the names.
+  o.nodes = 4;
+  CHECK(parse_nccl_tests_log(kOldLayout, "old.log", o)[0].nodes == 4);
+  std::string full = kOldLayout;
+  for (int d = 0; d < 4; ++d) {
+    const std::string dev = "device  " + std::to_string(d) + " [0x00]";
+    const std::string id = "device  " + std::to_string(d) + " [0000:0" + std::to_string(d) + ":00]";
+    for (auto at = full.find(dev); at != std::string::npos; at = full.find(dev, at))
+      full.replace(at, dev.size(), id);
+  }
+  CHECK_THROWS_WITH_AS(parse_nccl_tests_log(full, "full.log", o),
                        doctest::Contains("--nodes 4 but the rank lines name 2 host(s)"),
                        InputError);
 }

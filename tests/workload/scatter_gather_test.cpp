@@ -144,6 +144,11 @@ TEST_CASE("scatter-gather: the 2021 code's list-form gather copies the whole ten
   }
   CHECK(moved == doctest::Approx(2.0 * S));
   CHECK(f[9].name.find("list copy") == std::string::npos);
+  // The received gradient's gather before the backward, likewise.
+  int backward_copies = 0;
+  for (const Op& op : st.chunks[0].backward)
+    backward_copies += op.name == "pp scatter-gather list copy (received gradient) bwd";
+  CHECK(backward_copies == 8);
   // Without the flag, or without a gather (sequence parallelism), no copy.
   ParallelPlan sp = p;
   sp.sequence_parallel = true;

@@ -96,18 +96,33 @@ class Clique {
   // inside the interval and inflate the small sizes, which pin the latency.
   double time(hw::CollectiveOp op, std::size_t bytes, const Budget& budget) {
     MEGASIM_CUDA_CHECK(cudaSetDevice(0));
-    // No spin ahead: on device 0 alone it would let the peers start the collective early and
-    // fill device 0's receive slots before its start event, shortening small collectives.
-    Budget b = budget;
-    b.spin = false;
     const int calls = bytes <= (std::size_t{1} << 24)   ? 20
                       : bytes <= (std::size_t{1} << 28) ? 4
                                                         : 1;
-    return median_seconds(streams_[0], b,
-                          [&] {
-                            for (int k = 0; k < calls; ++k) launch(op, bytes);
-                            MEGASIM_CUDA_CHECK(cudaSetDevice(0));
-                          }) /
+    // Every device spins ahead of the calls, device 0 first, long enough for this one host
+    // thread to enqueue all of them (a group call a device, about 20 us each allowed), so that
+    // the interval times the GPUs and not the host's launches: without it a small collective's
+    // time was the launch of eight communicators' calls (a review of 2026-12-07; not yet run on
+    // a GPU). A spin on device 0 alone would let the peers start early and fill its receive
+    // slots before its start event; spinning them all, device 0's ending first, the skew of the
+    // spins' ends (a few launches) counts once in `calls` calls instead.
+    Budget b = budget;
+    b.spin = false;
+    const double spin_us = kSpinMicroseconds + 20.0 * calls * n_;
+    const auto spin_all = [&] {
+      for (int d = 0; d < n_; ++d) {
+        MEGASIM_CUDA_CHECK(cudaSetDevice(d));
+        launch_spin(spin_us, streams_[d]);
+      }
+      MEGASIM_CUDA_CHECK(cudaSetDevice(0));
+    };
+    return median_seconds(
+               streams_[0], b,
+               [&] {
+                 for (int k = 0; k < calls; ++k) launch(op, bytes);
+                 MEGASIM_CUDA_CHECK(cudaSetDevice(0));
+               },
+               spin_all) /
            calls;
   }
 

@@ -41,6 +41,11 @@ function megasimRun(d, section, chart, colours, fmt, histogram, keyValues) {
     const card = section('Run: failures, checkpoints and power', null, true);
     const interval = (v) => (v === null ? 'none' : `${fmt.num(v, 1)} min`);
     keyValues(card, [
+      // The reliability preset and what its failure rates were multiplied by, as the text's
+      // first run line (the page named neither until 2026-12-07).
+      ['reliability', `preset ${run.reliability_preset}` +
+        (run.failure_rate_scale !== 1 ? `, its failure rates × ${run.failure_rate_scale}` : '') +
+        `; ${run.trials} trial${run.trials === 1 ? '' : 's'}`],
       // The steps and their failure-free time, as the text's "steps" line (left off the page
       // until 2026-12-05).
       ['steps', `${run.steps} at ${fmt.num(run.step_time_s, 3)} s; ` +

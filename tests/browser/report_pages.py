@@ -115,6 +115,11 @@ def rendered_as_text(chromium, binary, root, out):
                                             "stragglers.slowdown=1.2"],
              [r"(the scenario's slow hosts \(stragglers\) pace every simulated step)",
               r"(\d+ of the job's \d+ hosts \S+ slower in all passes)"]),
+            # The reliability preset and its failure rates' scale, as the text's first run line
+            # (the page named neither until 2026-12-07).
+            ("simulate-rate-scale", ["simulate", default, "--set",
+                                     "reliability.failure_rate_scale=2.5", "--set", "run.trials=4"],
+             [r"reliability (preset \S+, its failure rates × 2\.5)"]),
             # FP8 GEMMs said on the page's plan row as in the text's (left off the page until
             # 2026-12-06).
             ("simulate-fp8", ["simulate", "scenarios/mcore-h100-177b-fp8.json"],

@@ -106,10 +106,13 @@ class Clique {
     // a GPU). A spin on device 0 alone would let the peers start early and fill its receive
     // slots before its start event; spinning them all, device 0's ending first, the skew of the
     // spins' ends (a few launches) counts once in `calls` calls instead.
+    // Not where the caller keeps the GPUs loaded back to back (the power phase's all-reduces,
+    // Budget::spin off): spins there would draw idle power inside its window (a review's find).
     Budget b = budget;
     b.spin = false;
     const double spin_us = kSpinMicroseconds + 20.0 * calls * n_;
     const auto spin_all = [&] {
+      if (!budget.spin) return;
       for (int d = 0; d < n_; ++d) {
         MEGASIM_CUDA_CHECK(cudaSetDevice(d));
         launch_spin(spin_us, streams_[d]);
@@ -198,8 +201,11 @@ NcclPlan default_nccl_plan(bool quick) {
 
 bool NcclPlan::holds(hw::CollectiveOp op, double size, const std::string& algo,
                      const std::string& proto) const {
+  // The tool's own rows only: an imported nccl-tests run of the same shape in the profile
+  // (its run named after its log) is no measurement of this one's.
   return std::any_of(done.begin(), done.end(), [&](const hw::CollectiveMeasurement& m) {
-    return m.op == op && m.size.value() == size && m.algorithm == algo && m.protocol == proto;
+    return m.run.rfind("megasim-calibrate-gpu", 0) == 0 && m.op == op && m.size.value() == size &&
+           m.algorithm == algo && m.protocol == proto;
   });
 }
 

@@ -81,6 +81,8 @@ const megasim = (() => {
     signed: (x, digits) => signed(x, digits),
     // Failures a day as the text prints them: two decimals, or three digits below 0.1 ({:.3g}).
     rate: (x) => (x >= 0.1 || x === 0 ? fixed(x, 2) : general(x, 3)),
+    // As fmt's {:g} (six significant digits), for a figure the text prints so.
+    g: (x) => general(x, 6),
     // Power and energy in the unit that keeps their digits, as the text report prints them
     // (reports/run_report.cpp, power_text and thousandths_text): a one-node job draws kW.
     power: (mw) => (mw === 0 || mw >= 1 ? `${fixed(mw, 2)} MW`

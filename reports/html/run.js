@@ -44,7 +44,7 @@ function megasimRun(d, section, chart, colours, fmt, histogram, keyValues) {
       // The reliability preset and what its failure rates were multiplied by, as the text's
       // first run line (the page named neither until 2026-12-07).
       ['reliability', `preset ${run.reliability_preset}` +
-        (run.failure_rate_scale !== 1 ? `, its failure rates × ${run.failure_rate_scale}` : '') +
+        (run.failure_rate_scale !== 1 ? `, its failure rates × ${fmt.g(run.failure_rate_scale)}` : '') +
         `; ${run.trials} trial${run.trials === 1 ? '' : 's'}`],
       // The steps and their failure-free time, as the text's "steps" line (left off the page
       // until 2026-12-05).

@@ -117,9 +117,11 @@ def rendered_as_text(chromium, binary, root, out):
               r"(\d+ of the job's \d+ hosts \S+ slower in all passes)"]),
             # The reliability preset and its failure rates' scale, as the text's first run line
             # (the page named neither until 2026-12-07).
+            # 1e-05 as the text's {:g} writes it (the page's first version wrote 0.00001).
             ("simulate-rate-scale", ["simulate", default, "--set",
-                                     "reliability.failure_rate_scale=2.5", "--set", "run.trials=4"],
-             [r"reliability (preset \S+, its failure rates × 2\.5)"]),
+                                     "reliability.failure_rate_scale=1e-05", "--set",
+                                     "run.trials=4"],
+             [r"reliability (preset \S+, its failure rates × 1e-05)", r"\((\d+ trials), reliability"]),
             # FP8 GEMMs said on the page's plan row as in the text's (left off the page until
             # 2026-12-06).
             ("simulate-fp8", ["simulate", "scenarios/mcore-h100-177b-fp8.json"],

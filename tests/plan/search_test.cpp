@@ -195,42 +195,6 @@ TEST_CASE("search: the analytic stage prices DeepSpeed's pipeline engine once a 
   }
 }
 
-TEST_CASE(
-    "search: the analytic stage prices Megatron-LM's scatter-gather once a chunk, as the "
-    "executor") {
-  // Korthikanti et al.'s full-recompute 530B (TP 8 × PP 35 × VPP 3, no sequence parallelism):
-  // each received tensor is all-gathered over TP before its pass, once a chunk boundary and not
-  // once a layer, and the slices sent are 1/8 of the activation; Megatron-Core's p2p sends the
-  // whole tensor. The estimate stays within 1 % of the event-level step with the gathers (50.79
-  // against 50.62 s; until 2026-12-07 the gather was free in both), 2 % with whole sends, whose
-  // asynchronous PP sends on a deep pipeline it overprices (55.44 against 54.48 s). The 2021
-  // code's list-form gather adds its copies to both alike.
-  io::Inputs in = inputs_of("scenarios/validation/korthikanti-530b-full.json");
-  std::vector<double> gathered;
-  for (const auto& [scatter_gather, list_copy] :
-       {std::pair{true, false}, std::pair{true, true}, std::pair{false, false}}) {
-    CAPTURE(scatter_gather);
-    CAPTURE(list_copy);
-    in.system.scatter_gather_transfers = scatter_gather;
-    in.system.scatter_gather_list_copy = list_copy;
-    plan::SearchOptions o;
-    o.top_k = 1;
-    o.space.gpus = {280};
-    o.space.restrict = {{"tp", {"8"}},
-                        {"pp", {"35"}},
-                        {"vpp", {"3"}},
-                        {"micro_batch", {"1"}},
-                        {"recompute", {"full"}},
-                        {"sequence_parallel", {"false"}},
-                        {"distributed_optimizer", {"false"}}};
-    const auto [analytic, event] = test::one_plan_step_times(in, o);
-    CHECK(analytic == doctest::Approx(event).epsilon(scatter_gather ? 0.01 : 0.02));
-    if (scatter_gather) gathered.push_back(analytic);
-  }
-  REQUIRE(gathered.size() == 2);
-  CHECK(gathered[1] > gathered[0]);  // the copies cost the estimate something
-}
-
 TEST_CASE("search: the estimate places DP groups and pipelines by the scenario's rank order") {
   // SC'21's 1.7B model on 32 GPUs of 8-GPU nodes, TP 2 × PP 4 × DP 4. Megatron-LM's order puts
   // a stage's 4 replicas on one node (the next stage a node on); TP, CP, PP, DP puts a whole

@@ -11,8 +11,13 @@ const char* to_string(AttentionKernel k) {
   return "?";
 }
 
+namespace {
+constexpr std::array kAttentionKernels = {AttentionKernel::kUnfused, AttentionKernel::kFlashV1,
+                                          AttentionKernel::kFlashV2};
+}  // namespace
+
 std::optional<AttentionKernel> attention_kernel_from_string(const std::string& name) {
-  for (auto k : {AttentionKernel::kUnfused, AttentionKernel::kFlashV1, AttentionKernel::kFlashV2}) {
+  for (auto k : kAttentionKernels) {
     if (name == to_string(k)) return k;
   }
   return std::nullopt;
@@ -20,9 +25,7 @@ std::optional<AttentionKernel> attention_kernel_from_string(const std::string& n
 
 std::vector<std::string> attention_kernel_names() {
   std::vector<std::string> names;
-  for (auto k : {AttentionKernel::kUnfused, AttentionKernel::kFlashV1, AttentionKernel::kFlashV2}) {
-    names.emplace_back(to_string(k));
-  }
+  for (auto k : kAttentionKernels) names.emplace_back(to_string(k));
   return names;
 }
 

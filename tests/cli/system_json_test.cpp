@@ -111,17 +111,6 @@ TEST_CASE("cli: simulate --json says whether DeepSpeed's BF16_Optimizer ran") {
   CHECK(fp16["system"]["bf16_optimizer"] == false);
 }
 
-TEST_CASE("cli: ZeRO-1's switch set beside ZeRO-3 is said, as it changes nothing") {
-  // ZeRO-3 shards the optimizer states itself: both values price one step (a user's trial,
-  // 2026-12-06: said by nothing, where ZeRO-2 without the switch is refused).
-  const auto r = run_megasim("simulate " + std::string(MEGASIM_SOURCE_DIR) +
-                             "/scenarios/validation/sc21-t2-zero3-175b-384.json --set "
-                             "plan.distributed_optimizer=false");
-  CHECK(r.exit_code == 0);
-  CHECK(r.err.find("--set plan.distributed_optimizer=false changes nothing: plan.zero3 shards "
-                   "the optimizer states over DP itself") != std::string::npos);
-}
-
 TEST_CASE(
     "cli: FSDP reduces each unit's gradients beside the backward, SHARD_GRAD_OP and NO_SHARD") {
   // Every FSDP strategy reduces in post-backward hooks on a separate stream. Until 2026-12-06

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "reports/number_text.h"
+#include "reports/power_report.h"
 
 namespace megasim::reports {
 namespace {
@@ -24,78 +25,8 @@ Json dist(const Distribution& d) {
   return Json{{"mean", d.mean}, {"p10", d.p10}, {"p50", d.p50}, {"p90", d.p90}};
 }
 
-double mw(Watts w) {
-  return w.value() * 1e-6;
-}
 double minutes(Time t) {
   return t.to_seconds() / 60.0;
-}
-
-// The job's IT and facility power with every GPU in each activity, and the time a GPU spends
-// in it per step (the activities' order within the step is not modelled).
-Json by_activity(const StepProfile& step, const PowerInputs& power) {
-  Json out = Json::array();
-  for (std::size_t i = 0; i < run::kActivityCount; ++i) {
-    const auto a = static_cast<run::Activity>(i);
-    const double it = mw(run::cluster_power(a, step, power));
-    out.push_back({{"activity", hw::to_string(a)}, {"step_s", step.time_in(a).to_seconds()},
-                   {"it_mw", it}, {"facility_mw", it * power.pue}});
-  }
-  return out;
-}
-
-// The power, energy and cost lines of the run's text.
-void append_power(std::string& o, const RunResult& r, const PowerInputs& power) {
-  o += fmt::format("power (preset {}, GPU watts of the {}, PUE {:.2f})\n", power.name,
-                   power.gpu_source, power.pue);
-  // Each average says what it is over (the IT one was the steps' alone, unsaid).
-  const char* spares = r.energy.spares.powered > 0.0 ? " (idle spares included)" : "";
-  // Each peak: the job's (--json's) and with every reserved spare idling (or a small job's
-  // share). Until 2026-12-06 the IT line gave the job's alone, under its average with the
-  // spares (12.26 MW, peak 9.03 with 1,536 spares), and the facility's the spares' mean.
-  const auto with_spares = [&](double scale) {
-    return r.energy.spare_it_peak.value() > 0.0
-               ? fmt::format(" ({} with {} idle)",
-                             power_text((mw(r.power.it_peak) + mw(r.energy.spare_it_peak)) * scale),
-                             r.energy.spares.billed ? "its share of the spares" : "every spare")
-               : std::string();
-  };
-  // The drop on a failure only where failures happen (the none preset has none).
-  o += fmt::format(
-      "  IT             average {} in steps, {} over the run{}, peak {}{}, swing {} in a step{}\n",
-      power_text(mw(r.power.it_average)), power_text(mw(r.energy.facility_average) / power.pue),
-      spares, power_text(mw(r.power.it_peak)), with_spares(1.0), power_text(mw(r.power.swing())),
-      r.failures_per_day > 0.0 ? fmt::format(", drop {} on a failure",
-                                             power_text(mw(r.power.it_average - r.power.it_idle)))
-                               : std::string());
-  o += fmt::format("  facility       average {} in steps, {} over the run{}, peak {}{}\n",
-                   power_text(mw(r.power.it_average) * power.pue),
-                   power_text(mw(r.energy.facility_average)), spares,
-                   power_text(mw(r.power.it_peak) * power.pue), with_spares(power.pue));
-  if (r.energy.spares.reserved > 0) {
-    // A job billed a share of the pool pays that share of the idling nodes' power, not all.
-    const auto& billed = r.energy.spares.billed;
-    o += fmt::format(
-        "  spares         {} node{} reserved{}, {:.1f} idling beside the job on average, {} IT{} "
-        "(in the run's energy{})\n",
-        r.energy.spares.reserved, r.energy.spares.reserved == 1 ? "" : "s",
-        billed ? fmt::format(" (the job's share, {:.2g} of a node, billed)", *billed)
-               : std::string(),
-        r.energy.spares.powered, power_text(mw(r.energy.spare_it)),
-        billed ? " of it the job's share" : "", r.energy.usd_gpu_hours ? " and GPU-hour cost" : "");
-  }
-  // Three decimals, or three digits for a grid cleaner than 0.01 kg/kWh (not "0.000").
-  const double grid = power.grid_kg_co2_per_kwh;
-  o += fmt::format(
-      "  energy         {} facility ({} IT), {} CO2 at {} kg/kWh\n",
-      thousandths_text(r.energy.facility_mwh, "MWh", "kWh", "Wh"),
-      thousandths_text(r.energy.it_mwh, "MWh", "kWh", "Wh"),
-      thousandths_text(r.energy.tonnes_co2, "t", "kg", "g"),
-      grid >= 0.01 || grid == 0.0 ? fmt::format("{:.3f}", grid) : fmt::format("{:.3g}", grid));
-  if (r.energy.usd_gpu_hours)
-    o += fmt::format("  cost           ${:.3g} in GPU-hours\n", *r.energy.usd_gpu_hours);
-  if (r.energy.usd_energy)
-    o += fmt::format("  cost           ${:.3g} in energy\n", *r.energy.usd_energy);
 }
 
 }  // namespace
@@ -158,6 +89,10 @@ Json to_json(const RunResult& r, const StepProfile& step, const PowerInputs& pow
       {"days", dist(r.days)},
       {"goodput", dist(r.goodput)},
       {"restarts", dist(r.restarts)},
+      {"planned_stops", dist(r.planned_stops)},
+      {"planned_stops_per_day", r.planned_per_day},
+      {"planned_stop_min", minutes(r.planned_stop)},
+      {"planned_hours", r.planned_hours},
       {"trial_days", r.trial_days},
       {"trial_goodput", r.trial_goodput},
       {"interruptions_by_cause", causes},
@@ -174,35 +109,7 @@ Json to_json(const RunResult& r, const StepProfile& step, const PowerInputs& pow
       {"comm_init_s", model.comm_init.at(step.gpus).to_seconds()},
   };
   run.update(checkpoint_json(r, step, model));
-  Json pw = {
-      {"preset", power.name},
-      {"gpu_source", power.gpu_source},
-      {"it_average_mw", mw(r.power.it_average)},
-      {"it_peak_mw", mw(r.power.it_peak)},
-      {"it_trough_mw", mw(r.power.it_trough)},
-      {"it_idle_mw", mw(r.power.it_idle)},
-      {"by_activity", by_activity(step, power)},
-      {"facility_average_step_mw", mw(r.power.it_average) * power.pue},
-      {"facility_peak_mw", mw(r.power.it_peak) * power.pue},
-      // With every reserved spare idle (all of their power, or the job's share), as at launch.
-      {"facility_peak_with_spares_mw",
-       (mw(r.power.it_peak) + mw(r.energy.spare_it_peak)) * power.pue},
-      {"facility_average_run_mw", mw(r.energy.facility_average)},
-      {"swing_mw", mw(r.power.swing())},
-      // A failure drops the whole job from its step average to idle at once.
-      {"failure_drop_mw", mw(r.power.it_average - r.power.it_idle)},
-      {"pue", power.pue},
-      {"it_mwh", r.energy.it_mwh},
-      {"facility_mwh", r.energy.facility_mwh},
-      {"tonnes_co2", r.energy.tonnes_co2},
-      {"grid_kg_co2_per_kwh", power.grid_kg_co2_per_kwh}};
-  pw["spare_nodes_reserved"] = r.energy.spares.reserved;
-  pw["spare_nodes_billed"] = r.energy.spares.billed_nodes();
-  pw["spare_nodes_powered"] = r.energy.spares.powered;
-  pw["spare_it_mw"] = mw(r.energy.spare_it);
-  if (r.energy.usd_gpu_hours) pw["usd_gpu_hours"] = *r.energy.usd_gpu_hours;
-  if (r.energy.usd_energy) pw["usd_energy"] = *r.energy.usd_energy;
-  return Json{{"run", run}, {"power", pw}};
+  return Json{{"run", run}, {"power", power_json(r, step, power)}};
 }
 
 namespace {
@@ -296,6 +203,19 @@ std::string per_restart_line(const RunResult& r, Time comm_init, bool spares) {
                       : std::string(" (the failures they drew that need a node)");
   }
   return o + "\n";
+}
+
+// Planned stops: how many, how often and what each costs (none where the preset counts none).
+std::string planned_line(const RunResult& r) {
+  if (!(r.planned_per_day > 0.0)) return "";
+  const auto& n = r.planned_stops;
+  const std::string count =
+      r.trials == 1 ? fmt::format("{:.0f}", n.mean)
+                    : fmt::format("mean {:.1f} (p10 {:.1f}, p90 {:.1f})", n.mean, n.p10, n.p90);
+  return fmt::format(
+      "  planned stops  {}; {} a day of running, {:.1f} min each (the save waited for, "
+      "relaunch, comm init, load), {:.1f} h in all\n",
+      count, rate_text(r.planned_per_day), minutes(r.planned_stop), r.planned_hours);
 }
 
 // The interruptions by cause, most frequent first.
@@ -411,10 +331,13 @@ std::string to_text(const RunResult& r, const StepProfile& step, const PowerInpu
   o += running_mfu_line(r, step, evaluating);
   append_outcomes(o, r);
   o += per_restart_line(r, model.comm_init.at(step.gpus), model.spares_for(step) > 0);
+  o += planned_line(r);
   o += fmt::format(
       "  lost           {:.0f} GPU-hours (of the job's wall-clock: launch {:.2f} h, rework "
-      "{:.1f} h, down {:.1f} h, checkpoints {:.1f} h{})\n",
-      r.lost_gpu_hours, r.launch_hours, r.rework_hours, r.down_hours, r.checkpoint_hours,
+      "{:.1f} h, down {:.1f} h, {}checkpoints {:.1f} h{})\n",
+      r.lost_gpu_hours, r.launch_hours, r.rework_hours, r.down_hours,
+      r.planned_per_day > 0.0 ? fmt::format("planned stops {:.1f} h, ", r.planned_hours) : "",
+      r.checkpoint_hours,
       r.straggler_hours > 0.0 ? fmt::format(", stragglers {:.1f} h", r.straggler_hours) : "");
   if (model.stragglers_in_step) {
     o += "  stragglers     the scenario's slow hosts (stragglers) pace every simulated step; "

@@ -67,11 +67,19 @@ function megasimRun(d, section, chart, colours, fmt, histogram, keyValues) {
         `initialisation ${fmt.num(run.comm_init_s, 0)} s)` +
         (power.spare_nodes_reserved > 0 ? trialsRecovery()
           : ', the failed node\'s repair waited for: no spares')],
+      // Planned stops, as the text's line (none where the preset counts none).
+      ...(run.planned_stops_per_day > 0 ? [['planned stops', (run.trials === 1
+        ? fmt.num(run.planned_stops.mean, 0) : spreadOf(run.planned_stops, (x) => fmt.num(x, 1))) +
+        `; ${fmt.rate(run.planned_stops_per_day)} a day of running, ` +
+        `${fmt.num(run.planned_stop_min, 1)} min each (the save waited for, relaunch, comm ` +
+        `init, load), ${fmt.num(run.planned_hours, 1)} h in all`]] : []),
       // Its parts and the stragglers' lines, as the text gives them (the page had the total
       // alone until 2026-12-06).
       ['lost GPU-hours', `${fmt.num(run.lost_gpu_hours, 0)} (of the job's wall-clock: launch ` +
         `${fmt.num(run.launch_hours, 2)} h, rework ${fmt.num(run.rework_hours, 1)} h, down ` +
-        `${fmt.num(run.down_hours, 1)} h, checkpoints ${fmt.num(run.checkpoint_hours, 1)} h` +
+        `${fmt.num(run.down_hours, 1)} h, ` +
+        (run.planned_stops_per_day > 0 ? `planned stops ${fmt.num(run.planned_hours, 1)} h, ` : '') +
+        `checkpoints ${fmt.num(run.checkpoint_hours, 1)} h` +
         (run.straggler_hours > 0 ? `, stragglers ${fmt.num(run.straggler_hours, 1)} h` : '') +
         ')'],
       ...(run.stragglers_in_step ? [['stragglers', 'the scenario\'s slow hosts (stragglers) ' +

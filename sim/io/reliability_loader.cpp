@@ -76,8 +76,15 @@ Watts sum_components(JsonReader& r, const std::string& key) {
   return total;
 }
 
-std::vector<run::FailureCause> load_failure_rates(const std::string& ref, const std::string& origin,
-                                                  FilesRead* read) {
+// A failure table: its causes, and the stops its source counted as planned (per job hour).
+struct FailureTable {
+  std::vector<run::FailureCause> causes;
+  double planned_per_hour = 0.0;
+  std::string planned_source;
+};
+
+FailureTable load_failure_rates(const std::string& ref, const std::string& origin,
+                                FilesRead* read) {
   const fs::path file = find_preset(ref, DataKind::kReliability, {}, origin, "failure_rates");
   const Json doc = parse_json_file(file, read);
   check_input_kind(doc, InputKind::kFailureRates, file.string());
@@ -125,8 +132,20 @@ std::vector<run::FailureCause> load_failure_rates(const std::string& ref, const 
            "no component: a failure table lists the causes it counted (a run "
            "without failures is reliability.preset \"none\")");
   }
+  FailureTable table;
+  table.causes = std::move(causes);
+  // Stops the operators planned, counted per job: a table without them counted none.
+  if (r.has("planned")) {
+    JsonReader p = r.object("planned");
+    const auto count = p.integer("count", 0, 1 << 30);
+    const std::string why = p.string("source");
+    p.finish();
+    table.planned_per_hour = static_cast<double>(count) / hours;
+    table.planned_source =
+        fmt::format("{} planned stops in {} days of one job; {}", count, days, why);
+  }
   r.finish();
-  return causes;
+  return table;
 }
 
 run::CommInitModel read_comm_init(JsonReader r) {
@@ -172,7 +191,10 @@ run::ReliabilityModel load_reliability_file(const fs::path& file, FilesRead* rea
   run::ReliabilityModel m;
   m.name = r.string("name");
   m.source = r.string("source");
-  m.causes = load_failure_rates(r.string("failure_rates"), file.string(), read);
+  FailureTable table = load_failure_rates(r.string("failure_rates"), file.string(), read);
+  m.causes = std::move(table.causes);
+  m.planned_per_hour = table.planned_per_hour;
+  m.planned_source = std::move(table.planned_source);
   m.detection = Time::from_minutes(sourced(r, "detection_min", 0.0, 1e5));
   m.restart_overhead = Time::from_seconds(sourced(r, "restart_overhead_s", 0.0, 1e7));
   m.comm_init = read_comm_init(r.object("comm_init"));
@@ -255,6 +277,10 @@ run::ReliabilityModel reliability_for(const Scenario& s, int gpus_per_node, File
     m.spare_nodes = *s.reliability.spare_nodes;
   }
   if (s.reliability.evict_stragglers) m.evict_stragglers = *s.reliability.evict_stragglers;
+  if (s.reliability.planned_stops_per_day) {
+    m.planned_per_hour = *s.reliability.planned_stops_per_day / kHoursPerDay;
+    m.planned_source = fmt::format("{}: reliability.planned_stops_per_day", s.file.string());
+  }
   m.failure_rate_scale = s.reliability.failure_rate_scale;
   for (run::FailureCause& c : m.causes) c.rate_per_unit_hour *= m.failure_rate_scale;
   // Where the step slows a host and the preset draws stragglers at all (preset "none" draws

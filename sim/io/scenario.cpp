@@ -261,6 +261,7 @@ ReliabilitySettings read_reliability(JsonReader r) {
   s.spare_nodes = r.optional_integer("spare_nodes", 0, kMaxGpus);
   s.evict_stragglers = r.optional_boolean("evict_stragglers");
   s.failure_rate_scale = r.number_or("failure_rate_scale", 1.0, 0.0, 100.0);
+  s.planned_stops_per_day = r.optional_number("planned_stops_per_day", 0.0, 100.0);
   r.finish();
   return s;
 }

@@ -79,6 +79,8 @@ struct ReliabilitySettings {
   std::optional<bool> evict_stragglers;
   // Every failure cause's rate × this: a fleet's rate against the preset's (Llama 3's).
   double failure_rate_scale = 1.0;
+  // Planned stops a day of the job's running, in place of its failure table's count.
+  std::optional<double> planned_stops_per_day;
 };
 
 // power.preset names power/NAME.json; unset, the device's name is used.

@@ -77,6 +77,11 @@ Time ReliabilityModel::async_write_time(Bytes checkpoint) const {
   return transfer_time(checkpoint, checkpoint_write_bw);
 }
 
+Time ReliabilityModel::planned_save_time(Bytes checkpoint) const {
+  if (checkpoint.value() <= 0.0) return checkpoint_stall;
+  return checkpoint_stall + transfer_time(checkpoint, checkpoint_write_bw);
+}
+
 Time ReliabilityModel::checkpoint_load_time(Bytes checkpoint) const {
   if (checkpoint.value() <= 0.0) return Time::zero();
   return transfer_time(checkpoint, checkpoint_read_bw);

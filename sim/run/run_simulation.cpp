@@ -2,16 +2,21 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <stdexcept>
 
 #include <fmt/format.h>
 
 #include "engine/error.h"
+#include "engine/rng.h"
 #include "engine/simulator.h"
 #include "run/run_steps.h"
 
 namespace megasim::run {
 namespace {
+
+// Mixed into a trial's seed for its planned stops' stream (as draw_stragglers' own).
+constexpr std::uint64_t kPlannedStream = 0x706c616e6e656421ull;
 
 // One Monte Carlo trial as a small event simulation. The job is in one of four modes; every
 // mode has exactly one pending "next" event (end of compute chunk, end of stall, end of
@@ -29,7 +34,9 @@ class Trial {
         write_(model.async_write_time(step.checkpoint_size)),
         restart_(model.restart_time(step)),
         launch_(model.launch_time(step)),
-        rate_(model.failures_per_hour(step)) {
+        planned_save_(model.planned_save_time(step.checkpoint_size)),
+        rate_(model.failures_per_hour(step)),
+        planned_draw_(seed ^ kPlannedStream) {
     for (const auto& c : model_.causes) cause_rates_.push_back(model_.cause_rate_per_hour(c, step));
     spare_free_at_.assign(
         static_cast<std::size_t>(std::max<std::int64_t>(model_.spares_for(step), 0)), Time::zero());
@@ -64,17 +71,46 @@ class Trial {
 
  private:
   enum class Mode { kCompute, kStall, kWaitWrite, kDown, kDone };
+  // Failures and planned stops come in running time: the one pending when a stop of the other
+  // kind takes the job down waits, what was left of it kept, until the job runs again.
+  struct Arrival {
+    EventId id;
+    Time at;
+    std::optional<Time> left;
+  };
 
   void start_running() {
-    if (rate_ > 0.0) {
-      // A failure past the latest a trial can run never comes: its last restart is within
-      // kMaxRunSeconds (a later failure ends it unfinished) and its failure-free length too
-      // (plan::check_run_work). Past the simulator's clock for an MTBF of centuries.
-      const double hours = sim_.rng().exponential(1.0 / rate_);
-      if (sim_.now().to_seconds() + hours * 3600.0 < 3.0 * kMaxRunSeconds)
-        failure_ = sim_.after(Time::from_hours(hours), [this] { on_failure(); });
-    }
+    arm(failure_, sim_.rng(), rate_, [this] { on_failure(); });
+    arm(planned_, planned_draw_, model_.planned_per_hour, [this] { on_planned(); });
     compute();
+  }
+
+  // The next failure (or planned stop) in running time: what was left of the one a stop of
+  // the other kind cut short, else a new draw. One past the latest a trial can run never
+  // comes: its last restart is within kMaxRunSeconds (a later failure ends it unfinished) and
+  // its failure-free length too (plan::check_run_work). Past the simulator's clock for an MTBF
+  // of centuries.
+  template <typename F>
+  void arm(Arrival& a, Rng& draw, double per_hour, F callback) {
+    Time in;
+    if (a.left) {
+      in = *a.left;
+      a.left.reset();
+    } else {
+      if (!(per_hour > 0.0)) return;
+      const double hours = draw.exponential(1.0 / per_hour);
+      if (sim_.now().to_seconds() + hours * 3600.0 >= 3.0 * kMaxRunSeconds) return;
+      in = Time::from_hours(hours);
+    }
+    a.at = sim_.now() + in;
+    a.id = sim_.at(a.at, std::move(callback));
+  }
+
+  // Stops a pending arrival's clock while the job is down: what is left of it waits.
+  void pause(Arrival& a) {
+    if (!sim_.pending(a.id)) return;
+    a.left = a.at - sim_.now();
+    sim_.cancel(a.id);
   }
 
   // Computes up to the next checkpoint mark (a whole number of steps past the last snapshot)
@@ -96,7 +132,8 @@ class Trial {
     result_.trained += chunk;
     if (progress_ >= work_) {
       mode_ = Mode::kDone;
-      sim_.cancel(failure_);
+      sim_.cancel(failure_.id);
+      sim_.cancel(planned_.id);
       sim_.cancel(durable_);
       return;
     }
@@ -157,6 +194,7 @@ class Trial {
         break;
     }
     sim_.cancel(next_);
+    pause(planned_);
     if (write_pending_) {
       sim_.cancel(durable_);
       write_pending_ = false;
@@ -181,6 +219,42 @@ class Trial {
     // 2026-12-06 every restart loaded one, 148 s for 530B).
     const Time back = ready + (durable_progress_ > Time::zero() ? restart_ : launch_);
     result_.down += back - now;
+    mode_ = Mode::kDown;
+    next_ = sim_.at(back, [this] { start_running(); });
+  }
+
+  // A planned stop: the step under way ends, the job saves a checkpoint and waits for its
+  // write (the save supersedes one being taken or written), then relaunches and loads it. The
+  // saves stay at their interval's marks (Megatron-LM saves at multiples of --save-interval).
+  // A stop the run's last step would reach is none: the run ends first. Counted apart from
+  // the failures' restarts and downtime.
+  void on_planned() {
+    const Time now = sim_.now();
+    Time stop = now;
+    if (mode_ == Mode::kCompute) {
+      const Time done = progress_ + (now - mode_since_);
+      const std::int64_t st = step_time_.ns();
+      const Time boundary = Time::from_ns((done.ns() + st - 1) / st * st);
+      if (boundary >= work_) return;
+      result_.trained += boundary - progress_;
+      progress_ = boundary;
+      stop = now + (boundary - done);
+    } else {
+      result_.checkpointing += now - mode_since_;
+    }
+    sim_.cancel(next_);
+    pause(failure_);
+    if (write_pending_) {
+      sim_.cancel(durable_);
+      write_pending_ = false;
+    }
+    durable_progress_ = progress_;
+    checkpointed_to_ = progress_;
+    // A stop at a checkpoint's mark has saved that checkpoint: the next is an interval on.
+    if (interval_steps_ > 0 && progress_ >= base_ + step_time_ * interval_steps_) base_ = progress_;
+    ++result_.planned_stops;
+    const Time back = stop + planned_save_ + restart_;
+    result_.planned_down += back - stop;
     mode_ = Mode::kDown;
     next_ = sim_.at(back, [this] { start_running(); });
   }
@@ -217,8 +291,9 @@ class Trial {
   Simulator sim_;
   Time step_time_, work_;
   std::int64_t interval_steps_;  // 0: never checkpoint
-  Time stall_, write_, restart_, launch_;
+  Time stall_, write_, restart_, launch_, planned_save_;
   double rate_;
+  Rng planned_draw_;  // planned stops on a stream of their own: they move no failure
   std::vector<double> cause_rates_;
   std::vector<Time> spare_free_at_;
   std::vector<std::vector<std::pair<Time, Time>>> slot_repairs_;  // each slot's spans out, joined
@@ -228,7 +303,8 @@ class Trial {
   Time progress_, base_, durable_progress_, pending_progress_;
   Time checkpointed_to_;  // the furthest step a checkpoint's stall has ended at
   bool write_pending_ = false;
-  EventId next_, failure_, durable_;
+  EventId next_, durable_;
+  Arrival failure_, planned_;
   TrialResult result_;
 };
 
@@ -274,106 +350,6 @@ TrialResult simulate_trial(const StepProfile& step, double tokens, const Reliabi
         "(reliability.checkpoint_interval_min, run.tokens)",
         r.restarts, r.wall.to_days() / 365.0, model.failures_per_hour(step), r.interval_steps));
   }
-  return r;
-}
-
-namespace {
-
-// The run's figures from the reliability model alone: failure rate, MTBF, mean recovery,
-// the checkpoint's interval and cost, and Young's and Daly's intervals.
-void reliability_figures(const StepProfile& step, const ReliabilityModel& model, RunResult& r) {
-  const double rate = model.failures_per_hour(step);
-  r.failures_per_day = rate * 24.0;
-  r.mtbf_hours = rate > 0.0 ? 1.0 / rate : std::numeric_limits<double>::infinity();
-  r.recovery = model.mean_recovery_time(step);
-  r.checkpoint_interval = simulated_interval(model.checkpoint_interval, step, r.steps);
-  const std::int64_t every =
-      interval_in_steps(model.checkpoint_interval, time_per_step(step, r.steps));
-  r.checkpoints_in_run = every > 0 && every < r.steps;
-  r.checkpoint_cost = model.blocking_checkpoint_time(step.checkpoint_size);
-  if (rate > 0.0) {
-    r.young = young_interval(r.checkpoint_cost, r.mtbf_hours);
-    r.daly = daly_interval(r.checkpoint_cost, r.mtbf_hours);
-  }
-}
-
-}  // namespace
-
-RunResult simulate_run(const StepProfile& step, const RunSpec& spec, const ReliabilityModel& model,
-                       const PowerInputs& power) {
-  step.validate();
-  // Preconditions: io::run_spec_for reads tokens and trials with these bounds.
-  if (!(spec.tokens > 0.0)) throw std::invalid_argument("run: tokens must be positive");
-  if (spec.trials < 1)
-    throw std::invalid_argument(fmt::format("run: trials must be ≥ 1, got {}", spec.trials));
-
-  RunResult r;
-  r.steps = steps_for(spec.tokens, step);
-  r.step_time = step.step_time;
-  r.evaluation = run_evaluation(step, r.steps);
-  r.failure_free = step.step_time * r.steps + r.evaluation;
-  r.trials = spec.trials;
-  const double rate = model.failures_per_hour(step);
-  reliability_figures(step, model, r);
-
-  std::vector<double> days, goodput, restarts, lost;
-  std::vector<double> causes(model.causes.size(), 0.0);
-  double rework = 0.0, down = 0.0, spare_wait = 0.0, ckpt = 0.0, trained = 0.0, idle = 0.0,
-         step_share = 0.0;
-  double slowed = 0.0, straggler = 0.0, spare_node_seconds = 0.0, wall_seconds = 0.0;
-  const double steps_alone = (step.step_time * r.steps).to_seconds();
-  r.power = step_power(step, power);
-  for (int t = 0; t < spec.trials; ++t) {
-    const TrialResult tr = simulate_trial(step, spec.tokens, model, model.checkpoint_interval,
-                                          trial_seed(spec.seed, t));
-    days.push_back(tr.wall.to_days());
-    goodput.push_back(trial_goodput(tr));
-    restarts.push_back(static_cast<double>(tr.restarts));
-    lost.push_back((tr.wall - tr.useful + tr.straggler).to_hours() *
-                   static_cast<double>(step.gpus));
-    straggler += tr.straggler.to_hours();
-    for (std::size_t c = 0; c < causes.size(); ++c)
-      causes[c] += static_cast<double>(tr.by_cause[c]);
-    rework += (tr.trained - tr.useful).to_hours();
-    down += tr.down.to_hours();
-    spare_wait += tr.spare_wait.to_hours();
-    ckpt += tr.checkpointing.to_hours();
-    trained += tr.trained.to_seconds();
-    idle += (tr.wall - tr.trained).to_seconds();
-    step_share += steps_alone / (tr.useful + tr.first_checkpointing).to_seconds();
-    slowed += tr.straggler_slowed ? 1.0 : 0.0;
-    spare_node_seconds += tr.spare_idle_node_seconds;
-    wall_seconds += tr.wall.to_seconds();
-  }
-  const double n = static_cast<double>(spec.trials);
-  r.days = distribution(days);
-  r.goodput = distribution(goodput);
-  r.restarts = distribution(restarts);
-  r.trial_days = days;
-  r.trial_goodput = goodput;
-  r.lost_gpu_hours = distribution(lost).mean;
-  for (std::size_t c = 0; c < causes.size(); ++c) {
-    r.interruptions.push_back({model.causes[c].name, causes[c] / n});
-  }
-  r.rework_hours = rework / n;
-  r.straggler_hours = straggler / n;
-  r.down_hours = down / n;
-  r.spare_wait_hours = spare_wait / n;
-  r.launch_hours = model.launch_time(step).to_hours();
-  r.checkpoint_hours = ckpt / n;
-  r.step_share = step_share / n;
-  r.straggler_slowed_share = slowed / n;
-  // Spares are reserved with the job (billed, or a small job's share); the places of nodes in
-  // repair (failed, or evicted stragglers) draw no power.
-  r.energy = run_energy(
-      r.power, Time::from_seconds(trained / n), Time::from_seconds(idle / n), step.gpus,
-      {model.spares_for(step), wall_seconds > 0.0 ? spare_node_seconds / wall_seconds : 0.0,
-       step.gpus_per_node, model.billed_spare_share(step)},
-      power);
-
-  if (spec.sweep_checkpoint_interval &&
-      sweeps_intervals(rate, r.checkpoint_cost, model.async_write_time(step.checkpoint_size)))
-    sweep_intervals(step, spec, model, r);
   return r;
 }
 

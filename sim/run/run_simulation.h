@@ -5,10 +5,14 @@
 // Simulator each, give distributions of wall-clock days, goodput and interruptions; a sweep of
 // checkpoint intervals finds the one that minimises expected wall time, beside Young/Daly.
 //
-// Model limits (stated, not hidden): failures arrive only while the job runs (training or
-// checkpointing), not while it is down; a checkpoint is durable once its storage write ends;
-// checkpoints fall on step boundaries; a straggler slows every step by a fixed fraction.
-// Pure functions; a result depends only on its inputs and the seed.
+// Planned stops (firmware, configuration, dataset updates) come as a Poisson process of their
+// own, on a stream of their own, each a save and a restart that lose no work.
+//
+// Model limits (stated, not hidden): failures and planned stops arrive only while the job runs
+// (training or checkpointing), not while it is down (a planned stop's save cannot fail); a
+// checkpoint is durable once its storage write ends; checkpoints fall on step boundaries; a
+// straggler slows every step by a fixed fraction. Pure functions; a result depends only on its
+// inputs and the seed.
 #pragma once
 
 #include <cstddef>
@@ -49,6 +53,10 @@ struct TrialResult {
   Time down;           // detection, replacement, restart, load (the first launch is in `wall`)
   Time spare_wait;     // of `down`, the time replacements waited for a spare to be free
   std::int64_t restarts = 0;
+  // Planned stops (ReliabilityModel::planned_per_hour) and their time down: the save waited
+  // for, the relaunch and the load; neither in `restarts` nor in `down`.
+  std::int64_t planned_stops = 0;
+  Time planned_down;
   // False when failures outpaced the checkpoints for a run's longest (kMaxRunYears): the trial
   // stopped there.
   bool finished = true;
@@ -99,6 +107,12 @@ struct RunResult {
   Distribution days;     // wall-clock days
   Distribution goodput;  // effective training time rate (MegaScale §6.3): training steps / wall
   Distribution restarts;
+  // Planned stops: the trials' count, their mean job hours down, the rate expected while the
+  // job runs and one stop's time (the save waited for, relaunch, communicator init, load).
+  Distribution planned_stops;
+  double planned_hours = 0.0;
+  double planned_per_day = 0.0;
+  Time planned_stop;
   // Every trial's wall-clock days and goodput, in trial order (the distributions' samples).
   std::vector<double> trial_days, trial_goodput;
   std::vector<CauseSummary> interruptions;  // mean per trial, by cause

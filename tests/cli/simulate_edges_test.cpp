@@ -103,10 +103,12 @@ TEST_CASE("cli: the checkpoint sweep tries one interval past the run, finished o
   // centres on the write (400 to 6,400 min). Without a checkpoint the run cannot finish, and
   // every interval from its length (2,993 min) on runs those same trials: until 2026-12-05
   // each was tried and counted unfinished again, and the sweep went on past them (9 tried of
-  // the 7 below the run and one past it).
+  // the 7 below the run and one past it). No planned stop: each one's save would be a
+  // checkpoint too.
   const auto r = simulate_with_reliability(
       [](nlohmann::json& preset) { preset["checkpoint_write_gbyte_per_s"]["value"] = 0.025; },
-      " --set run.tokens=3.6e11 --max-events 100000000 --json");
+      " --set run.tokens=3.6e11 --set reliability.planned_stops_per_day=0 --max-events "
+      "100000000 --json");
   REQUIRE(r.exit_code == 0);
   const auto run = nlohmann::json::parse(r.out)["run"];
   const auto tried =

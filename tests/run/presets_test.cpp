@@ -235,6 +235,29 @@ TEST_CASE("presets: a failure-rate file listing a cause twice is refused, naming
   fs::remove_all(dir);
 }
 
+TEST_CASE("presets: a failure-rate file's planned stops are read per job, or refused by path") {
+  const fs::path dir = fs::temp_directory_path() / "megasim_run_presets_planned";
+  fs::create_directories(dir);
+  const auto write_rates = [&](const std::string& planned) {
+    std::ofstream(dir / "rates.json")
+        << R"({"name": "t", "source": "test", "observed": {"gpus": 16, "gpus_per_node": 8,)"
+        << R"( "days": 2, "source": "test"}, "components": [)"
+        << R"({"name": "faulty_gpu", "count": 3, "scope": "gpu"}])" << planned << "}";
+  };
+  write_preset_naming_rates(dir);
+  write_rates(R"(, "planned": {"count": 6, "source": "a test"})");
+  // Six in two days of one job: 0.125 an hour, whatever the job's GPUs.
+  CHECK(megasim::io::load_reliability_file(dir / "preset.json").planned_per_hour ==
+        doctest::Approx(0.125));
+  write_rates("");
+  CHECK(megasim::io::load_reliability_file(dir / "preset.json").planned_per_hour == 0.0);
+  write_rates(R"(, "planned": {"count": -1, "source": "a test"})");
+  const std::string error = megasim::test::input_error_of(
+      [&] { megasim::io::load_reliability_file(dir / "preset.json"); });
+  CHECK(error.find((dir / "rates.json").string() + ": planned.count: ") != std::string::npos);
+  fs::remove_all(dir);
+}
+
 TEST_CASE("presets: a failure-rate file with 100,000 components is refused, naming the cap") {
   // The run simulation draws every cause after each event, so 10^5 causes would multiply its
   // time by thousands: the loader accepts at most 256 and says so before reading any.

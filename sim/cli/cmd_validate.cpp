@@ -47,6 +47,12 @@ void run_validate(const ValidateOptions& o) {
                  v.without_validation.size() == 1 ? "s" : "ve",
                  v.without_validation.size() == 1 ? "s" : "");
   }
+  if (!v.unchecked_keys.empty()) {
+    std::fprintf(stderr,
+                 "megasim: warning: %s: %s: keys validate neither checks nor knows (a "
+                 "misspelt one leaves its check out)\n",
+                 o.runs.c_str(), fmt::format("{}", fmt::join(v.unchecked_keys, ", ")).c_str());
+  }
   if (o.html) files.set("--html", reports::validate_html(v));
   // --html - takes standard output in place of the report.
   files.commit(o.json ? reports::validate_json(v) : reports::validate_text(v));

@@ -1,5 +1,6 @@
 #include "plan/published_runs.h"
 
+#include <algorithm>
 #include <cstdint>
 
 #include <fmt/format.h>
@@ -9,6 +10,15 @@
 namespace megasim::plan {
 namespace {
 
+// The plan and model keys validate checks against the scenario (check_matches_published), and
+// those a run may state that it does not.
+constexpr const char* kPlanChecked[] = {"tp", "pp",          "dp",          "vpp",
+                                        "cp", "micro_batch", "global_batch"};
+constexpr const char* kPlanStated[] = {"recompute", "zero_stage"};
+constexpr const char* kModelChecked[] = {"layers", "hidden",     "heads", "kv_heads",
+                                         "seq",    "ffn_hidden", "vocab"};
+constexpr const char* kModelStated[] = {"activation", "source"};
+
 // Every "mfu…" or "hfu…" figure of a run, under measured or in its steps, is at most 1.
 void check_fractions(const io::Json& run, const std::string& at) {
   const auto check = [&](const io::Json& figures, const std::string& where) {
@@ -17,7 +27,7 @@ void check_fractions(const io::Json& run, const std::string& at) {
       if ((key.rfind("mfu", 0) != 0 && key.rfind("hfu", 0) != 0) || !value.is_number()) continue;
       if (value.get<double>() <= 1.0) continue;
       throw InputError(
-          fmt::format("{}{}: '{}' is {}, but MFU and HFU are fractions of 1 (0.415 "
+          fmt::format("{}{}.{}: {}, but MFU and HFU are fractions of 1 (0.415 "
                       "for 41.5 %)",
                       at, where, key, value.dump()));
     }
@@ -30,30 +40,30 @@ void check_fractions(const io::Json& run, const std::string& at) {
   }
 }
 
-// A run's counts (its GPUs, and its plan's and model's shape) are whole numbers above 0 or null
-// (not published): "999" or 999.0 would skip the check against the scenario, -1 or 0 is a typo;
+// A count a run states (`at` + `path` + `key`) is a whole number above 0 or null (not
+// published): "999" or 999.0 would skip the check against the scenario, -1 or 0 is a typo.
+void check_count(const io::Json& section, const std::string& at, const std::string& path,
+                 const char* key) {
+  if (!section.is_object() || !section.contains(key) || section[key].is_null()) return;
+  const io::Json& v = section[key];
+  constexpr std::int64_t kMax = std::int64_t{1} << 40;
+  if (v.is_number_integer() && v.get<std::int64_t>() >= 1 && v.get<std::int64_t>() <= kMax) return;
+  throw InputError(
+      fmt::format("{}.{}{}: {} is not a whole number from 1 to 2^40 (null: not "
+                  "published)",
+                  at, path, key, v.dump()));
+}
+
+// A run's counts (its GPUs, and its plan's and model's shape) are whole numbers above 0 or null;
 // its "gpu" (the device's name) is text.
 void check_run_shape(const io::Json& run, const std::string& at) {
   if (!run.is_object()) return;
-  const auto check = [&](const io::Json& section, const std::string& path, const char* key) {
-    if (!section.is_object() || !section.contains(key) || section[key].is_null()) return;
-    const io::Json& v = section[key];
-    constexpr std::int64_t kMax = std::int64_t{1} << 40;
-    if (v.is_number_integer() && v.get<std::int64_t>() >= 1 && v.get<std::int64_t>() <= kMax)
-      return;
-    throw InputError(
-        fmt::format("{}.{}{}: {} is not a whole number from 1 to 2^40 (null: not "
-                    "published)",
-                    at, path, key, v.dump()));
-  };
-  check(run, "", "gpus");
+  check_count(run, at, "", "gpus");
   if (run.contains("plan")) {
-    for (const char* key : {"tp", "pp", "dp", "vpp", "micro_batch", "global_batch"})
-      check(run["plan"], "plan.", key);
+    for (const char* key : kPlanChecked) check_count(run["plan"], at, "plan.", key);
   }
   if (run.contains("model")) {
-    for (const char* key : {"layers", "hidden", "heads", "seq", "vocab"})
-      check(run["model"], "model.", key);
+    for (const char* key : kModelChecked) check_count(run["model"], at, "model.", key);
   }
   if (run.contains("gpu") && !run["gpu"].is_string()) {
     throw InputError(
@@ -119,11 +129,24 @@ void check_published_runs(const io::Json& runs, const std::string& file) {
   // An id given twice would score every row against whichever comes first; an MFU or HFU over
   // 1 is a percentage written where a fraction belongs (41.5 for 0.415).
   const auto& list = runs["runs"];
+  // The models runs name by string, shaped as a run's own.
+  if (runs.contains("models") && runs["models"].is_object()) {
+    for (const auto& [name, model] : runs["models"].items()) {
+      for (const char* key : kModelChecked)
+        check_count(model, fmt::format("{}: models", file), name + ".", key);
+    }
+  }
   for (std::size_t i = 0; i < list.size(); ++i) {
     const std::string at = fmt::format("{}: runs[{}]", file, i);
     check_run_entry(list[i], at);
     check_fractions(list[i], at);
     check_run_shape(list[i], at);
+    std::string model_at;
+    if (list[i].contains("model") && list[i]["model"].is_string() &&
+        run_model(runs, list[i], i, model_at) == nullptr) {
+      throw InputError(fmt::format("{}.model: '{}' names no entry of the file's models", at,
+                                   list[i]["model"].get<std::string>()));
+    }
     for (std::size_t j = 0; j < i; ++j) {
       if (run_id(list[i]) == run_id(list[j])) {
         throw InputError(fmt::format("{}: runs[{}] and runs[{}] both have id '{}'", file, j, i,
@@ -131,6 +154,50 @@ void check_published_runs(const io::Json& runs, const std::string& file) {
       }
     }
   }
+}
+
+const io::Json* run_model(const io::Json& runs, const io::Json& run, std::size_t index,
+                          std::string& at) {
+  if (!run.is_object() || !run.contains("model")) return nullptr;
+  const io::Json& model = run["model"];
+  if (model.is_object()) {
+    at = fmt::format("runs[{}].model.", index);
+    return &model;
+  }
+  if (!model.is_string() || !runs.contains("models") || !runs["models"].is_object()) return nullptr;
+  const std::string name = model.get<std::string>();
+  if (!runs["models"].contains(name) || !runs["models"][name].is_object()) return nullptr;
+  at = fmt::format("models.{}.", name);
+  return &runs["models"][name];
+}
+
+std::vector<std::string> unchecked_run_keys(const io::Json& runs) {
+  std::vector<std::string> out;
+  const auto known = [](const std::string& key, const auto& checked, const auto& stated) {
+    for (const char* k : checked)
+      if (key == k) return true;
+    for (const char* k : stated)
+      if (key == k) return true;
+    return false;
+  };
+  std::vector<std::string> models_seen;
+  for (std::size_t i = 0; i < runs["runs"].size(); ++i) {
+    const io::Json& run = runs["runs"][i];
+    if (run.contains("plan") && run["plan"].is_object()) {
+      for (const auto& [key, v] : run["plan"].items())
+        if (!known(key, kPlanChecked, kPlanStated))
+          out.push_back(fmt::format("runs[{}].plan.{}", i, key));
+    }
+    std::string at;
+    const io::Json* model = run_model(runs, run, i, at);
+    if (model == nullptr) continue;
+    // A model of the file's "models" is said once, however many runs name it.
+    if (std::find(models_seen.begin(), models_seen.end(), at) != models_seen.end()) continue;
+    models_seen.push_back(at);
+    for (const auto& [key, v] : model->items())
+      if (!known(key, kModelChecked, kModelStated)) out.push_back(at + key);
+  }
+  return out;
 }
 
 }  // namespace megasim::plan

@@ -2,7 +2,9 @@
 // checked before any row is scored, and a run's id.
 #pragma once
 
+#include <cstddef>
 #include <string>
+#include <vector>
 
 #include "io/json_reader.h"
 
@@ -14,9 +16,20 @@ std::string run_id(const io::Json& run);
 // Throws InputError naming `file` and the JSON path when `runs` is not an object with a "runs"
 // array whose every entry is a run: an object with a non-empty string id, the figures megasim
 // scores (iteration_time_s…, mfu…, hfu…, tflops_per_gpu…, tokens_per_s…, under "measured" or
-// in a step) numbers or null, MFU and HFU fractions of 1, its counts whole numbers above 0, no
-// id given twice. Other keys (the file's "models", a run's "notes", a figure's "source") are the
-// file's own and not checked.
+// in a step) numbers or null, MFU and HFU fractions of 1, its counts whole numbers above 0, a
+// model it names by string one of the file's "models", no id given twice. Other keys (the file's
+// "models", a run's "notes", a figure's "source") are the file's own and not checked.
 void check_published_runs(const io::Json& runs, const std::string& file);
+
+// The model a run states: its "model" object, or the file's "models" entry its string names
+// (MegaScale's runs name "gpt-175b-megascale"); nullptr when it states none. `at` becomes the
+// JSON path of that object, ending in '.'.
+const io::Json* run_model(const io::Json& runs, const io::Json& run, std::size_t index,
+                          std::string& at);
+
+// The keys of a run's plan and stated model that validate neither checks against the scenario
+// nor knows as stated only (a plan's recompute, a model's activation): a misspelt key ("vp" for
+// "vpp") would leave its check out without a word. Their JSON paths, in file order.
+std::vector<std::string> unchecked_run_keys(const io::Json& runs);
 
 }  // namespace megasim::plan

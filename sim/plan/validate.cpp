@@ -58,8 +58,10 @@ double published_metric(const io::Json& runs, const std::string& runs_file,
     constexpr double kMaxStepSeconds = 86400.0;
     if (!(published > 0.0) || !std::isfinite(published) || (time && published > kMaxStepSeconds)) {
       throw InputError(fmt::format(
-          "{}: '{}' is {}, but a published figure must be positive{} (scored by {})", at, v.metric,
-          published, time ? " and a step time at most a day" : "", origin));
+          "{}: runs[{}].{}.{}: {} ('{}'), but a published figure must be positive{} (scored by "
+          "{})",
+          runs_file, i, v.step ? fmt::format("steps[{}]", *v.step) : std::string("measured"),
+          v.metric, published, v.run, time ? " and a step time at most a day" : "", origin));
     }
     return published;
   }
@@ -85,6 +87,24 @@ std::string gpu_family(const std::string& name) {
   return "";
 }
 
+// The GPU the run states, by its family where the device's name gives one ("A100" in
+// "A100-SXM4-80GB", "NVIDIA A100" or a profile named "dgx-a100-measured"): an H100 profile
+// scored an A100 row at -54.9 % until 2026-12-06. A profile whose name gives no family is
+// not checked.
+void check_gpu_family(const io::Json& run, const std::string& runs_file, std::size_t index,
+                      const io::Inputs& in, const std::string& file) {
+  if (run.contains("gpu") && run["gpu"].is_string()) {
+    const std::string stated = run["gpu"].get<std::string>();
+    const std::string family = gpu_family(stated), device = gpu_family(in.device.name);
+    if (!family.empty() && !device.empty() && family != device) {
+      throw InputError(fmt::format(
+          "{}: the device is '{}', but {}: runs[{}].gpu ('{}') states '{}'; a scenario scored "
+          "against a run must be that run",
+          file, in.device.name, runs_file, index, in.scenario.validation->run, stated));
+    }
+  }
+}
+
 // A scenario scored against a published run must be that run: its GPU count, the plan and the
 // model's shape the run states (where it states them) are checked, so that an edited copy is
 // refused rather than scored. The vocabulary is checked within 5 %: models pad it to their own
@@ -97,40 +117,29 @@ void check_matches_published(const io::Json& runs, const std::string& runs_file,
     if (run_id(runs["runs"][i]) == in.scenario.validation->run) run = &runs["runs"][index = i];
   }
   if (run == nullptr) return;  // published_metric names the missing run
-  // `section` is "" for the run's own keys, else "plan." or "model.".
+  // `path` is the JSON path of the object holding the key, ending in '.'.
   const auto check = [&](const io::Json& published, const char* key, std::int64_t ours,
-                         const std::string& where, const char* section) {
+                         const std::string& where, const std::string& path) {
     if (!published.is_object() || !published.contains(key)) return;
     const io::Json& v = published[key];
     if (v.is_null()) return;                    // not published
     if (v.get<std::int64_t>() == ours) return;  // a whole number above 0: check_run_shape
     throw InputError(fmt::format(
-        "{}: {} is {}, but {}: runs[{}].{}{} ('{}') states {}; a scenario scored "
+        "{}: {} is {}, but {}: {}{} ('{}') states {}; a scenario scored "
         "against a run must be that run",
-        file, where, ours, runs_file, index, section, key, in.scenario.validation->run, v.dump()));
+        file, where, ours, runs_file, path, key, in.scenario.validation->run, v.dump()));
   };
+  const std::string run_at = fmt::format("runs[{}].", index);
   const workload::ParallelPlan& p = in.scenario.plan;
-  check(*run, "gpus", p.gpus(), "the plan's GPU count", "");
-  // The GPU the run states, by its family where the device's name gives one ("A100" in
-  // "A100-SXM4-80GB", "NVIDIA A100" or a profile named "dgx-a100-measured"): an H100 profile
-  // scored an A100 row at -54.9 % until 2026-12-06. A profile whose name gives no family is
-  // not checked.
-  if (run->contains("gpu") && (*run)["gpu"].is_string()) {
-    const std::string stated = (*run)["gpu"].get<std::string>();
-    const std::string family = gpu_family(stated), device = gpu_family(in.device.name);
-    if (!family.empty() && !device.empty() && family != device) {
-      throw InputError(fmt::format(
-          "{}: the device is '{}', but {}: runs[{}].gpu ('{}') states '{}'; a scenario scored "
-          "against a run must be that run",
-          file, in.device.name, runs_file, index, in.scenario.validation->run, stated));
-    }
-  }
+  check(*run, "gpus", p.gpus(), "the plan's GPU count", run_at);
+  check_gpu_family(*run, runs_file, index, in, file);
   const io::Json empty = io::Json::object();
   const io::Json& plan = run->contains("plan") ? (*run)["plan"] : empty;
   for (const auto& [key, ours] : {std::pair<const char*, std::int64_t>{"tp", p.tp},
                                   {"pp", p.pp},
                                   {"dp", p.dp},
                                   {"vpp", p.vpp},
+                                  {"cp", p.cp},
                                   {"micro_batch", p.micro_batch},
                                   {"global_batch", p.global_batch}}) {
     // A chain's step may change the batch (MegaScale Table 3's LAMB step triples it), and
@@ -145,24 +154,30 @@ void check_matches_published(const io::Json& runs, const std::string& runs_file,
           std::abs(static_cast<double>(ours - published)) <= 0.05 * static_cast<double>(published))
         continue;
     }
-    check(plan, key, ours, fmt::format("plan.{}", key), "plan.");
+    check(plan, key, ours, fmt::format("plan.{}", key), run_at + "plan.");
   }
-  const io::Json& model = run->contains("model") ? (*run)["model"] : empty;
+  // The run's model, or the file's "models" entry it names (MegaScale's runs name theirs: a
+  // 22B model scored MegaScale's 175B rows unchecked until 2026-12-07).
+  std::string model_at;
+  const io::Json* stated = run_model(runs, *run, index, model_at);
+  const io::Json& model = stated != nullptr ? *stated : empty;
   const workload::ModelSpec& m = in.model;
   for (const auto& [key, ours] : {std::pair<const char*, std::int64_t>{"layers", m.layers},
                                   {"hidden", m.hidden},
                                   {"heads", m.heads},
-                                  {"seq", m.seq}}) {
-    check(model, key, ours, fmt::format("the model's {}", key), "model.");
+                                  {"kv_heads", m.kv_heads},
+                                  {"seq", m.seq},
+                                  {"ffn_hidden", m.ffn_hidden}}) {
+    check(model, key, ours, fmt::format("the model's {}", key), model_at);
   }
   // The vocabulary within what padding adds (GPT-2's 50,257 padded to 51,200: 1.9 %).
   if (model.contains("vocab") && model["vocab"].is_number_integer()) {
     const auto published = model["vocab"].get<std::int64_t>();
     if (std::abs(static_cast<double>(m.vocab - published)) > 0.05 * static_cast<double>(published))
-      throw InputError(fmt::format(
-          "{}: the model's vocab is {}, but {}: runs[{}].model.vocab ('{}') states {}, more than "
-          "the 5 % padding may add; a scenario scored against a run must be that run",
-          file, m.vocab, runs_file, index, in.scenario.validation->run, published));
+      throw InputError(
+          fmt::format("{}: the model's vocab is {}, but {}: {}vocab ('{}') states {}, more than "
+                      "the 5 % padding may add; a scenario scored against a run must be that run",
+                      file, m.vocab, runs_file, model_at, in.scenario.validation->run, published));
   }
 }
 
@@ -405,6 +420,7 @@ Validation validate(const fs::path& published_runs, const fs::path& dir, io::Fil
   Validation v = summarise(std::move(rows));
   v.refused = std::move(refused);
   v.without_validation = std::move(without_validation);
+  v.unchecked_keys = unchecked_run_keys(runs);
   // The refit's residuals sit beside the published runs they were scored against.
   // The file's folds were refitted over the validation folder beside the published runs
   // (scenarios/validation of the same checkout); another folder scores some of them.

@@ -70,6 +70,10 @@ struct Validation {
   // Scenario files of the folder without a `validation` block, which score nothing (skipped
   // without a word until 2026-12-06; `validate` says them on stderr).
   std::vector<std::string> without_validation;
+  // JSON paths of the runs file's plan and model keys that validate neither checks against a
+  // scenario nor knows (unchecked_run_keys): `validate` says them on stderr, a misspelling's
+  // lost check.
+  std::vector<std::string> unchecked_keys;
 };
 
 // The metric of a prediction that a published row names ("iteration_time_s...", "mfu...",

@@ -199,8 +199,8 @@ TEST_CASE(
   std::ofstream(dir / "runs.json") << runs.dump();
   const auto zero = run_megasim("validate --runs " + shell_quote((dir / "runs.json").string()));
   CHECK(zero.exit_code == 2);
-  CHECK(zero.err.find("('korthikanti-22b'): 'iteration_time_s_full_recompute' is 0, but a "
-                      "published figure must be positive") != std::string::npos);
+  CHECK(zero.err.find("runs[0].measured.iteration_time_s_full_recompute: 0 ('korthikanti-22b'), "
+                      "but a published figure must be positive") != std::string::npos);
   // An entry whose id is not a string is no run, not a library error.
   runs["runs"][0]["id"] = 5;
   std::ofstream(dir / "ids.json") << runs.dump();
@@ -218,8 +218,8 @@ TEST_CASE(
   const auto percent =
       run_megasim("validate --runs " + shell_quote((dir / "percent.json").string()));
   CHECK(percent.exit_code == 2);
-  CHECK(percent.err.find("'mfu_sp_selective' is 41.5, but MFU and HFU are fractions of 1") !=
-        std::string::npos);
+  CHECK(percent.err.find("runs[0].measured.mfu_sp_selective: 41.5, but MFU and HFU are "
+                         "fractions of 1") != std::string::npos);
   runs["runs"][0]["measured"]["mfu_sp_selective"] = 0.415;
   runs["runs"].push_back(runs["runs"][0]);
   std::ofstream(dir / "twice.json") << runs.dump();
@@ -301,8 +301,8 @@ TEST_CASE("validate: a runs file's bad field is refused naming that file and its
   const char* fragments[] = {"-runs.json: runs[0].model.vocab: -1 is not a whole number",
                              "-runs.json: runs[0].plan.tp: \"8\" is not a whole number",
                              "-runs.json: runs[0].gpu: 0 is not text",
-                             "-runs.json: runs[0] ('korthikanti-22b'): "
-                             "'iteration_time_s_sp_selective' is 1e+308"};
+                             "-runs.json: runs[0].measured.iteration_time_s_sp_selective: "
+                             "1e+308 ('korthikanti-22b')"};
   for (std::size_t i = 0; i < std::size(edits); ++i) {
     CAPTURE(i);
     auto edited = published;

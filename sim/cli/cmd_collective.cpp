@@ -3,6 +3,7 @@
 // (reports/collective_report.h).
 #include <cctype>
 #include <cmath>
+#include <cstdio>
 #include <memory>
 #include <string>
 #include <vector>
@@ -121,6 +122,8 @@ void run_collective(const CollectiveOptions& o) {
   r.per_node = o.per_node;
   r.device = o.device;
   const plan::Sweep sweep = plan::collective_sweep(r);
+  if (!sweep.device_mismatch.empty())
+    std::fprintf(stderr, "megasim: warning: %s\n", sweep.device_mismatch.c_str());
   const std::string out = o.json ? reports::collective_json(sweep) : reports::collective_text(sweep);
   io::write_stdout(out);
 }

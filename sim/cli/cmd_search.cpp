@@ -172,6 +172,12 @@ std::unique_ptr<PreparedSearch> prepare_search(const SearchCliOptions& o) {
   options.top_k = o.top;
   options.limits.max_events = o.max_events;
   options.stop_after = o.stop_after;
+  // A stop keeps what it ran in --results and prints no ranking (--json's one object was
+  // nothing, and a stop without --results kept nothing, until 2026-12-07).
+  if (o.stop_after && !o.results)
+    throw InputError("--stop-after: needs --results, where the plans it ran are kept to resume");
+  if (o.stop_after && o.json)
+    throw InputError("--stop-after: prints no ranking, so no --json object; leave out --json");
   plan::check_search_options(prepared->inputs, options);
 
   if (o.results) {
@@ -344,8 +350,12 @@ void add_search_command(CLI::App& app) {
                   "Largest event-level step simulated, in pipeline passes (default 20000000)")
       ->check(whole_number(1, kMaxEventsOption));
   cmd->add_flag("--json", opts->json, "Print exactly one JSON object on stdout");
-  // Tests of resuming: stop after N event-level simulations, as a kill would.
-  cmd->add_option("--stop-after", opts->stop_after)->group("");
+  // Stop after N event-level simulations, as a kill would (a test of resuming, or a search
+  // cut into pieces of a known length).
+  cmd->add_option("--stop-after", opts->stop_after,
+                  "Stop after N event-level plans, as a kill would, keeping them in --results "
+                  "for a later run to resume; prints no ranking (needs --results, not --json)")
+      ->check(whole_number(1, 1'000'000));
   cmd->callback([opts] { naming_sets(opts->overrides, [&] { run_search(*opts); }); });
 }
 

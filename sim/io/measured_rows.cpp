@@ -15,6 +15,34 @@ void check_nodes(const JsonReader& row, int ranks, int nodes) {
   }
 }
 
+void check_kernel_row(const JsonReader& row, Flops flops, hw::DType dtype, Time time,
+                      const hw::DeviceProfile& p) {
+  if (!p.has_peak(dtype)) return;
+  constexpr double kPeakSlack = 1.10;
+  constexpr double kSlowFactor = 1000.0;
+  constexpr double kLaunchAllowanceS = 1e-3;
+  const double rate = flops.value() / time.to_seconds();
+  const double peak = p.peak.at(dtype).value();
+  const char* type = hw::to_string(dtype);
+  if (rate > peak * kPeakSlack) {
+    row.fail("time_us",
+             fmt::format("{:g} µs is {:.0f} TFLOP/s of useful work, {:.1f} times the "
+                         "profile's {} peak of {:.0f} TFLOP/s (peak_tflops.{}): a "
+                         "kernel cannot run faster than its GPU's peak; check the "
+                         "time's unit and the device",
+                         time.to_us(), rate / 1e12, rate / peak, type, peak / 1e12, type));
+  }
+  const double at_peak = flops.value() / peak;
+  if (time.to_seconds() > kSlowFactor * at_peak + kLaunchAllowanceS) {
+    row.fail("time_us", fmt::format("{:g} µs is {:.3g} TFLOP/s of useful work, {:.3g} times the "
+                                    "time at the profile's {} peak (peak_tflops.{}), more than "
+                                    "{:g} times it and a millisecond: no kernel of this GPU runs "
+                                    "so slowly; check the time's unit and the device",
+                                    time.to_us(), rate / 1e12, time.to_seconds() / at_peak, type,
+                                    type, kSlowFactor));
+  }
+}
+
 void check_memory_row(const JsonReader& row, const hw::DeviceProfile& p,
                       const hw::MemoryMeasurement& m,
                       const std::vector<hw::MemoryMeasurement>& before) {
@@ -27,6 +55,17 @@ void check_memory_row(const JsonReader& row, const hw::DeviceProfile& p,
                          "bandwidth of {:.0f} GB/s (hbm_gbps): no cache moves that; check the "
                          "time's unit and the device",
                          m.time.to_us(), m.bytes.value(), rate / 1e9, rate / hbm, hbm / 1e9));
+  }
+  // Nor slower than kSlowFactor times its HBM time and a millisecond of launch (as a GEMM row).
+  constexpr double kSlowFactor = 1000.0;
+  constexpr double kLaunchAllowanceS = 1e-3;
+  if (hbm > 0.0 && m.time.to_seconds() > kSlowFactor * m.bytes.value() / hbm + kLaunchAllowanceS) {
+    row.fail("time_us",
+             fmt::format("{:g} µs for {:g} bytes is {:.3g} GB/s, more than {:g} times the time "
+                         "at the profile's HBM bandwidth of {:.0f} GB/s (hbm_gbps) and a "
+                         "millisecond: no memory-bound kernel runs so slowly; check the time's "
+                         "unit and the device",
+                         m.time.to_us(), m.bytes.value(), rate / 1e9, kSlowFactor, hbm / 1e9));
   }
   for (std::size_t i = 0; i < before.size(); ++i) {
     if (before[i].kind != m.kind || before[i].bytes.value() != m.bytes.value() ||

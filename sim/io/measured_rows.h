@@ -14,9 +14,18 @@ namespace megasim::io {
 // A communicator's ranks sit on at least one node each: more nodes than ranks is no run.
 void check_nodes(const JsonReader& row, int ranks, int nodes);
 
+// A kernel row (GEMM or attention) of `flops` useful work in `time` runs within the profile's
+// peak for its dtype (by 10 %: a timer's error, and a boost clock above the one a datasheet
+// quotes its peak at), and not slower than 1,000 times the peak's time and a millisecond of
+// launch (a memory-bound GEMV runs about 300 times its peak's time on an H100; a row 10^9 times
+// slower priced a 17-year step until 2026-12-07). A dtype without a peak is not checked.
+void check_kernel_row(const JsonReader& row, Flops flops, hw::DType dtype, Time time,
+                      const hw::DeviceProfile& p);
+
 // A memory-bound row: bytes over time at most 10 times the profile's HBM bandwidth (an on-chip
-// cache serves a few times it; a 7.5 GB row in 1 µs, 1,500 times, is a unit slip), and one time
-// a (kernel, bytes), as the GEMM and attention tables keep one a shape.
+// cache serves a few times it; a 7.5 GB row in 1 µs, 1,500 times, is a unit slip) and at least
+// a thousandth of it past a millisecond of launch, and one time a (kernel, bytes), as the GEMM
+// and attention tables keep one a shape.
 void check_memory_row(const JsonReader& row, const hw::DeviceProfile& p,
                       const hw::MemoryMeasurement& m,
                       const std::vector<hw::MemoryMeasurement>& before);

@@ -10,6 +10,7 @@
 
 #include "engine/error.h"
 #include "engine/simulator.h"
+#include "hw/gpu_part.h"
 #include "io/cluster_loader.h"
 #include "io/collective_constants_reader.h"
 #include "io/device_profile_loader.h"
@@ -202,22 +203,42 @@ const char* to_string(SweepAnswer a) {
   return "?";
 }
 
-Sweep collective_sweep(const SweepRequest& r) {
-  Sweep out;
-  out.request = r;
-  const net::ClusterSpec spec = io::load_cluster_ref(r.cluster);
+namespace {
+
+// The cluster is one a sweep may build, and holds the GPUs asked for: named by the option that
+// asked for them (until 2026-12-05 the placement's message was).
+void check_cluster_holds(const net::ClusterSpec& spec, const SweepRequest& r) {
   io::check_cluster_size(spec, r.gpus, "--cluster");
-  // Named by the option that asked for them (until 2026-12-05 the placement's message was).
   if (r.gpus > spec.gpus) {
     throw InputError(
         fmt::format("--gpus {}: cluster '{}' has {} GPUs", r.gpus, spec.name, spec.gpus));
   }
+}
+
+// Why the profile is not the cluster's part, as simulate says it; "" when it may be.
+std::string device_mismatch(const net::ClusterSpec& spec, const hw::DeviceProfile& profile) {
+  const std::string why = hw::node_part_mismatch(spec.node.gpu, profile);
+  if (why.empty()) return why;
+  return fmt::format(
+      "cluster {} holds {} GPUs, but the device profile {} is another part's ({}): the sweep "
+      "runs the profile's GPU on the cluster's NVLink and NICs",
+      spec.name, spec.node.gpu, profile.name, why);
+}
+
+}  // namespace
+
+Sweep collective_sweep(const SweepRequest& r) {
+  Sweep out;
+  out.request = r;
+  const net::ClusterSpec spec = io::load_cluster_ref(r.cluster);
+  check_cluster_holds(spec, r);
   out.cluster_name = spec.name;
   out.cluster_gpus = spec.gpus;
   const std::filesystem::path device = device_file(spec, r, out.device);
   hw::CollectiveConstants constants = io::read_collective_constants(device);
   const hw::DeviceProfile profile = io::load_device_profile(device).profile;
   io::check_profile_against_links(profile, device.string(), spec);
+  out.device_mismatch = device_mismatch(spec, profile);
   const hw::CollectiveOp op = collective::parse_op(r.op);
   const hw::CollAlgorithm algorithm = collective::parse_algorithm(r.algorithm);
   const hw::CollProtocol protocol = collective::parse_protocol(r.protocol);

@@ -51,6 +51,9 @@ struct Sweep {
   // run of this call's link class (one node or several) pinned any of them.
   hw::CollectiveScale scale;
   bool fitted_scale = false;
+  // Set when --device is another part than the cluster's GPUs (hw::node_part_mismatch): the
+  // sweep runs the profile's GPU on the cluster's links, as simulate warns.
+  std::string device_mismatch;
   std::vector<SweepRow> rows;
 };
 

@@ -41,6 +41,16 @@ TEST_CASE("cli: a search stopped half-way and resumed from --results prints what
   REQUIRE(stopped.exit_code == 0);
   CHECK(stopped.out.empty());
   CHECK(lines_of(results) == 5);
+  // A stop keeps its plans in --results and prints no ranking: without the file, or with
+  // --json's one object, it is refused (it exited 0 with nothing kept or printed until
+  // 2026-12-07).
+  const auto lost = run_megasim("search " + kSearch175b + " --top 8 --stop-after 5");
+  CHECK(lost.exit_code == 2);
+  CHECK(lost.err.find("--stop-after: needs --results") != std::string::npos);
+  const auto json = run_megasim(with + " --stop-after 5 --json");
+  CHECK(json.exit_code == 2);
+  CHECK(json.err.find("--stop-after: prints no ranking, so no --json object") != std::string::npos);
+  CHECK(lines_of(results) == 5);
   // A kill in the middle of a write leaves half a line: it is redone, not misread.
   const std::string text = read_all(results);
   std::ofstream(results, std::ios::trunc) << text.substr(0, text.size() - 40);

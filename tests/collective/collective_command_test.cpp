@@ -61,7 +61,11 @@ TEST_CASE("megasim collective text table has one row per size") {
 }
 
 TEST_CASE("megasim collective rejects bad input with exit status 2") {
-  CHECK(run_megasim("collective --cluster no-such-cluster").exit_code == 2);
+  const auto missing = run_megasim("collective --cluster no-such-cluster");
+  CHECK(missing.exit_code == 2);
+  // Named once ("--cluster: cluster: cluster '…'" until 2026-12-07).
+  CHECK(missing.err.find("error: --cluster: cluster 'no-such-cluster' not found") !=
+        std::string::npos);
   const auto bad_op = run_megasim("collective --cluster dgx-a100-8 --op allreduce");
   CHECK(bad_op.exit_code == 2);
   CHECK(bad_op.err.find("all_reduce") != std::string::npos);
@@ -126,6 +130,20 @@ TEST_CASE("megasim collective: NVLink SHARP only where the profile has it") {
   const auto h200 = run_megasim("collective --cluster dgx-h200-superpod-1024 --gpus 8 --bytes 1G --json");
   REQUIRE(h200.exit_code == 0);
   CHECK(nlohmann::json::parse(h200.out)["rows"].back()["algorithm"] == "nvls");
+}
+
+TEST_CASE("megasim collective: a --device of another part than the cluster's is said") {
+  // As simulate says it (the sweep ran an H100 profile on A100 nodes without a word until
+  // 2026-12-07, a bad-input trial).
+  const auto other =
+      run_megasim("collective --cluster dgx-a100-8 --device h100-sxm5-80gb --bytes 1M --json");
+  REQUIRE(other.exit_code == 0);
+  CHECK(other.err.find("megasim: warning: cluster dgx-a100-8 holds") != std::string::npos);
+  CHECK(other.err.find("but the device profile h100-sxm5-80gb is another part's") !=
+        std::string::npos);
+  const auto own = run_megasim("collective --cluster dgx-a100-8 --bytes 1M --json");
+  REQUIRE(own.exit_code == 0);
+  CHECK(own.err.empty());
 }
 
 TEST_CASE("megasim collective --per-node: a DP group's one GPU a node, where NCCL runs PAT") {

@@ -239,6 +239,14 @@ TEST_CASE("a measured kernel faster than the peak, or a shape timed twice, is re
   // Within the 10 % a timer and a boost clock allow: kept.
   doc["gemm_table"][0]["time_us"] = 610.0;
   CHECK(io::parse_device_profile(doc, "test.json").profile.gemm_table.size() == 1);
+  // Slower than 1,000 times the peak's time and a millisecond: a unit's slip (a row of 10^12
+  // µs priced a 17-year step until 2026-12-07). At 1,000 times and 1 ms, kept.
+  doc["gemm_table"][0]["time_us"] = 1e12;
+  e = error_of(doc);
+  CHECK(e.find("gemm_table[0].time_us") != std::string::npos);
+  CHECK(e.find("more than 1000 times it and a millisecond") != std::string::npos);
+  doc["gemm_table"][0]["time_us"] = 661000.0;
+  CHECK(io::parse_device_profile(doc, "test.json").profile.gemm_table.size() == 1);
 
   Json second = row;
   second["time_us"] = 950.0;
@@ -307,6 +315,11 @@ TEST_CASE("a measured memory or power row no board could give is refused with it
   fast["memory_table"][0]["time_us"] = 1e-3;
   CHECK(error_of(fast).find("memory_table[0].time_us: ") != std::string::npos);
   CHECK(error_of(fast).find("times the profile's HBM bandwidth") != std::string::npos);
+  // Nor 10^9 times slower than its HBM time (accepted until 2026-12-07).
+  Json slow = measured;
+  slow["memory_table"][0]["time_us"] = 1e12;
+  CHECK(error_of(slow).find("memory_table[0].time_us: ") != std::string::npos);
+  CHECK(error_of(slow).find("no memory-bound kernel runs so slowly") != std::string::npos);
   Json twice = measured;
   Json again = measured["memory_table"][0];
   again["time_us"] = again["time_us"].get<double>() * 1.5;

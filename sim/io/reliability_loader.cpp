@@ -278,6 +278,14 @@ run::ReliabilityModel reliability_for(const Scenario& s, int gpus_per_node, File
   }
   if (s.reliability.evict_stragglers) m.evict_stragglers = *s.reliability.evict_stragglers;
   if (s.reliability.planned_stops_per_day) {
+    // The none preset's relaunch, communicator init and checkpoints are free: its stops would
+    // be counted at no cost (a trial's "0.0 min each", 2026-12-07).
+    if (s.reliability.preset == "none" && *s.reliability.planned_stops_per_day > 0.0) {
+      throw InputError(fmt::format(
+          "{}: reliability.planned_stops_per_day: {:g} with reliability.preset \"none\", whose "
+          "restarts and checkpoints cost nothing; choose a preset that prices them",
+          s.file.string(), *s.reliability.planned_stops_per_day));
+    }
     m.planned_per_hour = *s.reliability.planned_stops_per_day / kHoursPerDay;
     m.planned_source = fmt::format("{}: reliability.planned_stops_per_day", s.file.string());
   }

@@ -223,27 +223,42 @@ class Trial {
     next_ = sim_.at(back, [this] { start_running(); });
   }
 
-  // A planned stop: the step under way ends, the job saves a checkpoint and waits for its
-  // write (the save supersedes one being taken or written), then relaunches and loads it. The
-  // saves stay at their interval's marks (Megatron-LM saves at multiples of --save-interval).
-  // A stop the run's last step would reach is none: the run ends first. Counted apart from
-  // the failures' restarts and downtime.
+  // A planned stop arrives: the step under way ends first (Megatron-LM's exit handler saves
+  // after the iteration), running as any step does (a failure may cut it, and the stop with
+  // it), then stop(). Arriving in a checkpoint's stall or wait, the job stops at once. The next
+  // arrival is drawn now: planned stops come in running time, the step's end included. A stop
+  // the run's last step would reach is none: the run ends first.
   void on_planned() {
     const Time now = sim_.now();
-    Time stop = now;
-    if (mode_ == Mode::kCompute) {
-      const Time done = progress_ + (now - mode_since_);
-      const std::int64_t st = step_time_.ns();
-      const Time boundary = Time::from_ns((done.ns() + st - 1) / st * st);
-      if (boundary >= work_) return;
+    arm(planned_, planned_draw_, model_.planned_per_hour, [this] { on_planned(); });
+    if (mode_ != Mode::kCompute) {
+      result_.checkpointing += now - mode_since_;
+      sim_.cancel(next_);
+      return stop();
+    }
+    const Time done = progress_ + (now - mode_since_);
+    const std::int64_t st = step_time_.ns();
+    const Time boundary = Time::from_ns((done.ns() + st - 1) / st * st);
+    if (boundary >= work_) return;
+    result_.trained += done - progress_;
+    progress_ = done;
+    mode_since_ = now;
+    sim_.cancel(next_);
+    next_ = sim_.after(boundary - done, [this, boundary] {
       result_.trained += boundary - progress_;
       progress_ = boundary;
-      stop = now + (boundary - done);
-    } else {
-      result_.checkpointing += now - mode_since_;
-    }
-    sim_.cancel(next_);
+      stop();
+    });
+  }
+
+  // The planned stop itself: the job saves a checkpoint and waits for its write (the save
+  // supersedes one being taken or written), then relaunches and loads it; no work is lost. The
+  // saves stay at their interval's marks (Megatron-LM saves at multiples of --save-interval).
+  // Counted apart from the failures' restarts and downtime.
+  void stop() {
+    const Time now = sim_.now();
     pause(failure_);
+    pause(planned_);
     if (write_pending_) {
       sim_.cancel(durable_);
       write_pending_ = false;
@@ -253,8 +268,14 @@ class Trial {
     // A stop at a checkpoint's mark has saved that checkpoint: the next is an interval on.
     if (interval_steps_ > 0 && progress_ >= base_ + step_time_ * interval_steps_) base_ = progress_;
     ++result_.planned_stops;
-    const Time back = stop + planned_save_ + restart_;
-    result_.planned_down += back - stop;
+    if (now.to_seconds() > kMaxRunSeconds) {
+      // Stops outlast the run's longest (simulate_trial refuses it, as failures').
+      result_.finished = false;
+      mode_ = Mode::kDone;
+      return;
+    }
+    const Time back = now + planned_save_ + restart_;
+    result_.planned_down += back - now;
     mode_ = Mode::kDown;
     next_ = sim_.at(back, [this] { start_running(); });
   }
@@ -343,6 +364,17 @@ TrialResult run_trial(const StepProfile& step, double tokens, const ReliabilityM
 TrialResult simulate_trial(const StepProfile& step, double tokens, const ReliabilityModel& model,
                            Time interval, std::uint64_t seed) {
   TrialResult r = run_trial(step, tokens, model, interval, seed);
+  if (!r.finished && r.planned_down.to_seconds() > 0.5 * r.wall.to_seconds()) {
+    // Most of the time in planned stops: their rate and cost, not the checkpoints, hold it.
+    throw InputError(fmt::format(
+        "run simulation: after {} planned stops of {:.1f} min and {:.0f} years the run has not "
+        "finished; they take most of its time (reliability.planned_stops_per_day {:.3g}, "
+        "run.tokens)",
+        r.planned_stops,
+        (model.planned_save_time(step.checkpoint_size) + model.restart_time(step)).to_seconds() /
+            60.0,
+        r.wall.to_days() / 365.0, model.planned_per_hour * 24.0));
+  }
   if (!r.finished) {
     throw InputError(fmt::format(
         "run simulation: after {} interruptions and {:.0f} years the run has not finished; "

@@ -319,11 +319,15 @@ MemoryEstimate estimate_memory(const ModelSpec& m, const ParallelPlan& p, int st
   if (p.recompute != Recompute::kNone && e.activations_per_micro_batch.value() > 0.0) {
     // The layer being recomputed (on a stage that has one) holds what it recomputes during its
     // backward: with full recompute all its activations, with selective the attention core's
-    // (an unfused kernel's s² scores, 5·a·s²·b/t for GPT; nothing more with a fused kernel).
+    // (an unfused kernel's s² scores, 5·a·s²·b/t for GPT; nothing more with a fused kernel),
+    // in place of what it stored for the pass: its full activations take its stored input as
+    // theirs (Megatron's checkpoint hands the saved input to the recomputed forward). Until
+    // 2026-12-07 full recompute counted that input twice, a one-layer stage then holding more
+    // than with no recompute (a helper's trial).
     ParallelPlan stored = p;
     stored.recompute = Recompute::kNone;
     e.activations += activation_bytes_per_layer(m, stored, opts);
-    if (p.recompute == Recompute::kSelective) e.activations -= per_layer;
+    e.activations -= per_layer;
   }
   e.embedding_logits = Bytes(held_buffers);
   e.fragmentation = e.tensors() * opts.fragmentation;

@@ -157,8 +157,8 @@ TEST_CASE("memory: ZeRO-3 holds whole what the system's gathers and reductions h
 }
 
 TEST_CASE("memory: a stage without layers holds no layer being recomputed") {
-  // PP 2 with the first stage holding only the embedding: full recompute adds one layer's
-  // activations on the stage with the layers, none on the other.
+  // PP 2 with the first stage holding only the embedding: full recompute holds one layer's
+  // activations in place of its stored input on the stage with the layers, none on the other.
   const ModelSpec m = model("korthikanti-22b");
   ParallelPlan p;
   p.tp = 8;
@@ -170,8 +170,30 @@ TEST_CASE("memory: a stage without layers holds no layer being recomputed") {
   ParallelPlan stored = p;
   stored.recompute = Recompute::kNone;
   CHECK(estimate_memory(m, p, 1).activations.value() ==
-        doctest::Approx(activation_bytes_per_layer(m, p).value() * 48 * 1 +
+        doctest::Approx(activation_bytes_per_layer(m, p).value() * 47 * 1 +
                         activation_bytes_per_layer(m, stored).value()));
+}
+
+TEST_CASE("memory: full recompute never holds more than no recompute, one layer a stage too") {
+  // The recomputed layer's activations take its stored input as theirs: a stage of one layer
+  // held one input more with full recompute than without until 2026-12-07 (a helper's trial,
+  // pp = layers).
+  ModelSpec m = model("korthikanti-22b");
+  m.layers = 2;
+  ParallelPlan p;
+  p.tp = 8;
+  p.pp = 2;
+  p.global_batch = 4;
+  ParallelPlan full = p;
+  full.recompute = Recompute::kFull;
+  for (int stage = 0; stage < 2; ++stage) {
+    CAPTURE(stage);
+    CHECK(estimate_memory(m, full, stage).activations.value() <=
+          estimate_memory(m, p, stage).activations.value());
+  }
+  // The last stage holds one micro-batch: its one layer whole, as without recompute.
+  CHECK(estimate_memory(m, full, 1).activations.value() ==
+        doctest::Approx(estimate_memory(m, p, 1).activations.value()));
 }
 
 TEST_CASE(

@@ -1,5 +1,6 @@
 #include "reports/trace_writer.h"
 
+#include <cmath>
 #include <map>
 #include <set>
 
@@ -64,13 +65,12 @@ std::string chrome_trace_json(const std::vector<step::TraceRecord>& records) {
   for (const auto& r : records) {
     const double ts = r.start.to_us();
     const double dur = (r.end - r.start).to_us();
-    events.push_back({{"name", r.name},
-                      {"cat", r.stream},
-                      {"ph", "X"},
-                      {"pid", r.rank},
-                      {"tid", thread_id(r)},
-                      {"ts", ts},
-                      {"dur", dur}});
+    json slice = {{"name", r.name},      {"cat", r.stream}, {"ph", "X"}, {"pid", r.rank},
+                  {"tid", thread_id(r)}, {"ts", ts},        {"dur", dur}};
+    // What a send or a collective moves, a rank's bytes, where known (a viewer shows a slice's
+    // args when it is picked; the slices carried none until 2026-12-07).
+    if (r.bytes.value() > 0.0) slice["args"] = {{"bytes", std::llround(r.bytes.value())}};
+    events.push_back(std::move(slice));
     if (r.flow_to_rank < 0) continue;
     const auto consumer = pass_start.find({r.flow_to_rank, r.flow_to_pass});
     if (consumer != pass_start.end()) {

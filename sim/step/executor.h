@@ -76,8 +76,11 @@ struct StageCosts {
   std::vector<Time> forward_dp, backward_dp, weight_grad_dp;
   Time pp_activation;  // forward send of one micro-batch's activations to the next stage
   Time pp_gradient;    // backward send of the gradient to the previous stage
+  Bytes pp_message;    // either send's bytes (the trace's args)
   std::vector<Time> dp_reduce_scatter;  // per chunk: gradient reduce-scatter (or all-reduce)
   std::vector<Time> dp_all_gather;      // per chunk: parameter all-gather (distributed optimizer)
+  // Per chunk: the bytes each rank puts in those collectives (the trace's args).
+  std::vector<Bytes> dp_reduce_scatter_bytes, dp_all_gather_bytes;
   // Per chunk: the DP buckets its collectives go out in (empty or 1: the whole chunk at once).
   std::vector<int> dp_buckets;
   // Per chunk: the buckets its gradient reduce-scatters go out in as a backward pass produces
@@ -186,6 +189,9 @@ struct TraceRecord {
   // For PP sends: the receiver's pass that takes the data, as its compute slice is named
   // ("F mb3 c1"), so that the trace's arrow ends on it.
   std::string flow_to_pass;
+  // For PP sends and DP collectives: the bytes a rank sends (zero where not known, as in
+  // StageCosts built by hand).
+  Bytes bytes;
 };
 
 struct ExecutionResult {

@@ -77,6 +77,15 @@ void Executor::start_dp(int i) {
   run_dp(s, op, 0, [this, s, d0, members, op, start] { finish_dp(s, d0, members, op, start); });
 }
 
+// A bucket's share of its chunk's collective bytes, for the trace (zero where unknown).
+Bytes Executor::dp_bucket_bytes(int s, const DpOp& op) const {
+  const StageCosts& c = costs_[s];
+  const auto& bytes = op.all_gather ? c.dp_all_gather_bytes : c.dp_reduce_scatter_bytes;
+  const auto chunk = static_cast<std::size_t>(op.chunk);
+  if (chunk >= bytes.size()) return Bytes(0);
+  return Bytes(bytes[chunk].value() / static_cast<double>(std::max(op.buckets, 1)));
+}
+
 void Executor::finish_dp(int s, int d0, int members, DpOp op, Time start) {
   for (int d = 0; d < members; ++d) {
     const int m = index(cfg_.full ? d : d0, s);
@@ -89,7 +98,8 @@ void Executor::finish_dp(int s, int d0, int members, DpOp op, Time start) {
       const char* what = op.all_gather  ? "parameter all-gather"
                          : cfg_.dp == 1 ? "tied embedding gradient all-reduce"
                                         : "gradient reduction";
-      record(v, "dp", fmt::format("{} c{}", what, op.chunk), start, sim_.now());
+      record(v, "dp", fmt::format("{} c{}", what, op.chunk), start, sim_.now(),
+             dp_bucket_bytes(s, op));
     }
     ++v.dp.head;
     v.dp.busy = false;

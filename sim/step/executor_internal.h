@@ -169,9 +169,10 @@ class Executor {
   }
   double unit_slowdown(int d, int s) const;
   bool traced(const Unit& u) const { return cfg_.record_trace && u.d == 0; }
-  void record(const Unit& u, const char* stream, std::string name, Time start, Time end) {
+  void record(const Unit& u, const char* stream, std::string name, Time start, Time end,
+              Bytes bytes = Bytes(0)) {
     if (!traced(u)) return;
-    trace_.push_back({trace_rank(u.s), u.s, stream, std::move(name), start, end, -1, {}});
+    trace_.push_back({trace_rank(u.s), u.s, stream, std::move(name), start, end, -1, {}, bytes});
   }
   // A PP send of unit `from` to unit `to`, the message keyed `key` there (the producing
   // pass's slot).
@@ -258,6 +259,7 @@ class Executor {
   // The DP collective `op` of stage s ended on its members (every replica in full mode, the
   // representative d0 when folded).
   void finish_dp(int s, int d0, int members, DpOp op, Time start);
+  Bytes dp_bucket_bytes(int s, const DpOp& op) const;
 
   // The network (executor_network.cpp).
   void init_network();

@@ -108,7 +108,8 @@ void Executor::record_send(int from, int to, int key, const char* name, Time sta
   const int to_vs = p.pass == Pass::kForward ? vs + 1 : vs - 1;
   trace_.push_back(
       {trace_rank(u.s), u.s, "pp", name, start, sim_.now(), trace_rank(units_[to].s),
-       fmt::format("{} mb{} c{}", to_string(p.pass), p.micro_batch, sched_.chunk_of(to_vs))});
+       fmt::format("{} mb{} c{}", to_string(p.pass), p.micro_batch, sched_.chunk_of(to_vs)),
+       costs_[u.s].pp_message});
 }
 
 void Executor::post_exchange(int i, const ProgramStep& step) {

@@ -349,17 +349,25 @@ StageCosts Pricer::price(const workload::StageProgram& stage, PricingTally& tall
   if (plan_.pp > 1) {
     c.pp_activation = pp_time(stage.pp_send_bytes, s, (s + 1) % plan_.pp);
     c.pp_gradient = pp_time(stage.pp_send_bytes, s, (s + plan_.pp - 1) % plan_.pp);
+    c.pp_message = stage.pp_send_bytes;
   }
   Time grads, params;
+  double grad_bytes = 0.0, param_bytes = 0.0;
   int dp_buckets = 0;
   for (const Op& op : stage.dp_gradient_comm) {
     grads += dp_time(*op.comm(), 1, true);
+    grad_bytes += op.comm()->size.value();
     if (op.comm()->group == Group::kDp) ++dp_buckets;
   }
-  for (const Op& op : stage.dp_param_comm) params += dp_time(*op.comm(), 1, true);
+  for (const Op& op : stage.dp_param_comm) {
+    params += dp_time(*op.comm(), 1, true);
+    param_bytes += op.comm()->size.value();
+  }
   for (const double share : chunk_shares(stage)) {
     c.dp_reduce_scatter.push_back(grads * share);
     c.dp_all_gather.push_back(params * share);
+    c.dp_reduce_scatter_bytes.push_back(Bytes(grad_bytes * share));
+    c.dp_all_gather_bytes.push_back(Bytes(param_bytes * share));
     // Overlapped bucket by bucket: the chunk's share of the stage's DP buckets (as traffic()
     // splits them); else the chunk's collectives go out as one.
     const int workload_buckets = std::max(1, static_cast<int>(std::lround(dp_buckets * share)));

@@ -200,8 +200,15 @@ void add_exposed_loading(std::vector<TraceRecord>& trace, Time executed, Time st
   std::set<std::pair<int, int>> ranks;
   for (const TraceRecord& t : trace) ranks.emplace(t.rank, t.stage);
   for (const auto& [rank, stage] : ranks) {
-    trace.push_back(
-        {rank, stage, "compute", "data loading (asynchronous, exposed)", executed, step, -1, {}});
+    trace.push_back({rank,
+                     stage,
+                     "compute",
+                     "data loading (asynchronous, exposed)",
+                     executed,
+                     step,
+                     -1,
+                     {},
+                     Bytes(0)});
   }
 }
 

@@ -38,6 +38,32 @@ TEST_CASE("cli: simulate --trace writes a Chrome trace") {
   CHECK(t.trace["traceEvents"].size() > 100);
 }
 
+TEST_CASE("cli: a send's and a collective's slice carry a rank's bytes, as inspect gives them") {
+  // The slices carried no args until 2026-12-07: a viewer showed a send's time, not its size.
+  const std::string args =
+      kDefaultScenario + " --set plan.dp=4 --set plan.global_batch=768 --set run.tokens=1e9";
+  const auto t = simulate_traced(args);
+  REQUIRE(t.result.exit_code == 0);
+  const auto inspected = run_megasim("inspect " + args + " --json");
+  REQUIRE(inspected.exit_code == 0);
+  const auto stage0 = nlohmann::json::parse(inspected.out)["stages"][0];
+  double gathered = 0.0;
+  int sends = 0;
+  for (const auto& e : t.trace["traceEvents"]) {
+    if (e["ph"] != "X") continue;
+    if (e["cat"] == "pp") {
+      ++sends;
+      CHECK(e["args"]["bytes"].get<double>() == stage0["pp_send_bytes"].get<double>());
+    }
+    const std::string name = e["name"];
+    if (e["cat"] == "dp" && e["pid"] == 0 && name.rfind("parameter all-gather", 0) == 0)
+      gathered += e["args"]["bytes"].get<double>();
+  }
+  CHECK(sends > 0);
+  // Stage 0's bf16 parameters, gathered once a step over its chunks' slices.
+  CHECK(gathered == doctest::Approx(2.0 * stage0["parameters_per_rank"].get<double>()));
+}
+
 TEST_CASE("cli: the trace's compute slices hold what breakdown_s counts as compute, not DP waits") {
   // Megatron-Core's 70B row gathers each chunk's parameters bucket by bucket: a first forward
   // held for its last bucket is drawn on the "dp wait" line. SC'21's ZeRO-3 row waits for its

@@ -52,14 +52,16 @@ TEST_CASE("html: each page kind carries its own script only") {
 TEST_CASE("html: the timeline keeps one rank per stage and merges overlapping sends") {
   const auto us = [](double x) { return Time::from_us(x); };
   const std::vector<step::TraceRecord> records = {
-      {0, 0, "compute", "F mb0 c0", us(0), us(10), -1, {}},
-      {0, 0, "compute", "B mb0 c0", us(30), us(50), -1, {}},
-      {0, 0, "pp", "send", us(10), us(14), 8, {}},
-      {0, 0, "pp", "send", us(12), us(16), 8, {}},  // overlaps the one before: one busy interval
-      {0, 0, "pp", "send", us(20), us(22), 8, {}},
-      {0, 0, "dp", "reduce-scatter c0", us(50), us(60), -1, {}},
-      {8, 1, "compute", "F mb0 c0", us(14), us(24), -1, {}},
-      {9, 1, "compute", "F mb0 c0", us(14), us(24), -1, {}},  // a second rank of stage 1: left out
+      {0, 0, "compute", "F mb0 c0", us(0), us(10), -1, {}, {}},
+      {0, 0, "compute", "B mb0 c0", us(30), us(50), -1, {}, {}},
+      {0, 0, "pp", "send", us(10), us(14), 8, {}, {}},
+      {0, 0, "pp", "send", us(12), us(16), 8, {}, {}},  // overlaps the one before: one busy
+                                                        // interval
+      {0, 0, "pp", "send", us(20), us(22), 8, {}, {}},
+      {0, 0, "dp", "reduce-scatter c0", us(50), us(60), -1, {}, {}},
+      {8, 1, "compute", "F mb0 c0", us(14), us(24), -1, {}, {}},
+      {9, 1, "compute", "F mb0 c0", us(14), us(24), -1, {}, {}},  // a second rank of stage 1: left
+                                                                  // out
   };
   const nlohmann::json t = reports::timeline_json(records);
   REQUIRE(t["ranks"].size() == 2);

@@ -6,7 +6,9 @@
 #include <string>
 
 #include <fmt/format.h>
+
 #include <nlohmann/json.hpp>
+#include "reports/number_text.h"
 
 #include "reports/json_text.h"
 #include "reports/plan_json.h"
@@ -63,12 +65,13 @@ std::string compare_text(const std::vector<plan::Variant>& variants) {
   for (const auto& v : variants) {
     if (v.step) {
       const auto& p = *v.step;
-      text += fmt::format(
-          "{:<44}{} {:>9.3f} {:>10.0f} {:>7.1f} {:>9.1f} {:>9.1f} {:>10.3f}{}\n", v.label, gpus(v),
-          p.step_time.to_seconds(), p.tokens_per_s, 100 * p.mfu, plan::peak_memory_gib(p),
-          plan::memory_headroom_gib(v), plan::exposed_comm(p).to_seconds(),
-          std::string(v.pareto ? "  pareto" : "") + (plan::tight(v) ? "  tight" : "") +
-              (plan::over_device(v) ? "  over" : ""));
+      text +=
+          fmt::format("{:<44}{} {:>9} {:>10.0f} {:>7} {:>9.1f} {:>9.1f} {:>10}{}\n", v.label,
+                      gpus(v), seconds3(p.step_time.to_seconds()), p.tokens_per_s,
+                      one_decimal(100 * p.mfu), plan::peak_memory_gib(p),
+                      plan::memory_headroom_gib(v), seconds3(plan::exposed_comm(p).to_seconds()),
+                      std::string(v.pareto ? "  pareto" : "") + (plan::tight(v) ? "  tight" : "") +
+                          (plan::over_device(v) ? "  over" : ""));
     } else {
       text += fmt::format("{:<44}{} {:>9} {:>10} {:>7} {:>9} {:>9} {:>10}  infeasible: {}\n",
                           v.label, gpus(v), "-", "-", "-", "-", "-", "-", v.reason);
@@ -85,8 +88,8 @@ std::string compare_text(const std::vector<plan::Variant>& variants) {
     // Infeasible variants have no size of their own here (a --set dp gives them another).
     const bool all_run = std::all_of(variants.begin(), variants.end(),
                                      [](const auto& v) { return v.step.has_value(); });
-    text += fmt::format("every variant {} on {} GPUs\n", all_run ? "runs" : "that runs is",
-                        *sizes.begin());
+    text += fmt::format("every variant {} on {} GPU{}\n", all_run ? "runs" : "that runs is",
+                        *sizes.begin(), *sizes.begin() == 1 ? "" : "s");
   }
   return text;
 }

@@ -23,6 +23,21 @@ inline std::string signed_small(double x) {
   return fmt::format("{:+.2g}", x);
 }
 
+// Seconds to three decimals, and a time under a hundredth of a second to three significant
+// digits: a tiny model's step of 0.23 ms read "0.000 s" beside its breakdown of zeros until
+// 2026-12-07 (the JSON keeps seconds).
+inline std::string seconds3(double s) {
+  if (std::abs(s) >= 0.01 || s == 0.0) return fmt::format("{:.3f}", s);
+  return fmt::format("{:.3g}", s);
+}
+
+// A figure to one decimal, and one under a twentieth to two significant digits (an MFU of
+// 0.0003 % is not 0.0 %).
+inline std::string one_decimal(double x) {
+  if (std::abs(x) >= 0.05 || x == 0.0) return fmt::format("{:.1f}", x);
+  return fmt::format("{:.2g}", x);
+}
+
 // Days to two decimals, and a span under a hundredth of a day in minutes or seconds (a
 // one-token run read "0.00 days" until 2026-12-06; the JSON keeps days).
 inline std::string days_text(double days) {

@@ -281,8 +281,9 @@ std::string search_header(const plan::SearchResult& r) {
     gpus += std::to_string(g);
   }
   // Every plan of the space takes the scenario's rank order (plan::PlanSpace).
-  std::string t = fmt::format("search {}: {} GPUs, objective {}{}\n", r.scenario, gpus,
-                              plan::to_string(r.objective), rank_order_suffix(r.rank_order));
+  std::string t =
+      fmt::format("search {}: {} GPU{}, objective {}{}\n", r.scenario, gpus, gpus == "1" ? "" : "s",
+                  plan::to_string(r.objective), rank_order_suffix(r.rank_order));
   // A count of the list with no feasible plan would otherwise pass as one that lost.
   std::string none;
   for (const auto g : gpus_without_plans(r)) none += (none.empty() ? "" : ", ") + std::to_string(g);

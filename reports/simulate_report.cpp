@@ -233,26 +233,27 @@ std::string step_text(const plan::Evaluation& e) {
   const auto& p = e.step;
   const auto& tokens = e.inputs.scenario.run.tokens;
   std::string s = "\nstep\n";
-  s += fmt::format("  step time            {:.3f} s\n", p.step_time.to_seconds());
+  s += fmt::format("  step time            {} s\n", seconds3(p.step_time.to_seconds()));
   s += fmt::format("  tokens/s             {:.0f}\n", p.tokens_per_s);
   // Of the 16-bit peak under FP8 GEMMs, said where it is read (104 % read as an error; a
   // planner's trial, 2026-12-06).
-  s += fmt::format("  MFU / HFU            {:.1f} % / {:.1f} %{}\n", 100 * p.mfu, 100 * p.hfu,
+  s += fmt::format("  MFU / HFU            {} % / {} %{}\n", one_decimal(100 * p.mfu),
+                   one_decimal(100 * p.hfu),
                    e.inputs.scenario.plan.fp8 ? " of the 16-bit peak (FP8 GEMMs)" : "");
   if (e.band) {
     const double t = p.step_time.to_seconds();
     const std::string side = one_sided(*e.band);
     s += fmt::format(
-        "  error band           step {:.3f}–{:.3f} s, MFU {:.1f}–{:.1f} % ({}: {} "
+        "  error band           step {}–{} s, MFU {}–{} % ({}: {} "
         "validation rows{})\n",
-        t / (1 + e.band->high), t / (1 + e.band->low), 100 * p.mfu * (1 + e.band->low),
-        100 * p.mfu * (1 + e.band->high), e.band->rule, e.band->basis.size(),
-        side.empty() ? "" : "; " + side);
+        seconds3(t / (1 + e.band->high)), seconds3(t / (1 + e.band->low)),
+        one_decimal(100 * p.mfu * (1 + e.band->low)), one_decimal(100 * p.mfu * (1 + e.band->high)),
+        e.band->rule, e.band->basis.size(), side.empty() ? "" : "; " + side);
   } else {
     s += fmt::format("  error band           none: {}\n", e.no_band);
   }
-  s += fmt::format("  TFLOP/s per GPU      {:.1f} model, {:.1f} hardware\n",
-                   p.tflops_per_gpu_model, p.tflops_per_gpu_hw);
+  s += fmt::format("  TFLOP/s per GPU      {} model, {} hardware\n",
+                   one_decimal(p.tflops_per_gpu_model), one_decimal(p.tflops_per_gpu_hw));
   if (tokens) {
     // Under a hundredth of a day in minutes or seconds ("0.00" for one token until 2026-12-06).
     const double days = *tokens / p.tokens_per_s / 86400.0;
@@ -273,8 +274,12 @@ std::string step_text(const plan::Evaluation& e) {
                          {"bubble", b.bubble},
                          {"optimizer", b.optimizer},
                          {"other", b.other}}) {
-    s += fmt::format("  {:<20} {:8.3f}  {:5.1f} %\n", name, t.to_seconds(),
-                     100.0 * t.to_seconds() / st);
+    // Each term as the step time is printed: three decimals, or three digits for a step
+    // under a hundredth of a second.
+    s += fmt::format(
+        "  {:<20} {:>8}  {:5.1f} %\n", name,
+        st >= 0.01 ? fmt::format("{:.3f}", t.to_seconds()) : fmt::format("{:.3g}", t.to_seconds()),
+        100.0 * t.to_seconds() / st);
   }
   if (p.dp_hidden > Time::zero()) {
     s += fmt::format(

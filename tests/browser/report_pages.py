@@ -94,7 +94,9 @@ def rendered_as_text(chromium, binary, root, out):
             ("simulate-over", ["simulate", validation("llama3-405b-8k-8192")],
              [r"over: stage \d+ (needs \S+ of)"]),
             ("simulate-evaluation", ["simulate", "scenarios/megascale-production-530b.json"],
-             [r"in all, (\S+% of the steps' and evaluations' time)"]),
+             [r"in all, (\S+% of the steps' and evaluations' time)",
+              # Planned stops, their rate and cost, and their hours among the lost (2026-12-07).
+              r"; (\S+ a day of running, \S+ min each)", r"(planned stops \S+ h), checkpoints"]),
             # A 33-step run: no checkpoint at all is best (the card printed the interval past
             # the run, 12.8 min, until 2026-12-05).
             ("simulate-past-run", ["simulate", "scenarios/megascale-production-530b.json",

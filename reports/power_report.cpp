@@ -32,6 +32,16 @@ Json by_activity(const StepProfile& step, const PowerInputs& power) {
   return out;
 }
 
+// The drop from the step's average to idle, where something stops the job: a failure, or
+// only a planned stop (the line said nothing of a run stopped by planned stops alone until
+// 2026-12-07); the none preset has neither.
+std::string drop_text(const RunResult& r) {
+  const bool failures = r.failures_per_day > 0.0, planned = r.planned_per_day > 0.0;
+  if (!failures && !planned) return "";
+  return fmt::format(", drop {} on a {}", power_text(mw(r.power.it_average - r.power.it_idle)),
+                     failures ? "failure" : "planned stop");
+}
+
 }  // namespace
 
 void append_power(std::string& o, const RunResult& r, const PowerInputs& power) {
@@ -54,9 +64,7 @@ void append_power(std::string& o, const RunResult& r, const PowerInputs& power) 
       "  IT             average {} in steps, {} over the run{}, peak {}{}, swing {} in a step{}\n",
       power_text(mw(r.power.it_average)), power_text(mw(r.energy.facility_average) / power.pue),
       spares, power_text(mw(r.power.it_peak)), with_spares(1.0), power_text(mw(r.power.swing())),
-      r.failures_per_day > 0.0 ? fmt::format(", drop {} on a failure",
-                                             power_text(mw(r.power.it_average - r.power.it_idle)))
-                               : std::string());
+      drop_text(r));
   o += fmt::format("  facility       average {} in steps, {} over the run{}, peak {}{}\n",
                    power_text(mw(r.power.it_average) * power.pue),
                    power_text(mw(r.energy.facility_average)), spares,

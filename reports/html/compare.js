@@ -31,8 +31,8 @@
   if (fastest.length) {
     const best = fastest[0];
     rows.push(['fastest (tokens a second)', `${label(best)}${gpus(best)}: ` +
-      `${fmt.num(best.step_time_s, 3)} s, ${fmt.num(best.tokens_per_s, 0)} tokens/s, ` +
-      `MFU ${fmt.pct(best.mfu)}`]);
+      `${fmt.seconds(best.step_time_s)} s, ${fmt.num(best.tokens_per_s, 0)} tokens/s, ` +
+      `MFU ${fmt.pct1(best.mfu)}`]);
     rows.push(['on the Pareto front', ok.filter((v) => v.pareto).map(label).join('; ')]);
   }
   keyValues(card, rows);
@@ -94,8 +94,8 @@
   table(all, column(['variant', 'step s', 'tokens/s', 'MFU', 'peak GiB', 'headroom GiB',
     'exposed comm s', 'Pareto', 'note'], 'GPUs'),
   d.variants.map((v) => column(v.feasible
-    ? [label(v), fmt.num(v.step_time_s, 3), fmt.num(v.tokens_per_s, 0), fmt.pct(v.mfu),
-      fmt.num(v.peak_memory_gib, 1), fmt.num(v.memory_headroom_gib, 1), fmt.num(v.exposed_comm_s, 3),
+    ? [label(v), fmt.seconds(v.step_time_s), fmt.num(v.tokens_per_s, 0), fmt.pct1(v.mfu),
+      fmt.num(v.peak_memory_gib, 1), fmt.num(v.memory_headroom_gib, 1), fmt.seconds(v.exposed_comm_s),
       v.pareto ? 'yes' : '', '']
     : [label(v), '–', '–', '–', '–', '–', '–', '', v.reason],
   v.feasible ? fmt.num(v.plan.gpus, 0) : '–')), sized ? [1, 2, 3, 4, 5, 6, 7] : [1, 2, 3, 4, 5, 6]);

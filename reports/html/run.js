@@ -124,7 +124,8 @@ function megasimRun(d, section, chart, colours, fmt, histogram, keyValues) {
             `${power.spare_nodes_billed < power.spare_nodes_reserved ? 'its share of the spares'
               : 'every spare'} idle)` : '') + `, swing ${fmt.power(power.swing_mw)} within a step` +
         (run.failures_per_day > 0 ? `, ${fmt.power(power.failure_drop_mw)} dropped on a failure`
-          : '')],
+          : run.planned_stops_per_day > 0
+            ? `, ${fmt.power(power.failure_drop_mw)} dropped on a planned stop` : '')],
       ['energy, CO2 and cost', `${fmt.energy(power.it_mwh)} IT, ` +
         `${fmt.energy(power.facility_mwh)} facility; ${fmt.co2(power.tonnes_co2)} CO2` +
         (power.usd_gpu_hours === undefined ? ''

@@ -25,12 +25,12 @@
         `${d.stragglers.hosts} hosts ${d.stragglers.slowdown}× slower in ` +
         `${d.stragglers.passes === 'all' ? 'all passes' : 'forward passes'} ` +
         `(stragglers.seed ${d.stragglers.seed})`]] : []),
-      ['step time', `${fmt.num(d.step_time_s, 3)} s`],
-      ['MFU / HFU', `${fmt.pct(d.mfu)} / ${fmt.pct(d.hfu)}` +
+      ['step time', `${fmt.seconds(d.step_time_s)} s`],
+      ['MFU / HFU', `${fmt.pct1(d.mfu)} / ${fmt.pct1(d.hfu)}` +
         (p.fp8 ? ' of the 16-bit peak (FP8 GEMMs)' : '')],
       ['tokens/s', fmt.num(d.tokens_per_s, 0)],
-      ['TFLOP/s per GPU', `${fmt.num(d.tflops_per_gpu_model, 1)} model, ` +
-        `${fmt.num(d.tflops_per_gpu_hw, 1)} hardware`],
+      ['TFLOP/s per GPU', `${fmt.decimal1(d.tflops_per_gpu_model)} model, ` +
+        `${fmt.decimal1(d.tflops_per_gpu_hw)} hardware`],
       ['costs', `${d.costs.source} kernel models, ${fmt.pct(d.costs.measured_share, 0)} of ` +
         `compute time and ${fmt.pct(d.costs.collective_measured_share, 0)} of collective time ` +
         'from measurements'],
@@ -39,8 +39,8 @@
         `${fmt.num(d.simulation.events, 0)} events, on the ${d.simulation.network} network`],
     ];
     if (d.step_time_interval_s !== undefined) rows.splice(9, 0, ['error band',
-      `step ${fmt.num(d.step_time_interval_s[0], 3)}–${fmt.num(d.step_time_interval_s[1], 3)} s, ` +
-      `MFU ${fmt.pct(d.mfu_interval[0])}–${fmt.pct(d.mfu_interval[1])} ` +
+      `step ${fmt.seconds(d.step_time_interval_s[0])}–${fmt.seconds(d.step_time_interval_s[1])} s, ` +
+      `MFU ${fmt.pct1(d.mfu_interval[0])}–${fmt.pct1(d.mfu_interval[1])} ` +
       `(${d.interval_basis.rule}: ${d.interval_basis.scenarios.length} validation rows` +
       // Every row of the basis off the same way: the text report's clause, from the JSON.
       (d.interval_basis.one_sided !== undefined ? `; ${d.interval_basis.one_sided}` : '') + ')']);
@@ -91,7 +91,7 @@
       ...(d.pipe_engine_s > 0 ? [`${fmt.num(d.pipe_engine_s, 3)} s of compute and TP exposed ` +
         'is the pipeline engine\'s own work.'] : [])];
     const card = section(`Breakdown of the critical stage (stage ${d.critical_stage})`,
-      [`Where the ${fmt.num(d.step_time_s, 3)} s step goes on the stage that finishes last.`,
+      [`Where the ${fmt.seconds(d.step_time_s)} s step goes on the stage that finishes last.`,
         ...notes].join(' '));
     chart(card, {
       grid: { left: 100, right: 70, top: 10, bottom: 30 },

@@ -354,7 +354,8 @@ void add_search_command(CLI::App& app) {
   // cut into pieces of a known length).
   cmd->add_option("--stop-after", opts->stop_after,
                   "Stop after N event-level plans, as a kill would, keeping them in --results "
-                  "for a later run to resume; prints no ranking (needs --results, not --json)")
+                  "for a later run to resume; a search it stops prints no ranking (needs "
+                  "--results; refuses --json)")
       ->check(whole_number(1, 1'000'000));
   cmd->callback([opts] { naming_sets(opts->overrides, [&] { run_search(*opts); }); });
 }

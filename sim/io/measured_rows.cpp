@@ -7,6 +7,15 @@
 #include "hw/gpu_part.h"
 
 namespace megasim::io {
+namespace {
+
+// A measured row slower than this many times its time at the board's peak (a GEMM's FLOPs, a
+// memory kernel's HBM bandwidth), and a millisecond of launch past it, is no row of this GPU:
+// a memory-bound GEMV runs about 300 times its peak's time on an H100.
+constexpr double kSlowFactor = 1000.0;
+constexpr double kLaunchAllowanceS = 1e-3;
+
+}  // namespace
 
 void check_nodes(const JsonReader& row, int ranks, int nodes) {
   if (nodes > ranks) {
@@ -19,8 +28,6 @@ void check_kernel_row(const JsonReader& row, Flops flops, hw::DType dtype, Time 
                       const hw::DeviceProfile& p) {
   if (!p.has_peak(dtype)) return;
   constexpr double kPeakSlack = 1.10;
-  constexpr double kSlowFactor = 1000.0;
-  constexpr double kLaunchAllowanceS = 1e-3;
   const double rate = flops.value() / time.to_seconds();
   const double peak = p.peak.at(dtype).value();
   const char* type = hw::to_string(dtype);
@@ -57,8 +64,6 @@ void check_memory_row(const JsonReader& row, const hw::DeviceProfile& p,
                          m.time.to_us(), m.bytes.value(), rate / 1e9, rate / hbm, hbm / 1e9));
   }
   // Nor slower than kSlowFactor times its HBM time and a millisecond of launch (as a GEMM row).
-  constexpr double kSlowFactor = 1000.0;
-  constexpr double kLaunchAllowanceS = 1e-3;
   if (hbm > 0.0 && m.time.to_seconds() > kSlowFactor * m.bytes.value() / hbm + kLaunchAllowanceS) {
     row.fail("time_us",
              fmt::format("{:g} µs for {:g} bytes is {:.3g} GB/s, more than {:g} times the time "

@@ -80,7 +80,6 @@ Watts sum_components(JsonReader& r, const std::string& key) {
 struct FailureTable {
   std::vector<run::FailureCause> causes;
   double planned_per_hour = 0.0;
-  std::string planned_source;
 };
 
 FailureTable load_failure_rates(const std::string& ref, const std::string& origin,
@@ -138,11 +137,9 @@ FailureTable load_failure_rates(const std::string& ref, const std::string& origi
   if (r.has("planned")) {
     JsonReader p = r.object("planned");
     const auto count = p.integer("count", 0, 1 << 30);
-    const std::string why = p.string("source");
+    (void)p.string("source");
     p.finish();
     table.planned_per_hour = static_cast<double>(count) / hours;
-    table.planned_source =
-        fmt::format("{} planned stops in {} days of one job; {}", count, days, why);
   }
   r.finish();
   return table;
@@ -194,7 +191,6 @@ run::ReliabilityModel load_reliability_file(const fs::path& file, FilesRead* rea
   FailureTable table = load_failure_rates(r.string("failure_rates"), file.string(), read);
   m.causes = std::move(table.causes);
   m.planned_per_hour = table.planned_per_hour;
-  m.planned_source = std::move(table.planned_source);
   m.detection = Time::from_minutes(sourced(r, "detection_min", 0.0, 1e5));
   m.restart_overhead = Time::from_seconds(sourced(r, "restart_overhead_s", 0.0, 1e7));
   m.comm_init = read_comm_init(r.object("comm_init"));
@@ -287,7 +283,6 @@ run::ReliabilityModel reliability_for(const Scenario& s, int gpus_per_node, File
           s.file.string(), *s.reliability.planned_stops_per_day));
     }
     m.planned_per_hour = *s.reliability.planned_stops_per_day / kHoursPerDay;
-    m.planned_source = fmt::format("{}: reliability.planned_stops_per_day", s.file.string());
   }
   m.failure_rate_scale = s.reliability.failure_rate_scale;
   for (run::FailureCause& c : m.causes) c.rate_per_unit_hour *= m.failure_rate_scale;

@@ -10,7 +10,6 @@
 
 #include "engine/error.h"
 #include "engine/simulator.h"
-#include "hw/gpu_part.h"
 #include "io/cluster_loader.h"
 #include "io/collective_constants_reader.h"
 #include "io/device_profile_loader.h"
@@ -18,6 +17,7 @@
 #include "io/resolve.h"
 #include "net/flow_solver.h"
 #include "net/topology.h"
+#include "plan/evaluate.h"
 
 namespace megasim::plan {
 namespace {
@@ -215,16 +215,6 @@ void check_cluster_holds(const net::ClusterSpec& spec, const SweepRequest& r) {
   }
 }
 
-// Why the profile is not the cluster's part, as simulate says it; "" when it may be.
-std::string device_mismatch(const net::ClusterSpec& spec, const hw::DeviceProfile& profile) {
-  const std::string why = hw::node_part_mismatch(spec.node.gpu, profile);
-  if (why.empty()) return why;
-  return fmt::format(
-      "cluster {} holds {} GPUs, but the device profile {} is another part's ({}): the sweep "
-      "runs the profile's GPU on the cluster's NVLink and NICs",
-      spec.name, spec.node.gpu, profile.name, why);
-}
-
 }  // namespace
 
 Sweep collective_sweep(const SweepRequest& r) {
@@ -238,7 +228,7 @@ Sweep collective_sweep(const SweepRequest& r) {
   hw::CollectiveConstants constants = io::read_collective_constants(device);
   const hw::DeviceProfile profile = io::load_device_profile(device).profile;
   io::check_profile_against_links(profile, device.string(), spec);
-  out.device_mismatch = device_mismatch(spec, profile);
+  out.device_mismatch = cluster_device_mismatch(spec, profile, "the sweep");
   const hw::CollectiveOp op = collective::parse_op(r.op);
   const hw::CollAlgorithm algorithm = collective::parse_algorithm(r.algorithm);
   const hw::CollProtocol protocol = collective::parse_protocol(r.protocol);

@@ -38,13 +38,18 @@ std::string power_preset_mismatch(const io::Inputs& in) {
   return {};
 }
 
-std::string cluster_device_mismatch(const io::Inputs& in) {
-  const std::string why = hw::node_part_mismatch(in.cluster.node.gpu, in.device);
+std::string cluster_device_mismatch(const net::ClusterSpec& cluster,
+                                    const hw::DeviceProfile& device, const char* runs) {
+  const std::string why = hw::node_part_mismatch(cluster.node.gpu, device);
   if (why.empty()) return {};
   return fmt::format(
-      "cluster {} holds {} GPUs, but the device profile {} is another part's ({}): the step "
-      "runs the profile's GPU on the cluster's NVLink and NICs",
-      in.cluster.name, in.cluster.node.gpu, in.device.name, why);
+      "cluster {} holds {} GPUs, but the device profile {} is another part's ({}): {} runs the "
+      "profile's GPU on the cluster's NVLink and NICs",
+      cluster.name, cluster.node.gpu, device.name, why, runs);
+}
+
+std::string cluster_device_mismatch(const io::Inputs& in) {
+  return cluster_device_mismatch(in.cluster, in.device, "the step");
 }
 
 std::string framework_lacks(const io::Inputs& in) {

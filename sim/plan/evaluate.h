@@ -53,6 +53,10 @@ std::string power_preset_mismatch(const io::Inputs& inputs);
 // on the cluster's links, a what-if megasim runs but does not choose for the user (accepted
 // without a word until 2026-12-06). Empty otherwise.
 std::string cluster_device_mismatch(const io::Inputs& inputs);
+// The same line for `cluster` and `device`, saying what `runs` the profile's GPU ("the step",
+// "the sweep").
+std::string cluster_device_mismatch(const net::ClusterSpec& cluster,
+                                    const hw::DeviceProfile& device, const char* runs);
 
 // A line naming the plan's features the preset's framework does not run (plan.zero3 under
 // megatron-lm, plan.pp under fsdp: step::SystemOptions::not_in_framework), priced as a what-if

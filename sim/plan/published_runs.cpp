@@ -10,14 +10,24 @@
 namespace megasim::plan {
 namespace {
 
-// The plan and model keys validate checks against the scenario (check_matches_published), and
-// those a run may state that it does not.
-constexpr const char* kPlanChecked[] = {"tp", "pp",          "dp",          "vpp",
-                                        "cp", "micro_batch", "global_batch"};
+// The plan and model keys a run may state that validate does not check against the scenario.
 constexpr const char* kPlanStated[] = {"recompute", "zero_stage"};
-constexpr const char* kModelChecked[] = {"layers", "hidden",     "heads", "kv_heads",
-                                         "seq",    "ffn_hidden", "vocab"};
 constexpr const char* kModelStated[] = {"activation", "source"};
+
+// The keys of plan_counts and model_counts.
+std::vector<const char*> keys(const std::vector<StatedCount>& counts) {
+  std::vector<const char*> out;
+  for (const StatedCount& c : counts) out.push_back(c.key);
+  return out;
+}
+const std::vector<const char*>& plan_checked() {
+  static const std::vector<const char*> k = keys(plan_counts({}));
+  return k;
+}
+const std::vector<const char*>& model_checked() {
+  static const std::vector<const char*> k = keys(model_counts({}));
+  return k;
+}
 
 // Every "mfu…" or "hfu…" figure of a run, under measured or in its steps, is at most 1.
 void check_fractions(const io::Json& run, const std::string& at) {
@@ -58,12 +68,26 @@ void check_count(const io::Json& section, const std::string& at, const std::stri
 // its "gpu" (the device's name) is text.
 void check_run_shape(const io::Json& run, const std::string& at) {
   if (!run.is_object()) return;
+  // A plan or model of another type would leave every check of it out without a word.
+  if (run.contains("plan") && !run["plan"].is_object() && !run["plan"].is_null()) {
+    throw InputError(
+        fmt::format("{}.plan: {} is not an object of the plan's counts (null: not "
+                    "published)",
+                    at, run["plan"].dump()));
+  }
+  if (run.contains("model") && !run["model"].is_object() && !run["model"].is_string() &&
+      !run["model"].is_null()) {
+    throw InputError(
+        fmt::format("{}.model: {} is neither the model's shape (an object) nor the "
+                    "name of one of the file's models",
+                    at, run["model"].dump()));
+  }
   check_count(run, at, "", "gpus");
   if (run.contains("plan")) {
-    for (const char* key : kPlanChecked) check_count(run["plan"], at, "plan.", key);
+    for (const char* key : plan_checked()) check_count(run["plan"], at, "plan.", key);
   }
   if (run.contains("model")) {
-    for (const char* key : kModelChecked) check_count(run["model"], at, "model.", key);
+    for (const char* key : model_checked()) check_count(run["model"], at, "model.", key);
   }
   if (run.contains("gpu") && !run["gpu"].is_string()) {
     throw InputError(
@@ -132,7 +156,11 @@ void check_published_runs(const io::Json& runs, const std::string& file) {
   // The models runs name by string, shaped as a run's own.
   if (runs.contains("models") && runs["models"].is_object()) {
     for (const auto& [name, model] : runs["models"].items()) {
-      for (const char* key : kModelChecked)
+      if (!model.is_object()) {
+        throw InputError(fmt::format("{}: models.{}: {} is not a model's shape (an object)", file,
+                                     name, model.dump()));
+      }
+      for (const char* key : model_checked())
         check_count(model, fmt::format("{}: models", file), name + ".", key);
     }
   }
@@ -154,6 +182,22 @@ void check_published_runs(const io::Json& runs, const std::string& file) {
       }
     }
   }
+}
+
+std::vector<StatedCount> plan_counts(const workload::ParallelPlan& p) {
+  return {{"tp", p.tp},
+          {"pp", p.pp},
+          {"dp", p.dp},
+          {"vpp", p.vpp},
+          {"cp", p.cp},
+          {"micro_batch", p.micro_batch},
+          {"global_batch", p.global_batch}};
+}
+
+std::vector<StatedCount> model_counts(const workload::ModelSpec& m) {
+  return {{"layers", m.layers},     {"hidden", m.hidden}, {"heads", m.heads},
+          {"kv_heads", m.kv_heads}, {"seq", m.seq},       {"ffn_hidden", m.ffn_hidden},
+          {"vocab", m.vocab}};
 }
 
 const io::Json* run_model(const io::Json& runs, const io::Json& run, std::size_t index,
@@ -185,7 +229,7 @@ std::vector<std::string> unchecked_run_keys(const io::Json& runs) {
     const io::Json& run = runs["runs"][i];
     if (run.contains("plan") && run["plan"].is_object()) {
       for (const auto& [key, v] : run["plan"].items())
-        if (!known(key, kPlanChecked, kPlanStated))
+        if (!known(key, plan_checked(), kPlanStated))
           out.push_back(fmt::format("runs[{}].plan.{}", i, key));
     }
     std::string at;
@@ -195,7 +239,7 @@ std::vector<std::string> unchecked_run_keys(const io::Json& runs) {
     if (std::find(models_seen.begin(), models_seen.end(), at) != models_seen.end()) continue;
     models_seen.push_back(at);
     for (const auto& [key, v] : model->items())
-      if (!known(key, kModelChecked, kModelStated)) out.push_back(at + key);
+      if (!known(key, model_checked(), kModelStated)) out.push_back(at + key);
   }
   return out;
 }

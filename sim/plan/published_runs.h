@@ -3,10 +3,13 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
 #include "io/json_reader.h"
+#include "workload/model_spec.h"
+#include "workload/parallel_plan.h"
 
 namespace megasim::plan {
 
@@ -20,6 +23,16 @@ std::string run_id(const io::Json& run);
 // model it names by string one of the file's "models", no id given twice. Other keys (the file's
 // "models", a run's "notes", a figure's "source") are the file's own and not checked.
 void check_published_runs(const io::Json& runs, const std::string& file);
+
+// A count a run may state of its plan or model, and the scenario's value of it: one list that
+// check_run_shape holds the file's counts to, unchecked_run_keys says the keys outside of, and
+// validate compares a scenario by (the model's vocab within 5 %, the rest exactly).
+struct StatedCount {
+  const char* key;
+  std::int64_t ours;
+};
+std::vector<StatedCount> plan_counts(const workload::ParallelPlan& plan);
+std::vector<StatedCount> model_counts(const workload::ModelSpec& model);
 
 // The model a run states: its "model" object, or the file's "models" entry its string names
 // (MegaScale's runs name "gpt-175b-megascale"); nullptr when it states none. `at` becomes the

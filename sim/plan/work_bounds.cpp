@@ -175,6 +175,33 @@ void check_checkpoint_transfers(const io::Inputs& in, const run::StepProfile& st
 
 }  // namespace
 
+namespace {
+
+// The planned stops' downtime on top of the run's `seconds` without failures: refused past the
+// longest run, naming them (a trial stopped there and blamed the failures, 2026-12-07). Returns
+// the events a trial's stops take: an arrival, the step's end and the relaunch each.
+double check_planned_stops(const io::Inputs& in, const run::StepProfile& step, double seconds) {
+  const run::ReliabilityModel& m = in.run->reliability;
+  const double stops = m.planned_per_hour * seconds / 3600.0;
+  if (!(stops > 0.0)) return 0.0;
+  const double stop_s =
+      (m.planned_save_time(step.checkpoint_size) + m.restart_time(step)).to_seconds();
+  const double total = seconds + stops * stop_s;
+  if (total > run::kMaxRunSeconds) {
+    throw InputError(fmt::format(
+        "{}: reliability.planned_stops_per_day: {:.3g} planned stops of {:.1f} min each on top "
+        "of {:.3g} years of steps make {:.3g} years without a failure, more than the {:.0f} a "
+        "run may last",
+        in.scenario.file.string(), stops, stop_s / 60.0,
+        seconds / run::kMaxRunSeconds * run::kMaxRunYears,
+        total / run::kMaxRunSeconds * run::kMaxRunYears, run::kMaxRunYears));
+  }
+  constexpr double kEventsPerStop = 3.0;
+  return kEventsPerStop * stops;
+}
+
+}  // namespace
+
 void check_run_work(const io::Inputs& in, const run::StepProfile& step, const WorkLimits& limits) {
   const io::RunInputs& r = *in.run;
   const run::ReliabilityModel& m = r.reliability;
@@ -209,6 +236,7 @@ void check_run_work(const io::Inputs& in, const run::StepProfile& step, const Wo
         seconds / run::kMaxRunSeconds * run::kMaxRunYears, run::kMaxRunYears));
   }
   check_checkpoint_transfers(in, step);
+  const double planned_events = check_planned_stops(in, step, seconds);
   const double rate = m.failures_per_hour(step);
   const Time cost = m.blocking_checkpoint_time(step.checkpoint_size);
   const Time write = m.async_write_time(step.checkpoint_size);
@@ -221,7 +249,7 @@ void check_run_work(const io::Inputs& in, const run::StepProfile& step, const Wo
   // A trial's events: a checkpoint every whole number of steps (at least one), and failures.
   const auto per_trial = [&](Time interval) {
     const double every = interval_steps(interval, step);
-    return (every > 0.0 ? steps / every : 0.0) + failures_at(interval);
+    return (every > 0.0 ? steps / every : 0.0) + failures_at(interval) + planned_events;
   };
   const double run_events = static_cast<double>(r.spec.trials) * per_trial(m.checkpoint_interval);
   // The sweep of checkpoint intervals (simulate_run runs it when failures and a checkpoint
@@ -244,14 +272,17 @@ void check_run_work(const io::Inputs& in, const run::StepProfile& step, const Wo
   const double events = run_events + sweep_events;
   if (events <= static_cast<double>(limits.max_events)) return;
   throw InputError(fmt::format(
-      "{}: run.tokens: {:.3g} tokens are {:.3g} steps of {:.3g} s; with {:.3g} checkpoints and "
-      "{:.3g} expected failures a trial, {} trial(s) (run.trials or --trials {}) and the "
+      "{}: run.tokens: {:.3g} tokens are {:.3g} steps of {:.3g} s; with {:.3g} checkpoints, "
+      "{:.3g} expected failures{} a trial, {} trial(s) (run.trials or --trials {}) and the "
       "checkpoint-interval sweep ({:.3g} events: {} trials at each of up to {} intervals, whatever "
       "--trials says) need at least {:.3g} events, more than --max-events {} (raise it, or "
       "fewer tokens)",
       in.scenario.file.string(), r.spec.tokens, steps, step.step_time.to_seconds(),
-      per_trial(m.checkpoint_interval) - failures, failures, r.spec.trials, r.spec.trials,
-      sweep_events, std::max(1, r.spec.sweep_trials), swept, events, limits.max_events));
+      per_trial(m.checkpoint_interval) - failures - planned_events, failures,
+      planned_events > 0.0 ? fmt::format(" and {:.3g} events of planned stops", planned_events)
+                           : std::string(),
+      r.spec.trials, r.spec.trials, sweep_events, std::max(1, r.spec.sweep_trials), swept, events,
+      limits.max_events));
 }
 
 }  // namespace megasim::plan

@@ -58,7 +58,6 @@ struct ReliabilityModel {
   // saves a checkpoint and waits for its write (Megatron-LM's exit handler), then relaunches
   // and loads it: no detection, no node to replace, no work lost.
   double planned_per_hour = 0.0;
-  std::string planned_source;
 
   Time detection;         // failure to decision: detection, diagnostics, eviction
   Time restart_overhead;  // relaunching processes and building the model, without comm init

@@ -364,12 +364,12 @@ TrialResult run_trial(const StepProfile& step, double tokens, const ReliabilityM
 TrialResult simulate_trial(const StepProfile& step, double tokens, const ReliabilityModel& model,
                            Time interval, std::uint64_t seed) {
   TrialResult r = run_trial(step, tokens, model, interval, seed);
-  if (!r.finished && r.planned_down.to_seconds() > 0.5 * r.wall.to_seconds()) {
-    // Most of the time in planned stops: their rate and cost, not the checkpoints, hold it.
+  if (!r.finished && (r.restarts == 0 || r.planned_down > r.down + (r.trained - r.useful))) {
+    // The planned stops took more than the failures did: their rate and cost hold it.
     throw InputError(fmt::format(
         "run simulation: after {} planned stops of {:.1f} min and {:.0f} years the run has not "
-        "finished; they take most of its time (reliability.planned_stops_per_day {:.3g}, "
-        "run.tokens)",
+        "finished; they take more of its time than its failures (reliability.planned_stops_per_day "
+        "{:.3g}, run.tokens)",
         r.planned_stops,
         (model.planned_save_time(step.checkpoint_size) + model.restart_time(step)).to_seconds() /
             60.0,

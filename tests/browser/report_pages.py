@@ -78,6 +78,13 @@ def rendered_as_text(chromium, binary, root, out):
              [r"(\S+ min on average in the trials)", r"(\S+ of it waiting for spares)"]),
             ("compare-sizes", ["compare", default, "--vary", "plan.dp=96,192", "--set",
                                "plan.global_batch=1536"], [r"(the variants run on \d+ to \d+ GPUs)"]),
+            # A step under a millisecond in the text's digits (the page read 0.000 s and 0.0 %
+            # until 2026-12-07), and compare's table likewise.
+            ("simulate-tiny", ["simulate", "tests/data/tiny/tiny-step.json"],
+             [r"step time +(\S+ s)", r"MFU / HFU +(\S+ %)", r"TFLOP/s per GPU +(\S+) model",
+              r"error band +step (\S+ s)"]),
+            ("compare-tiny", ["compare", "tests/data/tiny/tiny-step.json", "--vary",
+                              "plan.global_batch=1,2"], [r"global_batch=1 +(\S+) +\d+ +(\S+)"]),
             ("compare-one", ["compare", default, "--vary", "plan.vpp=3,6"],
              [r"(every variant runs on \d+ GPUs)"]),
             ("validate", ["validate"], [r"(\d+ of \d+ rows inside theirs)",

@@ -69,7 +69,26 @@ TEST_CASE("validate: a run's model named from the file's models is checked, its 
   CHECK(unknown.exit_code == 2);
   CHECK(unknown.err.find(".model: 'gpt-176b-megascale' names no entry of the file's models") !=
         std::string::npos);
+  // A model or plan of another type, and a named model that is no object, are refused too
+  // (each left its checks out without a word until 2026-12-07, the review of the day's diff).
+  run_named(f.runs, "megascale-175b-256-megascale")["model"] = 175;
+  const auto number = f.validate();
+  CHECK(number.exit_code == 2);
+  CHECK(number.err.find(".model: 175 is neither the model's shape") != std::string::npos);
   run_named(f.runs, "megascale-175b-256-megascale")["model"] = "gpt-175b-megascale";
+  const auto plan = run_named(f.runs, "megascale-175b-256-megascale")["plan"];
+  run_named(f.runs, "megascale-175b-256-megascale")["plan"] = 5;
+  const auto five = f.validate();
+  CHECK(five.exit_code == 2);
+  CHECK(five.err.find(".plan: 5 is not an object") != std::string::npos);
+  run_named(f.runs, "megascale-175b-256-megascale")["plan"] = plan;
+  const auto shape = f.runs["models"]["gpt-175b-megascale"];
+  f.runs["models"]["gpt-175b-megascale"] = "x";
+  const auto text = f.validate();
+  CHECK(text.exit_code == 2);
+  CHECK(text.err.find("models.gpt-175b-megascale: \"x\" is not a model's shape") !=
+        std::string::npos);
+  f.runs["models"]["gpt-175b-megascale"] = shape;
   f.runs["models"]["gpt-175b-megascale"]["heads"] = 0;
   const auto zero = f.validate();
   CHECK(zero.exit_code == 2);

@@ -137,9 +137,9 @@ TEST_CASE("run: failures come during the step a planned stop waits to end, as in
 }
 
 TEST_CASE("run: planned stops that outlast the longest run are refused, not cut") {
-  // Stops of 1,710 s every running hour on 1-hour steps past 50 years: the trial stops there,
-  // and simulate_trial refuses it naming the planned stops (drawing stopped silently past
-  // 150 years until 2026-12-07).
+  // Stops of a 100,000 s save and a 650 s restart every running hour on 1-hour steps: past 50
+  // years the trial stops, and simulate_trial refuses it naming the planned stops (drawing
+  // stopped silently past 150 years until 2026-12-07).
   Fixture f;
   f.m.planned_per_hour = 1.0;
   f.m.checkpoint_write_bw = BytesPerSec(1e7);  // a 100,000 s save: the stops take the time
@@ -147,4 +147,27 @@ TEST_CASE("run: planned stops that outlast the longest run are refused, not cut"
       [&] { simulate_trial(f.step, 200000 * 1000.0, f.m, Time::max(), 1); });
   CHECK(e.find("planned stops of") != std::string::npos);
   CHECK(e.find("reliability.planned_stops_per_day 24") != std::string::npos);
+}
+
+TEST_CASE("run: planned stops among periodic checkpoints: in a stall, a write's wait, at a mark") {
+  // 100 steps of 1 h, a checkpoint every 2 steps: a 600 s stall, then a 2 h write beside
+  // training, which the next checkpoint waits for (an hour). Stops every 2 running hours on
+  // average come in every mode: computing (the step ends first, sometimes at a mark), in a
+  // stall, in a write's wait, with a write pending. No failures: no work is lost, and the wall
+  // is the launch, the steps, the checkpoints' stalls and waits and the stops, nothing else.
+  Fixture f;
+  f.m.checkpoint_stall = Time::from_seconds(600);
+  f.m.checkpoint_write_bw = BytesPerSec(1e12 / 7200.0);
+  f.m.planned_per_hour = 0.5;
+  for (std::uint64_t seed = 1; seed <= 30; ++seed) {
+    CAPTURE(seed);
+    const TrialResult r = simulate_trial(f.step, 100 * 1000.0, f.m, Time::from_hours(2), seed);
+    CHECK(r.planned_stops > 0);
+    CHECK(r.trained == Time::from_hours(100));
+    CHECK(r.wall == Time::from_seconds(150) + r.trained + r.checkpointing + r.planned_down);
+    CHECK(r.first_checkpointing <= r.checkpointing);
+    // Each stop's save and restart: the whole 2 h write, the 600 s stall, 150 s and a 500 s load.
+    CHECK(r.planned_down ==
+          Time::from_seconds(600 + 7200 + 150 + 500) * static_cast<double>(r.planned_stops));
+  }
 }

@@ -200,13 +200,18 @@ double check_planned_stops(const io::Inputs& in, const run::StepProfile& step, d
   return kEventsPerStop * stops;
 }
 
-}  // namespace
+// The run's length without failures (steps, evaluations, checkpoints' holds), in double: its
+// product in the clock would overflow. Refused past the longest run, naming what makes it long.
+struct RunLength {
+  double steps = 0.0, step_s = 0.0, evaluation_s = 0.0, seconds = 0.0;
+};
 
-void check_run_work(const io::Inputs& in, const run::StepProfile& step, const WorkLimits& limits) {
+RunLength failure_free_length(const io::Inputs& in, const run::StepProfile& step) {
   const io::RunInputs& r = *in.run;
   const run::ReliabilityModel& m = r.reliability;
+  RunLength len;
   const double steps = std::ceil(r.spec.tokens / step.tokens_per_step);
-  // The run's length without failures, in double: its product in the clock would overflow.
+  len.steps = steps;
   const double evaluations =
       step.evaluation_interval_steps > 0 ? std::floor(steps / step.evaluation_interval_steps) : 0.0;
   const CheckpointHold hold = checkpoint_hold(m, step, steps);
@@ -215,6 +220,9 @@ void check_run_work(const io::Inputs& in, const run::StepProfile& step, const Wo
   const double evaluation_s = step.evaluation.to_seconds() * evaluations;
   const double checkpoint_s = checkpoints * per_checkpoint_s;
   const double seconds = step_s + evaluation_s + checkpoint_s;
+  len.step_s = step_s;
+  len.evaluation_s = evaluation_s;
+  len.seconds = seconds;
   if (seconds > run::kMaxRunSeconds) {
     const std::string key = checkpoint_s > std::max(step_s, evaluation_s)
                                 ? fmt::format("the checkpoints of reliability preset '{}'", m.name)
@@ -235,6 +243,17 @@ void check_run_work(const io::Inputs& in, const run::StepProfile& step, const Wo
             : "",
         seconds / run::kMaxRunSeconds * run::kMaxRunYears, run::kMaxRunYears));
   }
+  return len;
+}
+
+}  // namespace
+
+void check_run_work(const io::Inputs& in, const run::StepProfile& step, const WorkLimits& limits) {
+  const io::RunInputs& r = *in.run;
+  const run::ReliabilityModel& m = r.reliability;
+  const RunLength len = failure_free_length(in, step);
+  const double steps = len.steps, step_s = len.step_s, evaluation_s = len.evaluation_s;
+  const double seconds = len.seconds;
   check_checkpoint_transfers(in, step);
   const double planned_events = check_planned_stops(in, step, seconds);
   const double rate = m.failures_per_hour(step);

@@ -106,6 +106,13 @@ class Trial {
     a.id = sim_.at(a.at, std::move(callback));
   }
 
+  // A storage write under way is lost (a failure) or superseded (a stop's own save).
+  void drop_pending_write() {
+    if (!write_pending_) return;
+    sim_.cancel(durable_);
+    write_pending_ = false;
+  }
+
   // Stops a pending arrival's clock while the job is down: what is left of it waits.
   void pause(Arrival& a) {
     if (!sim_.pending(a.id)) return;
@@ -195,10 +202,7 @@ class Trial {
     }
     sim_.cancel(next_);
     pause(planned_);
-    if (write_pending_) {
-      sim_.cancel(durable_);
-      write_pending_ = false;
-    }
+    drop_pending_write();
     progress_ = durable_progress_;
     base_ = durable_progress_;
     ++result_.restarts;
@@ -259,10 +263,7 @@ class Trial {
     const Time now = sim_.now();
     pause(failure_);
     pause(planned_);
-    if (write_pending_) {
-      sim_.cancel(durable_);
-      write_pending_ = false;
-    }
+    drop_pending_write();
     durable_progress_ = progress_;
     checkpointed_to_ = progress_;
     // A stop at a checkpoint's mark has saved that checkpoint: the next is an interval on.

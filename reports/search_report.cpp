@@ -372,6 +372,13 @@ std::string search_text(const plan::SearchResult& r) {
         secs(b.pp_exposed, 7), secs(b.dp_exposed, 7), front,
         why(p, r.ranked.front(), r.objective, digits));
   }
+  // The run-level objectives are the steps alone, failure-free (the labels said only "days",
+  // "USD" and "IT MWh" until 2026-12-07).
+  if (r.objective == plan::Objective::kTimeToTrain || r.objective == plan::Objective::kCost ||
+      r.objective == plan::Objective::kEnergy) {
+    t += "\nthe objective is failure-free: the run's whole steps at the step time (no failures, "
+         "planned stops, checkpoints or spares; simulate with run.tokens prices them)";
+  }
   t += "\nP: on the Pareto front of tokens/s against memory headroom (m)";
   t += r.gpus.size() > 1 ? " and against the GPU count (g); " : "; ";
   t += "*: the scenario's own plan; t: tight, over the device only with the fragmentation "

@@ -40,6 +40,8 @@ void run_compare(const CompareOptions& o) {
   if (o.json) files.refuse_beside_stdout("--json");
   const std::vector<plan::Variant> variants =
       plan::compare(o.scenario, o.overrides, axes, &read, limits);
+  note_sets_unpriced(o.overrides, {"run.", "reliability.", "power."},
+                     "compare prices the step (simulate prices the run, its failures and power)");
   // A value that changes nothing is said, not refused: the table is still right.
   for (const std::string& values : plan::values_alike(variants)) {
     std::fprintf(stderr,

@@ -212,6 +212,20 @@ void warn_framework_lacks(const io::Inputs& in, const plan::SearchResult& r) {
     std::fprintf(stderr, "megasim: warning: %s\n", lacks.c_str());
 }
 
+// What the run-level objectives take and leave: the energy objective prices the power
+// preset's nodes and switches, as simulate does (no word of another device's preset until
+// 2026-12-07, a planner's trial), and every one is failure-free, so a reliability key changes
+// none of them.
+void warn_run_level(const SearchCliOptions& o, const io::Inputs& in, const plan::SearchResult& r) {
+  if (const std::string other =
+          plan::power_preset_mismatch(in, r.objective == plan::Objective::kEnergy);
+      !other.empty())
+    std::fprintf(stderr, "megasim: warning: %s\n", other.c_str());
+  note_sets_unpriced(o.overrides, {"reliability."},
+                     "search's run-level objectives are failure-free (no failures, planned "
+                     "stops, checkpoints or spares: simulate prices them)");
+}
+
 void search_on(const MpiShare& mpi, const SearchCliOptions& o, PreparedSearch& prepared) {
   const plan::SearchOptions& options = prepared.options;
   plan::SearchShare share = mpi.share();
@@ -284,6 +298,7 @@ void search_on(const MpiShare& mpi, const SearchCliOptions& o, PreparedSearch& p
                  r.from_results, r.ranked.size(), o.results ? o.results->c_str() : "");
   }
   warn_framework_lacks(prepared.inputs, r);
+  warn_run_level(o, prepared.inputs, r);
   io::write_stdout(o.json ? reports::search_json(r) : reports::search_text(r));
 }
 

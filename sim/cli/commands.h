@@ -8,6 +8,7 @@
 
 #include <charconv>
 #include <cstdint>
+#include <cstdio>
 #include <exception>
 #include <string>
 #include <system_error>
@@ -77,6 +78,22 @@ inline CLI::Validator whole_number(std::int64_t least, std::int64_t most) {
       },
       // Shown after the option's type ("--trials INT:INT" read as a range until 2026-12-05).
       "in [" + std::to_string(least) + ", " + std::to_string(most) + "]");
+}
+
+// Says on stderr each --set whose key starts with one of `prefixes` (the run level's keys
+// where a command prices none of it: compare's step, search's failure-free objectives), that
+// it changes nothing there (each was taken without a word until 2026-12-07, a planner's
+// trial). `why` follows the key.
+inline void note_sets_unpriced(const std::vector<std::string>& sets,
+                               const std::vector<std::string>& prefixes, const char* why) {
+  for (const std::string& set : sets) {
+    for (const std::string& prefix : prefixes) {
+      if (set.rfind(prefix, 0) != 0) continue;
+      std::fprintf(stderr, "megasim: warning: --set %s: %s, so it changes nothing here\n",
+                   set.c_str(), why);
+      break;
+    }
+  }
 }
 
 // The step's work bounds (plan/work_bounds.h) as simulate and compare take them: --max-events,

@@ -21,9 +21,13 @@
 namespace megasim::plan {
 
 std::string power_preset_mismatch(const io::Inputs& in) {
-  const auto& preset = in.scenario.power.preset;
   // Inputs loaded without the run level (compare's, search's) price no power.
-  if (!in.run || !preset || !io::is_data_name(*preset)) return {};
+  return power_preset_mismatch(in, in.run.has_value());
+}
+
+std::string power_preset_mismatch(const io::Inputs& in, bool priced) {
+  const auto& preset = in.scenario.power.preset;
+  if (!priced || !preset || !io::is_data_name(*preset)) return {};
   const hw::DeviceProfile& d = in.device;
   const std::string own = d.base.empty() ? d.name : d.base;
   if (*preset == own) return {};

@@ -47,6 +47,9 @@ Evaluation evaluate(const io::Inputs& inputs, const EvaluateOptions& options = {
 // H100's node overhead. Empty otherwise, for a preset given by path (a user's own) and for
 // inputs loaded without the run level.
 std::string power_preset_mismatch(const io::Inputs& inputs);
+// The same where something else prices the power (search's energy objective, whose inputs
+// carry no run level): `priced` says whether power is priced at all.
+std::string power_preset_mismatch(const io::Inputs& inputs, bool priced);
 
 // A line to say where the cluster's nodes (`node.gpu`) hold another part than the device
 // profile's (hw::node_part_mismatch, family and form): the step then runs the profile's GPU

@@ -77,7 +77,8 @@ TEST_CASE("search: a plan's energy objective is simulate's IT energy for the tok
   for (const Activity a : {Activity::kGemm, Activity::kMemory, Activity::kCommunication})
     CHECK(profile.time_in(a) > Time::zero());
   const run::StepPower power = run::step_power(profile, io::power_for(in.scenario, in.device));
-  const double steps = 1e10 / profile.tokens_per_step;
+  // The run's whole steps (run::steps_for), as the run level counts them.
+  const double steps = std::ceil(1e10 / profile.tokens_per_step);
   plan::Candidate c;
   c.plan = in.scenario.plan;
   CHECK(plan::objective_value(plan::Objective::kEnergy, in, c, plan::figures_of(ev.step),

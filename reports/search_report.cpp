@@ -376,8 +376,9 @@ std::string search_text(const plan::SearchResult& r) {
   // "USD" and "IT MWh" until 2026-12-07).
   if (r.objective == plan::Objective::kTimeToTrain || r.objective == plan::Objective::kCost ||
       r.objective == plan::Objective::kEnergy) {
-    t += "\nthe objective is failure-free: the run's whole steps at the step time (no failures, "
-         "planned stops, checkpoints or spares; simulate with run.tokens prices them)";
+    t += "\nthe objective is failure-free: the run's whole steps at the step time (no "
+         "evaluations, failures, planned stops, checkpoints or spares; simulate with run.tokens "
+         "prices them)";
   }
   t += "\nP: on the Pareto front of tokens/s against memory headroom (m)";
   t += r.gpus.size() > 1 ? " and against the GPU count (g); " : "; ";

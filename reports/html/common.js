@@ -80,12 +80,16 @@ const megasim = (() => {
     // second and one of a percent, and three or two significant digits below a hundredth of a
     // second or a twentieth of a percent (a tiny model's step read "0.000 s" and "0.0 %"
     // until 2026-12-07).
-    seconds: (s) => (Math.abs(s) >= 0.01 || s === 0 ? fmt.num(s, 3) : general(s, 3)),
+    // A figure the JSON lacks reads "–", as fmt.num's.
+    seconds: (s) => (s === null || s === undefined ? '–'
+      : Math.abs(s) >= 0.01 || s === 0 ? fmt.num(s, 3) : general(s, 3)),
     pct1: (x) => {
+      if (x === null || x === undefined) return '–';
       const v = 100 * x;
       return `${Math.abs(v) >= 0.05 || v === 0 ? fixed(v, 1) : general(v, 2)} %`;
     },
-    decimal1: (x) => (Math.abs(x) >= 0.05 || x === 0 ? fmt.num(x, 1) : general(x, 2)),
+    decimal1: (x) => (x === null || x === undefined ? '–'
+      : Math.abs(x) >= 0.05 || x === 0 ? fmt.num(x, 1) : general(x, 2)),
     // Signed, as the text reports print errors: +1.2 %, +0.0 %, never -0.0 %.
     signedPct: (x, digits) => `${signed(100 * x, digits)} %`,
     signed: (x, digits) => signed(x, digits),

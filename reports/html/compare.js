@@ -79,7 +79,7 @@
         ? ' (with another batch a step, not the shortest).' : '.'), true);
     chart(c, {
       legend: { bottom: 0 },
-      tooltip: { trigger: 'axis', valueFormatter: (v) => `${fmt.num(v, 3)} s` },
+      tooltip: { trigger: 'axis', valueFormatter: (v) => `${fmt.seconds(v)} s` },
       grid: { left: 220, right: 30, top: 10, bottom: 60 },
       xAxis: { type: 'value', name: 's' },
       yAxis: { type: 'category', inverse: true, data: top.map(label) },

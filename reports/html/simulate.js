@@ -95,7 +95,7 @@
         ...notes].join(' '));
     chart(card, {
       grid: { left: 100, right: 70, top: 10, bottom: 30 },
-      tooltip: { trigger: 'item', valueFormatter: (v) => `${fmt.num(v, 3)} s` },
+      tooltip: { trigger: 'item', valueFormatter: (v) => `${fmt.seconds(v)} s` },
       xAxis: { type: 'value', name: 's' },
       yAxis: { type: 'category', inverse: true, data: parts.map((x) => x[0]) },
       series: [{ type: 'bar', data: parts.map(([, v, c]) => ({ value: v, itemStyle: { color: c } })),

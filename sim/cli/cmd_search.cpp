@@ -221,9 +221,12 @@ void warn_run_level(const SearchCliOptions& o, const io::Inputs& in, const plan:
           plan::power_preset_mismatch(in, r.objective == plan::Objective::kEnergy);
       !other.empty())
     std::fprintf(stderr, "megasim: warning: %s\n", other.c_str());
-  note_sets_unpriced(o.overrides, {"reliability."},
-                     "search's run-level objectives are failure-free (no failures, planned "
-                     "stops, checkpoints or spares: simulate prices them)");
+  note_sets_unpriced(o.overrides,
+                     {"reliability.", "run.trials", "run.seed", "run.evaluation", "power.pue",
+                      "power.usd_per_kwh", "power.grid_kg_co2_per_kwh"},
+                     "search's run-level objectives are the steps alone, failure-free (no "
+                     "evaluations, failures, planned stops, checkpoints, spares, PUE or energy "
+                     "price: simulate prices them)");
 }
 
 void search_on(const MpiShare& mpi, const SearchCliOptions& o, PreparedSearch& prepared) {

@@ -190,8 +190,8 @@ double check_planned_stops(const io::Inputs& in, const run::StepProfile& step, d
   if (total > run::kMaxRunSeconds) {
     throw InputError(fmt::format(
         "{}: reliability.planned_stops_per_day: {:.3g} planned stops of {:.1f} min each on top "
-        "of {:.3g} years of steps make {:.3g} years without a failure, more than the {:.0f} a "
-        "run may last",
+        "of {:.3g} failure-free years (steps, evaluations and checkpoints) make {:.3g} years "
+        "without a failure, more than the {:.0f} a run may last",
         in.scenario.file.string(), stops, stop_s / 60.0,
         seconds / run::kMaxRunSeconds * run::kMaxRunYears,
         total / run::kMaxRunSeconds * run::kMaxRunYears, run::kMaxRunYears));

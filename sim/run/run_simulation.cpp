@@ -57,6 +57,7 @@ class Trial {
     next_ = sim_.at(launch_, [this] { start_running(); });
     sim_.run();
     result_.wall = sim_.now();
+    result_.reached = progress_;
     result_.spares = static_cast<std::int64_t>(spare_free_at_.size());
     // In seconds: spares × a long run's wall overflows Time's 64-bit nanoseconds.
     double idle = result_.wall.to_seconds() * static_cast<double>(result_.spares);
@@ -365,7 +366,7 @@ TrialResult run_trial(const StepProfile& step, double tokens, const ReliabilityM
 TrialResult simulate_trial(const StepProfile& step, double tokens, const ReliabilityModel& model,
                            Time interval, std::uint64_t seed) {
   TrialResult r = run_trial(step, tokens, model, interval, seed);
-  if (!r.finished && (r.restarts == 0 || r.planned_down > r.down + (r.trained - r.useful))) {
+  if (!r.finished && (r.restarts == 0 || r.planned_down > r.down + (r.trained - r.reached))) {
     // The planned stops took more than the failures did: their rate and cost hold it.
     throw InputError(fmt::format(
         "run simulation: after {} planned stops of {:.1f} min and {:.0f} years the run has not "

@@ -45,6 +45,7 @@ struct TrialResult {
   // time counts training iterations × iteration time, which an evaluation is not.
   Time evaluation;
   Time trained;        // all training time, redone work included
+  Time reached;        // the work done when the trial ended: the run's, unless unfinished
   Time checkpointing;  // blocking checkpoint time and waits for a pending write
   // Of it, the stalls and waits of checkpoints taken for the first time at their step: not
   // those a failure cut short, nor those redone after a rollback. The running MFU counts them

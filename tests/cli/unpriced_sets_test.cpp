@@ -29,10 +29,17 @@ TEST_CASE("cli: search's energy objective says another device's power preset, as
 TEST_CASE("cli: a --set of the run level that search or compare cannot price is said") {
   const auto searched = run_megasim("search " + kDefaultScenario +
                                     " --objective time-to-train --top 1 --set "
-                                    "reliability.failure_rate_scale=10");
+                                    "reliability.failure_rate_scale=10 --set power.pue=2");
   REQUIRE(searched.exit_code == 0);
   CHECK(searched.err.find("--set reliability.failure_rate_scale=10: search's run-level "
-                          "objectives are failure-free") != std::string::npos);
+                          "objectives are the steps alone") != std::string::npos);
+  CHECK(searched.err.find("--set power.pue=2: search's") != std::string::npos);
+  // What its objectives read is not said: the tokens and the price.
+  const auto priced = run_megasim("search " + kDefaultScenario +
+                                  " --objective cost --top 1 --set run.tokens=3e11 --set "
+                                  "power.usd_per_gpu_hour=2");
+  REQUIRE(priced.exit_code == 0);
+  CHECK(priced.err.find("changes nothing here") == std::string::npos);
   const auto compared = run_megasim("compare " + kDefaultScenario +
                                     " --vary plan.vpp=3,6 --set reliability.spare_nodes=4");
   REQUIRE(compared.exit_code == 0);

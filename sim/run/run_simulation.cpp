@@ -20,7 +20,8 @@ constexpr std::uint64_t kPlannedStream = 0x706c616e6e656421ull;
 
 // One Monte Carlo trial as a small event simulation. The job is in one of four modes; every
 // mode has exactly one pending "next" event (end of compute chunk, end of stall, end of
-// recovery), plus the pending failure while it runs and the pending end of an async write.
+// recovery, the end of the step a planned stop waits for), plus the pending failure and
+// planned stop while it runs and the pending end of an async write.
 class Trial {
  public:
   Trial(const StepProfile& step, std::int64_t steps, Time step_time, const ReliabilityModel& model,

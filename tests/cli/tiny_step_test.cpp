@@ -2,7 +2,6 @@
 // "0.000 s" beside a breakdown of zeros (a helper's trial, 2026-12-07; the JSON held them).
 #include <doctest/doctest.h>
 
-#include <fstream>
 #include <string>
 
 #include <fmt/format.h>
@@ -14,28 +13,20 @@ using megasim::test::run_megasim;
 using megasim::test::shell_quote;
 
 TEST_CASE("cli: a step under a millisecond keeps three digits in simulate's and compare's text") {
-  const auto model = megasim::test::temp_file("tiny_model.json");
-  std::ofstream(model) << R"({"name": "tiny", "source": "a test", "layers": 1, "hidden": 64,
-    "heads": 1, "kv_heads": 1, "ffn_hidden": 4, "activation": "gelu", "norm": "layernorm",
-    "position": "learned", "parallel_block": false, "attention_window": null,
-    "tied_embeddings": true, "bias": true, "vocab": 2, "seq": 2})";
-  const auto scenario = megasim::test::temp_file("tiny_scenario.json");
-  std::ofstream(scenario) << R"({"name": "tiny", "model": ")" << model.string()
-                          << R"(", "cluster": "dgx-a100-8", "device": "a100-sxm4-80gb",
-    "plan": {"tp": 1, "pp": 1, "dp": 1, "micro_batch": 1, "global_batch": 1},
-    "optimizations": {"preset": "megatron-lm"}})";
-  const auto json = run_megasim("simulate " + shell_quote(scenario.string()) + " --json");
+  // tests/data/tiny: one layer of width 64, two tokens, a vocabulary of two.
+  const std::string scenario = MEGASIM_SOURCE_DIR "/tests/data/tiny/tiny-step.json";
+  const auto json = run_megasim("simulate " + shell_quote(scenario) + " --json");
   REQUIRE(json.exit_code == 0);
   const double step = nlohmann::json::parse(json.out)["step_time_s"].get<double>();
   REQUIRE(step < 1e-3);
-  const auto text = run_megasim("simulate " + shell_quote(scenario.string()));
+  const auto text = run_megasim("simulate " + shell_quote(scenario));
   REQUIRE(text.exit_code == 0);
   INFO(text.out);
   CHECK(text.out.find("step time            0.000 s") == std::string::npos);
   CHECK(text.out.find(fmt::format("step time            {:.3g} s", step)) != std::string::npos);
   CHECK(text.out.find("MFU / HFU            0.0 %") == std::string::npos);
-  const auto compared = run_megasim("compare " + shell_quote(scenario.string()) +
-                                    " --vary plan.global_batch=1,2");
+  const auto compared =
+      run_megasim("compare " + shell_quote(scenario) + " --vary plan.global_batch=1,2");
   REQUIRE(compared.exit_code == 0);
   INFO(compared.out);
   CHECK(compared.out.find(fmt::format(" {:.3g} ", step)) != std::string::npos);

@@ -2,6 +2,7 @@
 // ends the step under way, saves and waits for the write, relaunches and loads; no work lost,
 // and the failures a trial draws in running time do not move.
 #include <filesystem>
+#include <limits>
 
 #include <doctest/doctest.h>
 
@@ -169,5 +170,22 @@ TEST_CASE("run: planned stops among periodic checkpoints: in a stall, a write's 
     // Each stop's save and restart: the whole 2 h write, the 600 s stall, 150 s and a 500 s load.
     CHECK(r.planned_down ==
           Time::from_seconds(600 + 7200 + 150 + 500) * static_cast<double>(r.planned_stops));
+  }
+  // Where the checkpoints' stalls (20 h after each 1-hour step, no write), or their waits for a
+  // 40-hour write (a 60 s stall), take nearly all the running time, nearly every stop arrives
+  // in one: the same accounting holds there (the 30 seeds above reach those modes by chance).
+  for (const bool waits : {false, true}) {
+    CAPTURE(waits);
+    Fixture g;
+    g.m.planned_per_hour = 0.5;
+    g.m.checkpoint_stall = Time::from_hours(waits ? 60.0 / 3600.0 : 20.0);
+    g.m.checkpoint_write_bw = waits ? BytesPerSec(1e12 / (40.0 * 3600.0))
+                                    : BytesPerSec(std::numeric_limits<double>::infinity());
+    for (std::uint64_t seed = 1; seed <= 10; ++seed) {
+      const TrialResult r = simulate_trial(g.step, 20 * 1000.0, g.m, Time::from_hours(1), seed);
+      CHECK(r.planned_stops > 0);
+      CHECK(r.trained == Time::from_hours(20));
+      CHECK(r.wall == Time::from_seconds(150) + r.trained + r.checkpointing + r.planned_down);
+    }
   }
 }

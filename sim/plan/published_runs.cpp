@@ -14,14 +14,15 @@ namespace {
 constexpr const char* kPlanStated[] = {"recompute", "zero_stage"};
 constexpr const char* kModelStated[] = {"activation", "source"};
 
-// The keys of plan_counts and model_counts.
-std::vector<const char*> keys(const std::vector<StatedCount>& counts) {
+// The keys of workload::plan_counts and model_counts.
+template <typename Count>
+std::vector<const char*> keys(const std::vector<Count>& counts) {
   std::vector<const char*> out;
-  for (const StatedCount& c : counts) out.push_back(c.key);
+  for (const Count& c : counts) out.push_back(c.key);
   return out;
 }
 const std::vector<const char*>& plan_checked() {
-  static const std::vector<const char*> k = keys(plan_counts({}));
+  static const std::vector<const char*> k = keys(workload::plan_counts({}));
   return k;
 }
 const std::vector<const char*>& model_checked() {
@@ -182,16 +183,6 @@ void check_published_runs(const io::Json& runs, const std::string& file) {
       }
     }
   }
-}
-
-std::vector<StatedCount> plan_counts(const workload::ParallelPlan& p) {
-  return {{"tp", p.tp},
-          {"pp", p.pp},
-          {"dp", p.dp},
-          {"vpp", p.vpp},
-          {"cp", p.cp},
-          {"micro_batch", p.micro_batch},
-          {"global_batch", p.global_batch}};
 }
 
 std::vector<StatedCount> model_counts(const workload::ModelSpec& m) {

@@ -24,14 +24,14 @@ std::string run_id(const io::Json& run);
 // "models", a run's "notes", a figure's "source") are the file's own and not checked.
 void check_published_runs(const io::Json& runs, const std::string& file);
 
-// A count a run may state of its plan or model, and the scenario's value of it: one list that
-// check_run_shape holds the file's counts to, unchecked_run_keys says the keys outside of, and
-// validate compares a scenario by (the model's vocab within 5 %, the rest exactly).
+// A count a run may state of its model, and the scenario's value of it: one list (with
+// workload::plan_counts for the plan) that check_run_shape holds the file's counts to,
+// unchecked_run_keys says the keys outside of, and validate compares a scenario by (the
+// model's vocab within 5 %, the rest exactly).
 struct StatedCount {
   const char* key;
   std::int64_t ours;
 };
-std::vector<StatedCount> plan_counts(const workload::ParallelPlan& plan);
 std::vector<StatedCount> model_counts(const workload::ModelSpec& model);
 
 // The model a run states: its "model" object, or the file's "models" entry its string names

@@ -135,7 +135,7 @@ void check_matches_published(const io::Json& runs, const std::string& runs_file,
   check_gpu_family(*run, runs_file, index, in, file);
   const io::Json empty = io::Json::object();
   const io::Json& plan = run->contains("plan") ? (*run)["plan"] : empty;
-  for (const auto& [key, ours] : plan_counts(p)) {
+  for (const auto& [key, ours] : workload::plan_counts(p)) {
     // A chain's step may change the batch (MegaScale Table 3's LAMB step triples it), and
     // the run states that only in words.
     if (in.scenario.validation->step && std::string(key) == "global_batch") continue;

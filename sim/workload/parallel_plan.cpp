@@ -159,15 +159,18 @@ void validate_batch(const ModelSpec& m, const ParallelPlan& p) {
 
 }  // namespace
 
+std::vector<PlanCount> plan_counts(const ParallelPlan& p) {
+  return {{"tp", p.tp},
+          {"cp", p.cp},
+          {"pp", p.pp},
+          {"vpp", p.vpp},
+          {"dp", p.dp},
+          {"micro_batch", p.micro_batch},
+          {"global_batch", p.global_batch}};
+}
+
 void validate_plan(const ModelSpec& m, const ParallelPlan& p) {
-  const std::pair<const char*, std::int64_t> degrees[] = {{"tp", p.tp},
-                                                          {"cp", p.cp},
-                                                          {"pp", p.pp},
-                                                          {"vpp", p.vpp},
-                                                          {"dp", p.dp},
-                                                          {"micro_batch", p.micro_batch},
-                                                          {"global_batch", p.global_batch}};
-  for (const auto& [key, value] : degrees) {
+  for (const auto& [key, value] : plan_counts(p)) {
     if (value < 1) {
       plan_error(m, fmt::format("plan.{}", key),
                  fmt::format("{} {} must be at least 1", key, value));

@@ -95,6 +95,15 @@ inline double gradient_bytes(const ParallelPlan& p) {
 // (dp × micro_batch), micro-batches % pp for the interleaved schedule (Megatron's rule).
 void validate_plan(const ModelSpec& m, const ParallelPlan& p);
 
+// The plan's degrees and batch sizes by their scenario key (tp, cp, pp, vpp, dp, micro_batch,
+// global_batch): what validate_plan holds above 0 and what validate holds a published run's
+// stated plan to.
+struct PlanCount {
+  const char* key;
+  std::int64_t value;
+};
+std::vector<PlanCount> plan_counts(const ParallelPlan& p);
+
 // The layers one model chunk of one pipeline stage holds: [first, first + count).
 struct LayerRange {
   int first = 0;

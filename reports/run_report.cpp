@@ -71,6 +71,10 @@ Json to_json(const RunResult& r, const StepProfile& step, const PowerInputs& pow
              const ReliabilityModel& model) {
   Json causes = Json::object();
   for (const auto& c : r.interruptions) causes[c.name] = c.mean_count;
+  // What each cause's rate rests on: its count, days and units in the table, and the table's
+  // source (read and never shown until 2026-12-07).
+  Json sources = Json::object();
+  for (const auto& c : model.causes) sources[c.name] = c.source;
   Json run = {
       {"reliability_preset", model.name},
       {"failure_rate_scale", model.failure_rate_scale},
@@ -96,6 +100,7 @@ Json to_json(const RunResult& r, const StepProfile& step, const PowerInputs& pow
       {"trial_days", r.trial_days},
       {"trial_goodput", r.trial_goodput},
       {"interruptions_by_cause", causes},
+      {"interruption_sources", sources},
       {"lost_gpu_hours", r.lost_gpu_hours},
       {"rework_hours", r.rework_hours},
       {"straggler_hours", r.straggler_hours},

@@ -2,7 +2,7 @@
 
 The shipped scenarios' golden outputs (tests/golden/, which the golden tests hold to the
 binary) are walked key by key; each dotted path (arrays as `key[]`, the causes of
-`run.interruptions_by_cause` as `<cause>`, `timeline_ns` whole) must appear in the reference in
+`run.interruptions_by_cause` and `run.interruption_sources` as `<cause>`, `timeline_ns` whole) must appear in the reference in
 backquotes (`a.{x,y}` stands for both), so a key added to the output fails here until the reference says what it counts. One way only:
 the reference also names keys that only some runs print (interval_none, usd_energy), which no
 golden holds.
@@ -16,7 +16,7 @@ from pathlib import Path
 def paths(value, prefix):
     if prefix == "timeline_ns":
         yield prefix
-    elif prefix == "run.interruptions_by_cause":
+    elif prefix in ("run.interruptions_by_cause", "run.interruption_sources"):
         yield prefix + ".<cause>"
     elif isinstance(value, dict):
         for key, child in value.items():

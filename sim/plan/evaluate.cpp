@@ -44,6 +44,14 @@ std::string power_preset_mismatch(const io::Inputs& in, bool priced) {
 
 std::string cluster_device_mismatch(const net::ClusterSpec& cluster,
                                     const hw::DeviceProfile& device, const char* runs) {
+  // A part megasim has no family for (an MI300X, a B200, a GH200) cannot be held to the
+  // profile's: said, as the step runs the profile's GPU there too (taken silently until
+  // 2026-12-07).
+  if (hw::gpu_part(cluster.node.gpu).family.empty())
+    return fmt::format(
+        "cluster {} holds '{}' GPUs, a part megasim does not know (it knows the A100, H100 and "
+        "H200 by name): {} runs the device profile {}'s GPU on the cluster's NVLink and NICs",
+        cluster.name, cluster.node.gpu, runs, device.name);
   const std::string why = hw::node_part_mismatch(cluster.node.gpu, device);
   if (why.empty()) return {};
   return fmt::format(

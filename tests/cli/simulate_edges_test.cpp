@@ -199,6 +199,10 @@ TEST_CASE("cli: a scenario's own slow hosts stand for the run's stragglers, not 
   const auto drawn = simulate_json(run)["run"];
   CHECK(drawn["stragglers_in_step"] == false);
   CHECK(drawn["straggler_slowed_share"].get<double>() > 0.05);
+  // What a cause's rate rests on (read and never shown until 2026-12-07).
+  CHECK(drawn["interruption_sources"]["faulty_gpu"].get<std::string>().rfind(
+            "148 interruptions in 54 days on 16384 gpus; ", 0) == 0);
+  CHECK(drawn["interruption_sources"].size() == drawn["interruptions_by_cause"].size());
   const auto stated = simulate_json(
       run + " --set stragglers.host_fraction=0.2 --set stragglers.slowdown=1.5")["run"];
   CHECK(stated["stragglers_in_step"] == true);
@@ -348,6 +352,20 @@ TEST_CASE("cli: a cluster of another GPU than the device, or a node past its ref
       mixed.err.find("warning: cluster dgx-h100-superpod-6144 holds h100-sxm5-80gb GPUs, but the "
                      "device profile a100-sxm4-80gb is another part's (an H100 is not an A100)") !=
       std::string::npos);
+  // A part megasim has no family for was taken without a word until 2026-12-07.
+  auto cluster = nlohmann::json::parse(
+      read_all(std::string(MEGASIM_SOURCE_DIR) + "/topologies/dgx-a100-8.json"));
+  cluster["node"]["gpu"] = "mi300x";
+  const auto unknown_file = temp_file("mi300x-node.json");
+  std::ofstream(unknown_file) << cluster.dump();
+  const auto unknown =
+      run_megasim("simulate " + std::string(MEGASIM_SOURCE_DIR) +
+                  "/tests/data/tiny/tiny-step.json --set cluster=" + unknown_file.string());
+  CHECK(unknown.exit_code == 0);
+  CHECK(unknown.err.find("warning: cluster dgx-a100-8 holds 'mi300x' GPUs, a part megasim does "
+                         "not know") != std::string::npos);
+  CHECK(unknown.err.find("the step runs the device profile a100-sxm4-80gb's GPU") !=
+        std::string::npos);
   // A node overhead typed 20,000 W where 450 W was meant: 25 kW against DGX A100's 6.5 kW.
   auto preset = nlohmann::json::parse(
       read_all(std::string(MEGASIM_SOURCE_DIR) + "/power/a100-sxm4-80gb.json"));

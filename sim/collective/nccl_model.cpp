@@ -65,6 +65,36 @@ int nics_used(const net::NodeSpec& n, const CommShape& shape) {
 }
 }  // namespace
 
+// NCCL 2.7.5's LL128 bus bandwidth cap for `op` (ll128MaxBwPerCh times the search graph's
+// channels), GB/s; 0: none.
+double NcclModel::ll128_channel_cap_gbps(const CommShape& shape, CollectiveOp op) const {
+  const hw::CollectiveConstants::Ll128ChannelCap& c = constants_.ll128_channel_cap;
+  double per_channel = 0.0;
+  switch (op) {
+    case CollectiveOp::kAllReduce:
+      per_channel = c.all_reduce;
+      break;
+    case CollectiveOp::kAllGather:
+      per_channel = c.all_gather;
+      break;
+    case CollectiveOp::kReduceScatter:
+      per_channel = c.reduce_scatter;
+      break;
+    case CollectiveOp::kBroadcast:
+      per_channel = c.broadcast;
+      break;
+    case CollectiveOp::kReduce:
+      per_channel = c.reduce;
+      break;
+    default:
+      return 0.0;
+  }
+  const net::NodeSpec& n = topology_.spec().node;
+  const int graph = shape.nodes <= 1 || n.nics <= 0 ? c.one_node_channels
+                                                    : c.channels_a_nic * nics_used(n, shape);
+  return per_channel * graph;
+}
+
 int NcclModel::channels(const CommShape& shape) const {
   const net::NodeSpec& n = topology_.spec().node;
   if (shape.nodes <= 1 || n.nics <= 0) return constants_.channels;
@@ -122,9 +152,14 @@ BytesPerSec NcclModel::bus_bandwidth(const CommShape& shape, CollAlgorithm algor
     const double cap = constants_.ring_ll128_cap_across_nodes_gbps;
     if (cap > 0.0) bus = std::min(bus, gbyte_per_s(cap));
   }
+  // NCCL 2.7.5: min(busBw x factor, ll128MaxBwPerCh x nChannels), x 7/9 for the tree.
+  const double ll128_cap = p == hw::CollProtocol::kLL128 ? ll128_channel_cap_gbps(shape, op) : 0.0;
+  if (algorithm == CollAlgorithm::kRing && ll128_cap > 0.0)
+    bus = std::min(bus, gbyte_per_s(ll128_cap));
   if (algorithm == CollAlgorithm::kTree) {
     const double cap = constants_.tree_busbw_cap(p, shape.nodes);
     if (cap > 0.0) bus = std::min(bus, gbyte_per_s(cap));
+    if (ll128_cap > 0.0) bus = std::min(bus, gbyte_per_s(ll128_cap * 7.0 / 9.0));
     // After the cap, as tuning.cc applies it: a node holding one GPU of the communicator (a
     // DP group of a TP-8 job, or an uneven 8 + 1) searches the TREE pattern.
     if (shape.min_per_node == 1 && shape.nodes > 1 && constants_.tree_factor_one_gpu_node > 0.0)

@@ -100,9 +100,13 @@ class NcclModel {
   // opens two, not sixteen through its one NIC. The ratio is DGX A100's under NCCL 2.7.5; NCCL
   // 2.30 on Hopper opens four for such a group (README, Known limitations).
   int channels(const CommShape& shape) const;
+  // NCCL 2.7.5's LL128 cap for `op`, GB/s (0: none): the profile's per-channel figure times the
+  // search graph's channels (hw::CollectiveConstants::Ll128ChannelCap), not channels()'s.
+  double ll128_channel_cap_gbps(const CommShape& shape, CollectiveOp op) const;
   // The bus bandwidth NCCL's model gives an algorithm and protocol: the links' bandwidth under
   // the per-architecture cap, times the protocol factor, and for trees under the tree cap.
-  // `op` matters where the profile's factors depend on it (NCCL 2.7.5's one-node LL ring).
+  // `op` matters where the profile's factors depend on it (NCCL 2.7.5's one-node LL ring and
+  // its LL128 caps by collective).
   BytesPerSec bus_bandwidth(const CommShape& shape, CollAlgorithm algorithm, CollProtocol protocol,
                             CollectiveOp op = CollectiveOp::kAllReduce) const;
   // NCCL's treeCorrectionFactor for a tree of that size and protocol (1 where the profile has

@@ -192,6 +192,16 @@ struct CollectiveConstants {
   // Cap on the LL128 ring's bus bandwidth across nodes (NCCL 2.19+ perChMaxRingLL128Bws times
   // the search graph's channels), GB/s; 0: none.
   double ring_ll128_cap_across_nodes_gbps = 0.0;
+  // NCCL 2.7.5's cap on LL128 per channel of the search graph, by collective (tuning.cc's
+  // ll128MaxBwPerCh): a ring's LL128 bus bandwidth is at most per_channel x the graph's
+  // channels, a tree's x 7/9 of that. The graph's channels are not the channels NCCL opens
+  // (`channels`, which spread flows): on one node one_node_channels, across nodes
+  // channels_a_nic times the NICs the emptiest node's ranks own. All 0: none.
+  struct Ll128ChannelCap {
+    double all_reduce = 0.0, all_gather = 0.0, reduce_scatter = 0.0, broadcast = 0.0, reduce = 0.0;
+    int one_node_channels = 0;
+    int channels_a_nic = 0;
+  } ll128_channel_cap;
   // A tree's bus bandwidth when a node holds one GPU of the communicator (NCCL 2.18+: the
   // search takes the TREE pattern there, every NIC's traffic through that GPU, and tuning.cc
   // multiplies the tree by 0.85 when any rank's pattern is TREE); 0: no such factor.

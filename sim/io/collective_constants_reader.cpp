@@ -39,6 +39,24 @@ hw::ProtoTable read_caps(JsonReader r) {
   return t;
 }
 
+// NCCL 2.7.5's LL128 cap per channel of the search graph, by collective, and the graph's
+// channels (hw::CollectiveConstants::Ll128ChannelCap).
+hw::CollectiveConstants::Ll128ChannelCap read_ll128_channel_cap(JsonReader r) {
+  r.string("source");
+  hw::CollectiveConstants::Ll128ChannelCap c;
+  JsonReader g = r.object("per_channel_gbps");
+  c.all_reduce = read_cap(g, "all_reduce");
+  c.all_gather = read_cap(g, "all_gather");
+  c.reduce_scatter = read_cap(g, "reduce_scatter");
+  c.broadcast = read_cap(g, "broadcast");
+  c.reduce = read_cap(g, "reduce");
+  g.finish();
+  c.one_node_channels = static_cast<int>(r.integer("one_node_channels", 1, 64));
+  c.channels_a_nic = static_cast<int>(r.integer("channels_a_nic", 1, 64));
+  r.finish();
+  return c;
+}
+
 hw::ProtoTable read_protocols(JsonReader r, double lo, double hi) {
   hw::ProtoTable t{};
   t[0] = r.number("ll", lo, hi);
@@ -191,6 +209,8 @@ void read_optional_groups(JsonReader& r, hw::CollectiveConstants& c) {
     c.ring_ll128_cap_across_nodes_gbps = read_cap(*l, "across_nodes");
     l->finish();
   }
+  if (auto l = r.optional_object("ll128_channel_cap_nccl_2_7"))
+    c.ll128_channel_cap = read_ll128_channel_cap(*l);
   if (auto t = r.optional_object("tree_pattern")) {
     t->string("source");
     c.tree_factor_one_gpu_node = t->number("one_gpu_node_factor", kMinBandwidthFactor, 1.0);

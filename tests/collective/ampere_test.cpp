@@ -72,19 +72,47 @@ TEST_CASE("ampere: the tree correction moves NCCL's pick, not the tree's time") 
 }
 
 TEST_CASE("ampere: the LL128 ring with one GPU a node runs at 0.7 of the link") {
-  // 4 GPUs, one a node: ppn 1 < 2, so busBw 24.5 x 0.7 (one 200G NIC at 0.98) = 17.15 GB/s;
-  // 2 MiB all-reduce: 34 us of latency and 2 MiB / (17.15 x 4/6) = 183.4 us, 217.4 us.
+  // 4 GPUs, one a node: ppn 1 < 2, so busBw 24.5 x 0.7 (one 200G NIC at 0.98) = 17.15 GB/s,
+  // which an all-gather keeps (its LL128 cap, 18.3 GB/s x one channel, is above).
   Ampere a("megascale-a100-12288");
   std::vector<int> spread;
   for (int n = 0; n < 4; ++n) spread.push_back(n * 8);
+  const auto gather = call(CollectiveOp::kAllGather, spread, 2097152.0);
+  CHECK(a.bus_gbps(gather, CollAlgorithm::kRing, CollProtocol::kLL128) == doctest::Approx(17.15));
+  // Eight a node keep 0.92: 196 x 0.92 = 180.3, under the all-gather's 18.3 x 8 = 146.4 cap.
+  const auto packed = call(CollectiveOp::kAllGather, a.topology.pack_placement(16), 2097152.0);
+  CHECK(a.bus_gbps(packed, CollAlgorithm::kRing, CollProtocol::kLL128) == doctest::Approx(146.4));
+}
+
+TEST_CASE("ampere: LL128 is capped per channel of NCCL's search graph, by collective") {
+  // NCCL 2.7.5 ll128MaxBwPerCh: all-reduce 16.7, reduce-scatter 15.2 GB/s a channel; the
+  // graph holds one channel a NIC across nodes and 12 on one node. Until 2026-12-07 megasim
+  // had no such cap, and mid-size LL128 calls ran 5-33 % under NCCL's model (a review).
+  Ampere a("megascale-a100-12288");
+  std::vector<int> spread;
+  for (int n = 0; n < 4; ++n) spread.push_back(n * 8);
+  // One GPU a node: ring min(17.15, 16.7) = 16.7; 2 MiB all-reduce: 34 us of latency and
+  // 2 MiB / (16.7 x 4/6) = 188.4 us, 222.4 us. Tree: min(24.5 x 0.9 x 0.915 = 20.18, 16.7 x
+  // 7/9 = 12.99).
   const auto c = all_reduce(spread, 2097152.0, CollAlgorithm::kRing, CollProtocol::kLL128);
-  CHECK(a.bus_gbps(c, CollAlgorithm::kRing, CollProtocol::kLL128) == doctest::Approx(17.15));
+  CHECK(a.bus_gbps(c, CollAlgorithm::kRing, CollProtocol::kLL128) == doctest::Approx(16.7));
   CHECK(a.model_us(c, CollAlgorithm::kRing, CollProtocol::kLL128) ==
-        doctest::Approx(217.4).epsilon(1e-3));
-  // Eight a node keep 0.92.
+        doctest::Approx(222.4).epsilon(1e-3));
+  CHECK(a.bus_gbps(c, CollAlgorithm::kTree, CollProtocol::kLL128) ==
+        doctest::Approx(16.7 * 7.0 / 9.0));
+  const auto scatter = call(CollectiveOp::kReduceScatter, spread, 2097152.0);
+  CHECK(a.bus_gbps(scatter, CollAlgorithm::kRing, CollProtocol::kLL128) == doctest::Approx(15.2));
+  // Whole nodes: 196 x 0.92 = 180.3 against 16.7 x 8 = 133.6.
   const auto packed = all_reduce(a.topology.pack_placement(16), 2097152.0);
-  CHECK(a.bus_gbps(packed, CollAlgorithm::kRing, CollProtocol::kLL128) ==
-        doctest::Approx(196.0 * 0.92));
+  CHECK(a.bus_gbps(packed, CollAlgorithm::kRing, CollProtocol::kLL128) == doctest::Approx(133.6));
+  // One node: 235 x 0.92 = 216.2 against 15.2 x 12 = 182.4, so an 8 MiB reduce-scatter goes
+  // Simple, as NCCL's model has it: 8.4 + 7 x 3.4 = 32.2 us and 8 MiB x 7/8 / 235 = 31.2 us.
+  Ampere one("dgx-a100-8");
+  const auto node = call(CollectiveOp::kReduceScatter, one.topology.pack_placement(8), 8388608.0);
+  CHECK(one.bus_gbps(node, CollAlgorithm::kRing, CollProtocol::kLL128) == doctest::Approx(182.4));
+  const auto pick = one.engine.predict(node);
+  CHECK(pick.protocol == CollProtocol::kSimple);
+  CHECK(pick.time.to_us() == doctest::Approx(63.43).epsilon(1e-3));
 }
 
 TEST_CASE(

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "engine/error.h"
 #include "reports/compare_report.h"
 #include "reports/html_assets.h"
 #include "reports/json_text.h"
@@ -26,7 +27,9 @@ constexpr std::array<std::string_view, 5> kLicences = {
 std::string html_escape(std::string_view text) {
   std::string out;
   out.reserve(text.size());
-  for (const char c : text) {
+  // Control bytes as \xNN, as on standard output: a scenario named with an ESC or a NUL wrote
+  // them raw into the file's title, where `--html -` printed them escaped (a trial, 2026-12-07).
+  for (const char c : printable(std::string(text))) {
     switch (c) {
       case '&': out += "&amp;"; break;
       case '<': out += "&lt;"; break;

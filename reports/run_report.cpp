@@ -112,6 +112,7 @@ Json to_json(const RunResult& r, const StepProfile& step, const PowerInputs& pow
       {"mtbf_hours", std::isfinite(r.mtbf_hours) ? Json(r.mtbf_hours) : Json(nullptr)},
       {"recovery_min", minutes(r.recovery)},
       {"comm_init_s", model.comm_init.at(step.gpus).to_seconds()},
+      {"comm_init_published_ranks", model.comm_init.published_ranks},
   };
   run.update(checkpoint_json(r, step, model));
   return Json{{"run", run}, {"power", power_json(r, step, power)}};
@@ -191,11 +192,21 @@ std::string running_mfu_line(const RunResult& r, const StepProfile& step, bool e
 // runs short keeps the job waiting for a repair. Until 2026-12-05 any excess was put down to
 // the pool, where a trial may simply draw more failures that need a node than the model's
 // share (one such failure in a run of one restart).
-std::string per_restart_line(const RunResult& r, Time comm_init, bool spares) {
+std::string per_restart_line(const RunResult& r, const run::CommInitModel& init, std::int64_t gpus,
+                             bool spares) {
   // No failure, no restart (the line read "0.0 min (comm init 0 s)" under the none preset).
   if (!(r.failures_per_day > 0.0)) return "  per restart    none (no failures)\n";
-  std::string o = fmt::format("  per restart    {:.1f} min (comm init {:.0f} s)",
-                              minutes(r.recovery), comm_init.to_seconds());
+  // A time the preset's law carries far past its published points is said to be one: the
+  // default's 1,047 s on 2,048 GPUs read 8,376 s on 16,384 without a word (a planner's trial,
+  // 2026-12-07).
+  const double past =
+      init.published_ranks > 0.0 ? static_cast<double>(gpus) / init.published_ranks : 0.0;
+  const std::string extrapolated =
+      past >= 2.0 ? fmt::format(", extrapolated {:.0f}× past the {:.0f} ranks it was published at",
+                                past, init.published_ranks)
+                  : "";
+  std::string o = fmt::format("  per restart    {:.1f} min (comm init {:.0f} s{})",
+                              minutes(r.recovery), init.at(gpus).to_seconds(), extrapolated);
   // Said, as the page says it (which read "with a spare free" here until 2026-12-06).
   if (!spares) o += ", the failed node's repair waited for: no spares";
   // Without spares the model's recovery holds the repair already: a trial that drew more
@@ -335,7 +346,7 @@ std::string to_text(const RunResult& r, const StepProfile& step, const PowerInpu
   }
   o += running_mfu_line(r, step, evaluating);
   append_outcomes(o, r);
-  o += per_restart_line(r, model.comm_init.at(step.gpus), model.spares_for(step) > 0);
+  o += per_restart_line(r, model.comm_init, step.gpus, model.spares_for(step) > 0);
   o += planned_line(r);
   o += fmt::format(
       "  lost           {:.0f} GPU-hours (of the job's wall-clock: launch {:.2f} h, rework "

@@ -92,8 +92,7 @@ struct FitOpts {
 };
 
 std::filesystem::path device_file(const std::string& ref, const std::string& option) {
-  return io::resolve_data_file(ref, io::DataKind::kDevice, std::filesystem::current_path(),
-                               option, "");
+  return io::resolve_data_file(ref, io::DataKind::kDevice, io::working_dir(), option, "");
 }
 
 // The report of a command that writes `files`: JSON or text, on stdout before the files are
@@ -148,8 +147,8 @@ void run_import(const ImportOpts& o) {
   // The fabric the logs ran on is read too: -o naming it replaced the topology with the
   // calibration, exit 0, until 2026-12-05.
   if (!o.cluster.empty()) {
-    inputs.push_back(io::resolve_data_file(o.cluster, io::DataKind::kCluster,
-                                           std::filesystem::current_path(), "--cluster", "cluster"));
+    inputs.push_back(io::resolve_data_file(o.cluster, io::DataKind::kCluster, io::working_dir(),
+                                           "--cluster", "cluster"));
   }
   io::OutputFiles files(inputs);
   files.add("-o", o.output);

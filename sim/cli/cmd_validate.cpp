@@ -34,8 +34,10 @@ void run_validate(const ValidateOptions& o) {
   io::FilesRead read;
   // A missing file named by the option (it said only "no such file" until 2026-12-05).
   for (const auto& [option, path] : {std::pair{"--runs", o.runs}, {"--scenarios", o.dir}}) {
-    if (!std::filesystem::exists(path))
-      throw InputError(fmt::format("{} {}: no such file", option, path));
+    std::error_code ec;
+    if (!std::filesystem::exists(path, ec))
+      throw InputError(fmt::format("{} {}: {}", option, path,
+                                   ec ? "cannot be read (" + ec.message() + ")" : "no such file"));
   }
   io::OutputFiles files({o.runs}, &read);
   if (o.html) files.add("--html", *o.html);

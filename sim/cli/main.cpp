@@ -7,6 +7,9 @@
 #include <iostream>
 #include <string>
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <CLI/CLI.hpp>
 
 #include "cli/commands.h"
@@ -16,7 +19,26 @@
 #define MEGASIM_VERSION "unknown"
 #endif
 
-int main(int argc, char** argv) {
+namespace {
+
+// A descriptor among 0-2 that the caller closed (`>&-`) would be the next file megasim opens:
+// search's --results file took descriptor 1 and the text report went into it (a trial,
+// 2026-12-07). Each closed one is held by /dev/null opened for reading, so writes to standard
+// output or error still fail as they would on a closed descriptor and nothing else lands there.
+void hold_standard_descriptors() {
+  for (int fd = 0; fd <= 2; ++fd) {
+    if (::fcntl(fd, F_GETFD) != -1 || errno != EBADF) continue;
+    const int held = ::open("/dev/null", O_RDONLY);
+    if (held != -1 && held != fd) {
+      ::dup2(held, fd);
+      ::close(held);
+    }
+  }
+}
+
+}  // namespace
+
+static int run(int argc, char** argv) {
   CLI::App app{"megasim: discrete-event simulator of GPU training clusters with real-kernel "
                "calibration"};
   app.set_version_flag("--version", "megasim " MEGASIM_VERSION);
@@ -69,4 +91,15 @@ int main(int argc, char** argv) {
     return megasim::cli::report_error(e);
   }
   return 0;
+}
+
+int main(int argc, char** argv) {
+  hold_standard_descriptors();
+  // The commands' defaults are read while the app is built (validate's runs under
+  // $MEGASIM_DATA_DIR), before the parse: their refusals are bad input too.
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {
+    return megasim::cli::report_error(e);
+  }
 }

@@ -222,8 +222,7 @@ void check_cluster_size(const net::ClusterSpec& spec, std::int64_t job_gpus,
 }
 
 net::ClusterSpec load_cluster_ref(const std::string& ref) {
-  return load_cluster(
-      resolve_data_file(ref, DataKind::kCluster, std::filesystem::current_path(), "--cluster", ""));
+  return load_cluster(resolve_data_file(ref, DataKind::kCluster, working_dir(), "--cluster", ""));
 }
 
 }  // namespace megasim::io

@@ -196,9 +196,11 @@ std::string read_input_file(const std::filesystem::path& file, std::uintmax_t ma
   std::error_code ec;
   const std::string name = file.string();
   const auto status = std::filesystem::status(file, ec);
-  if (ec || !std::filesystem::exists(status)) {
+  // A folder of the path the process may not search, a loop of links: said, not "no such
+  // file" (a trial, 2026-12-07).
+  if (status.type() == std::filesystem::file_type::not_found || (!ec && !exists(status)))
     throw InputError(name + ": no such file");
-  }
+  if (ec) throw InputError(name + ": cannot be read (" + ec.message() + ")");
   if (std::filesystem::is_directory(status)) {
     throw InputError(name + ": is a directory, not a " + kind + " file");
   }
@@ -222,8 +224,13 @@ std::string read_input_file(const std::filesystem::path& file, std::uintmax_t ma
   std::string text(static_cast<std::size_t>(size), '\0');
   in.read(text.data(), static_cast<std::streamsize>(text.size()));
   text.resize(static_cast<std::size_t>(in.gcount()));
+  // A file still being written (or one of /proc's, whose size reads 0): refused, and said
+  // so; until 2026-12-07 it was said to exceed the size limit, whatever its size.
   if (in && in.peek() != std::char_traits<char>::eof()) {
-    throw InputError(name + ": file grew while being read and now " + too_large);
+    throw InputError(fmt::format(
+        "{}: file grew past the {} bytes its size gave while being read; megasim reads a file "
+        "no one is writing",
+        name, size));
   }
   return text;
 }

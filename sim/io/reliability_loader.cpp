@@ -30,7 +30,7 @@ constexpr std::size_t kMaxFailureCauses = 256;
 // or to the working directory.
 fs::path find_preset(const std::string& ref, DataKind kind, const fs::path& base,
                      const std::string& origin = "", const std::string& json_path = "") {
-  return resolve_data_file(ref, kind, base.empty() ? fs::current_path() : base, origin, json_path);
+  return resolve_data_file(ref, kind, base.empty() ? working_dir() : base, origin, json_path);
 }
 
 // A {"value": x, "source": "..."} pair; the source is required so no figure goes unsourced.
@@ -173,6 +173,7 @@ run::CommInitModel read_comm_init(JsonReader r) {
                                  "point(s) and {} exponent",
                                  pts.size(), exponent ? "an" : "no"));
   }
+  for (const auto& pt : pts) m.published_ranks = std::max(m.published_ranks, pt.first);
   m.source = source;
   r.finish();
   return m;

@@ -23,7 +23,21 @@ const char* data_kind_name(DataKind kind) {
 
 fs::path data_root() {
   const char* root = std::getenv("MEGASIM_DATA_DIR");
-  return root != nullptr && *root != '\0' ? fs::path(root) : fs::path(MEGASIM_SOURCE_DIR);
+  if (root == nullptr || *root == '\0') return fs::path(MEGASIM_SOURCE_DIR);
+  // A misspelt folder fell back to the build's tree without a word, its error band gone
+  // (a trial, 2026-12-07).
+  std::error_code ec;
+  if (!fs::is_directory(root, ec))
+    throw InputError(std::string("MEGASIM_DATA_DIR: '") + root +
+                     "' is not a folder megasim can read (a copy of the source tree: models/, "
+                     "topologies/, validation/...); unset it to read the build's own tree");
+  return fs::path(root);
+}
+
+fs::path working_dir() {
+  std::error_code ec;
+  fs::path here = fs::current_path(ec);
+  return ec ? fs::path() : here;
 }
 
 std::vector<fs::path> builtin_data_dirs(DataKind kind) {
@@ -75,7 +89,7 @@ fs::path resolve_data_file(const std::string& ref, DataKind kind, const fs::path
   } else {
     std::vector<fs::path> names{fs::path(ref)};
     if (fs::path(ref).extension() != ".json") names.emplace_back(ref + ".json");
-    for (const auto& base : {scenario_dir, fs::current_path()}) {
+    for (const auto& base : {scenario_dir, working_dir()}) {
       for (const auto& name : names) add(name.is_absolute() ? name : base / name);
     }
   }

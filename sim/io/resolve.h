@@ -25,7 +25,11 @@ std::vector<std::filesystem::path> builtin_data_dirs(DataKind kind);
 
 // The source tree whose validation runs, residuals and data megasim reads: $MEGASIM_DATA_DIR
 // when set (a copy of the tree elsewhere than the one built from), else the build's tree.
+// Throws InputError when the variable names no folder.
 std::filesystem::path data_root();
+// The working directory, or an empty path where it cannot be read (removed under the
+// process): a relative path is then tried as written, and found nowhere.
+std::filesystem::path working_dir();
 // True when `ref` is a name, found only in the built-in folders; false for a path.
 bool is_data_name(const std::string& ref);
 

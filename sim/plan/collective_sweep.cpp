@@ -25,7 +25,7 @@ namespace {
 std::filesystem::path device_file(const net::ClusterSpec& spec, const SweepRequest& r,
                                   std::string& device_ref) {
   device_ref = r.device.empty() ? spec.node.gpu : r.device;
-  return io::resolve_data_file(device_ref, io::DataKind::kDevice, std::filesystem::current_path(),
+  return io::resolve_data_file(device_ref, io::DataKind::kDevice, io::working_dir(),
                                r.device.empty() ? "--cluster" : "",
                                r.device.empty() ? "node.gpu" : "--device");
 }

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string_view>
@@ -211,7 +212,18 @@ FigureMap read_results(const std::filesystem::path& path, std::uint64_t fingerpr
   }
   FigureMap out;
   std::ifstream in(path, std::ios::binary);
-  if (!in) return out;
+  if (!in) {
+    // A file there that cannot be read is not an empty one: read as none, every plan was
+    // simulated again and appended twice (a trial, 2026-12-07).
+    const int error = errno;
+    std::error_code ec;
+    if (std::filesystem::exists(path, ec) || (ec && error != ENOENT))
+      throw InputError(
+          fmt::format("--results {}: cannot be read ({}); give a file megasim may "
+                      "read and append to",
+                      path.string(), std::strerror(error)));
+    return out;
+  }
   std::string line;
   const std::string file = "--results " + path.string();
   for (int n = 1; std::getline(in, line); ++n) {

@@ -38,6 +38,9 @@ struct CommInitModel {
   Time at_reference;
   double reference_ranks = 1.0;
   double exponent = 1.0;
+  // The most ranks a published point of the law has (0: none given): past it the time is the
+  // law's extrapolation, which the report says.
+  double published_ranks = 0.0;
   std::string source;
   Time at(std::int64_t ranks) const;
 };

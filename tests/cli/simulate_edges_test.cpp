@@ -215,6 +215,19 @@ TEST_CASE("cli: a scenario's own slow hosts stand for the run's stragglers, not 
   CHECK(simulate_json(none)["run"]["stragglers_in_step"] == false);
 }
 
+TEST_CASE("cli: a communicator start-up carried far past its published ranks is said to be") {
+  // Megatron-LM's 1,047 s on 2,048 GPUs, grown linearly, read 6,282 s on 12,288 without a
+  // word (a planner's trial, 2026-12-07); within twice the published ranks nothing is added.
+  const auto far =
+      run_megasim("simulate " + kDefaultScenario + " --set reliability.preset=megatron-lm");
+  CHECK(far.exit_code == 0);
+  CHECK(far.out.find("(comm init 6282 s, extrapolated 6× past the 2048 ranks it was published "
+                     "at)") != std::string::npos);
+  const auto near = run_megasim("simulate " + kDefaultScenario);  // MegaScale's, to 12,288
+  CHECK(near.out.find("(comm init 30 s)") != std::string::npos);
+  CHECK(near.out.find("extrapolated") == std::string::npos);
+}
+
 TEST_CASE("cli: a --set that applies nothing is said on stderr and run, in simulate and compare") {
   // A window with sliding_window off (the file's own value may be one: MegaScale's ablation
   // baseline) is run and said; refusing it, as on 2026-12-05 for a while, refused the file's

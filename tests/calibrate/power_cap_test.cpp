@@ -85,8 +85,14 @@ TEST_CASE(
       std::filesystem::temp_directory_path() /
       ("megasim_power_raised_" + std::to_string(::getpid()) + ".json");
   std::ofstream(file) << io::device_profile_to_json(p).dump(2);
-  CHECK_NOTHROW(io::load_device_profile(file.string()));
+  // Read back as written: the raised figures and the word of them (only "does not throw" was
+  // held until a test audit, 2026-12-07).
+  const hw::DeviceProfile back = io::load_device_profile(file.string()).profile;
   std::filesystem::remove(file);
+  CHECK(back.power.idle.value() == doctest::Approx(70));
+  CHECK(back.power.communication.value() == doctest::Approx(70));
+  CHECK(back.power.gemm.value() == doctest::Approx(p.power.gemm.value()));
+  CHECK(back.power.source.find("raised to idle: communication") != std::string::npos);
 }
 
 TEST_CASE("power fit: readings far below idle contradict it and fail the fit, naming both") {

@@ -271,3 +271,34 @@ TEST_CASE("megasim collective: NVLSTree on two nodes runs no faster than a node'
     CHECK(algbw > 0.95 * nics);
   }
 }
+
+TEST_CASE("megasim collective --routing spray and --placement spread reach the flows") {
+  // Only a bad --routing was held at the command until a test audit (2026-12-07); spray was a
+  // library test's. A 1 GiB all-reduce on 64 GPUs of the Llama 3 cluster: hashed (ECMP) flows
+  // collide above the ToR, so NCCL's NVLSTree is re-checked and loses to the ring, slower than
+  // the model; sprayed, the tree's flows take the model's time; spread over more leaves, the
+  // placement changes the hashed time.
+  const std::string base = "collective --cluster llama3-h100-24576 --gpus 64 --bytes 1G --json";
+  const auto row = [](const std::string& args) {
+    const auto r = run_megasim(args);
+    REQUIRE(r.exit_code == 0);
+    return nlohmann::json::parse(r.out);
+  };
+  const auto hashed = row(base);
+  const auto sprayed = row(base + " --routing spray");
+  const auto spread = row(base + " --placement spread");
+  CHECK(hashed["routing"] == "ecmp");
+  CHECK(sprayed["routing"] == "spray");
+  CHECK(spread["placement"] == "spread");
+  const auto& h = hashed["rows"][0];
+  const auto& s = sprayed["rows"][0];
+  const auto& p = spread["rows"][0];
+  CHECK(h["nccl_algorithm"] == "nvls_tree");
+  CHECK(h["algorithm"] == "ring");
+  CHECK(h["simulated_time_us"].get<double>() > 1.2 * h["model_time_us"].get<double>());
+  CHECK(s["algorithm"] == "nvls_tree");
+  CHECK(s["simulated_time_us"].get<double>() ==
+        doctest::Approx(s["model_time_us"].get<double>()).epsilon(1e-6));
+  CHECK(s["simulated_time_us"].get<double>() < h["simulated_time_us"].get<double>());
+  CHECK(p["simulated_time_us"].get<double>() != h["simulated_time_us"].get<double>());
+}

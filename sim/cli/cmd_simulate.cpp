@@ -45,7 +45,8 @@ void run_simulate(const SimulateOptions& o) {
   }
   for (const std::string& other :
        {plan::power_preset_mismatch(inputs), plan::cluster_device_mismatch(inputs),
-        plan::framework_lacks(inputs), plan::node_power_over_reference(inputs)}) {
+        plan::framework_lacks(inputs), plan::node_power_over_reference(inputs),
+        plan::allow_oom_without_run(inputs)}) {
     if (!other.empty()) std::fprintf(stderr, "megasim: warning: %s\n", other.c_str());
   }
   // Every target is checked before the work, so a bad one costs nothing.

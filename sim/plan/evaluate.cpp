@@ -12,9 +12,11 @@
 #include "engine/error.h"
 #include "hw/gpu_part.h"
 #include "hw/kernel_cost_model.h"
+#include "io/json_reader.h"
 #include "io/resolve.h"
 #include "net/topology.h"
 #include "plan/assembly.h"
+#include "plan/published_runs.h"
 #include "run/power.h"
 #include "workload/memory.h"
 
@@ -62,6 +64,26 @@ std::string cluster_device_mismatch(const net::ClusterSpec& cluster,
 
 std::string cluster_device_mismatch(const io::Inputs& in) {
   return cluster_device_mismatch(in.cluster, in.device, "the step");
+}
+
+std::string allow_oom_without_run(const io::Inputs& in) {
+  const auto& v = in.scenario.validation;
+  if (!v || !v->allow_oom) return {};
+  const std::filesystem::path file = io::data_root() / "validation/published_runs.json";
+  std::error_code ec;
+  if (std::filesystem::is_regular_file(file, ec)) {
+    const io::Json runs = io::parse_json_file(file);
+    if (runs.contains("runs") && runs["runs"].is_array()) {
+      for (const auto& r : runs["runs"]) {
+        if (run_id(r) == v->run) return {};
+      }
+    }
+  }
+  return fmt::format(
+      "validation.allow_oom runs a plan over the device's memory as published run '{}' ran, "
+      "but {} holds no such run: without a published run the plan is refused where it does "
+      "not fit",
+      v->run, file.string());
 }
 
 std::string framework_lacks(const io::Inputs& in) {

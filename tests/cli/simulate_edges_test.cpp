@@ -231,6 +231,24 @@ TEST_CASE("cli: simulate --network apart prices the same step with each collecti
         1.5 * shared["simulation"]["events"].get<double>());
 }
 
+TEST_CASE("cli: validation.allow_oom for a run the published runs do not hold is said") {
+  // A scenario of one's own borrowing the key ran a plan over the device without a word (a
+  // planner's trial, 2026-12-07); the shipped Llama 3 row names a published run and says nothing.
+  const std::string llama =
+      std::string(MEGASIM_SOURCE_DIR) + "/scenarios/validation/llama3-405b-8k-8192.json";
+  const auto shipped = run_megasim("simulate " + llama);
+  CHECK(shipped.exit_code == 0);
+  CHECK(shipped.err.find("allow_oom") == std::string::npos);
+  auto scenario = nlohmann::json::parse(read_all(llama));
+  scenario["validation"]["run"] = "my-own-run";
+  const auto file = temp_file("borrowed-allow-oom.json");
+  std::ofstream(file) << scenario.dump();
+  const auto borrowed = run_megasim("simulate " + file.string());
+  CHECK(borrowed.exit_code == 0);
+  CHECK(borrowed.err.find("warning: validation.allow_oom runs a plan over the device's memory "
+                          "as published run 'my-own-run' ran") != std::string::npos);
+}
+
 TEST_CASE("cli: a communicator start-up carried far past its published ranks is said to be") {
   // Megatron-LM's 1,047 s on 2,048 GPUs, grown linearly, read 6,282 s on 12,288 without a
   // word (a planner's trial, 2026-12-07); within twice the published ranks nothing is added.

@@ -143,12 +143,19 @@ void append_outcomes(std::string& o, const RunResult& r) {
                      rate_text(r.failures_per_day), mtbf);
     return;
   }
+  // The mean too, which the energy, cost and lost GPU-hours are counted from (printed nowhere
+  // until 2026-12-07, so a cost checked against the median differed unexplained).
   if (r.days.p90 >= 0.01) {
-    o += fmt::format("  wall-clock     p10 {:.2f} / p50 {:.2f} / p90 {:.2f} days\n", r.days.p10,
-                     r.days.p50, r.days.p90);
+    o += fmt::format(
+        "  wall-clock     p10 {:.2f} / p50 {:.2f} / p90 {:.2f} days, mean {:.2f} (energy and "
+        "cost are the mean's)\n",
+        r.days.p10, r.days.p50, r.days.p90, r.days.mean);
   } else {
-    o += fmt::format("  wall-clock     p10 {} / p50 {} / p90 {}\n", days_text(r.days.p10),
-                     days_text(r.days.p50), days_text(r.days.p90));
+    o += fmt::format(
+        "  wall-clock     p10 {} / p50 {} / p90 {}, mean {} (energy and cost are "
+        "the mean's)\n",
+        days_text(r.days.p10), days_text(r.days.p50), days_text(r.days.p90),
+        days_text(r.days.mean));
   }
   // The mean beside the deciles, named so (a skewed draw's mean can lie outside them).
   o += fmt::format(
@@ -199,12 +206,15 @@ std::string per_restart_line(const RunResult& r, const run::CommInitModel& init,
   // A time the preset's law carries far past its published points is said to be one: the
   // default's 1,047 s on 2,048 GPUs read 8,376 s on 16,384 without a word (a planner's trial,
   // 2026-12-07).
-  const double past =
-      init.published_ranks > 0.0 ? static_cast<double>(gpus) / init.published_ranks : 0.0;
+  constexpr double kSaidPast = 2.0;  // times the published ranks
+  const double past = init.published_ranks > 0
+                          ? static_cast<double>(gpus) / static_cast<double>(init.published_ranks)
+                          : 0.0;
   const std::string extrapolated =
-      past >= 2.0 ? fmt::format(", extrapolated {:.0f}× past the {:.0f} ranks it was published at",
-                                past, init.published_ranks)
-                  : "";
+      past >= kSaidPast
+          ? fmt::format(", extrapolated {:.1f}× past the {} ranks it was published at", past,
+                        init.published_ranks)
+          : "";
   std::string o = fmt::format("  per restart    {:.1f} min (comm init {:.0f} s{})",
                               minutes(r.recovery), init.at(gpus).to_seconds(), extrapolated);
   // Said, as the page says it (which read "with a spare free" here until 2026-12-06).

@@ -1,7 +1,9 @@
 #include "reports/simulate_report.h"
 
 #include <algorithm>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -205,6 +207,28 @@ std::string simulate_json(const plan::Evaluation& e) {
 
 namespace {
 
+// What of the plan sets its memory and its recompute, said beside the parallel sizes: only
+// --json's plan said ZeRO-3 or full recompute, the reasons for a HFU above the MFU, until
+// 2026-12-07 (a consistency trial; the page's plan row still does not).
+std::string memory_plan_suffix(const workload::ParallelPlan& plan) {
+  std::vector<std::string> parts;
+  if (plan.recompute == workload::Recompute::kSelective) parts.emplace_back("selective recompute");
+  if (plan.recompute == workload::Recompute::kFull) parts.emplace_back("full recompute");
+  if (plan.tp > 1 && plan.sequence_parallel) parts.emplace_back("SP");
+  if (plan.zero3) {
+    parts.push_back(plan.hybrid_shard() ? fmt::format("ZeRO-3 sharded over {} of DP {}",
+                                                      plan.shard_ranks(), plan.dp)
+                                        : std::string("ZeRO-3"));
+  } else if (plan.zero2) {
+    parts.emplace_back("ZeRO-2");
+  } else if (plan.distributed_optimizer) {
+    parts.emplace_back("distributed optimizer");
+  }
+  std::string out;
+  for (const std::string& part : parts) out += (out.empty() ? "; " : ", ") + part;
+  return out;
+}
+
 std::string header_text(const plan::Evaluation& e) {
   const auto& in = e.inputs;
   const auto& plan = in.scenario.plan;
@@ -215,10 +239,11 @@ std::string header_text(const plan::Evaluation& e) {
   const std::string cp = plan.cp > 1 ? fmt::format(" × CP {}", plan.cp) : "";
   s += fmt::format(
       "plan           TP {}{} × PP {} × DP {} = {} GPU{}, VPP {}, {} micro-batch{} of "
-      "{}, global batch {}{}{}\n",
+      "{}, global batch {}{}{}{}\n",
       plan.tp, cp, plan.pp, plan.dp, plan.gpus(), plan.gpus() == 1 ? "" : "s", plan.vpp,
       plan.micro_batches(), plan.micro_batches() == 1 ? "" : "es", plan.micro_batch,
-      plan.global_batch, plan.fp8 ? ", FP8 GEMMs" : "", rank_order_suffix(plan.rank_order));
+      plan.global_batch, plan.fp8 ? ", FP8 GEMMs" : "", rank_order_suffix(plan.rank_order),
+      memory_plan_suffix(plan));
   s += fmt::format("system         {}\n", system_line(in.system));
   if (const SlowHosts h = slow_hosts(in); h.slowed > 0) {
     const io::StragglerSettings& st = in.scenario.stragglers;
@@ -329,7 +354,10 @@ std::string memory_text(const step::StepPrediction& p, Bytes capacity) {
         "margin; the published run's plan needs as much by this count and ran, so megasim's "
         "memory model overstates it (validation.allow_oom: simulated, not refused)\n",
         m.stage, gib(m.required()), gib(capacity));
-  } else if (tightest) {
+  }
+  // Both said where both occur, as the page says them (the tight line was dropped beside an
+  // over one until 2026-12-07, a consistency trial).
+  if (tightest) {
     const workload::MemoryEstimate& m = *tightest;
     const double room = gib(capacity) - gib(m.required());
     const double tensors = gib(m.tensors());

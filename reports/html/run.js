@@ -53,7 +53,8 @@ function megasimRun(d, section, chart, colours, fmt, histogram, keyValues) {
         (run.evaluation_hours > 0 ? ' and evaluations' : '') +
         ' alone (no failure, checkpoint or launch)'],
       ['goodput', spreadOf(run.goodput, (x) => fmt.pct(x))],
-      ['restarts', `${spreadOf(run.restarts, (x) => fmt.num(x, 1))}; ` +
+      // One trial's restarts are a count, as the text prints them ("16.0" until 2026-12-07).
+      ['restarts', `${spreadOf(run.restarts, (x) => fmt.num(x, run.trials === 1 ? 0 : 1))}; ` +
         `${fmt.rate(run.failures_per_day)} failures a day, MTBF ` +
         // No failure: the text's words (the page printed "– h" until 2026-12-06).
         (run.mtbf_hours === null ? 'none (no failures)' : `${fmt.num(run.mtbf_hours, 2)} h`)],

@@ -66,7 +66,12 @@ void run_simulate(const SimulateOptions& o) {
   // The residuals of the validation rows, kept beside the published runs in the source tree.
   const std::filesystem::path residuals = io::data_root() / "validation/residuals.json";
   std::error_code unread;  // an unreadable folder is no residuals, not an internal error
-  if (std::filesystem::exists(residuals, unread)) options.residuals = residuals;
+  if (std::filesystem::exists(residuals, unread)) {
+    options.residuals = residuals;
+  } else if (unread) {
+    std::fprintf(stderr, "megasim: warning: %s cannot be read (%s): no error band is drawn\n",
+                 residuals.string().c_str(), unread.message().c_str());
+  }
   const plan::Evaluation e = plan::evaluate(inputs, options);
   const std::string json_text = reports::simulate_json(e);
   if (o.trace) files.set("--trace", reports::chrome_trace_json(e.step.trace));

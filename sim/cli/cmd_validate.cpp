@@ -21,14 +21,19 @@
 namespace megasim::cli {
 namespace {
 
+// The defaults are the data folder's, found when validate runs: read while the app was built,
+// a bad $MEGASIM_DATA_DIR refused `megasim --help` and every other command (a review,
+// 2026-12-07).
 struct ValidateOptions {
-  std::string runs = (io::data_root() / "validation/published_runs.json").string();
-  std::string dir = (io::data_root() / "scenarios/validation").string();
+  std::string runs;                 // "": the data folder's validation/published_runs.json
+  std::string dir;                  // "": the data folder's scenarios/validation
   std::optional<std::string> html;  // set when given, even empty
   bool json = false;
 };
 
-void run_validate(const ValidateOptions& o) {
+void run_validate(ValidateOptions o) {
+  if (o.runs.empty()) o.runs = (io::data_root() / "validation/published_runs.json").string();
+  if (o.dir.empty()) o.dir = (io::data_root() / "scenarios/validation").string();
   // The target is checked before the work, so a bad one costs nothing.
   // --runs is checked before the work; commit() checks again against every file read.
   io::FilesRead read;
@@ -66,8 +71,12 @@ void add_validate_command(CLI::App& app) {
   auto opts = std::make_shared<ValidateOptions>();
   CLI::App* cmd = app.add_subcommand(
       "validate", "Predict the published runs (scenarios/validation/) and print the errors");
-  cmd->add_option("--runs", opts->runs, "published_runs.json")->capture_default_str();
-  cmd->add_option("--scenarios", opts->dir, "Folder of validation scenarios")->capture_default_str();
+  cmd->add_option(
+      "--runs", opts->runs,
+      "published_runs.json (default: the data folder's validation/published_runs.json)");
+  cmd->add_option("--scenarios", opts->dir,
+                  "Folder of validation scenarios (default: the data folder's "
+                  "scenarios/validation)");
   cmd->add_flag("--json", opts->json, "Print exactly one JSON object on stdout");
   cmd->add_option("--html", opts->html, "Also write an offline HTML report of the rows");
   cmd->callback([opts] { run_validate(*opts); });

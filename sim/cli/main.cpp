@@ -25,20 +25,15 @@ namespace {
 // search's --results file took descriptor 1 and the text report went into it (a trial,
 // 2026-12-07). Each closed one is held by /dev/null opened for reading, so writes to standard
 // output or error still fail as they would on a closed descriptor and nothing else lands there.
+// Upward from 0, so the open takes the closed descriptor itself: every lower one is open by
+// then.
 void hold_standard_descriptors() {
   for (int fd = 0; fd <= 2; ++fd) {
-    if (::fcntl(fd, F_GETFD) != -1 || errno != EBADF) continue;
-    const int held = ::open("/dev/null", O_RDONLY);
-    if (held != -1 && held != fd) {
-      ::dup2(held, fd);
-      ::close(held);
-    }
+    if (::fcntl(fd, F_GETFD) == -1 && errno == EBADF) (void)::open("/dev/null", O_RDONLY);
   }
 }
 
-}  // namespace
-
-static int run(int argc, char** argv) {
+int run(int argc, char** argv) {
   CLI::App app{"megasim: discrete-event simulator of GPU training clusters with real-kernel "
                "calibration"};
   app.set_version_flag("--version", "megasim " MEGASIM_VERSION);
@@ -92,6 +87,8 @@ static int run(int argc, char** argv) {
   }
   return 0;
 }
+
+}  // namespace
 
 int main(int argc, char** argv) {
   hold_standard_descriptors();

@@ -159,7 +159,8 @@ BytesPerSec NcclModel::bus_bandwidth(const CommShape& shape, CollAlgorithm algor
   if (algorithm == CollAlgorithm::kTree) {
     const double cap = constants_.tree_busbw_cap(p, shape.nodes);
     if (cap > 0.0) bus = std::min(bus, gbyte_per_s(cap));
-    if (ll128_cap > 0.0) bus = std::min(bus, gbyte_per_s(ll128_cap * 7.0 / 9.0));
+    constexpr double kTreeLl128Share = 7.0 / 9.0;  // tuning.cc's tree LL128 cap: x 7/9
+    if (ll128_cap > 0.0) bus = std::min(bus, gbyte_per_s(ll128_cap * kTreeLl128Share));
     // After the cap, as tuning.cc applies it: a node holding one GPU of the communicator (a
     // DP group of a TP-8 job, or an uneven 8 + 1) searches the TREE pattern.
     if (shape.min_per_node == 1 && shape.nodes > 1 && constants_.tree_factor_one_gpu_node > 0.0)

@@ -198,7 +198,7 @@ std::string read_input_file(const std::filesystem::path& file, std::uintmax_t ma
   const auto status = std::filesystem::status(file, ec);
   // A folder of the path the process may not search, a loop of links: said, not "no such
   // file" (a trial, 2026-12-07).
-  if (status.type() == std::filesystem::file_type::not_found || (!ec && !exists(status)))
+  if (status.type() == std::filesystem::file_type::not_found)
     throw InputError(name + ": no such file");
   if (ec) throw InputError(name + ": cannot be read (" + ec.message() + ")");
   if (std::filesystem::is_directory(status)) {

@@ -173,7 +173,8 @@ run::CommInitModel read_comm_init(JsonReader r) {
                                  "point(s) and {} exponent",
                                  pts.size(), exponent ? "an" : "no"));
   }
-  for (const auto& pt : pts) m.published_ranks = std::max(m.published_ranks, pt.first);
+  for (const auto& pt : pts)
+    m.published_ranks = std::max(m.published_ranks, static_cast<std::int64_t>(pt.first));
   m.source = source;
   r.finish();
   return m;

@@ -68,21 +68,24 @@ std::string cluster_device_mismatch(const io::Inputs& in) {
 
 std::string allow_oom_without_run(const io::Inputs& in) {
   const auto& v = in.scenario.validation;
-  if (!v || !v->allow_oom) return {};
+  // Only where the key lets a plan over the device run: the file's plan is over it.
+  if (!v || !v->allow_oom || memory_allowance(in) <= Bytes()) return {};
   const std::filesystem::path file = io::data_root() / "validation/published_runs.json";
-  std::error_code ec;
-  if (std::filesystem::is_regular_file(file, ec)) {
-    const io::Json runs = io::parse_json_file(file);
-    if (runs.contains("runs") && runs["runs"].is_array()) {
-      for (const auto& r : runs["runs"]) {
-        if (run_id(r) == v->run) return {};
-      }
-    }
+  // Said only from a runs file read whole: one that cannot be read says nothing of the run
+  // (and simulate, which needs it for nothing else, is not refused for it).
+  io::Json runs;
+  try {
+    runs = io::parse_json_file(file);
+  } catch (const InputError&) {
+    return {};
+  }
+  if (!runs.is_object() || !runs.contains("runs") || !runs["runs"].is_array()) return {};
+  for (const auto& r : runs["runs"]) {
+    if (run_id(r) == v->run) return {};
   }
   return fmt::format(
-      "validation.allow_oom runs a plan over the device's memory as published run '{}' ran, "
-      "but {} holds no such run: without a published run the plan is refused where it does "
-      "not fit",
+      "validation.allow_oom lets this plan run over the device's memory as published run '{}' "
+      "ran, but {} holds no such run; without the key a plan that does not fit is refused",
       v->run, file.string());
 }
 

@@ -40,7 +40,7 @@ struct CommInitModel {
   double exponent = 1.0;
   // The most ranks a published point of the law has (0: none given): past it the time is the
   // law's extrapolation, which the report says.
-  double published_ranks = 0.0;
+  std::int64_t published_ranks = 0;
   std::string source;
   Time at(std::int64_t ranks) const;
 };

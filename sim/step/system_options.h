@@ -127,6 +127,12 @@ struct SystemOptions {
     bool contiguous_gradients = false;
     // With full recompute: gather again for the backward after the recompute released them.
     bool regather_after_recompute = false;
+    // A shard group of one rank (plan.dp 1, or a shard_group of 1) runs unsharded: PyTorch
+    // FSDP clamps FULL_SHARD and HYBRID_SHARD to NO_SHARD when its process group holds one
+    // rank (_init_utils.py, "FSDP is switching to use NO_SHARD"), so no gathered copy sits
+    // beside the shard (memory). DeepSpeed's stage 3 keeps its partition and gathers into a
+    // buffer of its own at one rank too, so its preset leaves this off.
+    bool no_shard_at_one_rank = false;
     // ZeRO-2 (plan.zero2) as PyTorch FSDP's SHARD_GRAD_OP runs it: the parameters, sharded
     // after every backward pass, are gathered again layer by layer before every forward pass
     // (workload::GeneratorOptions::zero2_reshard_after_backward); else once a step, after the

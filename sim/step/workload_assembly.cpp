@@ -37,6 +37,7 @@ workload::MemoryOptions memory_options(const SystemOptions& system) {
   o.sharded.prefetch = system.sharding.prefetch_layers;
   o.sharded.persistence_threshold = system.sharding.persistence_threshold;
   o.sharded.reduce_bucket_elements = system.sharding.reduce_bucket_elements;
+  o.sharded.whole_at_one_rank = system.sharding.no_shard_at_one_rank;
   o.pipe_bf16_optimizer = system.pipe_engine.bf16_optimizer;
   o.zero2_bucketed = system.dp_overlap;
   o.main_gradient_at_step = system.main_gradient_at_step;

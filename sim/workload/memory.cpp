@@ -252,14 +252,10 @@ std::vector<double> chunk_buffers(const ModelSpec& m, const ParallelPlan& p, int
   return buffers;
 }
 
-}  // namespace
-
-MemoryEstimate estimate_memory(const ModelSpec& m, const ParallelPlan& p, int stage,
-                               const MemoryOptions& opts) {
-  // The plan was checked against the model once, at the edge (io::load_inputs).
-  assert(stage >= 0 && stage < p.pp && "stage index out of the plan's pipeline");
-  MemoryEstimate e;
-  e.stage = stage;
+// The stage's weights, gradients, optimizer states and fp32 main gradient, by the plan's
+// sharding (ZeRO-1/2/3, the distributed optimizer) and precision.
+void set_model_states(MemoryEstimate& e, const ModelSpec& m, const ParallelPlan& p, int stage,
+                      const MemoryOptions& opts) {
   const double params = d(stage_parameters_per_rank(m, p, stage));
   const double dp = p.dp_cp();  // the distributed optimizer shards over DP × CP (Megatron-Core)
   const double shard = p.shard_ranks();  // ZeRO-3 / FSDP: the ranks one shard spans
@@ -271,8 +267,11 @@ MemoryEstimate estimate_memory(const ModelSpec& m, const ParallelPlan& p, int st
   const double step_only = opts.main_gradient_at_step ? main : 0.0;
   const double o = kMasterAndMomentsBytes + main - step_only;
   if (p.zero3) {
-    // Sharded over DP, plus what is gathered and reduced unsharded at a time.
-    const ShardedUnsharded u = sharded_unsharded(m, p, stage, opts.sharded);
+    // Sharded over DP, plus what is gathered and reduced unsharded at a time; a shard of one
+    // rank is the whole, where the framework then gathers nothing (FSDP's NO_SHARD clamp).
+    const bool whole = shard == 1.0 && opts.sharded.whole_at_one_rank;
+    const ShardedUnsharded u =
+        whole ? ShardedUnsharded{} : sharded_unsharded(m, p, stage, opts.sharded);
     e.weights = Bytes(params / shard * w + u.gathered * w);
     e.gradients = Bytes(params / shard * g + u.gradients * g);
     e.optimizer_states = Bytes(params / shard * o);
@@ -291,6 +290,17 @@ MemoryEstimate estimate_memory(const ModelSpec& m, const ParallelPlan& p, int st
     e.optimizer_states = Bytes(params * o / (p.distributed_optimizer ? dp : 1.0));
     e.main_gradient_at_step = Bytes(params * step_only / (p.distributed_optimizer ? dp : 1.0));
   }
+}
+
+}  // namespace
+
+MemoryEstimate estimate_memory(const ModelSpec& m, const ParallelPlan& p, int stage,
+                               const MemoryOptions& opts) {
+  // The plan was checked against the model once, at the edge (io::load_inputs).
+  assert(stage >= 0 && stage < p.pp && "stage index out of the plan's pipeline");
+  MemoryEstimate e;
+  e.stage = stage;
+  set_model_states(e, m, p, stage, opts);
 
   const Bytes per_layer = activation_bytes_per_layer(m, p, opts);
   e.activations_per_micro_batch = per_layer * stage_layers(m, p, stage);

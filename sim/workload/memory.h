@@ -41,6 +41,9 @@ struct MemoryOptions {
     int prefetch = 1;
     std::int64_t persistence_threshold = 0;
     std::int64_t reduce_bucket_elements = 0;
+    // A shard group of one rank runs unsharded, its whole parameters and gradients held once
+    // with nothing gathered beside them (step::SystemOptions::Sharding::no_shard_at_one_rank).
+    bool whole_at_one_rank = false;
   } sharded;
   // ZeRO-2 (plan.zero2) with its reduce-scatters overlapped (step::SystemOptions::dp_overlap):
   // they go out bucket by bucket as the backward produces the gradients (the workload's DP

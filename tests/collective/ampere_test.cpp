@@ -5,6 +5,9 @@
 // its check (found by a review against NCCL's code on 2026-12-03).
 #include <doctest/doctest.h>
 
+#include <nlohmann/json.hpp>
+
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -173,4 +176,14 @@ TEST_CASE(
   const double model = a.model_us(ring, CollAlgorithm::kRing, CollProtocol::kSimple);
   CHECK(model < flows * 1.15);
   CHECK(model > flows * 0.85);
+}
+
+TEST_CASE("ampere: the 40 GB A100's NCCL constants are the 80 GB one's") {
+  // One chip, one NCCL: the 40 GB profile's section is a copy, and missed the LL128 caps the
+  // day they came (a review, 2026-12-07).
+  const auto section = [](const std::string& name) {
+    std::ifstream in(std::string(MEGASIM_SOURCE_DIR) + "/calibrate/profiles/" + name + ".json");
+    return nlohmann::json::parse(in).at("collective");
+  };
+  CHECK(section("a100-sxm4-40gb") == section("a100-sxm4-80gb"));
 }

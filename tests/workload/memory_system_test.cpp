@@ -156,6 +156,33 @@ TEST_CASE("memory: ZeRO-3 holds whole what the system's gathers and reductions h
   CHECK(e.gradients.value() == doctest::Approx(2.0 * shard + 2.0 * (5e8 + 4.0 * h * h)));
 }
 
+TEST_CASE("memory: a shard of one rank under FSDP holds its parameters once, nothing gathered") {
+  // FSDP clamps to NO_SHARD at one rank: the whole weights and gradients, no gathered layer
+  // beside them, as without ZeRO-3 (a gathered layer was counted until 2026-12-07). DeepSpeed
+  // keeps its partition and gathers into a buffer of its own, so without the switch the
+  // gathered layer stays, and a shard group of more ranks is sharded as before.
+  const ModelSpec m = model("korthikanti-175b");
+  ParallelPlan p;
+  p.tp = 8;
+  p.global_batch = 1;
+  p.zero3 = true;
+  const double params = static_cast<double>(stage_parameters_per_rank(m, p, 0));
+  MemoryOptions fsdp;
+  fsdp.sharded.whole_at_one_rank = true;
+  const MemoryEstimate whole = estimate_memory(m, p, 0, fsdp);
+  CHECK(whole.weights.value() == doctest::Approx(2.0 * params));
+  CHECK(whole.gradients.value() == doctest::Approx(4.0 * params));
+  ParallelPlan plain = p;
+  plain.zero3 = false;
+  CHECK(whole.required() == estimate_memory(m, plain, 0, fsdp).required());
+  const MemoryEstimate deepspeed = estimate_memory(m, p, 0, MemoryOptions{});
+  CHECK(deepspeed.weights.value() > whole.weights.value());
+  p.dp = 2;
+  p.global_batch = 2;
+  CHECK(estimate_memory(m, p, 0, fsdp).weights.value() ==
+        doctest::Approx(params + 2.0 * 2.0 * static_cast<double>(rank_layer_parameters(m, 8))));
+}
+
 TEST_CASE("memory: a stage without layers holds no layer being recomputed") {
   // PP 2 with the first stage holding only the embedding: full recompute holds one layer's
   // activations in place of its stored input on the stage with the layers, none on the other.

@@ -32,6 +32,15 @@ TEST_CASE("a MEGASIM_DATA_DIR that names no folder is refused, not passed over")
   const auto simulate = run_megasim("simulate " + kScenario);
   const auto validate = run_megasim("validate");
   ::unsetenv("MEGASIM_DATA_DIR");
+  // --help and --version read no data folder: they run (validate's defaults were read while the
+  // app was built, and refused them, until a review of 2026-12-07).
+  ::setenv("MEGASIM_DATA_DIR", (fresh_dir("data_root_typo") / "no-such").c_str(), 1);
+  const auto version = run_megasim("--version");
+  const auto help = run_megasim("validate --help");
+  ::unsetenv("MEGASIM_DATA_DIR");
+  CHECK(version.exit_code == 0);
+  CHECK(help.exit_code == 0);
+  CHECK(help.out.find("the data folder's validation/published_runs.json") != std::string::npos);
   for (const auto& r : {simulate, validate}) {
     CHECK(r.exit_code == 2);
     CHECK(r.out.empty());

@@ -293,3 +293,19 @@ TEST_CASE(
         doctest::Approx(fsdp["optimizer_states_gib"].get<double>()));
   CHECK(step_copy == doctest::Approx(fsdp["optimizer_states_gib"].get<double>() / 4.0));
 }
+
+TEST_CASE("cli: the fsdp preset at DP 1 holds ZeRO-3's parameters once, as FSDP's NO_SHARD") {
+  // systems/fsdp.json's no_shard_at_one_rank: Korthikanti's 22B at TP 8 on one node, DP 1.
+  // With it ZeRO-3 holds what no ZeRO holds; the deepspeed preset keeps its gathered layer
+  // (0.2 GiB of weights and of gradients more until 2026-12-07 under fsdp too).
+  const std::string row = simulate_json_of("scenarios/validation/korthikanti-22b-selective.json");
+  const std::string s = row + " --set optimizations.preset=fsdp";
+  const auto sharded = json_of(s + " --set plan.zero3=true")["memory_per_stage"][0];
+  const auto plain = json_of(s)["memory_per_stage"][0];
+  CHECK(sharded["weights_gib"] == plain["weights_gib"]);
+  CHECK(sharded["gradients_gib"] == plain["gradients_gib"]);
+  const auto deepspeed =
+      json_of(row + " --set plan.zero3=true --set optimizations.preset=deepspeed");
+  CHECK(deepspeed["memory_per_stage"][0]["weights_gib"].get<double>() >
+        plain["weights_gib"].get<double>());
+}

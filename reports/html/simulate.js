@@ -6,6 +6,23 @@
 (() => {
   const { data: d, colours, section, chart, keyValues, fmt, histogram } = megasim;
 
+  // What of the plan sets its memory and its recompute, as the text's plan line says it (on
+  // neither until 2026-12-07, a consistency trial).
+  const memoryPlan = (p) => {
+    const parts = [];
+    if (p.recompute !== 'none') parts.push(`${p.recompute} recompute`);
+    if (p.tp > 1 && p.sequence_parallel) parts.push('SP');
+    if (p.zero3) {
+      parts.push(p.shard_group > 0 && p.shard_group < p.dp
+        ? `ZeRO-3 sharded over ${p.shard_group} of DP ${p.dp}` : 'ZeRO-3');
+    } else if (p.zero2) {
+      parts.push('ZeRO-2');
+    } else if (p.distributed_optimizer) {
+      parts.push('distributed optimizer');
+    }
+    return parts.length ? `; ${parts.join(', ')}` : '';
+  };
+
   function summary() {
     const p = d.plan;
     const card = section('Scenario', null, false);
@@ -18,7 +35,7 @@
         // FP8 GEMMs said, as the text says them (left off the page until 2026-12-06: its MFU
         // is counted against the 16-bit peak).
         `${p.micro_batch}, global batch ${p.global_batch}${p.fp8 ? ', FP8 GEMMs' : ''}, ` +
-        `ranks ${p.rank_order}`],
+        `ranks ${p.rank_order}${memoryPlan(p)}`],
       ['system', d.system.line],
       // The scenario's slow hosts, as the text's line (said nowhere until 2026-12-06).
       ...(d.stragglers ? [['stragglers', `${d.stragglers.hosts_slowed} of the job's ` +

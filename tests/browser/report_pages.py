@@ -131,6 +131,10 @@ def rendered_as_text(chromium, binary, root, out):
                                      "reliability.failure_rate_scale=1e-05", "--set",
                                      "run.trials=4"],
              [r"reliability (preset \S+, its failure rates × 1e-05)", r"\((\d+ trials), reliability"]),
+            # The plan's recompute, SP and optimizer sharding on the page's plan row as on the
+            # text's (on neither until 2026-12-07).
+            ("simulate-memory-plan", ["simulate", "scenarios/megascale-production-530b.json"],
+             [r"(; selective recompute, SP, distributed optimizer)"]),
             # FP8 GEMMs said on the page's plan row as in the text's (left off the page until
             # 2026-12-06).
             ("simulate-fp8", ["simulate", "scenarios/mcore-h100-177b-fp8.json"],

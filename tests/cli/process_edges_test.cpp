@@ -17,19 +17,15 @@
 
 namespace fs = std::filesystem;
 using megasim::test::fresh_dir;
+using megasim::test::kDefaultScenario;
 using megasim::test::read_all;
 using megasim::test::run_megasim;
 using megasim::test::shell_quote;
 
-namespace {
-const std::string kScenario =
-    std::string(MEGASIM_SOURCE_DIR) + "/scenarios/megascale-175b-12288.json";
-}  // namespace
-
 TEST_CASE("a MEGASIM_DATA_DIR that names no folder is refused, not passed over") {
   // A misspelt folder read the build's tree without a word until 2026-12-07 (a trial).
   ::setenv("MEGASIM_DATA_DIR", (fresh_dir("data_root_typo") / "no-such").c_str(), 1);
-  const auto simulate = run_megasim("simulate " + kScenario);
+  const auto simulate = run_megasim("simulate " + kDefaultScenario);
   const auto validate = run_megasim("validate");
   ::unsetenv("MEGASIM_DATA_DIR");
   // --help and --version read no data folder: they run (validate's defaults were read while the
@@ -65,7 +61,7 @@ TEST_CASE("a removed working directory is bad input, not an internal error") {
     return std::pair{WIFEXITED(status) ? WEXITSTATUS(status) : -1,
                      read_all(gone.parent_path() / "err.txt")};
   };
-  const auto [absolute, absolute_err] = run("simulate " + kScenario);
+  const auto [absolute, absolute_err] = run("simulate " + kDefaultScenario);
   CHECK(absolute == 0);
   CHECK(absolute_err.find("internal error") == std::string::npos);
   // A relative path that still opens from there (../ climbs the removed directory's parents).
@@ -86,7 +82,7 @@ TEST_CASE("a removed working directory is bad input, not an internal error") {
 TEST_CASE("the page holds no raw control byte of a scenario's name") {
   // An ESC and a NUL in the name reached the page's title raw with --html FILE, escaped with
   // --html - (a trial, 2026-12-07).
-  auto scenario = nlohmann::json::parse(read_all(kScenario));
+  auto scenario = nlohmann::json::parse(read_all(kDefaultScenario));
   scenario["name"] = std::string("mega\x1b[31mred\x01x");
   const fs::path dir = fresh_dir("control_name");
   const fs::path file = dir / "s.json";
@@ -118,7 +114,7 @@ TEST_CASE("a closed standard output is not where search's --results file lands")
   const fs::path dir = fresh_dir("closed_stdout");
   const fs::path results = dir / "r.jsonl";
   // run_megasim redirects standard output after the arguments, which would reopen it.
-  const std::string cmd = std::string(MEGASIM_BINARY) + " search " + kScenario +
+  const std::string cmd = std::string(MEGASIM_BINARY) + " search " + kDefaultScenario +
                           " --top 2 --results " + shell_quote(results.string()) +
                           " >&- 2>/dev/null </dev/null";
   const int status = std::system(cmd.c_str());
@@ -134,6 +130,6 @@ TEST_CASE("a closed standard output is not where search's --results file lands")
   CHECK(lines > 0);
   // The same file resumes.
   const auto again =
-      run_megasim("search " + kScenario + " --top 2 --results " + shell_quote(results.string()));
+      run_megasim("search " + kDefaultScenario + " --top 2 --results " + shell_quote(results.string()));
   CHECK(again.exit_code == 0);
 }

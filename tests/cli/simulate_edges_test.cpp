@@ -15,22 +15,14 @@
 #include <nlohmann/json.hpp>
 
 #include "run_command.h"
+#include "simulate_json.h"
 
 using megasim::test::kDefaultScenario;
 using megasim::test::read_all;
 using megasim::test::run_megasim;
 using megasim::test::shell_quote;
+using megasim::test::simulate_json;
 using megasim::test::temp_file;
-
-namespace {
-
-// `simulate --json ARGS`, the run required to succeed.
-nlohmann::json simulate_json(const std::string& args) {
-  const auto r = run_megasim("simulate --json " + args);
-  REQUIRE(r.exit_code == 0);
-  return nlohmann::json::parse(r.out);
-}
-}  // namespace
 
 TEST_CASE("cli: a one-node cluster (no fabric, no NIC built) simulates on the shared network") {
   // The folded network's link map once read the NIC links a fabric-less node never builds. DP

@@ -9,21 +9,13 @@
 #include <nlohmann/json.hpp>
 
 #include "run_command.h"
+#include "simulate_json.h"
 
 using megasim::test::kDefaultScenario;
 using megasim::test::read_all;
 using megasim::test::run_megasim;
+using megasim::test::simulate_json;
 using megasim::test::temp_file;
-
-namespace {
-
-// `simulate --json ARGS`, the run required to succeed.
-nlohmann::json simulate_json(const std::string& args) {
-  const auto r = run_megasim("simulate --json " + args);
-  REQUIRE(r.exit_code == 0);
-  return nlohmann::json::parse(r.out);
-}
-}  // namespace
 
 TEST_CASE("cli: simulate --network apart prices the same step with each collective's flows apart") {
   // No test reached `--network apart` until a test audit (2026-12-07): sent down the shared

@@ -12,18 +12,13 @@
 
 #include "recipe_scenario.h"
 #include "run_command.h"
+#include "simulate_json.h"
 
 using megasim::test::kDefaultScenario;
 using megasim::test::run_megasim;
+using megasim::test::simulate_json;
 
 namespace {
-
-// `simulate --json ARGS`, the run required to succeed.
-nlohmann::json simulate_json(const std::string& args) {
-  const auto r = run_megasim("simulate --json " + args);
-  REQUIRE(r.exit_code == 0);
-  return nlohmann::json::parse(r.out);
-}
 
 nlohmann::json memory_per_stage(const std::string& args) {
   return simulate_json(args)["memory_per_stage"];

@@ -148,12 +148,12 @@ void append_outcomes(std::string& o, const RunResult& r) {
   if (r.days.p90 >= 0.01) {
     o += fmt::format(
         "  wall-clock     p10 {:.2f} / p50 {:.2f} / p90 {:.2f} days, mean {:.2f} (energy and "
-        "cost are the mean's)\n",
+        "any cost are counted from the mean)\n",
         r.days.p10, r.days.p50, r.days.p90, r.days.mean);
   } else {
     o += fmt::format(
-        "  wall-clock     p10 {} / p50 {} / p90 {}, mean {} (energy and cost are "
-        "the mean's)\n",
+        "  wall-clock     p10 {} / p50 {} / p90 {}, mean {} (energy and any cost are "
+        "counted from the mean)\n",
         days_text(r.days.p10), days_text(r.days.p50), days_text(r.days.p90),
         days_text(r.days.mean));
   }

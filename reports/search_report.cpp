@@ -389,6 +389,14 @@ std::string search_text(const plan::SearchResult& r) {
   t += any_over ? "; o: over the device without the margin too, run by validation.allow_oom's "
                   "allowance\n"
                 : "\n";
+  // The columns a step's breakdown has beside these, and an FP8 plan's MFU, said (the columns
+  // summed short of the step unexplained, and FP8's MFU read as over 100 %, until 2026-12-07).
+  t += "compute to dp exp are the step's main terms; the slowest GPU, power cap, optimizer and "
+       "other make up the rest (simulate prints them)\n";
+  const bool any_fp8 = std::any_of(r.ranked.begin(), r.ranked.end(), [](const plan::RankedPlan& p) {
+    return p.event && p.candidate.plan.fp8;
+  });
+  if (any_fp8) t += "MFU of a plan with FP8 GEMMs is of the 16-bit peak\n";
   return t;
 }
 

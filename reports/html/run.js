@@ -233,7 +233,8 @@ function megasimRun(d, section, chart, colours, fmt, histogram, keyValues) {
     const causes = Object.entries(run.interruptions_by_cause).sort((a, b) => b[1] - a[1]);
     // One trial's counts are that trial's draw, not a mean (as the text says since 2026-12-05).
     const per = run.trials === 1 ? 'Counts of the one trial drawn' : 'Mean per trial';
-    const card = section('Interruptions by cause', `${per}; ${fmt.num(run.restarts.mean, 1)} ` +
+    const card = section('Interruptions by cause',
+      `${per}; ${fmt.num(run.restarts.mean, run.trials === 1 ? 0 : 1)} ` +
       `restarts, ${fmt.rate(run.failures_per_day)} failures a day.`);
     // None drawn: said in words, not an empty axis (until 2026-12-06).
     if (!causes.some((c) => c[1] > 0)) {

@@ -45,8 +45,7 @@ void run_simulate(const SimulateOptions& o) {
   }
   for (const std::string& other :
        {plan::power_preset_mismatch(inputs), plan::cluster_device_mismatch(inputs),
-        plan::framework_lacks(inputs), plan::node_power_over_reference(inputs),
-        plan::allow_oom_without_run(inputs)}) {
+        plan::framework_lacks(inputs), plan::node_power_over_reference(inputs)}) {
     if (!other.empty()) std::fprintf(stderr, "megasim: warning: %s\n", other.c_str());
   }
   // Every target is checked before the work, so a bad one costs nothing.
@@ -73,6 +72,8 @@ void run_simulate(const SimulateOptions& o) {
                  residuals.string().c_str(), unread.message().c_str());
   }
   const plan::Evaluation e = plan::evaluate(inputs, options);
+  if (const std::string borrowed = plan::allow_oom_without_run(inputs, e.step); !borrowed.empty())
+    std::fprintf(stderr, "megasim: warning: %s\n", borrowed.c_str());
   const std::string json_text = reports::simulate_json(e);
   if (o.trace) files.set("--trace", reports::chrome_trace_json(e.step.trace));
   files.set("-o", json_text);

@@ -92,8 +92,8 @@ int run(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   hold_standard_descriptors();
-  // The commands' defaults are read while the app is built (validate's runs under
-  // $MEGASIM_DATA_DIR), before the parse: their refusals are bad input too.
+  // A refusal while the app is built, before the parse, is bad input as any other (validate's
+  // defaults under $MEGASIM_DATA_DIR were read there until a review of 2026-12-07).
   try {
     return run(argc, argv);
   } catch (const std::exception& e) {

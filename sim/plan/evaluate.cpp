@@ -66,10 +66,14 @@ std::string cluster_device_mismatch(const io::Inputs& in) {
   return cluster_device_mismatch(in.cluster, in.device, "the step");
 }
 
-std::string allow_oom_without_run(const io::Inputs& in) {
+std::string allow_oom_without_run(const io::Inputs& in, const step::StepPrediction& step) {
   const auto& v = in.scenario.validation;
-  // Only where the key lets a plan over the device run: the file's plan is over it.
-  if (!v || !v->allow_oom || memory_allowance(in) <= Bytes()) return {};
+  // Only where the key let this plan run: a stage of the step over the device (the file's plan
+  // was judged, and a --set plan that fits warned, until a review of 2026-12-07).
+  const bool over = std::any_of(step.memory.begin(), step.memory.end(), [&](const auto& m) {
+    return workload::fit(m, in.device.memory) == workload::Fit::kDoesNotFit;
+  });
+  if (!v || !v->allow_oom || !over) return {};
   const std::filesystem::path file = io::data_root() / "validation/published_runs.json";
   // Said only from a runs file read whole: one that cannot be read says nothing of the run
   // (and simulate, which needs it for nothing else, is not refused for it).

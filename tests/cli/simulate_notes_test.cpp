@@ -49,6 +49,10 @@ TEST_CASE("cli: validation.allow_oom for a run the published runs do not hold is
   CHECK(borrowed.exit_code == 0);
   CHECK(borrowed.err.find("warning: validation.allow_oom lets this plan run over the device's "
                           "memory as published run 'my-own-run' ran") != std::string::npos);
+  // A --set plan that fits needs no allowance, and is not said to (a review, 2026-12-07).
+  const auto fits = run_megasim("simulate " + file.string() + " --set plan.recompute=full");
+  CHECK(fits.exit_code == 0);
+  CHECK(fits.err.find("allow_oom") == std::string::npos);
 }
 
 TEST_CASE("cli: a communicator start-up carried far past its published ranks is said to be") {

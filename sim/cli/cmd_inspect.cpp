@@ -1,6 +1,7 @@
 // `megasim inspect SCENARIO`: what the workload model makes of a scenario, before any
 // simulation (plan/inspect.h): parameters, FLOPs per token, the op table of each pipeline
 // stage and the memory each stage's GPUs need against the device capacity.
+#include <cstdio>
 #include <memory>
 #include <string>
 #include <vector>
@@ -9,6 +10,7 @@
 #include "io/inputs.h"
 #include "io/output.h"
 #include "io/scenario.h"
+#include "plan/evaluate.h"
 #include "plan/inspect.h"
 #include "reports/inspect_report.h"
 
@@ -27,6 +29,11 @@ void run_inspect(const InspectOptions& o) {
   io_options.run_level = false;
   const io::Inputs inputs = io::load_inputs(io::load_scenario(o.scenario, o.overrides), io_options);
   const plan::Inspection i = plan::inspect(inputs, o.plan);
+  // A borrowed validation.allow_oom, said as simulate says it (not where --allow-oom asks).
+  std::vector<workload::MemoryEstimate> memory;
+  for (const auto& stage : i.stages) memory.push_back(stage.memory);
+  const std::string borrowed = o.plan.allow_oom ? "" : plan::allow_oom_without_run(inputs, memory);
+  if (!borrowed.empty()) std::fprintf(stderr, "megasim: warning: %s\n", borrowed.c_str());
   const std::string out = o.json ? reports::inspect_json(i) : reports::inspect_text(i);
   io::write_stdout(out);
 }

@@ -72,7 +72,8 @@ void run_simulate(const SimulateOptions& o) {
                  residuals.string().c_str(), unread.message().c_str());
   }
   const plan::Evaluation e = plan::evaluate(inputs, options);
-  if (const std::string borrowed = plan::allow_oom_without_run(inputs, e.step); !borrowed.empty())
+  if (const std::string borrowed = plan::allow_oom_without_run(inputs, e.step.memory);
+      !borrowed.empty())
     std::fprintf(stderr, "megasim: warning: %s\n", borrowed.c_str());
   const std::string json_text = reports::simulate_json(e);
   if (o.trace) files.set("--trace", reports::chrome_trace_json(e.step.trace));

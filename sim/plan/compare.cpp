@@ -373,6 +373,12 @@ std::vector<Variant> compare(const std::filesystem::path& scenario,
         v.warning += (v.warning.empty() ? "" : "; ") + lacks;
       }
       v.step = evaluate(inputs, options).step;
+      // A borrowed validation.allow_oom, said as simulate says it (compare ran the plan over the
+      // device without a word until 2026-12-07).
+      if (const std::string borrowed = allow_oom_without_run(inputs, v.step->memory);
+          !borrowed.empty()) {
+        v.warning += (v.warning.empty() ? "" : "; ") + borrowed;
+      }
       v.plan = inputs.scenario.plan;
       v.device_memory = inputs.device.memory;
     } catch (const UnknownKeyError&) {
@@ -391,20 +397,13 @@ std::vector<Variant> compare(const std::filesystem::path& scenario,
   return out;
 }
 
-namespace {
-bool any_stage(const Variant& v, workload::Fit fit) {
-  if (!v.step) return false;
-  return std::any_of(v.step->memory.begin(), v.step->memory.end(),
-                     [&](const auto& m) { return workload::fit(m, v.device_memory) == fit; });
-}
-}  // namespace
-
 bool tight(const Variant& v) {
-  return !over_device(v) && any_stage(v, workload::Fit::kTight);
+  return v.step && workload::worst_fit(v.step->memory, v.device_memory) == workload::Fit::kTight;
 }
 
 bool over_device(const Variant& v) {
-  return any_stage(v, workload::Fit::kDoesNotFit);
+  return v.step &&
+         workload::worst_fit(v.step->memory, v.device_memory) == workload::Fit::kDoesNotFit;
 }
 
 double memory_headroom_gib(const Variant& v) {

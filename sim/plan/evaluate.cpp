@@ -66,13 +66,12 @@ std::string cluster_device_mismatch(const io::Inputs& in) {
   return cluster_device_mismatch(in.cluster, in.device, "the step");
 }
 
-std::string allow_oom_without_run(const io::Inputs& in, const step::StepPrediction& step) {
+std::string allow_oom_without_run(const io::Inputs& in,
+                                  const std::vector<workload::MemoryEstimate>& memory) {
   const auto& v = in.scenario.validation;
   // Only where the key let this plan run: a stage of the step over the device (the file's plan
   // was judged, and a --set plan that fits warned, until a review of 2026-12-07).
-  const bool over = std::any_of(step.memory.begin(), step.memory.end(), [&](const auto& m) {
-    return workload::fit(m, in.device.memory) == workload::Fit::kDoesNotFit;
-  });
+  const bool over = workload::worst_fit(memory, in.device.memory) == workload::Fit::kDoesNotFit;
   if (!v || !v->allow_oom || !over) return {};
   const std::filesystem::path file = io::data_root() / "validation/published_runs.json";
   // Said only from a runs file read whole: one that cannot be read says nothing of the run
@@ -84,9 +83,7 @@ std::string allow_oom_without_run(const io::Inputs& in, const step::StepPredicti
     return {};
   }
   if (!runs.is_object() || !runs.contains("runs") || !runs["runs"].is_array()) return {};
-  for (const auto& r : runs["runs"]) {
-    if (run_id(r) == v->run) return {};
-  }
+  if (find_run(runs, v->run)) return {};
   return fmt::format(
       "validation.allow_oom lets this plan run over the device's memory as published run '{}' "
       "ran, but {} holds no such run; without the key a plan that does not fit is refused",

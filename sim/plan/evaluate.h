@@ -6,6 +6,8 @@
 
 #include <filesystem>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "io/inputs.h"
 #include "plan/bands.h"
@@ -13,6 +15,7 @@
 #include "run/run_simulation.h"
 #include "run/step_profile.h"
 #include "step/step_model.h"
+#include "workload/memory.h"
 
 namespace megasim::plan {
 
@@ -66,13 +69,15 @@ std::string cluster_device_mismatch(const net::ClusterSpec& cluster,
 // on the preset's other mechanisms (accepted without a word until 2026-12-07). Empty otherwise.
 std::string framework_lacks(const io::Inputs& inputs);
 
-// A line to say that validation.allow_oom let the step's plan run over the device's memory (a
-// stage of `step` does not fit) for a validation.run that the data folder's published runs
+// A line to say that validation.allow_oom let the plan run over the device's memory (one of
+// its stages' `memory` does not fit) for a validation.run that the data folder's published runs
 // file, read whole, does not hold: the key is a published run's statement that its plan ran,
 // and a scenario of one's own that borrows it bypasses the memory refusal (a planner's trial,
 // 2026-12-07). A run held out of the project is checked with a runs file of its own, so this
-// is said, not refused. Empty otherwise, and where the runs file cannot be read.
-std::string allow_oom_without_run(const io::Inputs& inputs, const step::StepPrediction& step);
+// is said, not refused (by simulate, compare and inspect alike). Empty otherwise, and where the
+// runs file cannot be read.
+std::string allow_oom_without_run(const io::Inputs& inputs,
+                                  const std::vector<workload::MemoryEstimate>& memory);
 
 // A line to say where a node of the cluster, its GPUs at the device profile's peak power and
 // the power preset's node overhead, draws more than the profile's reference system may

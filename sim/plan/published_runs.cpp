@@ -146,6 +146,15 @@ std::string run_id(const io::Json& r) {
   return r.is_object() && r.contains("id") && r["id"].is_string() ? r["id"].get<std::string>() : "";
 }
 
+std::optional<std::size_t> find_run(const io::Json& runs, const std::string& id) {
+  if (!runs.is_object() || !runs.contains("runs") || !runs["runs"].is_array()) return std::nullopt;
+  const auto& list = runs["runs"];
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    if (run_id(list[i]) == id) return i;
+  }
+  return std::nullopt;
+}
+
 void check_published_runs(const io::Json& runs, const std::string& file) {
   io::check_input_kind(runs, io::InputKind::kPublishedRuns, file);
   if (!runs.is_object() || !runs.contains("runs") || !runs["runs"].is_array()) {

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,10 @@ namespace megasim::plan {
 
 // A run's id, or "" for an entry that is not an object with a string id.
 std::string run_id(const io::Json& run);
+
+// The index in `runs["runs"]` of the run whose id is `id`, or nullopt where the file holds none
+// (or no "runs" array). check_published_runs holds each id to one run.
+std::optional<std::size_t> find_run(const io::Json& runs, const std::string& id);
 
 // Throws InputError naming `file` and the JSON path when `runs` is not an object with a "runs"
 // array whose every entry is a run: an object with a non-empty string id, the figures megasim

@@ -215,13 +215,17 @@ FigureMap read_results(const std::filesystem::path& path, std::uint64_t fingerpr
   if (!in) {
     // A file there that cannot be read is not an empty one: read as none, every plan was
     // simulated again and appended twice (a trial, 2026-12-07).
-    const int error = errno;
+    // The reason from open(2), whose errno is promised: a failed ifstream need not set it
+    // (the refusal read "Success" where it did not).
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    const int error = fd < 0 ? errno : 0;
+    if (fd >= 0) ::close(fd);
     std::error_code ec;
-    if (std::filesystem::exists(path, ec) || (ec && error != ENOENT))
-      throw InputError(
-          fmt::format("--results {}: cannot be read ({}); give a file megasim may "
-                      "read and append to",
-                      path.string(), std::strerror(error)));
+    if (std::filesystem::exists(path, ec) || (ec && error != ENOENT)) {
+      throw InputError(fmt::format(
+          "--results {}: cannot be read ({}); give a file megasim may read and append to",
+          path.string(), error != 0 ? std::strerror(error) : "the stream failed to open it"));
+    }
     return out;
   }
   std::string line;

@@ -22,50 +22,50 @@ namespace fs = std::filesystem;
 // The published figure `v` scores, from `runs` (the file `runs_file`); `origin` is the scenario.
 double published_metric(const io::Json& runs, const std::string& runs_file,
                         const io::ValidationSettings& v, const std::string& origin) {
-  const auto& list = runs["runs"];
-  for (std::size_t i = 0; i < list.size(); ++i) {
-    const auto& r = list[i];
-    if (run_id(r) != v.run) continue;
-    const std::string at = fmt::format("{}: runs[{}] ('{}')", runs_file, i, v.run);
-    const io::Json* value = nullptr;
-    if (v.step) {
-      if (!r.contains("steps") || !r["steps"].is_array()) {
-        throw InputError(fmt::format("{}: validation.step: {} has no steps array", origin, at));
-      }
-      const auto& steps = r["steps"];
-      if (*v.step >= static_cast<int>(steps.size())) {
-        // Counted from 0: step 999 of 9 read "has 9 steps, not 1000" until 2026-12-05.
-        throw InputError(
-            fmt::format("{}: validation.step: {} is past run '{}', whose {} steps "
-                        "are 0 to {}",
-                        origin, *v.step, v.run, steps.size(), static_cast<int>(steps.size()) - 1));
-      }
-      const auto& step = steps[static_cast<std::size_t>(*v.step)];
-      if (step.is_object() && step.contains(v.metric)) value = &step[v.metric];
-    } else if (r.contains("measured") && r["measured"].is_object() &&
-               r["measured"].contains(v.metric)) {
-      value = &r["measured"][v.metric];
-    }
-    if (value == nullptr || !value->is_number()) {
-      throw InputError(
-          fmt::format("{}: validation.metric: {} publishes no number '{}'{}", origin, at, v.metric,
-                      v.step ? fmt::format(" at steps[{}]", *v.step) : " under measured"));
-    }
-    const double published = value->get<double>();
-    // Times, throughputs and MFU are all positive: anything else is a typo the MAPE would hide.
-    // A step time past a day (1e308 s scored as -100 %) is one too.
-    const bool time = v.metric.find("time_s") != std::string::npos;
-    constexpr double kMaxStepSeconds = 86400.0;
-    if (!(published > 0.0) || !std::isfinite(published) || (time && published > kMaxStepSeconds)) {
-      throw InputError(fmt::format(
-          "{}: runs[{}].{}.{}: {} ('{}'), but a published figure must be positive{} (scored by "
-          "{})",
-          runs_file, i, v.step ? fmt::format("steps[{}]", *v.step) : std::string("measured"),
-          v.metric, published, v.run, time ? " and a step time at most a day" : "", origin));
-    }
-    return published;
+  const std::optional<std::size_t> index = find_run(runs, v.run);
+  if (!index) {
+    throw InputError(origin + ": validation.run: no run '" + v.run + "' in the published runs");
   }
-  throw InputError(origin + ": validation.run: no run '" + v.run + "' in the published runs");
+  const std::size_t i = *index;
+  const auto& r = runs["runs"][i];
+  const std::string at = fmt::format("{}: runs[{}] ('{}')", runs_file, i, v.run);
+  const io::Json* value = nullptr;
+  if (v.step) {
+    if (!r.contains("steps") || !r["steps"].is_array()) {
+      throw InputError(fmt::format("{}: validation.step: {} has no steps array", origin, at));
+    }
+    const auto& steps = r["steps"];
+    if (*v.step >= static_cast<int>(steps.size())) {
+      // Counted from 0: step 999 of 9 read "has 9 steps, not 1000" until 2026-12-05.
+      throw InputError(
+          fmt::format("{}: validation.step: {} is past run '{}', whose {} steps "
+                      "are 0 to {}",
+                      origin, *v.step, v.run, steps.size(), static_cast<int>(steps.size()) - 1));
+    }
+    const auto& step = steps[static_cast<std::size_t>(*v.step)];
+    if (step.is_object() && step.contains(v.metric)) value = &step[v.metric];
+  } else if (r.contains("measured") && r["measured"].is_object() &&
+             r["measured"].contains(v.metric)) {
+    value = &r["measured"][v.metric];
+  }
+  if (value == nullptr || !value->is_number()) {
+    throw InputError(
+        fmt::format("{}: validation.metric: {} publishes no number '{}'{}", origin, at, v.metric,
+                    v.step ? fmt::format(" at steps[{}]", *v.step) : " under measured"));
+  }
+  const double published = value->get<double>();
+  // Times, throughputs and MFU are all positive: anything else is a typo the MAPE would hide.
+  // A step time past a day (1e308 s scored as -100 %) is one too.
+  const bool time = v.metric.find("time_s") != std::string::npos;
+  constexpr double kMaxStepSeconds = 86400.0;
+  if (!(published > 0.0) || !std::isfinite(published) || (time && published > kMaxStepSeconds)) {
+    throw InputError(fmt::format(
+        "{}: runs[{}].{}.{}: {} ('{}'), but a published figure must be positive{} (scored by "
+        "{})",
+        runs_file, i, v.step ? fmt::format("steps[{}]", *v.step) : std::string("measured"),
+        v.metric, published, v.run, time ? " and a step time at most a day" : "", origin));
+  }
+  return published;
 }
 
 // A GPU family in a name: a letter and two or three digits standing apart from other letters
@@ -111,12 +111,10 @@ void check_gpu_family(const io::Json& run, const std::string& runs_file, std::si
 // multiple.
 void check_matches_published(const io::Json& runs, const std::string& runs_file,
                              const io::Inputs& in, const std::string& file) {
-  const io::Json* run = nullptr;
-  std::size_t index = 0;
-  for (std::size_t i = 0; i < runs["runs"].size(); ++i) {
-    if (run_id(runs["runs"][i]) == in.scenario.validation->run) run = &runs["runs"][index = i];
-  }
-  if (run == nullptr) return;  // published_metric names the missing run
+  const std::optional<std::size_t> found = find_run(runs, in.scenario.validation->run);
+  if (!found) return;  // published_metric names the missing run
+  const std::size_t index = *found;
+  const io::Json* run = &runs["runs"][index];
   // `path` is the JSON path of the object holding the key, ending in '.'.
   const auto check = [&](const io::Json& published, const char* key, std::int64_t ours,
                          const std::string& where, const std::string& path) {
@@ -195,11 +193,10 @@ void check_within_peak(const ValidationRow& row, const step::StepPrediction& p,
 }
 
 std::string published_source(const io::Json& runs, const std::string& run) {
-  for (const auto& r : runs["runs"]) {
-    if (run_id(r) == run && r.contains("source") && r["source"].is_string())
-      return r["source"].get<std::string>();
-  }
-  return "";
+  const std::optional<std::size_t> i = find_run(runs, run);
+  if (!i) return "";
+  const io::Json& r = runs["runs"][*i];
+  return r.contains("source") && r["source"].is_string() ? r["source"].get<std::string>() : "";
 }
 
 std::vector<fs::path> scenario_files(const fs::path& dir) {

@@ -354,6 +354,12 @@ Fit fit(const MemoryEstimate& e, Bytes capacity) {
   return e.required() <= capacity ? Fit::kTight : Fit::kDoesNotFit;
 }
 
+Fit worst_fit(const std::vector<MemoryEstimate>& stages, Bytes capacity) {
+  Fit worst = Fit::kFits;
+  for (const auto& e : stages) worst = std::max(worst, fit(e, capacity));
+  return worst;
+}
+
 void check_fits(const MemoryEstimate& e, Bytes capacity) {
   if (fit(e, capacity) != Fit::kDoesNotFit) return;
   throw OutOfMemoryError(fmt::format(

@@ -105,6 +105,8 @@ struct MemoryEstimate {
 // allocator loses less than the margin to fragmentation (an expandable-segments allocator).
 enum class Fit { kFits, kTight, kDoesNotFit };
 Fit fit(const MemoryEstimate& e, Bytes capacity);
+// The worst stage's fit (kFits for no stage): a plan is over the device when one stage is.
+Fit worst_fit(const std::vector<MemoryEstimate>& stages, Bytes capacity);
 
 // Bytes per token of the tensors one layer saves for its backward (memory.cpp derives each
 // term): `replicated` outside the TP region (norm inputs and outputs, dropout masks: split

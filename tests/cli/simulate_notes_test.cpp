@@ -53,6 +53,17 @@ TEST_CASE("cli: validation.allow_oom for a run the published runs do not hold is
   const auto fits = run_megasim("simulate " + file.string() + " --set plan.recompute=full");
   CHECK(fits.exit_code == 0);
   CHECK(fits.err.find("allow_oom") == std::string::npos);
+  // inspect and compare say it as simulate does (both ran the plan without a word until
+  // 2026-12-07); compare names the variant, and inspect's own --allow-oom asks for no warning.
+  const std::string said = "validation.allow_oom lets this plan run over the device's memory";
+  CHECK(run_megasim("inspect " + file.string()).err.find(said) != std::string::npos);
+  CHECK(run_megasim("inspect " + file.string() + " --allow-oom").err.find(said) ==
+        std::string::npos);
+  const auto compared =
+      run_megasim("compare " + file.string() + " --vary plan.recompute=full,selective");
+  CHECK(compared.exit_code == 0);
+  CHECK(compared.err.find("warning: recompute=selective: " + said) != std::string::npos);
+  CHECK(compared.err.find("recompute=full") == std::string::npos);
 }
 
 TEST_CASE("cli: a communicator start-up carried far past its published ranks is said to be") {

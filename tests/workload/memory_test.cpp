@@ -284,9 +284,13 @@ TEST_CASE("memory: the fragmentation margin makes a plan tight, never refused") 
   CHECK(fit(e, e.total()) == Fit::kFits);
   const Bytes between = (e.required() + e.total()) * 0.5;
   CHECK(fit(e, between) == Fit::kTight);
+  MemoryEstimate light = e;  // the worst stage judges a plan, wherever it stands
+  light.activations = Bytes(0.0);
+  CHECK(worst_fit({light, e, light}, between) == Fit::kTight);
   CHECK_NOTHROW(check_fits(e, between));
   const Bytes below = e.required() * 0.99;
   CHECK(fit(e, below) == Fit::kDoesNotFit);
+  CHECK((worst_fit({light, e}, below) == Fit::kDoesNotFit && worst_fit({}, below) == Fit::kFits));
   try {
     check_fits(e, below);
     FAIL("expected an error");

@@ -97,18 +97,25 @@ constexpr int kMaxPending = 16;
 constexpr std::size_t kMaxPendingPath = 4096;
 char g_pending[kMaxPending][kMaxPendingPath];
 volatile std::sig_atomic_t g_pending_used[kMaxPending];
+// A descriptor open on the file, for one removed only while it is empty (search's results
+// file, created before its first line); -1 for a temporary file, always removed.
+volatile std::sig_atomic_t g_pending_fd[kMaxPending];
 
 extern "C" void remove_pending_and_reraise(int sig) {
   for (int i = 0; i < kMaxPending; ++i) {
-    if (g_pending_used[i] != 0) ::unlink(g_pending[i]);
+    if (g_pending_used[i] == 0) continue;
+    struct stat st {};
+    const int fd = g_pending_fd[i];
+    if (fd < 0 || (::fstat(fd, &st) == 0 && st.st_size == 0)) ::unlink(g_pending[i]);
   }
   std::signal(sig, SIG_DFL);
   std::raise(sig);
 }
 
-// Tracks `tmp` for removal on an interrupt; the slot, or -1 when none is free or the path is
-// too long to keep (then an interrupt may leave that one file).
-int track_pending(const fs::path& tmp) {
+// Tracks `tmp` for removal on an interrupt (only while empty where `fd` is open on it); the
+// slot, or -1 when none is free or the path is too long to keep (then an interrupt may leave
+// that one file).
+int track_pending(const fs::path& tmp, int fd = -1) {
   // A signal the caller ignores (nohup's SIGHUP, a script's trap '' INT) stays ignored.
   static const bool installed = [] {
     for (const int sig : {SIGINT, SIGTERM, SIGHUP, SIGXFSZ, SIGPIPE}) {
@@ -127,6 +134,7 @@ int track_pending(const fs::path& tmp) {
   for (int i = 0; i < kMaxPending; ++i) {
     if (g_pending_used[i] != 0) continue;
     std::memcpy(g_pending[i], s.c_str(), s.size() + 1);
+    g_pending_fd[i] = fd;
     std::atomic_signal_fence(std::memory_order_seq_cst);  // the path before its flag
     g_pending_used[i] = 1;
     return i;
@@ -407,6 +415,14 @@ void write_stdout(const std::string& report) {
   if (n != text.size() || std::fflush(stdout) != 0 || std::ferror(stdout)) {
     throw InputError(std::string("standard output: write failed (") + std::strerror(errno) + ")");
   }
+}
+
+void remove_if_empty_on_interrupt(const fs::path& file, int fd) {
+  (void)track_pending(file, fd);
+}
+
+void keep_on_interrupt(const fs::path& file) {
+  untrack_pending(file);
 }
 
 }  // namespace megasim::io

@@ -71,4 +71,10 @@ void write_stdout(const std::string& text);
 // search's results file, appended to beside the report, likewise.
 bool through_descriptor(const std::filesystem::path& p);
 
+// A file a command created and appends to (search's --results), removed by an interrupt while
+// it is still empty (`fd` open on it), as the command removes it at its end: killed before its
+// first line, search left an empty file until 2026-12-07. keep_on_interrupt() undoes it.
+void remove_if_empty_on_interrupt(const std::filesystem::path& file, int fd);
+void keep_on_interrupt(const std::filesystem::path& file);
+
 }  // namespace megasim::io

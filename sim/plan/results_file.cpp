@@ -22,6 +22,7 @@
 
 #include "engine/error.h"
 #include "io/json_reader.h"
+#include "io/output.h"
 #include "step/workload_assembly.h"
 #include "workload/flops.h"
 
@@ -294,6 +295,7 @@ ResultsFile::ResultsFile(const std::filesystem::path& path, std::uint64_t finger
     }
     throw InputError(fmt::format("--results {}: {}", path.string(), std::strerror(error)));
   }
+  if (created_) io::remove_if_empty_on_interrupt(path_, fd_);
   // A line cut short by a kill is ended, so that the next line starts on its own.
   std::ifstream in(path, std::ios::binary | std::ios::ate);
   if (in && in.tellg() > 0) {
@@ -311,6 +313,7 @@ ResultsFile::~ResultsFile() {
   // Every rank has written before the gather that ends the search.
   struct stat st {};
   const bool empty = fd_ >= 0 && ::fstat(fd_, &st) == 0 && st.st_size == 0;
+  if (created_) io::keep_on_interrupt(path_);
   if (fd_ >= 0) ::close(fd_);
   if (created_ && empty) ::unlink(path_.c_str());
 }

@@ -55,6 +55,7 @@ void read_sharding(JsonReader& z, step::SystemOptions::Sharding& sh) {
   sh.per_sub_module = z.choice_or("fetch_unit", "layer", {"layer", "sub-module"}) == "sub-module";
   sh.prefetch_layers = static_cast<int>(z.integer("prefetch_layers", 0, 64));
   sh.blocking_reduce = z.boolean_or("blocking_reduce", false);
+  sh.fetch_waits_device = z.boolean_or("fetch_waits_device", false);
   sh.regather_after_recompute = z.boolean_or("regather_after_recompute", false);
   sh.no_shard_at_one_rank = z.boolean_or("no_shard_at_one_rank", false);
   sh.zero2_reshard_after_backward = z.boolean_or("zero2_reshard_after_backward", false);

@@ -58,10 +58,9 @@ Time Pricer::sharded_time(const std::vector<Op>& ops, const std::vector<Time>& s
         reduce_buffer_work(*c, s.tensors.back());
     }
   }
-  const ShardedPassTime t =
-      sharded_pass_time(segments, system_.sharding.prefetch_layers,
-                        system_.sharding.blocking_reduce, system_.sharding.reduce_bucket_elements,
-                        interference_);
+  const ShardedPassTime t = sharded_pass_time(
+      segments, system_.sharding.prefetch_layers, system_.sharding.blocking_reduce,
+      system_.sharding.reduce_bucket_elements, interference_, system_.sharding.fetch_waits_device);
   dp_exposed += t.dp_exposed;
   tally.dp_hidden += t.dp_hidden;
   return t.total;

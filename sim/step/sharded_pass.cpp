@@ -153,7 +153,7 @@ void issue_scatter(const ShardedSegment& s, const ScatterRules& rules, PassState
 
 ShardedPassTime sharded_pass_time(const std::vector<ShardedSegment>& segments, int prefetch,
                                   bool blocking_reduce, std::int64_t reduce_bucket_elements,
-                                  double interference) {
+                                  double interference, bool fetch_waits_device) {
   const Feeds feeds = gathers_by_compute(segments);
   const std::vector<Time>& gather_for = feeds.time;
   const std::vector<Time>& host_for = feeds.host;
@@ -182,6 +182,8 @@ ShardedPassTime sharded_pass_time(const std::vector<ShardedSegment>& segments, i
       continue;
     }
     // A compute segment: in line, its gather starts once the previous compute has ended.
+    if (fetch_waits_device && k < n && gather_for[k] + host_for[k] + feeds.tail[k] > Time::zero())
+      host = std::max(host, state.last_scatter);  // the fetch's device synchronisation
     if (ahead == 0) issue_gather(k, std::max(compute_free, host));
     Time start = std::max({compute_free, host, gathered[k]});
     if (ahead > 0) {

@@ -40,6 +40,12 @@
 //     compute-stream time before the segment is issued (it delays the compute after it, as
 //     DP time), and a bucket's division runs on the DP line as the bucket starts (the host
 //     queues it and goes on to the first tensor's loop).
+//   - With `fetch_waits_device` the fetch of a unit whose parameters are gathered waits for
+//     the whole device before the host goes on (DeepSpeed's _synchronize_communication ends in
+//     torch.cuda.synchronize(), which waits for every stream, the reduction stream's
+//     reduce-scatters included): that unit's compute starts only once every scatter issued
+//     before it has ended, so a layer's reduce-scatter does not run beside the next unit's
+//     compute.
 //   - The pass ends when its compute and every collective it issued have ended.
 //   - Compute runs `interference` times slower while the DP line is busy (a collective, or the
 //     per-rank copies, fills and reduce-buffer divisions on it): the device profile's
@@ -97,9 +103,10 @@ struct ShardedPassTime {
 
 // reduce_bucket_elements: 0 = each scatter segment reduced as one (its host time, then its
 // collectives); above 0 = its tensors reduced bucket by bucket as described above.
-// interference: compute's slowdown beside the DP line (1 = none).
+// interference: compute's slowdown beside the DP line (1 = none). fetch_waits_device: as
+// above.
 ShardedPassTime sharded_pass_time(const std::vector<ShardedSegment>& segments, int prefetch,
                                   bool blocking_reduce, std::int64_t reduce_bucket_elements = 0,
-                                  double interference = 1.0);
+                                  double interference = 1.0, bool fetch_waits_device = false);
 
 }  // namespace megasim::step

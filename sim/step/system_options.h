@@ -114,6 +114,10 @@ struct SystemOptions {
     // One gradient reduce-scatter in flight, the host waiting for it before it issues the next
     // (and so before it queues more backward compute).
     bool blocking_reduce = false;
+    // The fetch of gathered parameters synchronises the device (DeepSpeed ZeRO-3's
+    // torch.cuda.synchronize() in _synchronize_communication): the compute it precedes waits
+    // for every reduce-scatter issued before it (step/sharded_pass.h).
+    bool fetch_waits_device = false;
     // Gradients reduced in buckets of at most this many elements (DeepSpeed's
     // reduce_bucket_size), tensor by tensor within a bucket, the host's loop for the next
     // tensor beside the previous one's collective (step/sharded_pass.h). 0: each layer's

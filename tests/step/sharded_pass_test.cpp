@@ -283,3 +283,22 @@ TEST_CASE("sharded pass: the reduce buffer's copies hold compute, its division t
   // the first bucket (29): division 29–36, host 29–34, collective 36–42.
   CHECK(sharded_pass_time(s, 1, true, 150).total == us(42));
 }
+
+TEST_CASE("sharded pass: a fetch that synchronises the device waits for the scatters before it") {
+  // Backward of two layers: compute 10, its reduce-scatter 12, the next layer's gather 4
+  // (prefetched) and compute 10. Free: gather 1 at 0–4, scatter 0 at 10–22 beside compute 1
+  // at 10–20; total 22. DeepSpeed's fetch ends in torch.cuda.synchronize(): compute 1 waits
+  // for scatter 0, 22–32.
+  std::vector<ShardedSegment> s;
+  s.push_back({Kind::kCompute, us(10), us(0), us(0), {}});
+  s.push_back({Kind::kScatter, us(12), us(0), us(0), {}});
+  s.push_back({Kind::kGather, us(4), us(0), us(0), {}});
+  s.push_back({Kind::kCompute, us(10), us(0), us(0), {}});
+  CHECK(sharded_pass_time(s, 1, true, 0, 1.0, false).total == us(22));
+  const auto synced = sharded_pass_time(s, 1, true, 0, 1.0, true);
+  CHECK(synced.total == us(32));
+  CHECK(synced.dp_exposed == us(12));
+  // A unit with nothing gathered (a norm's persistent parameters) fetches nothing: no wait.
+  s[2].time = us(0);
+  CHECK(sharded_pass_time(s, 1, true, 0, 1.0, true).total == us(22));
+}

@@ -57,6 +57,7 @@ void read_sharding(JsonReader& z, step::SystemOptions::Sharding& sh) {
   sh.blocking_reduce = z.boolean_or("blocking_reduce", false);
   sh.fetch_waits_device = z.boolean_or("fetch_waits_device", false);
   sh.regather_after_recompute = z.boolean_or("regather_after_recompute", false);
+  sh.max_reuse_distance = z.integer_or("max_reuse_distance_elements", 0, 0, std::int64_t{1} << 50);
   sh.no_shard_at_one_rank = z.boolean_or("no_shard_at_one_rank", false);
   sh.zero2_reshard_after_backward = z.boolean_or("zero2_reshard_after_backward", false);
   sh.per_rank_copies = z.boolean_or("per_rank_copies", false);

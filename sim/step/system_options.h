@@ -131,6 +131,9 @@ struct SystemOptions {
     bool contiguous_gradients = false;
     // With full recompute: gather again for the backward after the recompute released them.
     bool regather_after_recompute = false;
+    // DeepSpeed's stage3_max_reuse_distance (elements): a sub-module reused within it after the
+    // recompute's forward stays gathered for its backward (workload::GeneratorOptions).
+    std::int64_t max_reuse_distance = 0;
     // A shard group of one rank (plan.dp 1, or a shard_group of 1) runs unsharded: PyTorch
     // FSDP clamps FULL_SHARD and HYBRID_SHARD to NO_SHARD when its process group holds one
     // rank (_init_utils.py, "FSDP is switching to use NO_SHARD"), so no gathered copy sits

@@ -57,6 +57,7 @@ AssembledWorkload assemble_workload(const workload::ModelSpec& model,
   gen.fused_attention = w.fused_attention;
   gen.shard_per_tensor = system.sharding.per_tensor;
   gen.regather_after_recompute = system.sharding.regather_after_recompute;
+  gen.shard_max_reuse_distance = system.sharding.max_reuse_distance;
   gen.zero2_reshard_after_backward = system.sharding.zero2_reshard_after_backward;
   gen.shard_per_sub_module = system.sharding.per_sub_module;
   gen.shard_persistence_threshold = system.sharding.persistence_threshold;

@@ -110,10 +110,30 @@ bool zero3_gathers_for_backward(const LayerContext& c) {
   return c.plan.recompute != Recompute::kFull || c.opts.regather_after_recompute;
 }
 
+bool kept_for_backward(const LayerContext& c, SubModule s) {
+  if (c.plan.recompute != Recompute::kFull || c.opts.shard_max_reuse_distance <= 0) return false;
+  // DeepSpeed's _keep_for_later at the recompute's release of `s`: the elements of every
+  // sub-module the trace runs before `s` is used again, each later sub-module's recompute and
+  // then its backward (every tensor counted, persistent ones too: _distance_in_numel sums
+  // ds_numel). The recompute's last, fc2, has none between (only parameterless containers).
+  std::int64_t distance = 0;
+  for (int u = static_cast<int>(s) + 1; u <= static_cast<int>(SubModule::kFc2); ++u) {
+    for (const std::int64_t n :
+         sub_module_tensors(c.model, static_cast<int>(c.t), static_cast<SubModule>(u))) {
+      distance += 2 * n;
+    }
+  }
+  return distance < c.opts.shard_max_reuse_distance;
+}
+
 void fetch_sub_module(const LayerContext& c, int layer, Phase phase, SubModule s,
                       std::vector<Op>& out) {
   if (!c.plan.zero3 || !c.opts.shard_per_sub_module) return;
   if (phase == Phase::kBackward && !zero3_gathers_for_backward(c)) return;
+  // Still gathered from the recompute, within the reuse distance (until 2026-12-07 every
+  // sub-module was gathered again, fc2 of a 175B layer too, which DeepSpeed keeps).
+  if (phase == Phase::kBackward && c.opts.regather_after_recompute && kept_for_backward(c, s))
+    return;
   const auto tensors = sub_module_tensors(c.model, static_cast<int>(c.t), s);
   if (c.opts.shard_per_tensor) {
     add_gathers(c, layer, phase, tensors, out);

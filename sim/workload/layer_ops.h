@@ -48,8 +48,12 @@ void append_zero3_gathers(const LayerContext& c, int layer, Phase phase, std::ve
 void append_zero3_scatters(const LayerContext& c, int layer, std::vector<Op>& out);
 // Whether the backward gathers the parameters (not with full recompute whose gathers are kept).
 bool zero3_gathers_for_backward(const LayerContext& c);
+// Whether sub-module `s`, gathered for the full recompute's forward, is reused within
+// GeneratorOptions::shard_max_reuse_distance and so kept gathered for its backward.
+bool kept_for_backward(const LayerContext& c, SubModule s);
 // With GeneratorOptions::shard_per_sub_module: the gathers of one sub-module's tensors, emitted
-// just before its forward (kForward, kRecompute) or backward (kBackward) compute; else nothing.
+// just before its forward (kForward, kRecompute) or backward (kBackward) compute (none for one
+// kept_for_backward); else nothing.
 void fetch_sub_module(const LayerContext& c, int layer, Phase phase, SubModule s,
                       std::vector<Op>& out);
 

@@ -35,6 +35,10 @@ struct GeneratorOptions {
   // are gathered again for its backward (DeepSpeed's ZeRO-3); else the recompute's gather
   // serves the backward too.
   bool regather_after_recompute = false;
+  // With regather_after_recompute and per-sub-module fetches: a sub-module used again within
+  // this many parameter elements of its own trace is kept gathered (DeepSpeed's
+  // stage3_max_reuse_distance; 0: none kept). See detail::kept_for_backward.
+  std::int64_t shard_max_reuse_distance = 0;
   // ZeRO-2 (plan.zero2) as FSDP's SHARD_GRAD_OP: the parameters resharded after each backward
   // pass and gathered layer by layer before each forward pass, where the ZeRO-3 gathers go
   // (the recompute and the backward find them still gathered); the parameters outside the

@@ -293,6 +293,39 @@ TEST_CASE("ops: ZeRO-3 fetched sub-module by sub-module, each gather just before
   CHECK(bwd_gathers == 2 * tensors);
 }
 
+TEST_CASE("ops: ZeRO-3 keeps gathered for its backward a sub-module reused within the distance") {
+  // DeepSpeed's _keep_for_later: after the recompute's forward, fc2 comes again with nothing
+  // gathered between (kept at any distance above 0); fc1 has fc2's recompute and backward
+  // between, 2 × fc2's elements; the rest more. Counted by backward gathers of the stage.
+  const ModelSpec m = test::tiny_gqa();
+  const auto elements = [&](SubModule s) {
+    std::int64_t n = 0;
+    for (const std::int64_t t : sub_module_tensors(m, 1, s)) n += t;
+    return n;
+  };
+  const auto count = [](const std::vector<std::int64_t>& v) { return static_cast<int>(v.size()); };
+  const auto backward_gathers = [&](std::int64_t distance) {
+    GeneratorOptions o = per_tensor_regather();
+    o.shard_per_sub_module = true;
+    o.shard_max_reuse_distance = distance;
+    const StageProgram st = build_stage(m, zero3_over_8(), 0, o);
+    int n = 0;
+    for (const Op& op : st.chunks[0].backward) {
+      const CommOp* c = op.comm();
+      n += c && c->group == Group::kDp && c->kind == CollectiveOp::kAllGather &&
+           op.phase == Phase::kBackward;
+    }
+    return n;
+  };
+  const int all = backward_gathers(0);
+  const int fc2 = count(sub_module_tensors(m, 1, SubModule::kFc2));
+  const int fc1 = count(sub_module_tensors(m, 1, SubModule::kFc1));
+  CHECK(all == 2 * static_cast<int>(rank_layer_parameter_tensors(m, 1).size()));
+  CHECK(backward_gathers(1) == all - 2 * fc2);
+  CHECK(backward_gathers(2 * elements(SubModule::kFc2)) == all - 2 * fc2);  // not strictly within
+  CHECK(backward_gathers(2 * elements(SubModule::kFc2) + 1) == all - 2 * (fc2 + fc1));
+}
+
 TEST_CASE("ops: ZeRO-3 leaves tensors under the persistence threshold gathered") {
   // DeepSpeed's stage3_param_persistence_threshold: small tensors (here the norms, 64 elements)
   // stay gathered, so each pass gathers only the four weights of each layer; every tensor's

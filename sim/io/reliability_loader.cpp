@@ -84,7 +84,10 @@ struct FailureTable {
 
 FailureTable load_failure_rates(const std::string& ref, const std::string& origin,
                                 FilesRead* read) {
-  const fs::path file = find_preset(ref, DataKind::kReliability, {}, origin, "failure_rates");
+  // A path is taken beside the preset that names it first (a preset file of one's own and its
+  // table kept together), then in the working directory.
+  const fs::path file = find_preset(ref, DataKind::kReliability, fs::path(origin).parent_path(),
+                                    origin, "failure_rates");
   const Json doc = parse_json_file(file, read);
   check_input_kind(doc, InputKind::kFailureRates, file.string());
   JsonReader r(doc, "", file.string());
@@ -227,9 +230,10 @@ run::ReliabilityModel load_reliability_file(const fs::path& file, FilesRead* rea
   return m;
 }
 
-run::ReliabilityModel load_reliability_preset(const std::string& ref, FilesRead* read) {
+run::ReliabilityModel load_reliability_preset(const std::string& ref, FilesRead* read,
+                                              const fs::path& base) {
   if (ref == "none") return run::no_failures_model();
-  return load_reliability_file(find_preset(ref, DataKind::kReliability, {}), read);
+  return load_reliability_file(find_preset(ref, DataKind::kReliability, base), read);
 }
 
 run::PowerInputs load_power_file(const fs::path& file, FilesRead* read) {
@@ -259,7 +263,7 @@ run::PowerInputs load_power_preset(const std::string& ref, FilesRead* read, cons
 run::ReliabilityModel reliability_for(const Scenario& s, int gpus_per_node, FilesRead* read) {
   run::ReliabilityModel m;
   named_by(s, "reliability.preset", s.reliability.preset,
-           [&] { m = load_reliability_preset(s.reliability.preset, read); });
+           [&] { m = load_reliability_preset(s.reliability.preset, read, s.file.parent_path()); });
   if (s.reliability.checkpoint_interval_min) {
     m.checkpoint_interval = Time::from_minutes(*s.reliability.checkpoint_interval_min);
   }

@@ -7,8 +7,8 @@
 // node per hour here. A power preset (power/NAME.json, named after the device) lists node and
 // switch components, summed here, and the grid's CO2; the GPU's power by activity is the
 // device profile's, which power_for() adds (load_power_preset() leaves it zero). A name is found
-// only in the source tree's and the installed share folder's reliability/ or power/; a power
-// preset's path relative to the scenario's folder, then to the working directory (io/resolve.h).
+// only in the source tree's and the installed share folder's reliability/ or power/; a preset's
+// path relative to the scenario's folder, then to the working directory (io/resolve.h).
 // Every key is read strictly (unknown keys are errors).
 #pragma once
 
@@ -25,9 +25,12 @@
 
 namespace megasim::io {
 
-// "none" gives run::no_failures_model() without reading a file.
+// "none" gives run::no_failures_model() without reading a file. A path is taken relative to
+// `base` (the scenario's folder), else to the working directory; its failure-rate file by path
+// relative to the preset's folder first.
 // `read`, when given, records every file read (the preset and its failure-rate file).
-run::ReliabilityModel load_reliability_preset(const std::string& ref, FilesRead* read = nullptr);
+run::ReliabilityModel load_reliability_preset(const std::string& ref, FilesRead* read = nullptr,
+                                              const std::filesystem::path& base = {});
 run::ReliabilityModel load_reliability_file(const std::filesystem::path& file,
                                             FilesRead* read = nullptr);
 // Node, switch and grid figures only: PowerInputs::gpu stays zero (power_for() fills it).

@@ -256,7 +256,14 @@ RunSettings read_run(JsonReader r) {
 
 ReliabilitySettings read_reliability(JsonReader r) {
   ReliabilitySettings s;
-  s.preset = r.choice_or("preset", "default", {"default", "megascale", "megatron-lm", "none"});
+  // A built-in preset by name, or a preset file of one's own by path (one with a folder, or
+  // ending .json), found as the power preset is: beside the scenario, then in the working
+  // directory (names only until 2026-12-07: a planner could not give their cluster's own
+  // detection, restart or failure figures).
+  const std::string preset = r.string_or("preset", "default");
+  s.preset = is_data_name(preset)
+                 ? r.choice_or("preset", "default", {"default", "megascale", "megatron-lm", "none"})
+                 : preset;
   s.checkpoint_interval_min = r.optional_number("checkpoint_interval_min", 0.1, 1e6);
   s.spare_nodes = r.optional_integer("spare_nodes", 0, kMaxGpus);
   s.evict_stragglers = r.optional_boolean("evict_stragglers");

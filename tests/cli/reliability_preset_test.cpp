@@ -1,0 +1,61 @@
+// A reliability preset of one's own, given by path (`reliability.preset`): a planner's cluster
+// detects, restarts and fails as its own figures say, not only as the built-in presets' do.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "run_command.h"
+
+using megasim::test::read_all;
+using megasim::test::run_megasim;
+
+namespace fs = std::filesystem;
+
+TEST_CASE("cli: a reliability preset by path, beside the scenario, with its own failure table") {
+  // Until 2026-12-07 a path was refused ("not one of 'default', 'megascale', ..."). A copy of
+  // megascale's preset whose detection takes 2 minutes rather than 10, and whose failure table
+  // (a path, found beside the preset) counts every cause twice: each restart is 8 minutes
+  // shorter and failures come twice as often.
+  const fs::path dir = fs::temp_directory_path() / "megasim-own-reliability";
+  fs::remove_all(dir);
+  fs::create_directories(dir / "presets");
+  const std::string src = MEGASIM_SOURCE_DIR;
+  auto preset = nlohmann::json::parse(read_all(src + "/reliability/megascale.json"));
+  preset["name"] = "ours";
+  preset["detection_min"]["value"] = 2;
+  preset["failure_rates"] = "rates-doubled.json";
+  std::ofstream(dir / "presets/ours.json") << preset.dump(2);
+  auto rates = nlohmann::json::parse(read_all(src + "/reliability/failure-rates-llama3-405b.json"));
+  for (auto& c : rates["components"]) c["count"] = 2 * c["count"].get<int>();
+  std::ofstream(dir / "presets/rates-doubled.json") << rates.dump(2);
+  auto scenario = nlohmann::json::parse(read_all(src + "/scenarios/megascale-production-530b.json"));
+  scenario["reliability"]["preset"] = "presets/ours.json";
+  std::ofstream(dir / "production.json") << scenario.dump(2);
+
+  const auto base = run_megasim("simulate " + src + "/scenarios/megascale-production-530b.json --json");
+  const auto ours = run_megasim("simulate " + (dir / "production.json").string() + " --json");
+  REQUIRE(base.exit_code == 0);
+  INFO(ours.err);
+  REQUIRE(ours.exit_code == 0);
+  const auto b = nlohmann::json::parse(base.out)["run"], o = nlohmann::json::parse(ours.out)["run"];
+  CHECK(o["reliability_preset"] == "ours");
+  CHECK(o["recovery_min"].get<double>() ==
+        doctest::Approx(b["recovery_min"].get<double>() - 8.0).epsilon(1e-6));
+  CHECK(o["failures_per_day"].get<double>() ==
+        doctest::Approx(2.0 * b["failures_per_day"].get<double>()).epsilon(1e-9));
+
+  // A name is still one of the built-in presets; a path that is not there is said.
+  const auto unknown = run_megasim("simulate " + (dir / "production.json").string() +
+                                   " --set reliability.preset=megascal");
+  CHECK(unknown.exit_code == 2);
+  CHECK(unknown.err.find("'megascal' is not one of") != std::string::npos);
+  const auto missing = run_megasim("simulate " + (dir / "production.json").string() +
+                                   " --set reliability.preset=presets/theirs.json");
+  CHECK(missing.exit_code == 2);
+  CHECK(missing.err.find("presets/theirs.json") != std::string::npos);
+  fs::remove_all(dir);
+}

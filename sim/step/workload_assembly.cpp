@@ -37,6 +37,10 @@ workload::MemoryOptions memory_options(const SystemOptions& system) {
   o.sharded.prefetch = system.sharding.prefetch_layers;
   o.sharded.persistence_threshold = system.sharding.persistence_threshold;
   o.sharded.reduce_bucket_elements = system.sharding.reduce_bucket_elements;
+  o.sharded.max_reuse_distance =
+      system.sharding.regather_after_recompute && system.sharding.per_sub_module
+          ? system.sharding.max_reuse_distance
+          : 0;
   o.sharded.whole_at_one_rank = system.sharding.no_shard_at_one_rank;
   o.pipe_bf16_optimizer = system.pipe_engine.bf16_optimizer;
   o.zero2_bucketed = system.dp_overlap;

@@ -1,5 +1,6 @@
 // The embedding and logits head of the first and last pipeline stages, and ZeRO-3's
 // per-layer parameter gathers and gradient scatters.
+#include <algorithm>
 #include <numeric>
 
 #include <fmt/format.h>
@@ -111,19 +112,10 @@ bool zero3_gathers_for_backward(const LayerContext& c) {
 }
 
 bool kept_for_backward(const LayerContext& c, SubModule s) {
-  if (c.plan.recompute != Recompute::kFull || c.opts.shard_max_reuse_distance <= 0) return false;
-  // DeepSpeed's _keep_for_later at the recompute's release of `s`: the elements of every
-  // sub-module the trace runs before `s` is used again, each later sub-module's recompute and
-  // then its backward (every tensor counted, persistent ones too: _distance_in_numel sums
-  // ds_numel). The recompute's last, fc2, has none between (only parameterless containers).
-  std::int64_t distance = 0;
-  for (int u = static_cast<int>(s) + 1; u <= static_cast<int>(SubModule::kFc2); ++u) {
-    for (const std::int64_t n :
-         sub_module_tensors(c.model, static_cast<int>(c.t), static_cast<SubModule>(u))) {
-      distance += 2 * n;
-    }
-  }
-  return distance < c.opts.shard_max_reuse_distance;
+  if (c.plan.recompute != Recompute::kFull) return false;
+  const auto kept =
+      workload::kept_for_backward(c.model, static_cast<int>(c.t), c.opts.shard_max_reuse_distance);
+  return std::find(kept.begin(), kept.end(), s) != kept.end();
 }
 
 void fetch_sub_module(const LayerContext& c, int layer, Phase phase, SubModule s,

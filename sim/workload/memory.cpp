@@ -56,6 +56,19 @@ ShardedUnsharded sharded_unsharded(const ModelSpec& m, const ParallelPlan& p, in
     for (std::size_t k = 0; k < run; ++k) sum += units[(i + k) % units.size()];
     gathered = std::max(gathered, sum);
   }
+  // Sub-modules kept from the recompute to their backward are all gathered at the backward's
+  // start, beside the next unit's prefetch (at most the largest unit).
+  if (p.recompute == Recompute::kFull && o.per_sub_module) {
+    double kept = 0.0;
+    for (const SubModule sub : kept_for_backward(m, p.tp, o.max_reuse_distance)) {
+      for (const std::int64_t n : sub_module_tensors(m, p.tp, sub)) {
+        if (!(o.per_tensor && n < o.persistence_threshold)) kept += d(n);
+      }
+    }
+    const double next =
+        o.prefetch > 0 && !units.empty() ? *std::max_element(units.begin(), units.end()) : 0.0;
+    if (kept > 0.0) gathered = std::max(gathered, kept + next);
+  }
   ShardedUnsharded u;
   u.gathered = gathered + persistent * layers;
   const double bucket = d(o.reduce_bucket_elements);

@@ -41,6 +41,9 @@ struct MemoryOptions {
     int prefetch = 1;
     std::int64_t persistence_threshold = 0;
     std::int64_t reduce_bucket_elements = 0;
+    // With full recompute: the sub-modules reused within this many elements stay gathered from
+    // the recompute to their backward (workload::kept_for_backward; 0: none).
+    std::int64_t max_reuse_distance = 0;
     // A shard group of one rank runs unsharded, its whole parameters and gradients held once
     // with nothing gathered beside them (step::SystemOptions::Sharding::no_shard_at_one_rank).
     bool whole_at_one_rank = false;

@@ -199,6 +199,37 @@ void add_fp8_weight_work(const ParallelPlan& p, double linear, std::vector<Op>& 
 
 }  // namespace
 
+std::vector<SubModule> kept_for_backward(const ModelSpec& m, int tp,
+                                         std::int64_t max_reuse_distance) {
+  using S = SubModule;
+  // Forward and backward orders of the fetches (layer_ops.cpp): a parallel block has no
+  // post-attention norm and runs its backward fc2, attention output, fc1, QKV, norm.
+  const std::vector<S> forward =
+      m.parallel_block ? std::vector<S>{S::kInputNorm, S::kQkv, S::kAttentionOut, S::kFc1, S::kFc2}
+                       : std::vector<S>{S::kInputNorm, S::kQkv, S::kAttentionOut,
+                                        S::kPostNorm,  S::kFc1, S::kFc2};
+  const std::vector<S> backward =
+      m.parallel_block ? std::vector<S>{S::kFc2, S::kAttentionOut, S::kFc1, S::kQkv, S::kInputNorm}
+                       : std::vector<S>(forward.rbegin(), forward.rend());
+  const auto elements = [&](S s) {
+    std::int64_t n = 0;
+    for (const std::int64_t t : sub_module_tensors(m, tp, s)) n += t;
+    return n;
+  };
+  std::vector<S> kept;
+  if (max_reuse_distance <= 0) return kept;
+  for (std::size_t i = 0; i < forward.size(); ++i) {
+    std::int64_t distance = 0;
+    for (std::size_t j = i + 1; j < forward.size(); ++j) distance += elements(forward[j]);
+    for (const S b : backward) {
+      if (b == forward[i]) break;
+      distance += elements(b);
+    }
+    if (distance < max_reuse_distance) kept.push_back(forward[i]);
+  }
+  return kept;
+}
+
 std::vector<std::int64_t> sub_module_tensors(const ModelSpec& m, int tp, SubModule s) {
   const std::int64_t t = tp, h = m.hidden, d_head = m.head_dim();
   const std::int64_t q_r = static_cast<std::int64_t>(m.heads / tp) * d_head;

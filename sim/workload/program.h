@@ -132,6 +132,13 @@ enum class SubModule { kInputNorm, kQkv, kAttentionOut, kPostNorm, kFc1, kFc2 };
 // The tensors of one sub-module, weight then bias (norm: scale, then shift for LayerNorm);
 // rank_layer_parameter_tensors is their concatenation in forward order.
 std::vector<std::int64_t> sub_module_tensors(const ModelSpec& m, int tp, SubModule s);
+// The sub-modules of a layer that DeepSpeed's ZeRO-3 keeps gathered from the full recompute's
+// forward to their own backward: those used again within `max_reuse_distance` elements of the
+// trace (_keep_for_later), counting the later sub-modules' recompute and the earlier ones'
+// backward (the backward's order as the layer runs it, a parallel block's too). The containers'
+// registered external biases in that trace are not counted. Empty for a distance of 0.
+std::vector<SubModule> kept_for_backward(const ModelSpec& m, int tp,
+                                         std::int64_t max_reuse_distance);
 std::int64_t stage_parameters_per_rank(const ModelSpec& m, const ParallelPlan& p, int stage);
 // The weights one rank holds of `layers` layers, with the embedding (first stage's first chunk)
 // and the output head (last stage's last chunk: final norm, the output projection or the tied

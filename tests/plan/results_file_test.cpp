@@ -27,18 +27,21 @@ fs::path fresh_dir(const std::string& name) {
 }
 
 // Opens the results file in a child, writes `line` into it when not empty (another rank's
-// result), raises SIGINT; true when the child ended by that signal.
+// result), raises SIGTERM; true when the child ended by that signal. The child's SIGTERM is
+// reset to its default first: a test run in the background of a script inherits SIGINT
+// ignored, and megasim keeps an ignored signal ignored.
 bool interrupted_after(const fs::path& file, const std::string& line) {
   const pid_t child = ::fork();
   if (child == 0) {
+    std::signal(SIGTERM, SIG_DFL);
     ResultsFile results(file, 1);
     if (!line.empty()) std::ofstream(file, std::ios::app) << line << '\n';
-    std::raise(SIGINT);
-    ::_exit(97);  // not reached: SIGINT ends the process
+    std::raise(SIGTERM);
+    ::_exit(97);  // not reached: SIGTERM ends the process
   }
   int status = 0;
   return child > 0 && ::waitpid(child, &status, 0) == child && WIFSIGNALED(status) &&
-         WTERMSIG(status) == SIGINT;
+         WTERMSIG(status) == SIGTERM;
 }
 
 }  // namespace

@@ -10,6 +10,17 @@ using megasim::test::Fixture;
 using megasim::test::zero3_over;
 using megasim::test::zero3_over_64;
 
+namespace {
+// The preset's request with every sub-module gathered again for its backward (no reuse
+// distance: the 22B layer, 4.5e8 elements, would otherwise stay gathered whole), so that each
+// tensor is gathered three times a micro-batch, as these tests count.
+step::StepRequest regathered(step::StepRequest r) {
+  r.system.sharding.max_reuse_distance = 0;
+  r.workload = step::assemble_workload(Fixture::model(), r.workload.plan, r.system);
+  return r;
+}
+}  // namespace
+
 TEST_CASE("step model: DeepSpeed's ZeRO-3 zero-fills each gathered tensor, as DP time") {
   // 22B, ZeRO-3 over 64 GPUs, one micro-batch, full recompute: each layer gathered three times
   // (forward, recompute, backward), one collective per tensor. The fills add exactly their
@@ -17,7 +28,7 @@ TEST_CASE("step model: DeepSpeed's ZeRO-3 zero-fills each gathered tensor, as DP
   // interference: slowed beside the DP line, compute would depend on the overlap).
   Fixture f;
   f.without_interference();
-  const auto r = f.request("deepspeed", zero3_over_64(1));
+  const auto r = regathered(f.request("deepspeed", zero3_over_64(1)));
   const auto [filled, bare] =
       f.on_and_off(r, &step::SystemOptions::Sharding::zeroed_gather_buffer);
   const workload::ModelSpec m = Fixture::model();
@@ -37,7 +48,7 @@ TEST_CASE("step model: ZeRO-3 fetched per sub-module hides less than fetched per
   // (Compute is held equal with no interference, which would slow it by how much is hidden.)
   Fixture f;
   f.without_interference();
-  auto r = f.request("deepspeed", zero3_over_64(4));
+  auto r = regathered(f.request("deepspeed", zero3_over_64(4)));
   REQUIRE(r.system.sharding.per_sub_module);
   const auto sub_module = f.predict(r);
   r.system.sharding.per_sub_module = false;
@@ -72,7 +83,7 @@ TEST_CASE("step model: DeepSpeed's ZeRO-3 pays the measured host time of every g
   // time, all of it where the host sets the pace; where the DP line does (a gather waiting
   // behind a reduce-scatter), the host's issue runs beside that wait.
   Fixture f;
-  auto r = f.request("deepspeed", zero3_over_64(1));
+  auto r = regathered(f.request("deepspeed", zero3_over_64(1)));
   REQUIRE(r.system.sharding.gather_host > Time::zero());
   r.system.sharding.host_per_rank = {};  // the measured time alone (the next test adds these)
   r.system.sharding.gather_host_ranks = 0;
@@ -102,7 +113,7 @@ TEST_CASE("step model: DeepSpeed's per-rank host work grows with the DP group") 
   const workload::ModelSpec m = Fixture::model();
   std::vector<double> added;
   for (const int dp : {64, 128}) {
-    auto r = f.request("deepspeed", zero3_over(dp, 1));
+    auto r = regathered(f.request("deepspeed", zero3_over(dp, 1)));
     auto& z = r.system.sharding;
     z.prefetch_layers = 0;
     z.reduce_bucket_elements = 0;  // a layer's reduce-scatters as one issue, loops in line

@@ -156,6 +156,38 @@ TEST_CASE("memory: ZeRO-3 holds whole what the system's gathers and reductions h
   CHECK(e.gradients.value() == doctest::Approx(2.0 * shard + 2.0 * (5e8 + 4.0 * h * h)));
 }
 
+TEST_CASE("memory: ZeRO-3's sub-modules kept from the recompute to their backward stay gathered") {
+  // DeepSpeed's reuse distance at 1e9 elements for 175B: at TP 1 only fc2 (nothing between its
+  // recompute and its backward); at TP 2 fc1 too (2 × fc2's 2h² = 6.04e8); a parallel block
+  // runs attention output's backward right after fc2's, so at TP 2 it is within fc1 + 2 fc2.
+  const ModelSpec m = model("korthikanti-175b");
+  using S = SubModule;
+  CHECK(kept_for_backward(m, 1, 1'000'000'000) == std::vector<S>{S::kFc2});
+  CHECK(kept_for_backward(m, 1, 0).empty());
+  CHECK(kept_for_backward(m, 2, 1'000'000'000) == std::vector<S>{S::kFc1, S::kFc2});
+  ModelSpec block = m;
+  block.parallel_block = true;
+  CHECK(kept_for_backward(block, 2, 1'000'000'000) ==
+        std::vector<S>{S::kAttentionOut, S::kFc1, S::kFc2});
+  // Memory at TP 2 with full recompute: fc1 and fc2 (2h² each) gathered at the backward's start
+  // beside the next unit's prefetch (at most fc1's 2h²): 6h², where fc1 and fc2 alone were 4h².
+  ParallelPlan p;
+  p.tp = 2;
+  p.dp = 64;
+  p.global_batch = 64;
+  p.zero3 = true;
+  p.recompute = Recompute::kFull;
+  p.precision = Precision::kFp16;
+  p.fp32_gradients = false;
+  const double h = 12288.0;
+  MemoryOptions o;
+  o.sharded = {true, true, 1, 100000, 500000000, 0};
+  const double none = estimate_memory(m, p, 0, o).weights.value();
+  o.sharded.max_reuse_distance = 1'000'000'000;
+  const double kept = estimate_memory(m, p, 0, o).weights.value();
+  CHECK(kept - none == doctest::Approx(2.0 * 2.0 * h * h));  // 2h² elements of 2 B more
+}
+
 TEST_CASE("memory: a shard of one rank under FSDP holds its parameters once, nothing gathered") {
   // FSDP clamps to NO_SHARD at one rank: the whole weights and gradients, no gathered layer
   // beside them, as without ZeRO-3 (a gathered layer was counted until 2026-12-07). DeepSpeed

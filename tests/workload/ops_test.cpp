@@ -295,7 +295,8 @@ TEST_CASE("ops: ZeRO-3 fetched sub-module by sub-module, each gather just before
 
 TEST_CASE("ops: ZeRO-3 keeps gathered for its backward a sub-module reused within the distance") {
   // DeepSpeed's _keep_for_later: after the recompute's forward, fc2 comes again with nothing
-  // gathered between (kept at any distance above 0); fc1 has fc2's recompute and backward
+  // gathered between (megasim leaves the containers' external biases out: kept at any distance
+  // above 0); fc1 has fc2's recompute and backward
   // between, 2 × fc2's elements; the rest more. Counted by backward gathers of the stage.
   const ModelSpec m = test::tiny_gqa();
   const auto elements = [&](SubModule s) {

@@ -15,6 +15,7 @@
 #include "io/link_bound.h"
 #include "io/model_loader.h"
 #include "io/reliability_loader.h"
+#include "io/resolve.h"
 #include "io/system_loader.h"
 #include "step/step_model.h"
 #include "step/workload_assembly.h"
@@ -416,10 +417,18 @@ Inputs load_inputs(const Scenario& s, const InputOptions& o, FilesRead* read) {
   }
   if (have_device && o.run_level && s.run.tokens) {
     clashes.check([&] { read_run_level(o, in, read); });
-  } else if (s.power.preset) {
+  } else {
     // Unused without a run, but a preset the scenario names must exist and read: a wrong name
-    // would otherwise pass until run.tokens is set.
-    clashes.check([&] { scenario_power_preset(s, read); });
+    // would otherwise pass until run.tokens is set (and a file read is one no output replaces:
+    // compare --html wrote over a reliability preset's file until 2026-12-07).
+    if (s.power.preset) clashes.check([&] { scenario_power_preset(s, read); });
+    if (!is_data_name(s.reliability.preset)) {
+      clashes.check([&] {
+        named_by(s, "reliability.preset", s.reliability.preset, [&] {
+          (void)load_reliability_preset(s.reliability.preset, read, s.file.parent_path());
+        });
+      });
+    }
   }
   clashes.throw_if_any();
   return in;

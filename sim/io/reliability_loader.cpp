@@ -86,10 +86,20 @@ FailureTable load_failure_rates(const std::string& ref, const std::string& origi
                                 FilesRead* read) {
   // A path is taken beside the preset that names it first (a preset file of one's own and its
   // table kept together), then in the working directory.
-  const fs::path file = find_preset(ref, DataKind::kReliability, fs::path(origin).parent_path(),
-                                    origin, "failure_rates");
-  const Json doc = parse_json_file(file, read);
-  check_input_kind(doc, InputKind::kFailureRates, file.string());
+  // Beside the file itself where the preset was reached through a link.
+  std::error_code ec;
+  const fs::path real = fs::weakly_canonical(fs::path(origin), ec);
+  const fs::path file =
+      find_preset(ref, DataKind::kReliability, (ec ? fs::path(origin) : real).parent_path(), origin,
+                  "failure_rates");
+  Json doc;
+  try {
+    doc = parse_json_file(file, read);
+    check_input_kind(doc, InputKind::kFailureRates, file.string());
+  } catch (const InputError& e) {
+    // Said as the preset's key, as a table not found is.
+    throw InputError(fmt::format("{}: failure_rates: {}", origin, e.what()));
+  }
   JsonReader r(doc, "", file.string());
   (void)r.string_or("$schema", "");
   (void)r.string("name");
@@ -264,6 +274,8 @@ run::ReliabilityModel reliability_for(const Scenario& s, int gpus_per_node, File
   run::ReliabilityModel m;
   named_by(s, "reliability.preset", s.reliability.preset,
            [&] { m = load_reliability_preset(s.reliability.preset, read, s.file.parent_path()); });
+  // A preset of one's own is named by its path: its "name" may be a built-in's (a copy).
+  if (!is_data_name(s.reliability.preset)) m.name = s.reliability.preset;
   if (s.reliability.checkpoint_interval_min) {
     m.checkpoint_interval = Time::from_minutes(*s.reliability.checkpoint_interval_min);
   }

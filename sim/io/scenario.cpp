@@ -1,9 +1,11 @@
 #include "io/scenario.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -260,10 +262,16 @@ ReliabilitySettings read_reliability(JsonReader r) {
   // ending .json), found as the power preset is: beside the scenario, then in the working
   // directory (names only until 2026-12-07: a planner could not give their cluster's own
   // detection, restart or failure figures).
-  const std::string preset = r.string_or("preset", "default");
-  s.preset = is_data_name(preset)
-                 ? r.choice_or("preset", "default", {"default", "megascale", "megatron-lm", "none"})
-                 : preset;
+  s.preset = r.string_or("preset", "default");
+  const std::vector<std::string> names{"default", "megascale", "megatron-lm", "none"};
+  const bool path = s.preset.find('/') != std::string::npos ||
+                    (s.preset.size() > 5 && s.preset.ends_with(".json"));
+  if (!path && std::find(names.begin(), names.end(), s.preset) == names.end()) {
+    r.fail("preset", fmt::format("'{}' is not one of 'default', 'megascale', 'megatron-lm', "
+                                 "'none', nor a path to a preset of one's own (one with a folder "
+                                 "or ending .json: './{}.json')",
+                                 s.preset, s.preset.empty() ? "ours" : s.preset));
+  }
   s.checkpoint_interval_min = r.optional_number("checkpoint_interval_min", 0.1, 1e6);
   s.spare_nodes = r.optional_integer("spare_nodes", 0, kMaxGpus);
   s.evict_stragglers = r.optional_boolean("evict_stragglers");

@@ -57,17 +57,26 @@ ShardedUnsharded sharded_unsharded(const ModelSpec& m, const ParallelPlan& p, in
     gathered = std::max(gathered, sum);
   }
   // Sub-modules kept from the recompute to their backward are all gathered at the backward's
-  // start, beside the next unit's prefetch (at most the largest unit).
+  // start, beside the next unit's prefetch: the first the backward gathers again, or with the
+  // whole layer kept the next layer's first (its recompute's).
   if (p.recompute == Recompute::kFull && o.per_sub_module) {
-    double kept = 0.0;
-    for (const SubModule sub : kept_for_backward(m, p.tp, o.max_reuse_distance)) {
-      for (const std::int64_t n : sub_module_tensors(m, p.tp, sub)) {
-        if (!(o.per_tensor && n < o.persistence_threshold)) kept += d(n);
+    const auto gathered_of = [&](SubModule sub) {
+      double n = 0.0;
+      for (const std::int64_t t : sub_module_tensors(m, p.tp, sub)) {
+        if (!(o.per_tensor && t < o.persistence_threshold)) n += d(t);
+      }
+      return n;
+    };
+    const std::vector<SubModule> held = kept_for_backward(m, p.tp, o.max_reuse_distance);
+    double kept = 0.0, next = 0.0;
+    for (const SubModule sub : held) kept += gathered_of(sub);
+    for (const bool backward : {true, false}) {
+      for (const SubModule sub : fetch_order(m, backward)) {
+        const bool is_kept = std::find(held.begin(), held.end(), sub) != held.end();
+        if (next == 0.0 && (!backward || !is_kept)) next = gathered_of(sub);
       }
     }
-    const double next =
-        o.prefetch > 0 && !units.empty() ? *std::max_element(units.begin(), units.end()) : 0.0;
-    if (kept > 0.0) gathered = std::max(gathered, kept + next);
+    if (kept > 0.0) gathered = std::max(gathered, kept + (o.prefetch > 0 ? next : 0.0));
   }
   ShardedUnsharded u;
   u.gathered = gathered + persistent * layers;

@@ -199,18 +199,23 @@ void add_fp8_weight_work(const ParallelPlan& p, double linear, std::vector<Op>& 
 
 }  // namespace
 
+std::vector<SubModule> fetch_order(const ModelSpec& m, bool backward) {
+  using S = SubModule;
+  // As layer_ops.cpp fetches them: a parallel block has no post-attention norm and runs its
+  // backward fc2, attention output, fc1, QKV, norm.
+  if (m.parallel_block) {
+    return backward ? std::vector<S>{S::kFc2, S::kAttentionOut, S::kFc1, S::kQkv, S::kInputNorm}
+                    : std::vector<S>{S::kInputNorm, S::kQkv, S::kAttentionOut, S::kFc1, S::kFc2};
+  }
+  const std::vector<S> forward{S::kInputNorm, S::kQkv, S::kAttentionOut,
+                               S::kPostNorm,  S::kFc1, S::kFc2};
+  return backward ? std::vector<S>(forward.rbegin(), forward.rend()) : forward;
+}
+
 std::vector<SubModule> kept_for_backward(const ModelSpec& m, int tp,
                                          std::int64_t max_reuse_distance) {
   using S = SubModule;
-  // Forward and backward orders of the fetches (layer_ops.cpp): a parallel block has no
-  // post-attention norm and runs its backward fc2, attention output, fc1, QKV, norm.
-  const std::vector<S> forward =
-      m.parallel_block ? std::vector<S>{S::kInputNorm, S::kQkv, S::kAttentionOut, S::kFc1, S::kFc2}
-                       : std::vector<S>{S::kInputNorm, S::kQkv, S::kAttentionOut,
-                                        S::kPostNorm,  S::kFc1, S::kFc2};
-  const std::vector<S> backward =
-      m.parallel_block ? std::vector<S>{S::kFc2, S::kAttentionOut, S::kFc1, S::kQkv, S::kInputNorm}
-                       : std::vector<S>(forward.rbegin(), forward.rend());
+  const std::vector<S> forward = fetch_order(m, false), backward = fetch_order(m, true);
   const auto elements = [&](S s) {
     std::int64_t n = 0;
     for (const std::int64_t t : sub_module_tensors(m, tp, s)) n += t;

@@ -139,6 +139,8 @@ std::vector<std::int64_t> sub_module_tensors(const ModelSpec& m, int tp, SubModu
 // registered external biases in that trace are not counted. Empty for a distance of 0.
 std::vector<SubModule> kept_for_backward(const ModelSpec& m, int tp,
                                          std::int64_t max_reuse_distance);
+// A layer's sub-modules in the order its forward (or backward) fetches them.
+std::vector<SubModule> fetch_order(const ModelSpec& m, bool backward);
 std::int64_t stage_parameters_per_rank(const ModelSpec& m, const ParallelPlan& p, int stage);
 // The weights one rank holds of `layers` layers, with the embedding (first stage's first chunk)
 // and the output head (last stage's last chunk: final norm, the output projection or the tied

@@ -1,6 +1,7 @@
 // A reliability preset of one's own, given by path (`reliability.preset`): a planner's cluster
 // detects, restarts and fails as its own figures say, not only as the built-in presets' do.
 #include <doctest/doctest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -20,7 +21,8 @@ TEST_CASE("cli: a reliability preset by path, beside the scenario, with its own 
   // megascale's preset whose detection takes 2 minutes rather than 10, and whose failure table
   // (a path, found beside the preset) counts every cause twice: each restart is 8 minutes
   // shorter and failures come twice as often.
-  const fs::path dir = fs::temp_directory_path() / "megasim-own-reliability";
+  const fs::path dir =
+      fs::temp_directory_path() / ("megasim-own-reliability-" + std::to_string(::getpid()));
   fs::remove_all(dir);
   fs::create_directories(dir / "presets");
   const std::string src = MEGASIM_SOURCE_DIR;
@@ -42,7 +44,8 @@ TEST_CASE("cli: a reliability preset by path, beside the scenario, with its own 
   INFO(ours.err);
   REQUIRE(ours.exit_code == 0);
   const auto b = nlohmann::json::parse(base.out)["run"], o = nlohmann::json::parse(ours.out)["run"];
-  CHECK(o["reliability_preset"] == "ours");
+  // Named by its path: a copy keeps a built-in's "name" and would read as that preset.
+  CHECK(o["reliability_preset"] == "presets/ours.json");
   CHECK(o["recovery_min"].get<double>() ==
         doctest::Approx(b["recovery_min"].get<double>() - 8.0).epsilon(1e-6));
   CHECK(o["failures_per_day"].get<double>() ==
@@ -57,5 +60,16 @@ TEST_CASE("cli: a reliability preset by path, beside the scenario, with its own 
                                    " --set reliability.preset=presets/theirs.json");
   CHECK(missing.exit_code == 2);
   CHECK(missing.err.find("presets/theirs.json") != std::string::npos);
+  // A bare name that is no built-in preset is told the form of a path.
+  CHECK(unknown.err.find("nor a path to a preset of one's own") != std::string::npos);
+  // Read by every command, so no command's output replaces it: compare --html was allowed to.
+  const std::string own = (dir / "production.json").string();
+  CHECK(run_megasim("inspect " + own + " --set reliability.preset=presets/theirs.json").exit_code ==
+        2);
+  const auto html = run_megasim("compare " + own + " --vary plan.micro_batch=1,2 --html " +
+                                (dir / "presets/ours.json").string());
+  CHECK(html.exit_code == 2);
+  CHECK(html.err.find("is an input of this command") != std::string::npos);
+  CHECK(nlohmann::json::parse(read_all((dir / "presets/ours.json").string()))["name"] == "ours");
   fs::remove_all(dir);
 }

@@ -29,6 +29,15 @@ bool fp32_gradients_by_rule(const SystemOptions& system, const workload::Paralle
   return workload::bf16_optimizer_applies(system.pipe_engine.bf16_optimizer, plan);
 }
 
+// The reuse distance the program and the memory model both keep sub-modules by: it applies only
+// where the backward gathers again, sub-module by sub-module.
+namespace {
+std::int64_t reuse_distance(const SystemOptions& system) {
+  const auto& sh = system.sharding;
+  return sh.regather_after_recompute && sh.per_sub_module ? sh.max_reuse_distance : 0;
+}
+}  // namespace
+
 workload::MemoryOptions memory_options(const SystemOptions& system) {
   workload::MemoryOptions o;
   o.fused_attention = system.attention_kernel() != AttentionKernel::kUnfused;
@@ -37,10 +46,7 @@ workload::MemoryOptions memory_options(const SystemOptions& system) {
   o.sharded.prefetch = system.sharding.prefetch_layers;
   o.sharded.persistence_threshold = system.sharding.persistence_threshold;
   o.sharded.reduce_bucket_elements = system.sharding.reduce_bucket_elements;
-  o.sharded.max_reuse_distance =
-      system.sharding.regather_after_recompute && system.sharding.per_sub_module
-          ? system.sharding.max_reuse_distance
-          : 0;
+  o.sharded.max_reuse_distance = reuse_distance(system);
   o.sharded.whole_at_one_rank = system.sharding.no_shard_at_one_rank;
   o.pipe_bf16_optimizer = system.pipe_engine.bf16_optimizer;
   o.zero2_bucketed = system.dp_overlap;
@@ -61,7 +67,7 @@ AssembledWorkload assemble_workload(const workload::ModelSpec& model,
   gen.fused_attention = w.fused_attention;
   gen.shard_per_tensor = system.sharding.per_tensor;
   gen.regather_after_recompute = system.sharding.regather_after_recompute;
-  gen.shard_max_reuse_distance = system.sharding.max_reuse_distance;
+  gen.shard_max_reuse_distance = reuse_distance(system);
   gen.zero2_reshard_after_backward = system.sharding.zero2_reshard_after_backward;
   gen.shard_per_sub_module = system.sharding.per_sub_module;
   gen.shard_persistence_threshold = system.sharding.persistence_threshold;

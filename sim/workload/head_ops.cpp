@@ -124,8 +124,7 @@ void fetch_sub_module(const LayerContext& c, int layer, Phase phase, SubModule s
   if (phase == Phase::kBackward && !zero3_gathers_for_backward(c)) return;
   // Still gathered from the recompute, within the reuse distance (until 2026-12-07 every
   // sub-module was gathered again, fc2 of a 175B layer too, which DeepSpeed keeps).
-  if (phase == Phase::kBackward && c.opts.regather_after_recompute && kept_for_backward(c, s))
-    return;
+  if (phase == Phase::kBackward && kept_for_backward(c, s)) return;
   const auto tensors = sub_module_tensors(c.model, static_cast<int>(c.t), s);
   if (c.opts.shard_per_tensor) {
     add_gathers(c, layer, phase, tensors, out);

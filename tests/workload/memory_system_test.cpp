@@ -19,6 +19,18 @@ ModelSpec model(const std::string& name) {
   return io::load_model(std::string(MEGASIM_SOURCE_DIR) + "/models/" + name + ".json");
 }
 
+// ZeRO-3 over 64 ranks at TP `tp`, one micro-batch each, fp16 with 16-bit gradients.
+ParallelPlan zero3_fp16_over_64(int tp) {
+  ParallelPlan p;
+  p.tp = tp;
+  p.dp = 64;
+  p.global_batch = 64;
+  p.zero3 = true;
+  p.precision = Precision::kFp16;
+  p.fp32_gradients = false;
+  return p;
+}
+
 // Llama 3 405B's published plan: 126 layers on PP 16 × VPP 8, one a virtual stage, the first
 // virtual stage holding only the embedding and the last only the output layer; 32
 // micro-batches (Megatron's group of pp = 16).
@@ -133,12 +145,7 @@ TEST_CASE("memory: ZeRO-3 holds whole what the system's gathers and reductions h
   // 175B at TP 1: a layer's weights are 12h² (QKV 3h², out h², fc1 4h², fc2 4h²) and 13h of
   // biases and norms (every one under DeepSpeed's 100,000-element persistence threshold).
   const ModelSpec m = model("korthikanti-175b");
-  ParallelPlan p;
-  p.dp = 64;
-  p.global_batch = 64;
-  p.zero3 = true;
-  p.precision = Precision::kFp16;
-  p.fp32_gradients = false;
+  const ParallelPlan p = zero3_fp16_over_64(1);
   const double h = 12288.0, layer = static_cast<double>(rank_layer_parameters(m, 1));
   const double shard = static_cast<double>(stage_parameters_per_rank(m, p, 0)) / 64;
   MemoryOptions o;  // the default: a layer a unit, one prefetched, a layer's gradients
@@ -172,14 +179,8 @@ TEST_CASE("memory: ZeRO-3's sub-modules kept from the recompute to their backwar
   // Memory at TP 2 with full recompute: fc1 and fc2 (2h² each) gathered at the backward's start
   // beside the prefetch of the first the backward gathers again, the attention output (h²/2;
   // the norm between is persistent): 4.5h², where fc1 and fc2 alone were 4h².
-  ParallelPlan p;
-  p.tp = 2;
-  p.dp = 64;
-  p.global_batch = 64;
-  p.zero3 = true;
+  ParallelPlan p = zero3_fp16_over_64(2);
   p.recompute = Recompute::kFull;
-  p.precision = Precision::kFp16;
-  p.fp32_gradients = false;
   const double h = 12288.0;
   MemoryOptions o;
   o.sharded = {true, true, 1, 100000, 500000000, 0};

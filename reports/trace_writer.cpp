@@ -17,6 +17,7 @@ int thread_id(const step::TraceRecord& r) {
   if (r.stream == "compute") return 0;
   if (r.stream == "pp") return r.flow_to_pass.rfind("B", 0) == 0 ? 4 : 1;
   if (r.stream == "dp wait") return 3;
+  if (r.stream == "dp in pass") return 5;
   return 2;
 }
 
@@ -40,8 +41,9 @@ std::string chrome_trace_json(const std::vector<step::TraceRecord>& records) {
                       {"args", {{"sort_index", rank}}}});
     // Listed in this order, the two PP lines side by side (a viewer sorted them by id, the
     // gradients' line below "dp wait", until 2026-12-07).
-    const std::pair<int, const char*> threads[] = {
-        {0, "compute"}, {1, "pp activations"}, {4, "pp gradients"}, {2, "dp"}, {3, "dp wait"}};
+    const std::pair<int, const char*> threads[] = {{0, "compute"},      {1, "pp activations"},
+                                                   {4, "pp gradients"}, {2, "dp"},
+                                                   {5, "dp in pass"},   {3, "dp wait"}};
     int order = 0;
     for (const auto& [tid, name] : threads) {
       events.push_back({{"name", "thread_name"},

@@ -212,6 +212,9 @@ void Executor::start_pass(int i, const PassId& p) {
   const auto& dp = p.pass == Pass::kForward    ? c.forward_dp
                    : p.pass == Pass::kBackward ? c.backward_dp
                                                : c.weight_grad_dp;
+  const auto& timeline = p.pass == Pass::kForward    ? c.forward_timeline
+                         : p.pass == Pass::kBackward ? c.backward_timeline
+                                                     : c.weight_grad_timeline;
   const bool slowed = p.pass == Pass::kForward || cfg_.slow_all_passes;
   const Time dp_wait = dp.empty() ? Time::zero() : dp[p.chunk];
   const Time waits = tp[p.chunk] + dp_wait;
@@ -263,7 +266,11 @@ void Executor::start_pass(int i, const PassId& p) {
               !traced(u) ? std::string()
                          : fmt::format("{} mb{} c{}", to_string(p.pass), p.micro_batch, p.chunk),
               kernel_share);
-  if (traced(u)) pending_slices_[i].dp_wait = dp_wait;
+  if (traced(u)) {
+    pending_slices_[i].dp_wait = dp_wait;
+    if (static_cast<std::size_t>(p.chunk) < timeline.size())
+      pending_slices_[i].timeline = &timeline[static_cast<std::size_t>(p.chunk)];
+  }
   if (bucketed) {
     u.compute.bucket_chunk = p.chunk;
     u.compute.bucket_next = 1;
@@ -355,14 +362,18 @@ void Executor::finish_pass(int i) {
                                                                         pass, slice.dp_wait.to_ms())
                                                           : pass;
     const Time work_end = u.compute.running_pass ? u.compute.work_end : sim_.now();
-    // A sharded pass's waits for its layers' gathers, spread over the pass, drawn together at
-    // its end: the compute slice is the pass's compute, as breakdown_s counts it.
-    const Time compute_end = std::max(slice.start, work_end - slice.dp_wait);
-    record(u, "compute", name, slice.start, compute_end);
-    if (compute_end < work_end) {
-      // ZeRO-3 / FSDP gathers, or FP8's amax all-reduces (priced on the DP group).
-      record(u, "dp wait", "DP collectives inside the pass, summed (" + pass + ")", compute_end,
-             work_end);
+    if (slice.timeline != nullptr && !slice.timeline->compute.empty()) {
+      record_sharded_pass(u, slice, work_end);
+    } else {
+      // Waits inside the pass without its timeline (StageCosts built by hand), drawn together
+      // at its end: the compute slice is the pass's compute, as breakdown_s counts it.
+      const Time compute_end = std::max(slice.start, work_end - slice.dp_wait);
+      record(u, "compute", name, slice.start, compute_end);
+      if (compute_end < work_end) {
+        // ZeRO-3 / FSDP gathers, or FP8's amax all-reduces (priced on the DP group).
+        record(u, "dp wait", "DP collectives inside the pass, summed (" + pass + ")", compute_end,
+               work_end);
+      }
     }
     if (sim_.now() > work_end) {
       record(u, "dp wait", "parameter all-gather (" + pass + ")", work_end, sim_.now());

@@ -55,6 +55,7 @@
 #include "engine/time.h"
 #include "engine/units.h"
 #include "step/pipeline_schedule.h"
+#include "step/sharded_pass.h"
 #include "workload/rank_index.h"
 
 namespace megasim::hw {
@@ -74,6 +75,9 @@ struct StageCosts {
   std::vector<Time> forward_tp, backward_tp, weight_grad_tp;
   // The part that is waiting for ZeRO-3 / FSDP collectives inside the pass (sharded_pass.h).
   std::vector<Time> forward_dp, backward_dp, weight_grad_dp;
+  // Per chunk, kept for the trace only (Pricer::set_keep_timelines; empty otherwise): where a
+  // sharded pass's compute and DP collectives lay, as it was priced.
+  std::vector<ShardedTimeline> forward_timeline, backward_timeline, weight_grad_timeline;
   Time pp_activation;  // forward send of one micro-batch's activations to the next stage
   Time pp_gradient;    // backward send of the gradient to the previous stage
   Bytes pp_message;    // either send's bytes (the trace's args)
@@ -180,8 +184,9 @@ struct StageBreakdown {
 
 struct TraceRecord {
   int rank = 0, stage = 0;
-  // "compute", "pp", "dp", or "dp wait": a pass held for its parameters, or a ZeRO-3/FSDP
-  // pass's waits for its layers' collectives, summed and drawn after its compute.
+  // "compute", "pp", "dp", "dp in pass" (a sharded pass's collectives: ZeRO-3, FSDP, FP8's
+  // amax all-reduces), or "dp wait": a pass held for its parameters, or a sharded pass's waits
+  // for its collectives (where its timeline was not kept, summed and drawn after its compute).
   std::string stream;
   std::string name;
   Time start, end;

@@ -300,7 +300,11 @@ class Executor {
   struct PendingSlice {
     std::string name;
     Time start, dp_wait;
+    const ShardedTimeline* timeline = nullptr;  // a sharded pass's, where kept
   };
+  // A sharded pass drawn as it was priced (executor_trace.cpp), from its slice's start to the
+  // end of its work.
+  void record_sharded_pass(const Unit& u, const PendingSlice& slice, Time work_end);
   std::vector<PendingSlice> pending_slices_;
 };
 

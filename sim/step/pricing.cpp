@@ -238,7 +238,7 @@ std::vector<int> Pricer::pair_tp_collectives(const std::vector<Op>& ops, bool ba
 }
 
 Time Pricer::pass_time(const std::vector<Op>& ops, bool backward, PricingTally& tally,
-                       Time& tp_exposed, Time& dp_exposed) {
+                       Time& tp_exposed, Time& dp_exposed, ShardedTimeline* timeline) {
   const std::size_t n = ops.size();
   std::vector<Time> cost(n);
   for (std::size_t i = 0; i < n; ++i) {
@@ -291,7 +291,7 @@ Time Pricer::pass_time(const std::vector<Op>& ops, bool backward, PricingTally& 
   }
   if (system_.cp_overlap && plan_.cp > 1) overlap_context_exchange(ops, cost, share, tp_exposed);
   tally.tp_exposed += tp_exposed;
-  if (sharded) return sharded_time(ops, share, taken, tally, dp_exposed);
+  if (sharded) return sharded_time(ops, share, taken, tally, dp_exposed, timeline);
   Time total;
   for (std::size_t i = 0; i < n; ++i) total += share[i];
   return total;
@@ -328,9 +328,13 @@ StageCosts Pricer::price(const workload::StageProgram& stage, PricingTally& tall
   StageCosts c;
   const int s = stage.stage;
   const bool split = plan_.schedule == workload::Schedule::kZeroBubble;
+  // A sharded pass's timeline, kept where the trace wants it.
+  const auto keep = [this](std::vector<ShardedTimeline>& kept) -> ShardedTimeline* {
+    return keep_timelines_ ? &kept.emplace_back() : nullptr;
+  };
   for (const auto& chunk : stage.chunks) {
     Time tp, dp;
-    c.forward.push_back(pass_time(chunk.forward, false, tally, tp, dp));
+    c.forward.push_back(pass_time(chunk.forward, false, tally, tp, dp, keep(c.forward_timeline)));
     c.forward_tp.push_back(tp);
     c.forward_dp.push_back(dp);
     std::vector<Op> b, w;
@@ -338,11 +342,13 @@ StageCosts Pricer::price(const workload::StageProgram& stage, PricingTally& tall
       for (const Op& op : chunk.backward) (is_weight_grad(op) ? w : b).push_back(op);
     }
     tp = dp = Time::zero();
-    c.backward.push_back(pass_time(split ? b : chunk.backward, true, tally, tp, dp));
+    c.backward.push_back(
+        pass_time(split ? b : chunk.backward, true, tally, tp, dp, keep(c.backward_timeline)));
     c.backward_tp.push_back(tp);
     c.backward_dp.push_back(dp);
     tp = dp = Time::zero();
-    c.weight_grad.push_back(split ? pass_time(w, true, tally, tp, dp) : Time::zero());
+    ShardedTimeline* w_timeline = keep(c.weight_grad_timeline);
+    c.weight_grad.push_back(split ? pass_time(w, true, tally, tp, dp, w_timeline) : Time::zero());
     c.weight_grad_tp.push_back(tp);
     c.weight_grad_dp.push_back(dp);
   }

@@ -74,6 +74,8 @@ class Pricer {
   // NCCL's analytic model (for the tally of cost sources; the executor does not wait for
   // those prices) rather than by simulating each alone. Set before price().
   void set_traffic_on_network(bool on) { traffic_on_network_ = on; }
+  // Keep each ZeRO-3 / FSDP pass's timeline in StageCosts (for the trace). Set before price().
+  void set_keep_timelines(bool on) { keep_timelines_ = on; }
 
   // One PP message from every DP replica (and issued rail) of `from_stage` to `to_stage` at
   // once, ECMP-routed, ending with the slowest copy, as the executor sends it on the network
@@ -87,12 +89,14 @@ class Pricer {
 
  private:
   friend struct PricerProbe;  // tests/step/pricer_fixture.h: one DP collective's price
+  // `timeline`, where not null: a sharded pass's spans (none for any other pass).
   Time pass_time(const std::vector<workload::Op>& ops, bool backward, PricingTally& tally,
-                 Time& tp_exposed, Time& dp_exposed);
+                 Time& tp_exposed, Time& dp_exposed, ShardedTimeline* timeline = nullptr);
   // A pass with ZeRO-3 / FSDP collectives on the DP communicator (sharded_pass.h): each op's
   // share of the pass (`share`, paired GEMMs `taken` into their collective's) as segments.
   Time sharded_time(const std::vector<workload::Op>& ops, const std::vector<Time>& share,
-                    const std::vector<bool>& taken, PricingTally& tally, Time& dp_exposed);
+                    const std::vector<bool>& taken, PricingTally& tally, Time& dp_exposed,
+                    ShardedTimeline* timeline);
   // With SystemOptions::cp_overlap: each attention op and the context-parallel exchanges
   // beside it (`cost` per op) priced together in `share`, the exposed part in `tp_exposed`.
   void overlap_context_exchange(const std::vector<workload::Op>& ops, const std::vector<Time>& cost,
@@ -187,6 +191,7 @@ class Pricer {
   std::map<int, std::vector<ScalablePrice>> scaled_;  // by op kind
   std::unique_ptr<net::FlowSolver> solver_;  // concurrent()'s, reset for each call
   bool traffic_on_network_ = false;
+  bool keep_timelines_ = false;
 };
 
 }  // namespace megasim::step

@@ -15,7 +15,8 @@ using workload::Op;
 bool is_sharded_dp(Group g) { return g == Group::kDp || g == Group::kDpShard; }
 
 Time Pricer::sharded_time(const std::vector<Op>& ops, const std::vector<Time>& share,
-                          const std::vector<bool>& taken, PricingTally& tally, Time& dp_exposed) {
+                          const std::vector<bool>& taken, PricingTally& tally, Time& dp_exposed,
+                          ShardedTimeline* timeline) {
   // ZeRO-3 / FSDP: the layer's all-gathers and reduce-scatters on the DP communicator,
   // overlapped with compute as the system's framework does it.
   using Kind = ShardedSegment::Kind;
@@ -32,6 +33,12 @@ Time Pricer::sharded_time(const std::vector<Op>& ops, const std::vector<Time>& s
     if (segments.empty() || segments.back().kind != kind) {
       segments.emplace_back();
       segments.back().kind = kind;
+      if (kind != Kind::kCompute) {
+        segments.back().layer = ops[i].layer;
+        segments.back().work = kind == Kind::kScatter                ? DpWork::kReduceScatter
+                               : c->kind == CollectiveOp::kAllReduce ? DpWork::kAllReduce
+                                                                     : DpWork::kAllGather;
+      }
     }
     ShardedSegment one;  // this op alone
     one.kind = kind;
@@ -49,18 +56,20 @@ Time Pricer::sharded_time(const std::vector<Op>& ops, const std::vector<Time>& s
     s.time += one.time;
     s.host += one.host;
     s.host_tail += one.host_tail;
+    if (kind != Kind::kCompute) s.bytes += c->size;
     if (kind == Kind::kScatter) {
       // Apart, its collective and its copies, which the bucket's timing places on the line.
       const Time loop = replica ? Time::zero() : scatter_loop(*c);
-      s.tensors.push_back({share[i], one.host, c->elements, loop, copies, Time::zero(),
-                           Time::zero()});
+      s.tensors.push_back(
+          {share[i], one.host, c->elements, loop, copies, Time::zero(), Time::zero(), c->size});
       if (system_.sharding.contiguous_gradients && !replica)
         reduce_buffer_work(*c, s.tensors.back());
     }
   }
-  const ShardedPassTime t = sharded_pass_time(
-      segments, system_.sharding.prefetch_layers, system_.sharding.blocking_reduce,
-      system_.sharding.reduce_bucket_elements, interference_, system_.sharding.fetch_waits_device);
+  const ShardedPassTime t =
+      sharded_pass_time(segments, system_.sharding.prefetch_layers,
+                        system_.sharding.blocking_reduce, system_.sharding.reduce_bucket_elements,
+                        interference_, system_.sharding.fetch_waits_device, timeline);
   dp_exposed += t.dp_exposed;
   tally.dp_hidden += t.dp_hidden;
   return t.total;

@@ -14,15 +14,46 @@ using Kind = ShardedSegment::Kind;
 // The DP communication of the GPU: one collective at a time, in the order they are issued.
 // Its busy spans are kept (each starts where the one before ended or later, so they are in
 // order) for the compute that runs beside them.
+// What a span of the line is, for the trace (ShardedTimeline::DpSpan).
+struct Work {
+  DpWork what = DpWork::kAllGather;
+  int layer = -1;
+  Bytes bytes;
+};
+
 struct DpLine {
   Time free;
   std::vector<std::pair<Time, Time>> busy;
   std::size_t passed = 0;  // spans that end before every compute still to come starts
-  Time run(Time issued, Time duration) {
+  ShardedTimeline* timeline = nullptr;
+  Time run(Time issued, Time duration, const Work& work) {
     const Time start = std::max(issued, free);
     free = start + duration;
-    if (duration > Time::zero()) busy.emplace_back(start, free);
+    if (duration > Time::zero()) {
+      busy.emplace_back(start, free);
+      if (timeline != nullptr) keep(start, work);
+    }
     return free;
+  }
+  void keep(Time start, const Work& work) {
+    auto& spans = timeline->dp;
+    if (!spans.empty() && spans.back().end == start && spans.back().work == work.what &&
+        spans.back().layer == work.layer) {
+      spans.back().end = free;
+      spans.back().bytes += work.bytes;
+      ++spans.back().calls;
+      return;
+    }
+    spans.push_back({work.what, start, free, work.layer, work.bytes, 1});
+  }
+  // The host busy issuing collectives from `from` to `to`.
+  void host_work(Time from, Time to) {
+    if (timeline == nullptr || to <= from) return;
+    auto& spans = timeline->host;
+    if (!spans.empty() && spans.back().second == from)
+      spans.back().second = to;
+    else
+      spans.emplace_back(from, to);
   }
   // When compute of `work` nominal time started at `start` ends, slowed `slowdown` times
   // while the line is busy. Every span that can overlap it is on the line already: later
@@ -53,7 +84,10 @@ struct DpLine {
 // compute feed nothing.
 struct Feeds {
   std::vector<Time> time, host, tail;
+  std::vector<Work> work;  // for the trace: the first gather's layer, and their bytes
   Time trailing_time, trailing_host, trailing_tail;
+  Work trailing_work;
+  bool trailing_any = false;
   Time comm;  // every collective's time and host time
 };
 
@@ -65,12 +99,18 @@ Feeds gathers_by_compute(const std::vector<ShardedSegment>& segments) {
       f.trailing_time += s.time;
       f.trailing_host += s.host;
       f.trailing_tail += s.host_tail;
+      if (!f.trailing_any) f.trailing_work = {s.work, s.layer, Bytes(0)};
+      f.trailing_any = true;
+      f.trailing_work.bytes += s.bytes;
     }
     if (s.kind != Kind::kCompute) continue;
     f.time.push_back(f.trailing_time);
     f.host.push_back(f.trailing_host);
     f.tail.push_back(f.trailing_tail);
+    f.work.push_back(f.trailing_work);
     f.trailing_time = f.trailing_host = f.trailing_tail = Time::zero();
+    f.trailing_work = Work{};
+    f.trailing_any = false;
   }
   return f;
 }
@@ -82,12 +122,13 @@ Feeds gathers_by_compute(const std::vector<ShardedSegment>& segments) {
 struct Issue {
   Time time, host, loop, copies, divide;
   bool opens_bucket = false;
+  Bytes bytes;
 };
 
 std::vector<Issue> issues_of(const ShardedSegment& s, std::int64_t bucket_elements) {
   // The whole segment: its copies are in s.time already, net of what its loop hid.
   if (bucket_elements <= 0 || s.tensors.empty()) {
-    return {Issue{s.time, s.host, Time::zero(), Time::zero(), Time::zero(), true}};
+    return {Issue{s.time, s.host, Time::zero(), Time::zero(), Time::zero(), true, s.bytes}};
   }
   std::vector<Issue> out;
   std::int64_t filled = 0;
@@ -95,7 +136,8 @@ std::vector<Issue> issues_of(const ShardedSegment& s, std::int64_t bucket_elemen
     const bool opens = out.empty() || (filled > 0 && filled + t.elements > bucket_elements);
     if (opens) filled = 0;
     filled += t.elements;
-    out.push_back({t.time, t.host, t.loop, t.copies, opens ? t.divide : Time::zero(), opens});
+    out.push_back(
+        {t.time, t.host, t.loop, t.copies, opens ? t.divide : Time::zero(), opens, t.bytes});
   }
   return out;
 }
@@ -131,17 +173,21 @@ void issue_scatter(const ShardedSegment& s, const ScatterRules& rules, PassState
       issued = rules.blocking_reduce ? std::max(st.compute_free, st.last_scatter)
                                      : st.compute_free;
       waited = issued;
-      if (t.divide > Time::zero()) st.line.run(issued, t.divide);
+      if (t.divide > Time::zero())
+        st.line.run(issued, t.divide, {DpWork::kBufferDivide, s.layer, Bytes(0)});
       st.buffer_work += t.divide;
     }
     if (t.host > Time::zero()) {
-      st.host = std::max(st.host, issued) + t.host;
+      const Time from = std::max(st.host, issued);
+      st.host = from + t.host;
+      st.line.host_work(from, st.host);
       issued = st.host;
     }
     // The copies the loop issues: on the DP line from the loop's start, after whatever
     // collective of the bucket is still on it; the collective after them.
-    if (t.copies > Time::zero()) st.line.run(issued - t.loop, t.copies);
-    st.last_scatter = st.line.run(issued, t.time);
+    if (t.copies > Time::zero())
+      st.line.run(issued - t.loop, t.copies, {DpWork::kBufferCopies, s.layer, Bytes(0)});
+    st.last_scatter = st.line.run(issued, t.time, {DpWork::kReduceScatter, s.layer, t.bytes});
   }
   if (rules.in_line)
     st.host = std::max(st.host, st.last_scatter);
@@ -153,7 +199,8 @@ void issue_scatter(const ShardedSegment& s, const ScatterRules& rules, PassState
 
 ShardedPassTime sharded_pass_time(const std::vector<ShardedSegment>& segments, int prefetch,
                                   bool blocking_reduce, std::int64_t reduce_bucket_elements,
-                                  double interference, bool fetch_waits_device) {
+                                  double interference, bool fetch_waits_device,
+                                  ShardedTimeline* timeline) {
   const Feeds feeds = gathers_by_compute(segments);
   const std::vector<Time>& gather_for = feeds.time;
   const std::vector<Time>& host_for = feeds.host;
@@ -161,12 +208,15 @@ ShardedPassTime sharded_pass_time(const std::vector<ShardedSegment>& segments, i
   std::vector<Time> gathered(n);  // when compute segment k's parameters are in
   PassState state;
   DpLine& line = state.line;
+  line.timeline = timeline;
   Time& host = state.host;
   const auto issue_gather = [&](std::size_t k, Time at) {
     if (k >= n || gather_for[k] + host_for[k] + feeds.tail[k] == Time::zero()) return;
-    host = std::max(at, host) + host_for[k];
-    const Time done = line.run(host, gather_for[k]);
+    const Time from = std::max(at, host);
+    host = from + host_for[k];
+    const Time done = line.run(host, gather_for[k], feeds.work[k]);
     host += feeds.tail[k];  // the library's loop, beside the collective
+    line.host_work(from, host);
     gathered[k] = std::max(done, host);
   };
   const std::size_t ahead = static_cast<std::size_t>(std::max(prefetch, 0));
@@ -197,15 +247,25 @@ ShardedPassTime sharded_pass_time(const std::vector<ShardedSegment>& segments, i
                                : 0.0;
     compute_free = line.compute_end(start, s.time, 1.0 + (interference - 1.0) * kernels);
     out.compute += compute_free - start;
+    if (timeline != nullptr && compute_free > start) {
+      auto& spans = timeline->compute;
+      if (!spans.empty() && spans.back().second == start)
+        spans.back().second = compute_free;
+      else
+        spans.emplace_back(start, compute_free);
+    }
     ++k;
   }
   Time trailing_end;
   if (feeds.trailing_time + feeds.trailing_host + feeds.trailing_tail > Time::zero()) {
-    const Time issued = std::max(compute_free, host) + feeds.trailing_host;
-    line.run(issued, feeds.trailing_time);
+    const Time from = std::max(compute_free, host);
+    const Time issued = from + feeds.trailing_host;
+    line.run(issued, feeds.trailing_time, feeds.trailing_work);
     trailing_end = issued + feeds.trailing_tail;
+    line.host_work(from, trailing_end);
   }
   out.total = std::max({compute_free, line.free, trailing_end});
+  if (timeline != nullptr) timeline->total = out.total;
   out.dp_exposed = out.total - out.compute;
   out.dp_hidden = std::max(Time::zero(), feeds.comm + state.buffer_work - out.dp_exposed);
   return out;

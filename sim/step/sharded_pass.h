@@ -57,11 +57,16 @@
 #pragma once
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "engine/time.h"
+#include "engine/units.h"
 
 namespace megasim::step {
+
+// What the DP line does for a pass, for the trace.
+enum class DpWork { kAllGather, kAllReduce, kReduceScatter, kBufferCopies, kBufferDivide };
 
 struct ShardedSegment {
   enum class Kind { kCompute, kGather, kScatter };
@@ -84,11 +89,18 @@ struct ShardedSegment {
     // runs on the DP line at its start, before its first tensor's collective.
     Time stream_copy;
     Time divide;
+    Bytes bytes = Bytes(0);  // its collective's, for the trace
   };
   std::vector<Tensor> tensors;
   // Compute segments: the part of `time` the DP line does not slow (exposed TP or CP
   // exchanges, and GEMMs paired with a TP collective, already slowed in their pricing).
   Time shielded = Time::zero();
+  // Gathers and scatters, for the trace (ShardedTimeline): the first collective's kind (a
+  // gather segment may hold all-reduces: FP8's amax) and layer (-1: none), and the bytes a
+  // rank puts in them.
+  DpWork work = DpWork::kAllGather;
+  int layer = -1;
+  Bytes bytes = Bytes(0);
 };
 
 struct ShardedPassTime {
@@ -101,12 +113,31 @@ struct ShardedPassTime {
   Time dp_hidden;
 };
 
+// Where a pass's work lay, from the pass's start, as sharded_pass_time timed it (for the
+// trace): its compute, in order, the DP line's busy spans, and the host's work issuing them.
+// Spans that touch are merged when they are alike (compute with compute, host work with host
+// work; the same kind of DP work for the same layer).
+struct ShardedTimeline {
+  struct DpSpan {
+    DpWork work = DpWork::kAllGather;
+    Time start, end;
+    int layer = -1;  // the layer of its first collective (-1: none, or embedding and logits)
+    Bytes bytes;     // what a rank puts in its collectives
+    int calls = 0;   // the collectives or kernels merged into it
+  };
+  Time total;
+  std::vector<std::pair<Time, Time>> compute;
+  std::vector<DpSpan> dp;
+  std::vector<std::pair<Time, Time>> host;  // the host issuing the collectives
+};
+
 // reduce_bucket_elements: 0 = each scatter segment reduced as one (its host time, then its
 // collectives); above 0 = its tensors reduced bucket by bucket as described above.
 // interference: compute's slowdown beside the DP line (1 = none). fetch_waits_device: as
-// above.
+// above. timeline: where to keep the pass's spans (none kept when null).
 ShardedPassTime sharded_pass_time(const std::vector<ShardedSegment>& segments, int prefetch,
                                   bool blocking_reduce, std::int64_t reduce_bucket_elements = 0,
-                                  double interference = 1.0, bool fetch_waits_device = false);
+                                  double interference = 1.0, bool fetch_waits_device = false,
+                                  ShardedTimeline* timeline = nullptr);
 
 }  // namespace megasim::step

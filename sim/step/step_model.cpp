@@ -212,6 +212,22 @@ void add_exposed_loading(std::vector<TraceRecord>& trace, Time executed, Time st
   }
 }
 
+// Each stage's work priced (its tally in `tallies`), and the step's samples, read on the
+// first and the last stage of every pipeline where the system does not load them behind it.
+std::vector<StageCosts> price_stages(Pricer& pricer, const StepRequest& r,
+                                     std::vector<PricingTally>& tallies) {
+  const workload::ParallelPlan& plan = r.workload.plan;
+  std::vector<StageCosts> costs;
+  for (int s = 0; s < plan.pp; ++s)
+    costs.push_back(pricer.price(r.workload.program[s], tallies[s]));
+  if (!r.system.misc) {
+    const Time load = r.data_per_sample * (plan.global_batch / plan.dp);
+    costs.front().data_loading = load;
+    costs.back().data_loading = load;
+  }
+  return costs;
+}
+
 }  // namespace
 
 StepPrediction predict_step(const StepRequest& r, const net::Topology& topology,
@@ -229,15 +245,10 @@ StepPrediction predict_step(const StepRequest& r, const net::Topology& topology,
   Pricer pricer(topology, r.placement, constants, kernels, plan, r.system);
   const bool shared = r.network != StepRequest::Network::kPriced;
   pricer.set_traffic_on_network(shared);
-  std::vector<StageCosts> costs;
+  pricer.set_keep_timelines(r.trace);
   std::vector<PricingTally> tallies(plan.pp);
-  for (int s = 0; s < plan.pp; ++s) costs.push_back(pricer.price(program[s], tallies[s]));
-  // The step's samples, read on the first and the last stage of every pipeline.
+  std::vector<StageCosts> costs = price_stages(pricer, r, tallies);
   const Time load = r.data_per_sample * (plan.global_batch / plan.dp);
-  if (!r.system.misc) {
-    costs.front().data_loading = load;
-    costs.back().data_loading = load;
-  }
 
   const PipelineSchedule schedule =
       build_schedule(plan.schedule, plan.pp, plan.vpp, static_cast<int>(plan.micro_batches()),

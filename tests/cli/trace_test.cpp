@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -67,11 +68,11 @@ TEST_CASE("cli: a send's and a collective's slice carry a rank's bytes, as inspe
 TEST_CASE("cli: the trace's compute slices hold what breakdown_s counts as compute, not DP waits") {
   // Megatron-Core's 70B row gathers each chunk's parameters bucket by bucket: a first forward
   // held for its last bucket is drawn on the "dp wait" line. SC'21's ZeRO-3 row waits for its
-  // layers' gathers inside each pass: the waits, summed, are drawn at the pass's end on the same
-  // line. Either way the critical rank's compute slices sum to compute + tp_exposed +
-  // slowest_gpu + power_cap + optimizer, and the DP line holds only calls that move something.
-  // The 70B row is run on the measured H200 profile too, whose power-limited clock lengthens
-  // the passes (power_cap).
+  // layers' gathers inside each pass: each wait is drawn where it falls, between the pass's
+  // compute slices, on the same line (summed at the pass's end until 2026-12-07). Either way the
+  // critical rank's compute slices sum to compute + tp_exposed + slowest_gpu + power_cap +
+  // optimizer, and the DP line holds only calls that move something. The 70B row is run on the
+  // measured H200 profile too, whose power-limited clock lengthens the passes (power_cap).
   const std::string measured = " --set device=h200-sxm-141gb-measured";
   // MegaScale's 256-GPU row waits for chunk 0's parameters before its first forward and for
   // its gradients before the optimizer, between passes.
@@ -99,13 +100,16 @@ TEST_CASE("cli: the trace's compute slices hold what breakdown_s counts as compu
       if (e["cat"] == "compute") compute += e["dur"].get<double>() * 1e-6;
       if (e["cat"] == "dp wait") {
         wait += e["dur"].get<double>() * 1e-6;
-        if (e["name"].get<std::string>().rfind("DP collectives inside the pass", 0) == 0)
-          inside += e["dur"].get<double>() * 1e-6;
-        // Named by what waits and the bare pass (the hold's name quoted a compute slice's
+        // Named by what it waits for and the bare pass (the hold's name quoted a compute slice's
         // "(DP wait …)", and every in-pass wait was called ZeRO-3's, FP8's amax ones too).
         const auto label = e["name"].get<std::string>();
-        CHECK((label.rfind("DP collectives inside the pass, summed (", 0) == 0 ||
-               label.rfind("parameter all-gather (", 0) == 0 ||
+        const bool in_pass = label.rfind("host issuing DP collectives (", 0) == 0 ||
+                             label.rfind("gradient reduce-scatter (", 0) == 0 ||
+                             label.rfind("reduce buffer ", 0) == 0 ||
+                             (label.rfind("parameter all-gather (", 0) == 0 &&
+                              label != "parameter all-gather (before the pass)");
+        if (in_pass) inside += e["dur"].get<double>() * 1e-6;
+        CHECK((in_pass || label.rfind("parameter all-gather (", 0) == 0 ||
                label.rfind("gradient reduction (", 0) == 0 ||
                label.rfind("gradient reduce-scatters (", 0) == 0));
         CHECK(label.find("DP wait") == std::string::npos);
@@ -133,6 +137,55 @@ TEST_CASE("cli: the trace's compute slices hold what breakdown_s counts as compu
   }
 }
 
+TEST_CASE("cli: a ZeRO-3 pass is drawn as it runs, its layers' collectives on their own line") {
+  // SC'21's ZeRO-3 175B row: one micro-batch a step, its forward and backward each interleaving
+  // the layers' kernels with their parameter all-gathers (and the backward's reduce-scatters).
+  // Until 2026-12-07 each pass was one compute slice and one summed wait, and no collective of
+  // the 2,208 a micro-batch runs was drawn.
+  const auto t = simulate_traced(std::string(MEGASIM_SOURCE_DIR) +
+                                 "/scenarios/validation/sc21-t2-zero3-175b-768.json");
+  REQUIRE(t.result.exit_code == 0);
+  struct Slice {
+    double ts, end;
+    std::string cat, name;
+    double bytes;
+  };
+  std::vector<Slice> line, collectives;  // rank 0's compute and waits; its in-pass collectives
+  for (const auto& e : t.trace["traceEvents"]) {
+    if (e["ph"] != "X" || e["pid"] != 0) continue;
+    const double ts = e["ts"].get<double>();
+    const double bytes = e.contains("args") ? e["args"]["bytes"].get<double>() : 0.0;
+    Slice s{ts, ts + e["dur"].get<double>(), e["cat"], e["name"], bytes};
+    if (s.cat == "compute" || s.cat == "dp wait") line.push_back(s);
+    if (s.cat == "dp in pass") collectives.push_back(s);
+  }
+  std::sort(line.begin(), line.end(), [](const Slice& a, const Slice& b) { return a.ts < b.ts; });
+  // The passes' compute and waits tile the step without overlapping (to the µs's rounding).
+  for (std::size_t i = 1; i < line.size(); ++i) CHECK(line[i].ts >= line[i - 1].end - 1e-3);
+  int waits = 0;
+  for (const Slice& s : line) waits += s.cat == "dp wait" ? 1 : 0;
+  CHECK(waits > 2 * 96);  // at least a wait a layer in each pass, not one a pass
+  // Every parameter tensor of the 96 layers above DeepSpeed's persistence threshold (the
+  // weights: 12·h² a layer, h = 12,288) is gathered in the forward, in fp16; the gradients are
+  // reduce-scattered in the backward only.
+  const double h = 12288.0;
+  double forward_gathered = 0.0;
+  int scatters = 0;
+  for (const Slice& s : collectives) {
+    CHECK(s.end > s.ts);
+    const bool forward = s.name.find("(F mb0 c0)") != std::string::npos;
+    CHECK((forward || s.name.find("(B mb0 c0)") != std::string::npos));
+    if (s.name.rfind("parameter all-gather, layer ", 0) == 0 && forward)
+      forward_gathered += s.bytes;
+    if (s.name.rfind("gradient reduce-scatter, layer ", 0) == 0) {
+      CHECK_FALSE(forward);
+      ++scatters;
+    }
+  }
+  CHECK(forward_gathered == doctest::Approx(96.0 * 12.0 * h * h * 2.0).epsilon(1e-6));
+  CHECK(scatters >= 96);
+}
+
 TEST_CASE("cli: an FP8 plan's amax all-reduces are drawn as DP collectives, not ZeRO-3's") {
   // Priced on the DP group inside each pass, they were labelled "ZeRO-3/FSDP waits" on a plan
   // with no ZeRO-3.
@@ -145,7 +198,7 @@ TEST_CASE("cli: an FP8 plan's amax all-reduces are drawn as DP collectives, not 
     if (e["ph"] != "X") continue;
     const auto name = e["name"].get<std::string>();
     CHECK(name.find("ZeRO") == std::string::npos);
-    if (name.rfind("DP collectives inside the pass, summed (", 0) == 0) ++inside;
+    if (e["cat"] == "dp in pass" && name.rfind("DP all-reduce (", 0) == 0) ++inside;
   }
   CHECK(inside > 0);
 }

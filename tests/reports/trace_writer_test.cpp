@@ -46,10 +46,13 @@ TEST_CASE("trace: a simulated step becomes Chrome trace events with PP flow arro
           line_order[line_name.at(e["tid"].get<int>())] = e["args"]["sort_index"].get<int>();
       }
       // The PP lines side by side, below the compute line and above the DP ones.
-      REQUIRE(line_order.size() == 5);
+      REQUIRE(line_order.size() == 6);
       CHECK(line_order["compute"] < line_order["pp activations"]);
       CHECK(line_order["pp gradients"] == line_order["pp activations"] + 1);
       CHECK(line_order["pp gradients"] < line_order["dp"]);
+      // A sharded pass's collectives beside the step's DP calls, its waits below them.
+      CHECK(line_order["dp in pass"] == line_order["dp"] + 1);
+      CHECK(line_order["dp wait"] == line_order["dp in pass"] + 1);
       for (const auto& e : doc["traceEvents"]) {
         const std::string ph = e["ph"];
         complete += ph == "X";

@@ -1,6 +1,9 @@
 // ZeRO-3 / FSDP passes timed by hand (step/sharded_pass.h). Units: microseconds.
 #include <doctest/doctest.h>
 
+#include <utility>
+#include <vector>
+
 #include "step/sharded_pass.h"
 
 using megasim::Time;
@@ -42,6 +45,44 @@ TEST_CASE("sharded pass: one layer of prefetch hides the gathers behind the prev
   CHECK(t.total == us(34));
   CHECK(t.dp_exposed == us(4));
   CHECK(t.dp_hidden == us(8));
+}
+
+TEST_CASE("sharded pass: its timeline keeps where the compute, the collectives and the host ran") {
+  // The prefetched forward above, each gather issued with 1 of host time first and tagged with
+  // its layer: host 0–1, gather 0 1–5; compute 0 queued once the host has issued gather 1
+  // (host 5–6, gather 6–10): 6–16; compute 1 after gather 2's issue (host 16–17, 17–21):
+  // 17–27; compute 2 27–37. Compute spans that touch are one; gathers of different layers are
+  // not merged.
+  auto s = forward();
+  int layer = 0;
+  for (auto& seg : s) {
+    if (seg.kind != Kind::kGather) continue;
+    seg.host = us(1);
+    seg.layer = layer++;
+    seg.bytes = megasim::Bytes(1000.0);
+  }
+  megasim::step::ShardedTimeline timeline;
+  const auto t = sharded_pass_time(s, 1, false, 0, 1.0, false, &timeline);
+  CHECK(t.total == us(37));
+  CHECK(timeline.total == us(37));
+  REQUIRE(timeline.compute.size() == 2);
+  CHECK(timeline.compute[0] == std::pair{us(6), us(16)});
+  CHECK(timeline.compute[1] == std::pair{us(17), us(37)});
+  REQUIRE(timeline.dp.size() == 3);
+  for (int l = 0; l < 3; ++l) {
+    const auto& d = timeline.dp[static_cast<std::size_t>(l)];
+    CHECK(d.work == megasim::step::DpWork::kAllGather);
+    CHECK(d.layer == l);
+    CHECK(d.bytes.value() == 1000.0);
+    CHECK(d.calls == 1);
+    CHECK(d.end - d.start == us(4));
+  }
+  CHECK(timeline.dp[1].start == us(6));
+  REQUIRE(timeline.host.size() == 3);
+  CHECK(timeline.host[1] == std::pair{us(5), us(6)});
+  CHECK(timeline.host[2] == std::pair{us(16), us(17)});
+  // Without a timeline the same pass takes the same time.
+  CHECK(sharded_pass_time(s, 1, false).total == t.total);
 }
 
 TEST_CASE("sharded pass: gathers longer than compute set the pace") {

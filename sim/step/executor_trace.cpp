@@ -1,0 +1,126 @@
+// The trace of a sharded pass (ZeRO-3, FSDP; FP8's amax all-reduces alike): its compute where
+// it ran, the waits between on "dp wait", and the DP line's collectives on "dp in pass", as
+// sharded_pass_time placed them. The priced timeline is laid onto the pass as it ran here: its
+// compute stretched by what slowed it in the executor (a straggling host, the slowest GPU, the
+// power cap, collectives of other streams beside it), its waits as priced. A collective beside
+// compute stretches with it.
+#include <algorithm>
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "step/executor_internal.h"
+
+namespace megasim::step::detail {
+namespace {
+
+const char* work_name(DpWork w) {
+  switch (w) {
+    case DpWork::kAllGather:
+      return "parameter all-gather";
+    case DpWork::kAllReduce:
+      return "DP all-reduce";
+    case DpWork::kReduceScatter:
+      return "gradient reduce-scatter";
+    case DpWork::kBufferCopies:
+      return "reduce buffer copies";
+    case DpWork::kBufferDivide:
+      return "reduce buffer division";
+  }
+  return "DP work";
+}
+
+// A span's name: what, whose layer, how many merged, and the pass it serves.
+std::string span_name(const ShardedTimeline::DpSpan& s, const std::string& pass) {
+  const std::string layer = s.layer >= 0 ? fmt::format(", layer {}", s.layer) : "";
+  const std::string calls = s.calls > 1 ? fmt::format(" ×{}", s.calls) : "";
+  return fmt::format("{}{}{} ({})", work_name(s.work), layer, calls, pass);
+}
+
+// The priced timeline's time `x` on the step's clock: the pass's start, plus `x`, plus the
+// stretch of the compute before `x` (`prefix[k]`: the compute of the spans before span k).
+class Clock {
+ public:
+  Clock(const ShardedTimeline& t, Time start, double stretch)
+      : t_(t), start_(start), stretch_(stretch) {
+    Time sum;
+    for (const auto& [from, to] : t.compute) {
+      prefix_.push_back(sum);
+      sum += to - from;
+    }
+    prefix_.push_back(sum);
+  }
+  Time operator()(Time x) const {
+    // The compute spans that start before x: all of those before the last one, and its part.
+    const auto after =
+        std::upper_bound(t_.compute.begin(), t_.compute.end(), x,
+                         [](Time v, const std::pair<Time, Time>& span) { return v < span.first; });
+    const auto k = static_cast<std::size_t>(after - t_.compute.begin());
+    Time computed = prefix_[k];
+    if (k > 0) {
+      const auto& [from, to] = t_.compute[k - 1];
+      computed = prefix_[k - 1] + (std::min(x, to) - from);
+    }
+    return start_ + x +
+           Time::from_ns_rounded((stretch_ - 1.0) * static_cast<double>(computed.ns()));
+  }
+
+ private:
+  const ShardedTimeline& t_;
+  Time start_;
+  double stretch_;
+  std::vector<Time> prefix_;
+};
+
+// What a wait from `from` to `to` (priced) waited for: of the DP work and the host's issuing
+// work that ended in it, the one that ended last (the host's where they end together: the
+// collective waited for it too).
+std::string wait_name(const ShardedTimeline& t, Time from, Time to, const std::string& pass) {
+  const ShardedTimeline::DpSpan* last = nullptr;
+  for (const auto& s : t.dp) {
+    if (s.start >= to) break;
+    if (s.end > from && s.end <= to && (last == nullptr || s.end >= last->end)) last = &s;
+  }
+  Time host_end = Time::zero();
+  bool host = false;
+  for (const auto& [start, end] : t.host) {
+    if (start >= to) break;
+    if (end > from && end <= to) host_end = end, host = true;
+  }
+  if (host && (last == nullptr || host_end >= last->end))
+    return "host issuing DP collectives (" + pass + ")";
+  if (last == nullptr) return "DP collectives (" + pass + ")";
+  return fmt::format("{} ({})", work_name(last->work), pass);
+}
+
+}  // namespace
+
+void Executor::record_sharded_pass(const Unit& u, const PendingSlice& slice, Time work_end) {
+  const ShardedTimeline& t = *slice.timeline;
+  Time priced_compute;
+  for (const auto& [from, to] : t.compute) priced_compute += to - from;
+  // The pass's compute as it ran here: the pass less its waits (breakdown_s's compute).
+  const Time ran = std::max(Time::zero(), work_end - slice.start - slice.dp_wait);
+  const double stretch =
+      priced_compute > Time::zero()
+          ? static_cast<double>(ran.ns()) / static_cast<double>(priced_compute.ns())
+          : 1.0;
+  const Clock clock(t, slice.start, stretch);
+  // The priced pass's end is the work's end here (rounding aside).
+  const auto at = [&](Time x) { return x >= t.total ? work_end : std::min(clock(x), work_end); };
+  const std::string& pass = slice.name;
+  Time priced = Time::zero();  // where the drawing stands, priced
+  for (const auto& [from, to] : t.compute) {
+    if (from > priced) record(u, "dp wait", wait_name(t, priced, from, pass), at(priced), at(from));
+    record(u, "compute", pass, at(from), at(to));
+    priced = to;
+  }
+  if (at(priced) < work_end)
+    record(u, "dp wait", wait_name(t, priced, t.total, pass), at(priced), work_end);
+  for (const auto& s : t.dp)
+    record(u, "dp in pass", span_name(s, pass), at(s.start), at(s.end), s.bytes);
+}
+
+}  // namespace megasim::step::detail

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "reports/json_text.h"
@@ -187,6 +188,7 @@ std::string simulate_json(const plan::Evaluation& e) {
     out["step_time_interval_s"] = {t / (1 + e.band->high), t / (1 + e.band->low)};
     out["mfu_interval"] = {p.mfu * (1 + e.band->low), p.mfu * (1 + e.band->high)};
     out["interval_basis"] = {{"rule", e.band->rule}, {"scenarios", e.band->basis}};
+    if (!e.band->caveats.empty()) out["interval_basis"]["caveats"] = e.band->caveats;
     if (const std::string side = one_sided(*e.band); !side.empty()) {
       out["interval_basis"]["one_sided"] = side;  // the text report's clause, worded once
     }
@@ -267,13 +269,14 @@ std::string step_text(const plan::Evaluation& e) {
                    e.inputs.scenario.plan.fp8 ? " of the 16-bit peak (FP8 GEMMs)" : "");
   if (e.band) {
     const double t = p.step_time.to_seconds();
-    const std::string side = one_sided(*e.band);
+    std::vector<std::string> notes = e.band->caveats;
+    if (const std::string side = one_sided(*e.band); !side.empty()) notes.push_back(side);
     s += fmt::format(
         "  error band           step {}–{} s, MFU {}–{} % ({}: {} "
-        "validation rows{})\n",
+        "validation rows{}{})\n",
         seconds3(t / (1 + e.band->high)), seconds3(t / (1 + e.band->low)),
         one_decimal(100 * p.mfu * (1 + e.band->low)), one_decimal(100 * p.mfu * (1 + e.band->high)),
-        e.band->rule, e.band->basis.size(), side.empty() ? "" : "; " + side);
+        e.band->rule, e.band->basis.size(), notes.empty() ? "" : "; ", fmt::join(notes, "; "));
   } else {
     s += fmt::format("  error band           none: {}\n", e.no_band);
   }

@@ -26,6 +26,7 @@ std::string validate_json(const plan::Validation& v) {
     const plan::ResidualRow residual = r.residual();
     j["family"] = residual.family;
     j["gpus"] = residual.gpus;
+    j["gpu"] = residual.gpu;        // its GPU family, for a band's caveat (bands.h)
     j["source"] = residual.source;  // the run id's first word: what leave-one-source-out leaves out
     j["step_time_residual"] = residual.residual;
     out["rows"].push_back(j);

@@ -59,7 +59,9 @@
       `step ${fmt.seconds(d.step_time_interval_s[0])}–${fmt.seconds(d.step_time_interval_s[1])} s, ` +
       `MFU ${fmt.pct1(d.mfu_interval[0])}–${fmt.pct1(d.mfu_interval[1])} ` +
       `(${d.interval_basis.rule}: ${d.interval_basis.scenarios.length} validation rows` +
-      // Every row of the basis off the same way: the text report's clause, from the JSON.
+      // What the basis does not share with the prediction, and every row of it off the same
+      // way: the text report's clauses, from the JSON.
+      (d.interval_basis.caveats || []).map((c) => `; ${c}`).join('') +
       (d.interval_basis.one_sided !== undefined ? `; ${d.interval_basis.one_sided}` : '') + ')']);
     else if (d.interval_none !== undefined) rows.splice(9, 0, ['error band', `none: ${d.interval_none}`]);
     if (d.days_for_tokens !== undefined) rows.push(['time for the tokens (the steps alone: no failure, checkpoint or launch)',

@@ -1,6 +1,7 @@
 #include "plan/bands.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <map>
 #include <set>
@@ -72,9 +73,11 @@ Band band_for(const std::vector<ResidualRow>& rows, const std::string& family, s
     basis = &pool;
     b.rule = "rows of the families whose mean error is within 8 %";
   }
-  // One row draws no band: its residual alone is a band of no width, which holds nothing (a
-  // validation of a few scenarios scored such bands as missing every row).
-  if (basis->size() < 2) return b;
+  // Fewer rows than the rules above ask for draw no band: one row's residual alone is a band of
+  // no width, which holds nothing (a validation of a few scenarios scored such bands as missing
+  // every row), and two gave one as narrow as their difference (0.05 % in a reviewer's trial,
+  // 2026-12-07; the fallback took two until then).
+  if (basis->size() < kMinBasis) return b;
   b.low = b.high = basis->front()->residual;
   for (const ResidualRow* r : *basis) {
     b.low = std::min(b.low, r->residual);
@@ -82,6 +85,45 @@ Band band_for(const std::vector<ResidualRow>& rows, const std::string& family, s
     b.basis.push_back(r->scenario);
   }
   return b;
+}
+
+std::string gpu_family(const std::string& name) {
+  std::string s = name;
+  std::transform(s.begin(), s.end(), s.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  const auto alnum = [&s](std::size_t i) {
+    return i < s.size() && std::isalnum(static_cast<unsigned char>(s[i])) != 0;
+  };
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (!std::isalpha(static_cast<unsigned char>(s[i])) || (i > 0 && alnum(i - 1))) continue;
+    std::size_t j = i + 1;
+    while (j < s.size() && std::isdigit(static_cast<unsigned char>(s[j])) != 0) ++j;
+    if (j - i - 1 >= 2 && j - i - 1 <= 3 && !alnum(j)) return s.substr(i, j - i);
+  }
+  return "";
+}
+
+std::string gpu_family(const std::string& name, const std::string& base) {
+  const std::string own = gpu_family(name);
+  return own.empty() ? gpu_family(base) : own;
+}
+
+std::vector<std::string> band_caveats(const std::vector<ResidualRow>& rows, const Band& b,
+                                      const std::string& gpu, bool fp8) {
+  std::vector<std::string> out;
+  // No published row runs FP8 GEMMs: the band borrows the 16-bit rows' residuals.
+  if (fp8) out.push_back("none runs FP8");
+  if (gpu.empty() || b.basis.empty()) return out;
+  const std::set<std::string> basis(b.basis.begin(), b.basis.end());
+  for (const ResidualRow& r : rows) {
+    // A row whose GPU is not known may have run on it.
+    if (basis.count(r.scenario) != 0 && (r.gpu.empty() || r.gpu == gpu)) return out;
+  }
+  std::string upper = gpu;
+  std::transform(upper.begin(), upper.end(), upper.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+  out.push_back("none ran on " + upper + " GPUs");
+  return out;
 }
 
 std::vector<ResidualRow> load_residuals(const std::filesystem::path& file, io::FilesRead* read) {
@@ -115,9 +157,15 @@ std::vector<ResidualRow> load_residuals(const std::filesystem::path& file, io::F
     }
     // A "context" row (a published figure of unstated convention) lends no band.
     if (r.contains("role") && r["role"] == "context") continue;
+    // The GPU family, where the file gives it (written since 2026-12-07).
+    std::string gpu;
+    if (r.contains("gpu")) {
+      if (!r["gpu"].is_string()) throw InputError(at + ".gpu: not a string");
+      gpu = r["gpu"].get<std::string>();
+    }
     out.push_back(ResidualRow{r["scenario"].get<std::string>(), r["source"].get<std::string>(),
                               r["family"].get<std::string>(), r["gpus"].get<std::int64_t>(),
-                              residual});
+                              residual, gpu});
   }
   return out;
 }

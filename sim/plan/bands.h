@@ -30,13 +30,30 @@ struct ResidualRow {
   std::string scenario, source, family;
   std::int64_t gpus = 0;
   double residual = 0;  // predicted step time over the true one, less 1
+  std::string gpu = {};  // the GPU family it ran on (gpu_family: "a100"); "" where not known
 };
 
 struct Band {
   double low = 0, high = 0;         // least and largest residual of the basis
   std::vector<std::string> basis;   // the scenarios of its rows
   std::string rule;                 // which selection gave them
+  // What the basis does not share with the prediction ("none runs FP8", "none ran on H200
+  // GPUs"): the band is drawn all the same, from rows unlike it in that.
+  std::vector<std::string> caveats;
 };
+
+// A GPU family in a name: a letter and two or three digits standing apart from other letters
+// and digits ("a100" of "DGX-A100-measured", "h200" of "h200-sxm-141gb"), lowercase; "" when
+// there is none.
+std::string gpu_family(const std::string& name);
+// A device profile's GPU family: its name's, else that of the shipped profile it was made from.
+std::string gpu_family(const std::string& name, const std::string& base);
+
+// The caveats of band `b` (drawn from `rows`) for a prediction on GPUs of family `gpu` ("" not
+// known: no caveat), with FP8 GEMMs or not: no published row runs FP8; none of the basis's
+// rows may have run on its GPU.
+std::vector<std::string> band_caveats(const std::vector<ResidualRow>& rows, const Band& b,
+                                      const std::string& gpu, bool fp8);
 
 // The family whose rows a scenario's band rests on: its optimisation preset, except that the
 // megatron-lm preset running any of MegaScale's own optimisations (parallel block, sliding

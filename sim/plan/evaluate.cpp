@@ -177,10 +177,11 @@ Evaluation evaluate(const io::Inputs& in, const EvaluateOptions& o) {
   if (!o.residuals.empty()) {
     // A validation scenario's own publication never vouches for it.
     const std::string own = in.scenario.validation ? source_of_run(in.scenario.validation->run) : "";
-    Band b =
-        band_for(load_residuals(o.residuals, o.read), system_family(in.scenario), e.step.gpus, own);
-    // No published row runs FP8 GEMMs: the band borrows the 16-bit rows' residuals, and says so.
-    if (in.scenario.plan.fp8) b.rule += "; no validation row runs FP8";
+    const std::vector<ResidualRow> rows = load_residuals(o.residuals, o.read);
+    Band b = band_for(rows, system_family(in.scenario), e.step.gpus, own);
+    // Drawn from rows unlike the prediction (16-bit GEMMs, other GPUs), and says so.
+    b.caveats =
+        band_caveats(rows, b, gpu_family(in.device.name, in.device.base), in.scenario.plan.fp8);
     if (!b.basis.empty()) {
       e.band = std::move(b);
     } else {

@@ -68,25 +68,6 @@ double published_metric(const io::Json& runs, const std::string& runs_file,
   return published;
 }
 
-// A GPU family in a name: a letter and two or three digits standing apart from other letters
-// and digits ("a100" of "DGX-A100-measured", "h200" of "h200-sxm-141gb"), lowercase; "" when
-// there is none.
-std::string gpu_family(const std::string& name) {
-  std::string s = name;
-  std::transform(s.begin(), s.end(), s.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  const auto alnum = [&s](std::size_t i) {
-    return i < s.size() && std::isalnum(static_cast<unsigned char>(s[i])) != 0;
-  };
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    if (!std::isalpha(static_cast<unsigned char>(s[i])) || (i > 0 && alnum(i - 1))) continue;
-    std::size_t j = i + 1;
-    while (j < s.size() && std::isdigit(static_cast<unsigned char>(s[j])) != 0) ++j;
-    if (j - i - 1 >= 2 && j - i - 1 <= 3 && !alnum(j)) return s.substr(i, j - i);
-  }
-  return "";
-}
-
 // The GPU the run states, by its family where the device's name gives one ("A100" in
 // "A100-SXM4-80GB", "NVIDIA A100" or a profile named "dgx-a100-measured"): an H100 profile
 // scored an A100 row at -54.9 % until 2026-12-06. A profile whose name gives no family is
@@ -391,6 +372,7 @@ Validation validate(const fs::path& published_runs, const fs::path& dir, io::Fil
     row.step = s.validation->step.value_or(-1);
     row.family = system_family(s);
     row.gpus = e.step.gpus;
+    row.gpu = gpu_family(inputs.device.name, inputs.device.base);
     row.source = published_source(runs, s.validation->run);
     row.published = published_metric(runs, published_runs.string(), *s.validation, f.string());
     row.predicted = predicted_metric(e.step, row.metric, f.string());

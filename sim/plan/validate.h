@@ -26,10 +26,15 @@ struct ValidationRow {
   std::string family;     // system_family (bands.h): the preset, or MegaScale's in part
   std::int64_t gpus = 0;  // of the job
   std::string source;     // the published run's `source`: the paper or report it comes from
+  std::string gpu = {};   // gpu_family of the device it ran on (bands.h)
   double error() const { return (predicted - published) / published; }
   ResidualRow residual() const {
-    return {scenario, source_of_run(run), family, gpus,
-            step_time_residual(metric, predicted, published)};
+    return {scenario,
+            source_of_run(run),
+            family,
+            gpus,
+            step_time_residual(metric, predicted, published),
+            gpu};
   }
 };
 

@@ -99,13 +99,39 @@ TEST_CASE("bands: the source left out does not vouch for its family either") {
   // width, which a validation of a few scenarios scored as missing every row).
   b = band_for(rows, "y", 64, "p1");
   CHECK(b.basis.empty());
-  // With a second row of family z, f, the two draw one.
+  // With a second row of family z, f, the two draw none either: two residuals gave a band as
+  // narrow as their difference (until 2026-12-07); a third, g, draws one.
   std::vector<ResidualRow> more = rows;
   more.push_back(row("f", "p4", "z", 64, -0.01));
+  CHECK(band_for(more, "y", 64, "p1").basis.empty());
+  more.push_back(row("g", "p5", "z", 64, 0.0));
   b = band_for(more, "y", 64, "p1");
-  CHECK(b.basis == std::vector<std::string>{"e", "f"});
+  CHECK(b.basis == std::vector<std::string>{"e", "f", "g"});
   CHECK(b.low == doctest::Approx(-0.01));
   CHECK(b.high == doctest::Approx(0.02));
+}
+
+TEST_CASE("bands: a band from rows of other GPUs or of 16-bit GEMMs says so") {
+  // Three A100 rows of family x and an H100 row of family w. A prediction of x on an H200 draws
+  // from the A100 rows and says none ran on its GPUs; on an A100, nothing to say; a row whose
+  // GPU is not known (an older residuals file) may have run on it.
+  std::vector<ResidualRow> rows = {row("a", "p1", "x", 64, 0.01), row("b", "p2", "x", 64, -0.02),
+                                   row("c", "p3", "x", 64, 0.03), row("d", "p4", "w", 64, 0.1)};
+  for (std::size_t i = 0; i < 3; ++i) rows[i].gpu = "a100";
+  rows[3].gpu = "h100";
+  const Band b = band_for(rows, "x", 64, "");
+  REQUIRE(b.basis.size() == 3);
+  CHECK(band_caveats(rows, b, "h200", false) == std::vector<std::string>{"none ran on H200 GPUs"});
+  CHECK(band_caveats(rows, b, "a100", false).empty());
+  CHECK(band_caveats(rows, b, "", false).empty());  // a device whose GPU is not known
+  CHECK(band_caveats(rows, b, "a100", true) == std::vector<std::string>{"none runs FP8"});
+  rows[1].gpu.clear();
+  CHECK(band_caveats(rows, b, "h200", false).empty());
+  // The GPU family of a profile: its name's, else its base's.
+  CHECK(gpu_family("h200-sxm-141gb-measured", "h200-sxm-141gb") == "h200");
+  CHECK(gpu_family("my-node-measured", "a100-sxm4-80gb") == "a100");
+  CHECK(gpu_family("DGX-A100-measured") == "a100");
+  CHECK(gpu_family("my-node", "").empty());
 }
 
 TEST_CASE("bands: a residuals file with a wrong type or an impossible residual is refused") {

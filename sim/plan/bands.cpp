@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "engine/error.h"
+#include "hw/gpu_part.h"
 #include "io/json_reader.h"
 
 namespace megasim::plan {
@@ -87,25 +88,8 @@ Band band_for(const std::vector<ResidualRow>& rows, const std::string& family, s
   return b;
 }
 
-std::string gpu_family(const std::string& name) {
-  std::string s = name;
-  std::transform(s.begin(), s.end(), s.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  const auto alnum = [&s](std::size_t i) {
-    return i < s.size() && std::isalnum(static_cast<unsigned char>(s[i])) != 0;
-  };
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    if (!std::isalpha(static_cast<unsigned char>(s[i])) || (i > 0 && alnum(i - 1))) continue;
-    std::size_t j = i + 1;
-    while (j < s.size() && std::isdigit(static_cast<unsigned char>(s[j])) != 0) ++j;
-    if (j - i - 1 >= 2 && j - i - 1 <= 3 && !alnum(j)) return s.substr(i, j - i);
-  }
-  return "";
-}
-
-std::string gpu_family(const std::string& name, const std::string& base) {
-  const std::string own = gpu_family(name);
-  return own.empty() ? gpu_family(base) : own;
+std::string gpu_family(const hw::DeviceProfile& device) {
+  return hw::gpu_part(hw::profile_part_name(device)).family;
 }
 
 std::vector<std::string> band_caveats(const std::vector<ResidualRow>& rows, const Band& b,

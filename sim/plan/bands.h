@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "hw/device_profile.h"
 #include "io/files_read.h"
 #include "io/scenario.h"
 
@@ -42,12 +43,9 @@ struct Band {
   std::vector<std::string> caveats;
 };
 
-// A GPU family in a name: a letter and two or three digits standing apart from other letters
-// and digits ("a100" of "DGX-A100-measured", "h200" of "h200-sxm-141gb"), lowercase; "" when
-// there is none.
-std::string gpu_family(const std::string& name);
-// A device profile's GPU family: its name's, else that of the shipped profile it was made from.
-std::string gpu_family(const std::string& name, const std::string& base);
+// The GPU family a device profile runs (hw::gpu_part of its part's name: "a100", "h100",
+// "h200"), "" where neither its name nor its base's names one.
+std::string gpu_family(const hw::DeviceProfile& device);
 
 // The caveats of band `b` (drawn from `rows`) for a prediction on GPUs of family `gpu` ("" not
 // known: no caveat), with FP8 GEMMs or not: no published row runs FP8; none of the basis's

@@ -180,8 +180,7 @@ Evaluation evaluate(const io::Inputs& in, const EvaluateOptions& o) {
     const std::vector<ResidualRow> rows = load_residuals(o.residuals, o.read);
     Band b = band_for(rows, system_family(in.scenario), e.step.gpus, own);
     // Drawn from rows unlike the prediction (16-bit GEMMs, other GPUs), and says so.
-    b.caveats =
-        band_caveats(rows, b, gpu_family(in.device.name, in.device.base), in.scenario.plan.fp8);
+    b.caveats = band_caveats(rows, b, gpu_family(in.device), in.scenario.plan.fp8);
     if (!b.basis.empty()) {
       e.band = std::move(b);
     } else {

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "engine/error.h"
+#include "hw/gpu_part.h"
 #include "io/inputs.h"
 #include "io/json_reader.h"
 #include "io/scenario.h"
@@ -68,15 +69,16 @@ double published_metric(const io::Json& runs, const std::string& runs_file,
   return published;
 }
 
-// The GPU the run states, by its family where the device's name gives one ("A100" in
-// "A100-SXM4-80GB", "NVIDIA A100" or a profile named "dgx-a100-measured"): an H100 profile
-// scored an A100 row at -54.9 % until 2026-12-06. A profile whose name gives no family is
-// not checked.
+// The GPU the run states, by its family (hw::gpu_part: A100, H100, H200) where the device's
+// part gives one ("A100" in "A100-SXM4-80GB", "NVIDIA A100" or a profile named
+// "dgx-a100-measured"; a profile named otherwise by the shipped one it was made from): an H100
+// profile scored an A100 row at -54.9 % until 2026-12-06. A part of no known family is not
+// checked.
 void check_gpu_family(const io::Json& run, const std::string& runs_file, std::size_t index,
                       const io::Inputs& in, const std::string& file) {
   if (run.contains("gpu") && run["gpu"].is_string()) {
     const std::string stated = run["gpu"].get<std::string>();
-    const std::string family = gpu_family(stated), device = gpu_family(in.device.name);
+    const std::string family = hw::gpu_part(stated).family, device = gpu_family(in.device);
     if (!family.empty() && !device.empty() && family != device) {
       throw InputError(fmt::format(
           "{}: the device is '{}', but {}: runs[{}].gpu ('{}') states '{}'; a scenario scored "
@@ -372,7 +374,7 @@ Validation validate(const fs::path& published_runs, const fs::path& dir, io::Fil
     row.step = s.validation->step.value_or(-1);
     row.family = system_family(s);
     row.gpus = e.step.gpus;
-    row.gpu = gpu_family(inputs.device.name, inputs.device.base);
+    row.gpu = gpu_family(inputs.device);
     row.source = published_source(runs, s.validation->run);
     row.published = published_metric(runs, published_runs.string(), *s.validation, f.string());
     row.predicted = predicted_metric(e.step, row.metric, f.string());

@@ -200,6 +200,22 @@ void Executor::try_compute(int i) {
   }
 }
 
+namespace {
+
+// The timeline a traced pass is drawn with (executor_trace.cpp), or null: once a chunk and
+// kind of pass, its first micro-batch. A pass's slices number its layers' collectives, and
+// every micro-batch's are alike (a ZeRO-3 trace of 32 micro-batches took 26 MB and 0.5 GB to
+// write with each drawn, a reviewer's trial, 2026-12-07).
+const ShardedTimeline* detailed_timeline(const StageCosts& c, const PassId& p) {
+  const auto& kept = p.pass == Pass::kForward    ? c.forward_timeline
+                     : p.pass == Pass::kBackward ? c.backward_timeline
+                                                 : c.weight_grad_timeline;
+  const auto chunk = static_cast<std::size_t>(p.chunk);
+  return p.micro_batch == 0 && chunk < kept.size() ? &kept[chunk] : nullptr;
+}
+
+}  // namespace
+
 void Executor::start_pass(int i, const PassId& p) {
   Unit& u = units_[i];
   const StageCosts& c = costs_[u.s];
@@ -212,9 +228,6 @@ void Executor::start_pass(int i, const PassId& p) {
   const auto& dp = p.pass == Pass::kForward    ? c.forward_dp
                    : p.pass == Pass::kBackward ? c.backward_dp
                                                : c.weight_grad_dp;
-  const auto& timeline = p.pass == Pass::kForward    ? c.forward_timeline
-                         : p.pass == Pass::kBackward ? c.backward_timeline
-                                                     : c.weight_grad_timeline;
   const bool slowed = p.pass == Pass::kForward || cfg_.slow_all_passes;
   const Time dp_wait = dp.empty() ? Time::zero() : dp[p.chunk];
   const Time waits = tp[p.chunk] + dp_wait;
@@ -250,8 +263,9 @@ void Executor::start_pass(int i, const PassId& p) {
                         (u.dp.backward_left[p.chunk] == 1 || cfg_.reduce_every_backward);
   // Names are built only for traced ranks: this is the executor's hottest path.
   // A sharded pass (ZeRO-3, FSDP) waits on its layers' gathers between its kernels, an FP8 one
-  // on its amax all-reduces: finish_pass names the slice with how long (the part breakdown_s
-  // counts as dp_exposed) and draws the waits, summed, after the pass's compute on "dp wait".
+  // on its amax all-reduces (the part breakdown_s counts as dp_exposed): finish_pass draws
+  // each chunk's first micro-batch as its timeline places them (executor_trace.cpp), the other
+  // passes as one compute slice named with how long they waited, the waits summed after it.
   // Beside a collective the pass's kernels slow, not its waits (the exposed TP/CP exchanges,
   // ZeRO-3 and FP8 collectives: they slowed too until 2026-12-05), spread evenly over the
   // pass, as the executor does not order a pass's kernels and waits. A GEMM priced with its TP
@@ -268,8 +282,7 @@ void Executor::start_pass(int i, const PassId& p) {
               kernel_share);
   if (traced(u)) {
     pending_slices_[i].dp_wait = dp_wait;
-    if (static_cast<std::size_t>(p.chunk) < timeline.size())
-      pending_slices_[i].timeline = &timeline[static_cast<std::size_t>(p.chunk)];
+    pending_slices_[i].timeline = detailed_timeline(c, p);
   }
   if (bucketed) {
     u.compute.bucket_chunk = p.chunk;

@@ -3,7 +3,8 @@
 // sharded_pass_time placed them. The priced timeline is laid onto the pass as it ran here: its
 // compute stretched by what slowed it in the executor (a straggling host, the slowest GPU, the
 // power cap, collectives of other streams beside it), its waits as priced. A collective beside
-// compute stretches with it.
+// compute stretches with it, so its slice may be longer than its price. Each chunk's first
+// micro-batch is drawn so (executor.cpp).
 #include <algorithm>
 #include <cstddef>
 #include <string>
@@ -89,10 +90,12 @@ std::string wait_name(const ShardedTimeline& t, Time from, Time to, const std::s
     if (start >= to) break;
     if (end > from && end <= to) host_end = end, host = true;
   }
+  // "in pass: ", apart from the hold for a chunk's parameters after a pass's work, which is
+  // named by what it waits for too.
   if (host && (last == nullptr || host_end >= last->end))
-    return "host issuing DP collectives (" + pass + ")";
-  if (last == nullptr) return "DP collectives (" + pass + ")";
-  return fmt::format("{} ({})", work_name(last->work), pass);
+    return "in pass: host issuing DP collectives (" + pass + ")";
+  if (last == nullptr) return "in pass: DP collectives (" + pass + ")";
+  return fmt::format("in pass: {} ({})", work_name(last->work), pass);
 }
 
 }  // namespace

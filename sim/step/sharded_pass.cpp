@@ -11,9 +11,6 @@ namespace {
 
 using Kind = ShardedSegment::Kind;
 
-// The DP communication of the GPU: one collective at a time, in the order they are issued.
-// Its busy spans are kept (each starts where the one before ended or later, so they are in
-// order) for the compute that runs beside them.
 // What a span of the line is, for the trace (ShardedTimeline::DpSpan).
 struct Work {
   DpWork what = DpWork::kAllGather;
@@ -21,6 +18,19 @@ struct Work {
   Bytes bytes;
 };
 
+// A span from `from` to `to` added to `spans`, in order: joined to the last where they touch.
+void keep_span(std::vector<std::pair<Time, Time>>& spans, Time from, Time to) {
+  if (to <= from) return;
+  if (!spans.empty() && spans.back().second == from)
+    spans.back().second = to;
+  else
+    spans.emplace_back(from, to);
+}
+
+// The DP communication of the GPU: one collective at a time, in the order they are issued.
+// Its busy spans are kept (each starts where the one before ended or later, so they are in
+// order) for the compute that runs beside them; with a timeline, its spans and the host's
+// issuing work for the trace too.
 struct DpLine {
   Time free;
   std::vector<std::pair<Time, Time>> busy;
@@ -48,12 +58,7 @@ struct DpLine {
   }
   // The host busy issuing collectives from `from` to `to`.
   void host_work(Time from, Time to) {
-    if (timeline == nullptr || to <= from) return;
-    auto& spans = timeline->host;
-    if (!spans.empty() && spans.back().second == from)
-      spans.back().second = to;
-    else
-      spans.emplace_back(from, to);
+    if (timeline != nullptr) keep_span(timeline->host, from, to);
   }
   // When compute of `work` nominal time started at `start` ends, slowed `slowdown` times
   // while the line is busy. Every span that can overlap it is on the line already: later
@@ -247,13 +252,7 @@ ShardedPassTime sharded_pass_time(const std::vector<ShardedSegment>& segments, i
                                : 0.0;
     compute_free = line.compute_end(start, s.time, 1.0 + (interference - 1.0) * kernels);
     out.compute += compute_free - start;
-    if (timeline != nullptr && compute_free > start) {
-      auto& spans = timeline->compute;
-      if (!spans.empty() && spans.back().second == start)
-        spans.back().second = compute_free;
-      else
-        spans.emplace_back(start, compute_free);
-    }
+    if (timeline != nullptr) keep_span(timeline->compute, start, compute_free);
     ++k;
   }
   Time trailing_end;

@@ -96,8 +96,8 @@ struct ShardedSegment {
   // exchanges, and GEMMs paired with a TP collective, already slowed in their pricing).
   Time shielded = Time::zero();
   // Gathers and scatters, for the trace (ShardedTimeline): the first collective's kind (a
-  // gather segment may hold all-reduces: FP8's amax) and layer (-1: none), and the bytes a
-  // rank puts in them.
+  // gather segment may hold all-reduces: FP8's amax) and layer (-1: none), and their sizes
+  // (nccl-tests' size a rank: an all-gather's output, a reduce-scatter's input).
   DpWork work = DpWork::kAllGather;
   int layer = -1;
   Bytes bytes = Bytes(0);
@@ -122,7 +122,7 @@ struct ShardedTimeline {
     DpWork work = DpWork::kAllGather;
     Time start, end;
     int layer = -1;  // the layer of its first collective (-1: none, or embedding and logits)
-    Bytes bytes;     // what a rank puts in its collectives
+    Bytes bytes;     // its collectives' sizes (nccl-tests' size a rank)
     int calls = 0;   // the collectives or kernels merged into it
   };
   Time total;

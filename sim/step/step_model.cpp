@@ -1,6 +1,7 @@
 #include "step/step_model.h"
 
 #include <algorithm>
+#include <array>
 #include <cassert>
 #include <cmath>
 #include <numeric>
@@ -169,26 +170,53 @@ double power_cap_fraction(const hw::SustainedGemm& sustained, const PricingTally
   return slowdown * weight;
 }
 
-// A GPU of the critical stage (its tally `t` per micro-batch, `m` micro-batches, its breakdown
-// `b`): its compute time split by what the kernels were, its exposed communication, and idle.
-void add_activity(const PricingTally& t, const StageBreakdown& b, std::int64_t m,
-                  StepPrediction& out) {
+// How a GPU spends the step, for its power: each stage's compute split by what its kernels
+// were (its tally per micro-batch in `tallies`), its exposed communication and its waits,
+// averaged over the stages, which hold as many GPUs each; the kernels' times are the critical
+// stage's, `m` micro-batches of them. Until 2026-12-07 every GPU was taken to spend the step as
+// the critical stage's does.
+void add_activity(const std::vector<PricingTally>& tallies, const ExecutionResult& ex,
+                  std::int64_t m, StepPrediction& out) {
+  const PricingTally& t = tallies[static_cast<std::size_t>(ex.critical_stage)];
   out.kernel_gemm = t.gemm * m;
   out.kernel_attention = t.attention * m;
   out.kernel_memory_bound = t.memory_bound * m;
-  const double kernel_total = static_cast<double>((t.gemm + t.attention + t.memory_bound).ns());
-  // The slowest GPU's longer passes keep one GPU of the job busy; the others wait for it in
-  // their next exchange or collective (NCCL kernels spinning), so the step's GPUs spend that
-  // time at communication power. So do they the pipeline's bubble: a stage waits for its
-  // neighbour in a posted receive or exchange. The optimizer's kernels are memory-bound.
-  const double compute = static_cast<double>(b.compute.ns());
-  const double gemm_share =
-      kernel_total > 0 ? static_cast<double>((t.gemm + t.attention).ns()) / kernel_total : 1.0;
-  const Time gemm = Time::from_ns_rounded(compute * gemm_share);
-  out.memory_bound_time = b.compute - gemm + b.optimizer;
-  out.gemm_time = gemm + b.power_cap;  // the same GEMMs, longer at the lower clock
-  out.comm_only_time = b.tp_exposed + b.pp_exposed + b.dp_exposed + b.slowest_gpu + b.bubble;
-  out.idle_time = out.step_time - out.gemm_time - out.memory_bound_time - out.comm_only_time;
+  const StageBreakdown& critical = ex.stages[static_cast<std::size_t>(ex.critical_stage)];
+  // Summed over the stages: GEMM, memory-bound, communication, idle.
+  std::array<std::int64_t, 4> sum{};
+  for (std::size_t s = 0; s < ex.stages.size(); ++s) {
+    const StageBreakdown& b = ex.stages[s];
+    const PricingTally& k = tallies[s];
+    const double kernel_total = static_cast<double>((k.gemm + k.attention + k.memory_bound).ns());
+    const double gemm_share =
+        kernel_total > 0 ? static_cast<double>((k.gemm + k.attention).ns()) / kernel_total : 1.0;
+    const Time gemm = Time::from_ns_rounded(static_cast<double>(b.compute.ns()) * gemm_share);
+    // The slowest GPU's longer passes keep one GPU of the job busy; the others wait for it in
+    // their next exchange or collective (NCCL kernels spinning), so the step's GPUs spend that
+    // time at communication power. So do they the pipeline's bubble (a stage waits for its
+    // neighbour in a posted receive or exchange), and a stage done before the critical one
+    // (waiting in the step's next exchange or collective). The optimizer's kernels are
+    // memory-bound.
+    const Time done_early = std::max(Time::zero(), critical.end - b.end);
+    const Time gemm_time = gemm + b.power_cap;  // the same GEMMs, longer at the lower clock
+    const Time memory = b.compute - gemm + b.optimizer;
+    const Time comm =
+        b.tp_exposed + b.pp_exposed + b.dp_exposed + b.slowest_gpu + b.bubble + done_early;
+    const Time parts[] = {gemm_time, memory, comm, out.step_time - gemm_time - memory - comm};
+    for (std::size_t a = 0; a < sum.size(); ++a) sum[a] += parts[a].ns();
+  }
+  // Each averaged down, the nanoseconds of the division's remainders to the largest, so that
+  // they add up to the step and an activity no stage had stays at none (a few nanoseconds of
+  // idle would set the step's power trough).
+  const auto stages = static_cast<std::int64_t>(ex.stages.size());
+  std::array<std::int64_t, 4> avg{};
+  std::int64_t left = out.step_time.ns();
+  for (std::size_t a = 0; a < avg.size(); ++a) left -= (avg[a] = sum[a] / stages);
+  *std::max_element(avg.begin(), avg.end()) += left;
+  out.gemm_time = Time::from_ns(avg[0]);
+  out.memory_bound_time = Time::from_ns(avg[1]);
+  out.comm_only_time = Time::from_ns(avg[2]);
+  out.idle_time = Time::from_ns(avg[3]);
 }
 
 // Asynchronous loading exposed past the step's own end (MegaScale's misc, the part the end's
@@ -212,16 +240,14 @@ void add_exposed_loading(std::vector<TraceRecord>& trace, Time executed, Time st
   }
 }
 
-// Each stage's work priced (its tally in `tallies`), and the step's samples, read on the
-// first and the last stage of every pipeline where the system does not load them behind it.
-std::vector<StageCosts> price_stages(Pricer& pricer, const StepRequest& r,
+// Each stage's work priced (its tally in `tallies`), and the step's samples (`load`), read on
+// the first and the last stage of every pipeline where the system does not load them behind it.
+std::vector<StageCosts> price_stages(Pricer& pricer, const StepRequest& r, Time load,
                                      std::vector<PricingTally>& tallies) {
-  const workload::ParallelPlan& plan = r.workload.plan;
   std::vector<StageCosts> costs;
-  for (int s = 0; s < plan.pp; ++s)
+  for (int s = 0; s < r.workload.plan.pp; ++s)
     costs.push_back(pricer.price(r.workload.program[s], tallies[s]));
   if (!r.system.misc) {
-    const Time load = r.data_per_sample * (plan.global_batch / plan.dp);
     costs.front().data_loading = load;
     costs.back().data_loading = load;
   }
@@ -246,9 +272,9 @@ StepPrediction predict_step(const StepRequest& r, const net::Topology& topology,
   const bool shared = r.network != StepRequest::Network::kPriced;
   pricer.set_traffic_on_network(shared);
   pricer.set_keep_timelines(r.trace);
-  std::vector<PricingTally> tallies(plan.pp);
-  std::vector<StageCosts> costs = price_stages(pricer, r, tallies);
   const Time load = r.data_per_sample * (plan.global_batch / plan.dp);
+  std::vector<PricingTally> tallies(plan.pp);
+  std::vector<StageCosts> costs = price_stages(pricer, r, load, tallies);
 
   const PipelineSchedule schedule =
       build_schedule(plan.schedule, plan.pp, plan.vpp, static_cast<int>(plan.micro_batches()),
@@ -300,7 +326,7 @@ StepPrediction predict_step(const StepRequest& r, const net::Topology& topology,
   add_rates(r.workload, kernels.profile(), out);
   add_cost_sources(tallies, kernels.profile(), out);
 
-  add_activity(tallies[ex.critical_stage], b, plan.micro_batches(), out);
+  add_activity(tallies, ex, plan.micro_batches(), out);
   out.dp_hidden = tallies[ex.critical_stage].dp_hidden * plan.micro_batches();
   out.pipe_engine = tallies[ex.critical_stage].pipe_engine * plan.micro_batches();
   return out;

@@ -108,7 +108,7 @@ struct StepPrediction {
   // Kernel time of one step on a GPU of the critical stage, by kind (standalone prices,
   // before interference; the optimizer step not included).
   Time kernel_gemm, kernel_attention, kernel_memory_bound;
-  // How a GPU of the critical stage spends the step (sums to step_time).
+  // How a GPU spends the step, averaged over the stages (sums to step_time).
   Time gemm_time, memory_bound_time, comm_only_time, idle_time;
   std::int64_t gpus = 0;
   std::int64_t ranks_simulated = 0;

@@ -103,11 +103,8 @@ TEST_CASE("cli: the trace's compute slices hold what breakdown_s counts as compu
         // Named by what it waits for and the bare pass (the hold's name quoted a compute slice's
         // "(DP wait …)", and every in-pass wait was called ZeRO-3's, FP8's amax ones too).
         const auto label = e["name"].get<std::string>();
-        const bool in_pass = label.rfind("host issuing DP collectives (", 0) == 0 ||
-                             label.rfind("gradient reduce-scatter (", 0) == 0 ||
-                             label.rfind("reduce buffer ", 0) == 0 ||
-                             (label.rfind("parameter all-gather (", 0) == 0 &&
-                              label != "parameter all-gather (before the pass)");
+        const bool in_pass = label.rfind("in pass: ", 0) == 0 ||
+                             label.rfind("DP collectives inside the pass, summed (", 0) == 0;
         if (in_pass) inside += e["dur"].get<double>() * 1e-6;
         CHECK((in_pass || label.rfind("parameter all-gather (", 0) == 0 ||
                label.rfind("gradient reduction (", 0) == 0 ||
@@ -138,12 +135,14 @@ TEST_CASE("cli: the trace's compute slices hold what breakdown_s counts as compu
 }
 
 TEST_CASE("cli: a ZeRO-3 pass is drawn as it runs, its layers' collectives on their own line") {
-  // SC'21's ZeRO-3 175B row: one micro-batch a step, its forward and backward each interleaving
-  // the layers' kernels with their parameter all-gathers (and the backward's reduce-scatters).
-  // Until 2026-12-07 each pass was one compute slice and one summed wait, and no collective of
-  // the 2,208 a micro-batch runs was drawn.
+  // SC'21's ZeRO-3 175B row, at two micro-batches a step: its forward and backward each
+  // interleave the layers' kernels with their parameter all-gathers (and the backward's
+  // reduce-scatters). Until 2026-12-07 each pass was one compute slice and one summed wait, and
+  // no collective of the 2,208 a micro-batch runs was drawn. The first micro-batch is drawn so;
+  // the second as before, its passes alike.
   const auto t = simulate_traced(std::string(MEGASIM_SOURCE_DIR) +
-                                 "/scenarios/validation/sc21-t2-zero3-175b-768.json");
+                                 "/scenarios/validation/sc21-t2-zero3-175b-768.json --set "
+                                 "plan.global_batch=3072");
   REQUIRE(t.result.exit_code == 0);
   struct Slice {
     double ts, end;
@@ -162,9 +161,20 @@ TEST_CASE("cli: a ZeRO-3 pass is drawn as it runs, its layers' collectives on th
   std::sort(line.begin(), line.end(), [](const Slice& a, const Slice& b) { return a.ts < b.ts; });
   // The passes' compute and waits tile the step without overlapping (to the µs's rounding).
   for (std::size_t i = 1; i < line.size(); ++i) CHECK(line[i].ts >= line[i - 1].end - 1e-3);
-  int waits = 0;
-  for (const Slice& s : line) waits += s.cat == "dp wait" ? 1 : 0;
+  int waits = 0, summed = 0;
+  for (const Slice& s : line) {
+    if (s.cat != "dp wait") continue;
+    ++waits;
+    if (s.name.rfind("DP collectives inside the pass, summed (", 0) == 0) {
+      ++summed;
+      CHECK(s.name.find("mb1 c0)") != std::string::npos);
+    } else {
+      CHECK(s.name.rfind("in pass: ", 0) == 0);
+      CHECK(s.name.find("mb0 c0)") != std::string::npos);
+    }
+  }
   CHECK(waits > 2 * 96);  // at least a wait a layer in each pass, not one a pass
+  CHECK(summed == 2);     // the second micro-batch's forward and backward
   // Every parameter tensor of the 96 layers above DeepSpeed's persistence threshold (the
   // weights: 12·h² a layer, h = 12,288) is gathered in the forward, in fp16; the gradients are
   // reduce-scattered in the backward only.

@@ -11,6 +11,16 @@ using namespace megasim;
 using megasim::test::Fixture;
 using megasim::test::kSource;
 
+namespace {
+// The fixture's plan on one stage: TP 8 × DP 8.
+void one_stage(workload::ParallelPlan& p) {
+  p.pp = 1;
+  p.vpp = 1;
+  p.dp = 8;
+  p.schedule = workload::Schedule::kOneFOneB;
+}
+}  // namespace
+
 TEST_CASE("step model: MFU is model FLOPs over time, GPUs and peak") {
   Fixture f;
   const auto r = f.request("megatron-lm");
@@ -175,14 +185,30 @@ TEST_CASE("step model: the job's slowest GPU paces the passes, as its own breakd
   CHECK(longer <= 1.5 * paced.breakdown.slowest_gpu.to_seconds());
   // For power, one GPU runs the longer passes while the job's others wait for it in their
   // exchanges: the term is communication time, not GEMM or memory-bound time; so is the
-  // bubble (a stage waits in a posted receive). The optimizer is memory-bound.
-  const auto& b = paced.breakdown;
-  CHECK(paced.gemm_time + paced.memory_bound_time == b.compute + b.optimizer);
-  CHECK(paced.comm_only_time ==
+  // bubble (a stage waits in a posted receive). The optimizer is memory-bound. A GPU's
+  // activity is the stages' average: on one stage (DP 8), its breakdown's.
+  const auto one = f.predict_on(quiet, f.request("megascale", one_stage));
+  const auto& b = one.breakdown;
+  REQUIRE(b.slowest_gpu > Time::zero());
+  CHECK(one.gemm_time + one.memory_bound_time == b.compute + b.optimizer);
+  CHECK(one.comm_only_time ==
         b.tp_exposed + b.pp_exposed + b.dp_exposed + b.slowest_gpu + b.bubble);
-  CHECK(paced.idle_time == b.other);
+  CHECK(one.idle_time == b.other);
   CHECK(b.optimizer > Time::zero());
-  CHECK(paced.memory_bound_time >= b.optimizer);
+  CHECK(one.memory_bound_time >= b.optimizer);
+}
+
+TEST_CASE("step model: a GPU's time by activity is the pipeline stages' average") {
+  // The fixture's 22B on PP 4: stage 0 holds the embedding, stage 3 the logits, so the stages'
+  // kernels differ. The average still adds up to the step, keeps the critical stage's bubble
+  // and waits as communication, and is not the critical stage's alone (until 2026-12-07 it was).
+  Fixture f;
+  const auto p = f.predict(f.request("megascale"));
+  CHECK(p.gemm_time + p.memory_bound_time + p.comm_only_time + p.idle_time == p.step_time);
+  const auto& b = p.breakdown;
+  const Time critical_kernels = b.compute + b.optimizer + b.power_cap;
+  CHECK(p.gemm_time + p.memory_bound_time != critical_kernels);
+  CHECK(p.idle_time == b.other);  // no stage's time but the critical one's end is idle
 }
 
 TEST_CASE("step model: MFU is taken against the training dtype's peak") {
@@ -292,8 +318,13 @@ TEST_CASE("step model: GEMMs at the power-limited clock, as their own breakdown 
   CHECK(b.power_cap.to_seconds() >= capped.sustained_gemm.slowdown(share) * gemm * 0.99);
   CHECK(b.power_cap.to_seconds() <= capped.sustained_gemm.slowdown(1.0) * gemm);
   CHECK(p.step_time > burst.step_time);
-  // For power the longer GEMMs are GEMM time: the board runs them at its limit.
-  CHECK(p.gemm_time == burst.gemm_time + b.power_cap);
-  CHECK(p.gemm_time + p.memory_bound_time == b.compute + b.optimizer + b.power_cap);
+  // For power the longer GEMMs are GEMM time: the board runs them at its limit (on one stage,
+  // whose breakdown a GPU's activity is).
+  const auto one_burst = f.predict_on(quiet, f.request("megascale", one_stage));
+  const auto one = f.predict_on(capped, f.request("megascale", one_stage));
+  const auto& c = one.breakdown;
+  REQUIRE(c.power_cap > Time::zero());
+  CHECK(one.gemm_time == one_burst.gemm_time + c.power_cap);
+  CHECK(one.gemm_time + one.memory_bound_time == c.compute + c.optimizer + c.power_cap);
   CHECK(p.gemm_time + p.memory_bound_time + p.comm_only_time + p.idle_time == p.step_time);
 }

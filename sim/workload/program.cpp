@@ -134,20 +134,22 @@ void build_chunk(const detail::LayerContext& c, int rank_layers, ChunkProgram& c
   }
   if (ch.has_logits) detail::append_logits_forward(c, ch.forward);
 
-  // Recompute opens the backward of the chunk (the step simulator's contract).
-  for (int l = first; l < last; ++l) {
+  // The backward as autograd runs a checkpointed model: the logits', then each layer's from
+  // the last, its recompute right before it (Megatron-LM's and DeepSpeed's CheckpointFunction
+  // re-runs a block's forward in the block's backward). Until 2026-12-07 every layer's recompute
+  // opened the chunk's backward: the same kernels, but a ZeRO-3 pass's gathers met other
+  // compute, and the trace drew the order no framework runs.
+  if (ch.has_logits) {
+    detail::append_logits_backward(c, ch.backward);
+    add_grad_accumulation(c, -1, c.vocab_r * c.h, ch.backward);
+  }
+  for (int l = last - 1; l >= first; --l) {
     if (p.recompute == Recompute::kFull) {
       if (layer_gathers) detail::append_zero3_gathers(c, l, Phase::kRecompute, ch.backward);
       detail::append_layer_forward(c, l, Phase::kRecompute, ch.backward);
     } else if (p.recompute == Recompute::kSelective) {
       detail::append_attention_core(c, l, Phase::kRecompute, ch.backward);
     }
-  }
-  if (ch.has_logits) {
-    detail::append_logits_backward(c, ch.backward);
-    add_grad_accumulation(c, -1, c.vocab_r * c.h, ch.backward);
-  }
-  for (int l = last - 1; l >= first; --l) {
     // With full recompute the parameters gathered for the recompute may still be held.
     if (layer_gathers && detail::zero3_gathers_for_backward(c)) {
       detail::append_zero3_gathers(c, l, Phase::kBackward, ch.backward);

@@ -6,9 +6,9 @@
 // simulator; the stage gives the bytes a send carries.
 //
 // Conventions (see sim/workload/README.md): GEMM C[m×n] = A[m×k]·B[k×n] with m = tokens;
-// backward of Y = X·W is dgrad dX = dY·Wᵀ then wgrad dW = Xᵀ·dY. Recompute ops (phase
-// kRecompute) open the backward of a chunk. Activations are bf16/fp16 (2 bytes); gradients are
-// reduced in fp32 with bf16 (Megatron-LM forces accumulate_allreduce_grads_in_fp32 for bf16).
+// backward of Y = X·W is dgrad dX = dY·Wᵀ then wgrad dW = Xᵀ·dY. A layer's recompute ops
+// (phase kRecompute) come right before its backward. Activations are bf16/fp16 (2 bytes); gradients
+// are reduced in fp32 with bf16 (Megatron-LM forces accumulate_allreduce_grads_in_fp32 for bf16).
 #pragma once
 
 #include <cstdint>
@@ -96,7 +96,7 @@ struct ChunkProgram {
   bool has_logits = false;     // last stage, last chunk
   std::int64_t parameters = 0;  // weights this rank holds of the chunk (before ZeRO sharding)
   std::vector<Op> forward;
-  std::vector<Op> backward;  // recompute ops first, then backward in reverse layer order
+  std::vector<Op> backward;  // in reverse layer order, each layer's recompute before it
 };
 
 struct StageProgram {

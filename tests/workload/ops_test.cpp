@@ -152,26 +152,36 @@ TEST_CASE("ops: a parallel block gathers and reduces once per layer") {
   CHECK(comms == 2);  // one all-gather in, one reduce-scatter out
 }
 
-TEST_CASE("ops: recompute ops open the backward of a chunk") {
+TEST_CASE("ops: each layer's recompute comes right before its backward, the last layer first") {
+  // As Megatron-LM's and DeepSpeed's CheckpointFunction re-runs a block in its backward; until
+  // 2026-12-07 every layer's recompute opened the chunk's backward.
   const ModelSpec m = gpt175();
   ParallelPlan p = megascale_plan();
   for (Recompute rc : {Recompute::kSelective, Recompute::kFull}) {
+    CAPTURE(static_cast<int>(rc));
     p.recompute = rc;
     const ChunkProgram ch = build_stage(m, p, 2).chunks[1];
     REQUIRE_FALSE(ch.backward.empty());
-    CHECK(ch.backward.front().phase == Phase::kRecompute);
-    const auto first_bwd = std::find_if(ch.backward.begin(), ch.backward.end(),
-                                        [](const Op& o) { return o.phase == Phase::kBackward; });
-    const bool all_recompute_first = std::all_of(
-        ch.backward.begin(), first_bwd, [](const Op& o) { return o.phase == Phase::kRecompute; });
-    CHECK(all_recompute_first);
-    CHECK(std::none_of(first_bwd, ch.backward.end(),
-                       [](const Op& o) { return o.phase == Phase::kRecompute; }));
-    for (auto it = ch.backward.begin(); it != first_bwd; ++it)
-      CHECK(it->model_flops.value() == 0.0);
+    // The layers' ops in program order: each layer's recompute, then its backward, never
+    // another layer's between; the layers from the last down.
+    std::vector<int> layers;
+    Phase previous = Phase::kBackward;
+    for (const Op& op : ch.backward) {
+      if (op.layer < 0) continue;
+      if (layers.empty() || op.layer != layers.back()) {
+        CHECK(op.phase == Phase::kRecompute);  // a layer opens with its recompute
+        layers.push_back(op.layer);
+      } else if (op.phase == Phase::kRecompute) {
+        CHECK(previous == Phase::kRecompute);  // no recompute after its backward began
+      }
+      if (op.phase == Phase::kRecompute) CHECK(op.model_flops.value() == 0.0);
+      previous = op.phase;
+    }
+    REQUIRE(layers.size() == static_cast<std::size_t>(ch.layers.count));
+    for (std::size_t i = 1; i < layers.size(); ++i) CHECK(layers[i] == layers[i - 1] - 1);
   }
   p.recompute = Recompute::kNone;
-  CHECK(build_stage(m, p, 2).chunks[1].backward.front().phase == Phase::kBackward);
+  for (const Op& op : build_stage(m, p, 2).chunks[1].backward) CHECK(op.phase != Phase::kRecompute);
 }
 
 TEST_CASE(

@@ -378,8 +378,9 @@ void Executor::finish_pass(int i) {
     if (slice.timeline != nullptr && !slice.timeline->compute.empty()) {
       record_sharded_pass(u, slice, work_end);
     } else {
-      // Waits inside the pass without its timeline (StageCosts built by hand), drawn together
-      // at its end: the compute slice is the pass's compute, as breakdown_s counts it.
+      // Waits inside a pass drawn without its timeline (a later micro-batch, or StageCosts built
+      // by hand), together at its end: the compute slice is the pass's compute, as breakdown_s
+      // counts it.
       const Time compute_end = std::max(slice.start, work_end - slice.dp_wait);
       record(u, "compute", name, slice.start, compute_end);
       if (compute_end < work_end) {

@@ -181,7 +181,8 @@ TEST_CASE("ops: each layer's recompute comes right before its backward, the last
     for (std::size_t i = 1; i < layers.size(); ++i) CHECK(layers[i] == layers[i - 1] - 1);
   }
   p.recompute = Recompute::kNone;
-  for (const Op& op : build_stage(m, p, 2).chunks[1].backward) CHECK(op.phase != Phase::kRecompute);
+  const StageProgram none = build_stage(m, p, 2);  // held: a range-for over a temporary's member
+  for (const Op& op : none.chunks[1].backward) CHECK(op.phase != Phase::kRecompute);
 }
 
 TEST_CASE(

@@ -92,18 +92,51 @@ std::string gpu_family(const hw::DeviceProfile& device) {
   return hw::gpu_part(hw::profile_part_name(device)).family;
 }
 
+namespace {
+
+// "none ran within 8x its GPUs: the nearest on 256, 48x fewer" where every row of the basis ran
+// more than kScaleFactor times fewer or more GPUs than the prediction; "" where one is near.
+std::string scale_caveat(const std::vector<const ResidualRow*>& basis, std::int64_t gpus) {
+  const double g = static_cast<double>(std::max<std::int64_t>(1, gpus));
+  const ResidualRow* nearest = nullptr;
+  double nearest_factor = 0;
+  for (const ResidualRow* r : basis) {
+    const double n = static_cast<double>(r->gpus);
+    const double factor = std::max(n / g, g / n);
+    // The first of equally near rows, so the words follow the rows' order only.
+    if (nearest == nullptr || factor < nearest_factor) {
+      nearest = r;
+      nearest_factor = factor;
+    }
+  }
+  if (nearest == nullptr || nearest_factor <= kScaleFactor) return "";
+  return fmt::format("none ran within 8x its GPUs: the nearest on {}, {:.0f}x {}", nearest->gpus,
+                     nearest_factor, nearest->gpus < gpus ? "fewer" : "more");
+}
+
+}  // namespace
+
 std::vector<std::string> band_caveats(const std::vector<ResidualRow>& rows, const Band& b,
-                                      const std::string& gpu, bool fp8) {
+                                      const BandTarget& target) {
   std::vector<std::string> out;
   // No published row runs FP8 GEMMs: the band borrows the 16-bit rows' residuals.
-  if (fp8) out.push_back("none runs FP8");
-  if (gpu.empty() || b.basis.empty()) return out;
-  const std::set<std::string> basis(b.basis.begin(), b.basis.end());
+  if (target.fp8) out.push_back("none runs FP8");
+  if (b.basis.empty()) return out;
+  const std::set<std::string> names(b.basis.begin(), b.basis.end());
+  std::vector<const ResidualRow*> basis;
   for (const ResidualRow& r : rows) {
-    // A row whose GPU is not known may have run on it.
-    if (basis.count(r.scenario) != 0 && (r.gpu.empty() || r.gpu == gpu)) return out;
+    if (names.count(r.scenario) != 0) basis.push_back(&r);
   }
-  std::string upper = gpu;
+  // A band drawn at any scale holds the family's errors where it was run, not how they grow
+  // with the job (issue 12: they grew with DP on MegaScale's Table 2).
+  if (std::string s = scale_caveat(basis, target.gpus); !s.empty()) out.push_back(std::move(s));
+  if (target.gpu.empty()) return out;
+  // A row whose GPU is not known may have run on it.
+  const bool ran_on_it = std::any_of(basis.begin(), basis.end(), [&](const ResidualRow* r) {
+    return r->gpu.empty() || r->gpu == target.gpu;
+  });
+  if (ran_on_it) return out;
+  std::string upper = target.gpu;
   std::transform(upper.begin(), upper.end(), upper.begin(),
                  [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
   out.push_back("none ran on " + upper + " GPUs");

@@ -47,11 +47,18 @@ struct Band {
 // "h200"), "" where neither its name nor its base's names one.
 std::string gpu_family(const hw::DeviceProfile& device);
 
-// The caveats of band `b` (drawn from `rows`) for a prediction on GPUs of family `gpu` ("" not
-// known: no caveat), with FP8 GEMMs or not: no published row runs FP8; none of the basis's
-// rows may have run on its GPU.
+// What a band is drawn for: the prediction's GPUs, their family ("a100"; "" not known) and
+// whether it runs FP8 GEMMs.
+struct BandTarget {
+  std::int64_t gpus = 0;
+  std::string gpu = {};
+  bool fp8 = false;
+};
+// The caveats of band `b` (drawn from `rows`) for `target`: no published row runs FP8; none of
+// the basis's rows ran within 8x its GPUs (the nearest named); none of them may have run on its
+// GPU (a row whose GPU is not known may have; a target whose GPU is not known draws no caveat).
 std::vector<std::string> band_caveats(const std::vector<ResidualRow>& rows, const Band& b,
-                                      const std::string& gpu, bool fp8);
+                                      const BandTarget& target);
 
 // The family whose rows a scenario's band rests on: its optimisation preset, except that the
 // megatron-lm preset running any of MegaScale's own optimisations (parallel block, sliding

@@ -179,8 +179,8 @@ Evaluation evaluate(const io::Inputs& in, const EvaluateOptions& o) {
     const std::string own = in.scenario.validation ? source_of_run(in.scenario.validation->run) : "";
     const std::vector<ResidualRow> rows = load_residuals(o.residuals, o.read);
     Band b = band_for(rows, system_family(in.scenario), e.step.gpus, own);
-    // Drawn from rows unlike the prediction (16-bit GEMMs, other GPUs), and says so.
-    b.caveats = band_caveats(rows, b, gpu_family(in.device), in.scenario.plan.fp8);
+    // Drawn from rows unlike the prediction (16-bit GEMMs, other scales, other GPUs), and says so.
+    b.caveats = band_caveats(rows, b, {e.step.gpus, gpu_family(in.device), in.scenario.plan.fp8});
     if (!b.basis.empty()) {
       e.band = std::move(b);
     } else {

@@ -75,28 +75,47 @@ class Clock {
   std::vector<Time> prefix_;
 };
 
-// What a wait from `from` to `to` (priced) waited for: of the DP work and the host's issuing
-// work that ended in it, the one that ended last (the host's where they end together: the
-// collective waited for it too).
-std::string wait_name(const ShardedTimeline& t, Time from, Time to, const std::string& pass) {
-  const ShardedTimeline::DpSpan* last = nullptr;
-  for (const auto& s : t.dp) {
-    if (s.start >= to) break;
-    if (s.end > from && s.end <= to && (last == nullptr || s.end >= last->end)) last = &s;
+// What each wait of a pass waited for: of the DP work and the host's issuing work that ended
+// in it, the one that ended last (the host's where they end together: the collective waited
+// for it too). The waits come in order and do not overlap, so each span is looked at once,
+// in the order of its end (a scan from the pass's start for each wait was quadratic in the
+// pass's collectives).
+class WaitNamer {
+ public:
+  explicit WaitNamer(const ShardedTimeline& t) {
+    for (const auto& s : t.dp) dp_.push_back(&s);
+    for (const auto& h : t.host) host_.push_back(&h);
+    // Stable: of spans ending together, the later listed stays the later, as it was named.
+    std::stable_sort(dp_.begin(), dp_.end(),
+                     [](const auto* a, const auto* b) { return a->end < b->end; });
+    std::stable_sort(host_.begin(), host_.end(),
+                     [](const auto* a, const auto* b) { return a->second < b->second; });
   }
-  Time host_end = Time::zero();
-  bool host = false;
-  for (const auto& [start, end] : t.host) {
-    if (start >= to) break;
-    if (end > from && end <= to) host_end = end, host = true;
+  // The name of the wait from `from` to `to` (priced), after every earlier wait's.
+  std::string operator()(Time from, Time to, const std::string& pass) {
+    const ShardedTimeline::DpSpan* last = nullptr;
+    for (; next_dp_ < dp_.size() && dp_[next_dp_]->end <= to; ++next_dp_) {
+      const auto* s = dp_[next_dp_];
+      if (s->end > from && s->start < to) last = s;
+    }
+    const std::pair<Time, Time>* host = nullptr;
+    for (; next_host_ < host_.size() && host_[next_host_]->second <= to; ++next_host_) {
+      const auto* h = host_[next_host_];
+      if (h->second > from && h->first < to) host = h;
+    }
+    // "in pass: ", apart from the hold for a chunk's parameters after a pass's work, which is
+    // named by what it waits for too.
+    if (host != nullptr && (last == nullptr || host->second >= last->end))
+      return "in pass: host issuing DP collectives (" + pass + ")";
+    if (last == nullptr) return "in pass: DP collectives (" + pass + ")";
+    return fmt::format("in pass: {} ({})", work_name(last->work), pass);
   }
-  // "in pass: ", apart from the hold for a chunk's parameters after a pass's work, which is
-  // named by what it waits for too.
-  if (host && (last == nullptr || host_end >= last->end))
-    return "in pass: host issuing DP collectives (" + pass + ")";
-  if (last == nullptr) return "in pass: DP collectives (" + pass + ")";
-  return fmt::format("in pass: {} ({})", work_name(last->work), pass);
-}
+
+ private:
+  std::vector<const ShardedTimeline::DpSpan*> dp_;
+  std::vector<const std::pair<Time, Time>*> host_;
+  std::size_t next_dp_ = 0, next_host_ = 0;
+};
 
 }  // namespace
 
@@ -115,13 +134,14 @@ void Executor::record_sharded_pass(const Unit& u, const PendingSlice& slice, Tim
   const auto at = [&](Time x) { return x >= t.total ? work_end : std::min(clock(x), work_end); };
   const std::string& pass = slice.name;
   Time priced = Time::zero();  // where the drawing stands, priced
+  WaitNamer wait_name(t);
   for (const auto& [from, to] : t.compute) {
-    if (from > priced) record(u, "dp wait", wait_name(t, priced, from, pass), at(priced), at(from));
+    if (from > priced) record(u, "dp wait", wait_name(priced, from, pass), at(priced), at(from));
     record(u, "compute", pass, at(from), at(to));
     priced = to;
   }
   if (at(priced) < work_end)
-    record(u, "dp wait", wait_name(t, priced, t.total, pass), at(priced), work_end);
+    record(u, "dp wait", wait_name(priced, t.total, pass), at(priced), work_end);
   for (const auto& s : t.dp)
     record(u, "dp in pass", span_name(s, pass), at(s.start), at(s.end), s.bytes);
 }

@@ -111,6 +111,31 @@ TEST_CASE("bands: the source left out does not vouch for its family either") {
   CHECK(b.high == doctest::Approx(0.02));
 }
 
+TEST_CASE("bands: a band drawn at any scale names its nearest row where none ran within 8x") {
+  // Three rows of family x at 256, 512 and 64 GPUs. At 12,288 none is within 8x: the band is
+  // the family's at any scale and says the nearest ran 24x fewer (512). At 2,048 the 512 row is
+  // within 4x: the band is the near rows' and says nothing; at 8 GPUs the 64 row is within 8x,
+  // exactly, and nothing is said either; at 4 GPUs the nearest, 64, is 16x more.
+  const std::vector<ResidualRow> rows = {row("a", "p1", "x", 256, 0.01),
+                                         row("b", "p2", "x", 512, -0.02),
+                                         row("c", "p3", "x", 64, 0.03)};
+  const auto caveats = [&](std::int64_t gpus) {
+    return band_caveats(rows, band_for(rows, "x", gpus, ""), {gpus, "", false});
+  };
+  CHECK(band_for(rows, "x", 12288, "").rule == "x rows at any scale");
+  CHECK(caveats(12288) ==
+        std::vector<std::string>{"none ran within 8x its GPUs: the nearest on 512, 24x fewer"});
+  CHECK(caveats(2048).empty());
+  CHECK(caveats(8).empty());
+  CHECK(caveats(4) ==
+        std::vector<std::string>{"none ran within 8x its GPUs: the nearest on 64, 16x more"});
+  // With FP8 the scale's caveat follows FP8's.
+  const Band far = band_for(rows, "x", 12288, "");
+  CHECK(band_caveats(rows, far, {12288, "", true}) ==
+        std::vector<std::string>{"none runs FP8",
+                                 "none ran within 8x its GPUs: the nearest on 512, 24x fewer"});
+}
+
 TEST_CASE("bands: a band from rows of other GPUs or of 16-bit GEMMs says so") {
   // Three A100 rows of family x and an H100 row of family w. A prediction of x on an H200 draws
   // from the A100 rows and says none ran on its GPUs; on an A100, nothing to say; a row whose
@@ -121,12 +146,13 @@ TEST_CASE("bands: a band from rows of other GPUs or of 16-bit GEMMs says so") {
   rows[3].gpu = "h100";
   const Band b = band_for(rows, "x", 64, "");
   REQUIRE(b.basis.size() == 3);
-  CHECK(band_caveats(rows, b, "h200", false) == std::vector<std::string>{"none ran on H200 GPUs"});
-  CHECK(band_caveats(rows, b, "a100", false).empty());
-  CHECK(band_caveats(rows, b, "", false).empty());  // a device whose GPU is not known
-  CHECK(band_caveats(rows, b, "a100", true) == std::vector<std::string>{"none runs FP8"});
+  CHECK(band_caveats(rows, b, {64, "h200", false}) ==
+        std::vector<std::string>{"none ran on H200 GPUs"});
+  CHECK(band_caveats(rows, b, {64, "a100", false}).empty());
+  CHECK(band_caveats(rows, b, {64, "", false}).empty());  // a device whose GPU is not known
+  CHECK(band_caveats(rows, b, {64, "a100", true}) == std::vector<std::string>{"none runs FP8"});
   rows[1].gpu.clear();
-  CHECK(band_caveats(rows, b, "h200", false).empty());
+  CHECK(band_caveats(rows, b, {64, "h200", false}).empty());
   // The GPU family of a profile: its part's, from its name or else its base's. A name's
   // letter and digits are no family ("rack-b12-measured" of an H100 read as a B12 until a
   // reviewer's trial of 2026-12-07).

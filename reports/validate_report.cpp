@@ -29,6 +29,7 @@ std::string validate_json(const plan::Validation& v) {
     j["gpu"] = residual.gpu;        // its GPU family, for a band's caveat (bands.h)
     j["source"] = residual.source;  // the run id's first word: what leave-one-source-out leaves out
     j["step_time_residual"] = residual.residual;
+    j["measurement"] = residual.measurement;  // rows of one count once in coverage
     out["rows"].push_back(j);
   }
   // A statistic of no rows is null, not 0.
@@ -56,6 +57,8 @@ std::string validate_json(const plan::Validation& v) {
     };
     return nlohmann::json{{"rows", b.rows},
                           {"covered", b.covered},
+                          {"measurements", b.measurements},
+                          {"measurements_covered", b.measurements_covered},
                           {"median_width", median(b.median_width)},
                           {"median_step_width", median(b.median_step_width)}};
   };
@@ -86,6 +89,13 @@ std::string validate_json(const plan::Validation& v) {
 }
 
 namespace {
+
+// "33.7 of 42 measurements, each counted once": a run's rows (its iteration time and its MFU)
+// share one, and one whose rows lie inside and outside counts as the share inside.
+std::string once_a_measurement(const plan::Coverage& c) {
+  return fmt::format("{:.1f} of {} measurements, each counted once", c.measurements_covered,
+                     c.measurements);
+}
 
 std::string rows_text(const plan::Validation& v) {
   std::string t = fmt::format("{:<40} {:<32} {:>5} {:>11} {:>11} {:>8}\n", "scenario", "metric",
@@ -174,18 +184,19 @@ std::string validate_text(const plan::Validation& v) {
   } else {
     t += fmt::format(
         "error bands (each row's from the other sources' rows): {} of {} rows inside "
-        "theirs, median width {:.1f} % of the MFU, {:.1f} % of the step time\n",
-        v.bands.covered, v.bands.rows, v.bands.median_width * 100, v.bands.median_step_width * 100);
+        "theirs ({}), median width {:.1f} % of the MFU, {:.1f} % of the step time\n",
+        v.bands.covered, v.bands.rows, once_a_measurement(v.bands), v.bands.median_width * 100,
+        v.bands.median_step_width * 100);
   }
   if (const auto& held = v.bands_held_out.bands; held && held->rows == 0) {
     t += "error bands held out: none drawn (no row has a basis)\n";
   } else if (held) {
     t += fmt::format(
         "error bands held out (each source's rows and their bands under the constants refitted "
-        "without it, {}): {} of {} rows inside theirs, median width {:.1f} % of the MFU, {:.1f} % "
-        "of the step time\n",
-        v.bands_held_out.file, held->covered, held->rows, held->median_width * 100,
-        held->median_step_width * 100);
+        "without it, {}): {} of {} rows inside theirs ({}), median width {:.1f} % of the MFU, "
+        "{:.1f} % of the step time\n",
+        v.bands_held_out.file, held->covered, held->rows, once_a_measurement(*held),
+        held->median_width * 100, held->median_step_width * 100);
   } else {
     t += "error bands held out: not drawn, " + v.bands_held_out.note + "\n";
   }

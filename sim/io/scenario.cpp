@@ -226,6 +226,7 @@ ValidationSettings read_validation(JsonReader r) {
   if (auto step = r.optional_integer("step", 0, 1000)) v.step = static_cast<int>(*step);
   v.role = r.choice_or("role", "check", {"check", "fit", "context"});
   v.allow_oom = r.boolean_or("allow_oom", false);
+  v.measurement_of = r.string_or("measurement_of", "");
   r.finish();
   return v;
 }

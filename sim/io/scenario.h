@@ -52,6 +52,10 @@ struct ValidationSettings {
   // is simulated with the stages marked over instead of refused (plan::assemble_workload), so
   // the step the publication timed is scored. Honoured only where the file as written sets it.
   bool allow_oom = false;
+  // The run whose measurement this row's figure is, where it is another run's (MegaScale's
+  // Table 3 ends on the configuration and figure of its Table 2's 256-GPU run): `validate`
+  // counts the two as one measurement in the bands' coverage. Empty: its own run.
+  std::string measurement_of;
 };
 
 // Host-side data loading (reading and preprocessing the samples of a step). No published

@@ -222,18 +222,25 @@ std::optional<BandCheck> check_band(const std::vector<ResidualRow>& rows, const 
   if (b.basis.empty()) return std::nullopt;
   // The truth lies in the band when this row's residual does.
   return BandCheck{r.residual >= b.low && r.residual <= b.high, b.high - b.low,
-                   1.0 / (1.0 + b.low) - 1.0 / (1.0 + b.high)};
+                   1.0 / (1.0 + b.low) - 1.0 / (1.0 + b.high),
+                   r.measurement.empty() ? r.scenario : r.measurement};
 }
 
 Coverage coverage_of(const std::vector<BandCheck>& checks) {
   Coverage c;
   std::vector<double> widths, step_widths;
+  std::map<std::string, std::pair<int, int>> measured;  // rows inside, rows
   for (const BandCheck& k : checks) {
     ++c.rows;
     if (k.covered) ++c.covered;
     widths.push_back(k.width);
     step_widths.push_back(k.step_width);
+    auto& [inside, all] = measured[k.measurement];
+    inside += k.covered ? 1 : 0;
+    ++all;
   }
+  c.measurements = measured.size();
+  for (const auto& [name, m] : measured) c.measurements_covered += double(m.first) / m.second;
   c.median_width = median(widths);
   c.median_step_width = median(step_widths);
   return c;

@@ -32,6 +32,9 @@ struct ResidualRow {
   std::int64_t gpus = 0;
   double residual = 0;  // predicted step time over the true one, less 1
   std::string gpu = {};  // the GPU family it ran on (gpu_family: "a100"); "" where not known
+  // The published measurement its figure is (a run, and a chain's step): rows of one
+  // measurement (a run's iteration time and MFU) count as one in coverage; "" = its own.
+  std::string measurement = {};
 };
 
 struct Band {
@@ -83,6 +86,10 @@ std::vector<ResidualRow> load_residuals(const std::filesystem::path& file,
 
 struct Coverage {
   std::size_t rows = 0, covered = 0;
+  // Counted once a measurement: each measurement counts one, shared by its rows, so one
+  // whose rows lie inside and outside counts as the share inside.
+  std::size_t measurements = 0;
+  double measurements_covered = 0;
   // The bands' median widths: high − low, the MFU band's width over the predicted MFU; and
   // 1 / (1 + low) − 1 / (1 + high), the step-time band's over the predicted step time.
   double median_width = 0;
@@ -93,6 +100,7 @@ struct Coverage {
 struct BandCheck {
   bool covered = false;
   double width = 0, step_width = 0;
+  std::string measurement = {};  // the row's (its scenario where it names none)
 };
 std::optional<BandCheck> check_band(const std::vector<ResidualRow>& rows, const ResidualRow& r);
 Coverage coverage_of(const std::vector<BandCheck>& checks);

@@ -1,6 +1,7 @@
 #include "plan/published_runs.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 
 #include <fmt/format.h>
@@ -242,6 +243,30 @@ std::vector<std::string> unchecked_run_keys(const io::Json& runs) {
       if (!known(key, model_checked(), kModelStated)) out.push_back(at + key);
   }
   return out;
+}
+
+void check_measurement_of(const io::Json& runs, const io::ValidationSettings& v, double published,
+                          const std::string& origin) {
+  const std::string& other = v.measurement_of;
+  if (other.empty()) return;
+  const std::string at = origin + ": validation.measurement_of: ";
+  if (other == v.run)
+    throw InputError(at + "names the row's own run '" + other + "'; leave it out");
+  const std::optional<std::size_t> i = find_run(runs, other);
+  if (!i) throw InputError(at + "no run '" + other + "' in the published runs");
+  const io::Json& r = runs["runs"][*i];
+  if (!r.contains("measured") || !r["measured"].is_object() || !r["measured"].contains(v.metric) ||
+      !r["measured"][v.metric].is_number()) {
+    throw InputError(
+        fmt::format("{}run '{}' publishes no number '{}' under measured, so it is "
+                    "not this row's measurement",
+                    at, other, v.metric));
+  }
+  const double theirs = r["measured"][v.metric].get<double>();
+  if (std::fabs(theirs - published) > 1e-9 * std::fabs(published)) {
+    throw InputError(fmt::format("{}run '{}' publishes {} {}, this row {}: not one measurement", at,
+                                 other, v.metric, theirs, published));
+  }
 }
 
 }  // namespace megasim::plan

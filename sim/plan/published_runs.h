@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "io/json_reader.h"
+#include "io/scenario.h"
 #include "workload/model_spec.h"
 #include "workload/parallel_plan.h"
 
@@ -49,5 +50,11 @@ const io::Json* run_model(const io::Json& runs, const io::Json& run, std::size_t
 // nor knows as stated only (a plan's recompute, a model's activation): a misspelt key ("vp" for
 // "vpp") would leave its check out without a word. Their JSON paths, in file order.
 std::vector<std::string> unchecked_run_keys(const io::Json& runs);
+
+// validation.measurement_of of `v` (scored at `published` by the scenario `origin`): a run of
+// `runs` whose `measured` holds the row's metric at the row's figure, so the two are one
+// measurement; not the row's own run. InputError naming the key otherwise; nothing when unset.
+void check_measurement_of(const io::Json& runs, const io::ValidationSettings& v, double published,
+                          const std::string& origin);
 
 }  // namespace megasim::plan

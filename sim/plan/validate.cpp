@@ -16,6 +16,21 @@
 #include "plan/published_runs.h"
 
 namespace megasim::plan {
+
+std::string measurement_key(const std::string& run, const std::string& metric, int step,
+                            const std::string& measurement_of) {
+  std::string configuration;
+  for (const std::string base : {"iteration_time_s", "mfu", "hfu"}) {
+    if (metric.rfind(base, 0) == 0) configuration = metric.substr(base.size());
+  }
+  std::string key = (measurement_of.empty() ? run : measurement_of) + configuration;
+  return step >= 0 && measurement_of.empty() ? key + " step " + std::to_string(step) : key;
+}
+
+std::string ValidationRow::measurement() const {
+  return measurement_key(run, metric, step, measurement_of);
+}
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -378,6 +393,8 @@ Validation validate(const fs::path& published_runs, const fs::path& dir, io::Fil
     row.source = published_source(runs, s.validation->run);
     row.published = published_metric(runs, published_runs.string(), *s.validation, f.string());
     row.predicted = predicted_metric(e.step, row.metric, f.string());
+    check_measurement_of(runs, *s.validation, row.published, f.string());
+    row.measurement_of = s.validation->measurement_of;
     check_within_peak(row, e.step, inputs.device, f.string());
     check_one_scenario(rows, s, f.string());
     rows.push_back(row);

@@ -19,6 +19,13 @@
 
 namespace megasim::plan {
 
+// The published measurement a row's figure is: its run (or the run `measurement_of` names), the
+// configuration its metric names after the quantity ("_full_recompute" of Korthikanti's
+// "iteration_time_s_full_recompute": one run, two measurements) and its chain step. The step
+// time, MFU and HFU of one configuration are one measurement (MFU is the step time's inverse).
+std::string measurement_key(const std::string& run, const std::string& metric, int step,
+                            const std::string& measurement_of = "");
+
 struct ValidationRow {
   std::string scenario, run, metric, role;
   int step = -1;  // of an ablation chain; -1 for a plain row
@@ -27,14 +34,18 @@ struct ValidationRow {
   std::int64_t gpus = 0;  // of the job
   std::string source;     // the published run's `source`: the paper or report it comes from
   std::string gpu = {};   // gpu_family of the device it ran on (bands.h)
+  std::string measurement_of = {};  // validation.measurement_of: "" its own run
   double error() const { return (predicted - published) / published; }
+  // The measurement its figure is (measurement_key): a run's iteration time and MFU are one.
+  std::string measurement() const;
   ResidualRow residual() const {
     return {scenario,
             source_of_run(run),
             family,
             gpus,
             step_time_residual(metric, predicted, published),
-            gpu};
+            gpu,
+            measurement()};
   }
 };
 

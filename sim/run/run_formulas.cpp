@@ -52,16 +52,6 @@ std::optional<Time> next_swept_interval(Time last) {
   return Time::from_seconds(std::min(last.to_seconds() * std::sqrt(2.0), kMaxRunSeconds));
 }
 
-std::vector<Time> most_swept_intervals(Time centre) {
-  std::vector<Time> out = swept_intervals(centre);
-  while (out.size() < kMostSwept) {
-    const auto next = next_swept_interval(out.back());
-    if (!next) break;
-    out.push_back(*next);
-  }
-  return out;
-}
-
 Time expected_wall_time_poisson(Time work, Time interval, Time cost, double rate_per_hour,
                                 Time recovery) {
   const double lambda = rate_per_hour / 3600.0;  // per second

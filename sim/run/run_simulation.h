@@ -173,8 +173,6 @@ std::vector<Time> swept_intervals(Time centre);
 inline constexpr int kSweepHalfSteps = 4;
 inline constexpr int kSweepExtension = 6;
 inline constexpr std::size_t kMostSwept = 2 * kSweepHalfSteps + 1 + kSweepExtension;
-// Every interval the sweep may run: swept_intervals and the whole extension (the work bound's).
-std::vector<Time> most_swept_intervals(Time centre);
 // The extension's next interval: √2 past `last`, at most the longest run (kMaxRunSeconds);
 // none once `last` is that long.
 std::optional<Time> next_swept_interval(Time last);

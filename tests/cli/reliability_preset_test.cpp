@@ -95,3 +95,22 @@ TEST_CASE("cli: Llama 3's own job, replayed, draws its interruptions within the 
   CHECK(per_54_days >= 0.85 * 466.0);
   CHECK(per_54_days <= 1.02 * 466.0);
 }
+
+TEST_CASE("cli: a run of frequent failures is held to the events its sweep runs, not more") {
+  // A reviewer's run (2026-12-07): failures 100 times as often, a checkpoint a minute. The work
+  // bound counted every interval the sweep could extend to, whose e^{λT} failures the sweep
+  // never meets (its longest is not its best), and refused 4.3·10⁸ events for a run of 0.8 s.
+  const std::string scenario = MEGASIM_SOURCE_DIR "/scenarios/megascale-175b-12288.json";
+  const auto r = run_megasim("simulate " + scenario +
+                             " --set reliability.failure_rate_scale=100"
+                             " --set reliability.checkpoint_interval_min=1");
+  CHECK_MESSAGE(r.exit_code == 0, r.err);
+  CHECK(r.out.find("restarts") != std::string::npos);
+  // A bound below it is still refused, saying what it estimated.
+  const auto tight =
+      run_megasim("simulate " + scenario +
+                  " --set reliability.failure_rate_scale=100"
+                  " --set reliability.checkpoint_interval_min=1 --max-events 100000");
+  CHECK(tight.exit_code == 2);
+  CHECK(tight.err.find("need about") != std::string::npos);
+}

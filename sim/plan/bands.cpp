@@ -110,8 +110,11 @@ std::string scale_caveat(const std::vector<const ResidualRow*>& basis, std::int6
     }
   }
   if (nearest == nullptr || nearest_factor <= kScaleFactor) return "";
-  return fmt::format("none ran within 8x its GPUs: the nearest on {}, {:.0f}x {}", nearest->gpus,
-                     nearest_factor, nearest->gpus < gpus ? "fewer" : "more");
+  // Two decimals under 10x, so a factor just past 8 does not read as 8.
+  const std::string factor = nearest_factor < 10.0 ? fmt::format("{:.2f}", nearest_factor)
+                                                   : fmt::format("{:.0f}", nearest_factor);
+  return fmt::format("none ran within 8x its GPUs: the nearest on {}, {}x {}", nearest->gpus,
+                     factor, nearest->gpus < gpus ? "fewer" : "more");
 }
 
 }  // namespace

@@ -129,6 +129,9 @@ TEST_CASE("bands: a band drawn at any scale names its nearest row where none ran
   CHECK(caveats(8).empty());
   CHECK(caveats(4) ==
         std::vector<std::string>{"none ran within 8x its GPUs: the nearest on 64, 16x more"});
+  // Just past 8x, the factor keeps its decimals (7 GPUs: the 64 row is 9.14x more).
+  CHECK(caveats(7) ==
+        std::vector<std::string>{"none ran within 8x its GPUs: the nearest on 64, 9.14x more"});
   // With FP8 the scale's caveat follows FP8's.
   const Band far = band_for(rows, "x", 12288, "");
   CHECK(band_caveats(rows, far, {12288, "", true}) ==

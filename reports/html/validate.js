@@ -43,7 +43,9 @@
     rows.push(['largest difference of a chain step\'s gain',
       `${fmt.num(d.chain_max_gain_error_points, 1)} points`]);
   }
-  const coverage = (b) => (b.rows ? `${b.covered} of ${b.rows} rows inside theirs, median width ` +
+  const coverage = (b) => (b.rows ? `${b.covered} of ${b.rows} rows inside theirs ` +
+    `(${fmt.num(b.measurements_covered, 1)} of ${b.measurements} measurements, each counted ` +
+    'once), median width ' +
     `${fmt.pct(b.median_width)} of the MFU, ${fmt.pct(b.median_step_width)} of the step time`
     : 'none drawn');
   rows.push(['error bands (each row\'s from the other sources\' rows)', coverage(d.band_coverage)]);

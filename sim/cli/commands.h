@@ -114,7 +114,8 @@ inline void add_work_limit_options(CLI::App* cmd, WorkLimitOptions& o, const std
          "--max-events", o.max_events,
          "Refuse " + refused +
              " whose work, counted from the plan before it runs "
-             "(pipeline passes, a lower bound on the events), passes this (default 20000000" +
+             "(pipeline passes, a lower bound on the events; a run's checkpoints and expected "
+             "failures, an estimate), passes this (default 20000000" +
              note + ")")
       ->check(whole_number(1, kMaxEventsOption));
   cmd->add_option("--max-memory", o.max_memory,

@@ -254,6 +254,14 @@ void check_measurement_of(const io::Json& runs, const io::ValidationSettings& v,
     throw InputError(at + "names the row's own run '" + other + "'; leave it out");
   const std::optional<std::size_t> i = find_run(runs, other);
   if (!i) throw InputError(at + "no run '" + other + "' in the published runs");
+  // A band leaves out the rows of the row's own publication only: a measurement shared with
+  // another would lend a row its own residual (a reviewer's copy of a run, 2026-12-07).
+  if (other.substr(0, other.find('-')) != v.run.substr(0, v.run.find('-'))) {
+    throw InputError(
+        fmt::format("{}run '{}' is of another publication than run '{}': one "
+                    "measurement is one publication's",
+                    at, other, v.run));
+  }
   const io::Json& r = runs["runs"][*i];
   if (!r.contains("measured") || !r["measured"].is_object() || !r["measured"].contains(v.metric) ||
       !r["measured"][v.metric].is_number()) {

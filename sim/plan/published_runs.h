@@ -53,7 +53,8 @@ std::vector<std::string> unchecked_run_keys(const io::Json& runs);
 
 // validation.measurement_of of `v` (scored at `published` by the scenario `origin`): a run of
 // `runs` whose `measured` holds the row's metric at the row's figure, so the two are one
-// measurement; not the row's own run. InputError naming the key otherwise; nothing when unset.
+// measurement; not the row's own run, nor one of another publication (the first word of its id).
+// InputError naming the key otherwise; nothing when unset.
 void check_measurement_of(const io::Json& runs, const io::ValidationSettings& v, double published,
                           const std::string& origin);
 

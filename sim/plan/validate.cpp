@@ -23,7 +23,13 @@ std::string measurement_key(const std::string& run, const std::string& metric, i
   for (const std::string base : {"iteration_time_s", "mfu", "hfu"}) {
     if (metric.rfind(base, 0) == 0) configuration = metric.substr(base.size());
   }
-  std::string key = (measurement_of.empty() ? run : measurement_of) + configuration;
+  // A precision the metric names ("mfu_bf16": Llama 3's MFU against the bf16 peak) is the
+  // quantity's, not a configuration of the run.
+  for (const std::string precision : {"_bf16", "_fp16", "_fp8"}) {
+    if (configuration == precision) configuration.clear();
+  }
+  std::string key = measurement_of.empty() ? run : measurement_of;
+  if (!configuration.empty()) key += " #" + configuration.substr(1);
   return step >= 0 && measurement_of.empty() ? key + " step " + std::to_string(step) : key;
 }
 

@@ -21,8 +21,9 @@ namespace megasim::plan {
 
 // The published measurement a row's figure is: its run (or the run `measurement_of` names), the
 // configuration its metric names after the quantity ("_full_recompute" of Korthikanti's
-// "iteration_time_s_full_recompute": one run, two measurements) and its chain step. The step
-// time, MFU and HFU of one configuration are one measurement (MFU is the step time's inverse).
+// "iteration_time_s_full_recompute": one run, two measurements; a precision, "mfu_bf16", is
+// none) and its chain step. The step time, MFU, HFU and TFLOP/s of one configuration are one
+// measurement (each is the step time's inverse or the step time).
 std::string measurement_key(const std::string& run, const std::string& metric, int step,
                             const std::string& measurement_of = "");
 

@@ -273,7 +273,7 @@ void check_run_work(const io::Inputs& in, const run::StepProfile& step, const Wo
   };
   const double run_events = static_cast<double>(r.spec.trials) * per_trial(m.checkpoint_interval);
   // The sweep of checkpoint intervals (simulate_run runs it when failures and a checkpoint
-  // cost both exist), its trials at each interval, with the most it may go on past its longest.
+  // cost both exist), its trials at each interval, past its longest as far as it goes on.
   double sweep_events = 0.0;
   std::size_t swept = 0;
   if (r.spec.sweep_checkpoint_interval && run::sweeps_intervals(rate, cost, write)) {

@@ -3,10 +3,11 @@
 // passes (a global batch of 10^9) or run-level events (10^16 tokens checkpointed every few
 // seconds, or 10^5 Monte Carlo trials), which would run for hours and take gigabytes.
 //
-// Every count is a lower bound on the events it stands for (one per pipeline pass; one per
-// checkpoint and per expected failure of each trial), computed exactly from the inputs, so a
-// refusal is never a guess; the message names the keys that set the count, the count and the
-// limit (--max-events).
+// A step's count is a lower bound on its events (one per pipeline pass), computed exactly from
+// the inputs; a run's is an estimate (one per checkpoint and per expected failure of each
+// trial, from the closed form of the failures, and the checkpoint sweep's intervals as far as
+// that form says it goes on). The message names the keys that set the count, the count and
+// the limit (--max-events).
 //
 // The memory a step takes is estimated from the same counts before the work, as an upper bound
 // measured on this build (the constants below) and refused past --max-memory.

@@ -113,9 +113,10 @@ TEST_CASE("bands: the source left out does not vouch for its family either") {
 
 TEST_CASE("bands: a band drawn at any scale names its nearest row where none ran within 8x") {
   // Three rows of family x at 256, 512 and 64 GPUs. At 12,288 none is within 8x: the band is
-  // the family's at any scale and says the nearest ran 24x fewer (512). At 2,048 the 512 row is
-  // within 4x: the band is the near rows' and says nothing; at 8 GPUs the 64 row is within 8x,
-  // exactly, and nothing is said either; at 4 GPUs the nearest, 64, is 16x more.
+  // the family's at any scale and says the nearest ran 24x fewer (512). At 2,048 the 256 and
+  // 512 rows are within 8x (two, so the band is still the family's at any scale) and nothing
+  // is said; at 8 GPUs the 64 row is within 8x, exactly, and nothing is said either; at 4 GPUs
+  // the nearest, 64, is 16x more.
   const std::vector<ResidualRow> rows = {row("a", "p1", "x", 256, 0.01),
                                          row("b", "p2", "x", 512, -0.02),
                                          row("c", "p3", "x", 64, 0.03)};

@@ -35,7 +35,8 @@ TEST_CASE("validate: a row's measurement is its run's configuration, MFU and ste
   // A run's step time and MFU are one measurement; Korthikanti's run names two configurations
   // in its metrics; a chain's steps are one each; a row naming another run takes its measurement.
   CHECK(measurement_key("r", "iteration_time_s", -1) == measurement_key("r", "mfu", -1));
-  CHECK(measurement_key("r", "iteration_time_s_full_recompute", -1) == "r_full_recompute");
+  CHECK(measurement_key("r", "iteration_time_s_full_recompute", -1) == "r #full_recompute");
+  CHECK(measurement_key("r", "mfu_bf16", -1) == measurement_key("r", "tflops_per_gpu", -1));
   CHECK(measurement_key("r", "iteration_time_s_full_recompute", -1) !=
         measurement_key("r", "iteration_time_s_sp_selective", -1));
   CHECK(measurement_key("r", "tflops_per_gpu_hw", -1) == "r");

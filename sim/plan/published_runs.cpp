@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "engine/error.h"
+#include "plan/bands.h"
 
 namespace megasim::plan {
 namespace {
@@ -256,7 +257,7 @@ void check_measurement_of(const io::Json& runs, const io::ValidationSettings& v,
   if (!i) throw InputError(at + "no run '" + other + "' in the published runs");
   // A band leaves out the rows of the row's own publication only: a measurement shared with
   // another would lend a row its own residual (a reviewer's copy of a run, 2026-12-07).
-  if (other.substr(0, other.find('-')) != v.run.substr(0, v.run.find('-'))) {
+  if (source_of_run(other) != source_of_run(v.run)) {
     throw InputError(
         fmt::format("{}run '{}' is of another publication than run '{}': one "
                     "measurement is one publication's",

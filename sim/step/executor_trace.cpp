@@ -77,31 +77,24 @@ class Clock {
 
 // What each wait of a pass waited for: of the DP work and the host's issuing work that ended
 // in it, the one that ended last (the host's where they end together: the collective waited
-// for it too). The waits come in order and do not overlap, so each span is looked at once,
-// in the order of its end (a scan from the pass's start for each wait was quadratic in the
-// pass's collectives).
+// for it too). The waits come in order and do not overlap, and the DP line's spans and the
+// host's are each one stream's, kept in order (sharded_pass.cpp: each starts where the one
+// before ended or later), so each span is looked at once (a scan from the pass's start for
+// each wait was quadratic in the pass's collectives).
 class WaitNamer {
  public:
-  explicit WaitNamer(const ShardedTimeline& t) {
-    for (const auto& s : t.dp) dp_.push_back(&s);
-    for (const auto& h : t.host) host_.push_back(&h);
-    // Stable: of spans ending together, the later listed stays the later, as it was named.
-    std::stable_sort(dp_.begin(), dp_.end(),
-                     [](const auto* a, const auto* b) { return a->end < b->end; });
-    std::stable_sort(host_.begin(), host_.end(),
-                     [](const auto* a, const auto* b) { return a->second < b->second; });
-  }
+  explicit WaitNamer(const ShardedTimeline& t) : t_(t) {}
   // The name of the wait from `from` to `to` (priced), after every earlier wait's.
   std::string operator()(Time from, Time to, const std::string& pass) {
     const ShardedTimeline::DpSpan* last = nullptr;
-    for (; next_dp_ < dp_.size() && dp_[next_dp_]->end <= to; ++next_dp_) {
-      const auto* s = dp_[next_dp_];
-      if (s->end > from && s->start < to) last = s;
+    for (; next_dp_ < t_.dp.size() && t_.dp[next_dp_].end <= to; ++next_dp_) {
+      const auto& s = t_.dp[next_dp_];
+      if (s.end > from) last = &s;
     }
     const std::pair<Time, Time>* host = nullptr;
-    for (; next_host_ < host_.size() && host_[next_host_]->second <= to; ++next_host_) {
-      const auto* h = host_[next_host_];
-      if (h->second > from && h->first < to) host = h;
+    for (; next_host_ < t_.host.size() && t_.host[next_host_].second <= to; ++next_host_) {
+      const auto& h = t_.host[next_host_];
+      if (h.second > from) host = &h;
     }
     // "in pass: ", apart from the hold for a chunk's parameters after a pass's work, which is
     // named by what it waits for too.
@@ -112,8 +105,7 @@ class WaitNamer {
   }
 
  private:
-  std::vector<const ShardedTimeline::DpSpan*> dp_;
-  std::vector<const std::pair<Time, Time>*> host_;
+  const ShardedTimeline& t_;
   std::size_t next_dp_ = 0, next_host_ = 0;
 };
 

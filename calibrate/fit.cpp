@@ -410,6 +410,9 @@ std::vector<std::string> refit_profile(hw::DeviceProfile& p, std::vector<std::st
                                        int* fitted) {
   std::vector<std::string> report;
   int count = 0;
+  // The models are fitted at the profile's figures as they stand: its tables are then taken at
+  // these (an edit of peak or HBM before a refit is a different GPU's fit, not a what-if).
+  p.measured_with.reset();
   // Each model's fit on its own: with `failures`, one that cannot be fitted is left as it was
   // and named, and the others are still fitted (a GPU run keeps everything it measured).
   const auto fit = [&](bool has_rows,

@@ -254,6 +254,15 @@ constexpr int kRowsToPinRegime = 2;
 // run pins them.
 CollectiveScale collective_scale(const std::vector<CollectiveScaleFit>& fits);
 
+// The hardware figures the analytical model is evaluated at: the dense peaks, the HBM
+// bandwidth and the SM count.
+struct HardwareFigures {
+  std::map<DType, FlopsPerSec> peak;
+  BytesPerSec hbm_bandwidth{0.0};
+  int sm_count = 0;
+  bool operator==(const HardwareFigures&) const = default;
+};
+
 // Versions and date of a measurement run.
 struct MeasurementInfo {
   std::string date, tool, device_name, driver, cuda, cublas, cudnn, nccl;
@@ -284,6 +293,11 @@ struct DeviceProfile {
 
   // Measured or imported data (empty for a datasheet profile).
   std::optional<MeasurementInfo> measurement;
+  // The figures the tables were measured and fitted at (`measured_with`): a row's
+  // measured/model ratio is taken against the model there, so an edit of peak, HBM or SMs (a
+  // what-if on a measured profile) moves every kernel the tables price by the model alone.
+  // Unset: the profile's own figures (a calibration written before 2026-12-07).
+  std::optional<HardwareFigures> measured_with;
   std::vector<GemmMeasurement> gemm_table;
   std::vector<AttentionMeasurement> attention_table;
   std::vector<PowerMeasurement> power_table;
@@ -292,6 +306,12 @@ struct DeviceProfile {
   std::vector<CollectiveFit> collective_fits;
   std::vector<CollectiveScaleFit> collective_scales;
 
+  HardwareFigures figures() const { return {peak, hbm_bandwidth, sm_count}; }
+  void set_figures(const HardwareFigures& f) {
+    peak = f.peak;
+    hbm_bandwidth = f.hbm_bandwidth;
+    sm_count = f.sm_count;
+  }
   // The peak for `t`; an fp8 GEMM on a GPU without fp8 is an InputError naming the profile.
   FlopsPerSec peak_for(DType t) const;
   bool has_peak(DType t) const;  // a positive peak_tflops entry for `t`

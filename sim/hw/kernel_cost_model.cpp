@@ -138,22 +138,55 @@ std::string provenance(const DeviceProfile& p) {
          std::to_string(p.collective_table.size()) + " collective measurements";
 }
 
+namespace {
+
+// The profile at the figures its tables were measured with, its tables left out; nullopt where
+// the figures were not edited (or there is no table whose ratios they would anchor).
+std::optional<DeviceProfile> measured_profile(const DeviceProfile& p) {
+  if (!p.measured_with || *p.measured_with == p.figures()) return std::nullopt;
+  if (p.gemm_table.empty() && p.attention_table.empty() && p.memory_table.empty()) {
+    return std::nullopt;
+  }
+  DeviceProfile m = p;
+  m.set_figures(*p.measured_with);
+  m.measured_with.reset();
+  m.gemm_table.clear();
+  m.attention_table.clear();
+  m.memory_table.clear();
+  return m;
+}
+
+}  // namespace
+
 KernelCostModel::KernelCostModel(DeviceProfile profile) : profile_(std::move(profile)) {
   if (profile_.gemm.tiles.empty()) profile_.gemm.tiles.push_back(GemmTile{});
+  if (auto m = measured_profile(profile_)) {
+    anchor_ = std::make_shared<const KernelCostModel>(std::move(*m));
+  }
+  // Each row's ratio against the model at the figures it was measured with: an edit of the
+  // figures then moves the rows and the shapes between them alike, by the model (its ratios,
+  // formed against the edited model, moved otherwise than the model did: a faster peak slowed
+  // TE's ring pieces on the measured H200 profile until 2026-12-07).
+  const KernelCostModel& at = anchor();
   for (std::size_t idx = 0; idx < profile_.gemm_table.size(); ++idx) {
     const auto& r = profile_.gemm_table[idx];
-    const double ratio = r.time.to_seconds() / model_gemm_time(r.shape).to_seconds();
+    const double ratio = r.time.to_seconds() / at.model_gemm_time(r.shape).to_seconds();
     gemm_tables_[gemm_key(r.shape)].add(gemm_at(r.shape), std::log(ratio), idx);
   }
   for (std::size_t idx = 0; idx < profile_.attention_table.size(); ++idx) {
     const auto& r = profile_.attention_table[idx];
-    const double ratio = r.time.to_seconds() / model_attention_time(r.shape).to_seconds();
+    const double ratio = r.time.to_seconds() / at.model_attention_time(r.shape).to_seconds();
     attention_tables_[attention_key(r.shape)].add(attention_at(r.shape), std::log(ratio), idx);
   }
 }
 
 CostSource KernelCostModel::model_source(bool fitted) const {
   return fitted ? CostSource::kFitted : CostSource::kRoofline;
+}
+
+Time KernelCostModel::edited(Time measured, Time model, Time anchored) const {
+  if (!anchor_ || anchored <= Time::zero()) return measured;
+  return measured * (model.to_seconds() / anchored.to_seconds());
 }
 
 KernelCost KernelCostModel::cost(const KernelShape& shape) const {
@@ -227,7 +260,10 @@ KernelCost KernelCostModel::gemm(const GemmShape& g) const {
     if (it == gemm_tables_.end()) continue;
     for (const auto& r : it->second.rows) {
       const GemmMeasurement& m = profile_.gemm_table[r.index];
-      if (same_shape(m.shape, g)) return {m.time, CostSource::kMeasured};
+      if (same_shape(m.shape, g)) {
+        const Time at = anchor_ ? anchor_->model_gemm_time(g) : model;
+        return {edited(m.time, model, at), CostSource::kMeasured};
+      }
     }
     if (const auto log_ratio = it->second.log_ratio_at(gemm_at(g)))
       return {model * std::exp(*log_ratio), CostSource::kMeasured};
@@ -292,7 +328,10 @@ KernelCost KernelCostModel::attention(const AttentionShape& a) const {
     if (it == attention_tables_.end()) return fallback;
     for (const auto& r : it->second.rows) {
       const AttentionMeasurement& m = profile_.attention_table[r.index];
-      if (same_shape(m.shape, a)) return {m.time, CostSource::kMeasured};
+      if (same_shape(m.shape, a)) {
+        const Time at = anchor_ ? anchor_->model_attention_time(a) : model;
+        return {edited(m.time, model, at), CostSource::kMeasured};
+      }
     }
     const auto log_ratio = it->second.log_ratio_at(attention_at(a));
     if (!log_ratio) return fallback;
@@ -331,6 +370,13 @@ KernelCost KernelCostModel::attention(const AttentionShape& a) const {
 
 KernelCost KernelCostModel::memory(const MemoryShape& m) const {
   const Bytes moved = m.bytes_read + m.bytes_written;
+  const Time launch = profile_.memory_model.launch_overhead;
+  const Time model = model_memory_time(moved) + launch;
+  const auto measured = [&](double log_seconds) {
+    const Time t = Time::from_seconds(std::exp(log_seconds));
+    const Time at = anchor_ ? anchor_->model_memory_time(moved) + launch : model;
+    return KernelCost{edited(t, model, at), CostSource::kMeasured};
+  };
   // Rows of the same kernel sorted by size; interpolate time linearly in log-log space.
   std::vector<std::pair<double, double>> pts;  // (log bytes, log seconds)
   for (const auto& r : profile_.memory_table) {
@@ -342,17 +388,13 @@ KernelCost KernelCostModel::memory(const MemoryShape& m) const {
     const double x = std::log(moved.value());
     if (x >= pts.front().first && x <= pts.back().first) {
       auto hi = std::lower_bound(pts.begin(), pts.end(), std::make_pair(x, -1e300));
-      if (hi->first == x || hi == pts.begin()) {
-        return {Time::from_seconds(std::exp(hi->second)), CostSource::kMeasured};
-      }
+      if (hi->first == x || hi == pts.begin()) return measured(hi->second);
       const auto lo = hi - 1;
       const double f = (x - lo->first) / (hi->first - lo->first);
-      return {Time::from_seconds(std::exp(lo->second + f * (hi->second - lo->second))),
-              CostSource::kMeasured};
+      return measured(lo->second + f * (hi->second - lo->second));
     }
   }
-  return {model_memory_time(moved) + profile_.memory_model.launch_overhead,
-          model_source(profile_.memory_model.fitted)};
+  return {model, model_source(profile_.memory_model.fitted)};
 }
 
 Time KernelCostModel::with_interference(Time compute) const {

@@ -6,6 +6,9 @@
 //             shape, or, between measured shapes, the analytical model corrected by the
 //             measured/model ratio interpolated in log space over (m, n, k·batch) for GEMMs,
 //             (batch·heads, seq) for fused attention, or bytes for memory-bound kernels;
+//             a profile whose peak, HBM or SMs were edited since its measurement
+//             (DeviceProfile::measured_with) moves each of these by the model's time at the
+//             edited figures over its time at the measured ones;
 //   fitted    the analytical model with efficiencies fitted to this device's measurements:
 //             GEMM = tile and wave quantisation × efficiency per size class, fused attention
 //             = FLOPs at a fitted fraction of peak, memory-bound = bytes at a fitted fraction
@@ -18,6 +21,7 @@
 #include <array>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <tuple>
@@ -91,6 +95,10 @@ class KernelCostModel {
 
  private:
   CostSource model_source(bool fitted) const;
+  // The model at the figures the tables were measured with: this one unless they were edited.
+  const KernelCostModel& anchor() const { return anchor_ ? *anchor_ : *this; }
+  // A measured time moved by an edit of the figures: × model / model at the measured figures.
+  Time edited(Time measured, Time model, Time anchored) const;
 
   // The measured rows of one kernel family, prepared once: each row's place in log2 space,
   // the log of its measured/model ratio, its index in the profile's table (an index, so copies
@@ -116,6 +124,9 @@ class KernelCostModel {
   static AttentionKey attention_key(const AttentionShape& a);
 
   DeviceProfile profile_;
+  // The model of the profile at its `measured_with` figures, without tables; null where they
+  // are the profile's own or there is no table to anchor.
+  std::shared_ptr<const KernelCostModel> anchor_;
   // By dtype and accumulation (GemmShape::fast_accum), at log2 (m, n, k·batch).
   std::map<std::pair<DType, bool>, RatioTable<3>> gemm_tables_;
   std::map<AttentionKey, RatioTable<2>> attention_tables_;  // at log2 (batch·heads, seq)

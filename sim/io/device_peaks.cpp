@@ -39,4 +39,33 @@ std::map<hw::DType, FlopsPerSec> read_peaks(JsonReader& r) {
   return peaks;
 }
 
+std::optional<hw::HardwareFigures> read_measured_with(JsonReader& r) {
+  auto m = r.optional_object("measured_with");
+  if (!m) return std::nullopt;
+  hw::HardwareFigures f;
+  f.peak = read_peaks(*m);
+  f.hbm_bandwidth = gbyte_per_s(m->number("hbm_gbps", 1.0, 1e6));
+  f.sm_count = static_cast<int>(m->integer("sm_count", 1, 100000));
+  m->finish();
+  return f;
+}
+
+void check_measured_with(const JsonReader& r, const hw::DeviceProfile& p) {
+  if (!p.measured_with) return;
+  if (p.kind == hw::ProfileKind::kDatasheet) {
+    r.fail("measured_with",
+           "a datasheet profile has no measured table for these figures to "
+           "anchor; remove the key, or make the profile measured");
+  }
+  const auto check = [&](hw::DType t, const char* table) {
+    if (p.measured_with->peak.count(t) != 0) return;
+    r.fail("measured_with.peak_tflops",
+           fmt::format("states no {0} peak, and {1} has {0} rows: the peak they were "
+                       "measured at is needed to price them",
+                       hw::to_string(t), table));
+  };
+  for (const auto& row : p.gemm_table) check(row.shape.dtype, "gemm_table");
+  for (const auto& row : p.attention_table) check(row.shape.dtype, "attention_table");
+}
+
 }  // namespace megasim::io

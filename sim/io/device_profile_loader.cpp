@@ -412,7 +412,13 @@ LoadedDeviceProfile parse_device_profile(const Json& doc, const std::string& ori
 
   p.power = read_power(r.object("power"));
   read_models(r, p);
+  // The rows are checked against the figures they were measured at, not an edit's.
+  p.measured_with = read_measured_with(r);
+  const hw::HardwareFigures figures = p.figures();
+  if (p.measured_with) p.set_figures(*p.measured_with);
   read_tables(r, p);
+  p.set_figures(figures);
+  check_measured_with(r, p);
   if (p.kind != hw::ProfileKind::kDatasheet && !p.measurement) {
     r.fail("measurement", "a " + kind + " profile must say when and with what it was measured");
   }

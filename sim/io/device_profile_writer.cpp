@@ -199,6 +199,14 @@ Json device_profile_to_json(const hw::DeviceProfile& p) {
   j["hbm_gbps"] = p.hbm_bandwidth.value() / 1e9;
   j["memory_gib"] = p.memory / kGiB;
   j["sm_count"] = p.sm_count;
+  // A measured profile says the figures its tables were taken at (its own, unless edited).
+  if (p.kind != hw::ProfileKind::kDatasheet) {
+    const hw::HardwareFigures f = p.measured_with.value_or(p.figures());
+    Json at = Json::object();
+    for (const auto& [t, v] : f.peak) at[hw::to_string(t)] = v.value() / 1e12;
+    j["measured_with"] = {
+        {"peak_tflops", at}, {"hbm_gbps", f.hbm_bandwidth.value() / 1e9}, {"sm_count", f.sm_count}};
+  }
   if (p.boost_clock_mhz) j["boost_clock_mhz"] = *p.boost_clock_mhz;
   j["power"] = {{"tdp_w", p.power.tdp.value()},
                 {"idle_w", p.power.idle.value()},

@@ -40,7 +40,9 @@ hw::DeviceProfile toy_measured() {
   return p;
 }
 
-hw::GemmShape bf16(std::int64_t m, std::int64_t n, std::int64_t k) { return {m, n, k}; }
+hw::GemmShape bf16(std::int64_t m, std::int64_t n, std::int64_t k) {
+  return {m, n, k};
+}
 
 std::string error_of(const Json& doc) {
   try {

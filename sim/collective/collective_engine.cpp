@@ -222,6 +222,7 @@ CollectiveEngine::Alone CollectiveEngine::time_alone(const CollectiveCall& force
   if (alone_.size() >= kAloneKept) alone_.clear();
   Simulator sim;
   net::FlowSolver solver(sim, topology_, solver_.routing());
+  solver.set_finish_window(solver_.finish_window());
   CollectiveEngine alone(sim, topology_, solver, constants_);
   alone.check_choice_at_flow_level(false);
   Alone out;

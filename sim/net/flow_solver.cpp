@@ -48,6 +48,8 @@ void FlowSolver::reset(Simulator& sim) {
   solves_ = 0;
   flows_solved_ = 0;
   local_updates_ = false;
+  finish_window_ = 0.0;
+  finished_early_ = 0;
   local_updates_done_ = 0;
 }
 
@@ -109,6 +111,7 @@ FlowId FlowSolver::start_path_flow(const std::vector<Hop>& path, Bytes bytes, Ti
   f.rate = 0.0;
   f.max_rate = max_rate.value();
   f.last_ns = sim_->now().ns();
+  f.start_ns = f.last_ns;
   f.finish_ns = std::numeric_limits<std::int64_t>::max();
   f.latency = latency;
   f.busy = true;
@@ -232,7 +235,15 @@ void FlowSolver::on_finish_event() {
   // Engine events never nest, so the finished callbacks can use one scratch list.
   auto& done = done_;
   done.clear();
-  while (!heap_.empty() && flows_[heap_.front()].finish_ns <= now) {
+  const auto finishes_now = [&](const Flow& f) {
+    if (f.finish_ns <= now) return true;
+    if (finish_window_ <= 0.0) return false;
+    const bool early = static_cast<double>(f.finish_ns - now) <=
+                       finish_window_ * static_cast<double>(f.finish_ns - f.start_ns);
+    finished_early_ += early ? 1 : 0;
+    return early;
+  };
+  while (!heap_.empty() && finishes_now(flows_[heap_.front()])) {
     const std::uint32_t s = heap_.front();
     heap_erase(s);
     done.emplace_back(flows_[s].latency, std::move(flows_[s].on_done));

@@ -410,9 +410,13 @@ std::vector<std::string> refit_profile(hw::DeviceProfile& p, std::vector<std::st
                                        int* fitted) {
   std::vector<std::string> report;
   int count = 0;
-  // The models are fitted at the profile's figures as they stand: its tables are then taken at
-  // these (an edit of peak or HBM before a refit is a different GPU's fit, not a what-if).
-  p.measured_with.reset();
+  // Fitted at the figures the tables were measured at (an edited profile keeps its what-if).
+  struct Figures {
+    hw::DeviceProfile& p;
+    hw::HardwareFigures own;
+    ~Figures() { p.set_figures(own); }
+  } restore{p, p.figures()};
+  if (p.measured_with) p.set_figures(*p.measured_with);
   // Each model's fit on its own: with `failures`, one that cannot be fitted is left as it was
   // and named, and the others are still fitted (a GPU run keeps everything it measured).
   const auto fit = [&](bool has_rows,
@@ -431,9 +435,8 @@ std::vector<std::string> refit_profile(hw::DeviceProfile& p, std::vector<std::st
     }
   };
   // Memory first: the GEMM and attention fits leave out the rows the memory model says are
-  // bound by bandwidth, so they read its fitted figures, not the base profile's (a fit of
-  // the GPU tool's table, refitted, moved k_half 233 → 279 until 2026-12-05); attention
-  // takes the GEMMs' launch overhead.
+  // bound by bandwidth, so they read its fitted figures, not the base profile's (a refit of the
+  // GPU tool's table moved k_half 233 → 279 until 2026-12-05); attention takes the GEMMs' launch.
   count += fit(!p.memory_table.empty(), refit_memory);
   count += fit(!p.gemm_table.empty(), refit_gemm);
   count += fit(!p.attention_table.empty(), refit_attention);

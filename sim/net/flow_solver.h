@@ -96,10 +96,11 @@ class FlowSolver {
   std::uint64_t local_updates() const { return local_updates_done_; }
   static constexpr double kLocalMargin = 1e-6;
   // Finishing together, off (0) by default: when the earliest flow finishes, the flows next in
-  // finish order whose own finish is within `relative` of their duration so far finish with it
+  // finish order whose own finish is within `relative` of their projected duration (start to
+  // finish) finish with it
   // (their last bytes counted as sent), so that one solve follows them all. On a fabric whose
   // uneven paths give every flow of a large all-to-all its own rate, each departure re-solved
-  // the whole component, one finish at a time (640 GPUs on a 4:1 ToR tier: 92 s a size). Each
+  // the whole component, one finish at a time (640 GPUs on a 4:1 ToR tier: 95 s a size). Each
   // flow so finished ends at most `relative` of its duration early.
   void set_finish_window(double relative) { finish_window_ = relative; }
   double finish_window() const { return finish_window_; }

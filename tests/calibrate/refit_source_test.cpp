@@ -76,3 +76,31 @@ TEST_CASE("the shipped measured H200 profile is what today's fit makes of its ow
       };
   same(io::device_profile_to_json(loaded.profile), io::device_profile_to_json(refitted), "$");
 }
+
+TEST_CASE(
+    "a refit of an edited measured profile fits at the measured figures and keeps its what-if") {
+  // Half the measured H200's peaks, refitted: the fit runs at the figures the tables were
+  // measured at (measured_with), so the efficiencies are the unedited profile's, the edit stays
+  // and the profile written loads. A refit at the edited peaks could not be written: its rows
+  // were faster than them (a reviewer's run, 2026-12-07).
+  const auto file =
+      std::string(MEGASIM_SOURCE_DIR) + "/calibrate/profiles/h200-sxm-141gb-measured.json";
+  hw::DeviceProfile measured = io::load_device_profile(file).profile;
+  REQUIRE(measured.measured_with.has_value());
+  hw::DeviceProfile slow = measured;
+  for (auto& [t, v] : slow.peak) v = v * 0.5;
+  calibrate::refit_profile(measured);
+  calibrate::refit_profile(slow);
+  CHECK(slow.figures() != measured.figures());
+  CHECK(slow.peak.at(hw::DType::kBf16).value() == 0.5 * measured.peak.at(hw::DType::kBf16).value());
+  CHECK(*slow.measured_with == *measured.measured_with);
+  CHECK(slow.gemm.k_half == measured.gemm.k_half);
+  CHECK(slow.attention.fused_forward_efficiency == measured.attention.fused_forward_efficiency);
+  const hw::DeviceProfile back =
+      io::parse_device_profile(io::device_profile_to_json(slow), "slow.json").profile;
+  CHECK(back.figures() == slow.figures());
+  // The what-if prices as before the refit: its GEMM rows take twice their measured time
+  // where the model is compute-bound, and never less than it.
+  const hw::KernelCostModel half(back);
+  for (const auto& r : measured.gemm_table) CHECK(half.gemm(r.shape).time >= r.time);
+}

@@ -133,6 +133,36 @@ TEST_CASE("the measured H200 profile: a faster peak or HBM never slows a GEMM or
   for (const auto& r : measured.gemm_table) CHECK(models[0].gemm(r.shape).time == r.time);
 }
 
+TEST_CASE("the measured H200 profile: more SMs at each SM's rate never slow a GEMM") {
+  // An SM count edited alone keeps the whole GPU's peak (each SM slower: a GEMM of few tiles
+  // takes longer, README); with the peaks scaled alike each SM keeps its rate, and a GEMM,
+  // on every SM or on those TE's communication leaves, is never slower.
+  const hw::DeviceProfile measured = io::load_device_profile(kMeasured).profile;
+  std::vector<hw::KernelCostModel> models;
+  std::vector<int> sms;
+  for (const int n : {132, 133, 140, 176, 264}) {
+    hw::DeviceProfile p = measured;
+    p.sm_count = n;
+    for (auto& [t, v] : p.peak) v = v * (n / 132.0);
+    models.emplace_back(p);
+    sms.push_back(n);
+  }
+  std::vector<hw::GemmShape> shapes = {bf16(512, 4096, 8192), bf16(1024, 8192, 8192)};
+  for (const auto& r : measured.gemm_table) shapes.push_back(r.shape);
+  for (const auto& g : shapes) {
+    CAPTURE(g.m);
+    CAPTURE(g.n);
+    CAPTURE(g.k);
+    for (std::size_t i = 1; i < models.size(); ++i) {
+      CAPTURE(sms[i]);
+      CHECK(models[i].gemm(g).time <= models[i - 1].gemm(g).time);
+      // To the nanosecond the time is rounded to (the same waves at either count).
+      CHECK(models[i].gemm_on_sms(g, sms[i] - 16).time.ns() <=
+            models[i - 1].gemm_on_sms(g, sms[i - 1] - 16).time.ns() + 1);
+    }
+  }
+}
+
 TEST_CASE("measured_with: written, read back, refused where it cannot hold") {
   const Json doc = io::parse_json_file(kMeasured);
   REQUIRE(doc.contains("measured_with"));

@@ -9,6 +9,7 @@
 
 #include "engine/error.h"
 #include "hw/kernel_cost_model.h"
+#include "input_error_of.h"
 #include "io/device_profile_loader.h"
 
 using namespace megasim;
@@ -45,12 +46,7 @@ hw::GemmShape bf16(std::int64_t m, std::int64_t n, std::int64_t k) {
 }
 
 std::string error_of(const Json& doc) {
-  try {
-    io::parse_device_profile(doc, "test.json");
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "";
+  return test::input_error_of([&] { io::parse_device_profile(doc, "test.json"); });
 }
 
 }  // namespace

@@ -92,6 +92,7 @@ struct PowerFit {
   std::vector<hw::Activity> kept;  // activities no reading covers: the base profile's figure
   std::vector<hw::Activity> capped;  // activities the readings put above the power limit
   std::vector<hw::Activity> raised;  // working activities put below idle, raised to it
+  int solved = 0;  // activities the readings were solved for: with no more readings, exactly
 };
 // Board power against activity from sustained phases, pure and duty-cycled: least squares on
 // relative error for the power of each activity. The linear mix is what the run level

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "engine/error.h"
+#include "io/json_reader.h"
 #include "plan/bands.h"
 
 namespace megasim::plan {
@@ -217,8 +218,32 @@ const io::Json* run_model(const io::Json& runs, const io::Json& run, std::size_t
   return &runs["models"][name];
 }
 
+namespace {
+
+// The file's and a run's own keys, read or kept as notes: any other is said with the nearest
+// of these (until 2026-12-08 a key added at the top or in a run, "bogus_run", went without a
+// word, where a plan's or model's was said).
+const std::vector<std::string> kFileKeys = {"$schema", "about",       "models",
+                                            "runs",    "reliability", "power"};
+const std::vector<std::string> kRunKeys = {"id",    "source", "gpu",      "gpus",
+                                           "model", "plan",   "measured", "framework",
+                                           "notes", "system", "steps"};
+
+void unknown_keys(const io::Json& object, const std::vector<std::string>& known,
+                  const std::string& at, std::vector<std::string>& out) {
+  if (!object.is_object()) return;
+  for (const auto& [key, v] : object.items()) {
+    if (std::find(known.begin(), known.end(), key) != known.end()) continue;
+    const std::string near = io::closest_match(key, known);
+    out.push_back(at + key + (near.empty() ? "" : " (did you mean '" + near + "'?)"));
+  }
+}
+
+}  // namespace
+
 std::vector<std::string> unchecked_run_keys(const io::Json& runs) {
   std::vector<std::string> out;
+  unknown_keys(runs, kFileKeys, "", out);
   const auto known = [](const std::string& key, const auto& checked, const auto& stated) {
     for (const char* k : checked)
       if (key == k) return true;
@@ -229,6 +254,7 @@ std::vector<std::string> unchecked_run_keys(const io::Json& runs) {
   std::vector<std::string> models_seen;
   for (std::size_t i = 0; i < runs["runs"].size(); ++i) {
     const io::Json& run = runs["runs"][i];
+    unknown_keys(run, kRunKeys, fmt::format("runs[{}].", i), out);
     if (run.contains("plan") && run["plan"].is_object()) {
       for (const auto& [key, v] : run["plan"].items())
         if (!known(key, plan_checked(), kPlanStated))

@@ -48,7 +48,9 @@ const io::Json* run_model(const io::Json& runs, const io::Json& run, std::size_t
 
 // The keys of a run's plan and stated model that validate neither checks against the scenario
 // nor knows as stated only (a plan's recompute, a model's activation): a misspelt key ("vp" for
-// "vpp") would leave its check out without a word. Their JSON paths, in file order.
+// "vpp") would leave its check out without a word. Before them the file's and each run's keys
+// that are none of their own ("mesured" for "measured" drops the run's figures), each with the
+// nearest own key where one is close. Their JSON paths, in file order.
 std::vector<std::string> unchecked_run_keys(const io::Json& runs);
 
 // validation.measurement_of of `v` (scored at `published` by the scenario `origin`): a run of

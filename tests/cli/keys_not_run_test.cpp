@@ -38,15 +38,33 @@ TEST_CASE("cli: a key set where it changes nothing is said, with what makes it s
         Case{validation("bloom-176b-384"), "optimizations.scatter_gather_list_copy=true",
              "the plan's stages send no scatter-gather transfer to copy"},
         Case{kDefaultScenario, "optimizations.scatter_gather_list_copy=true",
-             "the plan's stages send no scatter-gather transfer to copy"}}) {
+             "the plan's stages send no scatter-gather transfer to copy"},
+        // A window of the sequence or more, DP buckets without DP overlap, DP overlap under
+        // ZeRO-3 with nothing at the step's end: each taken without a word until 2026-12-08.
+        Case{kDefaultScenario, "optimizations.attention_window=2048",
+             "a window of 2048 tokens holds the model's whole sequence of 2048"},
+        Case{validation("sc21-t2-ptdp-175b-768"),
+             "optimizations.dp_overlap=false --set optimizations.dp_bucket_overlap=true",
+             "optimizations.dp_overlap is off, so the gradients are reduced after the passes"},
+        Case{validation("sc21-t2-zero3-175b-384"), "optimizations.dp_overlap=false",
+             "plan.zero3 gathers and reduces each layer's parameters inside its passes"}}) {
     CAPTURE(c.set);
     const auto r = run_megasim("simulate " + c.scenario + " --set " + c.set);
     CHECK(r.exit_code == 0);
     const std::string last = c.set.substr(c.set.rfind(' ') + 1);  // the key said
     CHECK(r.err.find("--set " + last + " changes nothing: " + c.said) != std::string::npos);
   }
-  // Where the copy applies (SC'21's pipelined 2021 code sets it), nothing is said.
-  const auto sc21 = run_megasim("simulate " + validation("sc21-t2-ptdp-175b-768"));
-  CHECK(sc21.exit_code == 0);
-  CHECK(sc21.err.find("changes nothing") == std::string::npos);
+  // Where each applies, nothing is said: the copy on SC'21's pipelined 2021 code, which sets
+  // it; a window one token short of the sequence; DP overlap on an interleaved ZeRO-3 plan,
+  // where the switch moves the step (0.04 % here) through the DP group's meeting at its end.
+  for (const std::string& args :
+       {validation("sc21-t2-ptdp-175b-768"),
+        kDefaultScenario + " --set optimizations.attention_window=2047",
+        validation("opt-175b-992") + " --set plan.dp=31 --set plan.pp=4 --set plan.vpp=2 " +
+            "--set optimizations.dp_overlap=false"}) {
+    CAPTURE(args);
+    const auto r = run_megasim("simulate " + args);
+    CHECK(r.exit_code == 0);
+    CHECK(r.err.find("changes nothing") == std::string::npos);
+  }
 }

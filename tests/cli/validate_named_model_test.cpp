@@ -114,3 +114,17 @@ TEST_CASE("validate: a plan or model key it does not know is said, once for a na
   const auto shipped = run_megasim("validate");
   CHECK(shipped.err.find("keys validate neither checks") == std::string::npos);
 }
+
+TEST_CASE("validate: a key of the file or of a run it does not know is said, with the nearest") {
+  // Taken without a word until 2026-12-08, where a plan's or model's key was said (a key at the
+  // file's top or in a run, a user's "bogus_run" of 2026-12-07).
+  Folder f("megasim_unknown_run_keys_");
+  f.runs["bogus"] = 1;
+  auto& run = run_named(f.runs, "megascale-175b-256-megascale");
+  run["mesured"] = run["measured"];
+  const auto r = f.validate();
+  CHECK(r.exit_code == 0);
+  INFO(r.err);
+  CHECK(r.err.find("bogus, runs[15].mesured (did you mean 'measured'?): keys validate neither "
+                   "checks nor knows") != std::string::npos);
+}

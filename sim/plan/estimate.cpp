@@ -284,11 +284,11 @@ AnalyticEstimator::DpParts AnalyticEstimator::dp_parts(const Candidate& c, const
   // DeepSpeed's BF16_Optimizer all-reduces them once in bf16 (pipe_engine_ops.h), as simulated.
   const bool bf16_engine = lp.bf16_engine && p.precision == workload::Precision::kBf16 &&
                            !p.zero2 && !p.zero3;
-  double grads = bf16_engine ? dp_seconds(hw::CollectiveOp::kAllReduce, params * 2.0, p)
+  double grads = bf16_engine ? dp_seconds(hw::CollectiveOp::kAllReduce, params * 2.0, c)
                              : dp_seconds(sharded ? hw::CollectiveOp::kReduceScatter
                                                   : hw::CollectiveOp::kAllReduce,
-                                          params * grad_bytes, p);
-  const double gather = sharded ? dp_seconds(hw::CollectiveOp::kAllGather, params * 2.0, p) : 0.0;
+                                          params * grad_bytes, c);
+  const double gather = sharded ? dp_seconds(hw::CollectiveOp::kAllGather, params * 2.0, c) : 0.0;
   if (model.tied_embeddings && p.pp > 1) {
     // The tied embedding's gradient all-reduced between the pipeline's two ends, which the
     // executor runs among the end stages' DP gradient traffic (a chunk's share of it, queued

@@ -8,8 +8,10 @@
 // executor's), priced once per (tp, sequence parallelism, micro-batch, recompute, system) and
 // cached. A PP send is priced as the executor sends it, every replica's copy at once on the
 // fabric (ECMP collisions above the ToRs included), the mean of both directions over up to four
-// of the pipeline's stage boundaries; DP collectives by NCCL's analytic model
-// (collective::NcclModel) for one call alone; each once per message size and layout.
+// of the pipeline's stage boundaries; a DP collective as every DP group of every stage runs it
+// at once on the fabric, one coflow as the step's shared network runs a stage's (step::Pricer::
+// dp_collective_time; one group alone by NCCL's analytic model until 2026-12-08); each once per
+// message size and layout.
 //
 // Schedule: the plan's pipeline schedule (step::simulate_ideal) with the critical stage's
 // chunk passes on every stage. PP: with the system's pp_overlap, what a send's time on each
@@ -21,8 +23,9 @@
 // chunks' collectives queued beside their passes, the rest hidden beside compute (which it
 // slows by the interference factor). Then the optimizer and exposed data loading.
 //
-// Left out, and so left to the event-level stage: contention between DP groups on the fabric
-// (each DP call is priced alone) and between PP sends and DP traffic, each stage boundary's own
+// Left out, and so left to the event-level stage: contention between PP sends and DP traffic,
+// DP groups that do not all meet at once (the price is of every group together), each stage
+// boundary's own
 // PP price (one mean stands for all), the interference of DP collectives spreading through a
 // pipeline without slack, and the stages' unequal memory of the interleaved warm-up.
 // Not thread-safe (caches); one estimator per thread.
@@ -143,7 +146,7 @@ class AnalyticEstimator {
   };
   double schedule_seconds(const workload::ParallelPlan& p, double f, double b, double hop,
                           const Blocking* blocking = nullptr);
-  double dp_seconds(hw::CollectiveOp op, double bytes, const workload::ParallelPlan& p);
+  double dp_seconds(hw::CollectiveOp op, double bytes, const Candidate& c);
 
   const io::Inputs& inputs_;
   const net::Topology& topology_;

@@ -42,25 +42,6 @@ Pricer::Pricer(const net::Topology& topology, std::vector<int> placement,
       dp_nodes_(dp_group_nodes()),
       tp_nodes_(tp_group_nodes()) {}
 
-int Pricer::rails() const {
-  // TP rank t of every group sits on local GPU t of its node, whose NIC is rail t. Where the
-  // rails share links their calls are all issued: GPUs that share a NIC, and NICs wired to
-  // the rack's one ToR (every rail's traffic on the same uplinks). Rail-wired, each rail has
-  // ToRs of its own and the rails meet only on the aggregation switches' uplinks (3 tiers):
-  // one rail's calls stand for all (a representative rail), which leaves those uplinks
-  // 1/tp of their load (README, Known limitations: +0.1-0.7 % on MegaScale's plans).
-  // A TP size that does not divide the node puts a DP group's ranks on several rails.
-  const net::ClusterSpec& spec = topology_.spec();
-  const bool nic_per_gpu = spec.node.nics >= topology_.gpus_per_node();
-  const int per_node = topology_.gpus_per_node();
-  const bool tp_aligned = per_node % plan_.tp == 0 || plan_.tp % per_node == 0;
-  return nic_per_gpu && tp_aligned && spec.fabric.wiring == net::Wiring::kRail ? 1 : plan_.tp;
-}
-
-int Pricer::gpu(int stage, int d, int t) const {
-  return placement_[static_cast<std::size_t>(workload::RankIndex(plan_).linear(stage, d, t))];
-}
-
 Time Pricer::analytic(const collective::CollectiveCall& call) const {
   return nccl_price(call).time;
 }
@@ -84,6 +65,12 @@ Time Pricer::concurrent(const std::vector<collective::CollectiveCall>& calls) {
   net::FlowSolver& solver = *solver_;
   collective::CollectiveEngine engine(sim, topology_, solver, constants_);
   Time last = Time::zero();
+  if (coflows_) {
+    engine.use_coflows(true);
+    engine.launch_all(calls, [&sim, &last] { last = sim.now(); });
+    sim.run();
+    return last;
+  }
   for (const auto& call : calls) {
     engine.launch(call, [&sim, &last] { last = std::max(last, sim.now()); });
   }
@@ -120,6 +107,10 @@ Time Pricer::pp_message_time(Bytes bytes, int from, int to) {
     return *m;
   }
   return concurrent(pp_calls(bytes, from, to));
+}
+
+Time Pricer::dp_collective_time(CollectiveOp op, Bytes bytes) {
+  return dp_time(workload::CommOp{op, Group::kDp, bytes});
 }
 
 Time Pricer::pp_time_simulated(Bytes bytes, int from, int to) {

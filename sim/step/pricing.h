@@ -74,6 +74,11 @@ class Pricer {
   // NCCL's analytic model (for the tally of cost sources; the executor does not wait for
   // those prices) rather than by simulating each alone. Set before price().
   void set_traffic_on_network(bool on) { traffic_on_network_ = on; }
+  // Calls priced together on the network run as one coflow (CollectiveEngine::use_coflows),
+  // as the step's shared network runs a stage's DP collectives; off by default (every flow by
+  // itself). Search's estimate sets it for its DP prices: one flow where every group's ring
+  // hops were each a flow (a TP-1 plan at 12,288 GPUs: about 0.3 s a price).
+  void set_coflows(bool on) { coflows_ = on; }
   // Keep each ZeRO-3 / FSDP pass's timeline in StageCosts (for the trace). Set before price().
   void set_keep_timelines(bool on) { keep_timelines_ = on; }
 
@@ -81,6 +86,10 @@ class Pricer {
   // once, ECMP-routed, ending with the slowest copy, as the executor sends it on the network
   // (step/pp_sends.h); or its measured time where the device has one. For search's estimate.
   Time pp_message_time(Bytes bytes, int from_stage, int to_stage);
+  // A DP collective of `bytes` a rank in every DP group of every stage at once, ECMP-routed
+  // (one rail's groups where rails are wired, rails()), as the end of Megatron-LM's backward
+  // runs them; or its measured time where the device has one. For search's estimate.
+  Time dp_collective_time(hw::CollectiveOp op, Bytes bytes);
 
   int gpu(int stage, int d, int t) const;
   // How many TP ranks' calls are simulated together: 1 (a representative rail) on rail-wired
@@ -191,6 +200,7 @@ class Pricer {
   std::map<int, std::vector<ScalablePrice>> scaled_;  // by op kind
   std::unique_ptr<net::FlowSolver> solver_;  // concurrent()'s, reset for each call
   bool traffic_on_network_ = false;
+  bool coflows_ = false;
   bool keep_timelines_ = false;
 };
 

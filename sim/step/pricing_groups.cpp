@@ -1,4 +1,5 @@
-// The Pricer's communicator groups (where TP groups sit and their collectives' price) and the
+// The Pricer's communicator groups (the rails their calls are issued on, where TP groups sit and
+// their collectives' price) and the
 // context-parallel exchange beside attention (a part of pricing.h's Pricer, kept apart from
 // the pass and stage pricing).
 #include <algorithm>
@@ -70,6 +71,24 @@ void Pricer::overlap_context_exchange(const std::vector<Op>& ops, const std::vec
   }
 }
 
+int Pricer::rails() const {
+  // TP rank t of every group sits on local GPU t of its node, whose NIC is rail t. Where the
+  // rails share links their calls are all issued: GPUs that share a NIC, and NICs wired to
+  // the rack's one ToR (every rail's traffic on the same uplinks). Rail-wired, each rail has
+  // ToRs of its own and the rails meet only on the aggregation switches' uplinks (3 tiers):
+  // one rail's calls stand for all (a representative rail), which leaves those uplinks
+  // 1/tp of their load (README, Known limitations: +0.1-0.7 % on MegaScale's plans).
+  // A TP size that does not divide the node puts a DP group's ranks on several rails.
+  const net::ClusterSpec& spec = topology_.spec();
+  const bool nic_per_gpu = spec.node.nics >= topology_.gpus_per_node();
+  const int per_node = topology_.gpus_per_node();
+  const bool tp_aligned = per_node % plan_.tp == 0 || plan_.tp % per_node == 0;
+  return nic_per_gpu && tp_aligned && spec.fabric.wiring == net::Wiring::kRail ? 1 : plan_.tp;
+}
+
+int Pricer::gpu(int stage, int d, int t) const {
+  return placement_[static_cast<std::size_t>(workload::RankIndex(plan_).linear(stage, d, t))];
+}
 
 std::vector<std::vector<int>> Pricer::dp_groups(Group g) const {
   // The DP indices of each communicator: all of DP (dp × cp ranks), the context-parallel groups

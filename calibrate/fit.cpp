@@ -225,13 +225,23 @@ void refit_memory(hw::DeviceProfile& p, std::vector<std::string>& report) {
   // them (the H200's 27 kernels by 38.6 %, unsaid until 2026-12-08). A fifth is where the line
   // reads as poor here, a choice of wording, not a fitted figure.
   constexpr double kPoor = 0.2;
+  constexpr double kExact = 1e-9;
   const double rms = m.quality.rms_relative_residual;
-  const std::string judged =
-      m.quality.points <= 2
-          ? " (no more rows than its two figures, so met exactly: the rms judges nothing)"
-      : rms > kPoor ? " (poor: one line for every kind of kernel misses them; a kind's rows still "
-                      "answer the sizes between them, the fit only the rest)"
-                    : "";
+  std::set<hw::MemoryKernel> kinds;
+  for (const auto& r : p.memory_table) kinds.insert(r.kind);
+  std::string judged;
+  if (m.quality.points <= 2) {
+    // Two rows meet the line exactly, unless a figure was held at its bound (no overhead).
+    judged = rms < kExact ? " (no more rows than its two figures, so met exactly: the rms judges "
+                            "nothing)"
+                          : " (no more rows than its two figures: the rms is only what holding a "
+                            "figure at its bound left, and judges nothing else)";
+  } else if (rms > kPoor) {
+    judged = std::string(" (poor: ") +
+             (kinds.size() > 1 ? "one line for every kind of kernel misses them"
+                               : "the line misses its rows") +
+             "; a kind's rows still answer the sizes between them, the fit only the rest)";
+  }
   report.push_back(
       fmt::format("memory: {} point{}, {:.1f} % of HBM bandwidth, overhead {:.2f} "
                   "us, rms {:.2f} %{}",
@@ -259,26 +269,38 @@ void refit_power(hw::DeviceProfile& p, std::vector<std::string>& report) {
                                                                : std::string();
   p.power = f.params;
   p.power.source = fmt::format(
-      "fitted by megasim calibrate fit to {} board-power readings (pure and duty-cycled "
+      "fitted by megasim calibrate fit to {} board-power reading{} (pure and duty-cycled "
       "phases), RMS relative residual {:.2f} %{}{}{}; power limit {:.0f} W.{}{}",
-      f.quality.points, 100.0 * f.quality.rms_relative_residual,
+      f.quality.points, f.quality.points == 1 ? "" : "s", 100.0 * f.quality.rms_relative_residual,
       kept.empty() ? "" : "; kept from the input profile: " + kept,
       capped.empty() ? "" : "; capped at the power limit: " + capped,
       raised.empty() ? "" : "; raised to idle: " + raised, p.power.tdp.value(),
       readings.empty() ? "" : kReadings, readings);
-  // As many readings as activities solved for are met exactly: their rms of 0 judges nothing
-  // (reported as any other fit's until 2026-12-08).
-  const bool exact = f.quality.points <= f.solved;
+  // As many readings as activities solved for are met exactly, unless a figure was capped or
+  // raised: their rms judges nothing; nor does it judge an activity one reading alone covers
+  // (each reported as any other fit's until 2026-12-08).
+  std::string judged;
+  if (f.quality.points <= f.solved) {
+    judged = fmt::format(
+        " (no more readings than the {} activit{} solved for{}; measure each "
+        "phase more than once)",
+        f.solved, f.solved == 1 ? "y" : "ies",
+        f.quality.rms_relative_residual < 1e-9
+            ? ", so met exactly: the rms judges nothing"
+            : ": the rms is only what capping or raising left, and judges "
+              "nothing else");
+  } else if (!f.single.empty()) {
+    judged = fmt::format(
+        " ({} from one reading alone, which the rms does not judge: measure it "
+        "more than once)",
+        names(f.single));
+  }
   report.push_back(fmt::format(
       "power: {} reading{}, idle {:.0f} W, GEMM {:.0f} W, memory-bound {:.0f} W, communication "
       "{:.0f} W, rms {:.2f} %{}{}{}{}",
       f.quality.points, f.quality.points == 1 ? "" : "s", p.power.idle.value(),
       p.power.gemm.value(), p.power.memory.value(), p.power.communication.value(),
-      100.0 * f.quality.rms_relative_residual,
-      exact ? fmt::format(" (no more readings than the {} activit{} solved for, so met exactly: "
-                          "the rms judges nothing; measure each phase more than once)",
-                          f.solved, f.solved == 1 ? "y" : "ies")
-            : std::string(),
+      100.0 * f.quality.rms_relative_residual, judged,
       // An activity no reading covers keeps the input's figure: said, so a line of an idle
       // reading alone does not read as four fitted figures (2026-12-05).
       kept.empty() ? "" : " (" + kept + " kept from the input: no reading covers it)",

@@ -93,6 +93,9 @@ struct PowerFit {
   std::vector<hw::Activity> capped;  // activities the readings put above the power limit
   std::vector<hw::Activity> raised;  // working activities put below idle, raised to it
   int solved = 0;  // activities the readings were solved for: with no more readings, exactly
+  // Activities one reading alone spends time in: each such figure is whatever meets that
+  // reading (unless capped or raised), which the residual therefore does not judge.
+  std::vector<hw::Activity> single;
 };
 // Board power against activity from sustained phases, pure and duty-cycled: least squares on
 // relative error for the power of each activity. The linear mix is what the run level

@@ -68,10 +68,11 @@ PowerFit fit_power(const hw::DeviceProfile& profile,
   // the right-hand side.
   std::vector<const Column*> fitted, kept;
   for (const Column& c : columns) {
-    const bool covered =
-        std::any_of(rows.begin(), rows.end(), [&](const auto& r) { return c.share(r) > 1e-6; });
-    (covered ? fitted : kept).push_back(&c);
-    if (!covered) out.kept.push_back(c.activity);
+    const auto covering =
+        std::count_if(rows.begin(), rows.end(), [&](const auto& r) { return c.share(r) > 1e-6; });
+    (covering > 0 ? fitted : kept).push_back(&c);
+    if (covering == 0) out.kept.push_back(c.activity);
+    if (covering == 1) out.single.push_back(c.activity);
   }
   // Each row divided by its watts, so the residuals are relative errors.
   const auto n = static_cast<Eigen::Index>(rows.size());

@@ -72,13 +72,11 @@ void switched_keys_not_run(const Inputs& in, std::vector<KeyNotRun>& keys) {
                     false, "model.seq"});
   }
   // Buckets are how DP overlap hides the gradients' reduction (step::Pricer, the estimate);
-  // without it the chunk's collectives go out as one after the passes (unsaid on stderr until
-  // 2026-12-08).
+  // without it no bucket goes out beside a pass (unsaid on stderr until 2026-12-08).
   if (o.dp_bucket_overlap && !in.system.dp_overlap) {
     keys.push_back({"optimizations.dp_bucket_overlap", text(*o.dp_bucket_overlap),
-                    "optimizations.dp_overlap is off, so the gradients are reduced after the "
-                    "passes, not bucket by bucket",
-                    false, "optimizations.dp_overlap"});
+                    "optimizations.dp_overlap is off, so no gradient bucket overlaps a pass", false,
+                    "optimizations.dp_overlap"});
   }
 }
 
@@ -125,18 +123,27 @@ void plan_keys_not_run(const Inputs& in, std::vector<KeyNotRun>& keys) {
                     false, "plan.zero3"});
   }
   // ZeRO-3 / FSDP gathers and reduces each layer inside its passes, overlapped by the preset's
-  // prefetch (step/sharded_pass.h); with one chunk a stage, one shard group and no tied
-  // embedding across a pipeline no DP collective is left at the step's end for the switch to
-  // overlap (OPT-175B's FSDP scenario at DP 16: 16.503 s either way, said by nothing until
-  // 2026-12-08). With interleaving the switch still moves where the DP group meets at the
-  // step's end (0.04 % on the same model at PP 4 × VPP 2), so nothing is said there.
+  // prefetch (step/sharded_pass.h), and its step-end reductions (hybrid shard's rest, the tied
+  // embedding's) are no bucket of the DP stream's: DP buckets split nothing (20.691 s either
+  // way on OPT-175B at DP 16, micro-batch 2). With one chunk a stage the rest starts as the
+  // last backward pass ends, with DP overlap or after it: the switch moves nothing either
+  // (16.503 s either way at micro-batch 8; hybrid shard and a tied pipeline the same, a
+  // review's trials). Both said by nothing until 2026-12-08. With interleaving DP overlap still
+  // moves where the DP group meets at the step's end (0.04 % on OPT-175B at PP 4 × VPP 2), so
+  // nothing is said there.
   const workload::ParallelPlan& p = s.plan;
+  if (o.dp_bucket_overlap && in.system.dp_overlap && p.zero3) {
+    keys.push_back({"optimizations.dp_bucket_overlap", text(*o.dp_bucket_overlap),
+                    "plan.zero3 reduces each layer's gradients inside its passes, which leaves "
+                    "no gradient bucket for the DP stream",
+                    false, "plan.zero3"});
+  }
   const std::optional<bool> dp_overlap = switch_written(o, "dp_overlap");
-  if (dp_overlap && p.zero3 && p.vpp == 1 && !p.hybrid_shard() &&
-      !(in.model.tied_embeddings && p.pp > 1)) {
+  if (dp_overlap && p.zero3 && p.vpp == 1) {
     keys.push_back({"optimizations.dp_overlap", text(*dp_overlap),
                     "plan.zero3 gathers and reduces each layer's parameters inside its passes, "
-                    "which leaves no DP collective at the step's end to overlap",
+                    "and with one chunk a stage what is left starts as the last backward pass "
+                    "ends either way",
                     false, "plan.zero3"});
   }
 }

@@ -241,6 +241,12 @@ void unknown_keys(const io::Json& object, const std::vector<std::string>& known,
 
 }  // namespace
 
+std::vector<std::string> unknown_keys_of_run(const io::Json& run) {
+  std::vector<std::string> out;
+  unknown_keys(run, kRunKeys, "", out);
+  return out;
+}
+
 std::vector<std::string> unchecked_run_keys(const io::Json& runs) {
   std::vector<std::string> out;
   unknown_keys(runs, kFileKeys, "", out);

@@ -53,6 +53,11 @@ const io::Json* run_model(const io::Json& runs, const io::Json& run, std::size_t
 // nearest own key where one is close. Their JSON paths, in file order.
 std::vector<std::string> unchecked_run_keys(const io::Json& runs);
 
+// A run's keys that are none of a run's own, each with the nearest own key where one is close
+// ("mesured (did you mean 'measured'?)"): for an error a misspelt key explains, which stops
+// `validate` before unchecked_run_keys is said.
+std::vector<std::string> unknown_keys_of_run(const io::Json& run);
+
 // validation.measurement_of of `v` (scored at `published` by the scenario `origin`): a run of
 // `runs` whose `measured` holds the row's metric at the row's figure, so the two are one
 // measurement; not the row's own run, nor one of another publication (the first word of its id).

@@ -6,6 +6,7 @@
 #include <map>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "engine/error.h"
 #include "hw/gpu_part.h"
@@ -71,9 +72,14 @@ double published_metric(const io::Json& runs, const std::string& runs_file,
     value = &r["measured"][v.metric];
   }
   if (value == nullptr || !value->is_number()) {
+    // A misspelt "measured" or "steps" is the likely cause: said (a review's find, 2026-12-08).
+    const std::vector<std::string> unknown = unknown_keys_of_run(r);
     throw InputError(
-        fmt::format("{}: validation.metric: {} publishes no number '{}'{}", origin, at, v.metric,
-                    v.step ? fmt::format(" at steps[{}]", *v.step) : " under measured"));
+        fmt::format("{}: validation.metric: {} publishes no number '{}'{}{}", origin, at, v.metric,
+                    v.step ? fmt::format(" at steps[{}]", *v.step) : " under measured",
+                    unknown.empty() ? std::string()
+                                    : fmt::format(" (keys of the run megasim does not know: {})",
+                                                  fmt::join(unknown, ", "))));
   }
   const double published = value->get<double>();
   // Times, throughputs and MFU are all positive: anything else is a typo the MAPE would hide.

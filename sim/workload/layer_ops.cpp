@@ -122,7 +122,9 @@ hw::AttentionShape fused_attention(const LayerContext& c, bool backward) {
   a.cp = c.plan.cp;
   a.head_dim = c.head_dim;
   a.causal = true;
-  a.window = c.model.attention_window;
+  // A window of the whole sequence or more is none: it would key the kernel apart from the
+  // same kernel's measured rows (a step priced from the fitted model until 2026-12-08).
+  a.window = c.model.attention_window < c.model.seq ? c.model.attention_window : 0;
   a.backward = backward;
   a.fused = true;
   a.dtype = c.dtype;

@@ -39,11 +39,29 @@ TEST_CASE(
   p.power_table.push_back({1.0, 0.0, 0.0, Watts(400)});
   line = line_of(calibrate::refit_profile(p), "power:");
   CHECK(line.find("the 2 activities solved for") != std::string::npos);
+  // Capped at a limit under the GEMM reading: two readings still, but not met (a review's
+  // find: "met exactly" beside an rms of 8.8 %).
+  hw::DeviceProfile capped = p;
+  capped.power.tdp = Watts(300);
+  line = line_of(calibrate::refit_profile(capped), "power:");
+  CHECK(line.find("the rms is only what capping or raising left") != std::string::npos);
+  CHECK(line.find("met exactly") == std::string::npos);
   // A third reading of the same two activities leaves a residual to judge by.
   p.power_table.push_back({0.5, 0.0, 0.0, Watts(240)});
   line = line_of(calibrate::refit_profile(p), "power: 3 readings");
   REQUIRE_FALSE(line.empty());
   CHECK(line.find(kNothing) == std::string::npos);
+  CHECK(line.find("from one reading alone") == std::string::npos);
+  // Idle read three times and GEMM once: GEMM's figure is whatever meets its one reading, which
+  // the rms over the idle readings does not judge (the measured H200's case).
+  p.power_table = {{0.0, 0.0, 0.0, Watts(59)},
+                   {0.0, 0.0, 0.0, Watts(60)},
+                   {0.0, 0.0, 0.0, Watts(61)},
+                   {1.0, 0.0, 0.0, Watts(400)}};
+  line = line_of(calibrate::refit_profile(p), "power: 4 readings");
+  REQUIRE_FALSE(line.empty());
+  CHECK(line.find("(gemm from one reading alone, which the rms does not judge") !=
+        std::string::npos);
 }
 
 TEST_CASE("calibrate fit: a memory-bound line missing its rows by more than a fifth is poor") {
@@ -67,6 +85,16 @@ TEST_CASE("calibrate fit: a memory-bound line missing its rows by more than a fi
   }
   line = line_of(calibrate::refit_profile(p), "memory:");
   CHECK(line.find("(poor: one line for every kind of kernel misses them") != std::string::npos);
+  // One kind whose rows scatter: poor, but not for kinds it does not have.
+  hw::DeviceProfile scattered = test::toy_profile();
+  for (int e = 20; e <= 30; e += 2) {
+    const double bytes = std::ldexp(1.0, e);
+    const double slow = e % 4 == 0 ? 3.0 : 1.0;
+    scattered.memory_table.push_back(
+        {hw::MemoryKernel::kCopy, Bytes(bytes), Time::from_seconds(2e-6 + slow * bytes / 0.5e12)});
+  }
+  line = line_of(calibrate::refit_profile(scattered), "memory:");
+  CHECK(line.find("(poor: the line misses its rows") != std::string::npos);
   // Two rows, the line's two figures: met exactly.
   hw::DeviceProfile two = test::toy_profile();
   two.memory_table = {one_kind.memory_table[0], one_kind.memory_table[5]};

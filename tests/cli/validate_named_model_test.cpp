@@ -127,4 +127,11 @@ TEST_CASE("validate: a key of the file or of a run it does not know is said, wit
   INFO(r.err);
   CHECK(r.err.find("bogus, runs[15].mesured (did you mean 'measured'?): keys validate neither "
                    "checks nor knows") != std::string::npos);
+  // The run the folder's row scores with only the misspelt key: its refusal names it (it
+  // said only that the run publishes no such figure, a review's find of 2026-12-08).
+  run.erase("measured");
+  const auto refused = f.validate();
+  CHECK(refused.exit_code == 2);
+  CHECK(refused.err.find("publishes no number 'mfu' under measured (keys of the run megasim does "
+                         "not know: mesured (did you mean 'measured'?))") != std::string::npos);
 }

@@ -19,7 +19,7 @@ TEST_CASE("search: the estimate prices DP collectives with every group on the fa
   // the aggregation tier) at TP 8 × PP 4 × DP 768: 96 stage-and-rail groups' rings cross that
   // tier together. Until 2026-12-08 the estimate priced stage 0's group alone, 3.82 s against
   // the event level's 5.70 s (DP exposed 0.46 s against 2.35 s), and search ranked the plan
-  // first where the event level ranks it 25 % behind PP 16.
+  // first where the event level runs it 34 % slower than PP 16.
   io::InputOptions io_options;
   io_options.run_level = false;
   const std::vector<std::string> set = {

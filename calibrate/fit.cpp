@@ -115,6 +115,10 @@ MemoryFit fit_memory(const hw::DeviceProfile& profile,
 
 namespace {
 
+// Below this relative RMS a fit of no more rows than unknowns met them exactly (else a figure
+// was held at a bound, capped or raised).
+constexpr double kExactRms = 1e-9;
+
 // How a fitted GEMM model's source begins.
 constexpr const char* kGemmFitSource = "fitted by megasim calibrate fit";
 
@@ -225,17 +229,17 @@ void refit_memory(hw::DeviceProfile& p, std::vector<std::string>& report) {
   // them (the H200's 27 kernels by 38.6 %, unsaid until 2026-12-08). A fifth is where the line
   // reads as poor here, a choice of wording, not a fitted figure.
   constexpr double kPoor = 0.2;
-  constexpr double kExact = 1e-9;
   const double rms = m.quality.rms_relative_residual;
   std::set<hw::MemoryKernel> kinds;
   for (const auto& r : p.memory_table) kinds.insert(r.kind);
   std::string judged;
   if (m.quality.points <= 2) {
     // Two rows meet the line exactly, unless a figure was held at its bound (no overhead).
-    judged = rms < kExact ? " (no more rows than its two figures, so met exactly: the rms judges "
-                            "nothing)"
-                          : " (no more rows than its two figures: the rms is only what holding a "
-                            "figure at its bound left, and judges nothing else)";
+    judged = rms < kExactRms
+                 ? " (no more rows than its two figures, so met exactly: the rms judges "
+                   "nothing)"
+                 : " (no more rows than its two figures: the rms is only what holding a "
+                   "figure at its bound left, and judges nothing else)";
   } else if (rms > kPoor) {
     judged = std::string(" (poor: ") +
              (kinds.size() > 1 ? "one line for every kind of kernel misses them"
@@ -285,7 +289,7 @@ void refit_power(hw::DeviceProfile& p, std::vector<std::string>& report) {
         " (no more readings than the {} activit{} solved for{}; measure each "
         "phase more than once)",
         f.solved, f.solved == 1 ? "y" : "ies",
-        f.quality.rms_relative_residual < 1e-9
+        f.quality.rms_relative_residual < kExactRms
             ? ", so met exactly: the rms judges nothing"
             : ": the rms is only what capping or raising left, and judges "
               "nothing else");

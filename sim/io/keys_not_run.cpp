@@ -10,7 +10,6 @@
 #include <fmt/format.h>
 
 #include "step/step_model.h"
-#include "step/workload_assembly.h"
 #include "workload/parallel_plan.h"
 #include "workload/program.h"
 
@@ -117,7 +116,7 @@ void plan_keys_not_run(const Inputs& in, std::vector<KeyNotRun>& keys) {
   // alone prices the same step either way (said by nothing until 2026-12-06, where ZeRO-2
   // without it is refused).
   if (s.plan.zero3) {
-    keys.push_back({"plan.distributed_optimizer", s.plan.distributed_optimizer ? "true" : "false",
+    keys.push_back({"plan.distributed_optimizer", text(s.plan.distributed_optimizer),
                     "plan.zero3 shards the optimizer states over DP itself (ZeRO-3 holds "
                     "stage 1)",
                     false, "plan.zero3"});

@@ -42,6 +42,10 @@ void run_compare(const CompareOptions& o) {
       plan::compare(o.scenario, o.overrides, axes, &read, limits);
   note_sets_unpriced(o.overrides, {"run.", "reliability.", "power."},
                      "compare prices the step (simulate prices the run, its failures and power)");
+  // A --set key that changes nothing in every variant that ran, said as simulate says it.
+  for (const std::string& line : plan::sets_not_run_in_all(variants)) {
+    std::fprintf(stderr, "megasim: warning: %s\n", line.c_str());
+  }
   // A value that changes nothing is said, not refused: the table is still right.
   for (const std::string& values : plan::values_alike(variants)) {
     std::fprintf(stderr,

@@ -1,7 +1,7 @@
 // The keys a scenario writes (in its file or by --set) that the step does not run as written,
 // found by their effect on the system and plan it runs (io::load_inputs fills
-// Inputs::keys_not_run with them; simulate says them, search and simulate refuse a --set
-// value a switch overrides, and compare a varied one).
+// Inputs::keys_not_run with them; simulate says them, compare where every variant has them,
+// search and simulate refuse a --set value a switch overrides, and compare a varied one).
 #pragma once
 
 #include <vector>

@@ -381,6 +381,7 @@ std::vector<Variant> compare(const std::filesystem::path& scenario,
       }
       v.plan = inputs.scenario.plan;
       v.device_memory = inputs.device.memory;
+      v.sets_not_run = keys_written_that_do_not_run(overrides, inputs);
     } catch (const UnknownKeyError&) {
       throw;  // a misspelt path: the user's error in every variant, not an infeasible plan
     } catch (const InputError& e) {

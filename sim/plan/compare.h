@@ -52,6 +52,9 @@ struct Variant {
   bool pareto = false;
   // What simulate would warn of (a device profile of another part than the cluster's GPUs).
   std::string warning;
+  // compare's own --set keys that apply nothing in this variant (keys_written_that_do_not_run),
+  // when feasible: said where every feasible variant has them.
+  std::vector<std::string> sets_not_run;
 };
 
 // The first axis varies fastest. Each variant's step is held to `limits` (simulate's
@@ -67,6 +70,11 @@ std::vector<Variant> compare(const std::filesystem::path& scenario,
 // sequence, a key a system switch overrides), found by its effect rather than case by case.
 // One line per axis and set of such values, "optimizations.attention_window=4096, 8192".
 std::vector<std::string> values_alike(const std::vector<Variant>& variants);
+
+// compare's --set keys that apply nothing (keys_written_that_do_not_run's lines) in every
+// variant that ran: one that applies in some variant is not among them (a key inert at VPP 1
+// and priced at VPP 2). Said by simulate alone until 2026-12-08, a review's find.
+std::vector<std::string> sets_not_run_in_all(const std::vector<Variant>& variants);
 
 // Throws InputError when a value set (path, value), or one inside an object set whole, does
 // not run as written because a system switch overrides it (plan.optimizer under the lamb

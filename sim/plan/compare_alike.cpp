@@ -1,5 +1,5 @@
-// compare's values_alike: the values of an axis that ran to the same step wherever they ran
-// (plan/compare.h).
+// compare's values_alike: the values of an axis that ran to the same step wherever they ran,
+// and sets_not_run_in_all: its --set keys that changed nothing in every variant (plan/compare.h).
 #include <algorithm>
 #include <map>
 #include <string>
@@ -74,6 +74,21 @@ std::vector<std::string> values_alike(const std::vector<Variant>& variants) {
     }
   }
   return lines;
+}
+
+std::vector<std::string> sets_not_run_in_all(const std::vector<Variant>& variants) {
+  const auto ran = std::find_if(variants.begin(), variants.end(),
+                                [](const Variant& v) { return v.step.has_value(); });
+  std::vector<std::string> out;
+  if (ran == variants.end()) return out;
+  for (const std::string& line : ran->sets_not_run) {
+    const bool everywhere = std::all_of(variants.begin(), variants.end(), [&](const Variant& v) {
+      return !v.step ||
+             std::find(v.sets_not_run.begin(), v.sets_not_run.end(), line) != v.sets_not_run.end();
+    });
+    if (everywhere) out.push_back(line);
+  }
+  return out;
 }
 
 }  // namespace megasim::plan

@@ -92,3 +92,24 @@ TEST_CASE("cli: a window of the whole sequence prices the step of no window, mea
   CHECK(whole["step_time_s"] == none["step_time_s"]);
   CHECK(whole["costs"]["measured_share"] == none["costs"]["measured_share"]);
 }
+
+TEST_CASE("cli: compare says a --set key that changes nothing in every variant, and only then") {
+  // Said by simulate alone until 2026-12-08 (a review's find).
+  const auto window = run_megasim("compare " + kDefaultScenario +
+                                  " --set optimizations.attention_window=2048"
+                                  " --vary plan.micro_batch=1,2");
+  CHECK(window.exit_code == 0);
+  CHECK(window.err.find("--set optimizations.attention_window=2048 changes nothing: a window of "
+                        "2048 tokens holds the model's whole sequence") != std::string::npos);
+  // DP overlap on ZeRO-3 applies at VPP 2, so a table with such a variant says nothing of it.
+  const std::string opt = validation("opt-175b-992") +
+                          " --set plan.global_batch=128 --set plan.micro_batch=1"
+                          " --set plan.pp=4 --set optimizations.dp_overlap=false";
+  const auto both = run_megasim("compare " + opt + " --set plan.dp=16 --vary plan.vpp=1,2");
+  CHECK(both.exit_code == 0);
+  CHECK(both.err.find("changes nothing") == std::string::npos);
+  const auto one = run_megasim("compare " + opt + " --vary plan.dp=8,16");
+  CHECK(one.exit_code == 0);
+  CHECK(one.err.find("--set optimizations.dp_overlap=false changes nothing: plan.zero3") !=
+        std::string::npos);
+}

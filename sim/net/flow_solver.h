@@ -95,13 +95,13 @@ class FlowSolver {
   void set_local_updates(bool on) { local_updates_ = on; }
   std::uint64_t local_updates() const { return local_updates_done_; }
   static constexpr double kLocalMargin = 1e-6;
-  // Finishing together, off (0) by default: when the earliest flow finishes, the flows next in
-  // finish order whose own finish is within `relative` of their projected duration (start to
-  // finish) finish with it
-  // (their last bytes counted as sent), so that one solve follows them all. On a fabric whose
-  // uneven paths give every flow of a large all-to-all its own rate, each departure re-solved
-  // the whole component, one finish at a time (640 GPUs on a 4:1 ToR tier: 95 s a size). Each
-  // flow so finished ends at most `relative` of its duration early.
+  // Finishing together, off (0) by default, and off again after reset(): when the earliest flow
+  // finishes, the flows next in finish order whose own finish is within `relative` of their
+  // projected duration (start to finish) finish with it (their last bytes counted as sent), so
+  // that one solve follows them all. On a fabric whose uneven paths give every flow of a large
+  // all-to-all its own rate, each departure re-solved the whole component, one finish at a time
+  // (640 GPUs on a 4:1 ToR tier: 95 s a size). Each flow so finished ends at most `relative` of
+  // its duration early.
   void set_finish_window(double relative) { finish_window_ = relative; }
   double finish_window() const { return finish_window_; }
   std::uint64_t finished_early() const { return finished_early_; }
